@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+
+	"github.com/baton-sqs/baton"
+)
+
+// Queue attribute names (SQS-CONTRACT §3).
+const (
+	AttrDelaySeconds                          = "DelaySeconds"
+	AttrMaximumMessageSize                    = "MaximumMessageSize"
+	AttrMessageRetentionPeriod                = "MessageRetentionPeriod"
+	AttrReceiveMessageWaitTimeSeconds         = "ReceiveMessageWaitTimeSeconds"
+	AttrVisibilityTimeout                     = "VisibilityTimeout"
+	AttrPolicy                                = "Policy"
+	AttrRedrivePolicy                         = "RedrivePolicy"
+	AttrRedriveAllowPolicy                    = "RedriveAllowPolicy"
+	AttrKmsMasterKeyID                        = "KmsMasterKeyId"
+	AttrKmsDataKeyReusePeriodSeconds          = "KmsDataKeyReusePeriodSeconds"
+	AttrSqsManagedSseEnabled                  = "SqsManagedSseEnabled"
+	AttrFifoQueue                             = "FifoQueue"
+	AttrContentBasedDeduplication             = "ContentBasedDeduplication"
+	AttrDeduplicationScope                    = "DeduplicationScope"
+	AttrFifoThroughputLimit                   = "FifoThroughputLimit"
+	AttrQueueArn                              = "QueueArn"
+	AttrCreatedTimestamp                      = "CreatedTimestamp"
+	AttrLastModifiedTimestamp                 = "LastModifiedTimestamp"
+	AttrApproximateNumberOfMessages           = "ApproximateNumberOfMessages"
+	AttrApproximateNumberOfMessagesNotVisible = "ApproximateNumberOfMessagesNotVisible"
+	AttrApproximateNumberOfMessagesDelayed    = "ApproximateNumberOfMessagesDelayed"
+)
+
+// intAttr describes an integer attribute: its range and where it lives.
+type intAttr struct {
+	min, max int
+	field    func(*baton.QueueAttributes) *int
+}
+
+var intAttrs = map[string]intAttr{
+	AttrDelaySeconds:                  {0, baton.MaxDelaySeconds, func(a *baton.QueueAttributes) *int { return &a.DelaySeconds }},
+	AttrMaximumMessageSize:            {1024, baton.MaxMessageSize, func(a *baton.QueueAttributes) *int { return &a.MaximumMessageSize }},
+	AttrMessageRetentionPeriod:        {60, 1209600, func(a *baton.QueueAttributes) *int { return &a.MessageRetentionPeriod }},
+	AttrReceiveMessageWaitTimeSeconds: {0, baton.MaxWaitTimeSeconds, func(a *baton.QueueAttributes) *int { return &a.ReceiveMessageWaitTimeSeconds }},
+	AttrVisibilityTimeout:             {0, baton.MaxVisibilityTimeout, func(a *baton.QueueAttributes) *int { return &a.VisibilityTimeout }},
+	AttrKmsDataKeyReusePeriodSeconds:  {60, 86400, func(a *baton.QueueAttributes) *int { return &a.KmsDataKeyReusePeriodSeconds }},
+}
+
+var fifoOnlyAttrs = map[string]bool{
+	AttrFifoQueue: true, AttrContentBasedDeduplication: true,
+	AttrDeduplicationScope: true, AttrFifoThroughputLimit: true,
+}
+
+var readOnlyAttrs = map[string]bool{
+	AttrQueueArn: true, AttrCreatedTimestamp: true, AttrLastModifiedTimestamp: true,
+	AttrApproximateNumberOfMessages: true, AttrApproximateNumberOfMessagesNotVisible: true,
+	AttrApproximateNumberOfMessagesDelayed: true,
+}
+
+func errUnknownAttribute(name string) *baton.Error {
+	return baton.Errorf(baton.ErrInvalidAttributeName, "Unknown Attribute %s.", name)
+}
+
+func errAttributeValue(name string) *baton.Error {
+	return baton.Errorf(baton.ErrInvalidAttributeValue, "Invalid value for the parameter %s.", name)
+}
+
+// applyAttributes validates the attributes of a CreateQueue or
+// SetQueueAttributes request and applies them to a. fifo says whether the
+// queue is (or is being created as) a FIFO queue.
+func applyAttributes(a *baton.QueueAttributes, attrs map[string]string, fifo bool) error {
+	// A fixed order makes the reported error deterministic.
+	names := make([]string, 0, len(attrs))
+	for n := range attrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := applyAttribute(a, name, attrs[name], fifo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) error {
+	if ia, ok := intAttrs[name]; ok {
+		n, err := strconv.Atoi(value)
+		if err != nil || n < ia.min || n > ia.max {
+			return errAttributeValue(name)
+		}
+		*ia.field(a) = n
+		return nil
+	}
+	if fifoOnlyAttrs[name] && !fifo {
+		if name == AttrDeduplicationScope || name == AttrFifoThroughputLimit {
+			return baton.Errorf(baton.ErrInvalidAttributeName,
+				"You can specify the %s only when FifoQueue is set to true.", name)
+		}
+		return errUnknownAttribute(name)
+	}
+	switch name {
+	case AttrPolicy:
+		if value != "" && (len(value) > 8192 || !json.Valid([]byte(value))) {
+			return errAttributeValue(name)
+		}
+		a.Policy = value
+	case AttrRedrivePolicy:
+		if value != "" {
+			if err := checkRedrivePolicy(value); err != nil {
+				return err
+			}
+		}
+		a.RedrivePolicy = value
+	case AttrRedriveAllowPolicy:
+		if value != "" {
+			if err := checkRedriveAllowPolicy(value); err != nil {
+				return err
+			}
+		}
+		a.RedriveAllowPolicy = value
+	case AttrKmsMasterKeyID:
+		a.KmsMasterKeyID = value
+		if value != "" {
+			a.SqsManagedSseEnabled = false
+		}
+	case AttrSqsManagedSseEnabled:
+		b, ok := parseBool(value)
+		if !ok {
+			return errAttributeValue(name)
+		}
+		a.SqsManagedSseEnabled = b
+		if b {
+			a.KmsMasterKeyID = ""
+		}
+	case AttrFifoQueue:
+		b, ok := parseBool(value)
+		if !ok || b != a.FifoQueue {
+			return baton.Errorf(baton.ErrInvalidAttributeValue,
+				"Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")
+		}
+	case AttrContentBasedDeduplication:
+		b, ok := parseBool(value)
+		if !ok {
+			return errAttributeValue(name)
+		}
+		a.ContentBasedDeduplication = b
+	case AttrDeduplicationScope:
+		if value != "queue" && value != "messageGroup" {
+			return errAttributeValue(name)
+		}
+		a.DeduplicationScope = value
+	case AttrFifoThroughputLimit:
+		if value != "perQueue" && value != "perMessageGroupId" {
+			return errAttributeValue(name)
+		}
+		a.FifoThroughputLimit = value
+	default:
+		return errUnknownAttribute(name)
+	}
+	return nil
+}
+
+func parseBool(s string) (bool, bool) {
+	switch s {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	return false, false
+}
+
+// checkRedrivePolicy validates the shape of a RedrivePolicy. That its target
+// exists is checked by the caller, which can reach the store.
+func checkRedrivePolicy(value string) error {
+	var p struct {
+		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
+		MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(value), &p); err != nil || p.DeadLetterTargetArn == "" || len(p.MaxReceiveCount) == 0 {
+		return baton.Errorf(baton.ErrInvalidParameterValue,
+			"Value %s for parameter RedrivePolicy is invalid. Reason: Redrive policy is not a valid JSON map with deadLetterTargetArn and maxReceiveCount.", value)
+	}
+	raw := string(p.MaxReceiveCount)
+	if uq, err := strconv.Unquote(raw); err == nil {
+		raw = uq
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > 1000 {
+		return baton.Errorf(baton.ErrInvalidParameterValue,
+			"Value %s for parameter RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: %s, valid values are from 1 to 1000 both inclusive.", value, raw)
+	}
+	return nil
+}
+
+// redriveTarget returns the deadLetterTargetArn of a valid RedrivePolicy.
+func redriveTarget(policy string) string {
+	var p struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+	}
+	_ = json.Unmarshal([]byte(policy), &p) // validated by checkRedrivePolicy
+	return p.DeadLetterTargetArn
+}
+
+func checkRedriveAllowPolicy(value string) error {
+	var p struct {
+		RedrivePermission string   `json:"redrivePermission"`
+		SourceQueueArns   []string `json:"sourceQueueArns"`
+	}
+	bad := func(reason string) error {
+		return baton.Errorf(baton.ErrInvalidParameterValue,
+			"Value %s for parameter RedriveAllowPolicy is invalid. Reason: %s", value, reason)
+	}
+	if err := json.Unmarshal([]byte(value), &p); err != nil {
+		return bad("Invalid JSON.")
+	}
+	switch p.RedrivePermission {
+	case "allowAll", "denyAll":
+		if len(p.SourceQueueArns) > 0 {
+			return bad("sourceQueueArns can only be specified when redrivePermission is byQueue.")
+		}
+	case "byQueue":
+		if len(p.SourceQueueArns) == 0 || len(p.SourceQueueArns) > 10 {
+			return bad("byQueue requires between 1 and 10 sourceQueueArns.")
+		}
+	default:
+		return bad("redrivePermission must be one of allowAll, denyAll, byQueue.")
+	}
+	return nil
+}
+
+// renderAttributes returns the named attributes of q (all of them for
+// "All"), as GetQueueAttributes reports them. Only attributes that apply to
+// the queue and are set appear.
+func (e *Engine) renderAttributes(q *baton.Queue, names []string, stats func() (baton.MessageStats, error)) (map[string]string, error) {
+	want := make(map[string]bool, len(names))
+	all := false
+	for _, n := range names {
+		if n == "All" {
+			all = true
+			continue
+		}
+		if _, ok := intAttrs[n]; !ok && !readOnlyAttrs[n] && !fifoOnlyAttrs[n] {
+			switch n {
+			case AttrPolicy, AttrRedrivePolicy, AttrRedriveAllowPolicy, AttrKmsMasterKeyID, AttrSqsManagedSseEnabled:
+			default:
+				return nil, errUnknownAttribute(n)
+			}
+		}
+		want[n] = true
+	}
+	out := make(map[string]string)
+	put := func(name, value string) {
+		if all || want[name] {
+			out[name] = value
+		}
+	}
+	a := q.Attributes
+	itoa := strconv.Itoa
+	put(AttrDelaySeconds, itoa(a.DelaySeconds))
+	put(AttrMaximumMessageSize, itoa(a.MaximumMessageSize))
+	put(AttrMessageRetentionPeriod, itoa(a.MessageRetentionPeriod))
+	put(AttrReceiveMessageWaitTimeSeconds, itoa(a.ReceiveMessageWaitTimeSeconds))
+	put(AttrVisibilityTimeout, itoa(a.VisibilityTimeout))
+	put(AttrSqsManagedSseEnabled, strconv.FormatBool(a.SqsManagedSseEnabled))
+	put(AttrQueueArn, e.ARN(q.Account, q.Name))
+	put(AttrCreatedTimestamp, strconv.FormatInt(q.CreatedAt.Unix(), 10))
+	put(AttrLastModifiedTimestamp, strconv.FormatInt(q.ModifiedAt.Unix(), 10))
+	if a.Policy != "" {
+		put(AttrPolicy, a.Policy)
+	}
+	if a.RedrivePolicy != "" {
+		put(AttrRedrivePolicy, a.RedrivePolicy)
+	}
+	if a.RedriveAllowPolicy != "" {
+		put(AttrRedriveAllowPolicy, a.RedriveAllowPolicy)
+	}
+	if a.KmsMasterKeyID != "" {
+		put(AttrKmsMasterKeyID, a.KmsMasterKeyID)
+		put(AttrKmsDataKeyReusePeriodSeconds, itoa(a.KmsDataKeyReusePeriodSeconds))
+	}
+	if a.FifoQueue {
+		put(AttrFifoQueue, "true")
+		put(AttrContentBasedDeduplication, strconv.FormatBool(a.ContentBasedDeduplication))
+		put(AttrDeduplicationScope, a.DeduplicationScope)
+		put(AttrFifoThroughputLimit, a.FifoThroughputLimit)
+	}
+	if all || want[AttrApproximateNumberOfMessages] || want[AttrApproximateNumberOfMessagesNotVisible] || want[AttrApproximateNumberOfMessagesDelayed] {
+		st, err := stats()
+		if err != nil {
+			return nil, err
+		}
+		put(AttrApproximateNumberOfMessages, itoa(st.Visible))
+		put(AttrApproximateNumberOfMessagesNotVisible, itoa(st.InFlight))
+		put(AttrApproximateNumberOfMessagesDelayed, itoa(st.Delayed))
+	}
+	return out, nil
+}

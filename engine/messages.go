@@ -1,0 +1,512 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-sqs/baton/internal/ids"
+
+	"github.com/baton-sqs/baton"
+)
+
+// inFlightLimit is the most in-flight messages of a standard queue; a short
+// poll beyond it fails with OverLimit, a long poll returns nothing.
+const inFlightLimit = 120000
+
+// SendParams describe one message to send.
+type SendParams struct {
+	// ID is the batch entry id (batches only).
+	ID           string
+	Body         string
+	DelaySeconds *int
+	Attributes   map[string]baton.MessageAttribute
+	// SystemAttributes may hold only AWSTraceHeader, of type String.
+	SystemAttributes map[string]baton.MessageAttribute
+	GroupID          string
+	DedupID          string
+}
+
+// SendResult is what a send reports for one message.
+type SendResult struct {
+	ID                    string
+	MessageID             string
+	MD5OfBody             string
+	MD5OfAttributes       string
+	MD5OfSystemAttributes string
+	SequenceNumber        string
+}
+
+// BatchError is a failed batch entry.
+type BatchError struct {
+	ID  string
+	Err *baton.Error
+}
+
+// SendMessage validates and stores one message.
+func (e *Engine) SendMessage(ctx context.Context, ref QueueRef, p SendParams) (*SendResult, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	m, res, err := e.prepare(q, ref, p, now, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.store.MessageSend(ctx, baton.MessageSendParams{QueueID: q.ID, Messages: []*baton.Message{m}}); err != nil {
+		return nil, storeErr(err, "send message")
+	}
+	e.notify(q.ID)
+	return res, nil
+}
+
+// SendMessageBatch sends up to ten messages. Whole-request rules fail the
+// request; an entry that breaks a message rule fails alone.
+func (e *Engine) SendMessageBatch(ctx context.Context, ref QueueRef, entries []SendParams) ([]SendResult, []BatchError, error) {
+	ids := make([]string, len(entries))
+	total := 0
+	for i, en := range entries {
+		ids[i] = en.ID
+		total += len(en.Body)
+		for n, a := range en.Attributes {
+			total += a.Size(n)
+		}
+	}
+	if err := checkBatchIDs("SendMessageBatchRequestEntry", ids); err != nil {
+		return nil, nil, err
+	}
+	if total > baton.MaxMessageSize {
+		return nil, nil, baton.Errorf(baton.ErrBatchRequestTooLong,
+			"Batch requests cannot be longer than %d bytes. You have sent %d bytes.", baton.MaxMessageSize, total)
+	}
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := e.clock.Now()
+	var (
+		ok     []SendResult
+		failed []BatchError
+		msgs   []*baton.Message
+	)
+	for _, en := range entries {
+		m, res, err := e.prepare(q, ref, en, now, true)
+		if err != nil {
+			failed = append(failed, BatchError{ID: en.ID, Err: baton.AsError(err)})
+			continue
+		}
+		msgs = append(msgs, m)
+		ok = append(ok, *res)
+	}
+	if len(msgs) > 0 {
+		if err := e.store.MessageSend(ctx, baton.MessageSendParams{QueueID: q.ID, Messages: msgs}); err != nil {
+			return nil, nil, storeErr(err, "send messages")
+		}
+		e.notify(q.ID)
+	}
+	return ok, failed, nil
+}
+
+// prepare validates one message against the queue and builds it.
+func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Time, batch bool) (*baton.Message, *SendResult, error) {
+	if p.Body == "" {
+		return nil, nil, baton.MissingParameter("MessageBody")
+	}
+	if !validChars(p.Body) {
+		return nil, nil, baton.Errorf(baton.ErrInvalidMessageContents,
+			"Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")
+	}
+	attrSize, err := checkMessageAttributes(p.Attributes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if size := len(p.Body) + attrSize; size > q.Attributes.MaximumMessageSize {
+		verb := "are invalid"
+		if batch {
+			verb = "cannot be validated"
+		}
+		return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue,
+			"One or more parameters %s. Reason: Message must be shorter than %d bytes.", verb, q.Attributes.MaximumMessageSize)
+	}
+	trace, err := checkSystemAttributes(p.SystemAttributes)
+	if err != nil {
+		return nil, nil, err
+	}
+	delay := q.Attributes.DelaySeconds
+	if p.DelaySeconds != nil {
+		if *p.DelaySeconds < 0 || *p.DelaySeconds > baton.MaxDelaySeconds {
+			return nil, nil, baton.InvalidParameter("DelaySeconds", strconv.Itoa(*p.DelaySeconds),
+				"DelaySeconds must be >= 0 and <= 900.")
+		}
+		delay = *p.DelaySeconds
+	}
+	if p.GroupID != "" && !validGroupID(p.GroupID) {
+		return nil, nil, baton.InvalidParameter("MessageGroupId", p.GroupID,
+			"MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	if p.DedupID != "" {
+		return nil, nil, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
+			"The request includes a parameter that is not valid for this queue type.")
+	}
+	m := &baton.Message{
+		ID:          ids.NewUUID(),
+		Body:        p.Body,
+		Attributes:  p.Attributes,
+		TraceHeader: trace,
+		GroupID:     p.GroupID,
+		SenderID:    ref.Account,
+		SentAt:      now,
+		VisibleAt:   now.Add(time.Duration(delay) * time.Second),
+	}
+	return m, &SendResult{
+		ID:                    p.ID,
+		MessageID:             m.ID,
+		MD5OfBody:             MD5OfBody(p.Body),
+		MD5OfAttributes:       MD5OfAttributes(p.Attributes),
+		MD5OfSystemAttributes: MD5OfAttributes(p.SystemAttributes),
+	}, nil
+}
+
+func checkSystemAttributes(attrs map[string]baton.MessageAttribute) (string, error) {
+	trace := ""
+	for name, a := range attrs {
+		if name != "AWSTraceHeader" {
+			return "", baton.Errorf(baton.ErrInvalidParameterValue,
+				"Message system attribute name '%s' is invalid.", name)
+		}
+		if a.DataType != "String" || a.StringValue == "" || !validChars(a.StringValue) {
+			return "", baton.Errorf(baton.ErrInvalidParameterValue,
+				"Message system attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'.")
+		}
+		trace = a.StringValue
+	}
+	return trace, nil
+}
+
+// ReceiveParams are the arguments of ReceiveMessage. Nil pointers are
+// parameters the request did not carry.
+type ReceiveParams struct {
+	MaxNumberOfMessages *int
+	VisibilityTimeout   *int
+	WaitTimeSeconds     *int
+	// AttributeNames are the system attributes wanted: the union of the
+	// request's AttributeNames and MessageSystemAttributeNames.
+	AttributeNames          []string
+	MessageAttributeNames   []string
+	ReceiveRequestAttemptID string
+}
+
+// ReceivedMessage is one message as a receive returns it.
+type ReceivedMessage struct {
+	MessageID              string
+	ReceiptHandle          string
+	Body                   string
+	MD5OfBody              string
+	Attributes             map[string]string
+	MessageAttributes      map[string]baton.MessageAttribute
+	MD5OfMessageAttributes string
+}
+
+var systemAttributeNames = map[string]bool{
+	"All": true, "SenderId": true, "SentTimestamp": true, "ApproximateReceiveCount": true,
+	"ApproximateFirstReceiveTimestamp": true, "SequenceNumber": true, "MessageDeduplicationId": true,
+	"MessageGroupId": true, "AWSTraceHeader": true, "DeadLetterQueueSourceArn": true,
+	"SqsManagedSseEnabled": true,
+}
+
+// ReceiveMessage leases up to MaxNumberOfMessages visible messages. With a
+// wait time (the request's, else the queue's) it blocks until a message
+// becomes visible or the wait ends, and answers the moment one does.
+func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceiveParams) ([]ReceivedMessage, error) {
+	max := 1
+	if p.MaxNumberOfMessages != nil {
+		if *p.MaxNumberOfMessages < 1 || *p.MaxNumberOfMessages > baton.MaxBatchEntries {
+			return nil, baton.InvalidParameter("MaxNumberOfMessages", strconv.Itoa(*p.MaxNumberOfMessages),
+				"Must be between 1 and 10, if provided.")
+		}
+		max = *p.MaxNumberOfMessages
+	}
+	if p.WaitTimeSeconds != nil && (*p.WaitTimeSeconds < 0 || *p.WaitTimeSeconds > baton.MaxWaitTimeSeconds) {
+		return nil, baton.InvalidParameter("WaitTimeSeconds", strconv.Itoa(*p.WaitTimeSeconds),
+			"Must be >= 0 and <= 20, if provided.")
+	}
+	if p.VisibilityTimeout != nil && (*p.VisibilityTimeout < 0 || *p.VisibilityTimeout > baton.MaxVisibilityTimeout) {
+		return nil, baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(*p.VisibilityTimeout),
+			"Must be >= 0 and <= 43200, if provided.")
+	}
+	for _, n := range p.AttributeNames {
+		if !systemAttributeNames[n] {
+			return nil, errUnknownAttribute(n)
+		}
+	}
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	wait := q.Attributes.ReceiveMessageWaitTimeSeconds
+	if p.WaitTimeSeconds != nil {
+		wait = *p.WaitTimeSeconds
+	}
+	vis := q.Attributes.VisibilityTimeout
+	if p.VisibilityTimeout != nil {
+		vis = *p.VisibilityTimeout
+	}
+	var msgs []*baton.Message
+	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (bool, error) {
+		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
+		if err != nil {
+			return false, storeErr(err, "message stats")
+		}
+		if st.InFlight >= inFlightLimit {
+			if wait == 0 {
+				return false, baton.Errorf(baton.ErrOverLimit, "Too many messages in flight for queue %s.", q.Name)
+			}
+			return false, nil
+		}
+		if st.Visible == 0 {
+			return false, nil
+		}
+		msgs, err = e.store.MessageReceive(ctx, baton.MessageReceiveParams{
+			QueueID: q.ID, Now: now, Max: max,
+			VisibleAt:       now.Add(time.Duration(vis) * time.Second),
+			RetentionCutoff: now.Add(-time.Duration(q.Attributes.MessageRetentionPeriod) * time.Second),
+		})
+		if err != nil {
+			return false, storeErr(err, "receive messages")
+		}
+		return len(msgs) > 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ReceivedMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = e.received(q, m, p)
+	}
+	return out, nil
+}
+
+// received renders a leased message with the attributes the receive asked
+// for.
+func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) ReceivedMessage {
+	r := ReceivedMessage{
+		MessageID: m.ID,
+		ReceiptHandle: e.receipts.encode(receipt{
+			QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, LeasedAt: m.LeasedAt,
+		}),
+		Body:      m.Body,
+		MD5OfBody: MD5OfBody(m.Body),
+	}
+	if len(p.AttributeNames) > 0 {
+		all := false
+		want := make(map[string]bool, len(p.AttributeNames))
+		for _, n := range p.AttributeNames {
+			all = all || n == "All"
+			want[n] = true
+		}
+		attrs := make(map[string]string)
+		put := func(name, value string) {
+			if (all || want[name]) && value != "" {
+				attrs[name] = value
+			}
+		}
+		put("SenderId", m.SenderID)
+		put("SentTimestamp", epochMillis(m.SentAt))
+		put("ApproximateReceiveCount", strconv.Itoa(m.ReceiveCount))
+		put("ApproximateFirstReceiveTimestamp", epochMillis(m.FirstReceivedAt))
+		put("AWSTraceHeader", m.TraceHeader)
+		put("MessageGroupId", m.GroupID)
+		put("MessageDeduplicationId", m.DedupID)
+		put("SequenceNumber", m.SequenceNumber)
+		if len(attrs) > 0 {
+			r.Attributes = attrs
+		}
+	}
+	if sel := selectAttributes(m.Attributes, p.MessageAttributeNames); len(sel) > 0 {
+		r.MessageAttributes = sel
+		r.MD5OfMessageAttributes = MD5OfAttributes(sel)
+	}
+	return r
+}
+
+// selectAttributes filters message attributes by a receive's names: "All"
+// or ".*" for all, "prefix.*" for a prefix, otherwise exact names.
+func selectAttributes(attrs map[string]baton.MessageAttribute, names []string) map[string]baton.MessageAttribute {
+	if len(attrs) == 0 || len(names) == 0 {
+		return nil
+	}
+	out := make(map[string]baton.MessageAttribute)
+	for _, n := range names {
+		if n == "All" || n == ".*" {
+			return attrs
+		}
+		if prefix, ok := strings.CutSuffix(n, ".*"); ok {
+			for name, a := range attrs {
+				if strings.HasPrefix(name, prefix+".") {
+					out[name] = a
+				}
+			}
+			continue
+		}
+		if a, ok := attrs[n]; ok {
+			out[n] = a
+		}
+	}
+	return out
+}
+
+// HandleEntry is one entry of a DeleteMessageBatch.
+type HandleEntry struct {
+	ID            string
+	ReceiptHandle string
+}
+
+// VisibilityEntry is one entry of a ChangeMessageVisibilityBatch.
+type VisibilityEntry struct {
+	ID                string
+	ReceiptHandle     string
+	VisibilityTimeout *int
+}
+
+// DeleteMessage deletes the message a receipt handle names. On a standard
+// queue any handle ever issued for the message works, and deleting a message
+// that is already gone succeeds.
+func (e *Engine) DeleteMessage(ctx context.Context, ref QueueRef, handle string) error {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.deleteOne(ctx, q, handle)
+}
+
+// DeleteMessageBatch deletes up to ten messages; a bad handle fails only
+// its entry.
+func (e *Engine) DeleteMessageBatch(ctx context.Context, ref QueueRef, entries []HandleEntry) ([]string, []BatchError, error) {
+	ids := make([]string, len(entries))
+	for i, en := range entries {
+		ids[i] = en.ID
+	}
+	if err := checkBatchIDs("DeleteMessageBatchRequestEntry", ids); err != nil {
+		return nil, nil, err
+	}
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ok []string
+	var failed []BatchError
+	for _, en := range entries {
+		if err := e.deleteOne(ctx, q, en.ReceiptHandle); err != nil {
+			failed = append(failed, BatchError{ID: en.ID, Err: baton.AsError(err)})
+			continue
+		}
+		ok = append(ok, en.ID)
+	}
+	return ok, failed, nil
+}
+
+func (e *Engine) deleteOne(ctx context.Context, q *baton.Queue, handle string) error {
+	r, err := e.decodeReceipt(q, handle)
+	if err != nil {
+		return err
+	}
+	_, err = e.store.MessageDelete(ctx, baton.MessageDeleteParams{
+		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: e.clock.Now(),
+	})
+	if err != nil {
+		return storeErr(err, "delete message")
+	}
+	return nil
+}
+
+// ChangeMessageVisibility moves the end of a lease to now+timeout (0 releases
+// it). A lease's end may not pass 12 hours after its receive. A handle whose
+// lease already lapsed changes nothing and succeeds, as on SQS.
+func (e *Engine) ChangeMessageVisibility(ctx context.Context, ref QueueRef, handle string, timeout *int) error {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.changeOne(ctx, q, handle, timeout)
+}
+
+// ChangeMessageVisibilityBatch changes up to ten leases; a bad entry fails
+// alone.
+func (e *Engine) ChangeMessageVisibilityBatch(ctx context.Context, ref QueueRef, entries []VisibilityEntry) ([]string, []BatchError, error) {
+	ids := make([]string, len(entries))
+	for i, en := range entries {
+		ids[i] = en.ID
+	}
+	if err := checkBatchIDs("ChangeMessageVisibilityBatchRequestEntry", ids); err != nil {
+		return nil, nil, err
+	}
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ok []string
+	var failed []BatchError
+	for _, en := range entries {
+		if err := e.changeOne(ctx, q, en.ReceiptHandle, en.VisibilityTimeout); err != nil {
+			failed = append(failed, BatchError{ID: en.ID, Err: baton.AsError(err)})
+			continue
+		}
+		ok = append(ok, en.ID)
+	}
+	return ok, failed, nil
+}
+
+func (e *Engine) changeOne(ctx context.Context, q *baton.Queue, handle string, timeout *int) error {
+	if timeout == nil {
+		return baton.MissingParameter("VisibilityTimeout")
+	}
+	r, err := e.decodeReceipt(q, handle)
+	if err != nil {
+		return err
+	}
+	t := *timeout
+	if t < 0 || t > baton.MaxVisibilityTimeout {
+		return baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t), "Must be >= 0 and <= 43200, if provided.")
+	}
+	now := e.clock.Now()
+	end := now.Add(time.Duration(t) * time.Second)
+	if end.Sub(r.LeasedAt) > baton.MaxVisibilityTimeout*time.Second {
+		return baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t),
+			"Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	}
+	out, err := e.store.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
+		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: now, VisibleAt: end,
+	})
+	if err != nil {
+		return storeErr(err, "change visibility")
+	}
+	if out.Result == baton.LeaseGone {
+		return baton.InvalidParameter("ReceiptHandle", handle,
+			"Message does not exist or is not available for visibility timeout change.")
+	}
+	if out.Result == baton.LeaseCurrent && t == 0 {
+		e.notify(q.ID)
+	}
+	return nil
+}
+
+// decodeReceipt authenticates a handle and checks it belongs to q.
+func (e *Engine) decodeReceipt(q *baton.Queue, handle string) (receipt, error) {
+	if handle == "" {
+		return receipt{}, baton.MissingParameter("ReceiptHandle")
+	}
+	r, ok := e.receipts.decode(handle)
+	if !ok {
+		return r, baton.Errorf(baton.ErrReceiptHandleIsInvalid, "The input receipt handle %q is not a valid receipt handle.", handle)
+	}
+	if r.QueueID != q.ID {
+		return r, baton.Errorf(baton.ErrReceiptHandleIsInvalid, "The receipt handle %q is not valid for this queue.", handle)
+	}
+	return r, nil
+}
+
+// String describes a BatchError for logs.
+func (b BatchError) String() string { return fmt.Sprintf("%s: %v", b.ID, b.Err) }

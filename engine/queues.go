@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/baton-sqs/baton/internal/ids"
+
+	"github.com/baton-sqs/baton"
+)
+
+const (
+	// recreateAfter is how long a deleted queue's name stays taken.
+	recreateAfter = 60 * time.Second
+	// purgeInterval is the least time between two purges of one queue.
+	purgeInterval = 60 * time.Second
+	maxListQueues = 1000
+	maxTags       = 50
+)
+
+// CreateQueueParams are the arguments of CreateQueue.
+type CreateQueueParams struct {
+	Account    string
+	Name       string
+	Attributes map[string]string
+	Tags       map[string]string
+}
+
+// CreateQueue creates a queue, or returns the existing one when every
+// attribute the request supplies equals the existing queue's. It returns
+// QueueNameExists when one differs, and QueueDeletedRecently within 60 s of
+// deleting a queue of that name.
+func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Queue, error) {
+	if p.Name == "" {
+		return nil, baton.MissingParameter("QueueName")
+	}
+	fifo := baton.IsFIFOName(p.Name)
+	if _, ok := p.Attributes[AttrFifoQueue]; ok && !fifo {
+		return nil, errUnknownAttribute(AttrFifoQueue) // even "false" [V]
+	}
+	if !validQueueName(p.Name) {
+		if fifo {
+			return nil, baton.Errorf(baton.ErrInvalidParameterValue,
+				"The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
+		}
+		return nil, baton.Errorf(baton.ErrInvalidParameterValue,
+			"Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
+	}
+	if fifo {
+		if p.Attributes[AttrFifoQueue] != "true" {
+			return nil, baton.Errorf(baton.ErrInvalidParameterValue,
+				"The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
+		}
+		return nil, baton.Errorf(baton.ErrUnsupportedOperation, "FIFO queues are not supported by this server yet.")
+	}
+	if err := checkTags(p.Tags); err != nil {
+		return nil, err
+	}
+	attrs := baton.DefaultQueueAttributes()
+	attrs.FifoQueue = fifo
+	if err := applyAttributes(&attrs, p.Attributes, fifo); err != nil {
+		return nil, err
+	}
+	if err := e.checkRedriveTarget(ctx, p.Account, &attrs); err != nil {
+		return nil, err
+	}
+
+	for range 3 {
+		if existing, err := e.store.QueueGet(ctx, p.Account, p.Name); err == nil {
+			return existing, sameAttributes(existing, p.Attributes)
+		} else if !errors.Is(err, baton.ErrNotFound) {
+			return nil, fmt.Errorf("get queue: %w", err)
+		}
+		now := e.clock.Now()
+		q := &baton.Queue{
+			ID: ids.NewUint64(), Account: p.Account, Name: p.Name, Attributes: attrs,
+			Tags: p.Tags, CreatedAt: now, ModifiedAt: now,
+		}
+		err := e.store.QueueCreate(ctx, baton.QueueCreateParams{Queue: q, DeletedCutoff: now.Add(-recreateAfter)})
+		switch {
+		case err == nil:
+			return q, nil
+		case errors.Is(err, baton.ErrDeletedRecently):
+			return nil, baton.Errorf(baton.ErrQueueDeletedRecently,
+				"You must wait 60 seconds after deleting a queue before you can create another with the same name.")
+		case errors.Is(err, baton.ErrExists):
+			continue // created meanwhile: compare with it
+		default:
+			return nil, fmt.Errorf("create queue: %w", err)
+		}
+	}
+	return nil, fmt.Errorf("create queue %s: kept racing with concurrent creates", p.Name)
+}
+
+// sameAttributes is nil when every supplied attribute equals the queue's.
+func sameAttributes(q *baton.Queue, supplied map[string]string) error {
+	names := make([]string, 0, len(supplied))
+	for n := range supplied {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		a := q.Attributes
+		if err := applyAttribute(&a, n, supplied[n], q.IsFIFO()); err != nil || a != q.Attributes {
+			return baton.Errorf(baton.ErrQueueNameExists,
+				"A queue already exists with the same name and a different value for attribute %s", n)
+		}
+	}
+	return nil
+}
+
+func validQueueName(name string) bool {
+	base := strings.TrimSuffix(name, ".fifo")
+	if len(name) > 80 || base == "" {
+		return false
+	}
+	for i := 0; i < len(base); i++ {
+		if !isNameByte(base[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// checkRedriveTarget checks that a RedrivePolicy names an existing queue of
+// the same type in the same account.
+func (e *Engine) checkRedriveTarget(ctx context.Context, account string, a *baton.QueueAttributes) error {
+	if a.RedrivePolicy == "" {
+		return nil
+	}
+	target := redriveTarget(a.RedrivePolicy)
+	bad := baton.Errorf(baton.ErrInvalidParameterValue,
+		"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter target does not exist.", a.RedrivePolicy)
+	parts := strings.Split(target, ":")
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[4] != account {
+		return bad
+	}
+	dlq, err := e.store.QueueGet(ctx, account, parts[5])
+	if errors.Is(err, baton.ErrNotFound) {
+		return bad
+	}
+	if err != nil {
+		return fmt.Errorf("get dead-letter queue: %w", err)
+	}
+	if dlq.IsFIFO() != a.FifoQueue {
+		return baton.Errorf(baton.ErrInvalidParameterValue,
+			"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter queue must be same type of queue as the source.", a.RedrivePolicy)
+	}
+	return nil
+}
+
+// DeleteQueue deletes a queue and its messages.
+func (e *Engine) DeleteQueue(ctx context.Context, ref QueueRef) error {
+	err := e.store.QueueDelete(ctx, ref.Account, ref.Name, e.clock.Now())
+	if err != nil {
+		return storeErr(err, "delete queue")
+	}
+	return nil
+}
+
+// GetQueue returns a queue or QueueDoesNotExist.
+func (e *Engine) GetQueue(ctx context.Context, ref QueueRef) (*baton.Queue, error) {
+	if ref.Name == "" {
+		return nil, baton.MissingParameter("QueueName")
+	}
+	return e.queue(ctx, ref)
+}
+
+// ListQueuesParams are the arguments of ListQueues.
+type ListQueuesParams struct {
+	Account    string
+	Prefix     string
+	MaxResults *int
+	NextToken  string
+}
+
+// ListQueues lists the account's queues in name order. A next token is
+// returned only when MaxResults was given and more queues remain.
+func (e *Engine) ListQueues(ctx context.Context, p ListQueuesParams) (queues []*baton.Queue, next string, err error) {
+	limit := maxListQueues
+	if p.MaxResults != nil {
+		if *p.MaxResults < 1 || *p.MaxResults > maxListQueues {
+			return nil, "", baton.InvalidParameter("MaxResults", fmt.Sprint(*p.MaxResults),
+				"MaxResults must be an integer between 1 and 1000.")
+		}
+		limit = *p.MaxResults
+	}
+	after := ""
+	if p.NextToken != "" {
+		b, err := base64.RawURLEncoding.DecodeString(p.NextToken)
+		if err != nil || len(b) == 0 {
+			return nil, "", baton.Errorf(baton.ErrInvalidParameterValue, "Invalid NextToken value.")
+		}
+		after = string(b)
+	}
+	qs, err := e.store.QueueList(ctx, baton.QueueListParams{Account: p.Account, Prefix: p.Prefix, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, "", fmt.Errorf("list queues: %w", err)
+	}
+	if len(qs) > limit {
+		qs = qs[:limit]
+		if p.MaxResults != nil {
+			next = base64.RawURLEncoding.EncodeToString([]byte(qs[limit-1].Name))
+		}
+	}
+	return qs, next, nil
+}
+
+// GetQueueAttributes returns the named attributes ("All" for every one).
+func (e *Engine) GetQueueAttributes(ctx context.Context, ref QueueRef, names []string) (map[string]string, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.renderAttributes(q, names, func() (baton.MessageStats, error) {
+		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: e.clock.Now()})
+		if err != nil {
+			return st, storeErr(err, "message stats")
+		}
+		return st, nil
+	})
+}
+
+// SetQueueAttributes validates and applies attributes.
+func (e *Engine) SetQueueAttributes(ctx context.Context, ref QueueRef, attrs map[string]string) error {
+	if len(attrs) == 0 {
+		return baton.MissingParameter("Attributes")
+	}
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return err
+	}
+	a := q.Attributes
+	if err := applyAttributes(&a, attrs, q.IsFIFO()); err != nil {
+		return err
+	}
+	if err := e.checkRedriveTarget(ctx, ref.Account, &a); err != nil {
+		return err
+	}
+	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{
+		Account: ref.Account, Name: ref.Name, Attributes: &a, ModifiedAt: e.clock.Now(),
+	})
+	if err != nil {
+		return storeErr(err, "update queue")
+	}
+	return nil
+}
+
+// PurgeQueue deletes every message of the queue, at most once a minute.
+func (e *Engine) PurgeQueue(ctx context.Context, ref QueueRef) error {
+	now := e.clock.Now()
+	err := e.store.QueuePurge(ctx, baton.QueuePurgeParams{
+		Account: ref.Account, Name: ref.Name, Now: now, PurgedCutoff: now.Add(-purgeInterval),
+	})
+	if errors.Is(err, baton.ErrPurgedRecently) {
+		return baton.Errorf(baton.ErrPurgeQueueInProgress,
+			"Only one PurgeQueue operation on %s is allowed every 60 seconds.", ref.Name)
+	}
+	if err != nil {
+		return storeErr(err, "purge queue")
+	}
+	return nil
+}
+
+// TagQueue adds or overwrites tags.
+func (e *Engine) TagQueue(ctx context.Context, ref QueueRef, tags map[string]string) error {
+	if len(tags) == 0 {
+		return baton.MissingParameter("Tags")
+	}
+	if err := checkTags(tags); err != nil {
+		return err
+	}
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return err
+	}
+	n := len(q.Tags)
+	for k := range tags {
+		if _, ok := q.Tags[k]; !ok {
+			n++
+		}
+	}
+	if n > maxTags {
+		return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags added for queue %s.", ref.Name)
+	}
+	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Account: ref.Account, Name: ref.Name, TagsSet: tags})
+	return storeErrOrNil(err, "tag queue")
+}
+
+// UntagQueue removes tags; keys that are not set are ignored.
+func (e *Engine) UntagQueue(ctx context.Context, ref QueueRef, keys []string) error {
+	if len(keys) == 0 {
+		return baton.MissingParameter("TagKeys")
+	}
+	if _, err := e.queue(ctx, ref); err != nil {
+		return err
+	}
+	_, err := e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Account: ref.Account, Name: ref.Name, TagsDelete: keys})
+	return storeErrOrNil(err, "untag queue")
+}
+
+// ListQueueTags returns the queue's tags.
+func (e *Engine) ListQueueTags(ctx context.Context, ref QueueRef) (map[string]string, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return q.Tags, nil
+}
+
+func storeErrOrNil(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return storeErr(err, what)
+}
+
+func checkTags(tags map[string]string) error {
+	if len(tags) > maxTags {
+		return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags: at most %d are allowed.", maxTags)
+	}
+	for k, v := range tags {
+		switch {
+		case k == "" || len(k) > 128:
+			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys must be between 1 and 128 characters in length.")
+		case len(v) > 256:
+			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag values may not be longer than 256 characters.")
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys may not start with the reserved prefix aws:.")
+		}
+	}
+	return nil
+}

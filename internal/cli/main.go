@@ -1,0 +1,72 @@
+// Package cli holds the baton command's verbs, one file each. cmd/baton only
+// wires signals and the exit code; tests run Main directly.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=…".
+var Version = "dev"
+
+// Main runs the baton command.
+type Main struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run executes args and returns the process exit code.
+func (m Main) Run(ctx context.Context, args []string) int {
+	root := &cobra.Command{
+		Use:           "baton",
+		Short:         "Baton: a self-hosted queue that speaks the Amazon SQS API",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(m.Stdout)
+	root.SetErr(m.Stderr)
+	root.SetArgs(args)
+	root.AddCommand(serveCommand(), versionCommand())
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(m.Stderr, "baton:", err)
+		return 1
+	}
+	return 0
+}
+
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), "baton", Version)
+			return nil
+		},
+	}
+}
+
+// envDefaults sets each flag not given on the command line from its
+// BATON_<FLAG> environment variable (dashes become underscores), so flags win
+// over the environment.
+func envDefaults(flags *pflag.FlagSet) error {
+	var err error
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := "BATON_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s: %w", name, e)
+			}
+		}
+	})
+	return err
+}

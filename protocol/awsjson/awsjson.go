@@ -1,0 +1,92 @@
+// Package awsjson is the AWS JSON 1.0 codec: requests name their operation in
+// X-Amz-Target ("AmazonSQS.<Op>") and carry the request struct as a JSON
+// object; responses are the result struct, or an error object with __type.
+package awsjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/protocol"
+)
+
+// ContentType is the media type of requests and responses.
+const ContentType = "application/x-amz-json-1.0"
+
+const targetPrefix = "AmazonSQS."
+
+// Operation returns the operation an X-Amz-Target header names, and whether
+// the header is present at all (which selects this protocol).
+func Operation(r *http.Request) (name string, ok bool) {
+	t := r.Header.Get("X-Amz-Target")
+	if t == "" {
+		return "", false
+	}
+	name, _ = strings.CutPrefix(t, targetPrefix)
+	if name == t {
+		name = ""
+	}
+	return name, true
+}
+
+// Decode parses a request body into op's input struct. An empty body is an
+// empty object. Malformed JSON or a member of the wrong type is a
+// SerializationException.
+func Decode(body []byte, op protocol.Operation) (any, error) {
+	in := op.NewInput()
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return in, nil
+	}
+	if err := json.Unmarshal(body, in); err != nil {
+		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: %s", describe(err))
+	}
+	return in, nil
+}
+
+func describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "member " + te.Field + " has the wrong type"
+	}
+	return "malformed JSON"
+}
+
+// WriteResult writes a success response.
+func WriteResult(w http.ResponseWriter, out any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if out == nil {
+		out = struct{}{}
+	}
+	if err := enc.Encode(out); err != nil {
+		WriteError(w, baton.AsError(err))
+		return
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.WriteHeader(http.StatusOK)
+	w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// WriteError writes an error response: the __type and message in the body,
+// and the Query code in x-amzn-query-error, which SDKs report as the code.
+func WriteError(w http.ResponseWriter, e *baton.Error) {
+	spec := e.Code.Spec()
+	fault := "Sender"
+	if spec.Receiver {
+		fault = "Receiver"
+	}
+	body, _ := json.Marshal(struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}{spec.Namespace + "#" + string(e.Code), e.Message})
+	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("x-amzn-query-error", spec.QueryCode+";"+fault)
+	w.WriteHeader(spec.Status)
+	w.Write(body)
+}

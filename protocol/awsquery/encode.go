@@ -1,0 +1,137 @@
+package awsquery
+
+import (
+	"bytes"
+	"encoding/base64"
+	"net/http"
+	"reflect"
+	"sort"
+	"strconv"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/protocol"
+)
+
+// Namespace is the XML namespace of every response.
+const Namespace = "http://queue.amazonaws.com/doc/2012-11-05/"
+
+// WriteResult writes <OpResponse><OpResult>…</OpResult><ResponseMetadata>.
+// Operations without output omit the Result element.
+func WriteResult(w http.ResponseWriter, op protocol.Operation, out any, requestID string) {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0"?><` + op.Name + `Response xmlns="` + Namespace + `">`)
+	if op.HasOutput {
+		b.WriteString("<" + op.Name + "Result>")
+		if out != nil {
+			writeStruct(&b, reflect.ValueOf(out).Elem())
+		}
+		b.WriteString("</" + op.Name + "Result>")
+	}
+	b.WriteString("<ResponseMetadata><RequestId>" + requestID + "</RequestId></ResponseMetadata></" + op.Name + "Response>")
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusOK)
+	w.Write(b.Bytes())
+}
+
+// WriteError writes an <ErrorResponse> with the error's Query code.
+func WriteError(w http.ResponseWriter, e *baton.Error, requestID string) {
+	spec := e.Code.Spec()
+	fault := "Sender"
+	if spec.Receiver {
+		fault = "Receiver"
+	}
+	msg := e.Message
+	if spec.QueryMessage != "" {
+		msg = spec.QueryMessage
+	}
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0"?><ErrorResponse xmlns="` + Namespace + `"><Error><Type>` + fault + `</Type><Code>`)
+	escape(&b, spec.QueryCode)
+	b.WriteString("</Code><Message>")
+	escape(&b, msg)
+	b.WriteString("</Message><Detail/></Error><RequestId>" + requestID + "</RequestId></ErrorResponse>")
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("x-amzn-query-error", spec.QueryCode+";"+fault)
+	w.WriteHeader(spec.Status)
+	w.Write(b.Bytes())
+}
+
+func writeStruct(b *bytes.Buffer, v reflect.Value) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		fd := fieldOf(t.Field(i))
+		writeValue(b, v.Field(i), fd)
+	}
+}
+
+// writeValue writes one member: scalars once, lists and maps flattened as
+// repeated elements.
+func writeValue(b *bytes.Buffer, v reflect.Value, fd field) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.Len() > 0 {
+			element(b, fd.name, v.String())
+		}
+	case reflect.Bool:
+		element(b, fd.name, strconv.FormatBool(v.Bool()))
+	case reflect.Pointer:
+		if !v.IsNil() {
+			element(b, fd.name, strconv.FormatInt(v.Elem().Int(), 10))
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if v.Len() > 0 {
+				element(b, fd.name, base64.StdEncoding.EncodeToString(v.Bytes()))
+			}
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			writeValue(b, v.Index(i), field{name: fd.name})
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		for _, k := range keys {
+			b.WriteString("<" + fd.name + ">")
+			element(b, fd.key, k.String())
+			writeValue(b, v.MapIndex(k), field{name: fd.val})
+			b.WriteString("</" + fd.name + ">")
+		}
+	case reflect.Struct:
+		b.WriteString("<" + fd.name + ">")
+		writeStruct(b, v)
+		b.WriteString("</" + fd.name + ">")
+	}
+}
+
+func element(b *bytes.Buffer, name, text string) {
+	b.WriteString("<" + name + ">")
+	escape(b, text)
+	b.WriteString("</" + name + ">")
+}
+
+// escape writes text as SQS does: &, <, >, " and CR escaped.
+func escape(b *bytes.Buffer, s string) {
+	last := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '"':
+			esc = "&quot;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(esc)
+		last = i + 1
+	}
+	b.WriteString(s[last:])
+}

@@ -1,0 +1,76 @@
+package baton
+
+import (
+	"strings"
+	"time"
+)
+
+// Queue is one SQS queue. Its identity on the wire is (account, name); ID
+// tells a queue apart from an earlier one of the same name, so receipt
+// handles of a deleted queue never act on its successor.
+type Queue struct {
+	ID         uint64
+	Account    string
+	Name       string
+	Attributes QueueAttributes
+	Tags       map[string]string
+	CreatedAt  time.Time
+	ModifiedAt time.Time
+	// PurgedAt is when the last PurgeQueue took effect (zero if never).
+	PurgedAt time.Time
+}
+
+// IsFIFO reports whether the queue is a FIFO queue.
+func (q *Queue) IsFIFO() bool { return q.Attributes.FifoQueue }
+
+// IsFIFOName reports whether a queue name names a FIFO queue.
+func IsFIFOName(name string) bool { return strings.HasSuffix(name, ".fifo") }
+
+// QueueAttributes are a queue's settable attributes, in typed form. Durations
+// are whole seconds as on the wire. Empty strings mean "not set".
+type QueueAttributes struct {
+	DelaySeconds                  int
+	MaximumMessageSize            int
+	MessageRetentionPeriod        int
+	ReceiveMessageWaitTimeSeconds int
+	VisibilityTimeout             int
+	Policy                        string
+	RedrivePolicy                 string
+	RedriveAllowPolicy            string
+	KmsMasterKeyID                string
+	KmsDataKeyReusePeriodSeconds  int
+	SqsManagedSseEnabled          bool
+	FifoQueue                     bool
+	ContentBasedDeduplication     bool
+	DeduplicationScope            string
+	FifoThroughputLimit           string
+}
+
+// DefaultQueueAttributes are the attributes of a new queue before the
+// CreateQueue request's own (SQS-CONTRACT §3).
+func DefaultQueueAttributes() QueueAttributes {
+	return QueueAttributes{
+		MaximumMessageSize:           MaxMessageSize,
+		MessageRetentionPeriod:       345600,
+		VisibilityTimeout:            30,
+		KmsDataKeyReusePeriodSeconds: 300,
+		SqsManagedSseEnabled:         true,
+	}
+}
+
+// Limits from the SQS contract.
+const (
+	// MaxMessageSize is the largest message, body plus attributes, in bytes.
+	MaxMessageSize = 1 << 20
+	// MaxVisibilityTimeout is the longest lease, and the ceiling of a lease's
+	// end measured from the receive that began it.
+	MaxVisibilityTimeout = 43200
+	// MaxWaitTimeSeconds is the longest long poll.
+	MaxWaitTimeSeconds = 20
+	// MaxDelaySeconds is the longest delay of a message.
+	MaxDelaySeconds = 900
+	// MaxBatchEntries is the most entries in a batch request.
+	MaxBatchEntries = 10
+	// MaxMessageAttributes is the most message attributes per message.
+	MaxMessageAttributes = 10
+)

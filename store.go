@@ -1,0 +1,181 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors a Store returns; the engine turns them into client errors.
+var (
+	// ErrNotFound means the queue or message does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists means a queue of that name already exists.
+	ErrExists = errors.New("already exists")
+	// ErrDeletedRecently means a queue of that name was deleted after the
+	// cutoff the caller gave.
+	ErrDeletedRecently = errors.New("deleted recently")
+	// ErrPurgedRecently means the queue was purged after the caller's cutoff.
+	ErrPurgedRecently = errors.New("purged recently")
+)
+
+// Store persists queues and messages and selects messages for receive. It
+// holds no queue semantics beyond what keeps a selection atomic: validation,
+// defaults and every SQS rule live in the engine, which also passes in the
+// time, so a store never reads a clock. store/storetest is the conformance
+// suite every implementation passes.
+type Store interface {
+	// QueueCreate stores a new queue. It returns ErrExists if the name is
+	// taken and ErrDeletedRecently if a queue of that name was deleted after
+	// params.DeletedCutoff.
+	QueueCreate(ctx context.Context, params QueueCreateParams) error
+	// QueueGet returns the queue or ErrNotFound.
+	QueueGet(ctx context.Context, account, name string) (*Queue, error)
+	// QueueList returns the account's queues in name order.
+	QueueList(ctx context.Context, params QueueListParams) ([]*Queue, error)
+	// QueueUpdate changes a queue's attributes and tags; ErrNotFound if gone.
+	QueueUpdate(ctx context.Context, params QueueUpdateParams) (*Queue, error)
+	// QueueDelete removes a queue with its messages and remembers when, for
+	// QueueCreate's DeletedCutoff. ErrNotFound if it does not exist.
+	QueueDelete(ctx context.Context, account, name string, now time.Time) error
+	// QueuePurge removes every message of the queue. It returns
+	// ErrPurgedRecently if the queue was purged after params.PurgedCutoff.
+	QueuePurge(ctx context.Context, params QueuePurgeParams) error
+
+	// MessageSend stores new messages; they become visible at VisibleAt.
+	// When it returns, the messages are as durable as the store promises.
+	MessageSend(ctx context.Context, params MessageSendParams) error
+	// MessageReceive leases up to params.Max visible messages: each one's
+	// ReceiveCount and Epoch grow by one and it stays hidden until
+	// params.VisibleAt. Messages sent before params.RetentionCutoff are
+	// dropped instead of returned. It returns copies in receive order.
+	MessageReceive(ctx context.Context, params MessageReceiveParams) ([]*Message, error)
+	// MessageDelete deletes a message by the lease epoch of a receipt.
+	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)
+	// MessageChangeVisibility moves the end of the message's current lease.
+	MessageChangeVisibility(ctx context.Context, params MessageChangeVisibilityParams) (LeaseOutcome, error)
+	// MessageStats counts the queue's messages at params.Now.
+	MessageStats(ctx context.Context, params MessageStatsParams) (MessageStats, error)
+	// MessageExpire deletes the queue's messages sent before cutoff and
+	// returns how many it deleted.
+	MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error)
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// QueueCreateParams are the arguments of Store.QueueCreate.
+type QueueCreateParams struct {
+	Queue *Queue
+	// DeletedCutoff refuses the name if a queue of that name was deleted
+	// after it (SQS's 60-second rule).
+	DeletedCutoff time.Time
+}
+
+// QueueListParams select queues for Store.QueueList.
+type QueueListParams struct {
+	Account string
+	Prefix  string
+	// After, if set, starts the list after this name.
+	After string
+	// Limit caps the result; 0 means no cap.
+	Limit int
+}
+
+// QueueUpdateParams change a queue. Nil fields are left alone.
+type QueueUpdateParams struct {
+	Account    string
+	Name       string
+	Attributes *QueueAttributes
+	TagsSet    map[string]string
+	TagsDelete []string
+	ModifiedAt time.Time
+}
+
+// QueuePurgeParams are the arguments of Store.QueuePurge.
+type QueuePurgeParams struct {
+	Account string
+	Name    string
+	Now     time.Time
+	// PurgedCutoff refuses the purge if the queue was purged after it.
+	PurgedCutoff time.Time
+}
+
+// MessageSendParams are the arguments of Store.MessageSend.
+type MessageSendParams struct {
+	QueueID  uint64
+	Messages []*Message
+}
+
+// MessageReceiveParams are the arguments of Store.MessageReceive.
+type MessageReceiveParams struct {
+	QueueID uint64
+	Now     time.Time
+	Max     int
+	// VisibleAt is the end of the new leases; equal to Now for a receive with
+	// visibility timeout 0, which leaves the messages visible.
+	VisibleAt       time.Time
+	RetentionCutoff time.Time
+}
+
+// MessageDeleteParams name the message and lease a receipt handle carries.
+type MessageDeleteParams struct {
+	QueueID   uint64
+	MessageID string
+	Epoch     uint32
+	Now       time.Time
+	// RequireLive refuses to delete unless the receipt's lease is the current
+	// one and has not lapsed (FIFO queues); the outcome is then LeaseLapsed.
+	RequireLive bool
+}
+
+// MessageChangeVisibilityParams are the arguments of
+// Store.MessageChangeVisibility.
+type MessageChangeVisibilityParams struct {
+	QueueID   uint64
+	MessageID string
+	Epoch     uint32
+	Now       time.Time
+	// VisibleAt is the new end of the lease; Now releases the message.
+	VisibleAt time.Time
+}
+
+// LeaseOutcome says what a delete or visibility change found.
+type LeaseOutcome struct {
+	// Result is what happened.
+	Result LeaseResult
+	// Message is the message's state before the call (nil if it was gone).
+	Message *Message
+}
+
+// LeaseResult is the result of acting on a message by a receipt's lease.
+type LeaseResult int
+
+// Lease results.
+const (
+	// LeaseCurrent: the receipt's lease was the current, live one; the call
+	// took effect.
+	LeaseCurrent LeaseResult = iota + 1
+	// LeaseLapsed: the receipt's lease had ended (expired, or superseded by a
+	// later receive). A delete still deleted the message unless RequireLive;
+	// a visibility change did nothing.
+	LeaseLapsed
+	// LeaseGone: the message no longer exists.
+	LeaseGone
+)
+
+// MessageStatsParams are the arguments of Store.MessageStats.
+type MessageStatsParams struct {
+	QueueID uint64
+	Now     time.Time
+}
+
+// MessageStats are a queue's message counts at one instant.
+type MessageStats struct {
+	Visible  int
+	InFlight int
+	Delayed  int
+	// NextVisibleAt is the earliest time a hidden message becomes visible,
+	// zero if none is hidden. Long polls sleep until then.
+	NextVisibleAt time.Time
+}

@@ -1,0 +1,401 @@
+package memstore
+
+import (
+	"container/heap"
+	"container/list"
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// Store is an in-memory baton.Store, safe for concurrent use.
+//
+// Lock order: Store.mu before queueState.mu.
+type Store struct {
+	mu       sync.RWMutex
+	queues   map[queueKey]*queueState
+	byID     map[uint64]*queueState
+	deleted  map[queueKey]time.Time
+}
+
+type queueKey struct{ account, name string }
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		queues:  make(map[queueKey]*queueState),
+		byID:    make(map[uint64]*queueState),
+		deleted: make(map[queueKey]time.Time),
+	}
+}
+
+var _ baton.Store = (*Store)(nil)
+
+// queueState is one queue with its messages. Visible messages wait in ready,
+// in the order they became visible; hidden ones (delayed or in flight) wait
+// in hidden, a heap ordered by VisibleAt.
+type queueState struct {
+	mu     sync.Mutex
+	q      baton.Queue
+	msgs   map[string]*entry
+	ready  *list.List
+	hidden hiddenHeap
+	// leasedHidden counts the hidden messages that are in flight; the rest
+	// are delayed.
+	leasedHidden int
+}
+
+type entry struct {
+	m       baton.Message
+	elem    *list.Element // in ready, or nil
+	heapIdx int           // in hidden, or -1
+}
+
+func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := queueKey{p.Queue.Account, p.Queue.Name}
+	if _, ok := s.queues[k]; ok {
+		return baton.ErrExists
+	}
+	if at, ok := s.deleted[k]; ok && at.After(p.DeletedCutoff) {
+		return baton.ErrDeletedRecently
+	}
+	qs := &queueState{q: cloneQueue(p.Queue), msgs: make(map[string]*entry), ready: list.New()}
+	s.queues[k] = qs
+	s.byID[p.Queue.ID] = qs
+	return nil
+}
+
+func (s *Store) QueueGet(_ context.Context, account, name string) (*baton.Queue, error) {
+	qs := s.lookup(account, name)
+	if qs == nil {
+		return nil, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	q := cloneQueue(&qs.q)
+	return &q, nil
+}
+
+func (s *Store) lookup(account, name string) *queueState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.queues[queueKey{account, name}]
+}
+
+func (s *Store) lookupID(id uint64) *queueState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byID[id]
+}
+
+func (s *Store) QueueList(_ context.Context, p baton.QueueListParams) ([]*baton.Queue, error) {
+	s.mu.RLock()
+	var states []*queueState
+	for k, qs := range s.queues {
+		if k.account == p.Account && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
+			states = append(states, qs)
+		}
+	}
+	s.mu.RUnlock()
+	sort.Slice(states, func(i, j int) bool { return states[i].q.Name < states[j].q.Name })
+	if p.Limit > 0 && len(states) > p.Limit {
+		states = states[:p.Limit]
+	}
+	out := make([]*baton.Queue, len(states))
+	for i, qs := range states {
+		qs.mu.Lock()
+		q := cloneQueue(&qs.q)
+		qs.mu.Unlock()
+		out[i] = &q
+	}
+	return out, nil
+}
+
+func (s *Store) QueueUpdate(_ context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
+	qs := s.lookup(p.Account, p.Name)
+	if qs == nil {
+		return nil, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if p.Attributes != nil {
+		qs.q.Attributes = *p.Attributes
+	}
+	if len(p.TagsSet) > 0 || len(p.TagsDelete) > 0 {
+		tags := make(map[string]string, len(qs.q.Tags)+len(p.TagsSet))
+		for k, v := range qs.q.Tags {
+			tags[k] = v
+		}
+		for k, v := range p.TagsSet {
+			tags[k] = v
+		}
+		for _, k := range p.TagsDelete {
+			delete(tags, k)
+		}
+		qs.q.Tags = tags
+	}
+	if !p.ModifiedAt.IsZero() {
+		qs.q.ModifiedAt = p.ModifiedAt
+	}
+	q := cloneQueue(&qs.q)
+	return &q, nil
+}
+
+func (s *Store) QueueDelete(_ context.Context, account, name string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := queueKey{account, name}
+	qs, ok := s.queues[k]
+	if !ok {
+		return baton.ErrNotFound
+	}
+	delete(s.queues, k)
+	delete(s.byID, qs.q.ID)
+	s.deleted[k] = now
+	return nil
+}
+
+func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
+	qs := s.lookup(p.Account, p.Name)
+	if qs == nil {
+		return baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if qs.q.PurgedAt.After(p.PurgedCutoff) {
+		return baton.ErrPurgedRecently
+	}
+	qs.q.PurgedAt = p.Now
+	qs.msgs = make(map[string]*entry)
+	qs.ready.Init()
+	qs.hidden = nil
+	qs.leasedHidden = 0
+	return nil
+}
+
+func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) error {
+	qs := s.lookupID(p.QueueID)
+	if qs == nil {
+		return baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	for _, m := range p.Messages {
+		e := &entry{m: *m, heapIdx: -1}
+		qs.msgs[m.ID] = e
+		qs.hide(e)
+	}
+	return nil
+}
+
+// hide puts e in the hidden heap; messages due now are moved to ready by
+// promote on the next read.
+func (qs *queueState) hide(e *entry) {
+	heap.Push(&qs.hidden, e)
+	if e.m.Leased {
+		qs.leasedHidden++
+	}
+}
+
+func (qs *queueState) unhide(e *entry) {
+	heap.Remove(&qs.hidden, e.heapIdx)
+	if e.m.Leased {
+		qs.leasedHidden--
+	}
+}
+
+// promote moves the hidden messages that are visible at now to ready.
+func (qs *queueState) promote(now time.Time) {
+	for len(qs.hidden) > 0 && !qs.hidden[0].m.VisibleAt.After(now) {
+		e := qs.hidden[0]
+		qs.unhide(e)
+		e.elem = qs.ready.PushBack(e)
+	}
+}
+
+func (qs *queueState) remove(e *entry) {
+	if e.elem != nil {
+		qs.ready.Remove(e.elem)
+		e.elem = nil
+	} else if e.heapIdx >= 0 {
+		qs.unhide(e)
+	}
+	delete(qs.msgs, e.m.ID)
+}
+
+func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	qs := s.lookupID(p.QueueID)
+	if qs == nil {
+		return nil, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	qs.promote(p.Now)
+	var out []*baton.Message
+	var stayVisible []*entry
+	for len(out) < p.Max && qs.ready.Len() > 0 {
+		e := qs.ready.Remove(qs.ready.Front()).(*entry)
+		e.elem = nil
+		if e.m.SentAt.Before(p.RetentionCutoff) {
+			delete(qs.msgs, e.m.ID)
+			continue
+		}
+		m := &e.m
+		m.ReceiveCount++
+		m.Epoch++
+		if m.FirstReceivedAt.IsZero() {
+			m.FirstReceivedAt = p.Now
+		}
+		m.Leased = true
+		m.LeasedAt = p.Now
+		m.VisibleAt = p.VisibleAt
+		if p.VisibleAt.After(p.Now) {
+			qs.hide(e)
+		} else {
+			stayVisible = append(stayVisible, e)
+		}
+		c := *m
+		out = append(out, &c)
+	}
+	for _, e := range stayVisible {
+		e.elem = qs.ready.PushBack(e)
+	}
+	return out, nil
+}
+
+// leaseOf finds the message and tells whether the receipt's epoch names its
+// current, unexpired lease.
+func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (*entry, baton.LeaseResult) {
+	e, ok := qs.msgs[id]
+	if !ok {
+		return nil, baton.LeaseGone
+	}
+	if e.m.Epoch != epoch || !e.m.Leased || !e.m.VisibleAt.After(now) {
+		return e, baton.LeaseLapsed
+	}
+	return e, baton.LeaseCurrent
+}
+
+func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
+	qs := s.lookupID(p.QueueID)
+	if qs == nil {
+		return baton.LeaseOutcome{}, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	e, res := qs.leaseOf(p.MessageID, p.Epoch, p.Now)
+	if e == nil {
+		return baton.LeaseOutcome{Result: res}, nil
+	}
+	before := e.m
+	if res == baton.LeaseCurrent || !p.RequireLive {
+		qs.remove(e)
+	}
+	return baton.LeaseOutcome{Result: res, Message: &before}, nil
+}
+
+func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
+	qs := s.lookupID(p.QueueID)
+	if qs == nil {
+		return baton.LeaseOutcome{}, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	e, res := qs.leaseOf(p.MessageID, p.Epoch, p.Now)
+	if e == nil {
+		return baton.LeaseOutcome{Result: res}, nil
+	}
+	before := e.m
+	if res == baton.LeaseCurrent {
+		qs.unhide(e)
+		e.m.VisibleAt = p.VisibleAt
+		if p.VisibleAt.After(p.Now) {
+			qs.hide(e)
+		} else {
+			e.elem = qs.ready.PushBack(e)
+		}
+	}
+	return baton.LeaseOutcome{Result: res, Message: &before}, nil
+}
+
+func (s *Store) MessageStats(_ context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
+	qs := s.lookupID(p.QueueID)
+	if qs == nil {
+		return baton.MessageStats{}, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	qs.promote(p.Now)
+	st := baton.MessageStats{
+		Visible:  qs.ready.Len(),
+		InFlight: qs.leasedHidden,
+		Delayed:  len(qs.hidden) - qs.leasedHidden,
+	}
+	if len(qs.hidden) > 0 {
+		st.NextVisibleAt = qs.hidden[0].m.VisibleAt
+	}
+	return st, nil
+}
+
+func (s *Store) MessageExpire(_ context.Context, queueID uint64, cutoff time.Time) (int, error) {
+	qs := s.lookupID(queueID)
+	if qs == nil {
+		return 0, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	n := 0
+	for _, e := range qs.msgs {
+		if e.m.SentAt.Before(cutoff) {
+			qs.remove(e)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Close does nothing: memory needs no release.
+func (s *Store) Close() error { return nil }
+
+func cloneQueue(q *baton.Queue) baton.Queue {
+	c := *q
+	if q.Tags != nil {
+		c.Tags = make(map[string]string, len(q.Tags))
+		for k, v := range q.Tags {
+			c.Tags[k] = v
+		}
+	}
+	return c
+}
+
+// hiddenHeap orders hidden messages by the time they become visible.
+type hiddenHeap []*entry
+
+func (h hiddenHeap) Len() int { return len(h) }
+func (h hiddenHeap) Less(i, j int) bool {
+	return h[i].m.VisibleAt.Before(h[j].m.VisibleAt)
+}
+func (h hiddenHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = i
+	h[j].heapIdx = j
+}
+func (h *hiddenHeap) Push(x any) {
+	e := x.(*entry)
+	e.heapIdx = len(*h)
+	*h = append(*h, e)
+}
+func (h *hiddenHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	e.heapIdx = -1
+	return e
+}
