@@ -95,6 +95,20 @@ func (c *FakeClock) Timers() int {
 	return len(c.timers)
 }
 
+// NextDeadline returns the earliest pending timer's deadline, and false if
+// no timer is pending.
+func (c *FakeClock) NextDeadline() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first time.Time
+	for _, t := range c.timers {
+		if first.IsZero() || t.at.Before(first) {
+			first = t.at
+		}
+	}
+	return first, len(c.timers) > 0
+}
+
 type fakeTimer struct {
 	clock *FakeClock
 	at    time.Time

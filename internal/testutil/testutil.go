@@ -1,0 +1,136 @@
+// Package testutil starts in-process Baton servers on 127.0.0.1:0 for tests
+// and offers helpers shared by the test suites.
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/store/memstore"
+)
+
+// Epoch is the fake clock's starting time in tests.
+var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Account is the account id of test servers.
+const Account = "000000000000"
+
+// Server is a running in-process server.
+type Server struct {
+	// URL is the base URL, http://127.0.0.1:<port>.
+	URL    string
+	Clock  *baton.FakeClock
+	Engine *engine.Engine
+	// Client is an aws-sdk-go-v2 SQS client pointed at the server.
+	Client *sqs.Client
+}
+
+// Options change how StartServer builds the server.
+type Options struct {
+	// Store defaults to a new memstore.
+	Store baton.Store
+}
+
+// StartServer starts a server on 127.0.0.1:0 with a fake clock set to Epoch
+// and stops it when the test ends.
+func StartServer(tb testing.TB, opts ...Options) *Server {
+	tb.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Store == nil {
+		o.Store = memstore.New()
+	}
+	clock := baton.NewFakeClock(Epoch)
+	eng, err := engine.New(engine.Config{Store: o.Store, Clock: clock})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: server.New(server.Config{Engine: eng, Account: Account})}
+	go srv.Serve(ln)
+	tb.Cleanup(func() {
+		eng.Close()
+		srv.Close()
+		o.Store.Close()
+	})
+	url := "http://" + ln.Addr().String()
+	return &Server{URL: url, Clock: clock, Engine: eng, Client: NewClient(url)}
+}
+
+// NewClient returns an SQS client for endpoint with static test credentials.
+func NewClient(endpoint string) *sqs.Client {
+	return sqs.New(sqs.Options{
+		BaseEndpoint:     aws.String(endpoint),
+		Region:           "us-east-1",
+		Credentials:      credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
+		RetryMaxAttempts: 1,
+	})
+}
+
+// MustCreateQueue creates a queue and returns its URL.
+func (s *Server) MustCreateQueue(tb testing.TB, name string, attrs map[string]string) string {
+	tb.Helper()
+	out, err := s.Client.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		tb.Fatalf("create queue %s: %v", name, err)
+	}
+	return *out.QueueUrl
+}
+
+// CheckFor polls cond every few milliseconds until it returns nil or
+// timeout passes, then fails the test with cond's last error. Use it to await
+// asynchronous effects instead of sleeping.
+func CheckFor(tb testing.TB, timeout time.Duration, cond func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met after %v: %v", timeout, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// WaitForTimers waits until the fake clock has at least n pending timers,
+// that is until that many long polls are waiting on it.
+func (s *Server) WaitForTimers(tb testing.TB, n int) {
+	tb.Helper()
+	CheckFor(tb, 5*time.Second, func() error {
+		if got := s.Clock.Timers(); got < n {
+			return fmt.Errorf("pending timers: %d, want %d", got, n)
+		}
+		return nil
+	})
+}
+
+// WaitForDeadline waits until the fake clock's earliest pending timer is due
+// at t: a long poll has gone to sleep until then.
+func (s *Server) WaitForDeadline(tb testing.TB, t time.Time) {
+	tb.Helper()
+	CheckFor(tb, 5*time.Second, func() error {
+		if got, ok := s.Clock.NextDeadline(); !ok || !got.Equal(t) {
+			return fmt.Errorf("next timer at %v (pending %v), want %v", got, ok, t)
+		}
+		return nil
+	})
+}
