@@ -31,7 +31,7 @@ type Store interface {
 	QueueCreate(ctx context.Context, params QueueCreateParams) error
 	// QueueGet returns the queue or ErrNotFound.
 	QueueGet(ctx context.Context, account, name string) (*Queue, error)
-	// QueueList returns the account's queues in name order.
+	// QueueList returns queues in name order (then account order).
 	QueueList(ctx context.Context, params QueueListParams) ([]*Queue, error)
 	// QueueUpdate changes a queue's attributes and tags; ErrNotFound if gone.
 	QueueUpdate(ctx context.Context, params QueueUpdateParams) (*Queue, error)
@@ -74,6 +74,7 @@ type QueueCreateParams struct {
 
 // QueueListParams select queues for Store.QueueList.
 type QueueListParams struct {
+	// Account selects one account's queues; empty selects every account's.
 	Account string
 	Prefix  string
 	// After, if set, starts the list after this name.

@@ -80,6 +80,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
+	sweeper := engine.NewRetentionSweeper(eng, time.Minute)
+	sweeper.Start(ctx)
+	defer sweeper.Stop()
 	srv := &http.Server{
 		Handler:           server.New(server.Config{Engine: eng, Account: cfg.AccountID, Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -98,12 +98,15 @@ func (s *Store) QueueList(_ context.Context, p baton.QueueListParams) ([]*baton.
 	s.mu.RLock()
 	var states []*queueState
 	for k, qs := range s.queues {
-		if k.account == p.Account && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
+		if (p.Account == "" || k.account == p.Account) && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
 			states = append(states, qs)
 		}
 	}
 	s.mu.RUnlock()
-	sort.Slice(states, func(i, j int) bool { return states[i].q.Name < states[j].q.Name })
+	sort.Slice(states, func(i, j int) bool {
+		a, b := &states[i].q, &states[j].q
+		return a.Name < b.Name || a.Name == b.Name && a.Account < b.Account
+	})
 	if p.Limit > 0 && len(states) > p.Limit {
 		states = states[:p.Limit]
 	}
