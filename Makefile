@@ -1,0 +1,34 @@
+# Baton — run `make help` for the targets.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/baton-sqs/baton/internal/cli.Version=$(VERSION)
+FUZZTIME ?= 15s
+
+.PHONY: help build test test-race lint fuzz bench run
+
+help: ## Show this help
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## Build ./baton with the version stamped in
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o baton ./cmd/baton
+
+run: ## Run the server on 127.0.0.1:9324
+	go run ./cmd/baton serve
+
+test: ## Run every test (the README's test command)
+	go test ./...
+
+test-race: ## Run every test with the race detector
+	go test -race ./...
+
+lint: ## go vet, gofmt and staticcheck
+	go vet ./...
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+	go run honnef.co/go/tools/cmd/staticcheck@latest ./...
+
+fuzz: ## Run each fuzz target for FUZZTIME
+	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsjson
+	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsquery
+	go test -run='^$$' -fuzz=FuzzReceiptDecode -fuzztime=$(FUZZTIME) ./engine
+
+bench: ## Run the Go benchmarks
+	go test -run='^$$' -bench=. -benchmem ./...
