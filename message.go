@@ -18,6 +18,8 @@ type Message struct {
 	SequenceNumber string
 	SenderID       string
 	SentAt         time.Time
+	// DeadLetterSourceARN is the queue a dead-letter move took it from.
+	DeadLetterSourceARN string
 
 	VisibleAt       time.Time
 	Leased          bool

@@ -54,6 +54,13 @@ type Store interface {
 	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)
 	// MessageChangeVisibility moves the end of the message's current lease.
 	MessageChangeVisibility(ctx context.Context, params MessageChangeVisibilityParams) (LeaseOutcome, error)
+	// MessageMove moves a message to another queue (a dead-letter move or a
+	// move task): it leaves params.QueueID and waits in params.ToQueueID,
+	// visible at params.Now, keeping its id, body and attributes. The result
+	// is LeaseGone if the message is gone, LeaseLapsed (and nothing moves) if
+	// params.Epoch is set and is not the message's current lease.
+	// ErrNotFound if either queue does not exist.
+	MessageMove(ctx context.Context, params MessageMoveParams) (LeaseOutcome, error)
 	// MessageStats counts the queue's messages at params.Now.
 	MessageStats(ctx context.Context, params MessageStatsParams) (MessageStats, error)
 	// MessageExpire deletes the queue's messages sent before cutoff and
@@ -164,6 +171,24 @@ const (
 	// LeaseGone: the message no longer exists.
 	LeaseGone
 )
+
+// MessageMoveParams are the arguments of Store.MessageMove.
+type MessageMoveParams struct {
+	QueueID   uint64
+	MessageID string
+	// Epoch, if not zero, moves the message only while that lease is
+	// current, so a move never takes a message someone else holds.
+	Epoch     uint32
+	ToQueueID uint64
+	Now       time.Time
+	// ReceiveCount is the moved message's receive count.
+	ReceiveCount int
+	// DeadLetterSourceARN replaces the message's: set by a dead-letter move,
+	// cleared by a move task that takes it back.
+	DeadLetterSourceARN string
+	// ResetSentAt restarts the retention period at Now.
+	ResetSentAt bool
+}
 
 // MessageStatsParams are the arguments of Store.MessageStats.
 type MessageStatsParams struct {

@@ -7,7 +7,9 @@ import (
 	"github.com/baton-sqs/baton/engine"
 )
 
-func str(v string) baton.MessageAttribute { return baton.MessageAttribute{DataType: "String", StringValue: v} }
+func str(v string) baton.MessageAttribute {
+	return baton.MessageAttribute{DataType: "String", StringValue: v}
+}
 
 // The digests are SQS-CONTRACT §4.3's worked examples, several recorded from
 // real AWS.

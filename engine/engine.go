@@ -39,6 +39,8 @@ type Engine struct {
 	waiters map[uint64]chan struct{}
 	closing chan struct{}
 	once    sync.Once
+
+	tasks moveTasks
 }
 
 // New returns an Engine.
@@ -73,10 +75,11 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Close answers every waiting long poll (with what is available, usually
-// nothing) and makes new long polls return at once. It does not close the
-// store.
+// nothing), makes new long polls return at once and stops running move
+// tasks (they end FAILED). It does not close the store.
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
+	e.tasks.wg.Wait()
 }
 
 // Clock returns the engine's clock.

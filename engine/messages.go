@@ -16,6 +16,10 @@ import (
 // poll beyond it fails with OverLimit, a long poll returns nothing.
 const inFlightLimit = 120000
 
+// maxDeadLetterRounds bounds how often one receive looks again after every
+// message it found went to the dead-letter queue.
+const maxDeadLetterRounds = 10
+
 // SendParams describe one message to send.
 type SendParams struct {
 	// ID is the batch entry id (batches only).
@@ -269,13 +273,22 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		if st.Visible == 0 {
 			return false, nil
 		}
-		msgs, err = e.store.MessageReceive(ctx, baton.MessageReceiveParams{
-			QueueID: q.ID, Now: now, Max: max,
-			VisibleAt:       now.Add(time.Duration(vis) * time.Second),
-			RetentionCutoff: now.Add(-time.Duration(q.Attributes.MessageRetentionPeriod) * time.Second),
-		})
-		if err != nil {
-			return false, storeErr(err, "receive messages")
+		// Messages moved to the dead-letter queue leave room for others.
+		for range maxDeadLetterRounds {
+			got, err := e.store.MessageReceive(ctx, baton.MessageReceiveParams{
+				QueueID: q.ID, Now: now, Max: max,
+				VisibleAt:       now.Add(time.Duration(vis) * time.Second),
+				RetentionCutoff: now.Add(-time.Duration(q.Attributes.MessageRetentionPeriod) * time.Second),
+			})
+			if err != nil {
+				return false, storeErr(err, "receive messages")
+			}
+			if msgs, err = e.deadLetter(ctx, q, got, now); err != nil {
+				return false, err
+			}
+			if len(msgs) > 0 || len(got) == 0 {
+				break
+			}
 		}
 		return len(msgs) > 0, nil
 	})
@@ -321,6 +334,7 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 		put("MessageGroupId", m.GroupID)
 		put("MessageDeduplicationId", m.DedupID)
 		put("SequenceNumber", m.SequenceNumber)
+		put("DeadLetterQueueSourceArn", m.DeadLetterSourceARN)
 		if len(attrs) > 0 {
 			r.Attributes = attrs
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -66,7 +65,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 	if err := applyAttributes(&attrs, p.Attributes, fifo); err != nil {
 		return nil, err
 	}
-	if err := e.checkRedriveTarget(ctx, p.Account, &attrs); err != nil {
+	if err := e.checkRedriveTarget(ctx, p.Account, p.Name, &attrs); err != nil {
 		return nil, err
 	}
 
@@ -133,18 +132,18 @@ func isNameByte(c byte) bool {
 
 // checkRedriveTarget checks that a RedrivePolicy names an existing queue of
 // the same type in the same account.
-func (e *Engine) checkRedriveTarget(ctx context.Context, account string, a *baton.QueueAttributes) error {
+func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string, a *baton.QueueAttributes) error {
 	if a.RedrivePolicy == "" {
 		return nil
 	}
 	target := redriveTarget(a.RedrivePolicy)
 	bad := baton.Errorf(baton.ErrInvalidParameterValue,
 		"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter target does not exist.", a.RedrivePolicy)
-	parts := strings.Split(target, ":")
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[4] != account {
+	targetAccount, targetName, ok := parseARN(target)
+	if !ok || targetAccount != account || targetName == source {
 		return bad
 	}
-	dlq, err := e.store.QueueGet(ctx, account, parts[5])
+	dlq, err := e.store.QueueGet(ctx, account, targetName)
 	if errors.Is(err, baton.ErrNotFound) {
 		return bad
 	}
@@ -155,7 +154,7 @@ func (e *Engine) checkRedriveTarget(ctx context.Context, account string, a *bato
 		return baton.Errorf(baton.ErrInvalidParameterValue,
 			"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter queue must be same type of queue as the source.", a.RedrivePolicy)
 	}
-	return nil
+	return e.checkRedriveAllowed(dlq, e.ARN(account, source), a.RedrivePolicy)
 }
 
 // DeleteQueue deletes a queue and its messages.
@@ -194,13 +193,9 @@ func (e *Engine) ListQueues(ctx context.Context, p ListQueuesParams) (queues []*
 		}
 		limit = *p.MaxResults
 	}
-	after := ""
-	if p.NextToken != "" {
-		b, err := base64.RawURLEncoding.DecodeString(p.NextToken)
-		if err != nil || len(b) == 0 {
-			return nil, "", baton.Errorf(baton.ErrInvalidParameterValue, "Invalid NextToken value.")
-		}
-		after = string(b)
+	after, err := decodeToken(p.NextToken)
+	if err != nil {
+		return nil, "", err
 	}
 	qs, err := e.store.QueueList(ctx, baton.QueueListParams{Account: p.Account, Prefix: p.Prefix, After: after, Limit: limit + 1})
 	if err != nil {
@@ -209,7 +204,7 @@ func (e *Engine) ListQueues(ctx context.Context, p ListQueuesParams) (queues []*
 	if len(qs) > limit {
 		qs = qs[:limit]
 		if p.MaxResults != nil {
-			next = base64.RawURLEncoding.EncodeToString([]byte(qs[limit-1].Name))
+			next = encodeToken(qs[limit-1].Name)
 		}
 	}
 	return qs, next, nil
@@ -243,7 +238,7 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, ref QueueRef, attrs map
 	if err := applyAttributes(&a, attrs, q.IsFIFO()); err != nil {
 		return err
 	}
-	if err := e.checkRedriveTarget(ctx, ref.Account, &a); err != nil {
+	if err := e.checkRedriveTarget(ctx, ref.Account, ref.Name, &a); err != nil {
 		return err
 	}
 	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{

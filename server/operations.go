@@ -12,7 +12,7 @@ import (
 // operations is the one table of SQS actions both codecs serve. Each handler
 // turns wire structs into engine calls and back; it holds no queue rules.
 func (s *Server) operations() protocol.Table {
-	return protocol.NewTable(
+	return protocol.NewTable(append(s.redriveOperations(),
 		protocol.Op("CreateQueue", s.createQueue),
 		protocol.Op("DeleteQueue", s.deleteQueue),
 		protocol.Op("GetQueueUrl", s.getQueueURL),
@@ -30,7 +30,7 @@ func (s *Server) operations() protocol.Table {
 		protocol.Op("TagQueue", s.tagQueue),
 		protocol.Op("UntagQueue", s.untagQueue),
 		protocol.Op("ListQueueTags", s.listQueueTags),
-	)
+	)...)
 }
 
 var none = &protocol.NoOutput{}

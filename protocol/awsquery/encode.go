@@ -74,6 +74,8 @@ func writeValue(b *bytes.Buffer, v reflect.Value, fd field) {
 		}
 	case reflect.Bool:
 		element(b, fd.name, strconv.FormatBool(v.Bool()))
+	case reflect.Int, reflect.Int64:
+		element(b, fd.name, strconv.FormatInt(v.Int(), 10))
 	case reflect.Pointer:
 		if !v.IsNil() {
 			element(b, fd.name, strconv.FormatInt(v.Elem().Int(), 10))
@@ -94,7 +96,13 @@ func writeValue(b *bytes.Buffer, v reflect.Value, fd field) {
 		for _, k := range keys {
 			b.WriteString("<" + fd.name + ">")
 			element(b, fd.key, k.String())
-			writeValue(b, v.MapIndex(k), field{name: fd.val})
+			// A map entry always has its value element, even an empty
+			// string (a tag value may be ""): parsers pair Key with Value.
+			if mv := v.MapIndex(k); mv.Kind() == reflect.String {
+				element(b, fd.val, mv.String())
+			} else {
+				writeValue(b, mv, field{name: fd.val})
+			}
 			b.WriteString("</" + fd.name + ">")
 		}
 	case reflect.Struct:

@@ -206,3 +206,65 @@ type ListQueueTagsInput struct{ QueueUrl string }
 type ListQueueTagsOutput struct {
 	Tags map[string]string `json:",omitempty" query:"Tag,Key,Value"`
 }
+
+type ListDeadLetterSourceQueuesInput struct {
+	QueueUrl   string
+	NextToken  string
+	MaxResults *int
+}
+
+// ListDeadLetterSourceQueuesOutput spells queueUrls in lower case, as the
+// model does, and always carries it.
+type ListDeadLetterSourceQueuesOutput struct {
+	QueueUrls []string `json:"queueUrls" query:"QueueUrl"`
+	NextToken string   `json:",omitempty"`
+}
+
+type StartMessageMoveTaskInput struct {
+	SourceArn                    string
+	DestinationArn               string
+	MaxNumberOfMessagesPerSecond *int
+}
+
+type StartMessageMoveTaskOutput struct {
+	TaskHandle string `json:",omitempty"`
+}
+
+type CancelMessageMoveTaskInput struct{ TaskHandle string }
+
+type CancelMessageMoveTaskOutput struct {
+	ApproximateNumberOfMessagesMoved int64
+}
+
+type ListMessageMoveTasksInput struct {
+	SourceArn  string
+	MaxResults *int
+}
+
+type ListMessageMoveTasksOutput struct {
+	Results []ListMessageMoveTasksResultEntry `json:",omitempty" query:"ListMessageMoveTasksResultEntry"`
+}
+
+type ListMessageMoveTasksResultEntry struct {
+	TaskHandle                        string `json:",omitempty"`
+	Status                            string
+	SourceArn                         string
+	DestinationArn                    string `json:",omitempty"`
+	MaxNumberOfMessagesPerSecond      *int   `json:",omitempty"`
+	ApproximateNumberOfMessagesMoved  int64
+	ApproximateNumberOfMessagesToMove *int64 `json:",omitempty"`
+	FailureReason                     string `json:",omitempty"`
+	StartedTimestamp                  int64
+}
+
+type AddPermissionInput struct {
+	QueueUrl      string
+	Label         string
+	AWSAccountIds []string `query:"AWSAccountId"`
+	Actions       []string `query:"ActionName"`
+}
+
+type RemovePermissionInput struct {
+	QueueUrl string
+	Label    string
+}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -16,10 +17,10 @@ import (
 //
 // Lock order: Store.mu before queueState.mu.
 type Store struct {
-	mu       sync.RWMutex
-	queues   map[queueKey]*queueState
-	byID     map[uint64]*queueState
-	deleted  map[queueKey]time.Time
+	mu      sync.RWMutex
+	queues  map[queueKey]*queueState
+	byID    map[uint64]*queueState
+	deleted map[queueKey]time.Time
 }
 
 type queueKey struct{ account, name string }
@@ -190,7 +191,7 @@ func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) error 
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	for _, m := range p.Messages {
-		e := &entry{m: *m, heapIdx: -1}
+		e := &entry{m: cloneMessage(m), heapIdx: -1}
 		qs.msgs[m.ID] = e
 		qs.hide(e)
 	}
@@ -263,7 +264,7 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 		} else {
 			stayVisible = append(stayVisible, e)
 		}
-		c := *m
+		c := cloneMessage(m)
 		out = append(out, &c)
 	}
 	for _, e := range stayVisible {
@@ -327,6 +328,52 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil
 }
 
+func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton.LeaseOutcome, error) {
+	s.mu.RLock()
+	from, to := s.byID[p.QueueID], s.byID[p.ToQueueID]
+	s.mu.RUnlock()
+	if from == nil || to == nil {
+		return baton.LeaseOutcome{}, baton.ErrNotFound
+	}
+	if from == to {
+		return baton.LeaseOutcome{}, errors.New("memstore: move within one queue")
+	}
+	// Lock order between queues: lower id first.
+	first, second := from, to
+	if first.q.ID > second.q.ID {
+		first, second = second, first
+	}
+	first.mu.Lock()
+	defer first.mu.Unlock()
+	second.mu.Lock()
+	defer second.mu.Unlock()
+
+	e, ok := from.msgs[p.MessageID]
+	if !ok {
+		return baton.LeaseOutcome{Result: baton.LeaseGone}, nil
+	}
+	before := e.m
+	res := baton.LeaseCurrent
+	if p.Epoch != 0 {
+		if _, res = from.leaseOf(p.MessageID, p.Epoch, p.Now); res != baton.LeaseCurrent {
+			return baton.LeaseOutcome{Result: res, Message: &before}, nil
+		}
+	}
+	from.remove(e)
+	m := e.m
+	m.VisibleAt = p.Now
+	m.Leased = false
+	m.ReceiveCount = p.ReceiveCount
+	m.DeadLetterSourceARN = p.DeadLetterSourceARN
+	if p.ResetSentAt {
+		m.SentAt = p.Now
+	}
+	moved := &entry{m: m, heapIdx: -1}
+	to.msgs[m.ID] = moved
+	moved.elem = to.ready.PushBack(moved)
+	return baton.LeaseOutcome{Result: res, Message: &before}, nil
+}
+
 func (s *Store) MessageStats(_ context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
 	qs := s.lookupID(p.QueueID)
 	if qs == nil {
@@ -372,6 +419,23 @@ func cloneQueue(q *baton.Queue) baton.Queue {
 		c.Tags = make(map[string]string, len(q.Tags))
 		for k, v := range q.Tags {
 			c.Tags[k] = v
+		}
+	}
+	return c
+}
+
+// cloneMessage copies m deeply, so that neither the caller of MessageSend nor
+// the receiver of a returned message shares its attribute map or binary
+// values with the store.
+func cloneMessage(m *baton.Message) baton.Message {
+	c := *m
+	if m.Attributes != nil {
+		c.Attributes = make(map[string]baton.MessageAttribute, len(m.Attributes))
+		for k, a := range m.Attributes {
+			if a.BinaryValue != nil {
+				a.BinaryValue = append([]byte(nil), a.BinaryValue...)
+			}
+			c.Attributes[k] = a
 		}
 	}
 	return c

@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
+)
+
+// Move task statuses.
+const (
+	TaskRunning    = "RUNNING"
+	TaskCompleted  = "COMPLETED"
+	TaskCancelling = "CANCELLING"
+	TaskCancelled  = "CANCELLED"
+	TaskFailed     = "FAILED"
+)
+
+const (
+	maxMoveRate = 500
+	// defaultMoveRate is the rate of a task that sets none ("system
+	// optimised" on SQS).
+	defaultMoveRate = 500
+	// moveLease hides the messages a task is moving, should it stop midway.
+	moveLease       = 30 * time.Second
+	maxTasksPerList = 10
+)
+
+// MoveTask is a message move task's state as ListMessageMoveTasks reports
+// it.
+type MoveTask struct {
+	Handle         string
+	SourceARN      string
+	DestinationARN string // empty: each message's original source queue
+	MaxPerSecond   int    // 0: not set
+	Status         string
+	Moved          int64
+	ToMove         int64
+	FailureReason  string
+	StartedAt      time.Time
+}
+
+type moveTask struct {
+	MoveTask
+	cancel chan struct{}
+}
+
+// moveTasks is the engine's registry of tasks, newest first per source.
+type moveTasks struct {
+	mu       sync.Mutex
+	bySource map[string][]*moveTask
+	byID     map[string]*moveTask
+	wg       sync.WaitGroup
+}
+
+type taskHandle struct {
+	TaskID    string `json:"taskId"`
+	SourceArn string `json:"sourceArn"`
+}
+
+// StartMessageMoveTaskParams are the arguments of StartMessageMoveTask.
+type StartMessageMoveTaskParams struct {
+	Account        string
+	SourceARN      string
+	DestinationARN string
+	MaxPerSecond   *int
+}
+
+// StartMessageMoveTask starts moving the messages of a dead-letter queue to
+// a destination queue, or each back to the queue it was dead-lettered from.
+// One task may run per source queue.
+func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTaskParams) (string, error) {
+	if p.SourceARN == "" {
+		return "", baton.MissingParameter("SourceArn")
+	}
+	src, err := e.queueByARN(ctx, p.Account, p.SourceARN, "SourceArn")
+	if err != nil {
+		return "", err
+	}
+	sources, err := e.sourcesOf(ctx, src)
+	if err != nil {
+		return "", err
+	}
+	if len(sources) == 0 {
+		return "", baton.Errorf(baton.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+	}
+	var dest *baton.Queue
+	if p.DestinationARN != "" {
+		if dest, err = e.queueByARN(ctx, p.Account, p.DestinationARN, "DestinationArn"); err != nil {
+			return "", err
+		}
+		if dest.ID == src.ID {
+			return "", baton.Errorf(baton.ErrInvalidParameterValue, "Source queue and destination queue must differ.")
+		}
+	}
+	rate := 0
+	if p.MaxPerSecond != nil {
+		if *p.MaxPerSecond < 1 || *p.MaxPerSecond > maxMoveRate {
+			return "", baton.InvalidParameter("MaxNumberOfMessagesPerSecond", strconv.Itoa(*p.MaxPerSecond),
+				"MaxNumberOfMessagesPerSecond must be between 1 and 500.")
+		}
+		rate = *p.MaxPerSecond
+	}
+	now := e.clock.Now()
+	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: src.ID, Now: now})
+	if err != nil {
+		return "", storeErr(err, "message stats")
+	}
+	h, _ := json.Marshal(taskHandle{TaskID: ids.NewUUID(), SourceArn: p.SourceARN})
+	t := &moveTask{
+		MoveTask: MoveTask{
+			Handle: base64.StdEncoding.EncodeToString(h), SourceARN: p.SourceARN, DestinationARN: p.DestinationARN,
+			MaxPerSecond: rate, Status: TaskRunning, ToMove: int64(st.Visible), StartedAt: now,
+		},
+		cancel: make(chan struct{}),
+	}
+	tasks := &e.tasks
+	tasks.mu.Lock()
+	if tasks.byID == nil {
+		tasks.byID = make(map[string]*moveTask)
+		tasks.bySource = make(map[string][]*moveTask)
+	}
+	if list := tasks.bySource[p.SourceARN]; len(list) > 0 && (list[0].Status == TaskRunning || list[0].Status == TaskCancelling) {
+		tasks.mu.Unlock()
+		return "", baton.Errorf(baton.ErrInvalidParameterValue,
+			"There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+	}
+	tasks.byID[t.Handle] = t
+	tasks.bySource[p.SourceARN] = append([]*moveTask{t}, tasks.bySource[p.SourceARN]...)
+	tasks.wg.Add(1)
+	tasks.mu.Unlock()
+	go func() {
+		defer tasks.wg.Done()
+		e.runMoveTask(t, src, dest)
+	}()
+	return t.Handle, nil
+}
+
+func (e *Engine) queueByARN(ctx context.Context, account, arn, param string) (*baton.Queue, error) {
+	notFound := baton.Errorf(baton.ErrResourceNotFound,
+		"The resource that you specified for the %s parameter doesn't exist.", param)
+	acct, name, ok := parseARN(arn)
+	if !ok || acct != account {
+		return nil, notFound
+	}
+	q, err := e.store.QueueGet(ctx, acct, name)
+	if errors.Is(err, baton.ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get queue: %w", err)
+	}
+	return q, nil
+}
+
+// CancelMessageMoveTask stops a running task; messages already moved stay
+// moved. It returns how many were moved.
+func (e *Engine) CancelMessageMoveTask(_ context.Context, handle string) (int64, error) {
+	if handle == "" {
+		return 0, baton.MissingParameter("TaskHandle")
+	}
+	var h taskHandle
+	b, err := base64.StdEncoding.DecodeString(handle)
+	if err != nil || json.Unmarshal(b, &h) != nil || h.TaskID == "" || h.SourceArn == "" {
+		return 0, baton.Errorf(baton.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
+	}
+	tasks := &e.tasks
+	tasks.mu.Lock()
+	defer tasks.mu.Unlock()
+	t, ok := tasks.byID[handle]
+	if !ok {
+		return 0, baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
+	}
+	if t.Status != TaskRunning {
+		return 0, baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
+	}
+	t.Status = TaskCancelling
+	close(t.cancel)
+	return t.Moved, nil
+}
+
+// ListMessageMoveTasks returns up to maxResults (default 1, at most 10) of
+// the source's most recent tasks, newest first.
+func (e *Engine) ListMessageMoveTasks(ctx context.Context, account, sourceARN string, maxResults *int) ([]MoveTask, error) {
+	if sourceARN == "" {
+		return nil, baton.MissingParameter("SourceArn")
+	}
+	limit := 1
+	if maxResults != nil {
+		if *maxResults < 1 || *maxResults > maxTasksPerList {
+			return nil, baton.InvalidParameter("MaxResults", strconv.Itoa(*maxResults), "MaxResults must be between 1 and 10.")
+		}
+		limit = *maxResults
+	}
+	if _, err := e.queueByARN(ctx, account, sourceARN, "SourceArn"); err != nil {
+		return nil, err
+	}
+	tasks := &e.tasks
+	tasks.mu.Lock()
+	defer tasks.mu.Unlock()
+	var out []MoveTask
+	for _, t := range tasks.bySource[sourceARN] {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, t.MoveTask)
+	}
+	return out, nil
+}
+
+// runMoveTask moves up to the task's rate each second until the source has
+// no visible messages, the task has moved what it set out to, or it is
+// cancelled or fails.
+func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
+	ctx := context.Background()
+	rate := t.MaxPerSecond
+	if rate == 0 {
+		rate = defaultMoveRate
+	}
+	targets := map[string]*baton.Queue{}
+	for {
+		done, failure := e.moveBatch(ctx, t, src, dest, rate, targets)
+		e.tasks.mu.Lock()
+		switch {
+		case failure != "":
+			t.Status, t.FailureReason = TaskFailed, failure
+		case t.Status == TaskCancelling:
+			t.Status = TaskCancelled
+		case done:
+			t.Status = TaskCompleted
+		}
+		finished := t.Status != TaskRunning
+		e.tasks.mu.Unlock()
+		if finished {
+			return
+		}
+		timer := e.clock.NewTimer(time.Second)
+		select {
+		case <-timer.C():
+		case <-t.cancel:
+			timer.Stop()
+		case <-e.closing:
+			timer.Stop()
+			e.tasks.mu.Lock()
+			t.Status, t.FailureReason = TaskFailed, "The server shut down before the task finished."
+			e.tasks.mu.Unlock()
+			return
+		}
+	}
+}
+
+// moveBatch moves up to rate messages. done reports that nothing is left to
+// move; failure is the reason the task cannot go on.
+func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Queue, rate int, targets map[string]*baton.Queue) (done bool, failure string) {
+	for moved := 0; moved < rate; {
+		select {
+		case <-t.cancel:
+			return false, ""
+		default:
+		}
+		now := e.clock.Now()
+		msgs, err := e.store.MessageReceive(ctx, baton.MessageReceiveParams{
+			QueueID: src.ID, Now: now, Max: min(baton.MaxBatchEntries, rate-moved),
+			VisibleAt:       now.Add(moveLease),
+			RetentionCutoff: now.Add(-time.Duration(src.Attributes.MessageRetentionPeriod) * time.Second),
+		})
+		if errors.Is(err, baton.ErrNotFound) {
+			return false, "AWS.SimpleQueueService.NonExistentQueue"
+		}
+		if err != nil {
+			e.log.Warn("move task receive failed", "source", t.SourceARN, "err", err)
+			return false, "AWS.SimpleQueueService.InternalError"
+		}
+		if len(msgs) == 0 {
+			return true, ""
+		}
+		for _, m := range msgs {
+			to, failure := e.moveTarget(ctx, m, src, dest, targets)
+			if failure != "" {
+				return false, failure
+			}
+			out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
+				QueueID: src.ID, MessageID: m.ID, Epoch: m.Epoch, ToQueueID: to.ID, Now: now,
+			})
+			if errors.Is(err, baton.ErrNotFound) {
+				return false, "AWS.SimpleQueueService.NonExistentQueue"
+			}
+			if err != nil {
+				e.log.Warn("move task move failed", "source", t.SourceARN, "err", err)
+				return false, "AWS.SimpleQueueService.InternalError"
+			}
+			if out.Result == baton.LeaseCurrent {
+				e.notify(to.ID)
+				moved++
+				e.tasks.mu.Lock()
+				t.Moved++
+				reached := t.Moved >= t.ToMove
+				e.tasks.mu.Unlock()
+				if reached {
+					return true, ""
+				}
+			}
+		}
+	}
+	return false, ""
+}
+
+// moveTarget is where a task sends m: the task's destination, or the queue
+// m was dead-lettered from.
+func (e *Engine) moveTarget(ctx context.Context, m *baton.Message, src, dest *baton.Queue, cache map[string]*baton.Queue) (*baton.Queue, string) {
+	if dest != nil {
+		return dest, ""
+	}
+	if q, ok := cache[m.DeadLetterSourceARN]; ok {
+		return q, ""
+	}
+	account, name, ok := parseARN(m.DeadLetterSourceARN)
+	if !ok {
+		return nil, "AWS.SimpleQueueService.NonExistentQueue"
+	}
+	q, err := e.store.QueueGet(ctx, account, name)
+	if err != nil || q.ID == src.ID {
+		return nil, "AWS.SimpleQueueService.NonExistentQueue"
+	}
+	cache[m.DeadLetterSourceARN] = q
+	return q, ""
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// redrivePolicy is a parsed RedrivePolicy attribute.
+type redrivePolicy struct {
+	target          string // dead-letter queue ARN
+	maxReceiveCount int
+}
+
+// parseRedrivePolicy reads a RedrivePolicy already checked by
+// checkRedrivePolicy; ok is false when none is set.
+func parseRedrivePolicy(s string) (p redrivePolicy, ok bool) {
+	if s == "" {
+		return p, false
+	}
+	var raw struct {
+		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
+		MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
+	}
+	if json.Unmarshal([]byte(s), &raw) != nil {
+		return p, false
+	}
+	n := string(raw.MaxReceiveCount)
+	if uq, err := strconv.Unquote(n); err == nil {
+		n = uq
+	}
+	count, err := strconv.Atoi(n)
+	if err != nil {
+		return p, false
+	}
+	return redrivePolicy{target: raw.DeadLetterTargetArn, maxReceiveCount: count}, true
+}
+
+// parseARN splits an SQS queue ARN into account and name.
+func parseARN(arn string) (account, name string, ok bool) {
+	parts := strings.Split(arn, ":")
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[4] == "" || parts[5] == "" {
+		return "", "", false
+	}
+	return parts[4], parts[5], true
+}
+
+// deadLetter moves the received messages that have passed the queue's
+// maxReceiveCount to its dead-letter queue and returns the others. A
+// message is moved inside the receive that would exceed the count, never
+// merely because its lease lapsed.
+func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time) ([]*baton.Message, error) {
+	policy, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy)
+	if !ok {
+		return msgs, nil
+	}
+	var dlq *baton.Queue
+	kept := msgs[:0]
+	for _, m := range msgs {
+		if m.ReceiveCount <= policy.maxReceiveCount {
+			kept = append(kept, m)
+			continue
+		}
+		if dlq == nil {
+			account, name, _ := parseARN(policy.target)
+			var err error
+			dlq, err = e.store.QueueGet(ctx, account, name)
+			if errors.Is(err, baton.ErrNotFound) {
+				// The dead-letter queue is gone: deliver as if no policy.
+				return msgs, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("get dead-letter queue: %w", err)
+			}
+		}
+		out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
+			QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, ToQueueID: dlq.ID, Now: now,
+			ReceiveCount:        m.ReceiveCount - 1, // this receive did not deliver it
+			DeadLetterSourceARN: e.ARN(q.Account, q.Name),
+			ResetSentAt:         q.IsFIFO(),
+		})
+		if err != nil {
+			return nil, storeErr(err, "dead-letter message")
+		}
+		if out.Result == baton.LeaseCurrent {
+			e.notify(dlq.ID)
+		}
+	}
+	return kept, nil
+}
+
+// checkRedriveAllowed checks that the dead-letter queue's RedriveAllowPolicy
+// lets source use it.
+func (e *Engine) checkRedriveAllowed(dlq *baton.Queue, sourceARN, policy string) error {
+	allow := dlq.Attributes.RedriveAllowPolicy
+	if allow == "" {
+		return nil
+	}
+	var p struct {
+		RedrivePermission string   `json:"redrivePermission"`
+		SourceQueueArns   []string `json:"sourceQueueArns"`
+	}
+	_ = json.Unmarshal([]byte(allow), &p) // validated when set
+	switch p.RedrivePermission {
+	case "denyAll":
+	case "byQueue":
+		if slices.Contains(p.SourceQueueArns, sourceARN) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return baton.Errorf(baton.ErrInvalidParameterValue,
+		"Value %s for parameter RedrivePolicy is invalid. Reason: Queue %s does not allow this queue to use it as a dead-letter queue.",
+		policy, e.ARN(dlq.Account, dlq.Name))
+}
+
+// ListDeadLetterSourceQueuesParams are the arguments of
+// ListDeadLetterSourceQueues.
+type ListDeadLetterSourceQueuesParams struct {
+	MaxResults *int
+	NextToken  string
+}
+
+// ListDeadLetterSourceQueues lists the queues whose RedrivePolicy names ref
+// as their dead-letter queue, in name order.
+func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, ref QueueRef, p ListDeadLetterSourceQueuesParams) ([]*baton.Queue, string, error) {
+	dlq, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := maxListQueues
+	if p.MaxResults != nil {
+		if *p.MaxResults < 1 || *p.MaxResults > maxListQueues {
+			return nil, "", baton.InvalidParameter("MaxResults", strconv.Itoa(*p.MaxResults),
+				"MaxResults must be an integer between 1 and 1000.")
+		}
+		limit = *p.MaxResults
+	}
+	after, err := decodeToken(p.NextToken)
+	if err != nil {
+		return nil, "", err
+	}
+	sources, err := e.sourcesOf(ctx, dlq)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []*baton.Queue
+	for _, q := range sources {
+		if q.Name > after {
+			out = append(out, q)
+		}
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		if p.MaxResults != nil {
+			next = encodeToken(out[limit-1].Name)
+		}
+	}
+	return out, next, nil
+}
+
+// sourcesOf returns the queues that use dlq as their dead-letter queue.
+func (e *Engine) sourcesOf(ctx context.Context, dlq *baton.Queue) ([]*baton.Queue, error) {
+	all, err := e.store.QueueList(ctx, baton.QueueListParams{Account: dlq.Account})
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	arn := e.ARN(dlq.Account, dlq.Name)
+	var out []*baton.Queue
+	for _, q := range all {
+		if p, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy); ok && p.target == arn {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+func encodeToken(name string) string { return base64.RawURLEncoding.EncodeToString([]byte(name)) }
+
+func decodeToken(tok string) (string, error) {
+	if tok == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || len(b) == 0 {
+		return "", baton.Errorf(baton.ErrInvalidParameterValue, "Invalid NextToken value.")
+	}
+	return string(b), nil
+}
