@@ -18,6 +18,9 @@ type Queue struct {
 	ModifiedAt time.Time
 	// PurgedAt is when the last PurgeQueue took effect (zero if never).
 	PurgedAt time.Time
+	// DedupScope is the DeduplicationScope a FIFO queue was created with:
+	// SQS keeps deduplicating that way even if the attribute changes.
+	DedupScope string
 }
 
 // IsFIFO reports whether the queue is a FIFO queue.

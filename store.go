@@ -43,12 +43,21 @@ type Store interface {
 	QueuePurge(ctx context.Context, params QueuePurgeParams) error
 
 	// MessageSend stores new messages; they become visible at VisibleAt.
-	// When it returns, the messages are as durable as the store promises.
-	MessageSend(ctx context.Context, params MessageSendParams) error
+	// On a FIFO queue it gives each message the queue's next SequenceNumber
+	// and stores none whose deduplication key was accepted after
+	// params.DedupCutoff, reporting the original instead. When it returns,
+	// the messages are as durable as the store promises.
+	MessageSend(ctx context.Context, params MessageSendParams) ([]MessageSent, error)
 	// MessageReceive leases up to params.Max visible messages: each one's
 	// ReceiveCount and Epoch grow by one and it stays hidden until
 	// params.VisibleAt. Messages sent before params.RetentionCutoff are
 	// dropped instead of returned. It returns copies in receive order.
+	//
+	// Messages are chosen by group (GroupID). On a FIFO queue a group yields
+	// its visible messages in send order up to its first in-flight message,
+	// and a receive fills from as few groups as it can. On a standard queue
+	// with groups (a fair queue) each group in turn yields one message, so
+	// a group with a large backlog cannot starve the others.
 	MessageReceive(ctx context.Context, params MessageReceiveParams) ([]*Message, error)
 	// MessageDelete deletes a message by the lease epoch of a receipt.
 	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)
@@ -113,6 +122,21 @@ type QueuePurgeParams struct {
 type MessageSendParams struct {
 	QueueID  uint64
 	Messages []*Message
+	// DedupKeys, on a FIFO queue, are the messages' deduplication keys, one
+	// per message: the MessageDeduplicationId, prefixed by the group for
+	// group-scoped deduplication.
+	DedupKeys []string
+	// DedupCutoff: a key accepted after it makes a message a duplicate.
+	DedupCutoff time.Time
+}
+
+// MessageSent is what MessageSend did with one message.
+type MessageSent struct {
+	// MessageID is the stored message's id, or for a duplicate the id of
+	// the message first accepted under its key.
+	MessageID      string
+	SequenceNumber string
+	Duplicate      bool
 }
 
 // MessageReceiveParams are the arguments of Store.MessageReceive.

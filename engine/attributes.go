@@ -163,6 +163,16 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 	return nil
 }
 
+// checkFIFOAttributes applies the rules between FIFO attributes:
+// per-group throughput needs group-scoped deduplication.
+func checkFIFOAttributes(a *baton.QueueAttributes) error {
+	if a.FifoThroughputLimit == "perMessageGroupId" && a.DeduplicationScope != "messageGroup" {
+		return baton.Errorf(baton.ErrInvalidAttributeValue,
+			"Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId can be used only when DeduplicationScope is messageGroup.")
+	}
+	return nil
+}
+
 func parseBool(s string) (bool, bool) {
 	switch s {
 	case "true", "True", "TRUE":

@@ -40,7 +40,8 @@ type Engine struct {
 	closing chan struct{}
 	once    sync.Once
 
-	tasks moveTasks
+	tasks    moveTasks
+	attempts attempts
 }
 
 // New returns an Engine.

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,20 +57,27 @@ func (e *Engine) SendMessage(ctx context.Context, ref QueueRef, p SendParams) (*
 	if err != nil {
 		return nil, err
 	}
+	if q.IsFIFO() && p.GroupID == "" {
+		return nil, baton.MissingParameter("MessageGroupId")
+	}
+	if err := checkDedupSource(q, p); err != nil {
+		return nil, err
+	}
 	now := e.clock.Now()
-	m, res, err := e.prepare(q, ref, p, now, false)
+	m, err := e.prepare(q, ref, p, now, false)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.store.MessageSend(ctx, baton.MessageSendParams{QueueID: q.ID, Messages: []*baton.Message{m}}); err != nil {
-		return nil, storeErr(err, "send message")
+	res, err := e.storeMessages(ctx, q, []prepared{m}, now)
+	if err != nil {
+		return nil, err
 	}
-	e.notify(q.ID)
-	return res, nil
+	return &res[0], nil
 }
 
 // SendMessageBatch sends up to ten messages. Whole-request rules fail the
-// request; an entry that breaks a message rule fails alone.
+// request; an entry that breaks a message rule fails alone. FIFO entries
+// are enqueued in request order.
 func (e *Engine) SendMessageBatch(ctx context.Context, ref QueueRef, entries []SendParams) ([]SendResult, []BatchError, error) {
 	ids := make([]string, len(entries))
 	total := 0
@@ -90,69 +99,144 @@ func (e *Engine) SendMessageBatch(ctx context.Context, ref QueueRef, entries []S
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, en := range entries {
+		if q.IsFIFO() && en.GroupID == "" {
+			return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue, "The request must contain the parameter MessageGroupId.")
+		}
+		if err := checkDedupSource(q, en); err != nil {
+			return nil, nil, err
+		}
+	}
 	now := e.clock.Now()
 	var (
-		ok     []SendResult
 		failed []BatchError
-		msgs   []*baton.Message
+		msgs   []prepared
 	)
 	for _, en := range entries {
-		m, res, err := e.prepare(q, ref, en, now, true)
+		m, err := e.prepare(q, ref, en, now, true)
 		if err != nil {
 			failed = append(failed, BatchError{ID: en.ID, Err: baton.AsError(err)})
 			continue
 		}
 		msgs = append(msgs, m)
-		ok = append(ok, *res)
 	}
-	if len(msgs) > 0 {
-		if err := e.store.MessageSend(ctx, baton.MessageSendParams{QueueID: q.ID, Messages: msgs}); err != nil {
-			return nil, nil, storeErr(err, "send messages")
-		}
-		e.notify(q.ID)
+	if len(msgs) == 0 {
+		return nil, failed, nil
+	}
+	ok, err := e.storeMessages(ctx, q, msgs, now)
+	if err != nil {
+		return nil, nil, err
 	}
 	return ok, failed, nil
 }
 
+// prepared is a validated message ready to store.
+type prepared struct {
+	msg      *baton.Message
+	dedupKey string
+	result   SendResult
+}
+
+// storeMessages stores prepared messages in one store call and fills in what the
+// store decides: sequence numbers, and the original id of a duplicate.
+func (e *Engine) storeMessages(ctx context.Context, q *baton.Queue, msgs []prepared, now time.Time) ([]SendResult, error) {
+	params := baton.MessageSendParams{QueueID: q.ID, Messages: make([]*baton.Message, len(msgs))}
+	if q.IsFIFO() {
+		params.DedupKeys = make([]string, len(msgs))
+		params.DedupCutoff = now.Add(-dedupWindow)
+	}
+	for i, m := range msgs {
+		params.Messages[i] = m.msg
+		if q.IsFIFO() {
+			params.DedupKeys[i] = m.dedupKey
+		}
+	}
+	sent, err := e.store.MessageSend(ctx, params)
+	if err != nil {
+		return nil, storeErr(err, "send messages")
+	}
+	out := make([]SendResult, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.result
+		out[i].MessageID = sent[i].MessageID
+		out[i].SequenceNumber = sent[i].SequenceNumber
+	}
+	e.notify(q.ID)
+	return out, nil
+}
+
+// dedupWindow is how long a FIFO queue remembers a deduplication id.
+const dedupWindow = 5 * time.Minute
+
+// checkDedupSource: a FIFO message needs a deduplication id, given or
+// derived from its body.
+func checkDedupSource(q *baton.Queue, p SendParams) error {
+	if q.IsFIFO() && p.DedupID == "" && !q.Attributes.ContentBasedDeduplication {
+		return baton.Errorf(baton.ErrInvalidParameterValue,
+			"The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	}
+	return nil
+}
+
 // prepare validates one message against the queue and builds it.
-func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Time, batch bool) (*baton.Message, *SendResult, error) {
+func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Time, batch bool) (prepared, error) {
 	if p.Body == "" {
-		return nil, nil, baton.MissingParameter("MessageBody")
+		return prepared{}, baton.MissingParameter("MessageBody")
 	}
 	if !validChars(p.Body) {
-		return nil, nil, baton.Errorf(baton.ErrInvalidMessageContents,
+		return prepared{}, baton.Errorf(baton.ErrInvalidMessageContents,
 			"Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")
 	}
 	attrSize, err := checkMessageAttributes(p.Attributes)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, err
 	}
 	if size := len(p.Body) + attrSize; size > q.Attributes.MaximumMessageSize {
 		verb := "are invalid"
 		if batch {
 			verb = "cannot be validated"
 		}
-		return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue,
+		return prepared{}, baton.Errorf(baton.ErrInvalidParameterValue,
 			"One or more parameters %s. Reason: Message must be shorter than %d bytes.", verb, q.Attributes.MaximumMessageSize)
 	}
 	trace, err := checkSystemAttributes(p.SystemAttributes)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, err
 	}
 	delay := q.Attributes.DelaySeconds
 	if p.DelaySeconds != nil {
-		if *p.DelaySeconds < 0 || *p.DelaySeconds > baton.MaxDelaySeconds {
-			return nil, nil, baton.InvalidParameter("DelaySeconds", strconv.Itoa(*p.DelaySeconds),
-				"DelaySeconds must be >= 0 and <= 900.")
+		d := *p.DelaySeconds
+		if d < 0 || d > baton.MaxDelaySeconds {
+			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), "DelaySeconds must be >= 0 and <= 900.")
 		}
-		delay = *p.DelaySeconds
+		if q.IsFIFO() && d != 0 {
+			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d),
+				"The request include parameter that is not valid for this queue type.")
+		}
+		if !q.IsFIFO() {
+			delay = d
+		}
 	}
 	if p.GroupID != "" && !validGroupID(p.GroupID) {
-		return nil, nil, baton.InvalidParameter("MessageGroupId", p.GroupID,
+		return prepared{}, baton.InvalidParameter("MessageGroupId", p.GroupID,
 			"MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
-	if p.DedupID != "" {
-		return nil, nil, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
+	dedupID, key := "", ""
+	if q.IsFIFO() {
+		dedupID = p.DedupID
+		if dedupID == "" {
+			sum := sha256.Sum256([]byte(p.Body))
+			dedupID = hex.EncodeToString(sum[:])
+		} else if !validGroupID(dedupID) {
+			return prepared{}, baton.InvalidParameter("MessageDeduplicationId", dedupID,
+				"MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+		}
+		key = dedupID
+		if q.DedupScope == "messageGroup" {
+			key = p.GroupID + " " + dedupID // a space is in neither id
+		}
+	} else if p.DedupID != "" {
+		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
 			"The request includes a parameter that is not valid for this queue type.")
 	}
 	m := &baton.Message{
@@ -161,17 +245,17 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 		Attributes:  p.Attributes,
 		TraceHeader: trace,
 		GroupID:     p.GroupID,
+		DedupID:     dedupID,
 		SenderID:    ref.Account,
 		SentAt:      now,
 		VisibleAt:   now.Add(time.Duration(delay) * time.Second),
 	}
-	return m, &SendResult{
+	return prepared{msg: m, dedupKey: key, result: SendResult{
 		ID:                    p.ID,
-		MessageID:             m.ID,
 		MD5OfBody:             MD5OfBody(p.Body),
 		MD5OfAttributes:       MD5OfAttributes(p.Attributes),
 		MD5OfSystemAttributes: MD5OfAttributes(p.SystemAttributes),
-	}, nil
+	}}, nil
 }
 
 func checkSystemAttributes(attrs map[string]baton.MessageAttribute) (string, error) {
@@ -258,6 +342,21 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if p.VisibilityTimeout != nil {
 		vis = *p.VisibilityTimeout
 	}
+	var replayKey attemptKey
+	if q.IsFIFO() && p.ReceiveRequestAttemptID != "" {
+		if !validGroupID(p.ReceiveRequestAttemptID) {
+			return nil, baton.InvalidParameter("ReceiveRequestAttemptId", p.ReceiveRequestAttemptID,
+				"ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+		}
+		replayKey.queueID, replayKey.id = q.ID, p.ReceiveRequestAttemptID
+		msgs, ok, err := e.replayAttempt(ctx, replayKey, vis)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return e.render(q, msgs, p), nil
+		}
+	}
 	var msgs []*baton.Message
 	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (bool, error) {
 		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
@@ -295,11 +394,18 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if err != nil {
 		return nil, err
 	}
+	if replayKey.id != "" && len(msgs) > 0 {
+		e.attempts.put(replayKey, msgs, e.clock.Now())
+	}
+	return e.render(q, msgs, p), nil
+}
+
+func (e *Engine) render(q *baton.Queue, msgs []*baton.Message, p ReceiveParams) []ReceivedMessage {
 	out := make([]ReceivedMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = e.received(q, m, p)
 	}
-	return out, nil
+	return out
 }
 
 // received renders a leased message with the attributes the receive asked
@@ -427,11 +533,15 @@ func (e *Engine) deleteOne(ctx context.Context, q *baton.Queue, handle string) e
 	if err != nil {
 		return err
 	}
-	_, err = e.store.MessageDelete(ctx, baton.MessageDeleteParams{
+	out, err := e.store.MessageDelete(ctx, baton.MessageDeleteParams{
 		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: e.clock.Now(),
+		RequireLive: q.IsFIFO(),
 	})
 	if err != nil {
 		return storeErr(err, "delete message")
+	}
+	if q.IsFIFO() && out.Result == baton.LeaseLapsed {
+		return baton.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
 	}
 	return nil
 }

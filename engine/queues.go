@@ -55,14 +55,19 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 			return nil, baton.Errorf(baton.ErrInvalidParameterValue,
 				"The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
 		}
-		return nil, baton.Errorf(baton.ErrUnsupportedOperation, "FIFO queues are not supported by this server yet.")
 	}
 	if err := checkTags(p.Tags); err != nil {
 		return nil, err
 	}
 	attrs := baton.DefaultQueueAttributes()
 	attrs.FifoQueue = fifo
+	if fifo {
+		attrs.DeduplicationScope, attrs.FifoThroughputLimit = "queue", "perQueue"
+	}
 	if err := applyAttributes(&attrs, p.Attributes, fifo); err != nil {
+		return nil, err
+	}
+	if err := checkFIFOAttributes(&attrs); err != nil {
 		return nil, err
 	}
 	if err := e.checkRedriveTarget(ctx, p.Account, p.Name, &attrs); err != nil {
@@ -78,7 +83,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 		now := e.clock.Now()
 		q := &baton.Queue{
 			ID: ids.NewUint64(), Account: p.Account, Name: p.Name, Attributes: attrs,
-			Tags: p.Tags, CreatedAt: now, ModifiedAt: now,
+			Tags: p.Tags, CreatedAt: now, ModifiedAt: now, DedupScope: attrs.DeduplicationScope,
 		}
 		err := e.store.QueueCreate(ctx, baton.QueueCreateParams{Queue: q, DeletedCutoff: now.Add(-recreateAfter)})
 		switch {
@@ -236,6 +241,9 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, ref QueueRef, attrs map
 	}
 	a := q.Attributes
 	if err := applyAttributes(&a, attrs, q.IsFIFO()); err != nil {
+		return err
+	}
+	if err := checkFIFOAttributes(&a); err != nil {
 		return err
 	}
 	if err := e.checkRedriveTarget(ctx, ref.Account, ref.Name, &a); err != nil {

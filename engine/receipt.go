@@ -50,7 +50,9 @@ func (c receiptCodec) decode(s string) (r receipt, ok bool) {
 	if base64.RawURLEncoding.DecodedLen(len(s)) != receiptLen {
 		return r, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	// Strict: a handle whose last character differs only in the unused
+	// padding bits is not one this server issued.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil || len(b) != receiptLen || b[0] != receiptVersion {
 		return r, false
 	}

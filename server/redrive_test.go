@@ -35,7 +35,7 @@ func TestDeadLetterOnFourthReceive(t *testing.T) {
 		srv.Clock.Advance(10 * time.Second) // the handler fails: the lease lapses
 	}
 	checkCounts(t, c, dlq, 0, 0, 0) // nothing moves merely because a lease lapsed
-	receiveNone(t, c, src)           // the 4th receive moves it instead of returning it
+	receiveNone(t, c, src)          // the 4th receive moves it instead of returning it
 	checkCounts(t, c, src, 0, 0, 0)
 
 	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &dlq, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}})

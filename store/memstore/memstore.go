@@ -5,6 +5,8 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,12 +50,50 @@ type queueState struct {
 	// leasedHidden counts the hidden messages that are in flight; the rest
 	// are delayed.
 	leasedHidden int
+
+	// groups holds every message in send order per GroupID ("" for
+	// messages without one); order lists the groups for round-robin
+	// receives, next is where the next receive starts.
+	groups map[string]*list.List
+	order  []string
+	next   int
+
+	fifo  bool
+	seq   uint64
+	dedup map[string]dedupEntry
+}
+
+type dedupEntry struct {
+	messageID string
+	seq       string
+	at        time.Time
 }
 
 type entry struct {
 	m       baton.Message
 	elem    *list.Element // in ready, or nil
 	heapIdx int           // in hidden, or -1
+	gelem   *list.Element // in its group's list
+}
+
+func newQueueState(q *baton.Queue) *queueState {
+	return &queueState{
+		q: cloneQueue(q), msgs: make(map[string]*entry), ready: list.New(),
+		groups: make(map[string]*list.List), fifo: q.IsFIFO(), dedup: make(map[string]dedupEntry),
+	}
+}
+
+// add stores a new entry: in its group and hidden until promoted.
+func (qs *queueState) add(e *entry) {
+	qs.msgs[e.m.ID] = e
+	g, ok := qs.groups[e.m.GroupID]
+	if !ok {
+		g = list.New()
+		qs.groups[e.m.GroupID] = g
+		qs.order = append(qs.order, e.m.GroupID)
+	}
+	e.gelem = g.PushBack(e)
+	qs.hide(e)
 }
 
 func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error {
@@ -66,7 +106,7 @@ func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error 
 	if at, ok := s.deleted[k]; ok && at.After(p.DeletedCutoff) {
 		return baton.ErrDeletedRecently
 	}
-	qs := &queueState{q: cloneQueue(p.Queue), msgs: make(map[string]*entry), ready: list.New()}
+	qs := newQueueState(p.Queue)
 	s.queues[k] = qs
 	s.byID[p.Queue.ID] = qs
 	return nil
@@ -175,28 +215,61 @@ func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
 	if qs.q.PurgedAt.After(p.PurgedCutoff) {
 		return baton.ErrPurgedRecently
 	}
-	qs.q.PurgedAt = p.Now
-	qs.msgs = make(map[string]*entry)
-	qs.ready.Init()
-	qs.hidden = nil
-	qs.leasedHidden = 0
+	fresh := newQueueState(&qs.q)
+	fresh.q.PurgedAt = p.Now
+	fresh.seq = qs.seq
+	qs.q, qs.msgs, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.msgs, fresh.ready, nil, 0
+	qs.groups, qs.order, qs.next, qs.dedup = fresh.groups, nil, 0, fresh.dedup
 	return nil
 }
 
-func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) error {
+func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
 	qs := s.lookupID(p.QueueID)
 	if qs == nil {
-		return baton.ErrNotFound
+		return nil, baton.ErrNotFound
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	for _, m := range p.Messages {
+	out := make([]baton.MessageSent, len(p.Messages))
+	for i, m := range p.Messages {
 		e := &entry{m: cloneMessage(m), heapIdx: -1}
-		qs.msgs[m.ID] = e
-		qs.hide(e)
+		if qs.fifo {
+			key := p.DedupKeys[i]
+			if d, ok := qs.dedup[key]; ok && d.at.After(p.DedupCutoff) {
+				out[i] = baton.MessageSent{MessageID: d.messageID, SequenceNumber: d.seq, Duplicate: true}
+				continue
+			}
+			qs.seq++
+			e.m.SequenceNumber = formatSeq(qs.seq)
+			qs.dedup[key] = dedupEntry{messageID: e.m.ID, seq: e.m.SequenceNumber, at: e.m.SentAt}
+		}
+		qs.add(e)
+		out[i] = baton.MessageSent{MessageID: e.m.ID, SequenceNumber: e.m.SequenceNumber}
 	}
-	return nil
+	qs.forgetDedup(p.DedupCutoff)
+	return out, nil
 }
+
+// forgetDedup drops deduplication entries past the window, a few at a time
+// so no send pays for all of them.
+func (qs *queueState) forgetDedup(cutoff time.Time) {
+	n := 0
+	for k, d := range qs.dedup {
+		if n++; n > 16 {
+			return
+		}
+		if !d.at.After(cutoff) {
+			delete(qs.dedup, k)
+		}
+	}
+}
+
+// formatSeq renders a sequence number as SQS does: a large decimal that
+// grows with every message (fixed width keeps text order numeric).
+func formatSeq(n uint64) string { return fmt.Sprintf("%020d", seqBase+n) }
+
+// seqBase makes sequence numbers look like SQS's 20-digit ones.
+const seqBase = 10000000000000000000
 
 // hide puts e in the hidden heap; messages due now are moved to ready by
 // promote on the next read.
@@ -230,6 +303,16 @@ func (qs *queueState) remove(e *entry) {
 	} else if e.heapIdx >= 0 {
 		qs.unhide(e)
 	}
+	g := qs.groups[e.m.GroupID]
+	g.Remove(e.gelem)
+	if g.Len() == 0 {
+		delete(qs.groups, e.m.GroupID)
+		i := slices.Index(qs.order, e.m.GroupID)
+		qs.order = slices.Delete(qs.order, i, i+1)
+		if qs.next > i {
+			qs.next--
+		}
+	}
 	delete(qs.msgs, e.m.ID)
 }
 
@@ -241,15 +324,20 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	qs.promote(p.Now)
-	var out []*baton.Message
+	var taken []*entry
+	switch {
+	case qs.fifo:
+		taken = qs.pickFIFO(p)
+	case len(qs.groups) > 1:
+		taken = qs.pickFair(p)
+	default:
+		taken = qs.pickReady(p)
+	}
+	out := make([]*baton.Message, 0, len(taken))
 	var stayVisible []*entry
-	for len(out) < p.Max && qs.ready.Len() > 0 {
-		e := qs.ready.Remove(qs.ready.Front()).(*entry)
+	for _, e := range taken {
+		qs.ready.Remove(e.elem)
 		e.elem = nil
-		if e.m.SentAt.Before(p.RetentionCutoff) {
-			delete(qs.msgs, e.m.ID)
-			continue
-		}
 		m := &e.m
 		m.ReceiveCount++
 		m.Epoch++
@@ -271,6 +359,82 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 		e.elem = qs.ready.PushBack(e)
 	}
 	return out, nil
+}
+
+// expired drops e if it is past retention and reports whether it did.
+func (qs *queueState) expired(e *entry, p baton.MessageReceiveParams) bool {
+	if e.m.SentAt.Before(p.RetentionCutoff) {
+		qs.remove(e)
+		return true
+	}
+	return false
+}
+
+// pickReady takes visible messages in the order they became visible.
+func (qs *queueState) pickReady(p baton.MessageReceiveParams) []*entry {
+	var taken []*entry
+	for el := qs.ready.Front(); el != nil && len(taken) < p.Max; {
+		e := el.Value.(*entry)
+		el = el.Next()
+		if !qs.expired(e, p) {
+			taken = append(taken, e)
+		}
+	}
+	return taken
+}
+
+// pickFair takes one visible message from each group in turn, starting
+// where the last receive stopped.
+func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
+	var taken []*entry
+	for progress := true; progress && len(taken) < p.Max; {
+		progress = false
+		for n := len(qs.order); n > 0 && len(taken) < p.Max; n-- {
+			qs.next %= len(qs.order)
+			g := qs.groups[qs.order[qs.next]]
+			qs.next++
+			for el := g.Front(); el != nil; {
+				e := el.Value.(*entry)
+				el = el.Next()
+				if e.elem == nil || slices.Contains(taken, e) || qs.expired(e, p) {
+					continue
+				}
+				taken = append(taken, e)
+				progress = true
+				break
+			}
+			if len(qs.order) == 0 {
+				return taken
+			}
+		}
+	}
+	return taken
+}
+
+// pickFIFO takes, group by group, the visible messages that come before each
+// group's first in-flight message, in send order. Delayed messages that were
+// never received do not block their group.
+func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []*entry {
+	var taken []*entry
+	for n := len(qs.order); n > 0 && len(taken) < p.Max && len(qs.order) > 0; n-- {
+		qs.next %= len(qs.order)
+		g := qs.groups[qs.order[qs.next]]
+		qs.next++
+		for el := g.Front(); el != nil && len(taken) < p.Max; {
+			e := el.Value.(*entry)
+			el = el.Next()
+			if e.elem == nil {
+				if e.m.Leased {
+					break // in flight: the rest of the group waits
+				}
+				continue // delayed
+			}
+			if !qs.expired(e, p) {
+				taken = append(taken, e)
+			}
+		}
+	}
+	return taken
 }
 
 // leaseOf finds the message and tells whether the receipt's epoch names its
@@ -368,9 +532,7 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 	if p.ResetSentAt {
 		m.SentAt = p.Now
 	}
-	moved := &entry{m: m, heapIdx: -1}
-	to.msgs[m.ID] = moved
-	moved.elem = to.ready.PushBack(moved)
+	to.add(&entry{m: m, heapIdx: -1})
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil
 }
 

@@ -250,7 +250,7 @@ func MustGetQueue(tb testing.TB, s baton.Store, account, name string) *baton.Que
 // MustSend stores msgs in the queue and fails the test on error.
 func MustSend(tb testing.TB, s baton.Store, queueID uint64, msgs ...*baton.Message) {
 	tb.Helper()
-	if err := s.MessageSend(tb.Context(), baton.MessageSendParams{QueueID: queueID, Messages: msgs}); err != nil {
+	if _, err := s.MessageSend(tb.Context(), baton.MessageSendParams{QueueID: queueID, Messages: msgs}); err != nil {
 		tb.Fatalf("send %d messages: %v", len(msgs), err)
 	}
 }
@@ -1157,7 +1157,7 @@ func testMessageSendKeepsNoReference(t *testing.T, s baton.Store) {
 }
 
 func testMessageSendUnknownQueue(t *testing.T, s baton.Store) {
-	err := s.MessageSend(t.Context(), baton.MessageSendParams{QueueID: QueueID(1), Messages: []*baton.Message{NewMessage(1, base)}})
+	_, err := s.MessageSend(t.Context(), baton.MessageSendParams{QueueID: QueueID(1), Messages: []*baton.Message{NewMessage(1, base)}})
 	checkErr(t, "send to an unknown queue", err, baton.ErrNotFound)
 }
 
@@ -1932,7 +1932,7 @@ func testConcurrentSendAndReceive(t *testing.T, s baton.Store) {
 		sending.Go(func() {
 			for i := range perSender {
 				m := NewMessage(w*perSender+i+1, now)
-				if err := s.MessageSend(t.Context(), baton.MessageSendParams{QueueID: q.ID, Messages: []*baton.Message{m}}); err != nil {
+				if _, err := s.MessageSend(t.Context(), baton.MessageSendParams{QueueID: q.ID, Messages: []*baton.Message{m}}); err != nil {
 					t.Errorf("sender %d: %v", w, err)
 					return
 				}

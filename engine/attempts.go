@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// attemptWindow is how long a FIFO ReceiveRequestAttemptId is honoured.
+const attemptWindow = 5 * time.Minute
+
+// attempts remembers what FIFO receives with a ReceiveRequestAttemptId
+// returned, so that a retried receive gets the same messages and receipt
+// handles instead of leaving them locked in flight.
+type attempts struct {
+	mu   sync.Mutex
+	byID map[attemptKey]attempt
+}
+
+type attemptKey struct {
+	queueID uint64
+	id      string
+}
+
+type attempt struct {
+	msgs []*baton.Message
+	at   time.Time
+}
+
+func (a *attempts) get(k attemptKey, now time.Time) ([]*baton.Message, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.byID[k]
+	if !ok || now.Sub(at.at) > attemptWindow {
+		return nil, false
+	}
+	return at.msgs, true
+}
+
+func (a *attempts) put(k attemptKey, msgs []*baton.Message, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byID == nil {
+		a.byID = make(map[attemptKey]attempt)
+	}
+	for old, at := range a.byID { // forget expired attempts as we go
+		if now.Sub(at.at) > attemptWindow {
+			delete(a.byID, old)
+		}
+	}
+	a.byID[k] = attempt{msgs: msgs, at: now}
+}
+
+// replayAttempt returns the messages of an earlier receive with the same
+// attempt id, with their leases reset to vis from now, if every one of them
+// is still held under that receive's lease; otherwise ok is false and the
+// caller receives afresh.
+func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) ([]*baton.Message, bool, error) {
+	now := e.clock.Now()
+	msgs, ok := e.attempts.get(k, now)
+	if !ok {
+		return nil, false, nil
+	}
+	for _, m := range msgs {
+		out, err := e.store.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
+			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now,
+			VisibleAt: now.Add(time.Duration(vis) * time.Second),
+		})
+		if err != nil {
+			return nil, false, storeErr(err, "reset lease")
+		}
+		if out.Result != baton.LeaseCurrent {
+			return nil, false, nil
+		}
+	}
+	return msgs, true, nil
+}
