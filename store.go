@@ -228,4 +228,6 @@ type MessageStats struct {
 	// NextVisibleAt is the earliest time a hidden message becomes visible,
 	// zero if none is hidden. Long polls sleep until then.
 	NextVisibleAt time.Time
+	// OldestSentAt is the SentAt of the oldest message, zero if none.
+	OldestSentAt time.Time
 }

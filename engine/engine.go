@@ -42,6 +42,7 @@ type Engine struct {
 
 	tasks    moveTasks
 	attempts attempts
+	ledger   ledger
 }
 
 // New returns an Engine.

@@ -156,11 +156,16 @@ func (e *Engine) storeMessages(ctx context.Context, q *baton.Queue, msgs []prepa
 		return nil, storeErr(err, "send messages")
 	}
 	out := make([]SendResult, len(msgs))
+	stored := 0
 	for i, m := range msgs {
 		out[i] = m.result
 		out[i].MessageID = sent[i].MessageID
 		out[i].SequenceNumber = sent[i].SequenceNumber
+		if !sent[i].Duplicate {
+			stored++
+		}
 	}
+	e.ledger.sent(q.ID, stored, now)
 	e.notify(q.ID)
 	return out, nil
 }
@@ -394,6 +399,10 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if err != nil {
 		return nil, err
 	}
+	client := clientFrom(ctx)
+	for _, m := range msgs {
+		e.ledger.begin(q.ID, m, m.LeasedAt, client)
+	}
 	if replayKey.id != "" && len(msgs) > 0 {
 		e.attempts.put(replayKey, msgs, e.clock.Now())
 	}
@@ -533,13 +542,15 @@ func (e *Engine) deleteOne(ctx context.Context, q *baton.Queue, handle string) e
 	if err != nil {
 		return err
 	}
+	now := e.clock.Now()
 	out, err := e.store.MessageDelete(ctx, baton.MessageDeleteParams{
-		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: e.clock.Now(),
+		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: now,
 		RequireLive: q.IsFIFO(),
 	})
 	if err != nil {
 		return storeErr(err, "delete message")
 	}
+	e.ledger.completed(q.ID, r, out, now, clientFrom(ctx))
 	if q.IsFIFO() && out.Result == baton.LeaseLapsed {
 		return baton.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
 	}
@@ -607,6 +618,7 @@ func (e *Engine) changeOne(ctx context.Context, q *baton.Queue, handle string, t
 	if err != nil {
 		return storeErr(err, "change visibility")
 	}
+	e.ledger.changed(q.ID, r, out, now, end, clientFrom(ctx))
 	if out.Result == baton.LeaseGone {
 		return baton.InvalidParameter("ReceiptHandle", handle,
 			"Message does not exist or is not available for visibility timeout change.")

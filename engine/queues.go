@@ -164,10 +164,14 @@ func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string,
 
 // DeleteQueue deletes a queue and its messages.
 func (e *Engine) DeleteQueue(ctx context.Context, ref QueueRef) error {
-	err := e.store.QueueDelete(ctx, ref.Account, ref.Name, e.clock.Now())
+	q, err := e.queue(ctx, ref)
 	if err != nil {
+		return err
+	}
+	if err := e.store.QueueDelete(ctx, ref.Account, ref.Name, e.clock.Now()); err != nil {
 		return storeErr(err, "delete queue")
 	}
+	e.ledger.forget(q.ID)
 	return nil
 }
 

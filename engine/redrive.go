@@ -91,6 +91,7 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 			return nil, storeErr(err, "dead-letter message")
 		}
 		if out.Result == baton.LeaseCurrent {
+			e.ledger.deadLettered(q.ID, m, now)
 			e.notify(dlq.ID)
 		}
 	}

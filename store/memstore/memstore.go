@@ -23,16 +23,31 @@ type Store struct {
 	queues  map[queueKey]*queueState
 	byID    map[uint64]*queueState
 	deleted map[queueKey]time.Time
+
+	expiredFunc func(queueID uint64, messageID string)
 }
 
 type queueKey struct{ account, name string }
 
 // New returns an empty store.
-func New() *Store {
+func New() *Store { return NewWithOptions(Options{}) }
+
+// Options configure a Store for use as the index of a durable store.
+type Options struct {
+	// ExpiredFunc, if set, is called for every message that MessageReceive
+	// or MessageExpire drops as past retention, while the queue's lock is
+	// held: a durable store built on this one learns of the drops in order
+	// with its own changes. It must not call back into the Store.
+	ExpiredFunc func(queueID uint64, messageID string)
+}
+
+// NewWithOptions returns an empty store configured by o.
+func NewWithOptions(o Options) *Store {
 	return &Store{
-		queues:  make(map[queueKey]*queueState),
-		byID:    make(map[uint64]*queueState),
-		deleted: make(map[queueKey]time.Time),
+		queues:      make(map[queueKey]*queueState),
+		byID:        make(map[uint64]*queueState),
+		deleted:     make(map[queueKey]time.Time),
+		expiredFunc: o.ExpiredFunc,
 	}
 }
 
@@ -61,6 +76,8 @@ type queueState struct {
 	fifo  bool
 	seq   uint64
 	dedup map[string]dedupEntry
+
+	expiredFunc func(queueID uint64, messageID string)
 }
 
 type dedupEntry struct {
@@ -76,10 +93,11 @@ type entry struct {
 	gelem   *list.Element // in its group's list
 }
 
-func newQueueState(q *baton.Queue) *queueState {
+func (s *Store) newQueueState(q *baton.Queue) *queueState {
 	return &queueState{
 		q: cloneQueue(q), msgs: make(map[string]*entry), ready: list.New(),
 		groups: make(map[string]*list.List), fifo: q.IsFIFO(), dedup: make(map[string]dedupEntry),
+		expiredFunc: s.expiredFunc,
 	}
 }
 
@@ -106,7 +124,7 @@ func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error 
 	if at, ok := s.deleted[k]; ok && at.After(p.DeletedCutoff) {
 		return baton.ErrDeletedRecently
 	}
-	qs := newQueueState(p.Queue)
+	qs := s.newQueueState(p.Queue)
 	s.queues[k] = qs
 	s.byID[p.Queue.ID] = qs
 	return nil
@@ -215,7 +233,7 @@ func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
 	if qs.q.PurgedAt.After(p.PurgedCutoff) {
 		return baton.ErrPurgedRecently
 	}
-	fresh := newQueueState(&qs.q)
+	fresh := s.newQueueState(&qs.q)
 	fresh.q.PurgedAt = p.Now
 	fresh.seq = qs.seq
 	qs.q, qs.msgs, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.msgs, fresh.ready, nil, 0
@@ -364,10 +382,18 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 // expired drops e if it is past retention and reports whether it did.
 func (qs *queueState) expired(e *entry, p baton.MessageReceiveParams) bool {
 	if e.m.SentAt.Before(p.RetentionCutoff) {
-		qs.remove(e)
+		qs.dropExpired(e)
 		return true
 	}
 	return false
+}
+
+// dropExpired removes e as past retention and tells expiredFunc.
+func (qs *queueState) dropExpired(e *entry) {
+	qs.remove(e)
+	if qs.expiredFunc != nil {
+		qs.expiredFunc(qs.q.ID, e.m.ID)
+	}
 }
 
 // pickReady takes visible messages in the order they became visible.
@@ -552,6 +578,12 @@ func (s *Store) MessageStats(_ context.Context, p baton.MessageStatsParams) (bat
 	if len(qs.hidden) > 0 {
 		st.NextVisibleAt = qs.hidden[0].m.VisibleAt
 	}
+	// Each group is in send order, so the oldest message heads a group.
+	for _, g := range qs.groups {
+		if at := g.Front().Value.(*entry).m.SentAt; st.OldestSentAt.IsZero() || at.Before(st.OldestSentAt) {
+			st.OldestSentAt = at
+		}
+	}
 	return st, nil
 }
 
@@ -565,7 +597,7 @@ func (s *Store) MessageExpire(_ context.Context, queueID uint64, cutoff time.Tim
 	n := 0
 	for _, e := range qs.msgs {
 		if e.m.SentAt.Before(cutoff) {
-			qs.remove(e)
+			qs.dropExpired(e)
 			n++
 		}
 	}
