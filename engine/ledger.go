@@ -28,6 +28,8 @@ const (
 	maxLeasesPerMessage = 16
 	// maxHistory bounds the events remembered per message.
 	maxHistory = 64
+	// maxRecentLate bounds the late completions a queue lists.
+	maxRecentLate = 50
 )
 
 // Client identifies who sent a request, for lease histories.
@@ -136,7 +138,9 @@ type minuteCounters struct {
 }
 
 type queueLedger struct {
-	messages map[string]*trackedMessage
+	// recentLate keeps the latest late completions, oldest first.
+	recentLate []LateCompletion
+	messages   map[string]*trackedMessage
 	lru      *list.List // of *trackedMessage, most recently active at the back
 	active   leaseHeap
 	total    counters
@@ -339,6 +343,10 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, r receipt, out ba
 		}
 	}
 	tm.record(LeaseEvent{At: now, Kind: kind, Epoch: r.Epoch, Late: lateBy, Duplicate: dup, Client: client})
+	if len(ql.recentLate) == maxRecentLate {
+		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
+	}
+	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: now, Kind: kind, Epoch: r.Epoch, Late: lateBy, Duplicate: dup, Client: client})
 }
 
 // deadLettered records a message moved to its dead-letter queue.

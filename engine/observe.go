@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"time"
+)
+
+// What the dashboard reads from the ledger: recent activity per minute, the
+// leases in flight, the lease-duration distribution and late completions.
+
+// LateCompletion is one late delete or visibility change.
+type LateCompletion struct {
+	MessageID string
+	At        time.Time
+	Kind      string // EventLateDelete or EventLateChange
+	Epoch     uint32
+	Late      time.Duration
+	Duplicate bool
+	Client    Client
+}
+
+// MinuteActivity is a queue's activity during one minute.
+type MinuteActivity struct {
+	Minute                                 time.Time
+	Sent, Received, Deleted, Expired, Late uint64
+}
+
+// ActiveLease is a lease the ledger believes is running.
+type ActiveLease struct {
+	MessageID string
+	Epoch     uint32
+	Begin     time.Time
+	Deadline  time.Time
+	Renewals  int
+	Client    Client
+}
+
+// HistogramBucket counts completed leases up to an upper bound.
+type HistogramBucket struct {
+	UpperBound time.Duration
+	Count      uint64 // in this bucket only, not cumulative
+}
+
+// QueueActivity returns the last windowMinutes minutes of activity, oldest
+// first, one entry per minute (zero for quiet minutes).
+func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActivity, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	l := &e.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ql := l.queue(q.ID)
+	ql.expire(now)
+	m := now.Unix() / 60
+	out := make([]MinuteActivity, windowMinutes)
+	for i := range out {
+		minute := m - int64(windowMinutes-1-i)
+		out[i].Minute = time.Unix(minute*60, 0).UTC()
+		if b := &ql.window[minute%windowMinutes]; b.minute == minute {
+			out[i].Sent, out[i].Received, out[i].Deleted = b.sent, b.received, b.completed
+			out[i].Expired, out[i].Late = b.expired, b.late
+		}
+	}
+	return out, nil
+}
+
+// ActiveLeases returns the running leases, soonest deadline first, at most
+// limit of them.
+func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]ActiveLease, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	l := &e.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ql := l.queue(q.ID)
+	ql.expire(now)
+	out := make([]ActiveLease, 0, min(limit, len(ql.active)))
+	for _, r := range ql.active {
+		var client Client
+		for i := len(r.msg.history) - 1; i >= 0; i-- {
+			if ev := r.msg.history[i]; ev.Kind == EventReceive && ev.Epoch == r.epoch {
+				client = ev.Client
+				break
+			}
+		}
+		out = append(out, ActiveLease{MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Deadline: r.deadline, Renewals: r.renewals, Client: client})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Deadline.Before(out[j].Deadline) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// LeaseHistogram returns the 15-minute window's lease durations (receive to
+// delete) counted into buckets with the given upper bounds; a last bucket
+// with bound 0 holds longer leases.
+func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time.Duration) ([]HistogramBucket, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	_, window := e.ledger.snapshot(q.ID, e.clock.Now())
+	out := make([]HistogramBucket, len(bounds)+1)
+	for i, b := range bounds {
+		out[i].UpperBound = b
+	}
+	for b, c := range window.durations.counts {
+		v := bucketValue(b)
+		i := sort.Search(len(bounds), func(i int) bool { return v <= bounds[i] })
+		out[i].Count += c
+	}
+	return out, nil
+}
+
+// RecentLateCompletions returns the queue's latest late completions, newest
+// first.
+func (e *Engine) RecentLateCompletions(ctx context.Context, ref QueueRef) ([]LateCompletion, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	l := &e.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ql := l.queue(q.ID)
+	out := make([]LateCompletion, len(ql.recentLate))
+	for i, lc := range ql.recentLate {
+		out[len(out)-1-i] = lc
+	}
+	return out, nil
+}
