@@ -38,6 +38,7 @@ const (
 	ErrInvalidClientTokenID         ErrorCode = "InvalidClientTokenId"
 	ErrSignatureDoesNotMatch        ErrorCode = "SignatureDoesNotMatch"
 	ErrMissingAuthenticationToken   ErrorCode = "MissingAuthenticationToken"
+	ErrIncompleteSignature          ErrorCode = "IncompleteSignature"
 	ErrInvalidAction                ErrorCode = "InvalidAction"
 	ErrUnknownOperation             ErrorCode = "UnknownOperationException"
 	ErrSerialization                ErrorCode = "SerializationException"
@@ -67,7 +68,9 @@ const (
 )
 
 // errorTable is the one source of truth for code, status and Query code
-// (SQS-CONTRACT §7).
+// (SQS-CONTRACT §7). IncompleteSignature (a malformed SigV4 Authorization
+// header or presigned query) is 400 as in AWS's common-error table, unlike
+// the other authentication errors (403).
 var errorTable = map[ErrorCode]ErrorSpec{
 	ErrQueueDoesNotExist: {nsSQS, "AWS.SimpleQueueService.NonExistentQueue", http.StatusBadRequest, false,
 		"The specified queue does not exist for this wsdl version."},
@@ -95,6 +98,7 @@ var errorTable = map[ErrorCode]ErrorSpec{
 	ErrInvalidClientTokenID:         {nsCommon, "InvalidClientTokenId", http.StatusForbidden, false, ""},
 	ErrSignatureDoesNotMatch:        {nsCommon, "SignatureDoesNotMatch", http.StatusForbidden, false, ""},
 	ErrMissingAuthenticationToken:   {nsCommon, "MissingAuthenticationToken", http.StatusForbidden, false, ""},
+	ErrIncompleteSignature:          {nsCommon, "IncompleteSignature", http.StatusBadRequest, false, ""},
 	ErrInvalidAction:                {nsCommon, "InvalidAction", http.StatusBadRequest, false, ""},
 	ErrUnknownOperation:             {nsCommon, "UnknownOperationException", http.StatusBadRequest, false, ""},
 	ErrSerialization:                {nsCommon, "SerializationException", http.StatusBadRequest, false, ""},

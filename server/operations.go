@@ -37,7 +37,7 @@ var none = &protocol.NoOutput{}
 
 func (s *Server) createQueue(ctx context.Context, in *wire.CreateQueueInput) (*wire.CreateQueueOutput, error) {
 	q, err := s.engine.CreateQueue(ctx, engine.CreateQueueParams{
-		Account: s.account, Name: in.QueueName, Attributes: in.Attributes, Tags: in.Tags,
+		Account: s.accountOf(ctx), Name: in.QueueName, Attributes: in.Attributes, Tags: in.Tags,
 	})
 	if err != nil {
 		return nil, err
@@ -54,9 +54,9 @@ func (s *Server) deleteQueue(ctx context.Context, in *wire.DeleteQueueInput) (*p
 }
 
 func (s *Server) getQueueURL(ctx context.Context, in *wire.GetQueueUrlInput) (*wire.GetQueueUrlOutput, error) {
-	account := s.account
-	if in.QueueOwnerAWSAccountId != "" {
-		account = in.QueueOwnerAWSAccountId
+	account := s.accountOf(ctx)
+	if in.QueueOwnerAWSAccountId != "" && in.QueueOwnerAWSAccountId != account {
+		return nil, errNoSuchQueue()
 	}
 	q, err := s.engine.GetQueue(ctx, engine.QueueRef{Account: account, Name: in.QueueName})
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Server) getQueueURL(ctx context.Context, in *wire.GetQueueUrlInput) (*w
 
 func (s *Server) listQueues(ctx context.Context, in *wire.ListQueuesInput) (*wire.ListQueuesOutput, error) {
 	qs, next, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{
-		Account: s.account, Prefix: in.QueueNamePrefix, MaxResults: in.MaxResults, NextToken: in.NextToken,
+		Account: s.accountOf(ctx), Prefix: in.QueueNamePrefix, MaxResults: in.MaxResults, NextToken: in.NextToken,
 	})
 	if err != nil {
 		return nil, err
@@ -175,6 +175,11 @@ func (s *Server) receiveMessage(ctx context.Context, in *wire.ReceiveMessageInpu
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.holdPollSlot(ctx, ref, in.WaitTimeSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	msgs, err := s.engine.ReceiveMessage(ctx, ref, engine.ReceiveParams{
 		MaxNumberOfMessages:     in.MaxNumberOfMessages,
 		VisibilityTimeout:       in.VisibilityTimeout,

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
@@ -14,26 +17,52 @@ import (
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"
+	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
-// maxBodyBytes bounds a request body: a 1 MiB batch whose binary attributes
-// grow by a third in base64, plus the envelope.
-const maxBodyBytes = 3 << 20
+// maxBodyBytes bounds a request body. A request may carry 1 MiB of message
+// bodies and attributes (SQS-CONTRACT §2), and its encoding can triple that:
+// Query percent-encodes every byte of a non-ASCII character (é is %C3%A9),
+// botocore's JSON escapes it (\u00e9), and binary attributes grow by a third
+// in base64 before '+' and '/' are percent-encoded. 4 MiB plus 64 KiB of
+// envelope admits every valid request.
+const maxBodyBytes = 4<<20 + 64<<10
 
 // Config configures a Server.
 type Config struct {
 	Engine *engine.Engine
-	// Account is the account id of requests (default 000000000000).
+	// Account is the account id of requests when Verifier is nil (default
+	// 000000000000). With a Verifier, each request acts for its signing
+	// key's account.
 	Account string
 	Logger  *slog.Logger
+	// Verifier, if set, makes every SQS request prove a SigV4 signature by
+	// one of its keys (see Authenticate); /healthz stays open.
+	Verifier *sigv4.Verifier
+	// MaxLongPollsPerClient bounds the ReceiveMessage calls one client
+	// address may have waiting at once; more are refused with
+	// RequestThrottled. 0 means DefaultMaxLongPollsPerClient, a negative
+	// value no bound.
+	MaxLongPollsPerClient int
+	// Collectors are extra Prometheus collectors for /metrics, such as a
+	// durable store's commit statistics.
+	Collectors []prometheus.Collector
 }
 
 // Server is the HTTP handler of the SQS API.
 type Server struct {
-	engine  *engine.Engine
+	engine *engine.Engine
+	// account is the default account, used when a request names none.
 	account string
 	log     *slog.Logger
 	ops     protocol.Table
+	// api serves the SQS API, admin the admin JSON API and metricsAPI
+	// /metrics, each behind authentication when it is on.
+	api        http.Handler
+	admin      http.Handler
+	metricsAPI http.Handler
+	metrics    *metrics
+	polls      *pollLimiter
 }
 
 // New returns a Server.
@@ -44,8 +73,19 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger}
+	if cfg.MaxLongPollsPerClient == 0 {
+		cfg.MaxLongPollsPerClient = DefaultMaxLongPollsPerClient
+	}
+	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
+	s.api = http.HandlerFunc(s.serveAPI)
+	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
+	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
+	if cfg.Verifier != nil {
+		s.api = Authenticate(cfg.Verifier, cfg.Logger, s.api)
+		s.admin = Authenticate(cfg.Verifier, cfg.Logger, s.admin)
+		s.metricsAPI = Authenticate(cfg.Verifier, cfg.Logger, s.metricsAPI)
+	}
 	return s
 }
 
@@ -55,6 +95,9 @@ type request struct {
 	baseURL string
 	// pathQueue is the queue URL a Query request was sent to, if any.
 	pathQueue string
+	reqID     string
+	// client is the address (IP) the request came from.
+	client string
 }
 
 type requestKey struct{}
@@ -83,9 +126,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: scheme + "://" + r.Host})
+	client, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		client = r.RemoteAddr
+	}
+	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: scheme + "://" + r.Host, reqID: reqID, client: client})
+	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
 	r = r.WithContext(ctx)
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	switch {
+	case r.URL.Path == "/metrics":
+		s.metricsAPI.ServeHTTP(w, r)
+	case strings.HasPrefix(r.URL.Path, "/admin/api/"):
+		s.admin.ServeHTTP(w, r)
+	default:
+		s.api.ServeHTTP(w, r)
+	}
+}
+
+// serveAPI dispatches an (authenticated) SQS request to its protocol.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	reqID := requestFrom(r.Context()).reqID
 	if name, ok := awsjson.Operation(r); ok {
 		s.serveJSON(w, r, name, reqID)
 		return
@@ -101,7 +162,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		awsjson.WriteError(w, baton.Errorf(baton.ErrSerialization, "Could not read the request body: %v", err))
+		awsjson.WriteError(w, readError(r, err))
 		return
 	}
 	in, err := awsjson.Decode(body, op)
@@ -117,7 +178,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string) {
 	if err := r.ParseForm(); err != nil {
-		awsquery.WriteError(w, baton.Errorf(baton.ErrInvalidParameterValue, "The request could not be parsed: %v", err), reqID)
+		awsquery.WriteError(w, readError(r, err), reqID)
 		return
 	}
 	action := r.Form.Get("Action")
@@ -156,7 +217,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 
 // call runs an operation and logs what the client will not see.
 func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID string) (any, error) {
+	clock := s.engine.Clock()
+	start := clock.Now()
 	out, err := op.Call(ctx, in)
+	s.metrics.observe(op.Name, err, clock.Now().Sub(start))
 	if err != nil {
 		if e := baton.AsError(err); e.Code == baton.ErrInternal {
 			s.log.Error("internal error", "request_id", reqID, "action", op.Name, "err", err)
@@ -169,9 +233,28 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 	return out, nil
 }
 
+// readError is how a body that cannot be read or parsed (too large, cut
+// short, a malformed form) is reported in r's protocol.
+func readError(r *http.Request, err error) *baton.Error {
+	if _, ok := awsjson.Operation(r); ok {
+		return baton.Errorf(baton.ErrSerialization, "Could not read the request body: %v", err)
+	}
+	return baton.Errorf(baton.ErrInvalidParameterValue, "The request could not be parsed: %v", err)
+}
+
+// accountOf is the account a request acts for: its signing key's when
+// authentication is on, else the configured one.
+func (s *Server) accountOf(ctx context.Context) string {
+	if a := baton.AccountFromContext(ctx); a != "" {
+		return a
+	}
+	return s.account
+}
+
 // queueRef resolves a QueueUrl parameter: a full URL or a path
 // (/<account>/<name>, the host is ignored) or a bare queue name. A Query
-// request sent to a queue URL uses that URL when the parameter is absent.
+// request sent to a queue URL uses that URL when the parameter is absent. A
+// queue of another account than the request's does not exist for it.
 func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef, error) {
 	if queueURL == "" {
 		queueURL = requestFrom(ctx).pathQueue
@@ -190,13 +273,23 @@ func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef
 	}
 	path = strings.Trim(path, "/")
 	parts := strings.Split(path, "/")
+	account := s.accountOf(ctx)
 	switch {
 	case len(parts) == 1 && parts[0] != "":
-		return engine.QueueRef{Account: s.account, Name: parts[0]}, nil
+		return engine.QueueRef{Account: account, Name: parts[0]}, nil
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
-		return engine.QueueRef{Account: parts[0], Name: parts[1]}, nil
+		if parts[0] != account {
+			return engine.QueueRef{}, errNoSuchQueue()
+		}
+		return engine.QueueRef{Account: account, Name: parts[1]}, nil
 	}
 	return engine.QueueRef{}, invalidAddress(queueURL)
+}
+
+// errNoSuchQueue is the engine's answer for a missing queue, given for
+// queues of other accounts, which a request may not see.
+func errNoSuchQueue() error {
+	return baton.Errorf(baton.ErrQueueDoesNotExist, "The specified queue does not exist.")
 }
 
 func invalidAddress(u string) error {

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
 )
@@ -40,6 +42,13 @@ type Server struct {
 type Options struct {
 	// Store defaults to a new memstore.
 	Store baton.Store
+	// Credentials, if any, make the server require SigV4 signatures by one
+	// of these keys, checked against the fake clock. Client then signs with
+	// the first of them at the fake clock's time; ClientFor signs with any.
+	Credentials []sigv4.Credential
+	// MaxLongPollsPerClient is server.Config's bound on waiting long polls
+	// per client address (0: the default, negative: none).
+	MaxLongPollsPerClient int
 }
 
 // StartServer starts a server on 127.0.0.1:0 with a fake clock set to Epoch
@@ -62,7 +71,13 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: server.New(server.Config{Engine: eng, Account: Account})}
+	cfg := server.Config{Engine: eng, Account: Account, MaxLongPollsPerClient: o.MaxLongPollsPerClient}
+	if len(o.Credentials) > 0 {
+		if cfg.Verifier, err = sigv4.NewVerifier(clock, o.Credentials); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	srv := &http.Server{Handler: server.New(cfg)}
 	go srv.Serve(ln)
 	tb.Cleanup(func() {
 		eng.Close()
@@ -70,7 +85,37 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 		o.Store.Close()
 	})
 	url := "http://" + ln.Addr().String()
-	return &Server{URL: url, Clock: clock, Engine: eng, Client: NewClient(url)}
+	s := &Server{URL: url, Clock: clock, Engine: eng, Client: NewClient(url)}
+	if len(o.Credentials) > 0 {
+		s.Client = s.ClientFor(o.Credentials[0].AccessKeyID, o.Credentials[0].SecretAccessKey)
+	}
+	return s
+}
+
+// ClientFor returns an SQS client for the server that signs with the given
+// key at the fake clock's time, so that signatures stay within the server's
+// 15-minute window however far a test moves the clock.
+func (s *Server) ClientFor(accessKeyID, secret string) *sqs.Client {
+	return sqs.New(sqs.Options{
+		BaseEndpoint:     aws.String(s.URL),
+		Region:           "us-east-1",
+		Credentials:      credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
+		RetryMaxAttempts: 1,
+		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.Clock},
+	})
+}
+
+// clockSigner is aws-sdk-go-v2's signer with the signing time taken from a
+// baton.Clock instead of the wall clock.
+type clockSigner struct {
+	signer *v4.Signer
+	clock  baton.Clock
+}
+
+// SignHTTP signs r at the clock's time; the SDK's own time is ignored.
+func (c clockSigner) SignHTTP(ctx context.Context, creds aws.Credentials, r *http.Request, payloadHash, service, region string,
+	_ time.Time, optFns ...func(*v4.SignerOptions)) error {
+	return c.signer.SignHTTP(ctx, creds, r, payloadHash, service, region, c.clock.Now(), optFns...)
 }
 
 // NewClient returns an SQS client for endpoint with static test credentials.

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
+)
+
+// The admin API serves what the engine's lease ledger sees, as JSON with
+// stable snake_case fields: `baton doctor` and the dashboard read it.
+//
+//	GET /admin/api/queues/{name}/leases                 the lease report
+//	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
+
+// LeaseStatsJSON is the wire form of engine.LeaseStats.
+type LeaseStatsJSON struct {
+	MessagesSent                   uint64  `json:"messages_sent"`
+	LeasesStarted                  uint64  `json:"leases_started"`
+	LeasesCompleted                uint64  `json:"leases_completed"`
+	LeaseP50Seconds                float64 `json:"lease_p50_seconds"`
+	LeaseP90Seconds                float64 `json:"lease_p90_seconds"`
+	LeaseP99Seconds                float64 `json:"lease_p99_seconds"`
+	LeaseMaxSeconds                float64 `json:"lease_max_seconds"`
+	ExpiredLeases                  uint64  `json:"expired_leases"`
+	LateCompletions                uint64  `json:"late_completions"`
+	ConfirmedDuplicates            uint64  `json:"confirmed_duplicates"`
+	RedeliveriesLapsedWhileWorking uint64  `json:"redeliveries_lapsed_while_working"`
+	RedeliveriesNeverReturned      uint64  `json:"redeliveries_never_returned"`
+	Renewals                       uint64  `json:"renewals"`
+	RenewalsPerLease               float64 `json:"renewals_per_lease"`
+	Releases                       uint64  `json:"releases"`
+	DeadLettered                   uint64  `json:"dead_lettered"`
+}
+
+// LeaseReportJSON is the lease report of one queue. The top-level figures
+// are the 15-minute window's; since_start covers the server's life.
+type LeaseReportJSON struct {
+	Queue                    string `json:"queue"`
+	VisibilityTimeoutSeconds int    `json:"visibility_timeout_seconds"`
+	WindowMinutes            int    `json:"window_minutes"`
+	LeaseStatsJSON
+	Diagnosis                           string         `json:"diagnosis"`
+	RecommendedVisibilityTimeoutSeconds int            `json:"recommended_visibility_timeout_seconds"`
+	Advice                              string         `json:"advice"`
+	SinceStart                          LeaseStatsJSON `json:"since_start"`
+}
+
+// LeaseEventJSON is one event of a message's lease history.
+type LeaseEventJSON struct {
+	At           time.Time  `json:"at"`
+	Kind         string     `json:"kind"`
+	Epoch        uint32     `json:"lease"`
+	ReceiveCount int        `json:"receive_count,omitempty"`
+	Deadline     *time.Time `json:"deadline,omitempty"`
+	LateSeconds  float64    `json:"late_seconds,omitempty"`
+	Duplicate    bool       `json:"duplicate,omitempty"`
+	Receiver     string     `json:"receiver,omitempty"`
+	UserAgent    string     `json:"user_agent,omitempty"`
+}
+
+// MessageHistoryJSON is a message's lease history.
+type MessageHistoryJSON struct {
+	Queue     string           `json:"queue"`
+	MessageID string           `json:"message_id"`
+	Events    []LeaseEventJSON `json:"events"`
+}
+
+func leaseStatsJSON(s engine.LeaseStats) LeaseStatsJSON {
+	return LeaseStatsJSON{
+		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed,
+		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
+		ExpiredLeases: s.Expired, LateCompletions: s.Late, ConfirmedDuplicates: s.Duplicates,
+		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
+		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
+	}
+}
+
+func (s *Server) adminMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /admin/api/queues/{name}/leases", s.adminLeases)
+	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", s.adminHistory)
+	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
+	})
+	return mux
+}
+
+func (s *Server) adminRef(r *http.Request) engine.QueueRef {
+	account := baton.AccountFromContext(r.Context())
+	if account == "" {
+		account = s.account
+	}
+	return engine.QueueRef{Account: account, Name: r.PathValue("name")}
+}
+
+func (s *Server) adminLeases(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.engine.LeaseReport(r.Context(), s.adminRef(r))
+	if err != nil {
+		s.adminFail(w, err)
+		return
+	}
+	writeJSON(w, LeaseReportJSON{
+		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
+		LeaseStatsJSON: leaseStatsJSON(rep.Window), Diagnosis: rep.Diagnosis,
+		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
+		SinceStart: leaseStatsJSON(rep.SinceStart),
+	})
+}
+
+func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {
+	ref := s.adminRef(r)
+	id := r.PathValue("id")
+	events, ok, err := s.engine.MessageHistory(r.Context(), ref, id)
+	if err != nil {
+		s.adminFail(w, err)
+		return
+	}
+	if !ok {
+		writeAdminError(w, http.StatusNotFound, "no lease history for message "+id)
+		return
+	}
+	out := MessageHistoryJSON{Queue: ref.Name, MessageID: id, Events: make([]LeaseEventJSON, len(events))}
+	for i, ev := range events {
+		j := LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,
+			LateSeconds: ev.Late.Seconds(), Duplicate: ev.Duplicate, Receiver: ev.Client.Addr, UserAgent: ev.Client.UserAgent}
+		if !ev.Deadline.IsZero() {
+			d := ev.Deadline
+			j.Deadline = &d
+		}
+		out.Events[i] = j
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) adminFail(w http.ResponseWriter, err error) {
+	var e *baton.Error
+	if errors.As(err, &e) {
+		status := e.Code.Spec().Status
+		if e.Code == baton.ErrQueueDoesNotExist {
+			status = http.StatusNotFound
+		}
+		writeAdminError(w, status, e.Message)
+		return
+	}
+	s.log.Error("admin request failed", "err", err)
+	writeAdminError(w, http.StatusInternalServerError, "internal error")
+}
+
+func writeAdminError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}

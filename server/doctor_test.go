@@ -1,0 +1,169 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/server"
+)
+
+func leaseReport(t *testing.T, srv *testutil.Server, queue string) server.LeaseReportJSON {
+	t.Helper()
+	var rep server.LeaseReportJSON
+	getJSON(t, srv.URL+"/admin/api/queues/"+queue+"/leases", &rep)
+	return rep
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// step advances the fake clock to t (seconds after the epoch).
+func step(srv *testutil.Server, t int) {
+	srv.Clock.Set(testutil.Epoch.Add(time.Duration(t) * time.Second))
+}
+
+func del(t *testing.T, c *sqs.Client, url string, m types.Message) {
+	t.Helper()
+	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Incident (a): a 30 s lease, 90 s handlers that delete when done, three
+// workers. The message runs three times; every delete comes late.
+func TestDoctorLeaseTooShort(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "slow", map[string]string{"VisibilityTimeout": "30"})
+	id := mustSend(t, c, url, "job")
+	a := receiveOne(t, c, url, nil)
+	step(srv, 31)
+	b := receiveOne(t, c, url, nil)
+	step(srv, 62)
+	cc := receiveOne(t, c, url, nil)
+	step(srv, 90)
+	del(t, c, url, a)
+	step(srv, 121)
+	del(t, c, url, b)
+	step(srv, 152)
+	del(t, c, url, cc)
+
+	rep := leaseReport(t, srv, "slow")
+	if rep.Diagnosis != "lease-too-short" {
+		t.Errorf("diagnosis = %q, want lease-too-short (%s)", rep.Diagnosis, rep.Advice)
+	}
+	if rep.LateCompletions != 3 || rep.ConfirmedDuplicates != 2 || rep.ExpiredLeases != 3 {
+		t.Errorf("late %d, duplicates %d, expired %d; want 3, 2, 3", rep.LateCompletions, rep.ConfirmedDuplicates, rep.ExpiredLeases)
+	}
+	if rep.RedeliveriesLapsedWhileWorking != 2 || rep.RedeliveriesNeverReturned != 0 {
+		t.Errorf("redeliveries lapsed-while-working %d, never-returned %d; want 2, 0", rep.RedeliveriesLapsedWhileWorking, rep.RedeliveriesNeverReturned)
+	}
+	if rep.RecommendedVisibilityTimeoutSeconds < 135 {
+		t.Errorf("recommended timeout %d s, want at least 135 (p99 90 s × 1.5)", rep.RecommendedVisibilityTimeoutSeconds)
+	}
+	if rep.LeaseP99Seconds < 89 || rep.LeaseP99Seconds > 91 || rep.VisibilityTimeoutSeconds != 30 || rep.LeasesCompleted != 3 {
+		t.Errorf("report = %+v", rep)
+	}
+
+	var h server.MessageHistoryJSON
+	getJSON(t, srv.URL+"/admin/api/queues/slow/messages/"+id+"/history", &h)
+	var kinds []string
+	for _, ev := range h.Events {
+		kinds = append(kinds, ev.Kind)
+	}
+	want := []string{"receive", "expire", "receive", "expire", "receive", "late-delete", "expire", "late-delete", "late-delete"}
+	if !sameOrder(kinds, want) {
+		t.Errorf("history = %v, want %v", kinds, want)
+	}
+	if first := h.Events[5]; first.LateSeconds != 60 || !first.Duplicate {
+		t.Errorf("A's late delete = %+v, want 60 s late, a duplicate", first)
+	}
+}
+
+// Incident (b): handlers that never come back.
+func TestDoctorHandlerFailing(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "failing", map[string]string{"VisibilityTimeout": "30"})
+	mustSend(t, c, url, "job")
+	for i := range 3 {
+		step(srv, 31*i)
+		receiveOne(t, c, url, nil)
+	}
+	step(srv, 100)
+	rep := leaseReport(t, srv, "failing")
+	if rep.Diagnosis != "handler-failing" {
+		t.Errorf("diagnosis = %q, want handler-failing (%s)", rep.Diagnosis, rep.Advice)
+	}
+	if rep.ExpiredLeases != 3 || rep.RedeliveriesNeverReturned != 2 || rep.LateCompletions != 0 {
+		t.Errorf("expired %d, never-returned %d, late %d; want 3, 2, 0", rep.ExpiredLeases, rep.RedeliveriesNeverReturned, rep.LateCompletions)
+	}
+	if rep.RecommendedVisibilityTimeoutSeconds != 30 {
+		t.Errorf("recommended %d, want the timeout in force", rep.RecommendedVisibilityTimeoutSeconds)
+	}
+}
+
+// Incident (c): 90 s handlers that renew their 30 s lease every 10 s.
+func TestDoctorHealthyWithRenewals(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "renewing", map[string]string{"VisibilityTimeout": "30"})
+	for i := range 3 {
+		mustSend(t, c, url, "job")
+		start := 100 * i
+		step(srv, start)
+		m := receiveOne(t, c, url, nil)
+		for s := 10; s < 90; s += 10 {
+			step(srv, start+s)
+			if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step(srv, start+90)
+		del(t, c, url, m)
+	}
+	rep := leaseReport(t, srv, "renewing")
+	if rep.Diagnosis != "healthy" || rep.ExpiredLeases != 0 || rep.LateCompletions != 0 {
+		t.Errorf("diagnosis %q, expired %d, late %d; want healthy, 0, 0 (%s)", rep.Diagnosis, rep.ExpiredLeases, rep.LateCompletions, rep.Advice)
+	}
+	if rep.Renewals != 24 || rep.RenewalsPerLease != 8 {
+		t.Errorf("renewals %d (%.1f per lease), want 24 (8)", rep.Renewals, rep.RenewalsPerLease)
+	}
+}
+
+func TestAdminErrors(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	srv.MustCreateQueue(t, "q", nil)
+	for _, path := range []string{"/admin/api/queues/nope/leases", "/admin/api/queues/q/messages/nope/history", "/admin/api/other"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
+)
+
+// leaseBounds are the lease-duration histogram's bucket bounds, from a
+// quick handler to the 12-hour ceiling.
+var leaseBounds = []time.Duration{
+	100 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second,
+	10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute,
+	30 * time.Minute, time.Hour, 4 * time.Hour, 12 * time.Hour,
+}
+
+// metrics holds the server's Prometheus registry.
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(e *engine.Engine, extra ...prometheus.Collector) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "baton_requests_total", Help: "SQS requests by action and result code (OK for success).",
+		}, []string{"action", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "baton_request_duration_seconds", Help: "SQS request latency by action (long polls included).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20},
+		}, []string{"action"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency, queueCollector{e}, collectors.NewGoCollector())
+	for _, c := range extra {
+		m.registry.MustRegister(c)
+	}
+	return m
+}
+
+func (m *metrics) observe(action string, err error, d time.Duration) {
+	code := "OK"
+	if err != nil {
+		code = baton.AsError(err).Code.Spec().QueryCode
+	}
+	m.requests.WithLabelValues(action, code).Inc()
+	m.latency.WithLabelValues(action).Observe(d.Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+var (
+	labels        = []string{"account", "queue"}
+	descMessages  = prometheus.NewDesc("baton_queue_messages", "Messages in the queue by state (visible, in_flight, delayed).", append(labels, "state"), nil)
+	descOldest    = prometheus.NewDesc("baton_queue_oldest_message_age_seconds", "Age of the queue's oldest message.", labels, nil)
+	descSent      = prometheus.NewDesc("baton_messages_sent_total", "Messages sent (duplicates excluded).", labels, nil)
+	descReceived  = prometheus.NewDesc("baton_messages_received_total", "Messages handed out by receives: leases begun.", labels, nil)
+	descDeleted   = prometheus.NewDesc("baton_messages_deleted_total", "Deletes by receipt: leases completed.", labels, nil)
+	descExpired   = prometheus.NewDesc("baton_lease_expired_total", "Leases that lapsed without a delete or release.", labels, nil)
+	descDLQ       = prometheus.NewDesc("baton_messages_dead_lettered_total", "Messages moved to the dead-letter queue.", labels, nil)
+	descLate      = prometheus.NewDesc("baton_lease_late_completions_total", "Deletes or visibility changes carrying the receipt of a lapsed lease.", labels, nil)
+	descDupes     = prometheus.NewDesc("baton_lease_confirmed_duplicates_total", "Late completions on messages meanwhile leased to another receiver.", labels, nil)
+	descRenewals  = prometheus.NewDesc("baton_lease_renewals_total", "Lease renewals (ChangeMessageVisibility > 0).", labels, nil)
+	descDurations = prometheus.NewDesc("baton_lease_duration_seconds", "Lease duration from receive to delete.", labels, nil)
+)
+
+// queueCollector reads the per-queue figures from the engine at scrape time.
+type queueCollector struct{ engine *engine.Engine }
+
+func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descMessages, descOldest, descSent, descReceived, descDeleted, descExpired, descDLQ, descLate, descDupes, descRenewals, descDurations} {
+		ch <- d
+	}
+}
+
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	qs, err := c.engine.QueueMetrics(context.Background(), leaseBounds)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descMessages, err)
+		return
+	}
+	for _, q := range qs {
+		lv := []string{q.Account, q.Name}
+		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
+		}
+		counter := func(d *prometheus.Desc, v uint64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
+		}
+		gauge(descMessages, float64(q.Visible), "visible")
+		gauge(descMessages, float64(q.InFlight), "in_flight")
+		gauge(descMessages, float64(q.Delayed), "delayed")
+		gauge(descOldest, q.OldestAge.Seconds())
+		t := q.Totals
+		counter(descSent, t.Sent)
+		counter(descReceived, t.Received)
+		counter(descDeleted, t.Completed)
+		counter(descExpired, t.Expired)
+		counter(descDLQ, t.DeadLettered)
+		counter(descLate, t.Late)
+		counter(descDupes, t.Duplicates)
+		counter(descRenewals, t.Renewals)
+		buckets := make(map[float64]uint64, len(leaseBounds))
+		for i, b := range leaseBounds {
+			buckets[b.Seconds()] = q.LeaseDurations[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(descDurations, t.Completed, q.LeaseSum.Seconds(), buckets, lv...)
+	}
+}

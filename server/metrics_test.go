@@ -1,0 +1,122 @@
+package server_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return families
+}
+
+// value finds the sample of family name whose labels include want.
+func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
+	t.Helper()
+	f, ok := fams[name]
+	if !ok {
+		t.Fatalf("no metric family %s", name)
+	}
+next:
+	for _, m := range f.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		return m
+	}
+	t.Fatalf("%s has no sample with labels %v", name, want)
+	return nil
+}
+
+func TestMetricsScrape(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "metered", map[string]string{"VisibilityTimeout": "30"})
+	mustSend(t, c, url, "a")
+	mustSend(t, c, url, "b")
+	srv.Clock.Advance(5 * time.Second)
+	mustSend(t, c, url, "c")
+	m := receiveOne(t, c, url, nil)
+	srv.Clock.Advance(2 * time.Second)
+	del(t, c, url, m)
+	receiveOne(t, c, url, nil) // left to lapse
+	srv.Clock.Advance(31 * time.Second)
+	rawJSON(t, srv.URL, "GetQueueUrl", map[string]string{}) // MissingParameter
+
+	fams := scrape(t, srv.URL)
+	q := map[string]string{"queue": "metered", "account": testutil.Account}
+	checks := []struct {
+		name  string
+		extra map[string]string
+		want  float64
+	}{
+		{"baton_queue_messages", map[string]string{"state": "visible"}, 2},
+		{"baton_queue_messages", map[string]string{"state": "in_flight"}, 0},
+		{"baton_queue_oldest_message_age_seconds", nil, 38},
+		{"baton_messages_sent_total", nil, 3},
+		{"baton_messages_received_total", nil, 2},
+		{"baton_messages_deleted_total", nil, 1},
+		{"baton_lease_expired_total", nil, 1},
+		{"baton_lease_late_completions_total", nil, 0},
+	}
+	for _, ck := range checks {
+		labels := map[string]string{}
+		for k, v := range q {
+			labels[k] = v
+		}
+		for k, v := range ck.extra {
+			labels[k] = v
+		}
+		s := value(t, fams, ck.name, labels)
+		var got float64
+		switch {
+		case s.Gauge != nil:
+			got = s.Gauge.GetValue()
+		case s.Counter != nil:
+			got = s.Counter.GetValue()
+		}
+		if got != ck.want {
+			t.Errorf("%s%v = %v, want %v", ck.name, ck.extra, got, ck.want)
+		}
+	}
+	h := value(t, fams, "baton_lease_duration_seconds", q).Histogram
+	if h.GetSampleCount() != 1 || h.GetSampleSum() < 1.9 || h.GetSampleSum() > 2.1 {
+		t.Errorf("lease histogram count %d sum %v, want 1 and 2 s", h.GetSampleCount(), h.GetSampleSum())
+	}
+	if got := value(t, fams, "baton_requests_total", map[string]string{"action": "SendMessage", "code": "OK"}).Counter.GetValue(); got != 3 {
+		t.Errorf("SendMessage OK requests = %v, want 3", got)
+	}
+	if got := value(t, fams, "baton_requests_total", map[string]string{"action": "GetQueueUrl", "code": "MissingParameter"}).Counter.GetValue(); got != 1 {
+		t.Errorf("GetQueueUrl MissingParameter requests = %v, want 1", got)
+	}
+	if _, ok := fams["baton_request_duration_seconds"]; !ok {
+		t.Error("no request latency histogram")
+	}
+}
