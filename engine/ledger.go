@@ -110,10 +110,10 @@ type trackedMessage struct {
 // counters are the ledger's tallies for one period.
 type counters struct {
 	sent, received, completed, expired, late, duplicates uint64
-	redeliveries, lapsedWorking, renewals, releases       uint64
-	deadLettered                                          uint64
-	durations                                             histogram // receive to delete
-	unrenewed                                             histogram // the same, leases never renewed
+	redeliveries, lapsedWorking, renewals, releases      uint64
+	deadLettered                                         uint64
+	durations                                            histogram // receive to delete
+	unrenewed                                            histogram // the same, leases never renewed
 }
 
 func (c *counters) merge(o *counters) {
@@ -141,10 +141,10 @@ type queueLedger struct {
 	// recentLate keeps the latest late completions, oldest first.
 	recentLate []LateCompletion
 	messages   map[string]*trackedMessage
-	lru      *list.List // of *trackedMessage, most recently active at the back
-	active   leaseHeap
-	total    counters
-	window   [windowMinutes]minuteCounters
+	lru        *list.List // of *trackedMessage, most recently active at the back
+	active     leaseHeap
+	total      counters
+	window     [windowMinutes]minuteCounters
 }
 
 type ledger struct {
@@ -264,9 +264,10 @@ func (l *ledger) begin(queueID uint64, m *baton.Message, now time.Time, client C
 	tm.record(LeaseEvent{At: now, Kind: EventReceive, Epoch: m.Epoch, ReceiveCount: m.ReceiveCount, Deadline: m.VisibleAt, Client: client})
 }
 
-// completed records a delete by a receipt; current says the receipt's lease
-// was the live one.
-func (l *ledger) completed(queueID uint64, r receipt, out baton.LeaseOutcome, now time.Time, client Client) {
+// completed records a delete by a receipt. removed says the message was
+// deleted: a late delete on a standard queue removes it even though another
+// receiver holds it now, which ends that lease too.
+func (l *ledger) completed(queueID uint64, r receipt, out baton.LeaseOutcome, removed bool, now time.Time, client Client) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ql := l.queue(queueID)
@@ -290,6 +291,9 @@ func (l *ledger) completed(queueID uint64, r receipt, out baton.LeaseOutcome, no
 		return
 	}
 	ql.late(tm, rec, r, out, now, EventLateDelete, client)
+	if cur := tm.leases[tm.latest]; removed && cur != nil && cur.state == leaseActive {
+		ql.end(cur, leaseDeleted)
+	}
 }
 
 // changed records a visibility change by a receipt.

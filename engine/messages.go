@@ -550,7 +550,8 @@ func (e *Engine) deleteOne(ctx context.Context, q *baton.Queue, handle string) e
 	if err != nil {
 		return storeErr(err, "delete message")
 	}
-	e.ledger.completed(q.ID, r, out, now, clientFrom(ctx))
+	removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
+	e.ledger.completed(q.ID, r, out, removed, now, clientFrom(ctx))
 	if q.IsFIFO() && out.Result == baton.LeaseLapsed {
 		return baton.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
 	}
