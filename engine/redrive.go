@@ -81,8 +81,14 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 				return nil, fmt.Errorf("get dead-letter queue: %w", err)
 			}
 		}
+		// Move it only while this receive's lease holds it, unless the lease
+		// had no length (VisibilityTimeout 0), which leaves it visible.
+		epoch := m.Epoch
+		if !m.VisibleAt.After(now) {
+			epoch = 0
+		}
 		out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
-			QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, ToQueueID: dlq.ID, Now: now,
+			QueueID: q.ID, MessageID: m.ID, Epoch: epoch, ToQueueID: dlq.ID, Now: now,
 			ReceiveCount:        m.ReceiveCount - 1, // this receive did not deliver it
 			DeadLetterSourceARN: e.ARN(q.Account, q.Name),
 			ResetSentAt:         q.IsFIFO(),

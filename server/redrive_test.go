@@ -316,3 +316,19 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("Policy still set after removing the last statement")
 	}
 }
+
+// With VisibilityTimeout 0 a receive leaves the message visible; the
+// dead-letter move must still happen.
+func TestDeadLetterWithZeroVisibility(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	dlq := srv.MustCreateQueue(t, "z-dlq", nil)
+	src := srv.MustCreateQueue(t, "z-src", map[string]string{"VisibilityTimeout": "0", "RedrivePolicy": redrive("z-dlq", 2)["RedrivePolicy"]})
+	mustSend(t, c, src, "x")
+	receiveOne(t, c, src, nil)
+	receiveOne(t, c, src, nil)
+	receiveNone(t, c, src)
+	checkCounts(t, c, dlq, 1, 0, 0)
+	checkCounts(t, c, src, 0, 0, 0)
+}
