@@ -1,0 +1,143 @@
+package consumer
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// attempt is one run of a handler (or a batch handler) over one or more
+// leases. The scheduler watches it for stalls and overruns; Delivery.Progress
+// feeds it evidence of life.
+type attempt struct {
+	c      *Consumer
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	start  time.Time
+	leases []*Lease
+	// followers are leases waiting behind this attempt (later messages of
+	// a FIFO group): released with it if it is abandoned.
+	followers []*Lease
+	batch     bool
+	overrunAt time.Time
+
+	mu           sync.Mutex
+	lastProgress time.Time
+	cause        error
+	graceEnd     time.Time
+	done         bool
+	abandoned    bool
+	lostCount    int
+}
+
+// newAttempt creates the attempt and binds its leases to it; it does not
+// start watching it.
+func (c *Consumer) newAttempt(leases, followers []*Lease, batch bool) *attempt {
+	now := c.clock.Now()
+	ctx, cancel := context.WithCancelCause(c.bg)
+	a := &attempt{c: c, ctx: ctx, cancel: cancel, start: now, leases: leases, followers: followers,
+		batch: batch, lastProgress: now}
+	if c.cfg.attemptTimeout > 0 {
+		a.overrunAt = now.Add(c.cfg.attemptTimeout)
+	}
+	for _, l := range leases {
+		// Cancel early enough that the grace period still fits under the
+		// ceiling.
+		last := l.ceiling.Add(-c.cfg.grace - c.cfg.renewAhead)
+		if a.overrunAt.IsZero() || last.Before(a.overrunAt) {
+			a.overrunAt = last
+		}
+		l.mu.Lock()
+		l.att = a
+		l.mu.Unlock()
+	}
+	return a
+}
+
+// progress records evidence of life.
+func (a *attempt) progress(now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if now.After(a.lastProgress) {
+		a.lastProgress = now
+	}
+}
+
+// stallAtLocked is when the attempt counts as stalled: past both the
+// auto-renew budget and the stall timeout since the last progress.
+func (a *attempt) stallAtLocked() time.Time {
+	cfg := a.c.cfg
+	t := a.start.Add(cfg.autoRenew)
+	if p := a.lastProgress.Add(cfg.stallTimeout); p.After(t) {
+		t = p
+	}
+	return t
+}
+
+// allowsRenewal reports whether the attempt's leases may be extended at now:
+// while it shows life, during the grace after a cancel, and while the
+// handler's result is being acted on.
+func (a *attempt) allowsRenewal(now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.abandoned:
+		return false
+	case a.done:
+		return true
+	case a.cause != nil:
+		return now.Before(a.graceEnd)
+	}
+	return now.Before(a.stallAtLocked()) && now.Before(a.overrunAt)
+}
+
+// cancelWith cancels the attempt's context with cause, unless it is already
+// cancelled or done, and starts the grace period. It reports whether it did.
+func (a *attempt) cancelWith(cause error, now time.Time) bool {
+	a.mu.Lock()
+	if a.done || a.cause != nil {
+		a.mu.Unlock()
+		return false
+	}
+	a.cause = cause
+	a.graceEnd = now.Add(a.c.cfg.grace)
+	a.mu.Unlock()
+	a.cancel(cause)
+	a.c.sched.wake()
+	return true
+}
+
+// leaseLost cancels the attempt with ErrLeaseLost once it has no lease left
+// (a single handler at once; a batch when every item's lease is lost).
+func (a *attempt) leaseLost() {
+	a.mu.Lock()
+	a.lostCount++
+	all := !a.batch || a.lostCount >= len(a.leases)
+	a.mu.Unlock()
+	if all {
+		a.cancelWith(ErrLeaseLost, a.c.clock.Now())
+	}
+}
+
+// finish marks the handler as returned.
+func (a *attempt) finish() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done = true
+}
+
+// runtimeCause returns why the runtime cancelled the attempt, or nil.
+func (a *attempt) runtimeCause() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cause
+}
+
+// renewals sums the renewals of the attempt's leases.
+func (a *attempt) renewals() int {
+	n := 0
+	for _, l := range a.leases {
+		n += l.Renewals()
+	}
+	return n
+}

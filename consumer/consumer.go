@@ -1,0 +1,849 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+type runState int
+
+const (
+	stateNew runState = iota
+	stateStarting
+	stateStopRequested
+	stateRunning
+	stateStopping
+	stateStopped
+)
+
+// Consumer receives messages from one queue and runs a handler on each,
+// keeping every lease alive only while its handler shows life. Create it
+// with New or NewBatch, start it with Run, stop it with Shutdown (or by
+// cancelling Run's context).
+type Consumer struct {
+	client  Client
+	url     string
+	handler Handler
+	batch   BatchHandler
+	cfg     config
+	clock   Clock
+	info    QueueInfo
+
+	sched *scheduler
+	del   *deleter
+	slots chan struct{}
+
+	bg         context.Context
+	bgCancel   context.CancelFunc
+	recvCancel context.CancelFunc
+	receivers  sync.WaitGroup
+	handlers   sync.WaitGroup
+	loops      sync.WaitGroup
+
+	mu        sync.Mutex
+	state     runState
+	stopAsked chan struct{}
+	hurry     chan struct{} // closed when Shutdown releases and flushes
+	done      chan struct{}
+	report    Report
+
+	inReceive      atomic.Int64
+	active         atomic.Int64
+	deletes        atomic.Int64
+	deleteFailures atomic.Int64
+	lateArrivals   atomic.Int64
+	shutReleased   atomic.Int64
+	shutFailed     atomic.Int64
+}
+
+// New returns a consumer that runs h on every message of the queue at
+// queueURL. It reads nothing from the queue until Run. It fails only on
+// invalid options.
+func New(client Client, queueURL string, h Handler, opts ...Option) (*Consumer, error) {
+	if h == nil {
+		return nil, errors.New("consumer: nil handler")
+	}
+	c, err := newConsumer(client, queueURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.handler = Chain(h, c.cfg.middleware...)
+	return c, nil
+}
+
+// NewBatch returns a consumer that hands a BatchHandler up to WithBatchSize
+// messages at a time, each batch taking one slot. Middleware does not apply
+// to batch handlers.
+func NewBatch(client Client, queueURL string, h BatchHandler, opts ...Option) (*Consumer, error) {
+	if h == nil {
+		return nil, errors.New("consumer: nil batch handler")
+	}
+	c, err := newConsumer(client, queueURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.cfg.middleware) > 0 {
+		return nil, errors.New("consumer: middleware does not apply to a batch handler")
+	}
+	c.batch = h
+	return c, nil
+}
+
+func newConsumer(client Client, url string, opts []Option) (*Consumer, error) {
+	if client == nil {
+		return nil, errors.New("consumer: nil client")
+	}
+	if url == "" {
+		return nil, errors.New("consumer: empty queue URL")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.random == nil {
+		cfg.random = rand.Float64
+	}
+	c := &Consumer{client: client, url: url, cfg: cfg, clock: cfg.clock,
+		stopAsked: make(chan struct{}), hurry: make(chan struct{}), done: make(chan struct{}), bg: context.Background()}
+	c.sched = newScheduler(c)
+	c.del = newDeleter(c)
+	return c, nil
+}
+
+// Queue returns what the consumer read about its queue at start (zero
+// before Run has started).
+func (c *Consumer) Queue() QueueInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// Run reads the queue's attributes, checks the settings against them (see
+// Doctor; a finding of SeverityError stops the start with a *DoctorError),
+// and consumes until ctx is cancelled or Shutdown is called. When ctx is
+// cancelled Run shuts down itself, within WithShutdownTimeout. It returns
+// nil after a shutdown, ErrClosed if the consumer was run before, or the
+// start-up error.
+func (c *Consumer) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.state != stateNew {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.state = stateStarting
+	c.mu.Unlock()
+	if err := c.start(ctx); err != nil {
+		c.mu.Lock()
+		c.state = stateStopped
+		close(c.done)
+		c.mu.Unlock()
+		if errors.Is(err, errStoppedEarly) {
+			return nil
+		}
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.shutdownTimeout)
+		c.Shutdown(sctx)
+		cancel()
+	case <-c.stopAsked:
+	}
+	<-c.done
+	return nil
+}
+
+var errStoppedEarly = errors.New("consumer: shut down while starting")
+
+func (c *Consumer) start(ctx context.Context) error {
+	info, err := loadQueueInfo(ctx, c.client, c.url)
+	if err != nil {
+		return err
+	}
+	if c.cfg.deadLetterURL != "" {
+		info.DeadLetterURL = c.cfg.deadLetterURL
+	}
+	c.cfg.settle(info.VisibilityTimeout)
+	if c.cfg.doctor {
+		if fs := diagnose(&c.cfg, info, c.batch != nil); hasErrors(fs) {
+			return &DoctorError{Findings: fs}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.info = info
+	if c.state == stateStopRequested {
+		return errStoppedEarly
+	}
+	c.bg, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.del.ctx, c.del.cancel = context.WithCancel(c.bg)
+	recvCtx, recvCancel := context.WithCancel(c.bg)
+	c.recvCancel = recvCancel
+	c.slots = make(chan struct{}, c.cfg.concurrency)
+	for i := 0; i < c.cfg.concurrency; i++ {
+		c.slots <- struct{}{}
+	}
+	c.loops.Add(2)
+	go func() { defer c.loops.Done(); c.sched.run(c.bg) }()
+	go func() { defer c.loops.Done(); c.del.run(c.bg) }()
+	for i := 0; i < c.cfg.receivers; i++ {
+		c.receivers.Add(1)
+		go c.receiveLoop(recvCtx)
+	}
+	c.state = stateRunning
+	return nil
+}
+
+// stopping reports whether Shutdown has begun.
+func (c *Consumer) stopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state >= stateStopping
+}
+
+func (c *Consumer) observe(e Event) {
+	if c.cfg.observer == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = c.clock.Now()
+	}
+	if e.Queue == "" {
+		e.Queue = queueName(c.url)
+	}
+	c.cfg.observer.Observe(e)
+}
+
+// acquire takes at least one free slot and up to max, or fails when ctx ends.
+func (c *Consumer) acquire(ctx context.Context, max int) (int, bool) {
+	if ctx.Err() != nil {
+		return 0, false
+	}
+	select {
+	case <-c.slots:
+	case <-ctx.Done():
+		return 0, false
+	}
+	n := 1
+	for n < max {
+		select {
+		case <-c.slots:
+			n++
+		default:
+			return n, true
+		}
+	}
+	return n, true
+}
+
+func (c *Consumer) releaseSlots(n int) {
+	for i := 0; i < n; i++ {
+		c.slots <- struct{}{}
+	}
+}
+
+func (c *Consumer) receiveLoop(ctx context.Context) {
+	defer c.receivers.Done()
+	failures := 0
+	for {
+		want := maxBatch
+		if c.batch != nil {
+			want = 1
+		}
+		n, ok := c.acquire(ctx, want)
+		if !ok {
+			return
+		}
+		max := n
+		if c.batch != nil {
+			max = c.cfg.batchSize
+		}
+		if err := c.receiveOnce(ctx, n, max); err != nil {
+			failures++
+			if !sleep(c.clock, min(100*time.Millisecond<<min(failures, 7), 10*time.Second), ctx.Done()) {
+				return
+			}
+			continue
+		}
+		failures = 0
+	}
+}
+
+// receiveOnce receives up to max messages for n reserved slots and hands
+// them out; it returns the slots it did not use.
+func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
+	sent := c.clock.Now()
+	c.inReceive.Add(1)
+	out, err := c.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl:                    &c.url,
+		MaxNumberOfMessages:         int32(max),
+		VisibilityTimeout:           int32(c.cfg.visibility / time.Second),
+		WaitTimeSeconds:             int32(c.cfg.waitTime / time.Second),
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"},
+	})
+	c.inReceive.Add(-1)
+	if err != nil {
+		c.releaseSlots(n)
+		if ctx.Err() != nil {
+			return nil
+		}
+		c.observe(Event{Kind: EventError, Op: "ReceiveMessage", Err: err})
+		return err
+	}
+	if len(out.Messages) == 0 {
+		c.releaseSlots(n)
+		return nil
+	}
+	c.observe(Event{Kind: EventReceived, Count: len(out.Messages)})
+	now := c.clock.Now()
+	var ds []*Delivery
+	var leases []*Lease
+	for _, m := range out.Messages {
+		d := newDelivery(c, m, sent)
+		if !now.Before(d.lease.deadline) {
+			// The receive took the whole lease (counted from its send):
+			// acting on it now could race another consumer.
+			c.loseLease(d.lease, fmt.Errorf("%w: the lease ended before the receive answered", ErrLeaseLost))
+			continue
+		}
+		ds = append(ds, d)
+		leases = append(leases, d.lease)
+	}
+	if len(ds) == 0 {
+		c.releaseSlots(n)
+		return nil
+	}
+
+	var units [][]*Delivery
+	switch {
+	case c.batch != nil:
+		units = [][]*Delivery{ds}
+	case c.info.FIFO:
+		units = groupRuns(ds)
+	default:
+		for _, d := range ds {
+			units = append(units, []*Delivery{d})
+		}
+	}
+
+	c.mu.Lock()
+	if c.state >= stateStopping || ctx.Err() != nil {
+		c.mu.Unlock()
+		// Arrived after stop was asked: give them straight back.
+		for _, l := range leases {
+			l.beginEnding()
+		}
+		c.lateArrivals.Add(int64(len(leases)))
+		c.release(c.bg, leases, 0, ReasonShutdown)
+		c.releaseSlots(n)
+		return nil
+	}
+	c.sched.track(leases...)
+	c.handlers.Add(len(units))
+	c.mu.Unlock()
+	if unused := n - len(units); unused > 0 {
+		c.releaseSlots(unused)
+	}
+	for _, u := range units {
+		switch {
+		case c.batch != nil:
+			go c.runBatch(u)
+		case c.info.FIFO:
+			go c.runGroup(u)
+		default:
+			go c.runSingle(u[0])
+		}
+	}
+	return nil
+}
+
+// groupRuns splits a FIFO receive into its groups, each in receive order.
+func groupRuns(ds []*Delivery) [][]*Delivery {
+	var out [][]*Delivery
+	at := map[string]int{}
+	for _, d := range ds {
+		i, ok := at[d.group]
+		if !ok {
+			i = len(out)
+			at[d.group] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], d)
+	}
+	return out
+}
+
+func (c *Consumer) runSingle(d *Delivery) {
+	defer c.handlers.Done()
+	defer c.releaseSlots(1)
+	if c.snoozeEarly(d) {
+		return
+	}
+	a := c.newAttempt([]*Lease{d.lease}, nil, false)
+	err := c.invoke(a, []*Delivery{d}, func(ctx context.Context) []error {
+		return []error{c.handler.Handle(ctx, d)}
+	})[0]
+	c.conclude(a, d, err)
+}
+
+func (c *Consumer) runGroup(ds []*Delivery) {
+	defer c.handlers.Done()
+	defer c.releaseSlots(1)
+	for i, d := range ds {
+		if c.stopping() {
+			c.releaseHeld(ds[i:], 0, ReasonShutdown)
+			return
+		}
+		if !d.lease.held() {
+			c.releaseHeld(ds[i+1:], 0, ReasonGroupSkipped)
+			return
+		}
+		a := c.newAttempt([]*Lease{d.lease}, leasesOf(ds[i+1:]), false)
+		err := c.invoke(a, []*Delivery{d}, func(ctx context.Context) []error {
+			return []error{c.handler.Handle(ctx, d)}
+		})[0]
+		if !c.conclude(a, d, err) {
+			c.releaseHeld(ds[i+1:], 0, ReasonGroupSkipped)
+			return
+		}
+	}
+}
+
+func (c *Consumer) runBatch(ds []*Delivery) {
+	defer c.handlers.Done()
+	defer c.releaseSlots(1)
+	var live []*Delivery
+	for _, d := range ds {
+		if !c.snoozeEarly(d) {
+			live = append(live, d)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	a := c.newAttempt(leasesOf(live), nil, true)
+	res := c.invoke(a, live, func(ctx context.Context) []error {
+		r := c.batch.HandleBatch(ctx, live)
+		switch {
+		case r == nil:
+			return make([]error, len(live))
+		case len(r) != len(live):
+			return FailAll(len(live), errBatchResult)
+		}
+		return r
+	})
+	skipped := make([]bool, len(live))
+	if c.info.FIFO {
+		failed := map[string]bool{}
+		for i, d := range live {
+			if failed[d.group] {
+				skipped[i] = true
+				continue
+			}
+			if res[i] != nil && !resolves(res[i]) {
+				failed[d.group] = true
+			}
+		}
+	}
+	// Decide every item first, then act: deletes share DeleteMessageBatch
+	// calls and releases share ChangeMessageVisibilityBatch calls.
+	var owned []*Delivery
+	var acts []action
+	for i, d := range live {
+		if !d.lease.beginEnding() {
+			if res[i] == nil && d.lease.wasLost() {
+				c.lateDelete(d.lease)
+			}
+			continue
+		}
+		act := action{kind: actRelease, why: ReasonGroupSkipped}
+		if !skipped[i] {
+			act = c.decide(a, d, res[i])
+		}
+		owned = append(owned, d)
+		acts = append(acts, act)
+	}
+	c.execute(owned, acts)
+}
+
+// resolves reports whether an outcome ends the message (so a FIFO group may
+// go on past it).
+func resolves(err error) bool {
+	o, ok := asOutcome(err)
+	return ok && (o.kind == outcomeDrop || o.kind == outcomePermanent || o.kind == outcomeDuplicate)
+}
+
+func leasesOf(ds []*Delivery) []*Lease {
+	out := make([]*Lease, len(ds))
+	for i, d := range ds {
+		out[i] = d.lease
+	}
+	return out
+}
+
+// invoke runs the handler call f under the attempt's watch and returns one
+// result per delivery. A panic fails every delivery.
+func (c *Consumer) invoke(a *attempt, ds []*Delivery, f func(ctx context.Context) []error) (res []error) {
+	c.active.Add(1)
+	c.sched.watch(a)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				res = FailAll(len(ds), fmt.Errorf("consumer: handler panicked: %v", r))
+			}
+		}()
+		res = f(a.ctx)
+	}()
+	a.finish()
+	c.sched.unwatch(a)
+	c.active.Add(-1)
+	a.cancel(context.Canceled)
+	now := c.clock.Now()
+	renewals := a.renewals()
+	for i, d := range ds {
+		c.observe(Event{Kind: EventHandled, MessageID: d.id, Attempt: d.Attempt(), Duration: now.Sub(a.start),
+			Visibility: d.lease.visibility, Renewals: renewals, Outcome: outcomeName(res[i]), Err: res[i]})
+	}
+	return res
+}
+
+// conclude acts on a handler's result and reports whether the message is
+// resolved (deleted, dropped or dead-lettered), so that a FIFO group may go
+// on.
+func (c *Consumer) conclude(a *attempt, d *Delivery, err error) bool {
+	l := d.lease
+	if !l.beginEnding() {
+		if err == nil && l.wasLost() {
+			c.lateDelete(l)
+		}
+		return false
+	}
+	return c.execute([]*Delivery{d}, []action{c.decide(a, d, err)})[0]
+}
+
+type actionKind int
+
+const (
+	actDelete actionKind = iota + 1
+	actRelease
+	actDeadLetter
+	actSnooze
+)
+
+// action is what the runtime does with an owned lease once its handler
+// has answered.
+type action struct {
+	kind  actionKind
+	why   Reason
+	delay time.Duration
+	err   error // the reason a message is dead-lettered
+}
+
+// decide turns a handler's result (and the runtime's cause of cancellation,
+// if any) into an action on the delivery's owned lease.
+func (c *Consumer) decide(a *attempt, d *Delivery, err error) action {
+	if err == nil {
+		return action{kind: actDelete, why: ReasonDone}
+	}
+	switch cause := a.runtimeCause(); {
+	case errors.Is(cause, ErrShutdown):
+		return action{kind: actRelease, why: ReasonShutdown}
+	case errors.Is(cause, ErrStalled):
+		return action{kind: actRelease, why: ReasonStalled, delay: c.backoff(d.Attempt())}
+	case errors.Is(cause, ErrAttemptTimeout):
+		return action{kind: actRelease, why: ReasonTimeout, delay: c.backoff(d.Attempt())}
+	}
+	o, ok := asOutcome(err)
+	if !ok {
+		return c.retryAction(d, 0, ReasonError, err)
+	}
+	switch o.kind {
+	case outcomeDrop:
+		return action{kind: actDelete, why: ReasonDrop}
+	case outcomeDuplicate:
+		return action{kind: actDelete, why: ReasonDuplicate}
+	case outcomePermanent:
+		return action{kind: actDeadLetter, err: o.err}
+	case outcomeNotReady:
+		return action{kind: actSnooze, delay: o.after}
+	}
+	return c.retryAction(d, o.after, ReasonRetry, err)
+}
+
+// retryAction releases for a later attempt. When the attempt budget is
+// spent by the runtime's count but not by SQS's (a re-sent copy has a fresh
+// ApproximateReceiveCount), the runtime dead-letters the message itself.
+func (c *Consumer) retryAction(d *Delivery, after time.Duration, why Reason, err error) action {
+	if mrc := c.info.MaxReceiveCount; mrc > 0 && d.Attempt() >= mrc && d.receiveCount < mrc && c.info.DeadLetterURL != "" {
+		return action{kind: actDeadLetter, err: err}
+	}
+	if after <= 0 {
+		after = c.backoff(d.Attempt())
+	}
+	return action{kind: actRelease, why: why, delay: after}
+}
+
+// execute carries out actions on owned leases, deletes and releases
+// batched, and reports which messages are resolved.
+func (c *Consumer) execute(ds []*Delivery, acts []action) []bool {
+	resolved := make([]bool, len(ds))
+	dels := map[Reason][]*Lease{}
+	var rel []*Lease
+	var relDelays []time.Duration
+	var relWhys []Reason
+	for i, act := range acts {
+		d := ds[i]
+		switch act.kind {
+		case actDelete:
+			dels[act.why] = append(dels[act.why], d.lease)
+			resolved[i] = true
+		case actRelease:
+			rel = append(rel, d.lease)
+			relDelays = append(relDelays, act.delay)
+			relWhys = append(relWhys, act.why)
+		case actDeadLetter:
+			resolved[i] = c.deadLetter(d, act.err)
+		case actSnooze:
+			c.snooze(d, act.delay)
+		}
+	}
+	for why, ls := range dels {
+		c.deleteLater(ls, why)
+	}
+	if len(rel) > 0 {
+		c.releaseEach(c.bg, rel, relDelays, relWhys)
+	}
+	return resolved
+}
+
+func (c *Consumer) backoff(attempt int) time.Duration {
+	return c.cfg.retry.Delay(attempt, c.cfg.random())
+}
+
+// deleteLater queues owned leases for deletion.
+func (c *Consumer) deleteLater(ls []*Lease, why Reason) {
+	if !c.del.add(ls, why) {
+		whys := make([]Reason, len(ls))
+		for i := range whys {
+			whys[i] = why
+		}
+		c.deleteOwned(c.bg, ls, whys)
+	}
+}
+
+// releaseHeld releases the deliveries' leases that are still held.
+func (c *Consumer) releaseHeld(ds []*Delivery, delay time.Duration, why Reason) {
+	var own []*Lease
+	for _, d := range ds {
+		if d.lease.beginEnding() {
+			own = append(own, d.lease)
+		}
+	}
+	if len(own) > 0 {
+		c.release(c.bg, own, delay, why)
+	}
+}
+
+// lateDelete deletes the message of a lost lease whose handler succeeded
+// anyway: the work is done, and on a standard queue the stale receipt still
+// deletes it, sparing a duplicate run.
+func (c *Consumer) lateDelete(l *Lease) {
+	ctx, cancel := c.boundCtx(c.bg, c.clock.Now().Add(l.visibility))
+	defer cancel()
+	err := c.deleteBatch(ctx, []*Lease{l})[0]
+	c.observe(Event{Kind: EventLateDelete, MessageID: l.messageID, Attempt: int(l.epoch), Err: err})
+}
+
+// abandon handles an attempt whose handler did not return within the grace
+// after a cancel: its leases are released as the cause says, leases waiting
+// behind it (FIFO) are released at once, and its slot is reported stuck.
+func (c *Consumer) abandon(a *attempt) {
+	cause := a.runtimeCause()
+	var own []*Lease
+	for _, l := range a.leases {
+		if l.beginEnding() {
+			own = append(own, l)
+		}
+	}
+	if len(own) > 0 {
+		delay, why := time.Duration(0), ReasonShutdown
+		switch {
+		case errors.Is(cause, ErrStalled):
+			delay, why = c.backoff(int(own[0].epoch)), ReasonStalled
+		case errors.Is(cause, ErrAttemptTimeout):
+			delay, why = c.backoff(int(own[0].epoch)), ReasonTimeout
+		}
+		c.release(c.bg, own, delay, why)
+	}
+	var fol []*Lease
+	for _, l := range a.followers {
+		if l.beginEnding() {
+			fol = append(fol, l)
+		}
+	}
+	if len(fol) > 0 {
+		c.release(c.bg, fol, 0, ReasonGroupSkipped)
+	}
+	c.observe(Event{Kind: EventSlotStuck, MessageID: a.leases[0].messageID, Attempt: int(a.leases[0].epoch),
+		Duration: c.clock.Now().Sub(a.start), Err: cause})
+}
+
+// deadLetter sends the message to the dead-letter queue and deletes it.
+// Without a dead-letter queue, or if the send fails, it retries instead.
+func (c *Consumer) deadLetter(d *Delivery, reason error) bool {
+	l := d.lease
+	url := c.info.DeadLetterURL
+	if url == "" {
+		c.observe(Event{Kind: EventError, Op: "dead-letter", MessageID: d.id,
+			Err: fmt.Errorf("consumer: no dead-letter queue for a permanent failure: %v", reason)})
+		c.release(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
+		return false
+	}
+	attrs := copyAttrs(d.Message.MessageAttributes)
+	if reason != nil && len(attrs) < 10 {
+		attrs[AttrDeadLetterReason] = stringValue(truncate(reason.Error(), 1024))
+	}
+	in := &sqs.SendMessageInput{QueueUrl: &url, MessageBody: d.Message.Body, MessageAttributes: attrs,
+		MessageSystemAttributes: traceAttr(d.Message)}
+	if strings.HasSuffix(url, ".fifo") {
+		group, dedup := d.group, d.id
+		if group == "" {
+			group = d.id
+		}
+		in.MessageGroupId, in.MessageDeduplicationId = &group, &dedup
+	}
+	ctx, cancel := c.boundCtx(c.bg, l.Deadline())
+	_, err := c.client.SendMessage(ctx, in)
+	cancel()
+	if err != nil {
+		c.observe(Event{Kind: EventError, Op: "SendMessage", MessageID: d.id, Err: err})
+		c.release(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
+		return false
+	}
+	c.observe(Event{Kind: EventDeadLettered, MessageID: d.id, Attempt: d.Attempt(), Err: reason})
+	c.deleteLater([]*Lease{l}, ReasonDeadLettered)
+	return true
+}
+
+// maxDelay is SQS's longest DelaySeconds.
+const maxDelay = 15 * time.Minute
+
+// snooze hides an owned lease's message for after without spending an
+// attempt where it can (see NotReady).
+func (c *Consumer) snooze(d *Delivery, after time.Duration) {
+	if after < time.Second {
+		after = time.Second
+	}
+	if c.info.FIFO || c.cfg.snoozeByVisibility || !c.resend(d, after) {
+		c.release(c.bg, []*Lease{d.lease}, after, ReasonNotReady)
+	}
+}
+
+// snoozeEarly re-snoozes, without running the handler, a message whose
+// carried not-before time is still ahead. It reports whether it did.
+func (c *Consumer) snoozeEarly(d *Delivery) bool {
+	if d.notBefore.IsZero() {
+		return false
+	}
+	left := d.notBefore.Sub(c.clock.Now())
+	if left < time.Second || !d.lease.beginEnding() {
+		return false
+	}
+	if !c.resend(d, left) {
+		c.release(c.bg, []*Lease{d.lease}, left, ReasonNotReady)
+	}
+	return true
+}
+
+// resend re-sends an owned lease's message with a delay and the attempt
+// counter, then deletes the original. It reports false, changing nothing,
+// if the message cannot carry the attributes or the send fails.
+func (c *Consumer) resend(d *Delivery, after time.Duration) bool {
+	attrs := copyAttrs(d.Message.MessageAttributes)
+	delete(attrs, AttrAttempts)
+	delete(attrs, AttrMessageID)
+	delete(attrs, AttrNotBefore)
+	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: ptr("Number"), StringValue: ptr(strconv.Itoa(d.Attempt() - 1))}
+	attrs[AttrMessageID] = stringValue(d.id)
+	delay := after
+	if after > maxDelay {
+		delay = maxDelay
+		until := c.clock.Now().Add(after).UnixMilli()
+		attrs[AttrNotBefore] = types.MessageAttributeValue{DataType: ptr("Number"), StringValue: ptr(strconv.FormatInt(until, 10))}
+	}
+	if len(attrs) > 10 {
+		return false
+	}
+	in := &sqs.SendMessageInput{QueueUrl: &c.url, MessageBody: d.Message.Body, MessageAttributes: attrs,
+		DelaySeconds: seconds(delay, maxDelay), MessageSystemAttributes: traceAttr(d.Message)}
+	if d.group != "" {
+		g := d.group
+		in.MessageGroupId = &g
+	}
+	ctx, cancel := c.boundCtx(c.bg, d.lease.Deadline())
+	_, err := c.client.SendMessage(ctx, in)
+	cancel()
+	if err != nil {
+		c.observe(Event{Kind: EventError, Op: "SendMessage", MessageID: d.id, Err: err})
+		return false
+	}
+	c.observe(Event{Kind: EventSnoozed, MessageID: d.id, Attempt: d.Attempt(), Delay: after})
+	c.deleteLater([]*Lease{d.lease}, ReasonSnoozed)
+	return true
+}
+
+func copyAttrs(in map[string]types.MessageAttributeValue) map[string]types.MessageAttributeValue {
+	out := make(map[string]types.MessageAttributeValue, len(in)+3)
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func traceAttr(m types.Message) map[string]types.MessageSystemAttributeValue {
+	t := m.Attributes["AWSTraceHeader"]
+	if t == "" {
+		return nil
+	}
+	return map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: ptr("String"), StringValue: &t}}
+}
+
+func stringValue(s string) types.MessageAttributeValue {
+	return types.MessageAttributeValue{DataType: ptr("String"), StringValue: &s}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// truncate cuts s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
+
+// countShutdownRelease counts releases made because of shutdown.
+func (c *Consumer) countShutdownRelease(why Reason, err error) {
+	if why != ReasonShutdown {
+		return
+	}
+	if err == nil {
+		c.shutReleased.Add(1)
+	} else {
+		c.shutFailed.Add(1)
+	}
+}

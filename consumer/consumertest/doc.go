@@ -1,0 +1,14 @@
+// Package consumertest helps test code built on package consumer without a
+// server and without sleeping: Clock is a fake consumer.Clock that moves only
+// when told to, and SQS is an in-memory fake of the SQS actions the runtime
+// uses (standard and FIFO queues, leases, receive counts, long polls on the
+// fake clock) with fault injection: throttling, lost requests, lost
+// responses, slow calls and per-entry batch failures.
+//
+// The fake follows SQS where the runtime depends on it: any receipt ever
+// issued for a standard-queue message still changes or deletes it (stale
+// handles), a visibility change on a lapsed lease answers success and
+// changes nothing, a FIFO group is blocked from its first in-flight message
+// on, and a FIFO delete with a stale receipt fails with "The receipt handle
+// has expired". It does not move messages to dead-letter queues.
+package consumertest

@@ -1,0 +1,712 @@
+package consumertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/consumer"
+)
+
+// APIError is an error as SQS answers it; it satisfies smithy.APIError's
+// methods, so the runtime reads it like an SDK error.
+type APIError struct {
+	// Code is the SQS error code, e.g. "RequestThrottled".
+	Code string
+	// Message is the error text.
+	Message string
+}
+
+// Error renders the error as the SDK does.
+func (e *APIError) Error() string { return "api error " + e.Code + ": " + e.Message }
+
+// ErrorCode returns the SQS error code.
+func (e *APIError) ErrorCode() string { return e.Code }
+
+// ErrorMessage returns the message.
+func (e *APIError) ErrorMessage() string { return e.Message }
+
+// Throttled is the error SQS answers when a caller exceeds its rate.
+func Throttled() error { return &APIError{Code: "RequestThrottled", Message: "Rate exceeded"} }
+
+// ErrLostResponse is what a call whose response was lost returns by default.
+var ErrLostResponse = errors.New("consumertest: response lost (connection reset)")
+
+// Call is one call the fake received.
+type Call struct {
+	// Op is the action name, e.g. "ChangeMessageVisibilityBatch".
+	Op string
+	// N counts calls of this Op, from 1.
+	N int
+	// Time is the fake time of the call.
+	Time time.Time
+	// Input is the request, e.g. *sqs.ReceiveMessageInput.
+	Input any
+}
+
+// Fault says how one call misbehaves.
+type Fault struct {
+	// Delay makes the call wait this long on the fake clock first (a slow
+	// call); it ends early with the context's error if the caller gives up.
+	Delay time.Duration
+	// Err fails the call without doing it (a lost or throttled request).
+	Err error
+	// LoseResponse does the call, then fails it with Err (ErrLostResponse
+	// if Err is nil): the caller cannot tell it happened.
+	LoseResponse bool
+	// FailEntries fails the batch entries whose receipt handles it names,
+	// with the given error code (for example "InternalError").
+	FailEntries map[string]string
+}
+
+// FaultFunc decides the fault for a call; the zero Fault is none.
+type FaultFunc func(c Call) Fault
+
+// SQS is an in-memory fake of the SQS actions consumer.Client uses. It is
+// safe for concurrent use. Create queues with CreateQueue.
+type SQS struct {
+	clock consumer.Clock
+
+	mu     sync.Mutex
+	queues map[string]*queue
+	names  map[string]*queue
+	seq    int
+	notify chan struct{}
+	fault  FaultFunc
+	calls  []Call
+	counts map[string]int
+}
+
+var _ consumer.Client = (*SQS)(nil)
+
+type queue struct {
+	name, url, arn string
+	fifo           bool
+	attrs          map[string]string
+	msgs           []*message
+	dedup          map[string]time.Time
+}
+
+type message struct {
+	id, body     string
+	attrs        map[string]types.MessageAttributeValue
+	group, dedup string
+	trace        string
+	seq          int
+	sentAt       time.Time
+	visibleAt    time.Time
+	receives     int
+	firstReceive time.Time
+	epoch        int
+	leasedAt     map[int]time.Time
+	leased       bool
+	deleted      bool
+}
+
+// NewSQS returns a fake with no queues, on the given clock.
+func NewSQS(clock consumer.Clock) *SQS {
+	return &SQS{clock: clock, queues: map[string]*queue{}, names: map[string]*queue{},
+		notify: make(chan struct{}), counts: map[string]int{}}
+}
+
+// SetFaults sets the fault injector (nil: no faults).
+func (s *SQS) SetFaults(f FaultFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = f
+}
+
+// CreateQueue creates a queue (FIFO if the name ends in .fifo) and returns
+// its URL. attrs are returned by GetQueueAttributes; VisibilityTimeout
+// (default 30) is the lease length receives use unless they ask for one.
+func (s *SQS) CreateQueue(name string, attrs map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := &queue{name: name, url: "https://sqs.test/000000000000/" + name,
+		arn: "arn:aws:sqs:us-east-1:000000000000:" + name, fifo: strings.HasSuffix(name, ".fifo"),
+		attrs: map[string]string{"VisibilityTimeout": "30", "MessageRetentionPeriod": "345600",
+			"ReceiveMessageWaitTimeSeconds": "0", "DelaySeconds": "0"}, dedup: map[string]time.Time{}}
+	for k, v := range attrs {
+		q.attrs[k] = v
+	}
+	if q.fifo {
+		q.attrs["FifoQueue"] = "true"
+	}
+	q.attrs["QueueArn"] = q.arn
+	s.queues[q.url] = q
+	s.names[name] = q
+	return q.url
+}
+
+// Calls returns the calls made so far of the given ops (all ops if none).
+func (s *SQS) Calls(ops ...string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if len(ops) == 0 || contains(ops, c.Op) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, v := range ss {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// MessageState is a message as the fake holds it.
+type MessageState struct {
+	// ID and Body are the message's MessageId and body.
+	ID, Body string
+	// Group is the MessageGroupId.
+	Group string
+	// Receives is ApproximateReceiveCount.
+	Receives int
+	// VisibleAt is when the message is (or was) visible again.
+	VisibleAt time.Time
+	// InFlight is true while a lease holds it.
+	InFlight bool
+	// Deleted is true once deleted.
+	Deleted bool
+	// Attributes are the message attributes it was sent with.
+	Attributes map[string]types.MessageAttributeValue
+	// SentAt and FirstReceive are the send and first receive times.
+	SentAt, FirstReceive time.Time
+}
+
+// Messages returns the queue's messages, deleted ones included, in send
+// order.
+func (s *SQS) Messages(url string) []MessageState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[url]
+	if q == nil {
+		return nil
+	}
+	now := s.clock.Now()
+	out := make([]MessageState, 0, len(q.msgs))
+	for _, m := range q.msgs {
+		out = append(out, MessageState{ID: m.id, Body: m.body, Group: m.group, Receives: m.receives,
+			VisibleAt: m.visibleAt, InFlight: m.inFlight(now), Deleted: m.deleted, Attributes: m.attrs,
+			SentAt: m.sentAt, FirstReceive: m.firstReceive})
+	}
+	return out
+}
+
+// Send puts a message on a queue (group for FIFO queues) and returns its id.
+func (s *SQS) Send(url, body, group string) string {
+	in := &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body}
+	if group != "" {
+		in.MessageGroupId = &group
+		dedup := fmt.Sprintf("d%d", s.nextSeq())
+		in.MessageDeduplicationId = &dedup
+	}
+	out, err := s.send(in)
+	if err != nil {
+		panic(err)
+	}
+	return *out.MessageId
+}
+
+func (s *SQS) nextSeq() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return s.seq
+}
+
+func (m *message) inFlight(now time.Time) bool {
+	return m.leased && !m.deleted && now.Before(m.visibleAt)
+}
+
+// begin records a call and applies its fault's delay and request failure.
+func (s *SQS) begin(ctx context.Context, op string, in any) (Fault, error) {
+	s.mu.Lock()
+	s.counts[op]++
+	c := Call{Op: op, N: s.counts[op], Time: s.clock.Now(), Input: in}
+	s.calls = append(s.calls, c)
+	f := s.fault
+	s.mu.Unlock()
+	var fl Fault
+	if f != nil {
+		fl = f(c)
+	}
+	if fl.Delay > 0 {
+		t := s.clock.NewTimer(fl.Delay)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return fl, ctx.Err()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fl, err
+	}
+	if fl.Err != nil && !fl.LoseResponse {
+		return fl, fl.Err
+	}
+	return fl, nil
+}
+
+// end applies a lost response.
+func end[T any](fl Fault, out T, err error) (T, error) {
+	if err == nil && fl.LoseResponse {
+		var zero T
+		if fl.Err != nil {
+			return zero, fl.Err
+		}
+		return zero, ErrLostResponse
+	}
+	return out, err
+}
+
+func (s *SQS) wake() {
+	close(s.notify)
+	s.notify = make(chan struct{})
+}
+
+func queueErr(url string) error {
+	return &APIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Message: "The specified queue does not exist: " + url}
+}
+
+// ReceiveMessage implements consumer.Client. It long-polls on the fake
+// clock.
+func (s *SQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	fl, err := s.begin(ctx, "ReceiveMessage", in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.receive(ctx, in)
+	return end(fl, out, err)
+}
+
+func (s *SQS) receive(ctx context.Context, in *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+	s.mu.Lock()
+	q := s.queues[deref(in.QueueUrl)]
+	if q == nil {
+		s.mu.Unlock()
+		return nil, queueErr(deref(in.QueueUrl))
+	}
+	wait := time.Duration(in.WaitTimeSeconds) * time.Second
+	if in.WaitTimeSeconds == 0 {
+		n, _ := strconv.Atoi(q.attrs["ReceiveMessageWaitTimeSeconds"])
+		wait = time.Duration(n) * time.Second
+	}
+	vis := time.Duration(in.VisibilityTimeout) * time.Second
+	if in.VisibilityTimeout == 0 {
+		n, _ := strconv.Atoi(q.attrs["VisibilityTimeout"])
+		vis = time.Duration(n) * time.Second
+	}
+	max := int(in.MaxNumberOfMessages)
+	if max == 0 {
+		max = 1
+	}
+	s.mu.Unlock()
+	deadline := s.clock.Now().Add(wait)
+	for {
+		s.mu.Lock()
+		now := s.clock.Now()
+		ch := s.notify
+		msgs := q.take(now, max, vis)
+		next := q.nextVisible(now)
+		s.mu.Unlock()
+		if len(msgs) > 0 || !now.Before(deadline) {
+			return &sqs.ReceiveMessageOutput{Messages: msgs}, nil
+		}
+		until := deadline
+		if !next.IsZero() && next.Before(until) {
+			until = next
+		}
+		t := s.clock.NewTimer(until.Sub(now))
+		select {
+		case <-ch:
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// nextVisible is when the next hidden message becomes visible (zero: none).
+func (q *queue) nextVisible(now time.Time) time.Time {
+	var next time.Time
+	for _, m := range q.msgs {
+		if !m.deleted && m.visibleAt.After(now) && (next.IsZero() || m.visibleAt.Before(next)) {
+			next = m.visibleAt
+		}
+	}
+	return next
+}
+
+// take leases up to max visible messages. FIFO: groups in order of their
+// oldest message, each from its head up to its first in-flight message.
+func (q *queue) take(now time.Time, max int, vis time.Duration) []types.Message {
+	var picked []*message
+	if !q.fifo {
+		for _, m := range q.msgs {
+			if len(picked) == max {
+				break
+			}
+			if !m.deleted && !m.visibleAt.After(now) {
+				picked = append(picked, m)
+			}
+		}
+	} else {
+		var order []string
+		byGroup := map[string][]*message{}
+		for _, m := range q.msgs {
+			if m.deleted {
+				continue
+			}
+			if _, ok := byGroup[m.group]; !ok {
+				order = append(order, m.group)
+			}
+			byGroup[m.group] = append(byGroup[m.group], m)
+		}
+		for _, g := range order {
+			for _, m := range byGroup[g] {
+				if len(picked) == max || m.inFlight(now) {
+					break
+				}
+				if !m.visibleAt.After(now) {
+					picked = append(picked, m)
+				}
+			}
+		}
+	}
+	out := make([]types.Message, len(picked))
+	for i, m := range picked {
+		m.receives++
+		m.epoch++
+		m.leased = true
+		m.visibleAt = now.Add(vis)
+		if m.leasedAt == nil {
+			m.leasedAt = map[int]time.Time{}
+		}
+		m.leasedAt[m.epoch] = now
+		if m.firstReceive.IsZero() {
+			m.firstReceive = now
+		}
+		out[i] = q.render(m)
+	}
+	return out
+}
+
+func (q *queue) render(m *message) types.Message {
+	attrs := map[string]string{
+		"ApproximateReceiveCount":          strconv.Itoa(m.receives),
+		"SentTimestamp":                    strconv.FormatInt(m.sentAt.UnixMilli(), 10),
+		"ApproximateFirstReceiveTimestamp": strconv.FormatInt(m.firstReceive.UnixMilli(), 10),
+		"SenderId":                         "AIDATEST",
+	}
+	if m.group != "" {
+		attrs["MessageGroupId"] = m.group
+	}
+	if q.fifo {
+		attrs["MessageDeduplicationId"] = m.dedup
+		attrs["SequenceNumber"] = strconv.Itoa(m.seq)
+	}
+	if m.trace != "" {
+		attrs["AWSTraceHeader"] = m.trace
+	}
+	id, body := m.id, m.body
+	handle := q.url + "|" + m.id + "|" + strconv.Itoa(m.epoch)
+	var ma map[string]types.MessageAttributeValue
+	if len(m.attrs) > 0 {
+		ma = map[string]types.MessageAttributeValue{}
+		for k, v := range m.attrs {
+			ma[k] = v
+		}
+	}
+	return types.Message{MessageId: &id, Body: &body, ReceiptHandle: &handle, Attributes: attrs, MessageAttributes: ma}
+}
+
+// find decodes a receipt handle of q.
+func (q *queue) find(handle string) (*message, int, error) {
+	p := strings.Split(handle, "|")
+	if len(p) != 3 || p[0] != q.url {
+		return nil, 0, &APIError{Code: "ReceiptHandleIsInvalid", Message: fmt.Sprintf("The input receipt handle %q is not a valid receipt handle.", handle)}
+	}
+	epoch, err := strconv.Atoi(p[2])
+	if err != nil {
+		return nil, 0, &APIError{Code: "ReceiptHandleIsInvalid", Message: fmt.Sprintf("The input receipt handle %q is not a valid receipt handle.", handle)}
+	}
+	for _, m := range q.msgs {
+		if m.id == p[1] {
+			return m, epoch, nil
+		}
+	}
+	return nil, epoch, nil
+}
+
+func entryFailure(id string, err error) types.BatchResultErrorEntry {
+	var ae *APIError
+	code, msg := "InternalError", err.Error()
+	if errors.As(err, &ae) {
+		code, msg = ae.Code, ae.Message
+	}
+	idc := id
+	return types.BatchResultErrorEntry{Id: &idc, Code: &code, Message: &msg, SenderFault: code != "InternalError"}
+}
+
+// ChangeMessageVisibilityBatch implements consumer.Client.
+func (s *SQS) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	fl, err := s.begin(ctx, "ChangeMessageVisibilityBatch", in)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[deref(in.QueueUrl)]
+	if q == nil {
+		return nil, queueErr(deref(in.QueueUrl))
+	}
+	now := s.clock.Now()
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
+	for _, e := range in.Entries {
+		id, h := deref(e.Id), deref(e.ReceiptHandle)
+		if code, ok := fl.FailEntries[h]; ok {
+			out.Failed = append(out.Failed, entryFailure(id, &APIError{Code: code, Message: "injected"}))
+			continue
+		}
+		if err := q.change(now, h, time.Duration(e.VisibilityTimeout)*time.Second); err != nil {
+			out.Failed = append(out.Failed, entryFailure(id, err))
+			continue
+		}
+		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: &id})
+	}
+	s.wake()
+	return end(fl, out, nil)
+}
+
+func (q *queue) change(now time.Time, handle string, vis time.Duration) error {
+	m, epoch, err := q.find(handle)
+	if err != nil {
+		return err
+	}
+	if m == nil || m.deleted {
+		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.", handle)}
+	}
+	if q.fifo && (epoch != m.epoch || !m.inFlight(now)) {
+		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.", handle)}
+	}
+	if at, ok := m.leasedAt[epoch]; ok && now.Add(vis).Sub(at) > consumer.MaxLease {
+		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %d for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]", int(vis/time.Second))}
+	}
+	if !m.inFlight(now) {
+		return nil // a lapsed lease: success, nothing changes (as SQS)
+	}
+	m.visibleAt = now.Add(vis)
+	return nil
+}
+
+// DeleteMessageBatch implements consumer.Client.
+func (s *SQS) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	fl, err := s.begin(ctx, "DeleteMessageBatch", in)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[deref(in.QueueUrl)]
+	if q == nil {
+		return nil, queueErr(deref(in.QueueUrl))
+	}
+	now := s.clock.Now()
+	out := &sqs.DeleteMessageBatchOutput{}
+	for _, e := range in.Entries {
+		id, h := deref(e.Id), deref(e.ReceiptHandle)
+		if code, ok := fl.FailEntries[h]; ok {
+			out.Failed = append(out.Failed, entryFailure(id, &APIError{Code: code, Message: "injected"}))
+			continue
+		}
+		m, epoch, err := q.find(h)
+		if err != nil {
+			out.Failed = append(out.Failed, entryFailure(id, err))
+			continue
+		}
+		if m != nil && !m.deleted && q.fifo && (epoch != m.epoch || !m.inFlight(now)) {
+			out.Failed = append(out.Failed, entryFailure(id, &APIError{Code: "InvalidParameterValue",
+				Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.", h)}))
+			continue
+		}
+		if m != nil {
+			m.deleted = true
+		}
+		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: &id})
+	}
+	s.wake()
+	return end(fl, out, nil)
+}
+
+// SendMessage implements consumer.Client.
+func (s *SQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	fl, err := s.begin(ctx, "SendMessage", in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.send(in)
+	return end(fl, out, err)
+}
+
+func (s *SQS) send(in *sqs.SendMessageInput) (*sqs.SendMessageOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[deref(in.QueueUrl)]
+	if q == nil {
+		return nil, queueErr(deref(in.QueueUrl))
+	}
+	if len(in.MessageAttributes) > 10 {
+		return nil, &APIError{Code: "InvalidParameterValue", Message: "Number of message attributes [11] exceeds the allowed maximum [10]."}
+	}
+	now := s.clock.Now()
+	s.seq++
+	m := &message{id: fmt.Sprintf("m%04d", s.seq), body: deref(in.MessageBody), attrs: in.MessageAttributes,
+		group: deref(in.MessageGroupId), dedup: deref(in.MessageDeduplicationId), seq: s.seq, sentAt: now, visibleAt: now}
+	if q.fifo {
+		if m.group == "" {
+			return nil, &APIError{Code: "MissingParameter", Message: "The request must contain the parameter MessageGroupId."}
+		}
+		if at, ok := q.dedup[m.dedup]; ok && now.Sub(at) < 5*time.Minute {
+			return &sqs.SendMessageOutput{MessageId: &m.id}, nil
+		}
+		q.dedup[m.dedup] = now
+	} else {
+		m.visibleAt = now.Add(time.Duration(in.DelaySeconds) * time.Second)
+	}
+	if v, ok := in.MessageSystemAttributes["AWSTraceHeader"]; ok {
+		m.trace = deref(v.StringValue)
+	}
+	q.msgs = append(q.msgs, m)
+	s.wake()
+	return &sqs.SendMessageOutput{MessageId: &m.id}, nil
+}
+
+// GetQueueAttributes implements consumer.Client; it returns every attribute.
+func (s *SQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	fl, err := s.begin(ctx, "GetQueueAttributes", in)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[deref(in.QueueUrl)]
+	if q == nil {
+		return nil, queueErr(deref(in.QueueUrl))
+	}
+	now := s.clock.Now()
+	attrs := map[string]string{}
+	for k, v := range q.attrs {
+		attrs[k] = v
+	}
+	var visible, inflight, delayed int
+	for _, m := range q.msgs {
+		switch {
+		case m.deleted:
+		case m.inFlight(now):
+			inflight++
+		case m.visibleAt.After(now):
+			delayed++
+		default:
+			visible++
+		}
+	}
+	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
+	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inflight)
+	attrs["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(delayed)
+	return end(fl, &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil)
+}
+
+// GetQueueUrl implements consumer.Client.
+func (s *SQS) GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, _ ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error) {
+	fl, err := s.begin(ctx, "GetQueueUrl", in)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.names[deref(in.QueueName)]
+	if q == nil {
+		return nil, queueErr(deref(in.QueueName))
+	}
+	u := q.url
+	return end(fl, &sqs.GetQueueUrlOutput{QueueUrl: &u}, nil)
+}
+
+// Handles returns the receipt handles in a batch call's input, in entry
+// order: for reading Calls.
+func Handles(input any) []string {
+	var out []string
+	switch in := input.(type) {
+	case *sqs.ChangeMessageVisibilityBatchInput:
+		for _, e := range in.Entries {
+			out = append(out, deref(e.ReceiptHandle))
+		}
+	case *sqs.DeleteMessageBatchInput:
+		for _, e := range in.Entries {
+			out = append(out, deref(e.ReceiptHandle))
+		}
+	}
+	return out
+}
+
+// MessageIDOf returns the message id inside one of the fake's receipt
+// handles.
+func MessageIDOf(handle string) string {
+	p := strings.Split(handle, "|")
+	if len(p) != 3 {
+		return ""
+	}
+	return p[1]
+}
+
+// Visibilities returns the VisibilityTimeout of each entry of a
+// ChangeMessageVisibilityBatch input, in entry order.
+func Visibilities(input any) []int32 {
+	in, ok := input.(*sqs.ChangeMessageVisibilityBatchInput)
+	if !ok {
+		return nil
+	}
+	out := make([]int32, len(in.Entries))
+	for i, e := range in.Entries {
+		out[i] = e.VisibilityTimeout
+	}
+	return out
+}
+
+// SortedIDs returns the ids of states matching keep, sorted.
+func SortedIDs(ms []MessageState, keep func(MessageState) bool) []string {
+	var out []string
+	for _, m := range ms {
+		if keep(m) {
+			out = append(out, m.ID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

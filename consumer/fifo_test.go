@@ -1,0 +1,169 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/consumer"
+)
+
+// journal records handler calls in order and checks that no two messages
+// of one group run at once.
+type journal struct {
+	mu      sync.Mutex
+	entries []string
+	active  map[string]bool
+	overlap []string
+}
+
+func newJournal() *journal { return &journal{active: map[string]bool{}} }
+
+func (j *journal) begin(d *consumer.Delivery) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.active[d.GroupID()] {
+		j.overlap = append(j.overlap, d.Body())
+	}
+	j.active[d.GroupID()] = true
+	j.entries = append(j.entries, d.Body())
+}
+
+func (j *journal) end(d *consumer.Delivery) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.active[d.GroupID()] = false
+}
+
+func (j *journal) list() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.entries...)
+}
+
+// only keeps the entries starting with prefix.
+func only(entries []string, prefix string) []string {
+	var out []string
+	for _, e := range entries {
+		if len(e) >= len(prefix) && e[:len(prefix)] == prefix {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Each group's messages run one at a time, in send order; groups run side
+// by side, one per slot.
+func TestFIFOGroupOrder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "jobs.fifo", nil)
+	groups := map[string][]string{"a": {"a1", "a2", "a3", "a4"}, "b": {"b1", "b2", "b3"}, "c": {"c1", "c2"}}
+	for i := 0; i < 4; i++ {
+		for _, g := range []string{"a", "b", "c"} {
+			if i < len(groups[g]) {
+				h.sqs.Send(h.url, groups[g][i], g)
+			}
+		}
+	}
+	j := newJournal()
+	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+		j.begin(d)
+		defer j.end(d)
+		return nil
+	}), consumer.WithConcurrency(3))
+	checkFor(t, 5*time.Second, func() error {
+		if n := len(j.list()); n != 9 {
+			return fmt.Errorf("%d handled, want 9", n)
+		}
+		return nil
+	})
+	for g, want := range groups {
+		if got := only(j.list(), g); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("group %s ran %v, want %v", g, got, want)
+		}
+	}
+	if len(j.overlap) > 0 {
+		t.Errorf("messages ran while their group was busy: %v", j.overlap)
+	}
+}
+
+// A failure releases the rest of the group's messages from that receive,
+// so the group resumes, in order, with the failed message.
+func TestFIFOFailureSkipsRestOfGroup(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "skip.fifo", nil)
+	for _, b := range []string{"a1", "a2", "a3"} {
+		h.sqs.Send(h.url, b, "a")
+	}
+	j := newJournal()
+	var once sync.Once
+	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+		j.begin(d)
+		defer j.end(d)
+		var err error
+		if d.Body() == "a1" {
+			once.Do(func() { err = errors.New("first try fails") })
+		}
+		return err
+	}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
+	checkFor(t, 5*time.Second, func() error {
+		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
+			return fmt.Errorf("group-skipped releases %d, want 2", got)
+		}
+		return nil
+	})
+	if got := j.list(); fmt.Sprint(got) != "[a1]" {
+		t.Errorf("ran %v before the backoff, want [a1]", got)
+	}
+	h.advanceUntil(time.Minute, time.Second, func() error {
+		if n := len(j.list()); n != 4 {
+			return fmt.Errorf("%d handled, want 4", n)
+		}
+		return nil
+	})
+	if got := j.list(); fmt.Sprint(got) != "[a1 a1 a2 a3]" {
+		t.Errorf("ran %v, want [a1 a1 a2 a3]", got)
+	}
+}
+
+// NotReady on a FIFO queue changes visibility (re-sending would break the
+// group's order) and holds the group back.
+func TestFIFONotReadyChangesVisibility(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "snooze.fifo", nil)
+	h.sqs.Send(h.url, "a1", "a")
+	h.sqs.Send(h.url, "a2", "a")
+	j := newJournal()
+	var once sync.Once
+	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+		j.begin(d)
+		defer j.end(d)
+		var err error
+		once.Do(func() { err = consumer.NotReady(8 * time.Second) })
+		return err
+	}), consumer.WithConcurrency(2))
+	checkFor(t, 5*time.Second, func() error {
+		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
+			return fmt.Errorf("not-ready releases %d, want 1", got)
+		}
+		return nil
+	})
+	if n := len(h.sqs.Calls("SendMessage")); n != 0 {
+		t.Errorf("re-sends on a FIFO queue: %d, want 0", n)
+	}
+	if got := consumertestVisibilities(h); fmt.Sprint(got) != "[8 0]" {
+		t.Errorf("visibility changes %v, want [8 0] (the snooze, then a2 released)", got)
+	}
+	h.advanceUntil(time.Minute, time.Second, func() error {
+		if n := len(j.list()); n != 3 {
+			return fmt.Errorf("%d handled, want 3", n)
+		}
+		return nil
+	})
+	if got := j.list(); fmt.Sprint(got) != "[a1 a1 a2]" {
+		t.Errorf("ran %v, want [a1 a1 a2]", got)
+	}
+}

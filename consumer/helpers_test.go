@@ -1,0 +1,272 @@
+package consumer_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/consumer/consumertest"
+)
+
+// recorder is an Observer that keeps every event.
+type recorder struct {
+	mu     sync.Mutex
+	events []consumer.Event
+}
+
+func (r *recorder) Observe(e consumer.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) count(k consumer.EventKind) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) reasons(k consumer.EventKind) map[consumer.Reason]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[consumer.Reason]int{}
+	for _, e := range r.events {
+		if e.Kind == k {
+			out[e.Reason]++
+		}
+	}
+	return out
+}
+
+func (r *recorder) all(k consumer.EventKind) []consumer.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []consumer.Event
+	for _, e := range r.events {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkFor polls cond until it returns nil or timeout (real time) passes.
+func checkFor(tb testing.TB, timeout time.Duration, cond func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met after %v: %v", timeout, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// harness runs a consumer against the fake SQS on a fake clock.
+type harness struct {
+	t     *testing.T
+	clock *consumertest.Clock
+	sqs   *consumertest.SQS
+	url   string
+	obs   *recorder
+	c     *consumer.Consumer
+	done  chan error
+}
+
+func newHarness(t *testing.T, queue string, attrs map[string]string) *harness {
+	t.Helper()
+	clock := consumertest.NewClock(time.Time{})
+	fake := consumertest.NewSQS(clock)
+	return &harness{t: t, clock: clock, sqs: fake, url: fake.CreateQueue(queue, attrs), obs: &recorder{}}
+}
+
+func (h *harness) opts(extra []consumer.Option) []consumer.Option {
+	return append([]consumer.Option{consumer.WithClock(h.clock), consumer.WithObserver(h.obs),
+		consumer.WithRandom(func() float64 { return 0.5 })}, extra...)
+}
+
+// start runs a consumer of handler and waits for its first receive.
+func (h *harness) start(handler consumer.Handler, opts ...consumer.Option) {
+	h.t.Helper()
+	c, err := consumer.New(h.sqs, h.url, handler, h.opts(opts)...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.run(c)
+}
+
+func (h *harness) startBatch(handler consumer.BatchHandler, opts ...consumer.Option) {
+	h.t.Helper()
+	c, err := consumer.NewBatch(h.sqs, h.url, handler, h.opts(opts)...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.run(c)
+}
+
+func (h *harness) run(c *consumer.Consumer) {
+	h.t.Helper()
+	h.c = c
+	h.done = make(chan error, 1)
+	go func() { h.done <- c.Run(context.Background()) }()
+	h.t.Cleanup(func() { h.stop() })
+	checkFor(h.t, 5*time.Second, func() error {
+		if len(h.sqs.Calls("ReceiveMessage")) == 0 {
+			return fmt.Errorf("no receive yet")
+		}
+		return nil
+	})
+	h.settle()
+}
+
+// settle waits until no fired timer is unread, and lets woken goroutines
+// run. It never moves the clock.
+func (h *harness) settle() {
+	h.t.Helper()
+	for i := 0; i < 3; i++ {
+		checkFor(h.t, 5*time.Second, func() error {
+			if n := h.clock.Unread(); n > 0 {
+				return fmt.Errorf("%d fired timers unread", n)
+			}
+			return nil
+		})
+		runtime.Gosched()
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// advance moves the fake clock in steps of at most step.
+func (h *harness) advance(d, step time.Duration) {
+	h.t.Helper()
+	for d > 0 {
+		s := min(d, step)
+		h.settle()
+		h.clock.Advance(s)
+		d -= s
+	}
+	h.settle()
+}
+
+// advanceUntil steps the clock until cond holds, at most max.
+func (h *harness) advanceUntil(max, step time.Duration, cond func() error) {
+	h.t.Helper()
+	var err error
+	for moved := time.Duration(0); moved <= max; moved += step {
+		h.settle()
+		if err = cond(); err == nil {
+			return
+		}
+		h.clock.Advance(step)
+	}
+	h.t.Fatalf("after %v of fake time: %v", max, err)
+}
+
+// stop shuts the consumer down (once) and returns the report. With the
+// default 5 s reserve, running handlers get at most 1 s of drain.
+func (h *harness) stop() consumer.Report {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	r := h.c.Shutdown(ctx)
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+		h.done <- nil
+	case <-time.After(10 * time.Second):
+		h.t.Errorf("Run did not return after Shutdown")
+	}
+	return r
+}
+
+// states returns the fake's view of the queue.
+func (h *harness) states() []consumertest.MessageState { return h.sqs.Messages(h.url) }
+
+func (h *harness) state(id string) consumertest.MessageState {
+	for _, m := range h.states() {
+		if m.ID == id {
+			return m
+		}
+	}
+	h.t.Fatalf("no message %s", id)
+	return consumertest.MessageState{}
+}
+
+// gate is a handler helper: handlers block on it until the test opens it.
+type gate struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newGate() *gate { return &gate{ch: make(chan struct{})} }
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+// counter counts handler calls per message id.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newCounter() *counter { return &counter{n: map[string]int{}} }
+
+func (c *counter) add(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[id]++
+	return c.n[id]
+}
+
+func (c *counter) get(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[id]
+}
+
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := 0
+	for _, v := range c.n {
+		t += v
+	}
+	return t
+}
+
+func deleteInput(url, handle string) *sqs.DeleteMessageBatchInput {
+	id := "0"
+	return &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: []types.DeleteMessageBatchRequestEntry{{Id: &id, ReceiptHandle: &handle}}}
+}
+
+type typesMAV = types.MessageAttributeValue
+
+func strp(s string) *string { return &s }
+
+// consumertestVisibilities lists the visibility of every entry of every
+// ChangeMessageVisibilityBatch call, in call order.
+func consumertestVisibilities(h *harness) []int32 {
+	var out []int32
+	for _, c := range h.sqs.Calls("ChangeMessageVisibilityBatch") {
+		out = append(out, consumertest.Visibilities(c.Input)...)
+	}
+	return out
+}
+
+func msgWithBody(b string) types.Message { return types.Message{Body: &b} }

@@ -1,0 +1,184 @@
+package consumer
+
+import (
+	"context"
+	"time"
+)
+
+// Report says what a Shutdown did. Its counts are exact.
+type Report struct {
+	// ReceivesCancelled is how many receive calls were in flight when the
+	// stop was asked, and were cancelled.
+	ReceivesCancelled int
+	// LateArrivals is how many messages arrived after the stop was asked
+	// (a receive that answered anyway) and were released at once.
+	LateArrivals int
+	// Drained is how many running attempts finished on their own during the
+	// drain.
+	Drained int
+	// Cancelled is how many attempts were cancelled with ErrShutdown when
+	// the drain ended.
+	Cancelled int
+	// Stuck is how many handlers had still not returned when Shutdown did;
+	// their leases were released all the same.
+	Stuck int
+	// Released is how many leases were released because of the shutdown
+	// (late arrivals, cancelled attempts, FIFO messages not yet started,
+	// and every lease still held at the end). Shutdown releases are not
+	// failures: the messages are visible again at once and no retry delay
+	// applies.
+	Released int
+	// ReleaseFailed is how many of those releases failed; those messages
+	// come back when their leases lapse.
+	ReleaseFailed int
+	// DeletesFlushed is how many deletes were confirmed after the stop was
+	// asked, including every delete still pending in the batcher.
+	DeletesFlushed int
+	// DeleteFailed is how many deletes failed after the stop was asked;
+	// those messages will be delivered again.
+	DeleteFailed int
+	// Duration is how long the shutdown took on the runtime's clock.
+	Duration time.Duration
+	// Err is ctx's error if the deadline cut a phase short.
+	Err error
+}
+
+// Shutdown stops the consumer in phases under ctx's one deadline:
+//
+//  1. stop receiving: cancel the receives in flight, and release at once
+//     whatever still arrives;
+//  2. drain: let running handlers finish, until all have or until
+//     WithShutdownReserve before ctx's deadline;
+//  3. cancel the remaining handlers with ErrShutdown and give them the
+//     grace period (WithGrace) to return;
+//  4. release every lease still held, with no delay;
+//  5. flush every pending delete;
+//
+// and returns a Report. Releases and deletes use what is left of ctx's
+// deadline even if ctx is cancelled earlier (without a deadline, they get
+// WithShutdownTimeout). Calling Shutdown again waits for the first call and
+// returns its report; on a consumer that never ran it returns at once.
+func (c *Consumer) Shutdown(ctx context.Context) Report {
+	c.mu.Lock()
+	switch c.state {
+	case stateNew:
+		c.state = stateStopped
+		close(c.done)
+		c.mu.Unlock()
+		return Report{}
+	case stateStarting:
+		c.state = stateStopRequested
+		c.mu.Unlock()
+		<-c.done
+		return Report{}
+	case stateRunning:
+	default:
+		c.mu.Unlock()
+		<-c.done
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.report
+	}
+	c.state = stateStopping
+	close(c.stopAsked)
+	start := c.clock.Now()
+	deletes, deleteFailures := c.deletes.Load(), c.deleteFailures.Load()
+	var r Report
+	r.ReceivesCancelled = int(c.inReceive.Load())
+	c.mu.Unlock()
+
+	final, cancelFinal := finalContext(ctx, c.cfg.shutdownTimeout)
+	defer cancelFinal()
+
+	// 1. Stop receiving.
+	c.recvCancel()
+	c.receivers.Wait()
+
+	// 2. Drain.
+	atStop := c.sched.running()
+	drain := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		drain, cancel = context.WithDeadline(ctx, dl.Add(-c.cfg.shutdownReserve))
+		defer cancel()
+	}
+	handlersDone := make(chan struct{})
+	go func() {
+		c.handlers.Wait()
+		close(handlersDone)
+	}()
+	select {
+	case <-handlersDone:
+	case <-drain.Done():
+	}
+
+	// 3. Cancel what is left, and give it the grace period.
+	now := c.clock.Now()
+	for _, a := range atStop {
+		if a.cancelWith(ErrShutdown, now) {
+			r.Cancelled++
+		} else if a.runtimeCause() == nil {
+			r.Drained++
+		}
+	}
+	for _, a := range c.sched.running() { // started after the stop (FIFO groups)
+		if a.cancelWith(ErrShutdown, now) {
+			r.Cancelled++
+		}
+	}
+	if r.Cancelled > 0 {
+		t := c.clock.NewTimer(c.cfg.grace)
+		select {
+		case <-handlersDone:
+		case <-t.C():
+		case <-final.Done():
+		}
+		t.Stop()
+	}
+
+	// 4. Release every lease still held. From here on, operations waiting
+	// to retry go at once, one last time.
+	close(c.hurry)
+	var own []*Lease
+	for _, l := range c.sched.held() {
+		if l.beginEnding() {
+			own = append(own, l)
+		}
+	}
+	if len(own) > 0 {
+		c.release(final, own, 0, ReasonShutdown)
+	}
+
+	// 5. Flush every pending delete.
+	c.del.close(final)
+
+	c.bgCancel()
+	c.loops.Wait()
+
+	r.LateArrivals = int(c.lateArrivals.Load())
+	r.Released = int(c.shutReleased.Load())
+	r.ReleaseFailed = int(c.shutFailed.Load())
+	r.DeletesFlushed = int(c.deletes.Load() - deletes)
+	r.DeleteFailed = int(c.deleteFailures.Load() - deleteFailures)
+	r.Stuck = int(c.active.Load())
+	r.Duration = c.clock.Now().Sub(start)
+	if err := final.Err(); err != nil {
+		r.Err = err
+	}
+	c.mu.Lock()
+	c.report = r
+	c.state = stateStopped
+	close(c.done)
+	c.mu.Unlock()
+	return r
+}
+
+// finalContext is the context for the last phases: ctx's deadline without
+// its cancellation, or def when ctx has no deadline.
+func finalContext(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
+	base := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(base, dl)
+	}
+	return context.WithTimeout(base, def)
+}
