@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/baton-sqs/baton/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 15s
 
-.PHONY: help build test test-race lint fuzz bench run
+.PHONY: help build test test-race lint fuzz bench loadtest run
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -29,6 +29,12 @@ fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsjson
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsquery
 	go test -run='^$$' -fuzz=FuzzReceiptDecode -fuzztime=$(FUZZTIME) ./engine
+	go test -run='^$$' -fuzz='^FuzzParseAuthorization$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4
+	go test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4
 
 bench: ## Run the Go benchmarks
 	go test -run='^$$' -bench=. -benchmem ./...
+
+loadtest: ## baton bench: an in-process Baton (memory, then sqlite) against the JSON ceiling
+	go run ./cmd/baton bench --self --store memory --ceiling --scenario all --rounds 3
+	go run ./cmd/baton bench --self --store sqlite --ceiling --scenario all --rounds 3

@@ -80,6 +80,20 @@ type Store interface {
 	Close() error
 }
 
+// Notifier is implemented by a Store that several servers share, such as
+// the PostgreSQL store. The engine wakes its own long polls when it sends to
+// a queue; a Notifier tells it when another server did, so a long poll here
+// answers a send made there. The engine subscribes once, when it is created.
+type Notifier interface {
+	// Subscribe registers f, to be called with a queue's ID when another
+	// server may have made messages receivable there (a send, a release, a
+	// move) for as long as the store is open. f does not block. Calls may be
+	// spurious, late or, while the store's link to the others is down, lost:
+	// the engine still re-checks a waiting long poll's queue at least once a
+	// second.
+	Subscribe(f func(queueID uint64))
+}
+
 // QueueCreateParams are the arguments of Store.QueueCreate.
 type QueueCreateParams struct {
 	Queue *Queue
@@ -230,4 +244,10 @@ type MessageStats struct {
 	NextVisibleAt time.Time
 	// OldestSentAt is the SentAt of the oldest message, zero if none.
 	OldestSentAt time.Time
+}
+
+// Pinger is a Store that can tell whether its backend answers: a database
+// store implements it so that /healthz reports an unreachable database.
+type Pinger interface {
+	Ping(ctx context.Context) error
 }

@@ -65,15 +65,17 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Engine{
+	e := &Engine{
 		store:    cfg.Store,
 		clock:    cfg.Clock,
 		region:   cfg.Region,
-		receipts: receiptCodec{key: cfg.ReceiptKey},
+		receipts: newReceiptCodec(cfg.ReceiptKey),
 		log:      cfg.Logger,
 		waiters:  make(map[uint64]chan struct{}),
 		closing:  make(chan struct{}),
-	}, nil
+	}
+	e.subscribeStore()
+	return e, nil
 }
 
 // Close answers every waiting long poll (with what is available, usually

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/baton-sqs/baton"
 )
 
 // What the dashboard reads from the ledger: recent activity per minute, the
@@ -137,3 +139,33 @@ func (e *Engine) RecentLateCompletions(ctx context.Context, ref QueueRef) ([]Lat
 	}
 	return out, nil
 }
+
+// QueueCounts are a queue's message counts at one instant.
+type QueueCounts struct {
+	Visible, InFlight, Delayed int
+	// OldestAge is how long the oldest message has been in the queue, zero
+	// when the queue is empty.
+	OldestAge time.Duration
+}
+
+// QueueCounts counts the queue's messages now, by the engine's clock.
+func (e *Engine) QueueCounts(ctx context.Context, ref QueueRef) (QueueCounts, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return QueueCounts{}, err
+	}
+	now := e.clock.Now()
+	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
+	if err != nil {
+		return QueueCounts{}, storeErr(err, "message stats")
+	}
+	c := QueueCounts{Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed}
+	if !st.OldestSentAt.IsZero() {
+		c.OldestAge = max(now.Sub(st.OldestSentAt), 0)
+	}
+	return c, nil
+}
+
+// Closing is closed when Close is called: watchers of the engine, such as
+// the dashboard's live streams, end then so that a server can shut down.
+func (e *Engine) Closing() <-chan struct{} { return e.closing }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"hash"
+	"sync"
 	"time"
 
 	"github.com/baton-sqs/baton/internal/ids"
@@ -30,7 +32,19 @@ type receipt struct {
 	LeasedAt  time.Time
 }
 
-type receiptCodec struct{ key []byte }
+type receiptCodec struct {
+	key []byte
+	// macs pools HMACs keyed with key. hmac.New hashes the padded key and
+	// allocates three hashes every time; a reset HMAC restores its keyed
+	// state from a saved copy, which is what every receive (one encode per
+	// message) and delete (one decode) needs. Nil in a codec built without
+	// newReceiptCodec, which then makes a new HMAC per handle.
+	macs *sync.Pool
+}
+
+func newReceiptCodec(key []byte) receiptCodec {
+	return receiptCodec{key: key, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
+}
 
 func (c receiptCodec) encode(r receipt) string {
 	var b [receiptLen]byte
@@ -40,7 +54,8 @@ func (c receiptCodec) encode(r receipt) string {
 	copy(b[9:25], id[:])
 	binary.BigEndian.PutUint32(b[25:], r.Epoch)
 	binary.BigEndian.PutUint64(b[29:], uint64(r.LeasedAt.UnixMilli()))
-	copy(b[receiptBody:], c.mac(b[:receiptBody]))
+	var mac [receiptMAC]byte
+	copy(b[receiptBody:], c.mac(mac[:0], b[:receiptBody]))
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
@@ -56,7 +71,8 @@ func (c receiptCodec) decode(s string) (r receipt, ok bool) {
 	if err != nil || len(b) != receiptLen || b[0] != receiptVersion {
 		return r, false
 	}
-	if !hmac.Equal(b[receiptBody:], c.mac(b[:receiptBody])) {
+	var mac [receiptMAC]byte
+	if !hmac.Equal(b[receiptBody:], c.mac(mac[:0], b[:receiptBody])) {
 		return r, false
 	}
 	var id [16]byte
@@ -69,8 +85,17 @@ func (c receiptCodec) decode(s string) (r receipt, ok bool) {
 	}, true
 }
 
-func (c receiptCodec) mac(body []byte) []byte {
-	h := hmac.New(sha256.New, c.key)
+// mac appends the MAC of body to dst.
+func (c receiptCodec) mac(dst, body []byte) []byte {
+	var h hash.Hash
+	if c.macs != nil {
+		h = c.macs.Get().(hash.Hash)
+		defer c.macs.Put(h)
+		h.Reset()
+	} else {
+		h = hmac.New(sha256.New, c.key)
+	}
 	h.Write(body)
-	return h.Sum(nil)[:receiptMAC]
+	var sum [sha256.Size]byte
+	return append(dst, h.Sum(sum[:0])[:receiptMAC]...)
 }

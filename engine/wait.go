@@ -65,7 +65,7 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 				sleep = d
 			}
 		}
-		t := e.clock.NewTimer(sleep)
+		t := e.clock.NewTimer(e.boundSleep(sleep))
 		select {
 		case <-ch:
 		case <-t.C():

@@ -15,6 +15,9 @@ import (
 //
 //	GET /admin/api/queues/{name}/leases                 the lease report
 //	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
+//
+// The dashboard's views and actions are listed in admin_views.go,
+// admin_actions.go and admin_stream.go.
 
 // LeaseStatsJSON is the wire form of engine.LeaseStats.
 type LeaseStatsJSON struct {
@@ -83,6 +86,27 @@ func (s *Server) adminMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/api/queues/{name}/leases", s.adminLeases)
 	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", s.adminHistory)
+	// The dashboard's views, each also as a live stream of snapshots.
+	streams := newStreamLimiter(maxStreams)
+	for path, view := range map[string]viewFunc{
+		"/queues":                         s.viewQueues,
+		"/queues/{name}":                  s.viewQueue,
+		"/queues/{name}/active-leases":    s.viewActiveLeases,
+		"/queues/{name}/histogram":        s.viewHistogram,
+		"/queues/{name}/activity":         s.viewActivity,
+		"/queues/{name}/late-completions": s.viewLateCompletions,
+		"/queues/{name}/move-tasks":       s.viewMoveTasks,
+		"/queues/{name}/messages/{id}":    s.viewMessage,
+	} {
+		mux.HandleFunc("GET /admin/api"+path, s.serveView(view))
+		mux.HandleFunc("GET /admin/api/events"+path, s.streamView(view, streams))
+	}
+	// The dashboard's actions.
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages", s.action(s.actionSend))
+	mux.HandleFunc("POST /admin/api/queues/{name}/purge", s.action(s.actionPurge))
+	mux.HandleFunc("POST /admin/api/queues/{name}/attributes", s.action(s.actionSetAttributes))
+	mux.HandleFunc("POST /admin/api/queues/{name}/move-tasks", s.action(s.actionStartMoveTask))
+	mux.HandleFunc("POST /admin/api/queues/{name}/move-tasks/cancel", s.action(s.actionCancelMoveTask))
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})
@@ -103,12 +127,7 @@ func (s *Server) adminLeases(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, err)
 		return
 	}
-	writeJSON(w, LeaseReportJSON{
-		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
-		LeaseStatsJSON: leaseStatsJSON(rep.Window), Diagnosis: rep.Diagnosis,
-		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
-		SinceStart: leaseStatsJSON(rep.SinceStart),
-	})
+	writeJSON(w, leaseReportJSON(rep))
 }
 
 func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {
@@ -123,17 +142,7 @@ func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no lease history for message "+id)
 		return
 	}
-	out := MessageHistoryJSON{Queue: ref.Name, MessageID: id, Events: make([]LeaseEventJSON, len(events))}
-	for i, ev := range events {
-		j := LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,
-			LateSeconds: ev.Late.Seconds(), Duplicate: ev.Duplicate, Receiver: ev.Client.Addr, UserAgent: ev.Client.UserAgent}
-		if !ev.Deadline.IsZero() {
-			d := ev.Deadline
-			j.Deadline = &d
-		}
-		out.Events[i] = j
-	}
-	writeJSON(w, out)
+	writeJSON(w, MessageHistoryJSON{Queue: ref.Name, MessageID: id, Events: leaseEventsJSON(events)})
 }
 
 func (s *Server) adminFail(w http.ResponseWriter, err error) {

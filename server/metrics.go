@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,16 @@ type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// byAction caches each action's success counter and latency histogram
+	// (*actionMetrics): finding a child of a vector by its label values
+	// hashes them under a lock, which cost more than the observation. The
+	// actions are the operation table's, so the cache stays small.
+	byAction sync.Map
+}
+
+type actionMetrics struct {
+	ok      prometheus.Counter
+	latency prometheus.Observer
 }
 
 func newMetrics(e *engine.Engine, extra ...prometheus.Collector) *metrics {
@@ -47,12 +58,23 @@ func newMetrics(e *engine.Engine, extra ...prometheus.Collector) *metrics {
 }
 
 func (m *metrics) observe(action string, err error, d time.Duration) {
-	code := "OK"
+	am := m.forAction(action)
 	if err != nil {
-		code = baton.AsError(err).Code.Spec().QueryCode
+		m.requests.WithLabelValues(action, baton.AsError(err).Code.Spec().QueryCode).Inc()
+	} else {
+		am.ok.Inc()
 	}
-	m.requests.WithLabelValues(action, code).Inc()
-	m.latency.WithLabelValues(action).Observe(d.Seconds())
+	am.latency.Observe(d.Seconds())
+}
+
+func (m *metrics) forAction(action string) *actionMetrics {
+	if am, ok := m.byAction.Load(action); ok {
+		return am.(*actionMetrics)
+	}
+	am, _ := m.byAction.LoadOrStore(action, &actionMetrics{
+		ok: m.requests.WithLabelValues(action, "OK"), latency: m.latency.WithLabelValues(action),
+	})
+	return am.(*actionMetrics)
 }
 
 func (m *metrics) handler() http.Handler {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -47,6 +48,9 @@ type Config struct {
 	// Collectors are extra Prometheus collectors for /metrics, such as a
 	// durable store's commit statistics.
 	Collectors []prometheus.Collector
+	// Ready, if set, tells /healthz whether the server can serve: a
+	// database store's ping. /healthz answers 503 while it fails.
+	Ready func(context.Context) error
 }
 
 // Server is the HTTP handler of the SQS API.
@@ -62,7 +66,13 @@ type Server struct {
 	admin      http.Handler
 	metricsAPI http.Handler
 	metrics    *metrics
+	ready      func(context.Context) error
 	polls      *pollLimiter
+	// pprof serves /debug/pprof/ to the admin credentials (pprof.go).
+	pprof http.Handler
+	// dashboard serves the web dashboard and Basic-authenticated admin
+	// requests (ui.go).
+	dashboard http.Handler
 }
 
 // New returns a Server.
@@ -78,9 +88,12 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
+	s.ready = cfg.Ready
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
 	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
+	s.dashboard = s.newDashboard(cfg.Verifier, s.admin) // before s.admin is wrapped for SigV4
+	s.pprof = newPprofHandler(cfg.Verifier, cfg.Logger)
 	if cfg.Verifier != nil {
 		s.api = Authenticate(cfg.Verifier, cfg.Logger, s.api)
 		s.admin = Authenticate(cfg.Verifier, cfg.Logger, s.admin)
@@ -110,8 +123,7 @@ func requestFrom(ctx context.Context) request {
 // ServeHTTP serves the SQS API and /healthz.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/healthz" && r.Method == http.MethodGet {
-		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, "ok\n")
+		s.serveHealth(w, r)
 		return
 	}
 	reqID := ids.NewUUID()
@@ -137,6 +149,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/metrics":
 		s.metricsAPI.ServeHTTP(w, r)
+	case isPprofPath(r.URL.Path):
+		s.pprof.ServeHTTP(w, r)
+	case isDashboardRequest(r):
+		s.dashboard.ServeHTTP(w, r)
 	case strings.HasPrefix(r.URL.Path, "/admin/api/"):
 		s.admin.ServeHTTP(w, r)
 	default:
@@ -160,7 +176,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 		awsjson.WriteError(w, baton.Errorf(baton.ErrUnknownOperation, "Unrecognized operation %q.", name))
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		awsjson.WriteError(w, readError(r, err))
 		return
@@ -299,4 +315,21 @@ func invalidAddress(u string) error {
 // queueURL builds the URL of a queue for the requesting client.
 func queueURL(ctx context.Context, q *baton.Queue) string {
 	return fmt.Sprintf("%s/%s/%s", requestFrom(ctx).baseURL, q.Account, q.Name)
+}
+
+// serveHealth answers 200 "ok" while the server can serve requests, and 503
+// with the reason while its store cannot be reached.
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	if s.ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			s.log.Warn("not ready", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "store unavailable\n")
+			return
+		}
+	}
+	io.WriteString(w, "ok\n")
 }

@@ -18,6 +18,8 @@ var Version = "dev"
 
 // Main runs the baton command.
 type Main struct {
+	// Stdin is what `baton send` reads a body from (os.Stdin if nil).
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 }
@@ -32,8 +34,11 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	}
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
+	if m.Stdin != nil {
+		root.SetIn(m.Stdin)
+	}
 	root.SetArgs(args)
-	root.AddCommand(serveCommand(), versionCommand())
+	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), receiveCommand(), doctorCommand(), benchCommand(), versionCommand())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(m.Stderr, "baton:", err)
 		return 1
@@ -45,6 +50,7 @@ func versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), "baton", Version)
 			return nil
@@ -61,7 +67,7 @@ func envDefaults(flags *pflag.FlagSet) error {
 		if f.Changed || err != nil {
 			return
 		}
-		name := "BATON_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		name := envName(f)
 		if v, ok := os.LookupEnv(name); ok {
 			if e := f.Value.Set(v); e != nil {
 				err = fmt.Errorf("%s: %w", name, e)
@@ -69,4 +75,10 @@ func envDefaults(flags *pflag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// envName is the environment variable of a flag: BATON_ and its name in
+// upper case with dashes as underscores (--log-level: BATON_LOG_LEVEL).
+func envName(f *pflag.Flag) string {
+	return "BATON_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 }

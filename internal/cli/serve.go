@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,19 +14,43 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
-	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/spf13/cobra"
 )
 
 // ServeConfig is the configuration of `baton serve`.
 type ServeConfig struct {
-	Listen    string
-	DataDir   string
-	Store     string
-	AccountID string
-	Region    string
-	LogLevel  string
+	Listen  string
+	DataDir string
+	Store   string
+	// Durability is the sqlite store's: "full" or "relaxed" (see store.go).
+	Durability string
+	AccountID  string
+	Region     string
+	LogLevel   string
+	// AccessKeyID and SecretAccessKey are one accepted key, acting for
+	// AccountID.
+	AccessKeyID     string
+	SecretAccessKey string
+	// CredentialsFile lists more keys with their accounts (see
+	// readCredentialsFile). With any key configured, every SQS request
+	// must be signed (SigV4) by one of them.
+	CredentialsFile string
+	// AllowAnonymous lets the server listen beyond loopback without
+	// credentials.
+	AllowAnonymous bool
+	// TLSCert and TLSKey are PEM files; with both the server speaks HTTPS.
+	TLSCert string
+	TLSKey  string
+	// MaxLongPollsPerClient bounds waiting long polls per client address
+	// (0: server.DefaultMaxLongPollsPerClient, negative: no bound).
+	MaxLongPollsPerClient int
+	// Queues are created at start-up, before the server accepts requests
+	// (from --config; see QueueConfig).
+	Queues []QueueConfig
+	// Credentials are keys from the --config file, each with its account.
+	Credentials []sigv4.Credential
 	// Logs receives the server's log lines (standard error by default).
 	Logs io.Writer
 }
@@ -36,10 +61,17 @@ func serveCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the SQS-compatible server",
 		Long: "Run the SQS-compatible server. Every flag can also be set as a BATON_<FLAG> environment\n" +
-			"variable (for example BATON_LISTEN); a flag on the command line wins.",
+			"variable (for example BATON_LISTEN); a flag on the command line wins.\n\n" +
+			"With --access-key-id/--secret-access-key or --credentials-file, every SQS request must be\n" +
+			"signed (AWS Signature Version 4) by one of the keys, and each key sees only its account's\n" +
+			"queues. Without credentials the server only listens on a loopback address, unless\n" +
+			"--allow-anonymous is given.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := envDefaults(cmd.Flags()); err != nil {
+				return err
+			}
+			if done, err := loadServeConfig(cmd, &cfg); done || err != nil {
 				return err
 			}
 			cfg.Logs = cmd.ErrOrStderr()
@@ -49,11 +81,104 @@ func serveCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9324", "address to serve the SQS API on")
 	f.StringVar(&cfg.DataDir, "data-dir", "./baton-data", "directory of the durable store")
-	f.StringVar(&cfg.Store, "store", "memory", "store: memory")
+	f.StringVar(&cfg.Store, "store", "sqlite",
+		"store: sqlite (durable, in --data-dir), memory (nothing survives a restart) or a postgres:// URL (several servers on one database)")
+	f.StringVar(&cfg.Durability, "durability", "full",
+		"sqlite commits: full (fsync each commit) or relaxed (survives a crash of the process, not of the machine or its power)")
 	f.StringVar(&cfg.AccountID, "account-id", "000000000000", "account id in queue URLs and ARNs")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "region in queue ARNs")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&cfg.AccessKeyID, "access-key-id", "", "access key id requests must be signed with (SigV4); its account is --account-id")
+	f.StringVar(&cfg.SecretAccessKey, "secret-access-key", "",
+		"secret of --access-key-id (prefer BATON_SECRET_ACCESS_KEY: a flag shows in the process list)")
+	f.StringVar(&cfg.CredentialsFile, "credentials-file", "",
+		"file of access keys, one per line: ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID (# starts a comment line)")
+	f.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", false, "serve a non-loopback --listen address without credentials")
+	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
+	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
+	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
+		"long polls one client address may have waiting at once; more get RequestThrottled (negative: no bound)")
+	addConfigFlags(f)
 	return cmd
+}
+
+// credentials gathers the keys of --access-key-id and --credentials-file.
+func (cfg ServeConfig) credentials() ([]sigv4.Credential, error) {
+	var creds []sigv4.Credential
+	switch {
+	case cfg.AccessKeyID != "" && cfg.SecretAccessKey != "":
+		c := sigv4.Credential{AccessKeyID: cfg.AccessKeyID, SecretAccessKey: cfg.SecretAccessKey, Account: cfg.AccountID}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("--access-key-id: %w", err)
+		}
+		creds = append(creds, c)
+	case cfg.AccessKeyID != "":
+		return nil, errors.New("--access-key-id needs --secret-access-key (or BATON_SECRET_ACCESS_KEY)")
+	case cfg.SecretAccessKey != "":
+		return nil, errors.New("--secret-access-key needs --access-key-id (or BATON_ACCESS_KEY_ID)")
+	}
+	if cfg.CredentialsFile != "" {
+		more, err := readCredentialsFile(cfg.CredentialsFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range more {
+			if len(creds) > 0 && c.AccessKeyID == creds[0].AccessKeyID {
+				return nil, fmt.Errorf("%s: the access key id %s is also given by --access-key-id", cfg.CredentialsFile, c.AccessKeyID)
+			}
+		}
+		creds = append(creds, more...)
+	}
+	// The --config file's credentials list (duplicates are refused by
+	// sigv4.NewVerifier).
+	creds = append(creds, cfg.Credentials...)
+	return creds, nil
+}
+
+// checkExposure refuses to serve a non-loopback address without
+// credentials unless allowAnonymous, and logs a warning when it is.
+func checkExposure(listen string, authenticated, allowAnonymous bool, log *slog.Logger) error {
+	if authenticated || isLoopback(listen) {
+		return nil
+	}
+	if !allowAnonymous {
+		return fmt.Errorf("refusing to serve %s without credentials: anyone who can reach it could read and delete every message; "+
+			"set --access-key-id and --secret-access-key (or BATON_ACCESS_KEY_ID and BATON_SECRET_ACCESS_KEY) or --credentials-file, "+
+			"listen on 127.0.0.1, or pass --allow-anonymous", listen)
+	}
+	log.Warn("serving without authentication on a non-loopback address (--allow-anonymous): anyone who can reach it can use every queue",
+		"listen", listen)
+	return nil
+}
+
+// isLoopback reports whether a --listen address can only be reached from
+// this machine. A host name other than localhost, or no host at all (every
+// interface), counts as reachable from the network.
+func isLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tlsConfig loads --tls-cert and --tls-key, or returns nil without them.
+func (cfg ServeConfig) tlsConfig() (*tls.Config, error) {
+	if cfg.TLSCert == "" && cfg.TLSKey == "" {
+		return nil, nil
+	}
+	if cfg.TLSCert == "" || cfg.TLSKey == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // Serve runs the server until ctx ends, then stops accepting, answers the
@@ -68,23 +193,47 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(cfg.Logs, &slog.HandlerOptions{Level: level}))
-	var store baton.Store
-	switch cfg.Store {
-	case "memory":
-		store = memstore.New()
-	default:
-		return fmt.Errorf("--store %q: only \"memory\" is available", cfg.Store)
+	creds, err := cfg.credentials()
+	if err != nil {
+		return err
+	}
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkExposure(cfg.Listen, len(creds) > 0, cfg.AllowAnonymous, log); err != nil {
+		return err
+	}
+	var verifier *sigv4.Verifier
+	if len(creds) > 0 {
+		if verifier, err = sigv4.NewVerifier(baton.SystemClock{}, creds); err != nil {
+			return err
+		}
+	}
+	store, receiptKey, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
 	}
 	defer store.Close()
-	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log})
+	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey})
 	if err != nil {
+		return err
+	}
+	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
 		return err
 	}
 	sweeper := engine.NewRetentionSweeper(eng, time.Minute)
 	sweeper.Start(ctx)
 	defer sweeper.Stop()
 	srv := &http.Server{
-		Handler:           server.New(server.Config{Engine: eng, Account: cfg.AccountID, Logger: log}),
+		Handler: server.New(server.Config{
+			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
+			Ready: storeReady(store),
+		}),
+		TLSConfig: tlsCfg,
+		// Headers must arrive within 10 s. There is no ReadTimeout or
+		// WriteTimeout: a long poll holds its request for up to 20 s, and
+		// bodies are capped by the server instead.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
@@ -93,12 +242,23 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	log.Info("baton serving", "addr", ln.Addr().String(), "store", cfg.Store, "account", cfg.AccountID, "region", cfg.Region)
+	auth := "none"
+	if verifier != nil {
+		auth = fmt.Sprintf("sigv4 (%d keys)", len(creds))
+	}
+	log.Info("baton serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "auth", auth,
+		"store", storeName(cfg.Store), "account", cfg.AccountID, "region", cfg.Region)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsCfg != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -110,6 +270,14 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// storeReady is the readiness check of stores that can be unreachable.
+func storeReady(store baton.Store) func(context.Context) error {
+	if p, ok := store.(baton.Pinger); ok {
+		return p.Ping
 	}
 	return nil
 }

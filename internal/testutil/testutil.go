@@ -49,10 +49,14 @@ type Options struct {
 	// MaxLongPollsPerClient is server.Config's bound on waiting long polls
 	// per client address (0: the default, negative: none).
 	MaxLongPollsPerClient int
+	// Clock, if set, is the server's clock instead of a fake one, for tests
+	// in which time must pass by itself (load tests whose leases lapse:
+	// baton.SystemClock{}). Server.Clock is then nil.
+	Clock baton.Clock
 }
 
 // StartServer starts a server on 127.0.0.1:0 with a fake clock set to Epoch
-// and stops it when the test ends.
+// (unless Options.Clock) and stops it when the test ends.
 func StartServer(tb testing.TB, opts ...Options) *Server {
 	tb.Helper()
 	var o Options
@@ -62,7 +66,12 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 	if o.Store == nil {
 		o.Store = memstore.New()
 	}
-	clock := baton.NewFakeClock(Epoch)
+	var fake *baton.FakeClock
+	clock := o.Clock
+	if clock == nil {
+		fake = baton.NewFakeClock(Epoch)
+		clock = fake
+	}
 	eng, err := engine.New(engine.Config{Store: o.Store, Clock: clock})
 	if err != nil {
 		tb.Fatal(err)
@@ -85,7 +94,7 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 		o.Store.Close()
 	})
 	url := "http://" + ln.Addr().String()
-	s := &Server{URL: url, Clock: clock, Engine: eng, Client: NewClient(url)}
+	s := &Server{URL: url, Clock: fake, Engine: eng, Client: NewClient(url)}
 	if len(o.Credentials) > 0 {
 		s.Client = s.ClientFor(o.Credentials[0].AccessKeyID, o.Credentials[0].SecretAccessKey)
 	}
@@ -93,15 +102,15 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 }
 
 // ClientFor returns an SQS client for the server that signs with the given
-// key at the fake clock's time, so that signatures stay within the server's
-// 15-minute window however far a test moves the clock.
+// key at the server clock's time, so that signatures stay within the
+// server's 15-minute window however far a test moves a fake clock.
 func (s *Server) ClientFor(accessKeyID, secret string) *sqs.Client {
 	return sqs.New(sqs.Options{
 		BaseEndpoint:     aws.String(s.URL),
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
 		RetryMaxAttempts: 1,
-		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.Clock},
+		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.Engine.Clock()},
 	})
 }
 

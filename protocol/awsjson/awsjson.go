@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/protocol"
@@ -58,8 +60,9 @@ func describe(err error) string {
 
 // WriteResult writes a success response.
 func WriteResult(w http.ResponseWriter, out any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if out == nil {
 		out = struct{}{}
@@ -68,9 +71,33 @@ func WriteResult(w http.ResponseWriter, out any) {
 		WriteError(w, baton.AsError(err))
 		return
 	}
-	w.Header().Set("Content-Type", ContentType)
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	// Content-Length keeps a response of more than 2 KiB (a receive of a
+	// few messages) from being sent chunked. The header values are set
+	// directly: their keys are canonical already.
+	h := w.Header()
+	h["Content-Type"] = contentTypeValue
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
-	w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	w.Write(body)
+}
+
+var contentTypeValue = []string{ContentType}
+
+// buffers holds response buffers for reuse, so that encoding a response
+// neither allocates nor grows one.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer kept for reuse: a receive of ten
+// 1 MiB messages must not pin 10 MiB for good.
+const maxPooledBuffer = 256 << 10
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 // WriteError writes an error response: the __type and message in the body,

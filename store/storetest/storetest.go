@@ -170,6 +170,20 @@ func groups() []group {
 			{"OnlyOlder", testMessageExpireOnlyOlder},
 			{"UnknownQueue", testMessageExpireUnknownQueue},
 		}},
+		{"FIFO", []test{
+			{"GroupOrder", testFIFOGroupOrder},
+			{"InFlightBlocksGroup", testFIFOInFlightBlocksGroup},
+			{"ReleasedHeadComesFirst", testFIFOReleasedHeadComesFirst},
+			{"DelayedDoesNotBlock", testFIFODelayedDoesNotBlock},
+			{"FewestGroups", testFIFOFewestGroups},
+			{"Dedup", testFIFODedup},
+			{"DedupWithinOneSend", testFIFODedupWithinOneSend},
+			{"SequenceNumbers", testFIFOSequenceNumbers},
+			{"PurgeClearsDedup", testFIFOPurgeClearsDedup},
+		}},
+		{"Fair", []test{
+			{"RoundRobin", testFairRoundRobin},
+		}},
 		{"Concurrency", []test{
 			{"ReceiveLeasesOnce", testConcurrentReceiveLeasesOnce},
 			{"SendAndReceive", testConcurrentSendAndReceive},

@@ -1,0 +1,119 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/server"
+)
+
+// The three lease incidents of the diagnostics issue, on the built binary in
+// real time and read back through `baton doctor --json`. Leases are 1-2 s
+// and handlers 3-4 s so that the whole test takes seconds; the fake-clock
+// versions in server/doctor_test.go use the real 30 s / 90 s figures.
+func TestDoctorIncidents(t *testing.T) {
+	t.Parallel()
+	p := startBaton(t)
+	c := testutil.NewClient(p.URL)
+	ctx := context.Background()
+
+	newQueue := func(t *testing.T, name, vis string) string {
+		out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": vis}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("job")}); err != nil {
+			t.Fatal(err)
+		}
+		return *out.QueueUrl
+	}
+	// receive waits (long poll) until the message is handed out.
+	receive := func(t *testing.T, url string) (types.Message, time.Time) {
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+			out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Messages) == 1 {
+				return out.Messages[0], time.Now()
+			}
+		}
+		t.Fatal("message not handed out within 15 s")
+		return types.Message{}, time.Time{}
+	}
+	del := func(t *testing.T, url string, m types.Message) {
+		if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doctor := func(t *testing.T, queue string) server.LeaseReportJSON {
+		out, err := exec.Command(batonBin, "doctor", "--endpoint", p.URL, "--json", queue).Output()
+		if err != nil {
+			t.Fatalf("baton doctor: %v", err)
+		}
+		var rep server.LeaseReportJSON
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("doctor --json printed %q: %v", out, err)
+		}
+		return rep
+	}
+
+	t.Run("lease too short", func(t *testing.T) {
+		t.Parallel()
+		url := newQueue(t, "slow", "1")
+		const work = 3 * time.Second
+		a, aStart := receive(t, url) // three workers each get the message
+		b, bStart := receive(t, url)
+		cc, cStart := receive(t, url)
+		for _, h := range []struct {
+			m     types.Message
+			start time.Time
+		}{{a, aStart}, {b, bStart}, {cc, cStart}} {
+			time.Sleep(time.Until(h.start.Add(work))) // the handler's work
+			del(t, url, h.m)
+		}
+		rep := doctor(t, "slow")
+		if rep.Diagnosis != "lease-too-short" || rep.LateCompletions != 3 || rep.ConfirmedDuplicates < 2 {
+			t.Errorf("report = %+v", rep)
+		}
+		if rep.RecommendedVisibilityTimeoutSeconds < 5 {
+			t.Errorf("recommended %d s, want at least 5 (p99 ~3 s x 1.5)", rep.RecommendedVisibilityTimeoutSeconds)
+		}
+	})
+	t.Run("handler failing", func(t *testing.T) {
+		t.Parallel()
+		url := newQueue(t, "failing", "1")
+		for range 3 {
+			receive(t, url) // and never delete
+		}
+		time.Sleep(1500 * time.Millisecond) // let the last lease lapse
+		rep := doctor(t, "failing")
+		if rep.Diagnosis != "handler-failing" || rep.ExpiredLeases != 3 || rep.RedeliveriesNeverReturned != 2 || rep.LateCompletions != 0 {
+			t.Errorf("report = %+v", rep)
+		}
+	})
+	t.Run("healthy with renewals", func(t *testing.T) {
+		t.Parallel()
+		url := newQueue(t, "renewing", "2")
+		m, start := receive(t, url)
+		for time.Since(start) < 4*time.Second {
+			time.Sleep(500 * time.Millisecond)
+			if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		del(t, url, m)
+		rep := doctor(t, "renewing")
+		if rep.Diagnosis != "healthy" || rep.ExpiredLeases != 0 || rep.LateCompletions != 0 || rep.Renewals < 6 {
+			t.Errorf("report = %+v", rep)
+		}
+	})
+}

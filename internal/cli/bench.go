@@ -1,0 +1,394 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-sqs/baton/internal/bench"
+	"github.com/baton-sqs/baton/internal/ids"
+)
+
+// benchOptions are `baton bench`'s flags.
+type benchOptions struct {
+	endpoint          string
+	self              bool
+	store             string
+	ceiling           bool
+	scenarios         string
+	concurrency       int
+	duration          time.Duration
+	warmup            time.Duration
+	bodySize          int
+	queue             string
+	keep              bool
+	asJSON            bool
+	region            string
+	accessKeyID       string
+	secretAccessKey   string
+	visibilityTimeout int
+	maxRequests       int64
+	cpuProfile        string
+	rounds            int
+	durability        string
+}
+
+// benchCommand is `baton bench`: the load generator.
+func benchCommand() *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure an SQS endpoint's throughput and latency",
+		Long: "Drive an SQS-compatible endpoint with load and report requests and messages per second,\n" +
+			"latency percentiles (p50/p90/p99/max) and errors by code. Requests are SQS JSON 1.0 bodies built\n" +
+			"once and sent over keep-alive connections; they are signed (SigV4) when --access-key-id and\n" +
+			"--secret-access-key or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are set, and otherwise carry a\n" +
+			"placeholder signature, as a server without authentication accepts.\n\n" +
+			"Scenarios (--scenario, comma-separated, or all):\n" +
+			"  send              one message per SendMessage\n" +
+			"  send-batch        ten messages per SendMessageBatch\n" +
+			"  lifecycle         SendMessageBatch, ReceiveMessage of 10 with a long poll, DeleteMessageBatch;\n" +
+			"                    a message counts once deleted\n" +
+			"  longpoll-latency  time from a send's response to a waiting receiver's response, at low load\n" +
+			"                    (--concurrency receivers)\n" +
+			"  lease-expiry      how late after its lease's deadline (--visibility-timeout) a message that\n" +
+			"                    was received and not deleted is handed out again (--concurrency queues)\n\n" +
+			"--self starts a Baton in this process on 127.0.0.1 (--store, a temporary data directory) and\n" +
+			"measures it. --ceiling also measures, in the same run and with the same client, a bare JSON echo\n" +
+			"server that decodes each request and encodes a response of the same shape with encoding/json and\n" +
+			"does nothing else, and prints the server's figures as a ratio of it: the machine's noise cancels\n" +
+			"out of the ratio, the more so with --rounds, which alternates the two. With --self both servers run\n" +
+			"in this process, and the ratios are also computed from the process's CPU time per request, which\n" +
+			"other programs on a busy machine disturb far less than the rates. The queue (--queue) is created if\n" +
+			"missing and deleted afterwards (or purged, if it existed) unless --keep.",
+		Example: "  baton bench --self --ceiling --scenario send,lifecycle\n" +
+			"  baton bench --self --store memory --scenario all --json > bench.json\n" +
+			"  baton bench --endpoint http://127.0.0.1:9324 --scenario send-batch --concurrency 64 --duration 30s",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := envDefaults(cmd.Flags()); err != nil {
+				return err
+			}
+			return runBench(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.endpoint, "endpoint", defaultEndpoint, "URL of the SQS endpoint to measure (env BATON_ENDPOINT)")
+	f.BoolVar(&o.self, "self", false, "start a Baton in this process on 127.0.0.1 and measure it instead of --endpoint")
+	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store `baton serve --store` accepts")
+	f.StringVar(&o.durability, "durability", "full", "commits of a --self sqlite store: full (fsync each commit) or relaxed")
+	f.BoolVar(&o.ceiling, "ceiling", false, "also measure an in-process JSON echo server and report the ratio to it")
+	f.StringVar(&o.scenarios, "scenario", bench.ScenarioSend, "scenarios, comma-separated: "+strings.Join(bench.Scenarios, ", ")+", or all")
+	f.IntVar(&o.concurrency, "concurrency", 0, "workers (connections; longpoll-latency: receivers; lease-expiry: queues); 0: 32, or 4 for the latency scenarios")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long each scenario is measured")
+	f.DurationVar(&o.warmup, "warmup", time.Second, "load before measuring starts, not counted")
+	f.IntVar(&o.bodySize, "body-size", 1024, "message body size in bytes")
+	f.StringVar(&o.queue, "queue", "", "queue name (default baton-bench-<random>; with several scenarios, suffixed -<scenario>)")
+	f.BoolVar(&o.keep, "keep", false, "leave the queues as they are after the run")
+	f.BoolVar(&o.asJSON, "json", false, "print the results as JSON (and no progress line)")
+	f.StringVar(&o.region, "region", "", "region to sign for (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)")
+	f.StringVar(&o.accessKeyID, "access-key-id", "", "access key id to sign requests with (default: AWS_ACCESS_KEY_ID)")
+	f.StringVar(&o.secretAccessKey, "secret-access-key", "",
+		"secret of --access-key-id (default: AWS_SECRET_ACCESS_KEY; prefer the environment: a flag shows in the process list)")
+	f.IntVar(&o.visibilityTimeout, "visibility-timeout", 1, "lease-expiry: the short visibility timeout, in seconds")
+	f.Int64Var(&o.maxRequests, "max-requests", bench.DefaultMaxRequests, "stop a scenario after this many requests")
+	f.IntVar(&o.rounds, "rounds", 1, "alternate the ceiling and the server this many times per scenario, splitting --duration, and add the rounds up")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process while the server is measured (FILE, or FILE.<scenario> for several)")
+	return cmd
+}
+
+// credentials are the flags' key, else the AWS environment's, else none.
+func (o benchOptions) credentials() (*bench.Credentials, error) {
+	switch {
+	case o.accessKeyID != "" && o.secretAccessKey != "":
+		return &bench.Credentials{AccessKeyID: o.accessKeyID, SecretAccessKey: o.secretAccessKey}, nil
+	case o.accessKeyID != "" || o.secretAccessKey != "":
+		return nil, errors.New("--access-key-id and --secret-access-key go together")
+	}
+	id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+	if id != "" && secret != "" {
+		return &bench.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: os.Getenv("AWS_SESSION_TOKEN")}, nil
+	}
+	return nil, nil
+}
+
+func (o benchOptions) resolvedRegion() string {
+	for _, r := range []string{o.region, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")} {
+		if r != "" {
+			return r
+		}
+	}
+	return "us-east-1"
+}
+
+// scenarioList parses --scenario.
+func (o benchOptions) scenarioList() ([]string, error) {
+	if o.scenarios == "all" {
+		return bench.Scenarios, nil
+	}
+	var out []string
+	for _, s := range strings.Split(o.scenarios, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(bench.Scenarios, s) {
+			return nil, fmt.Errorf("--scenario %q: want %s, or all", s, strings.Join(bench.Scenarios, ", "))
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// benchReport is `baton bench --json`'s output.
+type benchReport struct {
+	Endpoint string              `json:"endpoint"`
+	Self     string              `json:"self_store,omitempty"`
+	CPUs     int                 `json:"cpus"`
+	Go       string              `json:"go"`
+	Version  string              `json:"version"`
+	Results  []*bench.Comparison `json:"results"`
+}
+
+func runBench(cmd *cobra.Command, o benchOptions) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	scenarios, err := o.scenarioList()
+	if err != nil {
+		return err
+	}
+	if o.duration <= 0 || o.warmup < 0 {
+		return errors.New("--duration must be positive and --warmup not negative")
+	}
+	if o.rounds < 1 || o.rounds > 100 {
+		return errors.New("--rounds must be between 1 and 100")
+	}
+	if o.bodySize < 1 || o.bodySize > 1<<20 {
+		return errors.New("--body-size must be between 1 and 1048576")
+	}
+	creds, err := o.credentials()
+	if err != nil {
+		return err
+	}
+	if o.queue == "" {
+		o.queue = fmt.Sprintf("baton-bench-%06x", ids.NewUint64()&0xffffff)
+	}
+
+	endpoint, label := o.endpoint, ""
+	if o.self {
+		if cmd.Flags().Changed("endpoint") {
+			return errors.New("--self and --endpoint exclude each other")
+		}
+		var stop func()
+		endpoint, stop, err = startSelf(ctx, o.store, o.durability, creds, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		label = "baton/" + o.store
+	} else {
+		if !strings.Contains(endpoint, "://") {
+			endpoint = "http://" + endpoint
+		}
+		endpoint = strings.TrimRight(endpoint, "/")
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return fmt.Errorf("--endpoint: %w", err)
+		}
+		label = u.Host
+	}
+	newClient := func(ep string, concurrency int) (*bench.Client, error) {
+		return bench.NewClient(bench.ClientConfig{Endpoint: ep, Region: o.resolvedRegion(), Credentials: creds, Conns: concurrency})
+	}
+	var ceilingURL string
+	if o.ceiling {
+		var stop func()
+		ceilingURL, stop, err = bench.StartEcho(o.bodySize)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
+	report := benchReport{Endpoint: endpoint, CPUs: runtime.GOMAXPROCS(0), Go: runtime.Version(), Version: Version}
+	if o.self {
+		report.Self = o.store
+	}
+	if !o.asJSON {
+		fmt.Fprintf(stdout, "baton bench %s: %s", Version, endpoint)
+		if o.self {
+			fmt.Fprintf(stdout, " (in-process Baton, store %s)", o.store)
+		}
+		if o.ceiling {
+			fmt.Fprintf(stdout, "; ceiling: JSON echo on %s", ceilingURL)
+		}
+		fmt.Fprintf(stdout, "; %d CPUs, %s\n", report.CPUs, report.Go)
+	}
+	var progress func(bench.Progress)
+	if !o.asJSON && isTerminal(stderr) {
+		progress = func(p bench.Progress) { fmt.Fprintf(stderr, "\r%s\x1b[K", p.ProgressLine()) }
+	}
+	for _, sc := range scenarios {
+		concurrency := o.concurrency
+		if concurrency <= 0 {
+			concurrency = bench.DefaultConcurrency(sc)
+		}
+		cfg := bench.Config{
+			Scenario: sc, Concurrency: concurrency, Duration: o.duration / time.Duration(o.rounds), Warmup: o.warmup,
+			BodySize: o.bodySize, Keep: o.keep, MaxRequests: o.maxRequests, VisibilityTimeout: o.visibilityTimeout,
+			ProgressFunc: progress,
+		}
+		queue := o.queue
+		if len(scenarios) > 1 {
+			queue += "-" + sc
+		}
+		var ceilingClient *bench.Client
+		if o.ceiling && bench.HasCeiling(sc) {
+			if ceilingClient, err = newClient(ceilingURL, concurrency); err != nil {
+				return err
+			}
+			defer ceilingClient.Close()
+		}
+		targetClient, err := newClient(endpoint, concurrency)
+		if err != nil {
+			return err
+		}
+		defer targetClient.Close()
+		var ceilings, targets []*bench.Result
+		for round := 1; round <= o.rounds; round++ {
+			cfg.Queue = queue
+			if o.rounds > 1 {
+				cfg.Queue = fmt.Sprintf("%s-r%d", queue, round)
+			}
+			if ceilingClient != nil {
+				cfg.Client, cfg.Target, cfg.InProcess = ceilingClient, "ceiling", true
+				res, err := bench.Run(ctx, cfg)
+				clearProgress(stderr, progress)
+				if err != nil {
+					return fmt.Errorf("%s against the ceiling: %w", sc, err)
+				}
+				ceilings = append(ceilings, res)
+			}
+			cfg.Client, cfg.Target, cfg.InProcess = targetClient, label, o.self
+			stopProfile, err := startProfile(o.cpuProfile, sc, len(scenarios) > 1, round, o.rounds)
+			if err != nil {
+				return err
+			}
+			res, err := bench.Run(ctx, cfg)
+			stopProfile()
+			clearProgress(stderr, progress)
+			if res != nil {
+				targets = append(targets, res)
+			}
+			if err != nil {
+				if len(targets) > 0 && !o.asJSON { // interrupted: show what was measured
+					bench.Compare(bench.MergeResults(ceilings...), bench.MergeResults(targets...)).WriteText(stdout)
+				}
+				return fmt.Errorf("%s: %w", sc, err)
+			}
+		}
+		cmp := bench.Compare(bench.MergeResults(ceilings...), bench.MergeResults(targets...))
+		report.Results = append(report.Results, cmp)
+		if !o.asJSON {
+			fmt.Fprintln(stdout)
+			if err := cmp.WriteText(stdout); err != nil {
+				return err
+			}
+		}
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return nil
+}
+
+func clearProgress(w io.Writer, progress func(bench.Progress)) {
+	if progress != nil {
+		fmt.Fprint(w, "\r\x1b[K")
+	}
+}
+
+// startProfile starts a CPU profile into file (suffixed .<scenario> when
+// several scenarios run, and .<round> with several rounds) and returns its
+// stop; without a file it does nothing.
+func startProfile(file, scenario string, several bool, round, rounds int) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	if several {
+		file += "." + scenario
+	}
+	if rounds > 1 {
+		file += "." + strconv.Itoa(round)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress line that
+// rewrites itself can be shown.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// startSelf runs `baton serve` in this process on 127.0.0.1 with the given
+// store (and durability, for sqlite) and a temporary data directory, requiring creds' signature if set,
+// and returns its URL and a stop that shuts it down and removes the
+// directory. Its warnings and errors go to logs.
+func startSelf(ctx context.Context, store, durability string, creds *bench.Credentials, logs io.Writer) (endpoint string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "baton-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg := ServeConfig{
+		Listen: "127.0.0.1:0", DataDir: dir, Store: store, Durability: durability, AccountID: "000000000000", Region: "us-east-1",
+		LogLevel: "warn", Logs: logs,
+	}
+	if creds != nil {
+		cfg.AccessKeyID, cfg.SecretAccessKey = creds.AccessKeyID, creds.SecretAccessKey
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- Serve(ctx, cfg, ready) }()
+	select {
+	case addr := <-ready:
+		return "http://" + addr, func() {
+			cancel()
+			<-errc
+			os.RemoveAll(dir)
+		}, nil
+	case err := <-errc:
+		cancel()
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("--self: %w", err)
+	}
+}

@@ -1,0 +1,105 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton/internal/cli"
+)
+
+// benchJSON is the part of `baton bench --json` the tests read.
+type benchJSON struct {
+	Endpoint  string `json:"endpoint"`
+	SelfStore string `json:"self_store"`
+	Results   []struct {
+		Scenario string `json:"scenario"`
+		Ceiling  *struct {
+			Requests   uint64 `json:"requests"`
+			ErrorCount uint64 `json:"error_count"`
+		} `json:"ceiling"`
+		Target struct {
+			Target     string `json:"target"`
+			Requests   uint64 `json:"requests"`
+			Messages   uint64 `json:"messages"`
+			ErrorCount uint64 `json:"error_count"`
+		} `json:"target"`
+		RequestsRatio float64 `json:"requests_ratio"`
+	} `json:"results"`
+}
+
+// `baton bench --self --ceiling` measures an in-process Baton and the echo
+// in one run, alternating in two rounds; a short run checks the wiring,
+// not the speed.
+func TestBenchSelfCeiling(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{
+		"bench", "--self", "--store", "memory", "--ceiling", "--scenario", "send,lifecycle",
+		"--duration", "400ms", "--rounds", "2", "--warmup", "0s", "--concurrency", "4", "--body-size", "100", "--json",
+	})
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	var rep benchJSON
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	if rep.SelfStore != "memory" || !strings.HasPrefix(rep.Endpoint, "http://127.0.0.1:") {
+		t.Errorf("endpoint %q, self store %q; want an in-process server on 127.0.0.1 with the memory store", rep.Endpoint, rep.SelfStore)
+	}
+	if len(rep.Results) != 2 || rep.Results[0].Scenario != "send" || rep.Results[1].Scenario != "lifecycle" {
+		t.Fatalf("results %+v, want send then lifecycle", rep.Results)
+	}
+	for _, r := range rep.Results {
+		if r.Ceiling == nil || r.Ceiling.Requests == 0 || r.Ceiling.ErrorCount != 0 {
+			t.Errorf("%s: ceiling %+v, want requests and no errors", r.Scenario, r.Ceiling)
+		}
+		if r.Target.Target != "baton/memory" || r.Target.Messages == 0 || r.Target.ErrorCount != 0 {
+			t.Errorf("%s: target %+v, want messages and no errors", r.Scenario, r.Target)
+		}
+		if r.RequestsRatio <= 0 {
+			t.Errorf("%s: requests ratio %v, want a positive ratio", r.Scenario, r.RequestsRatio)
+		}
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr is not empty with --json:\n%s", stderr.String())
+	}
+}
+
+func TestBenchTextReport(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{
+		"bench", "--self", "--scenario", "send-batch", "--duration", "200ms", "--warmup", "0s", "--concurrency", "2",
+	})
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"in-process Baton, store memory", "send-batch: 2 workers", "baton/memory", "req/s", "p99"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestBenchRefuses(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"bench", "--scenario", "nope"},
+		{"bench", "--self", "--endpoint", "http://127.0.0.1:9324"},
+		{"bench", "--self", "--store", "no-such-store", "--duration", "100ms"},
+		{"bench", "--body-size", "0"},
+		{"bench", "--access-key-id", "AKID"},
+	} {
+		var stderr bytes.Buffer
+		if code := (cli.Main{Stdout: &bytes.Buffer{}, Stderr: &stderr}).Run(context.Background(), args); code == 0 {
+			t.Errorf("%v: exit code 0, want an error", args)
+		}
+		if !strings.Contains(stderr.String(), "baton:") {
+			t.Errorf("%v: stderr %q, want the error", args, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// defaultEndpoint is where the client commands find Baton unless --endpoint
+// or BATON_ENDPOINT says otherwise: `baton serve`'s default --listen.
+const defaultEndpoint = "http://127.0.0.1:9324"
+
+// Dummy credentials sign requests when the AWS configuration has none, so
+// that a Baton without authentication works without any AWS setup.
+const (
+	dummyAccessKeyID     = "baton"
+	dummySecretAccessKey = "baton"
+)
+
+// clientOptions are the flags every client command (queue, send, receive)
+// shares: where the server is and which AWS profile and region to use.
+type clientOptions struct {
+	endpoint string
+	profile  string
+	region   string
+}
+
+// register adds the client flags to flags (a parent's persistent flags, so
+// that its subcommands share them).
+func (o *clientOptions) register(flags *pflag.FlagSet) {
+	flags.StringVar(&o.endpoint, "endpoint", defaultEndpoint, "URL of the Baton server (env BATON_ENDPOINT)")
+	flags.StringVar(&o.profile, "profile", "", "AWS profile for credentials and region (default: AWS_PROFILE, else \"default\")")
+	flags.StringVar(&o.region, "region", "", "region to sign requests for (default: AWS_REGION or the profile's, else us-east-1)")
+}
+
+// resolvedEndpoint is --endpoint, else BATON_ENDPOINT, else the default. A
+// bare host:port gets an http:// scheme.
+func (o *clientOptions) resolvedEndpoint(cmd *cobra.Command) string {
+	ep := o.endpoint
+	if f := cmd.Flags().Lookup("endpoint"); f != nil && !f.Changed {
+		if v := os.Getenv("BATON_ENDPOINT"); v != "" {
+			ep = v
+		}
+	}
+	if !strings.Contains(ep, "://") {
+		ep = "http://" + ep
+	}
+	return strings.TrimRight(ep, "/")
+}
+
+// client returns an SQS client for the server. Credentials and region come
+// from aws-sdk-go-v2's default loading, as the AWS CLI finds them
+// (AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws/config and
+// ~/.aws/credentials, SSO, credential_process), except that the EC2
+// instance metadata service is not asked: it is never where a Baton is. When
+// no credentials are found the client signs with dummy ones, which a Baton
+// without authentication accepts.
+func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
+	ctx := cmd.Context()
+	opts := []func(*config.LoadOptions) error{
+		config.WithEC2IMDSClientEnableState(imds.ClientDisabled),
+	}
+	if o.profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(o.profile))
+	}
+	if o.region != "" {
+		opts = append(opts, config.WithRegion(o.region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.Credentials == nil {
+		cfg.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKeyID, dummySecretAccessKey, "")
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err := cfg.Credentials.Retrieve(rctx)
+		cancel()
+		if err != nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKeyID, dummySecretAccessKey, "")
+		}
+	}
+	endpoint := o.resolvedEndpoint(cmd)
+	return sqs.NewFromConfig(cfg, func(so *sqs.Options) {
+		so.BaseEndpoint = aws.String(endpoint)
+	}), nil
+}
+
+// queueURL turns a queue argument into a queue URL: an argument with a
+// scheme is a URL already; anything else is a name, looked up with
+// GetQueueUrl.
+func queueURL(ctx context.Context, c *sqs.Client, queue string) (string, error) {
+	if strings.Contains(queue, "://") {
+		return queue, nil
+	}
+	out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(queue)})
+	if err != nil {
+		return "", fmt.Errorf("queue %s: %w", queue, apiError(err))
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+// apiError reduces an SDK error to what a user needs: the SQS error code
+// and message for an error the server answered, or why the server could not
+// be reached.
+func apiError(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return fmt.Errorf("%s: %s", ae.ErrorCode(), ae.ErrorMessage())
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return fmt.Errorf("cannot reach the server: %w (is `baton serve` running? --endpoint or BATON_ENDPOINT says where)", oe)
+	}
+	return err
+}
+
+// completeQueues offers the server's queue names for shell completion.
+func (o *clientOptions) completeQueues(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, err := o.client(cmd)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	defer cancel()
+	out, err := c.ListQueues(ctx, &sqs.ListQueuesInput{QueueNamePrefix: aws.String(toComplete)})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	names := make([]string, 0, len(out.QueueUrls))
+	for _, u := range out.QueueUrls {
+		names = append(names, u[strings.LastIndex(u, "/")+1:])
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// parsePairs parses repeated NAME=VALUE flags into a map; what names a flag
+// in messages ("--attribute").
+func parsePairs(what string, pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%s %q: want NAME=VALUE", what, p)
+		}
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("%s %s is given twice", what, name)
+		}
+		m[name] = value
+	}
+	return m, nil
+}

@@ -1,0 +1,91 @@
+package cli_test
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/store/memstore"
+)
+
+// startAuthServer starts an in-process server on 127.0.0.1:0 that requires
+// requests signed by cred at the wall clock's time, as the binary signs.
+func startAuthServer(t *testing.T, cred sigv4.Credential) string {
+	t.Helper()
+	store := memstore.New()
+	eng, err := engine.New(engine.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := sigv4.NewVerifier(baton.SystemClock{}, []sigv4.Credential{cred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: server.New(server.Config{Engine: eng, Verifier: v})}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		eng.Close()
+		srv.Close()
+		store.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// The client commands find credentials as the AWS CLI does: AWS_*
+// variables, or a profile of the shared files chosen by --profile or
+// AWS_PROFILE. Without any they sign with dummy credentials, which a server
+// with authentication refuses with its SQS error.
+func TestCLICredentials(t *testing.T) {
+	t.Parallel()
+	cred := sigv4.Credential{AccessKeyID: "AKIDCLITEST", SecretAccessKey: "cli/test+secret", Account: "123456789012"}
+	url := startAuthServer(t, cred)
+
+	dir := t.TempDir()
+	credsFile := filepath.Join(dir, "credentials")
+	configFile := filepath.Join(dir, "config")
+	if err := os.WriteFile(credsFile, []byte("[baton-test]\naws_access_key_id = AKIDCLITEST\naws_secret_access_key = cli/test+secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(configFile, []byte("[profile baton-test]\nregion = eu-west-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"AWS_SHARED_CREDENTIALS_FILE=" + credsFile, "AWS_CONFIG_FILE=" + configFile}
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--profile", files, []string{"--profile", "baton-test"}},
+		{"AWS_PROFILE", append(files, "AWS_PROFILE=baton-test"), nil},
+		{"AWS_ACCESS_KEY_ID", []string{"AWS_ACCESS_KEY_ID=AKIDCLITEST", "AWS_SECRET_ACCESS_KEY=cli/test+secret"}, nil},
+	} {
+		args := append([]string{"queue", "create", "jobs", "--endpoint", url}, tc.args...)
+		r := runCLI(t, cliEnv(t, tc.env...), nil, args...)
+		if r.code != 0 || r.stdout != url+"/123456789012/jobs\n" {
+			t.Errorf("%s: %v\nwant the queue URL in the key's account", tc.name, r)
+		}
+	}
+
+	// No credentials at all: dummy ones, refused by this server.
+	r := runCLI(t, cliEnv(t), nil, "queue", "list", "--endpoint", url)
+	if r.code != 1 || !strings.Contains(r.stderr, "baton: InvalidClientTokenId: The security token included in the request is invalid.") {
+		t.Errorf("without credentials: %v\nwant exit 1 and InvalidClientTokenId", r)
+	}
+	// A profile that does not exist is an error, not a silent fallback.
+	r = runCLI(t, cliEnv(t, files...), nil, "queue", "list", "--endpoint", url, "--profile", "nosuch")
+	if r.code != 1 || !strings.Contains(r.stderr, "nosuch") {
+		t.Errorf("--profile nosuch: %v\nwant exit 1 naming the profile", r)
+	}
+}

@@ -1,0 +1,282 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"gopkg.in/yaml.v3"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+// writeConfig writes a config file into a temporary directory.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "baton.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// getAttrs reads every attribute of the queue name through c.
+func getAttrs(t *testing.T, c *sqs.Client, base, name string) map[string]string {
+	t.Helper()
+	out, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(base + "/" + name), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll},
+	})
+	if err != nil {
+		t.Fatalf("GetQueueAttributes %s: %v", name, err)
+	}
+	return out.Attributes
+}
+
+// A dead-letter queue declared after its source queue is created first;
+// the source's RedrivePolicy points at it and moves a message there once
+// it has been received max-receive-count times.
+func TestConfigDeadLetterDeclaredAfterSource(t *testing.T) {
+	t.Parallel()
+	path := writeConfig(t, `# orders is declared before its dead-letter queue.
+account-id: "123456789012"
+region: eu-west-1
+queues:
+  - name: orders
+    attributes:
+      VisibilityTimeout: 1
+      RedriveAllowPolicy: {redrivePermission: allowAll}
+    tags: {team: billing}
+    dead-letter:
+      queue: orders-dlq
+      max-receive-count: 1
+  - name: orders-dlq
+    attributes:
+      MessageRetentionPeriod: 1209600
+  - name: events.fifo
+`)
+	p := startServe(t, cliEnv(t), "--store", "memory", "--config", path)
+	// The queues exist before the server accepts requests.
+	logs := p.logs.String()
+	if ready, serving := strings.LastIndex(logs, "config queue ready"), strings.Index(logs, "baton serving"); ready < 0 || ready > serving {
+		t.Errorf("want every \"config queue ready\" before \"baton serving\":\n%s", logs)
+	}
+	c := testutil.NewClient(p.URL)
+	base := p.URL + "/123456789012"
+
+	src := getAttrs(t, c, base, "orders")
+	var policy struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+		MaxReceiveCount     int    `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(src["RedrivePolicy"]), &policy); err != nil {
+		t.Fatalf("orders RedrivePolicy %q: %v", src["RedrivePolicy"], err)
+	}
+	if policy.DeadLetterTargetArn != "arn:aws:sqs:eu-west-1:123456789012:orders-dlq" || policy.MaxReceiveCount != 1 {
+		t.Errorf("orders RedrivePolicy: got %+v, want orders-dlq's ARN and 1", policy)
+	}
+	if src["VisibilityTimeout"] != "1" || !strings.Contains(src["RedriveAllowPolicy"], `"allowAll"`) {
+		t.Errorf("orders attributes: got %v", src)
+	}
+	if a := getAttrs(t, c, base, "orders-dlq"); a["MessageRetentionPeriod"] != "1209600" {
+		t.Errorf("orders-dlq MessageRetentionPeriod: got %s, want 1209600", a["MessageRetentionPeriod"])
+	}
+	if a := getAttrs(t, c, base, "events.fifo"); a["FifoQueue"] != "true" {
+		t.Errorf("events.fifo: got %v, want a FIFO queue", a)
+	}
+	tags, err := c.ListQueueTags(context.Background(), &sqs.ListQueueTagsInput{QueueUrl: aws.String(base + "/orders")})
+	if err != nil || tags.Tags["team"] != "billing" {
+		t.Errorf("orders tags: got %v, %v", tags, err)
+	}
+
+	// The redrive works: a message received once moves on its next receive,
+	// once its 1-second lease has lapsed. (VisibilityTimeout 0 would do
+	// without the wait, but the engine does not move such a message: it
+	// stays in the source queue, never delivered again.)
+	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(base + "/orders"), MessageBody: aws.String("poison")}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if _, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(base + "/orders")}); err != nil {
+			return err
+		}
+		out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(base + "/orders-dlq")})
+		if err != nil {
+			return err
+		}
+		if len(out.Messages) != 1 || aws.ToString(out.Messages[0].Body) != "poison" {
+			return fmt.Errorf("orders-dlq: got %d messages, want the poison message", len(out.Messages))
+		}
+		return nil
+	})
+
+	// And the CLI sees the declared queues.
+	if out := mustSucceed(t, p.URL, "queue", "list"); out != base+"/events.fifo\n"+base+"/orders\n"+base+"/orders-dlq\n" {
+		t.Errorf("queue list: got %q", out)
+	}
+}
+
+// Flags win over BATON_* variables, which win over the file, which wins
+// over the defaults; --print-config shows the result with secrets masked,
+// and what it prints is itself a valid config file.
+func TestConfigPrintPrecedence(t *testing.T) {
+	t.Parallel()
+	path := writeConfig(t, `listen: 127.0.0.1:1111
+store: postgres://baton:pg-secret@127.0.0.1:5432/baton
+log-level: warn
+region: eu-west-1
+access-key-id: AKIDFILE
+secret-access-key: file-secret-1
+credentials:
+  - access-key-id: AKIDOTHER
+    secret-access-key: file-secret-2
+    account-id: "222222222222"
+queues:
+  - name: jobs
+    attributes: {VisibilityTimeout: 60}
+    dead-letter: {queue: jobs-dlq, max-receive-count: 4}
+  - name: jobs-dlq
+`)
+	env := cliEnv(t, "BATON_LISTEN=127.0.0.1:2222", "BATON_LOG_LEVEL=error")
+	r := runCLI(t, env, nil, "serve", "--config", path, "--listen", "127.0.0.1:3333", "--print-config")
+	if r.code != 0 {
+		t.Fatalf("--print-config: %v", r)
+	}
+	if strings.Contains(r.stdout, "file-secret") || strings.Contains(r.stdout, "pg-secret") ||
+		!strings.Contains(r.stdout, "secret-access-key: '********'") {
+		t.Errorf("--print-config shows a secret or does not mask it:\n%s", r.stdout)
+	}
+	for _, want := range []string{
+		"listen: 127.0.0.1:3333 # from --listen\n",
+		"log-level: error # from BATON_LOG_LEVEL\n",
+		"region: eu-west-1 # from " + path + ":4\n",
+		"store: postgres://baton:xxxxx@127.0.0.1:5432/baton # from " + path + ":2\n",
+		`account-id: "000000000000"` + "\n",
+		"  - name: jobs # from " + path + ":12\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--print-config: missing %q in\n%s", want, r.stdout)
+		}
+	}
+	var got struct {
+		Listen      string `yaml:"listen"`
+		Credentials []map[string]string
+		Queues      []struct {
+			Name       string
+			Attributes map[string]string
+			DeadLetter struct {
+				Queue           string
+				MaxReceiveCount int `yaml:"max-receive-count"`
+			} `yaml:"dead-letter"`
+		}
+	}
+	if err := yaml.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("--print-config output is not YAML: %v\n%s", err, r.stdout)
+	}
+	if got.Listen != "127.0.0.1:3333" || len(got.Credentials) != 1 || got.Credentials[0]["account-id"] != "222222222222" ||
+		len(got.Queues) != 2 || got.Queues[0].Attributes["VisibilityTimeout"] != "60" || got.Queues[0].DeadLetter.Queue != "jobs-dlq" ||
+		got.Queues[0].DeadLetter.MaxReceiveCount != 4 {
+		t.Errorf("--print-config parsed: got %+v", got)
+	}
+
+	// Without the flag the variable wins; without either, the file.
+	r = runCLI(t, env, nil, "serve", "--config", path, "--print-config")
+	if !strings.Contains(r.stdout, "listen: 127.0.0.1:2222 # from BATON_LISTEN\n") {
+		t.Errorf("BATON_LISTEN over the file: %v", r)
+	}
+	r = runCLI(t, cliEnv(t, "BATON_CONFIG="+path), nil, "serve", "--print-config")
+	if !strings.Contains(r.stdout, "listen: 127.0.0.1:1111 # from "+path+":1\n") {
+		t.Errorf("the file (named by BATON_CONFIG) over the default: %v", r)
+	}
+
+	// The printed configuration reads back as a config file.
+	again := writeConfig(t, r.stdout)
+	if r := runCLI(t, cliEnv(t), nil, "serve", "--config", again, "--print-config"); r.code != 0 {
+		t.Errorf("--print-config output as --config: %v", r)
+	}
+}
+
+// A bad config file is refused, by serve and by --print-config alike, with
+// its path, the line and the reason.
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file string
+		want string
+	}{
+		{"unknown-key", `3: unknown key "lisen"; the keys are access-key-id, account-id,`},
+		{"unknown-queue-key", `5: queue jobs: unknown key "visibility-timeout"; a queue's keys are name, account-id, attributes, tags, dead-letter`},
+		{"bad-log-level", `2: log-level: "loud" is not a log level (debug, info, warn, error)`},
+		{"bad-listen", `1: listen: "9324" is not HOST:PORT`},
+		{"bad-bool", `1: allow-anonymous: "maybe" is not true or false`},
+		{"bad-account", `1: account-id: "1234" is not an account id (12 digits)`},
+		{"bad-durability", `2: durability: unknown durability "eventually": want full or relaxed`},
+		{"bad-attribute-value", `5: queue jobs: InvalidAttributeValue: Invalid value for the parameter VisibilityTimeout.`},
+		{"unknown-attribute", `5: queue jobs: InvalidAttributeName: Unknown Attribute Colour.`},
+		{"bad-queue-name", `3: queue no spaces please: InvalidParameterValue`},
+		{"dlq-missing", `3: queue orders: the dead-letter queue orders-dlq is not declared in the file (in the same account)`},
+		{"dlq-cycle", `3: the dead-letter queues form a cycle: a -> b -> c -> a`},
+		{"dlq-type-mismatch", `3: queue orders: InvalidParameterValue`},
+		{"bad-max-receive-count", `5: queue orders: dead-letter: max-receive-count: "1001" is not a number from 1 to 1000`},
+		{"duplicate-queue", `4: queue jobs is declared twice (first at testdata/config/duplicate-queue.yaml:2)`},
+		{"duplicate-key", `3: key "region" is given twice (first on line 1)`},
+		{"bad-credentials", `5: credentials[1]: the access key id AKIDONE is also listed at testdata/config/bad-credentials.yaml:2`},
+		{"syntax-error", `3: did not find expected ',' or '}'`},
+		{"not-a-mapping", `1: want a mapping of settings (key: value), got a list`},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			path := "testdata/config/" + tc.file + ".yaml"
+			want := "baton: " + path + ":" + tc.want
+			for _, extra := range [][]string{nil, {"--print-config"}} {
+				args := append([]string{"serve", "--store", "memory", "--listen", "127.0.0.1:0", "--config", path}, extra...)
+				r := runCLI(t, cliEnv(t), nil, args...)
+				// The error is the last line; log lines of queues created
+				// before the bad one may precede it.
+				lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+				if r.code != 1 || !strings.HasPrefix(lines[len(lines)-1], want) || r.stdout != "" {
+					t.Errorf("baton %s: %v\nwant exit 1 and the last line of stderr starting %q", strings.Join(args, " "), r, want)
+				}
+			}
+		})
+	}
+}
+
+// On a durable store the queues survive a restart; a changed file updates
+// the attributes and tags of the queues it declares.
+func TestConfigRestartUpdatesQueues(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path := writeConfig(t, "queues:\n  - name: jobs\n    attributes: {VisibilityTimeout: 30}\n")
+	p := startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", data, "--config", path)
+	c := testutil.NewClient(p.URL)
+	base := p.URL + "/000000000000"
+	if a := getAttrs(t, c, base, "jobs"); a["VisibilityTimeout"] != "30" {
+		t.Fatalf("first start: VisibilityTimeout %s, want 30", a["VisibilityTimeout"])
+	}
+	p.stop(t)
+
+	if err := os.WriteFile(path, []byte("queues:\n  - name: jobs\n    attributes: {VisibilityTimeout: 90}\n    tags: {env: prod}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", data, "--config", path)
+	c = testutil.NewClient(p.URL)
+	base = p.URL + "/000000000000"
+	if a := getAttrs(t, c, base, "jobs"); a["VisibilityTimeout"] != "90" {
+		t.Errorf("after the restart: VisibilityTimeout %s, want 90", a["VisibilityTimeout"])
+	}
+	tags, err := c.ListQueueTags(context.Background(), &sqs.ListQueueTagsInput{QueueUrl: aws.String(base + "/jobs")})
+	if err != nil || tags.Tags["env"] != "prod" {
+		t.Errorf("after the restart: tags %v, %v, want env=prod", tags, err)
+	}
+	if !strings.Contains(p.logs.String(), "how=updated") {
+		t.Errorf("want the queue logged as updated:\n%s", p.logs)
+	}
+}

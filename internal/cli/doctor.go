@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/server"
+)
+
+func doctorCommand() *cobra.Command {
+	var (
+		opts    clientOptions
+		asJSON  bool
+		allRows bool
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor [QUEUE]",
+		Short: "Tell which queues' handlers overrun their leases, and what timeout to set",
+		Long: "doctor reads what the server saw of every lease in the last 15 minutes (or since it\n" +
+			"started, when the window is quiet): late completions, lapsed leases, redeliveries and\n" +
+			"lease durations, and says per queue whether leases are too short, handlers are failing,\n" +
+			"or all is well, with the visibility timeout to set.",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: opts.completeQueues,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := opts.client(cmd)
+			if err != nil {
+				return err
+			}
+			var names []string
+			if len(args) == 1 {
+				names = []string{queueName(args[0])}
+			} else {
+				out, err := c.ListQueues(cmd.Context(), &sqs.ListQueuesInput{})
+				if err != nil {
+					return apiError(err)
+				}
+				for _, u := range out.QueueUrls {
+					names = append(names, queueName(u))
+				}
+			}
+			var reports []server.LeaseReportJSON
+			for _, name := range names {
+				rep, err := fetchLeaseReport(cmd, c, opts.resolvedEndpoint(cmd), name)
+				if err != nil {
+					return err
+				}
+				reports = append(reports, rep)
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				if len(args) == 1 {
+					return enc.Encode(reports[0])
+				}
+				return enc.Encode(reports)
+			}
+			if len(reports) == 0 {
+				fmt.Fprintln(w, "No queues.")
+			}
+			for i, rep := range reports {
+				if i > 0 {
+					fmt.Fprintln(w)
+				}
+				if !allRows && len(args) == 0 && rep.Diagnosis == "healthy" && rep.LeasesStarted == 0 && rep.SinceStart.LeasesStarted == 0 {
+					fmt.Fprintf(w, "%s: no leases yet\n", rep.Queue)
+					continue
+				}
+				writeReport(w, rep)
+			}
+			return nil
+		},
+	}
+	opts.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as JSON (the admin API's fields)")
+	cmd.Flags().BoolVar(&allRows, "all", false, "report queues that have seen no lease in full too")
+	return cmd
+}
+
+// queueName is the last path segment of a queue URL, or the argument.
+func queueName(q string) string { return q[strings.LastIndex(q, "/")+1:] }
+
+// fetchLeaseReport GETs a queue's lease report from the admin API, signed
+// like the SQS requests, so it passes when the server checks credentials.
+func fetchLeaseReport(cmd *cobra.Command, c *sqs.Client, endpoint, name string) (server.LeaseReportJSON, error) {
+	var rep server.LeaseReportJSON
+	ctx := cmd.Context()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/admin/api/queues/"+url.PathEscape(name)+"/leases", nil)
+	if err != nil {
+		return rep, err
+	}
+	o := c.Options()
+	creds, err := o.Credentials.Retrieve(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("credentials: %w", err)
+	}
+	empty := sha256.Sum256(nil)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(empty[:]), "sqs", o.Region, baton.SystemClock{}.Now()); err != nil {
+		return rep, fmt.Errorf("sign: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return rep, apiError(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return rep, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return rep, fmt.Errorf("queue %s: %s", name, e.Error)
+		}
+		return rep, fmt.Errorf("queue %s: %s: %s", name, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if err := json.Unmarshal(body, &rep); err != nil {
+		return rep, fmt.Errorf("queue %s: unreadable report: %w", name, err)
+	}
+	return rep, nil
+}
+
+// writeReport prints a report as a short text a person acts on.
+func writeReport(w io.Writer, r server.LeaseReportJSON) {
+	fmt.Fprintf(w, "%s: %s\n", r.Queue, strings.ToUpper(r.Diagnosis))
+	s := r.LeaseStatsJSON
+	period := fmt.Sprintf("in the last %d minutes", r.WindowMinutes)
+	if s.LeasesStarted == 0 && s.LeasesCompleted == 0 && s.ExpiredLeases == 0 {
+		s, period = r.SinceStart, "since the server started"
+	}
+	fmt.Fprintf(w, "  %d leases begun and %d completed %s; visibility timeout %ds\n", s.LeasesStarted, s.LeasesCompleted, period, r.VisibilityTimeoutSeconds)
+	if s.LeasesCompleted > 0 {
+		fmt.Fprintf(w, "  lease duration (receive to delete): p50 %.1fs  p90 %.1fs  p99 %.1fs  max %.1fs\n",
+			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
+	}
+	if s.ExpiredLeases+s.LateCompletions > 0 {
+		fmt.Fprintf(w, "  %d leases lapsed; %d late completions, %d of them confirmed duplicate executions\n",
+			s.ExpiredLeases, s.LateCompletions, s.ConfirmedDuplicates)
+		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it never came back\n",
+			s.RedeliveriesLapsedWhileWorking, s.RedeliveriesNeverReturned)
+	}
+	if s.Renewals+s.Releases > 0 {
+		fmt.Fprintf(w, "  %d renewals (%.1f per lease), %d releases\n", s.Renewals, s.RenewalsPerLease, s.Releases)
+	}
+	if r.RecommendedVisibilityTimeoutSeconds != r.VisibilityTimeoutSeconds {
+		fmt.Fprintf(w, "  recommended visibility timeout: %ds\n", r.RecommendedVisibilityTimeoutSeconds)
+	}
+	fmt.Fprintf(w, "  %s\n", r.Advice)
+}

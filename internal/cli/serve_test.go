@@ -1,0 +1,335 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+// serve runs cli.Serve until the test ends and returns its address.
+func serve(t *testing.T, cfg cli.ServeConfig) string {
+	t.Helper()
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	cfg.Store, cfg.LogLevel, cfg.DataDir = "memory", "info", t.TempDir()
+	if cfg.AccountID == "" {
+		cfg.AccountID = "000000000000"
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	var logs syncBuffer
+	cfg.Logs = &logs
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- cli.Serve(ctx, cfg, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	select {
+	case addr := <-ready:
+		return addr
+	case err := <-done:
+		t.Fatalf("Serve returned before serving: %v\n%s", err, logs.String())
+	}
+	return ""
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// client is an SDK client for endpoint with the given key, signing with the
+// wall clock as real clients do.
+func client(endpoint, keyID, secret string, hc *http.Client) *sqs.Client {
+	o := sqs.Options{
+		BaseEndpoint:     aws.String(endpoint),
+		Region:           "us-east-1",
+		Credentials:      credentials.NewStaticCredentialsProvider(keyID, secret, ""),
+		RetryMaxAttempts: 1,
+	}
+	if hc != nil {
+		o.HTTPClient = hc
+	}
+	return sqs.New(o)
+}
+
+func wantCode(t *testing.T, err error, code string, status int) {
+	t.Helper()
+	var ae smithy.APIError
+	var re *awshttp.ResponseError
+	if !errors.As(err, &ae) || !errors.As(err, &re) || ae.ErrorCode() != code || re.HTTPStatusCode() != status {
+		t.Errorf("got %v, want %s (%d)", err, code, status)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const credentialsFile = `# Baton credentials: access-key-id secret-access-key account-id
+
+AKIDALICE	alice/Secret+1   111111111111
+  # indented comment
+AKIDBOB bob-secret 222222222222
+`
+
+func TestServeCredentialsFile(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, cli.ServeConfig{CredentialsFile: writeFile(t, "credentials", credentialsFile)})
+	url := "http://" + addr
+	ctx := context.Background()
+	alice := client(url, "AKIDALICE", "alice/Secret+1", nil)
+	bob := client(url, "AKIDBOB", "bob-secret", nil)
+
+	out, err := alice.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs")})
+	if err != nil {
+		t.Fatalf("CreateQueue: %v", err)
+	}
+	if want := url + "/111111111111/jobs"; *out.QueueUrl != want {
+		t.Errorf("queue URL = %s, want %s", *out.QueueUrl, want)
+	}
+	list, err := bob.ListQueues(ctx, &sqs.ListQueuesInput{})
+	if err != nil || len(list.QueueUrls) != 0 {
+		t.Errorf("bob's ListQueues = %+v, %v; want none", list, err)
+	}
+	_, err = bob.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("x")})
+	wantCode(t, err, "AWS.SimpleQueueService.NonExistentQueue", 400)
+	_, err = client(url, "AKIDALICE", "wrong", nil).ListQueues(ctx, &sqs.ListQueuesInput{})
+	wantCode(t, err, "SignatureDoesNotMatch", 403)
+	_, err = client(url, "AKIDEVE", "x", nil).ListQueues(ctx, &sqs.ListQueuesInput{})
+	wantCode(t, err, "InvalidClientTokenId", 403)
+
+	resp, err := http.Post(url+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=ListQueues"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "<Code>MissingAuthenticationToken</Code>") {
+		t.Errorf("unsigned request: %d %s, want 403 MissingAuthenticationToken", resp.StatusCode, b)
+	}
+}
+
+// TestServeRefuses checks configurations Serve must refuse before it
+// listens on anything.
+func TestServeRefuses(t *testing.T) {
+	t.Parallel()
+	cert, key := selfSigned(t)
+	for _, tc := range []struct {
+		name string
+		cfg  cli.ServeConfig
+		want string
+	}{
+		{"every interface without credentials", cli.ServeConfig{Listen: "0.0.0.0:0"},
+			"refusing to serve 0.0.0.0:0 without credentials"},
+		{"no host without credentials", cli.ServeConfig{Listen: ":0"}, "refusing to serve :0 without credentials"},
+		{"key without secret", cli.ServeConfig{AccessKeyID: "AKID"}, "--access-key-id needs --secret-access-key"},
+		{"secret without key", cli.ServeConfig{SecretAccessKey: "s"}, "--secret-access-key needs --access-key-id"},
+		{"bad flag key", cli.ServeConfig{AccessKeyID: "AK/ID", SecretAccessKey: "s"}, "--access-key-id: the access key id \"AK/ID\" has the character '/'"},
+		{"missing file", cli.ServeConfig{CredentialsFile: "/nonexistent/credentials"}, "--credentials-file: open /nonexistent/credentials"},
+		{"two fields", cli.ServeConfig{CredentialsFile: writeFile(t, "c", "# keys\nAKIDA secret 111111111111\nAKIDB secret\n")},
+			"/c:3: want 3 fields (access-key-id secret-access-key account-id), got 2"},
+		{"short account", cli.ServeConfig{CredentialsFile: writeFile(t, "c", "AKIDA secret 1234\n")},
+			"/c:1: the account id \"1234\" of AKIDA is not 12 digits"},
+		{"duplicate key", cli.ServeConfig{CredentialsFile: writeFile(t, "c", "AKIDA s1 111111111111\n\nAKIDA s2 222222222222\n")},
+			"/c:3: the access key id AKIDA is already listed on line 1"},
+		{"key in flag and file", cli.ServeConfig{AccessKeyID: "AKIDA", SecretAccessKey: "s", CredentialsFile: writeFile(t, "c", "AKIDA s1 111111111111\n")},
+			"the access key id AKIDA is also given by --access-key-id"},
+		{"empty file", cli.ServeConfig{CredentialsFile: writeFile(t, "c", "# nobody yet\n")}, "/c: no credentials in the file"},
+		{"cert without key", cli.ServeConfig{TLSCert: cert}, "--tls-cert and --tls-key go together"},
+		{"key without cert", cli.ServeConfig{TLSKey: key}, "--tls-cert and --tls-key go together"},
+		{"cert and key swapped", cli.ServeConfig{TLSCert: key, TLSKey: cert}, "--tls-cert/--tls-key:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			if cfg.Listen == "" {
+				cfg.Listen = "127.0.0.1:0"
+			}
+			cfg.Store, cfg.LogLevel, cfg.AccountID, cfg.Logs = "memory", "info", "000000000000", io.Discard
+			ready := make(chan string, 1)
+			err := cli.Serve(context.Background(), cfg, ready)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Serve: %v, want an error containing %q", err, tc.want)
+			}
+			select {
+			case addr := <-ready:
+				t.Errorf("Serve listened on %s before refusing", addr)
+			default:
+			}
+		})
+	}
+}
+
+// selfSigned writes a fresh self-signed certificate for 127.0.0.1 and its
+// key as PEM files.
+func selfSigned(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := baton.SystemClock{}.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "baton test"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile = writeFile(t, "cert.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	keyFile = writeFile(t, "key.pem", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	return certFile, keyFile
+}
+
+// TestServeTLS serves HTTPS with a generated self-signed certificate and a
+// key given by flag, and drives it with the SDK trusting that certificate.
+func TestServeTLS(t *testing.T) {
+	t.Parallel()
+	certFile, keyFile := selfSigned(t)
+	addr := serve(t, cli.ServeConfig{TLSCert: certFile, TLSKey: keyFile,
+		AccessKeyID: "AKIDTLS", SecretAccessKey: "tls-secret", AccountID: "333333333333"})
+	pemBytes, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemBytes)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	url := "https://" + addr
+
+	resp, err := hc.Get(url + "/healthz")
+	if err != nil {
+		t.Fatalf("GET /healthz over TLS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.TLS == nil {
+		t.Errorf("GET /healthz: %d, TLS %v; want 200 over TLS", resp.StatusCode, resp.TLS != nil)
+	}
+	out, err := client(url, "AKIDTLS", "tls-secret", hc).CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("secure")})
+	if err != nil {
+		t.Fatalf("CreateQueue over TLS: %v", err)
+	}
+	if want := url + "/333333333333/secure"; *out.QueueUrl != want {
+		t.Errorf("queue URL = %s, want %s", *out.QueueUrl, want)
+	}
+	// Plain HTTP to the TLS port is not served.
+	plain, err := http.Get("http://" + addr + "/healthz")
+	if err == nil {
+		plain.Body.Close()
+		if plain.StatusCode == 200 {
+			t.Errorf("plain HTTP to the TLS port answered 200")
+		}
+	}
+}
+
+// TestServeEnvCredentials runs `baton serve` with the key in
+// BATON_ACCESS_KEY_ID and BATON_SECRET_ACCESS_KEY. Not parallel: it sets
+// environment variables.
+func TestServeEnvCredentials(t *testing.T) {
+	t.Setenv("BATON_ACCESS_KEY_ID", "AKIDENV")
+	t.Setenv("BATON_SECRET_ACCESS_KEY", "env-secret")
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main{Stdout: io.Discard, Stderr: &logs}.Run(ctx,
+			[]string{"serve", "--listen", "127.0.0.1:0", "--account-id", "444444444444", "--data-dir", t.TempDir()})
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("baton serve exited %d:\n%s", code, logs.String())
+		}
+	}()
+	re := regexp.MustCompile(`baton serving"? addr=(127\.0\.0\.1:[0-9]+)`)
+	var addr string
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		m := re.FindStringSubmatch(logs.String())
+		if m == nil {
+			return fmt.Errorf("no serving line in %q", logs.String())
+		}
+		addr = m[1]
+		return nil
+	})
+	if !strings.Contains(logs.String(), `auth="sigv4 (1 keys)"`) {
+		t.Errorf("serving line does not report the key: %s", logs.String())
+	}
+	url := "http://" + addr
+	out, err := client(url, "AKIDENV", "env-secret", nil).CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("env")})
+	if err != nil {
+		t.Fatalf("CreateQueue: %v", err)
+	}
+	if want := url + "/444444444444/env"; *out.QueueUrl != want {
+		t.Errorf("queue URL = %s, want %s", *out.QueueUrl, want)
+	}
+	_, err = client(url, "AKIDENV", "not-it", nil).ListQueues(context.Background(), &sqs.ListQueuesInput{})
+	wantCode(t, err, "SignatureDoesNotMatch", 403)
+}

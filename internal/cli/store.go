@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/memstore"
+	"github.com/baton-sqs/baton/store/pgstore"
+	"github.com/baton-sqs/baton/store/sqlitestore"
+)
+
+// receiptKeyFile holds, in the data directory, the key that authenticates
+// receipt handles, so that handles issued before a restart still work.
+const receiptKeyFile = "receipt.key"
+
+// receiptKeySize is the length of the receipt key in bytes.
+const receiptKeySize = 32
+
+// openStore opens the store --store names and returns it with the receipt
+// key the engine should use. "sqlite" (the default) is the durable store in
+// --data-dir, with --durability, and a key kept in the same directory;
+// "memory" keeps nothing and leaves the engine a random key; a postgres://
+// URL is a database several servers share, with the key kept in it.
+func openStore(ctx context.Context, cfg ServeConfig) (baton.Store, []byte, error) {
+	switch cfg.Store {
+	case "memory":
+		return memstore.New(), nil, nil
+	case "sqlite", "":
+		d, err := sqlitestore.ParseDurability(cfg.Durability)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--durability: %w", err)
+		}
+		s, err := sqlitestore.Open(ctx, cfg.DataDir, sqlitestore.Options{Durability: d})
+		if err != nil {
+			return nil, nil, err // names the directory and what is wrong with it
+		}
+		key, err := receiptKey(filepath.Join(cfg.DataDir, receiptKeyFile))
+		if err != nil {
+			s.Close()
+			return nil, nil, err
+		}
+		return s, key, nil
+	}
+	if isPostgresURL(cfg.Store) {
+		// Every server on the database shares its receipt key.
+		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{Logger: slog.New(slog.NewTextHandler(cfg.Logs, nil))})
+		if err != nil {
+			return nil, nil, err
+		}
+		key, err := s.ReceiptKey(ctx)
+		if err != nil {
+			s.Close()
+			return nil, nil, err
+		}
+		return s, key, nil
+	}
+	return nil, nil, fmt.Errorf("--store %q: the stores are sqlite, memory and postgres://…", storeName(cfg.Store))
+}
+
+func isPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// storeName is --store as logs may show it: a PostgreSQL URL without its
+// password.
+func storeName(store string) string {
+	if u, err := url.Parse(store); err == nil && isPostgresURL(store) {
+		return u.Redacted()
+	}
+	return store
+}
+
+// receiptKey reads the key at path, or makes one and writes it there
+// (readable by its owner only) on the first start. The store's directory
+// lock is held, so no other process races to create it.
+func receiptKey(path string) ([]byte, error) {
+	key, err := os.ReadFile(path)
+	switch {
+	case err == nil && len(key) == receiptKeySize:
+		return key, nil
+	case err == nil:
+		return nil, fmt.Errorf("receipt key %s: %d bytes, want %d (delete it to make a new one; outstanding receipt handles then stop working)",
+			path, len(key), receiptKeySize)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	key = make([]byte, receiptKeySize)
+	rand.Read(key)
+	tmp := path + ".tmp"
+	if err := writeSynced(tmp, key); err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	return key, syncDir(filepath.Dir(path))
+}
+
+// writeSynced writes b to a new file at path, mode 0600, and fsyncs it.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir fsyncs a directory, so that a rename in it survives a power loss.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("receipt key: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("receipt key: sync %s: %w", dir, err)
+	}
+	return nil
+}

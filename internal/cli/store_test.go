@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton/store/sqlitestore"
+)
+
+func TestOpenStoreKeepsReceiptKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := ServeConfig{Store: "sqlite", DataDir: dir}
+	s, key, err := openStore(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(key) != receiptKeySize {
+		t.Errorf("receipt key: %d bytes, want %d", len(key), receiptKeySize)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, receiptKeyFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("receipt key file mode %v, want 0600", fi.Mode().Perm())
+	}
+
+	s, again, err := openStore(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if !bytes.Equal(again, key) {
+		t.Errorf("receipt key after a restart differs: handles issued before it would stop working")
+	}
+
+	// A damaged key is refused, not silently replaced.
+	if err := os.WriteFile(path, []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := openStore(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "receipt key") {
+		t.Errorf("open with a 5-byte receipt key: got %v, want an error about the key", err)
+	}
+}
+
+func TestOpenStoreChoices(t *testing.T) {
+	t.Parallel()
+	s, key, err := openStore(t.Context(), ServeConfig{Store: "memory", DataDir: filepath.Join(t.TempDir(), "unused")})
+	if err != nil || key != nil {
+		t.Fatalf("memory store: got key %x, error %v; want no key and no error", key, err)
+	}
+	s.Close()
+	if _, _, err := openStore(t.Context(), ServeConfig{Store: "tape", DataDir: t.TempDir()}); err == nil {
+		t.Errorf("--store tape: got no error")
+	}
+	if _, _, err := openStore(t.Context(), ServeConfig{Store: "sqlite", Durability: "fast", DataDir: t.TempDir()}); err == nil ||
+		!strings.Contains(err.Error(), "--durability") {
+		t.Errorf("--durability fast: got %v, want an error naming --durability", err)
+	}
+	dir := t.TempDir()
+	s, _, err = openStore(t.Context(), ServeConfig{Store: "sqlite", Durability: "relaxed", DataDir: dir})
+	if err != nil {
+		t.Fatalf("--durability relaxed: %v", err)
+	}
+	defer s.Close()
+	// A second server on the same directory is refused, saying why.
+	if _, _, err := openStore(t.Context(), ServeConfig{Store: "sqlite", DataDir: dir}); !errors.Is(err, sqlitestore.ErrLocked) ||
+		!strings.Contains(err.Error(), "in use by another baton process") {
+		t.Errorf("open a data directory in use: got %v, want ErrLocked", err)
+	}
+}

@@ -1,0 +1,1046 @@
+// Baton dashboard. Each page subscribes to one live view of the admin API
+// (/admin/api/events/...), a server-sent event stream of JSON snapshots, and
+// draws it. Every time shown is computed from the snapshot's "now", the
+// server's clock, never the browser's. Nodes that can hold focus (links,
+// buttons, form fields) are updated in place, never rebuilt, so that a
+// keyboard user does not lose their place when a snapshot arrives.
+'use strict';
+
+(function () {
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  const body = document.body;
+  const page = body.dataset.page;
+  const queueName = body.dataset.queue || '';
+  const messageId = body.dataset.message || '';
+
+  // ---- DOM helpers ----
+
+  function build(node, props, kids) {
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === 'class') node.setAttribute('class', v);
+      else if (k === 'text') node.textContent = v;
+      else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? '' : String(v));
+    }
+    append(node, kids);
+    return node;
+  }
+  function el(tag, props, ...kids) { return build(document.createElement(tag), props, kids); }
+  function sv(tag, props, ...kids) { return build(document.createElementNS(SVGNS, tag), props, kids); }
+  function append(node, kids) {
+    for (const k of kids.flat(Infinity)) {
+      if (k === null || k === undefined || k === false) continue;
+      node.append(k instanceof Node ? k : document.createTextNode(String(k)));
+    }
+  }
+  const $ = (id) => document.getElementById(id);
+  function setText(node, text) {
+    text = String(text);
+    if (node.textContent !== text) node.textContent = text;
+  }
+  // rebuild replaces a node's children when their signature changes.
+  function rebuild(node, sig, make) {
+    if (node._sig === sig) return;
+    node._sig = sig;
+    node.replaceChildren(...[make()].flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  }
+  // keyed keeps one child per item of a list, in order, reusing the nodes of
+  // items it has seen.
+  function keyed(container, items, key, create, update) {
+    const old = container._keyed || new Map();
+    const next = new Map();
+    let prev = null;
+    for (const item of items) {
+      const k = key(item);
+      let node = old.get(k);
+      if (!node) node = create(item);
+      update(node, item);
+      next.set(k, node);
+      const want = prev ? prev.nextSibling : container.firstChild;
+      if (node !== want) container.insertBefore(node, want);
+      prev = node;
+    }
+    for (const [k, node] of old) if (!next.has(k)) node.remove();
+    container._keyed = next;
+  }
+
+  // ---- Formatting ----
+
+  const pad2 = (n) => String(n).padStart(2, '0');
+  function fmtDuration(sec) {
+    if (sec === null || sec === undefined || !isFinite(sec)) return '–';
+    const neg = sec < 0;
+    sec = Math.abs(sec);
+    let s;
+    if (sec === 0) s = '0s';
+    else if (sec < 1) s = Math.max(1, Math.round(sec * 1000)) + 'ms';
+    else if (sec < 10) s = (Math.round(sec * 10) / 10) + 's';
+    else if (sec < 120) s = Math.round(sec) + 's'; // a lease reads best in seconds
+    else if (sec < 3600) {
+      const m = Math.floor(sec / 60), r = Math.floor(sec % 60);
+      s = m + 'm' + (r ? ' ' + pad2(r) + 's' : '');
+    } else if (sec < 86400) {
+      const h = Math.floor(sec / 3600), m = Math.floor((sec % 3600) / 60);
+      s = h + 'h' + (m ? ' ' + pad2(m) + 'm' : '');
+    } else {
+      const d = Math.floor(sec / 86400), h = Math.floor((sec % 86400) / 3600);
+      s = d + 'd' + (h ? ' ' + h + 'h' : '');
+    }
+    return (neg ? '−' : '') + s;
+  }
+  function fmtClock(t) {
+    const d = new Date(t);
+    return isNaN(d) ? '–' : d.toISOString().slice(11, 19);
+  }
+  function fmtStamp(t) {
+    const d = new Date(t);
+    return isNaN(d) ? '–' : d.toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+  }
+  const fmtCount = (n) => Number(n || 0).toLocaleString('en-US');
+  const plural = (n, one, many) => fmtCount(n) + ' ' + (n === 1 ? one : (many || one + 's'));
+  const queueHref = (name) => '/ui/queues/' + encodeURIComponent(name);
+  const messageHref = (q, id) => queueHref(q) + '/messages/' + encodeURIComponent(id);
+  const shortID = (id) => (id.length > 13 ? id.slice(0, 8) + '…' + id.slice(-4) : id);
+
+  const DIAGNOSES = {
+    'healthy': ['Healthy', 'ok'],
+    'lease-too-short': ['Leases too short', 'bad'],
+    'handler-failing': ['Handlers failing', 'warn'],
+  };
+  function diagnosisBadge(d) {
+    const [text, cls] = DIAGNOSES[d] || [d || 'Unknown', 'plain'];
+    return el('span', { class: 'badge ' + cls, text });
+  }
+
+  // ---- Talking to the server ----
+
+  async function api(method, path, payload) {
+    const opts = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin' };
+    if (payload !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(payload);
+    }
+    let res;
+    try {
+      res = await fetch('/admin/api' + path, opts);
+    } catch (e) {
+      const err = new Error('The server could not be reached.');
+      err.code = 'NetworkError';
+      throw err;
+    }
+    let data = null;
+    try { data = await res.json(); } catch (e) { /* not JSON */ }
+    if (!res.ok) {
+      const err = new Error((data && data.error) || res.statusText || 'Request failed');
+      err.code = (data && data.code) || 'HTTP ' + res.status;
+      throw err;
+    }
+    return data;
+  }
+
+  // live subscribes to a view's event stream. onData gets each snapshot,
+  // onFailure the server's error (a deleted queue, say).
+  function live(path, onData, onFailure) {
+    const status = $('live');
+    function state(s, text) {
+      if (status.dataset.state === s) return;
+      status.dataset.state = s;
+      setText(status.querySelector('.live-text'), text);
+    }
+    let es = null;
+    function connect() {
+      es = new EventSource('/admin/api/events' + path);
+      es.onopen = () => state('live', 'Live');
+      es.onmessage = (e) => {
+        let d;
+        try { d = JSON.parse(e.data); } catch (err) { return; }
+        state('live', 'Live');
+        if (d.now) setText($('asof'), 'Server time ' + fmtStamp(d.now));
+        onData(d);
+      };
+      es.addEventListener('failure', (e) => {
+        let d = {};
+        try { d = JSON.parse(e.data); } catch (err) { /* keep {} */ }
+        onFailure(d);
+      });
+      es.onerror = () => {
+        if (es.readyState === EventSource.CLOSED) {
+          state('off', 'Disconnected, retrying…');
+          setTimeout(connect, 5000);
+        } else {
+          state('off', 'Reconnecting…');
+        }
+      };
+    }
+    connect();
+    addEventListener('pagehide', () => es && es.close());
+  }
+
+  function showFailure(node, err) {
+    if (!err) {
+      node.hidden = true;
+      node.replaceChildren();
+      return;
+    }
+    node.replaceChildren(el('strong', { text: err.code || 'Error' }), err.message || err.error || '');
+    node.hidden = false;
+  }
+  function showResult(node, ok, ...kids) {
+    node.className = 'result ' + (ok ? 'ok' : 'bad');
+    node.replaceChildren();
+    append(node, kids);
+  }
+  function errorKids(err) {
+    return [el('strong', { text: err.code || 'Error' }), ' ', err.message];
+  }
+  async function busy(button, f) {
+    button.disabled = true;
+    try { await f(); } finally { button.disabled = false; }
+  }
+
+  // ---- Charts ----
+
+  function width(node, fallback) {
+    return Math.max(node.clientWidth || 0, fallback || 0);
+  }
+
+  // niceStep picks a tick step (seconds) so that span has at most n ticks.
+  function niceStep(span, n) {
+    const steps = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600,
+      900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+    for (const s of steps) if (span / s <= n) return s;
+    return Math.ceil(span / n / 86400) * 86400;
+  }
+  function fmtTick(sec) {
+    if (sec < 1 && sec > 0) return Math.round(sec * 1000) + 'ms';
+    if (sec < 120) return Math.round(sec * 1000) / 1000 + 's';
+    if (sec < 7200) return Math.round(sec / 60 * 10) / 10 + 'm';
+    return Math.round(sec / 3600 * 10) / 10 + 'h';
+  }
+
+  function sparkline(minutes) {
+    const w = 120, h = 30, n = minutes.length;
+    const sent = minutes.map((m) => m.sent), del = minutes.map((m) => m.deleted);
+    const max = Math.max(1, ...sent, ...del);
+    const pts = (vals) => vals.map((v, i) =>
+      (1 + i * (w - 2) / Math.max(1, n - 1)).toFixed(1) + ',' + (h - 2 - v / max * (h - 5)).toFixed(1)).join(' ');
+    const totalSent = sent.reduce((a, b) => a + b, 0), totalDel = del.reduce((a, b) => a + b, 0);
+    const label = 'Last 15 minutes: ' + plural(totalSent, 'message') + ' sent, ' + fmtCount(totalDel) + ' deleted';
+    return sv('svg', { class: 'spark', width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': label },
+      sv('title', { text: label }),
+      sv('line', { class: 'spark-base', x1: 0, x2: w, y1: h - 1.5, y2: h - 1.5 }),
+      sv('polyline', { class: 'spark-line spark-deleted', points: pts(del) }),
+      sv('polyline', { class: 'spark-line spark-sent', points: pts(sent) }));
+  }
+
+  function drawHistogram(box, hist) {
+    const buckets = hist.buckets || [];
+    const W = width(box, 260), H = 190;
+    const L = 34, R = 10, T = 26, B = 30;
+    const pw = W - L - R, ph = H - T - B;
+    const counts = buckets.map((b) => b.count);
+    const max = Math.max(1, ...counts);
+    const n = buckets.length, bw = pw / n;
+    const vt = hist.visibility_timeout_seconds;
+    const total = counts.reduce((a, b) => a + b, 0);
+    const over = buckets.reduce((a, b) => a + (vt > 0 && b.gt_seconds >= vt ? b.count : 0), 0);
+    const label = total === 0
+      ? 'No lease completed in the last 15 minutes.'
+      : `${plural(total, 'lease')} completed in the last 15 minutes; ${fmtCount(over)} lasted longer than the visibility timeout of ${fmtDuration(vt)}.`;
+    const svg = sv('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label });
+    const yTop = niceCeil(max);
+    yGrid(svg, yTop, L, W - R, T, ph);
+    buckets.forEach((b, i) => {
+      const x = L + i * bw;
+      const hgt = b.count / yTop * ph;
+      const isOver = vt > 0 && b.gt_seconds >= vt;
+      const range = b.le_seconds === null ? `over ${fmtDuration(b.gt_seconds)}` : `${fmtDuration(b.gt_seconds)} to ${fmtDuration(b.le_seconds)}`;
+      if (b.count > 0) {
+        svg.append(sv('rect', { class: 'hbar' + (isOver ? ' over' : ''), x: x + 1, y: T + ph - hgt, width: Math.max(1, bw - 2), height: hgt },
+          sv('title', { text: `${range}: ${plural(b.count, 'lease')}` })));
+        if (bw >= 14) svg.append(sv('text', { class: 'hbar-count', x: x + bw / 2, y: T + ph - hgt - 4, 'text-anchor': 'middle', text: fmtCount(b.count) }));
+      }
+    });
+    // Edge labels: the timeout's first, then others where they fit.
+    const edges = buckets.map((b, i) => ({ x: L + (i + 1) * bw, v: b.le_seconds, vt: vt > 0 && Math.abs(b.le_seconds - vt) < 1e-9 }))
+      .filter((e) => e.v !== null);
+    const placed = [];
+    for (const e of [...edges.filter((e) => e.vt), ...edges.filter((e) => !e.vt)]) {
+      const text = fmtTick(e.v);
+      const half = text.length * 3.4 + 6;
+      if (placed.some((p) => Math.abs(p.x - e.x) < p.half + half)) continue;
+      placed.push({ x: e.x, half });
+      svg.append(sv('text', { x: e.x, y: H - B + 16, 'text-anchor': 'middle', text }));
+    }
+    if (vt > 0) {
+      const j = buckets.findIndex((b) => b.le_seconds !== null && Math.abs(b.le_seconds - vt) < 1e-9);
+      if (j >= 0) {
+        const x = L + (j + 1) * bw;
+        const anchor = x > W * 0.6 ? 'end' : 'start';
+        svg.append(sv('line', { class: 'vt-line', x1: x, x2: x, y1: T - 8, y2: T + ph }),
+          sv('text', { class: 'vt-label', x: anchor === 'end' ? x - 5 : x + 5, y: T - 10, 'text-anchor': anchor, text: `visibility timeout ${fmtDuration(vt)}` }));
+      }
+    }
+    box.replaceChildren(svg);
+    return label;
+  }
+  // yGrid draws horizontal lines, labelled with whole counts, at 0, the
+  // middle (when it is whole) and top.
+  function yGrid(svg, top, x1, x2, y0, ph) {
+    const ticks = top % 2 === 0 ? [0, top / 2, top] : [0, top];
+    for (const v of ticks) {
+      const y = y0 + ph - v / top * ph;
+      svg.append(sv('line', { class: v === 0 ? 'axis-line' : 'grid-line', x1, x2, y1: y, y2: y }),
+        sv('text', { x: x1 - 6, y: y + 4, 'text-anchor': 'end', text: fmtCount(v) }));
+    }
+  }
+  function niceCeil(v) {
+    if (v <= 5) return Math.max(1, Math.ceil(v));
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+    return 10 * p;
+  }
+
+  function drawActivity(box, minutes) {
+    const W = width(box, 260), H = 130, L = 34, R = 10, T = 10, B = 24;
+    const pw = W - L - R, ph = H - T - B, n = minutes.length;
+    const series = { sent: minutes.map((m) => m.sent), deleted: minutes.map((m) => m.deleted), expired: minutes.map((m) => m.expired) };
+    const top = niceCeil(Math.max(1, ...series.sent, ...series.deleted, ...series.expired));
+    const x = (i) => L + i * pw / Math.max(1, n - 1);
+    const y = (v) => T + ph - v / top * ph;
+    const sum = (a) => a.reduce((p, q) => p + q, 0);
+    const label = `Last 15 minutes: ${fmtCount(sum(series.sent))} sent, ${fmtCount(sum(series.deleted))} deleted, ${plural(sum(series.expired), 'lease')} expired.`;
+    const svg = sv('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label });
+    yGrid(svg, top, L, W - R, T, ph);
+    for (const [i, text] of [[0, '−15m'], [Math.round((n - 1) / 3), '−10m'], [Math.round(2 * (n - 1) / 3), '−5m'], [n - 1, 'now']]) {
+      if (n > 1) svg.append(sv('text', { x: x(i), y: H - 6, 'text-anchor': i === 0 ? 'start' : i === n - 1 ? 'end' : 'middle', text }));
+    }
+    for (const name of ['expired', 'deleted', 'sent']) {
+      svg.append(sv('polyline', { class: 'act-line act-' + name, points: series[name].map((v, i) => x(i).toFixed(1) + ',' + y(v).toFixed(1)).join(' ') }));
+    }
+    box.replaceChildren(svg);
+  }
+
+  // ---- Queues page ----
+
+  function queuesPage() {
+    const table = $('queues'), tbody = table.querySelector('tbody');
+    live('/queues', (d) => {
+      const qs = d.queues || [];
+      table.hidden = qs.length === 0;
+      $('empty').hidden = qs.length !== 0;
+      const vis = qs.reduce((a, q) => a + q.visible, 0), inf = qs.reduce((a, q) => a + q.in_flight, 0);
+      const sick = qs.filter((q) => q.diagnosis && q.diagnosis !== 'healthy').length;
+      setText($('summary'), `${plural(qs.length, 'queue')} · ${fmtCount(vis)} visible · ${fmtCount(inf)} in flight` +
+        (sick ? ` · ${plural(sick, 'queue needs', 'queues need')} attention` : ''));
+      keyed(tbody, qs, (q) => q.name, createQueueRow, updateQueueRow);
+    }, () => {});
+  }
+
+  function createQueueRow(q) {
+    const c = {};
+    const tr = el('tr', null,
+      c.name = el('td', { class: 'name', 'data-label': 'Queue' },
+        el('a', { href: queueHref(q.name), text: q.name }), q.fifo ? el('span', { class: 'badge plain', text: 'FIFO' }) : null),
+      c.diag = el('td', { 'data-label': 'Leases' }),
+      c.visible = el('td', { class: 'num count', 'data-label': 'Visible' }),
+      c.inflight = el('td', { class: 'num count', 'data-label': 'In flight' }),
+      c.delayed = el('td', { class: 'num count', 'data-label': 'Delayed' }),
+      c.oldest = el('td', { class: 'num count', 'data-label': 'Oldest' }),
+      c.spark = el('td', { 'data-label': 'Sent and deleted' }),
+      c.dlq = el('td', { class: 'dlq', 'data-label': 'Dead-letter' }));
+    tr._c = c;
+    return tr;
+  }
+
+  function updateQueueRow(tr, q) {
+    const c = tr._c;
+    rebuild(c.diag, q.diagnosis, () => diagnosisBadge(q.diagnosis));
+    for (const [cell, v] of [[c.visible, q.visible], [c.inflight, q.in_flight], [c.delayed, q.delayed]]) {
+      setText(cell, fmtCount(v));
+      cell.classList.toggle('zero', !v);
+    }
+    setText(c.oldest, q.visible + q.in_flight + q.delayed ? fmtDuration(q.oldest_age_seconds) : '–');
+    c.oldest.classList.toggle('zero', !(q.visible + q.in_flight + q.delayed));
+    const act = q.activity || [];
+    const sig = act.map((m) => m.sent + '/' + m.deleted).join(',');
+    rebuild(c.spark, sig, () => {
+      const sent = act.reduce((a, m) => a + m.sent, 0), del = act.reduce((a, m) => a + m.deleted, 0);
+      return el('div', { class: 'spark-cell' }, sparkline(act), el('span', { class: 'spark-text', 'aria-hidden': 'true', text: `${fmtCount(sent)} / ${fmtCount(del)}` }));
+    });
+    rebuild(c.dlq, JSON.stringify([q.dead_letter_queue, q.max_receive_count, q.dead_letter_sources]), () => el('div', null, dlqCell(q)));
+  }
+
+  function dlqCell(q) {
+    const parts = [];
+    if (q.dead_letter_queue) {
+      parts.push(el('div', null, '→ ', el('a', { href: queueHref(q.dead_letter_queue), text: q.dead_letter_queue }),
+        q.max_receive_count ? el('span', { class: 'muted', text: ` after ${plural(q.max_receive_count, 'receive')}` }) : null));
+    }
+    const src = q.dead_letter_sources || [];
+    if (src.length) {
+      const links = [];
+      src.forEach((s, i) => { if (i) links.push(', '); links.push(el('a', { href: queueHref(s), text: s })); });
+      parts.push(el('div', null, el('span', { class: 'muted', text: 'DLQ of ' }), links));
+    }
+    if (!parts.length) parts.push(el('span', { class: 'muted', text: '—' }));
+    return parts;
+  }
+
+  // ---- Queue page ----
+
+  function queuePage() {
+    const path = '/queues/' + encodeURIComponent(queueName);
+    let last = null;
+    const attrsForm = $('attrs-form');
+    const fields = Array.from(attrsForm.querySelectorAll('input[name], select[name], textarea[name]'));
+
+    live(path, (d) => {
+      last = d;
+      showFailure($('failure'), null);
+      renderQueue(d, fields);
+    }, (f) => {
+      showFailure($('failure'), { code: f.code, message: f.code === 'AWS.SimpleQueueService.NonExistentQueue'
+        ? 'The queue ' + queueName + ' does not exist (any more). This page updates if it is created again.' : f.error });
+    });
+
+    addEventListener('resize', debounce(() => {
+      if (last) {
+        drawHistogram($('histogram'), last.histogram);
+        drawActivity($('activity'), last.queue.activity || []);
+      }
+    }, 150));
+
+    // Attributes: fields the operator has changed are kept; the others
+    // follow the server. A refused value is marked where it was typed.
+    function markField(f, err) {
+      let p = document.getElementById('err-' + f.name);
+      if (!err) {
+        f.removeAttribute('aria-invalid');
+        f.removeAttribute('aria-errormessage');
+        if (p) p.remove();
+        return;
+      }
+      if (!p) {
+        p = el('p', { class: 'field-error', id: 'err-' + f.name });
+        f.after(p);
+      }
+      p.replaceChildren(el('strong', { class: 'mono', text: err.code }), ' ', err.message);
+      f.setAttribute('aria-invalid', 'true');
+      f.setAttribute('aria-errormessage', p.id);
+    }
+    for (const f of fields) {
+      f.addEventListener('input', () => {
+        f.classList.toggle('dirty', f.value !== (f.dataset.server || ''));
+        markField(f, null);
+      });
+    }
+    attrsForm.addEventListener('reset', (e) => {
+      e.preventDefault();
+      for (const f of fields) {
+        f.value = f.dataset.server || '';
+        f.classList.remove('dirty');
+        markField(f, null);
+      }
+      showFailure($('attrs-error'), null);
+      setText($('attrs-result'), '');
+    });
+    attrsForm.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const changed = {};
+      for (const f of fields) {
+        if (!f.closest('[hidden]') && f.value !== (f.dataset.server || '')) changed[f.name] = f.value;
+      }
+      const names = Object.keys(changed);
+      showFailure($('attrs-error'), null);
+      if (!names.length) {
+        showResult($('attrs-result'), true, 'Nothing to save: no attribute was changed.');
+        return;
+      }
+      busy($('attrs-save'), async () => {
+        try {
+          const res = await api('POST', path + '/attributes', { attributes: changed });
+          for (const f of fields) {
+            const v = res.attributes[f.name] ?? '';
+            f.dataset.server = v;
+            f.value = v;
+            f.classList.remove('dirty');
+            markField(f, null);
+          }
+          showResult($('attrs-result'), true, 'Saved ' + names.join(', ') + '.');
+        } catch (err) {
+          setText($('attrs-result'), '');
+          showFailure($('attrs-error'), err);
+          const bad = fields.find((f) => changed[f.name] !== undefined && err.message.includes(f.name)) ||
+            (names.length === 1 ? fields.find((f) => f.name === names[0]) : null);
+          if (bad) {
+            markField(bad, err);
+            bad.focus();
+          }
+        }
+      });
+    });
+
+    $('use-recommended').addEventListener('click', () => {
+      if (!last) return;
+      const f = $('a-VisibilityTimeout');
+      f.value = String(last.lease_report.recommended_visibility_timeout_seconds);
+      f.classList.toggle('dirty', f.value !== (f.dataset.server || ''));
+      f.focus();
+      showResult($('attrs-result'), true, 'Recommended timeout filled in; save to apply it.');
+    });
+
+    $('send-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const payload = { body: $('send-body').value };
+      const delay = $('send-delay').value.trim();
+      if (delay !== '') {
+        const n = Number(delay);
+        if (!Number.isInteger(n)) {
+          showResult($('send-result'), false, el('strong', { text: 'InvalidParameterValue' }), ' The delay must be a whole number of seconds.');
+          $('send-delay').focus();
+          return;
+        }
+        payload.delay_seconds = n;
+      }
+      if (last && last.queue.fifo) {
+        payload.message_group_id = $('send-group').value;
+        if ($('send-dedup').value) payload.message_deduplication_id = $('send-dedup').value;
+      }
+      busy($('send-button'), async () => {
+        try {
+          const res = await api('POST', path + '/messages', payload);
+          showResult($('send-result'), true, 'Sent message ',
+            el('a', { href: messageHref(queueName, res.message_id), class: 'mono', text: res.message_id }), '.');
+        } catch (err) {
+          showResult($('send-result'), false, errorKids(err));
+        }
+      });
+    });
+
+    const dialog = $('purge-dialog');
+    $('purge-button').addEventListener('click', () => {
+      const total = last ? last.queue.visible + last.queue.in_flight + last.queue.delayed : null;
+      setText($('purge-text'), (total === null ? 'Every message in the queue' : `All ${plural(total, 'message')} in the queue`) +
+        ' (visible, in flight and delayed) will be deleted. This cannot be undone.');
+      setText($('purge-result'), '');
+      dialog.returnValue = '';
+      dialog.showModal();
+      $('purge-cancel').focus();
+    });
+    dialog.addEventListener('close', () => {
+      const button = $('purge-button');
+      if (dialog.returnValue !== 'purge') {
+        button.focus();
+        return;
+      }
+      busy(button, async () => {
+        try {
+          await api('POST', path + '/purge', {});
+          showResult($('purge-result'), true, 'Purged.');
+        } catch (err) {
+          showResult($('purge-result'), false, errorKids(err));
+        }
+        button.focus();
+      });
+    });
+
+    $('redrive-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const payload = {};
+      if ($('redrive-dest').value) payload.destination_queue = $('redrive-dest').value;
+      const rate = $('redrive-rate').value.trim();
+      if (rate !== '') {
+        const n = Number(rate);
+        if (!Number.isInteger(n)) {
+          showResult($('redrive-result'), false, el('strong', { text: 'InvalidParameterValue' }), ' The rate must be a whole number of messages per second.');
+          $('redrive-rate').focus();
+          return;
+        }
+        payload.max_per_second = n;
+      }
+      busy($('redrive-button'), async () => {
+        try {
+          await api('POST', path + '/move-tasks', payload);
+          showResult($('redrive-result'), true, 'Redrive started.');
+        } catch (err) {
+          showResult($('redrive-result'), false, errorKids(err));
+        }
+      });
+    });
+  }
+
+  function renderQueue(d, fields) {
+    const q = d.queue, rep = d.lease_report;
+    const now = Date.parse(d.now);
+    body.classList.toggle('is-fifo', q.fifo);
+    for (const n of document.querySelectorAll('.fifo-only')) n.hidden = !q.fifo;
+
+    rebuild($('tags'), JSON.stringify([q.fifo, q.dead_letter_sources.length > 0, q.diagnosis]), () => [
+      diagnosisBadge(q.diagnosis),
+      q.fifo ? el('span', { class: 'badge plain', text: 'FIFO' }) : null,
+      q.dead_letter_sources.length ? el('span', { class: 'badge violet', text: 'Dead-letter queue' }) : null,
+    ]);
+    rebuild($('redrive-line'), JSON.stringify([q.dead_letter_queue, q.max_receive_count, q.dead_letter_sources]), () => {
+      const out = [];
+      if (q.dead_letter_queue) {
+        out.push('Messages received ', plural(q.max_receive_count, 'time'), ' move to ',
+          el('a', { href: queueHref(q.dead_letter_queue), class: 'mono', text: q.dead_letter_queue }), '. ');
+      }
+      if (q.dead_letter_sources.length) {
+        out.push('Dead-letter queue of ');
+        q.dead_letter_sources.forEach((s, i) => { if (i) out.push(', '); out.push(el('a', { href: queueHref(s), class: 'mono', text: s })); });
+        out.push('.');
+      }
+      return out;
+    });
+
+    const total = q.visible + q.in_flight + q.delayed;
+    setText($('st-visible'), fmtCount(q.visible));
+    setText($('st-inflight'), fmtCount(q.in_flight));
+    setText($('st-delayed'), fmtCount(q.delayed));
+    setText($('st-oldest'), total ? fmtDuration(q.oldest_age_seconds) : '–');
+    setText($('st-vt'), fmtDuration(q.visibility_timeout_seconds));
+
+    // Lease doctor.
+    rebuild($('diagnosis'), rep.diagnosis, () => diagnosisBadge(rep.diagnosis));
+    setText($('advice'), rep.advice);
+    const rec = rep.recommended_visibility_timeout_seconds;
+    $('recommend').hidden = !(rep.diagnosis === 'lease-too-short' && rec && rec !== rep.visibility_timeout_seconds);
+    setText($('use-recommended'), `Set the visibility timeout to ${fmtDuration(rec)}…`);
+    const vt = rep.visibility_timeout_seconds;
+    const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
+    const dur = (v) => (rep.leases_completed ? fmtDuration(v) : '–');
+    const figs = [
+      ['Lease p50', dur(rep.lease_p50_seconds), vt > 0 && rep.lease_p50_seconds > vt],
+      ['Lease p99', dur(rep.lease_p99_seconds), vt > 0 && rep.lease_p99_seconds > vt],
+      ['Longest lease', dur(rep.lease_max_seconds), vt > 0 && rep.lease_max_seconds > vt],
+      ['Leases started', fmtCount(rep.leases_started), false],
+      ['Leases expired', fmtCount(rep.expired_leases), rep.expired_leases > 0],
+      ['Late completions', fmtCount(rep.late_completions), rep.late_completions > 0],
+      ['Duplicate executions', fmtCount(rep.confirmed_duplicates), rep.confirmed_duplicates > 0],
+      ['Renewals per lease', (Math.round(rep.renewals_per_lease * 100) / 100).toString(), false],
+    ];
+    rebuild($('figures'), JSON.stringify(figs), () => figs.map((f) => fig(...f)));
+
+    // Leases in flight, with a countdown each.
+    const leases = d.active_leases.leases || [];
+    setText($('leases-count'), leases.length ? fmtCount(leases.length) : '');
+    $('leases-empty').hidden = leases.length > 0;
+    const more = $('leases-more');
+    more.hidden = q.in_flight <= leases.length || leases.length < 50;
+    setText(more, `Showing the ${leases.length} leases closest to their deadline of ${fmtCount(q.in_flight)} in flight.`);
+    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now));
+
+    // Histogram and activity.
+    setText($('hist-caption'), drawHistogram($('histogram'), d.histogram));
+    drawActivity($('activity'), q.activity || []);
+
+    // Late completions.
+    const late = d.late_completions || [];
+    $('late').hidden = late.length === 0;
+    $('late-empty').hidden = late.length > 0;
+    keyed($('late').querySelector('tbody'), late, (l) => l.message_id + '/' + l.at + '/' + l.kind, createLate, () => {});
+
+    // Redrive: for a dead-letter queue.
+    const isDLQ = q.dead_letter_sources.length > 0;
+    const tasks = d.move_tasks || [];
+    $('redrive').hidden = !isDLQ && tasks.length === 0;
+    setText($('redrive-sources'), isDLQ
+      ? `Move this dead-letter queue's ${plural(q.visible, 'visible message')} back to where they came from (${q.dead_letter_sources.join(', ')}) or to another queue.`
+      : 'No queue uses this one as its dead-letter queue any more.');
+    const dest = $('redrive-dest');
+    const destSig = JSON.stringify(q.dead_letter_sources);
+    if (dest._sig !== destSig) {
+      dest._sig = destSig;
+      const keep = dest.value;
+      dest.replaceChildren(el('option', { value: '', text: "Each message's source queue" }),
+        ...q.dead_letter_sources.map((s) => el('option', { value: s, text: s })));
+      dest.value = q.dead_letter_sources.includes(keep) ? keep : '';
+    }
+    const running = tasks.some((t) => t.status === 'RUNNING' || t.status === 'CANCELLING');
+    $('redrive-button').disabled = running;
+    $('tasks').hidden = tasks.length === 0;
+    keyed($('tasks').querySelector('tbody'), tasks, (t) => t.task_handle, createTask, updateTask);
+
+    // Attributes.
+    for (const f of fields) {
+      const v = d.attributes[f.name] ?? '';
+      const dirty = f.value !== (f.dataset.server || '') && f.dataset.server !== undefined;
+      if (!dirty && document.activeElement !== f) f.value = v;
+      f.dataset.server = v;
+      f.classList.toggle('dirty', f.value !== v);
+    }
+    const ro = [
+      ['Queue ARN', d.attributes.QueueArn],
+      ['Created', d.attributes.CreatedTimestamp ? fmtStamp(Number(d.attributes.CreatedTimestamp) * 1000) : '–'],
+      ['Last modified', d.attributes.LastModifiedTimestamp ? fmtStamp(Number(d.attributes.LastModifiedTimestamp) * 1000) : '–'],
+    ];
+    rebuild($('readonly'), JSON.stringify(ro), () => ro.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v || '–' })]));
+  }
+
+  function createLease(l) {
+    const li = el('li', { class: 'lease' });
+    li._c = {
+      msg: el('a', { class: 'msg', href: messageHref(queueName, l.message_id), title: l.message_id, text: l.message_id }),
+      who: el('div', { class: 'who' }),
+      left: el('div', { class: 'left' }),
+      fill: el('span'),
+    };
+    li._c.bar = el('div', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-label': 'Lease time left' }, li._c.fill);
+    li.append(el('div', null, li._c.msg, li._c.who), li._c.left, li._c.bar);
+    return li;
+  }
+
+  function updateLease(li, l, now) {
+    const c = li._c;
+    const begin = Date.parse(l.begin), deadline = Date.parse(l.deadline);
+    const span = Math.max(1, deadline - begin), left = Math.max(0, deadline - now);
+    const frac = Math.min(1, left / span);
+    const low = frac < 0.2;
+    li.classList.toggle('low', low);
+    c.bar.classList.toggle('low', low);
+    c.fill.style.width = (frac * 100).toFixed(2) + '%';
+    c.bar.setAttribute('aria-valuemax', Math.round(span / 1000));
+    c.bar.setAttribute('aria-valuenow', Math.round(left / 1000));
+    c.bar.setAttribute('aria-valuetext', fmtDuration(left / 1000) + ' left of ' + fmtDuration(span / 1000));
+    setText(c.left, fmtDuration(Math.ceil(left / 1000)) + ' left');
+    setText(c.who, [`lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
+      `held ${fmtDuration(Math.floor((now - begin) / 1000))} of ${fmtDuration(span / 1000)}`, l.receiver].filter(Boolean).join(' · '));
+  }
+
+  function createLate(l) {
+    return el('tr', { class: 'late-row' },
+      el('td', { 'data-label': 'Time (UTC)', text: fmtClock(l.at) }),
+      el('td', { 'data-label': 'Message' }, el('a', { class: 'mono', href: messageHref(queueName, l.message_id), title: l.message_id, text: shortID(l.message_id) })),
+      el('td', { 'data-label': 'What' }, el('span', null, l.kind === 'late-delete' ? 'Delete ' : 'Visibility change ',
+        l.duplicate ? el('span', { class: 'badge bad', text: 'duplicate', title: 'The message had been given to another receiver meanwhile' }) : null)),
+      el('td', { class: 'num', 'data-label': 'Lease', text: l.lease }),
+      el('td', { class: 'num', 'data-label': 'Late by', text: fmtDuration(l.late_seconds) }),
+      el('td', { 'data-label': 'Receiver', text: l.receiver || '–', title: l.user_agent || null }));
+  }
+
+  function createTask(t) {
+    const tr = el('tr');
+    tr._c = {
+      status: el('td', { 'data-label': 'Status' }),
+      moved: el('td', { class: 'num', 'data-label': 'Moved' }),
+      started: el('td', { 'data-label': 'Started (UTC)', text: fmtClock(t.started_at) }),
+      to: el('td', { 'data-label': 'To', text: t.destination_queue || 'source queues' }),
+      action: el('td', { 'data-label': 'Action' }),
+    };
+    tr._c.cancel = el('button', { type: 'button', class: 'btn small danger', text: 'Cancel' });
+    tr._c.cancel.addEventListener('click', () => busy(tr._c.cancel, async () => {
+      try {
+        await api('POST', '/queues/' + encodeURIComponent(queueName) + '/move-tasks/cancel', { task_handle: t.task_handle });
+        showResult($('redrive-result'), true, 'Redrive cancelled.');
+      } catch (err) {
+        showResult($('redrive-result'), false, errorKids(err));
+      }
+    }));
+    tr.append(...Object.values(tr._c).filter((n) => n.tagName === 'TD'));
+    return tr;
+  }
+
+  function updateTask(tr, t) {
+    const c = tr._c;
+    const cls = { RUNNING: 'info', COMPLETED: 'ok', CANCELLING: 'warn', CANCELLED: 'plain', FAILED: 'bad' }[t.status] || 'plain';
+    rebuild(c.status, t.status + t.failure_reason, () => el('div', null, el('span', { class: 'badge ' + cls, text: t.status.toLowerCase() }),
+      t.failure_reason ? el('div', { class: 'hint', text: t.failure_reason }) : null));
+    setText(c.moved, `${fmtCount(t.moved)} of ${fmtCount(t.to_move)}`);
+    const canCancel = t.status === 'RUNNING';
+    if (canCancel && !c.action.contains(c.cancel)) c.action.append(c.cancel);
+    if (!canCancel && c.action.contains(c.cancel)) {
+      const hadFocus = document.activeElement === c.cancel;
+      c.cancel.remove();
+      if (hadFocus) $('redrive-button').focus();
+    }
+  }
+
+  // ---- Message page ----
+
+  function messagePage() {
+    const path = '/queues/' + encodeURIComponent(queueName) + '/messages/' + encodeURIComponent(messageId);
+    let last = null;
+    live(path, (d) => { last = d; renderMessage(d); }, (f) => {
+      setText($('story'), (f.code ? f.code + ': ' : '') + (f.error || 'The message could not be loaded.'));
+    });
+    addEventListener('resize', debounce(() => { if (last) renderMessage(last, true); }, 150));
+  }
+
+  // leasesOf folds a message's events into its leases.
+  function leasesOf(events) {
+    const byEpoch = new Map();
+    const get = (n) => {
+      let l = byEpoch.get(n);
+      if (!l) {
+        l = { epoch: n, begin: null, deadline: null, firstDeadline: null, renewals: [], end: null, late: [], receiveCount: 0, receiver: '', deadLetter: null };
+        byEpoch.set(n, l);
+      }
+      return l;
+    };
+    for (const ev of events) {
+      const t = Date.parse(ev.at);
+      const l = get(ev.lease);
+      switch (ev.kind) {
+        case 'receive':
+          l.begin = t;
+          l.deadline = l.firstDeadline = ev.deadline ? Date.parse(ev.deadline) : t;
+          l.receiveCount = ev.receive_count || 0;
+          l.receiver = ev.receiver || '';
+          break;
+        case 'renew':
+          l.renewals.push(t);
+          if (ev.deadline) l.deadline = Date.parse(ev.deadline);
+          break;
+        case 'release': case 'expire': case 'delete':
+          l.end = { kind: ev.kind, at: t };
+          break;
+        case 'late-delete': case 'late-change':
+          l.late.push({ kind: ev.kind, at: t, lateSeconds: ev.late_seconds, duplicate: ev.duplicate });
+          break;
+        case 'dead-letter':
+          l.deadLetter = t;
+          break;
+      }
+    }
+    return Array.from(byEpoch.values()).sort((a, b) => a.epoch - b.epoch);
+  }
+
+  function story(events, leases) {
+    const count = (k) => events.filter((e) => e.kind === k).length;
+    const receives = count('receive'), expiries = count('expire'), renewals = count('renew'), deletes = count('delete');
+    const late = events.filter((e) => e.kind === 'late-delete' || e.kind === 'late-change');
+    const parts = [plural(receives, 'receive')];
+    if (renewals) parts.push(plural(renewals, 'renewal'));
+    if (expiries) parts.push(plural(expiries, 'lease expiry', 'lease expiries'));
+    if (deletes) parts.push(plural(deletes, 'delete'));
+    if (late.length) parts.push(plural(late.length, 'late completion'));
+    if (count('dead-letter')) parts.push('moved to the dead-letter queue');
+    let s = parts.join(', ') + '.';
+    for (const e of late) {
+      s += ` Lease ${e.lease}'s holder ${e.kind === 'late-delete' ? 'deleted the message' : 'changed its visibility'} ` +
+        `${fmtDuration(e.late_seconds)} after that lease had expired` +
+        (e.duplicate ? ', when the message had already been given to another receiver: a duplicate execution.' : '.');
+    }
+    if (!late.length && !expiries && deletes && leases.length) s += ' Every lease ended in time.';
+    return s;
+  }
+
+  function renderMessage(d, resized) {
+    const events = d.events || [];
+    const box = $('timeline');
+    if (!d.found) {
+      setText($('story'), 'The server remembers no lease event of this message yet: the history starts at its first receive. ' +
+        'It lives in the server\'s memory, so it also starts empty when the server restarts.');
+      box.replaceChildren();
+      $('events').hidden = true;
+      return;
+    }
+    const leases = leasesOf(events);
+    setText($('story'), story(events, leases));
+    drawTimeline(box, d, leases, events);
+    if (resized) return;
+    $('events').hidden = false;
+    const tbody = $('events').querySelector('tbody');
+    const t0 = Math.min(...events.map((e) => Date.parse(e.at)));
+    rebuild(tbody, JSON.stringify(events), () => events.map((e) => eventRow(e, t0)));
+  }
+
+  const EVENT_NAMES = {
+    'receive': ['Receive', 'info'], 'renew': ['Renewal', 'plain'], 'release': ['Release', 'plain'],
+    'expire': ['Lease expired', 'warn'], 'delete': ['Delete', 'ok'], 'late-delete': ['Late delete', 'bad'],
+    'late-change': ['Late visibility change', 'bad'], 'dead-letter': ['Dead-lettered', 'violet'],
+  };
+
+  function eventRow(e, t0) {
+    const at = Date.parse(e.at);
+    const [name, cls] = EVENT_NAMES[e.kind] || [e.kind, 'plain'];
+    const rel = (t) => 't=' + fmtDuration((t - t0) / 1000);
+    let detail = [];
+    switch (e.kind) {
+      case 'receive':
+        detail = [`receive #${e.receive_count}, lease until ${rel(Date.parse(e.deadline))}`];
+        break;
+      case 'renew':
+        detail = [`lease extended to ${rel(Date.parse(e.deadline))}`];
+        break;
+      case 'expire':
+        detail = ['no delete before the deadline: the message is visible again'];
+        break;
+      case 'delete':
+        detail = ['deleted with the current lease'];
+        break;
+      case 'release':
+        detail = ['visibility set to 0: the message is visible again'];
+        break;
+      case 'late-delete': case 'late-change':
+        detail = [el('strong', { text: `late by ${fmtDuration(e.late_seconds)}` }), ` with lease ${e.lease}'s receipt`,
+          e.duplicate ? ', after the message had been redelivered: a duplicate execution' : ''];
+        break;
+      case 'dead-letter':
+        detail = [`after ${plural(e.receive_count, 'receive')}`];
+        break;
+    }
+    if (e.receiver) detail.push(` · ${e.receiver}`);
+    if (e.user_agent) detail.push(el('span', { title: e.user_agent, text: ' · ' + e.user_agent.split(' ')[0] }));
+    return el('tr', { class: e.kind.startsWith('late') ? 'late-row' : null, 'data-kind': e.kind },
+      el('td', { 'data-label': 't', text: rel(at) }),
+      el('td', { 'data-label': 'Time (UTC)', text: fmtClock(at) }),
+      el('td', { 'data-label': 'Event' }, el('span', { class: 'badge ' + cls, text: name })),
+      el('td', { class: 'num', 'data-label': 'Lease', text: e.lease }),
+      el('td', { class: 'detail', 'data-label': 'Details' }, el('span', null, detail)));
+  }
+
+  // drawTimeline draws one lane per lease on a shared time axis: the lease
+  // the queue granted (receive to deadline), the part held, renewals, and how
+  // it ended; a late completion shows as work past the deadline, in red.
+  function drawTimeline(box, d, leases, events) {
+    const now = Date.parse(d.now);
+    const times = events.map((e) => Date.parse(e.at));
+    let t0 = Math.min(...times), t1 = Math.max(...times);
+    for (const l of leases) {
+      if (l.begin === null) l.begin = t0;
+      if (l.deadline === null) l.deadline = l.end ? l.end.at : l.begin;
+      if (l.firstDeadline === null) l.firstDeadline = l.deadline;
+      const running = !l.end && l.deadline > now && !l.deadLetter;
+      l.running = running;
+      if (!l.end || l.end.kind === 'expire') t1 = Math.max(t1, l.deadline);
+      if (running) t1 = Math.max(t1, now);
+    }
+    const span = Math.max(1000, t1 - t0);
+    const W = width(box, 280);
+    const L = 14, R = 14, axisH = 30;
+    const laneH = 72;
+    const H = axisH + leases.length * laneH + 20;
+    const x = (t) => L + (t - t0) / span * (W - L - R);
+    const svg = sv('svg', { class: 'timeline', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': $('story').textContent });
+    svg.append(sv('defs', null,
+      sv('pattern', { id: 'tl-hatch', width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+        sv('rect', { class: 'tl-hatch-bg', width: 6, height: 6 }),
+        sv('line', { class: 'tl-hatch-line', x1: 0, y1: 0, x2: 0, y2: 6 }))));
+
+    // Axis: seconds from the first event.
+    const step = niceStep(span / 1000, Math.max(3, Math.floor((W - L - R) / 70)));
+    for (let s = 0; s <= span / 1000 + 1e-9; s += step) {
+      const X = x(t0 + s * 1000);
+      svg.append(sv('line', { class: 'grid-line', x1: X, x2: X, y1: axisH - 6, y2: H - 16 }),
+        sv('text', { x: X, y: axisH - 12, 'text-anchor': s === 0 ? 'start' : 'middle', text: 't=' + fmtTick(s).replace(/^0s$/, '0') }));
+    }
+    svg.append(sv('line', { class: 'axis-line', x1: L, x2: W - R, y1: axisH - 6, y2: axisH - 6 }));
+
+    const notesFor = [];
+    leases.forEach((l, i) => {
+      const y = axisH + i * laneH;
+      const barY = y + 24, barH = 16;
+      const bx = x(l.begin), dx = Math.max(x(l.deadline), bx + 2);
+      const lane = sv('g', { class: 'tl-lane', 'data-lease': l.epoch });
+      const sub = [l.receiveCount ? `receive #${l.receiveCount}` : null, l.receiver || null].filter(Boolean).join(' · ');
+      lane.append(sv('text', { x: L, y: y + 15 },
+        sv('tspan', { class: 'tl-lane-label', text: `Lease ${l.epoch}` }),
+        sub ? sv('tspan', { class: 'tl-lane-sub', text: '  ' + sub }) : null));
+      // The lease the queue granted, and the part of it held.
+      lane.append(sv('rect', { class: 'tl-window', x: bx, y: barY, width: dx - bx, height: barH, rx: 2 }));
+      let heldEnd = l.deadline;
+      if (l.end && l.end.kind !== 'expire') heldEnd = Math.min(l.end.at, l.deadline);
+      if (l.running) heldEnd = Math.min(now, l.deadline);
+      const hx = Math.max(x(heldEnd), bx + 1);
+      lane.append(sv('rect', { class: 'tl-held' + (l.end && l.end.kind === 'expire' ? ' expired' : ''), x: bx, y: barY, width: hx - bx, height: barH, rx: 2 }));
+      // Work past the deadline, proven by a late completion.
+      for (const lc of l.late) {
+        const lx = x(lc.at);
+        if (lx > dx) lane.append(sv('rect', { class: 'tl-overrun', x: dx, y: barY, width: lx - dx, height: barH }));
+      }
+      // Renewals.
+      if (l.renewals.length) {
+        lane.append(sv('line', { class: 'tl-old-deadline', x1: x(l.firstDeadline), x2: x(l.firstDeadline), y1: barY - 4, y2: barY + barH + 4 }));
+        for (const t of l.renewals) lane.append(sv('line', { class: 'tl-renew', x1: x(t), x2: x(t), y1: barY - 4, y2: barY + barH + 4 }, sv('title', { text: 'renewed' })));
+      }
+      // Markers.
+      lane.append(sv('circle', { class: 'tl-receive', cx: bx, cy: barY + barH / 2, r: 5 }, sv('title', { text: `receive #${l.receiveCount}` })));
+      const notes = [];
+      const mid = barY + barH / 2;
+      if (l.end) {
+        const ex = x(l.end.at);
+        if (l.end.kind === 'delete') {
+          lane.append(sv('g', { class: 'tl-marker' },
+            sv('circle', { class: 'tl-delete', cx: ex, cy: mid, r: 7 }),
+            sv('path', { class: 'tl-check', d: `M${ex - 3.2},${mid + 0.2} l2.2,2.4 l4.2,-4.8` }),
+            sv('title', { text: 'deleted' })));
+          notes.push({ x: ex, text: `deleted after ${fmtDuration((l.end.at - l.begin) / 1000)}`, cls: 'ok' });
+        } else if (l.end.kind === 'expire') {
+          lane.append(sv('g', { class: 'tl-marker' },
+            sv('path', { class: 'tl-expire-halo', d: `M${ex - 5},${mid - 5} L${ex + 5},${mid + 5} M${ex + 5},${mid - 5} L${ex - 5},${mid + 5}` }),
+            sv('path', { class: 'tl-expire', d: `M${ex - 5},${mid - 5} L${ex + 5},${mid + 5} M${ex + 5},${mid - 5} L${ex - 5},${mid + 5}` }),
+            sv('title', { text: 'lease expired' })));
+          notes.push({ x: ex, text: `expired at t=${fmtDuration((l.end.at - t0) / 1000)}`, cls: 'warn' });
+        } else if (l.end.kind === 'release') {
+          lane.append(sv('rect', { class: 'tl-release', x: ex - 5, y: mid - 5, width: 10, height: 10 }, sv('title', { text: 'released' })));
+          notes.push({ x: ex, text: 'released', cls: '' });
+        }
+      } else if (l.running) {
+        notes.push({ x: x(now), text: `${fmtDuration(Math.ceil((l.deadline - now) / 1000))} left`, cls: '' });
+      }
+      for (const lc of l.late) {
+        const lx = x(lc.at);
+        lane.append(sv('path', { class: 'tl-late', d: `M${lx},${mid - 8} L${lx + 8},${mid} L${lx},${mid + 8} L${lx - 8},${mid} Z` },
+          sv('title', { text: `${lc.kind === 'late-delete' ? 'late delete' : 'late visibility change'}, ${fmtDuration(lc.lateSeconds)} after the lease expired` })));
+        notes.push({ x: lx, text: `${lc.kind === 'late-delete' ? 'late delete' : 'late change'} +${fmtDuration(lc.lateSeconds)}`, cls: 'bad' });
+      }
+      if (l.deadLetter !== null) {
+        const px = x(l.deadLetter);
+        lane.append(sv('path', { class: 'tl-deadletter', d: `M${px - 6},${mid + 6} L${px + 6},${mid + 6} L${px},${mid - 7} Z` }, sv('title', { text: 'moved to the dead-letter queue' })));
+        notes.push({ x: px, text: 'dead-lettered', cls: '' });
+      }
+      // Notes under the bar, on two rows when they would collide.
+      const rowsEnd = [-Infinity, -Infinity];
+      notes.sort((a, b) => a.x - b.x);
+      for (const n of notes) {
+        const w = n.text.length * 6.3;
+        let left = Math.min(Math.max(n.x - w / 2, L), W - R - w);
+        let row = rowsEnd[0] + 8 <= left ? 0 : 1;
+        if (row === 1 && rowsEnd[1] + 8 > left) left = rowsEnd[1] + 8;
+        rowsEnd[row] = left + w;
+        lane.append(sv('text', { class: 'tl-note ' + n.cls, x: left, y: barY + barH + 14 + row * 13, text: n.text }));
+      }
+      svg.append(lane);
+      notesFor.push({ l, barY, barH });
+    });
+
+    // Redeliveries: from a lapsed lease's end to the next receive.
+    for (let i = 0; i + 1 < notesFor.length; i++) {
+      const a = notesFor[i], b = notesFor[i + 1];
+      if (!a.l.end || a.l.end.kind !== 'expire') continue;
+      const ax = x(a.l.deadline), ay = a.barY + a.barH / 2 + 7;
+      const bx = x(b.l.begin), by = b.barY - 1;
+      svg.insertBefore(sv('path', { class: 'tl-redeliver', d: `M${ax},${ay} C${ax},${by - 10} ${bx},${ay + 10} ${bx},${by - 4}` },
+        sv('title', { text: 'redelivered' })), svg.querySelector('.tl-lane'));
+    }
+
+    // Now.
+    if (now >= t0 && now <= t0 + span * 1.02) {
+      const nx = x(now);
+      svg.append(sv('line', { class: 'tl-now', x1: nx, x2: nx, y1: axisH - 6, y2: H - 16 }),
+        sv('text', { class: 'tl-now-label', x: nx, y: H - 4, 'text-anchor': nx > W - 24 ? 'end' : nx < L + 24 ? 'start' : 'middle', text: 'now' }));
+    }
+    box.replaceChildren(svg);
+    setText($('timeline-hint'), `t=0 is ${fmtStamp(t0)}. The queue's visibility timeout is ${fmtDuration(d.visibility_timeout_seconds)}.`);
+  }
+
+  function debounce(f, ms) {
+    let t = null;
+    return () => { clearTimeout(t); t = setTimeout(f, ms); };
+  }
+
+  // ---- Boot ----
+
+  if (page === 'queues') queuesPage();
+  else if (page === 'queue') queuePage();
+  else if (page === 'message') messagePage();
+  else {
+    const s = $('live');
+    s.dataset.state = 'off';
+    setText(s.querySelector('.live-text'), 'Not live');
+  }
+})();

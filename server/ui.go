@@ -1,0 +1,102 @@
+package server
+
+import (
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/server/dashboard"
+)
+
+// The web dashboard (package dashboard) is served at / and under /ui/, next
+// to the SQS API on the same port. A browser cannot sign SigV4, so when
+// credentials are configured the dashboard, and the admin API when a request
+// carries them, accept HTTP Basic authentication: the access key id as the
+// user name, its secret access key as the password, checked against the
+// keys the SigV4 verifier holds. Basic credentials travel in the clear
+// without TLS, as the rest of the traffic does.
+
+// SecretVerifier checks an access key id and its secret as HTTP Basic
+// authentication presents them. *sigv4.Verifier implements it.
+type SecretVerifier interface {
+	VerifySecret(accessKeyID, secret string) (sigv4.Credential, error)
+}
+
+// newDashboard returns the handler of the dashboard's pages and of admin
+// API requests that carry Basic credentials; admin is the admin API without
+// authentication. With a nil verifier, nothing is authenticated.
+func (s *Server) newDashboard(v *sigv4.Verifier, admin http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/admin/api/", admin)
+	mux.Handle("/", dashboard.Handler())
+	if v == nil {
+		return mux
+	}
+	return BasicAuth(v, s.log, mux)
+}
+
+// isDashboardRequest tells the dashboard's requests from the SQS API's: a
+// GET or HEAD of / or of a path under /ui/ that is no SQS request (neither an
+// Action parameter nor an X-Amz-Target header), or an admin API request
+// with Basic credentials. Everything else, a GET of a queue URL without an
+// Action included, stays with the API.
+func isDashboardRequest(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, "/admin/api/") {
+		return hasBasicAuth(r)
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if r.URL.Path != "/" && r.URL.Path != "/ui" && !strings.HasPrefix(r.URL.Path, "/ui/") {
+		return false
+	}
+	if _, isJSON := r.Header["X-Amz-Target"]; isJSON {
+		return false
+	}
+	return !r.URL.Query().Has("Action")
+}
+
+func hasBasicAuth(r *http.Request) bool {
+	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Basic")
+}
+
+// BasicAuth wraps next so that only requests with HTTP Basic credentials
+// that v accepts reach it, with the key's account in their context. Others
+// are answered 401 with a challenge, so a browser asks for the access key
+// id and secret: in JSON under /admin/api/, else as a short page.
+func BasicAuth(v SecretVerifier, log *slog.Logger, next http.Handler) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, secret, ok := r.BasicAuth()
+		if ok {
+			cred, err := v.VerifySecret(id, secret)
+			if err == nil {
+				next.ServeHTTP(w, r.WithContext(baton.NewContextWithAccount(r.Context(), cred.Account)))
+				return
+			}
+			log.Debug("dashboard sign-in refused", "remote", r.RemoteAddr, "access_key_id", id, "code", baton.AsError(err).Code)
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="Baton", charset="UTF-8"`)
+		w.Header().Set("Cache-Control", "no-store")
+		const msg = "Sign in with an access key id as the user name and its secret access key as the password."
+		if strings.HasPrefix(r.URL.Path, "/admin/api/") {
+			writeAdminError(w, http.StatusUnauthorized, msg)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		unauthorizedPage.Execute(w, msg)
+	})
+}
+
+var unauthorizedPage = template.Must(template.New("401").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · Baton</title></head>
+<body><h1>Baton</h1><p>{{.}}</p></body></html>
+`))

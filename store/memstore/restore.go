@@ -1,0 +1,101 @@
+package memstore
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// A durable store keeps its working set in a memstore and rebuilds it when it
+// opens. MessageSend cannot do that: it would number the messages again and
+// deduplicate them. The methods of this file put back, exactly as they were
+// saved, the state that the baton.Store methods build up.
+
+// QueueRestoreParams are a queue and everything its sends and receives left
+// behind, as a durable store saved them.
+type QueueRestoreParams struct {
+	Queue *baton.Queue
+	// LastSequenceNumber is the SequenceNumber the queue gave last, "" if
+	// none: sends continue above it.
+	LastSequenceNumber string
+	// Dedup are the deduplication keys the queue accepted.
+	Dedup []DedupEntry
+	// Messages, a hint, is how many messages MessageRestore will add: the
+	// index is sized for them at once.
+	Messages int
+}
+
+// DedupEntry is a deduplication key a FIFO queue accepted: MessageSend
+// records one for each message it stores, at the message's SentAt.
+type DedupEntry struct {
+	Key            string
+	MessageID      string
+	SequenceNumber string
+	At             time.Time
+}
+
+// QueueRestore adds a queue with its deduplication keys and sequence
+// counter, and no messages: MessageRestore adds them. It returns
+// baton.ErrExists if the name or id is taken, and an error if
+// LastSequenceNumber is not one this package issues.
+func (s *Store) QueueRestore(p QueueRestoreParams) error {
+	seq, err := parseSeq(p.LastSequenceNumber)
+	if err != nil {
+		return err
+	}
+	qs := s.newQueueState(p.Queue)
+	qs.msgs = make(map[string]*entry, p.Messages)
+	qs.seq = seq
+	for _, d := range p.Dedup {
+		qs.dedup[d.Key] = dedupEntry{messageID: d.MessageID, seq: d.SequenceNumber, at: d.At}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := queueKey{p.Queue.Account, p.Queue.Name}
+	if _, ok := s.queues[k]; ok {
+		return baton.ErrExists
+	}
+	if _, ok := s.byID[p.Queue.ID]; ok {
+		return baton.ErrExists
+	}
+	s.queues[k] = qs
+	s.byID[p.Queue.ID] = qs
+	return nil
+}
+
+// MessageRestore adds a copy of m, lease state and all, at the end of its
+// queue's order: restore a queue's messages in the order MessageSend and
+// MessageMove added them, which is the order of each FIFO or fair group.
+// It returns baton.ErrNotFound if the queue does not exist.
+func (s *Store) MessageRestore(queueID uint64, m *baton.Message) error {
+	qs := s.lookupID(queueID)
+	if qs == nil {
+		return baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	qs.add(&entry{m: cloneMessage(m), heapIdx: -1})
+	return nil
+}
+
+// TombstoneRestore remembers that the queue account/name was deleted at
+// deletedAt, for QueueCreate's DeletedCutoff.
+func (s *Store) TombstoneRestore(account, name string, deletedAt time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleted[queueKey{account, name}] = deletedAt
+}
+
+// parseSeq undoes formatSeq; "" is a queue that never numbered a message.
+func parseSeq(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n < seqBase {
+		return 0, fmt.Errorf("memstore: sequence number %q was not issued by memstore", s)
+	}
+	return n - seqBase, nil
+}

@@ -1,0 +1,28 @@
+// Package pgstore is a baton.Store in PostgreSQL, for running several Baton
+// servers as one queue service: every server opens the same database, and
+// the database, not any server, is the authority on queues, messages and
+// leases.
+//
+// Open applies the schema migrations embedded in the binary (under an
+// advisory lock, so servers may start together) and waits, with backoff,
+// for a database that is not up yet. Ping is the readiness check. ReceiptKey
+// is the receipt-signing key all servers share, so that a receipt from one
+// is honoured by any. A server holds at most pool_max_conns connections
+// (a URL parameter; 16 or twice GOMAXPROCS by default) plus one that
+// LISTENs; long polls hold none while they wait. Every receive and delete
+// leaves a dead row version, so the migration makes autovacuum visit the
+// messages table often; on a busy database also lower autovacuum_naptime
+// (a server setting, one minute by default).
+//
+// Leases are taken with UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP
+// LOCKED), so two servers never lease one message at once; FIFO group order
+// and deduplication are enforced by row locks in the database (see
+// receive.go and send.go). Sequence numbers come from a per-queue counter
+// updated under the queue row's lock. Every time is the engine's, passed
+// in: no statement reads the database's clock.
+//
+// The store is a baton.Notifier: sends, releases and moves NOTIFY inside
+// their transactions, and a LISTENing connection, reconnected when it
+// breaks, relays other servers' notifications to the engine so their sends
+// wake long polls here.
+package pgstore

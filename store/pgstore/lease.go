@@ -1,0 +1,205 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// Deletes and visibility changes lock the message's row, judge the
+// receipt's lease on the row as it is once locked, and act, all in one
+// statement: two holders of one receipt cannot both find the lease live.
+
+// currentCTE locks message $2 of queue $1 and says whether lease epoch $3 is
+// its live lease at $4.
+const currentCTE = `
+	cur AS (
+		SELECT ` + messageColumns + `, (m.epoch = $3 AND m.leased AND m.visible_at > $4) AS live
+		FROM baton_messages m WHERE m.queue_id = $1 AND m.id = $2
+		FOR UPDATE)`
+
+// MessageDelete deletes the message if the receipt's lease is live, or in
+// any case unless p.RequireLive.
+func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
+	var out baton.LeaseOutcome
+	err := retry(ctx, func() error {
+		var live bool
+		m, err := scanMessage(s.pool.QueryRow(ctx, `
+			WITH `+currentCTE+`,
+			del AS (
+				DELETE FROM baton_messages d USING cur
+				WHERE d.queue_id = $1 AND d.id = $2 AND (cur.live OR NOT $5)
+				RETURNING 1)
+			SELECT `+leasedColumns+`, live, EXISTS (SELECT 1 FROM del) FROM cur`,
+			int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.RequireLive), &live, new(bool))
+		out = outcome(m, live)
+		return err
+	})
+	return s.leaseResult(ctx, p.QueueID, out, err, "delete")
+}
+
+// MessageChangeVisibility moves the live lease's end; a release (VisibleAt
+// not after Now) notifies the other servers, whose long polls may want the
+// message.
+func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
+	var out baton.LeaseOutcome
+	err := retry(ctx, func() error {
+		var live bool
+		m, err := scanMessage(s.pool.QueryRow(ctx, `
+			WITH `+currentCTE+`,
+			upd AS (
+				UPDATE baton_messages u SET visible_at = $5 FROM cur
+				WHERE u.queue_id = $1 AND u.id = $2 AND cur.live
+				RETURNING 1)
+			SELECT `+leasedColumns+`, live,
+				(SELECT count(*) FROM (SELECT pg_notify($6, $7) FROM upd WHERE $5::timestamptz <= $4::timestamptz) n)
+			FROM cur`,
+			int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
+			wakeChannel, s.origin+" "+fmt.Sprint(p.QueueID)), &live, new(int64))
+		out = outcome(m, live)
+		return err
+	})
+	return s.leaseResult(ctx, p.QueueID, out, err, "change visibility")
+}
+
+// outcome is the result of finding m (nil if gone) with its lease live or
+// not.
+func outcome(m *baton.Message, live bool) baton.LeaseOutcome {
+	switch {
+	case m == nil:
+		return baton.LeaseOutcome{Result: baton.LeaseGone}
+	case live:
+		return baton.LeaseOutcome{Result: baton.LeaseCurrent, Message: m}
+	default:
+		return baton.LeaseOutcome{Result: baton.LeaseLapsed, Message: m}
+	}
+}
+
+// leaseResult finishes a delete or visibility change: a message not found
+// is LeaseGone if its queue exists, ErrNotFound if not.
+func (s *Store) leaseResult(ctx context.Context, queueID uint64, out baton.LeaseOutcome, err error, what string) (baton.LeaseOutcome, error) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID)).Scan(&exists); err != nil {
+			return baton.LeaseOutcome{}, fmt.Errorf("pgstore: %s: %w", what, err)
+		}
+		if !exists {
+			return baton.LeaseOutcome{}, baton.ErrNotFound
+		}
+		return baton.LeaseOutcome{Result: baton.LeaseGone}, nil
+	}
+	if err != nil {
+		return baton.LeaseOutcome{}, fmt.Errorf("pgstore: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// MessageMove moves the message to another queue in one transaction that
+// locks the target queue's row first (so that a move into a FIFO queue is
+// numbered in commit order, like a send), then the message's row.
+func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (baton.LeaseOutcome, error) {
+	if p.QueueID == p.ToQueueID {
+		return baton.LeaseOutcome{}, errors.New("pgstore: move within one queue")
+	}
+	var out baton.LeaseOutcome
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var targets, sources int
+		err := tx.QueryRow(ctx, `
+			WITH target AS (SELECT id FROM baton_queues WHERE id = $2 FOR NO KEY UPDATE)
+			SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM baton_queues WHERE id = $1)`,
+			int64(p.QueueID), int64(p.ToQueueID)).Scan(&targets, &sources)
+		if err != nil {
+			return err
+		}
+		if targets == 0 || sources == 0 {
+			return baton.ErrNotFound
+		}
+		var live bool
+		m, err := scanMessage(tx.QueryRow(ctx, `WITH `+currentCTE+` SELECT `+leasedColumns+`, live FROM cur`,
+			int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now), &live)
+		if errors.Is(err, pgx.ErrNoRows) {
+			out = baton.LeaseOutcome{Result: baton.LeaseGone}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if p.Epoch != 0 && !live {
+			out = baton.LeaseOutcome{Result: baton.LeaseLapsed, Message: m}
+			return nil
+		}
+		out = baton.LeaseOutcome{Result: baton.LeaseCurrent, Message: m}
+		sentAt := m.SentAt
+		if p.ResetSentAt {
+			sentAt = p.Now
+		}
+		b := &pgx.Batch{}
+		b.Queue(`
+			UPDATE baton_messages SET queue_id = $3, pos = DEFAULT, visible_at = $4, leased = false,
+				receive_count = $5, dead_letter_source_arn = $6, sent_at = $7
+			WHERE queue_id = $1 AND id = $2`,
+			int64(p.QueueID), p.MessageID, int64(p.ToQueueID), p.Now, p.ReceiveCount, p.DeadLetterSourceARN, sentAt)
+		queueNotify(b, s.origin, p.ToQueueID)
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if errors.Is(err, baton.ErrNotFound) {
+		return baton.LeaseOutcome{}, err
+	}
+	if err != nil {
+		return baton.LeaseOutcome{}, fmt.Errorf("pgstore: move: %w", err)
+	}
+	return out, nil
+}
+
+// MessageStats counts the queue's messages at p.Now. Each figure is its own
+// index range scan, so the cost is the visible messages' index entries (an
+// index-only scan once vacuumed) plus the hidden messages' rows.
+func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
+	var (
+		st             baton.MessageStats
+		exists         *bool
+		next, oldest   *time.Time
+		vis, fly, wait int64
+	)
+	err := s.pool.QueryRow(ctx, `
+		SELECT (SELECT true FROM baton_queues WHERE id = $1),
+			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND visible_at <= $2),
+			h.in_flight, h.delayed, h.next_visible_at,
+			(SELECT min(sent_at) FROM baton_messages WHERE queue_id = $1)
+		FROM (
+			SELECT count(*) FILTER (WHERE leased) AS in_flight, count(*) FILTER (WHERE NOT leased) AS delayed,
+				min(visible_at) AS next_visible_at
+			FROM baton_messages WHERE queue_id = $1 AND visible_at > $2) h`,
+		int64(p.QueueID), p.Now).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
+	if err != nil {
+		return st, fmt.Errorf("pgstore: stats: %w", err)
+	}
+	if exists == nil {
+		return st, baton.ErrNotFound
+	}
+	st.Visible, st.InFlight, st.Delayed = int(vis), int(fly), int(wait)
+	st.NextVisibleAt, st.OldestSentAt = timeOf(next), timeOf(oldest)
+	return st, nil
+}
+
+// MessageExpire deletes the queue's messages sent before cutoff.
+func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error) {
+	var exists bool
+	var n int64
+	err := s.pool.QueryRow(ctx, `
+		WITH d AS (DELETE FROM baton_messages WHERE queue_id = $1 AND sent_at < $2 RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1), (SELECT count(*) FROM d)`,
+		int64(queueID), cutoff).Scan(&exists, &n)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: expire: %w", err)
+	}
+	if !exists {
+		return 0, baton.ErrNotFound
+	}
+	return int(n), nil
+}

@@ -1,0 +1,153 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Servers sharing a database tell each other of sends with NOTIFY, inside
+// the transaction that makes the messages receivable, so that the
+// notification goes out exactly when they can be seen. Each store that has
+// a subscriber keeps one connection of its own LISTENing, and reconnects it
+// with backoff when it breaks; meanwhile notifications are lost, and the
+// engine's bounded poll (baton.Notifier) finds the messages instead.
+
+// wakeChannel is the NOTIFY channel. A payload is "<origin> <queue id>".
+const wakeChannel = "baton_wake"
+
+// listenCheck is how long the listener waits for a notification before it
+// pings its connection, so that a silently dead connection is replaced.
+const listenCheck = 30 * time.Second
+
+// queueNotify adds to b the notification that queueID has new messages.
+func queueNotify(b *pgx.Batch, origin string, queueID uint64) {
+	b.Queue(`SELECT pg_notify($1, $2)`, wakeChannel, origin+" "+strconv.FormatUint(queueID, 10))
+}
+
+// notifier is a Store's listening side.
+type notifier struct {
+	store *Store
+	cfg   *pgx.ConnConfig
+
+	mu      sync.Mutex
+	subs    []func(uint64)
+	cancel  context.CancelFunc // stops the listener; nil until it starts
+	done    chan struct{}      // closed when the listener has stopped
+	stopped bool
+}
+
+func (n *notifier) init(s *Store, cfg *pgx.ConnConfig) {
+	n.store, n.cfg = s, cfg.Copy()
+}
+
+// Subscribe calls f with a queue's id whenever another server notifies a
+// send, release or move into it, until the store closes. The first
+// subscriber starts the listening connection.
+func (s *Store) Subscribe(f func(queueID uint64)) {
+	n := &s.notify
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return
+	}
+	n.subs = append(n.subs, f)
+	if n.cancel == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		n.cancel, n.done = cancel, make(chan struct{})
+		go n.run(ctx)
+	}
+}
+
+// stop ends the listener, if it runs, and waits for it.
+func (n *notifier) stop() {
+	n.mu.Lock()
+	n.stopped = true
+	cancel, done := n.cancel, n.done
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// run listens until ctx ends, reconnecting with backoff.
+func (n *notifier) run(ctx context.Context) {
+	defer close(n.done)
+	backoff := 100 * time.Millisecond
+	for {
+		listened, err := n.listen(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if listened {
+			backoff = 100 * time.Millisecond
+		}
+		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling until it is back",
+			"err", err, "retry_in", backoff)
+		if !pause(ctx, backoff) {
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// listen connects, LISTENs and delivers notifications until the connection
+// fails or ctx ends. listened reports whether it got as far as LISTEN.
+func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
+	conn, err := pgx.ConnectConfig(ctx, n.cfg.Copy())
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel); err != nil {
+		return false, err
+	}
+	for {
+		wctx, cancel := context.WithTimeout(ctx, listenCheck)
+		note, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return true, ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return true, err
+			}
+			continue
+		case err != nil:
+			return true, err
+		}
+		origin, id, ok := parseWake(note.Payload)
+		if ok && origin != n.store.origin {
+			n.deliver(id)
+		}
+	}
+}
+
+func (n *notifier) deliver(queueID uint64) {
+	n.mu.Lock()
+	subs := n.subs
+	n.mu.Unlock()
+	for _, f := range subs {
+		f(queueID)
+	}
+}
+
+func parseWake(payload string) (origin string, queueID uint64, ok bool) {
+	origin, id, found := strings.Cut(payload, " ")
+	if !found {
+		return "", 0, false
+	}
+	queueID, err := strconv.ParseUint(id, 10, 64)
+	return origin, queueID, err == nil
+}

@@ -1,0 +1,257 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-sqs/baton"
+)
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// Logger receives connection trouble; slog.Default() if nil.
+	Logger *slog.Logger
+	// ConnectTimeout is how long Open keeps trying to reach an unreachable
+	// database before it gives up; DefaultConnectTimeout if zero.
+	ConnectTimeout time.Duration
+}
+
+// DefaultConnectTimeout is how long Open waits for the database by default:
+// long enough for a database started beside the server (a compose file, a
+// failover) to come up.
+const DefaultConnectTimeout = 30 * time.Second
+
+// Pool defaults, used when the URL does not set pool_max_conns and the
+// like. Long polls hold no connection while they wait, so a server needs few.
+const (
+	defaultMaxConns        = 16
+	defaultMinConns        = 2
+	defaultMaxConnLifetime = 30 * time.Minute
+	defaultMaxConnIdleTime = 5 * time.Minute
+	defaultConnectTimeout  = 5 * time.Second // per connection attempt
+)
+
+// Store is a baton.Store in PostgreSQL, safe for concurrent use by any
+// number of goroutines and of servers sharing the database.
+type Store struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+	// origin marks this store's notifications, so that it can tell them
+	// from other servers'.
+	origin string
+	// fifo caches whether a queue id is a FIFO queue: fixed when the queue
+	// is created, and ids are never reused.
+	fifo sync.Map
+
+	notify notifier
+}
+
+var (
+	_ baton.Store    = (*Store)(nil)
+	_ baton.Notifier = (*Store)(nil)
+)
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string; pgxpool's pool_max_conns and friends are honoured),
+// waits for it for up to opts.ConnectTimeout, and brings its schema up to
+// date before it returns. Several servers may open one database at once:
+// the migrations run under an advisory lock.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	cfg, err := poolConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin()}
+	s.notify.init(s, cfg.ConnConfig)
+	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// poolConfig parses url and fills in the pool settings it leaves out.
+func poolConfig(url string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	set := func(name string) bool { return strings.Contains(url, name+"=") }
+	if !set("pool_max_conns") {
+		cfg.MaxConns = max(defaultMaxConns, int32(2*runtime.GOMAXPROCS(0)))
+	}
+	if !set("pool_min_conns") {
+		cfg.MinConns = min(defaultMinConns, cfg.MaxConns)
+	}
+	if !set("pool_max_conn_lifetime") {
+		cfg.MaxConnLifetime = defaultMaxConnLifetime
+	}
+	if !set("pool_max_conn_idle_time") {
+		cfg.MaxConnIdleTime = defaultMaxConnIdleTime
+	}
+	if !set("connect_timeout") {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "baton"
+	}
+	return cfg, nil
+}
+
+// describe names the database for messages: host, port and database, never
+// the password.
+func describe(c *pgx.ConnConfig) string {
+	return fmt.Sprintf("%s:%d/%s as %s", c.Host, c.Port, c.Database, c.User)
+}
+
+// awaitDatabase pings until the database answers or timeout passes,
+// backing off between attempts.
+func (s *Store) awaitDatabase(parent context.Context, where string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := s.pool.Ping(ctx)
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("PostgreSQL reachable", "db", where, "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() == nil {
+			s.log.Warn("PostgreSQL unreachable, retrying", "db", where, "attempt", attempt, "retry_in", backoff, "err", err)
+			if pause(ctx, backoff) {
+				backoff = min(2*backoff, 5*time.Second)
+				continue
+			}
+		}
+		if parent.Err() != nil {
+			return fmt.Errorf("pgstore: waiting for PostgreSQL at %s: %w (after %d attempts: %v)", where, parent.Err(), attempt, err)
+		}
+		return fmt.Errorf("pgstore: cannot reach PostgreSQL at %s (gave up after %d attempts in %v): %w", where, attempt, timeout, err)
+	}
+}
+
+// pause waits d or until ctx ends; it reports whether d passed.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Ping reports whether the database answers: the server's readiness.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("pgstore: ping: %w", err)
+	}
+	return nil
+}
+
+// Close stops listening for other servers' notifications and closes the
+// connections.
+func (s *Store) Close() error {
+	s.notify.stop()
+	s.pool.Close()
+	return nil
+}
+
+// ReceiptKey returns the key every server on this database signs receipt
+// handles with, creating it on first use, so that a receipt issued by one
+// server is honoured by all of them (engine.Config.ReceiptKey).
+func (s *Store) ReceiptKey(ctx context.Context) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, fmt.Errorf("pgstore: receipt key: %w", err)
+	}
+	var key []byte
+	err := s.pool.QueryRow(ctx, `
+		WITH ins AS (
+			INSERT INTO baton_settings (name, value) VALUES ('receipt_key', $1)
+			ON CONFLICT (name) DO NOTHING RETURNING value)
+		SELECT value FROM ins UNION ALL SELECT value FROM baton_settings WHERE name = 'receipt_key'`,
+		fresh).Scan(&key)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: receipt key: %w", err)
+	}
+	return key, nil
+}
+
+// maxAttempts bounds how often an operation runs when PostgreSQL aborts it
+// for a serialization failure or a deadlock.
+const maxAttempts = 5
+
+// retry runs f until it succeeds, fails for another reason, or has run
+// maxAttempts times, with a short randomised pause between runs.
+func retry(ctx context.Context, f func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err == nil || attempt == maxAttempts || !retryable(err) {
+			return err
+		}
+		d := time.Duration(1<<attempt)*time.Millisecond + time.Duration(mathrand.Int64N(int64(time.Millisecond)))
+		if !pause(ctx, d) {
+			return err
+		}
+	}
+}
+
+// retryable reports whether err is a serialization failure or a deadlock:
+// the transaction did nothing and may simply run again.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// inTx runs f in a READ COMMITTED transaction, retried as retry does. The
+// FIFO receive relies on READ COMMITTED: each statement sees what committed
+// before it began, whatever the database's default isolation.
+func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
+	return retry(ctx, func() error {
+		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, f)
+	})
+}
+
+// isForeignKeyViolation reports whether err is a reference to a missing
+// row: a message for a queue deleted meanwhile.
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
+func newOrigin() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

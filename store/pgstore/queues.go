@@ -1,0 +1,211 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// QueueCreate stores a new queue. The insert comes before the check of
+// recent deletions: it waits for a concurrent delete of the name to commit,
+// and the check, a later statement, then sees that delete.
+func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) error {
+	q := p.Queue
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope, fifo)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			ON CONFLICT DO NOTHING`,
+			int64(q.ID), q.Account, q.Name, encodeQueueAttributes(q.Attributes), encodeTags(q.Tags),
+			q.CreatedAt, q.ModifiedAt, nullTime(q.PurgedAt), q.DedupScope, q.IsFIFO())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return baton.ErrExists
+		}
+		var recent bool
+		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_deleted_queues WHERE account = $1 AND name = $2 AND deleted_at > $3)`,
+			q.Account, q.Name, p.DeletedCutoff).Scan(&recent)
+		if err != nil {
+			return err
+		}
+		if recent {
+			return baton.ErrDeletedRecently
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, baton.ErrExists) && !errors.Is(err, baton.ErrDeletedRecently) {
+		return fmt.Errorf("pgstore: create queue: %w", err)
+	}
+	return err
+}
+
+// QueueGet returns the queue or baton.ErrNotFound.
+func (s *Store) QueueGet(ctx context.Context, account, name string) (*baton.Queue, error) {
+	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.account = $1 AND q.name = $2`, account, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, baton.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: get queue: %w", err)
+	}
+	return q, nil
+}
+
+// QueueList compares names byte-wise (the columns are COLLATE "C"), so its
+// order and paging agree with the other stores whatever the database's
+// collation.
+func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*baton.Queue, error) {
+	var limit any // NULL: no limit
+	if p.Limit > 0 {
+		limit = p.Limit
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+queueColumns+` FROM baton_queues q
+		WHERE ($1 = '' OR q.account = $1) AND starts_with(q.name, $2) AND q.name > $3
+		ORDER BY q.name, q.account
+		LIMIT $4`,
+		p.Account, p.Prefix, p.After, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list queues: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Queue, error) { return scanQueue(row) })
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list queues: %w", err)
+	}
+	return out, nil
+}
+
+// QueueUpdate changes the queue under its row's lock, so concurrent tag
+// changes on several servers do not lose each other's keys.
+func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
+	var q *baton.Queue
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		q, err = scanQueue(tx.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.account = $1 AND q.name = $2 FOR NO KEY UPDATE`,
+			p.Account, p.Name))
+		if err != nil {
+			return err
+		}
+		if p.Attributes != nil {
+			q.Attributes = *p.Attributes
+		}
+		if len(p.TagsSet) > 0 || len(p.TagsDelete) > 0 {
+			tags := make(map[string]string, len(q.Tags)+len(p.TagsSet))
+			for k, v := range q.Tags {
+				tags[k] = v
+			}
+			for k, v := range p.TagsSet {
+				tags[k] = v
+			}
+			for _, k := range p.TagsDelete {
+				delete(tags, k)
+			}
+			q.Tags = tags
+		}
+		if !p.ModifiedAt.IsZero() {
+			q.ModifiedAt = p.ModifiedAt
+		}
+		_, err = tx.Exec(ctx, `UPDATE baton_queues SET attributes = $2, tags = $3, modified_at = $4 WHERE id = $1`,
+			int64(q.ID), encodeQueueAttributes(q.Attributes), encodeTags(q.Tags), q.ModifiedAt)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, baton.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: update queue: %w", err)
+	}
+	return q, nil
+}
+
+// QueueDelete deletes the queue; its messages and deduplication keys go
+// with it (ON DELETE CASCADE).
+func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.Time) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `DELETE FROM baton_queues WHERE account = $1 AND name = $2 RETURNING id`, account, name).Scan(&id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO baton_deleted_queues (account, name, deleted_at) VALUES ($1, $2, $3)
+			ON CONFLICT (account, name) DO UPDATE SET deleted_at = greatest(baton_deleted_queues.deleted_at, excluded.deleted_at)`,
+			account, name, now)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return baton.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("pgstore: delete queue: %w", err)
+	}
+	return nil
+}
+
+// QueuePurge deletes the queue's messages and deduplication keys, keeping
+// its sequence numbers growing.
+func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		var purged bool
+		err := tx.QueryRow(ctx, `
+			WITH q AS (
+				SELECT id, purged_at FROM baton_queues WHERE account = $1 AND name = $2 FOR NO KEY UPDATE
+			), upd AS (
+				UPDATE baton_queues u SET purged_at = $3 FROM q
+				WHERE u.id = q.id AND (q.purged_at IS NULL OR q.purged_at <= $4)
+				RETURNING u.id)
+			SELECT q.id, EXISTS (SELECT 1 FROM upd) FROM q`,
+			p.Account, p.Name, p.Now, p.PurgedCutoff).Scan(&id, &purged)
+		if err != nil {
+			return err
+		}
+		if !purged {
+			return baton.ErrPurgedRecently
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM baton_messages WHERE queue_id = $1`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM baton_dedup WHERE queue_id = $1`, id)
+		return err
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return baton.ErrNotFound
+	case errors.Is(err, baton.ErrPurgedRecently):
+		return err
+	case err != nil:
+		return fmt.Errorf("pgstore: purge queue: %w", err)
+	}
+	return nil
+}
+
+// isFIFO reports whether the queue is a FIFO queue; ErrNotFound if it does
+// not exist (now: a cached answer does not prove it still exists).
+func (s *Store) isFIFO(ctx context.Context, db querier, queueID uint64) (bool, error) {
+	if fifo, ok := s.fifo.Load(queueID); ok {
+		return fifo.(bool), nil
+	}
+	var fifo bool
+	err := db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, baton.ErrNotFound
+	}
+	if err != nil {
+		return false, err
+	}
+	s.fifo.Store(queueID, fifo)
+	return fifo, nil
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}

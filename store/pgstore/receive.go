@@ -1,0 +1,300 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// How a receive chooses, and why two servers never lease one message or
+// break a FIFO group's order:
+//
+//   - Every receive leases with UPDATE ... FROM (SELECT ... FOR UPDATE SKIP
+//     LOCKED): a message another transaction is leasing is skipped, and one
+//     it leased meanwhile fails the re-check of visible_at <= now that
+//     PostgreSQL makes on the locked row's newest version.
+//   - A FIFO group is locked through its head, the message with the lowest
+//     pos in the group. While a receive holds the head's row lock the head
+//     cannot be deleted or moved, and no message can come before it (FIFO
+//     sends and moves take their pos under the queue row's lock, so pos
+//     order is commit order), so any other receive of the group needs the
+//     same row lock, or tries a row since deleted: either way it skips the
+//     group. The receive takes its locks in one statement and chooses
+//     messages in a later one, whose snapshot (READ COMMITTED) sees every
+//     lease the group's previous holder committed.
+
+// MessageReceive leases up to p.Max visible messages; see baton.Store.
+func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	// group_id > '' rather than <> '': a range of the group index, found in
+	// one probe instead of a scan of the queue.
+	var fifo, grouped bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT q.fifo, EXISTS (SELECT 1 FROM baton_messages m WHERE m.queue_id = q.id AND m.group_id > '')
+		FROM baton_queues q WHERE q.id = $1`, int64(p.QueueID)).Scan(&fifo, &grouped)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, baton.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: receive: %w", err)
+	}
+	if p.Max <= 0 {
+		return nil, nil
+	}
+	var msgs []*baton.Message
+	err = retry(ctx, func() error {
+		var err error
+		switch {
+		case fifo:
+			msgs, err = s.receiveFIFO(ctx, p)
+		case grouped:
+			msgs, err = s.receiveFair(ctx, p)
+		default:
+			msgs, err = s.receiveReady(ctx, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: receive: %w", err)
+	}
+	return msgs, nil
+}
+
+// Parameters shared by the receive statements: $1 queue id, $2 now, $3 the
+// new leases' end, $4 the retention cutoff, $5 Max.
+
+// dropExpiredCTE deletes (a bounded number of) visible messages past
+// retention, which a receive drops instead of returning. The rows are
+// gathered into an array first and deleted by pos, so that whatever the
+// planner estimates the delete is primary-key lookups.
+const dropExpiredCTE = `
+	dropped AS (
+		DELETE FROM baton_messages WHERE pos = ANY (ARRAY(
+			SELECT pos FROM baton_messages
+			WHERE queue_id = $1 AND visible_at <= $2 AND sent_at < $4
+			LIMIT 100 FOR UPDATE SKIP LOCKED))
+		RETURNING 1)`
+
+// leaseCTE leases the messages of the CTE picked (columns pos and the sort
+// keys) and returns them with the sort keys as leased.
+func leaseCTE(sortKeys string) string {
+	return `
+	leased AS (
+		UPDATE baton_messages m SET
+			receive_count = m.receive_count + 1,
+			epoch = m.epoch + 1,
+			first_received_at = coalesce(m.first_received_at, $2),
+			leased = true,
+			leased_at = $2,
+			visible_at = $3
+		FROM picked p
+		WHERE m.pos = p.pos AND m.visible_at <= $2
+		RETURNING ` + messageColumns + `, ` + sortKeys + `)`
+}
+
+// leasedColumns are messageColumns as the CTE leased names them.
+var leasedColumns = strings.ReplaceAll(messageColumns, "m.", "")
+
+// collectLeased reads the rows of a SELECT of leasedColumns.
+func collectLeased(rows pgx.Rows, err error) ([]*baton.Message, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Message, error) { return scanMessage(row) })
+}
+
+// receiveReady leases visible messages in the order they became visible: a
+// standard queue without message groups.
+func (s *Store) receiveReady(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	return collectLeased(s.pool.Query(ctx, `
+		WITH `+dropExpiredCTE+`,
+		picked AS (
+			SELECT pos, visible_at FROM baton_messages
+			WHERE queue_id = $1 AND visible_at <= $2 AND sent_at >= $4
+			ORDER BY visible_at, pos
+			LIMIT $5
+			FOR UPDATE SKIP LOCKED),`+
+		leaseCTE(`p.visible_at AS was_visible_at, p.pos`)+`
+		SELECT `+leasedColumns+` FROM leased ORDER BY was_visible_at, pos`,
+		int64(p.QueueID), p.Now, p.VisibleAt, p.RetentionCutoff, p.Max))
+}
+
+// groupsCTE lists the queue's message groups (a loose index scan: one
+// index probe per group, not one row per message).
+const groupsCTE = `
+	groups (group_id) AS (
+		(SELECT group_id FROM baton_messages WHERE queue_id = $1 ORDER BY group_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT x.group_id FROM baton_messages x
+			WHERE x.queue_id = $1 AND x.group_id > g.group_id ORDER BY x.group_id LIMIT 1)
+		FROM groups g WHERE g.group_id IS NOT NULL)`
+
+// receiveFair leases from a standard queue with message groups: the first
+// visible message of every group, then the second, and so on. Groups tie in
+// an order drawn afresh by each receive, so that over many receives each
+// group comes first as often as any other.
+func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	return collectLeased(s.pool.Query(ctx, `
+		WITH RECURSIVE `+groupsCTE+`,
+		candidates AS (
+			SELECT c.pos, c.round, md5(g.group_id || $6) AS tie
+			FROM groups g CROSS JOIN LATERAL (
+				SELECT x.pos, row_number() OVER (ORDER BY x.pos) AS round
+				FROM baton_messages x
+				WHERE x.queue_id = $1 AND x.group_id = g.group_id AND x.visible_at <= $2 AND x.sent_at >= $4
+				ORDER BY x.pos
+				LIMIT $5) c
+			WHERE g.group_id IS NOT NULL),`+
+		dropExpiredCTE+`,
+		picked AS (
+			SELECT m.pos, c.round, c.tie FROM baton_messages m JOIN candidates c ON m.pos = c.pos
+			WHERE m.visible_at <= $2
+			ORDER BY c.round, c.tie, c.pos
+			LIMIT $5
+			FOR UPDATE OF m SKIP LOCKED),`+
+		leaseCTE(`p.round, p.tie, p.pos`)+`
+		SELECT `+leasedColumns+` FROM leased ORDER BY round, tie, pos`,
+		int64(p.QueueID), p.Now, p.VisibleAt, p.RetentionCutoff, p.Max, salt()))
+}
+
+// salt is a random string that orders a fair receive's ties.
+func salt() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// lockRounds bounds how often a FIFO receive looks for more groups after
+// finding some it wanted locked by other receives.
+const lockRounds = 3
+
+// receiveFIFO leases from a FIFO queue, group by group: it locks the heads
+// of the groups it needs (those with the oldest visible messages, as few as
+// cover Max), then takes from each locked group the visible messages before
+// its first in-flight one, in send order. A delayed message that was never
+// received blocks nothing.
+func (s *Store) receiveFIFO(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	var msgs []*baton.Message
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		locked, err := lockGroups(ctx, tx, p)
+		if err != nil || len(locked) == 0 {
+			return err
+		}
+		msgs, err = collectLeased(tx.Query(ctx, `
+			WITH locked AS (
+				SELECT * FROM unnest($6::text[]) WITH ORDINALITY AS l (group_id, ord)
+			), scanned AS (
+				SELECT l.ord, x.pos, x.visible_at <= $2 AS visible, x.sent_at < $4 AS expired,
+					bool_or(x.leased AND x.visible_at > $2) OVER (PARTITION BY l.ord ORDER BY x.pos) AS blocked
+				FROM locked l CROSS JOIN LATERAL (
+					SELECT pos, leased, visible_at, sent_at FROM baton_messages x
+					WHERE x.queue_id = $1 AND x.group_id = l.group_id AND (x.leased OR x.visible_at <= $2)
+					ORDER BY x.pos
+					LIMIT $7) x
+			), picked AS (
+				SELECT pos, rank FROM (
+					SELECT pos, row_number() OVER (ORDER BY ord, pos) AS rank FROM scanned
+					WHERE visible AND NOT blocked AND NOT expired) r
+				WHERE rank <= $5
+			), dropped AS (
+				DELETE FROM baton_messages d USING scanned s
+				WHERE d.pos = s.pos AND s.visible AND NOT s.blocked AND s.expired
+				RETURNING 1),`+
+			leaseCTE(`p.rank`)+`
+			SELECT `+leasedColumns+` FROM leased ORDER BY rank`,
+			int64(p.QueueID), p.Now, p.VisibleAt, p.RetentionCutoff, p.Max, locked, 2*p.Max+10))
+		return err
+	})
+	return msgs, err
+}
+
+// lockGroups locks the heads of the groups a FIFO receive needs and returns
+// the groups it locked, in the order to take from them. Groups are needed
+// in the order of their oldest visible message until their estimated
+// receivable messages cover Max; groups locked by other receives are
+// skipped, and more looked for, up to lockRounds times.
+func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([]string, error) {
+	var locked []string
+	tried := []string{} // not nil: NULL would exclude every group
+	got := 0
+	for range lockRounds {
+		type need struct {
+			group string
+			head  int64
+			n     int
+		}
+		rows, err := tx.Query(ctx, `
+			WITH RECURSIVE `+groupsCTE+`,
+			candidates AS (
+				SELECT g.group_id, h.pos AS head_pos, f.pos AS first_pos, n.n
+				FROM groups g
+				CROSS JOIN LATERAL (
+					SELECT x.pos FROM baton_messages x
+					WHERE x.queue_id = $1 AND x.group_id = g.group_id
+					ORDER BY x.pos LIMIT 1) h
+				CROSS JOIN LATERAL (
+					SELECT x.pos, x.visible_at FROM baton_messages x
+					WHERE x.queue_id = $1 AND x.group_id = g.group_id AND (x.leased OR x.visible_at <= $2)
+					ORDER BY x.pos LIMIT 1) f
+				CROSS JOIN LATERAL (
+					SELECT count(*) FILTER (WHERE NOT blocked) AS n FROM (
+						SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked
+						FROM (SELECT x.pos, x.leased, x.visible_at FROM baton_messages x
+							WHERE x.queue_id = $1 AND x.group_id = g.group_id AND (x.leased OR x.visible_at <= $2)
+							ORDER BY x.pos LIMIT $3) y) z) n
+				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
+			)
+			SELECT group_id, head_pos, n FROM (
+				SELECT c.*, sum(c.n) OVER (ORDER BY c.first_pos ROWS UNBOUNDED PRECEDING) - c.n AS before
+				FROM candidates c) s
+			WHERE before < $3
+			ORDER BY first_pos`,
+			int64(p.QueueID), p.Now, p.Max-got, tried)
+		if err != nil {
+			return nil, err
+		}
+		needed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (need, error) {
+			var nd need
+			err := row.Scan(&nd.group, &nd.head, &nd.n)
+			return nd, err
+		})
+		if err != nil || len(needed) == 0 {
+			return locked, err
+		}
+		heads := make([]int64, len(needed))
+		for i, nd := range needed {
+			heads[i] = nd.head
+			tried = append(tried, nd.group)
+		}
+		// By pos alone: a head moved away meanwhile has a new pos, and a
+		// queue_id condition could lead the planner to scan the queue.
+		rows, err = tx.Query(ctx, `SELECT pos FROM baton_messages WHERE pos = ANY($1) FOR UPDATE SKIP LOCKED`, heads)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, err
+		}
+		have := make(map[int64]bool, len(ids))
+		for _, id := range ids {
+			have[id] = true
+		}
+		for _, nd := range needed {
+			if have[nd.head] {
+				locked = append(locked, nd.group)
+				got += nd.n
+			}
+		}
+		if got >= p.Max || len(ids) == len(needed) {
+			break
+		}
+	}
+	return locked, nil
+}

@@ -1,0 +1,129 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// MessageSend stores the messages in one transaction that also notifies the
+// other servers. A FIFO send first locks its queue's row, so FIFO sends to
+// one queue run one at a time across every server: each sees the keys the
+// one before it accepted, and numbers its messages after the last one's.
+func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
+	var out []baton.MessageSent
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		fifo, err := s.isFIFO(ctx, tx, p.QueueID)
+		if err != nil {
+			return err
+		}
+		out = make([]baton.MessageSent, len(p.Messages))
+		store := p.Messages
+		if fifo {
+			if store, err = s.numberFIFO(ctx, tx, p, out); err != nil {
+				return err
+			}
+		} else {
+			for i, m := range p.Messages {
+				out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
+			}
+		}
+		b := &pgx.Batch{}
+		for _, m := range store {
+			queueInsert(b, p.QueueID, m)
+		}
+		if len(store) > 0 {
+			queueNotify(b, s.origin, p.QueueID)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	switch {
+	case errors.Is(err, baton.ErrNotFound) || isForeignKeyViolation(err):
+		return nil, baton.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("pgstore: send: %w", err)
+	}
+	return out, nil
+}
+
+// numberFIFO locks the queue's row, deduplicates the messages against the
+// keys accepted after p.DedupCutoff and against each other, numbers the rest
+// and records their keys. It fills out and returns the messages to store,
+// as copies carrying their sequence numbers.
+func (s *Store) numberFIFO(ctx context.Context, tx pgx.Tx, p baton.MessageSendParams, out []baton.MessageSent) ([]*baton.Message, error) {
+	if len(p.DedupKeys) != len(p.Messages) {
+		return nil, fmt.Errorf("%d deduplication keys for %d messages", len(p.DedupKeys), len(p.Messages))
+	}
+	var seq int64
+	err := tx.QueryRow(ctx, `SELECT last_seq FROM baton_queues WHERE id = $1 FOR NO KEY UPDATE`, int64(p.QueueID)).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, baton.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Forget the keys past the window, then look up the others.
+	if _, err := tx.Exec(ctx, `DELETE FROM baton_dedup WHERE queue_id = $1 AND accepted_at <= $2`, int64(p.QueueID), p.DedupCutoff); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT dedup_key, message_id, sequence_number FROM baton_dedup WHERE queue_id = $1 AND dedup_key = ANY($2)`,
+		int64(p.QueueID), p.DedupKeys)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]baton.MessageSent)
+	var key string
+	var sent baton.MessageSent
+	_, err = pgx.ForEachRow(rows, []any{&key, &sent.MessageID, &sent.SequenceNumber}, func() error {
+		sent.Duplicate = true
+		seen[key] = sent
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	var store []*baton.Message
+	b := &pgx.Batch{}
+	for i, m := range p.Messages {
+		key := p.DedupKeys[i]
+		if orig, ok := seen[key]; ok {
+			out[i] = orig
+			continue
+		}
+		seq++
+		c := *m
+		c.SequenceNumber = formatSeq(seq)
+		store = append(store, &c)
+		out[i] = baton.MessageSent{MessageID: c.ID, SequenceNumber: c.SequenceNumber}
+		seen[key] = baton.MessageSent{MessageID: c.ID, SequenceNumber: c.SequenceNumber, Duplicate: true}
+		b.Queue(`
+			INSERT INTO baton_dedup (queue_id, dedup_key, message_id, sequence_number, accepted_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (queue_id, dedup_key) DO UPDATE
+			SET message_id = excluded.message_id, sequence_number = excluded.sequence_number, accepted_at = excluded.accepted_at`,
+			int64(p.QueueID), key, c.ID, c.SequenceNumber, c.SentAt)
+	}
+	if len(store) == 0 {
+		return nil, nil
+	}
+	b.Queue(`UPDATE baton_queues SET last_seq = $2 WHERE id = $1`, int64(p.QueueID), seq)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return store, nil
+}
+
+// queueInsert adds the insert of m to b.
+func queueInsert(b *pgx.Batch, queueID uint64, m *baton.Message) {
+	b.Queue(`
+		INSERT INTO baton_messages (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number,
+			sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		int64(queueID), m.ID, m.GroupID, m.Body, encodeMessageAttributes(m.Attributes), m.TraceHeader, m.DedupID, m.SequenceNumber,
+		m.SenderID, m.SentAt, m.DeadLetterSourceARN, m.VisibleAt, m.Leased, m.ReceiveCount, nullTime(m.FirstReceivedAt),
+		int64(m.Epoch), nullTime(m.LeasedAt))
+}

@@ -1,0 +1,234 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// A change is one row-level effect of a Store call, recorded when the call
+// changed the index and written later by the writer. Every change sets
+// absolute values, so writing one twice (after a failed commit) is harmless.
+type change interface {
+	apply(t *txn) error
+}
+
+// statements are the writer's prepared statements.
+type statements struct {
+	queuePut, queueSeq, queuePurged, queueDelete, tombstonePut,
+	msgInsert, msgState, msgDelete, msgMove, msgDeleteQueue,
+	dedupPut, dedupDeleteQueue, dedupPrune *sql.Stmt
+}
+
+// prepare prepares the writer's statements on its connection.
+func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
+	st := &statements{}
+	for _, s := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&st.queuePut, `INSERT INTO queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET account = excluded.account, name = excluded.name, attributes = excluded.attributes,
+			tags = excluded.tags, created_at = excluded.created_at, modified_at = excluded.modified_at,
+			purged_at = excluded.purged_at, dedup_scope = excluded.dedup_scope`},
+		{&st.queueSeq, `UPDATE queues SET last_seq = ? WHERE id = ?`},
+		{&st.queuePurged, `UPDATE queues SET purged_at = ? WHERE id = ?`},
+		{&st.queueDelete, `DELETE FROM queues WHERE id = ?`},
+		{&st.tombstonePut, `INSERT INTO deleted_queues (account, name, deleted_at) VALUES (?, ?, ?)
+			ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at`},
+		{&st.msgInsert, `INSERT OR REPLACE INTO messages (pos, queue_id, id, state, trace_header, attributes, body)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`},
+		{&st.msgState, `UPDATE messages SET state = ? WHERE pos = ?`},
+		{&st.msgDelete, `DELETE FROM messages WHERE pos = ?`},
+		{&st.msgMove, `UPDATE OR REPLACE messages SET pos = ?, queue_id = ?, state = ? WHERE pos = ?`},
+		{&st.msgDeleteQueue, `DELETE FROM messages WHERE queue_id = ?`},
+		{&st.dedupPut, `INSERT OR REPLACE INTO dedup (queue_id, key, message_id, seq, at) VALUES (?, ?, ?, ?, ?)`},
+		{&st.dedupDeleteQueue, `DELETE FROM dedup WHERE queue_id = ?`},
+		{&st.dedupPrune, `DELETE FROM dedup WHERE queue_id = ? AND at <= ?`},
+	} {
+		stmt, err := conn.PrepareContext(ctx, s.sql)
+		if err != nil {
+			return nil, fmt.Errorf("prepare %q: %w", s.sql, err)
+		}
+		*s.dst = stmt
+	}
+	return st, nil
+}
+
+// txn is the state of one transaction being written.
+type txn struct {
+	ctx context.Context
+	st  *statements
+	// prune is, per FIFO queue, the latest deduplication cutoff of the
+	// transaction's sends: keys accepted before it are dropped at the end.
+	prune map[uint64]time.Time
+}
+
+func (t *txn) exec(s *sql.Stmt, args ...any) error {
+	_, err := s.ExecContext(t.ctx, args...)
+	return err
+}
+
+// finish does what the transaction's changes left for its end.
+func (t *txn) finish() error {
+	for id, cutoff := range t.prune {
+		if err := t.exec(t.st.dedupPrune, int64(id), encTime(cutoff)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queuePut writes a queue's row (all but its sequence counter).
+type queuePut struct {
+	q     baton.Queue
+	attrs string
+	tags  string
+}
+
+func newQueuePut(q *baton.Queue) (*queuePut, error) {
+	attrs, err := json.Marshal(q.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	tags := ""
+	if q.Tags != nil {
+		b, err := json.Marshal(q.Tags)
+		if err != nil {
+			return nil, err
+		}
+		tags = string(b)
+	}
+	return &queuePut{q: *q, attrs: string(attrs), tags: tags}, nil
+}
+
+func (c *queuePut) apply(t *txn) error {
+	q := &c.q
+	return t.exec(t.st.queuePut, int64(q.ID), q.Account, q.Name, c.attrs, c.tags,
+		encTime(q.CreatedAt), encTime(q.ModifiedAt), encTime(q.PurgedAt), q.DedupScope)
+}
+
+// queueDrop deletes a queue with its messages and keys, and remembers when.
+type queueDrop struct {
+	id            uint64
+	account, name string
+	at            time.Time
+}
+
+func (c *queueDrop) apply(t *txn) error {
+	id := int64(c.id)
+	for _, step := range []struct {
+		s    *sql.Stmt
+		args []any
+	}{
+		{t.st.msgDeleteQueue, []any{id}},
+		{t.st.dedupDeleteQueue, []any{id}},
+		{t.st.queueDelete, []any{id}},
+		{t.st.tombstonePut, []any{c.account, c.name, encTime(c.at)}},
+	} {
+		if err := t.exec(step.s, step.args...); err != nil {
+			return err
+		}
+	}
+	delete(t.prune, c.id)
+	return nil
+}
+
+// queuePurge deletes a queue's messages and keys and records when.
+type queuePurge struct {
+	id uint64
+	at time.Time
+}
+
+func (c *queuePurge) apply(t *txn) error {
+	id := int64(c.id)
+	if err := t.exec(t.st.msgDeleteQueue, id); err != nil {
+		return err
+	}
+	if err := t.exec(t.st.dedupDeleteQueue, id); err != nil {
+		return err
+	}
+	return t.exec(t.st.queuePurged, encTime(c.at), id)
+}
+
+// msgInsert stores a new message, payload included.
+type msgInsert struct {
+	pos     int64
+	queueID uint64
+	id      string
+	state   []byte // encodeState
+	pay     payload
+}
+
+func (c *msgInsert) apply(t *txn) error {
+	return t.exec(t.st.msgInsert, c.pos, int64(c.queueID), c.id, c.state, c.pay.trace, c.pay.attrs, c.pay.body)
+}
+
+// msgState writes a message's new state (a receive or visibility change).
+type msgState struct {
+	pos   int64
+	state []byte // encodeState
+}
+
+func stateOf(pos int64, m *baton.Message) *msgState {
+	return &msgState{pos: pos, state: encodeState(m)}
+}
+
+func (c *msgState) apply(t *txn) error { return t.exec(t.st.msgState, c.state, c.pos) }
+
+// msgDelete deletes a message.
+type msgDelete struct{ pos int64 }
+
+func (c *msgDelete) apply(t *txn) error { return t.exec(t.st.msgDelete, c.pos) }
+
+// msgMove moves a message to the end of another queue, which gives it a new
+// pos, with its new state.
+type msgMove struct {
+	from, pos int64
+	toQueueID uint64
+	state     []byte // encodeState
+}
+
+func (c *msgMove) apply(t *txn) error {
+	return t.exec(t.st.msgMove, c.pos, int64(c.toQueueID), c.state, c.from)
+}
+
+// fifoSent records what a FIFO send changed beyond its messages: the keys
+// it accepted, the queue's sequence counter and the deduplication cutoff.
+type fifoSent struct {
+	queueID uint64
+	lastSeq string
+	keys    []dedupRow
+	cutoff  time.Time
+}
+
+type dedupRow struct {
+	key, messageID, seq string
+	at                  time.Time
+}
+
+func (c *fifoSent) apply(t *txn) error {
+	id := int64(c.queueID)
+	for _, k := range c.keys {
+		if err := t.exec(t.st.dedupPut, id, k.key, k.messageID, k.seq, encTime(k.at)); err != nil {
+			return err
+		}
+	}
+	if c.lastSeq != "" {
+		if err := t.exec(t.st.queueSeq, c.lastSeq, id); err != nil {
+			return err
+		}
+	}
+	if t.prune == nil {
+		t.prune = make(map[uint64]time.Time)
+	}
+	if c.cutoff.After(t.prune[c.queueID]) {
+		t.prune[c.queueID] = c.cutoff
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package sqlitestore
+
+import (
+	"database/sql"
+	"testing"
+
+	"github.com/baton-sqs/baton"
+)
+
+// PendingPayloads counts the payloads held in memory for uncommitted sends.
+func PendingPayloads(s *Store) int {
+	s.pendMu.Lock()
+	defer s.pendMu.Unlock()
+	return len(s.pending)
+}
+
+// IndexMessage returns the index's copy of a message, as it holds it. It
+// asks by a lease no message has, which changes nothing.
+func IndexMessage(tb testing.TB, s *Store, queueID uint64, id string) *baton.Message {
+	tb.Helper()
+	out, err := s.index.MessageChangeVisibility(tb.Context(), baton.MessageChangeVisibilityParams{
+		QueueID: queueID, MessageID: id, Epoch: ^uint32(0),
+	})
+	if err != nil || out.Message == nil {
+		tb.Fatalf("index message %s: %+v, %v", id, out, err)
+	}
+	return out.Message
+}
+
+// SetSchemaVersion records version as applied in the database at path, as a
+// newer baton would.
+func SetSchemaVersion(path string, version int) error {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec(`INSERT INTO schema_migrations (version) VALUES (?)`, version)
+	return err
+}

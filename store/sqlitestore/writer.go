@@ -1,0 +1,203 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrClosed is returned by calls on a closed Store.
+var ErrClosed = errors.New("sqlitestore: store closed")
+
+// retryDelay is how long the writer waits after a failed commit (a full or
+// read-only disk, say) before it tries the same changes again.
+const retryDelay = 100 * time.Millisecond
+
+// writer is the group-commit service: the one goroutine that writes to the
+// database. Callers queue changes, in the order they made them, with
+// enqueue; the writer takes everything queued, applies it in one
+// transaction, commits and wakes every caller whose change it held.
+//
+// A failed commit fails the calls waiting on it but keeps its changes, in
+// order, ahead of those queued since: the next transaction tries them all
+// again. So the database only ever holds a prefix of the queued changes,
+// and a change no caller was told about is never lost behind one that was.
+type writer struct {
+	conn *sql.Conn
+	st   *statements
+	// committedFunc is told, after each commit, the messages whose inserts
+	// it held.
+	committedFunc func(ids []string)
+
+	mu       sync.Mutex
+	wake     *sync.Cond
+	open     *batch // collecting changes
+	inflight *batch // being committed, or nil
+	closing  bool
+	done     chan struct{}
+	closeErr error
+
+	commits  atomic.Int64
+	changes  atomic.Int64
+	failures atomic.Int64
+}
+
+// batch is the changes of one transaction and the calls waiting for it.
+type batch struct {
+	changes []change
+	// inserted are the messages inserted by changes, whose payloads wait
+	// in the store's pending map until the commit.
+	inserted []string
+	done     chan struct{}
+	err      error // set before done is closed
+}
+
+func newBatch() *batch { return &batch{done: make(chan struct{})} }
+
+// settled returns a batch that is already over, with err.
+func settled(err error) *batch {
+	b := newBatch()
+	b.err = err
+	close(b.done)
+	return b
+}
+
+// wait blocks until the batch is committed or failed, or ctx ends; the
+// change stays queued either way.
+func (b *batch) wait(ctx context.Context) error {
+	select {
+	case <-b.done:
+		return b.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func newWriter(conn *sql.Conn, st *statements, committed func(ids []string)) *writer {
+	w := &writer{conn: conn, st: st, committedFunc: committed, open: newBatch(), done: make(chan struct{})}
+	w.wake = sync.NewCond(&w.mu)
+	return w
+}
+
+// start runs the writer until stop.
+func (w *writer) start() { go w.run() }
+
+// stop commits what is queued, ends the writer and returns the error of its
+// last commit, if that failed.
+func (w *writer) stop() error {
+	w.mu.Lock()
+	w.closing = true
+	w.wake.Signal()
+	w.mu.Unlock()
+	<-w.done
+	return w.closeErr
+}
+
+// enqueue queues cs behind every change queued before and returns the batch
+// to wait for. The caller holds the lock that orders its changes with the
+// others on the same messages. With no changes it returns the batch holding
+// the latest change queued so far, so that a call which changed nothing
+// still answers only from committed state.
+func (w *writer) enqueue(cs []change, inserted []string) *batch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return settled(ErrClosed)
+	}
+	if len(cs) == 0 {
+		switch {
+		case len(w.open.changes) > 0:
+			return w.open
+		case w.inflight != nil:
+			return w.inflight
+		default:
+			return settled(nil)
+		}
+	}
+	w.open.changes = append(w.open.changes, cs...)
+	w.open.inserted = append(w.open.inserted, inserted...)
+	w.wake.Signal()
+	return w.open
+}
+
+func (w *writer) run() {
+	defer close(w.done)
+	for {
+		w.mu.Lock()
+		for len(w.open.changes) == 0 && !w.closing {
+			w.wake.Wait()
+		}
+		if len(w.open.changes) == 0 {
+			w.mu.Unlock()
+			return
+		}
+		b := w.open
+		w.open = newBatch()
+		w.inflight = b
+		closing := w.closing
+		w.mu.Unlock()
+
+		err := w.commit(b.changes)
+
+		w.mu.Lock()
+		w.inflight = nil
+		if err != nil {
+			w.failures.Add(1)
+			if closing {
+				// The last try: fail everyone still waiting.
+				w.closeErr = err
+				rest := w.open
+				w.open = newBatch()
+				w.mu.Unlock()
+				b.err = err
+				close(b.done)
+				rest.err = err
+				close(rest.done)
+				return
+			}
+			w.open.changes = append(b.changes, w.open.changes...)
+			w.open.inserted = append(b.inserted, w.open.inserted...)
+		}
+		w.mu.Unlock()
+		if err == nil {
+			w.commits.Add(1)
+			w.changes.Add(int64(len(b.changes)))
+			w.committedFunc(b.inserted)
+		}
+		b.err = err
+		close(b.done)
+		if err != nil {
+			time.Sleep(retryDelay)
+		}
+	}
+}
+
+// commit applies cs in one transaction.
+func (w *writer) commit(cs []change) (err error) {
+	ctx := context.Background()
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("sqlitestore: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			w.conn.ExecContext(ctx, "ROLLBACK") // fails harmlessly if SQLite already rolled back
+		}
+	}()
+	t := &txn{ctx: ctx, st: w.st}
+	for _, c := range cs {
+		if err := c.apply(t); err != nil {
+			return fmt.Errorf("sqlitestore: write: %w", err)
+		}
+	}
+	if err := t.finish(); err != nil {
+		return fmt.Errorf("sqlitestore: write: %w", err)
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("sqlitestore: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,340 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// The suite's FIFO and fair-queue tests: how MessageReceive chooses by
+// group, and how MessageSend numbers and deduplicates FIFO messages.
+
+// dedupWindow is the engine's deduplication interval; the tests pass
+// now-dedupWindow as DedupCutoff, as the engine does.
+const dedupWindow = 5 * time.Minute
+
+// NewFIFOQueue returns a FIFO queue of Account with default attributes,
+// created at the suite's base time.
+func NewFIFOQueue(id uint64, name string) *baton.Queue {
+	q := NewQueue(id, name)
+	q.Attributes.FifoQueue = true
+	q.Attributes.DeduplicationScope = "queue"
+	q.Attributes.FifoThroughputLimit = "perQueue"
+	q.DedupScope = "queue"
+	return q
+}
+
+// NewGroupMessage returns message n (see NewMessage) of group, with its
+// deduplication id set to its message id.
+func NewGroupMessage(n int, group string, sentAt time.Time) *baton.Message {
+	m := NewMessage(n, sentAt)
+	m.GroupID = group
+	m.DedupID = m.ID
+	return m
+}
+
+// MustSendFIFO stores msgs in a FIFO queue at now, each under its DedupID as
+// deduplication key, and fails the test on error.
+func MustSendFIFO(tb testing.TB, s baton.Store, queueID uint64, now time.Time, msgs ...*baton.Message) []baton.MessageSent {
+	tb.Helper()
+	keys := make([]string, len(msgs))
+	for i, m := range msgs {
+		keys[i] = m.DedupID
+	}
+	sent, err := s.MessageSend(tb.Context(), baton.MessageSendParams{
+		QueueID: queueID, Messages: msgs, DedupKeys: keys, DedupCutoff: now.Add(-dedupWindow),
+	})
+	if err != nil {
+		tb.Fatalf("send %d FIFO messages at %v: %v", len(msgs), now, err)
+	}
+	if len(sent) != len(msgs) {
+		tb.Fatalf("send %d FIFO messages: got %d results", len(msgs), len(sent))
+	}
+	return sent
+}
+
+// mustCreateFIFO creates a FIFO queue numbered n.
+func mustCreateFIFO(tb testing.TB, s baton.Store, n int, name string) *baton.Queue {
+	tb.Helper()
+	q := NewFIFOQueue(QueueID(n), name)
+	MustCreateQueue(tb, s, q)
+	return q
+}
+
+// byGroup splits received messages by group, keeping their order.
+func byGroup(msgs []*baton.Message) map[string][]string {
+	out := make(map[string][]string)
+	for _, m := range msgs {
+		out[m.GroupID] = append(out[m.GroupID], m.ID)
+	}
+	return out
+}
+
+// checkOrder compares the ids of msgs with want, in order.
+func checkOrder(tb testing.TB, what string, msgs []*baton.Message, want ...string) {
+	tb.Helper()
+	if got := ids(msgs); !slices.Equal(got, want) {
+		tb.Errorf("%s: got ids %v, want %v in this order", what, got, want)
+	}
+}
+
+// seqLess compares two sequence numbers as the decimal numbers they are.
+func seqLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// ---------------------------------------------------------------------------
+// FIFO
+
+func testFIFOGroupOrder(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	// Interleaved sends: each group's order is its own send order.
+	MustSendFIFO(t, s, q.ID, base,
+		NewGroupMessage(1, "a", base), NewGroupMessage(2, "b", base), NewGroupMessage(3, "a", base))
+	MustSendFIFO(t, s, q.ID, base, NewGroupMessage(4, "b", base), NewGroupMessage(5, "a", base))
+
+	now := at(time.Second)
+	msgs := mustReceive(t, s, q.ID, now, now.Add(lease), 10)
+	checkIDs(t, "receive everything", msgs, MessageID(1), MessageID(2), MessageID(3), MessageID(4), MessageID(5))
+	got := byGroup(msgs)
+	if want := []string{MessageID(1), MessageID(3), MessageID(5)}; !slices.Equal(got["a"], want) {
+		t.Errorf("group a: got %v, want %v in send order", got["a"], want)
+	}
+	if want := []string{MessageID(2), MessageID(4)}; !slices.Equal(got["b"], want) {
+		t.Errorf("group b: got %v, want %v in send order", got["b"], want)
+	}
+}
+
+func testFIFOInFlightBlocksGroup(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	MustSendFIFO(t, s, q.ID, base, NewGroupMessage(1, "a", base), NewGroupMessage(2, "a", base), NewGroupMessage(3, "a", base))
+	checkOrder(t, "receive Max 1", mustReceive(t, s, q.ID, base, at(lease), 1), MessageID(1))
+
+	// With a's head in flight the rest of a waits, even for a big receive;
+	// other groups do not.
+	now := at(time.Second)
+	MustSendFIFO(t, s, q.ID, now, NewGroupMessage(4, "b", now))
+	checkOrder(t, "receive while a's head is in flight", mustReceive(t, s, q.ID, now, now.Add(lease), 10), MessageID(4))
+	checkStats(t, "stats while a's head is in flight", MustStats(t, s, q.ID, now),
+		baton.MessageStats{Visible: 2, InFlight: 2, NextVisibleAt: at(lease)})
+
+	// When the lease lapses the head comes back first, alone.
+	checkOrder(t, "receive when the head's lease ends", mustReceive(t, s, q.ID, at(lease), at(2*lease), 1), MessageID(1))
+	checkOrder(t, "receive with the head in flight again", mustReceive(t, s, q.ID, at(lease), at(2*lease), 10))
+
+	// Deleting the head releases the rest of the group, in order.
+	now = at(lease + 500*time.Millisecond)
+	checkResult(t, "delete the head",
+		MustDelete(t, s, baton.MessageDeleteParams{QueueID: q.ID, MessageID: MessageID(1), Epoch: 2, Now: now, RequireLive: true}),
+		baton.LeaseCurrent)
+	checkOrder(t, "receive after deleting the head", mustReceive(t, s, q.ID, now, now.Add(lease), 10), MessageID(2), MessageID(3))
+}
+
+func testFIFOReleasedHeadComesFirst(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	MustSendFIFO(t, s, q.ID, base, NewGroupMessage(1, "a", base), NewGroupMessage(2, "a", base))
+	checkOrder(t, "receive the head", mustReceive(t, s, q.ID, base, at(lease), 1), MessageID(1))
+	now := at(time.Second)
+	checkResult(t, "release the head",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(1), Epoch: 1, Now: now, VisibleAt: now}),
+		baton.LeaseCurrent)
+	checkOrder(t, "receive after the release", mustReceive(t, s, q.ID, now, now.Add(lease), 10), MessageID(1), MessageID(2))
+}
+
+func testFIFODelayedDoesNotBlock(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	delayed := NewGroupMessage(1, "a", base)
+	delayed.VisibleAt = at(10 * time.Second)
+	MustSendFIFO(t, s, q.ID, base, delayed, NewGroupMessage(2, "a", base))
+
+	// A delayed message nobody received yet holds nothing up.
+	checkOrder(t, "receive during the delay", mustReceive(t, s, q.ID, base, at(lease), 10), MessageID(2))
+	// Once visible it is received even though the message after it is in
+	// flight: it was never received, so it does not jump ahead of a lease.
+	checkOrder(t, "receive when the delay ends", mustReceive(t, s, q.ID, at(10*time.Second), at(10*time.Second+lease), 10), MessageID(1))
+}
+
+func testFIFOFewestGroups(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	var msgs []*baton.Message
+	for i, g := range []string{"a", "b", "c", "a", "b", "c", "a", "b", "c"} {
+		msgs = append(msgs, NewGroupMessage(i+1, g, base))
+	}
+	MustSendFIFO(t, s, q.ID, base, msgs...)
+	sentOrder := map[string][]string{
+		"a": {MessageID(1), MessageID(4), MessageID(7)},
+		"b": {MessageID(2), MessageID(5), MessageID(8)},
+		"c": {MessageID(3), MessageID(6), MessageID(9)},
+	}
+
+	now := at(time.Second)
+	got := byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 4))
+	// Four messages from groups of three: one whole group and the head of
+	// another, never one or two from each.
+	if len(got) != 2 {
+		t.Errorf("receive Max 4 from three groups of 3: got groups %v, want 2 groups", got)
+	}
+	whole := 0
+	for g, ids := range got {
+		if want := sentOrder[g][:len(ids)]; !slices.Equal(ids, want) {
+			t.Errorf("group %s: got %v, want %v (the group's head, in send order)", g, ids, want)
+		}
+		if len(ids) == 3 {
+			whole++
+		}
+	}
+	if whole != 1 {
+		t.Errorf("receive Max 4: got %v, want one group whole", got)
+	}
+}
+
+func testFIFODedup(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	orig := NewGroupMessage(1, "a", base)
+	orig.DedupID = "key"
+	sent := MustSendFIFO(t, s, q.ID, base, orig)
+	if sent[0].Duplicate || sent[0].MessageID != orig.ID || sent[0].SequenceNumber == "" {
+		t.Fatalf("first send: got %+v, want the message stored with a sequence number", sent[0])
+	}
+
+	// Within the window (the key was accepted after the cutoff): the
+	// original's id and sequence number, and nothing stored.
+	for i, now := range []time.Time{at(time.Minute), base.Add(dedupWindow - time.Millisecond)} {
+		dup := NewGroupMessage(10+i, "b", now)
+		dup.DedupID = "key"
+		got := MustSendFIFO(t, s, q.ID, now, dup)[0]
+		if !got.Duplicate || got.MessageID != orig.ID || got.SequenceNumber != sent[0].SequenceNumber {
+			t.Errorf("send the key again at %v: got %+v, want a duplicate of %+v", now, got, sent[0])
+		}
+	}
+	now := base.Add(dedupWindow - time.Millisecond)
+	checkStats(t, "stats after the duplicates", MustStats(t, s, q.ID, now), baton.MessageStats{Visible: 1})
+
+	// At the cutoff the key is free again.
+	now = base.Add(dedupWindow)
+	again := NewGroupMessage(20, "a", now)
+	again.DedupID = "key"
+	got := MustSendFIFO(t, s, q.ID, now, again)[0]
+	if got.Duplicate || got.MessageID != again.ID {
+		t.Errorf("send the key when its window ends: got %+v, want %s stored", got, again.ID)
+	}
+	if !seqLess(sent[0].SequenceNumber, got.SequenceNumber) {
+		t.Errorf("sequence number after the window: got %s, want more than %s", got.SequenceNumber, sent[0].SequenceNumber)
+	}
+	// And the new message is now the original.
+	later := NewGroupMessage(21, "a", now.Add(time.Second))
+	later.DedupID = "key"
+	if dup := MustSendFIFO(t, s, q.ID, now.Add(time.Second), later)[0]; !dup.Duplicate || dup.MessageID != again.ID {
+		t.Errorf("send the key once more: got %+v, want a duplicate of %s", dup, again.ID)
+	}
+	checkOrder(t, "receive", mustReceive(t, s, q.ID, now.Add(time.Second), now.Add(time.Second+lease), 10), orig.ID, again.ID)
+}
+
+func testFIFODedupWithinOneSend(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	a := NewGroupMessage(1, "g", base)
+	b := NewGroupMessage(2, "g", base)
+	c := NewGroupMessage(3, "g", base)
+	a.DedupID, b.DedupID, c.DedupID = "k", "k", "j"
+	sent := MustSendFIFO(t, s, q.ID, base, a, b, c)
+	if sent[0].Duplicate || sent[0].MessageID != a.ID {
+		t.Errorf("first of the call: got %+v, want %s stored", sent[0], a.ID)
+	}
+	if !sent[1].Duplicate || sent[1].MessageID != a.ID || sent[1].SequenceNumber != sent[0].SequenceNumber {
+		t.Errorf("second, same key: got %+v, want a duplicate of %+v", sent[1], sent[0])
+	}
+	if sent[2].Duplicate || sent[2].MessageID != c.ID || !seqLess(sent[0].SequenceNumber, sent[2].SequenceNumber) {
+		t.Errorf("third, another key: got %+v, want %s stored after %s", sent[2], c.ID, sent[0].SequenceNumber)
+	}
+	checkOrder(t, "receive", mustReceive(t, s, q.ID, base, at(lease), 10), a.ID, c.ID)
+}
+
+func testFIFOSequenceNumbers(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	other := mustCreateFIFO(t, s, 2, "other.fifo")
+	want := make(map[string]string)
+	var seqs []string
+	n := 0
+	for call, size := range []int{1, 3, 1, 10, 2} {
+		now := at(time.Duration(call) * time.Second)
+		var batch []*baton.Message
+		for range size {
+			n++
+			batch = append(batch, NewGroupMessage(n, fmt.Sprintf("g%d", n%3), now))
+		}
+		for _, sent := range MustSendFIFO(t, s, q.ID, now, batch...) {
+			seqs = append(seqs, sent.SequenceNumber)
+			want[sent.MessageID] = sent.SequenceNumber
+		}
+		// Another queue's sends do not disturb this queue's numbering.
+		MustSendFIFO(t, s, other.ID, now, NewGroupMessage(1000+call, "x", now))
+	}
+	for i := 1; i < len(seqs); i++ {
+		if !seqLess(seqs[i-1], seqs[i]) {
+			t.Errorf("sequence number %d: %s after %s, want strictly increasing", i, seqs[i], seqs[i-1])
+		}
+	}
+	now := at(time.Minute)
+	for _, m := range mustReceive(t, s, q.ID, now, now.Add(lease), 10) {
+		if m.SequenceNumber != want[m.ID] {
+			t.Errorf("received %s: SequenceNumber %s, want %s as sent", m.ID, m.SequenceNumber, want[m.ID])
+		}
+	}
+}
+
+func testFIFOPurgeClearsDedup(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	first := NewGroupMessage(1, "a", base)
+	first.DedupID = "key"
+	before := MustSendFIFO(t, s, q.ID, base, first)[0]
+	now := at(time.Second)
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: Account, Name: q.Name, Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
+		t.Fatalf("purge: %v", err)
+	}
+	second := NewGroupMessage(2, "a", now)
+	second.DedupID = "key"
+	after := MustSendFIFO(t, s, q.ID, now, second)[0]
+	if after.Duplicate || after.MessageID != second.ID {
+		t.Errorf("send the key again after a purge: got %+v, want %s stored", after, second.ID)
+	}
+	if !seqLess(before.SequenceNumber, after.SequenceNumber) {
+		t.Errorf("sequence number after the purge: got %s, want more than %s", after.SequenceNumber, before.SequenceNumber)
+	}
+	checkOrder(t, "receive after the purge", mustReceive(t, s, q.ID, now, now.Add(lease), 10), second.ID)
+}
+
+// ---------------------------------------------------------------------------
+// Fair queues (standard queues with message groups)
+
+func testFairRoundRobin(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "tenants")
+	// A big backlog of one tenant sent first, then two small ones: in
+	// plain send order the backlog would fill every receive.
+	var msgs []*baton.Message
+	for i := 1; i <= 6; i++ {
+		msgs = append(msgs, NewGroupMessage(i, "big", base))
+	}
+	later := at(time.Millisecond)
+	msgs = append(msgs, NewGroupMessage(7, "x", later), NewGroupMessage(8, "y", later),
+		NewGroupMessage(9, "x", later), NewGroupMessage(10, "y", later))
+	MustSend(t, s, q.ID, msgs...)
+
+	now := at(time.Second)
+	for round := 1; round <= 2; round++ {
+		got := byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 3))
+		if len(got) != 3 || len(got["big"]) != 1 || len(got["x"]) != 1 || len(got["y"]) != 1 {
+			t.Errorf("receive %d with Max 3: got %v, want one message of each group", round, got)
+		}
+	}
+	// The small tenants are served; the backlog takes the rest.
+	got := byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 10))
+	if len(got) != 1 || len(got["big"]) != 4 {
+		t.Errorf("receive the rest: got %v, want the 4 left of big", got)
+	}
+}
