@@ -28,9 +28,12 @@ lint: ## go vet, gofmt and staticcheck
 fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsjson
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsquery
-	go test -run='^$$' -fuzz=FuzzReceiptDecode -fuzztime=$(FUZZTIME) ./engine
+	go test -run='^$$' -fuzz='^FuzzReceiptDecode$$' -fuzztime=$(FUZZTIME) ./engine
 	go test -run='^$$' -fuzz='^FuzzParseAuthorization$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4
 	go test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4
+	go test -run='^$$' -fuzz='^FuzzReceiptRoundTrip$$' -fuzztime=$(FUZZTIME) ./engine
+	go test -run='^$$' -fuzz='^FuzzDecodeState$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
+	go test -run='^$$' -fuzz='^FuzzDecodeAttributes$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
 
 bench: ## Run the Go benchmarks
 	go test -run='^$$' -bench=. -benchmem ./...

@@ -228,7 +228,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	srv := &http.Server{
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-			Ready: storeReady(store),
+			Ready: storeReady(store), Collectors: storeCollectors(store),
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s. There is no ReadTimeout or

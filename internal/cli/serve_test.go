@@ -41,7 +41,13 @@ func serve(t *testing.T, cfg cli.ServeConfig) string {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
-	cfg.Store, cfg.LogLevel, cfg.DataDir = "memory", "info", t.TempDir()
+	if cfg.Store == "" {
+		cfg.Store = "memory"
+	}
+	if cfg.Durability == "" {
+		cfg.Durability = "full"
+	}
+	cfg.LogLevel, cfg.DataDir = "info", t.TempDir()
 	if cfg.AccountID == "" {
 		cfg.AccountID = "000000000000"
 	}

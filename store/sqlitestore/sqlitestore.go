@@ -256,11 +256,14 @@ type Stats struct {
 	Changes int64
 	// Failures is how many commits failed (and were tried again).
 	Failures int64
+	// CommitTime is the time spent committing, failed commits included.
+	CommitTime time.Duration
 }
 
 // Stats returns the writer's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Commits: s.w.commits.Load(), Changes: s.w.changes.Load(), Failures: s.w.failures.Load()}
+	return Stats{Commits: s.w.commits.Load(), Changes: s.w.changes.Load(), Failures: s.w.failures.Load(),
+		CommitTime: time.Duration(s.w.commitNanos.Load())}
 }
 
 // stripe returns the index of the lock of queue id.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/baton-sqs/baton"
 )
 
 // ErrClosed is returned by calls on a closed Store.
@@ -41,9 +43,11 @@ type writer struct {
 	done     chan struct{}
 	closeErr error
 
-	commits  atomic.Int64
-	changes  atomic.Int64
-	failures atomic.Int64
+	commits atomic.Int64
+	// commitNanos is the time spent in commits, failed ones included.
+	commitNanos atomic.Int64
+	changes     atomic.Int64
+	failures    atomic.Int64
 }
 
 // batch is the changes of one transaction and the calls waiting for it.
@@ -141,7 +145,9 @@ func (w *writer) run() {
 		closing := w.closing
 		w.mu.Unlock()
 
+		start := baton.SystemClock{}.Now()
 		err := w.commit(b.changes)
+		w.commitNanos.Add(int64(baton.SystemClock{}.Now().Sub(start)))
 
 		w.mu.Lock()
 		w.inflight = nil
