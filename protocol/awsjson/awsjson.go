@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/protocol"
@@ -36,13 +37,20 @@ func Operation(r *http.Request) (name string, ok bool) {
 }
 
 // Decode parses a request body into op's input struct. An empty body is an
-// empty object. Malformed JSON or a member of the wrong type is a
-// SerializationException.
+// empty object. Malformed JSON, a body that is not a JSON object (null
+// included), invalid UTF-8 (which encoding/json would silently turn into
+// U+FFFD) or a member of the wrong type is a SerializationException.
 func Decode(body []byte, op protocol.Operation) (any, error) {
 	in := op.NewInput()
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return in, nil
+	}
+	if body[0] != '{' {
+		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: not a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: invalid UTF-8")
 	}
 	if err := json.Unmarshal(body, in); err != nil {
 		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: %s", describe(err))
