@@ -76,6 +76,13 @@ type Store interface {
 	// returns how many it deleted.
 	MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error)
 
+	// MoveTaskSave stores a message move task, inserting it or replacing
+	// the task of the same Handle. When it returns, the task is as durable
+	// as the store promises.
+	MoveTaskSave(ctx context.Context, task MoveTask) error
+	// MoveTaskList returns every stored move task, in no particular order.
+	MoveTaskList(ctx context.Context) ([]MoveTask, error)
+
 	// Close releases the store's resources.
 	Close() error
 }
@@ -244,6 +251,23 @@ type MessageStats struct {
 	NextVisibleAt time.Time
 	// OldestSentAt is the SentAt of the oldest message, zero if none.
 	OldestSentAt time.Time
+}
+
+// MoveTask is a message move task (StartMessageMoveTask) as the engine
+// reports and a Store keeps it. The engine sets every field, times
+// included; a store keeps them as given.
+type MoveTask struct {
+	// Handle identifies the task (its TaskHandle).
+	Handle         string
+	SourceARN      string
+	DestinationARN string // empty: each message's original source queue
+	MaxPerSecond   int    // 0: not set
+	// Status is RUNNING, COMPLETED, CANCELLING, CANCELLED or FAILED.
+	Status        string
+	Moved         int64
+	ToMove        int64
+	FailureReason string
+	StartedAt     time.Time
 }
 
 // Pinger is a Store that can tell whether its backend answers: a database

@@ -74,6 +74,9 @@ func New(cfg Config) (*Engine, error) {
 		waiters:  make(map[uint64]chan struct{}),
 		closing:  make(chan struct{}),
 	}
+	if err := e.loadMoveTasks(context.Background()); err != nil {
+		return nil, err
+	}
 	e.subscribeStore()
 	return e, nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -35,21 +37,76 @@ const (
 
 // MoveTask is a message move task's state as ListMessageMoveTasks reports
 // it.
-type MoveTask struct {
-	Handle         string
-	SourceARN      string
-	DestinationARN string // empty: each message's original source queue
-	MaxPerSecond   int    // 0: not set
-	Status         string
-	Moved          int64
-	ToMove         int64
-	FailureReason  string
-	StartedAt      time.Time
-}
+type MoveTask = baton.MoveTask
 
 type moveTask struct {
 	MoveTask
 	cancel chan struct{}
+	// saveMu orders the task's saves, so that the last one the store gets
+	// holds its latest state.
+	saveMu sync.Mutex
+	// savedMoved is Moved as last saved; guarded by saveMu.
+	savedMoved int64
+}
+
+// restartFailure is the FailureReason of a task that was unfinished when
+// the server last stopped.
+const restartFailure = "The server restarted before the task finished."
+
+// loadMoveTasks fills the registry with the store's tasks, newest first per
+// source. A task still RUNNING or CANCELLING was cut short by a restart: it
+// becomes FAILED, and is saved so.
+func (e *Engine) loadMoveTasks(ctx context.Context) error {
+	stored, err := e.store.MoveTaskList(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: list move tasks: %w", err)
+	}
+	tasks := &e.tasks
+	tasks.byID = make(map[string]*moveTask, len(stored))
+	tasks.bySource = make(map[string][]*moveTask)
+	for _, mt := range stored {
+		if mt.Status == TaskRunning || mt.Status == TaskCancelling {
+			mt.Status, mt.FailureReason = TaskFailed, restartFailure
+			if err := e.store.MoveTaskSave(ctx, mt); err != nil {
+				return fmt.Errorf("engine: save move task: %w", err)
+			}
+		}
+		t := &moveTask{MoveTask: mt, cancel: make(chan struct{}), savedMoved: mt.Moved}
+		tasks.byID[t.Handle] = t
+		tasks.bySource[t.SourceARN] = append(tasks.bySource[t.SourceARN], t)
+	}
+	for _, list := range tasks.bySource {
+		sort.SliceStable(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			if !a.StartedAt.Equal(b.StartedAt) {
+				return a.StartedAt.After(b.StartedAt)
+			}
+			return a.Handle < b.Handle
+		})
+	}
+	return nil
+}
+
+// saveTask stores the task's current state.
+func (e *Engine) saveTask(ctx context.Context, t *moveTask) error {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	e.tasks.mu.Lock()
+	snap := t.MoveTask
+	e.tasks.mu.Unlock()
+	if err := e.store.MoveTaskSave(ctx, snap); err != nil {
+		return err
+	}
+	t.savedMoved = snap.Moved
+	return nil
+}
+
+// saveTaskOrWarn saves the task and logs a failure: the task goes on, and
+// a later save may yet store it.
+func (e *Engine) saveTaskOrWarn(ctx context.Context, t *moveTask) {
+	if err := e.saveTask(ctx, t); err != nil {
+		e.log.Warn("move task save failed", "source", t.SourceARN, "err", err)
+	}
 }
 
 // moveTasks is the engine's registry of tasks, newest first per source.
@@ -134,8 +191,18 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 	}
 	tasks.byID[t.Handle] = t
 	tasks.bySource[p.SourceARN] = append([]*moveTask{t}, tasks.bySource[p.SourceARN]...)
-	tasks.wg.Add(1)
 	tasks.mu.Unlock()
+	if err := e.saveTask(ctx, t); err != nil {
+		tasks.mu.Lock()
+		delete(tasks.byID, t.Handle)
+		list := tasks.bySource[p.SourceARN]
+		if i := slices.Index(list, t); i >= 0 {
+			tasks.bySource[p.SourceARN] = slices.Delete(list, i, i+1)
+		}
+		tasks.mu.Unlock()
+		return "", fmt.Errorf("save move task: %w", err)
+	}
+	tasks.wg.Add(1)
 	go func() {
 		defer tasks.wg.Done()
 		e.runMoveTask(t, src, dest)
@@ -162,7 +229,7 @@ func (e *Engine) queueByARN(ctx context.Context, account, arn, param string) (*b
 
 // CancelMessageMoveTask stops a running task; messages already moved stay
 // moved. It returns how many were moved.
-func (e *Engine) CancelMessageMoveTask(_ context.Context, handle string) (int64, error) {
+func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (int64, error) {
 	if handle == "" {
 		return 0, baton.MissingParameter("TaskHandle")
 	}
@@ -173,17 +240,19 @@ func (e *Engine) CancelMessageMoveTask(_ context.Context, handle string) (int64,
 	}
 	tasks := &e.tasks
 	tasks.mu.Lock()
-	defer tasks.mu.Unlock()
 	t, ok := tasks.byID[handle]
-	if !ok {
-		return 0, baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
-	}
-	if t.Status != TaskRunning {
+	if !ok || t.Status != TaskRunning {
+		tasks.mu.Unlock()
 		return 0, baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
 	}
 	t.Status = TaskCancelling
 	close(t.cancel)
-	return t.Moved, nil
+	moved := t.Moved
+	tasks.mu.Unlock()
+	// The task is cancelling whether or not this save succeeds; its runner
+	// saves it again when it stops.
+	e.saveTaskOrWarn(ctx, t)
+	return moved, nil
 }
 
 // ListMessageMoveTasks returns up to maxResults (default 1, at most 10) of
@@ -237,7 +306,15 @@ func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
 			t.Status = TaskCompleted
 		}
 		finished := t.Status != TaskRunning
+		moved := t.Moved
 		e.tasks.mu.Unlock()
+		// t.saveMu guards savedMoved; only this goroutine and Cancel save.
+		t.saveMu.Lock()
+		changed := finished || moved != t.savedMoved
+		t.saveMu.Unlock()
+		if changed {
+			e.saveTaskOrWarn(ctx, t)
+		}
 		if finished {
 			return
 		}
@@ -251,6 +328,7 @@ func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
 			e.tasks.mu.Lock()
 			t.Status, t.FailureReason = TaskFailed, "The server shut down before the task finished."
 			e.tasks.mu.Unlock()
+			e.saveTaskOrWarn(ctx, t)
 			return
 		}
 	}

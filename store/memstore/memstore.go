@@ -24,6 +24,10 @@ type Store struct {
 	byID    map[uint64]*queueState
 	deleted map[queueKey]time.Time
 
+	// tasks are the move tasks by Handle; guarded by tasksMu.
+	tasksMu sync.Mutex
+	tasks   map[string]baton.MoveTask
+
 	expiredFunc func(queueID uint64, messageID string)
 }
 
@@ -47,6 +51,7 @@ func NewWithOptions(o Options) *Store {
 		queues:      make(map[queueKey]*queueState),
 		byID:        make(map[uint64]*queueState),
 		deleted:     make(map[queueKey]time.Time),
+		tasks:       make(map[string]baton.MoveTask),
 		expiredFunc: o.ExpiredFunc,
 	}
 }
@@ -659,4 +664,23 @@ func (h *hiddenHeap) Pop() any {
 	*h = old[:len(old)-1]
 	e.heapIdx = -1
 	return e
+}
+
+// MoveTaskSave stores the task, replacing the one of the same Handle.
+func (s *Store) MoveTaskSave(_ context.Context, t baton.MoveTask) error {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	s.tasks[t.Handle] = t
+	return nil
+}
+
+// MoveTaskList returns every stored task, in no particular order.
+func (s *Store) MoveTaskList(context.Context) ([]baton.MoveTask, error) {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	out := make([]baton.MoveTask, 0, len(s.tasks))
+	for _, t := range s.tasks {
+		out = append(out, t)
+	}
+	return out, nil
 }

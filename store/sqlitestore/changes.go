@@ -21,7 +21,8 @@ type change interface {
 type statements struct {
 	queuePut, queueSeq, queuePurged, queueDelete, tombstonePut,
 	msgInsert, msgState, msgDelete, msgMove, msgDeleteQueue,
-	dedupPut, dedupDeleteQueue, dedupPrune *sql.Stmt
+	dedupPut, dedupDeleteQueue, dedupPrune,
+	moveTaskPut *sql.Stmt
 }
 
 // prepare prepares the writer's statements on its connection.
@@ -50,6 +51,8 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.dedupPut, `INSERT OR REPLACE INTO dedup (queue_id, key, message_id, seq, at) VALUES (?, ?, ?, ?, ?)`},
 		{&st.dedupDeleteQueue, `DELETE FROM dedup WHERE queue_id = ?`},
 		{&st.dedupPrune, `DELETE FROM dedup WHERE queue_id = ? AND at <= ?`},
+		{&st.moveTaskPut, `INSERT OR REPLACE INTO move_tasks (handle, source_arn, destination_arn, max_per_second,
+			status, moved, to_move, failure_reason, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 	} {
 		stmt, err := conn.PrepareContext(ctx, s.sql)
 		if err != nil {
@@ -231,4 +234,13 @@ func (c *fifoSent) apply(t *txn) error {
 		t.prune[c.queueID] = c.cutoff
 	}
 	return nil
+}
+
+// moveTaskPut writes a move task's row, replacing the one of its handle.
+type moveTaskPut struct{ t baton.MoveTask }
+
+func (c *moveTaskPut) apply(t *txn) error {
+	m := &c.t
+	return t.exec(t.st.moveTaskPut, m.Handle, m.SourceARN, m.DestinationARN, int64(m.MaxPerSecond),
+		m.Status, m.Moved, m.ToMove, m.FailureReason, encTime(m.StartedAt))
 }

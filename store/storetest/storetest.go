@@ -170,6 +170,10 @@ func groups() []group {
 			{"OnlyOlder", testMessageExpireOnlyOlder},
 			{"UnknownQueue", testMessageExpireUnknownQueue},
 		}},
+		{"MoveTask", []test{
+			{"RoundTrip", testMoveTaskRoundTrip},
+			{"ReplaceByHandle", testMoveTaskReplaceByHandle},
+		}},
 		{"FIFO", []test{
 			{"GroupOrder", testFIFOGroupOrder},
 			{"InFlightBlocksGroup", testFIFOInFlightBlocksGroup},
