@@ -34,6 +34,8 @@ fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz='^FuzzReceiptRoundTrip$$' -fuzztime=$(FUZZTIME) ./engine
 	go test -run='^$$' -fuzz='^FuzzDecodeState$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
 	go test -run='^$$' -fuzz='^FuzzDecodeAttributes$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
+	go test -run='^$$' -fuzz='^FuzzMD5OfAttributes$$' -fuzztime=$(FUZZTIME) ./engine
+	go test -run='^$$' -fuzz='^FuzzParseBatchItemFailures$$' -fuzztime=$(FUZZTIME) ./worker
 
 bench: ## Run the Go benchmarks
 	go test -run='^$$' -bench=. -benchmem ./...

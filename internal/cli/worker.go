@@ -1,0 +1,426 @@
+package cli
+
+// `baton worker`: Lambda's SQS trigger without Lambda (package worker).
+//
+// One mapping comes from the flags; several from a YAML file
+// (--config FILE), whose mapping keys are the mapping flags' names:
+//
+//	endpoint: http://127.0.0.1:9324
+//	log-level: info
+//	mappings:
+//	  - queue-url: jobs
+//	    http: http://127.0.0.1:8080/jobs
+//	    batch-size: 100
+//	    batching-window: 5s
+//	    report-batch-item-failures: true
+//	  - queue-url: thumbnails
+//	    command: ./thumbnail.sh
+//	    stall-timeout: 30s
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/worker"
+)
+
+// mappingSpec is one mapping as the flags and the --config file spell it:
+// each yaml key is the flag's name.
+type mappingSpec struct {
+	QueueURL                string        `yaml:"queue-url"`
+	HTTP                    string        `yaml:"http"`
+	Command                 string        `yaml:"command"`
+	PerMessage              bool          `yaml:"per-message"`
+	ContentType             string        `yaml:"content-type"`
+	Headers                 []string      `yaml:"header"`
+	BatchSize               int           `yaml:"batch-size"`
+	BatchingWindow          time.Duration `yaml:"batching-window"`
+	MaxPayload              byteSize      `yaml:"max-payload"`
+	MaxConcurrency          int           `yaml:"max-concurrency"`
+	TargetTimeout           time.Duration `yaml:"target-timeout"`
+	StallTimeout            time.Duration `yaml:"stall-timeout"`
+	KillGrace               time.Duration `yaml:"kill-grace"`
+	ReportBatchItemFailures bool          `yaml:"report-batch-item-failures"`
+	VisibilityTimeout       time.Duration `yaml:"visibility-timeout"`
+}
+
+// mappingFlags are the flags of one mapping, refused next to --config.
+var mappingFlags = []string{"queue-url", "http", "command", "per-message", "content-type", "header", "batch-size",
+	"batching-window", "max-payload", "max-concurrency", "target-timeout", "stall-timeout", "kill-grace",
+	"report-batch-item-failures", "visibility-timeout"}
+
+// register adds the mapping flags, with the worker's defaults.
+func (s *mappingSpec) register(f *pflag.FlagSet) {
+	f.StringVar(&s.QueueURL, "queue-url", "", "the queue to consume: a URL, or a name looked up with GetQueueUrl")
+	f.StringVar(&s.HTTP, "http", "", "deliver to this URL: POST a Lambda-shaped SQS event ({\"Records\": […]})")
+	f.StringVar(&s.Command, "command", "", "deliver to this shell command: the event on standard input, the answer on standard output")
+	f.BoolVar(&s.PerMessage, "per-message", false, "with --http: POST each message on its own, its body as is, with sqsd's X-Aws-Sqsd-* headers")
+	f.StringVar(&s.ContentType, "content-type", "application/json", "with --per-message: the requests' Content-Type")
+	f.StringArrayVar(&s.Headers, "header", nil, "with --http: add 'Name: value' to every request (repeatable)")
+	f.IntVar(&s.BatchSize, "batch-size", worker.DefaultBatchSize, "most messages per delivery: 1-10000 (at most 10 on a FIFO queue)")
+	f.DurationVar(&s.BatchingWindow, "batching-window", 0, "gather a batch for up to this long (0-300s; at least 1s for batches over 10; none on FIFO queues)")
+	s.MaxPayload = worker.DefaultMaxPayload
+	f.Var(&s.MaxPayload, "max-payload", "largest event in bytes (suffixes KB, MB, KiB, MiB); a larger message travels alone")
+	f.IntVar(&s.MaxConcurrency, "max-concurrency", worker.DefaultMaxConcurrency, "most deliveries at once (1-1000)")
+	f.DurationVar(&s.TargetTimeout, "target-timeout", worker.DefaultTargetTimeout, "bound on one delivery: a request with its answer, or a command's run")
+	f.DurationVar(&s.StallTimeout, "stall-timeout", 0, "with --command: stop a command that writes no progress line to file descriptor 3 for this long (0: no check)")
+	f.DurationVar(&s.KillGrace, "kill-grace", worker.DefaultKillGrace, "with --command: time between SIGTERM and SIGKILL")
+	f.BoolVar(&s.ReportBatchItemFailures, "report-batch-item-failures", false, "the answer's batchItemFailures lists the failed messages (Lambda's rules)")
+	f.DurationVar(&s.VisibilityTimeout, "visibility-timeout", 0, "lease asked for on receive and renewal (default: the queue's VisibilityTimeout)")
+}
+
+// config turns the spec into a worker.Config. what names the mapping in
+// errors; stderr (safe for concurrent use) receives commands' standard
+// error.
+func (s *mappingSpec) config(ctx context.Context, c *sqs.Client, what string, stderr io.Writer) (worker.Config, error) {
+	var cfg worker.Config
+	fail := func(format string, args ...any) (worker.Config, error) {
+		return cfg, fmt.Errorf("%s: %s", what, fmt.Sprintf(format, args...))
+	}
+	if s.QueueURL == "" {
+		return fail("no queue: give --queue-url (queue-url: in a --config file)")
+	}
+	switch {
+	case s.HTTP == "" && s.Command == "":
+		return fail("no target: give --http URL or --command 'CMD ARGS'")
+	case s.HTTP != "" && s.Command != "":
+		return fail("give --http or --command, not both")
+	case s.Command != "" && (s.PerMessage || len(s.Headers) > 0):
+		return fail("--per-message and --header are for --http")
+	case s.HTTP != "" && (s.StallTimeout != 0):
+		return fail("--stall-timeout is for --command (an HTTP target is bounded by --target-timeout)")
+	}
+	if s.HTTP != "" {
+		h := http.Header{}
+		for _, kv := range s.Headers {
+			name, value, ok := strings.Cut(kv, ":")
+			if !ok || strings.TrimSpace(name) == "" {
+				return fail("--header %q: want 'Name: value'", kv)
+			}
+			h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+		cfg.Target = &worker.HTTPTarget{URL: s.HTTP, PerMessage: s.PerMessage, ContentType: s.ContentType, Header: h}
+	} else {
+		cfg.Target = &worker.CommandTarget{Command: s.Command, StallTimeout: s.StallTimeout, KillGrace: s.KillGrace,
+			Stderr: stderr}
+	}
+	cfg.BatchSize = s.BatchSize
+	if s.PerMessage && s.BatchSize == worker.DefaultBatchSize {
+		cfg.BatchSize = 1
+	}
+	cfg.BatchingWindow = s.BatchingWindow
+	cfg.MaxPayload = int(s.MaxPayload)
+	cfg.MaxConcurrency = s.MaxConcurrency
+	cfg.TargetTimeout = s.TargetTimeout
+	cfg.ReportBatchItemFailures = s.ReportBatchItemFailures
+	cfg.VisibilityTimeout = s.VisibilityTimeout
+	url, err := queueURL(ctx, c, s.QueueURL)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg.QueueURL = url
+	return cfg, nil
+}
+
+// workerFile is a `baton worker --config` file.
+type workerFile struct {
+	Endpoint        string        `yaml:"endpoint"`
+	Profile         string        `yaml:"profile"`
+	Region          string        `yaml:"region"`
+	LogLevel        string        `yaml:"log-level"`
+	ShutdownTimeout time.Duration `yaml:"shutdown-timeout"`
+	Mappings        []mappingSpec `yaml:"mappings"`
+}
+
+// readWorkerFile parses a --config file, refusing unknown keys.
+func readWorkerFile(path string) (*workerFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f workerFile
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(f.Mappings) == 0 {
+		return nil, fmt.Errorf("%s: no mappings (mappings: - queue-url: … http: … or command: …)", path)
+	}
+	for i := range f.Mappings {
+		m := &f.Mappings[i]
+		// Keys left out take the flags' defaults.
+		if m.BatchSize == 0 {
+			m.BatchSize = worker.DefaultBatchSize
+		}
+		if m.ContentType == "" {
+			m.ContentType = "application/json"
+		}
+	}
+	return &f, nil
+}
+
+// applyFile sets the general flags the file names, unless the command line
+// or a BATON_* variable set them.
+func applyFile(flags *pflag.FlagSet, f *workerFile) error {
+	set := map[string]string{"endpoint": f.Endpoint, "profile": f.Profile, "region": f.Region, "log-level": f.LogLevel}
+	if f.ShutdownTimeout != 0 {
+		set["shutdown-timeout"] = f.ShutdownTimeout.String()
+	}
+	for name, v := range set {
+		fl := flags.Lookup(name)
+		if v == "" || fl == nil || fl.Changed {
+			continue
+		}
+		if _, env := os.LookupEnv(envName(fl)); env {
+			continue
+		}
+		if err := fl.Value.Set(v); err != nil {
+			return fmt.Errorf("--config: %s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+func workerCommand() *cobra.Command {
+	var (
+		o               clientOptions
+		spec            mappingSpec
+		configPath      string
+		logLevel        string
+		shutdownTimeout time.Duration
+		checkOnly       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "worker --queue-url QUEUE (--http URL | --command 'CMD ARGS')",
+		Short: "Feed a queue to an HTTP endpoint or a command, as Lambda's SQS trigger does",
+		Long: "worker consumes QUEUE and delivers its messages in batches, as a Lambda event source mapping\n" +
+			"does: POSTed as a Lambda-shaped SQS event to --http (or one message per request, sqsd style,\n" +
+			"with --per-message), or on the standard input of --command, run with /bin/sh -c.\n\n" +
+			"A 2xx answer (an exit status 0) deletes the batch; anything else, or a timeout, brings every\n" +
+			"message back after a backoff. With --report-batch-item-failures the answer (the response body,\n" +
+			"the command's standard output) lists the failed messages, by Lambda's rules:\n" +
+			"{\"batchItemFailures\":[{\"itemIdentifier\":\"<messageId>\"}]}; an empty or null list, null, {} or\n" +
+			"nothing is full success; invalid JSON, an empty, null or unknown itemIdentifier, or a wrong key\n" +
+			"name fails the whole batch. On a FIFO queue everything after the first failure fails too.\n\n" +
+			"Unlike Lambda, the worker keeps every lease alive while a batch waits in its window and while\n" +
+			"the target works. An HTTP answer 429 or 503 is waited for as its Retry-After says, the leases\n" +
+			"kept, for up to the visibility timeout; then the batch is released to come back later. A\n" +
+			"command may write a line to file descriptor 3 (BATON_PROGRESS_FD) as progress; one silent for\n" +
+			"--stall-timeout, or past --target-timeout, gets SIGTERM on its process group, then SIGKILL\n" +
+			"after --kill-grace. SIGTERM or SIGINT to the worker delivers the gathering batches, lets\n" +
+			"running ones finish within --shutdown-timeout, then releases what it holds.\n\n" +
+			"--config FILE runs several mappings: a YAML file with endpoint, profile, region, log-level,\n" +
+			"shutdown-timeout and a list of mappings whose keys are the mapping flags' names. Every flag\n" +
+			"can also be set as a BATON_<FLAG> environment variable.",
+		Example: "  baton worker --queue-url jobs --http http://127.0.0.1:8080/jobs --report-batch-item-failures\n" +
+			"  baton worker --queue-url jobs --http http://127.0.0.1:8080/ --per-message --max-concurrency 20\n" +
+			"  baton worker --queue-url events --command './load.sh' --batch-size 1000 --batching-window 10s\n" +
+			"  baton worker --config worker.yaml",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			flags := cmd.Flags()
+			if err := envDefaults(flags); err != nil {
+				return err
+			}
+			specs := []mappingSpec{spec}
+			names := []string{"worker"}
+			if configPath != "" {
+				for _, name := range mappingFlags {
+					f := flags.Lookup(name)
+					if _, env := os.LookupEnv(envName(f)); f.Changed || env {
+						return fmt.Errorf("--%s: the mappings come from --config %s; set it there", name, configPath)
+					}
+				}
+				file, err := readWorkerFile(configPath)
+				if err != nil {
+					return err
+				}
+				if err := applyFile(flags, file); err != nil {
+					return err
+				}
+				specs, names = file.Mappings, nil
+				for i := range specs {
+					names = append(names, fmt.Sprintf("%s: mappings[%d]", configPath, i))
+				}
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			}
+			stderr := &syncWriter{w: cmd.ErrOrStderr()}
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			client, err := o.client(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			var cfgs []worker.Config
+			for i := range specs {
+				cfg, err := specs[i].config(ctx, client, names[i], stderr)
+				if err != nil {
+					return err
+				}
+				cfg.Logger = log
+				cfg.Observer = logEvents(log.With("queue", queueName(cfg.QueueURL)))
+				cfg.ShutdownTimeout = shutdownTimeout
+				cfgs = append(cfgs, cfg)
+			}
+			if checkOnly {
+				return checkMappings(cmd, client, cfgs)
+			}
+			return runWorkers(ctx, client, cfgs)
+		},
+	}
+	f := cmd.Flags()
+	o.register(f)
+	spec.register(f)
+	f.StringVar(&configPath, "config", "", "YAML file of mappings (several per process; see --help)")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", worker.DefaultShutdownTimeout, "on SIGTERM: how long to drain and release before exiting")
+	f.BoolVar(&checkOnly, "check", false, "check each mapping against its queue (the six-times rule, FIFO limits), print the findings and exit")
+	return cmd
+}
+
+// checkMappings prints each mapping's findings; any of severity error makes
+// it fail.
+func checkMappings(cmd *cobra.Command, client *sqs.Client, cfgs []worker.Config) error {
+	w := cmd.OutOrStdout()
+	bad := 0
+	for _, cfg := range cfgs {
+		fs, err := worker.Check(cmd.Context(), client, cfg)
+		if err != nil {
+			return apiError(err)
+		}
+		fmt.Fprintf(w, "%s -> %s\n", cfg.QueueURL, cfg.Target)
+		if len(fs) == 0 {
+			fmt.Fprintln(w, "  ok")
+		}
+		for _, f := range fs {
+			fmt.Fprintf(w, "  %s\n", f)
+			if f.Severity == consumer.SeverityError {
+				bad++
+			}
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d finding(s) of severity error: the worker would refuse to start", bad)
+	}
+	return nil
+}
+
+// runWorkers runs one worker per mapping until ctx ends; if one fails to
+// start, the others are stopped and its error returned.
+func runWorkers(ctx context.Context, client *sqs.Client, cfgs []worker.Config) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var workers []*worker.Worker
+	for _, cfg := range cfgs {
+		w, err := worker.New(client, cfg)
+		if err != nil {
+			return err
+		}
+		workers = append(workers, w)
+	}
+	errs := make(chan error, len(workers))
+	for _, w := range workers {
+		go func() { errs <- w.Run(ctx) }()
+	}
+	var first error
+	for range workers {
+		if err := <-errs; err != nil && first == nil {
+			first = apiError(err)
+			cancel()
+		}
+	}
+	return first
+}
+
+// logEvents logs the consumer runtime's events that call for attention.
+func logEvents(log *slog.Logger) consumer.Observer {
+	return consumer.ObserverFunc(func(e consumer.Event) {
+		switch e.Kind {
+		case consumer.EventLeaseLost, consumer.EventSlotStuck, consumer.EventDeleteFailed, consumer.EventStalled:
+			log.Warn("consumer: "+e.Kind.String(), "message", e.MessageID, "err", e.Err)
+		case consumer.EventError:
+			log.Warn("consumer: "+e.Kind.String(), "op", e.Op, "message", e.MessageID, "err", e.Err)
+		}
+	})
+}
+
+// syncWriter serialises writes from the deliveries running at once.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// byteSize is a size in bytes, written as a number with an optional unit:
+// B, KB (1000), KiB (1024), MB (10^6), MiB (2^20).
+type byteSize int
+
+// String renders the size in the largest binary unit that divides it.
+func (b *byteSize) String() string {
+	n := int(*b)
+	switch {
+	case n != 0 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n != 0 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n)
+}
+
+// Set parses a size.
+func (b *byteSize) Set(s string) error {
+	v := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1000}, {"MB", 1000 * 1000}, {"B", 1}}
+	mult := 1
+	for _, u := range units {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSpace(strings.TrimSuffix(v, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > (1<<31)/mult {
+		return fmt.Errorf("%q is not a size (like 6MiB, 512KB or 1000)", s)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+// Type names the flag's value type in help.
+func (b *byteSize) Type() string { return "size" }
+
+// UnmarshalYAML reads a size from a number or a string.
+func (b *byteSize) UnmarshalYAML(n *yaml.Node) error {
+	if err := b.Set(n.Value); err != nil {
+		return fmt.Errorf("line %d: max-payload: %v", n.Line, err)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/worker"
+)
+
+// On a FIFO queue a failure fails every later message of the batch, so
+// the group comes back whole and in order.
+func TestFIFOStopsAtFirstFailure(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		failed []string // bodies the target reports
+		second []string // the redelivered batch, in order
+	}{
+		{"second fails", []string{"m1"}, []string{"m1", "m2", "m3", "m4"}},
+		{"two later fail", []string{"m4", "m3"}, []string{"m3", "m4"}},
+		{"last fails", []string{"m4"}, []string{"m4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs.fifo", map[string]string{"FifoQueue": "true", "VisibilityTimeout": "30"})
+			w.send(url, numbered("m", 5)...)
+			rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+				if n > 1 {
+					return http.StatusOK, nil, ""
+				}
+				var items []string
+				for _, b := range tt.failed {
+					items = append(items, fmt.Sprintf(`{"itemIdentifier":%q}`, e.idOf(b)))
+				}
+				return http.StatusOK, nil, `{"batchItemFailures":[` + strings.Join(items, ",") + `]}`
+			})
+			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, ReportBatchItemFailures: true})
+			w.drive(time.Minute, step, w.empty(url))
+			if n := rec.n(); n != 2 {
+				t.Fatalf("deliveries %d, want 2", n)
+			}
+			if got := rec.get(0).bodies(); !reflect.DeepEqual(got, numbered("m", 5)) {
+				t.Errorf("first batch %v, want m0..m4 in order", got)
+			}
+			if got := rec.get(1).bodies(); !reflect.DeepEqual(got, tt.second) {
+				t.Errorf("second batch %v, want %v", got, tt.second)
+			}
+			var skipped int
+			for _, e := range w.obs.all(consumer.EventHandled) {
+				if errors.Is(e.Err, worker.ErrSkipped) {
+					skipped++
+				}
+			}
+			want := 0
+			for _, b := range tt.second {
+				if !strings.Contains(fmt.Sprint(tt.failed), b) {
+					want++
+				}
+			}
+			if skipped != want {
+				t.Errorf("skipped %d, want %d", skipped, want)
+			}
+		})
+	}
+}
+
+// A batch over ten is gathered from several receives: it is delivered
+// when it is full, or when its window ends; the leases are kept meanwhile.
+func TestBatchingWindowGathersOverTen(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "2"})
+	const window = 5 * time.Second
+	rec, target := w.httpTarget(ok)
+	w.send(url, numbered("a", 15)...)
+	t0 := w.clock.Now()
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 25,
+		BatchingWindow: window, MaxConcurrency: 1})
+	w.drive(time.Minute, step, w.empty(url))
+	if n := rec.n(); n != 1 || len(rec.get(0).Records) != 15 {
+		t.Fatalf("deliveries %d, want one of all 15", n)
+	}
+	rec.mu.Lock()
+	waited := rec.at[0].Sub(w.firstReceive(t0))
+	rec.mu.Unlock()
+	if waited < window || waited > window+3*step {
+		t.Errorf("a partial batch was delivered %v after its first message, want the %v window", waited, window)
+	}
+
+	w.send(url, numbered("b", 30)...)
+	t1 := w.clock.Now()
+	w.drive(time.Minute, step, w.empty(url))
+	if n := rec.n(); n != 3 {
+		t.Fatalf("deliveries %d, want 3 (a full 25, then the last 5)", n)
+	}
+	rec.mu.Lock()
+	tr := w.firstReceive(t1)
+	full, rest := rec.at[1].Sub(tr), rec.at[2].Sub(tr)
+	rec.mu.Unlock()
+	if got := len(rec.get(1).Records); got != 25 || full >= window {
+		t.Errorf("second delivery: %d messages after %v, want 25 at once", got, full)
+	}
+	if got := len(rec.get(2).Records); got != 5 || rest < window {
+		t.Errorf("third delivery: %d messages after %v, want 5 after the window", got, rest)
+	}
+	for i := 0; i < 3; i++ {
+		for _, c := range receiveCounts(rec.get(i)) {
+			if c != "1" {
+				t.Fatalf("delivery %d receive counts %v: a lease lapsed in the window", i, receiveCounts(rec.get(i)))
+			}
+		}
+	}
+	if n := w.obs.count(consumer.EventLeaseLost); n != 0 {
+		t.Errorf("lost leases %d, want 0", n)
+	}
+}
+
+// Events stay within MaxPayload: a batch is delivered when the next
+// message would not fit, and a message too large on its own travels alone.
+func TestPayloadCap(t *testing.T) {
+	t.Parallel()
+	const limit = 4000
+	for _, window := range []time.Duration{0, time.Second} {
+		t.Run(fmt.Sprintf("window %v", window), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+			var bodies []string
+			for i := 0; i < 9; i++ {
+				bodies = append(bodies, fmt.Sprintf("m%d-%s", i, strings.Repeat("x", 1000)))
+			}
+			big := "big-" + strings.Repeat("y", limit)
+			w.send(url, append(bodies, big)...)
+			rec, target := w.httpTarget(ok)
+			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, MaxPayload: limit, BatchingWindow: window})
+			w.drive(time.Minute, step, w.empty(url))
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			var all []string
+			singles := 0
+			for i, e := range rec.events {
+				all = append(all, e.bodies()...)
+				size, n := rec.sizes[i], len(e.Records)
+				if size > limit && n != 1 {
+					t.Errorf("delivery %d: %d bytes in %d messages, over the %d cap", i, size, n, limit)
+				}
+				if e.bodies()[0] == big && n != 1 {
+					t.Errorf("the large message shared a delivery with %d others", n-1)
+				}
+				if n == 1 && e.bodies()[0] != big {
+					singles++
+				}
+			}
+			if singles > 1 {
+				t.Errorf("%d deliveries of one small message, where two fit in one", singles)
+			}
+			sort.Strings(all)
+			want := append(append([]string{}, bodies...), big)
+			sort.Strings(want)
+			if !reflect.DeepEqual(all, want) {
+				t.Errorf("delivered %d bodies, want the 10 sent, each once", len(all))
+			}
+			if len(rec.events) < 4 {
+				t.Errorf("deliveries %d: nine 1 KB messages and a 4 KB one cannot fit in fewer than 4 under 4000 bytes", len(rec.events))
+			}
+		})
+	}
+}
+
+// firstReceive is when the worker first received messages at or after t.
+func (w *world) firstReceive(t time.Time) time.Time {
+	for _, e := range w.obs.all(consumer.EventReceived) {
+		if !e.Time.Before(t) {
+			return e.Time
+		}
+	}
+	w.t.Fatalf("no receive since %v", t)
+	return t
+}
+
+// spoiler fails the renewals of one receipt handle as SQS does for a
+// handle that is no longer valid.
+type spoiler struct {
+	consumer.Client
+	mu     sync.Mutex
+	body   string
+	handle string
+}
+
+func (s *spoiler) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	out, err := s.Client.ReceiveMessage(ctx, in, o...)
+	if err == nil {
+		s.mu.Lock()
+		for _, m := range out.Messages {
+			if *m.Body == s.body && s.handle == "" {
+				s.handle = *m.ReceiptHandle
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out, err
+}
+
+func (s *spoiler) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, o ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	s.mu.Lock()
+	bad := s.handle
+	s.mu.Unlock()
+	var keep []types.ChangeMessageVisibilityBatchRequestEntry
+	var failed []types.BatchResultErrorEntry
+	for _, e := range in.Entries {
+		if *e.ReceiptHandle == bad {
+			failed = append(failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("ReceiptHandleIsInvalid"),
+				Message: aws.String("The receipt handle is not valid."), SenderFault: true})
+			continue
+		}
+		keep = append(keep, e)
+	}
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
+	if len(keep) > 0 {
+		in2 := *in
+		in2.Entries = keep
+		o2, err := s.Client.ChangeMessageVisibilityBatch(ctx, &in2, o...)
+		if err != nil {
+			return nil, err
+		}
+		out.Successful, out.Failed = o2.Successful, o2.Failed
+	}
+	out.Failed = append(out.Failed, failed...)
+	return out, nil
+}
+
+// A message whose lease is lost while its batch gathers is left out of the
+// event (another consumer may hold it); it is delivered once, when the
+// queue gives it again.
+func TestLostLeaseLeftOut(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "2"})
+	w.send(url, numbered("m", 4)...)
+	w.cl.Client = &spoiler{Client: w.srv.Client, body: "m1"}
+	rec, target := w.httpTarget(ok)
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 20, BatchingWindow: 5 * time.Second})
+	w.drive(time.Minute, step, w.empty(url))
+	var got []string
+	for i := 0; i < rec.n(); i++ {
+		for _, r := range rec.get(i).Records {
+			got = append(got, r.Body+":"+r.Attributes["ApproximateReceiveCount"])
+		}
+	}
+	sort.Strings(got)
+	// m1's first copy was never delivered; the queue gave it again once
+	// its lease lapsed on the server.
+	if fmt.Sprint(got) != "[m0:1 m1:2 m2:1 m3:1]" {
+		t.Errorf("delivered %v, want every message once, m1 on its second receive", got)
+	}
+	if n := w.obs.count(consumer.EventLeaseLost); n != 1 {
+		t.Errorf("lost leases %d, want 1", n)
+	}
+}

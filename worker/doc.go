@@ -1,0 +1,81 @@
+// Package worker is Lambda's SQS trigger without Lambda: it feeds a queue's
+// messages, in batches, to an HTTP endpoint or to a local command, and
+// deletes what the target handled. It is what `baton worker` runs.
+//
+// It is built on package consumer and, like it, talks to the queue only
+// through the public SQS API (a consumer.Client), so it serves Amazon SQS
+// as well as Baton.
+//
+// # Batches
+//
+// A mapping (Config) behaves as a Lambda event source mapping: BatchSize
+// (1–10,000 on standard queues, at most 10 on FIFO queues),
+// BatchingWindow (0–300 s; at least 1 s for batches over ten; none on FIFO
+// queues), MaxPayload (6 MB by default) and MaxConcurrency. A batch is
+// delivered when it is full, when its window (counted from its first
+// message) has passed, or when the next message would take the event past
+// MaxPayload. A message larger than MaxPayload on its own is delivered
+// alone.
+//
+// The event is Lambda's: {"Records":[{"messageId", "receiptHandle",
+// "body", "attributes", "messageAttributes" (stringValue, binaryValue,
+// stringListValues, binaryListValues, dataType), "md5OfBody",
+// "md5OfMessageAttributes" (when the message has attributes),
+// "eventSource":"aws:sqs", "eventSourceARN", "awsRegion"}]}.
+//
+// # Results
+//
+// A successful delivery (an HTTP 2xx answer, or a command's exit status 0)
+// deletes the whole batch; any other answer, a timeout or a failure to
+// deliver leaves every message of it to come back after a backoff. With
+// ReportBatchItemFailures the answer (the response body, or the command's
+// standard output) decides, by Lambda's rules (see ParseBatchItemFailures):
+// empty, null, {} or an empty or null batchItemFailures list mean full
+// success; invalid JSON, a value that is not an object, an item without
+// itemIdentifier (a wrong key name), a null, empty or non-string
+// itemIdentifier, or one naming no message of the batch fail the whole
+// batch; otherwise only the listed messages fail. On a FIFO queue the first
+// failure fails every later message of the batch too, so that no group is
+// processed out of order.
+//
+// # Leases
+//
+// Lambda never renews a lease, so a batch waiting in its window, a
+// throttled retry or a slow function can outlive it. This worker keeps
+// every lease of a batch renewed from receipt to result, in the window,
+// while the batch waits for a free invocation, while the target works and
+// while a throttled target is waited for. Every such wait is bounded: the
+// window, TargetTimeout per delivery, the queue's visibility timeout for
+// throttling (as Lambda retries throttled invocations until the lease would
+// end), and for commands StallTimeout and KillGrace. Failed messages are
+// released with the consumer's retry backoff instead of waiting out their
+// lease.
+//
+// # Targets
+//
+// HTTPTarget POSTs the event as JSON, or, with PerMessage, one message per
+// request like Elastic Beanstalk's sqsd (the body as is, with
+// X-Aws-Sqsd-Msgid, X-Aws-Sqsd-Receive-Count, X-Aws-Sqsd-First-Received-At,
+// X-Aws-Sqsd-Sent-At, X-Aws-Sqsd-Queue, X-Aws-Sqsd-Sender-Id and
+// X-Aws-Sqsd-Attr-NAME headers). A 429 or 503 answer is throttling: the
+// worker waits as the Retry-After header says (seconds or an HTTP date; an
+// exponential backoff without it), keeping the leases, and tries again; if
+// the wait would pass the queue's visibility timeout it releases the batch
+// at once, to come back after the wait.
+//
+// CommandTarget runs a command with /bin/sh -c in its own process group:
+// the event on standard input, the answer on standard output, exit status 0
+// for success. Every line the command writes to file descriptor 3 (named
+// in BATON_PROGRESS_FD) is progress: with StallTimeout set, a command
+// silent on it that long is stalled. A stalled command, or one past
+// TargetTimeout, gets SIGTERM on its whole process group, then SIGKILL
+// after KillGrace, and its batch is retried.
+//
+// # Shutdown
+//
+// Shutdown delivers the batches still gathering at once, lets running
+// deliveries finish until the drain ends, then cancels the rest (stopping
+// commands as above), releases every lease it holds so that the messages
+// are visible again at once, and flushes pending deletes: consumer's
+// phased shutdown.
+package worker

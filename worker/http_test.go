@@ -1,0 +1,409 @@
+package worker_test
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/worker"
+)
+
+const step = 100 * time.Millisecond
+
+func ok(int, event, *http.Request) (int, http.Header, string) { return http.StatusOK, nil, "" }
+
+// A 2xx answer deletes the whole batch; the event has Lambda's shape.
+func TestFullSuccessDeletesBatch(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, numbered("m", 9)...)
+	_, err := w.srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("with attributes"),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			"Foo":  {DataType: aws.String("String"), StringValue: aws.String("Bar")},
+			"Blob": {DataType: aws.String("Binary"), BinaryValue: []byte{0xde, 0xad, 0xbe, 0xef}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, target := w.httpTarget(ok)
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
+	w.drive(time.Minute, step, w.empty(url))
+	if n := rec.n(); n != 1 {
+		t.Fatalf("deliveries %d, want 1 batch of 10", n)
+	}
+	e := rec.get(0)
+	if len(e.Records) != 10 {
+		t.Fatalf("records %d, want 10", len(e.Records))
+	}
+	arn := "arn:aws:sqs:us-east-1:000000000000:jobs"
+	for _, r := range e.Records {
+		sum := md5.Sum([]byte(r.Body))
+		if r.MessageID == "" || r.ReceiptHandle == "" || r.MD5OfBody != hex.EncodeToString(sum[:]) ||
+			r.EventSource != "aws:sqs" || r.EventSourceARN != arn || r.AWSRegion != "us-east-1" {
+			t.Errorf("record %+v: want ids, md5OfBody, aws:sqs, %s, us-east-1", r, arn)
+		}
+		for _, k := range []string{"ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp"} {
+			if r.Attributes[k] == "" {
+				t.Errorf("record %s: no attribute %s in %v", r.Body, k, r.Attributes)
+			}
+		}
+		if r.Body != "with attributes" {
+			if r.MD5OfAttributes != nil || len(r.MessageAttributes) != 0 {
+				t.Errorf("record %s without attributes: md5OfMessageAttributes %v, messageAttributes %v", r.Body, r.MD5OfAttributes, r.MessageAttributes)
+			}
+			continue
+		}
+		// SQS-CONTRACT §4.3: sorted by name, length-prefixed fields,
+		// transport byte 1 for String, 2 for Binary.
+		want := attributesMD5([]string{"Blob", "Binary", "\x02", "\xde\xad\xbe\xef"}, []string{"Foo", "String", "\x01", "Bar"})
+		if r.MD5OfAttributes == nil || *r.MD5OfAttributes != want {
+			t.Errorf("md5OfMessageAttributes %v, want %s", r.MD5OfAttributes, want)
+		}
+		wantFoo := map[string]any{"stringValue": "Bar", "stringListValues": []any{}, "binaryListValues": []any{}, "dataType": "String"}
+		wantBlob := map[string]any{"binaryValue": "3q2+7w==", "stringListValues": []any{}, "binaryListValues": []any{}, "dataType": "Binary"}
+		if !reflect.DeepEqual(r.MessageAttributes["Foo"], wantFoo) || !reflect.DeepEqual(r.MessageAttributes["Blob"], wantBlob) {
+			t.Errorf("messageAttributes %v, want Foo %v and Blob %v", r.MessageAttributes, wantFoo, wantBlob)
+		}
+	}
+	checkFor(t, func() error {
+		if got := w.obs.count(consumer.EventDeleted); got != 10 {
+			return fmt.Errorf("deleted events %d, want 10", got)
+		}
+		return nil
+	})
+}
+
+// TestBatchItemFailures runs each of Lambda's rules end to end: a batch of
+// ten, the target's first answer, and which messages came back.
+func TestBatchItemFailures(t *testing.T) {
+	t.Parallel()
+	items := func(ids ...string) string {
+		var parts []string
+		for _, id := range ids {
+			parts = append(parts, fmt.Sprintf(`{"itemIdentifier":%q}`, id))
+		}
+		return `{"batchItemFailures":[` + strings.Join(parts, ",") + `]}`
+	}
+	all := numbered("m", 10)
+	tests := []struct {
+		name   string
+		status int
+		answer func(e event) string
+		back   []string // bodies redelivered
+	}{
+		{"two failures", 200, func(e event) string { return items(e.idOf("m2"), e.idOf("m7")) }, []string{"m2", "m7"}},
+		{"empty list", 200, func(event) string { return `{"batchItemFailures":[]}` }, nil},
+		{"null list", 200, func(event) string { return `{"batchItemFailures":null}` }, nil},
+		{"null answer", 200, func(event) string { return `null` }, nil},
+		{"empty answer", 200, func(event) string { return `` }, nil},
+		{"empty object", 200, func(event) string { return `{}` }, nil},
+		{"invalid JSON", 200, func(event) string { return `{"batchItemFailures":[{"itemIdentifier":` }, all},
+		{"not an object", 200, func(event) string { return `["m2"]` }, all},
+		{"empty itemIdentifier", 200, func(event) string { return items("") }, all},
+		{"null itemIdentifier", 200, func(event) string { return `{"batchItemFailures":[{"itemIdentifier":null}]}` }, all},
+		{"wrong key name", 200, func(e event) string { return `{"batchItemFailures":[{"itemId":"` + e.idOf("m2") + `"}]}` }, all},
+		{"id not in the batch", 200, func(e event) string { return items(e.idOf("m2"), "00000000-0000-0000-0000-000000000000") }, all},
+		{"target error", 500, func(event) string { return `{"batchItemFailures":[]}` }, all},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+			w.send(url, all...)
+			rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+				if n == 1 {
+					return tt.status, nil, tt.answer(e)
+				}
+				return http.StatusOK, nil, `{"batchItemFailures":[]}`
+			})
+			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, ReportBatchItemFailures: true})
+			w.drive(time.Minute, step, w.empty(url))
+			if got := rec.get(0).bodies(); len(got) != 10 {
+				t.Fatalf("first delivery %v, want all ten", got)
+			}
+			if got := rec.redelivered(); !reflect.DeepEqual(got, tt.back) {
+				t.Errorf("redelivered %v, want %v", got, tt.back)
+			}
+			for i := 1; i < rec.n(); i++ {
+				for _, c := range receiveCounts(rec.get(i)) {
+					if c != "2" {
+						t.Errorf("redelivery %d receive counts %v, want 2", i, receiveCounts(rec.get(i)))
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// A 429 or 503 is waited for as Retry-After says, the leases kept: the
+// batch is retried without being redelivered.
+func TestThrottledTargetHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	// Each wait outlasts the renewal point (two thirds of the lease) and
+	// ends within the lease, the longest a throttled batch is waited for.
+	tests := []struct {
+		name       string
+		lease      string
+		status     int
+		retryAfter func(now time.Time) string
+		atLeast    time.Duration
+	}{
+		{"429 seconds", "4", http.StatusTooManyRequests, func(time.Time) string { return "3" }, 3 * time.Second},
+		{"503 date", "6", http.StatusServiceUnavailable, func(now time.Time) string { return now.Add(5 * time.Second).UTC().Format(http.TimeFormat) }, 4 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs", map[string]string{"VisibilityTimeout": tt.lease})
+			w.send(url, numbered("m", 5)...)
+			rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+				if n == 1 {
+					return tt.status, http.Header{"Retry-After": {tt.retryAfter(w.clock.Now())}}, "slow down"
+				}
+				return http.StatusOK, nil, ""
+			})
+			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
+			w.drive(time.Minute, step, w.empty(url))
+			if n := rec.n(); n != 2 {
+				t.Fatalf("deliveries %d, want 2 (throttled, then served)", n)
+			}
+			rec.mu.Lock()
+			waited := rec.at[1].Sub(rec.at[0])
+			rec.mu.Unlock()
+			if waited < tt.atLeast || waited > tt.atLeast+2*time.Second {
+				t.Errorf("retried %v after the throttle, want about %v", waited, tt.atLeast)
+			}
+			if got := receiveCounts(rec.get(1)); strings.Join(got, "") != "11111" {
+				t.Errorf("receive counts on the retry %v, want all 1 (not redelivered)", got)
+			}
+			if n := w.obs.count(consumer.EventLeaseLost); n != 0 {
+				t.Errorf("lost leases %d, want 0", n)
+			}
+			if n := w.obs.count(consumer.EventRenewed); n == 0 {
+				t.Errorf("no renewal while waiting %v on %s s leases", waited, tt.lease)
+			}
+		})
+	}
+}
+
+// A Retry-After past the visibility timeout releases the batch at once, to
+// come back when the target asked.
+func TestThrottledPastTheLeaseReleases(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "5"})
+	w.send(url, numbered("m", 3)...)
+	rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+		if n == 1 {
+			return http.StatusTooManyRequests, http.Header{"Retry-After": {"600"}}, ""
+		}
+		return http.StatusOK, nil, ""
+	})
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
+	w.drive(10*time.Second, step, func() error {
+		if n := len(w.obs.all(consumer.EventReleased)); n != 3 {
+			return fmt.Errorf("releases %d, want 3", n)
+		}
+		return nil
+	})
+	for _, e := range w.obs.all(consumer.EventReleased) {
+		if e.Delay != 10*time.Minute || e.Reason != consumer.ReasonRetry {
+			t.Errorf("release %+v, want a 10 min retry", e)
+		}
+	}
+	w.drive(30*time.Second, time.Second, func() error { return nil })
+	if v, f := w.counts(url); v != 0 || f != 3 || rec.n() != 1 {
+		t.Errorf("after 30 s: %d visible, %d hidden, %d deliveries; want 0, 3, 1", v, f, rec.n())
+	}
+}
+
+// A target that works for five times the lease length keeps every lease:
+// no redelivery, no lost lease, one delivery.
+func TestLongHTTPTargetKeepsLeases(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "3"})
+	w.send(url, numbered("m", 10)...)
+	release := make(chan struct{})
+	rec, target := w.httpTarget(func(n int, e event, r *http.Request) (int, http.Header, string) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		return http.StatusOK, nil, ""
+	})
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, TargetTimeout: time.Minute})
+	w.drive(10*time.Second, step, func() error {
+		if rec.n() != 1 {
+			return fmt.Errorf("not delivered yet")
+		}
+		return nil
+	})
+	start := w.clock.Now()
+	w.drive(time.Minute, 250*time.Millisecond, func() error {
+		if w.clock.Now().Sub(start) < 15*time.Second {
+			return fmt.Errorf("still working")
+		}
+		return nil
+	})
+	if v, f := w.counts(url); v != 0 || f != 10 {
+		t.Errorf("after 15 s on 3 s leases: %d visible, %d in flight; want 0, 10", v, f)
+	}
+	close(release)
+	w.drive(time.Minute, step, w.empty(url))
+	if n := rec.n(); n != 1 {
+		t.Errorf("deliveries %d, want 1", n)
+	}
+	if n := w.obs.count(consumer.EventLeaseLost); n != 0 {
+		t.Errorf("lost leases %d, want 0", n)
+	}
+	if n := w.obs.count(consumer.EventRenewed); n < 10*4 {
+		t.Errorf("renewals %d, want at least 4 per message", n)
+	}
+}
+
+// Per-message delivery: one request per message, sqsd's headers; a failure
+// brings that message alone back.
+func TestPerMessageSqsdHeaders(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	_, err := w.srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(`{"job":1}`),
+		MessageAttributes: map[string]types.MessageAttributeValue{"Kind": {DataType: aws.String("String"), StringValue: aws.String("order\nnew")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.send(url, "plain", "fails once")
+	type seen struct {
+		body   string
+		header http.Header
+	}
+	got := make(chan seen, 10)
+	target := w.rawTarget(func(body string, r *http.Request) int {
+		got <- seen{body, r.Header.Clone()}
+		if body == "fails once" && r.Header.Get("X-Aws-Sqsd-Receive-Count") == "1" {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target, PerMessage: true}})
+	w.drive(time.Minute, step, w.empty(url))
+	close(got)
+	var counts []string
+	for s := range got {
+		h := s.header
+		counts = append(counts, s.body+":"+h.Get("X-Aws-Sqsd-Receive-Count"))
+		if h.Get("X-Aws-Sqsd-Msgid") == "" || h.Get("X-Aws-Sqsd-Queue") != "jobs" || !strings.HasPrefix(h.Get("User-Agent"), "aws-sqsd") ||
+			h.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: headers %v", s.body, h)
+		}
+		for _, k := range []string{"X-Aws-Sqsd-First-Received-At", "X-Aws-Sqsd-Sent-At"} {
+			if _, err := time.Parse(time.RFC3339, h.Get(k)); err != nil {
+				t.Errorf("%s: %s %q is not ISO 8601: %v", s.body, k, h.Get(k), err)
+			}
+		}
+		if s.body == `{"job":1}` && h.Get("X-Aws-Sqsd-Attr-Kind") != "order new" {
+			t.Errorf("attribute header %q, want %q", h.Get("X-Aws-Sqsd-Attr-Kind"), "order new")
+		}
+	}
+	sort.Strings(counts)
+	if want := `[fails once:1 fails once:2 plain:1 {"job":1}:1]`; fmt.Sprint(counts) != want {
+		t.Errorf("requests %v, want %s", counts, want)
+	}
+}
+
+// rawTarget is an httptest server handing each request's body to handle.
+func (w *world) rawTarget(handle func(body string, r *http.Request) int) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			w.t.Errorf("target: read: %v", err)
+		}
+		rw.WriteHeader(handle(string(b), r))
+	}))
+	w.t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// attributesMD5 is MD5OfMessageAttributes over attributes given as
+// {name, data type, transport byte, value}, in name order.
+func attributesMD5(attrs ...[]string) string {
+	h := md5.New()
+	field := func(s string) {
+		binary.Write(h, binary.BigEndian, uint32(len(s)))
+		h.Write([]byte(s))
+	}
+	for _, a := range attrs {
+		field(a[0])
+		field(a[1])
+		h.Write([]byte(a[2]))
+		field(a[3])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// A target that does not answer within the target timeout fails the batch:
+// the request is cancelled and the messages come back after the backoff.
+func TestHTTPTargetTimeout(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, numbered("m", 3)...)
+	cancelled := make(chan struct{}, 1)
+	rec, target := w.httpTarget(func(n int, e event, r *http.Request) (int, http.Header, string) {
+		if n == 1 {
+			<-r.Context().Done()
+			cancelled <- struct{}{}
+		}
+		return http.StatusOK, nil, ""
+	})
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, TargetTimeout: 3 * time.Second})
+	// The clock stays still until the request has arrived: the timeout
+	// counts from there.
+	checkFor(t, func() error {
+		if rec.n() == 0 {
+			return fmt.Errorf("not delivered yet")
+		}
+		return nil
+	})
+	w.drive(time.Minute, step, w.empty(url))
+	select {
+	case <-cancelled:
+	default:
+		t.Error("the timed-out request was not cancelled")
+	}
+	if n := rec.n(); n != 2 || strings.Join(receiveCounts(rec.get(1)), "") != "222" {
+		t.Fatalf("deliveries %d, want the batch again with receive count 2", n)
+	}
+	rec.mu.Lock()
+	gap := rec.at[1].Sub(rec.at[0])
+	rec.mu.Unlock()
+	if gap < 3*time.Second+backoff-2*step || gap > 3*time.Second+backoff+5*step {
+		t.Errorf("redelivered %v after the first delivery, want the timeout plus the backoff, %v", gap, 3*time.Second+backoff)
+	}
+	for _, e := range w.obs.all(consumer.EventHandled) {
+		if e.Err != nil && !errors.Is(e.Err, worker.ErrTargetTimeout) {
+			t.Errorf("failure %v, want ErrTargetTimeout", e.Err)
+		}
+	}
+}

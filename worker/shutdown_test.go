@@ -1,0 +1,133 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/worker"
+)
+
+// shutdownSoon is a shutdown deadline that leaves the drain a moment
+// before the tests' 2 s shutdown reserve.
+func shutdownSoon() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2300*time.Millisecond)
+}
+
+// Shutdown in the middle of a batch: the target is cancelled when the
+// drain ends, every lease is released at once (no fake time passes), and
+// the messages come back with nothing lost.
+func TestShutdownMidBatchReleases(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		target func(t *testing.T, w *world) (worker.Target, func() bool)
+	}{
+		{"http", func(t *testing.T, w *world) (worker.Target, func() bool) {
+			rec, url := w.httpTarget(func(n int, e event, r *http.Request) (int, http.Header, string) {
+				<-r.Context().Done() // works until the worker gives up on it
+				return http.StatusOK, nil, ""
+			})
+			return &worker.HTTPTarget{URL: url}, func() bool { return rec.n() == 1 }
+		}},
+		{"command", func(t *testing.T, w *world) (worker.Target, func() bool) {
+			cmd, dir := script(t, `cat > /dev/null; echo $$ > "$STATE/pid"; while :; do sleep 0.02; done`)
+			return &worker.CommandTarget{Command: cmd}, func() bool {
+				b, err := os.ReadFile(filepath.Join(dir, "pid"))
+				return err == nil && strings.HasSuffix(string(b), "\n")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+			w.send(url, numbered("m", 5)...)
+			target, working := tt.target(t, w)
+			wk := w.start(worker.Config{QueueURL: url, Target: target})
+			checkFor(t, func() error {
+				if !working() {
+					return errors.New("the target has not started")
+				}
+				return nil
+			})
+			before := w.clock.Now()
+			ctx, cancel := shutdownSoon()
+			defer cancel()
+			r := wk.Shutdown(ctx)
+			if moved := w.clock.Now().Sub(before); moved != 0 {
+				t.Errorf("fake clock moved %v", moved)
+			}
+			if r.Released != 5 || r.ReleaseFailed != 0 || r.Cancelled != 1 || r.Stuck != 0 {
+				t.Errorf("report %+v, want 5 released, 1 cancelled, none stuck", r)
+			}
+			if v, f := w.counts(url); v != 5 || f != 0 {
+				t.Errorf("after shutdown: %d visible, %d in flight; want 5, 0", v, f)
+			}
+			out, err := w.srv.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10,
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range out.Messages {
+				got = append(got, *m.Body+":"+m.Attributes["ApproximateReceiveCount"])
+			}
+			sort.Strings(got)
+			if fmt.Sprint(got) != "[m0:2 m1:2 m2:2 m3:2 m4:2]" {
+				t.Errorf("after shutdown the queue gives %v, want m0..m4 once delivered", got)
+			}
+			for _, e := range w.obs.all(consumer.EventReleased) {
+				if e.Reason != consumer.ReasonShutdown || e.Delay != 0 {
+					t.Errorf("release %+v, want a shutdown release without delay", e)
+				}
+			}
+		})
+	}
+}
+
+// Shutdown while a batch gathers in its window: the batch is delivered at
+// once instead of waiting for the window, and its deletes are flushed.
+func TestShutdownDeliversGatheringBatch(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, numbered("m", 5)...)
+	rec, target := w.httpTarget(ok)
+	wk := w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 100, BatchingWindow: time.Minute})
+	// Renewed leases are held by the worker (a receive that answers after
+	// the stop is released by the consumer at once, never delivered).
+	w.drive(40*time.Second, 500*time.Millisecond, func() error {
+		if n := w.obs.count(consumer.EventRenewed); n < 5 {
+			return fmt.Errorf("%d renewals, want the 5 leases renewed", n)
+		}
+		return nil
+	})
+	if n := rec.n(); n != 0 {
+		t.Fatalf("%d deliveries before the window ended", n)
+	}
+	ctx, cancel := shutdownSoon()
+	defer cancel()
+	r := wk.Shutdown(ctx)
+	if rec.n() != 1 || len(rec.get(0).Records) != 5 {
+		t.Fatalf("deliveries %d, want the gathered 5 in one", rec.n())
+	}
+	if r.Released != 0 || r.Cancelled != 0 {
+		t.Errorf("report %+v, want the batch drained, nothing released", r)
+	}
+	if v, f := w.counts(url); v+f != 0 {
+		t.Errorf("after shutdown: %d visible, %d in flight; want an empty queue", v, f)
+	}
+}

@@ -1,0 +1,135 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/baton-sqs/baton/consumer"
+)
+
+// Target is where a worker delivers its batches: an *HTTPTarget or a
+// *CommandTarget. The set is closed.
+type Target interface {
+	// String describes the target for logs.
+	String() string
+
+	check() error
+	deliver(ctx context.Context, d *delivery) outcome
+}
+
+// delivery is one event on its way to the target.
+type delivery struct {
+	w     *Worker
+	event []byte
+	// inBatch says whether a message id belongs to the batch.
+	inBatch func(id string) bool
+	// progress is called whenever the target shows life on its own
+	// (a command's progress line).
+	progress func()
+}
+
+// outcome is what a delivery came to.
+type outcome struct {
+	// err, if set, fails the whole batch.
+	err error
+	// failed lists the ids the target reported as failed (only with
+	// ReportBatchItemFailures and err nil).
+	failed []string
+}
+
+// Errors the worker fails messages with. Read them with errors.Is in an
+// Observer's EventHandled events.
+var (
+	// ErrTargetTimeout: a delivery ran past TargetTimeout.
+	ErrTargetTimeout = errors.New("worker: the target timed out")
+	// ErrStalled: a command wrote no progress line for StallTimeout.
+	ErrStalled = errors.New("worker: the command stalled (no progress line on file descriptor 3)")
+	// ErrThrottled: the target kept answering 429 or 503 and the batch was
+	// released to come back when the target asked.
+	ErrThrottled = errors.New("worker: the target is throttling")
+	// ErrTargetFailed: the target answered with a failure status or exit
+	// status, or could not be reached.
+	ErrTargetFailed = errors.New("worker: the target failed")
+	// ErrItemFailed: the target listed the message in batchItemFailures.
+	ErrItemFailed = errors.New("worker: the target reported the message as failed")
+	// ErrSkipped: on a FIFO queue, an earlier message of the batch failed,
+	// so this one is released unprocessed to keep its group's order.
+	ErrSkipped = errors.New("worker: an earlier message of the FIFO batch failed")
+)
+
+// withTimeout returns a context cancelled with cause once d has passed on
+// the worker's clock, and its stop function.
+func (w *Worker) withTimeout(parent context.Context, d time.Duration, cause error) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	t := w.clock.NewTimer(d)
+	stopped := make(chan struct{})
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			cancel(cause)
+		case <-stopped:
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		close(stopped)
+		cancel(context.Canceled)
+	}
+}
+
+// sleep waits d on the worker's clock; it reports false if ctx ended first.
+func (w *Worker) sleep(ctx context.Context, d time.Duration) bool {
+	t := w.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// throttle is one throttled answer: its status and what Retry-After said.
+type throttle struct {
+	status     string
+	retryAfter time.Duration
+	hinted     bool
+}
+
+// maxThrottleTries bounds the tries of one delivery; the visibility
+// timeout bounds them sooner in practice (every wait is at least 1 s).
+const maxThrottleTries = 10000
+
+// untilServed calls try until the target does not throttle, waiting between
+// tries as Retry-After says (else an exponential backoff from 1 s to 30 s
+// with equal jitter, never under 1 s), while the leases are kept. When the
+// next wait would end past the queue's visibility timeout from the first
+// try, as Lambda stops retrying a throttled invocation when the lease would
+// end, the batch is released at once to come back after that wait.
+func (w *Worker) untilServed(ctx context.Context, try func(ctx context.Context) (outcome, *throttle)) outcome {
+	budgetEnd := w.clock.Now().Add(w.q.visibility)
+	for n := 0; n < maxThrottleTries; n++ {
+		out, th := try(ctx)
+		if th == nil {
+			return out
+		}
+		wait := th.retryAfter
+		if !th.hinted {
+			base := min(time.Second<<min(n, 5), 30*time.Second)
+			wait = base/2 + time.Duration(w.cfg.Random()*float64(base/2))
+		}
+		wait = max(wait, time.Second)
+		if w.clock.Now().Add(wait).After(budgetEnd) {
+			w.log.Warn("target throttling: releasing the batch", "target", w.cfg.Target.String(), "status", th.status, "come_back_in", wait)
+			return outcome{err: fmt.Errorf("%w (%s): released to come back in %v: %w", ErrThrottled, th.status, wait, consumer.Retry(wait))}
+		}
+		w.log.Info("target throttling: waiting, leases kept", "target", w.cfg.Target.String(), "status", th.status, "wait", wait)
+		if !w.sleep(ctx, wait) {
+			return outcome{err: context.Cause(ctx)}
+		}
+	}
+	return outcome{err: fmt.Errorf("%w: gave up after %d tries", ErrThrottled, maxThrottleTries)}
+}

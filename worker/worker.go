@@ -1,0 +1,338 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/consumer"
+)
+
+// Worker runs one mapping: it consumes a queue and delivers its messages
+// to a target. Create it with New, start it with Run, stop it with Shutdown
+// (or by cancelling Run's context).
+type Worker struct {
+	client consumer.Client
+	cfg    Config
+	clock  consumer.Clock
+	log    *slog.Logger
+
+	// Set by Run before the consumer starts, read-only afterwards.
+	q      queueInfo
+	hc     *http.Client
+	gather *gatherer // nil: each receive is delivered as it comes
+	slots  chan struct{}
+	tick   time.Duration
+	bg     context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	ran       bool
+	stopAsked bool
+	cons      *consumer.Consumer
+
+	callsMu sync.Mutex
+	calls   map[*call]struct{}
+
+	// loops counts the worker's goroutines (keep-alive, batching windows,
+	// deliveries of gathered batches); spawnMu and stopped keep new ones
+	// from starting once Run waits for them.
+	loops   sync.WaitGroup
+	spawnMu sync.Mutex
+	stopped bool
+}
+
+// New returns a worker for cfg. It reads nothing from the queue until
+// Run; it fails only on invalid settings.
+func New(client consumer.Client, cfg Config) (*Worker, error) {
+	if client == nil {
+		return nil, errors.New("worker: nil client")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{client: client, cfg: cfg, clock: cfg.Clock,
+		log:   cfg.Logger.With("queue", queueName(cfg.QueueURL)),
+		calls: map[*call]struct{}{}}
+	if t, ok := cfg.Target.(*HTTPTarget); ok {
+		w.hc = t.Client
+		if w.hc == nil {
+			// Keep a connection per delivery that may run at once.
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.MaxIdleConnsPerHost = cfg.MaxConcurrency
+			w.hc = &http.Client{Transport: tr}
+		}
+	}
+	return w, nil
+}
+
+// spawn runs f in a goroutine that Run waits for, unless Run is ending;
+// it reports whether it did.
+func (w *Worker) spawn(f func()) bool {
+	w.spawnMu.Lock()
+	defer w.spawnMu.Unlock()
+	if w.stopped {
+		return false
+	}
+	w.loops.Add(1)
+	go func() {
+		defer w.loops.Done()
+		f()
+	}()
+	return true
+}
+
+// queueInfo is what the worker reads about its queue at start.
+type queueInfo struct {
+	url, name, arn, region string
+	fifo                   bool
+	// visibility is the lease length the worker asks for.
+	visibility time.Duration
+	// queueVisibility is the queue's VisibilityTimeout attribute.
+	queueVisibility time.Duration
+}
+
+func readQueue(ctx context.Context, client consumer.Client, cfg Config) (queueInfo, error) {
+	out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       &cfg.QueueURL,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll},
+	})
+	if err != nil {
+		return queueInfo{}, fmt.Errorf("worker: read the attributes of %s: %w", cfg.QueueURL, err)
+	}
+	a := out.Attributes
+	q := queueInfo{url: cfg.QueueURL, name: queueName(cfg.QueueURL), arn: a["QueueArn"]}
+	q.fifo = a["FifoQueue"] == "true" || strings.HasSuffix(q.name, ".fifo")
+	var secs int
+	if _, err := fmt.Sscanf(a["VisibilityTimeout"], "%d", &secs); err != nil {
+		secs = 30
+	}
+	q.queueVisibility = time.Duration(secs) * time.Second
+	q.visibility = q.queueVisibility
+	if cfg.VisibilityTimeout > 0 {
+		q.visibility = cfg.VisibilityTimeout.Truncate(time.Second)
+	}
+	q.visibility = max(q.visibility, time.Second)
+	q.region = cfg.Region
+	if q.region == "" {
+		q.region = regionOf(q.arn)
+	}
+	return q, nil
+}
+
+// Check reads the queue's attributes and checks cfg against them, as Run
+// does at start: findings of consumer.SeverityError (a FIFO queue with a
+// batch over 10 or a batching window) stop Run; the others explain the
+// visibility timeout against the target timeout (Lambda's six-times rule).
+// It returns an error only if cfg is invalid or the queue cannot be read.
+func Check(ctx context.Context, client consumer.Client, cfg Config) ([]consumer.Finding, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	q, err := readQueue(ctx, client, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return check(cfg, q), nil
+}
+
+// check compares settings with the queue.
+func check(cfg Config, q queueInfo) []consumer.Finding {
+	var fs []consumer.Finding
+	add := func(s consumer.Severity, name, format string, args ...any) {
+		fs = append(fs, consumer.Finding{Severity: s, Check: name, Message: fmt.Sprintf(format, args...)})
+	}
+	if q.fifo {
+		if cfg.BatchSize > MaxFIFOBatchSize {
+			add(consumer.SeverityError, "batch-size", "batch size %d: a FIFO queue's batches hold at most %d messages", cfg.BatchSize, MaxFIFOBatchSize)
+		}
+		if cfg.BatchingWindow > 0 {
+			add(consumer.SeverityError, "batching-window", "a FIFO queue takes no batching window (Lambda allows none: a batch is one receive, in group order)")
+		}
+	}
+	vis, t := q.visibility, cfg.TargetTimeout
+	timeout := fmt.Sprintf("the target timeout %v", t)
+	if g, ok := cfg.Target.(*CommandTarget); ok {
+		t += g.grace()
+		timeout = fmt.Sprintf("the %v a command may take (its target timeout plus its kill grace)", t)
+	}
+	six := 6*t + cfg.BatchingWindow
+	switch {
+	case vis < t:
+		add(consumer.SeverityWarning, "visibility",
+			"leases last %v, less than %s: Lambda refuses such a mapping, because it never renews a lease and the messages would come back while the target still works on them. This worker renews every lease while its batch waits and while the target works, so it runs, but each batch then lives on renewals every %v; if they fail for longer than that (the queue unreachable), another consumer gets the messages while the target still works. Set the queue's VisibilityTimeout to at least %v (AWS recommends %v: six times the timeout plus the batching window)",
+			vis, timeout, (vis / 3).Round(100*time.Millisecond), t.Round(time.Second), six.Round(time.Second))
+	case vis < six:
+		add(consumer.SeverityInfo, "visibility",
+			"leases last %v; Lambda's rule asks for six times the target timeout plus the batching window, %v, because Lambda retries throttled batches without renewing their leases. This worker renews leases while batches wait, are throttled and run, so %v is safe while renewals get through; a throttled target is waited for at most %v before its batch is released",
+			vis, six.Round(time.Second), vis, vis)
+	}
+	return fs
+}
+
+// Run reads the queue's attributes, checks the mapping against them (see
+// Check; errors stop the start), logs the other findings, and delivers
+// until ctx is cancelled or Shutdown is called. When ctx is cancelled it
+// shuts down itself within Config.ShutdownTimeout. It returns nil after a
+// shutdown, or the start-up error.
+func (w *Worker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.ran {
+		w.mu.Unlock()
+		return errors.New("worker: Run called twice")
+	}
+	w.ran = true
+	w.mu.Unlock()
+
+	q, err := readQueue(ctx, w.client, w.cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
+		return err
+	}
+	w.q = q
+	var refuse []string
+	for _, f := range check(w.cfg, q) {
+		switch f.Severity {
+		case consumer.SeverityError:
+			refuse = append(refuse, f.Check+": "+f.Message)
+		case consumer.SeverityWarning:
+			w.log.Warn(f.Message, "check", f.Check)
+		default:
+			w.log.Info(f.Message, "check", f.Check)
+		}
+	}
+	if len(refuse) > 0 {
+		return fmt.Errorf("worker: refusing to start: %s", strings.Join(refuse, "; "))
+	}
+	cons, err := w.newConsumer()
+	if err != nil {
+		return err
+	}
+	w.bg, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		w.spawnMu.Lock()
+		w.stopped = true
+		w.spawnMu.Unlock()
+		w.cancel()
+		w.loops.Wait()
+	}()
+	w.mu.Lock()
+	if w.stopAsked {
+		w.mu.Unlock()
+		return nil
+	}
+	w.cons = cons
+	w.mu.Unlock()
+
+	w.spawn(func() { w.keepAlive(w.bg) })
+	w.log.Info("worker started", "target", w.cfg.Target.String(), "batch_size", w.cfg.BatchSize,
+		"batching_window", w.cfg.BatchingWindow, "max_concurrency", w.cfg.MaxConcurrency,
+		"target_timeout", w.cfg.TargetTimeout, "lease", w.q.visibility, "fifo", w.q.fifo)
+
+	errc := make(chan error, 1)
+	go func() { errc <- cons.Run(context.WithoutCancel(ctx)) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
+		w.Shutdown(sctx)
+		cancel()
+		err = <-errc
+	}
+	return err
+}
+
+// newConsumer builds the consumer runtime underneath.
+func (w *Worker) newConsumer() (*consumer.Consumer, error) {
+	cfg := w.cfg
+	batchSlots := 1
+	if cfg.BatchingWindow > 0 {
+		// Batches are gathered from several receives, each taking a slot:
+		// enough for every running batch and one gathering.
+		w.gather = newGatherer(w)
+		batchSlots = (cfg.BatchSize + 9) / 10
+	}
+	slots := cfg.MaxConcurrency * batchSlots
+	if w.gather != nil {
+		slots += batchSlots
+	}
+	w.slots = make(chan struct{}, cfg.MaxConcurrency)
+	for i := 0; i < cfg.MaxConcurrency; i++ {
+		w.slots <- struct{}{}
+	}
+	// The worker keeps its messages' leases alive by reporting progress
+	// for them every tick while it holds them (every such hold is bounded,
+	// see the package doc); the consumer renews them while it does, and
+	// stops (and cancels the batch as stalled) if the worker ever stops.
+	w.tick = min(max(w.q.visibility/6, 100*time.Millisecond), 10*time.Second)
+	grace := 5 * time.Second
+	if c, ok := cfg.Target.(*CommandTarget); ok {
+		grace = max(grace, 2*c.grace()+time.Second)
+	}
+	opts := []consumer.Option{
+		consumer.WithClock(w.clock),
+		consumer.WithConcurrency(slots),
+		consumer.WithReceivers(min(slots, 10)),
+		consumer.WithAutoRenew(0),
+		consumer.WithGrace(grace),
+		consumer.WithShutdownTimeout(cfg.ShutdownTimeout),
+		// Keep a third of a short shutdown for the releases, so that the
+		// drain gets the rest.
+		consumer.WithShutdownReserve(min(5*time.Second, cfg.ShutdownTimeout/3)),
+	}
+	if cfg.VisibilityTimeout > 0 {
+		opts = append(opts, consumer.WithVisibilityTimeout(w.q.visibility))
+	}
+	if cfg.Observer != nil {
+		opts = append(opts, consumer.WithObserver(cfg.Observer))
+	}
+	if !perMessage(cfg.Target) {
+		opts = append(opts, consumer.WithBatchSize(min(cfg.BatchSize, 10)))
+	}
+	opts = append(opts, cfg.ConsumerOptions...)
+	if perMessage(cfg.Target) {
+		return consumer.New(w.client, cfg.QueueURL, consumer.HandlerFunc(w.handleOne), opts...)
+	}
+	return consumer.NewBatch(w.client, cfg.QueueURL, consumer.BatchHandlerFunc(w.handleBatch), opts...)
+}
+
+// Shutdown stops the worker under ctx's deadline: batches still gathering
+// are delivered at once, then the consumer's phased shutdown runs (stop
+// receiving, drain, cancel what still runs — commands get SIGTERM, then
+// SIGKILL after their grace — release every lease still held, flush the
+// deletes). It returns the consumer's report. Calling it before Run has
+// started the consumer makes Run return without consuming.
+func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
+	w.mu.Lock()
+	w.stopAsked = true
+	cons := w.cons
+	w.mu.Unlock()
+	if cons == nil {
+		return consumer.Report{}
+	}
+	if w.gather != nil {
+		w.gather.close()
+	}
+	r := cons.Shutdown(ctx)
+	w.log.Info("worker stopped", "released", r.Released, "release_failed", r.ReleaseFailed,
+		"deletes_flushed", r.DeletesFlushed, "cancelled", r.Cancelled, "stuck", r.Stuck)
+	return r
+}
+
+// queueName is the last path element of a queue URL.
+func queueName(url string) string {
+	url = strings.TrimRight(url, "/")
+	return url[strings.LastIndexByte(url, '/')+1:]
+}
