@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/baton-sqs/baton/protocol/awsjson"
+	"github.com/baton-sqs/baton/protocol/protocoltest"
 	"github.com/baton-sqs/baton/protocol/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 var benchBody = strings.Repeat("0123456789abcdef", 64) // 1 KiB
 
 func benchDecode(b *testing.B, op, body string) {
-	ops := fuzzOps()
+	ops := protocoltest.Table()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {

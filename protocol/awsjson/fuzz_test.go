@@ -2,49 +2,16 @@ package awsjson_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
+	"github.com/baton-sqs/baton/protocol/protocoltest"
 	"github.com/baton-sqs/baton/protocol/wire"
 )
-
-// fuzzNoop is a handler that is never called: decoding needs only the types.
-func fuzzNoop[In, Out any](context.Context, *In) (*Out, error) { return nil, nil }
-
-// fuzzOps is the SQS operation table over the wire types, without an engine.
-func fuzzOps() protocol.Table {
-	return protocol.NewTable(
-		protocol.Op("CreateQueue", fuzzNoop[wire.CreateQueueInput, wire.CreateQueueOutput]),
-		protocol.Op("DeleteQueue", fuzzNoop[wire.DeleteQueueInput, protocol.NoOutput]),
-		protocol.Op("GetQueueUrl", fuzzNoop[wire.GetQueueUrlInput, wire.GetQueueUrlOutput]),
-		protocol.Op("ListQueues", fuzzNoop[wire.ListQueuesInput, wire.ListQueuesOutput]),
-		protocol.Op("GetQueueAttributes", fuzzNoop[wire.GetQueueAttributesInput, wire.GetQueueAttributesOutput]),
-		protocol.Op("SetQueueAttributes", fuzzNoop[wire.SetQueueAttributesInput, protocol.NoOutput]),
-		protocol.Op("PurgeQueue", fuzzNoop[wire.PurgeQueueInput, protocol.NoOutput]),
-		protocol.Op("SendMessage", fuzzNoop[wire.SendMessageInput, wire.SendMessageOutput]),
-		protocol.Op("SendMessageBatch", fuzzNoop[wire.SendMessageBatchInput, wire.SendMessageBatchOutput]),
-		protocol.Op("ReceiveMessage", fuzzNoop[wire.ReceiveMessageInput, wire.ReceiveMessageOutput]),
-		protocol.Op("DeleteMessage", fuzzNoop[wire.DeleteMessageInput, protocol.NoOutput]),
-		protocol.Op("DeleteMessageBatch", fuzzNoop[wire.DeleteMessageBatchInput, wire.DeleteMessageBatchOutput]),
-		protocol.Op("ChangeMessageVisibility", fuzzNoop[wire.ChangeMessageVisibilityInput, protocol.NoOutput]),
-		protocol.Op("ChangeMessageVisibilityBatch", fuzzNoop[wire.ChangeMessageVisibilityBatchInput, wire.ChangeMessageVisibilityBatchOutput]),
-		protocol.Op("TagQueue", fuzzNoop[wire.TagQueueInput, protocol.NoOutput]),
-		protocol.Op("UntagQueue", fuzzNoop[wire.UntagQueueInput, protocol.NoOutput]),
-		protocol.Op("ListQueueTags", fuzzNoop[wire.ListQueueTagsInput, wire.ListQueueTagsOutput]),
-		protocol.Op("ListDeadLetterSourceQueues", fuzzNoop[wire.ListDeadLetterSourceQueuesInput, wire.ListDeadLetterSourceQueuesOutput]),
-		protocol.Op("StartMessageMoveTask", fuzzNoop[wire.StartMessageMoveTaskInput, wire.StartMessageMoveTaskOutput]),
-		protocol.Op("CancelMessageMoveTask", fuzzNoop[wire.CancelMessageMoveTaskInput, wire.CancelMessageMoveTaskOutput]),
-		protocol.Op("ListMessageMoveTasks", fuzzNoop[wire.ListMessageMoveTasksInput, wire.ListMessageMoveTasksOutput]),
-		protocol.Op("AddPermission", fuzzNoop[wire.AddPermissionInput, protocol.NoOutput]),
-		protocol.Op("RemovePermission", fuzzNoop[wire.RemovePermissionInput, protocol.NoOutput]),
-	)
-}
 
 // Realistic JSON 1.0 request bodies, as aws-sdk-go-v2, botocore and JS v3
 // send them (SQS-CONTRACT §1.2), and some broken ones.
@@ -103,7 +70,7 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range jsonSeeds {
 		f.Add([]byte(s))
 	}
-	ops := fuzzOps()
+	ops := protocoltest.Table()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for name, op := range ops {
 			in, err := awsjson.Decode(body, op)
@@ -135,7 +102,7 @@ func FuzzDecode(f *testing.F) {
 // fuzzer explores.
 func TestFuzzSeedsDecode(t *testing.T) {
 	t.Parallel()
-	ops := fuzzOps()
+	ops := protocoltest.Table()
 	decode := func(op, body string) any {
 		t.Helper()
 		in, err := awsjson.Decode([]byte(body), ops[op])

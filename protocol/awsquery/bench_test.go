@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/baton-sqs/baton/protocol/awsquery"
+	"github.com/baton-sqs/baton/protocol/protocoltest"
 	"github.com/baton-sqs/baton/protocol/wire"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkDecodeSendMessageBatch(b *testing.B) {
 		form.Set(p+"Id", strconv.Itoa(i))
 		form.Set(p+"MessageBody", benchBody)
 	}
-	op := fuzzOps()["SendMessageBatch"]
+	op := protocoltest.Table()["SendMessageBatch"]
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := awsquery.Decode(form, op); err != nil {
@@ -41,7 +42,7 @@ func BenchmarkWriteReceiveMessageResult(b *testing.B) {
 			MD5OfBody: "9e107d9d372bb6826bd81d3542a419d6", Body: benchBody,
 		}
 	}
-	op := fuzzOps()["ReceiveMessage"]
+	op := protocoltest.Table()["ReceiveMessage"]
 	b.ReportAllocs()
 	for b.Loop() {
 		awsquery.WriteResult(httptest.NewRecorder(), op, out, "00000000-0000-4000-8000-000000000000")
