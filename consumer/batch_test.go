@@ -56,78 +56,80 @@ func TestBatchResults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, tt.queue, nil)
-			n := 10
-			if tt.groups != nil {
-				n = len(tt.groups)
-			}
-			byBody := map[string]string{}
-			for i := 0; i < n; i++ {
-				g := ""
+			bubble(t, func(t *testing.T) {
+				h := newHarness(t, tt.queue, nil)
+				n := 10
 				if tt.groups != nil {
-					g = tt.groups[i]
+					n = len(tt.groups)
 				}
-				body := fmt.Sprintf("m%d", i)
-				byBody[h.sqs.Send(h.url, body, g)] = body
-			}
-			calls := 0
-			h.startBatch(consumer.BatchHandlerFunc(func(ctx context.Context, b []*consumer.Delivery) []error {
-				calls++
-				if calls > 1 {
-					<-ctx.Done()
-					return consumer.FailAll(len(b), ctx.Err())
+				byBody := map[string]string{}
+				for i := 0; i < n; i++ {
+					g := ""
+					if tt.groups != nil {
+						g = tt.groups[i]
+					}
+					body := fmt.Sprintf("m%d", i)
+					byBody[h.sqs.Send(h.url, body, g)] = body
 				}
-				if len(b) != n {
-					t.Errorf("batch of %d, want %d", len(b), n)
-				}
-				return tt.results(b)
-			}), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 6 * time.Second, Jitter: consumer.NoJitter}), consumer.WithConcurrency(1))
-			checkFor(t, 5*time.Second, func() error {
-				settled := 0
+				calls := 0
+				h.startBatch(consumer.BatchHandlerFunc(func(ctx context.Context, b []*consumer.Delivery) []error {
+					calls++
+					if calls > 1 {
+						<-ctx.Done()
+						return consumer.FailAll(len(b), ctx.Err())
+					}
+					if len(b) != n {
+						t.Errorf("batch of %d, want %d", len(b), n)
+					}
+					return tt.results(b)
+				}), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 6 * time.Second, Jitter: consumer.NoJitter}), consumer.WithConcurrency(1))
+				checkFor(t, 5*time.Second, func() error {
+					settled := 0
+					for _, m := range h.states() {
+						if m.Deleted || !m.InFlight || m.VisibleAt.After(h.clock.Now()) && m.VisibleAt.Sub(h.clock.Now()) < 10*time.Second {
+							settled++
+						}
+					}
+					if settled != n {
+						return fmt.Errorf("%d of %d settled", settled, n)
+					}
+					return nil
+				})
+				var deleted, backoff, skipped []string
+				now := h.clock.Now()
 				for _, m := range h.states() {
-					if m.Deleted || !m.InFlight || m.VisibleAt.After(h.clock.Now()) && m.VisibleAt.Sub(h.clock.Now()) < 10*time.Second {
-						settled++
+					switch {
+					case m.Deleted:
+						deleted = append(deleted, byBody[m.ID])
+					case m.VisibleAt.Equal(now.Add(6 * time.Second)):
+						backoff = append(backoff, byBody[m.ID])
+					case !m.VisibleAt.After(now):
+						skipped = append(skipped, byBody[m.ID])
 					}
 				}
-				if settled != n {
-					return fmt.Errorf("%d of %d settled", settled, n)
+				for _, s := range [][]string{deleted, backoff, skipped} {
+					sort.Strings(s)
 				}
-				return nil
+				if fmt.Sprint(deleted) != fmt.Sprint(tt.wantDeleted) && !(len(deleted) == 0 && len(tt.wantDeleted) == 0) {
+					t.Errorf("deleted %v, want %v", deleted, tt.wantDeleted)
+				}
+				if fmt.Sprint(backoff) != fmt.Sprint(tt.wantBackoff) && !(len(backoff) == 0 && len(tt.wantBackoff) == 0) {
+					t.Errorf("released with backoff %v, want %v", backoff, tt.wantBackoff)
+				}
+				if fmt.Sprint(skipped) != fmt.Sprint(tt.wantSkipped) && !(len(skipped) == 0 && len(tt.wantSkipped) == 0) {
+					t.Errorf("released at once %v, want %v", skipped, tt.wantSkipped)
+				}
+				if n := len(tt.wantBackoff) + len(tt.wantSkipped); n > 0 {
+					if got := len(h.sqs.Calls("ChangeMessageVisibilityBatch")); got != 1 {
+						t.Errorf("visibility calls %d, want 1 for %d releases", got, n)
+					}
+				}
+				if len(tt.wantDeleted) > 0 {
+					if got := len(h.sqs.Calls("DeleteMessageBatch")); got != 1 {
+						t.Errorf("delete calls %d, want 1 for %d deletes", got, len(tt.wantDeleted))
+					}
+				}
 			})
-			var deleted, backoff, skipped []string
-			now := h.clock.Now()
-			for _, m := range h.states() {
-				switch {
-				case m.Deleted:
-					deleted = append(deleted, byBody[m.ID])
-				case m.VisibleAt.Equal(now.Add(6 * time.Second)):
-					backoff = append(backoff, byBody[m.ID])
-				case !m.VisibleAt.After(now):
-					skipped = append(skipped, byBody[m.ID])
-				}
-			}
-			for _, s := range [][]string{deleted, backoff, skipped} {
-				sort.Strings(s)
-			}
-			if fmt.Sprint(deleted) != fmt.Sprint(tt.wantDeleted) && !(len(deleted) == 0 && len(tt.wantDeleted) == 0) {
-				t.Errorf("deleted %v, want %v", deleted, tt.wantDeleted)
-			}
-			if fmt.Sprint(backoff) != fmt.Sprint(tt.wantBackoff) && !(len(backoff) == 0 && len(tt.wantBackoff) == 0) {
-				t.Errorf("released with backoff %v, want %v", backoff, tt.wantBackoff)
-			}
-			if fmt.Sprint(skipped) != fmt.Sprint(tt.wantSkipped) && !(len(skipped) == 0 && len(tt.wantSkipped) == 0) {
-				t.Errorf("released at once %v, want %v", skipped, tt.wantSkipped)
-			}
-			if n := len(tt.wantBackoff) + len(tt.wantSkipped); n > 0 {
-				if got := len(h.sqs.Calls("ChangeMessageVisibilityBatch")); got != 1 {
-					t.Errorf("visibility calls %d, want 1 for %d releases", got, n)
-				}
-			}
-			if len(tt.wantDeleted) > 0 {
-				if got := len(h.sqs.Calls("DeleteMessageBatch")); got != 1 {
-					t.Errorf("delete calls %d, want 1 for %d deletes", got, len(tt.wantDeleted))
-				}
-			}
 		})
 	}
 }

@@ -64,6 +64,17 @@ type Consumer struct {
 	lateArrivals   atomic.Int64
 	shutReleased   atomic.Int64
 	shutFailed     atomic.Int64
+
+	// holds are the FIFO groups whose head was released for a retry (see
+	// holdGroups).
+	holdMu sync.Mutex
+	holds  map[string]groupHold
+}
+
+// groupHold is a FIFO group waiting for the retry of its head.
+type groupHold struct {
+	id    string    // the retried message
+	until time.Time // when the hold lapses
 }
 
 // New returns a consumer that runs h on every message of the queue at
@@ -271,6 +282,9 @@ func (c *Consumer) receiveLoop(ctx context.Context) {
 		if c.batch != nil {
 			max = c.cfg.batchSize
 		}
+		if c.info.FIFO && c.holding() {
+			max = 1
+		}
 		if err := c.receiveOnce(ctx, n, max); err != nil {
 			failures++
 			if !sleep(c.clock, min(100*time.Millisecond<<min(failures, 7), 10*time.Second), ctx.Done()) {
@@ -328,6 +342,9 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 		return nil
 	}
 
+	if c.info.FIFO {
+		c.unholdHeads(ds)
+	}
 	var units [][]*Delivery
 	switch {
 	case c.batch != nil:
@@ -371,6 +388,89 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 	return nil
 }
 
+// holdGroups notes the FIFO groups of leases released for a retry, on a
+// queue with a redrive policy. Until the retried message is resolved,
+// receives ask for one message at a time: the retried message heads its
+// group, so it comes back alone, and the messages behind it are not
+// received again with it (each receive spends one of their RedrivePolicy's
+// maxReceiveCount) while it is retried. With batched receives, a message
+// failing all its attempts would drag the rest of its group to the
+// dead-letter queue unattempted. A hold ends when the message is resolved
+// here, when a receive shows another message heading the group (it was
+// resolved elsewhere or dead-lettered), or one lease length after the
+// message is visible again.
+func (c *Consumer) holdGroups(ls []*Lease, delays []time.Duration, whys []Reason) {
+	if !c.info.FIFO || c.info.MaxReceiveCount == 0 {
+		return // without a redrive policy, receives cost nothing
+	}
+	now := c.clock.Now()
+	c.holdMu.Lock()
+	defer c.holdMu.Unlock()
+	for i, l := range ls {
+		switch whys[i] {
+		case ReasonError, ReasonRetry, ReasonNotReady, ReasonStalled, ReasonTimeout, ReasonHandler:
+		default:
+			continue
+		}
+		if c.holds == nil {
+			c.holds = map[string]groupHold{}
+		}
+		c.holds[l.group] = groupHold{id: l.messageID, until: now.Add(delays[i] + c.cfg.visibility)}
+	}
+}
+
+// skipDelay is how long the messages behind a FIFO message that is coming
+// back (its group held, see holdGroups) stay hidden when they are given
+// back: for the wait time, so that a receive asked before the hold, for
+// several messages, has ended before they are visible again behind the
+// retried message, which it would otherwise fetch them with. Without a
+// redrive policy, and in a shutdown, they are given back at once.
+func (c *Consumer) skipDelay() time.Duration {
+	if c.info.MaxReceiveCount == 0 || c.stopping() {
+		return 0
+	}
+	return c.cfg.waitTime
+}
+
+// unholdHeads ends the holds of groups that a receive shows headed by
+// another message than the one held for.
+func (c *Consumer) unholdHeads(ds []*Delivery) {
+	c.holdMu.Lock()
+	defer c.holdMu.Unlock()
+	seen := map[string]bool{}
+	for _, d := range ds {
+		if seen[d.group] {
+			continue
+		}
+		seen[d.group] = true
+		if h, ok := c.holds[d.group]; ok && h.id != d.lease.messageID {
+			delete(c.holds, d.group)
+		}
+	}
+}
+
+// unhold ends the hold a resolved message was the reason for.
+func (c *Consumer) unhold(l *Lease) {
+	c.holdMu.Lock()
+	defer c.holdMu.Unlock()
+	if h, ok := c.holds[l.group]; ok && h.id == l.messageID {
+		delete(c.holds, l.group)
+	}
+}
+
+// holding reports whether a FIFO group is held.
+func (c *Consumer) holding() bool {
+	now := c.clock.Now()
+	c.holdMu.Lock()
+	defer c.holdMu.Unlock()
+	for g, h := range c.holds {
+		if !now.Before(h.until) {
+			delete(c.holds, g)
+		}
+	}
+	return len(c.holds) > 0
+}
+
 // groupRuns splits a FIFO receive into its groups, each in receive order.
 func groupRuns(ds []*Delivery) [][]*Delivery {
 	var out [][]*Delivery
@@ -409,7 +509,7 @@ func (c *Consumer) runGroup(ds []*Delivery) {
 			return
 		}
 		if !d.lease.held() {
-			c.releaseHeld(ds[i+1:], 0, ReasonGroupSkipped)
+			c.releaseHeld(ds[i+1:], c.skipDelay(), ReasonGroupSkipped)
 			return
 		}
 		a := c.newAttempt([]*Lease{d.lease}, leasesOf(ds[i+1:]), false)
@@ -417,7 +517,7 @@ func (c *Consumer) runGroup(ds []*Delivery) {
 			return []error{c.handler.Handle(ctx, d)}
 		})[0]
 		if !c.conclude(a, d, err) {
-			c.releaseHeld(ds[i+1:], 0, ReasonGroupSkipped)
+			c.releaseHeld(ds[i+1:], c.skipDelay(), ReasonGroupSkipped)
 			return
 		}
 	}
@@ -470,7 +570,7 @@ func (c *Consumer) runBatch(ds []*Delivery) {
 			}
 			continue
 		}
-		act := action{kind: actRelease, why: ReasonGroupSkipped}
+		act := action{kind: actRelease, why: ReasonGroupSkipped, delay: c.skipDelay()}
 		if !skipped[i] {
 			act = c.decide(a, d, res[i])
 		}
@@ -627,6 +727,13 @@ func (c *Consumer) execute(ds []*Delivery, acts []action) []bool {
 	if len(rel) > 0 {
 		c.releaseEach(c.bg, rel, relDelays, relWhys)
 	}
+	if c.info.FIFO {
+		for i, ok := range resolved {
+			if ok {
+				c.unhold(ds[i].lease)
+			}
+		}
+	}
 	return resolved
 }
 
@@ -696,7 +803,7 @@ func (c *Consumer) abandon(a *attempt) {
 		}
 	}
 	if len(fol) > 0 {
-		c.release(c.bg, fol, 0, ReasonGroupSkipped)
+		c.release(c.bg, fol, c.skipDelay(), ReasonGroupSkipped)
 	}
 	c.observe(Event{Kind: EventSlotStuck, MessageID: a.leases[0].messageID, Attempt: int(a.leases[0].epoch),
 		Duration: c.clock.Now().Sub(a.start), Err: cause})

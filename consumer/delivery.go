@@ -72,6 +72,7 @@ func newDelivery(c *Consumer, m types.Message, sentAt time.Time) *Delivery {
 		handle = *m.ReceiptHandle
 	}
 	d.lease = newLease(c, own, handle, int64(d.Attempt()), sentAt, c.cfg.visibility)
+	d.lease.group = d.group
 	return d
 }
 

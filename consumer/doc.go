@@ -41,7 +41,11 @@
 // for free slots, so no message waits in a buffer while its lease runs, and
 // a slow message never holds back the next poll. On FIFO queues a slot takes
 // one group's messages from a receive and runs them in order; a failure
-// releases the rest of that group's messages. A BatchHandler (NewBatch)
+// gives back the rest of that group's messages. With a redrive policy they
+// are hidden for the wait time, and until the failed message succeeds
+// receives fetch one message at a time, so that its retries do not spend
+// the receives (the redrive budget) of the messages behind it. A
+// BatchHandler (NewBatch)
 // gets up to ten messages and returns one result per message.
 //
 // # Shutdown

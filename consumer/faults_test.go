@@ -79,29 +79,31 @@ func TestRenewalSurvivesFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, "faults", nil)
-			id := h.sqs.Send(h.url, "x", "")
-			handle := h.sqs.Messages(h.url)[0].ID
-			h.sqs.SetFaults(tt.fault(h.url + "|" + handle + "|1"))
-			g := newGate()
-			h.start(holdUntil(h.clock, g, nil, nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
-			h.advance(60*time.Second, 500*time.Millisecond)
-			g.open()
-			checkFor(t, 5*time.Second, func() error {
-				if !h.state(id).Deleted {
-					return fmt.Errorf("not deleted")
+			bubble(t, func(t *testing.T) {
+				h := newHarness(t, "faults", nil)
+				id := h.sqs.Send(h.url, "x", "")
+				handle := h.sqs.Messages(h.url)[0].ID
+				h.sqs.SetFaults(tt.fault(h.url + "|" + handle + "|1"))
+				g := newGate()
+				h.start(holdUntil(h.clock, g, nil, nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
+				h.advance(60*time.Second, 500*time.Millisecond)
+				g.open()
+				checkFor(t, 5*time.Second, func() error {
+					if !h.state(id).Deleted {
+						return fmt.Errorf("not deleted")
+					}
+					return nil
+				})
+				if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
+					t.Errorf("leases lost: %d, want 0", n)
 				}
-				return nil
+				if got := h.state(id).Receives; got != 1 {
+					t.Errorf("receives %d, want 1", got)
+				}
+				if n := h.obs.count(consumer.EventRenewed); n < 2 {
+					t.Errorf("renewals %d, want >= 2 in 60 s of 30 s leases", n)
+				}
 			})
-			if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
-				t.Errorf("leases lost: %d, want 0", n)
-			}
-			if got := h.state(id).Receives; got != 1 {
-				t.Errorf("receives %d, want 1", got)
-			}
-			if n := h.obs.count(consumer.EventRenewed); n < 2 {
-				t.Errorf("renewals %d, want >= 2 in 60 s of 30 s leases", n)
-			}
 		})
 	}
 }
@@ -140,49 +142,51 @@ func TestLeaseLost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, "lost", nil)
-			id := h.sqs.Send(h.url, "x", "")
-			h.sqs.SetFaults(tt.fault)
-			g := newGate()
-			defer g.open()
-			causes := make(chan error, 1)
-			var lease *consumer.Lease
-			leaseCh := make(chan *consumer.Lease, 1)
-			inner := holdUntil(h.clock, g, nil, causes)
-			h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-				leaseCh <- d.Lease()
-				return inner.Handle(ctx, d)
-			}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second), consumer.WithConcurrency(1))
-			lease = <-leaseCh
-			if tt.action != nil {
-				tt.action(h, id)
-			}
-			h.advance(tt.lostBy, 500*time.Millisecond)
-			select {
-			case err := <-causes:
-				if !errors.Is(err, consumer.ErrLeaseLost) {
-					t.Errorf("cause %v, want ErrLeaseLost", err)
+			bubble(t, func(t *testing.T) {
+				h := newHarness(t, "lost", nil)
+				id := h.sqs.Send(h.url, "x", "")
+				h.sqs.SetFaults(tt.fault)
+				g := newGate()
+				defer g.open()
+				causes := make(chan error, 1)
+				var lease *consumer.Lease
+				leaseCh := make(chan *consumer.Lease, 1)
+				inner := holdUntil(h.clock, g, nil, causes)
+				h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+					leaseCh <- d.Lease()
+					return inner.Handle(ctx, d)
+				}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second), consumer.WithConcurrency(1))
+				lease = <-leaseCh
+				if tt.action != nil {
+					tt.action(h, id)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("handler not cancelled")
-			}
-			select {
-			case <-lease.Lost():
-			default:
-				t.Error("Lost() not closed")
-			}
-			if n := h.obs.count(consumer.EventLeaseLost); n != 1 {
-				t.Errorf("lease-lost events %d, want 1", n)
-			}
-			deadline := consumertest.Epoch.Add(30 * time.Second)
-			for _, c := range cmvCalls(h) {
-				if !c.Time.Before(deadline) {
-					t.Errorf("ChangeMessageVisibility sent at %v, after the deadline %v", c.Time, deadline)
+				h.advance(tt.lostBy, 500*time.Millisecond)
+				select {
+				case err := <-causes:
+					if !errors.Is(err, consumer.ErrLeaseLost) {
+						t.Errorf("cause %v, want ErrLeaseLost", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("handler not cancelled")
 				}
-			}
-			if err := lease.Extend(context.Background(), time.Minute); !errors.Is(err, consumer.ErrLeaseLost) {
-				t.Errorf("Extend after loss: %v, want ErrLeaseLost", err)
-			}
+				select {
+				case <-lease.Lost():
+				default:
+					t.Error("Lost() not closed")
+				}
+				if n := h.obs.count(consumer.EventLeaseLost); n != 1 {
+					t.Errorf("lease-lost events %d, want 1", n)
+				}
+				deadline := consumertest.Epoch.Add(30 * time.Second)
+				for _, c := range cmvCalls(h) {
+					if !c.Time.Before(deadline) {
+						t.Errorf("ChangeMessageVisibility sent at %v, after the deadline %v", c.Time, deadline)
+					}
+				}
+				if err := lease.Extend(context.Background(), time.Minute); !errors.Is(err, consumer.ErrLeaseLost) {
+					t.Errorf("Extend after loss: %v, want ErrLeaseLost", err)
+				}
+			})
 		})
 	}
 }
@@ -192,118 +196,126 @@ func TestLeaseLost(t *testing.T) {
 // late delete, sparing a duplicate run.
 func TestLateDelete(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "late", nil)
-	id := h.sqs.Send(h.url, "x", "")
-	h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-		if c.Op == "ChangeMessageVisibilityBatch" {
-			return consumertest.Fault{Err: consumertest.Throttled()}
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "late", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ChangeMessageVisibilityBatch" {
+				return consumertest.Fault{Err: consumertest.Throttled()}
+			}
+			return consumertest.Fault{}
+		})
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			<-ctx.Done()
+			return nil // finished anyway
+		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1))
+		h.advance(30*time.Second, time.Second)
+		checkFor(t, 5*time.Second, func() error {
+			if n := h.obs.count(consumer.EventLateDelete); n != 1 {
+				return fmt.Errorf("late deletes %d, want 1", n)
+			}
+			return nil
+		})
+		if !h.state(id).Deleted {
+			t.Error("message not deleted by the late delete")
 		}
-		return consumertest.Fault{}
 	})
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		<-ctx.Done()
-		return nil // finished anyway
-	}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1))
-	h.advance(30*time.Second, time.Second)
-	checkFor(t, 5*time.Second, func() error {
-		if n := h.obs.count(consumer.EventLateDelete); n != 1 {
-			return fmt.Errorf("late deletes %d, want 1", n)
-		}
-		return nil
-	})
-	if !h.state(id).Deleted {
-		t.Error("message not deleted by the late delete")
-	}
 }
 
 // A delete whose request is lost is retried while the lease lasts.
 func TestDeleteRetried(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "delretry", nil)
-	id := h.sqs.Send(h.url, "x", "")
-	h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-		if c.Op == "DeleteMessageBatch" && c.N <= 2 {
-			return consumertest.Fault{Err: errors.New("connection reset")}
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "delretry", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "DeleteMessageBatch" && c.N <= 2 {
+				return consumertest.Fault{Err: errors.New("connection reset")}
+			}
+			return consumertest.Fault{}
+		})
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }))
+		h.advanceUntil(10*time.Second, 100*time.Millisecond, func() error {
+			if !h.state(id).Deleted {
+				return fmt.Errorf("not deleted")
+			}
+			return nil
+		})
+		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 3 {
+			t.Errorf("delete calls %d, want 3", n)
 		}
-		return consumertest.Fault{}
 	})
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }))
-	h.advanceUntil(10*time.Second, 100*time.Millisecond, func() error {
-		if !h.state(id).Deleted {
-			return fmt.Errorf("not deleted")
-		}
-		return nil
-	})
-	if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 3 {
-		t.Errorf("delete calls %d, want 3", n)
-	}
 }
 
 // A throttled receive backs off and tries again.
 func TestReceiveBacksOff(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "recvthrottle", nil)
-	h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-		if c.Op == "ReceiveMessage" && c.N <= 3 {
-			return consumertest.Fault{Err: consumertest.Throttled()}
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "recvthrottle", nil)
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ReceiveMessage" && c.N <= 3 {
+				return consumertest.Fault{Err: consumertest.Throttled()}
+			}
+			return consumertest.Fault{}
+		})
+		id := h.sqs.Send(h.url, "x", "")
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }))
+		if n := len(h.sqs.Calls("ReceiveMessage")); n != 1 {
+			t.Fatalf("receives before backoff %d, want 1 (no hot loop)", n)
 		}
-		return consumertest.Fault{}
-	})
-	id := h.sqs.Send(h.url, "x", "")
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }))
-	if n := len(h.sqs.Calls("ReceiveMessage")); n != 1 {
-		t.Fatalf("receives before backoff %d, want 1 (no hot loop)", n)
-	}
-	h.advanceUntil(10*time.Second, 100*time.Millisecond, func() error {
-		if !h.state(id).Deleted {
-			return fmt.Errorf("not deleted")
+		h.advanceUntil(10*time.Second, 100*time.Millisecond, func() error {
+			if !h.state(id).Deleted {
+				return fmt.Errorf("not deleted")
+			}
+			return nil
+		})
+		if n := h.obs.count(consumer.EventError); n != 3 {
+			t.Errorf("error events %d, want 3", n)
 		}
-		return nil
 	})
-	if n := h.obs.count(consumer.EventError); n != 3 {
-		t.Errorf("error events %d, want 3", n)
-	}
 }
 
 // A renewal in flight when the handler fails: the release waits for it, so
 // the backoff is the last word (a heartbeat never overwrites a release).
 func TestReleaseWaitsForRenewal(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "order", nil)
-	id := h.sqs.Send(h.url, "x", "")
-	h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-		if c.Op == "ChangeMessageVisibilityBatch" && c.N == 1 {
-			return consumertest.Fault{Delay: 2 * time.Second}
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "order", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ChangeMessageVisibilityBatch" && c.N == 1 {
+				return consumertest.Fault{Delay: 2 * time.Second}
+			}
+			return consumertest.Fault{}
+		})
+		g := newGate()
+		h.start(holdUntil(h.clock, g, errors.New("boom"), nil), consumer.WithVisibilityTimeout(30*time.Second),
+			consumer.WithRenewAhead(10*time.Second),
+			consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 9 * time.Second, Jitter: consumer.NoJitter}))
+		h.advance(20*time.Second, time.Second) // the renewal is now in flight, stuck for 2 s
+		checkFor(t, 5*time.Second, func() error {
+			if len(cmvCalls(h)) != 1 {
+				return fmt.Errorf("renewal not sent")
+			}
+			return nil
+		})
+		g.open() // the handler fails while the renewal is in flight
+		h.advance(3*time.Second, 500*time.Millisecond)
+		checkFor(t, 5*time.Second, func() error {
+			if len(cmvCalls(h)) != 2 {
+				return fmt.Errorf("release not sent")
+			}
+			return nil
+		})
+		calls := cmvCalls(h)
+		if got := consumertest.Visibilities(calls[1].Input); len(got) != 1 || got[0] != 9 {
+			t.Errorf("last visibility change %v, want [9] (the backoff)", got)
 		}
-		return consumertest.Fault{}
-	})
-	g := newGate()
-	h.start(holdUntil(h.clock, g, errors.New("boom"), nil), consumer.WithVisibilityTimeout(30*time.Second),
-		consumer.WithRenewAhead(10*time.Second),
-		consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 9 * time.Second, Jitter: consumer.NoJitter}))
-	h.advance(20*time.Second, time.Second) // the renewal is now in flight, stuck for 2 s
-	checkFor(t, 5*time.Second, func() error {
-		if len(cmvCalls(h)) != 1 {
-			return fmt.Errorf("renewal not sent")
+		if !calls[1].Time.After(calls[0].Time) {
+			t.Errorf("release at %v not after the renewal at %v", calls[1].Time, calls[0].Time)
 		}
-		return nil
-	})
-	g.open() // the handler fails while the renewal is in flight
-	h.advance(3*time.Second, 500*time.Millisecond)
-	checkFor(t, 5*time.Second, func() error {
-		if len(cmvCalls(h)) != 2 {
-			return fmt.Errorf("release not sent")
+		if got, want := h.state(id).VisibleAt, calls[1].Time.Add(9*time.Second); !got.Equal(want) {
+			t.Errorf("visible at %v, want %v", got, want)
 		}
-		return nil
 	})
-	calls := cmvCalls(h)
-	if got := consumertest.Visibilities(calls[1].Input); len(got) != 1 || got[0] != 9 {
-		t.Errorf("last visibility change %v, want [9] (the backoff)", got)
-	}
-	if !calls[1].Time.After(calls[0].Time) {
-		t.Errorf("release at %v not after the renewal at %v", calls[1].Time, calls[0].Time)
-	}
-	if got, want := h.state(id).VisibleAt, calls[1].Time.Add(9*time.Second); !got.Equal(want) {
-		t.Errorf("visible at %v, want %v", got, want)
-	}
 }

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/consumer/consumertest"
 )
 
 // journal records handler calls in order and checks that no two messages
@@ -59,111 +62,173 @@ func only(entries []string, prefix string) []string {
 // by side, one per slot.
 func TestFIFOGroupOrder(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "jobs.fifo", nil)
-	groups := map[string][]string{"a": {"a1", "a2", "a3", "a4"}, "b": {"b1", "b2", "b3"}, "c": {"c1", "c2"}}
-	for i := 0; i < 4; i++ {
-		for _, g := range []string{"a", "b", "c"} {
-			if i < len(groups[g]) {
-				h.sqs.Send(h.url, groups[g][i], g)
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "jobs.fifo", nil)
+		groups := map[string][]string{"a": {"a1", "a2", "a3", "a4"}, "b": {"b1", "b2", "b3"}, "c": {"c1", "c2"}}
+		for i := 0; i < 4; i++ {
+			for _, g := range []string{"a", "b", "c"} {
+				if i < len(groups[g]) {
+					h.sqs.Send(h.url, groups[g][i], g)
+				}
 			}
 		}
-	}
-	j := newJournal()
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		j.begin(d)
-		defer j.end(d)
-		return nil
-	}), consumer.WithConcurrency(3))
-	checkFor(t, 5*time.Second, func() error {
-		if n := len(j.list()); n != 9 {
-			return fmt.Errorf("%d handled, want 9", n)
+		j := newJournal()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			j.begin(d)
+			defer j.end(d)
+			return nil
+		}), consumer.WithConcurrency(3))
+		checkFor(t, 5*time.Second, func() error {
+			if n := len(j.list()); n != 9 {
+				return fmt.Errorf("%d handled, want 9", n)
+			}
+			return nil
+		})
+		for g, want := range groups {
+			if got := only(j.list(), g); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("group %s ran %v, want %v", g, got, want)
+			}
 		}
-		return nil
+		if len(j.overlap) > 0 {
+			t.Errorf("messages ran while their group was busy: %v", j.overlap)
+		}
 	})
-	for g, want := range groups {
-		if got := only(j.list(), g); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("group %s ran %v, want %v", g, got, want)
-		}
-	}
-	if len(j.overlap) > 0 {
-		t.Errorf("messages ran while their group was busy: %v", j.overlap)
-	}
 }
 
 // A failure releases the rest of the group's messages from that receive,
 // so the group resumes, in order, with the failed message.
 func TestFIFOFailureSkipsRestOfGroup(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "skip.fifo", nil)
-	for _, b := range []string{"a1", "a2", "a3"} {
-		h.sqs.Send(h.url, b, "a")
-	}
-	j := newJournal()
-	var once sync.Once
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		j.begin(d)
-		defer j.end(d)
-		var err error
-		if d.Body() == "a1" {
-			once.Do(func() { err = errors.New("first try fails") })
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "skip.fifo", nil)
+		for _, b := range []string{"a1", "a2", "a3"} {
+			h.sqs.Send(h.url, b, "a")
 		}
-		return err
-	}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
-	checkFor(t, 5*time.Second, func() error {
-		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
-			return fmt.Errorf("group-skipped releases %d, want 2", got)
+		j := newJournal()
+		var once sync.Once
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			j.begin(d)
+			defer j.end(d)
+			var err error
+			if d.Body() == "a1" {
+				once.Do(func() { err = errors.New("first try fails") })
+			}
+			return err
+		}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
+		checkFor(t, 5*time.Second, func() error {
+			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
+				return fmt.Errorf("group-skipped releases %d, want 2", got)
+			}
+			return nil
+		})
+		if got := j.list(); fmt.Sprint(got) != "[a1]" {
+			t.Errorf("ran %v before the backoff, want [a1]", got)
 		}
-		return nil
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			if n := len(j.list()); n != 4 {
+				return fmt.Errorf("%d handled, want 4", n)
+			}
+			return nil
+		})
+		if got := j.list(); fmt.Sprint(got) != "[a1 a1 a2 a3]" {
+			t.Errorf("ran %v, want [a1 a1 a2 a3]", got)
+		}
 	})
-	if got := j.list(); fmt.Sprint(got) != "[a1]" {
-		t.Errorf("ran %v before the backoff, want [a1]", got)
-	}
-	h.advanceUntil(time.Minute, time.Second, func() error {
-		if n := len(j.list()); n != 4 {
-			return fmt.Errorf("%d handled, want 4", n)
-		}
-		return nil
-	})
-	if got := j.list(); fmt.Sprint(got) != "[a1 a1 a2 a3]" {
-		t.Errorf("ran %v, want [a1 a1 a2 a3]", got)
-	}
 }
 
 // NotReady on a FIFO queue changes visibility (re-sending would break the
 // group's order) and holds the group back.
 func TestFIFONotReadyChangesVisibility(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "snooze.fifo", nil)
-	h.sqs.Send(h.url, "a1", "a")
-	h.sqs.Send(h.url, "a2", "a")
-	j := newJournal()
-	var once sync.Once
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		j.begin(d)
-		defer j.end(d)
-		var err error
-		once.Do(func() { err = consumer.NotReady(8 * time.Second) })
-		return err
-	}), consumer.WithConcurrency(2))
-	checkFor(t, 5*time.Second, func() error {
-		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
-			return fmt.Errorf("not-ready releases %d, want 1", got)
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "snooze.fifo", nil)
+		h.sqs.Send(h.url, "a1", "a")
+		h.sqs.Send(h.url, "a2", "a")
+		j := newJournal()
+		var once sync.Once
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			j.begin(d)
+			defer j.end(d)
+			var err error
+			once.Do(func() { err = consumer.NotReady(8 * time.Second) })
+			return err
+		}), consumer.WithConcurrency(2))
+		checkFor(t, 5*time.Second, func() error {
+			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
+				return fmt.Errorf("not-ready releases %d, want 1", got)
+			}
+			return nil
+		})
+		if n := len(h.sqs.Calls("SendMessage")); n != 0 {
+			t.Errorf("re-sends on a FIFO queue: %d, want 0", n)
 		}
-		return nil
-	})
-	if n := len(h.sqs.Calls("SendMessage")); n != 0 {
-		t.Errorf("re-sends on a FIFO queue: %d, want 0", n)
-	}
-	if got := consumertestVisibilities(h); fmt.Sprint(got) != "[8 0]" {
-		t.Errorf("visibility changes %v, want [8 0] (the snooze, then a2 released)", got)
-	}
-	h.advanceUntil(time.Minute, time.Second, func() error {
-		if n := len(j.list()); n != 3 {
-			return fmt.Errorf("%d handled, want 3", n)
+		if got := consumertestVisibilities(h); fmt.Sprint(got) != "[8 0]" {
+			t.Errorf("visibility changes %v, want [8 0] (the snooze, then a2 released)", got)
 		}
-		return nil
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			if n := len(j.list()); n != 3 {
+				return fmt.Errorf("%d handled, want 3", n)
+			}
+			return nil
+		})
+		if got := j.list(); fmt.Sprint(got) != "[a1 a1 a2]" {
+			t.Errorf("ran %v, want [a1 a1 a2]", got)
+		}
 	})
-	if got := j.list(); fmt.Sprint(got) != "[a1 a1 a2]" {
-		t.Errorf("ran %v, want [a1 a1 a2]", got)
-	}
+}
+
+// On a queue with a redrive policy, a failing message comes back alone:
+// until it succeeds, receives ask for one message at a time, and the
+// messages behind it stay hidden for the wait time (a receive already
+// waiting for several would fetch them with it). So retries of the head do
+// not spend the receives (the redrive budget) of the rest of its group:
+// each is received once with the first batch and once to run.
+func TestFIFORetryComesBackAlone(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		clock := consumertest.NewClock(time.Time{})
+		fake := consumertest.NewSQS(clock)
+		fake.CreateQueue("alone-dlq.fifo", nil)
+		h := &harness{t: t, clock: clock, sqs: fake, obs: &recorder{}, url: fake.CreateQueue("alone.fifo", map[string]string{
+			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:alone-dlq.fifo","maxReceiveCount":5}`})}
+		ids := map[string]string{}
+		for _, b := range []string{"a1", "a2", "a3"} {
+			ids[b] = h.sqs.Send(h.url, b, "a")
+		}
+		j := newJournal()
+		tries := newCounter()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			j.begin(d)
+			defer j.end(d)
+			if d.Body() == "a1" && tries.add("a1") <= 2 {
+				return errors.New("not yet")
+			}
+			return nil
+		}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Multiplier: 1, Jitter: consumer.NoJitter}))
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			for _, id := range ids {
+				if !h.state(id).Deleted {
+					return fmt.Errorf("%s not deleted", id)
+				}
+			}
+			return nil
+		})
+		if got := j.list(); fmt.Sprint(got) != "[a1 a1 a1 a2 a3]" {
+			t.Errorf("ran %v, want [a1 a1 a1 a2 a3]", got)
+		}
+		for b, want := range map[string]int{"a1": 3, "a2": 2, "a3": 2} {
+			if got := h.state(ids[b]).Receives; got != want {
+				t.Errorf("%s received %d times, want %d", b, got, want)
+			}
+		}
+		var single int
+		for _, c := range h.sqs.Calls("ReceiveMessage") {
+			if c.Input.(*sqs.ReceiveMessageInput).MaxNumberOfMessages == 1 {
+				single++
+			}
+		}
+		if single == 0 {
+			t.Error("no receive asked for a single message while a1 was retried")
+		}
+	})
 }

@@ -27,7 +27,8 @@ func (f HandlerFunc) Handle(ctx context.Context, d *Delivery) error { return f(c
 // outcome of batch[i], read as a Handler's return value. A nil slice means
 // every message succeeded; a slice of the wrong length fails them all. On a
 // FIFO queue a failure also fails the later messages of the same group in
-// the batch (they are released to keep the group's order), as Lambda does.
+// the batch (they are released to keep the group's order), as Lambda does;
+// see the package documentation on the receives this spends.
 type BatchHandler interface {
 	// HandleBatch works on a batch; result i is the outcome of batch[i].
 	HandleBatch(ctx context.Context, batch []*Delivery) []error

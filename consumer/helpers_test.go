@@ -3,9 +3,9 @@ package consumer_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -63,7 +63,19 @@ func (r *recorder) all(k consumer.EventKind) []consumer.Event {
 	return out
 }
 
-// checkFor polls cond until it returns nil or timeout (real time) passes.
+// bubble runs a test of the runtime on the fake clock in a testing/synctest
+// bubble: goroutines the test starts (the consumer's among them) live in
+// it, settle can then wait until every one of them is durably blocked, and
+// real-time waits (checkFor, context deadlines, time.After) run on the
+// bubble's own clock, which moves only when everything is blocked. No
+// outcome depends on how fast the machine runs the goroutines.
+func bubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	synctest.Test(t, f)
+}
+
+// checkFor polls cond until it returns nil or timeout passes (on the
+// bubble's clock inside a bubble).
 func checkFor(tb testing.TB, timeout time.Duration, cond func() error) {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
@@ -136,20 +148,12 @@ func (h *harness) run(c *consumer.Consumer) {
 	h.settle()
 }
 
-// settle waits until no fired timer is unread, and lets woken goroutines
-// run. It never moves the clock.
+// settle waits until every goroutine of the test (the consumer's, the
+// handlers', the fake's) is durably blocked: whatever the last clock move
+// set off is done. It never moves the fake clock. It must run in a bubble.
 func (h *harness) settle() {
 	h.t.Helper()
-	for i := 0; i < 3; i++ {
-		checkFor(h.t, 5*time.Second, func() error {
-			if n := h.clock.Unread(); n > 0 {
-				return fmt.Errorf("%d fired timers unread", n)
-			}
-			return nil
-		})
-		runtime.Gosched()
-		time.Sleep(200 * time.Microsecond)
-	}
+	synctest.Wait()
 }
 
 // advance moves the fake clock in steps of at most step.

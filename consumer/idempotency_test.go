@@ -205,49 +205,51 @@ func TestIdempotencyMiddleware(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, "idem", nil)
-			store := kind.open(t)
-			id := h.sqs.Send(h.url, "x", "")
-			// The delete of the first, successful attempt is lost: the
-			// message comes back when its lease lapses.
-			var dropDeletes atomic.Bool
-			dropDeletes.Store(true)
-			h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-				if c.Op == "DeleteMessageBatch" && dropDeletes.Load() {
-					return consumertest.Fault{Err: errors.New("connection reset")}
+			bubble(t, func(t *testing.T) {
+				h := newHarness(t, "idem", nil)
+				store := kind.open(t)
+				id := h.sqs.Send(h.url, "x", "")
+				// The delete of the first, successful attempt is lost: the
+				// message comes back when its lease lapses.
+				var dropDeletes atomic.Bool
+				dropDeletes.Store(true)
+				h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+					if c.Op == "DeleteMessageBatch" && dropDeletes.Load() {
+						return consumertest.Fault{Err: errors.New("connection reset")}
+					}
+					return consumertest.Fault{}
+				})
+				var runs atomic.Int32
+				h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+					runs.Add(1)
+					return nil
+				}), consumer.WithMiddleware(consumer.Idempotency(store)), consumer.WithVisibilityTimeout(30*time.Second))
+				checkFor(t, 5*time.Second, func() error {
+					if runs.Load() != 1 {
+						return fmt.Errorf("runs %d", runs.Load())
+					}
+					return nil
+				})
+				h.advanceUntil(2*time.Minute, time.Second, func() error {
+					if h.state(id).Receives < 2 {
+						return fmt.Errorf("not redelivered")
+					}
+					return nil
+				})
+				dropDeletes.Store(false)
+				h.advanceUntil(2*time.Minute, time.Second, func() error {
+					if !h.state(id).Deleted {
+						return fmt.Errorf("not deleted")
+					}
+					return nil
+				})
+				if n := runs.Load(); n != 1 {
+					t.Errorf("handler runs %d, want 1", n)
 				}
-				return consumertest.Fault{}
-			})
-			var runs atomic.Int32
-			h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-				runs.Add(1)
-				return nil
-			}), consumer.WithMiddleware(consumer.Idempotency(store)), consumer.WithVisibilityTimeout(30*time.Second))
-			checkFor(t, 5*time.Second, func() error {
-				if runs.Load() != 1 {
-					return fmt.Errorf("runs %d", runs.Load())
+				if n := h.obs.count(consumer.EventDuplicate); n < 1 {
+					t.Errorf("duplicate events %d, want >= 1", n)
 				}
-				return nil
 			})
-			h.advanceUntil(2*time.Minute, time.Second, func() error {
-				if h.state(id).Receives < 2 {
-					return fmt.Errorf("not redelivered")
-				}
-				return nil
-			})
-			dropDeletes.Store(false)
-			h.advanceUntil(2*time.Minute, time.Second, func() error {
-				if !h.state(id).Deleted {
-					return fmt.Errorf("not deleted")
-				}
-				return nil
-			})
-			if n := runs.Load(); n != 1 {
-				t.Errorf("handler runs %d, want 1", n)
-			}
-			if n := h.obs.count(consumer.EventDuplicate); n < 1 {
-				t.Errorf("duplicate events %d, want >= 1", n)
-			}
 		})
 	}
 }
@@ -256,32 +258,34 @@ func TestIdempotencyMiddleware(t *testing.T) {
 // second delivery (a duplicate of the same key) waits rather than running.
 func TestIdempotencyInProgressFollowsLease(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "idem2", nil)
-	store := consumer.NewMemoryStore()
-	h.sqs.Send(h.url, "same body", "")
-	h.sqs.Send(h.url, "same body", "")
-	g := newGate()
-	defer g.open()
-	var runs atomic.Int32
-	h.start(holdFirst(h.clock, g, &runs), consumer.WithMiddleware(consumer.Idempotency(store, consumer.WithKey(consumer.KeyByBodyHash))),
-		consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(2))
-	checkFor(t, 5*time.Second, func() error {
-		if got := h.obs.reasons(consumer.EventDeleted)[consumer.ReasonSnoozed]; got != 1 {
-			return fmt.Errorf("snoozes %d, want 1", got)
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "idem2", nil)
+		store := consumer.NewMemoryStore()
+		h.sqs.Send(h.url, "same body", "")
+		h.sqs.Send(h.url, "same body", "")
+		g := newGate()
+		defer g.open()
+		var runs atomic.Int32
+		h.start(holdFirst(h.clock, g, &runs), consumer.WithMiddleware(consumer.Idempotency(store, consumer.WithKey(consumer.KeyByBodyHash))),
+			consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(2))
+		checkFor(t, 5*time.Second, func() error {
+			if got := h.obs.reasons(consumer.EventDeleted)[consumer.ReasonSnoozed]; got != 1 {
+				return fmt.Errorf("snoozes %d, want 1", got)
+			}
+			return nil
+		})
+		// A minute later the first is still working; its record has been
+		// renewed with its lease.
+		h.advance(time.Minute, time.Second)
+		ctx := context.Background()
+		r, err := store.Claim(ctx, consumer.ClaimParams{Key: keyOf("same body"), Owner: "probe", Now: h.clock.Now(), Until: h.clock.Now().Add(time.Second)})
+		if err != nil || r.State != consumer.InProgress || !r.Until.After(h.clock.Now()) {
+			t.Errorf("probe claim: %+v, %v; want in progress past now", r, err)
 		}
-		return nil
+		if n := runs.Load(); n != 1 {
+			t.Errorf("runs %d, want 1", n)
+		}
 	})
-	// A minute later the first is still working; its record has been
-	// renewed with its lease.
-	h.advance(time.Minute, time.Second)
-	ctx := context.Background()
-	r, err := store.Claim(ctx, consumer.ClaimParams{Key: keyOf("same body"), Owner: "probe", Now: h.clock.Now(), Until: h.clock.Now().Add(time.Second)})
-	if err != nil || r.State != consumer.InProgress || !r.Until.After(h.clock.Now()) {
-		t.Errorf("probe claim: %+v, %v; want in progress past now", r, err)
-	}
-	if n := runs.Load(); n != 1 {
-		t.Errorf("runs %d, want 1", n)
-	}
 }
 
 func holdFirst(clock *consumertest.Clock, g *gate, runs *atomic.Int32) consumer.Handler {

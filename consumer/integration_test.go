@@ -31,7 +31,8 @@ import (
 
 // sharedClock adapts the server's *baton.FakeClock to consumer.Clock and
 // keeps track of the consumer-side timers, so a test can tell when every
-// fired timer has been read.
+// goroutine woken by a fired timer has acted on it: the runtime stops every
+// timer once it has read it (and the tests' handlers do too).
 type sharedClock struct {
 	fc   *baton.FakeClock
 	mu   sync.Mutex
@@ -39,8 +40,9 @@ type sharedClock struct {
 }
 
 type sharedTimer struct {
-	t baton.Timer
-	s *sharedClock
+	t  baton.Timer
+	s  *sharedClock
+	at time.Time
 }
 
 func newSharedClock(fc *baton.FakeClock) *sharedClock {
@@ -50,10 +52,10 @@ func newSharedClock(fc *baton.FakeClock) *sharedClock {
 func (s *sharedClock) Now() time.Time { return s.fc.Now() }
 
 func (s *sharedClock) NewTimer(d time.Duration) consumer.Timer {
-	t := &sharedTimer{t: s.fc.NewTimer(d), s: s}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &sharedTimer{at: s.fc.Now().Add(d), t: s.fc.NewTimer(d), s: s}
 	s.live[t] = struct{}{}
-	s.mu.Unlock()
 	return t
 }
 
@@ -61,36 +63,67 @@ func (t *sharedTimer) C() <-chan time.Time { return t.t.C() }
 
 func (t *sharedTimer) Stop() bool {
 	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
 	delete(t.s.live, t)
-	t.s.mu.Unlock()
 	return t.t.Stop()
 }
 
-// unread counts fired timers nobody has read yet.
+// advance moves the clock. Timers are made under the same lock, so each
+// knows exactly when it fires.
+func (s *sharedClock) advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fc.Advance(d)
+}
+
+// parked counts the clock's pending timers that are not the consumers':
+// the server's long polls waiting on it.
+func (s *sharedClock) parked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.fc.Now()
+	n := s.fc.Timers()
+	for t := range s.live {
+		if t.at.After(now) {
+			n--
+		}
+	}
+	return n
+}
+
+// unread counts timers that have fired but not been stopped: a goroutine
+// woken by one (or about to be) has not yet acted on it. The channel alone
+// cannot tell, since a fired timer hands its time straight to a goroutine
+// already waiting on it, which may not have run yet.
 func (s *sharedClock) unread() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.fc.Now()
 	n := 0
 	for t := range s.live {
-		if len(t.t.C()) > 0 {
+		if !t.at.After(now) {
 			n++
 		}
 	}
 	return n
 }
 
-// tracked wraps the SDK client: it counts calls in flight (long polls
-// aside) and can lose deletes.
+// tracked wraps the SDK client: it counts calls in flight (receives
+// apart: they may wait in a long poll) and can lose deletes.
 type tracked struct {
 	consumer.Client
 	inflight    atomic.Int64
 	receives    atomic.Int64
+	receiving   atomic.Int64
 	deleteCalls atomic.Int64
+	sendCalls   atomic.Int64
 	dropDeletes atomic.Bool
 }
 
 func (c *tracked) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	c.receives.Add(1)
+	c.receiving.Add(1)
+	defer c.receiving.Add(-1)
 	return c.Client.ReceiveMessage(ctx, in, o...)
 }
 
@@ -113,6 +146,7 @@ func (c *tracked) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageB
 func (c *tracked) SendMessage(ctx context.Context, in *sqs.SendMessageInput, o ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	c.inflight.Add(1)
 	defer c.inflight.Add(-1)
+	c.sendCalls.Add(1)
 	return c.Client.SendMessage(ctx, in, o...)
 }
 
@@ -129,8 +163,10 @@ func newWorld(t *testing.T) *world {
 	return &world{t: t, srv: srv, clock: newSharedClock(srv.Clock), cl: &tracked{Client: srv.Client}}
 }
 
-// settle waits until every fired consumer timer has been read and no call
-// other than a long poll is in flight. It never moves the clock.
+// settle waits until every consumer goroutine woken by a fired timer has
+// acted on it, no call is in flight, and every receive in flight waits in
+// a long poll on the clock (not on its way, in real time, while fake time
+// would pass it by). It never moves the clock.
 func (w *world) settle() {
 	w.t.Helper()
 	for i := 0; i < 3; i++ {
@@ -140,6 +176,9 @@ func (w *world) settle() {
 			}
 			if n := w.cl.inflight.Load(); n > 0 {
 				return fmt.Errorf("%d calls in flight", n)
+			}
+			if n, p := w.cl.receiving.Load(), w.clock.parked(); int(n) > p {
+				return fmt.Errorf("%d receives in flight, %d long polls waiting", n, p)
 			}
 			return nil
 		})
@@ -159,7 +198,7 @@ func (w *world) drive(max, step time.Duration, cond func() error) time.Duration 
 		if err = cond(); err == nil {
 			return w.clock.Now().Sub(start)
 		}
-		w.srv.Clock.Advance(step)
+		w.clock.advance(step)
 	}
 	w.t.Fatalf("after %v of fake time: %v", max, err)
 	return 0
@@ -322,7 +361,9 @@ func TestServerStalledHandlerReleased(t *testing.T) {
 		t.Fatal("consumer A never got the message")
 	}
 	handledBy := make(chan *consumer.Delivery, 1)
+	var handledAt time.Time
 	b := w.newConsumer(url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+		handledAt = w.clock.Now()
 		handledBy <- d
 		return nil
 	}), &recorder{}, consumer.WithWaitTime(time.Second))
@@ -342,7 +383,20 @@ func TestServerStalledHandlerReleased(t *testing.T) {
 	if err := <-causes; !errors.Is(err, consumer.ErrStalled) {
 		t.Errorf("A's cause %v, want ErrStalled", err)
 	}
-	elapsed := w.clock.Now().Sub(receivedAt)
+	// The drive waits for every timer-woken consumer goroutine and every
+	// receive on its way, so each step is seen within a step of when it is
+	// due: the stall, A's release, and B's receive once it is visible.
+	stalled, released := obsA.all(consumer.EventStalled), obsA.all(consumer.EventReleased)
+	if len(stalled) != 1 || len(released) != 1 {
+		t.Fatalf("A's stall events %d, releases %d; want 1 and 1", len(stalled), len(released))
+	}
+	if at, limit := stalled[0].Time.Sub(receivedAt), stall+step; at < stall || at > limit {
+		t.Errorf("A saw the stall %v after it got the message, want %v to %v", at, stall, limit)
+	}
+	if at, limit := released[0].Time.Sub(stalled[0].Time), grace+step; at < grace || at > limit || released[0].Delay != backoff {
+		t.Errorf("A released the message %v after the stall with delay %v, want %v to %v with %v", at, released[0].Delay, grace, limit, backoff)
+	}
+	elapsed := handledAt.Sub(receivedAt)
 	if limit := stall + grace + backoff + 2*step; elapsed > limit {
 		t.Errorf("B handled it %v after A got it, want within %v (stall + grace + backoff)", elapsed, limit)
 	}
@@ -392,8 +446,10 @@ func TestServerShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(context.Background()) }()
 	testutil.CheckFor(t, 10*time.Second, func() error {
-		if started.Load() != 15 || finished.Load() != 5 || w.cl.receives.Load() < 2 {
-			return fmt.Errorf("started %d, finished %d, receives %d", started.Load(), finished.Load(), w.cl.receives.Load())
+		// EventHandled comes once the runtime no longer counts the attempt
+		// as running: the five finished ones must not look drained.
+		if started.Load() != 15 || obs.count(consumer.EventHandled) != 5 || w.cl.receives.Load() < 2 {
+			return fmt.Errorf("started %d, handled %d, receives %d", started.Load(), obs.count(consumer.EventHandled), w.cl.receives.Load())
 		}
 		return nil
 	})

@@ -34,16 +34,21 @@ const (
 type Lease struct {
 	c          *Consumer
 	messageID  string
+	group      string // MessageGroupId
 	handle     string
 	epoch      int64
 	sentAt     time.Time
 	ceiling    time.Time
 	visibility time.Duration
 	lost       chan struct{}
+	// ended is closed when the lease reaches leaseEnded (deleted,
+	// released or lost): Shutdown waits on it for leases other owners are
+	// ending.
+	ended chan struct{}
 
 	// op serialises SQS calls on this lease. The scheduler only TryLocks it
 	// and skips a busy lease; owners Lock it.
-	op sync.Mutex
+	op opLock
 
 	mu       sync.Mutex
 	deadline time.Time
@@ -60,7 +65,27 @@ func newLease(c *Consumer, messageID, handle string, epoch int64, sentAt time.Ti
 	return &Lease{
 		c: c, messageID: messageID, handle: handle, epoch: epoch,
 		sentAt: sentAt, ceiling: sentAt.Add(MaxLease), visibility: vis,
-		deadline: sentAt.Add(vis), lost: make(chan struct{}),
+		deadline: sentAt.Add(vis), lost: make(chan struct{}), ended: make(chan struct{}),
+		op: make(opLock, 1),
+	}
+}
+
+// opLock is a mutex made of a one-slot channel. An operation on a lease can
+// wait on the network for long; a goroutine waiting for its turn is then
+// blocked on a channel, which testing/synctest counts as durably blocked
+// (a goroutine waiting for a sync.Mutex is not), so the package's tests can
+// tell when the runtime has nothing left to do before moving their clock.
+type opLock chan struct{}
+
+func (o opLock) Lock()   { o <- struct{}{} }
+func (o opLock) Unlock() { <-o }
+
+func (o opLock) TryLock() bool {
+	select {
+	case o <- struct{}{}:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -262,6 +287,7 @@ func (c *Consumer) loseLease(l *Lease, why error) {
 	l.lostErr = why
 	a := l.att
 	close(l.lost)
+	close(l.ended)
 	l.mu.Unlock()
 	c.sched.forget(l)
 	c.observe(Event{Kind: EventLeaseLost, MessageID: l.messageID, Attempt: int(l.epoch), Err: why})
@@ -273,7 +299,10 @@ func (c *Consumer) loseLease(l *Lease, why error) {
 // endLease marks an owned lease as ended normally.
 func (c *Consumer) endLease(l *Lease) {
 	l.mu.Lock()
-	l.state = leaseEnded
+	if l.state != leaseEnded {
+		l.state = leaseEnded
+		close(l.ended)
+	}
 	l.mu.Unlock()
 	c.sched.forget(l)
 }

@@ -16,55 +16,57 @@ import (
 // after it ended.
 func TestLeaseAPI(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "api", nil)
-	id := h.sqs.Send(h.url, "x", "")
-	type result struct {
-		epoch                 int64
-		before, after         time.Time
-		extendErr, relErr     error
-		extendAgain, relTwice error
-	}
-	res := make(chan result, 1)
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		var r result
-		l := d.Lease()
-		r.epoch = l.Epoch()
-		r.before = l.Deadline()
-		r.extendErr = l.Extend(ctx, 2*time.Minute)
-		r.after = l.Deadline()
-		r.relErr = l.Release(ctx, 10*time.Second)
-		r.extendAgain = l.Extend(ctx, time.Minute)
-		r.relTwice = l.Release(ctx, 0)
-		res <- r
-		return nil // ignored: the lease was released
-	}), consumer.WithVisibilityTimeout(30*time.Second))
-	r := <-res
-	now := h.clock.Now()
-	if r.epoch != 1 {
-		t.Errorf("Epoch %d, want 1", r.epoch)
-	}
-	if r.extendErr != nil || !r.after.Equal(now.Add(2*time.Minute)) || !r.before.Equal(now.Add(30*time.Second)) {
-		t.Errorf("Extend: %v, deadline %v -> %v; want nil, now+30s -> now+2m", r.extendErr, r.before, r.after)
-	}
-	if r.relErr != nil {
-		t.Errorf("Release: %v", r.relErr)
-	}
-	if !errors.Is(r.extendAgain, consumer.ErrLeaseEnded) || !errors.Is(r.relTwice, consumer.ErrLeaseEnded) {
-		t.Errorf("after release: Extend %v, Release %v; want ErrLeaseEnded", r.extendAgain, r.relTwice)
-	}
-	checkFor(t, 5*time.Second, func() error {
-		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonHandler]; got != 1 {
-			return fmt.Errorf("handler releases %d", got)
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "api", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		type result struct {
+			epoch                 int64
+			before, after         time.Time
+			extendErr, relErr     error
+			extendAgain, relTwice error
 		}
-		return nil
+		res := make(chan result, 1)
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			var r result
+			l := d.Lease()
+			r.epoch = l.Epoch()
+			r.before = l.Deadline()
+			r.extendErr = l.Extend(ctx, 2*time.Minute)
+			r.after = l.Deadline()
+			r.relErr = l.Release(ctx, 10*time.Second)
+			r.extendAgain = l.Extend(ctx, time.Minute)
+			r.relTwice = l.Release(ctx, 0)
+			res <- r
+			return nil // ignored: the lease was released
+		}), consumer.WithVisibilityTimeout(30*time.Second))
+		r := <-res
+		now := h.clock.Now()
+		if r.epoch != 1 {
+			t.Errorf("Epoch %d, want 1", r.epoch)
+		}
+		if r.extendErr != nil || !r.after.Equal(now.Add(2*time.Minute)) || !r.before.Equal(now.Add(30*time.Second)) {
+			t.Errorf("Extend: %v, deadline %v -> %v; want nil, now+30s -> now+2m", r.extendErr, r.before, r.after)
+		}
+		if r.relErr != nil {
+			t.Errorf("Release: %v", r.relErr)
+		}
+		if !errors.Is(r.extendAgain, consumer.ErrLeaseEnded) || !errors.Is(r.relTwice, consumer.ErrLeaseEnded) {
+			t.Errorf("after release: Extend %v, Release %v; want ErrLeaseEnded", r.extendAgain, r.relTwice)
+		}
+		checkFor(t, 5*time.Second, func() error {
+			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonHandler]; got != 1 {
+				return fmt.Errorf("handler releases %d", got)
+			}
+			return nil
+		})
+		h.settle()
+		if got := consumertestVisibilities(h); fmt.Sprint(got) != "[120 10]" {
+			t.Errorf("visibility changes %v, want [120 10]", got)
+		}
+		if m := h.state(id); m.Deleted || !m.VisibleAt.Equal(now.Add(10*time.Second)) {
+			t.Errorf("message deleted %v visible at %v, want kept, visible at now+10s", m.Deleted, m.VisibleAt)
+		}
 	})
-	h.settle()
-	if got := consumertestVisibilities(h); fmt.Sprint(got) != "[120 10]" {
-		t.Errorf("visibility changes %v, want [120 10]", got)
-	}
-	if m := h.state(id); m.Deleted || !m.VisibleAt.Equal(now.Add(10*time.Second)) {
-		t.Errorf("message deleted %v visible at %v, want kept, visible at now+10s", m.Deleted, m.VisibleAt)
-	}
 }
 
 // A handler that keeps reporting progress for longer than SQS lets a lease
@@ -72,57 +74,59 @@ func TestLeaseAPI(t *testing.T) {
 // no renewal ever asks past the ceiling, and the message is released.
 func TestLeaseCeiling(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "ceiling", nil)
-	id := h.sqs.Send(h.url, "x", "")
-	clock := h.clock
-	causes := make(chan error, 1)
-	var cancelledAt time.Time
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		for {
-			tm := clock.NewTimer(time.Minute)
-			select {
-			case <-tm.C():
-				d.Progress(ctx)
-			case <-ctx.Done():
-				tm.Stop()
-				cancelledAt = clock.Now()
-				causes <- context.Cause(ctx)
-				return ctx.Err()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "ceiling", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		clock := h.clock
+		causes := make(chan error, 1)
+		var cancelledAt time.Time
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			for {
+				tm := clock.NewTimer(time.Minute)
+				select {
+				case <-tm.C():
+					d.Progress(ctx)
+				case <-ctx.Done():
+					tm.Stop()
+					cancelledAt = clock.Now()
+					causes <- context.Cause(ctx)
+					return ctx.Err()
+				}
 			}
+		}), consumer.WithVisibilityTimeout(time.Hour), consumer.WithRenewAhead(20*time.Minute), consumer.WithStallTimeout(5*time.Minute),
+			consumer.WithAutoRenew(0), consumer.WithGrace(5*time.Second), consumer.WithConcurrency(1))
+		var cause error
+		h.advanceUntil(13*time.Hour, time.Minute, func() error {
+			select {
+			case cause = <-causes:
+				return nil
+			default:
+				return fmt.Errorf("not cancelled")
+			}
+		})
+		if !errors.Is(cause, consumer.ErrAttemptTimeout) {
+			t.Errorf("cause %v, want ErrAttemptTimeout", cause)
 		}
-	}), consumer.WithVisibilityTimeout(time.Hour), consumer.WithRenewAhead(20*time.Minute), consumer.WithStallTimeout(5*time.Minute),
-		consumer.WithAutoRenew(0), consumer.WithGrace(5*time.Second), consumer.WithConcurrency(1))
-	var cause error
-	h.advanceUntil(13*time.Hour, time.Minute, func() error {
-		select {
-		case cause = <-causes:
+		// Cancelled when the grace and one renew-ahead still fit under the
+		// ceiling (the clock moves in one-minute steps).
+		overrun := consumertest.Epoch.Add(consumer.MaxLease - 20*time.Minute - 5*time.Second)
+		if cancelledAt.Before(overrun) || !cancelledAt.Before(overrun.Add(time.Minute)) {
+			t.Errorf("cancelled at %v, want within a minute after %v (ceiling less renew-ahead and grace)", cancelledAt, overrun)
+		}
+		if n := h.obs.count(consumer.EventRenewFailed); n != 0 {
+			t.Errorf("failed renewals %d, want 0 (none asked past the ceiling)", n)
+		}
+		if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
+			t.Errorf("lost leases %d, want 0", n)
+		}
+		checkFor(t, 5*time.Second, func() error {
+			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonTimeout]; got != 1 {
+				return fmt.Errorf("timeout releases %d", got)
+			}
 			return nil
-		default:
-			return fmt.Errorf("not cancelled")
+		})
+		if m := h.state(id); m.Receives < 1 || m.Deleted {
+			t.Errorf("message %+v, want released, not deleted", m)
 		}
 	})
-	if !errors.Is(cause, consumer.ErrAttemptTimeout) {
-		t.Errorf("cause %v, want ErrAttemptTimeout", cause)
-	}
-	// Cancelled when the grace and one renew-ahead still fit under the
-	// ceiling (the clock moves in one-minute steps).
-	overrun := consumertest.Epoch.Add(consumer.MaxLease - 20*time.Minute - 5*time.Second)
-	if cancelledAt.Before(overrun) || !cancelledAt.Before(overrun.Add(time.Minute)) {
-		t.Errorf("cancelled at %v, want within a minute after %v (ceiling less renew-ahead and grace)", cancelledAt, overrun)
-	}
-	if n := h.obs.count(consumer.EventRenewFailed); n != 0 {
-		t.Errorf("failed renewals %d, want 0 (none asked past the ceiling)", n)
-	}
-	if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
-		t.Errorf("lost leases %d, want 0", n)
-	}
-	checkFor(t, 5*time.Second, func() error {
-		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonTimeout]; got != 1 {
-			return fmt.Errorf("timeout releases %d", got)
-		}
-		return nil
-	})
-	if m := h.state(id); m.Receives < 1 || m.Deleted {
-		t.Errorf("message %+v, want released, not deleted", m)
-	}
 }

@@ -193,6 +193,7 @@ func (c *Consumer) releaseEach(ctx context.Context, ls []*Lease, delays []time.D
 	for i, l := range ls {
 		index[l] = i
 	}
+	c.holdGroups(ls, delays, whys)
 	errs := c.finishOwned(ctx, ls, func(ctx context.Context, chunk []*Lease) []error {
 		now := c.clock.Now()
 		secs := make([]int32, len(chunk))
@@ -202,11 +203,13 @@ func (c *Consumer) releaseEach(ctx context.Context, ls []*Lease, delays []time.D
 		return c.changeVisibility(ctx, chunk, secs)
 	})
 	for i, l := range ls {
+		// Counted before the lease ends: Shutdown reads the counts once
+		// every lease has ended.
+		c.countShutdownRelease(whys[i], errs[i])
 		c.concludeOp(l, errs[i], "release")
 		if errs[i] == nil {
 			c.observe(Event{Kind: EventReleased, MessageID: l.messageID, Attempt: int(l.epoch), Reason: whys[i], Delay: delays[i]})
 		}
-		c.countShutdownRelease(whys[i], errs[i])
 	}
 	return errs
 }
@@ -216,12 +219,15 @@ func (c *Consumer) releaseEach(ctx context.Context, ls []*Lease, delays []time.D
 func (c *Consumer) deleteOwned(ctx context.Context, ls []*Lease, why []Reason) []error {
 	errs := c.finishOwned(ctx, ls, c.deleteBatch)
 	for i, l := range ls {
-		c.concludeOp(l, errs[i], "delete")
-		if errs[i] == nil {
+		if errs[i] == nil { // counted before the lease ends, as releases
 			c.deletes.Add(1)
-			c.observe(Event{Kind: EventDeleted, MessageID: l.messageID, Attempt: int(l.epoch), Reason: why[i]})
 		} else {
 			c.deleteFailures.Add(1)
+		}
+		c.concludeOp(l, errs[i], "delete")
+		if errs[i] == nil {
+			c.observe(Event{Kind: EventDeleted, MessageID: l.messageID, Attempt: int(l.epoch), Reason: why[i]})
+		} else {
 			c.observe(Event{Kind: EventDeleteFailed, MessageID: l.messageID, Attempt: int(l.epoch), Err: errs[i]})
 		}
 	}

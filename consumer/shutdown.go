@@ -53,6 +53,8 @@ type Report struct {
 //     grace period (WithGrace) to return;
 //  4. release every lease still held, with no delay;
 //  5. flush every pending delete;
+//  6. wait for the leases other owners were ending (an outcome, the
+//     scheduler giving up on a stuck handler) to end;
 //
 // and returns a Report. Releases and deletes use what is left of ctx's
 // deadline even if ctx is cancelled earlier (without a deadline, they get
@@ -81,6 +83,9 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	}
 	c.state = stateStopping
 	close(c.stopAsked)
+	// The attempts running when the stop is asked: those that finish on
+	// their own from here on (even while the receives stop) were drained.
+	atStop := c.sched.running()
 	start := c.clock.Now()
 	deletes, deleteFailures := c.deletes.Load(), c.deleteFailures.Load()
 	var r Report
@@ -95,7 +100,6 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	c.receivers.Wait()
 
 	// 2. Drain.
-	atStop := c.sched.running()
 	drain := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -151,6 +155,18 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 
 	// 5. Flush every pending delete.
 	c.del.close(final)
+
+	// 6. Wait for the leases someone else was already ending when step 4
+	// came: an outcome being carried out, a handler's Release, the
+	// scheduler releasing an abandoned attempt (whose grace may have ended
+	// at the same moment as ours). Their calls run on c.bg; cancelling it
+	// under them would strand their messages until the leases lapse.
+	for _, l := range c.sched.held() {
+		select {
+		case <-l.ended:
+		case <-final.Done():
+		}
+	}
 
 	c.bgCancel()
 	c.loops.Wait()

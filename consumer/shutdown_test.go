@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,99 +19,165 @@ import (
 // at once, every delete is flushed, and the report's counts are exact.
 func TestShutdownReport(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "shutdown", nil)
-	for i := 0; i < 15; i++ {
-		h.sqs.Send(h.url, fmt.Sprintf("m%d", i), "")
-	}
-	var started, finished atomic.Int32
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		started.Add(1)
-		var n int
-		fmt.Sscanf(d.Body(), "m%d", &n)
-		if n < 5 {
-			finished.Add(1)
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "shutdown", nil)
+		for i := 0; i < 15; i++ {
+			h.sqs.Send(h.url, fmt.Sprintf("m%d", i), "")
+		}
+		var started, finished atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			var n int
+			fmt.Sscanf(d.Body(), "m%d", &n)
+			if n < 5 {
+				finished.Add(1)
+				return nil
+			}
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}), consumer.WithConcurrency(20), consumer.WithReceivers(1), consumer.WithDeleteBatchWindow(time.Hour))
+		checkFor(t, 5*time.Second, func() error {
+			// EventHandled comes once the runtime no longer counts the attempt
+			// as running: the five finished ones must not look drained.
+			if started.Load() != 15 || h.obs.count(consumer.EventHandled) != 5 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
+				return fmt.Errorf("started %d handled %d receives %d", started.Load(), h.obs.count(consumer.EventHandled), len(h.sqs.Calls("ReceiveMessage")))
+			}
 			return nil
+		})
+		h.settle()
+		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 0 {
+			t.Fatalf("deletes sent before shutdown: %d, want 0 (window of an hour)", n)
 		}
-		<-ctx.Done()
-		return context.Cause(ctx)
-	}), consumer.WithConcurrency(20), consumer.WithReceivers(1), consumer.WithDeleteBatchWindow(time.Hour))
-	checkFor(t, 5*time.Second, func() error {
-		if started.Load() != 15 || finished.Load() != 5 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
-			return fmt.Errorf("started %d finished %d receives %d", started.Load(), finished.Load(), len(h.sqs.Calls("ReceiveMessage")))
+		r := h.stop()
+		want := consumer.Report{ReceivesCancelled: 1, Cancelled: 10, Released: 10, DeletesFlushed: 5}
+		r.Duration, r.Err = 0, nil
+		if r != want {
+			t.Errorf("report %+v, want %+v", r, want)
 		}
-		return nil
+		var deleted, visible int
+		for _, m := range h.states() {
+			switch {
+			case m.Deleted:
+				deleted++
+			case !m.InFlight && !m.VisibleAt.After(h.clock.Now()):
+				visible++
+			}
+		}
+		if deleted != 5 || visible != 10 {
+			t.Errorf("deleted %d visible %d, want 5 and 10", deleted, visible)
+		}
+		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 10 {
+			t.Errorf("shutdown releases %d, want 10", got)
+		}
+		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 1 {
+			t.Errorf("delete calls %d, want 1 (five pending deletes in one batch)", n)
+		}
 	})
-	h.settle()
-	if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 0 {
-		t.Fatalf("deletes sent before shutdown: %d, want 0 (window of an hour)", n)
-	}
-	r := h.stop()
-	want := consumer.Report{ReceivesCancelled: 1, Cancelled: 10, Released: 10, DeletesFlushed: 5}
-	r.Duration, r.Err = 0, nil
-	if r != want {
-		t.Errorf("report %+v, want %+v", r, want)
-	}
-	var deleted, visible int
-	for _, m := range h.states() {
-		switch {
-		case m.Deleted:
-			deleted++
-		case !m.InFlight && !m.VisibleAt.After(h.clock.Now()):
-			visible++
-		}
-	}
-	if deleted != 5 || visible != 10 {
-		t.Errorf("deleted %d visible %d, want 5 and 10", deleted, visible)
-	}
-	if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 10 {
-		t.Errorf("shutdown releases %d, want 10", got)
-	}
-	if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 1 {
-		t.Errorf("delete calls %d, want 1 (five pending deletes in one batch)", n)
-	}
 }
 
-// Handlers that finish during the drain are not cancelled; their deletes
-// are flushed.
-func TestShutdownDrains(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, "drain", nil)
-	for i := 0; i < 3; i++ {
-		h.sqs.Send(h.url, "x", "")
+// stopWatcher tells when a receive in flight was cancelled: Shutdown has
+// begun (it cancels the receives right after taking stock of what runs).
+type stopWatcher struct {
+	*consumertest.SQS
+	once      sync.Once
+	cancelled chan struct{}
+}
+
+func newStopWatcher(fake *consumertest.SQS) *stopWatcher {
+	return &stopWatcher{SQS: fake, cancelled: make(chan struct{})}
+}
+
+func (w *stopWatcher) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opt ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	out, err := w.SQS.ReceiveMessage(ctx, in, opt...)
+	if ctx.Err() != nil {
+		w.once.Do(func() { close(w.cancelled) })
 	}
-	g := newGate()
-	var started atomic.Int32
-	causes := make(chan error, 3)
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		started.Add(1)
-		<-g.ch
-		causes <- context.Cause(ctx)
-		return nil
-	}))
-	checkFor(t, 5*time.Second, func() error {
-		if started.Load() != 3 {
-			return fmt.Errorf("started %d", started.Load())
-		}
-		return nil
-	})
-	done := make(chan consumer.Report)
+	return out, err
+}
+
+// shutdownAsync calls Shutdown in a goroutine with a deadline d away (on
+// the bubble's clock), and returns where its report will come.
+func shutdownAsync(h *harness, d time.Duration) <-chan consumer.Report {
+	done := make(chan consumer.Report, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
 		done <- h.c.Shutdown(ctx)
 	}()
-	time.Sleep(20 * time.Millisecond) // real time: let Shutdown reach the drain
-	g.open()
-	r := <-done
-	r.Duration = 0
-	if want := (consumer.Report{ReceivesCancelled: 1, Drained: 3, DeletesFlushed: 3}); r != want {
-		t.Errorf("report %+v, want %+v", r, want)
-	}
-	for i := 0; i < 3; i++ {
-		if err := <-causes; err != nil {
-			t.Errorf("a draining handler saw cause %v, want none", err)
+	return done
+}
+
+// awaitReport waits for a report, moving the fake clock by step (if > 0)
+// each time the consumer has nothing left to do, or letting the bubble's
+// clock run (for Shutdown's own deadlines) if step is 0.
+func awaitReport(h *harness, done <-chan consumer.Report, step time.Duration) consumer.Report {
+	h.t.Helper()
+	for i := 0; i < 10000; i++ {
+		h.settle()
+		select {
+		case r := <-done:
+			return r
+		default:
+		}
+		if step > 0 {
+			h.clock.Advance(step)
+		} else {
+			time.Sleep(time.Millisecond)
 		}
 	}
+	h.t.Fatal("Shutdown did not return")
+	return consumer.Report{}
+}
+
+// Handlers that finish during the drain are not cancelled; their deletes
+// are flushed. The handlers are let go once Shutdown has begun (its receive
+// is cancelled), so no real-time delay decides what counts as drained.
+func TestShutdownDrains(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "drain", nil)
+		for i := 0; i < 3; i++ {
+			h.sqs.Send(h.url, "x", "")
+		}
+		g := newGate()
+		defer g.open()
+		var started atomic.Int32
+		causes := make(chan error, 3)
+		w := newStopWatcher(h.sqs)
+		c, err := consumer.New(w, h.url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			<-g.ch
+			causes <- context.Cause(ctx)
+			return nil
+		}), h.opts(nil)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.run(c)
+		checkFor(t, 5*time.Second, func() error {
+			if started.Load() != 3 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
+				return fmt.Errorf("started %d, receives %d", started.Load(), len(h.sqs.Calls("ReceiveMessage")))
+			}
+			return nil
+		})
+		done := shutdownAsync(h, 30*time.Second)
+		select {
+		case <-w.cancelled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Shutdown did not cancel the receive")
+		}
+		g.open()
+		r := awaitReport(h, done, 0)
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesCancelled: 1, Drained: 3, DeletesFlushed: 3}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+		for i := 0; i < 3; i++ {
+			if err := <-causes; err != nil {
+				t.Errorf("a draining handler saw cause %v, want none", err)
+			}
+		}
+	})
 }
 
 // lateReceiver answers a receive only after it was cancelled, with what
@@ -130,87 +197,138 @@ func (l *lateReceiver) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessag
 
 func TestShutdownReleasesLateArrivals(t *testing.T) {
 	t.Parallel()
-	clock := consumertest.NewClock(time.Time{})
-	fake := consumertest.NewSQS(clock)
-	url := fake.CreateQueue("late", nil)
-	fake.Send(url, "a", "")
-	fake.Send(url, "b", "")
-	lr := &lateReceiver{SQS: fake}
-	var handled atomic.Int32
-	c, err := consumer.New(lr, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		handled.Add(1)
-		return nil
-	}), consumer.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
-	checkFor(t, 5*time.Second, func() error {
-		if lr.calls.Load() == 0 {
-			return fmt.Errorf("no receive yet")
+	bubble(t, func(t *testing.T) {
+		clock := consumertest.NewClock(time.Time{})
+		fake := consumertest.NewSQS(clock)
+		url := fake.CreateQueue("late", nil)
+		fake.Send(url, "a", "")
+		fake.Send(url, "b", "")
+		lr := &lateReceiver{SQS: fake}
+		var handled atomic.Int32
+		c, err := consumer.New(lr, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			handled.Add(1)
+			return nil
+		}), consumer.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		done := make(chan error, 1)
+		go func() { done <- c.Run(context.Background()) }()
+		checkFor(t, 5*time.Second, func() error {
+			if lr.calls.Load() == 0 {
+				return fmt.Errorf("no receive yet")
+			}
+			return nil
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r := c.Shutdown(ctx)
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesCancelled: 1, LateArrivals: 2, Released: 2}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		if n := handled.Load(); n != 0 {
+			t.Errorf("late arrivals handled: %d, want 0", n)
+		}
+		for _, m := range fake.Messages(url) {
+			if m.InFlight || m.Receives != 1 {
+				t.Errorf("%s: in flight %v receives %d, want released after 1 receive", m.ID, m.InFlight, m.Receives)
+			}
+		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r := c.Shutdown(ctx)
-	r.Duration = 0
-	if want := (consumer.Report{ReceivesCancelled: 1, LateArrivals: 2, Released: 2}); r != want {
-		t.Errorf("report %+v, want %+v", r, want)
-	}
-	if err := <-done; err != nil {
-		t.Errorf("Run: %v", err)
-	}
-	if n := handled.Load(); n != 0 {
-		t.Errorf("late arrivals handled: %d, want 0", n)
-	}
-	for _, m := range fake.Messages(url) {
-		if m.InFlight || m.Receives != 1 {
-			t.Errorf("%s: in flight %v receives %d, want released after 1 receive", m.ID, m.InFlight, m.Receives)
-		}
-	}
 }
 
 // A handler that ignores ErrShutdown: after the grace its lease is released
-// anyway and the report counts it stuck.
+// anyway and the report counts it stuck. Shutdown's grace and the
+// scheduler's end of grace for the attempt fall at the same fake instant,
+// so either may end the lease; both must release it. The deadline leaves
+// no drain (it is all shutdown reserve), so only the fake clock decides.
 func TestShutdownStuckHandler(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "stuckstop", nil)
-	id := h.sqs.Send(h.url, "x", "")
-	release := make(chan struct{})
-	defer close(release)
-	var started atomic.Int32
-	h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-		started.Add(1)
-		<-release
-		return nil
-	}), consumer.WithGrace(2*time.Second), consumer.WithVisibilityTimeout(10*time.Minute)) // the test races the clock
-	checkFor(t, 5*time.Second, func() error {
-		if started.Load() != 1 {
-			return fmt.Errorf("not started")
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "stuckstop", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		release := make(chan struct{})
+		defer close(release)
+		var started, cancelled atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			<-ctx.Done()
+			cancelled.Add(1)
+			<-release
+			return nil
+		}), consumer.WithGrace(2*time.Second), consumer.WithVisibilityTimeout(30*time.Second))
+		checkFor(t, 5*time.Second, func() error {
+			if started.Load() != 1 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
+				return fmt.Errorf("started %d, receives %d", started.Load(), len(h.sqs.Calls("ReceiveMessage")))
+			}
+			return nil
+		})
+		h.settle()
+		done := shutdownAsync(h, 5*time.Second) // = the default reserve: no drain
+		checkFor(t, 5*time.Second, func() error {
+			if cancelled.Load() != 1 {
+				return fmt.Errorf("handler not cancelled")
+			}
+			return nil
+		})
+		r := awaitReport(h, done, 500*time.Millisecond) // the grace runs on the fake clock
+		r.Duration, r.Err = 0, nil
+		if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
 		}
-		return nil
+		if m := h.state(id); m.InFlight || m.Deleted {
+			t.Errorf("message in flight %v deleted %v, want released", m.InFlight, m.Deleted)
+		}
+		if n := h.obs.count(consumer.EventError); n != 0 {
+			t.Errorf("error events %d, want 0: %v", n, h.obs.all(consumer.EventError))
+		}
 	})
-	done := make(chan consumer.Report)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5500*time.Millisecond)
-		defer cancel()
-		done <- h.c.Shutdown(ctx)
-	}()
-	var r consumer.Report
-	for r.Cancelled == 0 {
-		select {
-		case r = <-done:
-		case <-time.After(5 * time.Millisecond):
-			h.clock.Advance(500 * time.Millisecond) // the grace runs on the fake clock
+}
+
+// A release already in flight when Shutdown comes (here the scheduler's,
+// for a stalled handler that ignored its cancel, slowed by the network) is
+// not cut off: Shutdown waits for it instead of cancelling it, so the
+// message comes back after its backoff, not when its lease lapses.
+func TestShutdownWaitsForReleaseInFlight(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "inflightrel", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ChangeMessageVisibilityBatch" && c.N == 1 {
+				return consumertest.Fault{Delay: 2 * time.Second}
+			}
+			return consumertest.Fault{}
+		})
+		hd := &causeHandler{ignore: true, rel: make(chan struct{})}
+		defer close(hd.rel)
+		h.start(hd, consumer.WithConcurrency(1), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0),
+			consumer.WithStallTimeout(10*time.Second), consumer.WithGrace(3*time.Second),
+			consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
+		h.advance(13*time.Second, time.Second) // stalled at 10 s, abandoned at 13 s
+		checkFor(t, 5*time.Second, func() error {
+			if n := len(cmvCalls(h)); n != 1 {
+				return fmt.Errorf("release calls %d, want 1 (in flight)", n)
+			}
+			return nil
+		})
+		h.settle()
+		done := shutdownAsync(h, 5*time.Second)
+		r := awaitReport(h, done, 500*time.Millisecond)
+		r.Duration, r.Err = 0, nil
+		if want := (consumer.Report{Stuck: 1}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
 		}
-	}
-	r.Duration, r.Err = 0, nil
-	if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
-		t.Errorf("report %+v, want %+v", r, want)
-	}
-	if m := h.state(id); m.InFlight || m.Deleted {
-		t.Errorf("message in flight %v deleted %v, want released", m.InFlight, m.Deleted)
-	}
+		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
+			t.Errorf("stalled releases %d, want 1; errors %v", got, h.obs.all(consumer.EventError))
+		}
+		if m := h.state(id); m.Deleted || !m.VisibleAt.Before(consumertest.Epoch.Add(30*time.Second)) {
+			t.Errorf("message deleted %v visible at %v, want released with backoff before the lease's end %v",
+				m.Deleted, m.VisibleAt, consumertest.Epoch.Add(30*time.Second))
+		}
+	})
 }
