@@ -43,7 +43,11 @@ func startBatonArgs(t *testing.T, args ...string) *batonProcess {
 		case <-p.exited:
 		default:
 			cmd.Process.Kill()
-			<-p.exited
+			select {
+			case <-p.exited:
+			case <-time.After(10 * time.Second):
+				t.Errorf("baton (pid %d) did not exit 10s after SIGKILL", cmd.Process.Pid)
+			}
 		}
 		if t.Failed() {
 			t.Logf("baton output:\n%s", logs)

@@ -177,55 +177,7 @@ func (l *serverLog) String() string {
 // the test failed.
 func startBaton(t *testing.T) *batonProcess {
 	t.Helper()
-	logs := &serverLog{addr: make(chan string, 1)}
-	cmd := exec.Command(batonBin, "serve", "--listen", "127.0.0.1:0", "--account-id", account, "--data-dir", t.TempDir())
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "BATON_") })
-	cmd.Stdout = logs
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start baton: %v", err)
-	}
-	p := &batonProcess{cmd: cmd, logs: logs, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			cmd.Process.Kill()
-			select {
-			case <-p.exited:
-			case <-time.After(10 * time.Second):
-				t.Errorf("baton (pid %d) did not exit 10s after SIGKILL", cmd.Process.Pid)
-			}
-		}
-		if t.Failed() {
-			t.Logf("baton output:\n%s", logs)
-		}
-	})
-	select {
-	case addr := <-logs.addr:
-		p.URL = "http://" + addr
-	case <-p.exited:
-		t.Fatalf("baton exited before serving: %v\n%s", p.waitErr, logs)
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no \"baton serving addr=\" line after 15s; output:\n%s", logs)
-	}
-	hc := &http.Client{Timeout: time.Second}
-	testutil.CheckFor(t, 15*time.Second, func() error {
-		resp, err := hc.Get(p.URL + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /healthz: status %d, want 200", resp.StatusCode)
-		}
-		return nil
-	})
-	return p
+	return startBatonArgs(t, "--account-id", account)
 }
 
 // queueURL is the URL the server gives queue name.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,30 +192,27 @@ func queueSetCommand(o *clientOptions) *cobra.Command {
 }
 
 func queuePurgeCommand(o *clientOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:               "purge QUEUE",
-		Short:             "Delete every message in a queue (at most once a minute)",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: o.completeQueues,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client(cmd)
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			_, err = c.PurgeQueue(cmd.Context(), &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
-			return apiError(err)
-		},
-	}
+	return oneQueueCommand(o, "purge QUEUE", "Delete every message in a queue (at most once a minute)",
+		func(ctx context.Context, c *sqs.Client, url string) error {
+			_, err := c.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
+			return err
+		})
 }
 
 func queueDeleteCommand(o *clientOptions) *cobra.Command {
+	return oneQueueCommand(o, "delete QUEUE", "Delete a queue and its messages",
+		func(ctx context.Context, c *sqs.Client, url string) error {
+			_, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+			return err
+		})
+}
+
+// oneQueueCommand is a command that does one call on a queue given by name
+// or URL.
+func oneQueueCommand(o *clientOptions, use, short string, call func(ctx context.Context, c *sqs.Client, url string) error) *cobra.Command {
 	return &cobra.Command{
-		Use:               "delete QUEUE",
-		Short:             "Delete a queue and its messages",
+		Use:               use,
+		Short:             short,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -226,8 +224,7 @@ func queueDeleteCommand(o *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = c.DeleteQueue(cmd.Context(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-			return apiError(err)
+			return apiError(call(cmd.Context(), c, url))
 		},
 	}
 }
