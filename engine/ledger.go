@@ -60,6 +60,9 @@ const (
 	EventLateDelete = "late-delete"
 	EventLateChange = "late-change"
 	EventDeadLetter = "dead-letter"
+	// EventRemoved ends a lease whose message another receiver's late
+	// delete removed from under it.
+	EventRemoved = "removed"
 )
 
 // LeaseEvent is one entry of a message's lease history.
@@ -293,6 +296,7 @@ func (l *ledger) completed(queueID uint64, r receipt, out baton.LeaseOutcome, re
 	ql.late(tm, rec, r, out, now, EventLateDelete, client)
 	if cur := tm.leases[tm.latest]; removed && cur != nil && cur.state == leaseActive {
 		ql.end(cur, leaseDeleted)
+		tm.record(LeaseEvent{At: now, Kind: EventRemoved, Epoch: cur.epoch})
 	}
 }
 

@@ -92,7 +92,7 @@ func TestDoctorLeaseTooShort(t *testing.T) {
 	for _, ev := range h.Events {
 		kinds = append(kinds, ev.Kind)
 	}
-	want := []string{"receive", "expire", "receive", "expire", "receive", "late-delete", "late-delete", "late-delete"}
+	want := []string{"receive", "expire", "receive", "expire", "receive", "late-delete", "removed", "late-delete", "late-delete"}
 	if !sameOrder(kinds, want) {
 		t.Errorf("history = %v, want %v", kinds, want)
 	}

@@ -313,18 +313,19 @@ func TestBrowserMessageTimeline(t *testing.T) {
 	waitFor(t, ctx, "the timeline", `document.querySelectorAll('#timeline .tl-lane').length === 3`)
 
 	kinds := eval[[]string](t, ctx, `[...document.querySelectorAll('#events tbody tr')].map(r => r.dataset.kind)`)
-	if got := strings.Join(kinds, " "); got != "receive expire receive expire receive late-delete" {
+	if got := strings.Join(kinds, " "); got != "receive expire receive expire receive late-delete removed" {
 		t.Errorf("events = %s", got)
 	}
 	times := eval[[]string](t, ctx, `[...document.querySelectorAll('#events tbody tr td:first-child')].map(td => td.textContent)`)
-	if got := strings.Join(times, " "); got != "t=0s t=30s t=31s t=61s t=62s t=90s" {
+	if got := strings.Join(times, " "); got != "t=0s t=30s t=31s t=61s t=62s t=90s t=90s" {
 		t.Errorf("event times = %s", got)
 	}
 	if got := eval[string](t, ctx, `document.querySelector('#events tr[data-kind="late-delete"]').textContent`); !strings.Contains(got, "late by 60s") || !strings.Contains(got, "duplicate") {
 		t.Errorf("late delete row = %q", got)
 	}
 	// On the picture: two expiries, one late delete with the overrun drawn
-	// from lease 1's deadline to t=90, and lease 3 still running.
+	// from lease 1's deadline to t=90, and lease 3 ended there because that
+	// late delete removed the message while lease 3 held it.
 	if n := eval[int](t, ctx, `document.querySelectorAll('#timeline path.tl-expire').length`); n != 2 {
 		t.Errorf("%d expiry markers, want 2", n)
 	}
@@ -341,8 +342,8 @@ func TestBrowserMessageTimeline(t *testing.T) {
 	if len(overrun) != 4 || overrun[0] != overrun[1] || abs((overrun[2]-overrun[1])/(overrun[0]-overrun[3])-2) > 0.02 {
 		t.Errorf("overrun geometry = %v", overrun)
 	}
-	if got := eval[string](t, ctx, `document.querySelector('#timeline .tl-lane[data-lease="3"]').textContent`); !strings.Contains(got, "2s left") {
-		t.Errorf("lease 3's lane reads %q, want it running with 2s left", got)
+	if got := eval[string](t, ctx, `document.querySelector('#timeline .tl-lane[data-lease="3"]').textContent`); !strings.Contains(got, "deleted under it") || strings.Contains(got, "left") {
+		t.Errorf("lease 3's lane reads %q, want it ended by the late delete", got)
 	}
 	if got := eval[string](t, ctx, `document.getElementById('story').textContent`); !strings.HasPrefix(got, "3 receives, 2 lease expiries, 1 late completion.") ||
 		!strings.Contains(got, "60s after that lease had expired") {

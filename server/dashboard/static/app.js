@@ -794,7 +794,7 @@
           l.renewals.push(t);
           if (ev.deadline) l.deadline = Date.parse(ev.deadline);
           break;
-        case 'release': case 'expire': case 'delete':
+        case 'release': case 'expire': case 'delete': case 'removed':
           l.end = { kind: ev.kind, at: t };
           break;
         case 'late-delete': case 'late-change':
@@ -852,6 +852,7 @@
     'receive': ['Receive', 'info'], 'renew': ['Renewal', 'plain'], 'release': ['Release', 'plain'],
     'expire': ['Lease expired', 'warn'], 'delete': ['Delete', 'ok'], 'late-delete': ['Late delete', 'bad'],
     'late-change': ['Late visibility change', 'bad'], 'dead-letter': ['Dead-lettered', 'violet'],
+    'removed': ['Deleted under the lease', 'warn'],
   };
 
   function eventRow(e, t0) {
@@ -881,6 +882,9 @@
         break;
       case 'dead-letter':
         detail = [`after ${plural(e.receive_count, 'receive')}`];
+        break;
+      case 'removed':
+        detail = [`an earlier holder's late delete removed the message while lease ${e.lease} held it`];
         break;
     }
     if (e.receiver) detail.push(` · ${e.receiver}`);
@@ -978,6 +982,10 @@
         } else if (l.end.kind === 'release') {
           lane.append(sv('rect', { class: 'tl-release', x: ex - 5, y: mid - 5, width: 10, height: 10 }, sv('title', { text: 'released' })));
           notes.push({ x: ex, text: 'released', cls: '' });
+        } else if (l.end.kind === 'removed') {
+          lane.append(sv('rect', { class: 'tl-release', x: ex - 5, y: mid - 5, width: 10, height: 10 },
+            sv('title', { text: 'the message was deleted under this lease by an earlier holder' })));
+          notes.push({ x: ex, text: 'deleted under it', cls: 'warn' });
         }
       } else if (l.running) {
         notes.push({ x: x(now), text: `${fmtDuration(Math.ceil((l.deadline - now) / 1000))} left`, cls: '' });
