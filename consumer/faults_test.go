@@ -94,13 +94,13 @@ func TestRenewalSurvivesFaults(t *testing.T) {
 					}
 					return nil
 				})
-				if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
+				if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
 					t.Errorf("leases lost: %d, want 0", n)
 				}
 				if got := h.state(id).Receives; got != 1 {
 					t.Errorf("receives %d, want 1", got)
 				}
-				if n := h.obs.count(consumer.EventRenewed); n < 2 {
+				if n := h.obs.Count(consumer.EventRenewed); n < 2 {
 					t.Errorf("renewals %d, want >= 2 in 60 s of 30 s leases", n)
 				}
 			})
@@ -174,7 +174,7 @@ func TestLeaseLost(t *testing.T) {
 				default:
 					t.Error("Lost() not closed")
 				}
-				if n := h.obs.count(consumer.EventLeaseLost); n != 1 {
+				if n := h.obs.Count(consumer.EventLeaseLost); n != 1 {
 					t.Errorf("lease-lost events %d, want 1", n)
 				}
 				deadline := consumertest.Epoch.Add(30 * time.Second)
@@ -211,7 +211,7 @@ func TestLateDelete(t *testing.T) {
 		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1))
 		h.advance(30*time.Second, time.Second)
 		checkFor(t, 5*time.Second, func() error {
-			if n := h.obs.count(consumer.EventLateDelete); n != 1 {
+			if n := h.obs.Count(consumer.EventLateDelete); n != 1 {
 				return fmt.Errorf("late deletes %d, want 1", n)
 			}
 			return nil
@@ -269,7 +269,7 @@ func TestReceiveBacksOff(t *testing.T) {
 			}
 			return nil
 		})
-		if n := h.obs.count(consumer.EventError); n != 3 {
+		if n := h.obs.Count(consumer.EventError); n != 3 {
 			t.Errorf("error events %d, want 3", n)
 		}
 	})

@@ -116,7 +116,7 @@ func TestFIFOFailureSkipsRestOfGroup(t *testing.T) {
 			return err
 		}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
 		checkFor(t, 5*time.Second, func() error {
-			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
+			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
 				return fmt.Errorf("group-skipped releases %d, want 2", got)
 			}
 			return nil
@@ -154,7 +154,7 @@ func TestFIFONotReadyChangesVisibility(t *testing.T) {
 			return err
 		}), consumer.WithConcurrency(2))
 		checkFor(t, 5*time.Second, func() error {
-			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
+			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
 				return fmt.Errorf("not-ready releases %d, want 1", got)
 			}
 			return nil

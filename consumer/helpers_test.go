@@ -15,53 +15,8 @@ import (
 	"github.com/baton-sqs/baton/consumer/consumertest"
 )
 
-// recorder is an Observer that keeps every event.
-type recorder struct {
-	mu     sync.Mutex
-	events []consumer.Event
-}
-
-func (r *recorder) Observe(e consumer.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
-func (r *recorder) count(k consumer.EventKind) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == k {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *recorder) reasons(k consumer.EventKind) map[consumer.Reason]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[consumer.Reason]int{}
-	for _, e := range r.events {
-		if e.Kind == k {
-			out[e.Reason]++
-		}
-	}
-	return out
-}
-
-func (r *recorder) all(k consumer.EventKind) []consumer.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []consumer.Event
-	for _, e := range r.events {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+// recorder keeps every event the consumer under test reports.
+type recorder = consumertest.Recorder
 
 // bubble runs a test of the runtime on the fake clock in a testing/synctest
 // bubble: goroutines the test starts (the consumer's among them) live in

@@ -246,7 +246,7 @@ func TestIdempotencyMiddleware(t *testing.T) {
 				if n := runs.Load(); n != 1 {
 					t.Errorf("handler runs %d, want 1", n)
 				}
-				if n := h.obs.count(consumer.EventDuplicate); n < 1 {
+				if n := h.obs.Count(consumer.EventDuplicate); n < 1 {
 					t.Errorf("duplicate events %d, want >= 1", n)
 				}
 			})
@@ -269,7 +269,7 @@ func TestIdempotencyInProgressFollowsLease(t *testing.T) {
 		h.start(holdFirst(h.clock, g, &runs), consumer.WithMiddleware(consumer.Idempotency(store, consumer.WithKey(consumer.KeyByBodyHash))),
 			consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(2))
 		checkFor(t, 5*time.Second, func() error {
-			if got := h.obs.reasons(consumer.EventDeleted)[consumer.ReasonSnoozed]; got != 1 {
+			if got := h.obs.Reasons(consumer.EventDeleted)[consumer.ReasonSnoozed]; got != 1 {
 				return fmt.Errorf("snoozes %d, want 1", got)
 			}
 			return nil

@@ -223,7 +223,7 @@ func TestServerFIFOGroups(t *testing.T) {
 		}
 	}
 	for _, k := range []consumer.EventKind{consumer.EventLeaseLost, consumer.EventRenewFailed, consumer.EventError} {
-		if n := obs.count(k); n != 0 {
+		if n := obs.Count(k); n != 0 {
 			t.Errorf("%v events: %d, want 0", k, n)
 		}
 	}
@@ -280,10 +280,10 @@ func TestServerFIFOFailureHoldsGroup(t *testing.T) {
 	if !b3[0].end.Before(a2[1].start) {
 		t.Errorf("b3 ended at %v, after a2's retry began at %v: group b was held back by group a", b3[0].end, a2[1].start)
 	}
-	if n := obs.reasons(consumer.EventReleased)[consumer.ReasonError]; n != 1 {
+	if n := obs.Reasons(consumer.EventReleased)[consumer.ReasonError]; n != 1 {
 		t.Errorf("releases for an error %d, want 1", n)
 	}
-	if n := obs.count(consumer.EventLeaseLost); n != 0 {
+	if n := obs.Count(consumer.EventLeaseLost); n != 0 {
 		t.Errorf("leases lost %d, want 0", n)
 	}
 }
@@ -339,7 +339,7 @@ func TestServerFIFONotReady(t *testing.T) {
 	if !b1[0].end.Before(a1[1].start) {
 		t.Errorf("b1 ended at %v, after a1 came back at %v: group b waited for group a", b1[0].end, a1[1].start)
 	}
-	if n := obs.reasons(consumer.EventReleased)[consumer.ReasonNotReady]; n != 1 {
+	if n := obs.Reasons(consumer.EventReleased)[consumer.ReasonNotReady]; n != 1 {
 		t.Errorf("not-ready releases %d, want 1", n)
 	}
 }
@@ -410,10 +410,10 @@ func TestServerPermanentDeadLetters(t *testing.T) {
 			if fifo && m.Attributes["MessageGroupId"] != "g" {
 				t.Errorf("dead-lettered copy's group %q, want %q", m.Attributes["MessageGroupId"], "g")
 			}
-			if n := obs.count(consumer.EventDeadLettered); n != 1 {
+			if n := obs.Count(consumer.EventDeadLettered); n != 1 {
 				t.Errorf("dead-lettered events %d, want 1", n)
 			}
-			if n := obs.reasons(consumer.EventDeleted)[consumer.ReasonDeadLettered]; n != 1 {
+			if n := obs.Reasons(consumer.EventDeleted)[consumer.ReasonDeadLettered]; n != 1 {
 				t.Errorf("deletes as dead-lettered %d, want 1", n)
 			}
 		})
@@ -494,10 +494,10 @@ func TestServerAttemptsLeftThenDeadLetter(t *testing.T) {
 			if src := msgs[0].Attributes["DeadLetterQueueSourceArn"]; src != w.queueARN(url) {
 				t.Errorf("DeadLetterQueueSourceArn %q, want %q", src, w.queueARN(url))
 			}
-			if n := obs.reasons(consumer.EventReleased)[consumer.ReasonError]; n != 3 {
+			if n := obs.Reasons(consumer.EventReleased)[consumer.ReasonError]; n != 3 {
 				t.Errorf("releases for an error %d, want 3", n)
 			}
-			if n := obs.count(consumer.EventDeadLettered); n != 0 {
+			if n := obs.Count(consumer.EventDeadLettered); n != 0 {
 				t.Errorf("dead-lettered by the runtime %d, want 0 (the server moves it)", n)
 			}
 		})

@@ -313,11 +313,11 @@ func TestServerClassicIncident(t *testing.T) {
 		t.Errorf("deliveries with ApproximateReceiveCount 1: %d, want 200", n)
 	}
 	for _, k := range []consumer.EventKind{consumer.EventLeaseLost, consumer.EventLateDelete, consumer.EventStalled, consumer.EventRenewFailed} {
-		if n := obs.count(k); n != 0 {
+		if n := obs.Count(k); n != 0 {
 			t.Errorf("%v events: %d, want 0", k, n)
 		}
 	}
-	renewals := obs.count(consumer.EventRenewed)
+	renewals := obs.Count(consumer.EventRenewed)
 	if renewals < 200*3 {
 		t.Errorf("renewals %d, want at least 3 per message", renewals)
 	}
@@ -386,7 +386,7 @@ func TestServerStalledHandlerReleased(t *testing.T) {
 	// The drive waits for every timer-woken consumer goroutine and every
 	// receive on its way, so each step is seen within a step of when it is
 	// due: the stall, A's release, and B's receive once it is visible.
-	stalled, released := obsA.all(consumer.EventStalled), obsA.all(consumer.EventReleased)
+	stalled, released := obsA.All(consumer.EventStalled), obsA.All(consumer.EventReleased)
 	if len(stalled) != 1 || len(released) != 1 {
 		t.Fatalf("A's stall events %d, releases %d; want 1 and 1", len(stalled), len(released))
 	}
@@ -403,13 +403,13 @@ func TestServerStalledHandlerReleased(t *testing.T) {
 	if d.ReceiveCount() != 2 {
 		t.Errorf("B saw receive count %d, want 2", d.ReceiveCount())
 	}
-	if n := obsA.count(consumer.EventStalled); n != 1 {
+	if n := obsA.Count(consumer.EventStalled); n != 1 {
 		t.Errorf("A's stall events %d, want 1", n)
 	}
-	if n := obsA.count(consumer.EventSlotStuck); n != 1 {
+	if n := obsA.Count(consumer.EventSlotStuck); n != 1 {
 		t.Errorf("A's stuck-slot events %d, want 1", n)
 	}
-	if got := obsA.reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
+	if got := obsA.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
 		t.Errorf("A's stalled releases %d, want 1", got)
 	}
 	t.Logf("stalled message handled by B %v (fake) after A received it; drive took %v", elapsed, took)
@@ -448,8 +448,8 @@ func TestServerShutdown(t *testing.T) {
 	testutil.CheckFor(t, 10*time.Second, func() error {
 		// EventHandled comes once the runtime no longer counts the attempt
 		// as running: the five finished ones must not look drained.
-		if started.Load() != 15 || obs.count(consumer.EventHandled) != 5 || w.cl.receives.Load() < 2 {
-			return fmt.Errorf("started %d, handled %d, receives %d", started.Load(), obs.count(consumer.EventHandled), w.cl.receives.Load())
+		if started.Load() != 15 || obs.Count(consumer.EventHandled) != 5 || w.cl.receives.Load() < 2 {
+			return fmt.Errorf("started %d, handled %d, receives %d", started.Load(), obs.Count(consumer.EventHandled), w.cl.receives.Load())
 		}
 		return nil
 	})
@@ -583,8 +583,8 @@ func TestServerIdempotentAfterLostDelete(t *testing.T) {
 	}), obs, consumer.WithMiddleware(seen, consumer.Idempotency(store)), consumer.WithWaitTime(time.Second))
 	w.run(c)
 	w.drive(time.Minute, 100*time.Millisecond, func() error {
-		if runs.Load() != 1 || obs.count(consumer.EventDeleteFailed) != 1 {
-			return fmt.Errorf("runs %d, failed deletes %d", runs.Load(), obs.count(consumer.EventDeleteFailed))
+		if runs.Load() != 1 || obs.Count(consumer.EventDeleteFailed) != 1 {
+			return fmt.Errorf("runs %d, failed deletes %d", runs.Load(), obs.Count(consumer.EventDeleteFailed))
 		}
 		return nil
 	})
@@ -603,10 +603,10 @@ func TestServerIdempotentAfterLostDelete(t *testing.T) {
 	if fmt.Sprint(counts) != "[1 2]" {
 		t.Errorf("deliveries' receive counts %v, want [1 2]", counts)
 	}
-	if n := obs.count(consumer.EventDuplicate); n != 1 {
+	if n := obs.Count(consumer.EventDuplicate); n != 1 {
 		t.Errorf("duplicate events %d, want 1", n)
 	}
-	if got := obs.reasons(consumer.EventDeleted)[consumer.ReasonDuplicate]; got != 1 {
+	if got := obs.Reasons(consumer.EventDeleted)[consumer.ReasonDuplicate]; got != 1 {
 		t.Errorf("deletes as duplicate %d, want 1", got)
 	}
 }

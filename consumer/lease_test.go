@@ -43,7 +43,7 @@ func TestDeleteOnSuccess(t *testing.T) {
 				t.Errorf("%s handled %d times, want 1", id, got)
 			}
 		}
-		if got := h.obs.reasons(consumer.EventDeleted)[consumer.ReasonDone]; got != 3 {
+		if got := h.obs.Reasons(consumer.EventDeleted)[consumer.ReasonDone]; got != 3 {
 			t.Errorf("deleted events = %d, want 3", got)
 		}
 	})
@@ -204,7 +204,7 @@ func TestCancellationCauses(t *testing.T) {
 				}
 				h.advance(time.Second, time.Second)
 				checkFor(t, 5*time.Second, func() error {
-					if got := h.obs.reasons(consumer.EventReleased)[tt.reason]; got != 1 {
+					if got := h.obs.Reasons(consumer.EventReleased)[tt.reason]; got != 1 {
 						return fmt.Errorf("released(%s) = %d, want 1", tt.reason, got)
 					}
 					return nil
@@ -216,7 +216,7 @@ func TestCancellationCauses(t *testing.T) {
 				if want := consumertest.Epoch.Add(tt.wantAt + 7*time.Second); !m.VisibleAt.Equal(want) {
 					t.Errorf("visible again at %v, want %v (cancel + 7 s backoff)", m.VisibleAt, want)
 				}
-				if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
+				if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
 					t.Errorf("leases lost: %d, want 0", n)
 				}
 			})
@@ -257,11 +257,11 @@ func TestProgressKeepsLease(t *testing.T) {
 			t.Errorf("receives = %d, want 1", got)
 		}
 		for _, k := range []consumer.EventKind{consumer.EventStalled, consumer.EventLeaseLost} {
-			if n := h.obs.count(k); n != 0 {
+			if n := h.obs.Count(k); n != 0 {
 				t.Errorf("%v events: %d, want 0", k, n)
 			}
 		}
-		if n := h.obs.count(consumer.EventRenewed); n < 10 {
+		if n := h.obs.Count(consumer.EventRenewed); n < 10 {
 			t.Errorf("renewals: %d, want at least 10 over two minutes of 10 s leases", n)
 		}
 	})
@@ -287,15 +287,15 @@ func TestStuckSlot(t *testing.T) {
 			return nil
 		})
 		h.advance(2*time.Second, time.Second)
-		if n := h.obs.count(consumer.EventSlotStuck); n != 0 {
+		if n := h.obs.Count(consumer.EventSlotStuck); n != 0 {
 			t.Fatalf("stuck reported inside the grace")
 		}
 		h.advance(time.Second, time.Second)
 		checkFor(t, 5*time.Second, func() error {
-			if n := h.obs.count(consumer.EventSlotStuck); n != 1 {
+			if n := h.obs.Count(consumer.EventSlotStuck); n != 1 {
 				return fmt.Errorf("stuck events %d, want 1", n)
 			}
-			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
+			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
 				return fmt.Errorf("stalled releases %d, want 1", got)
 			}
 			return nil

@@ -54,7 +54,7 @@ func TestLeaseAPI(t *testing.T) {
 			t.Errorf("after release: Extend %v, Release %v; want ErrLeaseEnded", r.extendAgain, r.relTwice)
 		}
 		checkFor(t, 5*time.Second, func() error {
-			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonHandler]; got != 1 {
+			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonHandler]; got != 1 {
 				return fmt.Errorf("handler releases %d", got)
 			}
 			return nil
@@ -113,14 +113,14 @@ func TestLeaseCeiling(t *testing.T) {
 		if cancelledAt.Before(overrun) || !cancelledAt.Before(overrun.Add(time.Minute)) {
 			t.Errorf("cancelled at %v, want within a minute after %v (ceiling less renew-ahead and grace)", cancelledAt, overrun)
 		}
-		if n := h.obs.count(consumer.EventRenewFailed); n != 0 {
+		if n := h.obs.Count(consumer.EventRenewFailed); n != 0 {
 			t.Errorf("failed renewals %d, want 0 (none asked past the ceiling)", n)
 		}
-		if n := h.obs.count(consumer.EventLeaseLost); n != 0 {
+		if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
 			t.Errorf("lost leases %d, want 0", n)
 		}
 		checkFor(t, 5*time.Second, func() error {
-			if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonTimeout]; got != 1 {
+			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonTimeout]; got != 1 {
 				return fmt.Errorf("timeout releases %d", got)
 			}
 			return nil

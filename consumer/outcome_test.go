@@ -63,7 +63,7 @@ func TestOutcomes(t *testing.T) {
 					return err
 				}), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 4 * time.Second, Jitter: consumer.NoJitter}), consumer.WithoutDoctor())
 				checkFor(t, 5*time.Second, func() error {
-					if tt.wantDelete != "" && h.obs.reasons(consumer.EventDeleted)[tt.wantDelete] != 1 {
+					if tt.wantDelete != "" && h.obs.Reasons(consumer.EventDeleted)[tt.wantDelete] != 1 {
 						return fmt.Errorf("no delete (%s) yet", tt.wantDelete)
 					}
 					if tt.wantVis != nil && len(cmvCalls(h)) == 0 {
@@ -210,7 +210,7 @@ func TestCarriedAttemptsDeadLetter(t *testing.T) {
 			}
 			return nil
 		})
-		if n := h.obs.count(consumer.EventDeadLettered); n != 1 {
+		if n := h.obs.Count(consumer.EventDeadLettered); n != 1 {
 			t.Errorf("dead-lettered events %d, want 1", n)
 		}
 	})

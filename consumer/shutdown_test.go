@@ -39,8 +39,8 @@ func TestShutdownReport(t *testing.T) {
 		checkFor(t, 5*time.Second, func() error {
 			// EventHandled comes once the runtime no longer counts the attempt
 			// as running: the five finished ones must not look drained.
-			if started.Load() != 15 || h.obs.count(consumer.EventHandled) != 5 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
-				return fmt.Errorf("started %d handled %d receives %d", started.Load(), h.obs.count(consumer.EventHandled), len(h.sqs.Calls("ReceiveMessage")))
+			if started.Load() != 15 || h.obs.Count(consumer.EventHandled) != 5 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
+				return fmt.Errorf("started %d handled %d receives %d", started.Load(), h.obs.Count(consumer.EventHandled), len(h.sqs.Calls("ReceiveMessage")))
 			}
 			return nil
 		})
@@ -66,7 +66,7 @@ func TestShutdownReport(t *testing.T) {
 		if deleted != 5 || visible != 10 {
 			t.Errorf("deleted %d visible %d, want 5 and 10", deleted, visible)
 		}
-		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 10 {
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 10 {
 			t.Errorf("shutdown releases %d, want 10", got)
 		}
 		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 1 {
@@ -283,8 +283,8 @@ func TestShutdownStuckHandler(t *testing.T) {
 		if m := h.state(id); m.InFlight || m.Deleted {
 			t.Errorf("message in flight %v deleted %v, want released", m.InFlight, m.Deleted)
 		}
-		if n := h.obs.count(consumer.EventError); n != 0 {
-			t.Errorf("error events %d, want 0: %v", n, h.obs.all(consumer.EventError))
+		if n := h.obs.Count(consumer.EventError); n != 0 {
+			t.Errorf("error events %d, want 0: %v", n, h.obs.All(consumer.EventError))
 		}
 	})
 }
@@ -323,8 +323,8 @@ func TestShutdownWaitsForReleaseInFlight(t *testing.T) {
 		if want := (consumer.Report{Stuck: 1}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
-		if got := h.obs.reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
-			t.Errorf("stalled releases %d, want 1; errors %v", got, h.obs.all(consumer.EventError))
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
+			t.Errorf("stalled releases %d, want 1; errors %v", got, h.obs.All(consumer.EventError))
 		}
 		if m := h.state(id); m.Deleted || !m.VisibleAt.Before(consumertest.Epoch.Add(30*time.Second)) {
 			t.Errorf("message deleted %v visible at %v, want released with backoff before the lease's end %v",

@@ -61,7 +61,7 @@ func TestFIFOStopsAtFirstFailure(t *testing.T) {
 				t.Errorf("second batch %v, want %v", got, tt.second)
 			}
 			var skipped int
-			for _, e := range w.obs.all(consumer.EventHandled) {
+			for _, e := range w.obs.All(consumer.EventHandled) {
 				if errors.Is(e.Err, worker.ErrSkipped) {
 					skipped++
 				}
@@ -125,7 +125,7 @@ func TestBatchingWindowGathersOverTen(t *testing.T) {
 			}
 		}
 	}
-	if n := w.obs.count(consumer.EventLeaseLost); n != 0 {
+	if n := w.obs.Count(consumer.EventLeaseLost); n != 0 {
 		t.Errorf("lost leases %d, want 0", n)
 	}
 }
@@ -184,7 +184,7 @@ func TestPayloadCap(t *testing.T) {
 
 // firstReceive is when the worker first received messages at or after t.
 func (w *world) firstReceive(t time.Time) time.Time {
-	for _, e := range w.obs.all(consumer.EventReceived) {
+	for _, e := range w.obs.All(consumer.EventReceived) {
 		if !e.Time.Before(t) {
 			return e.Time
 		}
@@ -268,7 +268,7 @@ func TestLostLeaseLeftOut(t *testing.T) {
 	if fmt.Sprint(got) != "[m0:1 m1:2 m2:1 m3:1]" {
 		t.Errorf("delivered %v, want every message once, m1 on its second receive", got)
 	}
-	if n := w.obs.count(consumer.EventLeaseLost); n != 1 {
+	if n := w.obs.Count(consumer.EventLeaseLost); n != 1 {
 		t.Errorf("lost leases %d, want 1", n)
 	}
 }

@@ -118,7 +118,7 @@ while [ ! -e "$STATE/done" ]; do echo working >&3; echo . >> "$STATE/ticks"; sle
 		t.Errorf("runs %d (receive counts %v), want one run of first deliveries", len(events), receiveCounts(events[0]))
 	}
 	for _, k := range []consumer.EventKind{consumer.EventLeaseLost, consumer.EventStalled} {
-		if n := w.obs.count(k); n != 0 {
+		if n := w.obs.Count(k); n != 0 {
 			t.Errorf("%v events %d, want 0", k, n)
 		}
 	}
@@ -202,7 +202,7 @@ while :; do sleep 0.02; done
 				t.Errorf("runs %d, want 2 (killed, retried with receive count 2)", len(events))
 			}
 			var handled []consumer.Event
-			for _, e := range w.obs.all(consumer.EventHandled) {
+			for _, e := range w.obs.All(consumer.EventHandled) {
 				if e.Err != nil {
 					handled = append(handled, e)
 				}
@@ -210,7 +210,7 @@ while :; do sleep 0.02; done
 			if len(handled) != 3 || !errors.Is(handled[0].Err, tt.why) {
 				t.Errorf("failed results %v, want three with %v", handled, tt.why)
 			}
-			releases := w.obs.all(consumer.EventReleased)
+			releases := w.obs.All(consumer.EventReleased)
 			if len(releases) != 3 || releases[0].Delay != backoff {
 				t.Errorf("releases %v, want three with the %v backoff", releases, backoff)
 			}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/consumer/consumertest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/worker"
 )
@@ -101,41 +102,8 @@ func (c *countingClient) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteM
 	return c.Client.DeleteMessageBatch(ctx, in, o...)
 }
 
-// recorder is an Observer that keeps every event.
-type recorder struct {
-	mu     sync.Mutex
-	events []consumer.Event
-}
-
-func (r *recorder) Observe(e consumer.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
-func (r *recorder) count(k consumer.EventKind) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == k {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *recorder) all(k consumer.EventKind) []consumer.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []consumer.Event
-	for _, e := range r.events {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+// recorder keeps every event the worker's consumer reports.
+type recorder = consumertest.Recorder
 
 // world is a server, its shared clock, a counting client and an observer.
 type world struct {

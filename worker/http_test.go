@@ -83,7 +83,7 @@ func TestFullSuccessDeletesBatch(t *testing.T) {
 		}
 	}
 	checkFor(t, func() error {
-		if got := w.obs.count(consumer.EventDeleted); got != 10 {
+		if got := w.obs.Count(consumer.EventDeleted); got != 10 {
 			return fmt.Errorf("deleted events %d, want 10", got)
 		}
 		return nil
@@ -196,10 +196,10 @@ func TestThrottledTargetHonoursRetryAfter(t *testing.T) {
 			if got := receiveCounts(rec.get(1)); strings.Join(got, "") != "11111" {
 				t.Errorf("receive counts on the retry %v, want all 1 (not redelivered)", got)
 			}
-			if n := w.obs.count(consumer.EventLeaseLost); n != 0 {
+			if n := w.obs.Count(consumer.EventLeaseLost); n != 0 {
 				t.Errorf("lost leases %d, want 0", n)
 			}
-			if n := w.obs.count(consumer.EventRenewed); n == 0 {
+			if n := w.obs.Count(consumer.EventRenewed); n == 0 {
 				t.Errorf("no renewal while waiting %v on %s s leases", waited, tt.lease)
 			}
 		})
@@ -221,12 +221,12 @@ func TestThrottledPastTheLeaseReleases(t *testing.T) {
 	})
 	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
 	w.drive(10*time.Second, step, func() error {
-		if n := len(w.obs.all(consumer.EventReleased)); n != 3 {
+		if n := len(w.obs.All(consumer.EventReleased)); n != 3 {
 			return fmt.Errorf("releases %d, want 3", n)
 		}
 		return nil
 	})
-	for _, e := range w.obs.all(consumer.EventReleased) {
+	for _, e := range w.obs.All(consumer.EventReleased) {
 		if e.Delay != 10*time.Minute || e.Reason != consumer.ReasonRetry {
 			t.Errorf("release %+v, want a 10 min retry", e)
 		}
@@ -274,10 +274,10 @@ func TestLongHTTPTargetKeepsLeases(t *testing.T) {
 	if n := rec.n(); n != 1 {
 		t.Errorf("deliveries %d, want 1", n)
 	}
-	if n := w.obs.count(consumer.EventLeaseLost); n != 0 {
+	if n := w.obs.Count(consumer.EventLeaseLost); n != 0 {
 		t.Errorf("lost leases %d, want 0", n)
 	}
-	if n := w.obs.count(consumer.EventRenewed); n < 10*4 {
+	if n := w.obs.Count(consumer.EventRenewed); n < 10*4 {
 		t.Errorf("renewals %d, want at least 4 per message", n)
 	}
 }
@@ -401,7 +401,7 @@ func TestHTTPTargetTimeout(t *testing.T) {
 	if gap < 3*time.Second+backoff-2*step || gap > 3*time.Second+backoff+5*step {
 		t.Errorf("redelivered %v after the first delivery, want the timeout plus the backoff, %v", gap, 3*time.Second+backoff)
 	}
-	for _, e := range w.obs.all(consumer.EventHandled) {
+	for _, e := range w.obs.All(consumer.EventHandled) {
 		if e.Err != nil && !errors.Is(e.Err, worker.ErrTargetTimeout) {
 			t.Errorf("failure %v, want ErrTargetTimeout", e.Err)
 		}

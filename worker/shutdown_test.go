@@ -89,7 +89,7 @@ func TestShutdownMidBatchReleases(t *testing.T) {
 			if fmt.Sprint(got) != "[m0:2 m1:2 m2:2 m3:2 m4:2]" {
 				t.Errorf("after shutdown the queue gives %v, want m0..m4 once delivered", got)
 			}
-			for _, e := range w.obs.all(consumer.EventReleased) {
+			for _, e := range w.obs.All(consumer.EventReleased) {
 				if e.Reason != consumer.ReasonShutdown || e.Delay != 0 {
 					t.Errorf("release %+v, want a shutdown release without delay", e)
 				}
@@ -110,7 +110,7 @@ func TestShutdownDeliversGatheringBatch(t *testing.T) {
 	// Renewed leases are held by the worker (a receive that answers after
 	// the stop is released by the consumer at once, never delivered).
 	w.drive(40*time.Second, 500*time.Millisecond, func() error {
-		if n := w.obs.count(consumer.EventRenewed); n < 5 {
+		if n := w.obs.Count(consumer.EventRenewed); n < 5 {
 			return fmt.Errorf("%d renewals, want the 5 leases renewed", n)
 		}
 		return nil
