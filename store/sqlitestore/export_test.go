@@ -38,3 +38,23 @@ func SetSchemaVersion(path string, version int) error {
 	_, err = db.Exec(`INSERT INTO schema_migrations (version) VALUES (?)`, version)
 	return err
 }
+
+// HoldCommits makes the writer wait on release before each transaction
+// begins. It returns a channel told each time the writer starts waiting and
+// a function reporting how many changes are queued behind the held
+// transaction. Call it while the writer is idle.
+func HoldCommits(s *Store, release <-chan struct{}) (held <-chan struct{}, queued func() int) {
+	h := make(chan struct{}, 1)
+	s.w.beforeCommit = func() {
+		select {
+		case h <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	return h, func() int {
+		s.w.mu.Lock()
+		defer s.w.mu.Unlock()
+		return len(s.w.open.changes)
+	}
+}

@@ -48,6 +48,10 @@ type writer struct {
 	commitNanos atomic.Int64
 	changes     atomic.Int64
 	failures    atomic.Int64
+
+	// beforeCommit, when set (by tests), runs before each transaction
+	// begins, outside the lock.
+	beforeCommit func()
 }
 
 // batch is the changes of one transaction and the calls waiting for it.
@@ -145,6 +149,9 @@ func (w *writer) run() {
 		closing := w.closing
 		w.mu.Unlock()
 
+		if w.beforeCommit != nil {
+			w.beforeCommit()
+		}
 		start := baton.SystemClock{}.Now()
 		err := w.commit(b.changes)
 		w.commitNanos.Add(int64(baton.SystemClock{}.Now().Sub(start)))
