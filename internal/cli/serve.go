@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -53,7 +54,14 @@ type ServeConfig struct {
 	Credentials []sigv4.Credential
 	// Logs receives the server's log lines (standard error by default).
 	Logs io.Writer
+	// BodyReadTimeout bounds the time from a request's first byte to its
+	// body's last (0: DefaultBodyReadTimeout). Not a flag: tests shorten it.
+	BodyReadTimeout time.Duration
 }
+
+// DefaultBodyReadTimeout is how long a client may take to send a whole
+// request. The largest request is about 1 MiB; 30 s allows ~35 KB/s.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 func serveCommand() *cobra.Command {
 	var cfg ServeConfig
@@ -231,9 +239,14 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 			Ready: storeReady(store), Collectors: storeCollectors(store),
 		}),
 		TLSConfig: tlsCfg,
-		// Headers must arrive within 10 s. There is no ReadTimeout or
-		// WriteTimeout: a long poll holds its request for up to 20 s, and
-		// bodies are capped by the server instead.
+		// Headers must arrive within 10 s and the whole request within
+		// BodyReadTimeout, so a client trickling its body cannot hold a
+		// connection and a goroutine for ever. The read deadline ends with
+		// the body (net/http clears it once the body is read), so a long
+		// poll waiting up to 20 s afterwards is not cut. There is no
+		// WriteTimeout: it would run from the request's start, across the
+		// long poll's wait.
+		ReadTimeout:       cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,

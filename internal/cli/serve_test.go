@@ -28,6 +28,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/baton-sqs/baton"
@@ -338,4 +339,50 @@ func TestServeEnvCredentials(t *testing.T) {
 	}
 	_, err = client(url, "AKIDENV", "not-it", nil).ListQueues(context.Background(), &sqs.ListQueuesInput{})
 	wantCode(t, err, "SignatureDoesNotMatch", 403)
+}
+
+// A client that sends its headers and then trickles (or stops sending) its
+// body is cut off at BodyReadTimeout; a long poll, whose wait comes after
+// the body, is not.
+func TestServeBodyReadTimeout(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, cli.ServeConfig{BodyReadTimeout: 300 * time.Millisecond})
+	ctx := t.Context()
+	c := client("http://"+addr, "AKID", "SECRET", nil)
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("slow")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, WaitTimeSeconds: 1})
+	if err != nil {
+		t.Fatalf("a 1 s long poll with a 300 ms body timeout: %v", err)
+	}
+	if len(out.Messages) != 0 || time.Since(start) < time.Second {
+		t.Errorf("long poll answered %d messages after %v, want none after its whole 1 s wait", len(out.Messages), time.Since(start))
+	}
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"QueueUrl":"` + *q.QueueUrl + `","MessageBody":"never finished"}`
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-amz-json-1.0\r\n"+
+		"X-Amz-Target: AmazonSQS.SendMessage\r\nContent-Length: %d\r\n\r\n%s", addr, len(body)+100, body)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	reply, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the server still held the connection after 10 s with a 300 ms body timeout")
+	}
+	if bytes.Contains(reply, []byte("200 OK")) {
+		t.Errorf("an unfinished body was answered 200:\n%s", reply)
+	}
+	n, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Attributes["ApproximateNumberOfMessages"]; got != "0" {
+		t.Errorf("messages after the unfinished send: %s, want 0", got)
+	}
 }
