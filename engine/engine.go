@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -46,8 +47,9 @@ type Engine struct {
 	ledger   ledger
 	// nodeID tells this engine's ledger batches from other nodes' on a
 	// shared store; publisher is nil unless the store is a LedgerBus.
-	nodeID    uint64
-	publisher *ledgerPublisher
+	nodeID     uint64
+	publisher  *ledgerPublisher
+	badBatches atomic.Uint64
 }
 
 // New returns an Engine.

@@ -51,7 +51,10 @@ func (e *Engine) record(ev ledgerEvent) {
 func (e *Engine) applyBatch(b []byte) {
 	node, evs, err := decodeBatch(b)
 	if err != nil {
-		e.log.Warn("dropped a malformed lease-ledger batch", "err", err, "bytes", len(b))
+		// A node of another version keeps sending them: say so now and then.
+		if n := e.badBatches.Add(1); n == 1 || n%1000 == 0 {
+			e.log.Warn("dropped malformed lease-ledger batches", "err", err, "bytes", len(b), "dropped", n)
+		}
 		return
 	}
 	if node == e.nodeID {
