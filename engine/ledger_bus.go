@@ -60,7 +60,11 @@ func (e *Engine) applyBatch(b []byte) {
 	if node == e.nodeID {
 		return
 	}
+	// Times travel as Unix nanoseconds; show them in the zone of this
+	// node's own, so that one history does not mix zones.
+	loc := e.clock.Now().Location()
 	for _, ev := range evs {
+		ev.at, ev.deadline, ev.leasedAt = inZone(ev.at, loc), inZone(ev.deadline, loc), inZone(ev.leasedAt, loc)
 		e.ledger.apply(ev)
 	}
 }
@@ -74,6 +78,13 @@ func (e *Engine) startLedgerBus() {
 	e.publisher = newLedgerPublisher(bus, e.nodeID, e.log)
 	bus.SubscribeLedger(e.applyBatch)
 	e.publisher.Start(context.Background())
+}
+
+func inZone(t time.Time, loc *time.Location) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(loc)
 }
 
 func epochOf(m *baton.Message) uint32 {
