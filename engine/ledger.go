@@ -471,6 +471,25 @@ func (ql *queueLedger) begin(ev ledgerEvent, local bool) {
 	}
 	ql.redeliver(tm, ev.epoch)
 	ql.redeliver(tm, ev.epoch+1)
+	if r.proven {
+		ql.lateFound(tm, r)
+	}
+}
+
+// lateFound fills in how late the late completions of r came, applied
+// before the receive that told the ledger r's deadline.
+func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
+	isLate := func(kind string) bool { return kind == EventLateDelete || kind == EventLateChange }
+	for i := range tm.history {
+		if ev := &tm.history[i]; isLate(ev.Kind) && ev.Epoch == r.epoch && ev.Late == 0 {
+			ev.Late = ev.At.Sub(r.deadline)
+		}
+	}
+	for i := range ql.recentLate {
+		if lc := &ql.recentLate[i]; lc.MessageID == tm.id && lc.Epoch == r.epoch && lc.Late == 0 {
+			lc.Late = lc.At.Sub(r.deadline)
+		}
+	}
 }
 
 // completed applies a delete by a receipt. ev.removed says the message was

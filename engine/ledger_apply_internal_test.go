@@ -143,6 +143,11 @@ func TestLedgerApplyReordered(t *testing.T) {
 			if got := kinds(&l, end); !slices.Equal(got, tt.history) {
 				t.Errorf("history = %v, want %v", got, tt.history)
 			}
+			if tt.want.late > 0 {
+				if rl := l.queue(applyQueue).recentLate; len(rl) != 1 || rl[0].Late != time.Minute {
+					t.Errorf("late completions %+v, want one a minute late", rl)
+				}
+			}
 		})
 	}
 }
