@@ -129,6 +129,13 @@ func testSharedIncident(t *testing.T, pg *pgtest.Cluster) {
 			if h := historyOf(t, e, sent.MessageID); !slices.Equal(h, wantHistory) {
 				return fmt.Errorf("node %d history %v, want %v", i+1, h, wantHistory)
 			}
+			late, err := e.RecentLateCompletions(ctx, clusterQueue)
+			if err != nil {
+				return err
+			}
+			if len(late) != 1 || late[0].Late != time.Minute || !late[0].Duplicate || late[0].Epoch != 1 {
+				return fmt.Errorf("node %d late completions %+v, want lease 1's delete, a minute late, a duplicate", i+1, late)
+			}
 		}
 		return nil
 	})
