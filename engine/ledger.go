@@ -18,7 +18,18 @@ import (
 // queue, statistics since start and over a sliding window, and a bounded
 // history per message.
 //
-// The ledger lives in the engine's memory: it is per node and starts empty.
+// The ledger lives in the engine's memory and starts empty. Every change to
+// it is a ledgerEvent; when the store is shared by several nodes (a
+// baton.LedgerBus), each node publishes the events it makes and applies the
+// others' (ledger_bus.go), so every node's reports cover the whole cluster,
+// from the moment that node started ("since start" is since this node
+// started). Events of different nodes arrive in any order and a little
+// late, so applying one never assumes another came first: a lease record
+// may be made by any event of its lease, a receive never starts a lease
+// that a delete already ended, and an expiry the ledger inferred from a
+// deadline is taken back when the store is later found to have renewed or
+// ended that lease in time. The counts that follow from two events (a
+// redelivery, a lapse while working) are made by whichever arrives second.
 
 const (
 	windowMinutes = 15
