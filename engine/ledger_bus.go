@@ -119,8 +119,13 @@ func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *led
 }
 
 // queue hands ev to the publisher without waiting; it drops the event when
-// the publisher is that far behind.
+// the publisher is that far behind, or stopped.
 func (p *ledgerPublisher) queue(ev ledgerEvent) {
+	select {
+	case <-p.stop:
+		return
+	default:
+	}
 	select {
 	case p.events <- ev:
 	default:
