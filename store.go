@@ -275,3 +275,25 @@ type MoveTask struct {
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
+
+// LedgerBus is implemented by a Store that several servers share, such as
+// the PostgreSQL store: it carries the lease ledger's events between them,
+// so that each server's lease reports cover the leases every server handed
+// out, renewed and ended. A batch is opaque to the store; the engine encodes
+// it, at most MaxLedgerBatch bytes, and recognises its own batches when the
+// store hands them back. The engine subscribes once, when it is created.
+type LedgerBus interface {
+	// PublishLedger sends batch to every server subscribed on the store,
+	// this one included. It returns when the batch is handed to the
+	// backend, or with the backend's error; the engine then drops it.
+	PublishLedger(ctx context.Context, batch []byte) error
+	// SubscribeLedger registers f, to be called with every batch published
+	// on the store (by any server, this one included) for as long as the
+	// store is open. f does not block and must not keep batch. Batches may
+	// be lost while the store's link to the others is down.
+	SubscribeLedger(f func(batch []byte))
+}
+
+// MaxLedgerBatch bounds the bytes of one LedgerBus batch: base64 makes it
+// 7,868 characters, under PostgreSQL's 8,000-byte NOTIFY payload limit.
+const MaxLedgerBatch = 5900

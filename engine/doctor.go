@@ -63,7 +63,10 @@ func statsOf(c *counters) LeaseStats {
 type LeaseReport struct {
 	Queue             string
 	VisibilityTimeout int
-	// Window covers the last 15 minutes, SinceStart the server's life.
+	// Window covers the last 15 minutes, SinceStart the life of the node
+	// that answers. On a store several nodes share (a baton.LedgerBus) both
+	// cover the leases of every node, as far as this node has seen them
+	// since it started.
 	Window     LeaseStats
 	SinceStart LeaseStats
 	// Diagnosis is judged on the window (on everything since start when
@@ -147,7 +150,10 @@ type QueueMetrics struct {
 	Account, Name              string
 	Visible, InFlight, Delayed int
 	OldestAge                  time.Duration
-	// Totals are the ledger's counts since start.
+	// Totals are the ledger's counts since this node started of what this
+	// node originated: the requests it handled and the expiries of the
+	// leases it handed out. Other nodes' events are left out, so that
+	// summing a counter over the nodes of a cluster counts each event once.
 	Totals LeaseStats
 	// LeaseDurations counts completed leases (receive to delete) at or
 	// below each of the bounds passed to QueueMetrics.
@@ -169,7 +175,7 @@ func (e *Engine) QueueMetrics(ctx context.Context, durationBounds []time.Duratio
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		total, _ := e.ledger.snapshot(q.ID, now)
+		total := e.ledger.owned(q.ID, now)
 		m := QueueMetrics{
 			Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
 			Totals: statsOf(&total), LeaseDurations: make([]uint64, len(durationBounds)),

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // Config configures an Engine.
@@ -43,6 +45,11 @@ type Engine struct {
 	tasks    moveTasks
 	attempts attempts
 	ledger   ledger
+	// nodeID tells this engine's ledger batches from other nodes' on a
+	// shared store; publisher is nil unless the store is a LedgerBus.
+	nodeID     uint64
+	publisher  *ledgerPublisher
+	badBatches atomic.Uint64
 }
 
 // New returns an Engine.
@@ -73,20 +80,26 @@ func New(cfg Config) (*Engine, error) {
 		log:      cfg.Logger,
 		waiters:  make(map[uint64]chan struct{}),
 		closing:  make(chan struct{}),
+		nodeID:   ids.NewUint64(),
 	}
 	if err := e.loadMoveTasks(context.Background()); err != nil {
 		return nil, err
 	}
 	e.subscribeStore()
+	e.startLedgerBus()
 	return e, nil
 }
 
 // Close answers every waiting long poll (with what is available, usually
 // nothing), makes new long polls return at once and stops running move
-// tasks (they end FAILED). It does not close the store.
+// tasks (they end FAILED), and publishes the lease-ledger events not yet
+// sent to the other nodes. It does not close the store.
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()
+	if e.publisher != nil {
+		e.publisher.Stop()
+	}
 }
 
 // Clock returns the engine's clock.

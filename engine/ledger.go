@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,7 +18,18 @@ import (
 // queue, statistics since start and over a sliding window, and a bounded
 // history per message.
 //
-// The ledger lives in the engine's memory: it is per node and starts empty.
+// The ledger lives in the engine's memory and starts empty. Every change to
+// it is a ledgerEvent; when the store is shared by several nodes (a
+// baton.LedgerBus), each node publishes the events it makes and applies the
+// others' (ledger_bus.go), so every node's reports cover the whole cluster,
+// from the moment that node started ("since start" is since this node
+// started). Events of different nodes arrive in any order and a little
+// late, so applying one never assumes another came first: a lease record
+// may be made by any event of its lease, a receive never starts a lease
+// that a delete already ended, and an expiry the ledger inferred from a
+// deadline is taken back when the store is later found to have renewed or
+// ended that lease in time. The counts that follow from two events (a
+// redelivery, a lapse while working) are made by whichever arrives second.
 
 const (
 	windowMinutes = 15
@@ -89,17 +101,27 @@ const (
 	leaseReleased
 	leaseExpired
 	leaseDeadLettered
+	leaseRemoved
 )
 
+// leaseRec is what the ledger knows of one lease. Events of several nodes
+// arrive in any order, so a record may be created by any of them: received
+// says whether the receive that began the lease has been seen.
 type leaseRec struct {
 	msg             *trackedMessage
 	epoch           uint32
 	begin, deadline time.Time
-	renewals        int
-	state           leaseState
-	redelivered     bool // a later lease followed its expiry
-	proven          bool // a late completion showed its holder was working
-	heapIdx         int
+	// deadlineAt is when deadline was set: a renewal applied after a later
+	// one does not move the deadline back.
+	deadlineAt  time.Time
+	renewals    int
+	state       leaseState
+	received    bool // its receive has been applied
+	local       bool // this node handed it out: its expiry is this node's to count
+	redelivered bool // a later lease followed its expiry
+	proven      bool // a late completion showed its holder was working
+	working     bool // counted as lapsed while working (redelivered and proven)
+	heapIdx     int
 }
 
 type trackedMessage struct {
@@ -135,6 +157,14 @@ func (c *counters) merge(o *counters) {
 	c.unrenewed.merge(&o.unrenewed)
 }
 
+// dec takes one from a counter that a retracted inference had added to,
+// never below zero.
+func dec(n *uint64) {
+	if *n > 0 {
+		*n--
+	}
+}
+
 type minuteCounters struct {
 	minute int64
 	counters
@@ -146,8 +176,13 @@ type queueLedger struct {
 	messages   map[string]*trackedMessage
 	lru        *list.List // of *trackedMessage, most recently active at the back
 	active     leaseHeap
-	total      counters
-	window     [windowMinutes]minuteCounters
+	// total and window count what every node saw (the cluster's view when
+	// the store is a LedgerBus); own counts only what this node originated:
+	// the events it handled and the expiries of the leases it handed out,
+	// so that summing own over the nodes counts every event once.
+	total  counters
+	own    counters
+	window [windowMinutes]minuteCounters
 }
 
 type ledger struct {
@@ -167,15 +202,36 @@ func (l *ledger) queue(id uint64) *queueLedger {
 	return ql
 }
 
-// count applies f to the since-start counters and to now's minute.
-func (ql *queueLedger) count(now time.Time, f func(*counters)) {
+// count applies f to the since-start counters, to own when local, and to
+// the minute of at. A minute older than the one its slot of the window now
+// holds has left the window and only counts since start.
+func (ql *queueLedger) count(at time.Time, local bool, f func(*counters)) {
 	f(&ql.total)
-	m := now.Unix() / 60
+	if local {
+		f(&ql.own)
+	}
+	m := at.Unix() / 60
 	b := &ql.window[m%windowMinutes]
+	if b.minute > m {
+		return
+	}
 	if b.minute != m {
 		*b = minuteCounters{minute: m}
 	}
 	f(&b.counters)
+}
+
+// uncount takes back what count did with the same at and local, for an
+// inference a later event disproved.
+func (ql *queueLedger) uncount(at time.Time, local bool, f func(*counters)) {
+	f(&ql.total)
+	if local {
+		f(&ql.own)
+	}
+	m := at.Unix() / 60
+	if b := &ql.window[m%windowMinutes]; b.minute == m {
+		f(&b.counters)
+	}
 }
 
 // windowed sums the minutes of the last windowMinutes.
@@ -211,12 +267,43 @@ func (ql *queueLedger) message(id string) *trackedMessage {
 	return tm
 }
 
+// lease returns the record of the message's lease epoch, creating it (not
+// yet received, active, outside the heap) if the ledger has not seen it.
+func (tm *trackedMessage) lease(epoch uint32) *leaseRec {
+	r, ok := tm.leases[epoch]
+	if !ok {
+		r = &leaseRec{msg: tm, epoch: epoch, heapIdx: -1}
+		tm.leases[epoch] = r
+		if epoch > maxLeasesPerMessage {
+			for e := range tm.leases {
+				if e <= epoch-maxLeasesPerMessage && tm.leases[e].heapIdx < 0 {
+					delete(tm.leases, e)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// record inserts ev into the history in time order; events of one instant
+// keep the order they arrived in.
 func (tm *trackedMessage) record(ev LeaseEvent) {
 	if len(tm.history) == maxHistory {
 		copy(tm.history, tm.history[1:])
 		tm.history = tm.history[:maxHistory-1]
 	}
-	tm.history = append(tm.history, ev)
+	i := len(tm.history)
+	for i > 0 && tm.history[i-1].At.After(ev.At) {
+		i--
+	}
+	tm.history = slices.Insert(tm.history, i, ev)
+}
+
+// unrecord removes the expiry of epoch from the history.
+func (tm *trackedMessage) unrecord(epoch uint32) {
+	tm.history = slices.DeleteFunc(tm.history, func(ev LeaseEvent) bool {
+		return ev.Kind == EventExpire && ev.Epoch == epoch
+	})
 }
 
 // expire ends the active leases whose deadline has passed.
@@ -224,8 +311,47 @@ func (ql *queueLedger) expire(now time.Time) {
 	for len(ql.active) > 0 && !ql.active[0].deadline.After(now) {
 		r := heap.Pop(&ql.active).(*leaseRec)
 		r.state = leaseExpired
-		ql.count(r.deadline, func(c *counters) { c.expired++ })
+		ql.count(r.deadline, r.local, func(c *counters) { c.expired++ })
 		r.msg.record(LeaseEvent{At: r.deadline, Kind: EventExpire, Epoch: r.epoch})
+		ql.redeliver(r.msg, r.epoch+1)
+	}
+}
+
+// unexpire takes back the expiry of r: the store said its lease was still
+// current after the ledger had judged it lapsed, because a renewal made
+// through another node had not arrived yet.
+func (ql *queueLedger) unexpire(r *leaseRec) {
+	ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.expired) })
+	if next := r.msg.leases[r.epoch+1]; r.redelivered && next != nil {
+		ql.uncount(next.begin, next.local, func(c *counters) { dec(&c.redeliveries) })
+	}
+	r.redelivered = false
+	if r.working {
+		r.working = false
+		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedWorking) })
+	}
+	r.msg.unrecord(r.epoch)
+	r.state = leaseActive
+}
+
+// redeliver notes that lease epoch of tm followed the expiry of the one
+// before it, once both are known, whichever arrived first.
+func (ql *queueLedger) redeliver(tm *trackedMessage, epoch uint32) {
+	prev, next := tm.leases[epoch-1], tm.leases[epoch]
+	if prev == nil || next == nil || !next.received || prev.state != leaseExpired || prev.redelivered {
+		return
+	}
+	prev.redelivered = true
+	ql.count(next.begin, next.local, func(c *counters) { c.redeliveries++ })
+	ql.working(prev)
+}
+
+// working counts a lease that lapsed while its holder was still working:
+// redelivered after its expiry, and later completed by its holder.
+func (ql *queueLedger) working(r *leaseRec) {
+	if r.redelivered && r.proven && !r.working {
+		r.working = true
+		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedWorking++ })
 	}
 }
 
@@ -236,139 +362,250 @@ func (ql *queueLedger) end(r *leaseRec, state leaseState) {
 	r.state = state
 }
 
-// sent counts n messages sent.
-func (l *ledger) sent(queueID uint64, n int, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.queue(queueID).count(now, func(c *counters) { c.sent += uint64(n) })
+// eventKind is what a ledgerEvent reports.
+type eventKind uint8
+
+const (
+	kindSent eventKind = iota + 1
+	kindReceive
+	kindChange
+	kindDelete
+	kindDeadLetter
+	kindForget
+)
+
+// ledgerEvent is one mutation of the ledger, self-contained so that it can
+// be applied on any node: the node that handled the request fills in what
+// the store told it, and the others apply it as it is. Queue ids are the
+// store's and so the same on every node.
+type ledgerEvent struct {
+	kind      eventKind
+	queueID   uint64
+	messageID string
+	epoch     uint32
+	at        time.Time
+	// deadline is the lease's end after a receive or change (at or before
+	// at: a release).
+	deadline time.Time
+	// leasedAt is when the receipt's lease began (delete, change).
+	leasedAt     time.Time
+	receiveCount int
+	n            int // sent: messages stored
+	// result is what the store found for a delete or change by receipt.
+	result baton.LeaseResult
+	// storeEpoch is the message's current lease epoch in the store (0 if
+	// the message was gone).
+	storeEpoch uint32
+	// duplicate: a late completion on a message meanwhile leased to
+	// another receiver; the handling node decides, from the store's epoch
+	// and its ledger.
+	duplicate bool
+	// removed: a delete removed the message, ending whatever lease holds it.
+	removed bool
+	client  Client
 }
 
-// begin records a receive: a new lease of m ending at m.VisibleAt.
-func (l *ledger) begin(queueID uint64, m *baton.Message, now time.Time, client Client) {
+// applyLocal applies an event this node made, deciding the facts that
+// depend on what it knows (a late completion's duplicate), and returns the
+// event as the other nodes should apply it.
+func (l *ledger) applyLocal(ev ledgerEvent) ledgerEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
-	tm := ql.message(m.ID)
-	if prev, ok := tm.leases[m.Epoch-1]; ok && prev.state == leaseExpired && !prev.redelivered {
-		prev.redelivered = true
-		ql.count(now, func(c *counters) { c.redeliveries++ })
+	if ev.kind == kindDelete || ev.kind == kindChange {
+		if ev.result != baton.LeaseCurrent {
+			ev.duplicate = ev.storeEpoch > ev.epoch
+			if ql, ok := l.queues[ev.queueID]; ok {
+				if tm, ok := ql.messages[ev.messageID]; ok && tm.latest > ev.epoch {
+					ev.duplicate = true
+				}
+			}
+		}
 	}
-	r := &leaseRec{msg: tm, epoch: m.Epoch, begin: now, deadline: m.VisibleAt, heapIdx: -1}
-	if m.VisibleAt.After(now) {
-		heap.Push(&ql.active, r)
-	} else {
-		r.state = leaseReleased // a zero-length lease: the message stayed visible
-	}
-	tm.leases[m.Epoch] = r
-	delete(tm.leases, m.Epoch-maxLeasesPerMessage)
-	tm.latest = max(tm.latest, m.Epoch)
-	ql.count(now, func(c *counters) { c.received++ })
-	tm.record(LeaseEvent{At: now, Kind: EventReceive, Epoch: m.Epoch, ReceiveCount: m.ReceiveCount, Deadline: m.VisibleAt, Client: client})
+	l.applyLocked(ev, true)
+	return ev
 }
 
-// completed records a delete by a receipt. removed says the message was
+// apply applies an event another node made.
+func (l *ledger) apply(ev ledgerEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.applyLocked(ev, false)
+}
+
+func (l *ledger) applyLocked(ev ledgerEvent, local bool) {
+	if ev.kind == kindForget {
+		delete(l.queues, ev.queueID)
+		return
+	}
+	ql := l.queue(ev.queueID)
+	ql.expire(ev.at)
+	switch ev.kind {
+	case kindSent:
+		ql.count(ev.at, local, func(c *counters) { c.sent += uint64(ev.n) })
+	case kindReceive:
+		ql.begin(ev, local)
+	case kindChange:
+		ql.changed(ev, local)
+	case kindDelete:
+		ql.completed(ev, local)
+	case kindDeadLetter:
+		ql.deadLettered(ev, local)
+	}
+}
+
+// begin applies a receive: a new lease ending at ev.deadline.
+func (ql *queueLedger) begin(ev ledgerEvent, local bool) {
+	tm := ql.message(ev.messageID)
+	r := tm.lease(ev.epoch)
+	if r.received {
+		return // applied already
+	}
+	r.received, r.local, r.begin = true, local, ev.at
+	if r.deadlineAt.IsZero() { // no renewal arrived before it
+		r.deadline, r.deadlineAt = ev.deadline, ev.at
+	}
+	tm.latest = max(tm.latest, ev.epoch)
+	ql.count(ev.at, local, func(c *counters) { c.received++ })
+	tm.record(LeaseEvent{At: ev.at, Kind: EventReceive, Epoch: ev.epoch, ReceiveCount: ev.receiveCount, Deadline: ev.deadline, Client: ev.client})
+	// The store handed this lease out, so the one before it had ended:
+	// lapsed (expire above saw to that), or released early by a release
+	// that has not arrived yet.
+	if prev := tm.leases[ev.epoch-1]; prev != nil && prev.state == leaseActive && prev.received {
+		ql.end(prev, leaseReleased)
+	}
+	if r.state == leaseActive && r.heapIdx < 0 {
+		if r.deadline.After(ev.at) {
+			heap.Push(&ql.active, r)
+		} else {
+			r.state = leaseReleased // a zero-length lease: the message stayed visible
+		}
+	}
+	ql.redeliver(tm, ev.epoch)
+	ql.redeliver(tm, ev.epoch+1)
+	if r.proven {
+		ql.lateFound(tm, r)
+	}
+}
+
+// lateFound fills in how late the late completions of r came, applied
+// before the receive that told the ledger r's deadline.
+func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
+	isLate := func(kind string) bool { return kind == EventLateDelete || kind == EventLateChange }
+	for i := range tm.history {
+		if ev := &tm.history[i]; isLate(ev.Kind) && ev.Epoch == r.epoch && ev.Late == 0 {
+			ev.Late = ev.At.Sub(r.deadline)
+		}
+	}
+	for i := range ql.recentLate {
+		if lc := &ql.recentLate[i]; lc.MessageID == tm.id && lc.Epoch == r.epoch && lc.Late == 0 {
+			lc.Late = lc.At.Sub(r.deadline)
+		}
+	}
+}
+
+// completed applies a delete by a receipt. ev.removed says the message was
 // deleted: a late delete on a standard queue removes it even though another
 // receiver holds it now, which ends that lease too.
-func (l *ledger) completed(queueID uint64, r receipt, out baton.LeaseOutcome, removed bool, now time.Time, client Client) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
-	tm := ql.message(r.MessageID)
-	rec := tm.leases[r.Epoch]
-	d := now.Sub(r.LeasedAt)
-	renewed := rec != nil && rec.renewals > 0
-	ql.count(now, func(c *counters) {
+func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
+	tm := ql.message(ev.messageID)
+	rec := tm.lease(ev.epoch)
+	d := ev.at.Sub(ev.leasedAt)
+	renewed := rec.renewals > 0
+	ql.count(ev.at, local, func(c *counters) {
 		c.completed++
 		c.durations.add(d)
 		if !renewed {
 			c.unrenewed.add(d)
 		}
 	})
-	if out.Result == baton.LeaseCurrent {
-		if rec != nil {
-			ql.end(rec, leaseDeleted)
+	if ev.result == baton.LeaseCurrent {
+		if rec.state == leaseExpired {
+			ql.unexpire(rec)
 		}
-		tm.record(LeaseEvent{At: now, Kind: EventDelete, Epoch: r.Epoch, Client: client})
+		ql.end(rec, leaseDeleted)
+		tm.record(LeaseEvent{At: ev.at, Kind: EventDelete, Epoch: ev.epoch, Client: ev.client})
 		return
 	}
-	ql.late(tm, rec, r, out, now, EventLateDelete, client)
-	if cur := tm.leases[tm.latest]; removed && cur != nil && cur.state == leaseActive {
-		ql.end(cur, leaseDeleted)
-		tm.record(LeaseEvent{At: now, Kind: EventRemoved, Epoch: cur.epoch})
+	ql.late(tm, rec, ev, local, EventLateDelete)
+	if !ev.removed {
+		return
+	}
+	// The lease that held the message when it was removed; if its receive
+	// has not arrived, the record made here stops it from starting a lease
+	// that would later seem to lapse.
+	holder := max(tm.latest, ev.storeEpoch)
+	if holder <= ev.epoch {
+		return
+	}
+	if cur := tm.lease(holder); cur.state == leaseActive {
+		ql.end(cur, leaseRemoved)
+		tm.record(LeaseEvent{At: ev.at, Kind: EventRemoved, Epoch: cur.epoch})
 	}
 }
 
-// changed records a visibility change by a receipt.
-func (l *ledger) changed(queueID uint64, r receipt, out baton.LeaseOutcome, now, deadline time.Time, client Client) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
-	tm := ql.message(r.MessageID)
-	rec := tm.leases[r.Epoch]
-	if out.Result != baton.LeaseCurrent {
-		ql.late(tm, rec, r, out, now, EventLateChange, client)
+// changed applies a visibility change by a receipt.
+func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
+	tm := ql.message(ev.messageID)
+	rec := tm.lease(ev.epoch)
+	if ev.result != baton.LeaseCurrent {
+		ql.late(tm, rec, ev, local, EventLateChange)
 		return
 	}
-	if !deadline.After(now) {
-		if rec != nil {
+	if rec.state == leaseExpired {
+		ql.unexpire(rec)
+	}
+	if !ev.deadline.After(ev.at) {
+		if rec.state == leaseActive {
 			ql.end(rec, leaseReleased)
 		}
-		ql.count(now, func(c *counters) { c.releases++ })
-		tm.record(LeaseEvent{At: now, Kind: EventRelease, Epoch: r.Epoch, Client: client})
+		ql.count(ev.at, local, func(c *counters) { c.releases++ })
+		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Client: ev.client})
 		return
 	}
-	if rec != nil {
-		rec.renewals++
-		rec.deadline = deadline
+	rec.renewals++
+	if !ev.at.Before(rec.deadlineAt) {
+		rec.deadline, rec.deadlineAt = ev.deadline, ev.at
+	}
+	if rec.state == leaseActive {
 		if rec.heapIdx >= 0 {
 			heap.Fix(&ql.active, rec.heapIdx)
+		} else {
+			heap.Push(&ql.active, rec)
 		}
 	}
-	ql.count(now, func(c *counters) { c.renewals++ })
-	tm.record(LeaseEvent{At: now, Kind: EventRenew, Epoch: r.Epoch, Deadline: deadline, Client: client})
+	ql.count(ev.at, local, func(c *counters) { c.renewals++ })
+	tm.record(LeaseEvent{At: ev.at, Kind: EventRenew, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
 }
 
 // late records a late completion: a receipt whose lease had lapsed.
-func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, r receipt, out baton.LeaseOutcome, now time.Time, kind string, client Client) {
-	dup := tm.latest > r.Epoch || out.Message != nil && out.Message.Epoch > r.Epoch
+func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, local bool, kind string) {
 	var lateBy time.Duration
-	if rec != nil {
-		lateBy = now.Sub(rec.deadline)
+	if !rec.deadline.IsZero() {
+		lateBy = ev.at.Sub(rec.deadline)
 	}
-	ql.count(now, func(c *counters) {
+	ql.count(ev.at, local, func(c *counters) {
 		c.late++
-		if dup {
+		if ev.duplicate {
 			c.duplicates++
 		}
 	})
-	if rec != nil && !rec.proven {
+	if !rec.proven {
 		rec.proven = true
-		if rec.redelivered {
-			ql.count(now, func(c *counters) { c.lapsedWorking++ })
-		}
+		ql.working(rec)
 	}
-	tm.record(LeaseEvent{At: now, Kind: kind, Epoch: r.Epoch, Late: lateBy, Duplicate: dup, Client: client})
+	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
 	if len(ql.recentLate) == maxRecentLate {
 		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
 	}
-	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: now, Kind: kind, Epoch: r.Epoch, Late: lateBy, Duplicate: dup, Client: client})
+	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: ev.at, Kind: kind, Epoch: ev.epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
 }
 
-// deadLettered records a message moved to its dead-letter queue.
-func (l *ledger) deadLettered(queueID uint64, m *baton.Message, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
-	tm := ql.message(m.ID)
-	if rec, ok := tm.leases[m.Epoch]; ok {
-		ql.end(rec, leaseDeadLettered)
-	}
-	ql.count(now, func(c *counters) { c.deadLettered++ })
-	tm.record(LeaseEvent{At: now, Kind: EventDeadLetter, Epoch: m.Epoch, ReceiveCount: m.ReceiveCount - 1})
+// deadLettered applies a message's move to its dead-letter queue.
+func (ql *queueLedger) deadLettered(ev ledgerEvent, local bool) {
+	tm := ql.message(ev.messageID)
+	ql.end(tm.lease(ev.epoch), leaseDeadLettered)
+	ql.count(ev.at, local, func(c *counters) { c.deadLettered++ })
+	tm.record(LeaseEvent{At: ev.at, Kind: EventDeadLetter, Epoch: ev.epoch, ReceiveCount: ev.receiveCount})
 }
 
 // history returns a copy of a message's events.
@@ -396,19 +633,25 @@ func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 	return total, ql.windowed(now)
 }
 
+// owned returns the queue's counters of what this node originated since it
+// started (queueLedger.own), for metrics that are summed over nodes.
+func (l *ledger) owned(queueID uint64, now time.Time) counters {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ql := l.queue(queueID)
+	ql.expire(now)
+	own := ql.own
+	own.durations = cloneHist(ql.own.durations)
+	own.unrenewed = cloneHist(ql.own.unrenewed)
+	return own
+}
+
 func cloneHist(h histogram) histogram {
 	c := histogram{n: h.n, max: h.max, counts: make(map[int]uint64, len(h.counts))}
 	for k, v := range h.counts {
 		c.counts[k] = v
 	}
 	return c
-}
-
-// forget drops a deleted queue's ledger.
-func (l *ledger) forget(queueID uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.queues, queueID)
 }
 
 // leaseHeap orders active leases by deadline.

@@ -165,7 +165,9 @@ func (e *Engine) storeMessages(ctx context.Context, q *baton.Queue, msgs []prepa
 			stored++
 		}
 	}
-	e.ledger.sent(q.ID, stored, now)
+	if stored > 0 {
+		e.record(ledgerEvent{kind: kindSent, queueID: q.ID, at: now, n: stored})
+	}
 	e.notify(q.ID)
 	return out, nil
 }
@@ -401,7 +403,10 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	}
 	client := clientFrom(ctx)
 	for _, m := range msgs {
-		e.ledger.begin(q.ID, m, m.LeasedAt, client)
+		e.record(ledgerEvent{
+			kind: kindReceive, queueID: q.ID, messageID: m.ID, epoch: m.Epoch, at: m.LeasedAt,
+			deadline: m.VisibleAt, receiveCount: m.ReceiveCount, client: client,
+		})
 	}
 	if replayKey.id != "" && len(msgs) > 0 {
 		e.attempts.put(replayKey, msgs, e.clock.Now())
@@ -551,7 +556,10 @@ func (e *Engine) deleteOne(ctx context.Context, q *baton.Queue, handle string) e
 		return storeErr(err, "delete message")
 	}
 	removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
-	e.ledger.completed(q.ID, r, out, removed, now, clientFrom(ctx))
+	e.record(ledgerEvent{
+		kind: kindDelete, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, leasedAt: r.LeasedAt,
+		result: out.Result, storeEpoch: epochOf(out.Message), removed: removed, client: clientFrom(ctx),
+	})
 	if q.IsFIFO() && out.Result == baton.LeaseLapsed {
 		return baton.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
 	}
@@ -619,7 +627,10 @@ func (e *Engine) changeOne(ctx context.Context, q *baton.Queue, handle string, t
 	if err != nil {
 		return storeErr(err, "change visibility")
 	}
-	e.ledger.changed(q.ID, r, out, now, end, clientFrom(ctx))
+	e.record(ledgerEvent{
+		kind: kindChange, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, deadline: end,
+		leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: clientFrom(ctx),
+	})
 	if out.Result == baton.LeaseGone {
 		return baton.InvalidParameter("ReceiptHandle", handle,
 			"Message does not exist or is not available for visibility timeout change.")

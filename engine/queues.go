@@ -171,7 +171,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, ref QueueRef) error {
 	if err := e.store.QueueDelete(ctx, ref.Account, ref.Name, e.clock.Now()); err != nil {
 		return storeErr(err, "delete queue")
 	}
-	e.ledger.forget(q.ID)
+	e.record(ledgerEvent{kind: kindForget, queueID: q.ID, at: e.clock.Now()})
 	return nil
 }
 

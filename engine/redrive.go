@@ -97,7 +97,10 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 			return nil, storeErr(err, "dead-letter message")
 		}
 		if out.Result == baton.LeaseCurrent {
-			e.ledger.deadLettered(q.ID, m, now)
+			e.record(ledgerEvent{
+				kind: kindDeadLetter, queueID: q.ID, messageID: m.ID, epoch: m.Epoch, at: now,
+				receiveCount: m.ReceiveCount - 1, // this receive did not deliver it
+			})
 			e.notify(dlq.ID)
 		}
 	}

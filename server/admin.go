@@ -11,7 +11,10 @@ import (
 )
 
 // The admin API serves what the engine's lease ledger sees, as JSON with
-// stable snake_case fields: `baton doctor` and the dashboard read it.
+// stable snake_case fields: `baton doctor` and the dashboard read it. On
+// several nodes sharing a PostgreSQL store the ledger holds every node's
+// lease events, so any node answers for the cluster; "since start" is since
+// the answering node started.
 //
 //	GET /admin/api/queues/{name}/leases                 the lease report
 //	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
@@ -46,10 +49,11 @@ type LeaseReportJSON struct {
 	VisibilityTimeoutSeconds int    `json:"visibility_timeout_seconds"`
 	WindowMinutes            int    `json:"window_minutes"`
 	LeaseStatsJSON
-	Diagnosis                           string         `json:"diagnosis"`
-	RecommendedVisibilityTimeoutSeconds int            `json:"recommended_visibility_timeout_seconds"`
-	Advice                              string         `json:"advice"`
-	SinceStart                          LeaseStatsJSON `json:"since_start"`
+	Diagnosis                           string `json:"diagnosis"`
+	RecommendedVisibilityTimeoutSeconds int    `json:"recommended_visibility_timeout_seconds"`
+	Advice                              string `json:"advice"`
+	// SinceStart covers the life of the node that answers.
+	SinceStart LeaseStatsJSON `json:"since_start"`
 }
 
 // LeaseEventJSON is one event of a message's lease history.

@@ -97,6 +97,14 @@ var (
 )
 
 // queueCollector reads the per-queue figures from the engine at scrape time.
+//
+// The counters and the lease-duration histogram come from the lease ledger
+// and count only what this node originated (engine.QueueMetrics.Totals):
+// the requests it handled and the expiries of the leases it handed out. On
+// several nodes sharing a PostgreSQL store, whose ledgers hold every node's
+// events, summing a counter over the nodes (sum without(instance)) therefore
+// counts each event once. The message gauges are read from the store and
+// are the same on every node: take one node's value (max), not the sum.
 type queueCollector struct{ engine *engine.Engine }
 
 func (queueCollector) Describe(ch chan<- *prometheus.Desc) {

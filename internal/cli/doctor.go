@@ -140,7 +140,7 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	s := r.LeaseStatsJSON
 	period := fmt.Sprintf("in the last %d minutes", r.WindowMinutes)
 	if s.LeasesStarted == 0 && s.LeasesCompleted == 0 && s.ExpiredLeases == 0 {
-		s, period = r.SinceStart, "since the server started"
+		s, period = r.SinceStart, "since this server started"
 	}
 	fmt.Fprintf(w, "  %d leases begun and %d completed %s; visibility timeout %ds\n", s.LeasesStarted, s.LeasesCompleted, period, r.VisibilityTimeoutSeconds)
 	if s.LeasesCompleted > 0 {

@@ -24,5 +24,7 @@
 // The store is a baton.Notifier: sends, releases and moves NOTIFY inside
 // their transactions, and a LISTENing connection, reconnected when it
 // breaks, relays other servers' notifications to the engine so their sends
-// wake long polls here.
+// wake long polls here. It is also a baton.LedgerBus: the same connection
+// relays the engines' lease-ledger batches (NOTIFY on a channel of their
+// own), so that every server's lease reports cover every server's leases.
 package pgstore

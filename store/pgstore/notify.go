@@ -2,7 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,9 +20,18 @@ import (
 // a subscriber keeps one connection of its own LISTENing, and reconnects it
 // with backoff when it breaks; meanwhile notifications are lost, and the
 // engine's bounded poll (baton.Notifier) finds the messages instead.
+//
+// The same connection LISTENs on ledgerChannel, which carries the engines'
+// lease-ledger batches (baton.LedgerBus) base64-encoded, since a NOTIFY
+// payload is text. They are published outside any transaction, from the
+// pool, and delivered to this store's subscribers too: an engine tells its
+// own batches by the node id inside them.
 
 // wakeChannel is the NOTIFY channel. A payload is "<origin> <queue id>".
 const wakeChannel = "baton_wake"
+
+// ledgerChannel is the NOTIFY channel of lease-ledger batches.
+const ledgerChannel = "baton_ledger"
 
 // listenCheck is how long the listener waits for a notification before it
 // pings its connection, so that a silently dead connection is replaced.
@@ -36,11 +47,12 @@ type notifier struct {
 	store *Store
 	cfg   *pgx.ConnConfig
 
-	mu      sync.Mutex
-	subs    []func(uint64)
-	cancel  context.CancelFunc // stops the listener; nil until it starts
-	done    chan struct{}      // closed when the listener has stopped
-	stopped bool
+	mu         sync.Mutex
+	subs       []func(uint64)
+	ledgerSubs []func([]byte)
+	cancel     context.CancelFunc // stops the listener; nil until it starts
+	done       chan struct{}      // closed when the listener has stopped
+	stopped    bool
 }
 
 func (n *notifier) init(s *Store, cfg *pgx.ConnConfig) {
@@ -58,6 +70,41 @@ func (s *Store) Subscribe(f func(queueID uint64)) {
 		return
 	}
 	n.subs = append(n.subs, f)
+	n.startLocked()
+}
+
+// PublishLedger notifies every store listening on the database, this one
+// included, of a lease-ledger batch.
+func (s *Store) PublishLedger(ctx context.Context, batch []byte) error {
+	payload := base64.StdEncoding.EncodeToString(batch)
+	if len(payload) >= maxNotifyPayload {
+		return fmt.Errorf("pgstore: lease-ledger batch of %d bytes is too large to notify", len(batch))
+	}
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, ledgerChannel, payload); err != nil {
+		return fmt.Errorf("pgstore: publish lease-ledger batch: %w", err)
+	}
+	return nil
+}
+
+// maxNotifyPayload is PostgreSQL's bound on a NOTIFY payload (exclusive).
+const maxNotifyPayload = 8000
+
+// SubscribeLedger calls f with every lease-ledger batch published on the
+// database, until the store closes. The first subscriber of either kind
+// starts the listening connection.
+func (s *Store) SubscribeLedger(f func(batch []byte)) {
+	n := &s.notify
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return
+	}
+	n.ledgerSubs = append(n.ledgerSubs, f)
+	n.startLocked()
+}
+
+// startLocked starts the listener unless it runs; n.mu is held.
+func (n *notifier) startLocked() {
 	if n.cancel == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		n.cancel, n.done = cancel, make(chan struct{})
@@ -89,7 +136,7 @@ func (n *notifier) run(ctx context.Context) {
 		if listened {
 			backoff = 100 * time.Millisecond
 		}
-		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling until it is back",
+		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling and other nodes' lease-ledger events are missed until it is back",
 			"err", err, "retry_in", backoff)
 		if !pause(ctx, backoff) {
 			return
@@ -106,7 +153,7 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel); err != nil {
 		return false, err
 	}
 	for {
@@ -127,6 +174,10 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 		case err != nil:
 			return true, err
 		}
+		if note.Channel == ledgerChannel {
+			n.deliverLedger(note.Payload)
+			continue
+		}
 		origin, id, ok := parseWake(note.Payload)
 		if ok && origin != n.store.origin {
 			n.deliver(id)
@@ -140,6 +191,20 @@ func (n *notifier) deliver(queueID uint64) {
 	n.mu.Unlock()
 	for _, f := range subs {
 		f(queueID)
+	}
+}
+
+func (n *notifier) deliverLedger(payload string) {
+	batch, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil {
+		n.store.log.Warn("dropped a malformed lease-ledger notification", "err", err)
+		return
+	}
+	n.mu.Lock()
+	subs := n.ledgerSubs
+	n.mu.Unlock()
+	for _, f := range subs {
+		f(batch)
 	}
 }
 

@@ -60,8 +60,9 @@ type Store struct {
 }
 
 var (
-	_ baton.Store    = (*Store)(nil)
-	_ baton.Notifier = (*Store)(nil)
+	_ baton.Store     = (*Store)(nil)
+	_ baton.Notifier  = (*Store)(nil)
+	_ baton.LedgerBus = (*Store)(nil)
 )
 
 // Open connects to the database at url (a postgres:// URL or a key=value

@@ -240,6 +240,50 @@ func TestNotifyAcrossStores(t *testing.T) {
 	})
 }
 
+// TestLedgerBusAcrossStores: a lease-ledger batch of the largest size,
+// any bytes, published through one store reaches the subscribers of every
+// store on the database, its own included, unchanged; a larger one is
+// refused.
+func TestLedgerBusAcrossStores(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	a, b := mustOpen(t, url), mustOpen(t, url)
+	var mu sync.Mutex
+	got := map[string][][]byte{}
+	for name, s := range map[string]*pgstore.Store{"a": a, "b": b} {
+		s.SubscribeLedger(func(batch []byte) {
+			mu.Lock()
+			got[name] = append(got[name], bytes.Clone(batch))
+			mu.Unlock()
+		})
+	}
+	batch := make([]byte, baton.MaxLedgerBatch)
+	for i := range batch {
+		batch[i] = byte(i * 7)
+	}
+	ctx := context.Background()
+	// The listeners connect in the background: publish until both hear.
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if err := a.PublishLedger(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range []string{"a", "b"} {
+			if len(got[name]) == 0 {
+				return fmt.Errorf("store %s heard nothing yet", name)
+			}
+			if !bytes.Equal(got[name][0], batch) {
+				return fmt.Errorf("store %s heard %d different bytes", name, len(got[name][0]))
+			}
+		}
+		return nil
+	})
+	if err := a.PublishLedger(ctx, make([]byte, 6000)); err == nil {
+		t.Error("a batch over the NOTIFY limit was accepted")
+	}
+}
+
 // TestOpenWaitsForDatabase opens a database that does not exist yet: Open
 // retries until it is created.
 func TestOpenWaitsForDatabase(t *testing.T) {

@@ -1,0 +1,397 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
+)
+
+// Several nodes on one shared store keep one lease ledger between them:
+// when the store is a baton.LedgerBus, every event a node applies to its
+// ledger is also queued for the others. A publisher goroutine gathers the
+// queued events into batches of at most baton.MaxLedgerBatch bytes and
+// publishes a batch when it would grow past that or ledgerFlushEvery after
+// its first event, whichever comes first, so a request never waits on the
+// network. Each engine draws a random node id and drops its own batches when
+// the store echoes them back. Events are lost, not delayed, when the queue
+// is full or the store's link is down: the ledger is a diagnosis, not a
+// record of truth.
+
+const (
+	// ledgerFlushEvery bounds how long an event waits for its batch.
+	ledgerFlushEvery = 100 * time.Millisecond
+	// ledgerQueueLen bounds the events waiting for the publisher.
+	ledgerQueueLen = 8192
+	// ledgerPublishTimeout bounds one publication.
+	ledgerPublishTimeout = 5 * time.Second
+	// maxEventClient bounds a client's address and user agent in an event.
+	maxEventClient = 160
+
+	batchVersion = 1
+	batchHeader  = 1 + 8 // version, node id
+)
+
+// record applies an event this node made to its ledger and queues it for
+// the other nodes.
+func (e *Engine) record(ev ledgerEvent) {
+	ev = e.ledger.applyLocal(ev)
+	if e.publisher != nil {
+		e.publisher.queue(ev)
+	}
+}
+
+// applyBatch applies a batch the store delivered, unless this engine
+// published it.
+func (e *Engine) applyBatch(b []byte) {
+	node, evs, err := decodeBatch(b)
+	if err != nil {
+		// A node of another version keeps sending them: say so now and then.
+		if n := e.badBatches.Add(1); n == 1 || n%1000 == 0 {
+			e.log.Warn("dropped malformed lease-ledger batches", "err", err, "bytes", len(b), "dropped", n)
+		}
+		return
+	}
+	if node == e.nodeID {
+		return
+	}
+	// Times travel as Unix nanoseconds; show them in the zone of this
+	// node's own, so that one history does not mix zones.
+	loc := e.clock.Now().Location()
+	for _, ev := range evs {
+		ev.at, ev.deadline, ev.leasedAt = inZone(ev.at, loc), inZone(ev.deadline, loc), inZone(ev.leasedAt, loc)
+		e.ledger.apply(ev)
+	}
+}
+
+// startLedgerBus joins the store's ledger bus, if it has one.
+func (e *Engine) startLedgerBus() {
+	bus, ok := e.store.(baton.LedgerBus)
+	if !ok {
+		return
+	}
+	e.publisher = newLedgerPublisher(bus, e.nodeID, e.log)
+	bus.SubscribeLedger(e.applyBatch)
+	e.publisher.Start(context.Background())
+}
+
+func inZone(t time.Time, loc *time.Location) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(loc)
+}
+
+func epochOf(m *baton.Message) uint32 {
+	if m == nil {
+		return 0
+	}
+	return m.Epoch
+}
+
+// ledgerPublisher batches a node's ledger events onto a baton.LedgerBus.
+type ledgerPublisher struct {
+	bus   baton.LedgerBus
+	node  uint64
+	log   *slog.Logger
+	every time.Duration
+	// maxBatch is baton.MaxLedgerBatch; tests lower it.
+	maxBatch int
+
+	events  chan ledgerEvent
+	stop    chan struct{}
+	done    chan struct{}
+	dropped atomic.Uint64
+}
+
+func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *ledgerPublisher {
+	return &ledgerPublisher{
+		bus: bus, node: node, log: log, every: ledgerFlushEvery, maxBatch: baton.MaxLedgerBatch,
+		events: make(chan ledgerEvent, ledgerQueueLen),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// queue hands ev to the publisher without waiting; it drops the event when
+// the publisher is that far behind, or stopped.
+func (p *ledgerPublisher) queue(ev ledgerEvent) {
+	select {
+	case <-p.stop:
+		return
+	default:
+	}
+	select {
+	case p.events <- ev:
+	default:
+		if p.dropped.Add(1) == 1 {
+			p.log.Warn("lease-ledger events are dropped: the publisher is behind; other nodes' lease reports miss them")
+		}
+	}
+}
+
+// Start runs the publisher until Stop.
+func (p *ledgerPublisher) Start(ctx context.Context) {
+	go p.run(ctx)
+}
+
+// Stop publishes what is queued and stops the publisher.
+func (p *ledgerPublisher) Stop() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	<-p.done
+}
+
+func (p *ledgerPublisher) run(ctx context.Context) {
+	defer close(p.done)
+	batch := p.header()
+	var timer *time.Timer
+	var due <-chan time.Time
+	flush := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, due = nil, nil
+		}
+		if len(batch) > batchHeader {
+			p.publish(ctx, batch)
+			batch = p.header()
+		}
+	}
+	add := func(ev ledgerEvent) {
+		enc := appendEvent(nil, ev)
+		if len(batch)+len(enc) > p.maxBatch {
+			flush()
+		}
+		batch = append(batch, enc...)
+		if timer == nil {
+			timer = time.NewTimer(p.every)
+			due = timer.C
+		}
+	}
+	for {
+		select {
+		case ev := <-p.events:
+			add(ev)
+		case <-due:
+			timer, due = nil, nil
+			flush()
+		case <-p.stop:
+		drain:
+			for {
+				select {
+				case ev := <-p.events:
+					add(ev)
+				default:
+					break drain
+				}
+			}
+			flush()
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (p *ledgerPublisher) header() []byte {
+	b := make([]byte, batchHeader, p.maxBatch)
+	b[0] = batchVersion
+	binary.BigEndian.PutUint64(b[1:], p.node)
+	return b
+}
+
+func (p *ledgerPublisher) publish(ctx context.Context, batch []byte) {
+	ctx, cancel := context.WithTimeout(ctx, ledgerPublishTimeout)
+	defer cancel()
+	if err := p.bus.PublishLedger(ctx, batch); err != nil {
+		p.log.Warn("could not publish lease-ledger events; other nodes' lease reports miss them", "err", err, "bytes", len(batch))
+	}
+}
+
+// The batch encoding: a version byte and the node id (8 bytes, big
+// endian), then events, each:
+//
+//	kind(1) flags(1) queueID(uvarint) message id (16 bytes when a UUID,
+//	else uvarint length and bytes) epoch(uvarint) at(varint Unix ns)
+//	[deadline-at (varint ns)] [leasedAt-at (varint ns)] receiveCount(uvarint)
+//	n(uvarint) result(1) storeEpoch(uvarint) addr, userAgent (uvarint
+//	length and bytes)
+//
+// Bracketed fields are present when their flag is set.
+const (
+	flagUUID = 1 << iota
+	flagDeadline
+	flagLeasedAt
+	flagDuplicate
+	flagRemoved
+)
+
+func appendEvent(b []byte, ev ledgerEvent) []byte {
+	var flags byte
+	uuid, isUUID := ids.ParseUUID(ev.messageID)
+	if isUUID && ids.FormatUUID(uuid) == ev.messageID {
+		flags |= flagUUID
+	}
+	if !ev.deadline.IsZero() {
+		flags |= flagDeadline
+	}
+	if !ev.leasedAt.IsZero() {
+		flags |= flagLeasedAt
+	}
+	if ev.duplicate {
+		flags |= flagDuplicate
+	}
+	if ev.removed {
+		flags |= flagRemoved
+	}
+	b = append(b, byte(ev.kind), flags)
+	b = binary.AppendUvarint(b, ev.queueID)
+	if flags&flagUUID != 0 {
+		b = append(b, uuid[:]...)
+	} else {
+		b = appendString(b, ev.messageID, len(ev.messageID))
+	}
+	b = binary.AppendUvarint(b, uint64(ev.epoch))
+	at := ev.at.UnixNano()
+	b = binary.AppendVarint(b, at)
+	if flags&flagDeadline != 0 {
+		b = binary.AppendVarint(b, ev.deadline.UnixNano()-at)
+	}
+	if flags&flagLeasedAt != 0 {
+		b = binary.AppendVarint(b, ev.leasedAt.UnixNano()-at)
+	}
+	b = binary.AppendUvarint(b, uint64(max(ev.receiveCount, 0)))
+	b = binary.AppendUvarint(b, uint64(max(ev.n, 0)))
+	b = append(b, byte(ev.result))
+	b = binary.AppendUvarint(b, uint64(ev.storeEpoch))
+	b = appendString(b, ev.client.Addr, maxEventClient)
+	return appendString(b, ev.client.UserAgent, maxEventClient)
+}
+
+// appendString appends at most limit bytes of s, length first.
+func appendString(b []byte, s string, limit int) []byte {
+	s = s[:min(len(s), limit)]
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+var errBadBatch = errors.New("malformed lease-ledger batch")
+
+// decodeBatch decodes a batch made by appendEvent after a header.
+func decodeBatch(b []byte) (node uint64, evs []ledgerEvent, err error) {
+	if len(b) < batchHeader || b[0] != batchVersion {
+		return 0, nil, errBadBatch
+	}
+	node = binary.BigEndian.Uint64(b[1:])
+	d := decoder{b: b[batchHeader:]}
+	for len(d.b) > 0 && d.err == nil {
+		ev := d.event()
+		if d.err == nil {
+			evs = append(evs, ev)
+		}
+	}
+	if d.err != nil {
+		return 0, nil, d.err
+	}
+	return node, evs, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) event() ledgerEvent {
+	var ev ledgerEvent
+	kind, flags := d.byte(), d.byte()
+	ev.kind = eventKind(kind)
+	if d.err == nil && (ev.kind < kindSent || ev.kind > kindForget) {
+		d.err = errBadBatch
+	}
+	ev.queueID = d.uvarint()
+	if flags&flagUUID != 0 {
+		var u [16]byte
+		copy(u[:], d.bytes(16))
+		ev.messageID = ids.FormatUUID(u)
+	} else {
+		ev.messageID = d.string()
+	}
+	ev.epoch = uint32(d.uvarint())
+	at := d.varint()
+	ev.at = time.Unix(0, at).UTC()
+	if flags&flagDeadline != 0 {
+		ev.deadline = time.Unix(0, at+d.varint()).UTC()
+	}
+	if flags&flagLeasedAt != 0 {
+		ev.leasedAt = time.Unix(0, at+d.varint()).UTC()
+	}
+	ev.receiveCount = int(min(d.uvarint(), 1<<31))
+	ev.n = int(min(d.uvarint(), 1<<31))
+	ev.result = baton.LeaseResult(d.byte())
+	ev.storeEpoch = uint32(d.uvarint())
+	ev.client.Addr = d.string()
+	ev.client.UserAgent = d.string()
+	ev.duplicate = flags&flagDuplicate != 0
+	ev.removed = flags&flagRemoved != 0
+	return ev
+}
+
+func (d *decoder) byte() byte {
+	if p := d.bytes(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil || n < 0 || n > len(d.b) {
+		d.err = errBadBatch
+		return nil
+	}
+	p := d.b[:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errBadBatch
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errBadBatch
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.err = errBadBatch
+		return ""
+	}
+	return string(d.bytes(int(n)))
+}
