@@ -40,7 +40,10 @@ type Engine struct {
 	closing chan struct{}
 	once    sync.Once
 
-	tasks    moveTasks
+	tasks moveTasks
+	// locker is the store as a TaskLocker, nil unless several servers
+	// share the store: then move tasks are locked, and taken over.
+	locker   baton.TaskLocker
 	attempts attempts
 	ledger   ledger
 }
@@ -74,6 +77,7 @@ func New(cfg Config) (*Engine, error) {
 		waiters:  make(map[uint64]chan struct{}),
 		closing:  make(chan struct{}),
 	}
+	e.locker, _ = cfg.Store.(baton.TaskLocker)
 	if err := e.loadMoveTasks(context.Background()); err != nil {
 		return nil, err
 	}
@@ -83,7 +87,9 @@ func New(cfg Config) (*Engine, error) {
 
 // Close answers every waiting long poll (with what is available, usually
 // nothing), makes new long polls return at once and stops running move
-// tasks (they end FAILED). It does not close the store.
+// tasks: they end FAILED, unless several servers share the store
+// (baton.TaskLocker), when they are left RUNNING for another to take over.
+// It does not close the store.
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()
