@@ -25,4 +25,10 @@
 // their transactions, and a LISTENing connection, reconnected when it
 // breaks, relays other servers' notifications to the engine so their sends
 // wake long polls here.
+//
+// The store is also a baton.TaskLocker: a message move task runs on the
+// server holding its advisory lock, taken on a connection of its own (one
+// more per task running here) and lost with that server's session, and the
+// database keeps one active task per source queue (see tasklock.go and
+// movetasks.go).
 package pgstore
