@@ -233,6 +233,11 @@ type MessageMoveParams struct {
 	DeadLetterSourceARN string
 	// ResetSentAt restarts the retention period at Now.
 	ResetSentAt bool
+	// MoveTask, if set, is the handle of the move task making the move. A
+	// TaskLocker store adds the move to that task's Moved in the same
+	// operation, so that the count survives the server that made it; other
+	// stores ignore it.
+	MoveTask string
 }
 
 // MessageStatsParams are the arguments of Store.MessageStats.
@@ -268,6 +273,37 @@ type MoveTask struct {
 	ToMove        int64
 	FailureReason string
 	StartedAt     time.Time
+}
+
+// TaskLocker is implemented by a Store that several servers share, such as
+// the PostgreSQL store. Each message move task then runs on exactly one of
+// them, the one holding the task's lock, and another server takes the task
+// over, from its saved progress, when that one dies. The engine of a store
+// without it runs the tasks it starts itself and fails those a restart cut
+// short.
+//
+// A TaskLocker store also keeps what the servers agree on in the store
+// itself: MoveTaskSave returns ErrExists for a RUNNING task whose source has
+// another RUNNING or CANCELLING task, never replaces a COMPLETED, CANCELLED
+// or FAILED task, nor turns a CANCELLING task back to RUNNING, and it never
+// lowers a task's Moved; MessageMove counts a task's moves
+// (MessageMoveParams.MoveTask).
+type TaskLocker interface {
+	// TaskLock tries, without waiting, to take the exclusive lock named key
+	// among every server of the store. It returns a nil TaskLock and no
+	// error if someone holds it. The lock is held until Release, or until
+	// the holder's process or its link to the store dies.
+	TaskLock(ctx context.Context, key string) (TaskLock, error)
+}
+
+// TaskLock is a lock taken with TaskLocker.TaskLock.
+type TaskLock interface {
+	// MoveTaskSave saves the task as Store.MoveTaskSave does, but through
+	// the lock's own link to the store: it fails once the lock may have
+	// been lost, and then the holder must stop acting on the task.
+	MoveTaskSave(ctx context.Context, task MoveTask) error
+	// Release gives the lock up; it is safe to call more than once.
+	Release()
 }
 
 // Pinger is a Store that can tell whether its backend answers: a database

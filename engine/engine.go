@@ -42,7 +42,10 @@ type Engine struct {
 	closing chan struct{}
 	once    sync.Once
 
-	tasks    moveTasks
+	tasks moveTasks
+	// locker is the store as a TaskLocker, nil unless several servers
+	// share the store: then move tasks are locked, and taken over.
+	locker   baton.TaskLocker
 	attempts attempts
 	ledger   ledger
 	// nodeID tells this engine's ledger batches from other nodes' on a
@@ -82,6 +85,7 @@ func New(cfg Config) (*Engine, error) {
 		closing:  make(chan struct{}),
 		nodeID:   ids.NewUint64(),
 	}
+	e.locker, _ = cfg.Store.(baton.TaskLocker)
 	if err := e.loadMoveTasks(context.Background()); err != nil {
 		return nil, err
 	}
@@ -92,8 +96,10 @@ func New(cfg Config) (*Engine, error) {
 
 // Close answers every waiting long poll (with what is available, usually
 // nothing), makes new long polls return at once and stops running move
-// tasks (they end FAILED), and publishes the lease-ledger events not yet
-// sent to the other nodes. It does not close the store.
+// tasks: they end FAILED, unless several servers share the store
+// (baton.TaskLocker), when they are left RUNNING for another to take over.
+// It publishes the lease-ledger events not yet sent to the other nodes. It
+// does not close the store.
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()

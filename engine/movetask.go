@@ -47,7 +47,13 @@ type moveTask struct {
 	saveMu sync.Mutex
 	// savedMoved is Moved as last saved; guarded by saveMu.
 	savedMoved int64
+	// lock, on a store several servers share, is the task's lock: the task
+	// runs here while it is held, and is saved through it.
+	lock baton.TaskLock
 }
+
+// internalFailure is the FailureReason of a task the store failed.
+const internalFailure = "AWS.SimpleQueueService.InternalError"
 
 // restartFailure is the FailureReason of a task that was unfinished when
 // the server last stopped.
@@ -56,7 +62,22 @@ const restartFailure = "The server restarted before the task finished."
 // loadMoveTasks fills the registry with the store's tasks, newest first per
 // source. A task still RUNNING or CANCELLING was cut short by a restart: it
 // becomes FAILED, and is saved so.
+//
+// On a store several servers share, the registry holds only the tasks
+// running here and nothing is loaded: an unfinished task may be running on
+// another server, and the takeover loop started here resumes those whose
+// server died.
 func (e *Engine) loadMoveTasks(ctx context.Context) error {
+	if e.locker != nil {
+		e.tasks.byID = make(map[string]*moveTask)
+		e.tasks.bySource = make(map[string][]*moveTask)
+		e.tasks.wg.Add(1)
+		go func() {
+			defer e.tasks.wg.Done()
+			e.superviseMoveTasks()
+		}()
+		return nil
+	}
 	stored, err := e.store.MoveTaskList(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: list move tasks: %w", err)
@@ -87,14 +108,19 @@ func (e *Engine) loadMoveTasks(ctx context.Context) error {
 	return nil
 }
 
-// saveTask stores the task's current state.
+// saveTask stores the task's current state, through its lock if it has
+// one.
 func (e *Engine) saveTask(ctx context.Context, t *moveTask) error {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	e.tasks.mu.Lock()
 	snap := t.MoveTask
 	e.tasks.mu.Unlock()
-	if err := e.store.MoveTaskSave(ctx, snap); err != nil {
+	save := e.store.MoveTaskSave
+	if t.lock != nil {
+		save = t.lock.MoveTaskSave
+	}
+	if err := save(ctx, snap); err != nil {
 		return err
 	}
 	t.savedMoved = snap.Moved
@@ -178,6 +204,9 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 		},
 		cancel: make(chan struct{}),
 	}
+	if e.locker != nil {
+		return e.startSharedMoveTask(ctx, t, src, dest)
+	}
 	tasks := &e.tasks
 	tasks.mu.Lock()
 	if tasks.byID == nil {
@@ -186,8 +215,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 	}
 	if list := tasks.bySource[p.SourceARN]; len(list) > 0 && (list[0].Status == TaskRunning || list[0].Status == TaskCancelling) {
 		tasks.mu.Unlock()
-		return "", baton.Errorf(baton.ErrInvalidParameterValue,
-			"There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+		return "", errTaskRunning()
 	}
 	tasks.byID[t.Handle] = t
 	tasks.bySource[p.SourceARN] = append([]*moveTask{t}, tasks.bySource[p.SourceARN]...)
@@ -210,6 +238,15 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 	return t.Handle, nil
 }
 
+func errTaskRunning() error {
+	return baton.Errorf(baton.ErrInvalidParameterValue,
+		"There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+}
+
+func errNoSuchTask() error {
+	return baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
+}
+
 func (e *Engine) queueByARN(ctx context.Context, account, arn, param string) (*baton.Queue, error) {
 	notFound := baton.Errorf(baton.ErrResourceNotFound,
 		"The resource that you specified for the %s parameter doesn't exist.", param)
@@ -227,9 +264,13 @@ func (e *Engine) queueByARN(ctx context.Context, account, arn, param string) (*b
 	return q, nil
 }
 
-// CancelMessageMoveTask stops a running task; messages already moved stay
-// moved. It returns how many were moved.
-func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (int64, error) {
+// CancelMessageMoveTask stops a running task of the account; messages
+// already moved stay moved. It returns how many were moved. A task of
+// another account does not exist for the caller (ResourceNotFound). On a
+// store several servers share, a task running on another server is marked
+// CANCELLING in the store, and its server ends it CANCELLED within a second
+// or so.
+func (e *Engine) CancelMessageMoveTask(ctx context.Context, account, handle string) (int64, error) {
 	if handle == "" {
 		return 0, baton.MissingParameter("TaskHandle")
 	}
@@ -238,12 +279,19 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, handle string) (int6
 	if err != nil || json.Unmarshal(b, &h) != nil || h.TaskID == "" || h.SourceArn == "" {
 		return 0, baton.Errorf(baton.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
 	}
+	if acct, _, ok := parseARN(h.SourceArn); !ok || acct != account {
+		return 0, errNoSuchTask()
+	}
 	tasks := &e.tasks
 	tasks.mu.Lock()
 	t, ok := tasks.byID[handle]
+	if !ok && e.locker != nil {
+		tasks.mu.Unlock()
+		return e.cancelSharedMoveTask(ctx, handle)
+	}
 	if !ok || t.Status != TaskRunning {
 		tasks.mu.Unlock()
-		return 0, baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
+		return 0, errNoSuchTask()
 	}
 	t.Status = TaskCancelling
 	close(t.cancel)
@@ -271,6 +319,9 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, account, sourceARN st
 	if _, err := e.queueByARN(ctx, account, sourceARN, "SourceArn"); err != nil {
 		return nil, err
 	}
+	if e.locker != nil {
+		return e.listSharedMoveTasks(ctx, sourceARN, limit)
+	}
 	tasks := &e.tasks
 	tasks.mu.Lock()
 	defer tasks.mu.Unlock()
@@ -296,6 +347,13 @@ func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
 	targets := map[string]*baton.Queue{}
 	for {
 		done, failure := e.moveBatch(ctx, t, src, dest, rate, targets)
+		if failure == internalFailure && t.lock != nil {
+			// Likely the store's trouble, not the task's: let go, and let
+			// whichever server next takes the lock try again.
+			e.log.Warn("move task stopped by a store failure; it will be resumed", "source", t.SourceARN)
+			e.dropMoveTask(t)
+			return
+		}
 		e.tasks.mu.Lock()
 		switch {
 		case failure != "":
@@ -308,15 +366,29 @@ func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
 		finished := t.Status != TaskRunning
 		moved := t.Moved
 		e.tasks.mu.Unlock()
-		// t.saveMu guards savedMoved; only this goroutine and Cancel save.
-		t.saveMu.Lock()
-		changed := finished || moved != t.savedMoved
-		t.saveMu.Unlock()
-		if changed {
-			e.saveTaskOrWarn(ctx, t)
-		}
-		if finished {
-			return
+		if t.lock != nil {
+			// Saved every round: the save through the lock is also the
+			// check that this server still holds the task.
+			if err := e.saveTask(ctx, t); err != nil {
+				e.log.Warn("move task lost its lock; another server may take it over", "source", t.SourceARN, "err", err)
+				e.dropMoveTask(t)
+				return
+			}
+			if finished {
+				e.dropMoveTask(t)
+				return
+			}
+		} else {
+			// t.saveMu guards savedMoved; only this goroutine and Cancel save.
+			t.saveMu.Lock()
+			changed := finished || moved != t.savedMoved
+			t.saveMu.Unlock()
+			if changed {
+				e.saveTaskOrWarn(ctx, t)
+			}
+			if finished {
+				return
+			}
 		}
 		timer := e.clock.NewTimer(time.Second)
 		select {
@@ -325,6 +397,11 @@ func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
 			timer.Stop()
 		case <-e.closing:
 			timer.Stop()
+			if t.lock != nil {
+				// Left RUNNING in the store, for another server.
+				e.dropMoveTask(t)
+				return
+			}
 			e.tasks.mu.Lock()
 			t.Status, t.FailureReason = TaskFailed, "The server shut down before the task finished."
 			e.tasks.mu.Unlock()
@@ -354,7 +431,7 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 		}
 		if err != nil {
 			e.log.Warn("move task receive failed", "source", t.SourceARN, "err", err)
-			return false, "AWS.SimpleQueueService.InternalError"
+			return false, internalFailure
 		}
 		if len(msgs) == 0 {
 			return true, ""
@@ -365,14 +442,14 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 				return false, failure
 			}
 			out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
-				QueueID: src.ID, MessageID: m.ID, Epoch: m.Epoch, ToQueueID: to.ID, Now: now,
+				QueueID: src.ID, MessageID: m.ID, Epoch: m.Epoch, ToQueueID: to.ID, Now: now, MoveTask: t.Handle,
 			})
 			if errors.Is(err, baton.ErrNotFound) {
 				return false, "AWS.SimpleQueueService.NonExistentQueue"
 			}
 			if err != nil {
 				e.log.Warn("move task move failed", "source", t.SourceARN, "err", err)
-				return false, "AWS.SimpleQueueService.InternalError"
+				return false, internalFailure
 			}
 			if out.Result == baton.LeaseCurrent {
 				e.notify(to.ID)
@@ -404,6 +481,10 @@ func (e *Engine) moveTarget(ctx context.Context, m *baton.Message, src, dest *ba
 		return nil, "AWS.SimpleQueueService.NonExistentQueue"
 	}
 	q, err := e.store.QueueGet(ctx, account, name)
+	if err != nil && !errors.Is(err, baton.ErrNotFound) {
+		e.log.Warn("move task queue lookup failed", "source", src.Name, "err", err)
+		return nil, internalFailure
+	}
 	if err != nil || q.ID == src.ID {
 		return nil, "AWS.SimpleQueueService.NonExistentQueue"
 	}

@@ -186,16 +186,17 @@ func (s *Server) actionCancelMoveTask(w http.ResponseWriter, r *http.Request) er
 	if in.TaskHandle == "" {
 		return baton.MissingParameter("task_handle")
 	}
-	// A handle names its source queue's ARN, which the engine does not check
-	// against the caller's account: cancel only a task of this queue.
-	tasks, err := s.moveTasks(r.Context(), s.adminRef(r))
+	// The engine refuses another account's task; cancel only a task of this
+	// queue.
+	ref := s.adminRef(r)
+	tasks, err := s.moveTasks(r.Context(), ref)
 	if err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(tasks.MoveTasks, func(t MoveTaskJSON) bool { return t.TaskHandle == in.TaskHandle }) {
 		return baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
 	}
-	moved, err := s.engine.CancelMessageMoveTask(r.Context(), in.TaskHandle)
+	moved, err := s.engine.CancelMessageMoveTask(r.Context(), ref.Account, in.TaskHandle)
 	if err != nil {
 		return err
 	}

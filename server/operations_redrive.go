@@ -47,7 +47,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, in *wire.StartMessage
 }
 
 func (s *Server) cancelMessageMoveTask(ctx context.Context, in *wire.CancelMessageMoveTaskInput) (*wire.CancelMessageMoveTaskOutput, error) {
-	n, err := s.engine.CancelMessageMoveTask(ctx, in.TaskHandle)
+	n, err := s.engine.CancelMessageMoveTask(ctx, s.accountOf(ctx), in.TaskHandle)
 	if err != nil {
 		return nil, err
 	}

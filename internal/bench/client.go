@@ -91,7 +91,7 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 
 // Request is one action's body, built once and sent as often as wanted:
 // its payload hash is computed once, and its date and Authorization header
-// once per second, whoever sends it.
+// once per second (and endpoint), whoever sends it.
 type Request struct {
 	action string
 	target []string
@@ -102,8 +102,10 @@ type Request struct {
 	getBody func() (io.ReadCloser, error)
 }
 
-// signedAt is a request's X-Amz-Date and Authorization values for one second.
+// signedAt is a request's X-Amz-Date and Authorization values for one second
+// and one client: the signature covers the client's host.
 type signedAt struct {
+	c    *Client
 	sec  int64
 	date []string
 	auth []string
@@ -130,11 +132,11 @@ func (r *Request) Body() []byte { return r.body }
 // signed returns r's date and Authorization header values at t.
 func (c *Client) signed(r *Request, t time.Time) *signedAt {
 	sec := t.Unix()
-	if s := r.auth.Load(); s != nil && s.sec == sec {
+	if s := r.auth.Load(); s != nil && s.sec == sec && s.c == c {
 		return s
 	}
 	date, auth := c.signer.sign(t, r.target[0], r.hash)
-	s := &signedAt{sec: sec, date: []string{date}, auth: []string{auth}}
+	s := &signedAt{c: c, sec: sec, date: []string{date}, auth: []string{auth}}
 	r.auth.Store(s)
 	return s
 }

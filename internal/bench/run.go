@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,7 +63,13 @@ const DefaultMaxRequests = 50_000_000
 
 // Config describes one run.
 type Config struct {
-	Client   *Client
+	// Client sets the queues up and tears them down, and the workers send
+	// through it unless Clients is set.
+	Client *Client
+	// Clients, if set, spread the workers across several endpoints of one
+	// service, such as nodes sharing a database: worker i sends through
+	// Clients[i mod len(Clients)].
+	Clients  []*Client
 	Scenario string
 	// Target names the server in reports ("ceiling", "baton").
 	Target string
@@ -362,7 +369,7 @@ func (r *run) progress(start time.Time) (stop func()) {
 
 func (r *run) result(ctx context.Context, workers []*worker) *Result {
 	res := &Result{
-		Scenario: r.cfg.Scenario, Target: r.cfg.Target, Endpoint: r.client.Endpoint(),
+		Scenario: r.cfg.Scenario, Target: r.cfg.Target, Endpoint: r.endpoints(),
 		Concurrency: r.cfg.Concurrency, BodySize: r.cfg.BodySize,
 		Errors: map[string]uint64{}, hists: newResultHists(),
 		ProcessCPU: max(r.cpuTo-r.cpuFrom, 0), InProcess: r.cfg.InProcess,
@@ -513,7 +520,23 @@ type worker struct {
 }
 
 func (r *run) newWorker(id int) *worker {
-	return &worker{run: r, id: id, call: r.client.NewCaller(), actions: map[string]*Histogram{}, errors: map[string]uint64{}}
+	c := r.client
+	if n := len(r.cfg.Clients); n > 0 && id >= 0 {
+		c = r.cfg.Clients[id%n]
+	}
+	return &worker{run: r, id: id, call: c.NewCaller(), actions: map[string]*Histogram{}, errors: map[string]uint64{}}
+}
+
+// endpoints names the endpoints the workers send to, comma-separated.
+func (r *run) endpoints() string {
+	if len(r.cfg.Clients) == 0 {
+		return r.client.Endpoint()
+	}
+	eps := make([]string, len(r.cfg.Clients))
+	for i, c := range r.cfg.Clients {
+		eps[i] = c.Endpoint()
+	}
+	return strings.Join(eps, ",")
 }
 
 // sent is one completed request.

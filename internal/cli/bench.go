@@ -23,7 +23,7 @@ import (
 
 // benchOptions are `baton bench`'s flags.
 type benchOptions struct {
-	endpoint          string
+	endpoints         []string
 	self              bool
 	store             string
 	ceiling           bool
@@ -56,6 +56,9 @@ func benchCommand() *cobra.Command {
 			"once and sent over keep-alive connections; they are signed (SigV4) when --access-key-id and\n" +
 			"--secret-access-key or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are set, and otherwise carry a\n" +
 			"placeholder signature, as a server without authentication accepts.\n\n" +
+			"Several endpoints (--endpoint a,b,c or the flag repeated), such as the nodes of one Baton sharing\n" +
+			"a PostgreSQL database, share the load: the workers are spread across them round-robin, and the\n" +
+			"queue is set up through the first.\n\n" +
 			"Scenarios (--scenario, comma-separated, or all):\n" +
 			"  send              one message per SendMessage\n" +
 			"  send-batch        ten messages per SendMessageBatch\n" +
@@ -75,7 +78,8 @@ func benchCommand() *cobra.Command {
 			"missing and deleted afterwards (or purged, if it existed) unless --keep.",
 		Example: "  baton bench --self --ceiling --scenario send,lifecycle\n" +
 			"  baton bench --self --store memory --scenario all --json > bench.json\n" +
-			"  baton bench --endpoint http://127.0.0.1:9324 --scenario send-batch --concurrency 64 --duration 30s",
+			"  baton bench --endpoint http://127.0.0.1:9324 --scenario send-batch --concurrency 64 --duration 30s\n" +
+			"  baton bench --endpoint http://10.0.0.1:9324,http://10.0.0.2:9324,http://10.0.0.3:9324 --scenario lifecycle",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := envDefaults(cmd.Flags()); err != nil {
@@ -85,7 +89,8 @@ func benchCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.endpoint, "endpoint", defaultEndpoint, "URL of the SQS endpoint to measure (env BATON_ENDPOINT)")
+	f.StringSliceVar(&o.endpoints, "endpoint", []string{defaultEndpoint},
+		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_ENDPOINT)")
 	f.BoolVar(&o.self, "self", false, "start a Baton in this process on 127.0.0.1 and measure it instead of --endpoint")
 	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store `baton serve --store` accepts")
 	f.StringVar(&o.durability, "durability", "full", "commits of a --self sqlite store: full (fsync each commit) or relaxed")
@@ -185,29 +190,41 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		o.queue = fmt.Sprintf("baton-bench-%06x", ids.NewUint64()&0xffffff)
 	}
 
-	endpoint, label := o.endpoint, ""
+	var endpoints []string
+	label := ""
 	if o.self {
 		if cmd.Flags().Changed("endpoint") {
 			return errors.New("--self and --endpoint exclude each other")
 		}
-		var stop func()
-		endpoint, stop, err = startSelf(ctx, o.store, o.durability, creds, stderr)
+		endpoint, stop, err := startSelf(ctx, o.store, o.durability, creds, stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		label = "baton/" + o.store
+		endpoints, label = []string{endpoint}, "baton/"+o.store
 	} else {
-		if !strings.Contains(endpoint, "://") {
-			endpoint = "http://" + endpoint
+		var hosts []string
+		for _, endpoint := range o.endpoints {
+			endpoint = strings.TrimSpace(endpoint)
+			if endpoint == "" {
+				continue
+			}
+			if !strings.Contains(endpoint, "://") {
+				endpoint = "http://" + endpoint
+			}
+			endpoint = strings.TrimRight(endpoint, "/")
+			u, err := url.Parse(endpoint)
+			if err != nil {
+				return fmt.Errorf("--endpoint: %w", err)
+			}
+			endpoints, hosts = append(endpoints, endpoint), append(hosts, u.Host)
 		}
-		endpoint = strings.TrimRight(endpoint, "/")
-		u, err := url.Parse(endpoint)
-		if err != nil {
-			return fmt.Errorf("--endpoint: %w", err)
+		if len(endpoints) == 0 {
+			return errors.New("--endpoint: no endpoint given")
 		}
-		label = u.Host
+		label = strings.Join(hosts, ",")
 	}
+	endpoint := strings.Join(endpoints, ",")
 	newClient := func(ep string, concurrency int) (*bench.Client, error) {
 		return bench.NewClient(bench.ClientConfig{Endpoint: ep, Region: o.resolvedRegion(), Credentials: creds, Conns: concurrency})
 	}
@@ -260,11 +277,18 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 			}
 			defer ceilingClient.Close()
 		}
-		targetClient, err := newClient(endpoint, concurrency)
-		if err != nil {
-			return err
+		// Each endpoint's client keeps enough connections for the workers
+		// it gets round-robin.
+		var targetClients []*bench.Client
+		for i, ep := range endpoints {
+			c, err := newClient(ep, (concurrency-i+len(endpoints)-1)/len(endpoints))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			targetClients = append(targetClients, c)
 		}
-		defer targetClient.Close()
+		targetClient := targetClients[0]
 		var ceilings, targets []*bench.Result
 		for round := 1; round <= o.rounds; round++ {
 			cfg.Queue = queue
@@ -272,7 +296,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 				cfg.Queue = fmt.Sprintf("%s-r%d", queue, round)
 			}
 			if ceilingClient != nil {
-				cfg.Client, cfg.Target, cfg.InProcess = ceilingClient, "ceiling", true
+				cfg.Client, cfg.Clients, cfg.Target, cfg.InProcess = ceilingClient, nil, "ceiling", true
 				res, err := bench.Run(ctx, cfg)
 				clearProgress(stderr, progress)
 				if err != nil {
@@ -281,6 +305,9 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 				ceilings = append(ceilings, res)
 			}
 			cfg.Client, cfg.Target, cfg.InProcess = targetClient, label, o.self
+			if len(targetClients) > 1 {
+				cfg.Clients = targetClients
+			}
 			stopProfile, err := startProfile(o.cpuProfile, sc, len(scenarios) > 1, round, o.rounds)
 			if err != nil {
 				return err

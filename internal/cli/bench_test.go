@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/testutil"
 )
 
 // benchJSON is the part of `baton bench --json` the tests read.
@@ -82,6 +84,32 @@ func TestBenchTextReport(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+// Several --endpoint values, comma-separated and repeated, share the
+// workers; the report names them all.
+func TestBenchSeveralEndpoints(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t, testutil.Options{Clock: baton.SystemClock{}})
+	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	var stdout, stderr bytes.Buffer
+	code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{
+		"bench", "--endpoint", srv.URL + "," + other, "--endpoint", srv.URL + "/", "--scenario", "send-batch",
+		"--duration", "300ms", "--warmup", "0s", "--concurrency", "3", "--json",
+	})
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	var rep benchJSON
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	if want := srv.URL + "," + other + "," + srv.URL; rep.Endpoint != want {
+		t.Errorf("endpoint %q, want %q", rep.Endpoint, want)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Target.Messages == 0 || rep.Results[0].Target.ErrorCount != 0 {
+		t.Errorf("results %+v, want messages and no errors", rep.Results)
 	}
 }
 

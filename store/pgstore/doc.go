@@ -27,4 +27,10 @@
 // wake long polls here. It is also a baton.LedgerBus: the same connection
 // relays the engines' lease-ledger batches (NOTIFY on a channel of their
 // own), so that every server's lease reports cover every server's leases.
+//
+// The store is also a baton.TaskLocker: a message move task runs on the
+// server holding its advisory lock, taken on a connection of its own (one
+// more per task running here) and lost with that server's session, and the
+// database keeps one active task per source queue (see tasklock.go and
+// movetasks.go).
 package pgstore

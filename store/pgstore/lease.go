@@ -144,6 +144,9 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 				receive_count = $5, dead_letter_source_arn = $6, sent_at = $7
 			WHERE queue_id = $1 AND id = $2`,
 			int64(p.QueueID), p.MessageID, int64(p.ToQueueID), p.Now, p.ReceiveCount, p.DeadLetterSourceARN, sentAt)
+		if p.MoveTask != "" {
+			b.Queue(`UPDATE baton_move_tasks SET moved = moved + 1 WHERE handle = $1`, p.MoveTask)
+		}
 		queueNotify(b, s.origin, p.ToQueueID)
 		return tx.SendBatch(ctx, b).Close()
 	})

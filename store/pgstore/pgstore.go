@@ -57,6 +57,9 @@ type Store struct {
 	fifo sync.Map
 
 	notify notifier
+	// connCfg opens the connections that hold task locks.
+	connCfg *pgx.ConnConfig
+	locks   taskLocks
 }
 
 var (
@@ -85,7 +88,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin()}
+	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy()}
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
 		pool.Close()
@@ -181,10 +184,12 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close stops listening for other servers' notifications and closes the
-// connections.
+// connections, the pool's first and then the task locks', so that no move
+// of this server commits after another may have taken its tasks over.
 func (s *Store) Close() error {
 	s.notify.stop()
 	s.pool.Close()
+	s.closeLocks()
 	return nil
 }
 
