@@ -152,6 +152,15 @@ func groups() []group {
 			{"Gone", testMessageChangeVisibilityGone},
 			{"UnknownQueue", testMessageChangeVisibilityUnknownQueue},
 		}},
+		{"MessageDeleteBatch", []test{
+			{"Mixed", testMessageDeleteBatchMixed},
+			{"RequireLive", testMessageDeleteBatchRequireLive},
+			{"UnknownQueue", testMessageDeleteBatchUnknownQueue},
+		}},
+		{"MessageChangeVisibilityBatch", []test{
+			{"Mixed", testMessageChangeVisibilityBatchMixed},
+			{"UnknownQueue", testMessageChangeVisibilityBatchUnknownQueue},
+		}},
 		{"MessageMove", []test{
 			{"Unleased", testMessageMoveUnleased},
 			{"CurrentLease", testMessageMoveCurrentLease},
