@@ -19,6 +19,10 @@ type change interface {
 
 // statements are the writer's prepared statements.
 type statements struct {
+	// begin and commit open and commit the writer's transactions: prepared
+	// once, as the driver would otherwise prepare them for every commit, on
+	// the one goroutine every commit waits for.
+	begin, commit,
 	queuePut, queueSeq, queuePurged, queueDelete, tombstonePut,
 	msgInsert, msgState, msgDelete, msgMove, msgDeleteQueue,
 	dedupPut, dedupDeleteQueue, dedupPrune,
@@ -32,6 +36,8 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		dst **sql.Stmt
 		sql string
 	}{
+		{&st.begin, `BEGIN IMMEDIATE`},
+		{&st.commit, `COMMIT`},
 		{&st.queuePut, `INSERT INTO queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET account = excluded.account, name = excluded.name, attributes = excluded.attributes,

@@ -192,7 +192,7 @@ func (w *writer) run() {
 // commit applies cs in one transaction.
 func (w *writer) commit(cs []change) (err error) {
 	ctx := context.Background()
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := w.st.begin.ExecContext(ctx); err != nil {
 		return fmt.Errorf("sqlitestore: begin: %w", err)
 	}
 	defer func() {
@@ -209,7 +209,7 @@ func (w *writer) commit(cs []change) (err error) {
 	if err := t.finish(); err != nil {
 		return fmt.Errorf("sqlitestore: write: %w", err)
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := w.st.commit.ExecContext(ctx); err != nil {
 		return fmt.Errorf("sqlitestore: commit: %w", err)
 	}
 	return nil
