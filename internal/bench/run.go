@@ -294,7 +294,7 @@ func (r *run) sampleCPU() (stop func()) {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			r.cpuFrom = processCPU()
+			r.cpuFrom = ProcessCPU()
 		case <-done:
 			return
 		}
@@ -303,7 +303,7 @@ func (r *run) sampleCPU() (stop func()) {
 		case <-t.C:
 		case <-done:
 		}
-		r.cpuTo = processCPU()
+		r.cpuTo = ProcessCPU()
 	}()
 	return func() { close(done); <-finished }
 }
