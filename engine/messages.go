@@ -244,9 +244,11 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
 			"The request includes a parameter that is not valid for this queue type.")
 	}
+	bodyMD5 := MD5OfBody(p.Body)
 	m := &baton.Message{
 		ID:          ids.NewUUID(),
 		Body:        p.Body,
+		BodyMD5:     bodyMD5,
 		Attributes:  p.Attributes,
 		TraceHeader: trace,
 		GroupID:     p.GroupID,
@@ -257,7 +259,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 	}
 	return prepared{msg: m, dedupKey: key, result: SendResult{
 		ID:                    p.ID,
-		MD5OfBody:             MD5OfBody(p.Body),
+		MD5OfBody:             bodyMD5,
 		MD5OfAttributes:       MD5OfAttributes(p.Attributes),
 		MD5OfSystemAttributes: MD5OfAttributes(p.SystemAttributes),
 	}}, nil
@@ -426,7 +428,10 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 			QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, LeasedAt: m.LeasedAt,
 		}),
 		Body:      m.Body,
-		MD5OfBody: MD5OfBody(m.Body),
+		MD5OfBody: m.BodyMD5,
+	}
+	if r.MD5OfBody == "" {
+		r.MD5OfBody = MD5OfBody(m.Body)
 	}
 	if len(p.AttributeNames) > 0 {
 		all := false

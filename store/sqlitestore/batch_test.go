@@ -1,10 +1,12 @@
 package sqlitestore_test
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/sqlitestore"
 	"github.com/baton-sqs/baton/store/storetest"
 )
 
@@ -65,5 +67,43 @@ func TestBatchesCommitOnceAndLast(t *testing.T) {
 	if ids := idsOf(got); len(ids) != 2 || !(ids[0] == storetest.MessageID(7) && ids[1] == storetest.MessageID(8) ||
 		ids[0] == storetest.MessageID(8) && ids[1] == storetest.MessageID(7)) {
 		t.Errorf("receive after reopen: got %v, want the two released messages", ids)
+	}
+}
+
+// TestBodyMD5Migration: messages stored before the body_md5 column come
+// back with their bodies and no digest (the engine then computes it); new
+// ones keep theirs.
+func TestBodyMD5Migration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	q := storetest.NewQueue(storetest.QueueID(1), "orders")
+	storetest.MustCreateQueue(t, s, q)
+	old := storetest.NewMessage(1, base)
+	old.BodyMD5 = "dropped with the column"
+	storetest.MustSend(t, s, q.ID, old)
+	mustClose(t, s)
+	if err := sqlitestore.UndoBodyMD5(filepath.Join(dir, sqlitestore.DatabaseFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	s = MustOpen(t, dir)
+	t.Cleanup(func() { s.Close() })
+	fresh := storetest.NewMessage(2, base)
+	fresh.VisibleAt = at(time.Second)
+	fresh.BodyMD5 = "0123456789abcdef0123456789abcdef"
+	storetest.MustSend(t, s, q.ID, fresh)
+	got := receive(t, s, q.ID, at(time.Second), at(lease), 10)
+	if len(got) != 2 {
+		t.Fatalf("receive: got %v, want both messages", idsOf(got))
+	}
+	for _, m := range got {
+		want := ""
+		if m.ID == fresh.ID {
+			want = fresh.BodyMD5
+		}
+		if m.BodyMD5 != want || m.Body == "" {
+			t.Errorf("message %s: got body %q, BodyMD5 %q, want its body and %q", m.ID, m.Body, m.BodyMD5, want)
+		}
 	}
 }

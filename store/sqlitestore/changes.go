@@ -48,8 +48,8 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.queueDelete, `DELETE FROM queues WHERE id = ?`},
 		{&st.tombstonePut, `INSERT INTO deleted_queues (account, name, deleted_at) VALUES (?, ?, ?)
 			ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at`},
-		{&st.msgInsert, `INSERT OR REPLACE INTO messages (pos, queue_id, id, state, trace_header, attributes, body)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`},
+		{&st.msgInsert, `INSERT OR REPLACE INTO messages (pos, queue_id, id, state, trace_header, attributes, body, body_md5)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.msgState, `UPDATE messages SET state = ? WHERE pos = ?`},
 		{&st.msgDelete, `DELETE FROM messages WHERE pos = ?`},
 		{&st.msgMove, `UPDATE OR REPLACE messages SET pos = ?, queue_id = ?, state = ? WHERE pos = ?`},
@@ -175,7 +175,7 @@ type msgInsert struct {
 }
 
 func (c *msgInsert) apply(t *txn) error {
-	return t.exec(t.st.msgInsert, c.pos, int64(c.queueID), c.id, c.state, c.pay.trace, c.pay.attrs, c.pay.body)
+	return t.exec(t.st.msgInsert, c.pos, int64(c.queueID), c.id, c.state, c.pay.trace, c.pay.attrs, c.pay.body, c.pay.bodyMD5)
 }
 
 // msgState writes a message's new state (a receive or visibility change).
