@@ -161,3 +161,25 @@ func reportCPU(b *testing.B) func() {
 		}
 	}
 }
+
+// BenchmarkSendParallel is `baton bench`'s send scenario without HTTP: 32
+// goroutines each sending 1 KiB messages one at a time, so that the durable
+// store commits them in groups as it does under load.
+func BenchmarkSendParallel(b *testing.B) {
+	for _, st := range benchStores {
+		b.Run(st.name, func(b *testing.B) {
+			e, ref := benchEngineOn(b, st.open(b))
+			b.ReportAllocs()
+			b.SetParallelism(16) // 32 goroutines on two cores
+			defer reportCPU(b)()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := e.SendMessage(context.Background(), ref, engine.SendParams{Body: benchBody}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
