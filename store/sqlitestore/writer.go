@@ -202,9 +202,19 @@ func (w *writer) commit(cs []change) (err error) {
 	}()
 	t := &txn{ctx: ctx, st: w.st}
 	for _, c := range cs {
+		// Inserts wait to be written together; any other change may
+		// act on a message inserted before it, so it flushes them.
+		if _, ok := c.(*msgInsert); !ok {
+			if err := t.flush(); err != nil {
+				return fmt.Errorf("sqlitestore: write: %w", err)
+			}
+		}
 		if err := c.apply(t); err != nil {
 			return fmt.Errorf("sqlitestore: write: %w", err)
 		}
+	}
+	if err := t.flush(); err != nil {
+		return fmt.Errorf("sqlitestore: write: %w", err)
 	}
 	if err := t.finish(); err != nil {
 		return fmt.Errorf("sqlitestore: write: %w", err)
