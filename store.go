@@ -67,7 +67,8 @@ type Store interface {
 	// lease epochs, as MessageDelete would one after the other in entry
 	// order, and makes them durable together: one outcome per entry, in
 	// entry order. An outcome's Message, if any, carries the lease state
-	// but need not carry the payload (Body, Attributes, TraceHeader).
+	// but need not carry the payload (Body, BodyMD5, Attributes,
+	// TraceHeader).
 	// ErrNotFound if the queue does not exist; then nothing is deleted.
 	MessageDeleteBatch(ctx context.Context, params MessageDeleteBatchParams) ([]LeaseOutcome, error)
 	// MessageChangeVisibilityBatch moves the ends of leases of one queue,
