@@ -7,8 +7,12 @@ import "time"
 // A message is visible when VisibleAt is not after now; otherwise it is in
 // flight if Leased (a receive hid it) and delayed if not.
 type Message struct {
-	ID         string
-	Body       string
+	ID   string
+	Body string
+	// BodyMD5 is the hex MD5 digest of Body, computed once by the send
+	// that stored it. Empty when a store does not have it (a message kept
+	// from before the store recorded it): then a receive computes it.
+	BodyMD5    string
 	Attributes map[string]MessageAttribute
 	// TraceHeader is the AWSTraceHeader system attribute, if sent.
 	TraceHeader string

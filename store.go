@@ -63,6 +63,20 @@ type Store interface {
 	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)
 	// MessageChangeVisibility moves the end of the message's current lease.
 	MessageChangeVisibility(ctx context.Context, params MessageChangeVisibilityParams) (LeaseOutcome, error)
+	// MessageDeleteBatch deletes messages of one queue by their receipts'
+	// lease epochs, as MessageDelete would one after the other in entry
+	// order, and makes them durable together: one outcome per entry, in
+	// entry order. An outcome's Message, if any, carries the lease state
+	// but need not carry the payload (Body, BodyMD5, Attributes,
+	// TraceHeader).
+	// ErrNotFound if the queue does not exist; then nothing is deleted.
+	MessageDeleteBatch(ctx context.Context, params MessageDeleteBatchParams) ([]LeaseOutcome, error)
+	// MessageChangeVisibilityBatch moves the ends of leases of one queue,
+	// as MessageChangeVisibility would one after the other in entry order,
+	// and makes them durable together: one outcome per entry, in entry
+	// order, whose Message need not carry the payload. ErrNotFound if the
+	// queue does not exist; then nothing changes.
+	MessageChangeVisibilityBatch(ctx context.Context, params MessageChangeVisibilityBatchParams) ([]LeaseOutcome, error)
 	// MessageMove moves a message to another queue (a dead-letter move or a
 	// move task): it leaves params.QueueID and waits in params.ToQueueID,
 	// visible at params.Now, keeping its id, body and attributes. The result
@@ -191,6 +205,38 @@ type MessageChangeVisibilityParams struct {
 	Now       time.Time
 	// VisibleAt is the new end of the lease; Now releases the message.
 	VisibleAt time.Time
+}
+
+// LeaseRef names a message and the lease epoch of a receipt for it.
+type LeaseRef struct {
+	MessageID string
+	Epoch     uint32
+}
+
+// MessageDeleteBatchParams are the arguments of Store.MessageDeleteBatch:
+// MessageDeleteParams for several messages of one queue at one instant.
+type MessageDeleteBatchParams struct {
+	QueueID uint64
+	Now     time.Time
+	// RequireLive is MessageDeleteParams.RequireLive, for every entry.
+	RequireLive bool
+	Entries     []LeaseRef
+}
+
+// VisibilityChange is one entry of Store.MessageChangeVisibilityBatch.
+type VisibilityChange struct {
+	MessageID string
+	Epoch     uint32
+	// VisibleAt is the new end of the lease; Now releases the message.
+	VisibleAt time.Time
+}
+
+// MessageChangeVisibilityBatchParams are the arguments of
+// Store.MessageChangeVisibilityBatch.
+type MessageChangeVisibilityBatchParams struct {
+	QueueID uint64
+	Now     time.Time
+	Entries []VisibilityChange
 }
 
 // LeaseOutcome says what a delete or visibility change found.

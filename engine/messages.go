@@ -246,9 +246,11 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
 			"The request includes a parameter that is not valid for this queue type.")
 	}
+	bodyMD5 := MD5OfBody(p.Body)
 	m := &baton.Message{
 		ID:          ids.NewUUID(),
 		Body:        p.Body,
+		BodyMD5:     bodyMD5,
 		Attributes:  p.Attributes,
 		TraceHeader: trace,
 		GroupID:     p.GroupID,
@@ -259,7 +261,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 	}
 	return prepared{msg: m, dedupKey: key, result: SendResult{
 		ID:                    p.ID,
-		MD5OfBody:             MD5OfBody(p.Body),
+		MD5OfBody:             bodyMD5,
 		MD5OfAttributes:       MD5OfAttributes(p.Attributes),
 		MD5OfSystemAttributes: MD5OfAttributes(p.SystemAttributes),
 	}}, nil
@@ -431,7 +433,10 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 			QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, LeasedAt: m.LeasedAt,
 		}),
 		Body:      m.Body,
-		MD5OfBody: MD5OfBody(m.Body),
+		MD5OfBody: m.BodyMD5,
+	}
+	if r.MD5OfBody == "" {
+		r.MD5OfBody = MD5OfBody(m.Body)
 	}
 	if len(p.AttributeNames) > 0 {
 		all := false
@@ -513,15 +518,16 @@ func (e *Engine) DeleteMessage(ctx context.Context, ref QueueRef, handle string)
 	if err != nil {
 		return err
 	}
-	return e.deleteOne(ctx, q, handle)
+	return e.deleteHandles(ctx, q, []string{handle})[0]
 }
 
 // DeleteMessageBatch deletes up to ten messages; a bad handle fails only
-// its entry.
+// its entry. The deletions are one store call, so one commit.
 func (e *Engine) DeleteMessageBatch(ctx context.Context, ref QueueRef, entries []HandleEntry) ([]string, []BatchError, error) {
 	ids := make([]string, len(entries))
+	handles := make([]string, len(entries))
 	for i, en := range entries {
-		ids[i] = en.ID
+		ids[i], handles[i] = en.ID, en.ReceiptHandle
 	}
 	if err := checkBatchIDs("DeleteMessageBatchRequestEntry", ids); err != nil {
 		return nil, nil, err
@@ -530,40 +536,69 @@ func (e *Engine) DeleteMessageBatch(ctx context.Context, ref QueueRef, entries [
 	if err != nil {
 		return nil, nil, err
 	}
-	var ok []string
-	var failed []BatchError
-	for _, en := range entries {
-		if err := e.deleteOne(ctx, q, en.ReceiptHandle); err != nil {
-			failed = append(failed, BatchError{ID: en.ID, Err: baton.AsError(err)})
-			continue
-		}
-		ok = append(ok, en.ID)
-	}
+	ok, failed := batchResults(ids, e.deleteHandles(ctx, q, handles))
 	return ok, failed, nil
 }
 
-func (e *Engine) deleteOne(ctx context.Context, q *baton.Queue, handle string) error {
-	r, err := e.decodeReceipt(q, handle)
-	if err != nil {
-		return err
+// batchResults splits a batch's entries into those that succeeded and those
+// that failed, each in request order.
+func batchResults(ids []string, errs []error) ([]string, []BatchError) {
+	var ok []string
+	var failed []BatchError
+	for i, id := range ids {
+		if errs[i] != nil {
+			failed = append(failed, BatchError{ID: id, Err: baton.AsError(errs[i])})
+			continue
+		}
+		ok = append(ok, id)
+	}
+	return ok, failed
+}
+
+// deleteHandles deletes by each handle, the valid ones in one store call,
+// and returns each handle's error: nil if it deleted the message or found
+// it already gone (on a standard queue).
+func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []string) []error {
+	errs := make([]error, len(handles))
+	rs := make([]receipt, 0, len(handles))
+	at := make([]int, 0, len(handles)) // the handle of each store entry
+	refs := make([]baton.LeaseRef, 0, len(handles))
+	for i, h := range handles {
+		r, err := e.decodeReceipt(q, h)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		rs, at = append(rs, r), append(at, i)
+		refs = append(refs, baton.LeaseRef{MessageID: r.MessageID, Epoch: r.Epoch})
+	}
+	if len(refs) == 0 {
+		return errs
 	}
 	now := e.clock.Now()
-	out, err := e.store.MessageDelete(ctx, baton.MessageDeleteParams{
-		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: now,
-		RequireLive: q.IsFIFO(),
+	outs, err := e.store.MessageDeleteBatch(ctx, baton.MessageDeleteBatchParams{
+		QueueID: q.ID, Now: now, RequireLive: q.IsFIFO(), Entries: refs,
 	})
 	if err != nil {
-		return storeErr(err, "delete message")
+		err = storeErr(err, "delete messages")
+		for _, i := range at {
+			errs[i] = err
+		}
+		return errs
 	}
-	removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
-	e.record(ledgerEvent{
-		kind: kindDelete, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, leasedAt: r.LeasedAt,
-		result: out.Result, storeEpoch: epochOf(out.Message), removed: removed, client: clientFrom(ctx),
-	})
-	if q.IsFIFO() && out.Result == baton.LeaseLapsed {
-		return baton.InvalidParameter("ReceiptHandle", handle, "The receipt handle has expired.")
+	client := clientFrom(ctx)
+	for j, out := range outs {
+		r := rs[j]
+		removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
+		e.record(ledgerEvent{
+			kind: kindDelete, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, leasedAt: r.LeasedAt,
+			result: out.Result, storeEpoch: epochOf(out.Message), removed: removed, client: client,
+		})
+		if q.IsFIFO() && out.Result == baton.LeaseLapsed {
+			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", handles[at[j]], "The receipt handle has expired.")
+		}
 	}
-	return nil
+	return errs
 }
 
 // ChangeMessageVisibility moves the end of a lease to now+timeout (0 releases
@@ -574,11 +609,11 @@ func (e *Engine) ChangeMessageVisibility(ctx context.Context, ref QueueRef, hand
 	if err != nil {
 		return err
 	}
-	return e.changeOne(ctx, q, handle, timeout)
+	return e.changeLeases(ctx, q, []VisibilityEntry{{ReceiptHandle: handle, VisibilityTimeout: timeout}})[0]
 }
 
 // ChangeMessageVisibilityBatch changes up to ten leases; a bad entry fails
-// alone.
+// alone. The changes are one store call, so one commit.
 func (e *Engine) ChangeMessageVisibilityBatch(ctx context.Context, ref QueueRef, entries []VisibilityEntry) ([]string, []BatchError, error) {
 	ids := make([]string, len(entries))
 	for i, en := range entries {
@@ -591,54 +626,81 @@ func (e *Engine) ChangeMessageVisibilityBatch(ctx context.Context, ref QueueRef,
 	if err != nil {
 		return nil, nil, err
 	}
-	var ok []string
-	var failed []BatchError
-	for _, en := range entries {
-		if err := e.changeOne(ctx, q, en.ReceiptHandle, en.VisibilityTimeout); err != nil {
-			failed = append(failed, BatchError{ID: en.ID, Err: baton.AsError(err)})
-			continue
-		}
-		ok = append(ok, en.ID)
-	}
+	ok, failed := batchResults(ids, e.changeLeases(ctx, q, entries))
 	return ok, failed, nil
 }
 
-func (e *Engine) changeOne(ctx context.Context, q *baton.Queue, handle string, timeout *int) error {
-	if timeout == nil {
-		return baton.MissingParameter("VisibilityTimeout")
-	}
-	r, err := e.decodeReceipt(q, handle)
-	if err != nil {
-		return err
-	}
-	t := *timeout
-	if t < 0 || t > baton.MaxVisibilityTimeout {
-		return baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t), "Must be >= 0 and <= 43200, if provided.")
-	}
+// changeLeases changes the lease of each entry, the valid ones in one store
+// call, and returns each entry's error: nil if it changed the lease or
+// found it lapsed.
+func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []VisibilityEntry) []error {
+	errs := make([]error, len(entries))
+	rs := make([]receipt, 0, len(entries))
+	at := make([]int, 0, len(entries)) // the entry of each store entry
+	changes := make([]baton.VisibilityChange, 0, len(entries))
 	now := e.clock.Now()
-	end := now.Add(time.Duration(t) * time.Second)
-	if end.Sub(r.LeasedAt) > baton.MaxVisibilityTimeout*time.Second {
-		return baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t),
-			"Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	for i, en := range entries {
+		r, end, err := e.checkChange(q, en, now)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		rs, at = append(rs, r), append(at, i)
+		changes = append(changes, baton.VisibilityChange{MessageID: r.MessageID, Epoch: r.Epoch, VisibleAt: end})
 	}
-	out, err := e.store.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
-		QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, Now: now, VisibleAt: end,
+	if len(changes) == 0 {
+		return errs
+	}
+	outs, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
+		QueueID: q.ID, Now: now, Entries: changes,
 	})
 	if err != nil {
-		return storeErr(err, "change visibility")
+		err = storeErr(err, "change visibility")
+		for _, i := range at {
+			errs[i] = err
+		}
+		return errs
 	}
-	e.record(ledgerEvent{
-		kind: kindChange, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, deadline: end,
-		leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: clientFrom(ctx),
-	})
-	if out.Result == baton.LeaseGone {
-		return baton.InvalidParameter("ReceiptHandle", handle,
-			"Message does not exist or is not available for visibility timeout change.")
+	client := clientFrom(ctx)
+	released := false
+	for j, out := range outs {
+		r, end := rs[j], changes[j].VisibleAt
+		e.record(ledgerEvent{
+			kind: kindChange, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, deadline: end,
+			leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: client,
+		})
+		if out.Result == baton.LeaseGone {
+			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", entries[at[j]].ReceiptHandle,
+				"Message does not exist or is not available for visibility timeout change.")
+		}
+		released = released || out.Result == baton.LeaseCurrent && !end.After(now)
 	}
-	if out.Result == baton.LeaseCurrent && t == 0 {
+	if released {
 		e.notify(q.ID)
 	}
-	return nil
+	return errs
+}
+
+// checkChange checks a visibility change entry and returns its receipt and
+// the lease's new end.
+func (e *Engine) checkChange(q *baton.Queue, en VisibilityEntry, now time.Time) (receipt, time.Time, error) {
+	if en.VisibilityTimeout == nil {
+		return receipt{}, time.Time{}, baton.MissingParameter("VisibilityTimeout")
+	}
+	r, err := e.decodeReceipt(q, en.ReceiptHandle)
+	if err != nil {
+		return r, time.Time{}, err
+	}
+	t := *en.VisibilityTimeout
+	if t < 0 || t > baton.MaxVisibilityTimeout {
+		return r, time.Time{}, baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t), "Must be >= 0 and <= 43200, if provided.")
+	}
+	end := now.Add(time.Duration(t) * time.Second)
+	if end.Sub(r.LeasedAt) > baton.MaxVisibilityTimeout*time.Second {
+		return r, time.Time{}, baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t),
+			"Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+	}
+	return r, end, nil
 }
 
 // decodeReceipt authenticates a handle and checks it belongs to q.

@@ -12,23 +12,38 @@ import (
 // message: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF,
 // as valid UTF-8.
 func validChars(s string) bool {
+	const highs, spaces = 0x8080808080808080, 0x2020202020202020
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+		// Eight bytes at a time while they are ASCII and none is a
+		// control character: the common body, checked on every send.
+		for ; i+8 <= len(s); i += 8 {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			// With no high bit set, a byte below 0x20 is the only way
+			// subtracting 0x20 from each byte can set its high bit.
+			if w&highs != 0 || (w-spaces)&^w&highs != 0 {
+				break
+			}
+		}
+		// The next eight bytes (or the rest) one character at a time.
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+					return false
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
 				return false
 			}
-			i++
-			continue
+			if r >= 0xD800 && r <= 0xDFFF || r == 0xFFFE || r == 0xFFFF {
+				return false
+			}
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return false
-		}
-		if r >= 0xD800 && r <= 0xDFFF || r == 0xFFFE || r == 0xFFFF {
-			return false
-		}
-		i += size
 	}
 	return true
 }

@@ -301,7 +301,7 @@ func (r *run) sampleCPU() (stop func()) {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			r.cpuFrom = processCPU()
+			r.cpuFrom = ProcessCPU()
 		case <-done:
 			return
 		}
@@ -310,7 +310,7 @@ func (r *run) sampleCPU() (stop func()) {
 		case <-t.C:
 		case <-done:
 		}
-		r.cpuTo = processCPU()
+		r.cpuTo = ProcessCPU()
 	}()
 	return func() { close(done); <-finished }
 }

@@ -151,7 +151,7 @@ func scanQueue(row pgx.Row) (*baton.Queue, error) {
 // order.
 const messageColumns = `m.id, m.body, m.attributes, m.trace_header, m.group_id, m.dedup_id, m.sequence_number,
 	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
-	m.first_received_at, m.epoch, m.leased_at`
+	m.first_received_at, m.epoch, m.leased_at, m.body_md5`
 
 // scanMessage scans messageColumns, then extra.
 func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
@@ -163,7 +163,7 @@ func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	)
 	dest := append([]any{&m.ID, &m.Body, &attrs, &m.TraceHeader, &m.GroupID, &m.DedupID, &m.SequenceNumber,
 		&m.SenderID, &m.SentAt, &m.DeadLetterSourceARN, &m.VisibleAt, &m.Leased, &m.ReceiveCount,
-		&firstRecv, &epoch, &leasedAt}, extra...)
+		&firstRecv, &epoch, &leasedAt, &m.BodyMD5}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}

@@ -23,20 +23,38 @@ const currentCTE = `
 		FROM baton_messages m WHERE m.queue_id = $1 AND m.id = $2
 		FOR UPDATE)`
 
+// deleteSQL deletes message $2 of queue $1 if lease epoch $3 is live at $4,
+// or in any case unless $5 (RequireLive), and returns the message as it was
+// (leasedColumns), whether the lease was live, and whether it deleted.
+var deleteSQL = `
+	WITH ` + currentCTE + `,
+	del AS (
+		DELETE FROM baton_messages d USING cur
+		WHERE d.queue_id = $1 AND d.id = $2 AND (cur.live OR NOT $5)
+		RETURNING 1)
+	SELECT ` + leasedColumns + `, live, EXISTS (SELECT 1 FROM del) FROM cur`
+
+// changeVisibilitySQL moves the end of message $2's lease epoch $3 (queue
+// $1) to $5 if that lease is live at $4, notifies channel $6 with payload
+// $7 if that released it, and returns the message as it was, whether the
+// lease was live, and how many notifications it sent.
+var changeVisibilitySQL = `
+	WITH ` + currentCTE + `,
+	upd AS (
+		UPDATE baton_messages u SET visible_at = $5 FROM cur
+		WHERE u.queue_id = $1 AND u.id = $2 AND cur.live
+		RETURNING 1)
+	SELECT ` + leasedColumns + `, live,
+		(SELECT count(*) FROM (SELECT pg_notify($6, $7) FROM upd WHERE $5::timestamptz <= $4::timestamptz) n)
+	FROM cur`
+
 // MessageDelete deletes the message if the receipt's lease is live, or in
 // any case unless p.RequireLive.
 func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
 	var out baton.LeaseOutcome
 	err := retry(ctx, func() error {
 		var live bool
-		m, err := scanMessage(s.pool.QueryRow(ctx, `
-			WITH `+currentCTE+`,
-			del AS (
-				DELETE FROM baton_messages d USING cur
-				WHERE d.queue_id = $1 AND d.id = $2 AND (cur.live OR NOT $5)
-				RETURNING 1)
-			SELECT `+leasedColumns+`, live, EXISTS (SELECT 1 FROM del) FROM cur`,
-			int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.RequireLive), &live, new(bool))
+		m, err := scanMessage(s.pool.QueryRow(ctx, deleteSQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.RequireLive), &live, new(bool))
 		out = outcome(m, live)
 		return err
 	})
@@ -50,16 +68,7 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChan
 	var out baton.LeaseOutcome
 	err := retry(ctx, func() error {
 		var live bool
-		m, err := scanMessage(s.pool.QueryRow(ctx, `
-			WITH `+currentCTE+`,
-			upd AS (
-				UPDATE baton_messages u SET visible_at = $5 FROM cur
-				WHERE u.queue_id = $1 AND u.id = $2 AND cur.live
-				RETURNING 1)
-			SELECT `+leasedColumns+`, live,
-				(SELECT count(*) FROM (SELECT pg_notify($6, $7) FROM upd WHERE $5::timestamptz <= $4::timestamptz) n)
-			FROM cur`,
-			int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
+		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
 			wakeChannel, s.origin+" "+fmt.Sprint(p.QueueID)), &live, new(int64))
 		out = outcome(m, live)
 		return err

@@ -121,9 +121,10 @@ func (s *Store) numberFIFO(ctx context.Context, tx pgx.Tx, p baton.MessageSendPa
 func queueInsert(b *pgx.Batch, queueID uint64, m *baton.Message) {
 	b.Queue(`
 		INSERT INTO baton_messages (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number,
-			sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+			sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at,
+			body_md5)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		int64(queueID), m.ID, m.GroupID, m.Body, encodeMessageAttributes(m.Attributes), m.TraceHeader, m.DedupID, m.SequenceNumber,
 		m.SenderID, m.SentAt, m.DeadLetterSourceARN, m.VisibleAt, m.Leased, m.ReceiveCount, nullTime(m.FirstReceivedAt),
-		int64(m.Epoch), nullTime(m.LeasedAt))
+		int64(m.Epoch), nullTime(m.LeasedAt), m.BodyMD5)
 }

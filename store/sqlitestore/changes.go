@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math/bits"
+	"strings"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -19,10 +21,27 @@ type change interface {
 
 // statements are the writer's prepared statements.
 type statements struct {
+	// begin and commit open and commit the writer's transactions: prepared
+	// once, as the driver would otherwise prepare them for every commit, on
+	// the one goroutine every commit waits for.
+	begin, commit,
 	queuePut, queueSeq, queuePurged, queueDelete, tombstonePut,
 	msgInsert, msgState, msgDelete, msgMove, msgDeleteQueue,
 	dedupPut, dedupDeleteQueue, dedupPrune,
 	moveTaskPut *sql.Stmt
+	// msgInserts[k] inserts 1<<k messages in one statement.
+	msgInserts [insertSizes]*sql.Stmt
+}
+
+// insertSizes is how many multi-row inserts the writer prepares: of 1, 2,
+// 4, … 1<<(insertSizes-1) rows. One statement per row cost more in the
+// driver and database/sql than SQLite's work of inserting the row.
+const insertSizes = 6
+
+// msgInsertSQL inserts n messages.
+func msgInsertSQL(n int) string {
+	return `INSERT OR REPLACE INTO messages (pos, queue_id, id, state, trace_header, attributes, body, body_md5) VALUES ` +
+		strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?), `, n-1) + `(?, ?, ?, ?, ?, ?, ?, ?)`
 }
 
 // prepare prepares the writer's statements on its connection.
@@ -32,6 +51,8 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		dst **sql.Stmt
 		sql string
 	}{
+		{&st.begin, `BEGIN IMMEDIATE`},
+		{&st.commit, `COMMIT`},
 		{&st.queuePut, `INSERT INTO queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET account = excluded.account, name = excluded.name, attributes = excluded.attributes,
@@ -42,8 +63,7 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.queueDelete, `DELETE FROM queues WHERE id = ?`},
 		{&st.tombstonePut, `INSERT INTO deleted_queues (account, name, deleted_at) VALUES (?, ?, ?)
 			ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at`},
-		{&st.msgInsert, `INSERT OR REPLACE INTO messages (pos, queue_id, id, state, trace_header, attributes, body)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`},
+		{&st.msgInsert, msgInsertSQL(1)},
 		{&st.msgState, `UPDATE messages SET state = ? WHERE pos = ?`},
 		{&st.msgDelete, `DELETE FROM messages WHERE pos = ?`},
 		{&st.msgMove, `UPDATE OR REPLACE messages SET pos = ?, queue_id = ?, state = ? WHERE pos = ?`},
@@ -60,6 +80,14 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		}
 		*s.dst = stmt
 	}
+	st.msgInserts[0] = st.msgInsert
+	for k := 1; k < insertSizes; k++ {
+		stmt, err := conn.PrepareContext(ctx, msgInsertSQL(1<<k))
+		if err != nil {
+			return nil, fmt.Errorf("prepare the insert of %d messages: %w", 1<<k, err)
+		}
+		st.msgInserts[k] = stmt
+	}
 	return st, nil
 }
 
@@ -70,6 +98,27 @@ type txn struct {
 	// prune is, per FIFO queue, the latest deduplication cutoff of the
 	// transaction's sends: keys accepted before it are dropped at the end.
 	prune map[uint64]time.Time
+	// inserts are message inserts held back to be written together, by
+	// flush, before any other change.
+	inserts []*msgInsert
+	args    []any
+}
+
+// flush writes the held inserts, in as few statements as it can.
+func (t *txn) flush() error {
+	for len(t.inserts) > 0 {
+		k := min(bits.Len(uint(len(t.inserts)))-1, insertSizes-1)
+		n := 1 << k
+		t.args = t.args[:0]
+		for _, c := range t.inserts[:n] {
+			t.args = append(t.args, c.pos, int64(c.queueID), c.id, c.state, c.pay.trace, c.pay.attrs, c.pay.body, c.pay.bodyMD5)
+		}
+		if err := t.exec(t.st.msgInserts[k], t.args...); err != nil {
+			return err
+		}
+		t.inserts = t.inserts[n:]
+	}
+	return nil
 }
 
 func (t *txn) exec(s *sql.Stmt, args ...any) error {
@@ -168,8 +217,10 @@ type msgInsert struct {
 	pay     payload
 }
 
+// apply holds the insert back, for the transaction's flush.
 func (c *msgInsert) apply(t *txn) error {
-	return t.exec(t.st.msgInsert, c.pos, int64(c.queueID), c.id, c.state, c.pay.trace, c.pay.attrs, c.pay.body)
+	t.inserts = append(t.inserts, c)
+	return nil
 }
 
 // msgState writes a message's new state (a receive or visibility change).

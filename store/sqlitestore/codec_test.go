@@ -95,7 +95,7 @@ func TestPersistsEveryField(t *testing.T) {
 		known []string
 	}{
 		{baton.Message{}, []string{
-			"ID", "Body", "Attributes", "TraceHeader", // id and payload columns
+			"ID", "Body", "BodyMD5", "Attributes", "TraceHeader", // id and payload columns
 			"GroupID", "DedupID", "SequenceNumber", "SenderID", "SentAt", "DeadLetterSourceARN", // encodeState
 			"VisibleAt", "Leased", "ReceiveCount", "FirstReceivedAt", "Epoch", "LeasedAt",
 		}},

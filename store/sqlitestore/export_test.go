@@ -58,3 +58,18 @@ func HoldCommits(s *Store, release <-chan struct{}) (held <-chan struct{}, queue
 		return len(s.w.open.changes)
 	}
 }
+
+// UndoBodyMD5 takes the database at path back to the schema before the
+// body_md5 column, as an older baton left it.
+func UndoBodyMD5(path string) error {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Exec(`ALTER TABLE messages DROP COLUMN body_md5`); err != nil {
+		return err
+	}
+	_, err = db.Exec(`DELETE FROM schema_migrations WHERE version >= 3`)
+	return err
+}

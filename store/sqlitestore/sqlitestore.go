@@ -122,13 +122,14 @@ var _ baton.Store = (*Store)(nil)
 
 // payload is the part of a message kept on disk only.
 type payload struct {
-	body  string
-	attrs []byte // encodeAttributes
-	trace string
+	body    string
+	bodyMD5 string // empty in rows written before the column was
+	attrs   []byte // encodeAttributes
+	trace   string
 }
 
 func payloadOf(m *baton.Message) payload {
-	return payload{body: m.Body, attrs: encodeAttributes(m.Attributes), trace: m.TraceHeader}
+	return payload{body: m.Body, bodyMD5: m.BodyMD5, attrs: encodeAttributes(m.Attributes), trace: m.TraceHeader}
 }
 
 // fill puts p into m.
@@ -137,7 +138,7 @@ func (p payload) fill(m *baton.Message) error {
 	if err != nil {
 		return fmt.Errorf("message %s: %w", m.ID, err)
 	}
-	m.Body, m.Attributes, m.TraceHeader = p.body, attrs, p.trace
+	m.Body, m.BodyMD5, m.Attributes, m.TraceHeader = p.body, p.bodyMD5, attrs, p.trace
 	return nil
 }
 
@@ -390,7 +391,7 @@ func (s *Store) readPayloads(ctx context.Context, rows []int64, out map[int64]pa
 	for rs.Next() {
 		var pos int64
 		var p payload
-		if err := rs.Scan(&pos, &p.body, &p.attrs, &p.trace); err != nil {
+		if err := rs.Scan(&pos, &p.body, &p.attrs, &p.trace, &p.bodyMD5); err != nil {
 			return fmt.Errorf("sqlitestore: read bodies: %w", err)
 		}
 		out[pos] = p
@@ -408,7 +409,7 @@ func (s *Store) readStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	if st, ok := s.readStmts[n]; ok {
 		return st, nil
 	}
-	q := `SELECT pos, body, attributes, trace_header FROM messages WHERE pos IN (?` + strings.Repeat(", ?", n-1) + `)`
+	q := `SELECT pos, body, attributes, trace_header, body_md5 FROM messages WHERE pos IN (?` + strings.Repeat(", ?", n-1) + `)`
 	st, err := s.rdb.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: prepare body read: %w", err)
@@ -534,7 +535,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 	pays := make([]payload, len(p.Messages))
 	for i, m := range p.Messages {
 		c := *m
-		c.Body, c.Attributes, c.TraceHeader = "", nil, ""
+		c.Body, c.BodyMD5, c.Attributes, c.TraceHeader = "", "", nil, ""
 		bare[i] = &c
 		pays[i] = payloadOf(m)
 	}

@@ -192,7 +192,7 @@ func (w *writer) run() {
 // commit applies cs in one transaction.
 func (w *writer) commit(cs []change) (err error) {
 	ctx := context.Background()
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := w.st.begin.ExecContext(ctx); err != nil {
 		return fmt.Errorf("sqlitestore: begin: %w", err)
 	}
 	defer func() {
@@ -202,14 +202,24 @@ func (w *writer) commit(cs []change) (err error) {
 	}()
 	t := &txn{ctx: ctx, st: w.st}
 	for _, c := range cs {
+		// Inserts wait to be written together; any other change may
+		// act on a message inserted before it, so it flushes them.
+		if _, ok := c.(*msgInsert); !ok {
+			if err := t.flush(); err != nil {
+				return fmt.Errorf("sqlitestore: write: %w", err)
+			}
+		}
 		if err := c.apply(t); err != nil {
 			return fmt.Errorf("sqlitestore: write: %w", err)
 		}
 	}
+	if err := t.flush(); err != nil {
+		return fmt.Errorf("sqlitestore: write: %w", err)
+	}
 	if err := t.finish(); err != nil {
 		return fmt.Errorf("sqlitestore: write: %w", err)
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := w.st.commit.ExecContext(ctx); err != nil {
 		return fmt.Errorf("sqlitestore: commit: %w", err)
 	}
 	return nil

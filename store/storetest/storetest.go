@@ -152,6 +152,15 @@ func groups() []group {
 			{"Gone", testMessageChangeVisibilityGone},
 			{"UnknownQueue", testMessageChangeVisibilityUnknownQueue},
 		}},
+		{"MessageDeleteBatch", []test{
+			{"Mixed", testMessageDeleteBatchMixed},
+			{"RequireLive", testMessageDeleteBatchRequireLive},
+			{"UnknownQueue", testMessageDeleteBatchUnknownQueue},
+		}},
+		{"MessageChangeVisibilityBatch", []test{
+			{"Mixed", testMessageChangeVisibilityBatchMixed},
+			{"UnknownQueue", testMessageChangeVisibilityBatchUnknownQueue},
+		}},
 		{"MessageMove", []test{
 			{"Unleased", testMessageMoveUnleased},
 			{"CurrentLease", testMessageMoveCurrentLease},
@@ -458,6 +467,7 @@ func diffMessage(got, want *baton.Message) []string {
 	}
 	str("ID", got.ID, want.ID)
 	str("Body", got.Body, want.Body)
+	str("BodyMD5", got.BodyMD5, want.BodyMD5)
 	d = append(d, diffAttributes(got.Attributes, want.Attributes)...)
 	str("TraceHeader", got.TraceHeader, want.TraceHeader)
 	str("GroupID", got.GroupID, want.GroupID)
@@ -590,6 +600,8 @@ func fullMessage(n int, sentAt time.Time) *baton.Message {
 	return &baton.Message{
 		ID:   MessageID(n),
 		Body: "héllo, wörld ✓ 🚀\n\t<xml a=\"1\"> & 'quotes'\r\n",
+		// A store keeps the digest as given; it need not be right.
+		BodyMD5: "0123456789abcdef0123456789abcdef",
 		Attributes: map[string]baton.MessageAttribute{
 			"Str":       {DataType: "String", StringValue: "value ✓"},
 			"Num":       {DataType: "Number", StringValue: "-12.5e3"},

@@ -1,0 +1,101 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// MessageDeleteBatch deletes in one transaction, each entry as MessageDelete
+// does, its statements sent in one round trip.
+func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
+	ids := make([]string, len(p.Entries))
+	for i, en := range p.Entries {
+		ids[i] = en.MessageID
+	}
+	outs, err := s.leaseBatch(ctx, p.QueueID, ids, func(b *pgx.Batch, i int) {
+		en := p.Entries[i]
+		b.Queue(deleteSQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, p.RequireLive)
+	}, func(row pgx.Row, live *bool) (*baton.Message, error) {
+		return scanMessage(row, live, new(bool))
+	})
+	if err != nil && !errors.Is(err, baton.ErrNotFound) {
+		return nil, fmt.Errorf("pgstore: delete batch: %w", err)
+	}
+	return outs, err
+}
+
+// MessageChangeVisibilityBatch changes leases in one transaction, each
+// entry as MessageChangeVisibility does; the other servers hear of the
+// releases when it commits.
+func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
+	ids := make([]string, len(p.Entries))
+	for i, en := range p.Entries {
+		ids[i] = en.MessageID
+	}
+	wake := s.origin + " " + fmt.Sprint(p.QueueID)
+	outs, err := s.leaseBatch(ctx, p.QueueID, ids, func(b *pgx.Batch, i int) {
+		en := p.Entries[i]
+		b.Queue(changeVisibilitySQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, en.VisibleAt, wakeChannel, wake)
+	}, func(row pgx.Row, live *bool) (*baton.Message, error) {
+		return scanMessage(row, live, new(int64))
+	})
+	if err != nil && !errors.Is(err, baton.ErrNotFound) {
+		return nil, fmt.Errorf("pgstore: change visibility batch: %w", err)
+	}
+	return outs, err
+}
+
+// leaseBatch runs one lease statement per message of ids (queued by
+// queue) in a transaction that first checks that the queue exists, and
+// returns the outcomes in the order of ids. The statements run in message
+// id order, so two batches lock their rows in one order and cannot
+// deadlock; entries for one message keep their order among themselves.
+func (s *Store) leaseBatch(ctx context.Context, queueID uint64, ids []string,
+	queue func(b *pgx.Batch, i int), scan func(row pgx.Row, live *bool) (*baton.Message, error)) ([]baton.LeaseOutcome, error) {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	outs := make([]baton.LeaseOutcome, len(ids))
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID))
+		for _, i := range order {
+			queue(b, i)
+		}
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		var exists bool
+		if err := br.QueryRow().Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return baton.ErrNotFound
+		}
+		for _, i := range order {
+			var live bool
+			m, err := scan(br.QueryRow(), &live)
+			if errors.Is(err, pgx.ErrNoRows) {
+				outs[i] = baton.LeaseOutcome{Result: baton.LeaseGone}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			outs[i] = outcome(m, live)
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
