@@ -190,10 +190,11 @@ func (cfg ServeConfig) tlsConfig() (*tls.Config, error) {
 // only slow the start.
 func servePaced(ctx context.Context, cfg ServeConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	ready := make(chan string, 1)
 	var wg sync.WaitGroup
+	// Deferred calls run last first: cancel, then wait.
 	defer wg.Wait()
+	defer cancel()
 	wg.Go(func() {
 		select {
 		case <-ready:
