@@ -91,10 +91,42 @@ type queueState struct {
 	expiredFunc func(queueID uint64, messageID string)
 }
 
+// dedupEntry is an accepted deduplication key: when, and the message it
+// stored. The message's id and sequence number are kept parsed, as an
+// entry's are; other holds them as given when they do not parse.
 type dedupEntry struct {
-	messageID string
-	seq       string
-	at        time.Time
+	at    int64 // nanos(t)
+	seq   uint64
+	id    [16]byte
+	other *dedupStrings
+}
+
+type dedupStrings struct{ messageID, seq string }
+
+func newDedupEntry(messageID, seq string, at time.Time) dedupEntry {
+	d := dedupEntry{at: nanos(at)}
+	k, ok := ids.ParseUUID(messageID)
+	n, err := parseSeq(seq)
+	if ok && err == nil && seq != "" {
+		d.id, d.seq = k, n
+		return d
+	}
+	d.other = &dedupStrings{messageID: messageID, seq: seq}
+	return d
+}
+
+func (d *dedupEntry) messageID() string {
+	if d.other != nil {
+		return d.other.messageID
+	}
+	return ids.FormatUUID(d.id)
+}
+
+func (d *dedupEntry) sequenceNumber() string {
+	if d.other != nil {
+		return d.other.seq
+	}
+	return formatSeq(d.seq)
 }
 
 func (s *Store) newQueueState(q *baton.Queue) *queueState {
@@ -262,13 +294,13 @@ func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) ([]bat
 		var seq string
 		if qs.fifo {
 			key := p.DedupKeys[i]
-			if d, ok := qs.dedup[key]; ok && d.at.After(p.DedupCutoff) {
-				out[i] = baton.MessageSent{MessageID: d.messageID, SequenceNumber: d.seq, Duplicate: true}
+			if d, ok := qs.dedup[key]; ok && d.at > nanos(p.DedupCutoff) {
+				out[i] = baton.MessageSent{MessageID: d.messageID(), SequenceNumber: d.sequenceNumber(), Duplicate: true}
 				continue
 			}
 			qs.seq++
 			seq = formatSeq(qs.seq)
-			qs.dedup[key] = dedupEntry{messageID: m.ID, seq: seq, at: m.SentAt}
+			qs.dedup[key] = newDedupEntry(m.ID, seq, m.SentAt)
 		}
 		e := qs.newEntry(m)
 		if seq != "" {
@@ -286,12 +318,12 @@ func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) ([]bat
 // forgetDedup drops deduplication entries past the window, a few at a time
 // so no send pays for all of them.
 func (qs *queueState) forgetDedup(cutoff time.Time) {
-	n := 0
+	n, c := 0, nanos(cutoff)
 	for k, d := range qs.dedup {
 		if n++; n > 16 {
 			return
 		}
-		if !d.at.After(cutoff) {
+		if d.at <= c {
 			delete(qs.dedup, k)
 		}
 	}

@@ -50,7 +50,7 @@ func (s *Store) QueueRestore(p QueueRestoreParams) error {
 	qs.msgs = ids.NewMap[*entry](p.Messages)
 	qs.seq = seq
 	for _, d := range p.Dedup {
-		qs.dedup[d.Key] = dedupEntry{messageID: d.MessageID, seq: d.SequenceNumber, at: d.At}
+		qs.dedup[d.Key] = newDedupEntry(d.MessageID, d.SequenceNumber, d.At)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
