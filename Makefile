@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/baton-sqs/baton/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 15s
 
-.PHONY: help build test test-race lint fuzz bench loadtest run
+.PHONY: help build test test-race lint fuzz bench memory loadtest run
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ fuzz: ## Run each fuzz target for FUZZTIME
 
 bench: ## Run the Go benchmarks
 	go test -run='^$$' -bench=. -benchmem ./...
+
+memory: ## The built server's resident size with 1M queued messages and 10k long polls, and its restart time
+	go test ./e2e -run='^$$' -bench=Memory -benchtime=1x -timeout=30m
 
 loadtest: ## baton bench: an in-process Baton (memory, then sqlite) against the JSON ceiling
 	go run ./cmd/baton bench --self --store memory --ceiling --scenario all --rounds 3

@@ -24,7 +24,7 @@ const (
 
 // startBatonArgs starts the binary on 127.0.0.1:0 with extra serve flags,
 // like startBaton, and waits until /healthz answers.
-func startBatonArgs(t *testing.T, args ...string) *batonProcess {
+func startBatonArgs(t testing.TB, args ...string) *batonProcess {
 	t.Helper()
 	logs := &serverLog{addr: make(chan string, 1)}
 	cmd := exec.Command(batonBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)

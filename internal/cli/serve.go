@@ -11,10 +11,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/gcpace"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/spf13/cobra"
@@ -83,7 +85,7 @@ func serveCommand() *cobra.Command {
 				return err
 			}
 			cfg.Logs = cmd.ErrOrStderr()
-			return Serve(cmd.Context(), cfg, nil)
+			return servePaced(cmd.Context(), cfg)
 		},
 	}
 	f := cmd.Flags()
@@ -187,6 +189,32 @@ func (cfg ServeConfig) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// servePaced runs Serve with the collector paced (see gcpace) once the
+// server accepts requests: the process is the server's alone, unlike the
+// in-process servers of tests and bench --self. Not before: while the
+// store rebuilds its index the live heap grows fast, and a low GOGC would
+// only slow the start.
+func servePaced(ctx context.Context, cfg ServeConfig) error {
+	ctx, cancel := context.WithCancel(ctx)
+	ready := make(chan string, 1)
+	var wg sync.WaitGroup
+	// Deferred calls run last first: cancel, then wait.
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return
+		}
+		pacer := gcpace.New(0)
+		pacer.Start(ctx)
+		<-ctx.Done()
+		pacer.Stop()
+	})
+	return Serve(ctx, cfg, ready)
 }
 
 // Serve runs the server until ctx ends, then stops accepting, answers the

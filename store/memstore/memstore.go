@@ -2,10 +2,10 @@ package memstore
 
 import (
 	"container/heap"
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // Store is an in-memory baton.Store, safe for concurrent use.
@@ -64,8 +65,8 @@ var _ baton.Store = (*Store)(nil)
 type queueState struct {
 	mu     sync.Mutex
 	q      baton.Queue
-	msgs   map[string]*entry
-	ready  *list.List
+	msgs   ids.Map[*entry]
+	ready  readyList
 	hidden hiddenHeap
 	// leasedHidden counts the hidden messages that are in flight; the rest
 	// are delayed.
@@ -74,9 +75,14 @@ type queueState struct {
 	// groups holds every message in send order per GroupID ("" for
 	// messages without one); order lists the groups for round-robin
 	// receives, next is where the next receive starts.
-	groups map[string]*list.List
-	order  []string
+	groups map[string]*group
+	order  []*group
 	next   int
+
+	// senders are the distinct SenderIDs of the queue's messages, up to
+	// maxSenders; senderIdx maps each to its entry.sender.
+	senders   []string
+	senderIdx map[string]uint8
 
 	fifo  bool
 	seq   uint64
@@ -85,37 +91,66 @@ type queueState struct {
 	expiredFunc func(queueID uint64, messageID string)
 }
 
+// dedupEntry is an accepted deduplication key: when, and the message it
+// stored. The message's id and sequence number are kept parsed, as an
+// entry's are; other holds them as given when they do not parse.
 type dedupEntry struct {
-	messageID string
-	seq       string
-	at        time.Time
+	at    int64 // nanos(t)
+	seq   uint64
+	id    [16]byte
+	other *dedupStrings
 }
 
-type entry struct {
-	m       baton.Message
-	elem    *list.Element // in ready, or nil
-	heapIdx int           // in hidden, or -1
-	gelem   *list.Element // in its group's list
+type dedupStrings struct{ messageID, seq string }
+
+func newDedupEntry(messageID, seq string, at time.Time) dedupEntry {
+	d := dedupEntry{at: nanos(at)}
+	k, ok := ids.ParseUUID(messageID)
+	n, err := parseSeq(seq)
+	if ok && err == nil && seq != "" {
+		d.id, d.seq = k, n
+		return d
+	}
+	d.other = &dedupStrings{messageID: messageID, seq: seq}
+	return d
+}
+
+func (d *dedupEntry) messageID() string {
+	if d.other != nil {
+		return d.other.messageID
+	}
+	return ids.FormatUUID(d.id)
+}
+
+func (d *dedupEntry) sequenceNumber() string {
+	if d.other != nil {
+		return d.other.seq
+	}
+	return formatSeq(d.seq)
 }
 
 func (s *Store) newQueueState(q *baton.Queue) *queueState {
 	return &queueState{
-		q: cloneQueue(q), msgs: make(map[string]*entry), ready: list.New(),
-		groups: make(map[string]*list.List), fifo: q.IsFIFO(), dedup: make(map[string]dedupEntry),
+		q: cloneQueue(q), groups: make(map[string]*group), fifo: q.IsFIFO(), dedup: make(map[string]dedupEntry),
 		expiredFunc: s.expiredFunc,
 	}
 }
 
-// add stores a new entry: in its group and hidden until promoted.
-func (qs *queueState) add(e *entry) {
-	qs.msgs[e.m.ID] = e
-	g, ok := qs.groups[e.m.GroupID]
-	if !ok {
-		g = list.New()
-		qs.groups[e.m.GroupID] = g
-		qs.order = append(qs.order, e.m.GroupID)
+// add stores a new entry, of group groupID: in its group and hidden until
+// promoted.
+func (qs *queueState) add(e *entry, groupID string) {
+	if e.strID {
+		qs.msgs.Put(e.x.id, e)
+	} else {
+		qs.msgs.PutUUID(e.key, e)
 	}
-	e.gelem = g.PushBack(e)
+	g, ok := qs.groups[groupID]
+	if !ok {
+		g = &group{id: groupID}
+		qs.groups[groupID] = g
+		qs.order = append(qs.order, g)
+	}
+	g.pushBack(e)
 	qs.hide(e)
 }
 
@@ -243,6 +278,7 @@ func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
 	fresh.seq = qs.seq
 	qs.q, qs.msgs, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.msgs, fresh.ready, nil, 0
 	qs.groups, qs.order, qs.next, qs.dedup = fresh.groups, nil, 0, fresh.dedup
+	qs.senders, qs.senderIdx = nil, nil
 	return nil
 }
 
@@ -255,19 +291,25 @@ func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) ([]bat
 	defer qs.mu.Unlock()
 	out := make([]baton.MessageSent, len(p.Messages))
 	for i, m := range p.Messages {
-		e := &entry{m: cloneMessage(m), heapIdx: -1}
+		var seq string
 		if qs.fifo {
 			key := p.DedupKeys[i]
-			if d, ok := qs.dedup[key]; ok && d.at.After(p.DedupCutoff) {
-				out[i] = baton.MessageSent{MessageID: d.messageID, SequenceNumber: d.seq, Duplicate: true}
+			if d, ok := qs.dedup[key]; ok && d.at > nanos(p.DedupCutoff) {
+				out[i] = baton.MessageSent{MessageID: d.messageID(), SequenceNumber: d.sequenceNumber(), Duplicate: true}
 				continue
 			}
 			qs.seq++
-			e.m.SequenceNumber = formatSeq(qs.seq)
-			qs.dedup[key] = dedupEntry{messageID: e.m.ID, seq: e.m.SequenceNumber, at: e.m.SentAt}
+			seq = formatSeq(qs.seq)
+			qs.dedup[key] = newDedupEntry(m.ID, seq, m.SentAt)
 		}
-		qs.add(e)
-		out[i] = baton.MessageSent{MessageID: e.m.ID, SequenceNumber: e.m.SequenceNumber}
+		e := qs.newEntry(m)
+		if seq != "" {
+			e.extra().seq = seq
+		} else {
+			seq = m.SequenceNumber
+		}
+		qs.add(e, m.GroupID)
+		out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: seq}
 	}
 	qs.forgetDedup(p.DedupCutoff)
 	return out, nil
@@ -276,12 +318,12 @@ func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) ([]bat
 // forgetDedup drops deduplication entries past the window, a few at a time
 // so no send pays for all of them.
 func (qs *queueState) forgetDedup(cutoff time.Time) {
-	n := 0
+	n, c := 0, nanos(cutoff)
 	for k, d := range qs.dedup {
 		if n++; n > 16 {
 			return
 		}
-		if !d.at.After(cutoff) {
+		if d.at <= c {
 			delete(qs.dedup, k)
 		}
 	}
@@ -298,45 +340,49 @@ const seqBase = 10000000000000000000
 // promote on the next read.
 func (qs *queueState) hide(e *entry) {
 	heap.Push(&qs.hidden, e)
-	if e.m.Leased {
+	if e.isLeased {
 		qs.leasedHidden++
 	}
 }
 
 func (qs *queueState) unhide(e *entry) {
-	heap.Remove(&qs.hidden, e.heapIdx)
-	if e.m.Leased {
+	heap.Remove(&qs.hidden, int(e.heapIdx))
+	if e.isLeased {
 		qs.leasedHidden--
 	}
 }
 
 // promote moves the hidden messages that are visible at now to ready.
 func (qs *queueState) promote(now time.Time) {
-	for len(qs.hidden) > 0 && !qs.hidden[0].m.VisibleAt.After(now) {
+	n := nanos(now)
+	for len(qs.hidden) > 0 && qs.hidden[0].visibleAt <= n {
 		e := qs.hidden[0]
 		qs.unhide(e)
-		e.elem = qs.ready.PushBack(e)
+		qs.ready.pushBack(e)
 	}
 }
 
 func (qs *queueState) remove(e *entry) {
-	if e.elem != nil {
-		qs.ready.Remove(e.elem)
-		e.elem = nil
+	if e.ready {
+		qs.ready.remove(e)
 	} else if e.heapIdx >= 0 {
 		qs.unhide(e)
 	}
-	g := qs.groups[e.m.GroupID]
-	g.Remove(e.gelem)
-	if g.Len() == 0 {
-		delete(qs.groups, e.m.GroupID)
-		i := slices.Index(qs.order, e.m.GroupID)
+	g := e.g
+	g.remove(e)
+	if g.n == 0 {
+		delete(qs.groups, g.id)
+		i := slices.Index(qs.order, g)
 		qs.order = slices.Delete(qs.order, i, i+1)
 		if qs.next > i {
 			qs.next--
 		}
 	}
-	delete(qs.msgs, e.m.ID)
+	if e.strID {
+		qs.msgs.Delete(e.x.id)
+	} else {
+		qs.msgs.DeleteUUID(e.key)
+	}
 }
 
 func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
@@ -358,35 +404,37 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 	}
 	out := make([]*baton.Message, 0, len(taken))
 	var stayVisible []*entry
+	now, visibleAt := nanos(p.Now), nanos(p.VisibleAt)
 	for _, e := range taken {
-		qs.ready.Remove(e.elem)
-		e.elem = nil
-		m := &e.m
-		m.ReceiveCount++
-		m.Epoch++
-		if m.FirstReceivedAt.IsZero() {
-			m.FirstReceivedAt = p.Now
+		qs.ready.remove(e)
+		if e.receiveCount < math.MaxInt32 {
+			e.receiveCount++
 		}
-		m.Leased = true
-		m.LeasedAt = p.Now
-		m.VisibleAt = p.VisibleAt
+		e.epoch++
+		if e.firstReceived == zeroNanos {
+			e.firstReceived = now
+		}
+		e.isLeased = true
+		e.leased = now
+		e.visibleAt = visibleAt
 		if p.VisibleAt.After(p.Now) {
 			qs.hide(e)
 		} else {
 			stayVisible = append(stayVisible, e)
 		}
-		c := cloneMessage(m)
-		out = append(out, &c)
+		m := qs.message(e, e.id())
+		m.Attributes = cloneAttributes(m.Attributes)
+		out = append(out, &m)
 	}
 	for _, e := range stayVisible {
-		e.elem = qs.ready.PushBack(e)
+		qs.ready.pushBack(e)
 	}
 	return out, nil
 }
 
 // expired drops e if it is past retention and reports whether it did.
 func (qs *queueState) expired(e *entry, p baton.MessageReceiveParams) bool {
-	if e.m.SentAt.Before(p.RetentionCutoff) {
+	if e.sentAt < nanos(p.RetentionCutoff) {
 		qs.dropExpired(e)
 		return true
 	}
@@ -397,19 +445,19 @@ func (qs *queueState) expired(e *entry, p baton.MessageReceiveParams) bool {
 func (qs *queueState) dropExpired(e *entry) {
 	qs.remove(e)
 	if qs.expiredFunc != nil {
-		qs.expiredFunc(qs.q.ID, e.m.ID)
+		qs.expiredFunc(qs.q.ID, e.id())
 	}
 }
 
 // pickReady takes visible messages in the order they became visible.
 func (qs *queueState) pickReady(p baton.MessageReceiveParams) []*entry {
 	var taken []*entry
-	for el := qs.ready.Front(); el != nil && len(taken) < p.Max; {
-		e := el.Value.(*entry)
-		el = el.Next()
+	for e := qs.ready.head; e != nil && len(taken) < p.Max; {
+		next := e.next
 		if !qs.expired(e, p) {
 			taken = append(taken, e)
 		}
+		e = next
 	}
 	return taken
 }
@@ -422,12 +470,12 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
 		progress = false
 		for n := len(qs.order); n > 0 && len(taken) < p.Max; n-- {
 			qs.next %= len(qs.order)
-			g := qs.groups[qs.order[qs.next]]
+			g := qs.order[qs.next]
 			qs.next++
-			for el := g.Front(); el != nil; {
-				e := el.Value.(*entry)
-				el = el.Next()
-				if e.elem == nil || slices.Contains(taken, e) || qs.expired(e, p) {
+			for e := g.head; e != nil; {
+				next := e.gnext
+				if !e.ready || slices.Contains(taken, e) || qs.expired(e, p) {
+					e = next
 					continue
 				}
 				taken = append(taken, e)
@@ -449,20 +497,21 @@ func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []*entry {
 	var taken []*entry
 	for n := len(qs.order); n > 0 && len(taken) < p.Max && len(qs.order) > 0; n-- {
 		qs.next %= len(qs.order)
-		g := qs.groups[qs.order[qs.next]]
+		g := qs.order[qs.next]
 		qs.next++
-		for el := g.Front(); el != nil && len(taken) < p.Max; {
-			e := el.Value.(*entry)
-			el = el.Next()
-			if e.elem == nil {
-				if e.m.Leased {
+		for e := g.head; e != nil && len(taken) < p.Max; {
+			next := e.gnext
+			if !e.ready {
+				if e.isLeased {
 					break // in flight: the rest of the group waits
 				}
+				e = next
 				continue // delayed
 			}
 			if !qs.expired(e, p) {
 				taken = append(taken, e)
 			}
+			e = next
 		}
 	}
 	return taken
@@ -471,11 +520,11 @@ func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []*entry {
 // leaseOf finds the message and tells whether the receipt's epoch names its
 // current, unexpired lease.
 func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (*entry, baton.LeaseResult) {
-	e, ok := qs.msgs[id]
+	e, ok := qs.msgs.Get(id)
 	if !ok {
 		return nil, baton.LeaseGone
 	}
-	if e.m.Epoch != epoch || !e.m.Leased || !e.m.VisibleAt.After(now) {
+	if e.epoch != epoch || !e.isLeased || e.visibleAt <= nanos(now) {
 		return e, baton.LeaseLapsed
 	}
 	return e, baton.LeaseCurrent
@@ -492,7 +541,7 @@ func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (b
 	if e == nil {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
-	before := e.m
+	before := qs.message(e, p.MessageID)
 	if res == baton.LeaseCurrent || !p.RequireLive {
 		qs.remove(e)
 	}
@@ -510,14 +559,14 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 	if e == nil {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
-	before := e.m
+	before := qs.message(e, p.MessageID)
 	if res == baton.LeaseCurrent {
 		qs.unhide(e)
-		e.m.VisibleAt = p.VisibleAt
+		e.visibleAt = nanos(p.VisibleAt)
 		if p.VisibleAt.After(p.Now) {
 			qs.hide(e)
 		} else {
-			e.elem = qs.ready.PushBack(e)
+			qs.ready.pushBack(e)
 		}
 	}
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil
@@ -543,11 +592,11 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 	second.mu.Lock()
 	defer second.mu.Unlock()
 
-	e, ok := from.msgs[p.MessageID]
+	e, ok := from.msgs.Get(p.MessageID)
 	if !ok {
 		return baton.LeaseOutcome{Result: baton.LeaseGone}, nil
 	}
-	before := e.m
+	before := from.message(e, p.MessageID)
 	res := baton.LeaseCurrent
 	if p.Epoch != 0 {
 		if _, res = from.leaseOf(p.MessageID, p.Epoch, p.Now); res != baton.LeaseCurrent {
@@ -555,7 +604,7 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 		}
 	}
 	from.remove(e)
-	m := e.m
+	m := before
 	m.VisibleAt = p.Now
 	m.Leased = false
 	m.ReceiveCount = p.ReceiveCount
@@ -563,7 +612,7 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 	if p.ResetSentAt {
 		m.SentAt = p.Now
 	}
-	to.add(&entry{m: m, heapIdx: -1})
+	to.add(to.newEntry(&m), m.GroupID)
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil
 }
 
@@ -576,18 +625,22 @@ func (s *Store) MessageStats(_ context.Context, p baton.MessageStatsParams) (bat
 	defer qs.mu.Unlock()
 	qs.promote(p.Now)
 	st := baton.MessageStats{
-		Visible:  qs.ready.Len(),
+		Visible:  qs.ready.n,
 		InFlight: qs.leasedHidden,
 		Delayed:  len(qs.hidden) - qs.leasedHidden,
 	}
 	if len(qs.hidden) > 0 {
-		st.NextVisibleAt = qs.hidden[0].m.VisibleAt
+		st.NextVisibleAt = timeOf(qs.hidden[0].visibleAt)
 	}
 	// Each group is in send order, so the oldest message heads a group.
+	oldest, found := int64(0), false
 	for _, g := range qs.groups {
-		if at := g.Front().Value.(*entry).m.SentAt; st.OldestSentAt.IsZero() || at.Before(st.OldestSentAt) {
-			st.OldestSentAt = at
+		if at := g.head.sentAt; !found || at < oldest {
+			oldest, found = at, true
 		}
+	}
+	if found {
+		st.OldestSentAt = timeOf(oldest)
 	}
 	return st, nil
 }
@@ -600,8 +653,9 @@ func (s *Store) MessageExpire(_ context.Context, queueID uint64, cutoff time.Tim
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	n := 0
-	for _, e := range qs.msgs {
-		if e.m.SentAt.Before(cutoff) {
+	c := nanos(cutoff)
+	for e := range qs.msgs.Values() {
+		if e.sentAt < c {
 			qs.dropExpired(e)
 			n++
 		}
@@ -623,19 +677,19 @@ func cloneQueue(q *baton.Queue) baton.Queue {
 	return c
 }
 
-// cloneMessage copies m deeply, so that neither the caller of MessageSend nor
-// the receiver of a returned message shares its attribute map or binary
-// values with the store.
-func cloneMessage(m *baton.Message) baton.Message {
-	c := *m
-	if m.Attributes != nil {
-		c.Attributes = make(map[string]baton.MessageAttribute, len(m.Attributes))
-		for k, a := range m.Attributes {
-			if a.BinaryValue != nil {
-				a.BinaryValue = append([]byte(nil), a.BinaryValue...)
-			}
-			c.Attributes[k] = a
+// cloneAttributes copies attrs deeply, so that neither the caller of
+// MessageSend nor the receiver of a returned message shares the attribute
+// map or binary values with the store.
+func cloneAttributes(attrs map[string]baton.MessageAttribute) map[string]baton.MessageAttribute {
+	if attrs == nil {
+		return nil
+	}
+	c := make(map[string]baton.MessageAttribute, len(attrs))
+	for k, a := range attrs {
+		if a.BinaryValue != nil {
+			a.BinaryValue = append([]byte(nil), a.BinaryValue...)
 		}
+		c[k] = a
 	}
 	return c
 }
@@ -645,16 +699,16 @@ type hiddenHeap []*entry
 
 func (h hiddenHeap) Len() int { return len(h) }
 func (h hiddenHeap) Less(i, j int) bool {
-	return h[i].m.VisibleAt.Before(h[j].m.VisibleAt)
+	return h[i].visibleAt < h[j].visibleAt
 }
 func (h hiddenHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+	h[i].heapIdx = int32(i)
+	h[j].heapIdx = int32(j)
 }
 func (h *hiddenHeap) Push(x any) {
 	e := x.(*entry)
-	e.heapIdx = len(*h)
+	e.heapIdx = int32(len(*h))
 	*h = append(*h, e)
 }
 func (h *hiddenHeap) Pop() any {

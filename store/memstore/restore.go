@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // A durable store keeps its working set in a memstore and rebuilds it when it
@@ -46,10 +47,10 @@ func (s *Store) QueueRestore(p QueueRestoreParams) error {
 		return err
 	}
 	qs := s.newQueueState(p.Queue)
-	qs.msgs = make(map[string]*entry, p.Messages)
+	qs.msgs = ids.NewMap[*entry](p.Messages)
 	qs.seq = seq
 	for _, d := range p.Dedup {
-		qs.dedup[d.Key] = dedupEntry{messageID: d.MessageID, seq: d.SequenceNumber, at: d.At}
+		qs.dedup[d.Key] = newDedupEntry(d.MessageID, d.SequenceNumber, d.At)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,7 +77,7 @@ func (s *Store) MessageRestore(queueID uint64, m *baton.Message) error {
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	qs.add(&entry{m: cloneMessage(m), heapIdx: -1})
+	qs.add(qs.newEntry(m), m.GroupID)
 	return nil
 }
 

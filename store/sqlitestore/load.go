@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -87,7 +88,8 @@ func (s *Store) load(ctx context.Context) error {
 		}
 		if q := queues[uint64(id)]; q != nil {
 			q.Messages = n
-			s.rows[stripe(uint64(id))][uint64(id)] = make(map[string]int64, n)
+			m := ids.NewMap[int64](n)
+			s.rows[stripe(uint64(id))][uint64(id)] = &m
 		}
 	}
 	if err := rows.Close(); err != nil {

@@ -16,6 +16,7 @@ import (
 	sqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -102,7 +103,7 @@ type Store struct {
 	dropped [stripes][]string
 	// rows maps, per stripe, each queue's messages to their pos, the key
 	// of their database row; guarded by the stripe's lock.
-	rows [stripes]map[uint64]map[string]int64
+	rows [stripes]map[uint64]*ids.Map[int64]
 	// pos numbers messages in the order they joined their queue.
 	pos atomic.Int64
 
@@ -159,7 +160,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, lock: lock, pending: make(map[string]payload), readStmts: make(map[int]*sql.Stmt)}
 	for i := range s.rows {
-		s.rows[i] = make(map[uint64]map[string]int64)
+		s.rows[i] = make(map[uint64]*ids.Map[int64])
 	}
 	s.index = memstore.NewWithOptions(memstore.Options{ExpiredFunc: s.expired})
 	if err := s.open(ctx, opts); err != nil {
@@ -304,26 +305,32 @@ func (s *Store) takeDropped(i int, queueID uint64) []change {
 func (s *Store) remember(i int, queueID uint64, id string, pos int64) {
 	q := s.rows[i][queueID]
 	if q == nil {
-		q = make(map[string]int64)
+		q = new(ids.Map[int64])
 		s.rows[i][queueID] = q
 	}
-	q[id] = pos
+	q.Put(id, pos)
 }
 
 // rowOf returns the pos of a message of queueID, if it has one; the caller
 // holds the queue's stripe i.
 func (s *Store) rowOf(i int, queueID uint64, id string) (int64, bool) {
-	pos, ok := s.rows[i][queueID][id]
-	return pos, ok
+	q := s.rows[i][queueID]
+	if q == nil {
+		return 0, false
+	}
+	return q.Get(id)
 }
 
 // forget drops and returns the pos of a message of queueID; the caller
 // holds the queue's stripe i.
 func (s *Store) forget(i int, queueID uint64, id string) (int64, bool) {
 	q := s.rows[i][queueID]
-	pos, ok := q[id]
+	if q == nil {
+		return 0, false
+	}
+	pos, ok := q.Get(id)
 	if ok {
-		delete(q, id)
+		q.Delete(id)
 	}
 	return pos, ok
 }

@@ -1,0 +1,222 @@
+package memstore
+
+import (
+	"math"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/ids"
+)
+
+// An index of millions of messages is mostly entries, so an entry is kept
+// small (112 bytes): times as Unix nanoseconds, the id as its 16 bytes when
+// it is a UUID (the engine's), the ready list and the groups linked through
+// the entries themselves, the sender as an index into its queue's table of
+// senders, and whatever most messages of the durable store lack (body,
+// attributes, FIFO fields) out of line in an extra, nil when empty.
+
+// entry is one message in its queue's index.
+type entry struct {
+	// prev and next link the ready list, while ready.
+	prev, next *entry
+	// gprev and gnext link the group, in send order.
+	gprev, gnext *entry
+	g            *group
+	x            *extra
+	// key is the id, parsed, unless strID (then x.id is the id).
+	key                                      [16]byte
+	sentAt, visibleAt, firstReceived, leased int64 // nanos(t)
+	heapIdx                                  int32 // in hidden, or -1
+	receiveCount                             int32
+	epoch                                    uint32
+	// sender is the SenderID: "" if 0, qs.senders[sender-1] up to
+	// maxSenders, x.sender if senderInExtra.
+	sender   uint8
+	isLeased bool
+	ready    bool
+	strID    bool
+}
+
+// extra holds what the messages of the durable store's index mostly lack.
+type extra struct {
+	id, body, trace, dedupID, seq, sender, deadLetterSource string
+	attrs                                                   map[string]baton.MessageAttribute
+}
+
+// Senders beyond maxSenders distinct ones in a queue are kept in the extra.
+const (
+	maxSenders    = 254
+	senderInExtra = 255
+)
+
+// zeroNanos stands for the zero time, before every other.
+const zeroNanos = math.MinInt64
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return zeroNanos
+	}
+	return t.UnixNano()
+}
+
+func timeOf(n int64) time.Time {
+	if n == zeroNanos {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func (e *entry) extra() *extra {
+	if e.x == nil {
+		e.x = &extra{}
+	}
+	return e.x
+}
+
+// id returns the message id.
+func (e *entry) id() string {
+	if e.strID {
+		return e.x.id
+	}
+	return ids.FormatUUID(e.key)
+}
+
+// newEntry makes the entry of m for queue qs, copying m's attributes; add
+// puts it in the queue.
+func (qs *queueState) newEntry(m *baton.Message) *entry {
+	e := &entry{
+		sentAt: nanos(m.SentAt), visibleAt: nanos(m.VisibleAt), firstReceived: nanos(m.FirstReceivedAt),
+		leased: nanos(m.LeasedAt), heapIdx: -1, receiveCount: int32(min(m.ReceiveCount, math.MaxInt32)),
+		epoch: m.Epoch, isLeased: m.Leased,
+	}
+	if k, ok := ids.ParseUUID(m.ID); ok {
+		e.key = k
+	} else {
+		e.strID = true
+		e.extra().id = m.ID
+	}
+	if m.Body != "" || m.TraceHeader != "" || m.DedupID != "" || m.SequenceNumber != "" || m.DeadLetterSourceARN != "" || m.Attributes != nil {
+		x := e.extra()
+		x.body, x.trace, x.dedupID, x.seq, x.deadLetterSource = m.Body, m.TraceHeader, m.DedupID, m.SequenceNumber, m.DeadLetterSourceARN
+		x.attrs = cloneAttributes(m.Attributes)
+	}
+	qs.setSender(e, m.SenderID)
+	return e
+}
+
+// setSender records the entry's SenderID in qs's table of senders.
+func (qs *queueState) setSender(e *entry, sender string) {
+	if e.x != nil {
+		e.x.sender = ""
+	}
+	if sender == "" {
+		e.sender = 0
+		return
+	}
+	if i, ok := qs.senderIdx[sender]; ok {
+		e.sender = i
+		return
+	}
+	if len(qs.senders) < maxSenders {
+		if qs.senderIdx == nil {
+			qs.senderIdx = make(map[string]uint8)
+		}
+		qs.senders = append(qs.senders, sender)
+		e.sender = uint8(len(qs.senders))
+		qs.senderIdx[sender] = e.sender
+		return
+	}
+	e.sender = senderInExtra
+	e.extra().sender = sender
+}
+
+func (qs *queueState) senderOf(e *entry) string {
+	switch e.sender {
+	case 0:
+		return ""
+	case senderInExtra:
+		return e.x.sender
+	}
+	return qs.senders[e.sender-1]
+}
+
+// message returns e as a Message whose id is id (e's, which the caller
+// has at hand). Its attributes are e's own: callers only read them.
+func (qs *queueState) message(e *entry, id string) baton.Message {
+	m := baton.Message{
+		ID: id, GroupID: e.g.id, SenderID: qs.senderOf(e),
+		SentAt: timeOf(e.sentAt), VisibleAt: timeOf(e.visibleAt), Leased: e.isLeased,
+		ReceiveCount: int(e.receiveCount), FirstReceivedAt: timeOf(e.firstReceived), Epoch: e.epoch,
+		LeasedAt: timeOf(e.leased),
+	}
+	if x := e.x; x != nil {
+		m.Body, m.Attributes, m.TraceHeader, m.DedupID = x.body, x.attrs, x.trace, x.dedupID
+		m.SequenceNumber, m.DeadLetterSourceARN = x.seq, x.deadLetterSource
+	}
+	return m
+}
+
+// group is the messages of one GroupID in send order.
+type group struct {
+	id         string
+	head, tail *entry
+	n          int
+}
+
+func (g *group) pushBack(e *entry) {
+	e.g, e.gprev, e.gnext = g, g.tail, nil
+	if g.tail != nil {
+		g.tail.gnext = e
+	} else {
+		g.head = e
+	}
+	g.tail = e
+	g.n++
+}
+
+func (g *group) remove(e *entry) {
+	if e.gprev != nil {
+		e.gprev.gnext = e.gnext
+	} else {
+		g.head = e.gnext
+	}
+	if e.gnext != nil {
+		e.gnext.gprev = e.gprev
+	} else {
+		g.tail = e.gprev
+	}
+	e.gprev, e.gnext = nil, nil
+	g.n--
+}
+
+// readyList is the visible messages in the order they became visible.
+type readyList struct {
+	head, tail *entry
+	n          int
+}
+
+func (l *readyList) pushBack(e *entry) {
+	e.prev, e.next, e.ready = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = e
+	} else {
+		l.head = e
+	}
+	l.tail = e
+	l.n++
+}
+
+func (l *readyList) remove(e *entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.tail = e.prev
+	}
+	e.prev, e.next, e.ready = nil, nil, false
+	l.n--
+}
