@@ -39,7 +39,7 @@ fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz='^FuzzParseBatchItemFailures$$' -fuzztime=$(FUZZTIME) ./worker
 
 bench: ## Run the Go benchmarks
-	go test -run='^$$' -bench=. -benchmem ./...
+	go test -run='^$$' -bench=. -benchmem $$(go list ./... | grep -v /e2e)
 
 memory: ## The built server's resident size with 1M queued messages and 10k long polls, and its restart time
 	go test ./e2e -run='^$$' -bench=Memory -benchtime=1x -timeout=30m

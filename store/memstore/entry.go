@@ -39,8 +39,8 @@ type entry struct {
 
 // extra holds what the messages of the durable store's index mostly lack.
 type extra struct {
-	id, body, trace, dedupID, seq, sender, deadLetterSource string
-	attrs                                                   map[string]baton.MessageAttribute
+	id, body, bodyMD5, trace, dedupID, seq, sender, deadLetterSource string
+	attrs                                                            map[string]baton.MessageAttribute
 }
 
 // Senders beyond maxSenders distinct ones in a queue are kept in the extra.
@@ -95,9 +95,9 @@ func (qs *queueState) newEntry(m *baton.Message) *entry {
 		e.strID = true
 		e.extra().id = m.ID
 	}
-	if m.Body != "" || m.TraceHeader != "" || m.DedupID != "" || m.SequenceNumber != "" || m.DeadLetterSourceARN != "" || m.Attributes != nil {
+	if m.Body != "" || m.BodyMD5 != "" || m.TraceHeader != "" || m.DedupID != "" || m.SequenceNumber != "" || m.DeadLetterSourceARN != "" || m.Attributes != nil {
 		x := e.extra()
-		x.body, x.trace, x.dedupID, x.seq, x.deadLetterSource = m.Body, m.TraceHeader, m.DedupID, m.SequenceNumber, m.DeadLetterSourceARN
+		x.body, x.bodyMD5, x.trace, x.dedupID, x.seq, x.deadLetterSource = m.Body, m.BodyMD5, m.TraceHeader, m.DedupID, m.SequenceNumber, m.DeadLetterSourceARN
 		x.attrs = cloneAttributes(m.Attributes)
 	}
 	qs.setSender(e, m.SenderID)
@@ -150,7 +150,7 @@ func (qs *queueState) message(e *entry, id string) baton.Message {
 		LeasedAt: timeOf(e.leased),
 	}
 	if x := e.x; x != nil {
-		m.Body, m.Attributes, m.TraceHeader, m.DedupID = x.body, x.attrs, x.trace, x.dedupID
+		m.Body, m.BodyMD5, m.Attributes, m.TraceHeader, m.DedupID = x.body, x.bodyMD5, x.attrs, x.trace, x.dedupID
 		m.SequenceNumber, m.DeadLetterSourceARN = x.seq, x.deadLetterSource
 	}
 	return m
