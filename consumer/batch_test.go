@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // Per-item results: failed items are released with backoff in one
@@ -83,7 +84,7 @@ func TestBatchResults(t *testing.T) {
 					}
 					return tt.results(b)
 				}), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 6 * time.Second, Jitter: consumer.NoJitter}), consumer.WithConcurrency(1))
-				checkFor(t, 5*time.Second, func() error {
+				poll.For(t, 5*time.Second, func() error {
 					settled := 0
 					for _, m := range h.states() {
 						if m.Deleted || !m.InFlight || m.VisibleAt.After(h.clock.Now()) && m.VisibleAt.Sub(h.clock.Now()) < 10*time.Second {

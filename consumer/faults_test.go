@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // holdUntil returns a handler that reports progress every second of fake
@@ -88,7 +89,7 @@ func TestRenewalSurvivesFaults(t *testing.T) {
 				h.start(holdUntil(h.clock, g, nil, nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
 				h.advance(60*time.Second, 500*time.Millisecond)
 				g.open()
-				checkFor(t, 5*time.Second, func() error {
+				poll.For(t, 5*time.Second, func() error {
 					if !h.state(id).Deleted {
 						return fmt.Errorf("not deleted")
 					}
@@ -210,7 +211,7 @@ func TestLateDelete(t *testing.T) {
 			return nil // finished anyway
 		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1))
 		h.advance(30*time.Second, time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := h.obs.Count(consumer.EventLateDelete); n != 1 {
 				return fmt.Errorf("late deletes %d, want 1", n)
 			}
@@ -293,7 +294,7 @@ func TestReleaseWaitsForRenewal(t *testing.T) {
 			consumer.WithRenewAhead(10*time.Second),
 			consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 9 * time.Second, Jitter: consumer.NoJitter}))
 		h.advance(20*time.Second, time.Second) // the renewal is now in flight, stuck for 2 s
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if len(cmvCalls(h)) != 1 {
 				return fmt.Errorf("renewal not sent")
 			}
@@ -301,7 +302,7 @@ func TestReleaseWaitsForRenewal(t *testing.T) {
 		})
 		g.open() // the handler fails while the renewal is in flight
 		h.advance(3*time.Second, 500*time.Millisecond)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if len(cmvCalls(h)) != 2 {
 				return fmt.Errorf("release not sent")
 			}

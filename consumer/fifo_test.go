@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // journal records handler calls in order and checks that no two messages
@@ -78,7 +79,7 @@ func TestFIFOGroupOrder(t *testing.T) {
 			defer j.end(d)
 			return nil
 		}), consumer.WithConcurrency(3))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := len(j.list()); n != 9 {
 				return fmt.Errorf("%d handled, want 9", n)
 			}
@@ -115,7 +116,7 @@ func TestFIFOFailureSkipsRestOfGroup(t *testing.T) {
 			}
 			return err
 		}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
 				return fmt.Errorf("group-skipped releases %d, want 2", got)
 			}
@@ -153,7 +154,7 @@ func TestFIFONotReadyChangesVisibility(t *testing.T) {
 			once.Do(func() { err = consumer.NotReady(8 * time.Second) })
 			return err
 		}), consumer.WithConcurrency(2))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
 				return fmt.Errorf("not-ready releases %d, want 1", got)
 			}

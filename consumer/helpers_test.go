@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // recorder keeps every event the consumer under test reports.
@@ -27,23 +28,6 @@ type recorder = consumertest.Recorder
 func bubble(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	synctest.Test(t, f)
-}
-
-// checkFor polls cond until it returns nil or timeout passes (on the
-// bubble's clock inside a bubble).
-func checkFor(tb testing.TB, timeout time.Duration, cond func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // harness runs a consumer against the fake SQS on a fake clock.
@@ -94,7 +78,7 @@ func (h *harness) run(c *consumer.Consumer) {
 	h.done = make(chan error, 1)
 	go func() { h.done <- c.Run(context.Background()) }()
 	h.t.Cleanup(func() { h.stop() })
-	checkFor(h.t, 5*time.Second, func() error {
+	poll.For(h.t, 5*time.Second, func() error {
 		if len(h.sqs.Calls("ReceiveMessage")) == 0 {
 			return fmt.Errorf("no receive yet")
 		}

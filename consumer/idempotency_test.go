@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // openSQLite opens a SQLite database in a temporary file with its
@@ -224,7 +225,7 @@ func TestIdempotencyMiddleware(t *testing.T) {
 					runs.Add(1)
 					return nil
 				}), consumer.WithMiddleware(consumer.Idempotency(store)), consumer.WithVisibilityTimeout(30*time.Second))
-				checkFor(t, 5*time.Second, func() error {
+				poll.For(t, 5*time.Second, func() error {
 					if runs.Load() != 1 {
 						return fmt.Errorf("runs %d", runs.Load())
 					}
@@ -268,7 +269,7 @@ func TestIdempotencyInProgressFollowsLease(t *testing.T) {
 		var runs atomic.Int32
 		h.start(holdFirst(h.clock, g, &runs), consumer.WithMiddleware(consumer.Idempotency(store, consumer.WithKey(consumer.KeyByBodyHash))),
 			consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(2))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if got := h.obs.Reasons(consumer.EventDeleted)[consumer.ReasonSnoozed]; got != 1 {
 				return fmt.Errorf("snoozes %d, want 1", got)
 			}

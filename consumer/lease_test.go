@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // cmvCalls returns the ChangeMessageVisibilityBatch calls: their times,
@@ -30,7 +31,7 @@ func TestDeleteOnSuccess(t *testing.T) {
 			}
 			return nil
 		}))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			for _, id := range ids {
 				if !h.state(id).Deleted {
 					return fmt.Errorf("%s not deleted", id)
@@ -67,7 +68,7 @@ func TestRenewOnlyNearExpiry(t *testing.T) {
 			t.Fatalf("renewals at 19 s: %d, want 0", n)
 		}
 		h.advance(time.Second, time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := len(cmvCalls(h)); n != 1 {
 				return fmt.Errorf("renewals at 20 s: %d, want 1", n)
 			}
@@ -86,7 +87,7 @@ func TestRenewOnlyNearExpiry(t *testing.T) {
 			t.Errorf("renewals at 39 s: %d, want 1", n)
 		}
 		h.advance(time.Second, time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := len(cmvCalls(h)); n != 2 {
 				return fmt.Errorf("renewals at 40 s: %d, want 2", n)
 			}
@@ -118,7 +119,7 @@ func TestRenewInBatchesOfTen(t *testing.T) {
 			return nil
 		}), consumer.WithConcurrency(25), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
 		defer g.open()
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			mu.Lock()
 			defer mu.Unlock()
 			if started != 25 {
@@ -127,7 +128,7 @@ func TestRenewInBatchesOfTen(t *testing.T) {
 			return nil
 		})
 		h.advance(20*time.Second, 5*time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := len(cmvCalls(h)); n != 3 {
 				return fmt.Errorf("%d renewal calls, want 3", n)
 			}
@@ -203,7 +204,7 @@ func TestCancellationCauses(t *testing.T) {
 					t.Fatalf("cancelled early, at %v: %v", tt.wantAt-time.Second, got)
 				}
 				h.advance(time.Second, time.Second)
-				checkFor(t, 5*time.Second, func() error {
+				poll.For(t, 5*time.Second, func() error {
 					if got := h.obs.Reasons(consumer.EventReleased)[tt.reason]; got != 1 {
 						return fmt.Errorf("released(%s) = %d, want 1", tt.reason, got)
 					}
@@ -280,7 +281,7 @@ func TestStuckSlot(t *testing.T) {
 			consumer.WithStallTimeout(10*time.Second), consumer.WithGrace(3*time.Second),
 			consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
 		h.advance(10*time.Second, time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if len(hd.got()) != 1 {
 				return fmt.Errorf("not cancelled")
 			}
@@ -291,7 +292,7 @@ func TestStuckSlot(t *testing.T) {
 			t.Fatalf("stuck reported inside the grace")
 		}
 		h.advance(time.Second, time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := h.obs.Count(consumer.EventSlotStuck); n != 1 {
 				return fmt.Errorf("stuck events %d, want 1", n)
 			}
@@ -309,7 +310,7 @@ func TestStuckSlot(t *testing.T) {
 			t.Errorf("receives while the only slot is stuck: %d more, want 0", got-receives)
 		}
 		close(hd.rel)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if got := len(h.sqs.Calls("ReceiveMessage")); got == receives {
 				return fmt.Errorf("slot not freed after the handler returned")
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // The handler's own lease calls: Extend moves the deadline, Release ends
@@ -53,7 +54,7 @@ func TestLeaseAPI(t *testing.T) {
 		if !errors.Is(r.extendAgain, consumer.ErrLeaseEnded) || !errors.Is(r.relTwice, consumer.ErrLeaseEnded) {
 			t.Errorf("after release: Extend %v, Release %v; want ErrLeaseEnded", r.extendAgain, r.relTwice)
 		}
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonHandler]; got != 1 {
 				return fmt.Errorf("handler releases %d", got)
 			}
@@ -119,7 +120,7 @@ func TestLeaseCeiling(t *testing.T) {
 		if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
 			t.Errorf("lost leases %d, want 0", n)
 		}
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonTimeout]; got != 1 {
 				return fmt.Errorf("timeout releases %d", got)
 			}

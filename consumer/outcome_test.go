@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 const redrive = `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":"3"}`
@@ -62,7 +63,7 @@ func TestOutcomes(t *testing.T) {
 					}
 					return err
 				}), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 4 * time.Second, Jitter: consumer.NoJitter}), consumer.WithoutDoctor())
-				checkFor(t, 5*time.Second, func() error {
+				poll.For(t, 5*time.Second, func() error {
 					if tt.wantDelete != "" && h.obs.Reasons(consumer.EventDeleted)[tt.wantDelete] != 1 {
 						return fmt.Errorf("no delete (%s) yet", tt.wantDelete)
 					}
@@ -204,7 +205,7 @@ func TestCarriedAttemptsDeadLetter(t *testing.T) {
 		if g := <-got; g != [3]int{3, 0, 1} {
 			t.Errorf("attempt, left, final = %v, want [3 0 1]", g)
 		}
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if len(fake.Messages(dlq)) != 1 {
 				return fmt.Errorf("not dead-lettered")
 			}
@@ -230,7 +231,7 @@ func TestLongSnooze(t *testing.T) {
 			}
 			return nil
 		}))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if len(h.sqs.Calls("SendMessage")) != 1 {
 				return fmt.Errorf("no re-send")
 			}
@@ -241,7 +242,7 @@ func TestLongSnooze(t *testing.T) {
 			t.Errorf("first re-send delay %d, want 900", in.DelaySeconds)
 		}
 		h.advance(15*time.Minute, 5*time.Second)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if len(h.sqs.Calls("SendMessage")) != 2 {
 				return fmt.Errorf("no second re-send")
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // Shutdown with work in every state: a receive in flight, ten handlers
@@ -36,7 +37,7 @@ func TestShutdownReport(t *testing.T) {
 			<-ctx.Done()
 			return context.Cause(ctx)
 		}), consumer.WithConcurrency(20), consumer.WithReceivers(1), consumer.WithDeleteBatchWindow(time.Hour))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			// EventHandled comes once the runtime no longer counts the attempt
 			// as running: the five finished ones must not look drained.
 			if started.Load() != 15 || h.obs.Count(consumer.EventHandled) != 5 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
@@ -154,7 +155,7 @@ func TestShutdownDrains(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.run(c)
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if started.Load() != 3 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
 				return fmt.Errorf("started %d, receives %d", started.Load(), len(h.sqs.Calls("ReceiveMessage")))
 			}
@@ -214,7 +215,7 @@ func TestShutdownReleasesLateArrivals(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- c.Run(context.Background()) }()
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if lr.calls.Load() == 0 {
 				return fmt.Errorf("no receive yet")
 			}
@@ -261,7 +262,7 @@ func TestShutdownStuckHandler(t *testing.T) {
 			<-release
 			return nil
 		}), consumer.WithGrace(2*time.Second), consumer.WithVisibilityTimeout(30*time.Second))
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if started.Load() != 1 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
 				return fmt.Errorf("started %d, receives %d", started.Load(), len(h.sqs.Calls("ReceiveMessage")))
 			}
@@ -269,7 +270,7 @@ func TestShutdownStuckHandler(t *testing.T) {
 		})
 		h.settle()
 		done := shutdownAsync(h, 5*time.Second) // = the default reserve: no drain
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if cancelled.Load() != 1 {
 				return fmt.Errorf("handler not cancelled")
 			}
@@ -310,7 +311,7 @@ func TestShutdownWaitsForReleaseInFlight(t *testing.T) {
 			consumer.WithStallTimeout(10*time.Second), consumer.WithGrace(3*time.Second),
 			consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
 		h.advance(13*time.Second, time.Second) // stalled at 10 s, abandoned at 13 s
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if n := len(cmvCalls(h)); n != 1 {
 				return fmt.Errorf("release calls %d, want 1 (in flight)", n)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // Receives ask only for free slots: with three slots busy on slow
@@ -51,7 +52,7 @@ func TestReceiveOnlyForFreeSlots(t *testing.T) {
 			}
 			return n
 		}
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if running.Load() != 3 {
 				return fmt.Errorf("running %d, want 3", running.Load())
 			}
@@ -66,7 +67,7 @@ func TestReceiveOnlyForFreeSlots(t *testing.T) {
 			t.Errorf("first receive asked for %d, want 3", got)
 		}
 		gates["0"].open() // one finishes; the other two keep running
-		checkFor(t, 5*time.Second, func() error {
+		poll.For(t, 5*time.Second, func() error {
 			if running.Load() != 3 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
 				return fmt.Errorf("running %d", running.Load())
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -47,24 +48,6 @@ func (b *loopBus) published() int {
 	return len(b.batches)
 }
 
-// checkFor polls cond until it holds or timeout passes, as
-// testutil.CheckFor does (which this package's internal tests cannot import:
-// testutil imports the engine).
-func checkFor(tb testing.TB, timeout time.Duration, cond func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // TestLedgerOwnEchoIgnored: an engine drops its own batches when the bus
@@ -94,7 +77,7 @@ func TestLedgerOwnEchoIgnored(t *testing.T) {
 	if err := e.DeleteMessage(ctx, ref, got[0].ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 5*time.Second, func() error {
+	poll.For(t, 5*time.Second, func() error {
 		if n := bus.published(); n == 0 {
 			return errors.New("nothing published yet")
 		}
@@ -140,7 +123,7 @@ func TestLedgerBatchesUnderLimit(t *testing.T) {
 			deadline: sec(i + 30), receiveCount: 1, client: Client{Addr: "10.0.0.1:5000", UserAgent: agent},
 		})
 	}
-	checkFor(t, 5*time.Second, func() error {
+	poll.For(t, 5*time.Second, func() error {
 		if got := bus.published(); got < 10 {
 			return fmt.Errorf("%d batches published, want at least 10 before the flush interval", got)
 		}
@@ -183,7 +166,7 @@ func TestLedgerBatchFlushesAfterInterval(t *testing.T) {
 	p.Start(context.Background())
 	t.Cleanup(p.Stop)
 	p.queue(ledgerEvent{kind: kindSent, queueID: 1, at: sec(0), n: 1})
-	checkFor(t, 5*time.Second, func() error {
+	poll.For(t, 5*time.Second, func() error {
 		if bus.published() != 1 {
 			return errors.New("not published yet")
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -147,22 +148,11 @@ func (s *Server) MustCreateQueue(tb testing.TB, name string, attrs map[string]st
 	return *out.QueueUrl
 }
 
-// CheckFor polls cond every few milliseconds until it returns nil or
-// timeout passes, then fails the test with cond's last error. Use it to await
-// asynchronous effects instead of sleeping.
+// CheckFor polls cond until it returns nil or timeout passes, then fails
+// the test with cond's last error (see poll.For).
 func CheckFor(tb testing.TB, timeout time.Duration, cond func() error) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	poll.For(tb, timeout, cond)
 }
 
 // WaitForTimers waits until the fake clock has at least n pending timers,
