@@ -365,10 +365,13 @@ type Pinger interface {
 // it, at most MaxLedgerBatch bytes, and recognises its own batches when the
 // store hands them back. The engine subscribes once, when it is created.
 type LedgerBus interface {
-	// PublishLedger sends batch to every server subscribed on the store,
-	// this one included. It returns when the batch is handed to the
-	// backend, or with the backend's error; the engine then drops it.
-	PublishLedger(ctx context.Context, batch []byte) error
+	// PublishLedger sends batches, in order, to every server subscribed on
+	// the store, this one included, in one exchange with the backend where
+	// it can: a busy node publishes what gathered during its last
+	// exchange's round trip at once, instead of falling behind one round
+	// trip per batch. It returns when the batches are handed to the
+	// backend, or with the backend's error; the engine then drops them.
+	PublishLedger(ctx context.Context, batches [][]byte) error
 	// SubscribeLedger registers f, to be called with every batch published
 	// on the store (by any server, this one included) for as long as the
 	// store is open. f does not block and must not keep batch. Batches may

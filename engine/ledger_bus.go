@@ -28,6 +28,10 @@ const (
 	ledgerFlushEvery = 100 * time.Millisecond
 	// ledgerQueueLen bounds the events waiting for the publisher.
 	ledgerQueueLen = 8192
+	// ledgerExchangeBatches bounds the batches published in one exchange
+	// with the bus: full batches gathered while the last exchange was under
+	// way go together, so a busy node pays one round trip for many.
+	ledgerExchangeBatches = 16
 	// ledgerPublishTimeout bounds one publication.
 	ledgerPublishTimeout = 5 * time.Second
 	// maxEventClient bounds a client's address and user agent in an event.
@@ -153,22 +157,40 @@ func (p *ledgerPublisher) Stop() {
 func (p *ledgerPublisher) run(ctx context.Context) {
 	defer close(p.done)
 	batch := p.header()
+	// ready are full batches waiting for the next exchange with the bus.
+	var ready [][]byte
 	var timer *time.Timer
 	var due <-chan time.Time
-	flush := func() {
+	// flush publishes the ready batches, and with all the partial one
+	// too, in exchanges of at most ledgerExchangeBatches.
+	flush := func(all bool) {
 		if timer != nil {
 			timer.Stop()
 			timer, due = nil, nil
 		}
-		if len(batch) > batchHeader {
-			p.publish(ctx, batch)
+		if all && len(batch) > batchHeader {
+			ready = append(ready, batch)
 			batch = p.header()
+		}
+		for len(ready) > 0 {
+			n := min(len(ready), ledgerExchangeBatches)
+			p.publish(ctx, ready[:n])
+			ready = ready[n:]
+		}
+		ready = nil
+		if len(batch) > batchHeader {
+			timer = time.NewTimer(p.every)
+			due = timer.C
 		}
 	}
 	add := func(ev ledgerEvent) {
 		enc := appendEvent(nil, ev)
 		if len(batch)+len(enc) > p.maxBatch {
-			flush()
+			ready = append(ready, batch)
+			batch = p.header()
+			if len(ready) == ledgerExchangeBatches {
+				flush(false)
+			}
 		}
 		batch = append(batch, enc...)
 		if timer == nil {
@@ -182,7 +204,7 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 			add(ev)
 		case <-due:
 			timer, due = nil, nil
-			flush()
+			flush(true)
 		case <-p.stop:
 		drain:
 			for {
@@ -193,7 +215,7 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 					break drain
 				}
 			}
-			flush()
+			flush(true)
 			return
 		case <-ctx.Done():
 			return
@@ -208,11 +230,11 @@ func (p *ledgerPublisher) header() []byte {
 	return b
 }
 
-func (p *ledgerPublisher) publish(ctx context.Context, batch []byte) {
+func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) {
 	ctx, cancel := context.WithTimeout(ctx, ledgerPublishTimeout)
 	defer cancel()
-	if err := p.bus.PublishLedger(ctx, batch); err != nil {
-		p.log.Warn("could not publish lease-ledger events; other nodes' lease reports miss them", "err", err, "bytes", len(batch))
+	if err := p.bus.PublishLedger(ctx, batches); err != nil {
+		p.log.Warn("could not publish lease-ledger events; other nodes' lease reports miss them", "err", err, "batches", len(batches))
 	}
 }
 

@@ -20,18 +20,24 @@ import (
 // every subscriber, the publisher included, as PostgreSQL's NOTIFY does.
 type loopBus struct {
 	*memstore.Store
-	mu      sync.Mutex
-	subs    []func([]byte)
-	batches [][]byte
+	mu        sync.Mutex
+	subs      []func([]byte)
+	batches   [][]byte
+	exchanges int // calls of PublishLedger
 }
 
-func (b *loopBus) PublishLedger(_ context.Context, batch []byte) error {
+func (b *loopBus) PublishLedger(_ context.Context, batches [][]byte) error {
 	b.mu.Lock()
-	b.batches = append(b.batches, append([]byte(nil), batch...))
+	b.exchanges++
+	for _, batch := range batches {
+		b.batches = append(b.batches, append([]byte(nil), batch...))
+	}
 	subs := b.subs
 	b.mu.Unlock()
-	for _, f := range subs {
-		f(batch)
+	for _, batch := range batches {
+		for _, f := range subs {
+			f(batch)
+		}
 	}
 	return nil
 }
@@ -155,6 +161,69 @@ func TestLedgerBatchesUnderLimit(t *testing.T) {
 	if next != n {
 		t.Errorf("%d events arrived, want %d", next, n)
 	}
+}
+
+// slowBus is a loopBus whose first exchange waits for release, as a busy
+// database's round trip does.
+type slowBus struct {
+	loopBus
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *slowBus) PublishLedger(ctx context.Context, batches [][]byte) error {
+	b.once.Do(func() {
+		close(b.entered)
+		<-b.release
+	})
+	return b.loopBus.PublishLedger(ctx, batches)
+}
+
+// TestLedgerSlowBusGathers: while an exchange with the bus is under way,
+// the batches that fill up go out together in the next exchanges, not one
+// round trip each, and none is lost or reordered.
+func TestLedgerSlowBusGathers(t *testing.T) {
+	t.Parallel()
+	bus := &slowBus{loopBus: loopBus{Store: memstore.New()}, entered: make(chan struct{}), release: make(chan struct{})}
+	p := newLedgerPublisher(bus, 7, quietLog)
+	p.every = time.Millisecond
+	p.Start(context.Background())
+	ev := func(i int) ledgerEvent {
+		return ledgerEvent{kind: kindReceive, queueID: 1, messageID: fmt.Sprintf("m-%d", i), epoch: 1, at: sec(i),
+			client: Client{UserAgent: strings.Repeat("u", maxEventClient)}}
+	}
+	p.queue(ev(0))
+	<-bus.entered  // the first exchange is stuck in its round trip
+	const n = 3000 // about 170 batches: more than the queue's worth of exchanges one by one
+	for i := 1; i < n; i++ {
+		p.queue(ev(i))
+	}
+	close(bus.release)
+	p.Stop()
+	if d := p.dropped.Load(); d != 0 {
+		t.Fatalf("%d events dropped", d)
+	}
+	next := 0
+	for _, b := range bus.batches {
+		_, evs, err := decodeBatch(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if want := fmt.Sprintf("m-%d", next); e.messageID != want {
+				t.Fatalf("event %d is %s, want %s", next, e.messageID, want)
+			}
+			next++
+		}
+	}
+	if next != n {
+		t.Fatalf("%d events arrived, want %d", next, n)
+	}
+	if limit := len(bus.batches)/ledgerExchangeBatches + 3; bus.exchanges > limit {
+		t.Errorf("%d batches took %d exchanges, want at most %d", len(bus.batches), bus.exchanges, limit)
+	}
+	t.Logf("%d events in %d batches and %d exchanges", n, len(bus.batches), bus.exchanges)
 }
 
 // TestLedgerBatchFlushesAfterInterval: a lone event is published without

@@ -74,14 +74,18 @@ func (s *Store) Subscribe(f func(queueID uint64)) {
 }
 
 // PublishLedger notifies every store listening on the database, this one
-// included, of a lease-ledger batch.
-func (s *Store) PublishLedger(ctx context.Context, batch []byte) error {
-	payload := base64.StdEncoding.EncodeToString(batch)
-	if len(payload) >= maxNotifyPayload {
-		return fmt.Errorf("pgstore: lease-ledger batch of %d bytes is too large to notify", len(batch))
+// included, of lease-ledger batches: one NOTIFY each, all in one round trip.
+func (s *Store) PublishLedger(ctx context.Context, batches [][]byte) error {
+	b := &pgx.Batch{}
+	for _, batch := range batches {
+		payload := base64.StdEncoding.EncodeToString(batch)
+		if len(payload) >= maxNotifyPayload {
+			return fmt.Errorf("pgstore: lease-ledger batch of %d bytes is too large to notify", len(batch))
+		}
+		b.Queue(`SELECT pg_notify($1, $2)`, ledgerChannel, payload)
 	}
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, ledgerChannel, payload); err != nil {
-		return fmt.Errorf("pgstore: publish lease-ledger batch: %w", err)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("pgstore: publish lease-ledger batches: %w", err)
 	}
 	return nil
 }

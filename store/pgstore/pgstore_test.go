@@ -264,7 +264,7 @@ func TestLedgerBusAcrossStores(t *testing.T) {
 	ctx := context.Background()
 	// The listeners connect in the background: publish until both hear.
 	testutil.CheckFor(t, 10*time.Second, func() error {
-		if err := a.PublishLedger(ctx, batch); err != nil {
+		if err := a.PublishLedger(ctx, [][]byte{batch}); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -279,7 +279,7 @@ func TestLedgerBusAcrossStores(t *testing.T) {
 		}
 		return nil
 	})
-	if err := a.PublishLedger(ctx, make([]byte, 6000)); err == nil {
+	if err := a.PublishLedger(ctx, [][]byte{make([]byte, 6000)}); err == nil {
 		t.Error("a batch over the NOTIFY limit was accepted")
 	}
 }
