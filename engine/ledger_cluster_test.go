@@ -48,6 +48,12 @@ func startCluster(t *testing.T, pg *pgtest.Cluster, n int) ([]*engine.Engine, *b
 		}
 		t.Cleanup(e.Close) // before the store closes: cleanups run last first
 		nodes[i] = e
+		// What the others publish before this node listens is lost.
+		select {
+		case <-s.Listening():
+		case <-time.After(30 * time.Second):
+			t.Fatal("node's store not listening after 30 s")
+		}
 	}
 	if _, err := nodes[0].CreateQueue(ctx, engine.CreateQueueParams{
 		Account: clusterQueue.Account, Name: clusterQueue.Name, Attributes: map[string]string{"VisibilityTimeout": "30"},

@@ -53,11 +53,22 @@ type notifier struct {
 	cancel     context.CancelFunc // stops the listener; nil until it starts
 	done       chan struct{}      // closed when the listener has stopped
 	stopped    bool
+	// listening is closed once the listener has first LISTENed.
+	listening     chan struct{}
+	listeningOnce sync.Once
 }
 
 func (n *notifier) init(s *Store, cfg *pgx.ConnConfig) {
 	n.store, n.cfg = s, cfg.Copy()
+	n.listening = make(chan struct{})
 }
+
+// Listening returns a channel closed once this store first listens for
+// other servers' notifications (after the first subscriber starts its
+// listener). What other servers notify before then is missed: a send's
+// wake-up is found by the fallback poll, a lease-ledger event is lost.
+// Tests wait on it before they let several servers talk.
+func (s *Store) Listening() <-chan struct{} { return s.notify.listening }
 
 // Subscribe calls f with a queue's id whenever another server notifies a
 // send, release or move into it, until the store closes. The first
@@ -160,6 +171,7 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel); err != nil {
 		return false, err
 	}
+	n.listeningOnce.Do(func() { close(n.listening) })
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenCheck)
 		note, err := conn.WaitForNotification(wctx)
