@@ -82,12 +82,21 @@ func (r *run) newSendBatch(queueURL, body string) *Request {
 	return r.client.NewRequest("SendMessageBatch", mustJSON(b))
 }
 
+// decode reads a response of action into out; an unreadable one counts as
+// an error and decode reports false.
+func (w *worker) decode(action string, body []byte, out any) bool {
+	if err := json.Unmarshal(body, out); err != nil {
+		w.fail(action + ": unreadable response")
+		return false
+	}
+	return true
+}
+
 // batchResult reads a batch response, counts its failed entries as errors
 // and returns how many succeeded.
 func (w *worker) batchResult(action string, body []byte) int {
 	var out batchResponse
-	if err := json.Unmarshal(body, &out); err != nil {
-		w.fail(action + ": unreadable response")
+	if !w.decode(action, body, &out) {
 		return 0
 	}
 	for _, f := range out.Failed {
@@ -189,8 +198,7 @@ func (r *run) lifecycleLoop(ctx context.Context, w *worker) {
 			continue
 		}
 		var got receiveResponse
-		if err := json.Unmarshal(s.body, &got); err != nil {
-			w.fail("ReceiveMessage: unreadable response")
+		if !w.decode("ReceiveMessage", s.body, &got) {
 			continue
 		}
 		handles = handles[:0]
@@ -372,8 +380,7 @@ func (r *run) longPollReceiver(ctx context.Context, w *worker) {
 			continue
 		}
 		var got receiveBodyResponse
-		if err := json.Unmarshal(s.body, &got); err != nil {
-			w.fail("ReceiveMessage: unreadable response")
+		if !w.decode("ReceiveMessage", s.body, &got) {
 			continue
 		}
 		for _, m := range got.Messages {
@@ -440,8 +447,7 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 				continue
 			}
 			var got receiveResponse
-			if json.Unmarshal(s.body, &got) != nil {
-				w.fail("ReceiveMessage: unreadable response")
+			if !w.decode("ReceiveMessage", s.body, &got) {
 				continue
 			}
 			for _, m := range got.Messages {
@@ -462,8 +468,7 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 				continue
 			}
 			var got receiveResponse
-			if json.Unmarshal(s.body, &got) != nil {
-				w.fail("ReceiveMessage: unreadable response")
+			if !w.decode("ReceiveMessage", s.body, &got) {
 				continue
 			}
 			for _, m := range got.Messages {
