@@ -26,7 +26,8 @@ lint: ## go vet, gofmt and staticcheck
 	go run honnef.co/go/tools/cmd/staticcheck@latest ./...
 
 fuzz: ## Run each fuzz target for FUZZTIME
-	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsjson
+	go test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./protocol/awsjson
+	go test -run='^$$' -fuzz='^FuzzFastDecode$$' -fuzztime=$(FUZZTIME) ./protocol/awsjson
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsquery
 	go test -run='^$$' -fuzz='^FuzzReceiptDecode$$' -fuzztime=$(FUZZTIME) ./engine
 	go test -run='^$$' -fuzz='^FuzzParseAuthorization$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4

@@ -176,12 +176,14 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 		awsjson.WriteError(w, baton.Errorf(baton.ErrUnknownOperation, "Unrecognized operation %q.", name))
 		return
 	}
-	body, err := readBody(r)
+	buf := getBodyBuffer()
+	body, err := readBody(r, *buf)
 	if err != nil {
 		awsjson.WriteError(w, readError(r, err))
 		return
 	}
 	in, err := awsjson.Decode(body, op)
+	putBodyBuffer(buf, body) // the input holds copies, not the body
 	if err == nil {
 		var out any
 		if out, err = s.call(r.Context(), op, in, reqID); err == nil {

@@ -52,6 +52,10 @@ func Decode(body []byte, op protocol.Operation) (any, error) {
 	if !utf8.Valid(body) {
 		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: invalid UTF-8")
 	}
+	if fastDecode(body, in) {
+		return in, nil
+	}
+	in = op.NewInput() // the fast decoder gave up, perhaps halfway
 	if err := json.Unmarshal(body, in); err != nil {
 		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: %s", describe(err))
 	}

@@ -1,0 +1,97 @@
+package awsjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/baton-sqs/baton/protocol/protocoltest"
+)
+
+// fastSeeds are bodies the fast decoder must take (true) or leave to
+// encoding/json (false).
+var fastSeeds = []struct {
+	op, body string
+	fast     bool
+}{
+	{"SendMessage", `{"QueueUrl":"http://localhost:9324/000000000000/q","MessageBody":"hello"}`, true},
+	{"SendMessage", ` { "QueueUrl" : "q" , "MessageBody" : "a\"b\\c\/d\b\f\n\r\t\u00e9\u20ac\u0000" , "DelaySeconds" : -0 } `, true},
+	{"SendMessage", `{"QueueUrl":"q","MessageBody":"x","DelaySeconds":900,"MessageAttributes":{"a":{"DataType":"Binary","BinaryValue":"3q2+7w=="},"b":{"DataType":"String","StringValue":"v","StringListValues":[],"BinaryListValues":["AA==",""]}},"MessageGroupId":"g"}`, true},
+	{"SendMessageBatch", `{"QueueUrl":"q","Entries":[{"Id":"1","MessageBody":"a"},{"Id":"2","MessageBody":"b","DelaySeconds":1}]}`, true},
+	{"SendMessageBatch", `{"QueueUrl":"q","Entries":[]}`, true},
+	{"ReceiveMessage", `{"QueueUrl":"q","MaxNumberOfMessages":10,"WaitTimeSeconds":20,"AttributeNames":["All"],"MessageAttributeNames":["All"]}`, true},
+	{"DeleteMessageBatch", `{"QueueUrl":"q","Entries":[{"Id":"a","ReceiptHandle":"h"}]}`, true},
+	{"CreateQueue", `{"QueueName":"q","Attributes":{"FifoQueue":"true"},"tags":{"a":"b","a":"c"}}`, true},
+	{"SendMessage", `{}`, true},
+	// Left to encoding/json.
+	{"SendMessage", `{"queueurl":"q"}`, false},
+	{"SendMessage", `{"QueueUrl":"q","QueueUrl":"r"}`, false},
+	{"SendMessage", `{"QueueUrl":null}`, false},
+	{"SendMessage", `{"Unknown":"x"}`, false},
+	{"SendMessage", `{"DelaySeconds":1.0}`, false},
+	{"SendMessage", `{"DelaySeconds":01}`, false},
+	{"SendMessage", `{"DelaySeconds":1e3}`, false},
+	{"SendMessage", `{"DelaySeconds":99999999999999999999}`, false},
+	{"SendMessage", `{"DelaySeconds":"1"}`, false},
+	{"SendMessage", `{"MessageBody":"\ud83d\ude00"}`, false},
+	{"SendMessage", `{"MessageBody":"\x"}`, false},
+	{"SendMessage", "{\"MessageBody\":\"a\tb\"}", false},
+	{"SendMessage", `{"MessageAttributes":{"a":{"BinaryValue":"***"}}}`, false},
+	{"SendMessage", `{"QueueUrl":"q",}`, false},
+	{"SendMessage", `{"QueueUrl":"q"} {}`, false},
+	{"SendMessage", `{"QueueUrl":"q"`, false},
+	{"SendMessageBatch", `{"Entries":[{"Id":"1"},]}`, false},
+	{"SendMessageBatch", `{"Entries":{}}`, false},
+}
+
+func TestFastDecodeSeeds(t *testing.T) {
+	t.Parallel()
+	ops := protocoltest.Table()
+	for _, s := range fastSeeds {
+		op := ops[s.op]
+		in := op.NewInput()
+		if got := fastDecode([]byte(s.body), in); got != s.fast {
+			t.Errorf("%s %s: fast decoder took it = %v, want %v", s.op, s.body, got, s.fast)
+			continue
+		}
+		if s.fast {
+			want := op.NewInput()
+			if err := json.Unmarshal([]byte(s.body), want); err != nil {
+				t.Fatalf("%s %s: encoding/json: %v", s.op, s.body, err)
+			}
+			if !reflect.DeepEqual(in, want) {
+				t.Errorf("%s %s:\nfast          %+v\nencoding/json %+v", s.op, s.body, in, want)
+			}
+		}
+	}
+}
+
+// FuzzFastDecode holds the fast decoder to encoding/json: whatever it
+// takes, encoding/json takes too and decodes to the same value.
+func FuzzFastDecode(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add(s.body)
+	}
+	ops := protocoltest.Table()
+	f.Fuzz(func(t *testing.T, body string) {
+		b := bytes.TrimSpace([]byte(body))
+		if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) {
+			return // Decode never asks the fast decoder
+		}
+		for name, op := range ops {
+			in := op.NewInput()
+			if !fastDecode(b, in) {
+				continue
+			}
+			want := op.NewInput()
+			if err := json.Unmarshal(b, want); err != nil {
+				t.Fatalf("%s: fast decoder took %q, encoding/json refuses it: %v", name, b, err)
+			}
+			if !reflect.DeepEqual(in, want) {
+				t.Fatalf("%s %q:\nfast          %+v\nencoding/json %+v", name, b, in, want)
+			}
+		}
+	})
+}
