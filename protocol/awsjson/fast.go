@@ -82,11 +82,7 @@ func buildDecoder(t reflect.Type, building map[reflect.Type]bool) valueDecoder {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return decodeInt
 	case reflect.Pointer:
-		elem := buildDecoder(t.Elem(), building)
-		if elem == nil {
-			return nil
-		}
-		return pointerDecoder(elem)
+		return wrapDecoder(t.Elem(), building, pointerDecoder)
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			if t.Elem() != reflect.TypeFor[byte]() {
@@ -94,24 +90,25 @@ func buildDecoder(t reflect.Type, building map[reflect.Type]bool) valueDecoder {
 			}
 			return decodeBytes
 		}
-		elem := buildDecoder(t.Elem(), building)
-		if elem == nil {
-			return nil
-		}
-		return sliceDecoder(elem)
+		return wrapDecoder(t.Elem(), building, sliceDecoder)
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String || t.Key() != reflect.TypeFor[string]() {
+		if t.Key() != reflect.TypeFor[string]() {
 			return nil
 		}
-		elem := buildDecoder(t.Elem(), building)
-		if elem == nil {
-			return nil
-		}
-		return mapDecoder(elem)
+		return wrapDecoder(t.Elem(), building, mapDecoder)
 	case reflect.Struct:
 		return structDecoder(t, building)
 	}
 	return nil
+}
+
+// wrapDecoder returns wrap of elem's decoder, or nil if elem has none.
+func wrapDecoder(elem reflect.Type, building map[reflect.Type]bool, wrap func(valueDecoder) valueDecoder) valueDecoder {
+	dec := buildDecoder(elem, building)
+	if dec == nil {
+		return nil
+	}
+	return wrap(dec)
 }
 
 // field is a struct member as encoding/json names it.
