@@ -26,7 +26,7 @@ type statements struct {
 	// the one goroutine every commit waits for.
 	begin, commit,
 	queuePut, queueSeq, queuePurged, queueDelete, tombstonePut,
-	msgInsert, msgState, msgDelete, msgMove, msgDeleteQueue,
+	msgInsert, msgState, msgDelete, msgMove, msgReclaim,
 	dedupPut, dedupDeleteQueue, dedupPrune,
 	moveTaskPut *sql.Stmt
 	// msgInserts[k] inserts 1<<k messages in one statement.
@@ -59,7 +59,7 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 			tags = excluded.tags, created_at = excluded.created_at, modified_at = excluded.modified_at,
 			purged_at = excluded.purged_at, dedup_scope = excluded.dedup_scope`},
 		{&st.queueSeq, `UPDATE queues SET last_seq = ? WHERE id = ?`},
-		{&st.queuePurged, `UPDATE queues SET purged_at = ? WHERE id = ?`},
+		{&st.queuePurged, `UPDATE queues SET purged_at = ?, purged_pos = ? WHERE id = ?`},
 		{&st.queueDelete, `DELETE FROM queues WHERE id = ?`},
 		{&st.tombstonePut, `INSERT INTO deleted_queues (account, name, deleted_at) VALUES (?, ?, ?)
 			ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at`},
@@ -67,7 +67,8 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.msgState, `UPDATE messages SET state = ? WHERE pos = ?`},
 		{&st.msgDelete, `DELETE FROM messages WHERE pos = ?`},
 		{&st.msgMove, `UPDATE OR REPLACE messages SET pos = ?, queue_id = ?, state = ? WHERE pos = ?`},
-		{&st.msgDeleteQueue, `DELETE FROM messages WHERE queue_id = ?`},
+		{&st.msgReclaim, `DELETE FROM messages WHERE pos IN
+			(SELECT pos FROM messages WHERE queue_id = ? AND pos <= ? LIMIT ?)`},
 		{&st.dedupPut, `INSERT OR REPLACE INTO dedup (queue_id, key, message_id, seq, at) VALUES (?, ?, ?, ?, ?)`},
 		{&st.dedupDeleteQueue, `DELETE FROM dedup WHERE queue_id = ?`},
 		{&st.dedupPrune, `DELETE FROM dedup WHERE queue_id = ? AND at <= ?`},
@@ -165,7 +166,9 @@ func (c *queuePut) apply(t *txn) error {
 		encTime(q.CreatedAt), encTime(q.ModifiedAt), encTime(q.PurgedAt), q.DedupScope)
 }
 
-// queueDrop deletes a queue with its messages and keys, and remembers when.
+// queueDrop deletes a queue and its keys, and remembers when. The rows of
+// its messages are left to the reclaimer: no index loads a message of no
+// queue.
 type queueDrop struct {
 	id            uint64
 	account, name string
@@ -178,7 +181,6 @@ func (c *queueDrop) apply(t *txn) error {
 		s    *sql.Stmt
 		args []any
 	}{
-		{t.st.msgDeleteQueue, []any{id}},
 		{t.st.dedupDeleteQueue, []any{id}},
 		{t.st.queueDelete, []any{id}},
 		{t.st.tombstonePut, []any{c.account, c.name, encTime(c.at)}},
@@ -191,21 +193,39 @@ func (c *queueDrop) apply(t *txn) error {
 	return nil
 }
 
-// queuePurge deletes a queue's messages and keys and records when.
+// queuePurge deletes a queue's keys, records when, and marks every message
+// of the queue up to pos through dead; the reclaimer deletes their rows.
 type queuePurge struct {
-	id uint64
-	at time.Time
+	id      uint64
+	at      time.Time
+	through int64
 }
 
 func (c *queuePurge) apply(t *txn) error {
 	id := int64(c.id)
-	if err := t.exec(t.st.msgDeleteQueue, id); err != nil {
-		return err
-	}
 	if err := t.exec(t.st.dedupDeleteQueue, id); err != nil {
 		return err
 	}
-	return t.exec(t.st.queuePurged, encTime(c.at), id)
+	return t.exec(t.st.queuePurged, encTime(c.at), c.through, id)
+}
+
+// msgReclaim deletes up to limit dead rows of a queue: those with pos up to
+// through (of a purged queue), or all (of a deleted one, through the
+// largest pos). deleted is how many it deleted, once its commit is done.
+type msgReclaim struct {
+	queueID uint64
+	through int64
+	limit   int
+	deleted int64
+}
+
+func (c *msgReclaim) apply(t *txn) error {
+	res, err := t.st.msgReclaim.ExecContext(t.ctx, int64(c.queueID), c.through, c.limit)
+	if err != nil {
+		return err
+	}
+	c.deleted, err = res.RowsAffected()
+	return err
 }
 
 // msgInsert stores a new message, payload included.

@@ -60,16 +60,43 @@ func HoldCommits(s *Store, release <-chan struct{}) (held <-chan struct{}, queue
 }
 
 // UndoBodyMD5 takes the database at path back to the schema before the
-// body_md5 column, as an older baton left it.
+// body_md5 column (and the later purged_pos), as an older baton left it.
 func UndoBodyMD5(path string) error {
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Exec(`ALTER TABLE messages DROP COLUMN body_md5`); err != nil {
-		return err
+	for _, stmt := range []string{`ALTER TABLE messages DROP COLUMN body_md5`, `ALTER TABLE queues DROP COLUMN purged_pos`} {
+		if _, err := db.Exec(stmt); err != nil {
+			return err
+		}
 	}
 	_, err = db.Exec(`DELETE FROM schema_migrations WHERE version >= 3`)
 	return err
+}
+
+// HoldReclaim keeps the reclaimer from deleting another chunk of dead rows
+// until the returned function is called (once). Close does not wait for it.
+func HoldReclaim(s *Store) (release func()) {
+	gate := make(chan struct{})
+	s.reclaim.mu.Lock()
+	s.reclaim.gate = gate
+	s.reclaim.mu.Unlock()
+	return func() {
+		s.reclaim.mu.Lock()
+		s.reclaim.gate = nil
+		s.reclaim.mu.Unlock()
+		close(gate)
+	}
+}
+
+// Rows counts the rows of the messages table, dead ones included.
+func Rows(tb testing.TB, s *Store) int {
+	tb.Helper()
+	var n int
+	if err := s.rdb.QueryRowContext(tb.Context(), `SELECT count(*) FROM messages`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }

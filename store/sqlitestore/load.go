@@ -15,13 +15,24 @@ import (
 
 // load rebuilds the index from the database: queues with their sequence
 // counters and deduplication keys, deleted-queue tombstones, then every
-// message without its payload, in queue order.
-func (s *Store) load(ctx context.Context) error {
+// live message without its payload, in queue order. It returns the jobs
+// the reclaimer has left: queues with dead rows (see queuePurge).
+func (s *Store) load(ctx context.Context) ([]reclaimJob, error) {
 	queues := make(map[uint64]*memstore.QueueRestoreParams)
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, account, name, attributes, tags, created_at, modified_at,
-		purged_at, dedup_scope, last_seq FROM queues`)
+	// purgedPos is, per queue, the pos up to which its rows are dead.
+	purgedPos := make(map[uint64]int64)
+	jobs, err := s.loadQueues(ctx, queues, purgedPos)
 	if err != nil {
-		return fmt.Errorf("load queues: %w", err)
+		return nil, err
+	}
+	return jobs, s.loadMessages(ctx, purgedPos)
+}
+
+func (s *Store) loadQueues(ctx context.Context, queues map[uint64]*memstore.QueueRestoreParams, purgedPos map[uint64]int64) ([]reclaimJob, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, account, name, attributes, tags, created_at, modified_at,
+		purged_at, dedup_scope, last_seq, purged_pos FROM queues`)
+	if err != nil {
+		return nil, fmt.Errorf("load queues: %w", err)
 	}
 	for rows.Next() {
 		var (
@@ -30,32 +41,34 @@ func (s *Store) load(ctx context.Context) error {
 			attrs, tags               string
 			created, modified, purged int64
 			lastSeq                   string
+			through                   int64
 		)
-		if err := rows.Scan(&id, &q.Account, &q.Name, &attrs, &tags, &created, &modified, &purged, &q.DedupScope, &lastSeq); err != nil {
+		if err := rows.Scan(&id, &q.Account, &q.Name, &attrs, &tags, &created, &modified, &purged, &q.DedupScope, &lastSeq, &through); err != nil {
 			rows.Close()
-			return fmt.Errorf("load queues: %w", err)
+			return nil, fmt.Errorf("load queues: %w", err)
 		}
+		purgedPos[uint64(id)] = through
 		q.ID = uint64(id)
 		q.CreatedAt, q.ModifiedAt, q.PurgedAt = decTime(created), decTime(modified), decTime(purged)
 		if err := json.Unmarshal([]byte(attrs), &q.Attributes); err != nil {
 			rows.Close()
-			return fmt.Errorf("load queue %s: attributes: %w", q.Name, err)
+			return nil, fmt.Errorf("load queue %s: attributes: %w", q.Name, err)
 		}
 		if tags != "" {
 			if err := json.Unmarshal([]byte(tags), &q.Tags); err != nil {
 				rows.Close()
-				return fmt.Errorf("load queue %s: tags: %w", q.Name, err)
+				return nil, fmt.Errorf("load queue %s: tags: %w", q.Name, err)
 			}
 		}
 		queues[q.ID] = &memstore.QueueRestoreParams{Queue: &q, LastSequenceNumber: lastSeq}
 	}
 	if err := rows.Close(); err != nil {
-		return fmt.Errorf("load queues: %w", err)
+		return nil, fmt.Errorf("load queues: %w", err)
 	}
 
 	rows, err = s.rdb.QueryContext(ctx, `SELECT queue_id, key, message_id, seq, at FROM dedup`)
 	if err != nil {
-		return fmt.Errorf("load deduplication keys: %w", err)
+		return nil, fmt.Errorf("load deduplication keys: %w", err)
 	}
 	for rows.Next() {
 		var (
@@ -65,7 +78,7 @@ func (s *Store) load(ctx context.Context) error {
 		)
 		if err := rows.Scan(&id, &d.Key, &d.MessageID, &d.SequenceNumber, &at); err != nil {
 			rows.Close()
-			return fmt.Errorf("load deduplication keys: %w", err)
+			return nil, fmt.Errorf("load deduplication keys: %w", err)
 		}
 		d.At = decTime(at)
 		if q := queues[uint64(id)]; q != nil {
@@ -73,57 +86,65 @@ func (s *Store) load(ctx context.Context) error {
 		}
 	}
 	if err := rows.Close(); err != nil {
-		return fmt.Errorf("load deduplication keys: %w", err)
+		return nil, fmt.Errorf("load deduplication keys: %w", err)
 	}
-	rows, err = s.rdb.QueryContext(ctx, `SELECT queue_id, count(*) FROM messages GROUP BY queue_id`)
+	// The counts include dead rows: they size the index's maps, no more.
+	var jobs []reclaimJob
+	rows, err = s.rdb.QueryContext(ctx, `SELECT queue_id, count(*), min(pos) FROM messages GROUP BY queue_id`)
 	if err != nil {
-		return fmt.Errorf("count messages: %w", err)
+		return nil, fmt.Errorf("count messages: %w", err)
 	}
 	for rows.Next() {
-		var id int64
+		var id, first int64
 		var n int
-		if err := rows.Scan(&id, &n); err != nil {
+		if err := rows.Scan(&id, &n, &first); err != nil {
 			rows.Close()
-			return fmt.Errorf("count messages: %w", err)
+			return nil, fmt.Errorf("count messages: %w", err)
 		}
-		if q := queues[uint64(id)]; q != nil {
-			q.Messages = n
-			m := ids.NewMap[int64](n)
-			s.rows[stripe(uint64(id))][uint64(id)] = &m
+		q := queues[uint64(id)]
+		switch {
+		case q == nil:
+			jobs = append(jobs, reclaimJob{queueID: uint64(id), through: dropped})
+			continue
+		case first <= purgedPos[uint64(id)]:
+			jobs = append(jobs, reclaimJob{queueID: uint64(id), through: purgedPos[uint64(id)]})
 		}
+		q.Messages = n
+		m := ids.NewMap[int64](n)
+		s.rows[stripe(uint64(id))][uint64(id)] = &m
 	}
 	if err := rows.Close(); err != nil {
-		return fmt.Errorf("count messages: %w", err)
+		return nil, fmt.Errorf("count messages: %w", err)
 	}
 	for _, q := range queues {
 		if err := s.index.QueueRestore(*q); err != nil {
-			return fmt.Errorf("restore queue %s/%s: %w", q.Queue.Account, q.Queue.Name, err)
+			return nil, fmt.Errorf("restore queue %s/%s: %w", q.Queue.Account, q.Queue.Name, err)
 		}
 	}
 
 	rows, err = s.rdb.QueryContext(ctx, `SELECT account, name, deleted_at FROM deleted_queues`)
 	if err != nil {
-		return fmt.Errorf("load deleted queues: %w", err)
+		return nil, fmt.Errorf("load deleted queues: %w", err)
 	}
 	for rows.Next() {
 		var account, name string
 		var at int64
 		if err := rows.Scan(&account, &name, &at); err != nil {
 			rows.Close()
-			return fmt.Errorf("load deleted queues: %w", err)
+			return nil, fmt.Errorf("load deleted queues: %w", err)
 		}
 		s.index.TombstoneRestore(account, name, decTime(at))
 	}
 	if err := rows.Close(); err != nil {
-		return fmt.Errorf("load deleted queues: %w", err)
+		return nil, fmt.Errorf("load deleted queues: %w", err)
 	}
-	return s.loadMessages(ctx)
+	return jobs, nil
 }
 
-// loadMessages adds every message, without payload, to the index in pos
-// order and sets the pos counter past the last. One goroutine reads and
+// loadMessages adds every live message, without payload, to the index in
+// pos order and sets the pos counter past the last. One goroutine reads and
 // decodes rows while this one builds the index.
-func (s *Store) loadMessages(ctx context.Context) error {
+func (s *Store) loadMessages(ctx context.Context, purgedPos map[uint64]int64) error {
 	type loaded struct {
 		queueID uint64
 		pos     int64
@@ -208,8 +229,11 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		for i := range batch {
 			l := &batch[i]
 			last = max(last, l.pos)
-			// A message of no queue cannot be reached: a queue's
-			// deletion deletes its messages in the same transaction.
+			if l.pos <= purgedPos[l.queueID] {
+				continue // purged; the reclaimer deletes the row
+			}
+			// A message of no queue is dead too: its queue was
+			// deleted.
 			err := s.index.MessageRestore(l.queueID, &l.m)
 			if errors.Is(err, baton.ErrNotFound) {
 				continue

@@ -94,6 +94,8 @@ type Store struct {
 	rdb   *sql.DB // readers of payloads
 	w     *writer
 	lock  *os.File
+	// reclaim deletes the rows of purged and deleted queues' messages.
+	reclaim *reclaimer
 
 	// qmu orders the queue-level calls (create, update, delete, purge).
 	qmu     sync.Mutex
@@ -204,7 +206,8 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	s.rdb.SetMaxOpenConns(4)
 	s.rdb.SetMaxIdleConns(4)
-	if err := s.load(ctx); err != nil {
+	jobs, err := s.load(ctx)
+	if err != nil {
 		return err
 	}
 	conn, err := s.wdb.Conn(ctx)
@@ -218,6 +221,11 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	s.w = newWriter(conn, st, s.committed)
 	s.w.start()
+	s.reclaim = newReclaimer(s.w)
+	for _, j := range jobs {
+		s.reclaim.add(j)
+	}
+	s.reclaim.start()
 	return nil
 }
 
@@ -225,6 +233,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 // fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.reclaim != nil {
+			s.reclaim.stop()
+		}
 		if s.w != nil {
 			s.closeErr = s.w.stop()
 			s.w.conn.Close()
@@ -482,8 +493,9 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 	return q, nil
 }
 
-// QueueDelete deletes the queue, its messages and deduplication keys, and
-// records when, in one change.
+// QueueDelete deletes the queue and its deduplication keys, and records
+// when, in one change; the reclaimer deletes the rows of its messages
+// afterwards.
 func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.Time) error {
 	s.qmu.Lock()
 	q, err := s.index.QueueGet(ctx, account, name)
@@ -503,11 +515,16 @@ func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.
 	if err != nil {
 		return err
 	}
-	return b.wait(ctx)
+	if err := b.wait(ctx); err != nil {
+		return err
+	}
+	s.reclaim.add(reclaimJob{queueID: q.ID, through: dropped})
+	return nil
 }
 
-// QueuePurge deletes the queue's messages and deduplication keys and
-// records when, in one change; the sequence counter goes on.
+// QueuePurge deletes the queue's deduplication keys, records when and marks
+// its messages dead, in one change; the reclaimer deletes their rows
+// afterwards. The sequence counter goes on.
 func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error {
 	s.qmu.Lock()
 	q, err := s.index.QueueGet(ctx, p.Account, p.Name)
@@ -518,16 +535,25 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 	i := s.lockQueue(q.ID)
 	err = s.index.QueuePurge(ctx, p)
 	var b *batch
+	var through int64
 	if err == nil {
 		delete(s.rows[i], q.ID)
-		b = s.w.enqueue([]change{&queuePurge{id: q.ID, at: p.Now}}, nil)
+		// Every message the queue holds or had came in, by send or move,
+		// under this stripe's lock with a pos taken from s.pos: they are
+		// all at most through, and later ones above it.
+		through = s.pos.Load()
+		b = s.w.enqueue([]change{&queuePurge{id: q.ID, at: p.Now, through: through}}, nil)
 	}
 	s.stripes[i].Unlock()
 	s.qmu.Unlock()
 	if err != nil {
 		return err
 	}
-	return b.wait(ctx)
+	if err := b.wait(ctx); err != nil {
+		return err
+	}
+	s.reclaim.add(reclaimJob{queueID: q.ID, through: through})
+	return nil
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,104 @@
+package sqlitestore_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
+	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/storetest"
+)
+
+// A purge or a queue's deletion only marks the rows of its messages dead, in
+// one small commit; the reclaimer deletes them afterwards, a chunk per
+// commit, and picks up where it was after a restart. Dead rows are never
+// loaded again, and messages that came after a purge live on.
+func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	purged := storetest.NewQueue(storetest.QueueID(1), "purged")
+	deleted := storetest.NewQueue(storetest.QueueID(2), "deleted")
+	kept := storetest.NewQueue(storetest.QueueID(3), "kept")
+	for _, q := range []*baton.Queue{purged, deleted, kept} {
+		storetest.MustCreateQueue(t, s, q)
+	}
+	send := func(s *sqlitestore.Store, q *baton.Queue, from, n int) {
+		t.Helper()
+		msgs := make([]*baton.Message, 0, n)
+		for i := range n {
+			msgs = append(msgs, storetest.NewMessage(from+i, base))
+		}
+		for len(msgs) > 0 {
+			k := min(len(msgs), 10)
+			storetest.MustSend(t, s, q.ID, msgs[:k]...)
+			msgs = msgs[k:]
+		}
+	}
+	// More than two chunks' worth in the purged queue.
+	send(s, purged, 1, 2500)
+	send(s, deleted, 3000, 10)
+	send(s, kept, 4000, 3)
+
+	release := sqlitestore.HoldReclaim(s)
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: purged.Account, Name: purged.Name, Now: at(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.QueueDelete(t.Context(), deleted.Account, deleted.Name, at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := sqlitestore.Rows(t, s); got != 2513 {
+		t.Errorf("rows right after the purge and the deletion: %d, want all 2513 still there", got)
+	}
+	send(s, purged, 5000, 2) // after the purge: they live
+
+	check := func(s *sqlitestore.Store, when string) {
+		t.Helper()
+		now := at(time.Minute)
+		if st := storetest.MustStats(t, s, purged.ID, now); st.Visible != 2 || st.InFlight != 0 {
+			t.Errorf("%s: the purged queue has %+v, want the 2 sent after the purge visible", when, st)
+		}
+		if st := storetest.MustStats(t, s, kept.ID, now); st.Visible != 3 {
+			t.Errorf("%s: the untouched queue has %+v, want 3 visible", when, st)
+		}
+		if _, err := s.QueueGet(t.Context(), deleted.Account, deleted.Name); err == nil {
+			t.Errorf("%s: the deleted queue is back", when)
+		}
+	}
+	check(s, "before reclaiming")
+
+	// Closed while held: the next Open finds the dead rows and finishes.
+	s = reopen(t, s, dir)
+	release()
+	check(s, "after a restart")
+	poll.For(t, 10*time.Second, func() error {
+		if n := sqlitestore.Rows(t, s); n != 5 {
+			return fmt.Errorf("%d rows, want the 5 live ones", n)
+		}
+		return nil
+	})
+	check(s, "after reclaiming")
+	now := at(time.Minute)
+	got := idsOf(receive(t, s, purged.ID, now, now.Add(lease), 10))
+	if want := []string{storetest.MessageID(5000), storetest.MessageID(5001)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the purged queue holds %v, want %v", got, want)
+	}
+
+	// Without a restart, the reclaimer deletes them straight away.
+	send(s, kept, 6000, 1200)
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: kept.Account, Name: kept.Name, Now: at(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	poll.For(t, 10*time.Second, func() error {
+		if n := sqlitestore.Rows(t, s); n != 2 {
+			return fmt.Errorf("%d rows, want the 2 live ones", n)
+		}
+		return nil
+	})
+	s = reopen(t, s, dir)
+	if st := storetest.MustStats(t, s, kept.ID, at(time.Hour)); st.Visible != 0 || st.InFlight != 0 || st.Delayed != 0 {
+		t.Errorf("the purged queue after a restart: %+v, want empty", st)
+	}
+}
