@@ -116,6 +116,8 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			"requests %.2f, messages per ceiling request %.2f\n",
 			c.Ceiling.Target, micros(c.Ceiling.CPUPerRequest), t.Target, micros(t.CPUPerRequest), micros(t.CPUPerMessage),
 			c.CPURequestsRatio, c.CPUMessagesPerCeilingRequest)
+		fmt.Fprintf(&b, "  CPUs busy: %s %.0f%%, %s %.0f%% (the rest idle: waiting, on the disk or the network)\n",
+			c.Ceiling.Target, 100*c.Ceiling.CPUBusy, t.Target, 100*t.CPUBusy)
 	}
 	if len(t.Actions) > 1 {
 		b.WriteString("  by action:")

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +65,10 @@ func TestWriteText(t *testing.T) {
 	lat := bench.Summary{Count: 10, P50: 1500 * time.Microsecond, P90: 12 * time.Millisecond, P99: 250 * time.Millisecond, Max: 12 * time.Second}
 	c := bench.Compare(
 		&bench.Result{Scenario: "send", Target: "ceiling", Concurrency: 8, Seconds: 10, BodySize: 1024, RequestsPerSecond: 20000, MessagesPerSecond: 20000, Latency: lat,
-			InProcess: true, CPUPerRequest: 50 * time.Microsecond},
+			InProcess: true, CPUPerRequest: 50 * time.Microsecond, CPUBusy: 0.93},
 		&bench.Result{Scenario: "send", Target: "baton/memory", Concurrency: 8, Seconds: 10, BodySize: 1024, RequestsPerSecond: 12345.6,
 			MessagesPerSecond: 12345.6, Latency: lat, ErrorCount: 3, Errors: map[string]uint64{"QueueDoesNotExist": 3}, Notes: []string{"a note"},
-			InProcess: true, CPUPerRequest: 80 * time.Microsecond, CPUPerMessage: 80 * time.Microsecond},
+			InProcess: true, CPUPerRequest: 80 * time.Microsecond, CPUPerMessage: 80 * time.Microsecond, CPUBusy: 0.654},
 	)
 	var b strings.Builder
 	if err := c.WriteText(&b); err != nil {
@@ -81,6 +82,7 @@ func TestWriteText(t *testing.T) {
 		"goal (rates): requests/s as a fraction of the ceiling's >= 0.50: 0.62, met",
 		"CPU of this process (client and server) per request: ceiling 50.0µs, baton/memory 80.0µs (per message 80.0µs): requests 0.62",
 		"goal (cpu): requests/s as a fraction of the ceiling's >= 0.50: 0.62, met",
+		"CPUs busy: ceiling 93%, baton/memory 65%",
 		"errors (baton/memory): QueueDoesNotExist 3;",
 		"note (baton/memory): a note",
 	} {
@@ -96,5 +98,19 @@ func TestProgressLine(t *testing.T) {
 		RequestsPerSecond: 1234567, MessagesPerSecond: 1, Errors: 2}
 	if got, want := p.ProgressLine(), "send baton    3s (warm-up)  1,234,567 req/s  1 msg/s  2 errors"; got != want {
 		t.Errorf("ProgressLine = %q, want %q", got, want)
+	}
+}
+
+// CPUBusy is the process's CPU time over all the machine's CPUs for the
+// window, also when rounds are merged.
+func TestCPUBusy(t *testing.T) {
+	t.Parallel()
+	half := time.Duration(float64(time.Second) * float64(runtime.NumCPU()) / 2)
+	m := bench.MergeResults(
+		&bench.Result{Scenario: "send", Target: "t", Seconds: 1, Requests: 10, ProcessCPU: half},
+		&bench.Result{Scenario: "send", Target: "t", Seconds: 1, Requests: 10, ProcessCPU: 0},
+	)
+	if !near(m.CPUBusy, 0.25) {
+		t.Errorf("CPUBusy of a round half busy and one idle = %v, want 0.25", m.CPUBusy)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -156,7 +157,12 @@ type Result struct {
 	ProcessCPU    time.Duration `json:"process_cpu_ns"`
 	CPUPerRequest time.Duration `json:"process_cpu_per_request_ns"`
 	CPUPerMessage time.Duration `json:"process_cpu_per_message_ns"`
-	InProcess     bool          `json:"in_process"`
+	// CPUBusy is ProcessCPU as a fraction of all the machine's CPUs over
+	// the window. With client and server in this process, a server that
+	// leaves much of the machine idle while its client waits is bound by
+	// something other than CPU: with a durable store, the disk's flushes.
+	CPUBusy   float64 `json:"process_cpu_busy"`
+	InProcess bool    `json:"in_process"`
 
 	hists *resultHists
 }
@@ -444,6 +450,10 @@ func (res *Result) summarize() {
 	}
 	if res.Messages > 0 {
 		res.CPUPerMessage = res.ProcessCPU / time.Duration(res.Messages)
+	}
+	res.CPUBusy = 0
+	if res.Seconds > 0 {
+		res.CPUBusy = res.ProcessCPU.Seconds() / (res.Seconds * float64(runtime.NumCPU()))
 	}
 	res.ErrorCount = 0
 	for _, n := range res.Errors {
