@@ -2,6 +2,9 @@ package sqlitestore_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,4 +104,108 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 	if st := storetest.MustStats(t, s, kept.ID, at(time.Hour)); st.Visible != 0 || st.InFlight != 0 || st.Delayed != 0 {
 		t.Errorf("the purged queue after a restart: %+v, want empty", st)
 	}
+}
+
+// Sends racing a purge: every send acknowledged before the purge began is
+// gone and every send begun after it returned stays, before and after a
+// restart; the ones in between may go either way, but the same way both
+// times.
+func TestPurgeRacingSends(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	q := storetest.NewQueue(storetest.QueueID(1), "orders")
+	storetest.MustCreateQueue(t, s, q)
+
+	// A logical clock orders the sends' starts and ends with the purge's.
+	type sendRecord struct {
+		id           string
+		began, ended int
+	}
+	var (
+		mu    sync.Mutex
+		clock int
+		sends []sendRecord
+	)
+	tick := func() int { mu.Lock(); defer mu.Unlock(); clock++; return clock }
+	const senders, each = 4, 300
+	var wg sync.WaitGroup
+	for w := range senders {
+		wg.Go(func() {
+			for i := range each {
+				m := storetest.NewMessage(w*each+i+1, base)
+				began := tick()
+				storetest.MustSend(t, s, q.ID, m)
+				ended := tick()
+				mu.Lock()
+				sends = append(sends, sendRecord{m.ID, began, ended})
+				mu.Unlock()
+			}
+		})
+	}
+	poll.For(t, 10*time.Second, func() error {
+		if n := storetest.MustStats(t, s, q.ID, base).Visible; n < senders*each/3 {
+			return fmt.Errorf("%d sent so far", n)
+		}
+		return nil
+	})
+	purgeStart := tick()
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: q.Account, Name: q.Name, Now: at(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	purgeEnd := tick()
+	wg.Wait()
+
+	var gone, kept []string
+	for _, sd := range sends {
+		switch {
+		case sd.ended < purgeStart:
+			gone = append(gone, sd.id)
+		case sd.began > purgeEnd:
+			kept = append(kept, sd.id)
+		}
+	}
+	if len(gone) == 0 || len(kept) == 0 {
+		t.Fatalf("%d sends before the purge and %d after it: the race did not happen", len(gone), len(kept))
+	}
+	live := func(s *sqlitestore.Store, now time.Time) map[string]bool {
+		out := map[string]bool{}
+		for {
+			got := receive(t, s, q.ID, now, now.Add(lease), 10)
+			if len(got) == 0 {
+				return out
+			}
+			for _, m := range got {
+				out[m.ID] = true
+			}
+		}
+	}
+	judge := func(when string, got map[string]bool) {
+		t.Helper()
+		for _, id := range gone {
+			if got[id] {
+				t.Errorf("%s: %s, sent before the purge, is back", when, id)
+			}
+		}
+		for _, id := range kept {
+			if !got[id] {
+				t.Errorf("%s: %s, sent after the purge, is lost", when, id)
+			}
+		}
+	}
+	before := live(s, at(time.Minute))
+	judge("before a restart", before)
+	s = reopen(t, s, dir)
+	// The leases taken above have lapsed by then.
+	after := live(s, at(time.Hour))
+	judge("after a restart", after)
+	if fmt.Sprint(slices.Sorted(maps.Keys(after))) != fmt.Sprint(slices.Sorted(maps.Keys(before))) {
+		t.Errorf("after a restart %d messages, before it %d, not the same ones", len(after), len(before))
+	}
+	poll.For(t, 10*time.Second, func() error {
+		if n := sqlitestore.Rows(t, s); n != len(after) {
+			return fmt.Errorf("%d rows, want the %d live ones", n, len(after))
+		}
+		return nil
+	})
 }

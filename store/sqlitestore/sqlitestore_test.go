@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"errors"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,7 +117,7 @@ func TestReopenKeepsQueues(t *testing.T) {
 	s = reopen(t, s, dir)
 	for _, want := range []*baton.Queue{updated, &wantFIFO} {
 		got := storetest.MustGetQueue(t, s, want.Account, want.Name)
-		if got.ID != want.ID || got.Attributes != want.Attributes || !maps(got.Tags, want.Tags) ||
+		if got.ID != want.ID || got.Attributes != want.Attributes || !maps.Equal(got.Tags, want.Tags) ||
 			!got.CreatedAt.Equal(want.CreatedAt) || !got.ModifiedAt.Equal(want.ModifiedAt) ||
 			!got.PurgedAt.Equal(want.PurgedAt) || got.DedupScope != want.DedupScope {
 			t.Errorf("queue %s after reopen:\n got %+v\nwant %+v", want.Name, got, want)
@@ -130,18 +131,6 @@ func TestReopenKeepsQueues(t *testing.T) {
 	if !errors.Is(err, baton.ErrDeletedRecently) {
 		t.Errorf("re-create the deleted queue within the minute after reopen: got %v, want ErrDeletedRecently", err)
 	}
-}
-
-func maps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestReopenKeepsMessagesAndLeases(t *testing.T) {
