@@ -253,6 +253,11 @@ func (s *Store) loadMessages(ctx context.Context, purgedPos map[uint64]int64) er
 	if err := <-errc; err != nil {
 		return fmt.Errorf("load messages: %w", err)
 	}
+	// Positions only grow: a purge's mark must stay below every message
+	// sent after it, also once the rows it covered are gone.
+	for _, through := range purgedPos {
+		last = max(last, through)
+	}
 	s.pos.Store(last)
 	if restored > 100000 {
 		// The heap grew in steps while the index was built; give back
