@@ -290,6 +290,12 @@ type MessageMoveParams struct {
 type MessageStatsParams struct {
 	QueueID uint64
 	Now     time.Time
+	// Bound, if above 0, lets the store stop counting visible and delayed
+	// messages at Bound: it may report min(count, Bound) or more, up to the
+	// count. A receive that only asks "any visible?" passes 1, so that a
+	// store which counts rows (PostgreSQL) does not read a whole backlog.
+	// InFlight, NextVisibleAt and OldestSentAt are exact either way.
+	Bound int
 }
 
 // MessageStats are a queue's message counts at one instant.

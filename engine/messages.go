@@ -368,7 +368,8 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	}
 	var msgs []*baton.Message
 	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (bool, error) {
-		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
+		// Only the in-flight count and "any visible?" matter here.
+		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1})
 		if err != nil {
 			return false, storeErr(err, "message stats")
 		}

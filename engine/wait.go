@@ -56,7 +56,7 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 		if sleep <= 0 {
 			return nil
 		}
-		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: queueID, Now: now})
+		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: queueID, Now: now, Bound: 1})
 		if err != nil {
 			return storeErr(err, "message stats")
 		}

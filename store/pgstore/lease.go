@@ -178,16 +178,23 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 		next, oldest   *time.Time
 		vis, fly, wait int64
 	)
+	// Counting rows costs as many as there are: with p.Bound the visible
+	// and delayed counts stop there (LIMIT NULL is no limit). The in-flight
+	// count reads the hidden rows, which the in-flight limit bounds, and
+	// the minima take one index entry each.
+	var bound *int64
+	if p.Bound > 0 {
+		b := int64(p.Bound)
+		bound = &b
+	}
 	err := s.pool.QueryRow(ctx, `
 		SELECT (SELECT true FROM baton_queues WHERE id = $1),
-			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND visible_at <= $2),
-			h.in_flight, h.delayed, h.next_visible_at,
-			(SELECT min(sent_at) FROM baton_messages WHERE queue_id = $1)
-		FROM (
-			SELECT count(*) FILTER (WHERE leased) AS in_flight, count(*) FILTER (WHERE NOT leased) AS delayed,
-				min(visible_at) AS next_visible_at
-			FROM baton_messages WHERE queue_id = $1 AND visible_at > $2) h`,
-		int64(p.QueueID), p.Now).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
+			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at <= $2 LIMIT $3) v),
+			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND visible_at > $2 AND leased),
+			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at > $2 AND NOT leased LIMIT $3) d),
+			(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND visible_at > $2),
+			(SELECT min(sent_at) FROM baton_messages WHERE queue_id = $1)`,
+		int64(p.QueueID), p.Now, bound).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
 	if err != nil {
 		return st, fmt.Errorf("pgstore: stats: %w", err)
 	}

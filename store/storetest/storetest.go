@@ -171,6 +171,7 @@ func groups() []group {
 		}},
 		{"MessageStats", []test{
 			{"Counts", testMessageStatsCounts},
+			{"Bound", testMessageStatsBound},
 			{"NextVisibleAtIsEarliest", testMessageStatsNextVisibleAtIsEarliest},
 			{"Empty", testMessageStatsEmpty},
 			{"UnknownQueue", testMessageStatsUnknownQueue},
@@ -1812,6 +1813,45 @@ func testMessageStatsCounts(t *testing.T, s baton.Store) {
 	// Counting leases nothing.
 	checkIDs(t, "receive after counting", mustReceive(t, s, q.ID, at(100*time.Second), at(100*time.Second+lease), 10),
 		MessageID(1), MessageID(2), MessageID(3), MessageID(4))
+}
+
+// With a Bound the visible and delayed counts may stop there, but never
+// below it (nor below the count, if smaller); the rest stays exact.
+func testMessageStatsBound(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	MustSend(t, s, q.ID, NewMessage(1, base), NewMessage(2, base))
+	mustReceive(t, s, q.ID, base, at(lease), 2)
+	var msgs []*baton.Message
+	for n := 3; n <= 8; n++ {
+		m := NewMessage(n, base)
+		if n > 5 {
+			m.VisibleAt = at(time.Duration(n) * time.Second)
+		}
+		msgs = append(msgs, m)
+	}
+	MustSend(t, s, q.ID, msgs...) // 3 visible, 3 delayed
+	stats := func(now time.Time, bound int) baton.MessageStats {
+		t.Helper()
+		st, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	for _, bound := range []int{1, 2, 3, 100} {
+		st := stats(base, bound)
+		if st.Visible < min(bound, 3) || st.Visible > 3 || st.Delayed < min(bound, 3) || st.Delayed > 3 {
+			t.Errorf("bound %d: visible %d and delayed %d, want each between %d and 3", bound, st.Visible, st.Delayed, min(bound, 3))
+		}
+		if st.InFlight != 2 || !st.NextVisibleAt.Equal(at(6*time.Second)) || !st.OldestSentAt.Equal(base) {
+			t.Errorf("bound %d: got %s, want 2 in flight, next visible at 6s and the oldest sent at base", bound, fmtStats(st))
+		}
+	}
+	// Nothing visible is 0 under any bound.
+	mustReceive(t, s, q.ID, base, at(lease), 3)
+	if st := stats(base, 1); st.Visible != 0 || st.InFlight != 5 {
+		t.Errorf("bound 1 with nothing visible: got %s, want 0 visible and 5 in flight", fmtStats(st))
+	}
 }
 
 func testMessageStatsNextVisibleAtIsEarliest(t *testing.T, s baton.Store) {
