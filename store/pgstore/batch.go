@@ -39,15 +39,23 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 	for i, en := range p.Entries {
 		ids[i] = en.MessageID
 	}
-	wake := s.origin + " " + fmt.Sprint(p.QueueID)
+	// Whether an entry released its message; a retried transaction may
+	// leave it set from the try before, which costs one needless wake-up.
+	var released bool
 	outs, err := s.leaseBatch(ctx, p.QueueID, ids, func(b *pgx.Batch, i int) {
 		en := p.Entries[i]
-		b.Queue(changeVisibilitySQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, en.VisibleAt, wakeChannel, wake)
+		b.Queue(changeVisibilitySQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, en.VisibleAt)
 	}, func(row pgx.Row, live *bool) (*baton.Message, error) {
-		return scanMessage(row, live, new(int64))
+		var r bool
+		m, err := scanMessage(row, live, &r)
+		released = released || r
+		return m, err
 	})
 	if err != nil && !errors.Is(err, baton.ErrNotFound) {
 		return nil, fmt.Errorf("pgstore: change visibility batch: %w", err)
+	}
+	if err == nil && released {
+		s.wake.add(p.QueueID)
 	}
 	return outs, err
 }

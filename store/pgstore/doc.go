@@ -21,8 +21,9 @@
 // updated under the queue row's lock. Every time is the engine's, passed
 // in: no statement reads the database's clock.
 //
-// The store is a baton.Notifier: sends, releases and moves NOTIFY inside
-// their transactions, and a LISTENing connection, reconnected when it
+// The store is a baton.Notifier: once sends, releases and moves commit, a
+// waker NOTIFYs the other servers, one notification per queue per round
+// trip, and a LISTENing connection, reconnected when it
 // breaks, relays other servers' notifications to the engine so their sends
 // wake long polls here. It is also a baton.LedgerBus: the same connection
 // relays the engines' lease-ledger batches (NOTIFY on a channel of their

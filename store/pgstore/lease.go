@@ -35,9 +35,9 @@ var deleteSQL = `
 	SELECT ` + leasedColumns + `, live, EXISTS (SELECT 1 FROM del) FROM cur`
 
 // changeVisibilitySQL moves the end of message $2's lease epoch $3 (queue
-// $1) to $5 if that lease is live at $4, notifies channel $6 with payload
-// $7 if that released it, and returns the message as it was, whether the
-// lease was live, and how many notifications it sent.
+// $1) to $5 if that lease is live at $4, and returns the message as it
+// was, whether the lease was live, and whether this released it (made it
+// visible at once).
 var changeVisibilitySQL = `
 	WITH ` + currentCTE + `,
 	upd AS (
@@ -45,7 +45,7 @@ var changeVisibilitySQL = `
 		WHERE u.queue_id = $1 AND u.id = $2 AND cur.live
 		RETURNING 1)
 	SELECT ` + leasedColumns + `, live,
-		(SELECT count(*) FROM (SELECT pg_notify($6, $7) FROM upd WHERE $5::timestamptz <= $4::timestamptz) n)
+		EXISTS (SELECT 1 FROM upd WHERE $5::timestamptz <= $4::timestamptz)
 	FROM cur`
 
 // MessageDelete deletes the message if the receipt's lease is live, or in
@@ -66,13 +66,17 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 // message.
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
 	var out baton.LeaseOutcome
+	var released bool
 	err := retry(ctx, func() error {
 		var live bool
-		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
-			wakeChannel, s.origin+" "+fmt.Sprint(p.QueueID)), &live, new(int64))
+		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt),
+			&live, &released)
 		out = outcome(m, live)
 		return err
 	})
+	if err == nil && released {
+		s.wake.add(p.QueueID)
+	}
 	return s.leaseResult(ctx, p.QueueID, out, err, "change visibility")
 }
 
@@ -156,7 +160,6 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 		if p.MoveTask != "" {
 			b.Queue(`UPDATE baton_move_tasks SET moved = moved + 1 WHERE handle = $1`, p.MoveTask)
 		}
-		queueNotify(b, s.origin, p.ToQueueID)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if errors.Is(err, baton.ErrNotFound) {
@@ -164,6 +167,9 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 	}
 	if err != nil {
 		return baton.LeaseOutcome{}, fmt.Errorf("pgstore: move: %w", err)
+	}
+	if out.Result == baton.LeaseCurrent {
+		s.wake.add(p.ToQueueID)
 	}
 	return out, nil
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Servers sharing a database tell each other of sends with NOTIFY, inside
-// the transaction that makes the messages receivable, so that the
-// notification goes out exactly when they can be seen. Each store that has
+// Servers sharing a database tell each other of sends, releases and moves
+// with NOTIFY, once the transaction that made the messages receivable has
+// committed (see waker). Each store that has
 // a subscriber keeps one connection of its own LISTENing, and reconnects it
 // with backoff when it breaks; meanwhile notifications are lost, and the
 // engine's bounded poll (baton.Notifier) finds the messages instead.
@@ -36,11 +36,6 @@ const ledgerChannel = "baton_ledger"
 // listenCheck is how long the listener waits for a notification before it
 // pings its connection, so that a silently dead connection is replaced.
 const listenCheck = 30 * time.Second
-
-// queueNotify adds to b the notification that queueID has new messages.
-func queueNotify(b *pgx.Batch, origin string, queueID uint64) {
-	b.Queue(`SELECT pg_notify($1, $2)`, wakeChannel, origin+" "+strconv.FormatUint(queueID, 10))
-}
 
 // notifier is a Store's listening side.
 type notifier struct {

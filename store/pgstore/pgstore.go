@@ -57,6 +57,9 @@ type Store struct {
 	fifo sync.Map
 
 	notify notifier
+	// wake notifies the other servers of committed sends, releases and
+	// moves.
+	wake waker
 	// connCfg opens the connections that hold task locks.
 	connCfg *pgx.ConnConfig
 	locks   taskLocks
@@ -98,6 +101,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	s.wake.init(s, cfg.ConnConfig)
 	return s, nil
 }
 
@@ -187,6 +191,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // connections, the pool's first and then the task locks', so that no move
 // of this server commits after another may have taken its tasks over.
 func (s *Store) Close() error {
+	s.wake.stop()
 	s.notify.stop()
 	s.pool.Close()
 	s.closeLocks()

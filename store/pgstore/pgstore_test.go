@@ -240,6 +240,62 @@ func TestNotifyAcrossStores(t *testing.T) {
 	})
 }
 
+// TestWakeAfterReleaseAndMove: besides sends, a release (one or in a
+// batch) and a move wake the other servers' long polls on the queue that
+// got a receivable message; a lease that only moves its end wakes nobody.
+func TestWakeAfterReleaseAndMove(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	a, b := mustOpen(t, url), mustOpen(t, url)
+	woken := make(chan uint64, 100)
+	a.Subscribe(func(id uint64) { woken <- id })
+	select {
+	case <-a.Listening():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener never listened")
+	}
+	q := storetest.NewQueue(storetest.QueueID(7), "wake")
+	dlq := storetest.NewQueue(storetest.QueueID(8), "wake-dlq")
+	storetest.MustCreateQueue(t, b, q)
+	storetest.MustCreateQueue(t, b, dlq)
+	storetest.MustSend(t, b, q.ID, storetest.NewMessage(1, base), storetest.NewMessage(2, base), storetest.NewMessage(3, base))
+	expect := func(what string, want uint64) {
+		t.Helper()
+		select {
+		case got := <-woken:
+			if got != want {
+				t.Fatalf("%s: woken for queue %#x, want %#x", what, got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no wake-up", what)
+		}
+	}
+	expect("send", q.ID)
+	got := storetest.MustReceive(t, b, baton.MessageReceiveParams{QueueID: q.ID, Now: base, Max: 3, VisibleAt: base.Add(time.Minute),
+		RetentionCutoff: base.Add(-time.Hour)})
+	if len(got) != 3 {
+		t.Fatalf("received %d messages, want 3", len(got))
+	}
+	// Extending a lease makes nothing receivable: no wake-up, so the
+	// next one heard is for the other queue's send.
+	storetest.MustChangeVisibility(t, b, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: got[0].ID, Epoch: got[0].Epoch,
+		Now: base, VisibleAt: base.Add(time.Hour)})
+	storetest.MustSend(t, b, dlq.ID, storetest.NewMessage(4, base))
+	expect("send to the other queue after an extension", dlq.ID)
+	storetest.MustChangeVisibility(t, b, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: got[1].ID, Epoch: got[1].Epoch,
+		Now: base, VisibleAt: base})
+	expect("release", q.ID)
+	if _, err := b.MessageChangeVisibilityBatch(t.Context(), baton.MessageChangeVisibilityBatchParams{QueueID: q.ID, Now: base,
+		Entries: []baton.VisibilityChange{{MessageID: got[2].ID, Epoch: got[2].Epoch, VisibleAt: base}}}); err != nil {
+		t.Fatal(err)
+	}
+	expect("release in a batch", q.ID)
+	if _, err := b.MessageMove(t.Context(), baton.MessageMoveParams{QueueID: q.ID, MessageID: got[1].ID, ToQueueID: dlq.ID, Now: base}); err != nil {
+		t.Fatal(err)
+	}
+	expect("move", dlq.ID)
+}
+
 // TestLedgerBusAcrossStores: a lease-ledger batch of the largest size,
 // any bytes, published through one store reaches the subscribers of every
 // store on the database, its own included, unchanged; a larger one is

@@ -10,42 +10,56 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// MessageSend stores the messages in one transaction that also notifies the
-// other servers. A FIFO send first locks its queue's row, so FIFO sends to
+// MessageSend stores the messages in one transaction, then has the other
+// servers notified. A FIFO send first locks its queue's row, so FIFO sends to
 // one queue run one at a time across every server: each sees the keys the
 // one before it accepted, and numbers its messages after the last one's.
+//
+// A standard queue's send is its inserts alone, sent in one round trip as
+// one implicit transaction (a batch runs as one until its end), rather than
+// three with BEGIN and COMMIT of their own.
 func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
 	var out []baton.MessageSent
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		fifo, err := s.isFIFO(ctx, tx, p.QueueID)
-		if err != nil {
-			return err
-		}
+	var stored int
+	fifo, err := s.isFIFO(ctx, s.pool, p.QueueID)
+	switch {
+	case err != nil:
+	case !fifo:
 		out = make([]baton.MessageSent, len(p.Messages))
-		store := p.Messages
-		if fifo {
-			if store, err = s.numberFIFO(ctx, tx, p, out); err != nil {
+		for i, m := range p.Messages {
+			out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
+		}
+		err = retry(ctx, func() error {
+			b := &pgx.Batch{}
+			for _, m := range p.Messages {
+				queueInsert(b, p.QueueID, m)
+			}
+			return s.pool.SendBatch(ctx, b).Close()
+		})
+		stored = len(p.Messages)
+	default:
+		err = s.inTx(ctx, func(tx pgx.Tx) error {
+			out = make([]baton.MessageSent, len(p.Messages))
+			store, err := s.numberFIFO(ctx, tx, p, out)
+			if err != nil {
 				return err
 			}
-		} else {
-			for i, m := range p.Messages {
-				out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
+			b := &pgx.Batch{}
+			for _, m := range store {
+				queueInsert(b, p.QueueID, m)
 			}
-		}
-		b := &pgx.Batch{}
-		for _, m := range store {
-			queueInsert(b, p.QueueID, m)
-		}
-		if len(store) > 0 {
-			queueNotify(b, s.origin, p.QueueID)
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+			stored = len(store)
+			return tx.SendBatch(ctx, b).Close()
+		})
+	}
 	switch {
 	case errors.Is(err, baton.ErrNotFound) || isForeignKeyViolation(err):
 		return nil, baton.ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("pgstore: send: %w", err)
+	}
+	if stored > 0 {
+		s.wake.add(p.QueueID)
 	}
 	return out, nil
 }
