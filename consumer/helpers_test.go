@@ -183,16 +183,6 @@ func (c *counter) get(id string) int {
 	return c.n[id]
 }
 
-func (c *counter) total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := 0
-	for _, v := range c.n {
-		t += v
-	}
-	return t
-}
-
 func deleteInput(url, handle string) *sqs.DeleteMessageBatchInput {
 	id := "0"
 	return &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: []types.DeleteMessageBatchRequestEntry{{Id: &id, ReceiptHandle: &handle}}}

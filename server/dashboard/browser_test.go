@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -237,8 +236,6 @@ func noHorizontalOverflow(t *testing.T, ctx context.Context, page string) {
 		t.Errorf("%s: scrollWidth %v > innerWidth %v (first too wide: %s)", page, d.Scroll, d.Inner, d.Widest)
 	}
 }
-
-var errNotYet = errors.New("not yet")
 
 // activeID describes the focused element.
 const activeID = `(() => { const a = document.activeElement; return a ? (a.id || a.getAttribute('href') || a.tagName) : ''; })()`
