@@ -32,8 +32,6 @@ type waker struct {
 	kick    chan struct{} // one token: pending has queues
 	cancel  context.CancelFunc
 	done    chan struct{}
-	// rounds counts the round trips that notified (for tests).
-	rounds int
 }
 
 func (w *waker) init(s *Store, cfg *pgx.ConnConfig) {
@@ -135,13 +133,7 @@ func (w *waker) notify(ctx context.Context, conn *pgx.Conn, ids []uint64) error 
 	for _, id := range ids {
 		b.Queue(`SELECT pg_notify($1, $2)`, wakeChannel, wakePayload(w.s.origin, id))
 	}
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	w.rounds++
-	w.mu.Unlock()
-	return nil
+	return conn.SendBatch(ctx, b).Close()
 }
 
 // wakePayload is a wake-up's payload: "<origin> <queue id>" (parseWake).
