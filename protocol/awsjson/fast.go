@@ -1,7 +1,9 @@
 package awsjson
 
 import (
+	"encoding"
 	"encoding/base64"
+	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
@@ -54,6 +56,11 @@ type fastDecoder struct {
 // which is settable, and reports false if it gave up.
 type valueDecoder func(d *fastDecoder, v reflect.Value) bool
 
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
 // decoders caches a valueDecoder, or nil for "unsupported", per type.
 var decoders sync.Map // reflect.Type -> valueDecoder
 
@@ -74,6 +81,9 @@ func buildDecoder(t reflect.Type, building map[reflect.Type]bool) valueDecoder {
 	}
 	building[t] = true
 	defer delete(building, t)
+	if pt := reflect.PointerTo(t); pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler) {
+		return nil // encoding/json would call the type's own decoding
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return decodeString

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -94,4 +95,33 @@ func FuzzFastDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// upper decodes its JSON string upper-cased: a type with its own decoding.
+type upper string
+
+func (u *upper) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*u = upper(strings.ToUpper(s))
+	return nil
+}
+
+// A type with its own JSON or text decoding, anywhere in the input, leaves
+// the whole input to encoding/json, which calls it.
+func TestFastDecodeLeavesUnmarshalers(t *testing.T) {
+	t.Parallel()
+	var in struct {
+		Name  string
+		Shout upper
+	}
+	if fastDecode([]byte(`{"Name":"a","Shout":"b"}`), &in) {
+		t.Errorf("the fast decoder took a struct with a json.Unmarshaler member")
+	}
+	var plain struct{ Name string }
+	if !fastDecode([]byte(`{"Name":"a"}`), &plain) || plain.Name != "a" {
+		t.Errorf("the fast decoder refused a plain struct: %+v", plain)
+	}
 }
