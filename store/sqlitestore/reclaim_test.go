@@ -76,12 +76,7 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 	s = reopen(t, s, dir)
 	release()
 	check(s, "after a restart")
-	poll.For(t, 10*time.Second, func() error {
-		if n := sqlitestore.Rows(t, s); n != 5 {
-			return fmt.Errorf("%d rows, want the 5 live ones", n)
-		}
-		return nil
-	})
+	awaitRows(t, s, 5)
 	check(s, "after reclaiming")
 	now := at(time.Minute)
 	got := idsOf(receive(t, s, purged.ID, now, now.Add(lease), 10))
@@ -94,12 +89,7 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: kept.Account, Name: kept.Name, Now: at(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	poll.For(t, 10*time.Second, func() error {
-		if n := sqlitestore.Rows(t, s); n != 2 {
-			return fmt.Errorf("%d rows, want the 2 live ones", n)
-		}
-		return nil
-	})
+	awaitRows(t, s, 2)
 	s = reopen(t, s, dir)
 	if st := storetest.MustStats(t, s, kept.ID, at(time.Hour)); st.Visible != 0 || st.InFlight != 0 || st.Delayed != 0 {
 		t.Errorf("the purged queue after a restart: %+v, want empty", st)
@@ -112,12 +102,7 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 	if st := storetest.MustStats(t, s, kept.ID, at(time.Hour)); st.Visible != 1 {
 		t.Errorf("a message sent after the purge, after two restarts: %+v, want it visible", st)
 	}
-	poll.For(t, 10*time.Second, func() error {
-		if n := sqlitestore.Rows(t, s); n != 3 {
-			return fmt.Errorf("%d rows, want the 3 live ones", n)
-		}
-		return nil
-	})
+	awaitRows(t, s, 3)
 	s = reopen(t, s, dir)
 	if st := storetest.MustStats(t, s, kept.ID, at(time.Hour)); st.Visible != 1 {
 		t.Errorf("a message sent after the purge, after three restarts: %+v, want it visible", st)
@@ -220,9 +205,15 @@ func TestPurgeRacingSends(t *testing.T) {
 	if fmt.Sprint(slices.Sorted(maps.Keys(after))) != fmt.Sprint(slices.Sorted(maps.Keys(before))) {
 		t.Errorf("after a restart %d messages, before it %d, not the same ones", len(after), len(before))
 	}
+	awaitRows(t, s, len(after))
+}
+
+// awaitRows waits for the reclaimer to leave want rows, the live ones.
+func awaitRows(t *testing.T, s *sqlitestore.Store, want int) {
+	t.Helper()
 	poll.For(t, 10*time.Second, func() error {
-		if n := sqlitestore.Rows(t, s); n != len(after) {
-			return fmt.Errorf("%d rows, want the %d live ones", n, len(after))
+		if n := sqlitestore.Rows(t, s); n != want {
+			return fmt.Errorf("%d rows, want the %d live ones", n, want)
 		}
 		return nil
 	})
