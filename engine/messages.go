@@ -610,7 +610,7 @@ func (e *Engine) ChangeMessageVisibility(ctx context.Context, ref QueueRef, hand
 	if err != nil {
 		return err
 	}
-	return e.changeLeases(ctx, q, []VisibilityEntry{{ReceiptHandle: handle, VisibilityTimeout: timeout}})[0]
+	return e.changeLeases(ctx, q, []VisibilityEntry{{ReceiptHandle: handle, VisibilityTimeout: timeout}}, false)[0]
 }
 
 // ChangeMessageVisibilityBatch changes up to ten leases; a bad entry fails
@@ -627,21 +627,27 @@ func (e *Engine) ChangeMessageVisibilityBatch(ctx context.Context, ref QueueRef,
 	if err != nil {
 		return nil, nil, err
 	}
-	ok, failed := batchResults(ids, e.changeLeases(ctx, q, entries))
+	ok, failed := batchResults(ids, e.changeLeases(ctx, q, entries, true))
 	return ok, failed, nil
 }
 
 // changeLeases changes the lease of each entry, the valid ones in one store
 // call, and returns each entry's error: nil if it changed the lease or
-// found it lapsed.
-func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []VisibilityEntry) []error {
+// found it lapsed. batch says the entries are a ChangeMessageVisibilityBatch
+// request's, which errors name by position.
+func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []VisibilityEntry, batch bool) []error {
 	errs := make([]error, len(entries))
 	rs := make([]receipt, 0, len(entries))
 	at := make([]int, 0, len(entries)) // the entry of each store entry
 	changes := make([]baton.VisibilityChange, 0, len(entries))
 	now := e.clock.Now()
 	for i, en := range entries {
-		r, end, err := e.checkChange(q, en, now)
+		timeoutParam := "VisibilityTimeout"
+		if batch {
+			// As SQS names it in the entry's failure.
+			timeoutParam = "ChangeMessageVisibilityBatchRequestEntry." + strconv.Itoa(i+1) + ".VisibilityTimeout"
+		}
+		r, end, err := e.checkChange(q, en, timeoutParam, now)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -683,10 +689,11 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 }
 
 // checkChange checks a visibility change entry and returns its receipt and
-// the lease's new end.
-func (e *Engine) checkChange(q *baton.Queue, en VisibilityEntry, now time.Time) (receipt, time.Time, error) {
+// the lease's new end. timeoutParam names VisibilityTimeout when it is
+// missing.
+func (e *Engine) checkChange(q *baton.Queue, en VisibilityEntry, timeoutParam string, now time.Time) (receipt, time.Time, error) {
 	if en.VisibilityTimeout == nil {
-		return receipt{}, time.Time{}, baton.MissingParameter("VisibilityTimeout")
+		return receipt{}, time.Time{}, baton.MissingParameter(timeoutParam)
 	}
 	r, err := e.decodeReceipt(q, en.ReceiptHandle)
 	if err != nil {

@@ -939,8 +939,11 @@ func TestQueryChangeMessageVisibilityBatch(t *testing.T) {
 	if f := failed["bogus"]; f["SenderFault"] != "true" || f["Code"] != "ReceiptHandleIsInvalid" {
 		t.Errorf("bogus entry = %v, want SenderFault true, Code ReceiptHandleIsInvalid", f)
 	}
-	if f := failed["no-timeout"]; f["SenderFault"] != "true" || f["Code"] != "MissingParameter" {
-		t.Errorf("entry without VisibilityTimeout = %v, want SenderFault true, Code MissingParameter", f)
+	// SQS fails such an entry alone, naming it by position (as recorded in
+	// aws-sdk-go-v2#2250, when that SDK dropped zero timeouts).
+	if f := failed["no-timeout"]; f["SenderFault"] != "true" || f["Code"] != "MissingParameter" ||
+		f["Message"] != "The request must contain the parameter ChangeMessageVisibilityBatchRequestEntry.4.VisibilityTimeout." {
+		t.Errorf("entry without VisibilityTimeout = %v, want SenderFault true, Code MissingParameter and the entry's parameter named", f)
 	}
 
 	// Only the released message is visible; the extended one after 300 s
