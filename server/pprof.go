@@ -32,7 +32,7 @@ func isPprofPath(path string) bool {
 
 // newPprofHandler returns the profile pages behind v's keys, or, with a nil
 // v, for loopback clients only.
-func newPprofHandler(v *sigv4.Verifier, log *slog.Logger) http.Handler {
+func newPprofHandler(v *sigv4.Verifier, guard *signInGuard, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(pprofPrefix, pprof.Index) // and every named profile: heap, goroutine, allocs, …
 	mux.HandleFunc(pprofPrefix+"cmdline", pprof.Cmdline)
@@ -49,7 +49,7 @@ func newPprofHandler(v *sigv4.Verifier, log *slog.Logger) http.Handler {
 			mux.ServeHTTP(w, r)
 		})
 	}
-	signed, basic := Authenticate(v, log, mux), BasicAuth(v, log, mux)
+	signed, basic := Authenticate(v, log, mux), basicAuth(v, guard, log, mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasBasicAuth(r) {
 			basic.ServeHTTP(w, r)

@@ -92,8 +92,9 @@ func New(cfg Config) *Server {
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
 	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
-	s.dashboard = s.newDashboard(cfg.Verifier, s.admin) // before s.admin is wrapped for SigV4
-	s.pprof = newPprofHandler(cfg.Verifier, cfg.Logger)
+	signIns := newSignInGuard(cfg.Engine.Clock())
+	s.dashboard = s.newDashboard(cfg.Verifier, signIns, s.admin) // before s.admin is wrapped for SigV4
+	s.pprof = newPprofHandler(cfg.Verifier, signIns, cfg.Logger)
 	if cfg.Verifier != nil {
 		s.api = Authenticate(cfg.Verifier, cfg.Logger, s.api)
 		s.admin = Authenticate(cfg.Verifier, cfg.Logger, s.admin)

@@ -4,7 +4,9 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/protocol/sigv4"
@@ -28,14 +30,14 @@ type SecretVerifier interface {
 // newDashboard returns the handler of the dashboard's pages and of admin
 // API requests that carry Basic credentials; admin is the admin API without
 // authentication. With a nil verifier, nothing is authenticated.
-func (s *Server) newDashboard(v *sigv4.Verifier, admin http.Handler) http.Handler {
+func (s *Server) newDashboard(v *sigv4.Verifier, guard *signInGuard, admin http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/admin/api/", admin)
 	mux.Handle("/", dashboard.Handler())
 	if v == nil {
 		return mux
 	}
-	return BasicAuth(v, s.log, mux)
+	return basicAuth(v, guard, s.log, mux)
 }
 
 // isDashboardRequest tells the dashboard's requests from the SQS API's: a
@@ -64,35 +66,52 @@ func hasBasicAuth(r *http.Request) bool {
 	return strings.EqualFold(scheme, "Basic")
 }
 
-// BasicAuth wraps next so that only requests with HTTP Basic credentials
+// basicAuth wraps next so that only requests with HTTP Basic credentials
 // that v accepts reach it, with the key's account in their context. Others
 // are answered 401 with a challenge, so a browser asks for the access key
-// id and secret: in JSON under /admin/api/, else as a short page.
-func BasicAuth(v SecretVerifier, log *slog.Logger, next http.Handler) http.Handler {
-	if log == nil {
-		log = slog.Default()
-	}
+// id and secret: in JSON under /admin/api/, else as a short page. A key
+// whose secret was guessed at too often is refused for a while with 429
+// (guard, signin.go).
+func basicAuth(v SecretVerifier, guard *signInGuard, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, secret, ok := r.BasicAuth()
 		if ok {
+			if left, refused := guard.refused(id); refused {
+				log.Debug("dashboard sign-in refused unchecked", "remote", r.RemoteAddr, "access_key_id", id)
+				w.Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
+				writeUnauthorized(w, r, http.StatusTooManyRequests,
+					"Too many failed sign-ins with this access key id; try again in a minute.")
+				return
+			}
 			cred, err := v.VerifySecret(id, secret)
 			if err == nil {
 				next.ServeHTTP(w, r.WithContext(baton.NewContextWithAccount(r.Context(), cred.Account)))
 				return
 			}
-			log.Debug("dashboard sign-in refused", "remote", r.RemoteAddr, "access_key_id", id, "code", baton.AsError(err).Code)
+			code := baton.AsError(err).Code
+			log.Debug("dashboard sign-in refused", "remote", r.RemoteAddr, "access_key_id", id, "code", code)
+			if code == baton.ErrSignatureDoesNotMatch && guard.failed(id) {
+				log.Warn("dashboard sign-ins with an access key id refused for a minute after repeated wrong secrets",
+					"access_key_id", id, "failures", maxSignInFailures, "last_remote", r.RemoteAddr)
+			}
 		}
 		w.Header().Set("WWW-Authenticate", `Basic realm="Baton", charset="UTF-8"`)
-		w.Header().Set("Cache-Control", "no-store")
-		const msg = "Sign in with an access key id as the user name and its secret access key as the password."
-		if strings.HasPrefix(r.URL.Path, "/admin/api/") {
-			writeAdminError(w, http.StatusUnauthorized, msg)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		unauthorizedPage.Execute(w, msg)
+		writeUnauthorized(w, r, http.StatusUnauthorized,
+			"Sign in with an access key id as the user name and its secret access key as the password.")
 	})
+}
+
+// writeUnauthorized answers a refused sign-in with status and msg: in JSON
+// under /admin/api/, else as a short page.
+func writeUnauthorized(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	w.Header().Set("Cache-Control", "no-store")
+	if strings.HasPrefix(r.URL.Path, "/admin/api/") {
+		writeAdminError(w, status, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	unauthorizedPage.Execute(w, msg)
 }
 
 var unauthorizedPage = template.Must(template.New("401").Parse(`<!doctype html>

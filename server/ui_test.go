@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -497,5 +498,66 @@ func TestDashboardBasicAuth(t *testing.T) {
 	h.Set("Content-Type", "application/x-www-form-urlencoded")
 	if code, _, body := fetch(t, "POST", srv.URL+"/", h, "Action=ListQueues"); code == http.StatusOK {
 		t.Errorf("SQS API with Basic credentials: %d %s", code, body)
+	}
+}
+
+// Wrong secrets for one access key id: after ten within a minute, Basic
+// sign-ins with that key id are refused unchecked (429, Retry-After), even
+// with the right secret, until the minute from the first failure is over;
+// other keys, unknown key ids and SigV4 requests are not affected.
+func TestDashboardSignInGuard(t *testing.T) {
+	t.Parallel()
+	srv := startAuthServer(t)
+	basic := func(id, secret string) http.Header {
+		r, _ := http.NewRequest("GET", "/", nil)
+		r.SetBasicAuth(id, secret)
+		return r.Header
+	}
+	signIn := func(id, secret, path string) (int, http.Header, string) {
+		return fetch(t, "GET", srv.URL+path, basic(id, secret), "")
+	}
+	for i := range 20 { // unknown key ids are not counted
+		if code, _, _ := signIn("AKIDNOBODY", "guess"+strconv.Itoa(i), "/"); code != http.StatusUnauthorized {
+			t.Fatalf("unknown key, try %d: %d, want 401", i+1, code)
+		}
+	}
+	for i := range 9 {
+		if code, _, _ := signIn(alice.AccessKeyID, "guess"+strconv.Itoa(i), "/"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong secret %d: %d, want 401", i+1, code)
+		}
+	}
+	srv.Clock.Advance(30 * time.Second)
+	// Success does not clear the count.
+	if code, _, _ := signIn(alice.AccessKeyID, alice.SecretAccessKey, "/"); code != http.StatusOK {
+		t.Fatalf("right secret after 9 failures: %d, want 200", code)
+	}
+	if code, _, _ := signIn(alice.AccessKeyID, "guess9", "/"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong secret 10: %d, want 401", code)
+	}
+	for _, path := range []string{"/", "/admin/api/queues", "/debug/pprof/"} {
+		code, h, body := signIn(alice.AccessKeyID, alice.SecretAccessKey, path)
+		if code != http.StatusTooManyRequests || h.Get("Retry-After") != "30" || !strings.Contains(body, "Too many failed sign-ins") {
+			t.Errorf("%s with the right secret after 10 failures: %d, Retry-After %q, %.100s; want 429, 30 s left",
+				path, code, h.Get("Retry-After"), body)
+		}
+	}
+	if code, _, _ := signIn(bob.AccessKeyID, bob.SecretAccessKey, "/"); code != http.StatusOK {
+		t.Errorf("another key meanwhile: %d, want 200", code)
+	}
+	if _, err := srv.ClientFor(alice.AccessKeyID, alice.SecretAccessKey).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+		t.Errorf("SigV4 with the refused key id: %v", err)
+	}
+	srv.Clock.Advance(29 * time.Second)
+	if code, h, _ := signIn(alice.AccessKeyID, alice.SecretAccessKey, "/"); code != http.StatusTooManyRequests || h.Get("Retry-After") != "1" {
+		t.Errorf("a second before the minute is over: %d, Retry-After %q; want 429, 1", code, h.Get("Retry-After"))
+	}
+	srv.Clock.Advance(time.Second)
+	if code, _, _ := signIn(alice.AccessKeyID, alice.SecretAccessKey, "/"); code != http.StatusOK {
+		t.Errorf("once the minute is over: %d, want 200", code)
+	}
+	// A new window: one failure does not refuse anything.
+	signIn(alice.AccessKeyID, "again", "/")
+	if code, _, _ := signIn(alice.AccessKeyID, alice.SecretAccessKey, "/"); code != http.StatusOK {
+		t.Errorf("after one failure in a new window: %d, want 200", code)
 	}
 }
