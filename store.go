@@ -3,6 +3,7 @@ package baton
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -92,7 +93,10 @@ type Store interface {
 
 	// MoveTaskSave stores a message move task, inserting it or replacing
 	// the task of the same Handle. When it returns, the task is as durable
-	// as the store promises.
+	// as the store promises. Each save also drops the finished tasks
+	// (neither RUNNING nor CANCELLING) of the task's source that are not
+	// among its MaxMoveTasksKept newest tasks (by StartedAt, then Handle):
+	// no listing shows them again.
 	MoveTaskSave(ctx context.Context, task MoveTask) error
 	// MoveTaskList returns every stored move task, in no particular order.
 	MoveTaskList(ctx context.Context) ([]MoveTask, error)
@@ -310,6 +314,10 @@ type MessageStats struct {
 	OldestSentAt time.Time
 }
 
+// MaxMoveTasksKept is how many tasks of a source queue are kept: as many as
+// ListMessageMoveTasks shows at most, the newest.
+const MaxMoveTasksKept = 10
+
 // MoveTask is a message move task (StartMessageMoveTask) as the engine
 // reports and a Store keeps it. The engine sets every field, times
 // included; a store keeps them as given.
@@ -325,6 +333,19 @@ type MoveTask struct {
 	ToMove        int64
 	FailureReason string
 	StartedAt     time.Time
+}
+
+// Finished reports whether the task has ended: COMPLETED, CANCELLED or
+// FAILED.
+func (t MoveTask) Finished() bool { return t.Status != "RUNNING" && t.Status != "CANCELLING" }
+
+// CompareMoveTasks orders tasks newest first: by StartedAt, then by
+// Handle; for slices.SortFunc.
+func CompareMoveTasks(a, b MoveTask) int {
+	if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Handle, b.Handle)
 }
 
 // TaskLocker is implemented by a Store that several servers share, such as

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -31,8 +30,7 @@ const (
 	// optimised" on SQS).
 	defaultMoveRate = 500
 	// moveLease hides the messages a task is moving, should it stop midway.
-	moveLease       = 30 * time.Second
-	maxTasksPerList = 10
+	moveLease = 30 * time.Second
 )
 
 // MoveTask is a message move task's state as ListMessageMoveTasks reports
@@ -96,16 +94,30 @@ func (e *Engine) loadMoveTasks(ctx context.Context) error {
 		tasks.byID[t.Handle] = t
 		tasks.bySource[t.SourceARN] = append(tasks.bySource[t.SourceARN], t)
 	}
-	for _, list := range tasks.bySource {
-		sort.SliceStable(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			if !a.StartedAt.Equal(b.StartedAt) {
-				return a.StartedAt.After(b.StartedAt)
-			}
-			return a.Handle < b.Handle
-		})
+	for src, list := range tasks.bySource {
+		slices.SortStableFunc(list, func(a, b *moveTask) int { return baton.CompareMoveTasks(a.MoveTask, b.MoveTask) })
+		tasks.bySource[src] = tasks.trim(list)
 	}
 	return nil
+}
+
+// trim drops from list, a source's tasks newest first, the finished ones
+// beyond the newest baton.MaxMoveTasksKept, as the store does when it saves
+// a task: no listing shows them again. The caller holds mu, or owns tasks.
+func (tasks *moveTasks) trim(list []*moveTask) []*moveTask {
+	if len(list) <= baton.MaxMoveTasksKept {
+		return list
+	}
+	kept := list[:baton.MaxMoveTasksKept]
+	for _, t := range list[baton.MaxMoveTasksKept:] {
+		if t.Finished() {
+			delete(tasks.byID, t.Handle)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	clear(list[len(kept):])
+	return kept
 }
 
 // saveTask stores the task's current state, through its lock if it has
@@ -230,6 +242,9 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 		tasks.mu.Unlock()
 		return "", fmt.Errorf("save move task: %w", err)
 	}
+	tasks.mu.Lock()
+	tasks.bySource[p.SourceARN] = tasks.trim(tasks.bySource[p.SourceARN])
+	tasks.mu.Unlock()
 	tasks.wg.Add(1)
 	go func() {
 		defer tasks.wg.Done()
@@ -311,7 +326,7 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, account, sourceARN st
 	}
 	limit := 1
 	if maxResults != nil {
-		if *maxResults < 1 || *maxResults > maxTasksPerList {
+		if *maxResults < 1 || *maxResults > baton.MaxMoveTasksKept {
 			return nil, baton.InvalidParameter("MaxResults", strconv.Itoa(*maxResults), "MaxResults must be between 1 and 10.")
 		}
 		limit = *maxResults

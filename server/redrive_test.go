@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/memstore"
 )
 
 const arnPrefix = "arn:aws:sqs:us-east-1:000000000000:"
@@ -331,4 +333,42 @@ func TestDeadLetterWithZeroVisibility(t *testing.T) {
 	receiveNone(t, c, src)
 	checkCounts(t, c, dlq, 1, 0, 0)
 	checkCounts(t, c, src, 0, 0, 0)
+}
+
+// A source keeps its ten newest tasks: ListMessageMoveTasks shows no more,
+// and neither the engine nor the store holds on to older finished ones.
+func TestMoveTaskHistoryKeepsTen(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	srv := testutil.StartServer(t, testutil.Options{Store: store})
+	c := srv.Client
+	srv.MustCreateQueue(t, "hist-dlq", nil)
+	srv.MustCreateQueue(t, "hist-src", redrive("hist-dlq", 1))
+	source := arnPrefix + "hist-dlq"
+	var started []string
+	for i := range 12 {
+		if _, err := c.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(source)}); err != nil {
+			t.Fatalf("task %d: %v", i+1, err)
+		}
+		done := waitTask(t, srv, source, "COMPLETED", 0)
+		started = append(started, strconv.FormatInt(done.StartedTimestamp, 10))
+		srv.Clock.Advance(time.Second)
+	}
+	out, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(source), MaxResults: aws.Int32(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, r := range out.Results {
+		listed = append(listed, strconv.FormatInt(r.StartedTimestamp, 10))
+	}
+	want := slices.Clone(started[2:])
+	slices.Reverse(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("listed tasks started at %v, want the ten newest %v", listed, want)
+	}
+	stored, err := store.MoveTaskList(ctx)
+	if err != nil || len(stored) != 10 {
+		t.Errorf("the store holds %d tasks (%v), want 10", len(stored), err)
+	}
 }

@@ -720,11 +720,28 @@ func (h *hiddenHeap) Pop() any {
 	return e
 }
 
-// MoveTaskSave stores the task, replacing the one of the same Handle.
+// MoveTaskSave stores the task, replacing the one of the same Handle, and
+// drops the finished tasks of its source beyond the newest
+// baton.MaxMoveTasksKept.
 func (s *Store) MoveTaskSave(_ context.Context, t baton.MoveTask) error {
 	s.tasksMu.Lock()
 	defer s.tasksMu.Unlock()
 	s.tasks[t.Handle] = t
+	var same []baton.MoveTask
+	for _, o := range s.tasks {
+		if o.SourceARN == t.SourceARN {
+			same = append(same, o)
+		}
+	}
+	if len(same) <= baton.MaxMoveTasksKept {
+		return nil
+	}
+	slices.SortFunc(same, baton.CompareMoveTasks)
+	for _, o := range same[baton.MaxMoveTasksKept:] {
+		if o.Finished() {
+			delete(s.tasks, o.Handle)
+		}
+	}
 	return nil
 }
 

@@ -47,6 +47,14 @@ func saveMoveTask(ctx context.Context, db execer, t baton.MoveTask) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: save move task: %w", err)
 	}
+	// Tasks that no listing shows again: finished, and older than the
+	// newest kept of their source.
+	if _, err := db.Exec(ctx, `
+		DELETE FROM baton_move_tasks WHERE source_arn = $1 AND status NOT IN ('RUNNING', 'CANCELLING')
+			AND handle NOT IN (SELECT handle FROM baton_move_tasks WHERE source_arn = $1
+				ORDER BY started_at DESC NULLS LAST, handle LIMIT $2)`, t.SourceARN, baton.MaxMoveTasksKept); err != nil {
+		return fmt.Errorf("pgstore: prune move tasks: %w", err)
+	}
 	return nil
 }
 

@@ -29,6 +29,8 @@ type statements struct {
 	msgInsert, msgState, msgDelete, msgMove, msgReclaim,
 	dedupPut, dedupDeleteQueue, dedupPrune,
 	moveTaskPut *sql.Stmt
+	// moveTaskPrune drops a source's finished tasks beyond the newest kept.
+	moveTaskPrune *sql.Stmt
 	// msgInserts[k] inserts 1<<k messages in one statement.
 	msgInserts [insertSizes]*sql.Stmt
 }
@@ -74,6 +76,9 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.dedupPrune, `DELETE FROM dedup WHERE queue_id = ? AND at <= ?`},
 		{&st.moveTaskPut, `INSERT OR REPLACE INTO move_tasks (handle, source_arn, destination_arn, max_per_second,
 			status, moved, to_move, failure_reason, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.moveTaskPrune, `DELETE FROM move_tasks WHERE source_arn = ?1 AND status NOT IN ('RUNNING', 'CANCELLING')
+			AND handle NOT IN (SELECT handle FROM move_tasks WHERE source_arn = ?1
+				ORDER BY started_at DESC, handle LIMIT ?2)`},
 	} {
 		stmt, err := conn.PrepareContext(ctx, s.sql)
 		if err != nil {
@@ -312,6 +317,9 @@ type moveTaskPut struct{ t baton.MoveTask }
 
 func (c *moveTaskPut) apply(t *txn) error {
 	m := &c.t
-	return t.exec(t.st.moveTaskPut, m.Handle, m.SourceARN, m.DestinationARN, int64(m.MaxPerSecond),
-		m.Status, m.Moved, m.ToMove, m.FailureReason, encTime(m.StartedAt))
+	if err := t.exec(t.st.moveTaskPut, m.Handle, m.SourceARN, m.DestinationARN, int64(m.MaxPerSecond),
+		m.Status, m.Moved, m.ToMove, m.FailureReason, encTime(m.StartedAt)); err != nil {
+		return err
+	}
+	return t.exec(t.st.moveTaskPrune, m.SourceARN, baton.MaxMoveTasksKept)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -82,4 +83,32 @@ func testMoveTaskReplaceByHandle(t *testing.T, s baton.Store) {
 		t.Fatalf("MoveTaskSave again: %v", err)
 	}
 	checkMoveTasks(t, mustListMoveTasks(t, s), []baton.MoveTask{second, other})
+}
+
+// testMoveTaskKeepsNewest saves more finished tasks of one source than are
+// kept: each save drops the finished ones beyond the newest
+// baton.MaxMoveTasksKept of that source, and nothing of another source or
+// an unfinished task.
+func testMoveTaskKeepsNewest(t *testing.T, s baton.Store) {
+	other := moveTaskFixture("other-source")
+	other.SourceARN = "arn:aws:sqs:us-east-1:" + Account + ":another-dlq"
+	other.StartedAt = at(0)
+	// Older than every finished one, but running (as after a takeover).
+	running := moveTaskFixture("running")
+	running.Status, running.FailureReason, running.StartedAt = "RUNNING", "", at(time.Second)
+	saved := []baton.MoveTask{other, running}
+	for i := range baton.MaxMoveTasksKept + 3 {
+		task := moveTaskFixture(fmt.Sprintf("task-%02d", i))
+		task.StartedAt = at(time.Duration(10+i) * time.Second)
+		saved = append(saved, task)
+	}
+	for _, task := range saved {
+		if err := s.MoveTaskSave(t.Context(), task); err != nil {
+			t.Fatalf("MoveTaskSave %s: %v", task.Handle, err)
+		}
+	}
+	// Handles sort as: other-source, running, task-03 … task-12.
+	want := append([]baton.MoveTask{other, running}, saved[len(saved)-baton.MaxMoveTasksKept:]...)
+	sort.Slice(want, func(i, j int) bool { return want[i].Handle < want[j].Handle })
+	checkMoveTasks(t, mustListMoveTasks(t, s), want)
 }

@@ -183,6 +183,7 @@ func groups() []group {
 		{"MoveTask", []test{
 			{"RoundTrip", testMoveTaskRoundTrip},
 			{"ReplaceByHandle", testMoveTaskReplaceByHandle},
+			{"KeepsNewest", testMoveTaskKeepsNewest},
 		}},
 		{"FIFO", []test{
 			{"GroupOrder", testFIFOGroupOrder},
