@@ -186,8 +186,9 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 	)
 	// Counting rows costs as many as there are: with p.Bound the visible
 	// and delayed counts stop there (LIMIT NULL is no limit). The in-flight
-	// count reads the hidden rows, which the in-flight limit bounds, and
-	// the minima take one index entry each.
+	// count reads the leased rows alone (baton_messages_leased, a partial
+	// index), which the in-flight limit bounds, and the minima take one
+	// index entry each.
 	var bound *int64
 	if p.Bound > 0 {
 		b := int64(p.Bound)
