@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-sqs/baton/internal/ids"
 
@@ -38,23 +39,22 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 	if p.Name == "" {
 		return nil, baton.MissingParameter("QueueName")
 	}
-	fifo := baton.IsFIFOName(p.Name)
-	if _, ok := p.Attributes[AttrFifoQueue]; ok && !fifo {
-		return nil, errUnknownAttribute(AttrFifoQueue) // even "false" [V]
-	}
-	if !validQueueName(p.Name) {
-		if fifo {
-			return nil, baton.Errorf(baton.ErrInvalidParameterValue,
-				"The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
-		}
+	// The queue is FIFO if FifoQueue says "true", and then its name must
+	// end in .fifo; a standard queue's name may not (SQS answers the
+	// standard name rule for "x.fifo" without FifoQueue). A standard name
+	// given FifoQueue otherwise, even "false", is refused [V].
+	fifoValue, fifoGiven := p.Attributes[AttrFifoQueue]
+	fifo := fifoValue == "true"
+	nameFIFO := baton.IsFIFOName(p.Name)
+	switch {
+	case fifo && (!nameFIFO || !validQueueName(p.Name)):
+		return nil, baton.Errorf(baton.ErrInvalidParameterValue,
+			"The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
+	case fifoGiven && !fifo && !nameFIFO:
+		return nil, errUnknownAttribute(AttrFifoQueue)
+	case !fifo && (nameFIFO || !validQueueName(p.Name)):
 		return nil, baton.Errorf(baton.ErrInvalidParameterValue,
 			"Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
-	}
-	if fifo {
-		if p.Attributes[AttrFifoQueue] != "true" {
-			return nil, baton.Errorf(baton.ErrInvalidParameterValue,
-				"The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.")
-		}
 	}
 	if err := checkTags(p.Tags); err != nil {
 		return nil, err
@@ -336,10 +336,13 @@ func checkTags(tags map[string]string) error {
 		return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags: at most %d are allowed.", maxTags)
 	}
 	for k, v := range tags {
+		// Lengths are in characters, as SQS states them.
 		switch {
-		case k == "" || len(k) > 128:
+		case !utf8.ValidString(k) || !utf8.ValidString(v):
+			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys and values must be valid UTF-8.")
+		case k == "" || utf8.RuneCountInString(k) > 128:
 			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys must be between 1 and 128 characters in length.")
-		case len(v) > 256:
+		case utf8.RuneCountInString(v) > 256:
 			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag values may not be longer than 256 characters.")
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys may not start with the reserved prefix aws:.")

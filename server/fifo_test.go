@@ -85,7 +85,8 @@ func TestFIFOQueueAttributes(t *testing.T) {
 		code  string
 	}{
 		{"fifo name without FifoQueue", "a.fifo", nil, "InvalidParameterValue"},
-		{"FifoQueue without fifo name", "a", fifoAttrs(), "InvalidAttributeName"},
+		{"FifoQueue without fifo name", "a", fifoAttrs(), "InvalidParameterValue"},
+		{"FifoQueue false on a standard name", "a", map[string]string{"FifoQueue": "false"}, "InvalidAttributeName"},
 		{"bad scope", "b.fifo", fifoAttrs("DeduplicationScope", "tenant"), "InvalidAttributeValue"},
 		{"per-group throughput needs group scope", "c.fifo", fifoAttrs("FifoThroughputLimit", "perMessageGroupId"), "InvalidAttributeValue"},
 		{"standard dead-letter queue", "d.fifo", fifoAttrs("RedrivePolicy", `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:std","maxReceiveCount":3}`), "InvalidParameterValue"},

@@ -1368,6 +1368,20 @@ func TestQueryErrors(t *testing.T) {
 		},
 		// InvalidParameterValue
 		{
+			// SQS's answer to a FIFO queue without the suffix, as
+			// CloudFormation users have met it.
+			name:   "CreateQueue FIFO without the .fifo suffix",
+			kv:     []string{"Action", "CreateQueue", "QueueName", "orders", "Attribute.1.Name", "FifoQueue", "Attribute.1.Value", "true"},
+			status: 400, code: "InvalidParameterValue",
+			message: "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.",
+		},
+		{
+			// A standard queue named like a FIFO one (botocore#3058).
+			name:   "CreateQueue standard with the .fifo suffix",
+			kv:     []string{"Action", "CreateQueue", "QueueName", "orders.fifo"},
+			status: 400, code: "InvalidParameterValue", message: "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+		},
+		{
 			name:   "CreateQueue with a bad name",
 			kv:     []string{"Action", "CreateQueue", "QueueName", "bad name!"},
 			status: 400, code: "InvalidParameterValue", message: "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",

@@ -385,6 +385,13 @@ func TestTags(t *testing.T) {
 	}
 	_, err = c.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: &url, Tags: map[string]string{strings.Repeat("k", 129): "v"}})
 	wantAPIError(t, err, "InvalidParameterValue", 400)
+	_, err = c.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: &url, Tags: map[string]string{"k": strings.Repeat("v", 257)}})
+	wantAPIError(t, err, "InvalidParameterValue", 400)
+	// The limits count characters, not bytes: 128 and 256 two-byte ones fit.
+	wide := map[string]string{strings.Repeat("é", 128): strings.Repeat("ü", 256)}
+	if _, err := c.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: &url, Tags: wide}); err != nil {
+		t.Errorf("tag of 128 and 256 two-byte characters: %v", err)
+	}
 	// The SDK refuses to send these without the required member; send raw.
 	for _, op := range []string{"TagQueue", "UntagQueue"} {
 		resp, _ := rawJSON(t, srv.URL, op, map[string]string{"QueueUrl": url})
