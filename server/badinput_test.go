@@ -241,6 +241,15 @@ func TestBadInputCatalogue(t *testing.T) {
 		queryBad("truncated UTF-8 body", "Action=SendMessage&QueueUrl=$Q&MessageBody=%E2%82", 400, cContents),
 		queryBad("surrogate in body", "Action=SendMessage&QueueUrl=$Q&MessageBody=%ED%A0%80", 400, cContents),
 		queryBad("U+FFFF in body", "Action=SendMessage&QueueUrl=$Q&MessageBody=%EF%BF%BF", 400, cContents),
+		// An unpaired surrogate escape is refused as the character it is, not
+		// taken as U+FFFD; in a request the fast decoder leaves to
+		// encoding/json (an unknown member here) it cannot be kept.
+		jsonBad("unpaired high surrogate in body", "SendMessage", `{"QueueUrl":"$Q","MessageBody":"a\ud800b"}`, 400, cContents),
+		jsonBad("unpaired low surrogate in body", "SendMessage", `{"QueueUrl":"$Q","MessageBody":"\udc00"}`, 400, cContents),
+		jsonBad("surrogates out of order in body", "SendMessage", `{"QueueUrl":"$Q","MessageBody":"\ude00\ud83d"}`, 400, cContents),
+		jsonBad("unpaired surrogate in attribute", "SendMessage",
+			`{"QueueUrl":"$Q","MessageBody":"x","MessageAttributes":{"a":{"DataType":"String","StringValue":"\ud800"}}}`, 400, cInvalid),
+		jsonBad("unpaired surrogate, unknown member", "SendMessage", `{"QueueUrl":"$Q","MessageBody":"\ud800","Bogus":1}`, 400, cSerial),
 	)
 	for _, ch := range []struct{ name, json, form string }{
 		{"NUL", `\u0000`, "%00"},

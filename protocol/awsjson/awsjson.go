@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
@@ -56,10 +57,41 @@ func Decode(body []byte, op protocol.Operation) (any, error) {
 		return in, nil
 	}
 	in = op.NewInput() // the fast decoder gave up, perhaps halfway
+	if hasLoneSurrogate(body) {
+		// encoding/json would take it as U+FFFD, a character SQS accepts,
+		// where the fast decoder keeps it for the member's checks to
+		// refuse; here neither can be done faithfully.
+		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: a string holds an unpaired UTF-16 surrogate")
+	}
 	if err := json.Unmarshal(body, in); err != nil {
 		return nil, baton.Errorf(baton.ErrSerialization, "Unable to parse request body: %s", describe(err))
 	}
 	return in, nil
+}
+
+// hasLoneSurrogate reports whether body, JSON, escapes a UTF-16 surrogate
+// that is not half of a pair.
+func hasLoneSurrogate(body []byte) bool {
+	for i := 0; i+1 < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if body[i+1] != 'u' {
+			i++ // an escaped character, perhaps a backslash
+			continue
+		}
+		r, ok := hex4(body, i+2)
+		if !ok || !utf16.IsSurrogate(r) {
+			i += 5
+			continue
+		}
+		lo, ok := hex4(body, i+8)
+		if r >= 0xdc00 || !ok || i+7 >= len(body) || body[i+6] != '\\' || body[i+7] != 'u' || utf16.DecodeRune(r, lo) == utf8.RuneError {
+			return true
+		}
+		i += 11
+	}
+	return false
 }
 
 func describe(err error) string {

@@ -390,6 +390,28 @@ func (d *fastDecoder) str() ([]byte, bool) {
 	return nil, false
 }
 
+// hex4 reads the four hex digits of a \u escape at data[i:].
+func hex4(data []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
 // unescape continues str from the first backslash, at i, building the
 // string in scratch.
 func (d *fastDecoder) unescape(start, i int) ([]byte, bool) {
@@ -425,15 +447,27 @@ func (d *fastDecoder) unescape(start, i int) ([]byte, bool) {
 		case 't':
 			buf = append(buf, '\t')
 		case 'u':
-			if i+6 > len(d.data) {
+			r, ok := hex4(d.data, i+2)
+			if !ok {
 				return nil, false
 			}
-			r, err := strconv.ParseUint(string(d.data[i+2:i+6]), 16, 16)
-			if err != nil || utf16.IsSurrogate(rune(r)) {
-				return nil, false // surrogate pairs are left to encoding/json
-			}
-			buf = utf8.AppendRune(buf, rune(r))
 			i += 6
+			if utf16.IsSurrogate(r) {
+				if lo, ok := hex4(d.data, i+2); ok && r < 0xdc00 && i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
+					if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+						buf = utf8.AppendRune(buf, pair)
+						i += 6
+						continue
+					}
+				}
+				// An unpaired surrogate: kept as the three bytes UTF-8 would
+				// give it, which no valid UTF-8 holds, so that the checks of
+				// each member refuse it as SQS does (a message body:
+				// InvalidMessageContents) instead of taking U+FFFD.
+				buf = append(buf, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+				continue
+			}
+			buf = utf8.AppendRune(buf, r)
 			continue
 		default:
 			return nil, false
