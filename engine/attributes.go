@@ -71,6 +71,10 @@ func errAttributeValue(name string) *baton.Error {
 // SetQueueAttributes request and applies them to a. fifo says whether the
 // queue is (or is being created as) a FIFO queue.
 func applyAttributes(a *baton.QueueAttributes, attrs map[string]string, fifo bool) error {
+	if sse, _ := parseBool(attrs[AttrSqsManagedSseEnabled]); sse && attrs[AttrKmsMasterKeyID] != "" {
+		return baton.Errorf(baton.ErrInvalidAttributeName,
+			"You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.")
+	}
 	// A fixed order makes the reported error deterministic.
 	names := make([]string, 0, len(attrs))
 	for n := range attrs {
@@ -105,6 +109,9 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 	case AttrPolicy:
 		if value != "" && (len(value) > 8192 || !json.Valid([]byte(value))) {
 			return errAttributeValue(name)
+		}
+		if err := checkPolicyLimits(value); err != nil {
+			return err
 		}
 		a.Policy = value
 	case AttrRedrivePolicy:

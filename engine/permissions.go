@@ -94,6 +94,9 @@ func (e *Engine) AddPermission(ctx context.Context, ref QueueRef, p AddPermissio
 		Principal: mustJSON(map[string]json.RawMessage{"AWS": oneOrMany(principals)}),
 		Action:    oneOrMany(actions), Resource: arn,
 	})
+	if err := checkPolicyLimits(string(mustJSON(pol))); err != nil {
+		return baton.Errorf(baton.ErrOverLimit, "%s", baton.AsError(err).Message)
+	}
 	return e.setPolicy(ctx, ref, q, pol)
 }
 
@@ -144,4 +147,77 @@ func mustJSON(v any) json.RawMessage {
 		panic(fmt.Sprintf("marshal policy: %v", err)) // plain strings and maps always marshal
 	}
 	return b
+}
+
+// Limits of a queue's Policy besides its size (SQS-CONTRACT §3).
+const (
+	maxPolicyStatements = 20
+	maxPolicyPrincipals = 50
+	maxPolicyConditions = 10
+)
+
+// checkPolicyLimits checks a Policy document, valid JSON, against SQS's
+// limits on statements, principals, conditions and actions per statement.
+// It counts what it can read and leaves the rest of the document alone, as
+// Baton does not evaluate policies.
+func checkPolicyLimits(doc string) error {
+	var p struct{ Statement json.RawMessage }
+	if json.Unmarshal([]byte(doc), &p) != nil {
+		return nil
+	}
+	var stmts []json.RawMessage
+	if json.Unmarshal(p.Statement, &stmts) != nil {
+		stmts = []json.RawMessage{p.Statement} // one statement, not in a list
+	}
+	if len(stmts) > maxPolicyStatements {
+		return baton.Errorf(baton.ErrInvalidAttributeValue,
+			"%d statements were found in the submitted policy, max allowed is %d", len(stmts), maxPolicyStatements)
+	}
+	principals, conditions := 0, 0
+	for _, raw := range stmts {
+		var st struct {
+			Principal, NotPrincipal, Action, NotAction json.RawMessage
+			Condition                                  map[string]map[string]json.RawMessage
+		}
+		if json.Unmarshal(raw, &st) != nil {
+			continue
+		}
+		if countOneOrMany(st.Action)+countOneOrMany(st.NotAction) > maxPermissionActions {
+			return errAttributeValue(AttrPolicy)
+		}
+		principals += countPrincipals(st.Principal) + countPrincipals(st.NotPrincipal)
+		for _, keys := range st.Condition {
+			conditions += len(keys)
+		}
+	}
+	if principals > maxPolicyPrincipals || conditions > maxPolicyConditions {
+		return errAttributeValue(AttrPolicy)
+	}
+	return nil
+}
+
+// countOneOrMany counts the values of a member that is one value or a list.
+func countOneOrMany(raw json.RawMessage) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) == nil {
+		return len(list)
+	}
+	return 1
+}
+
+// countPrincipals counts a Principal: "*", or a map from kinds (AWS,
+// Service, …) to one value or a list.
+func countPrincipals(raw json.RawMessage) int {
+	var byKind map[string]json.RawMessage
+	if json.Unmarshal(raw, &byKind) != nil {
+		return countOneOrMany(raw)
+	}
+	n := 0
+	for _, v := range byKind {
+		n += countOneOrMany(v)
+	}
+	return n
 }

@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -12,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -443,5 +447,105 @@ func TestJSONErrorShape(t *testing.T) {
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/x-amz-json-1.0" {
 		t.Errorf("Content-Type = %q", ct)
+	}
+}
+
+// policyWith is a queue Policy of n statements, each granting actions to
+// principals accounts, with conditions conditions in the first.
+func policyWith(n, actions, principals, conditions int) string {
+	var stmts []map[string]any
+	for i := range n {
+		acts := make([]string, actions)
+		for j := range acts {
+			acts[j] = fmt.Sprintf("sqs:Action%d", j)
+		}
+		accts := make([]string, principals)
+		for j := range accts {
+			accts[j] = fmt.Sprintf("%012d", j+1)
+		}
+		st := map[string]any{"Sid": fmt.Sprintf("s%d", i), "Effect": "Allow",
+			"Principal": map[string]any{"AWS": accts}, "Action": acts, "Resource": "*"}
+		if i == 0 && conditions > 0 {
+			keys := map[string]string{}
+			for j := range conditions {
+				keys[fmt.Sprintf("aws:Key%d", j)] = "v"
+			}
+			st["Condition"] = map[string]any{"StringEquals": keys}
+		}
+		stmts = append(stmts, st)
+	}
+	b, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": stmts})
+	return string(b)
+}
+
+// A Policy within SQS's limits is kept; one beyond them is refused, and
+// AddPermission cannot grow one past them.
+func TestPolicyLimits(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "policies", nil)
+	set := func(policy string) error {
+		_, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url, Attributes: map[string]string{"Policy": policy}})
+		return err
+	}
+	for name, policy := range map[string]string{
+		"20 statements":              policyWith(20, 1, 1, 0),
+		"7 actions":                  policyWith(1, 7, 1, 0),
+		"50 principals":              policyWith(2, 1, 25, 0),
+		"10 conditions":              policyWith(1, 1, 1, 10),
+		"one statement, not in list": `{"Statement":{"Effect":"Allow","Principal":"*","Action":"sqs:*","Resource":"*"}}`,
+	} {
+		if err := set(policy); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for name, policy := range map[string]string{
+		"21 statements":  policyWith(21, 1, 1, 0),
+		"8 actions":      policyWith(1, 8, 1, 0),
+		"51 principals":  policyWith(3, 1, 17, 0),
+		"11 conditions":  policyWith(1, 1, 1, 11),
+		"9 actions, one": `{"Statement":{"Effect":"Allow","Principal":"*","Action":["a","b","c","d","e","f","g","h","i"],"Resource":"*"}}`,
+	} {
+		err := set(policy)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		wantAPIError(t, err, "InvalidAttributeValue", 400)
+	}
+	err := set(policyWith(22, 1, 1, 0))
+	var ae smithy.APIError
+	if errors.As(err, &ae); ae == nil || ae.ErrorMessage() != "22 statements were found in the submitted policy, max allowed is 20" {
+		t.Errorf("22 statements: %v", err)
+	}
+
+	if err := set(policyWith(20, 1, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.AddPermission(ctx, &sqs.AddPermissionInput{QueueUrl: &url, Label: aws.String("more"),
+		AWSAccountIds: []string{"111122223333"}, Actions: []string{"SendMessage"}})
+	wantAPIError(t, err, "OverLimit", 403)
+}
+
+// SSE-SQS and SSE-KMS exclude each other in one request.
+func TestSSEExclusive(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	both := map[string]string{"SqsManagedSseEnabled": "true", "KmsMasterKeyId": "alias/aws/sqs"}
+	_, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("sse"), Attributes: both})
+	wantAPIError(t, err, "InvalidAttributeName", 400)
+	var ae smithy.APIError
+	if errors.As(err, &ae); ae == nil || ae.ErrorMessage() != "You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE." {
+		t.Errorf("both SSE types: %v", err)
+	}
+	url := srv.MustCreateQueue(t, "sse", nil)
+	_, err = c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url, Attributes: both})
+	wantAPIError(t, err, "InvalidAttributeName", 400)
+	// Turning SSE-SQS off while naming a key is one type, and fine.
+	if _, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url,
+		Attributes: map[string]string{"SqsManagedSseEnabled": "false", "KmsMasterKeyId": "alias/aws/sqs"}}); err != nil {
+		t.Errorf("SSE-KMS alone: %v", err)
 	}
 }
