@@ -150,8 +150,9 @@ func validNumber(s string) bool {
 	if strings.TrimLeft(intPart, "0") == "" {
 		mag = -(len(frac) - len(strings.TrimLeft(frac, "0"))) - 1 + exp
 	}
-	sig := len(strings.TrimRight(digits, "0"))
-	return sig <= 38 && mag >= -128 && mag <= 126
+	significant := strings.TrimRight(digits, "0")
+	// From 10^-128 up to 10^126 itself: at 10^126 only that value.
+	return len(significant) <= 38 && mag >= -128 && (mag < 126 || mag == 126 && significant == "1")
 }
 
 // checkBatchIDs applies the whole-request rules every batch action shares.

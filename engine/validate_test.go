@@ -36,7 +36,8 @@ func TestValidNumber(t *testing.T) {
 		{"1e10", true}, {"1.5E-3", true}, {"0.000", true},
 		{"12345678901234567890123456789012345678", true},   // 38 digits
 		{"123456789012345678901234567890123456789", false}, // 39 digits
-		{"1e126", true}, {"1e127", false}, {"1e-128", true}, {"1e-129", false},
+		{"1e126", true}, {"1e127", false}, {"9.99e126", false}, {"1.0000e126", true}, {"1.0001e126", false},
+		{"99e125", false}, {"9.9e125", true}, {"1e-128", true}, {"1e-129", false},
 		{"", false}, {"abc", false}, {"1e", false}, {"--1", false}, {"1.2.3", false}, {" 1", false}, {"e5", false},
 	}
 	for _, tt := range tests {
