@@ -116,9 +116,11 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 		a.Policy = value
 	case AttrRedrivePolicy:
 		if value != "" {
-			if err := checkRedrivePolicy(value); err != nil {
+			canonical, err := checkRedrivePolicy(value)
+			if err != nil {
 				return err
 			}
+			value = canonical
 		}
 		a.RedrivePolicy = value
 	case AttrRedriveAllowPolicy:
@@ -192,13 +194,17 @@ func parseBool(s string) (bool, bool) {
 
 // checkRedrivePolicy validates the shape of a RedrivePolicy. That its target
 // exists is checked by the caller, which can reach the store.
-func checkRedrivePolicy(value string) error {
+// checkRedrivePolicy checks a RedrivePolicy and returns it as SQS writes
+// it back: {"deadLetterTargetArn":"…","maxReceiveCount":N}, the count a
+// number whether it came as one or as a string, so that tools comparing
+// the attribute with what they set see the form SQS gives.
+func checkRedrivePolicy(value string) (string, error) {
 	var p struct {
 		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
 		MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
 	}
 	if err := json.Unmarshal([]byte(value), &p); err != nil || p.DeadLetterTargetArn == "" || len(p.MaxReceiveCount) == 0 {
-		return baton.Errorf(baton.ErrInvalidParameterValue,
+		return "", baton.Errorf(baton.ErrInvalidParameterValue,
 			"Value %s for parameter RedrivePolicy is invalid. Reason: Redrive policy is not a valid JSON map with deadLetterTargetArn and maxReceiveCount.", value)
 	}
 	raw := string(p.MaxReceiveCount)
@@ -207,10 +213,13 @@ func checkRedrivePolicy(value string) error {
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > 1000 {
-		return baton.Errorf(baton.ErrInvalidParameterValue,
+		return "", baton.Errorf(baton.ErrInvalidParameterValue,
 			"Value %s for parameter RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: %s, valid values are from 1 to 1000 both inclusive.", value, raw)
 	}
-	return nil
+	return string(mustJSON(struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+		MaxReceiveCount     int    `json:"maxReceiveCount"`
+	}{p.DeadLetterTargetArn, n})), nil
 }
 
 // redriveTarget returns the deadLetterTargetArn of a valid RedrivePolicy.

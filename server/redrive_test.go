@@ -372,3 +372,25 @@ func TestMoveTaskHistoryKeepsTen(t *testing.T) {
 		t.Errorf("the store holds %d tasks (%v), want 10", len(stored), err)
 	}
 }
+
+// A RedrivePolicy comes back as SQS writes it, the count a number, however
+// it was sent; sending the same policy in another form is no change.
+func TestRedrivePolicyCanonical(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	srv.MustCreateQueue(t, "canon-dlq", nil)
+	sent := map[string]string{"RedrivePolicy": `{ "maxReceiveCount" : "3", "deadLetterTargetArn" : "` + arnPrefix + `canon-dlq" }`}
+	url := srv.MustCreateQueue(t, "canon-src", sent)
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []types.QueueAttributeName{"RedrivePolicy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.Attributes["RedrivePolicy"], `{"deadLetterTargetArn":"`+arnPrefix+`canon-dlq","maxReceiveCount":3}`; got != want {
+		t.Errorf("RedrivePolicy = %s, want %s", got, want)
+	}
+	again := map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arnPrefix + `canon-dlq","maxReceiveCount":3}`}
+	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("canon-src"), Attributes: again}); err != nil {
+		t.Errorf("CreateQueue with the same policy written otherwise: %v", err)
+	}
+}
