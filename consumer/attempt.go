@@ -20,9 +20,13 @@ type attempt struct {
 	followers []*Lease
 	batch     bool
 	overrunAt time.Time
+	// detach tells Shutdown's drain not to wait for the handler's unit of
+	// work: called when the attempt is abandoned (see Consumer.unitDone).
+	detach func()
 
 	mu           sync.Mutex
 	lastProgress time.Time
+	progressed   bool // Progress (or Extend) was called at least once
 	cause        error
 	graceEnd     time.Time
 	done         bool
@@ -32,11 +36,11 @@ type attempt struct {
 
 // newAttempt creates the attempt and binds its leases to it; it does not
 // start watching it.
-func (c *Consumer) newAttempt(leases, followers []*Lease, batch bool) *attempt {
+func (c *Consumer) newAttempt(leases, followers []*Lease, batch bool, detach func()) *attempt {
 	now := c.clock.Now()
 	ctx, cancel := context.WithCancelCause(c.bg)
 	a := &attempt{c: c, ctx: ctx, cancel: cancel, start: now, leases: leases, followers: followers,
-		batch: batch, lastProgress: now}
+		batch: batch, detach: detach, lastProgress: now}
 	if c.cfg.attemptTimeout > 0 {
 		a.overrunAt = now.Add(c.cfg.attemptTimeout)
 	}
@@ -57,14 +61,22 @@ func (c *Consumer) newAttempt(leases, followers []*Lease, batch bool) *attempt {
 // progress records evidence of life.
 func (a *attempt) progress(now time.Time) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	first := !a.progressed
+	a.progressed = true
 	if now.After(a.lastProgress) {
 		a.lastProgress = now
+	}
+	a.mu.Unlock()
+	if first {
+		// Past the auto-renew budget, the first progress makes leases
+		// renewable again: the scheduler must look at them.
+		a.c.sched.wake()
 	}
 }
 
 // stallAtLocked is when the attempt counts as stalled: past both the
-// auto-renew budget and the stall timeout since the last progress.
+// auto-renew budget and the stall timeout since the last progress (or
+// since the start, if there was none).
 func (a *attempt) stallAtLocked() time.Time {
 	cfg := a.c.cfg
 	t := a.start.Add(cfg.autoRenew)
@@ -75,8 +87,11 @@ func (a *attempt) stallAtLocked() time.Time {
 }
 
 // allowsRenewal reports whether the attempt's leases may be extended at now:
-// while it shows life, during the grace after a cancel, and while the
-// handler's result is being acted on.
+// while it shows life (inside the auto-renew budget, or within the stall
+// timeout of its last progress: the start alone is no evidence of life, so
+// with a budget of 0 nothing is renewed before the first progress), during
+// the grace after a cancel, and while the handler's result is being acted
+// on.
 func (a *attempt) allowsRenewal(now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -88,7 +103,10 @@ func (a *attempt) allowsRenewal(now time.Time) bool {
 	case a.cause != nil:
 		return now.Before(a.graceEnd)
 	}
-	return now.Before(a.stallAtLocked()) && now.Before(a.overrunAt)
+	cfg := a.c.cfg
+	alive := now.Before(a.start.Add(cfg.autoRenew)) ||
+		a.progressed && now.Before(a.lastProgress.Add(cfg.stallTimeout))
+	return alive && now.Before(a.overrunAt)
 }
 
 // cancelWith cancels the attempt's context with cause, unless it is already
@@ -131,13 +149,4 @@ func (a *attempt) runtimeCause() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cause
-}
-
-// renewals sums the renewals of the attempt's leases.
-func (a *attempt) renewals() int {
-	n := 0
-	for _, l := range a.leases {
-		n += l.Renewals()
-	}
-	return n
 }

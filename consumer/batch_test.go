@@ -134,3 +134,35 @@ func TestBatchResults(t *testing.T) {
 		})
 	}
 }
+
+// A batch's EventHandled events carry each delivery's own renewals, not
+// the batch's sum once per item (which renewals_per_attempt would count N
+// times over).
+func TestBatchRenewalsPerItem(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "batchren", nil)
+		for i := 0; i < 3; i++ {
+			h.sqs.Send(h.url, fmt.Sprint(i), "")
+		}
+		g := newGate()
+		defer g.open()
+		h.startBatch(consumer.BatchHandlerFunc(func(ctx context.Context, b []*consumer.Delivery) []error {
+			<-g.ch
+			return nil
+		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
+		h.advance(25*time.Second, time.Second) // one renewal per lease, at 20 s
+		g.open()
+		h.settle()
+		if n := h.obs.Count(consumer.EventRenewed); n != 3 {
+			t.Fatalf("renewals %d, want 3", n)
+		}
+		var got []int
+		for _, e := range h.obs.All(consumer.EventHandled) {
+			got = append(got, e.Renewals)
+		}
+		if fmt.Sprint(got) != "[1 1 1]" {
+			t.Errorf("EventHandled.Renewals %v, want [1 1 1]", got)
+		}
+	})
+}

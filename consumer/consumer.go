@@ -56,6 +56,9 @@ type Consumer struct {
 	hurry     chan struct{} // closed when Shutdown releases and flushes
 	done      chan struct{}
 	report    Report
+	// final bounds Shutdown's last phases (its deadline); set with
+	// stateStopping.
+	final context.Context
 
 	inReceive      atomic.Int64
 	active         atomic.Int64
@@ -359,13 +362,18 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 
 	c.mu.Lock()
 	if c.state >= stateStopping || ctx.Err() != nil {
+		// Arrived after stop was asked: give them straight back, within
+		// Shutdown's deadline (it waits for this receiver).
+		final := c.final
 		c.mu.Unlock()
-		// Arrived after stop was asked: give them straight back.
+		if final == nil {
+			final = c.bg
+		}
 		for _, l := range leases {
 			l.beginEnding()
 		}
 		c.lateArrivals.Add(int64(len(leases)))
-		c.release(c.bg, leases, 0, ReasonShutdown)
+		c.release(final, leases, 0, ReasonShutdown)
 		c.releaseSlots(n)
 		return nil
 	}
@@ -376,13 +384,14 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 		c.releaseSlots(unused)
 	}
 	for _, u := range units {
+		done := c.unitDone()
 		switch {
 		case c.batch != nil:
-			go c.runBatch(u)
+			go c.runBatch(u, done)
 		case c.info.FIFO:
-			go c.runGroup(u)
+			go c.runGroup(u, done)
 		default:
-			go c.runSingle(u[0])
+			go c.runSingle(u[0], done)
 		}
 	}
 	return nil
@@ -487,21 +496,35 @@ func groupRuns(ds []*Delivery) [][]*Delivery {
 	return out
 }
 
-func (c *Consumer) runSingle(d *Delivery) {
-	defer c.handlers.Done()
+// unitDone returns the function that tells Shutdown's drain (c.handlers)
+// that a unit of work (a message, a FIFO group's run, a batch) is over. Its
+// goroutine calls it on return; the scheduler calls it earlier when it
+// abandons the unit's handler, which may never return. Only the first call
+// counts.
+func (c *Consumer) unitDone() func() {
+	var once sync.Once
+	return func() { once.Do(c.handlers.Done) }
+}
+
+func (c *Consumer) runSingle(d *Delivery, done func()) {
+	defer done()
 	defer c.releaseSlots(1)
 	if c.snoozeEarly(d) {
 		return
 	}
-	a := c.newAttempt([]*Lease{d.lease}, nil, false)
+	a := c.newAttempt([]*Lease{d.lease}, nil, false, done)
 	err := c.invoke(a, []*Delivery{d}, func(ctx context.Context) []error {
 		return []error{c.handler.Handle(ctx, d)}
 	})[0]
-	c.conclude(a, d, err)
+	c.conclude(a, d, err, false)
 }
 
-func (c *Consumer) runGroup(ds []*Delivery) {
-	defer c.handlers.Done()
+// runGroup runs a FIFO group's messages from one receive in order. Before
+// it starts a message, the previous one's delete (or dead-lettering) must be
+// confirmed: were it to fail, that message would come back after its
+// successor ran. So it counts as unresolved, and the rest is released.
+func (c *Consumer) runGroup(ds []*Delivery, done func()) {
+	defer done()
 	defer c.releaseSlots(1)
 	for i, d := range ds {
 		if c.stopping() {
@@ -512,19 +535,19 @@ func (c *Consumer) runGroup(ds []*Delivery) {
 			c.releaseHeld(ds[i+1:], c.skipDelay(), ReasonGroupSkipped)
 			return
 		}
-		a := c.newAttempt([]*Lease{d.lease}, leasesOf(ds[i+1:]), false)
+		a := c.newAttempt([]*Lease{d.lease}, leasesOf(ds[i+1:]), false, done)
 		err := c.invoke(a, []*Delivery{d}, func(ctx context.Context) []error {
 			return []error{c.handler.Handle(ctx, d)}
 		})[0]
-		if !c.conclude(a, d, err) {
+		if !c.conclude(a, d, err, i < len(ds)-1) {
 			c.releaseHeld(ds[i+1:], c.skipDelay(), ReasonGroupSkipped)
 			return
 		}
 	}
 }
 
-func (c *Consumer) runBatch(ds []*Delivery) {
-	defer c.handlers.Done()
+func (c *Consumer) runBatch(ds []*Delivery, done func()) {
+	defer done()
 	defer c.releaseSlots(1)
 	var live []*Delivery
 	for _, d := range ds {
@@ -535,7 +558,7 @@ func (c *Consumer) runBatch(ds []*Delivery) {
 	if len(live) == 0 {
 		return
 	}
-	a := c.newAttempt(leasesOf(live), nil, true)
+	a := c.newAttempt(leasesOf(live), nil, true, done)
 	res := c.invoke(a, live, func(ctx context.Context) []error {
 		r := c.batch.HandleBatch(ctx, live)
 		switch {
@@ -577,7 +600,7 @@ func (c *Consumer) runBatch(ds []*Delivery) {
 		owned = append(owned, d)
 		acts = append(acts, act)
 	}
-	c.execute(owned, acts)
+	c.execute(owned, acts, false)
 }
 
 // resolves reports whether an outcome ends the message (so a FIFO group may
@@ -613,18 +636,20 @@ func (c *Consumer) invoke(a *attempt, ds []*Delivery, f func(ctx context.Context
 	c.active.Add(-1)
 	a.cancel(context.Canceled)
 	now := c.clock.Now()
-	renewals := a.renewals()
 	for i, d := range ds {
+		// Each delivery reports its own lease's renewals: one event per
+		// delivery, so a batch's sum would be counted once per item.
 		c.observe(Event{Kind: EventHandled, MessageID: d.id, Attempt: d.Attempt(), Duration: now.Sub(a.start),
-			Visibility: d.lease.visibility, Renewals: renewals, Outcome: outcomeName(res[i]), Err: res[i]})
+			Visibility: d.lease.visibility, Renewals: d.lease.Renewals(), Outcome: outcomeName(res[i]), Err: res[i]})
 	}
 	return res
 }
 
 // conclude acts on a handler's result and reports whether the message is
 // resolved (deleted, dropped or dead-lettered), so that a FIFO group may go
-// on.
-func (c *Consumer) conclude(a *attempt, d *Delivery, err error) bool {
+// on. With confirm, a delete is sent at once and the message is resolved
+// only once SQS has confirmed it.
+func (c *Consumer) conclude(a *attempt, d *Delivery, err error, confirm bool) bool {
 	l := d.lease
 	if !l.beginEnding() {
 		if err == nil && l.wasLost() {
@@ -632,7 +657,7 @@ func (c *Consumer) conclude(a *attempt, d *Delivery, err error) bool {
 		}
 		return false
 	}
-	return c.execute([]*Delivery{d}, []action{c.decide(a, d, err)})[0]
+	return c.execute([]*Delivery{d}, []action{c.decide(a, d, err)}, confirm)[0]
 }
 
 type actionKind int
@@ -698,10 +723,12 @@ func (c *Consumer) retryAction(d *Delivery, after time.Duration, why Reason, err
 }
 
 // execute carries out actions on owned leases, deletes and releases
-// batched, and reports which messages are resolved.
-func (c *Consumer) execute(ds []*Delivery, acts []action) []bool {
+// batched, and reports which messages are resolved. Deletes are queued in
+// the batcher, or, with confirm, sent at once, and only the confirmed ones
+// count as resolved.
+func (c *Consumer) execute(ds []*Delivery, acts []action, confirm bool) []bool {
 	resolved := make([]bool, len(ds))
-	dels := map[Reason][]*Lease{}
+	dels := map[Reason][]int{}
 	var rel []*Lease
 	var relDelays []time.Duration
 	var relWhys []Reason
@@ -709,20 +736,30 @@ func (c *Consumer) execute(ds []*Delivery, acts []action) []bool {
 		d := ds[i]
 		switch act.kind {
 		case actDelete:
-			dels[act.why] = append(dels[act.why], d.lease)
+			dels[act.why] = append(dels[act.why], i)
 			resolved[i] = true
 		case actRelease:
 			rel = append(rel, d.lease)
 			relDelays = append(relDelays, act.delay)
 			relWhys = append(relWhys, act.why)
 		case actDeadLetter:
-			resolved[i] = c.deadLetter(d, act.err)
+			resolved[i] = c.deadLetter(d, act.err, confirm)
 		case actSnooze:
 			c.snooze(d, act.delay)
 		}
 	}
-	for why, ls := range dels {
-		c.deleteLater(ls, why)
+	for why, idx := range dels {
+		ls := make([]*Lease, len(idx))
+		for j, i := range idx {
+			ls[j] = ds[i].lease
+		}
+		if !confirm {
+			c.deleteLater(ls, why)
+			continue
+		}
+		for j, err := range c.deleteNow(ls, why) {
+			resolved[idx[j]] = err == nil
+		}
 	}
 	if len(rel) > 0 {
 		c.releaseEach(c.bg, rel, relDelays, relWhys)
@@ -744,12 +781,18 @@ func (c *Consumer) backoff(attempt int) time.Duration {
 // deleteLater queues owned leases for deletion.
 func (c *Consumer) deleteLater(ls []*Lease, why Reason) {
 	if !c.del.add(ls, why) {
-		whys := make([]Reason, len(ls))
-		for i := range whys {
-			whys[i] = why
-		}
-		c.deleteOwned(c.bg, ls, whys)
+		c.deleteNow(ls, why)
 	}
+}
+
+// deleteNow deletes owned leases' messages at once, bypassing the batcher,
+// and returns each result.
+func (c *Consumer) deleteNow(ls []*Lease, why Reason) []error {
+	whys := make([]Reason, len(ls))
+	for i := range whys {
+		whys[i] = why
+	}
+	return c.deleteOwned(c.bg, ls, whys)
 }
 
 // releaseHeld releases the deliveries' leases that are still held.
@@ -772,7 +815,7 @@ func (c *Consumer) lateDelete(l *Lease) {
 	ctx, cancel := c.boundCtx(c.bg, c.clock.Now().Add(l.visibility))
 	defer cancel()
 	err := c.deleteBatch(ctx, []*Lease{l})[0]
-	c.observe(Event{Kind: EventLateDelete, MessageID: l.messageID, Attempt: int(l.epoch), Err: err})
+	c.observe(Event{Kind: EventLateDelete, MessageID: l.messageID, Attempt: l.attemptNo, Err: err})
 }
 
 // abandon handles an attempt whose handler did not return within the grace
@@ -790,9 +833,9 @@ func (c *Consumer) abandon(a *attempt) {
 		delay, why := time.Duration(0), ReasonShutdown
 		switch {
 		case errors.Is(cause, ErrStalled):
-			delay, why = c.backoff(int(own[0].epoch)), ReasonStalled
+			delay, why = c.backoff(own[0].attemptNo), ReasonStalled
 		case errors.Is(cause, ErrAttemptTimeout):
-			delay, why = c.backoff(int(own[0].epoch)), ReasonTimeout
+			delay, why = c.backoff(own[0].attemptNo), ReasonTimeout
 		}
 		c.release(c.bg, own, delay, why)
 	}
@@ -805,13 +848,17 @@ func (c *Consumer) abandon(a *attempt) {
 	if len(fol) > 0 {
 		c.release(c.bg, fol, c.skipDelay(), ReasonGroupSkipped)
 	}
-	c.observe(Event{Kind: EventSlotStuck, MessageID: a.leases[0].messageID, Attempt: int(a.leases[0].epoch),
+	c.observe(Event{Kind: EventSlotStuck, MessageID: a.leases[0].messageID, Attempt: a.leases[0].attemptNo,
 		Duration: c.clock.Now().Sub(a.start), Err: cause})
+	// Shutdown's drain no longer waits for the handler.
+	a.detach()
 }
 
-// deadLetter sends the message to the dead-letter queue and deletes it.
-// Without a dead-letter queue, or if the send fails, it retries instead.
-func (c *Consumer) deadLetter(d *Delivery, reason error) bool {
+// deadLetter sends the message to the dead-letter queue and deletes it
+// (with confirm, at once, and it reports true only if the delete is
+// confirmed). Without a dead-letter queue, or if the send fails, it
+// retries instead.
+func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 	l := d.lease
 	url := c.info.DeadLetterURL
 	if url == "" {
@@ -842,6 +889,9 @@ func (c *Consumer) deadLetter(d *Delivery, reason error) bool {
 		return false
 	}
 	c.observe(Event{Kind: EventDeadLettered, MessageID: d.id, Attempt: d.Attempt(), Err: reason})
+	if confirm {
+		return c.deleteNow([]*Lease{l}, ReasonDeadLettered)[0] == nil
+	}
 	c.deleteLater([]*Lease{l}, ReasonDeadLettered)
 	return true
 }
@@ -883,8 +933,10 @@ func (c *Consumer) resend(d *Delivery, after time.Duration) bool {
 	attrs := copyAttrs(d.Message.MessageAttributes)
 	delete(attrs, AttrAttempts)
 	delete(attrs, AttrMessageID)
+	delete(attrs, AttrDeliveries)
 	delete(attrs, AttrNotBefore)
 	attrs[AttrAttempts] = types.MessageAttributeValue{DataType: ptr("Number"), StringValue: ptr(strconv.Itoa(d.Attempt() - 1))}
+	attrs[AttrDeliveries] = types.MessageAttributeValue{DataType: ptr("Number"), StringValue: ptr(strconv.FormatInt(d.lease.epoch, 10))}
 	attrs[AttrMessageID] = stringValue(d.id)
 	delay := after
 	if after > maxDelay {

@@ -17,6 +17,10 @@ const (
 	// AttrMessageID carries the MessageId of the first copy, so the identity
 	// (and idempotency keys) survive re-sends.
 	AttrMessageID = "baton.message-id"
+	// AttrDeliveries carries how many times the message had been delivered
+	// before it was re-sent (snoozes included), so Lease.Epoch keeps growing
+	// across re-sends.
+	AttrDeliveries = "baton.deliveries"
 	// AttrNotBefore (epoch milliseconds) carries the end of a snooze longer
 	// than SQS's 15-minute maximum delay.
 	AttrNotBefore = "baton.not-before"
@@ -41,6 +45,7 @@ type Delivery struct {
 	group        string
 	receiveCount int
 	base         int
+	delivered    int // deliveries of earlier copies (AttrDeliveries)
 	notBefore    time.Time
 }
 
@@ -60,6 +65,11 @@ func newDelivery(c *Consumer, m types.Message, sentAt time.Time) *Delivery {
 	if v, err := strconv.Atoi(stringAttr(m, AttrAttempts)); err == nil && v > 0 {
 		d.base = v
 	}
+	if v, err := strconv.Atoi(stringAttr(m, AttrDeliveries)); err == nil && v > 0 {
+		d.delivered = v
+	}
+	// A copy re-sent without AttrDeliveries had at least its attempts.
+	d.delivered = max(d.delivered, d.base)
 	if v, err := strconv.ParseInt(stringAttr(m, AttrNotBefore), 10, 64); err == nil && v > 0 {
 		d.notBefore = time.UnixMilli(v)
 	}
@@ -71,7 +81,7 @@ func newDelivery(c *Consumer, m types.Message, sentAt time.Time) *Delivery {
 	if m.ReceiptHandle != nil {
 		handle = *m.ReceiptHandle
 	}
-	d.lease = newLease(c, own, handle, int64(d.Attempt()), sentAt, c.cfg.visibility)
+	d.lease = newLease(c, own, handle, int64(d.delivered+d.receiveCount), d.Attempt(), sentAt, c.cfg.visibility)
 	d.lease.group = d.group
 	return d
 }

@@ -40,7 +40,8 @@
 // Concurrency is a number of slots (WithConcurrency). Receivers fetch only
 // for free slots, so no message waits in a buffer while its lease runs, and
 // a slow message never holds back the next poll. On FIFO queues a slot takes
-// one group's messages from a receive and runs them in order; a failure
+// one group's messages from a receive and runs them in order, each once the
+// previous one's delete is confirmed; a failure (a failed delete included)
 // gives back the rest of that group's messages. With a redrive policy they
 // are hidden for the wait time, and until the failed message succeeds
 // receives fetch one message at a time, so that its retries do not spend

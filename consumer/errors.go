@@ -32,6 +32,9 @@ var (
 	// ErrLeaseEnded is returned by Lease.Extend and Lease.Release once the
 	// lease has ended (deleted, released or lost).
 	ErrLeaseEnded = errors.New("consumer: lease already ended")
+	// ErrInvalidExtension is returned by Lease.Extend for a duration that is
+	// not positive.
+	ErrInvalidExtension = errors.New("consumer: lease extension must be positive")
 )
 
 // apiError is what aws-sdk-go-v2 errors from the service look like

@@ -233,3 +233,41 @@ func TestFIFORetryComesBackAlone(t *testing.T) {
 		}
 	})
 }
+
+// The next message of a group runs only once the previous one's delete is
+// confirmed. Here the delete of g1's first receipt fails until its lease
+// ends: g1 counts as unresolved, g2 is released, and the group resumes in
+// order with g1 instead of running g2 before g1 comes back.
+func TestFIFOWaitsForDeleteBeforeNextMessage(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "order.fifo", nil)
+		m1 := h.sqs.Send(h.url, "g1", "g")
+		m2 := h.sqs.Send(h.url, "g2", "g")
+		first := h.url + "|" + m1 + "|1" // g1's first receipt handle
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "DeleteMessageBatch" && h.clock.Now().Before(consumertest.Epoch.Add(40*time.Second)) {
+				return consumertest.Fault{FailEntries: map[string]string{first: "InternalError"}}
+			}
+			return consumertest.Fault{}
+		})
+		j := newJournal()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			j.begin(d)
+			defer j.end(d)
+			return nil
+		}), consumer.WithVisibilityTimeout(30*time.Second))
+		h.advanceUntil(2*time.Minute, time.Second, func() error {
+			if !h.state(m1).Deleted || !h.state(m2).Deleted {
+				return fmt.Errorf("handled %v", j.list())
+			}
+			return nil
+		})
+		if got := j.list(); fmt.Sprint(got) != "[g1 g1 g2]" {
+			t.Errorf("ran %v, want [g1 g1 g2]", got)
+		}
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 1 {
+			t.Errorf("group-skipped releases %d, want 1 (g2)", got)
+		}
+	})
+}

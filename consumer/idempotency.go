@@ -145,7 +145,8 @@ func WithCompletedTTL(d time.Duration) IdempotencyOption { return func(c *idemCo
 // another live attempt holds it, the message is snoozed (NotReady) until that
 // claim expires. On success it marks the key done (fenced: a completion
 // from an attempt whose claim was taken over is refused and reported); on
-// failure it abandons the claim so the retry may run.
+// failure, or when the handler gave the message back with Lease.Release
+// (whatever it then returned), it abandons the claim so the retry may run.
 func Idempotency(store IdempotencyStore, opts ...IdempotencyOption) Middleware {
 	cfg := idemConfig{key: KeyByMessageID, ttl: 24 * time.Hour}
 	for _, o := range opts {
@@ -187,7 +188,10 @@ func idempotent(ctx context.Context, d *Delivery, store IdempotencyStore, cfg id
 	})
 	herr := next.Handle(ctx, d)
 	sctx := context.WithoutCancel(ctx)
-	if herr != nil {
+	if herr != nil || l.releasedByHandler() {
+		// A handler that gave its message back with Lease.Release did not
+		// finish the work, whatever it returned: the message comes back
+		// and must run again, not be skipped as a duplicate.
 		if err := store.Abandon(sctx, AbandonParams{Key: key, Owner: owner}); err != nil {
 			c.observe(Event{Kind: EventError, Op: "idempotency.abandon", MessageID: d.id, Err: err})
 		}

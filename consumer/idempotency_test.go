@@ -300,3 +300,39 @@ func keyOf(body string) string {
 	k, _ := consumer.KeyByBodyHash(&consumer.Delivery{Message: msgWithBody(body)})
 	return k
 }
+
+// A handler that gives its message back with Lease.Release and returns nil
+// (a return value then ignored) has not done the work: the middleware
+// abandons its claim instead of completing it, so the redelivery runs the
+// handler again instead of being deleted as a duplicate.
+func TestIdempotencyReleaseThenNilRunsAgain(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "idemrel", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		var calls atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			if calls.Add(1) == 1 {
+				if err := d.Lease().Release(ctx, 2*time.Second); err != nil {
+					t.Errorf("Release: %v", err)
+				}
+			}
+			return nil
+		}), consumer.WithMiddleware(consumer.Idempotency(consumer.NewMemoryStore())), consumer.WithVisibilityTimeout(30*time.Second))
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			if !h.state(id).Deleted {
+				return fmt.Errorf("not deleted")
+			}
+			return nil
+		})
+		if got := calls.Load(); got != 2 {
+			t.Errorf("handler calls %d, want 2 (the released message runs again)", got)
+		}
+		if n := h.obs.Count(consumer.EventDuplicate); n != 0 {
+			t.Errorf("duplicates %d, want 0", n)
+		}
+		if got := h.obs.Reasons(consumer.EventDeleted); got[consumer.ReasonDone] != 1 || got[consumer.ReasonDuplicate] != 0 {
+			t.Errorf("deletes by reason %v, want one done", got)
+		}
+	})
+}

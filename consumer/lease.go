@@ -37,6 +37,7 @@ type Lease struct {
 	group      string // MessageGroupId
 	handle     string
 	epoch      int64
+	attemptNo  int // the delivery's attempt number, for events and backoff
 	sentAt     time.Time
 	ceiling    time.Time
 	visibility time.Duration
@@ -57,13 +58,16 @@ type Lease struct {
 	capped   bool // no further extension is possible (ceiling)
 	retryAt  time.Time
 	renewals int
+	// released: the handler gave the message back with Release, so its
+	// return value does not mean the work is done.
+	released bool
 	att      *attempt
 	hooks    []func(ctx context.Context, deadline time.Time)
 }
 
-func newLease(c *Consumer, messageID, handle string, epoch int64, sentAt time.Time, vis time.Duration) *Lease {
+func newLease(c *Consumer, messageID, handle string, epoch int64, attempt int, sentAt time.Time, vis time.Duration) *Lease {
 	return &Lease{
-		c: c, messageID: messageID, handle: handle, epoch: epoch,
+		c: c, messageID: messageID, handle: handle, epoch: epoch, attemptNo: attempt,
 		sentAt: sentAt, ceiling: sentAt.Add(MaxLease), visibility: vis,
 		deadline: sentAt.Add(vis), lost: make(chan struct{}), ended: make(chan struct{}),
 		op: make(opLock, 1),
@@ -101,8 +105,10 @@ func (l *Lease) Deadline() time.Time {
 func (l *Lease) Ceiling() time.Time { return l.ceiling }
 
 // Epoch is a fencing number for downstream writes: it grows with every
-// delivery of the same message (it is the delivery's attempt number,
-// ApproximateReceiveCount plus attempts carried across snoozes). A store
+// delivery of the same message, re-sends for NotReady included (it is
+// ApproximateReceiveCount plus the deliveries of the copies the runtime
+// re-sent before this one, carried in AttrDeliveries; it equals the
+// attempt number until the first snooze, and exceeds it after). A store
 // that keeps the highest epoch it has accepted per message and rejects lower
 // ones turns away writes from attempts whose lease was lost.
 func (l *Lease) Epoch() int64 { return l.epoch }
@@ -119,11 +125,15 @@ func (l *Lease) Renewals() int {
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 // Extend asks for the lease to last d from now (clamped to the ceiling). It
-// also counts as progress. It returns ErrLeaseEnded once the lease has begun
-// to end, ErrLeaseLost if it was lost (now or before), ErrAttemptTimeout
-// wrapped if the ceiling leaves no room, or the SQS error if the renewal
-// failed but the lease may still stand.
+// also counts as progress. It returns ErrInvalidExtension if d is not
+// positive (to give the message back, use Release), ErrLeaseEnded once the
+// lease has begun to end, ErrLeaseLost if it was lost (now or before),
+// ErrAttemptTimeout wrapped if the ceiling leaves no room, or the SQS error
+// if the renewal failed but the lease may still stand.
 func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%w: %v", ErrInvalidExtension, d)
+	}
 	c := l.c
 	l.op.Lock()
 	defer l.op.Unlock()
@@ -148,7 +158,7 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 		return ErrLeaseLost
 	}
 	secs := seconds(d, l.ceiling.Sub(now).Truncate(time.Second))
-	if secs < 1 {
+	if secs < 1 { // d > 0, so only the ceiling leaves no room
 		l.mu.Lock()
 		l.capped = true
 		l.mu.Unlock()
@@ -161,12 +171,16 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 }
 
 // Release ends the lease early: the message becomes visible again after
-// delay (0: at once). The handler's return value is then ignored. It returns
+// delay (0: at once). The handler's return value is then ignored (the
+// Idempotency middleware does not record the work as done). It returns
 // ErrLeaseEnded if the lease had already begun to end.
 func (l *Lease) Release(ctx context.Context, delay time.Duration) error {
 	if !l.beginEnding() {
 		return ErrLeaseEnded
 	}
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
 	return l.c.release(ctx, []*Lease{l}, delay, ReasonHandler)[0]
 }
 
@@ -196,6 +210,14 @@ func (l *Lease) wasLost() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lostErr != nil
+}
+
+// releasedByHandler reports whether the handler gave the message back with
+// Release.
+func (l *Lease) releasedByHandler() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.released
 }
 
 // attempt returns the attempt working on the lease, if any.
@@ -236,7 +258,7 @@ func (c *Consumer) applyExtend(l *Lease, sent time.Time, secs int32, err error) 
 		l.retryAt = time.Time{}
 		n, dl, hooks := l.renewals, l.deadline, append([]func(context.Context, time.Time){}, l.hooks...)
 		l.mu.Unlock()
-		c.observe(Event{Kind: EventRenewed, MessageID: l.messageID, Attempt: int(l.epoch), Renewals: n, Delay: time.Duration(secs) * time.Second})
+		c.observe(Event{Kind: EventRenewed, MessageID: l.messageID, Attempt: l.attemptNo, Renewals: n, Delay: time.Duration(secs) * time.Second})
 		for _, h := range hooks {
 			go h(c.bg, dl)
 		}
@@ -270,7 +292,7 @@ func (c *Consumer) applyExtend(l *Lease, sent time.Time, secs int32, err error) 
 		l.retryAt = got.Add(step)
 	}
 	l.mu.Unlock()
-	c.observe(Event{Kind: EventRenewFailed, MessageID: l.messageID, Attempt: int(l.epoch), Err: err})
+	c.observe(Event{Kind: EventRenewFailed, MessageID: l.messageID, Attempt: l.attemptNo, Err: err})
 	c.sched.wake()
 	return err
 }
@@ -290,7 +312,7 @@ func (c *Consumer) loseLease(l *Lease, why error) {
 	close(l.ended)
 	l.mu.Unlock()
 	c.sched.forget(l)
-	c.observe(Event{Kind: EventLeaseLost, MessageID: l.messageID, Attempt: int(l.epoch), Err: why})
+	c.observe(Event{Kind: EventLeaseLost, MessageID: l.messageID, Attempt: l.attemptNo, Err: why})
 	if a != nil {
 		a.leaseLost()
 	}

@@ -321,3 +321,36 @@ func TestStuckSlot(t *testing.T) {
 		}
 	})
 }
+
+// With an auto-renew budget of 0, a lease is renewed only on progress: no
+// renewal before the handler's first Progress, and one soon after it, even
+// past the lease's renewal point.
+func TestAutoRenewZeroRenewsOnlyOnProgress(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "ar0", nil)
+		h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		progress := newGate()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			<-progress.ch
+			d.Progress(ctx)
+			<-g.ch
+			return nil
+		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0), consumer.WithStallTimeout(time.Minute))
+		h.advance(22*time.Second, time.Second) // past the renewal point (20 s)
+		if n := h.obs.Count(consumer.EventRenewed); n != 0 {
+			t.Errorf("renewals without progress %d, want 0 (visibilities %v)", n, consumertestVisibilities(h))
+		}
+		progress.open()
+		h.settle()
+		if n := h.obs.Count(consumer.EventRenewed); n != 1 {
+			t.Errorf("renewals after the first progress %d, want 1", n)
+		}
+		h.advance(5*time.Second, time.Second)
+		if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
+			t.Errorf("leases lost %d, want 0", n)
+		}
+	})
+}

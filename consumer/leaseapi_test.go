@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,6 +129,78 @@ func TestLeaseCeiling(t *testing.T) {
 		})
 		if m := h.state(id); m.Receives < 1 || m.Deleted {
 			t.Errorf("message %+v, want released, not deleted", m)
+		}
+	})
+}
+
+// Extend with a duration that is not positive is refused with
+// ErrInvalidExtension and changes nothing: the lease is not marked as at
+// its ceiling, so the scheduler keeps renewing it while the handler
+// reports progress.
+func TestExtendRejectsNonPositive(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "extend0", nil)
+		h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		errs := make(chan [2]error, 1)
+		inner := holdUntil(h.clock, g, nil, nil)
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			errs <- [2]error{d.Lease().Extend(ctx, 0), d.Lease().Extend(ctx, -time.Second)}
+			return inner.Handle(ctx, d)
+		}), consumer.WithVisibilityTimeout(30*time.Second))
+		for _, err := range <-errs {
+			if !errors.Is(err, consumer.ErrInvalidExtension) {
+				t.Errorf("Extend by a non-positive duration: %v, want ErrInvalidExtension", err)
+			}
+		}
+		h.advance(2*time.Minute, time.Second) // inside the 5 min auto-renew budget, progress every second
+		if n := len(cmvCalls(h)); n == 0 {
+			t.Error("no renewal after Extend(ctx, 0)")
+		}
+		if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
+			t.Errorf("leases lost %d, want 0", n)
+		}
+	})
+}
+
+// Lease.Epoch grows with every delivery, a NotReady re-send included,
+// while the attempt number does not grow across the snooze.
+func TestEpochGrowsAcrossSnooze(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "epoch", nil)
+		h.sqs.Send(h.url, "x", "")
+		var mu sync.Mutex
+		var epochs []int64
+		var attempts []int
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			mu.Lock()
+			epochs = append(epochs, d.Lease().Epoch())
+			attempts = append(attempts, d.Attempt())
+			n := len(epochs)
+			mu.Unlock()
+			switch n {
+			case 1:
+				return errors.New("fail") // released: attempt 2 follows
+			case 2:
+				return consumer.NotReady(2 * time.Second) // re-sent: still attempt 2
+			}
+			return nil
+		}), consumer.WithVisibilityTimeout(30*time.Second))
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(epochs) < 3 {
+				return fmt.Errorf("deliveries %d", len(epochs))
+			}
+			return nil
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(epochs) != "[1 2 3]" || fmt.Sprint(attempts) != "[1 2 2]" {
+			t.Errorf("epochs %v attempts %v, want [1 2 3] and [1 2 2]", epochs, attempts)
 		}
 	})
 }

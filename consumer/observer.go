@@ -109,7 +109,7 @@ type Event struct {
 	Visibility time.Duration
 	// Delay is a release's delay, a renewal's extension or a snooze.
 	Delay time.Duration
-	// Renewals counts the lease renewals so far.
+	// Renewals counts the renewals of the message's lease so far.
 	Renewals int
 	// Count is the number of messages a receive returned.
 	Count int

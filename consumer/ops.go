@@ -100,17 +100,18 @@ func batchResults(n int, ok []string, failed []types.BatchResultErrorEntry) []er
 
 // finishOwned runs call over leases the caller owns (ending), in calls of
 // ten made in parallel, and retries transient failures with backoff while
-// each lease lasts and ctx allows. Once Shutdown reaches its last phases
-// (c.hurry), a waiting retry goes at once and is the last. It returns each
-// lease's final error; a lease whose deadline passed first gets
-// ErrLeaseLost.
+// each lease lasts and ctx allows. When Shutdown reaches its last phases
+// (c.hurry), the retry waiting then goes at once and later ones back off
+// afresh from the shortest delay: the hurry skips a wait, it never limits
+// the attempts, which Shutdown bounds through ctx. It returns each lease's
+// final error; a lease whose deadline passed first gets ErrLeaseLost.
 func (c *Consumer) finishOwned(ctx context.Context, ls []*Lease, call func(ctx context.Context, ls []*Lease) []error) []error {
 	errs := make([]error, len(ls))
 	pending := make([]int, len(ls))
 	for i := range pending {
 		pending[i] = i
 	}
-	hurried := false
+	hurry := c.hurry
 	for try := 0; len(pending) > 0; try++ {
 		now := c.clock.Now()
 		var live []int
@@ -158,14 +159,15 @@ func (c *Consumer) finishOwned(ctx context.Context, ls []*Lease, call func(ctx c
 		}
 		wg.Wait()
 		pending = retry
-		if len(pending) == 0 || ctx.Err() != nil || hurried {
+		if len(pending) == 0 || ctx.Err() != nil {
 			break
 		}
 		t := c.clock.NewTimer(min(100*time.Millisecond<<min(try, 5), 2*time.Second))
 		select {
 		case <-t.C():
-		case <-c.hurry:
-			hurried = true
+		case <-hurry:
+			hurry = nil // once: a closed channel would skip every wait
+			try = -1
 		case <-ctx.Done():
 		}
 		t.Stop()
@@ -208,7 +210,7 @@ func (c *Consumer) releaseEach(ctx context.Context, ls []*Lease, delays []time.D
 		c.countShutdownRelease(whys[i], errs[i])
 		c.concludeOp(l, errs[i], "release")
 		if errs[i] == nil {
-			c.observe(Event{Kind: EventReleased, MessageID: l.messageID, Attempt: int(l.epoch), Reason: whys[i], Delay: delays[i]})
+			c.observe(Event{Kind: EventReleased, MessageID: l.messageID, Attempt: l.attemptNo, Reason: whys[i], Delay: delays[i]})
 		}
 	}
 	return errs
@@ -226,9 +228,9 @@ func (c *Consumer) deleteOwned(ctx context.Context, ls []*Lease, why []Reason) [
 		}
 		c.concludeOp(l, errs[i], "delete")
 		if errs[i] == nil {
-			c.observe(Event{Kind: EventDeleted, MessageID: l.messageID, Attempt: int(l.epoch), Reason: why[i]})
+			c.observe(Event{Kind: EventDeleted, MessageID: l.messageID, Attempt: l.attemptNo, Reason: why[i]})
 		} else {
-			c.observe(Event{Kind: EventDeleteFailed, MessageID: l.messageID, Attempt: int(l.epoch), Err: errs[i]})
+			c.observe(Event{Kind: EventDeleteFailed, MessageID: l.messageID, Attempt: l.attemptNo, Err: errs[i]})
 		}
 	}
 	return errs

@@ -115,6 +115,9 @@ func WithObserver(o Observer) Option { return func(c *config) { c.observer = o }
 // WithDeleteBatchWindow lets deletes wait up to d to share a
 // DeleteMessageBatch call (default 0: sent at once). A pending delete is
 // sent early if its lease nears its deadline, and Shutdown flushes them all.
+// On a FIFO queue, the delete of a message whose group has more messages
+// waiting from the same receive is sent at once: the next one runs only
+// once it is confirmed.
 func WithDeleteBatchWindow(d time.Duration) Option { return func(c *config) { c.deleteWindow = d } }
 
 // WithShutdownReserve sets how much of Shutdown's deadline is kept for
@@ -122,7 +125,7 @@ func WithDeleteBatchWindow(d time.Duration) Option { return func(c *config) { c.
 func WithShutdownReserve(d time.Duration) Option { return func(c *config) { c.shutdownReserve = d } }
 
 // WithShutdownTimeout bounds the shutdown Run performs when its context is
-// cancelled (default 30 s).
+// cancelled, and a Shutdown whose context has no deadline (default 30 s).
 func WithShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdownTimeout = d } }
 
 // WithSnoozeByVisibility makes NotReady change the message's visibility

@@ -66,12 +66,14 @@ func Retry(after time.Duration) error { return &outcome{kind: outcomeRetry, afte
 
 // NotReady snoozes the message for the given delay without spending an
 // attempt. On a standard queue the runtime re-sends the message with
-// DelaySeconds and an attempt counter attribute, then deletes the original;
-// delays past 15 minutes are carried in an attribute and re-snoozed without
-// calling the handler. On a FIFO queue (re-sending would break the group's
-// order), or when WithSnoozeByVisibility is set, or when the message already
-// carries ten attributes, it changes the visibility instead, which does
-// spend a receive. after <= 0 means one second.
+// DelaySeconds and attempt and delivery counter attributes (AttrAttempts,
+// AttrDeliveries), then deletes the original; delays past 15 minutes are
+// carried in an attribute and re-snoozed without calling the handler. On a
+// FIFO queue (re-sending would break the group's order), or when
+// WithSnoozeByVisibility is set, or when the message carries too many
+// attributes to add the runtime's (SQS allows ten), it changes the
+// visibility instead, which does spend a receive. after <= 0 means one
+// second.
 func NotReady(after time.Duration) error { return &outcome{kind: outcomeNotReady, after: after} }
 
 // Permanent says the message can never succeed: the runtime sends it to the

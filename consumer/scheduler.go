@@ -145,7 +145,7 @@ func (s *scheduler) step(ctx context.Context) time.Time {
 		}
 		a.mu.Unlock()
 		if cause != nil && a.cancelWith(cause, now) {
-			c.observe(Event{Kind: kind, MessageID: a.leases[0].messageID, Attempt: int(a.leases[0].epoch),
+			c.observe(Event{Kind: kind, MessageID: a.leases[0].messageID, Attempt: a.leases[0].attemptNo,
 				Duration: now.Sub(a.start)})
 		}
 		a.mu.Lock()

@@ -47,8 +47,9 @@ type Report struct {
 //
 //  1. stop receiving: cancel the receives in flight, and release at once
 //     whatever still arrives;
-//  2. drain: let running handlers finish, until all have or until
-//     WithShutdownReserve before ctx's deadline;
+//  2. drain: let running handlers finish (those the runtime has abandoned
+//     excepted), until all have or until WithShutdownReserve before ctx's
+//     deadline;
 //  3. cancel the remaining handlers with ErrShutdown and give them the
 //     grace period (WithGrace) to return;
 //  4. release every lease still held, with no delay;
@@ -56,10 +57,15 @@ type Report struct {
 //  6. wait for the leases other owners were ending (an outcome, the
 //     scheduler giving up on a stuck handler) to end;
 //
-// and returns a Report. Releases and deletes use what is left of ctx's
-// deadline even if ctx is cancelled earlier (without a deadline, they get
-// WithShutdownTimeout). Calling Shutdown again waits for the first call and
-// returns its report; on a consumer that never ran it returns at once.
+// and returns a Report. Without a deadline on ctx, the whole shutdown is
+// bounded by WithShutdownTimeout, as if ctx had that deadline. Releases
+// (of late arrivals too) and deletes use what is left of the deadline even
+// if ctx is cancelled earlier, retrying transient failures with backoff
+// until it passes or the lease ends. The drain does not wait for handlers
+// the runtime has already abandoned (stalled or overrun, and not returned
+// within the grace); they count as Stuck. Calling Shutdown again waits for
+// the first call and returns its report; on a consumer that never ran it
+// returns at once.
 func (c *Consumer) Shutdown(ctx context.Context) Report {
 	c.mu.Lock()
 	switch c.state {
@@ -81,6 +87,16 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 		defer c.mu.Unlock()
 		return c.report
 	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.shutdownTimeout)
+		defer cancel()
+	}
+	final, cancelFinal := finalContext(ctx)
+	defer cancelFinal()
+	// Set with the state, under c.mu: a receive that answers after the
+	// stop releases what it got under final (see receiveOnce).
+	c.final = final
 	c.state = stateStopping
 	close(c.stopAsked)
 	// The attempts running when the stop is asked: those that finish on
@@ -92,20 +108,15 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	r.ReceivesCancelled = int(c.inReceive.Load())
 	c.mu.Unlock()
 
-	final, cancelFinal := finalContext(ctx, c.cfg.shutdownTimeout)
-	defer cancelFinal()
-
 	// 1. Stop receiving.
 	c.recvCancel()
 	c.receivers.Wait()
 
-	// 2. Drain.
-	drain := ctx
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		drain, cancel = context.WithDeadline(ctx, dl.Add(-c.cfg.shutdownReserve))
-		defer cancel()
-	}
+	// 2. Drain. The handlers the scheduler abandoned no longer count (see
+	// detach).
+	dl, _ := ctx.Deadline()
+	drain, cancelDrain := context.WithDeadline(ctx, dl.Add(-c.cfg.shutdownReserve))
+	defer cancelDrain()
 	handlersDone := make(chan struct{})
 	go func() {
 		c.handlers.Wait()
@@ -141,7 +152,8 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	}
 
 	// 4. Release every lease still held. From here on, operations waiting
-	// to retry go at once, one last time.
+	// to retry go at once, and keep retrying with backoff while their
+	// leases and final last.
 	close(c.hurry)
 	var own []*Lease
 	for _, l := range c.sched.held() {
@@ -189,12 +201,9 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	return r
 }
 
-// finalContext is the context for the last phases: ctx's deadline without
-// its cancellation, or def when ctx has no deadline.
-func finalContext(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
-	base := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(base, dl)
-	}
-	return context.WithTimeout(base, def)
+// finalContext is the context for the last phases: ctx's deadline (which
+// it must have) without its cancellation.
+func finalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, _ := ctx.Deadline()
+	return context.WithDeadline(context.WithoutCancel(ctx), dl)
 }

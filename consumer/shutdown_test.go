@@ -333,3 +333,203 @@ func TestShutdownWaitsForReleaseInFlight(t *testing.T) {
 		}
 	})
 }
+
+// Messages a receive brings after the stop are released under Shutdown's
+// deadline: a release that keeps failing (throttled) is given up when the
+// deadline passes, not retried until its lease ends. The runtime's clock
+// never moves here, so only Shutdown's own deadline can end the retries.
+func TestShutdownLateArrivalsWithinDeadline(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		clock := consumertest.NewClock(time.Time{})
+		fake := consumertest.NewSQS(clock)
+		url := fake.CreateQueue("late", map[string]string{"VisibilityTimeout": "600"})
+		fake.Send(url, "a", "")
+		fake.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ChangeMessageVisibilityBatch" {
+				return consumertest.Fault{Err: consumertest.Throttled()}
+			}
+			return consumertest.Fault{}
+		})
+		lr := &lateReceiver{SQS: fake}
+		c, err := consumer.New(lr, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }),
+			consumer.WithClock(clock), consumer.WithWaitTime(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go c.Run(context.Background())
+		poll.For(t, 5*time.Second, func() error {
+			if lr.calls.Load() == 0 {
+				return fmt.Errorf("no receive yet")
+			}
+			return nil
+		})
+		h := &harness{t: t, clock: clock, sqs: fake, url: url, c: c}
+		done := shutdownAsync(h, 5*time.Second)
+		var r consumer.Report
+		select {
+		case r = <-done:
+		case <-time.After(10 * time.Second): // on the bubble's clock
+			t.Error("Shutdown with a 5 s deadline still blocked after 10 s")
+			r = awaitReport(h, done, time.Second) // let the lease run out
+		}
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesCancelled: 1, LateArrivals: 1, ReleaseFailed: 1, Err: context.DeadlineExceeded}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+	})
+}
+
+// Shutdown's flush keeps retrying a throttled delete with backoff while
+// its deadline lasts, instead of giving up after one retry.
+func TestShutdownRetriesThrottledDeletes(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "flushthrottle", nil)
+		for i := 0; i < 3; i++ {
+			h.sqs.Send(h.url, fmt.Sprint(i), "")
+		}
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }),
+			consumer.WithDeleteBatchWindow(time.Hour), consumer.WithVisibilityTimeout(60*time.Second))
+		poll.For(t, 5*time.Second, func() error {
+			if n := h.obs.Count(consumer.EventHandled); n != 3 {
+				return fmt.Errorf("handled %d", n)
+			}
+			return nil
+		})
+		h.settle()
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "DeleteMessageBatch" && c.N <= 3 {
+				return consumertest.Fault{Err: consumertest.Throttled()}
+			}
+			return consumertest.Fault{}
+		})
+		r := awaitReport(h, shutdownAsync(h, 30*time.Second), 100*time.Millisecond)
+		if r.DeletesFlushed != 3 || r.DeleteFailed != 0 {
+			t.Errorf("report %+v, want 3 deletes flushed, none failed", r)
+		}
+		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 4 {
+			t.Errorf("delete calls %d, want 4 (three throttled)", n)
+		}
+	})
+}
+
+// The same for the release of a stuck handler's lease in Shutdown's last
+// phases: retried while the deadline lasts, so the message is visible again
+// at once instead of when its lease lapses.
+func TestShutdownRetriesThrottledReleases(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "relthrottle", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		var started atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			<-g.ch
+			return nil
+		}), consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
+		poll.For(t, 5*time.Second, func() error {
+			if started.Load() != 1 {
+				return fmt.Errorf("started %d", started.Load())
+			}
+			return nil
+		})
+		h.settle()
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ChangeMessageVisibilityBatch" && c.N <= 3 {
+				return consumertest.Fault{Err: consumertest.Throttled()}
+			}
+			return consumertest.Fault{}
+		})
+		r := awaitReport(h, shutdownAsync(h, 5*time.Second), 500*time.Millisecond) // all reserve: no drain
+		r.Duration, r.Err = 0, nil
+		if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+		if m := h.state(id); m.InFlight {
+			t.Errorf("message in flight until +%v, want released", m.VisibleAt.Sub(consumertest.Epoch))
+		}
+	})
+}
+
+// Shutdown without a deadline does not wait for a handler the scheduler
+// has abandoned (stalled, and not returned within the grace): it returns
+// once that handler's lease is released, however long its own bound.
+func TestShutdownWithoutDeadlineSkipsAbandonedHandler(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "abandoned", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			<-g.ch // ignores its cancellation
+			return nil
+		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0), consumer.WithStallTimeout(10*time.Second),
+			consumer.WithGrace(2*time.Second), consumer.WithShutdownTimeout(time.Hour))
+		done := make(chan consumer.Report, 1)
+		go func() { done <- h.c.Shutdown(context.Background()) }()
+		// Only the runtime's clock moves: stalled at 10 s, abandoned at 12 s.
+		r := awaitReport(h, done, time.Second)
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesCancelled: 1, Stuck: 1}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
+			t.Errorf("stalled releases %d, want 1", got)
+		}
+		if m := h.state(id); m.Deleted {
+			t.Errorf("message deleted, want released")
+		}
+	})
+}
+
+// Shutdown without a deadline is bounded as a whole by WithShutdownTimeout,
+// as if it had that deadline: a handler that ignores its cancellation (and
+// is not abandoned yet) gets the drain (timeout minus reserve) and the
+// grace, then is counted stuck and its lease released.
+func TestShutdownWithoutDeadlineIsBounded(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "bounded", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			<-g.ch // ignores its cancellation
+			return nil
+		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second),
+			consumer.WithShutdownTimeout(10*time.Second)) // 5 s drain, 5 s reserve
+		done := make(chan consumer.Report, 1)
+		go func() { done <- h.c.Shutdown(context.Background()) }()
+		// Both clocks move together: the bubble's (Shutdown's deadlines)
+		// and the runtime's (the grace).
+		var r consumer.Report
+		for elapsed := time.Duration(0); ; elapsed += 100 * time.Millisecond {
+			h.settle()
+			select {
+			case r = <-done:
+			default:
+				if elapsed > time.Minute {
+					t.Fatal("Shutdown(context.Background()) still blocked after a minute (shutdown timeout 10 s)")
+				}
+				h.clock.Advance(100 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			break
+		}
+		if r.Duration > 10*time.Second {
+			t.Errorf("Shutdown took %v, want at most the 10 s shutdown timeout", r.Duration)
+		}
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+		if m := h.state(id); m.InFlight {
+			t.Errorf("message in flight, want released")
+		}
+	})
+}
