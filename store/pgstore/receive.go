@@ -231,24 +231,35 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 		}
 		rows, err := tx.Query(ctx, `
 			WITH RECURSIVE `+groupsCTE+`,
-			candidates AS (
-				SELECT g.group_id, h.pos AS head_pos, f.pos AS first_pos, n.n
+			-- A group can give messages when its first message that is not
+			-- a never-received delayed one is visible (not in flight); it
+			-- then gives at least that one, so the $3 such groups with the
+			-- oldest first messages are all a receive of $3 can need, and
+			-- only they are looked at further.
+			open AS (
+				SELECT g.group_id, f.pos AS first_pos
 				FROM groups g
-				CROSS JOIN LATERAL (
-					SELECT x.pos FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id = g.group_id
-					ORDER BY x.pos LIMIT 1) h
 				CROSS JOIN LATERAL (
 					SELECT x.pos, x.visible_at FROM baton_messages x
 					WHERE x.queue_id = $1 AND x.group_id = g.group_id AND (x.leased OR x.visible_at <= $2)
 					ORDER BY x.pos LIMIT 1) f
+				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
+				ORDER BY f.pos
+				LIMIT $3
+			),
+			candidates AS (
+				SELECT o.group_id, h.pos AS head_pos, o.first_pos, n.n
+				FROM open o
+				CROSS JOIN LATERAL (
+					SELECT x.pos FROM baton_messages x
+					WHERE x.queue_id = $1 AND x.group_id = o.group_id
+					ORDER BY x.pos LIMIT 1) h
 				CROSS JOIN LATERAL (
 					SELECT count(*) FILTER (WHERE NOT blocked) AS n FROM (
 						SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked
 						FROM (SELECT x.pos, x.leased, x.visible_at FROM baton_messages x
-							WHERE x.queue_id = $1 AND x.group_id = g.group_id AND (x.leased OR x.visible_at <= $2)
+							WHERE x.queue_id = $1 AND x.group_id = o.group_id AND (x.leased OR x.visible_at <= $2)
 							ORDER BY x.pos LIMIT $3) y) z) n
-				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
 			)
 			SELECT group_id, head_pos, n FROM (
 				SELECT c.*, sum(c.n) OVER (ORDER BY c.first_pos ROWS UNBOUNDED PRECEDING) - c.n AS before
