@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -18,6 +19,21 @@ import (
 type change interface {
 	apply(t *txn) error
 }
+
+// afterCommitter is a change told when the transaction holding it has
+// committed (once, whatever retries it took).
+type afterCommitter interface {
+	afterCommit()
+}
+
+// queueWrite is a queue-level change (create, update, delete, purge)
+// counted in the store's queueWrites until it commits.
+type queueWrite struct {
+	change
+	pending *atomic.Int64
+}
+
+func (c *queueWrite) afterCommit() { c.pending.Add(-1) }
 
 // statements are the writer's prepared statements.
 type statements struct {

@@ -98,7 +98,14 @@ type Store struct {
 	reclaim *reclaimer
 
 	// qmu orders the queue-level calls (create, update, delete, purge).
-	qmu     sync.Mutex
+	qmu sync.Mutex
+	// queueWrites counts the queue-level changes made in memory and not
+	// committed yet (queueWrite): while there are any, reads of queues wait
+	// for the latest commit, so that no caller is answered from a queue
+	// whose creation, say, a crash would undo. It is raised under qmu
+	// before the index changes.
+	queueWrites atomic.Int64
+
 	stripes [stripes]sync.Mutex
 	// dropped collects, per stripe, the messages the index dropped as past
 	// retention during the call holding the stripe's lock.
@@ -109,10 +116,12 @@ type Store struct {
 	// pos numbers messages in the order they joined their queue.
 	pos atomic.Int64
 
-	// pending holds the payloads of messages whose insert is queued but
-	// not committed yet: a receive may take them before the commit.
+	// pending holds, by pos, the payloads of rows not committed yet: those
+	// of queued inserts, and those of queued moves, whose row keeps its old
+	// pos until the move commits. A receive may take such a message before
+	// the commit.
 	pendMu  sync.Mutex
-	pending map[string]payload
+	pending map[int64]payload
 
 	readMu    sync.Mutex
 	readStmts map[int]*sql.Stmt // payload reads by number of rows
@@ -160,7 +169,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, lock: lock, pending: make(map[string]payload), readStmts: make(map[int]*sql.Stmt)}
+	s := &Store{dir: dir, lock: lock, pending: make(map[int64]payload), readStmts: make(map[int]*sql.Stmt)}
 	for i := range s.rows {
 		s.rows[i] = make(map[uint64]*ids.Map[int64])
 	}
@@ -346,14 +355,14 @@ func (s *Store) forget(i int, queueID uint64, id string) (int64, bool) {
 	return pos, ok
 }
 
-// committed forgets the pending payloads of committed inserts.
-func (s *Store) committed(ids []string) {
-	if len(ids) == 0 {
+// committed forgets the pending payloads of committed rows.
+func (s *Store) committed(rows []int64) {
+	if len(rows) == 0 {
 		return
 	}
 	s.pendMu.Lock()
-	for _, id := range ids {
-		delete(s.pending, id)
+	for _, pos := range rows {
+		delete(s.pending, pos)
 	}
 	s.pendMu.Unlock()
 }
@@ -372,7 +381,7 @@ func (s *Store) payloads(ctx context.Context, rs []row) (map[int64]payload, erro
 	var rest []int64
 	s.pendMu.Lock()
 	for _, r := range rs {
-		if p, ok := s.pending[r.id]; ok {
+		if p, ok := s.pending[r.pos]; ok {
 			out[r.pos] = p
 		} else {
 			rest = append(rest, r.pos)
@@ -447,10 +456,13 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 	}
 	s.qmu.Lock()
 	i := s.lockQueue(p.Queue.ID)
+	s.queueWrites.Add(1)
 	err = s.index.QueueCreate(ctx, p)
 	var changes []change
 	if err == nil {
-		changes = []change{put}
+		changes = []change{s.queueWrite(put)}
+	} else {
+		s.queueWrites.Add(-1)
 	}
 	// A refusal waits too: it must not rest on an uncommitted queue.
 	b := s.w.enqueue(changes, nil)
@@ -462,30 +474,61 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 	return err
 }
 
-// QueueGet answers from memory.
+// QueueGet answers from memory, once what it saw is committed.
 func (s *Store) QueueGet(ctx context.Context, account, name string) (*baton.Queue, error) {
-	return s.index.QueueGet(ctx, account, name)
+	q, err := s.index.QueueGet(ctx, account, name)
+	if werr := s.queuesCommitted(ctx); werr != nil {
+		return nil, werr
+	}
+	return q, err
 }
 
-// QueueList answers from memory.
+// QueueList answers from memory, once what it saw is committed.
 func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*baton.Queue, error) {
-	return s.index.QueueList(ctx, p)
+	qs, err := s.index.QueueList(ctx, p)
+	if werr := s.queuesCommitted(ctx); werr != nil {
+		return nil, werr
+	}
+	return qs, err
+}
+
+// queueWrite counts c, a queue-level change, as uncommitted until it
+// commits; the caller raised queueWrites before changing the index.
+func (s *Store) queueWrite(c change) change {
+	return &queueWrite{change: c, pending: &s.queueWrites}
+}
+
+// queuesCommitted returns once every queue-level change a read may have
+// seen in memory is committed: at once when none is pending, as almost
+// always; else after the latest commit, which holds them all (they are
+// queued under qmu, with the index change).
+func (s *Store) queuesCommitted(ctx context.Context) error {
+	if s.queueWrites.Load() == 0 {
+		return nil
+	}
+	s.qmu.Lock()
+	b := s.w.enqueue(nil, nil)
+	s.qmu.Unlock()
+	return b.wait(ctx)
 }
 
 // QueueUpdate changes the queue and returns once the change is committed.
 func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
 	s.qmu.Lock()
+	s.queueWrites.Add(1)
 	q, err := s.index.QueueUpdate(ctx, p)
 	if err != nil {
+		s.queueWrites.Add(-1)
 		s.qmu.Unlock()
 		return nil, err
 	}
 	put, err := newQueuePut(q)
 	if err != nil {
+		s.queueWrites.Add(-1)
 		s.qmu.Unlock()
 		return nil, fmt.Errorf("sqlitestore: encode queue: %w", err)
 	}
-	b := s.w.enqueue([]change{put}, nil)
+	b := s.w.enqueue([]change{s.queueWrite(put)}, nil)
 	s.qmu.Unlock()
 	if err := b.wait(ctx); err != nil {
 		return nil, err
@@ -504,22 +547,26 @@ func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.
 		return err
 	}
 	i := s.lockQueue(q.ID)
+	s.queueWrites.Add(1)
 	err = s.index.QueueDelete(ctx, account, name, now)
 	var b *batch
 	if err == nil {
 		delete(s.rows[i], q.ID)
-		b = s.w.enqueue([]change{&queueDrop{id: q.ID, account: account, name: name, at: now}}, nil)
+		b = s.w.enqueue([]change{s.queueWrite(&queueDrop{id: q.ID, account: account, name: name, at: now})}, nil)
+	} else {
+		s.queueWrites.Add(-1)
 	}
 	s.stripes[i].Unlock()
 	s.qmu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := b.wait(ctx); err != nil {
-		return err
-	}
+	// The reclaimer's deletes queue behind the drop, so they commit after
+	// it or not at all; added now, the job is not lost when this call
+	// stops waiting early (its context ends, the commit fails and is
+	// retried).
 	s.reclaim.add(reclaimJob{queueID: q.ID, through: dropped})
-	return nil
+	return b.wait(ctx)
 }
 
 // QueuePurge deletes the queue's deduplication keys, records when and marks
@@ -533,27 +580,27 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		return err
 	}
 	i := s.lockQueue(q.ID)
+	s.queueWrites.Add(1)
 	err = s.index.QueuePurge(ctx, p)
 	var b *batch
 	var through int64
-	if err == nil {
+	if err != nil {
+		s.queueWrites.Add(-1)
+	} else {
 		delete(s.rows[i], q.ID)
 		// Every message the queue holds or had came in, by send or move,
 		// under this stripe's lock with a pos taken from s.pos: they are
 		// all at most through, and later ones above it.
 		through = s.pos.Load()
-		b = s.w.enqueue([]change{&queuePurge{id: q.ID, at: p.Now, through: through}}, nil)
+		b = s.w.enqueue([]change{s.queueWrite(&queuePurge{id: q.ID, at: p.Now, through: through})}, nil)
 	}
 	s.stripes[i].Unlock()
 	s.qmu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := b.wait(ctx); err != nil {
-		return err
-	}
-	s.reclaim.add(reclaimJob{queueID: q.ID, through: through})
-	return nil
+	s.reclaim.add(reclaimJob{queueID: q.ID, through: through}) // as in QueueDelete
+	return b.wait(ctx)
 }
 
 // ---------------------------------------------------------------------------
@@ -582,7 +629,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		return nil, err
 	}
 	changes := make([]change, 0, len(sent)+1)
-	inserted := make([]string, 0, len(sent))
+	inserted := make([]int64, 0, len(sent))
 	// The engine passes deduplication keys for FIFO queues only.
 	isFIFO := len(p.DedupKeys) == len(p.Messages)
 	var fifo *fifoSent
@@ -596,8 +643,8 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		pos := s.pos.Add(1)
 		s.remember(i, p.QueueID, m.ID, pos)
 		changes = append(changes, &msgInsert{pos: pos, queueID: p.QueueID, id: m.ID, state: encodeState(m), pay: pays[j]})
-		inserted = append(inserted, m.ID)
-		s.pending[m.ID] = pays[j]
+		inserted = append(inserted, pos)
+		s.pending[pos] = pays[j]
 		if isFIFO {
 			if fifo == nil {
 				fifo = &fifoSent{queueID: p.QueueID, cutoff: p.DedupCutoff}
@@ -694,7 +741,19 @@ func (s *Store) leaseCall(ctx context.Context, queueIDs []uint64, messageID stri
 		unlock()
 		return baton.LeaseOutcome{}, err
 	}
-	b := s.w.enqueue(changes, nil)
+	// A moved message is at its new pos in the index at once, but its row
+	// only once the move commits: until then a receive from the target
+	// queue finds its payload pending, under the new pos.
+	var moved []int64
+	for _, c := range changes {
+		if mv, isMove := c.(*msgMove); isMove && ok {
+			s.pendMu.Lock()
+			s.pending[mv.pos] = pay
+			s.pendMu.Unlock()
+			moved = append(moved, mv.pos)
+		}
+	}
+	b := s.w.enqueue(changes, moved)
 	unlock()
 	if out.Message != nil && ok {
 		if err := pay.fill(out.Message); err != nil {

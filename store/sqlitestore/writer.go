@@ -44,9 +44,9 @@ const gatherYields = 3
 type writer struct {
 	conn *sql.Conn
 	st   *statements
-	// committedFunc is told, after each commit, the messages whose inserts
-	// it held.
-	committedFunc func(ids []string)
+	// committedFunc is told, after each commit, the rows whose payloads
+	// waited for it in the store's pending map.
+	committedFunc func(rows []int64)
 
 	mu       sync.Mutex
 	wake     *sync.Cond
@@ -74,9 +74,9 @@ type writer struct {
 // batch is the changes of one transaction and the calls waiting for it.
 type batch struct {
 	changes []change
-	// inserted are the messages inserted by changes, whose payloads wait
-	// in the store's pending map until the commit.
-	inserted []string
+	// inserted are the rows (pos) the changes insert or move, whose
+	// payloads wait in the store's pending map until the commit.
+	inserted []int64
 	done     chan struct{}
 	err      error // set before done is closed
 }
@@ -102,7 +102,7 @@ func (b *batch) wait(ctx context.Context) error {
 	}
 }
 
-func newWriter(conn *sql.Conn, st *statements, committed func(ids []string)) *writer {
+func newWriter(conn *sql.Conn, st *statements, committed func(rows []int64)) *writer {
 	w := &writer{conn: conn, st: st, committedFunc: committed, open: newBatch(), done: make(chan struct{})}
 	w.wake = sync.NewCond(&w.mu)
 	return w
@@ -127,7 +127,7 @@ func (w *writer) stop() error {
 // others on the same messages. With no changes it returns the batch holding
 // the latest change queued so far, so that a call which changed nothing
 // still answers only from committed state.
-func (w *writer) enqueue(cs []change, inserted []string) *batch {
+func (w *writer) enqueue(cs []change, inserted []int64) *batch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closing {
@@ -205,6 +205,11 @@ func (w *writer) run() {
 			w.commits.Add(1)
 			w.changes.Add(int64(len(b.changes)))
 			w.committedFunc(b.inserted)
+			for _, c := range b.changes {
+				if ac, ok := c.(afterCommitter); ok {
+					ac.afterCommit()
+				}
+			}
 		}
 		b.err = err
 		close(b.done)
