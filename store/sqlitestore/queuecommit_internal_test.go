@@ -1,12 +1,14 @@
 package sqlitestore
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/engine"
 )
@@ -96,5 +98,66 @@ func TestCreateQueueRetryNotAckedUncommitted(t *testing.T) {
 	defer s2.Close()
 	if _, err := s2.QueueGet(t.Context(), "000000000000", name); err != nil {
 		t.Errorf("CreateQueue retry acknowledged queue %d, but after a crash: %v", q.ID, err)
+	}
+}
+
+// While commits fail (here: the database made read-only) the reclaimer
+// waits for the writer's retries of its chunk instead of queueing another
+// chunk at every retry, and once commits succeed the purged rows go.
+func TestReclaimerWaitsOutFailingCommits(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.Context(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.reclaim.mu.Lock()
+	s.reclaim.retry = time.Millisecond
+	s.reclaim.mu.Unlock()
+	e, err := engine.New(engine.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ref := engine.QueueRef{Account: "000000000000", Name: "orders"}
+	if _, err := e.CreateQueue(t.Context(), engine.CreateQueueParams{Account: ref.Account, Name: ref.Name}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := e.SendMessage(t.Context(), ref, engine.SendParams{Body: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readOnly := func(on int) {
+		if _, err := s.w.conn.ExecContext(t.Context(), "PRAGMA query_only = "+strconv.Itoa(on)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readOnly(1)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := e.PurgeQueue(ctx, ref); err == nil {
+		t.Fatal("purge on a read-only database: no error")
+	}
+	queued := func() int {
+		s.w.mu.Lock()
+		defer s.w.mu.Unlock()
+		n := len(s.w.open.changes)
+		if s.w.inflight != nil {
+			n += len(s.w.inflight.changes)
+		}
+		return n
+	}
+	// The writer retries every retryDelay; the reclaimer looks every
+	// millisecond meanwhile.
+	time.Sleep(3 * retryDelay)
+	if n := queued(); n > 2 {
+		t.Errorf("%d changes queued while commits fail, want the purge and one reclaim chunk", n)
+	}
+	readOnly(0)
+	for deadline := time.Now().Add(5 * time.Second); Rows(t, s) != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows left 5 s after commits succeed again, want 0", Rows(t, s))
+		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 // for several seconds.
 const reclaimChunk = 1000
 
-// reclaimRetry is how long the reclaimer waits after a failed commit.
+// reclaimRetry is how long the reclaimer waits after a failed commit
+// before it looks again.
 const reclaimRetry = time.Second
 
 // dropped is the through of a deleted queue's reclaim: all its rows.
@@ -40,6 +41,8 @@ type reclaimer struct {
 	gate chan struct{}
 	// rows counts the rows deleted.
 	rows atomic.Int64
+	// retry is reclaimRetry, but for tests; guarded by mu.
+	retry time.Duration
 }
 
 // reclaimJob is the dead rows of one queue: those with pos up to through.
@@ -49,7 +52,7 @@ type reclaimJob struct {
 }
 
 func newReclaimer(w *writer) *reclaimer {
-	return &reclaimer{w: w, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &reclaimer{w: w, wake: make(chan struct{}, 1), done: make(chan struct{}), retry: reclaimRetry}
 }
 
 // add queues a job.
@@ -120,18 +123,23 @@ func (r *reclaimer) reclaim(ctx context.Context, j reclaimJob) bool {
 		}
 		c := &msgReclaim{queueID: j.queueID, through: j.through, limit: reclaimChunk}
 		err := r.w.enqueue([]change{c}, nil).wait(ctx)
-		switch {
-		case ctx.Err() != nil || errors.Is(err, ErrClosed):
-			return false
-		case err != nil:
-			// The writer tries the change again with its next commit;
-			// this chunk's count is unknown, so ask again later.
+		// After a failed commit the writer keeps the change and tries it
+		// again with its next commits: wait for one of them to succeed
+		// rather than queue another chunk each time (a full disk would
+		// grow the queue by one a second).
+		for err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			r.mu.Lock()
+			retry := r.retry
+			r.mu.Unlock()
 			select {
-			case <-time.After(reclaimRetry):
-				continue
+			case <-time.After(retry):
 			case <-ctx.Done():
 				return false
 			}
+			err = r.w.enqueue(nil, nil).wait(ctx)
+		}
+		if err != nil {
+			return false // stopping
 		}
 		r.rows.Add(c.deleted)
 		if c.deleted < reclaimChunk {
