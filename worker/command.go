@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/baton-sqs/baton/consumer"
 )
 
 // ProgressFD is the file descriptor on which a command reports progress,
@@ -28,6 +30,13 @@ const ProgressFD = 3
 // that long is stalled; a stalled command, or one running past the
 // target timeout, or one the worker must stop (shutdown) is sent SIGTERM —
 // its whole process group — and SIGKILL KillGrace later.
+//
+// A command's work ends when it exits: whatever it left running in its
+// process group then gets SIGKILL. A command must not daemonize (setsid,
+// or a process group of its own): such a process is neither waited for,
+// stopped nor, when the worker is PID 1, reaped, and if it keeps the
+// command's standard output or descriptor 3 open the delivery waits
+// KillGrace for it.
 type CommandTarget struct {
 	// Command is the shell command line. Required.
 	Command string
@@ -66,6 +75,13 @@ func (t *CommandTarget) grace() time.Duration {
 		return DefaultKillGrace
 	}
 	return t.KillGrace
+}
+
+// stopTime bounds how long a run takes to end once its command is to be
+// stopped: KillGrace from SIGTERM to SIGKILL, KillGrace again for its
+// output to close, and a second to spare.
+func (t *CommandTarget) stopTime() time.Duration {
+	return 2*t.grace() + time.Second
 }
 
 // deliver runs the command on a batch's event.
@@ -143,9 +159,10 @@ func (p *pipes) closeParent() {
 }
 
 // run starts the command, feeds it the event, watches its progress and its
-// time, stops it when it must, and collects its output. Every wait is
-// bounded: the command by the target timeout (and the stall timeout), the
-// stop by KillGrace, the output after exit by KillGrace again.
+// time, stops it when it must, kills what it left in its process group,
+// and collects its output. Every wait is bounded: the command by the
+// target timeout (and the stall timeout), the stop by KillGrace, the
+// output after exit by KillGrace again.
 func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error) {
 	w := d.w
 	p, err := openPipes()
@@ -158,13 +175,26 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.child[0], p.child[1], p.child[2]
 	cmd.ExtraFiles = []*os.File{p.child[3]} // descriptor 3
 	ownProcessGroup(cmd)
+	// Started and entered in w.procs in one step under procsMu: reapGroup
+	// must never see a command's process unregistered.
+	w.procsMu.Lock()
+	if w.procsClosed {
+		w.procsMu.Unlock()
+		p.closeChild()
+		p.closeParent()
+		return runResult{}, fmt.Errorf("%w: the worker has stopped: the command was not started", consumer.ErrShutdown)
+	}
 	if err := cmd.Start(); err != nil {
+		w.procsMu.Unlock()
 		p.closeChild()
 		p.closeParent()
 		return runResult{}, fmt.Errorf("%w: start %q: %v", ErrTargetFailed, t.Command, err)
 	}
-	p.closeChild()
 	pid := cmd.Process.Pid
+	reaped := make(chan struct{})
+	w.procs[pid] = reaped
+	w.procsMu.Unlock()
+	p.closeChild()
 
 	var streams sync.WaitGroup
 	streams.Add(4)
@@ -201,7 +231,16 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 		})
 	}()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		w.procsMu.Lock()
+		if w.procs[pid] == reaped {
+			delete(w.procs, pid)
+		}
+		w.procsMu.Unlock()
+		close(reaped)
+		exited <- err
+	}()
 
 	var res runResult
 	waitErr, stopped := t.watch(ctx, w, pid, exited, lines)
@@ -210,8 +249,12 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 		res.exitErr = waitErr
 	}
 
-	// The command has exited. Its output is read to the end, unless a
-	// process it left behind keeps a descriptor open past the grace.
+	// The command has exited. Whatever it left in its process group goes
+	// too, and is reaped if it became the worker's (PID 1).
+	w.killLeftovers(pid)
+	go w.reapGroup(pid)
+	// Its output is read to the end, unless a process it left outside
+	// its group keeps a descriptor open past the grace.
 	p.closeStdin.Do(func() { p.stdinW.Close() })
 	ioDone := make(chan struct{})
 	go func() {
@@ -282,10 +325,23 @@ func (t *CommandTarget) watch(ctx context.Context, w *Worker, pid int, exited <-
 		w.log.Warn("the command outlived its grace: SIGKILL to its process group", "pid", pid, "grace", t.grace())
 		signalGroup(pid, sigKill)
 		err = <-exited
+	case <-w.hardKill:
+		w.log.Warn("the shutdown deadline is near: SIGKILL to the command's process group before its grace ends", "pid", pid)
+		signalGroup(pid, sigKill)
+		err = <-exited
 	}
-	// Whatever it left behind in its group goes too.
-	signalGroup(pid, sigKill)
 	return err, why
+}
+
+// killLeftovers sends SIGKILL to the process group of pid, a command
+// cmd.Wait has reaped, unless pid is a command again (a new one with the
+// same number, which can only be once the group is empty).
+func (w *Worker) killLeftovers(pid int) {
+	w.procsMu.Lock()
+	defer w.procsMu.Unlock()
+	if _, ok := w.procs[pid]; !ok {
+		signalGroup(pid, sigKill)
+	}
 }
 
 // limitedBuffer keeps the first limit bytes written and notes whether

@@ -259,3 +259,29 @@ func checkFor(t *testing.T, cond func() error) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A command that exits 0 but leaves a background process in its process
+// group: the process gets SIGKILL once the command has exited, and the
+// delivery does not wait KillGrace for the output it holds open.
+func TestCommandLeftoversKilled(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, "m0")
+	cmd, dir := script(t, `cat > /dev/null; sleep 30 & echo $! > "$STATE/bg"; exit 0`)
+	const grace = 5 * time.Second
+	w.start(worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd, KillGrace: grace}})
+	took := w.drive(time.Minute, step, w.empty(url))
+	b, err := os.ReadFile(filepath.Join(dir, "bg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if !waitReal(func() bool { return !alive(pid) }) {
+		t.Errorf("the command's background process %d still runs after its batch was deleted", pid)
+	}
+	if took >= grace {
+		t.Errorf("batch deleted after %v of fake time, want less than the kill grace %v", took, grace)
+	}
+}

@@ -77,7 +77,10 @@ type Config struct {
 	// queue's ARN).
 	Region string
 	// ShutdownTimeout bounds the shutdown Run performs when its context
-	// ends (default 30 s).
+	// ends (default 30 s). Its end is kept for releasing leases (a third,
+	// at most 5 s) and, with a command target, for stopping commands
+	// (twice KillGrace plus 1 s): running deliveries may finish in what is
+	// left. Check warns when nothing is left.
 	ShutdownTimeout time.Duration
 	// Clock is the worker's only source of time (default
 	// consumer.SystemClock). Tests share a fake one with the server.
@@ -164,6 +167,22 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// releaseMargin is the end of a shutdown of length d kept for releasing
+// leases and flushing deletes: a third of it, at most 5 s.
+func releaseMargin(d time.Duration) time.Duration {
+	return max(0, min(5*time.Second, d/3))
+}
+
+// shutdownReserve is the end of cfg's shutdown that the drain leaves: the
+// release margin, and the time to stop a command.
+func shutdownReserve(cfg Config) time.Duration {
+	r := releaseMargin(cfg.ShutdownTimeout)
+	if c, ok := cfg.Target.(*CommandTarget); ok {
+		r += c.stopTime()
+	}
+	return r
 }
 
 // perMessage reports whether t delivers one message per request.

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,11 @@ func TestNewRefusesBadSettings(t *testing.T) {
 		{"per-message batch", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", PerMessage: true}, BatchSize: 5}, "one message per request"},
 		{"per-message window", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", PerMessage: true}, BatchingWindow: time.Second}, "no batching window"},
 		{"per-message report", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", PerMessage: true}, ReportBatchItemFailures: true}, "no batch item failures"},
+		{"Content-Type header", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", Header: http.Header{"Content-Type": {"text/plain"}}}}, "header Content-Type: not allowed"},
+		{"User-Agent header", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", Header: http.Header{"user-agent": {"me"}}}}, "header User-Agent: not allowed"},
+		{"Content-Length header", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", Header: http.Header{"Content-Length": {"5"}}}}, "header Content-Length: not allowed"},
+		{"two Host headers", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", Header: http.Header{"Host": {"a", "b"}}}}, "header Host: want one host name"},
+		{"empty Host header", worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "http://h/", Header: http.Header{"Host": {""}}}}, "header Host: want one host name"},
 	}
 	for _, tt := range tests {
 		_, err := worker.New(consumertest.NewSQS(consumertest.NewClock(time.Time{})), tt.cfg)
@@ -64,7 +70,12 @@ func TestCheck(t *testing.T) {
 		{"fine", worker.Config{QueueURL: std, Target: web, TargetTimeout: 5 * time.Second}, nil},
 		{"six times", worker.Config{QueueURL: std, Target: web, TargetTimeout: 10 * time.Second}, []string{"info visibility"}},
 		{"shorter than the timeout", worker.Config{QueueURL: std, Target: web, TargetTimeout: time.Minute}, []string{"warning visibility"}},
-		{"command grace counts", worker.Config{QueueURL: std, Target: &worker.CommandTarget{Command: "true", KillGrace: 26 * time.Second}, TargetTimeout: 5 * time.Second}, []string{"warning visibility"}},
+		{"command grace counts", worker.Config{QueueURL: std, Target: &worker.CommandTarget{Command: "true", KillGrace: 26 * time.Second}, TargetTimeout: 5 * time.Second}, []string{"warning visibility", "warning shutdown"}},
+		// Stopping a command takes twice its 2 s grace and 1 s, the
+		// releases a third of the shutdown: 7 s of 6 s, 7.67 s of 8 s.
+		{"shutdown shorter than a command's stop", worker.Config{QueueURL: std, Target: &worker.CommandTarget{Command: "true", KillGrace: 2 * time.Second}, TargetTimeout: 2 * time.Second, ShutdownTimeout: 6 * time.Second}, []string{"warning shutdown"}},
+		{"shutdown covers a command's stop", worker.Config{QueueURL: std, Target: &worker.CommandTarget{Command: "true", KillGrace: 2 * time.Second}, TargetTimeout: 2 * time.Second, ShutdownTimeout: 8 * time.Second}, nil},
+		{"HTTP: no stop to cover", worker.Config{QueueURL: std, Target: web, TargetTimeout: 4 * time.Second, ShutdownTimeout: time.Second}, nil},
 		{"window counts", worker.Config{QueueURL: std, Target: web, TargetTimeout: 4 * time.Second, BatchSize: 100, BatchingWindow: 10 * time.Second}, []string{"info visibility"}},
 		{"own visibility", worker.Config{QueueURL: std, Target: web, TargetTimeout: 5 * time.Second, VisibilityTimeout: 2 * time.Second}, []string{"warning visibility"}},
 		{"FIFO batch", worker.Config{QueueURL: fifo, Target: web, BatchSize: 20, BatchingWindow: time.Second}, []string{"error batch-size", "error batching-window"}},

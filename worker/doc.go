@@ -61,7 +61,12 @@
 // worker waits as the Retry-After header says (seconds or an HTTP date; an
 // exponential backoff without it), keeping the leases, and tries again; if
 // the wait would pass the queue's visibility timeout it releases the batch
-// at once, to come back after the wait.
+// at once, to come back after the wait. Redirects are not followed (a
+// followed 301, 302 or 303 would turn the POST into a GET without the
+// event): a 3xx answer fails the batch. A Host header in HTTPTarget.Header
+// sets the request's Host; the headers the worker sets itself
+// (Content-Type, User-Agent, Content-Length, Transfer-Encoding) are
+// refused.
 //
 // CommandTarget runs a command with /bin/sh -c in its own process group:
 // the event on standard input, the answer on standard output, exit status 0
@@ -69,7 +74,12 @@
 // in BATON_PROGRESS_FD) is progress: with StallTimeout set, a command
 // silent on it that long is stalled. A stalled command, or one past
 // TargetTimeout, gets SIGTERM on its whole process group, then SIGKILL
-// after KillGrace, and its batch is retried.
+// after KillGrace, and its batch is retried. When a command exits, whatever
+// it left running in its process group gets SIGKILL: commands must not
+// leave work in the background or daemonize. When the worker is PID 1 (in
+// a container without an init) or a subreaper, it reaps the processes of a
+// command's group that become its children on Linux; orphans from outside
+// the group need an init (docker run --init, or tini).
 //
 // # Shutdown
 //
@@ -77,5 +87,10 @@
 // deliveries finish until the drain ends, then cancels the rest (stopping
 // commands as above), releases every lease it holds so that the messages
 // are visible again at once, and flushes pending deletes: consumer's
-// phased shutdown.
+// phased shutdown. The drain ends early enough to leave the time to stop a
+// command (twice KillGrace plus 1 s) and to release the leases (a third of
+// the shutdown, at most 5 s); if the deadline comes sooner, commands being
+// stopped get SIGKILL before their grace ends, so that their leases can
+// still be released. No command outlives Run or Shutdown: any still
+// running gets SIGKILL before they return.
 package worker

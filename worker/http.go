@@ -27,31 +27,100 @@ type HTTPTarget struct {
 	// ContentType is a per-message request's Content-Type (default
 	// application/json, as sqsd's). Events are always application/json.
 	ContentType string
-	// Header is added to every request (an Authorization token, say).
+	// Header is added to every request (an Authorization token, say). A
+	// Host header sets the request's Host (to reach a virtual host through
+	// an ingress or a proxy by name). Content-Type, User-Agent,
+	// Content-Length and Transfer-Encoding are refused (New fails): the
+	// worker sets them itself (Content-Type with ContentType).
 	Header http.Header
 	// Client sends the requests (default: one of the worker's own, keeping
 	// a connection per concurrent delivery, without a timeout of its own:
-	// Config.TargetTimeout bounds each request with its answer).
+	// Config.TargetTimeout bounds each request with its answer). The worker
+	// uses a copy of it whose CheckRedirect follows no redirect: a 3xx
+	// answer fails the delivery, since following it would turn the POST
+	// into a GET without the event (and could carry Header to another
+	// host).
 	Client *http.Client
 }
 
 // userAgent starts with sqsd's, for applications that look for it.
 const userAgent = "aws-sqsd (compatible; baton worker)"
 
-// String describes the target.
+// String describes the target, the URL's password redacted: it goes to
+// logs and to `baton worker --check`.
 func (t *HTTPTarget) String() string {
 	if t.PerMessage {
-		return "POST " + t.URL + " (one message per request)"
+		return "POST " + redactURL(t.URL) + " (one message per request)"
 	}
-	return "POST " + t.URL
+	return "POST " + redactURL(t.URL)
+}
+
+// redactURL is raw with its password replaced by "xxxxx" (url.URL's
+// Redacted); if raw does not parse, whatever stands between "://" and the
+// host's last "@" is replaced.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw
+	}
+	authority := raw[i+3:]
+	if j := strings.IndexAny(authority, "/?#"); j >= 0 {
+		authority = authority[:j]
+	}
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return raw
+	}
+	return raw[:i+3] + "xxxxx" + raw[i+3+at:]
+}
+
+// ownHeaders are the request headers the worker sets itself (or Go
+// computes), which HTTPTarget.Header may not name.
+var ownHeaders = map[string]string{
+	"Content-Type":      "the worker sends application/json (set ContentType, --content-type, for per-message requests)",
+	"User-Agent":        "the worker sends " + userAgent,
+	"Content-Length":    "it is computed from the body",
+	"Transfer-Encoding": "it is computed from the body",
 }
 
 func (t *HTTPTarget) check() error {
 	u, err := url.Parse(t.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("worker: HTTP target %q: want an http:// or https:// URL", t.URL)
+		return fmt.Errorf("worker: HTTP target %q: want an http:// or https:// URL", redactURL(t.URL))
+	}
+	for k, vs := range t.Header {
+		name := http.CanonicalHeaderKey(k)
+		if why, ok := ownHeaders[name]; ok {
+			return fmt.Errorf("worker: HTTP target: header %s: not allowed: %s", name, why)
+		}
+		if name == "Host" && (len(vs) != 1 || vs[0] == "") {
+			return fmt.Errorf("worker: HTTP target: header Host: want one host name, got %q", vs)
+		}
 	}
 	return nil
+}
+
+// noRedirects is the CheckRedirect of the worker's HTTP clients: the 3xx
+// answer is the result.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// client returns the client that sends t's requests: a copy of t.Client,
+// or a new one keeping conns idle connections per host; neither follows
+// redirects.
+func (t *HTTPTarget) client(conns int) *http.Client {
+	var c http.Client
+	if t.Client != nil {
+		c = *t.Client
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = conns
+		c.Transport = tr
+	}
+	c.CheckRedirect = noRedirects
+	return &c
 }
 
 // answer is an HTTP response as the worker reads it.
@@ -71,6 +140,11 @@ func (t *HTTPTarget) post(ctx context.Context, w *Worker, body []byte, contentTy
 		return answer{}, err
 	}
 	for k, vs := range t.Header {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			// Go sends Request.Host and ignores a Host header.
+			req.Host = vs[0]
+			continue
+		}
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
@@ -124,7 +198,7 @@ func (t *HTTPTarget) deliver(ctx context.Context, d *delivery) outcome {
 			return outcome{}, th
 		}
 		if a.status < 200 || a.status > 299 {
-			return outcome{err: fmt.Errorf("%w: HTTP %d%s", ErrTargetFailed, a.status, snippet(a.body))}, nil
+			return outcome{err: statusError(a)}, nil
 		}
 		if !w.cfg.ReportBatchItemFailures {
 			return outcome{}, nil
@@ -157,11 +231,20 @@ func (t *HTTPTarget) deliverOne(ctx context.Context, w *Worker, m *consumer.Deli
 			return outcome{}, th
 		}
 		if a.status < 200 || a.status > 299 {
-			return outcome{err: fmt.Errorf("%w: HTTP %d%s", ErrTargetFailed, a.status, snippet(a.body))}, nil
+			return outcome{err: statusError(a)}, nil
 		}
 		return outcome{}, nil
 	})
 	return out.err
+}
+
+// statusError is the failure of an answer other than 2xx.
+func statusError(a answer) error {
+	if a.status >= 300 && a.status <= 399 {
+		return fmt.Errorf("%w: HTTP %d, a redirect to %q: the worker follows no redirects (set the target's URL to where it points)",
+			ErrTargetFailed, a.status, redactURL(a.header.Get("Location")))
+	}
+	return fmt.Errorf("%w: HTTP %d%s", ErrTargetFailed, a.status, snippet(a.body))
 }
 
 // failed wraps a delivery error in ErrTargetFailed unless it is one of the

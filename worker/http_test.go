@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/consumer/consumertest"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -405,5 +407,117 @@ func TestHTTPTargetTimeout(t *testing.T) {
 		if e.Err != nil && !errors.Is(e.Err, worker.ErrTargetTimeout) {
 			t.Errorf("failure %v, want ErrTargetTimeout", e.Err)
 		}
+	}
+}
+
+// A 3xx answer fails the batch. Followed, a 301, 302 or 303 turns the POST
+// into a GET without the event, and a 2xx on that GET would delete the
+// batch though the target never got it; a client the caller supplies is
+// kept from following redirects too.
+func TestRedirectFailsBatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		client *http.Client
+	}{
+		{"worker's client", nil},
+		{"caller's client", &http.Client{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+			w.send(url, numbered("m", 3)...)
+			var mu sync.Mutex
+			var seen []string
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen = append(seen, r.Method+" "+r.URL.Path)
+				mu.Unlock()
+				if r.URL.Path == "/jobs" {
+					// ServeMux's /jobs -> /jobs/, say, or an http -> https hop.
+					http.Redirect(rw, r, "/jobs/", http.StatusMovedPermanently)
+					return
+				}
+				rw.WriteHeader(http.StatusOK) // a GET on /jobs/: a health page
+			}))
+			t.Cleanup(srv.Close)
+			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: srv.URL + "/jobs", Client: tt.client}})
+			w.drive(10*time.Second, step, func() error {
+				if n := w.obs.Count(consumer.EventHandled); n < 3 {
+					return fmt.Errorf("%d handled", n)
+				}
+				return nil
+			})
+			w.settle()
+			if d := w.obs.Count(consumer.EventDeleted); d != 0 {
+				t.Errorf("%d messages deleted, want none: no request carried the event", d)
+			}
+			for _, e := range w.obs.All(consumer.EventHandled) {
+				if !errors.Is(e.Err, worker.ErrTargetFailed) || !strings.Contains(e.Err.Error(), "HTTP 301, a redirect to \"/jobs/\"") {
+					t.Errorf("result %v, want ErrTargetFailed naming the redirect", e.Err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range seen {
+				if s != "POST /jobs" {
+					t.Errorf("the target saw %q, want only POST /jobs", seen)
+					break
+				}
+			}
+		})
+	}
+}
+
+// The target's description, logged at start and printed by --check, does
+// not show the URL's password.
+func TestHTTPTargetStringRedactsPassword(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		target *worker.HTTPTarget
+		want   string
+	}{
+		{&worker.HTTPTarget{URL: "http://svc:s3cr3t@127.0.0.1:8080/jobs"}, "POST http://svc:xxxxx@127.0.0.1:8080/jobs"},
+		{&worker.HTTPTarget{URL: "https://svc:s3cr3t@h/", PerMessage: true}, "POST https://svc:xxxxx@h/ (one message per request)"},
+		{&worker.HTTPTarget{URL: "http://h/jobs"}, "POST http://h/jobs"},
+		// Unparsable: everything before the host's last @ goes.
+		{&worker.HTTPTarget{URL: "http://svc:s3cr3t@h:port/%zz"}, "POST http://xxxxx@h:port/%zz"},
+	}
+	for _, tt := range tests {
+		if got := tt.target.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+	_, err := worker.New(consumertest.NewSQS(consumertest.NewClock(time.Time{})),
+		worker.Config{QueueURL: "u", Target: &worker.HTTPTarget{URL: "ftp://svc:s3cr3t@h/"}})
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("New with an ftp URL: %v, want an error without the password", err)
+	}
+}
+
+// A Host header sets the request's Host (Go ignores Header["Host"]), for
+// events and per-message requests alike.
+func TestHostHeaderSent(t *testing.T) {
+	t.Parallel()
+	for _, perMessage := range []bool{false, true} {
+		t.Run(fmt.Sprintf("per-message %v", perMessage), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+			w.send(url, "m0")
+			hosts := make(chan string, 10)
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				hosts <- r.Host + " " + r.Header.Get("X-Token")
+			}))
+			t.Cleanup(srv.Close)
+			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: srv.URL, PerMessage: perMessage,
+				Header: http.Header{"host": {"jobs.internal"}, "X-Token": {"t"}}}})
+			w.drive(time.Minute, step, w.empty(url))
+			if got := <-hosts; got != "jobs.internal t" {
+				t.Errorf("the target saw Host and X-Token %q, want \"jobs.internal t\"", got)
+			}
+		})
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,5 +132,94 @@ func TestShutdownDeliversGatheringBatch(t *testing.T) {
 	}
 	if v, f := w.counts(url); v+f != 0 {
 		t.Errorf("after shutdown: %d visible, %d in flight; want an empty queue", v, f)
+	}
+}
+
+// A command that ignores SIGTERM when the shutdown deadline is nearer than
+// its kill grace: it gets SIGKILL while the release margin is left, so that
+// Run returns with the command gone and its message released, not running
+// on in its own process group with its lease stranded.
+func TestShutdownKillsCommandBeforeDeadline(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, "m0")
+	cmd, dir := script(t, `trap '' TERM; cat > /dev/null; echo $$ > "$STATE/pid"; sleep 30`)
+	// The worker's own clock: the kill grace (5 s) must not end in the
+	// 2.4 s the shutdown has.
+	const timeout = 2400 * time.Millisecond
+	wk, err := worker.New(w.cl, worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd},
+		MaxConcurrency: 1, ShutdownTimeout: timeout, Logger: testLogger(t), Observer: w.obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	var pid int
+	checkFor(t, func() error {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return errors.New("not started")
+		}
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return nil
+	})
+	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	r := wk.Shutdown(ctx)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Errorf("Run returned but the command (pid %d) still runs; report %+v", pid, r)
+	}
+	if r.Released != 1 || r.ReleaseFailed != 0 || r.Stuck != 0 {
+		t.Errorf("report %+v, want 1 released, none failed or stuck", r)
+	}
+	if v, f := w.counts(url); v != 1 || f != 0 {
+		t.Errorf("after Run returned: %d visible, %d in flight; want 1, 0", v, f)
+	}
+}
+
+// shutdownOnStart is a slog handler that calls Shutdown when the worker
+// logs "worker started": a SIGTERM landing between Run storing its
+// consumer and starting it.
+type shutdownOnStart struct {
+	wk **worker.Worker
+}
+
+func (h shutdownOnStart) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h shutdownOnStart) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "worker started" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		(*h.wk).Shutdown(ctx)
+	}
+	return nil
+}
+
+func (h shutdownOnStart) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h shutdownOnStart) WithGroup(string) slog.Handler      { return h }
+
+// A Shutdown during start-up, before the consumer runs, makes Run return
+// nil, as a stop (the CLI exits 0), not consumer.ErrClosed.
+func TestShutdownDuringStartReturnsNil(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", nil)
+	var wk *worker.Worker
+	cfg := w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: "http://127.0.0.1:1/"}})
+	cfg.Logger = slog.New(shutdownOnStart{&wk})
+	wk, err := worker.New(w.cl, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wk.Run(context.Background()); err != nil {
+		t.Errorf("Run after a Shutdown during start: %v, want nil", err)
+	}
+	if n := w.obs.Count(consumer.EventReceived); n != 0 {
+		t.Errorf("%d receives, want none", n)
 	}
 }

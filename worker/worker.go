@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,19 @@ type Worker struct {
 	callsMu sync.Mutex
 	calls   map[*call]struct{}
 
+	// procs are the commands whose process cmd.Wait has not reaped yet, by
+	// pid (which is also their process group), each with a channel closed
+	// once it has. procsMu also makes a command's start and its entry here
+	// one step (see reapGroup); procsClosed refuses new commands once
+	// killCommands has run.
+	procsMu     sync.Mutex
+	procs       map[int]chan struct{}
+	procsClosed bool
+	// hardKill is closed when a shutdown's deadline is so near that the
+	// commands being stopped get SIGKILL without waiting out KillGrace.
+	hardKill     chan struct{}
+	hardKillOnce sync.Once
+
 	// loops counts the worker's goroutines (keep-alive, batching windows,
 	// deliveries of gathered batches); spawnMu and stopped keep new ones
 	// from starting once Run waits for them.
@@ -62,15 +76,10 @@ func New(client consumer.Client, cfg Config) (*Worker, error) {
 	}
 	w := &Worker{client: client, cfg: cfg, clock: cfg.Clock,
 		log:   cfg.Logger.With("queue", queueName(cfg.QueueURL)),
-		calls: map[*call]struct{}{}}
+		calls: map[*call]struct{}{}, procs: map[int]chan struct{}{}, hardKill: make(chan struct{})}
 	if t, ok := cfg.Target.(*HTTPTarget); ok {
-		w.hc = t.Client
-		if w.hc == nil {
-			// Keep a connection per delivery that may run at once.
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.MaxIdleConnsPerHost = cfg.MaxConcurrency
-			w.hc = &http.Client{Transport: tr}
-		}
+		// Keep a connection per delivery that may run at once.
+		w.hc = t.client(cfg.MaxConcurrency)
 	}
 	return w, nil
 }
@@ -132,7 +141,9 @@ func readQueue(ctx context.Context, client consumer.Client, cfg Config) (queueIn
 // Check reads the queue's attributes and checks cfg against them, as Run
 // does at start: findings of consumer.SeverityError (a FIFO queue with a
 // batch over 10 or a batching window) stop Run; the others explain the
-// visibility timeout against the target timeout (Lambda's six-times rule).
+// visibility timeout against the target timeout (Lambda's six-times rule),
+// or warn that ShutdownTimeout leaves no time to drain once the time to
+// stop a command and release its leases is kept.
 // It returns an error only if cfg is invalid or the queue cannot be read.
 func Check(ctx context.Context, client consumer.Client, cfg Config) ([]consumer.Finding, error) {
 	cfg, err := cfg.withDefaults()
@@ -176,6 +187,13 @@ func check(cfg Config, q queueInfo) []consumer.Finding {
 		add(consumer.SeverityInfo, "visibility",
 			"leases last %v; Lambda's rule asks for six times the target timeout plus the batching window, %v, because Lambda retries throttled batches without renewing their leases. This worker renews leases while batches wait, are throttled and run, so %v is safe while renewals get through; a throttled target is waited for at most %v before its batch is released",
 			vis, six.Round(time.Second), vis, vis)
+	}
+	if c, ok := cfg.Target.(*CommandTarget); ok {
+		if need := shutdownReserve(cfg); cfg.ShutdownTimeout <= need {
+			add(consumer.SeverityWarning, "shutdown",
+				"the shutdown timeout %v does not cover stopping a command and releasing its leases, %v (twice the kill grace %v plus 1s, and %v for the releases): on a shutdown, running commands get no time to finish, and those that outlive SIGTERM may get SIGKILL before their kill grace ends. Give a shutdown timeout over %v, or a shorter kill grace",
+				cfg.ShutdownTimeout, need, c.grace(), need-c.stopTime(), need.Round(time.Second))
+		}
 	}
 	return fs
 }
@@ -222,6 +240,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.bg, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
+		// No command outlives Run, whatever the consumer's shutdown left.
+		w.killCommands()
 		w.spawnMu.Lock()
 		w.stopped = true
 		w.spawnMu.Unlock()
@@ -240,6 +260,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("worker started", "target", w.cfg.Target.String(), "batch_size", w.cfg.BatchSize,
 		"batching_window", w.cfg.BatchingWindow, "max_concurrency", w.cfg.MaxConcurrency,
 		"target_timeout", w.cfg.TargetTimeout, "lease", w.q.visibility, "fifo", w.q.fifo)
+	if _, ok := w.cfg.Target.(*CommandTarget); ok && os.Getpid() == 1 {
+		w.log.Warn("the worker is PID 1 (a container without an init): it reaps what a command leaves in its process group, but no other orphan; run the container with an init (docker run --init, or tini as the entrypoint)")
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- cons.Run(context.WithoutCancel(ctx)) }()
@@ -251,7 +274,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancel()
 		err = <-errc
 	}
+	if errors.Is(err, consumer.ErrClosed) && w.stopping() {
+		// A Shutdown came between storing the consumer and running it,
+		// and closed it unstarted: a stop during start-up.
+		return nil
+	}
 	return err
+}
+
+// stopping reports whether Shutdown has been called.
+func (w *Worker) stopping() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopAsked
 }
 
 // newConsumer builds the consumer runtime underneath.
@@ -279,7 +314,7 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 	w.tick = min(max(w.q.visibility/6, 100*time.Millisecond), 10*time.Second)
 	grace := 5 * time.Second
 	if c, ok := cfg.Target.(*CommandTarget); ok {
-		grace = max(grace, 2*c.grace()+time.Second)
+		grace = max(grace, c.stopTime())
 	}
 	opts := []consumer.Option{
 		consumer.WithClock(w.clock),
@@ -288,9 +323,9 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 		consumer.WithAutoRenew(0),
 		consumer.WithGrace(grace),
 		consumer.WithShutdownTimeout(cfg.ShutdownTimeout),
-		// Keep a third of a short shutdown for the releases, so that the
-		// drain gets the rest.
-		consumer.WithShutdownReserve(min(5*time.Second, cfg.ShutdownTimeout/3)),
+		// Keep the end of a shutdown for stopping commands and releasing
+		// leases, so that the drain gets the rest.
+		consumer.WithShutdownReserve(shutdownReserve(cfg)),
 	}
 	if cfg.VisibilityTimeout > 0 {
 		opts = append(opts, consumer.WithVisibilityTimeout(w.q.visibility))
@@ -308,12 +343,18 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 	return consumer.NewBatch(w.client, cfg.QueueURL, consumer.BatchHandlerFunc(w.handleBatch), opts...)
 }
 
-// Shutdown stops the worker under ctx's deadline: batches still gathering
-// are delivered at once, then the consumer's phased shutdown runs (stop
-// receiving, drain, cancel what still runs — commands get SIGTERM, then
-// SIGKILL after their grace — release every lease still held, flush the
-// deletes). It returns the consumer's report. Calling it before Run has
-// started the consumer makes Run return without consuming.
+// Shutdown stops the worker under ctx's deadline (Config.ShutdownTimeout
+// if ctx has none): batches still gathering are delivered at once, then
+// the consumer's phased shutdown runs (stop receiving, drain, cancel what
+// still runs — commands get SIGTERM, then SIGKILL after their grace —
+// release every lease still held, flush the deletes). The drain ends early
+// enough for commands to be stopped and the leases released (see
+// Config.ShutdownTimeout); when the deadline is nearer than that, the
+// commands being stopped get SIGKILL without their full grace, so that
+// their leases can still be released. Before it returns, every command
+// still running gets SIGKILL. It returns the consumer's report. Calling
+// it before Run has started the consumer makes Run return nil without
+// consuming.
 func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 	w.mu.Lock()
 	w.stopAsked = true
@@ -322,13 +363,70 @@ func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 	if cons == nil {
 		return consumer.Report{}
 	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.cfg.ShutdownTimeout)
+		defer cancel()
+	}
+	disarm := w.armHardKill(ctx)
 	if w.gather != nil {
 		w.gather.close()
 	}
 	r := cons.Shutdown(ctx)
+	disarm()
+	w.killCommands()
 	w.log.Info("worker stopped", "released", r.Released, "release_failed", r.ReleaseFailed,
 		"deletes_flushed", r.DeletesFlushed, "cancelled", r.Cancelled, "stuck", r.Stuck)
 	return r
+}
+
+// armHardKill closes w.hardKill when only the release margin is left
+// before ctx's deadline. It returns the function that stops the wait.
+func (w *Worker) armHardKill(ctx context.Context) func() {
+	dl, _ := ctx.Deadline()
+	// The deadline is a context's, on the wall clock, as what is left of it.
+	margin := releaseMargin(time.Until(dl))
+	hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(-margin))
+	go func() {
+		<-hctx.Done()
+		if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			w.closeHardKill()
+		}
+	}()
+	return cancel
+}
+
+func (w *Worker) closeHardKill() {
+	w.hardKillOnce.Do(func() { close(w.hardKill) })
+}
+
+// killCommands sends SIGKILL to the process group of every command still
+// running, waits (a second at most) for cmd.Wait to reap them, and
+// refuses to start any command from then on.
+func (w *Worker) killCommands() {
+	w.closeHardKill()
+	w.procsMu.Lock()
+	w.procsClosed = true
+	reaped := make([]chan struct{}, 0, len(w.procs))
+	for pid, c := range w.procs {
+		w.log.Warn("stopping: the command still runs: SIGKILL to its process group", "pid", pid)
+		signalGroup(pid, sigKill)
+		reaped = append(reaped, c)
+	}
+	w.procsMu.Unlock()
+	if len(reaped) == 0 {
+		return
+	}
+	t := w.clock.NewTimer(time.Second)
+	defer t.Stop()
+	for _, c := range reaped {
+		select {
+		case <-c:
+		case <-t.C():
+			w.log.Warn("stopping: a killed command has not exited after 1s")
+			return
+		}
+	}
 }
 
 // queueName is the last path element of a queue URL.

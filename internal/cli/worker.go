@@ -68,11 +68,11 @@ var mappingFlags = []string{"queue-url", "http", "command", "per-message", "cont
 // register adds the mapping flags, with the worker's defaults.
 func (s *mappingSpec) register(f *pflag.FlagSet) {
 	f.StringVar(&s.QueueURL, "queue-url", "", "the queue to consume: a URL, or a name looked up with GetQueueUrl")
-	f.StringVar(&s.HTTP, "http", "", "deliver to this URL: POST a Lambda-shaped SQS event ({\"Records\": […]})")
+	f.StringVar(&s.HTTP, "http", "", "deliver to this URL: POST a Lambda-shaped SQS event ({\"Records\": […]}); redirects are not followed (a 3xx fails the batch)")
 	f.StringVar(&s.Command, "command", "", "deliver to this shell command: the event on standard input, the answer on standard output")
 	f.BoolVar(&s.PerMessage, "per-message", false, "with --http: POST each message on its own, its body as is, with sqsd's X-Aws-Sqsd-* headers")
 	f.StringVar(&s.ContentType, "content-type", "application/json", "with --per-message: the requests' Content-Type")
-	f.StringArrayVar(&s.Headers, "header", nil, "with --http: add 'Name: value' to every request (repeatable)")
+	f.StringArrayVar(&s.Headers, "header", nil, "with --http: add 'Name: value' to every request (repeatable); 'Host: name' sets the request's host; Content-Type and User-Agent are the worker's")
 	f.IntVar(&s.BatchSize, "batch-size", worker.DefaultBatchSize, "most messages per delivery: 1-10000 (at most 10 on a FIFO queue)")
 	f.DurationVar(&s.BatchingWindow, "batching-window", 0, "gather a batch for up to this long (0-300s; at least 1s for batches over 10; none on FIFO queues)")
 	s.MaxPayload = worker.DefaultMaxPayload
@@ -224,8 +224,11 @@ func workerCommand() *cobra.Command {
 			"kept, for up to the visibility timeout; then the batch is released to come back later. A\n" +
 			"command may write a line to file descriptor 3 (BATON_PROGRESS_FD) as progress; one silent for\n" +
 			"--stall-timeout, or past --target-timeout, gets SIGTERM on its process group, then SIGKILL\n" +
-			"after --kill-grace. SIGTERM or SIGINT to the worker delivers the gathering batches, lets\n" +
-			"running ones finish within --shutdown-timeout, then releases what it holds.\n\n" +
+			"after --kill-grace; when it exits, whatever it left in its process group gets SIGKILL (a\n" +
+			"command must not daemonize). SIGTERM or SIGINT to the worker delivers the gathering batches,\n" +
+			"lets running ones finish within --shutdown-timeout (less the time to stop commands, twice\n" +
+			"--kill-grace plus 1s, and to release leases), then releases what it holds. In a container,\n" +
+			"run it with an init (docker run --init) so that orphaned processes are reaped.\n\n" +
 			"--config FILE runs several mappings: a YAML file with endpoint, profile, region, log-level,\n" +
 			"shutdown-timeout and a list of mappings whose keys are the mapping flags' names. Every flag\n" +
 			"can also be set as a BATON_<FLAG> environment variable.",
