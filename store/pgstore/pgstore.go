@@ -111,7 +111,9 @@ func poolConfig(url string) (*pgxpool.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := func(name string) bool { return strings.Contains(url, name+"=") }
+	// A keyword/value string may space its '=' ("pool_max_conns = 3").
+	compact := strings.Join(strings.Fields(url), "")
+	set := func(name string) bool { return strings.Contains(compact, name+"=") }
 	if !set("pool_max_conns") {
 		cfg.MaxConns = max(defaultMaxConns, int32(2*runtime.GOMAXPROCS(0)))
 	}
@@ -206,12 +208,14 @@ func (s *Store) ReceiptKey(ctx context.Context) ([]byte, error) {
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, fmt.Errorf("pgstore: receipt key: %w", err)
 	}
+	// DO UPDATE, not DO NOTHING: when another server's insert of the key
+	// is not committed yet, this one waits for it and returns the key it
+	// committed; a separate read in the same statement would see neither.
 	var key []byte
 	err := s.pool.QueryRow(ctx, `
-		WITH ins AS (
-			INSERT INTO baton_settings (name, value) VALUES ('receipt_key', $1)
-			ON CONFLICT (name) DO NOTHING RETURNING value)
-		SELECT value FROM ins UNION ALL SELECT value FROM baton_settings WHERE name = 'receipt_key'`,
+		INSERT INTO baton_settings (name, value) VALUES ('receipt_key', $1)
+		ON CONFLICT (name) DO UPDATE SET name = excluded.name
+		RETURNING value`,
 		fresh).Scan(&key)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: receipt key: %w", err)

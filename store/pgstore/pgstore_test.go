@@ -518,3 +518,61 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Servers starting together on a fresh database: while one's insert of the
+// receipt key is not committed, another's ReceiptKey waits for it and
+// returns that key (it used to read neither row and fail, and `baton
+// serve` exited).
+func TestReceiptKeyWhileAnotherCreatesIt(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	s := mustOpen(t, url)
+	other, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	watch, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
+	tx, err := other.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte{42}, 32)
+	if _, err := tx.Exec(t.Context(), `INSERT INTO baton_settings (name, value) VALUES ('receipt_key', $1)`, want); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		key []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		key, err := s.ReceiptKey(context.Background())
+		done <- result{key, err}
+	}()
+	// Commit once the store's insert waits on the other's row.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var waiting int
+		if err := watch.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the store's ReceiptKey never waited on the other insert")
+		}
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || !bytes.Equal(r.key, want) {
+		t.Errorf("ReceiptKey while another server created it: %x, %v; want that server's key", r.key, r.err)
+	}
+}

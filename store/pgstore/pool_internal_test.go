@@ -41,4 +41,13 @@ func TestPoolConfig(t *testing.T) {
 	if got := cfg.ConnConfig.RuntimeParams["application_name"]; got != "edge" {
 		t.Errorf("application_name = %q, want the URL's edge", got)
 	}
+
+	// The keyword/value form, with spaces around '=' as libpq allows.
+	cfg, err = poolConfig("host=/tmp dbname=queues pool_max_conns = 3 connect_timeout= 9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns != 3 || cfg.ConnConfig.ConnectTimeout != 9*time.Second {
+		t.Errorf("keyword/value with spaces: MaxConns, ConnectTimeout = %d, %v; want 3, 9s", cfg.MaxConns, cfg.ConnConfig.ConnectTimeout)
+	}
 }

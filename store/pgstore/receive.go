@@ -231,17 +231,18 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 		}
 		rows, err := tx.Query(ctx, `
 			WITH RECURSIVE `+groupsCTE+`,
-			-- A group can give messages when its first message that is not
-			-- a never-received delayed one is visible (not in flight); it
-			-- then gives at least that one, so the $3 such groups with the
-			-- oldest first messages are all a receive of $3 can need, and
-			-- only they are looked at further.
+			-- A group can give messages when its first message that is in
+			-- flight or visible, past retention ($5) left out (the receive
+			-- drops those), is visible; it then gives at least that one, so
+			-- the $3 such groups with the oldest first messages are all a
+			-- receive of $3 can need, and only they are looked at further.
 			open AS (
 				SELECT g.group_id, f.pos AS first_pos
 				FROM groups g
 				CROSS JOIN LATERAL (
 					SELECT x.pos, x.visible_at FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id = g.group_id AND (x.leased OR x.visible_at <= $2)
+					WHERE x.queue_id = $1 AND x.group_id = g.group_id
+						AND (x.leased AND x.visible_at > $2 OR x.visible_at <= $2 AND x.sent_at >= $5)
 					ORDER BY x.pos LIMIT 1) f
 				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
 				ORDER BY f.pos
@@ -255,9 +256,10 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 					WHERE x.queue_id = $1 AND x.group_id = o.group_id
 					ORDER BY x.pos LIMIT 1) h
 				CROSS JOIN LATERAL (
-					SELECT count(*) FILTER (WHERE NOT blocked) AS n FROM (
-						SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked
-						FROM (SELECT x.pos, x.leased, x.visible_at FROM baton_messages x
+					SELECT count(*) FILTER (WHERE NOT blocked AND NOT expired) AS n FROM (
+						SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked,
+							y.sent_at < $5 AS expired
+						FROM (SELECT x.pos, x.leased, x.visible_at, x.sent_at FROM baton_messages x
 							WHERE x.queue_id = $1 AND x.group_id = o.group_id AND (x.leased OR x.visible_at <= $2)
 							ORDER BY x.pos LIMIT $3) y) z) n
 			)
@@ -266,7 +268,7 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 				FROM candidates c) s
 			WHERE before < $3
 			ORDER BY first_pos`,
-			int64(p.QueueID), p.Now, p.Max-got, tried)
+			int64(p.QueueID), p.Now, p.Max-got, tried, p.RetentionCutoff)
 		if err != nil {
 			return nil, err
 		}

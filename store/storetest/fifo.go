@@ -338,3 +338,21 @@ func testFairRoundRobin(t *testing.T, s baton.Store) {
 		t.Errorf("receive the rest: got %v, want the 4 left of big", got)
 	}
 }
+
+// testFIFOExpiredGroupsDoNotHide: groups whose messages are all past
+// retention (dropped by the receive) do not stand in the way of a fresh
+// message in another group: the first receive returns it, with Max 1 and
+// with Max 10, however many expired groups come first.
+func testFIFOExpiredGroupsDoNotHide(t *testing.T, s baton.Store) {
+	q := mustCreateFIFO(t, s, 1, "orders.fifo")
+	for g := range 12 {
+		MustSendFIFO(t, s, q.ID, base, NewGroupMessage(g+1, fmt.Sprintf("old-%02d", g), base))
+	}
+	later := base.Add(retention + time.Hour)
+	MustSendFIFO(t, s, q.ID, later, NewGroupMessage(100, "new", later), NewGroupMessage(101, "new", later))
+	now := later.Add(time.Second)
+	checkOrder(t, "receive of 1 behind expired groups", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(100))
+	now = now.Add(lease + time.Second)
+	checkOrder(t, "receive of 10 behind expired groups", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(100), MessageID(101))
+}

@@ -195,6 +195,7 @@ func groups() []group {
 			{"DedupWithinOneSend", testFIFODedupWithinOneSend},
 			{"SequenceNumbers", testFIFOSequenceNumbers},
 			{"PurgeClearsDedup", testFIFOPurgeClearsDedup},
+			{"ExpiredGroupsDoNotHide", testFIFOExpiredGroupsDoNotHide},
 		}},
 		{"Fair", []test{
 			{"RoundRobin", testFairRoundRobin},
