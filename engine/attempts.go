@@ -54,9 +54,9 @@ func (a *attempts) put(k attemptKey, msgs []*baton.Message, now time.Time) {
 }
 
 // replayAttempt returns the messages of an earlier receive with the same
-// attempt id, with their leases reset to vis from now, if every one of them
-// is still held under that receive's lease; otherwise ok is false and the
-// caller receives afresh.
+// attempt id, with their leases reset to vis from now (but never past 12 h
+// after that receive), if every one of them is still held under that
+// receive's lease; otherwise ok is false and the caller receives afresh.
 func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) ([]*baton.Message, bool, error) {
 	now := e.clock.Now()
 	msgs, ok := e.attempts.get(k, now)
@@ -64,9 +64,12 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) ([]*b
 		return nil, false, nil
 	}
 	for _, m := range msgs {
+		end := now.Add(time.Duration(vis) * time.Second)
+		if ceiling := m.LeasedAt.Add(baton.MaxVisibilityTimeout * time.Second); end.After(ceiling) {
+			end = ceiling
+		}
 		out, err := e.store.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
-			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now,
-			VisibleAt: now.Add(time.Duration(vis) * time.Second),
+			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: end,
 		})
 		if err != nil {
 			return nil, false, storeErr(err, "reset lease")

@@ -53,6 +53,8 @@ type Engine struct {
 	nodeID     uint64
 	publisher  *ledgerPublisher
 	badBatches atomic.Uint64
+	// inFlightLimit is inFlightLimit but for tests, which set it low.
+	inFlightLimit int
 }
 
 // New returns an Engine.
@@ -84,6 +86,8 @@ func New(cfg Config) (*Engine, error) {
 		waiters:  make(map[uint64]chan struct{}),
 		closing:  make(chan struct{}),
 		nodeID:   ids.NewUint64(),
+
+		inFlightLimit: inFlightLimit,
 	}
 	e.locker, _ = cfg.Store.(baton.TaskLocker)
 	if err := e.loadMoveTasks(context.Background()); err != nil {

@@ -509,6 +509,9 @@ func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
 func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
+	if ev.result != baton.LeaseCurrent && rec.state == leaseDeleted {
+		return // a retry of a delete that succeeded: nothing happened
+	}
 	d := ev.at.Sub(ev.leasedAt)
 	renewed := rec.renewals > 0
 	ql.count(ev.at, local, func(c *counters) {
@@ -548,7 +551,9 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
 	if ev.result != baton.LeaseCurrent {
-		ql.late(tm, rec, ev, local, EventLateChange)
+		if rec.state != leaseDeleted { // after its own delete: no lapse
+			ql.late(tm, rec, ev, local, EventLateChange)
+		}
 		return
 	}
 	if rec.state == leaseExpired {

@@ -14,8 +14,9 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// inFlightLimit is the most in-flight messages of a standard queue; a short
-// poll beyond it fails with OverLimit, a long poll returns nothing.
+// inFlightLimit is the most in-flight messages of a queue. Beyond it a
+// short poll of a standard queue fails with OverLimit; a long poll, and any
+// receive from a FIFO queue, returns nothing.
 const inFlightLimit = 120000
 
 // maxDeadLetterRounds bounds how often one receive looks again after every
@@ -373,8 +374,8 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		if err != nil {
 			return false, storeErr(err, "message stats")
 		}
-		if st.InFlight >= inFlightLimit {
-			if wait == 0 {
+		if st.InFlight >= e.inFlightLimit {
+			if wait == 0 && !q.IsFIFO() { // a FIFO receive just gets nothing
 				return false, baton.Errorf(baton.ErrOverLimit, "Too many messages in flight for queue %s.", q.Name)
 			}
 			return false, nil
@@ -669,7 +670,10 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		return errs
 	}
 	client := clientFrom(ctx)
-	released := false
+	// A lease that now ends sooner than it did (a release, or a shortened
+	// one) may end before a waiting long poll would look again: wake them
+	// to reckon anew. Extensions wake nobody.
+	sooner := false
 	for j, out := range outs {
 		r, end := rs[j], changes[j].VisibleAt
 		e.record(ledgerEvent{
@@ -680,9 +684,9 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", entries[at[j]].ReceiptHandle,
 				"Message does not exist or is not available for visibility timeout change.")
 		}
-		released = released || out.Result == baton.LeaseCurrent && !end.After(now)
+		sooner = sooner || out.Result == baton.LeaseCurrent && out.Message != nil && end.Before(out.Message.VisibleAt)
 	}
-	if released {
+	if sooner {
 		e.notify(q.ID)
 	}
 	return errs

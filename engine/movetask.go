@@ -451,9 +451,10 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 		if len(msgs) == 0 {
 			return true, ""
 		}
-		for _, m := range msgs {
+		for i, m := range msgs {
 			to, failure := e.moveTarget(ctx, m, src, dest, targets)
 			if failure != "" {
+				e.releaseUnmoved(ctx, src, msgs[i:], now)
 				return false, failure
 			}
 			out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
@@ -464,6 +465,7 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 			}
 			if err != nil {
 				e.log.Warn("move task move failed", "source", t.SourceARN, "err", err)
+				e.releaseUnmoved(ctx, src, msgs[i:], now)
 				return false, internalFailure
 			}
 			if out.Result == baton.LeaseCurrent {
@@ -474,6 +476,7 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 				reached := t.Moved >= t.ToMove
 				e.tasks.mu.Unlock()
 				if reached {
+					e.releaseUnmoved(ctx, src, msgs[i+1:], now)
 					return true, ""
 				}
 			}
@@ -505,4 +508,24 @@ func (e *Engine) moveTarget(ctx context.Context, m *baton.Message, src, dest *ba
 	}
 	cache[m.DeadLetterSourceARN] = q
 	return q, ""
+}
+
+// releaseUnmoved gives back the messages of a batch the task leased and
+// will not move (it failed, or reached its count), so that they are not
+// hidden for the rest of the move lease.
+func (e *Engine) releaseUnmoved(ctx context.Context, src *baton.Queue, msgs []*baton.Message, now time.Time) {
+	if len(msgs) == 0 {
+		return
+	}
+	entries := make([]baton.VisibilityChange, len(msgs))
+	for i, m := range msgs {
+		entries[i] = baton.VisibilityChange{MessageID: m.ID, Epoch: m.Epoch, VisibleAt: now}
+	}
+	if _, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
+		QueueID: src.ID, Now: now, Entries: entries,
+	}); err != nil {
+		e.log.Warn("move task could not give back unmoved messages", "queue", src.Name, "err", err)
+		return
+	}
+	e.notify(src.ID)
 }

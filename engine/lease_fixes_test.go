@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+func intp(n int) *int { return &n }
+
+// mkQueue creates a queue of the default account.
+func mkQueue(t *testing.T, e *engine.Engine, name string, attrs map[string]string) engine.QueueRef {
+	t.Helper()
+	ref := engine.QueueRef{Account: "000000000000", Name: name}
+	if _, err := e.CreateQueue(context.Background(), engine.CreateQueueParams{Account: ref.Account, Name: name, Attributes: attrs}); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// A long poll wakes when a ChangeMessageVisibility shortens a lease, so the
+// message comes back when the shortened lease lapses, not at the end of the
+// wait (it used to wake only for a release).
+func TestLongPollWakesForShortenedLease(t *testing.T) {
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q", nil)
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: intp(30)})
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	type res struct {
+		n   int
+		at  time.Time
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		m, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{WaitTimeSeconds: intp(20)})
+		done <- res{len(m), clock.Now(), err}
+	}()
+	testutil.CheckFor(t, 5*time.Second, func() error {
+		if clock.Timers() == 0 {
+			return fmt.Errorf("poll not waiting")
+		}
+		return nil
+	})
+	start := clock.Now()
+	if err := e.ChangeMessageVisibility(ctx, ref, got[0].ReceiptHandle, intp(2)); err != nil {
+		t.Fatal(err)
+	}
+	// Step the clock one second at a time up to the end of the wait.
+	for i := 0; i < 20; i++ {
+		clock.Advance(time.Second)
+		select {
+		case r := <-done:
+			if r.n != 1 || r.at.Sub(start) > 3*time.Second {
+				t.Fatalf("long poll returned %d msgs %v after CMV (err %v); want 1 msg ~2s after", r.n, r.at.Sub(start), r.err)
+			}
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	r := <-done
+	t.Fatalf("long poll returned %d msgs only %v after CMV(2s)", r.n, r.at.Sub(start))
+}
+
+// A retried delete of a message the same receipt already deleted (an SDK
+// retry, say) is neither a second completion nor a late one.
+func TestRepeatedDeleteIsNotLate(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEngine(t)
+	ref := mkQueue(t, e, "q", nil)
+	e.SendMessage(ctx, ref, engine.SendParams{Body: "a"})
+	got, _ := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{})
+	for i := 0; i < 2; i++ {
+		if err := e.DeleteMessage(ctx, ref, got[0].ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := e.LeaseReport(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SinceStart.Late != 0 || r.SinceStart.Completed != 1 || r.Diagnosis != engine.DiagnosisHealthy {
+		t.Fatalf("after one receive and a retried delete: late=%d completed=%d diagnosis=%s (%s)",
+			r.SinceStart.Late, r.SinceStart.Completed, r.Diagnosis, r.Advice)
+	}
+}
+
+// A ReceiveRequestAttemptId replay does not stretch a lease past 12 h after
+// its receive.
+func TestReplayKeepsCeiling(t *testing.T) {
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	e.SendMessage(ctx, ref, engine.SendParams{Body: "a", GroupID: "g"})
+	p := engine.ReceiveParams{VisibilityTimeout: intp(43200), ReceiveRequestAttemptID: "try-1"}
+	got, err := e.ReceiveMessage(ctx, ref, p)
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	clock.Advance(5 * time.Minute)
+	again, err := e.ReceiveMessage(ctx, ref, p)
+	if err != nil || len(again) != 1 || again[0].ReceiptHandle != got[0].ReceiptHandle {
+		t.Fatal("replay failed", again, err)
+	}
+	clock.Advance(12*time.Hour - 5*time.Minute + time.Second) // 12h+1s after the receive
+	late, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late) == 0 {
+		t.Fatalf("12h+1s after its receive the message is still in flight: the replay extended the lease past the 43200 s ceiling")
+	}
+}
