@@ -107,6 +107,9 @@ func loadServeConfig(cmd *cobra.Command, cfg *ServeConfig) (done bool, err error
 			return false, err
 		}
 	}
+	if err := checkFlagSettings(flags); err != nil {
+		return false, err
+	}
 	if _, err := planQueues(cfg.Queues, cfg.AccountID); err != nil {
 		return false, err
 	}
@@ -117,6 +120,29 @@ func loadServeConfig(cmd *cobra.Command, cfg *ServeConfig) (done bool, err error
 		return false, err
 	}
 	return true, writeEffectiveConfig(cmd.OutOrStdout(), flags, file, *cfg)
+}
+
+// checkFlagSettings gives the values set by flags and BATON_* variables the
+// checks a file's values get (checkSetting), naming where each came from.
+func checkFlagSettings(flags *pflag.FlagSet) error {
+	var err error
+	flags.VisitAll(func(f *pflag.Flag) {
+		check := settingChecks[f.Name]
+		if err != nil || check == nil {
+			return
+		}
+		from := "--" + f.Name
+		if !f.Changed {
+			if _, env := os.LookupEnv(envName(f)); !env {
+				return // the default, or the file's value (checked as read)
+			}
+			from = envName(f)
+		}
+		if e := check(f.Value.String()); e != nil {
+			err = fmt.Errorf("%s: %w", from, e)
+		}
+	})
+	return err
 }
 
 // configFile is a parsed --config file.
@@ -365,8 +391,21 @@ var settingChecks = map[string]func(string) error{
 		if v != "sqlite" && v != "memory" && !isPostgresURL(v) {
 			return fmt.Errorf("%q is not a store; the stores are sqlite, memory and postgres://…", storeName(v))
 		}
+		if maskedStore(v) {
+			return fmt.Errorf("%q carries the password mask --print-config writes: put the real password here", v)
+		}
 		return nil
 	},
+	"secret-access-key": checkNotMask,
+}
+
+// checkNotMask refuses the mask --print-config writes for a secret, so that
+// its output, read back, does not make a server whose secret is the mask.
+func checkNotMask(v string) error {
+	if v == secretMask {
+		return fmt.Errorf("%q is the mask --print-config writes, not a secret: put the real secret here", v)
+	}
+	return nil
 }
 
 func checkAccountID(v string) error {
@@ -543,7 +582,11 @@ func (p *configParser) credentials(n *yaml.Node) ([]fileCredential, error) {
 			case "access-key-id":
 				c.AccessKeyID, err = p.scalar(v, in+key)
 			case "secret-access-key":
-				c.SecretAccessKey, err = p.scalar(v, in+key)
+				if c.SecretAccessKey, err = p.scalar(v, in+key); err == nil {
+					if err = checkNotMask(c.SecretAccessKey); err != nil {
+						err = p.errorf(v, "%ssecret-access-key: %v", in, err)
+					}
+				}
 			case "account-id":
 				if c.Account, err = p.scalar(v, in+key); err == nil {
 					if err = checkAccountID(c.Account); err != nil {

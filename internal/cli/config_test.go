@@ -196,10 +196,48 @@ queues:
 		t.Errorf("the file (named by BATON_CONFIG) over the default: %v", r)
 	}
 
-	// The printed configuration reads back as a config file.
-	again := writeConfig(t, r.stdout)
-	if r := runCLI(t, cliEnv(t), nil, "serve", "--config", again, "--print-config"); r.code != 0 {
-		t.Errorf("--print-config output as --config: %v", r)
+	// The printed configuration reads back as a config file once its masks
+	// are replaced by the secrets. With a mask left in it is refused: read
+	// back, it would make a server whose secret is the mask.
+	masked := writeConfig(t, r.stdout)
+	if r := runCLI(t, cliEnv(t), nil, "serve", "--config", masked, "--print-config"); r.code == 0 ||
+		!strings.Contains(r.stderr, "is the mask --print-config writes") {
+		t.Errorf("--print-config output with its masks as --config: %v, want refused", r)
+	}
+	secrets := strings.NewReplacer("'********'", "a-real-secret", "baton:xxxxx@", "baton:pg-secret@").Replace(r.stdout)
+	if r := runCLI(t, cliEnv(t), nil, "serve", "--config", writeConfig(t, secrets), "--print-config"); r.code != 0 {
+		t.Errorf("--print-config output with the secrets put back, as --config: %v", r)
+	}
+	// A masked password in the store's URL is refused too, from a flag.
+	if r := runCLI(t, cliEnv(t), nil, "serve", "--store", "postgres://u:xxxxx@127.0.0.1/db", "--print-config"); r.code == 0 ||
+		!strings.Contains(r.stderr, "--store:") || !strings.Contains(r.stderr, "password mask") {
+		t.Errorf("--store with the password mask: %v, want refused", r)
+	}
+}
+
+// Values from flags and BATON_* variables get the checks a file's get, and
+// a password in the store URL's query is masked like one in its user part.
+func TestConfigFlagChecks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--account-id", "12345"}, `--account-id: "12345" is not an account id (12 digits)`},
+		{[]string{"BATON_REGION=EU"}, nil, `BATON_REGION: "EU" is not a region name`},
+		{nil, []string{"--durability", "bogus"}, "--durability: "},
+		{[]string{"BATON_SECRET_ACCESS_KEY=********"}, []string{"--access-key-id", "AKIDX"}, "BATON_SECRET_ACCESS_KEY: "},
+	} {
+		args := append([]string{"serve", "--store", "memory", "--print-config"}, tc.args...)
+		r := runCLI(t, cliEnv(t, tc.env...), nil, args...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v %v: %v, want refused with %q", tc.env, tc.args, r, tc.want)
+		}
+	}
+	r := runCLI(t, cliEnv(t), nil, "serve", "--store", "postgres://u@127.0.0.1:1/db?password=hunter2&sslmode=disable", "--print-config")
+	if strings.Contains(r.stdout+r.stderr, "hunter2") || !strings.Contains(r.stdout, "password=xxxxx") {
+		t.Errorf("--print-config with a password in the store URL's query: %v", r)
 	}
 }
 

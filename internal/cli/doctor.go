@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
@@ -42,12 +43,16 @@ func doctorCommand() *cobra.Command {
 			if len(args) == 1 {
 				names = []string{queueName(args[0])}
 			} else {
-				out, err := c.ListQueues(cmd.Context(), &sqs.ListQueuesInput{})
-				if err != nil {
-					return apiError(err)
-				}
-				for _, u := range out.QueueUrls {
-					names = append(names, queueName(u))
+				// Every page: ListQueues answers at most 1,000 URLs a call.
+				pages := sqs.NewListQueuesPaginator(c, &sqs.ListQueuesInput{MaxResults: aws.Int32(1000)})
+				for pages.HasMorePages() {
+					out, err := pages.NextPage(cmd.Context())
+					if err != nil {
+						return apiError(err)
+					}
+					for _, u := range out.QueueUrls {
+						names = append(names, queueName(u))
+					}
 				}
 			}
 			var reports []server.LeaseReportJSON
@@ -110,7 +115,13 @@ func fetchLeaseReport(cmd *cobra.Command, c *sqs.Client, endpoint, name string) 
 	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(empty[:]), "sqs", o.Region, baton.SystemClock{}.Now()); err != nil {
 		return rep, fmt.Errorf("sign: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// The SDK's own HTTP client, so that what makes the other commands
+	// reach the server (AWS_CA_BUNDLE for a TLS one, say) holds here too.
+	var hc sqs.HTTPClient = http.DefaultClient
+	if o.HTTPClient != nil {
+		hc = o.HTTPClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return rep, apiError(err)
 	}

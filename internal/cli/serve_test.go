@@ -287,6 +287,13 @@ func TestServeTLS(t *testing.T) {
 	if want := url + "/333333333333/secure"; *out.QueueUrl != want {
 		t.Errorf("queue URL = %s, want %s", *out.QueueUrl, want)
 	}
+	// baton doctor reaches the TLS server as the other commands do: through
+	// the SDK's HTTP client, which AWS_CA_BUNDLE configures (it used
+	// net/http's default client and failed to verify the certificate).
+	env := cliEnv(t, "AWS_CA_BUNDLE="+certFile, "AWS_ACCESS_KEY_ID=AKIDTLS", "AWS_SECRET_ACCESS_KEY=tls-secret")
+	if r := runCLI(t, env, nil, "doctor", "--endpoint", url, "--json"); r.code != 0 || !strings.Contains(r.stdout, `"secure"`) {
+		t.Errorf("baton doctor over TLS: %v", r)
+	}
 	// Plain HTTP to the TLS port is not served.
 	plain, err := http.Get("http://" + addr + "/healthz")
 	if err == nil {

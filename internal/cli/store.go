@@ -71,12 +71,32 @@ func isPostgresURL(s string) bool {
 }
 
 // storeName is --store as logs may show it: a PostgreSQL URL without its
-// password.
+// password, in the user part or in the query (password=, which pgx reads
+// too).
 func storeName(store string) string {
-	if u, err := url.Parse(store); err == nil && isPostgresURL(store) {
-		return u.Redacted()
+	u, err := url.Parse(store)
+	if err != nil || !isPostgresURL(store) {
+		return store
 	}
-	return store
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", redactedPassword)
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
+// redactedPassword is what url.URL.Redacted writes for a password.
+const redactedPassword = "xxxxx"
+
+// maskedStore reports whether a PostgreSQL URL carries the password mask
+// storeName writes instead of a password.
+func maskedStore(store string) bool {
+	u, err := url.Parse(store)
+	if err != nil || !isPostgresURL(store) {
+		return false
+	}
+	pw, set := u.User.Password()
+	return set && pw == redactedPassword || u.Query().Get("password") == redactedPassword
 }
 
 // receiptKey reads the key at path, or makes one and writes it there
