@@ -75,14 +75,19 @@ func benchCommand() *cobra.Command {
 			"out of the ratio, the more so with --rounds, which alternates the two. With --self both servers run\n" +
 			"in this process, and the ratios are also computed from the process's CPU time per request, which\n" +
 			"other programs on a busy machine disturb far less than the rates. The queue (--queue) is created if\n" +
-			"missing and deleted afterwards (or purged, if it existed) unless --keep.",
+			"missing and deleted afterwards (or purged, if it existed) unless --keep.\n\n" +
+			"Every flag can also be set as a BATON_BENCH_<FLAG> environment variable (for example\n" +
+			"BATON_BENCH_DURATION=30s); a flag on the command line wins. --endpoint also comes from\n" +
+			"BATON_ENDPOINT, as for the other client commands. baton serve's BATON_<FLAG> variables\n" +
+			"(BATON_STORE, BATON_DURABILITY, BATON_REGION, BATON_ACCESS_KEY_ID…) are not read: --self\n" +
+			"never measures the server's store unless told to with --store.",
 		Example: "  baton bench --self --ceiling --scenario send,lifecycle\n" +
 			"  baton bench --self --store memory --scenario all --json > bench.json\n" +
 			"  baton bench --endpoint http://127.0.0.1:9324 --scenario send-batch --concurrency 64 --duration 30s\n" +
 			"  baton bench --endpoint http://10.0.0.1:9324,http://10.0.0.2:9324,http://10.0.0.3:9324 --scenario lifecycle",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := envDefaults(cmd.Flags()); err != nil {
+			if _, err := commandEnvDefaults(cmd.Flags(), "bench", map[string]string{"endpoint": "BATON_ENDPOINT"}); err != nil {
 				return err
 			}
 			return runBench(cmd, o)
@@ -90,7 +95,7 @@ func benchCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.endpoints, "endpoint", []string{defaultEndpoint},
-		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_ENDPOINT)")
+		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_BENCH_ENDPOINT, else BATON_ENDPOINT)")
 	f.BoolVar(&o.self, "self", false, "start a Baton in this process on 127.0.0.1 and measure it instead of --endpoint")
 	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store `baton serve --store` accepts")
 	f.StringVar(&o.durability, "durability", "full", "commits of a --self sqlite store: full (fsync each commit) or relaxed")

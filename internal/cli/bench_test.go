@@ -131,3 +131,36 @@ func TestBenchRefuses(t *testing.T) {
 		}
 	}
 }
+
+// `baton bench` reads BATON_BENCH_<FLAG> (and BATON_ENDPOINT), never
+// serve's BATON_<FLAG>: a BATON_STORE naming the server's database must not
+// become the store of `bench --self`.
+func TestBenchEnvironment(t *testing.T) {
+	t.Parallel()
+	serveEnv := []string{"BATON_STORE=postgres://baton@127.0.0.1:1/prod", "BATON_DURABILITY=bogus",
+		"BATON_ACCESS_KEY_ID=AKID", "BATON_REGION=eu-west-1", "BATON_CONCURRENCY=0", "BATON_SCENARIO=nope"}
+	args := []string{"bench", "--self", "--scenario", "send", "--duration", "100ms", "--warmup", "0s", "--concurrency", "1", "--json"}
+	r := runCLI(t, cliEnv(t, serveEnv...), nil, args...)
+	var rep benchJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || rep.SelfStore != "memory" {
+		t.Fatalf("bench --self with serve's BATON_* set: %v\nwant the memory store", r)
+	}
+	// Its own variables: BATON_BENCH_STORE is --store.
+	r = runCLI(t, cliEnv(t, append(serveEnv, "BATON_BENCH_STORE=no-such-store")...), nil, args...)
+	if r.code != 1 || !strings.Contains(r.stderr, `--store "no-such-store"`) {
+		t.Errorf("bench --self with BATON_BENCH_STORE=no-such-store: %v\nwant exit 1 naming the store", r)
+	}
+	// The endpoint: BATON_BENCH_ENDPOINT, else BATON_ENDPOINT.
+	srv := testutil.StartServer(t, testutil.Options{Clock: baton.SystemClock{}})
+	for _, env := range [][]string{
+		{"BATON_ENDPOINT=" + srv.URL},
+		{"BATON_ENDPOINT=http://127.0.0.1:1", "BATON_BENCH_ENDPOINT=" + srv.URL},
+	} {
+		r = runCLI(t, cliEnv(t, append(serveEnv, env...)...), nil, "bench", "--scenario", "send", "--duration", "100ms",
+			"--warmup", "0s", "--concurrency", "1", "--json")
+		rep = benchJSON{}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || rep.Endpoint != srv.URL {
+			t.Errorf("bench with %v: %v\nwant endpoint %s", env, r, srv.URL)
+		}
+	}
+}

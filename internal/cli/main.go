@@ -60,7 +60,8 @@ func versionCommand() *cobra.Command {
 
 // envDefaults sets each flag not given on the command line from its
 // BATON_<FLAG> environment variable (dashes become underscores), so flags win
-// over the environment.
+// over the environment. These variables are `baton serve`'s: the other
+// commands read their own (commandEnvDefaults).
 func envDefaults(flags *pflag.FlagSet) error {
 	var err error
 	flags.VisitAll(func(f *pflag.Flag) {
@@ -81,4 +82,41 @@ func envDefaults(flags *pflag.FlagSet) error {
 // upper case with dashes as underscores (--log-level: BATON_LOG_LEVEL).
 func envName(f *pflag.Flag) string {
 	return "BATON_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+}
+
+// commandEnvDefaults is envDefaults for a command other than serve: each
+// flag not given on the command line is set from BATON_<COMMAND>_<FLAG>
+// (`baton worker --batch-size`: BATON_WORKER_BATCH_SIZE), else from the
+// variable shared names for it (--endpoint: BATON_ENDPOINT, which every
+// client command reads). serve's BATON_<FLAG> variables (BATON_CONFIG,
+// BATON_STORE, BATON_REGION…) are never read: in an environment set up for
+// the server they mean something else, or name the server's database. It
+// returns, for each flag set from the environment, the variable that set it.
+func commandEnvDefaults(flags *pflag.FlagSet, command string, shared map[string]string) (map[string]string, error) {
+	from := map[string]string{}
+	var err error
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		for _, name := range []string{commandEnvName(command, f), shared[f.Name]} {
+			v, ok := os.LookupEnv(name)
+			if name == "" || !ok {
+				continue
+			}
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s: %w", name, e)
+			}
+			from[f.Name] = name
+			return
+		}
+	})
+	return from, err
+}
+
+// commandEnvName is the environment variable of a flag of command (not
+// serve): BATON_<COMMAND>_<FLAG> in upper case with dashes as underscores
+// (`baton bench --body-size`: BATON_BENCH_BODY_SIZE).
+func commandEnvName(command string, f *pflag.Flag) string {
+	return "BATON_" + strings.ToUpper(command) + "_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 }

@@ -58,6 +58,53 @@ type mappingSpec struct {
 	KillGrace               time.Duration `yaml:"kill-grace"`
 	ReportBatchItemFailures bool          `yaml:"report-batch-item-failures"`
 	VisibilityTimeout       time.Duration `yaml:"visibility-timeout"`
+
+	// source names, for each setting given explicitly (a flag's name or
+	// a key), how it was given, for errors: "--batch-size",
+	// "BATON_WORKER_BATCH_SIZE" or "batch-size:" (a --config file's key).
+	// A setting missing from it has its default.
+	source map[string]string
+}
+
+// setting names setting key with value v as the user gave it, for an error.
+func (s *mappingSpec) setting(key string, v any) string {
+	switch src := s.source[key]; {
+	case src == "" || strings.HasPrefix(src, "--"):
+		return fmt.Sprintf("--%s %v", key, v)
+	case strings.HasSuffix(src, ":"):
+		return fmt.Sprintf("%s %v", src, v)
+	default:
+		return fmt.Sprintf("%s=%v", src, v)
+	}
+}
+
+// checkRanges refuses a setting outside its documented range. The CLI never
+// hands worker.Config a zero that the library would replace by its default:
+// an explicit 0 is either meaningful (--batching-window, --stall-timeout)
+// or refused here.
+func (s *mappingSpec) checkRanges() error {
+	bad := func(key string, v any, want string) error {
+		return fmt.Errorf("%s: must be %s", s.setting(key, v), want)
+	}
+	_, visibilityGiven := s.source["visibility-timeout"]
+	switch {
+	case s.BatchSize < 1 || s.BatchSize > worker.MaxBatchSize:
+		return bad("batch-size", s.BatchSize, fmt.Sprintf("1 to %d", worker.MaxBatchSize))
+	case s.BatchingWindow < 0 || s.BatchingWindow > worker.MaxBatchingWindow:
+		return bad("batching-window", s.BatchingWindow, fmt.Sprintf("0s to %gs", worker.MaxBatchingWindow.Seconds()))
+	case s.MaxConcurrency < 1 || s.MaxConcurrency > worker.MaxConcurrency:
+		return bad("max-concurrency", s.MaxConcurrency, fmt.Sprintf("1 to %d", worker.MaxConcurrency))
+	case s.TargetTimeout <= 0 || s.TargetTimeout >= consumer.MaxLease:
+		return bad("target-timeout", s.TargetTimeout, fmt.Sprintf("more than 0s and less than %gh", consumer.MaxLease.Hours()))
+	case s.StallTimeout < 0:
+		return bad("stall-timeout", s.StallTimeout, "0s (no check) or more")
+	case s.KillGrace <= 0:
+		return bad("kill-grace", s.KillGrace, "more than 0s (the time a command has between SIGTERM and SIGKILL)")
+	case visibilityGiven && (s.VisibilityTimeout < time.Second || s.VisibilityTimeout > consumer.MaxLease):
+		return bad("visibility-timeout", s.VisibilityTimeout,
+			fmt.Sprintf("1s to %gh (leave it out for the queue's VisibilityTimeout)", consumer.MaxLease.Hours()))
+	}
+	return nil
 }
 
 // mappingFlags are the flags of one mapping, refused next to --config.
@@ -78,11 +125,11 @@ func (s *mappingSpec) register(f *pflag.FlagSet) {
 	s.MaxPayload = worker.DefaultMaxPayload
 	f.Var(&s.MaxPayload, "max-payload", "largest event in bytes (suffixes KB, MB, KiB, MiB); a larger message travels alone")
 	f.IntVar(&s.MaxConcurrency, "max-concurrency", worker.DefaultMaxConcurrency, "most deliveries at once (1-1000)")
-	f.DurationVar(&s.TargetTimeout, "target-timeout", worker.DefaultTargetTimeout, "bound on one delivery: a request with its answer, or a command's run")
+	f.DurationVar(&s.TargetTimeout, "target-timeout", worker.DefaultTargetTimeout, "bound on one delivery: a request with its answer, or a command's run (more than 0s, less than 12h)")
 	f.DurationVar(&s.StallTimeout, "stall-timeout", 0, "with --command: stop a command that writes no progress line to file descriptor 3 for this long (0: no check)")
-	f.DurationVar(&s.KillGrace, "kill-grace", worker.DefaultKillGrace, "with --command: time between SIGTERM and SIGKILL")
+	f.DurationVar(&s.KillGrace, "kill-grace", worker.DefaultKillGrace, "with --command: time between SIGTERM and SIGKILL (more than 0s)")
 	f.BoolVar(&s.ReportBatchItemFailures, "report-batch-item-failures", false, "the answer's batchItemFailures lists the failed messages (Lambda's rules)")
-	f.DurationVar(&s.VisibilityTimeout, "visibility-timeout", 0, "lease asked for on receive and renewal (default: the queue's VisibilityTimeout)")
+	f.DurationVar(&s.VisibilityTimeout, "visibility-timeout", 0, "lease asked for on receive and renewal, 1s-12h (default: the queue's VisibilityTimeout)")
 }
 
 // config turns the spec into a worker.Config. what names the mapping in
@@ -106,6 +153,9 @@ func (s *mappingSpec) config(ctx context.Context, c *sqs.Client, what string, st
 	case s.HTTP != "" && (s.StallTimeout != 0):
 		return fail("--stall-timeout is for --command (an HTTP target is bounded by --target-timeout)")
 	}
+	if err := s.checkRanges(); err != nil {
+		return fail("%v", err)
+	}
 	if s.HTTP != "" {
 		h := http.Header{}
 		for _, kv := range s.Headers {
@@ -121,8 +171,8 @@ func (s *mappingSpec) config(ctx context.Context, c *sqs.Client, what string, st
 			Stderr: stderr}
 	}
 	cfg.BatchSize = s.BatchSize
-	if s.PerMessage && s.BatchSize == worker.DefaultBatchSize {
-		cfg.BatchSize = 1
+	if _, given := s.source["batch-size"]; s.PerMessage && !given {
+		cfg.BatchSize = 1 // one message per request; a batch size given is checked as it is
 	}
 	cfg.BatchingWindow = s.BatchingWindow
 	cfg.MaxPayload = int(s.MaxPayload)
@@ -146,6 +196,9 @@ type workerFile struct {
 	LogLevel        string        `yaml:"log-level"`
 	ShutdownTimeout time.Duration `yaml:"shutdown-timeout"`
 	Mappings        []mappingSpec `yaml:"mappings"`
+
+	// given holds the top-level keys the file sets.
+	given map[string]bool
 }
 
 // readWorkerFile parses a --config file, refusing unknown keys.
@@ -163,37 +216,57 @@ func readWorkerFile(path string) (*workerFile, error) {
 	if len(f.Mappings) == 0 {
 		return nil, fmt.Errorf("%s: no mappings (mappings: - queue-url: … http: … or command: …)", path)
 	}
-	for i := range f.Mappings {
-		m := &f.Mappings[i]
-		// Keys left out take the flags' defaults.
-		if m.BatchSize == 0 {
-			m.BatchSize = worker.DefaultBatchSize
+	// Decoded again, leniently now that it is known to be valid, to learn
+	// which keys are given: a key left out takes the flag's default, a key
+	// given is checked as it is (0 included).
+	var raw struct {
+		Top      map[string]any `yaml:",inline"`
+		Mappings []yaml.Node    `yaml:"mappings"`
+	}
+	if err := yaml.Unmarshal(data, &raw); err != nil || len(raw.Mappings) != len(f.Mappings) {
+		return nil, fmt.Errorf("%s: cannot read the mappings again (%v)", path, err)
+	}
+	f.given = map[string]bool{}
+	for k := range raw.Top {
+		f.given[k] = true
+	}
+	var defaults mappingSpec
+	defaults.register(pflag.NewFlagSet("defaults", pflag.ContinueOnError))
+	for i, n := range raw.Mappings {
+		var keys map[string]any
+		m := defaults
+		if err := n.Decode(&keys); err != nil {
+			return nil, fmt.Errorf("%s: mappings[%d]: %v", path, i, err)
 		}
-		if m.ContentType == "" {
-			m.ContentType = "application/json"
+		if err := n.Decode(&m); err != nil {
+			return nil, fmt.Errorf("%s: mappings[%d]: %v", path, i, err)
 		}
+		m.source = map[string]string{}
+		for k := range keys {
+			m.source[k] = k + ":"
+		}
+		f.Mappings[i] = m
 	}
 	return &f, nil
 }
 
 // applyFile sets the general flags the file names, unless the command line
-// or a BATON_* variable set them.
-func applyFile(flags *pflag.FlagSet, f *workerFile) error {
+// or an environment variable (fromEnv) set them; it records in source those
+// it set.
+func applyFile(flags *pflag.FlagSet, f *workerFile, fromEnv, source map[string]string) error {
 	set := map[string]string{"endpoint": f.Endpoint, "profile": f.Profile, "region": f.Region, "log-level": f.LogLevel}
-	if f.ShutdownTimeout != 0 {
+	if f.given["shutdown-timeout"] {
 		set["shutdown-timeout"] = f.ShutdownTimeout.String()
 	}
 	for name, v := range set {
 		fl := flags.Lookup(name)
-		if v == "" || fl == nil || fl.Changed {
-			continue
-		}
-		if _, env := os.LookupEnv(envName(fl)); env {
+		if v == "" || fl == nil || fl.Changed || fromEnv[name] != "" {
 			continue
 		}
 		if err := fl.Value.Set(v); err != nil {
 			return fmt.Errorf("--config: %s: %v", name, err)
 		}
+		source[name] = name + ":"
 	}
 	return nil
 }
@@ -230,8 +303,13 @@ func workerCommand() *cobra.Command {
 			"--kill-grace plus 1s, and to release leases), then releases what it holds. In a container,\n" +
 			"run it with an init (docker run --init) so that orphaned processes are reaped.\n\n" +
 			"--config FILE runs several mappings: a YAML file with endpoint, profile, region, log-level,\n" +
-			"shutdown-timeout and a list of mappings whose keys are the mapping flags' names. Every flag\n" +
-			"can also be set as a BATON_<FLAG> environment variable.",
+			"shutdown-timeout and a list of mappings whose keys are the mapping flags' names.\n\n" +
+			"Every flag can also be set as a BATON_WORKER_<FLAG> environment variable (for example\n" +
+			"BATON_WORKER_QUEUE_URL, BATON_WORKER_CONFIG); a flag on the command line wins over it, and it\n" +
+			"wins over the --config file. --endpoint also comes from BATON_ENDPOINT, as for the other\n" +
+			"client commands. baton serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL,\n" +
+			"BATON_REGION…) are not read. A setting given with a value outside its range (0 included,\n" +
+			"where 0 is not documented as meaning something) is refused, not replaced by its default.",
 		Example: "  baton worker --queue-url jobs --http http://127.0.0.1:8080/jobs --report-batch-item-failures\n" +
 			"  baton worker --queue-url jobs --http http://127.0.0.1:8080/ --per-message --max-concurrency 20\n" +
 			"  baton worker --queue-url events --command './load.sh' --batch-size 1000 --batching-window 10s\n" +
@@ -239,29 +317,51 @@ func workerCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			flags := cmd.Flags()
-			if err := envDefaults(flags); err != nil {
+			fromEnv, err := commandEnvDefaults(flags, "worker", map[string]string{"endpoint": "BATON_ENDPOINT"})
+			if err != nil {
 				return err
 			}
+			if fromEnv["endpoint"] == commandEnvName("worker", flags.Lookup("endpoint")) {
+				// As given: it wins over BATON_ENDPOINT, which the client
+				// reads for an endpoint not given.
+				flags.Lookup("endpoint").Changed = true
+			}
+			// source: how each setting was given (see mappingSpec.source).
+			source := map[string]string{}
+			flags.Visit(func(f *pflag.Flag) { source[f.Name] = "--" + f.Name })
+			for name, v := range fromEnv {
+				source[name] = v
+			}
+			spec.source = source
 			specs := []mappingSpec{spec}
 			names := []string{"worker"}
 			if configPath != "" {
 				for _, name := range mappingFlags {
-					f := flags.Lookup(name)
-					if _, env := os.LookupEnv(envName(f)); f.Changed || env {
-						return fmt.Errorf("--%s: the mappings come from --config %s; set it there", name, configPath)
+					if src, given := source[name]; given {
+						return fmt.Errorf("%s: the mappings come from --config %s; set %s there", src, configPath, name)
 					}
 				}
 				file, err := readWorkerFile(configPath)
 				if err != nil {
 					return err
 				}
-				if err := applyFile(flags, file); err != nil {
+				if err := applyFile(flags, file, fromEnv, source); err != nil {
 					return err
 				}
 				specs, names = file.Mappings, nil
 				for i := range specs {
 					names = append(names, fmt.Sprintf("%s: mappings[%d]", configPath, i))
 				}
+			}
+			if shutdownTimeout <= 0 {
+				what := "--shutdown-timeout " + shutdownTimeout.String()
+				switch src := source["shutdown-timeout"]; {
+				case strings.HasSuffix(src, ":"):
+					what = fmt.Sprintf("%s: %s %v", configPath, src, shutdownTimeout)
+				case src != "" && !strings.HasPrefix(src, "--"):
+					what = fmt.Sprintf("%s=%v", src, shutdownTimeout)
+				}
+				return fmt.Errorf("%s: must be more than 0s (how long a SIGTERM's drain and release may take)", what)
 			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -294,9 +394,10 @@ func workerCommand() *cobra.Command {
 	f := cmd.Flags()
 	o.register(f)
 	spec.register(f)
+	f.Lookup("endpoint").Usage = "URL of the SQS endpoint (env BATON_WORKER_ENDPOINT, else BATON_ENDPOINT)"
 	f.StringVar(&configPath, "config", "", "YAML file of mappings (several per process; see --help)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
-	f.DurationVar(&shutdownTimeout, "shutdown-timeout", worker.DefaultShutdownTimeout, "on SIGTERM: how long to drain and release before exiting")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", worker.DefaultShutdownTimeout, "on SIGTERM: how long to drain and release before exiting (more than 0s)")
 	f.BoolVar(&checkOnly, "check", false, "check each mapping against its queue (the six-times rule, FIFO limits), print the findings and exit")
 	return cmd
 }

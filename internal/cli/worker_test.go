@@ -173,3 +173,135 @@ mappings:
 		t.Errorf("log does not show two workers starting and stopping:\n%s", stderr)
 	}
 }
+
+// A setting given with a value outside its documented range, 0 included, is
+// refused with the flag's (variable's, key's) name and the range, not
+// replaced by the library's default; left out, it takes its default.
+func TestWorkerRefusesOutOfRange(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	srv.MustCreateQueue(t, "jobs", nil)
+	dir := t.TempDir()
+	file := func(name, yaml string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	mapping := "mappings:\n  - queue-url: jobs\n    command: cat\n"
+	ep := "--endpoint=" + srv.URL
+	http := []string{ep, "--queue-url", "jobs", "--http", "http://127.0.0.1:1/", "--check"}
+	command := []string{ep, "--queue-url", "jobs", "--command", "cat", "--check"}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{append(http, "--max-concurrency", "0"), "worker: --max-concurrency 0: must be 1 to 1000"},
+		{append(http, "--max-concurrency", "1001"), "worker: --max-concurrency 1001: must be 1 to 1000"},
+		{append(http, "--batch-size", "0"), "worker: --batch-size 0: must be 1 to 10000"},
+		{append(http, "--batch-size", "10001", "--batching-window", "1s"), "worker: --batch-size 10001: must be 1 to 10000"},
+		{append(http, "--batching-window", "301s"), "worker: --batching-window 5m1s: must be 0s to 300s"},
+		{append(http, "--target-timeout", "0"), "worker: --target-timeout 0s: must be more than 0s and less than 12h"},
+		{append(http, "--target-timeout", "12h"), "worker: --target-timeout 12h0m0s: must be more than 0s and less than 12h"},
+		{append(http, "--visibility-timeout", "0"), "worker: --visibility-timeout 0s: must be 1s to 12h (leave it out"},
+		{append(command, "--kill-grace", "0"), "worker: --kill-grace 0s: must be more than 0s"},
+		{append(command, "--stall-timeout", "-1s"), "worker: --stall-timeout -1s: must be 0s (no check) or more"},
+		{append(command, "--shutdown-timeout", "0"), "--shutdown-timeout 0s: must be more than 0s"},
+		// --per-message makes the batch size 1, unless one is given.
+		{append(http, "--per-message", "--batch-size", "10"), "batch size 10: a per-message target gets one message per request"},
+		{[]string{ep, "--check", "--config", file("mc.yaml", mapping+"    max-concurrency: 0\n")},
+			"mc.yaml: mappings[0]: max-concurrency: 0: must be 1 to 1000"},
+		{[]string{ep, "--check", "--config", file("bs.yaml", mapping+"    batch-size: 0\n")},
+			"bs.yaml: mappings[0]: batch-size: 0: must be 1 to 10000"},
+		{[]string{ep, "--check", "--config", file("tt.yaml", mapping+"    target-timeout: 0s\n")},
+			"tt.yaml: mappings[0]: target-timeout: 0s: must be more than 0s"},
+		{[]string{ep, "--check", "--config", file("kg.yaml", mapping+"    kill-grace: 0s\n")},
+			"kg.yaml: mappings[0]: kill-grace: 0s: must be more than 0s"},
+		{[]string{ep, "--check", "--config", file("vt.yaml", mapping+"    visibility-timeout: 0s\n")},
+			"vt.yaml: mappings[0]: visibility-timeout: 0s: must be 1s to 12h"},
+		{[]string{ep, "--check", "--config", file("st.yaml", "shutdown-timeout: 0s\n"+mapping)},
+			"st.yaml: shutdown-timeout: 0s: must be more than 0s"},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code, _, stderr := runWorkerCLI(ctx, tt.args...)
+		cancel()
+		if code != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("baton worker %s: exit %d, stderr %q; want 1 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+
+	// Left out, on the command line or in the file, they take their defaults.
+	for _, args := range [][]string{
+		http,
+		command,
+		append(http, "--per-message"),
+		append(http, "--batch-size", "1", "--max-concurrency", "1000", "--visibility-timeout", "1m", "--shutdown-timeout", "1s"),
+		{ep, "--check", "--config", file("ok.yaml", mapping+"  - queue-url: jobs\n    http: http://127.0.0.1:1/\n    per-message: true\n")},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code, stdout, stderr := runWorkerCLI(ctx, args...)
+		cancel()
+		if code != 0 || !strings.Contains(stdout, " -> ") {
+			t.Errorf("baton worker %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}
+
+// `baton worker` reads BATON_WORKER_<FLAG> (and BATON_ENDPOINT), never
+// serve's BATON_<FLAG>: BATON_CONFIG names serve's config file, of another
+// format, in an environment set up for the server.
+func TestWorkerEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	jobs := srv.MustCreateQueue(t, "jobs", nil)
+	other := srv.MustCreateQueue(t, "other", nil)
+	dir := t.TempDir()
+	serveConfig := filepath.Join(dir, "baton.yaml")
+	workerConfig := filepath.Join(dir, "worker.yaml")
+	if err := os.WriteFile(serveConfig, []byte("listen: 127.0.0.1:9324\nstore: memory\nlog-level: info\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(workerConfig, []byte("mappings:\n  - queue-url: other\n    command: cat\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	serveEnv := []string{"BATON_CONFIG=" + serveConfig, "BATON_LOG_LEVEL=bogus", "BATON_STORE=postgres://baton@127.0.0.1:1/prod",
+		"BATON_BATCH_SIZE=0", "BATON_MAX_CONCURRENCY=0", "BATON_QUEUE_URL=nosuch", "BATON_SHUTDOWN_TIMEOUT=0s"}
+
+	// serve's variables do not reach the worker.
+	r := runCLI(t, cliEnv(t, append(serveEnv, "BATON_ENDPOINT="+srv.URL)...), nil,
+		"worker", "--queue-url", "jobs", "--command", "cat", "--check")
+	if r.code != 0 || !strings.Contains(r.stdout, jobs+" -> ") {
+		t.Errorf("worker with serve's BATON_* set: %v", r)
+	}
+
+	// Its own: BATON_WORKER_CONFIG is the worker's --config.
+	r = runCLI(t, cliEnv(t, append(serveEnv, "BATON_ENDPOINT="+srv.URL, "BATON_WORKER_CONFIG="+workerConfig)...), nil,
+		"worker", "--check")
+	if r.code != 0 || !strings.Contains(r.stdout, other+" -> ") || strings.Contains(r.stdout, jobs+" -> ") {
+		t.Errorf("worker with BATON_WORKER_CONFIG: %v", r)
+	}
+	// BATON_WORKER_ENDPOINT wins over BATON_ENDPOINT; every flag has its
+	// variable.
+	r = runCLI(t, cliEnv(t, "BATON_ENDPOINT=http://127.0.0.1:1", "BATON_WORKER_ENDPOINT="+srv.URL,
+		"BATON_WORKER_QUEUE_URL=jobs", "BATON_WORKER_COMMAND=cat", "BATON_WORKER_CHECK=true"), nil, "worker")
+	if r.code != 0 || !strings.Contains(r.stdout, jobs+" -> command: cat") {
+		t.Errorf("worker configured by BATON_WORKER_*: %v", r)
+	}
+	// Errors name the variable.
+	for _, tt := range []struct{ env, want string }{
+		{"BATON_WORKER_MAX_CONCURRENCY=0", "worker: BATON_WORKER_MAX_CONCURRENCY=0: must be 1 to 1000"},
+		{"BATON_WORKER_SHUTDOWN_TIMEOUT=0s", "BATON_WORKER_SHUTDOWN_TIMEOUT=0s: must be more than 0s"},
+		{"BATON_WORKER_LOG_LEVEL=bogus", `--log-level "bogus"`},
+	} {
+		r = runCLI(t, cliEnv(t, "BATON_ENDPOINT="+srv.URL, tt.env), nil, "worker", "--queue-url", "jobs", "--command", "cat", "--check")
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("worker with %s: %v\nwant exit 1 and %q", tt.env, r, tt.want)
+		}
+	}
+	r = runCLI(t, cliEnv(t, "BATON_ENDPOINT="+srv.URL, "BATON_WORKER_CONFIG="+workerConfig, "BATON_WORKER_QUEUE_URL=jobs"), nil, "worker", "--check")
+	if want := "BATON_WORKER_QUEUE_URL: the mappings come from --config " + workerConfig; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("BATON_WORKER_QUEUE_URL next to a --config file: %v\nwant exit 1 and %q", r, want)
+	}
+}
