@@ -228,6 +228,7 @@ func TestConfigFlagChecks(t *testing.T) {
 		{[]string{"BATON_REGION=EU"}, nil, `BATON_REGION: "EU" is not a region name`},
 		{nil, []string{"--durability", "bogus"}, "--durability: "},
 		{[]string{"BATON_SECRET_ACCESS_KEY=********"}, []string{"--access-key-id", "AKIDX"}, "BATON_SECRET_ACCESS_KEY: "},
+		{nil, []string{"--max-long-polls-per-client", "0"}, "--max-long-polls-per-client: 0 would allow no long poll"},
 	} {
 		args := append([]string{"serve", "--store", "memory", "--print-config"}, tc.args...)
 		r := runCLI(t, cliEnv(t, tc.env...), nil, args...)
