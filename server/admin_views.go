@@ -196,9 +196,18 @@ func (s *Server) now() time.Time { return s.engine.Clock().Now().UTC() }
 func (s *Server) viewQueues(r *http.Request) (any, error) {
 	ctx := r.Context()
 	account := s.adminRef(r).Account
-	queues, _, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{Account: account})
-	if err != nil {
-		return nil, err
+	// Every page: one ListQueues answers at most 1,000.
+	var queues []*baton.Queue
+	page := 1000
+	for next := ""; ; {
+		qs, token, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{Account: account, MaxResults: &page, NextToken: next})
+		if err != nil {
+			return nil, err
+		}
+		queues = append(queues, qs...)
+		if next = token; next == "" {
+			break
+		}
 	}
 	sources := make(map[string][]string)
 	for _, q := range queues {

@@ -24,6 +24,9 @@ var leaseBounds = []time.Duration{
 
 // metrics holds the server's Prometheus registry.
 type metrics struct {
+	engine *engine.Engine
+	// registry holds what is not per queue; the per-queue series are
+	// gathered per scrape, for the scraping key's account (handler).
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -41,6 +44,7 @@ type actionMetrics struct {
 
 func newMetrics(e *engine.Engine, extra ...prometheus.Collector) *metrics {
 	m := &metrics{
+		engine:   e,
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "baton_requests_total", Help: "SQS requests by action and result code (OK for success).",
@@ -50,7 +54,7 @@ func newMetrics(e *engine.Engine, extra ...prometheus.Collector) *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20},
 		}, []string{"action"}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, queueCollector{e}, collectors.NewGoCollector())
+	m.registry.MustRegister(m.requests, m.latency, collectors.NewGoCollector())
 	for _, c := range extra {
 		m.registry.MustRegister(c)
 	}
@@ -77,8 +81,15 @@ func (m *metrics) forAction(action string) *actionMetrics {
 	return am.(*actionMetrics)
 }
 
+// handler serves /metrics. The per-queue series are those of the account of
+// the key that signed the scrape (all queues when authentication is off):
+// a key of one account does not see another's queues, as in the admin API.
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queues := prometheus.NewRegistry()
+		queues.MustRegister(queueCollector{engine: m.engine, account: baton.AccountFromContext(r.Context())})
+		promhttp.HandlerFor(prometheus.Gatherers{m.registry, queues}, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	})
 }
 
 var (
@@ -105,7 +116,11 @@ var (
 // events, summing a counter over the nodes (sum without(instance)) therefore
 // counts each event once. The message gauges are read from the store and
 // are the same on every node: take one node's value (max), not the sum.
-type queueCollector struct{ engine *engine.Engine }
+type queueCollector struct {
+	engine *engine.Engine
+	// account, if set, is the only account whose queues are collected.
+	account string
+}
 
 func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descMessages, descOldest, descSent, descReceived, descDeleted, descExpired, descDLQ, descLate, descDupes, descRenewals, descDurations} {
@@ -120,6 +135,9 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, q := range qs {
+		if c.account != "" && q.Account != c.account {
+			continue
+		}
 		lv := []string{q.Account, q.Name}
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)

@@ -185,7 +185,9 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 	}
 	in, err := awsjson.Decode(body, op)
 	putBodyBuffer(buf, body) // the input holds copies, not the body
-	if err == nil {
+	if err != nil {
+		s.metrics.observe(op.Name, err, 0) // refused before the call: counted all the same
+	} else {
 		var out any
 		if out, err = s.call(r.Context(), op, in, reqID); err == nil {
 			awsjson.WriteResult(w, out)
@@ -224,7 +226,9 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 		ctx = context.WithValue(ctx, requestKey{}, req)
 	}
 	in, err := awsquery.Decode(r.Form, op)
-	if err == nil {
+	if err != nil {
+		s.metrics.observe(op.Name, err, 0)
+	} else {
 		var out any
 		if out, err = s.call(ctx, op, in, reqID); err == nil {
 			awsquery.WriteResult(w, op, out, reqID)

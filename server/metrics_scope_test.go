@@ -1,0 +1,109 @@
+package server_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/server"
+)
+
+// scrapeAs scrapes /metrics signed with cred's key.
+func scrapeAs(t *testing.T, srv *testutil.Server, cred sigv4.Credential) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
+	sum := sha256.Sum256(nil)
+	if err := v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: cred.AccessKeyID, SecretAccessKey: cred.SecretAccessKey},
+		req, hex.EncodeToString(sum[:]), "sqs", "us-east-1", srv.Engine.Clock().Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics as %s: %s", cred.AccessKeyID, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// queuesIn lists the queue label values of family name.
+func queuesIn(fams map[string]*dto.MetricFamily, name string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range fams[name].GetMetric() {
+		for _, l := range m.Label {
+			if l.GetName() == "queue" {
+				out[l.GetValue()] = true
+			}
+		}
+	}
+	return out
+}
+
+// A key of one account sees its own account's queues on /metrics, not
+// another's (names, counts and traffic were all there for any valid key).
+func TestMetricsScopedToAccount(t *testing.T) {
+	t.Parallel()
+	srv := startAuthServer(t)
+	srv.MustCreateQueue(t, "alices", nil) // the server's client signs as alice
+	if _, err := srv.ClientFor(bob.AccessKeyID, bob.SecretAccessKey).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bobs")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := queuesIn(scrapeAs(t, srv, bob), "baton_queue_messages"); !got["bobs"] || got["alices"] {
+		t.Errorf("bob's /metrics shows queues %v, want bobs only", got)
+	}
+	if got := queuesIn(scrapeAs(t, srv, alice), "baton_queue_messages"); !got["alices"] || got["bobs"] {
+		t.Errorf("alice's /metrics shows queues %v, want alices only", got)
+	}
+}
+
+// A request refused while its parameters are read is counted in
+// baton_requests_total like any other error.
+func TestMetricsCountDecodeErrors(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	url := srv.MustCreateQueue(t, "counted", nil)
+	if resp, out := rawJSON(t, srv.URL, "ReceiveMessage", map[string]any{"QueueUrl": url, "MaxNumberOfMessages": "ten"}); resp.StatusCode == http.StatusOK {
+		t.Fatalf("ReceiveMessage with a string count accepted: %v", out)
+	}
+	m := value(t, scrape(t, srv.URL), "baton_requests_total", map[string]string{"action": "ReceiveMessage", "code": "SerializationException"})
+	if got := m.GetCounter().GetValue(); got != 1 {
+		t.Errorf("baton_requests_total{action=ReceiveMessage,code=SerializationException} = %v, want 1", got)
+	}
+}
+
+// The admin API's queue list has every queue, not the first 1,000 that one
+// ListQueues call returns.
+func TestAdminQueueListEveryQueue(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	const n = 1005
+	for i := range n {
+		if _, err := srv.Engine.CreateQueue(ctx, engine.CreateQueueParams{Account: "000000000000", Name: fmt.Sprintf("q%04d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var list server.QueueListJSON
+	getJSON(t, srv.URL+"/admin/api/queues", &list)
+	if len(list.Queues) != n {
+		t.Errorf("/admin/api/queues lists %d queues, want %d", len(list.Queues), n)
+	}
+}
