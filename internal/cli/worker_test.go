@@ -43,10 +43,7 @@ func TestWorkerRefusesBadMappings(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep := "--endpoint=" + srv.URL
-	tests := []struct {
-		args []string
-		want string
-	}{
+	tests := []workerRefusal{
 		{[]string{ep, "--queue-url", jobs}, "no target"},
 		{[]string{ep, "--http", "http://127.0.0.1:1/"}, "no queue"},
 		{[]string{ep, "--queue-url", jobs, "--http", "http://127.0.0.1:1/", "--command", "true"}, "not both"},
@@ -58,14 +55,7 @@ func TestWorkerRefusesBadMappings(t *testing.T) {
 		{[]string{ep, "--config", config, "--queue-url", jobs}, "--queue-url: the mappings come from --config"},
 		{[]string{ep, "--config", config}, "field batch-sise not found"},
 	}
-	for _, tt := range tests {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		code, _, stderr := runWorkerCLI(ctx, tt.args...)
-		cancel()
-		if code != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("baton worker %s: exit %d, stderr %q; want 1 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
-		}
-	}
+	checkRefusals(t, tests)
 }
 
 func TestWorkerCheck(t *testing.T) {
@@ -193,10 +183,7 @@ func TestWorkerRefusesOutOfRange(t *testing.T) {
 	ep := "--endpoint=" + srv.URL
 	http := []string{ep, "--queue-url", "jobs", "--http", "http://127.0.0.1:1/", "--check"}
 	command := []string{ep, "--queue-url", "jobs", "--command", "cat", "--check"}
-	tests := []struct {
-		args []string
-		want string
-	}{
+	tests := []workerRefusal{
 		{append(http, "--max-concurrency", "0"), "worker: --max-concurrency 0: must be 1 to 1000"},
 		{append(http, "--max-concurrency", "1001"), "worker: --max-concurrency 1001: must be 1 to 1000"},
 		{append(http, "--batch-size", "0"), "worker: --batch-size 0: must be 1 to 10000"},
@@ -223,14 +210,7 @@ func TestWorkerRefusesOutOfRange(t *testing.T) {
 		{[]string{ep, "--check", "--config", file("st.yaml", "shutdown-timeout: 0s\n"+mapping)},
 			"st.yaml: shutdown-timeout: 0s: must be more than 0s"},
 	}
-	for _, tt := range tests {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		code, _, stderr := runWorkerCLI(ctx, tt.args...)
-		cancel()
-		if code != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("baton worker %s: exit %d, stderr %q; want 1 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
-		}
-	}
+	checkRefusals(t, tests)
 
 	// Left out, on the command line or in the file, they take their defaults.
 	for _, args := range [][]string{
@@ -303,5 +283,25 @@ func TestWorkerEnvironment(t *testing.T) {
 	r = runCLI(t, cliEnv(t, "BATON_ENDPOINT="+srv.URL, "BATON_WORKER_CONFIG="+workerConfig, "BATON_WORKER_QUEUE_URL=jobs"), nil, "worker", "--check")
 	if want := "BATON_WORKER_QUEUE_URL: the mappings come from --config " + workerConfig; r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("BATON_WORKER_QUEUE_URL next to a --config file: %v\nwant exit 1 and %q", r, want)
+	}
+}
+
+// workerRefusal is a `baton worker` command line that must fail, and what
+// its error must say.
+type workerRefusal struct {
+	args []string
+	want string
+}
+
+// checkRefusals runs each command line and checks it exits 1 saying want.
+func checkRefusals(t *testing.T, tests []workerRefusal) {
+	t.Helper()
+	for _, tt := range tests {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code, _, stderr := runWorkerCLI(ctx, tt.args...)
+		cancel()
+		if code != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("baton worker %s: exit %d, stderr %q; want 1 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
 	}
 }
