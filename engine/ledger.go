@@ -355,6 +355,17 @@ func (ql *queueLedger) working(r *leaseRec) {
 	}
 }
 
+// purged ends every lease still active at a purge: its message is gone
+// with the purge, which is no lapse (the leases that ended before it were
+// expired by expire, run before each event).
+func (ql *queueLedger) purged(at time.Time) {
+	for len(ql.active) > 0 {
+		r := ql.active[0]
+		ql.end(r, leaseRemoved)
+		r.msg.record(LeaseEvent{At: at, Kind: EventRemoved, Epoch: r.epoch})
+	}
+}
+
 func (ql *queueLedger) end(r *leaseRec, state leaseState) {
 	if r.heapIdx >= 0 {
 		heap.Remove(&ql.active, r.heapIdx)
@@ -372,6 +383,8 @@ const (
 	kindDelete
 	kindDeadLetter
 	kindForget
+	// kindPurge ends the queue's active leases: their messages were purged.
+	kindPurge
 )
 
 // ledgerEvent is one mutation of the ledger, self-contained so that it can
@@ -448,6 +461,8 @@ func (l *ledger) applyLocked(ev ledgerEvent, local bool) {
 		ql.changed(ev, local)
 	case kindDelete:
 		ql.completed(ev, local)
+	case kindPurge:
+		ql.purged(ev.at)
 	case kindDeadLetter:
 		ql.deadLettered(ev, local)
 	}

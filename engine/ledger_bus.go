@@ -335,7 +335,7 @@ func (d *decoder) event() ledgerEvent {
 	var ev ledgerEvent
 	kind, flags := d.byte(), d.byte()
 	ev.kind = eventKind(kind)
-	if d.err == nil && (ev.kind < kindSent || ev.kind > kindForget) {
+	if d.err == nil && (ev.kind < kindSent || ev.kind > kindPurge) {
 		d.err = errBadBatch
 	}
 	ev.queueID = d.uvarint()

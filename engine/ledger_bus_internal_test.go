@@ -258,6 +258,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 			result: baton.LeaseLapsed, duplicate: true, client: client},
 		{kind: kindDeadLetter, queueID: 2, messageID: applyMsg, epoch: 6, at: sec(3), receiveCount: 5},
 		{kind: kindForget, queueID: 2, at: sec(4)},
+		{kind: kindPurge, queueID: 2, at: sec(5)},
 	}
 	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 7}
 	for _, ev := range evs {

@@ -263,9 +263,14 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, ref QueueRef, attrs map
 }
 
 // PurgeQueue deletes every message of the queue, at most once a minute.
+// The ledger ends the leases the purge took away: gone, not lapsed.
 func (e *Engine) PurgeQueue(ctx context.Context, ref QueueRef) error {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return err
+	}
 	now := e.clock.Now()
-	err := e.store.QueuePurge(ctx, baton.QueuePurgeParams{
+	err = e.store.QueuePurge(ctx, baton.QueuePurgeParams{
 		Account: ref.Account, Name: ref.Name, Now: now, PurgedCutoff: now.Add(-purgeInterval),
 	})
 	if errors.Is(err, baton.ErrPurgedRecently) {
@@ -275,6 +280,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, ref QueueRef) error {
 	if err != nil {
 		return storeErr(err, "purge queue")
 	}
+	e.record(ledgerEvent{kind: kindPurge, queueID: q.ID, at: now})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -105,5 +106,34 @@ func TestAdminQueueListEveryQueue(t *testing.T) {
 	getJSON(t, srv.URL+"/admin/api/queues", &list)
 	if len(list.Queues) != n {
 		t.Errorf("/admin/api/queues lists %d queues, want %d", len(list.Queues), n)
+	}
+}
+
+// A purge takes its in-flight messages' leases away: they are not later
+// counted as expired, the queue is not diagnosed handler-failing, and no
+// active lease is listed for a message that is gone.
+func TestPurgeEndsLeases(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	url := srv.MustCreateQueue(t, "purged", map[string]string{"VisibilityTimeout": "30"})
+	mustSend(t, srv.Client, url, "a")
+	receiveOne(t, srv.Client, url, nil)
+	if code := post(t, srv.URL+"/admin/api/queues/purged/purge", "{}", nil); code != http.StatusOK {
+		t.Fatalf("purge: %d", code)
+	}
+	var leases server.ActiveLeasesJSON
+	getJSON(t, srv.URL+"/admin/api/queues/purged/active-leases", &leases)
+	if len(leases.Leases) != 0 {
+		t.Errorf("after the purge, %d active leases, want 0", len(leases.Leases))
+	}
+	srv.Clock.Advance(31 * time.Second)
+	q := map[string]string{"queue": "purged", "account": testutil.Account}
+	if got := value(t, scrape(t, srv.URL), "baton_lease_expired_total", q).GetCounter().GetValue(); got != 0 {
+		t.Errorf("baton_lease_expired_total = %v after purging an in-flight message, want 0", got)
+	}
+	var list server.QueueListJSON
+	getJSON(t, srv.URL+"/admin/api/queues", &list)
+	if d := list.Queues[0].Diagnosis; d != "healthy" {
+		t.Errorf("diagnosis after the purge: %q, want healthy", d)
 	}
 }
