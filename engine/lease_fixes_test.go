@@ -10,8 +10,6 @@ import (
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
-func intp(n int) *int { return &n }
-
 // mkQueue creates a queue of the default account.
 func mkQueue(t *testing.T, e *engine.Engine, name string, attrs map[string]string) engine.QueueRef {
 	t.Helper()
@@ -32,7 +30,7 @@ func TestLongPollWakesForShortenedLease(t *testing.T) {
 	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: intp(30)})
+	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: ptr(30)})
 	if err != nil || len(got) != 1 {
 		t.Fatal(got, err)
 	}
@@ -43,7 +41,7 @@ func TestLongPollWakesForShortenedLease(t *testing.T) {
 	}
 	done := make(chan res, 1)
 	go func() {
-		m, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{WaitTimeSeconds: intp(20)})
+		m, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{WaitTimeSeconds: ptr(20)})
 		done <- res{len(m), clock.Now(), err}
 	}()
 	testutil.CheckFor(t, 5*time.Second, func() error {
@@ -53,7 +51,7 @@ func TestLongPollWakesForShortenedLease(t *testing.T) {
 		return nil
 	})
 	start := clock.Now()
-	if err := e.ChangeMessageVisibility(ctx, ref, got[0].ReceiptHandle, intp(2)); err != nil {
+	if err := e.ChangeMessageVisibility(ctx, ref, got[0].ReceiptHandle, ptr(2)); err != nil {
 		t.Fatal(err)
 	}
 	// Step the clock one second at a time up to the end of the wait.
@@ -102,7 +100,7 @@ func TestReplayKeepsCeiling(t *testing.T) {
 	e, clock := newEngine(t)
 	ref := mkQueue(t, e, "q.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
 	e.SendMessage(ctx, ref, engine.SendParams{Body: "a", GroupID: "g"})
-	p := engine.ReceiveParams{VisibilityTimeout: intp(43200), ReceiveRequestAttemptID: "try-1"}
+	p := engine.ReceiveParams{VisibilityTimeout: ptr(43200), ReceiveRequestAttemptID: "try-1"}
 	got, err := e.ReceiveMessage(ctx, ref, p)
 	if err != nil || len(got) != 1 {
 		t.Fatal(got, err)

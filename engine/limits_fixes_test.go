@@ -32,7 +32,7 @@ func TestInFlightLimitFIFOReturnsNothing(t *testing.T) {
 	}
 	total := 0
 	for i := 0; i < n/10+10 && total < n; i++ {
-		got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: intp(10), VisibilityTimeout: intp(600)})
+		got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(10), VisibilityTimeout: ptr(600)})
 		if err != nil {
 			t.Fatalf("after %d in flight: %v", total, err)
 		}
@@ -50,7 +50,7 @@ func TestInFlightLimitFIFOReturnsNothing(t *testing.T) {
 		}
 	}
 	for range n {
-		if _, err := e.ReceiveMessage(ctx, std, engine.ReceiveParams{VisibilityTimeout: intp(600)}); err != nil {
+		if _, err := e.ReceiveMessage(ctx, std, engine.ReceiveParams{VisibilityTimeout: ptr(600)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestMoveTaskFailureReleasesBatch(t *testing.T) {
 	src := mkQueue(t, e, "src", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":1}`})
 	e.SendMessage(ctx, dlq, engine.SendParams{Body: "orphan"}) // sent straight to the DLQ
 	e.SendMessage(ctx, src, engine.SendParams{Body: "x"})
-	if got, _ := e.ReceiveMessage(ctx, src, engine.ReceiveParams{VisibilityTimeout: intp(0)}); len(got) != 1 {
+	if got, _ := e.ReceiveMessage(ctx, src, engine.ReceiveParams{VisibilityTimeout: ptr(0)}); len(got) != 1 {
 		t.Fatal("first receive")
 	}
 	if got, _ := e.ReceiveMessage(ctx, src, engine.ReceiveParams{}); len(got) != 0 {
@@ -92,7 +92,7 @@ func TestMoveTaskFailureReleasesBatch(t *testing.T) {
 	if ts[0].Status != engine.TaskFailed {
 		t.Errorf("task %s (%s), want FAILED: one message has no source to go back to", ts[0].Status, ts[0].FailureReason)
 	}
-	got, err := e.ReceiveMessage(ctx, dlq, engine.ReceiveParams{MaxNumberOfMessages: intp(10), AttributeNames: []string{"All"}})
+	got, err := e.ReceiveMessage(ctx, dlq, engine.ReceiveParams{MaxNumberOfMessages: ptr(10), AttributeNames: []string{"All"}})
 	if err != nil {
 		t.Fatal(err)
 	}
