@@ -2,14 +2,22 @@ package server_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+
+	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
 // wantAPIError checks that err is an SQS error with the code an SDK reports
@@ -63,4 +71,15 @@ func rawJSON(tb testing.TB, baseURL, op string, body any) (*http.Response, map[s
 		tb.Fatalf("%s: response is not JSON: %q", op, raw)
 	}
 	return resp, out
+}
+
+// signNoBody signs r, a request without a body (a GET of /metrics or of the
+// admin API), with c's key at time at.
+func signNoBody(tb testing.TB, r *http.Request, c sigv4.Credential, at time.Time) {
+	tb.Helper()
+	empty := sha256.Sum256(nil)
+	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey},
+		r, hex.EncodeToString(empty[:]), "sqs", "us-east-1", at); err != nil {
+		tb.Fatal(err)
+	}
 }

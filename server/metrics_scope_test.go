@@ -1,19 +1,14 @@
 package server_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -24,26 +19,12 @@ import (
 // scrapeAs scrapes /metrics signed with cred's key.
 func scrapeAs(t *testing.T, srv *testutil.Server, cred sigv4.Credential) map[string]*dto.MetricFamily {
 	t.Helper()
-	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
-	sum := sha256.Sum256(nil)
-	if err := v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: cred.AccessKeyID, SecretAccessKey: cred.SecretAccessKey},
-		req, hex.EncodeToString(sum[:]), "sqs", "us-east-1", srv.Engine.Clock().Now()); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics as %s: %s", cred.AccessKeyID, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fams
+	signNoBody(t, req, cred, srv.Clock.Now())
+	return scrapeRequest(t, req)
 }
 
 // queuesIn lists the queue label values of family name.

@@ -14,7 +14,17 @@ import (
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scrapeRequest(t, req)
+}
+
+// scrapeRequest sends req, a GET of /metrics, and parses the answer.
+func scrapeRequest(t *testing.T, req *http.Request) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
