@@ -56,13 +56,25 @@ func (a *attempts) put(k attemptKey, msgs []*baton.Message, now time.Time) {
 // replayAttempt returns the messages of an earlier receive with the same
 // attempt id, with their leases reset to vis from now (but never past 12 h
 // after that receive), if every one of them is still held under that
-// receive's lease; otherwise ok is false and the caller receives afresh.
-func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) ([]*baton.Message, bool, error) {
+// receive's lease; otherwise ok is false, the leases it reset are put back
+// as they were, and the caller receives afresh.
+func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []*baton.Message, ok bool, err error) {
 	now := e.clock.Now()
 	msgs, ok := e.attempts.get(k, now)
 	if !ok {
 		return nil, false, nil
 	}
+	var reset []baton.MessageChangeVisibilityParams // how to undo each reset
+	defer func() {
+		if ok {
+			return
+		}
+		for _, undo := range reset {
+			// Best effort: an undo that fails leaves that lease as long as
+			// the replay made it, still within the 12 h ceiling.
+			e.store.MessageChangeVisibility(ctx, undo)
+		}
+	}()
 	for _, m := range msgs {
 		end := now.Add(time.Duration(vis) * time.Second)
 		if ceiling := m.LeasedAt.Add(baton.MaxVisibilityTimeout * time.Second); end.After(ceiling) {
@@ -77,6 +89,9 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) ([]*b
 		if out.Result != baton.LeaseCurrent {
 			return nil, false, nil
 		}
+		reset = append(reset, baton.MessageChangeVisibilityParams{
+			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: out.Message.VisibleAt,
+		})
 	}
 	return msgs, true, nil
 }

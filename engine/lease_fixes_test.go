@@ -119,3 +119,35 @@ func TestReplayKeepsCeiling(t *testing.T) {
 		t.Fatalf("12h+1s after its receive the message is still in flight: the replay extended the lease past the 43200 s ceiling")
 	}
 }
+
+// A replay that finds one of its messages no longer held under the earlier
+// receive's lease falls back to a fresh receive; the leases it had already
+// reset must be left as they were, not extended for a caller who will not
+// get their receipts.
+func TestReplayFailingMidwayKeepsLeases(t *testing.T) {
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	e.SendMessage(ctx, ref, engine.SendParams{Body: "a", GroupID: "g"})
+	e.SendMessage(ctx, ref, engine.SendParams{Body: "b", GroupID: "g"})
+	p := engine.ReceiveParams{MaxNumberOfMessages: ptr(10), VisibilityTimeout: ptr(30), ReceiveRequestAttemptID: "try-1"}
+	got, err := e.ReceiveMessage(ctx, ref, p)
+	if err != nil || len(got) != 2 || got[0].Body != "a" {
+		t.Fatal(got, err)
+	}
+	if err := e.DeleteMessage(ctx, ref, got[1].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(20 * time.Second)
+	if again, err := e.ReceiveMessage(ctx, ref, p); err != nil || len(again) != 0 {
+		t.Fatalf("replay with a deleted message: %v, %v; want a fresh receive finding the group in flight", again, err)
+	}
+	clock.Advance(11 * time.Second) // 31 s after the receive
+	late, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late) != 1 || late[0].Body != "a" {
+		t.Fatalf("31 s after a 30 s receive got %v: the failed replay extended a's lease", late)
+	}
+}
