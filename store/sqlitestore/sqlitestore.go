@@ -695,24 +695,45 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	b := s.w.enqueue(changes, nil)
 	s.stripes[i].Unlock()
 
+	leases := make([]baton.VisibilityChange, len(msgs))
+	for j, m := range msgs {
+		leases[j] = baton.VisibilityChange{MessageID: m.ID, Epoch: m.Epoch, VisibleAt: p.Now}
+	}
 	// Read the bodies while the leases commit.
+	out, err := s.withPayloads(ctx, msgs, rs)
+	if err == nil {
+		err = b.wait(ctx)
+	}
+	if err != nil {
+		// Nobody will hold these leases: give them back rather than leave
+		// the messages hidden for the whole visibility timeout. Best
+		// effort; the receives stay counted, as for an answer lost on the
+		// way.
+		s.MessageChangeVisibilityBatch(context.WithoutCancel(ctx), baton.MessageChangeVisibilityBatchParams{
+			QueueID: p.QueueID, Now: p.Now, Entries: leases,
+		})
+		return nil, err
+	}
+	return out, nil
+}
+
+// withPayloads gives msgs, found at rs, their payloads, and returns those
+// that still have one (not purged, their queue not deleted, meanwhile).
+func (s *Store) withPayloads(ctx context.Context, msgs []*baton.Message, rs []row) ([]*baton.Message, error) {
 	pays, err := s.payloads(ctx, rs)
 	if err != nil {
 		return nil, err
 	}
-	out := msgs[:0]
+	out := make([]*baton.Message, 0, len(msgs))
 	for j, m := range msgs {
 		pay, ok := pays[rs[j].pos]
 		if !ok {
-			continue // purged, or its queue deleted, meanwhile
+			continue
 		}
 		if err := pay.fill(m); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
-	}
-	if err := b.wait(ctx); err != nil {
-		return nil, err
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package sqlitestore_test
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"path/filepath"
@@ -442,5 +443,30 @@ func TestParseDurability(t *testing.T) {
 		if c.ok && c.in != "" && got.String() != c.in {
 			t.Errorf("%v.String() = %q, want %q", got, got.String(), c.in)
 		}
+	}
+}
+
+// A receive that leases messages and then fails to read their bodies (its
+// caller gone, an I/O error) gives the leases back: nobody holds the
+// messages, and they must not stay hidden for the whole lease.
+func TestReceiveFailingAfterLeaseReleases(t *testing.T) {
+	t.Parallel()
+	s := MustOpen(t, t.TempDir())
+	t.Cleanup(func() { s.Close() })
+	q := storetest.NewQueue(storetest.QueueID(1), "orders")
+	storetest.MustCreateQueue(t, s, q)
+	storetest.MustSend(t, s, q.ID, storetest.NewMessage(1, base), storetest.NewMessage(2, base))
+
+	now := at(time.Second)
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	if got, err := s.MessageReceive(gone, baton.MessageReceiveParams{
+		QueueID: q.ID, Now: now, Max: 10, VisibleAt: now.Add(lease),
+	}); err == nil {
+		t.Fatalf("receive for a caller gone: got %v, want its context's error", idsOf(got))
+	}
+	again := receive(t, s, q.ID, now, now.Add(lease), 10)
+	if len(again) != 2 {
+		t.Fatalf("after a failed receive: got %v, want both messages visible again", idsOf(again))
 	}
 }
