@@ -315,3 +315,57 @@ func TestAuthPresigned(t *testing.T) {
 		t.Errorf("expired presigned URL: %d %s, want 403 SignatureDoesNotMatch, Signature expired", resp.StatusCode, b)
 	}
 }
+
+// TestAuthPresignedGrantsOnlyWhatIsSigned checks that a presigned URL is
+// good for the request it signs and nothing else: whoever holds it may not
+// pick another operation with an unsigned X-Amz-Target header, nor send a
+// body the URL did not sign (a JSON request, or a form whose values override
+// the signed query string).
+func TestAuthPresignedGrantsOnlyWhatIsSigned(t *testing.T) {
+	t.Parallel()
+	srv := startAuthServer(t)
+	u := srv.MustCreateQueue(t, "jobs", nil)
+	presign := func(method, query string) string {
+		t.Helper()
+		req := mustRequest(t, method, srv.URL+"/"+alice.Account+"/jobs?"+query+"&X-Amz-Expires=300")
+		presigned, _, err := v4.NewSigner().PresignHTTP(context.Background(),
+			aws.Credentials{AccessKeyID: alice.AccessKeyID, SecretAccessKey: alice.SecretAccessKey},
+			req, sigv4.UnsignedPayload, "sqs", "us-east-1", srv.Clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return presigned
+	}
+	receive := presign(http.MethodGet, "Action=ReceiveMessage")
+
+	deleteQueue, _ := http.NewRequest(http.MethodGet, receive, strings.NewReader(`{"QueueUrl":"`+u+`"}`))
+	deleteQueue.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	deleteQueue.Header.Set("X-Amz-Target", "AmazonSQS.DeleteQueue")
+	wantJSONError(t, do(t, deleteQueue), 403, "SignatureDoesNotMatch")
+
+	listQueues := mustRequest(t, http.MethodGet, receive)
+	listQueues.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	listQueues.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+	wantJSONError(t, do(t, listQueues), 403, "SignatureDoesNotMatch")
+
+	post := presign(http.MethodPost, "Action=ReceiveMessage")
+	purge, _ := http.NewRequest(http.MethodPost, post, strings.NewReader(url.Values{"Action": {"PurgeQueue"}}.Encode()))
+	purge.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp := do(t, purge)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "<Code>SignatureDoesNotMatch</Code>") {
+		t.Errorf("presigned POST with an unsigned form body: %d %s, want 403 SignatureDoesNotMatch", resp.StatusCode, b)
+	}
+
+	// The queue is still there, and the URL still does what it signs.
+	if _, err := srv.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &u}); err != nil {
+		t.Errorf("GetQueueAttributes: %v, want the queue to exist", err)
+	}
+	resp = do(t, mustRequest(t, http.MethodGet, receive))
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "<ReceiveMessageResponse") {
+		t.Errorf("presigned ReceiveMessage: %d %s, want 200", resp.StatusCode, b)
+	}
+}

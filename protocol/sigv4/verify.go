@@ -89,8 +89,9 @@ func NewVerifier(clock baton.Clock, creds []Credential) (*Verifier, error) {
 // IncompleteSignature when what it carries is malformed,
 // InvalidClientTokenId for an unknown access key, and SignatureDoesNotMatch
 // for a scope that is not sqs's, a date more than MaxSkew away, an expired
-// presigned URL, a body that does not match X-Amz-Content-Sha256, or a
-// signature that does not match.
+// presigned URL, a presigned request with an unsigned body or X-Amz-Target,
+// a body that does not match X-Amz-Content-Sha256, or a signature that does
+// not match.
 func (v *Verifier) Verify(r *http.Request, body []byte) (Credential, error) {
 	query := parseQuery(r.URL.RawQuery)
 	var header []string
@@ -150,7 +151,9 @@ func (v *Verifier) verifyHeader(r *http.Request, header string, query params, bo
 // verifyPresigned checks the query-string form. The canonical request's
 // payload hash is UNSIGNED-PAYLOAD, as aws-sdk-go-v2's PresignHTTP is
 // usually called; a URL signed over the SHA-256 of the body (botocore's
-// choice for services other than S3) is accepted too.
+// choice for services other than S3) is accepted too. A request with a body
+// must be signed over it, and an X-Amz-Target header must be signed: a URL
+// grants what it signs, not what its holder adds.
 func (v *Verifier) verifyPresigned(r *http.Request, query params, body []byte) (Credential, error) {
 	get := func(name string) (string, error) {
 		vals := query.values(name)
@@ -208,11 +211,33 @@ func (v *Verifier) verifyPresigned(r *http.Request, query params, body []byte) (
 			"Signature expired: %s is now earlier than %s (%s - %d sec.)",
 			rawDate, now.Add(-time.Duration(secs)*time.Second).Format(amzDateFormat), now.Format(amzDateFormat), secs)
 	}
+	// X-Amz-Target picks a JSON request's operation: unsigned, it would let
+	// whoever holds the URL run any operation with it. aws-sdk-go-v2's
+	// PresignHTTP signs it as a query parameter, which the header must repeat.
+	if target := r.Header.Values("X-Amz-Target"); len(target) > 0 && !slices.Contains(a.SignedHeaders, "x-amz-target") &&
+		!slices.Equal(target, query.values("X-Amz-Target")) {
+		return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,
+			"The request has an X-Amz-Target header, but %s does not name it: the operation of a presigned request must be signed.", paramSignedHeaders)
+	}
 	signed := query.without(paramSignature)
+	if len(body) > 0 {
+		// The body is acted on (a JSON request, or a form whose values
+		// override the query string's), so only a URL signed over its
+		// hash covers it.
+		canonical := canonicalRequest(r, signed, a.SignedHeaders, hashHex(body))
+		if sts, ok := matches(cred, a, rawDate, canonical); !ok {
+			if _, unsigned := matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, UnsignedPayload)); unsigned {
+				return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,
+					"The URL is presigned with %s, but the request has a body: a body must be signed.", UnsignedPayload)
+			}
+			return Credential{}, mismatch(canonical, sts)
+		}
+		return cred, nil
+	}
 	canonical := canonicalRequest(r, signed, a.SignedHeaders, UnsignedPayload)
 	sts, ok := matches(cred, a, rawDate, canonical)
 	if !ok {
-		if _, ok = matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, hashHex(body))); !ok {
+		if _, ok = matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, hashHex(nil))); !ok {
 			return Credential{}, mismatch(canonical, sts)
 		}
 	}

@@ -434,3 +434,62 @@ func TestNewVerifierRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyPresignedBody checks that a presigned request's body and
+// X-Amz-Target are accepted only when the URL signs them. aws-sdk-go-v2
+// signs X-Amz-Target in the query string; the header repeats it.
+func TestVerifyPresignedBody(t *testing.T) {
+	t.Parallel()
+	srv, clock := verifyServer(t)
+	presignJSON := func(t *testing.T, target, body, payloadHash string) *http.Request {
+		t.Helper()
+		r := request(t, srv, "POST", "/?X-Amz-Expires=60", body, map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target})
+		u, _, err := v4.NewSigner().PresignHTTP(context.Background(), aws.Credentials{AccessKeyID: alice.AccessKeyID, SecretAccessKey: alice.SecretAccessKey},
+			r, payloadHash, "sqs", "us-east-1", clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.URL, _ = url.Parse(u)
+		r.Body = io.NopCloser(strings.NewReader(body))
+		return r
+	}
+	for _, tc := range []struct {
+		name    string
+		req     func(t *testing.T) *http.Request
+		status  int
+		message string // a prefix of the wanted message, or the account
+	}{
+		{"body and target signed", func(t *testing.T) *http.Request {
+			return presignJSON(t, "AmazonSQS.SendMessage", jsonBody, hashOf([]byte(jsonBody)))
+		}, 200, alice.Account},
+		{"signed body replaced", func(t *testing.T) *http.Request {
+			r := presignJSON(t, "AmazonSQS.SendMessage", jsonBody, hashOf([]byte(jsonBody)))
+			purge := `{"QueueUrl":"http://127.0.0.1/111111111111/orders"}`
+			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(purge)), int64(len(purge))
+			return r
+		}, 403, "The request signature we calculated does not match"},
+		{"signed target changed", func(t *testing.T) *http.Request {
+			r := presignJSON(t, "AmazonSQS.SendMessage", jsonBody, hashOf([]byte(jsonBody)))
+			r.Header.Set("X-Amz-Target", "AmazonSQS.PurgeQueue")
+			return r
+		}, 403, "The request has an X-Amz-Target header, but X-Amz-SignedHeaders does not name it"},
+		{"unsigned payload with a body", func(t *testing.T) *http.Request {
+			return presignJSON(t, "AmazonSQS.SendMessage", jsonBody, sigv4.UnsignedPayload)
+		}, 403, "The URL is presigned with UNSIGNED-PAYLOAD, but the request has a body: a body must be signed."},
+		{"target added", func(t *testing.T) *http.Request {
+			r, err := http.NewRequest("GET", presign(t, srv, alice, "Action=ListQueues", time.Minute, clock.Now(), sigv4.UnsignedPayload), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+			return r
+		}, 403, "The request has an X-Amz-Target header, but X-Amz-SignedHeaders does not name it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := send(t, tc.req(t))
+			if got.status != tc.status || !strings.HasPrefix(got.message, tc.message) {
+				t.Errorf("got %d %s %q\nwant %d %q…", got.status, got.code, got.message, tc.status, tc.message)
+			}
+		})
+	}
+}
