@@ -66,8 +66,9 @@ func (o *clientOptions) resolvedEndpoint(cmd *cobra.Command) string {
 // (AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws/config and
 // ~/.aws/credentials, SSO, credential_process), except that the EC2
 // instance metadata service is not asked: it is never where a Baton is. When
-// no credentials are found the client signs with dummy ones, which a Baton
-// without authentication accepts.
+// no credentials are configured the client signs with dummy ones, which a
+// Baton without authentication accepts; a configured source that fails is an
+// error.
 func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 	ctx := cmd.Context()
 	opts := []func(*config.LoadOptions) error{
@@ -92,14 +93,33 @@ func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err := cfg.Credentials.Retrieve(rctx)
 		cancel()
-		if err != nil {
+		switch {
+		case err == nil:
+		case onlyMetadataService(cfg.Credentials):
 			cfg.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKeyID, dummySecretAccessKey, "")
+		default:
+			// A configured source that fails (credential_process, SSO, a
+			// role) is reported, as the AWS CLI reports it: dummy
+			// credentials would only turn it into InvalidClientTokenId.
+			return nil, fmt.Errorf("load AWS credentials: %w", err)
 		}
 	}
 	endpoint := o.resolvedEndpoint(cmd)
 	return sqs.NewFromConfig(cfg, func(so *sqs.Options) {
 		so.BaseEndpoint = aws.String(endpoint)
 	}), nil
+}
+
+// onlyMetadataService reports whether p is the SDK's last resort, the EC2
+// instance metadata service, which client switches off: no credentials are
+// configured anywhere.
+func onlyMetadataService(p aws.CredentialsProvider) bool {
+	s, ok := p.(aws.CredentialProviderSource)
+	if !ok {
+		return false
+	}
+	sources := s.ProviderSources()
+	return len(sources) == 1 && sources[0] == aws.CredentialSourceIMDS
 }
 
 // queueURL turns a queue argument into a queue URL: an argument with a

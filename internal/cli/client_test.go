@@ -57,7 +57,7 @@ func TestCLICredentials(t *testing.T) {
 	if err := os.WriteFile(credsFile, []byte("[baton-test]\naws_access_key_id = AKIDCLITEST\naws_secret_access_key = cli/test+secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(configFile, []byte("[profile baton-test]\nregion = eu-west-1\n"), 0o600); err != nil {
+	if err := os.WriteFile(configFile, []byte("[profile baton-test]\nregion = eu-west-1\n[profile broken]\ncredential_process = exit 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	files := []string{"AWS_SHARED_CREDENTIALS_FILE=" + credsFile, "AWS_CONFIG_FILE=" + configFile}
@@ -87,5 +87,23 @@ func TestCLICredentials(t *testing.T) {
 	r = runCLI(t, cliEnv(t, files...), nil, "queue", "list", "--endpoint", url, "--profile", "nosuch")
 	if r.code != 1 || !strings.Contains(r.stderr, "nosuch") {
 		t.Errorf("--profile nosuch: %v\nwant exit 1 naming the profile", r)
+	}
+	r = runCLI(t, cliEnv(t, append(files, "AWS_PROFILE=nosuch")...), nil, "queue", "list", "--endpoint", url)
+	if r.code != 1 || !strings.Contains(r.stderr, "nosuch") {
+		t.Errorf("AWS_PROFILE=nosuch: %v\nwant exit 1 naming the profile", r)
+	}
+	// So is a credential source that fails, as in the AWS CLI.
+	for name, env := range map[string][]string{
+		"--profile broken":   append(files, "BATON_ENDPOINT="+url, "AWS_PROFILE=baton-test"),
+		"AWS_PROFILE=broken": append(files, "BATON_ENDPOINT="+url, "AWS_PROFILE=broken"),
+	} {
+		args := []string{"queue", "list"}
+		if name == "--profile broken" {
+			args = append(args, "--profile", "broken")
+		}
+		r = runCLI(t, cliEnv(t, env...), nil, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "baton: load AWS credentials:") || !strings.Contains(r.stderr, "credential_process") {
+			t.Errorf("%s, whose credential_process fails: %v\nwant exit 1 and the credential error", name, r)
+		}
 	}
 }
