@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -134,6 +138,45 @@ func queueURL(ctx context.Context, c *sqs.Client, queue string) (string, error) 
 		return "", fmt.Errorf("queue %s: %w", queue, apiError(err))
 	}
 	return aws.ToString(out.QueueUrl), nil
+}
+
+// sendZero makes a request carry each of the named integer members, as 0
+// when the input leaves it out. aws-sdk-go-v2 does not serialize an int32
+// member that is 0, and SQS then applies the queue's attribute instead
+// (ReceiveMessageWaitTimeSeconds for WaitTimeSeconds, and so on), so an
+// explicit 0 on the command line must be added to the JSON body here.
+func sendZero(members ...string) func(*sqs.Options) {
+	add := middleware.SerializeMiddlewareFunc("BatonSendZero", func(ctx context.Context, in middleware.SerializeInput, next middleware.SerializeHandler) (middleware.SerializeOutput, middleware.Metadata, error) {
+		req, ok := in.Request.(*smithyhttp.Request)
+		if !ok || len(members) == 0 {
+			return next.HandleSerialize(ctx, in)
+		}
+		body := map[string]json.RawMessage{}
+		if s := req.GetStream(); s != nil {
+			if err := json.NewDecoder(s).Decode(&body); err != nil {
+				return middleware.SerializeOutput{}, middleware.Metadata{}, fmt.Errorf("send an explicit 0: %w", err)
+			}
+		}
+		for _, m := range members {
+			if _, ok := body[m]; !ok {
+				body[m] = json.RawMessage("0")
+			}
+		}
+		b, err := json.Marshal(body)
+		if err != nil {
+			return middleware.SerializeOutput{}, middleware.Metadata{}, err
+		}
+		if req, err = req.SetStream(bytes.NewReader(b)); err != nil {
+			return middleware.SerializeOutput{}, middleware.Metadata{}, err
+		}
+		in.Request = req
+		return next.HandleSerialize(ctx, in)
+	})
+	return func(o *sqs.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Serialize.Insert(add, "OperationSerializer", middleware.After)
+		})
+	}
 }
 
 // apiError reduces an SDK error to what a user needs: the SQS error code

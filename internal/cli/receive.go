@@ -56,13 +56,16 @@ func receiveCommand() *cobra.Command {
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
 			}
+			zero := []string{"MaxNumberOfMessages"}
 			if cmd.Flags().Changed("wait") {
 				in.WaitTimeSeconds = int32(wait)
+				zero = append(zero, "WaitTimeSeconds")
 			}
 			if cmd.Flags().Changed("visibility") {
 				in.VisibilityTimeout = int32(visibility)
+				zero = append(zero, "VisibilityTimeout")
 			}
-			out, err := c.ReceiveMessage(cmd.Context(), in)
+			out, err := c.ReceiveMessage(cmd.Context(), in, sendZero(zero...))
 			if err != nil {
 				return apiError(err)
 			}

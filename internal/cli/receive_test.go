@@ -110,3 +110,56 @@ func TestCLIReceiveWait(t *testing.T) {
 		t.Errorf("receive --wait: got\n%s\nwant message %s", out, id)
 	}
 }
+
+// An explicit 0 is sent, not left out: aws-sdk-go-v2 drops an int32 member
+// that is 0, and SQS then applies the queue's attribute instead, so
+// `--wait 0` long-polled for the queue's ReceiveMessageWaitTimeSeconds,
+// `--visibility 0` leased for its VisibilityTimeout, `send --delay 0`
+// delayed by its DelaySeconds and `--count 0` received one message.
+func TestCLIExplicitZero(t *testing.T) {
+	t.Parallel()
+	s := testutil.StartServer(t)
+	url := s.MustCreateQueue(t, "jobs", map[string]string{
+		"ReceiveMessageWaitTimeSeconds": "20", "VisibilityTimeout": "60", "DelaySeconds": "30"})
+	s.MustCreateQueue(t, "empty", map[string]string{"ReceiveMessageWaitTimeSeconds": "20"})
+
+	// run gives the binary 15 s: the server's clock is fake, so a long poll
+	// that was not asked for never ends.
+	run := func(args ...string) cliResult {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, batonBinary(t), args...)
+		cmd.Env = cliEnv(t, "BATON_ENDPOINT="+s.URL)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("baton %s: still running after 15 s", strings.Join(args, " "))
+		}
+		r := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		}
+		return r
+	}
+
+	if r := run("send", "jobs", "now", "--delay", "0"); r.code != 0 {
+		t.Fatalf("send --delay 0: %v", r)
+	}
+	if a := queueAttrs(t, s, url); a["ApproximateNumberOfMessages"] != "1" || a["ApproximateNumberOfMessagesDelayed"] != "0" {
+		t.Errorf("after send --delay 0: %v, want the message visible at once", a)
+	}
+	if r := run("receive", "jobs", "--wait", "0", "--visibility", "0"); r.code != 0 || !strings.HasSuffix(r.stdout, "\n\nnow\n") {
+		t.Fatalf("receive --wait 0 --visibility 0: %v, want the message", r)
+	}
+	if a := queueAttrs(t, s, url); a["ApproximateNumberOfMessages"] != "1" || a["ApproximateNumberOfMessagesNotVisible"] != "0" {
+		t.Errorf("after receive --visibility 0: %v, want the message visible again at once", a)
+	}
+	if r := run("receive", "empty", "--wait", "0"); r.code != 0 || r.stderr != "no messages\n" {
+		t.Errorf("receive --wait 0 from an empty queue: %v, want \"no messages\" at once", r)
+	}
+	if r := run("receive", "jobs", "--count", "0"); r.code != 1 || !strings.Contains(r.stderr, "Value 0 for parameter MaxNumberOfMessages is invalid") {
+		t.Errorf("receive --count 0: %v, want refused as --count 11 is", r)
+	}
+}

@@ -60,8 +60,10 @@ func sendCommand() *cobra.Command {
 				return err
 			}
 			in := &sqs.SendMessageInput{MessageBody: aws.String(body), MessageAttributes: ma}
+			var zero []string
 			if cmd.Flags().Changed("delay") {
 				in.DelaySeconds = int32(delay)
+				zero = append(zero, "DelaySeconds")
 			}
 			if group != "" {
 				in.MessageGroupId = aws.String(group)
@@ -78,7 +80,7 @@ func sendCommand() *cobra.Command {
 				return err
 			}
 			in.QueueUrl = aws.String(url)
-			out, err := c.SendMessage(cmd.Context(), in)
+			out, err := c.SendMessage(cmd.Context(), in, sendZero(zero...))
 			if err != nil {
 				return apiError(err)
 			}
