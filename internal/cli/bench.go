@@ -97,7 +97,7 @@ func benchCommand() *cobra.Command {
 	f.StringSliceVar(&o.endpoints, "endpoint", []string{defaultEndpoint},
 		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_BENCH_ENDPOINT, else BATON_ENDPOINT)")
 	f.BoolVar(&o.self, "self", false, "start a Baton in this process on 127.0.0.1 and measure it instead of --endpoint")
-	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store `baton serve --store` accepts")
+	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store that baton serve --store accepts")
 	f.StringVar(&o.durability, "durability", "full", "commits of a --self sqlite store: full (fsync each commit) or relaxed")
 	f.BoolVar(&o.ceiling, "ceiling", false, "also measure an in-process JSON echo server and report the ratio to it")
 	f.StringVar(&o.scenarios, "scenario", bench.ScenarioSend, "scenarios, comma-separated: "+strings.Join(bench.Scenarios, ", ")+", or all")

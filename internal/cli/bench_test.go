@@ -164,3 +164,17 @@ func TestBenchEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// `baton bench --help` names each flag's value type: pflag takes a
+// back-quoted word of a flag's usage for that name, so a usage must quote
+// nothing with back quotes.
+func TestBenchHelp(t *testing.T) {
+	t.Parallel()
+	var stdout bytes.Buffer
+	if code := (cli.Main{Stdout: &stdout, Stderr: &bytes.Buffer{}}).Run(context.Background(), []string{"bench", "--help"}); code != 0 {
+		t.Fatalf("bench --help: exit code %d", code)
+	}
+	if out := stdout.String(); !strings.Contains(out, "--store string ") || strings.Contains(out, "`") {
+		t.Errorf("bench --help: want \"--store string\" and no back quote in\n%s", out)
+	}
+}
