@@ -57,6 +57,37 @@ func TestMetricsScopedToAccount(t *testing.T) {
 	}
 }
 
+// Prometheus cannot sign a scrape with SigV4; it sends HTTP Basic
+// credentials (basic_auth in its scrape config), which /metrics takes as
+// the dashboard does: the access key id and its secret, scoped to the key's
+// account. A wrong secret is refused.
+func TestMetricsBasicAuth(t *testing.T) {
+	t.Parallel()
+	srv := startAuthServer(t)
+	srv.MustCreateQueue(t, "alices", nil)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(bob.AccessKeyID, bob.SecretAccessKey)
+	if got := queuesIn(scrapeRequest(t, req), "baton_queue_messages"); got["alices"] {
+		t.Errorf("bob's Basic scrape shows queues %v, want none of alice's", got)
+	}
+	req.SetBasicAuth(alice.AccessKeyID, alice.SecretAccessKey)
+	if got := queuesIn(scrapeRequest(t, req), "baton_queue_messages"); !got["alices"] {
+		t.Errorf("alice's Basic scrape shows queues %v, want alices", got)
+	}
+	req.SetBasicAuth(alice.AccessKeyID, "wrong")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong secret: %s, want 401", resp.Status)
+	}
+}
+
 // A request refused while its parameters are read is counted in
 // baton_requests_total like any other error.
 func TestMetricsCountDecodeErrors(t *testing.T) {

@@ -49,7 +49,15 @@ func newPprofHandler(v *sigv4.Verifier, guard *signInGuard, log *slog.Logger) ht
 			mux.ServeHTTP(w, r)
 		})
 	}
-	signed, basic := Authenticate(v, log, mux), basicAuth(v, guard, log, mux)
+	return signedOrBasic(v, guard, log, mux)
+}
+
+// signedOrBasic wraps next so that only requests signed (SigV4) with one of
+// v's keys, or carrying one of its keys and secrets as HTTP Basic
+// credentials, reach it, for the tools that cannot sign: a browser, curl,
+// Prometheus (basic_auth in a scrape config).
+func signedOrBasic(v *sigv4.Verifier, guard *signInGuard, log *slog.Logger, next http.Handler) http.Handler {
+	signed, basic := Authenticate(v, log, next), basicAuth(v, guard, log, next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasBasicAuth(r) {
 			basic.ServeHTTP(w, r)

@@ -98,7 +98,7 @@ func New(cfg Config) *Server {
 	if cfg.Verifier != nil {
 		s.api = Authenticate(cfg.Verifier, cfg.Logger, s.api)
 		s.admin = Authenticate(cfg.Verifier, cfg.Logger, s.admin)
-		s.metricsAPI = Authenticate(cfg.Verifier, cfg.Logger, s.metricsAPI)
+		s.metricsAPI = signedOrBasic(cfg.Verifier, signIns, cfg.Logger, s.metricsAPI)
 	}
 	return s
 }
