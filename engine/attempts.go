@@ -65,6 +65,7 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		return nil, false, nil
 	}
 	var reset []baton.MessageChangeVisibilityParams // how to undo each reset
+	var renewed []ledgerEvent
 	defer func() {
 		if ok {
 			return
@@ -92,6 +93,15 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		reset = append(reset, baton.MessageChangeVisibilityParams{
 			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: out.Message.VisibleAt,
 		})
+		// The lease goes on to a new end, as after a renewal: the ledger
+		// must not see it lapse at the old one (told once every reset held).
+		renewed = append(renewed, ledgerEvent{
+			kind: kindChange, queueID: k.queueID, messageID: m.ID, epoch: m.Epoch, at: now, deadline: end,
+			leasedAt: m.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: clientFrom(ctx),
+		})
+	}
+	for _, ev := range renewed {
+		e.record(ev)
 	}
 	return msgs, true, nil
 }

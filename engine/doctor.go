@@ -29,8 +29,9 @@ type LeaseStats struct {
 	// Late counts late completions: deletes or visibility changes with the
 	// receipt of a lease that had already lapsed.
 	Late uint64
-	// Duplicates counts late completions on messages that had meanwhile been
-	// leased to another receiver: confirmed duplicate executions.
+	// Duplicates counts the leases completed late after their message had
+	// meanwhile been leased to another receiver: confirmed duplicate
+	// executions, one per lease however many late requests its holder made.
 	Duplicates uint64
 	// RedeliveriesLapsedWhileWorking are redeliveries after a lapse that a
 	// later late completion proved happened while the holder still worked;
@@ -40,6 +41,11 @@ type LeaseStats struct {
 	Renewals, Releases             uint64
 	DeadLettered                   uint64
 	RenewalsPerLease               float64
+	// LateWorkedMax is the longest a holder is known to have worked: from
+	// its receive to a late delete or visibility change by its receipt.
+	// It covers holders that never deleted, which P99 does not; the doctor
+	// goes by it when no lease completed.
+	LateWorkedMax time.Duration
 }
 
 func statsOf(c *counters) LeaseStats {
@@ -51,6 +57,7 @@ func statsOf(c *counters) LeaseStats {
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
 		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
+		LateWorkedMax: c.lateWorked,
 	}
 	if c.received > 0 {
 		s.RenewalsPerLease = float64(c.renewals) / float64(c.received)
@@ -72,8 +79,10 @@ type LeaseReport struct {
 	// Diagnosis is judged on the window (on everything since start when
 	// the window saw nothing).
 	Diagnosis string
-	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up, at most 12 h,
-	// when leases are too short; otherwise the timeout in force.
+	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up (LateWorkedMax
+	// × 1.5 when no lease completed), more than the timeout in force and
+	// at most 12 h, when leases are too short; otherwise the timeout in
+	// force.
 	RecommendedVisibilityTimeout int
 	Advice                       string
 }
@@ -103,13 +112,17 @@ func diagnose(r *LeaseReport, s LeaseStats) {
 	switch {
 	case s.Late > 0 || s.UnrenewedP99 > vis:
 		r.Diagnosis = DiagnosisLeaseTooShort
-		if s.Completed > 0 {
-			rec := int(math.Ceil(s.P99.Seconds() * recommendedTimeoutFactor))
-			r.RecommendedVisibilityTimeout = min(max(rec, r.VisibilityTimeout+1), baton.MaxVisibilityTimeout)
+		// With no lease completed (only late heartbeats), how long a late
+		// holder was seen working is all that tells the handlers' time.
+		need, seen := s.P99, "lease p99 is "+fmtSeconds(s.P99)
+		if s.Completed == 0 {
+			need, seen = s.LateWorkedMax, "no lease completed, but a holder was still working "+fmtSeconds(s.LateWorkedMax)+" after its receive"
 		}
+		rec := int(math.Ceil(need.Seconds() * recommendedTimeoutFactor))
+		r.RecommendedVisibilityTimeout = min(max(rec, r.VisibilityTimeout+1), baton.MaxVisibilityTimeout)
 		r.Advice = fmt.Sprintf("Handlers overran their lease: %d late completions, %d confirmed duplicate executions; "+
-			"lease p99 is %s against a visibility timeout of %ds. Set VisibilityTimeout to %ds",
-			s.Late, s.Duplicates, fmtSeconds(s.P99), r.VisibilityTimeout, r.RecommendedVisibilityTimeout)
+			"%s against a visibility timeout of %ds. Set VisibilityTimeout to %ds",
+			s.Late, s.Duplicates, seen, r.VisibilityTimeout, r.RecommendedVisibilityTimeout)
 		if s.P50 > 0 && s.P99 > renewAdviceSpreadFactor*s.P50 {
 			r.Advice += fmt.Sprintf(", or renew the lease while working (ChangeMessageVisibility): the slowest handlers take more than %d× the median (p50 %s)",
 				renewAdviceSpreadFactor, fmtSeconds(s.P50))

@@ -151,3 +151,154 @@ func TestReplayFailingMidwayKeepsLeases(t *testing.T) {
 		t.Fatalf("31 s after a 30 s receive got %v: the failed replay extended a's lease", late)
 	}
 }
+
+// A holder that deletes its message in time, after a purge took the
+// message away, did not overrun its lease: no late completion, no
+// lease-too-short diagnosis.
+func TestDeleteAfterPurgeIsNotLate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q", nil)
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{})
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	clock.Advance(5 * time.Second)
+	if err := e.PurgeQueue(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Second) // 10 s into a 30 s lease
+	if err := e.DeleteMessage(ctx, ref, got[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.LeaseReport(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.SinceStart; s.Late != 0 || s.Expired != 0 || r.Diagnosis != engine.DiagnosisHealthy {
+		t.Errorf("delete 10 s into a 30 s lease after a purge: late=%d expired=%d diagnosis=%s (%s); want 0, 0, %s",
+			s.Late, s.Expired, r.Diagnosis, r.Advice, engine.DiagnosisHealthy)
+	}
+	late, err := e.RecentLateCompletions(ctx, ref)
+	if err != nil || len(late) != 0 {
+		t.Errorf("late completions = %+v, %v; want none", late, err)
+	}
+}
+
+// A ReceiveRequestAttemptId replay resets the leases it returns again, and
+// the ledger learns the new deadline: the lease does not seem to lapse at
+// its first deadline while the store still holds it.
+func TestReplayMovesLedgerDeadline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a", GroupID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	p := engine.ReceiveParams{ReceiveRequestAttemptID: "try-1"} // 30 s leases
+	got, err := e.ReceiveMessage(ctx, ref, p)
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	clock.Advance(20 * time.Second)
+	if again, err := e.ReceiveMessage(ctx, ref, p); err != nil || len(again) != 1 { // lease now ends at t=50
+		t.Fatal(again, err)
+	}
+	clock.Advance(20 * time.Second) // t=40: past the first deadline
+	leases, err := e.ActiveLeases(ctx, ref, 10)
+	if err != nil || len(leases) != 1 || !leases[0].Deadline.Equal(testutil.Epoch.Add(50*time.Second)) {
+		t.Errorf("active leases at t=40 = %+v, %v; want one ending at t=50", leases, err)
+	}
+	qs, err := e.QueueMetrics(ctx, nil)
+	if err != nil || len(qs) != 1 || qs[0].Totals.Expired != 0 {
+		t.Errorf("metrics at t=40: %+v, %v; want no expiry", qs, err)
+	}
+	if err := e.DeleteMessage(ctx, ref, got[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.LeaseReport(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.SinceStart; s.Expired != 0 || s.Late != 0 || s.Completed != 1 || r.Diagnosis != engine.DiagnosisHealthy {
+		t.Errorf("after a replay and a delete in time: %s, %+v", r.Diagnosis, s)
+	}
+}
+
+// A holder whose lease lapsed while another receiver took the message is
+// one duplicate execution, however many requests it then makes with its
+// receipt: a late heartbeat, the late delete, the SDK's retry of that
+// delete. The retry is no second late completion.
+func TestLateHolderIsOneDuplicate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q", nil)
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{}) // 30 s lease
+	if err != nil || len(a) != 1 {
+		t.Fatal(a, err)
+	}
+	clock.Advance(31 * time.Second)
+	if b, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{}); err != nil || len(b) != 1 {
+		t.Fatal(b, err)
+	}
+	clock.Advance(5 * time.Second) // t=36
+	if err := e.ChangeMessageVisibility(ctx, ref, a[0].ReceiptHandle, ptr(30)); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(4 * time.Second) // t=40
+	// The delete, then the SDK's retry of it.
+	for range 2 {
+		if err := e.DeleteMessage(ctx, ref, a[0].ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := e.LeaseReport(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.SinceStart; s.Late != 2 || s.Duplicates != 1 || s.Completed != 1 {
+		t.Errorf("late %d, duplicates %d, completed %d; want 2 (the heartbeat and the delete), 1, 1", s.Late, s.Duplicates, s.Completed)
+	}
+	late, err := e.RecentLateCompletions(ctx, ref)
+	if err != nil || len(late) != 2 || late[0].Kind != engine.EventLateDelete || late[0].Late != 10*time.Second {
+		t.Errorf("late completions = %+v, %v; want the heartbeat and the delete 10 s late", late, err)
+	}
+}
+
+// A holder whose only late request is a heartbeat (it crashed before its
+// delete, say) still overran its lease: the doctor recommends a longer
+// timeout than the one in force, not the same.
+func TestLateHeartbeatRecommendsLongerTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "q", nil)
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{}) // 30 s lease
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	clock.Advance(40 * time.Second)
+	if err := e.ChangeMessageVisibility(ctx, ref, got[0].ReceiptHandle, ptr(30)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.LeaseReport(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Diagnosis != engine.DiagnosisLeaseTooShort || r.RecommendedVisibilityTimeout <= 40 {
+		t.Errorf("diagnosis %s, recommended timeout %d s (%s); want %s and more than the 40 s the holder is known to have taken",
+			r.Diagnosis, r.RecommendedVisibilityTimeout, r.Advice, engine.DiagnosisLeaseTooShort)
+	}
+}

@@ -121,12 +121,17 @@ type leaseRec struct {
 	redelivered bool // a later lease followed its expiry
 	proven      bool // a late completion showed its holder was working
 	working     bool // counted as lapsed while working (redelivered and proven)
+	lateDeleted bool // a late delete by its receipt was applied: another is a retry
+	duplicated  bool // counted as a duplicate execution, which it is once
 	heapIdx     int
 }
 
 type trackedMessage struct {
-	id      string
-	latest  uint32
+	id     string
+	latest uint32
+	// sentAt is when the message was sent, as its receives said: retention
+	// deletes it by that.
+	sentAt  time.Time
 	leases  map[uint32]*leaseRec
 	history []LeaseEvent
 	elem    *list.Element
@@ -139,6 +144,10 @@ type counters struct {
 	deadLettered                                         uint64
 	durations                                            histogram // receive to delete
 	unrenewed                                            histogram // the same, leases never renewed
+	// lateWorked is the longest from a receive to a late completion by its
+	// receipt: its holder worked at least that long, whether or not it
+	// ever deleted.
+	lateWorked time.Duration
 }
 
 func (c *counters) merge(o *counters) {
@@ -155,6 +164,7 @@ func (c *counters) merge(o *counters) {
 	c.deadLettered += o.deadLettered
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
+	c.lateWorked = max(c.lateWorked, o.lateWorked)
 }
 
 // dec takes one from a counter that a retracted inference had added to,
@@ -183,6 +193,12 @@ type queueLedger struct {
 	total  counters
 	own    counters
 	window [windowMinutes]minuteCounters
+	// ownExpiredShown is the most own.expired that owned has reported. An
+	// expiry inferred here is taken back when a renewal or delete made
+	// through another node arrives late, but owned feeds a Prometheus
+	// counter, which must never go down: until own.expired passes it again,
+	// owned reports this instead.
+	ownExpiredShown uint64
 }
 
 type ledger struct {
@@ -366,6 +382,21 @@ func (ql *queueLedger) purged(at time.Time) {
 	}
 }
 
+// retained ends the active leases of the messages sent before cutoff: the
+// retention sweep deleted them at at, which is no lapse.
+func (ql *queueLedger) retained(at, cutoff time.Time) {
+	var gone []*leaseRec
+	for _, r := range ql.active {
+		if sent := r.msg.sentAt; !sent.IsZero() && sent.Before(cutoff) {
+			gone = append(gone, r)
+		}
+	}
+	for _, r := range gone {
+		ql.end(r, leaseRemoved)
+		r.msg.record(LeaseEvent{At: at, Kind: EventRemoved, Epoch: r.epoch})
+	}
+}
+
 func (ql *queueLedger) end(r *leaseRec, state leaseState) {
 	if r.heapIdx >= 0 {
 		heap.Remove(&ql.active, r.heapIdx)
@@ -385,6 +416,9 @@ const (
 	kindForget
 	// kindPurge ends the queue's active leases: their messages were purged.
 	kindPurge
+	// kindRetention ends the active leases of the messages sent before
+	// sentAt: the retention sweep deleted them.
+	kindRetention
 )
 
 // ledgerEvent is one mutation of the ledger, self-contained so that it can
@@ -404,6 +438,9 @@ type ledgerEvent struct {
 	leasedAt     time.Time
 	receiveCount int
 	n            int // sent: messages stored
+	// sentAt is when the message was sent (receive), or the retention
+	// cutoff: messages sent before it were deleted (retention).
+	sentAt time.Time
 	// result is what the store found for a delete or change by receipt.
 	result baton.LeaseResult
 	// storeEpoch is the message's current lease epoch in the store (0 if
@@ -463,6 +500,8 @@ func (l *ledger) applyLocked(ev ledgerEvent, local bool) {
 		ql.completed(ev, local)
 	case kindPurge:
 		ql.purged(ev.at)
+	case kindRetention:
+		ql.retained(ev.at, ev.sentAt)
 	case kindDeadLetter:
 		ql.deadLettered(ev, local)
 	}
@@ -480,6 +519,9 @@ func (ql *queueLedger) begin(ev ledgerEvent, local bool) {
 		r.deadline, r.deadlineAt = ev.deadline, ev.at
 	}
 	tm.latest = max(tm.latest, ev.epoch)
+	if !ev.sentAt.IsZero() {
+		tm.sentAt = ev.sentAt
+	}
 	ql.count(ev.at, local, func(c *counters) { c.received++ })
 	tm.record(LeaseEvent{At: ev.at, Kind: EventReceive, Epoch: ev.epoch, ReceiveCount: ev.receiveCount, Deadline: ev.deadline, Client: ev.client})
 	// The store handed this lease out, so the one before it had ended:
@@ -524,8 +566,8 @@ func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
 func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
-	if ev.result != baton.LeaseCurrent && rec.state == leaseDeleted {
-		return // a retry of a delete that succeeded: nothing happened
+	if ev.result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
+		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
 	d := ev.at.Sub(ev.leasedAt)
 	renewed := rec.renewals > 0
@@ -536,7 +578,7 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 			c.unrenewed.add(d)
 		}
 	})
-	if ev.result == baton.LeaseCurrent {
+	if ev.result == baton.LeaseCurrent || removedInTime(rec, ev.at) {
 		if rec.state == leaseExpired {
 			ql.unexpire(rec)
 		}
@@ -566,7 +608,8 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
 	if ev.result != baton.LeaseCurrent {
-		if rec.state != leaseDeleted { // after its own delete: no lapse
+		// After its own delete, or its message's removal, in time: no lapse.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) {
 			ql.late(tm, rec, ev, local, EventLateChange)
 		}
 		return
@@ -597,17 +640,35 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm.record(LeaseEvent{At: ev.at, Kind: EventRenew, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
 }
 
+// removedInTime says that r's message was removed (a purge, the retention
+// sweep, another receiver's late delete) while r was live, and that its
+// holder acts by at, before r's deadline: the store no longer has the
+// message, but the holder did not overrun its lease.
+func removedInTime(r *leaseRec, at time.Time) bool {
+	return r.state == leaseRemoved && !r.deadline.IsZero() && !at.After(r.deadline)
+}
+
 // late records a late completion: a receipt whose lease had lapsed.
 func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, local bool, kind string) {
 	var lateBy time.Duration
 	if !rec.deadline.IsZero() {
 		lateBy = ev.at.Sub(rec.deadline)
 	}
+	// However many requests the holder makes with its receipt, its work
+	// ran twice once.
+	dup := ev.duplicate && !rec.duplicated
+	rec.duplicated = rec.duplicated || ev.duplicate
+	rec.lateDeleted = rec.lateDeleted || kind == EventLateDelete
+	var worked time.Duration
+	if !ev.leasedAt.IsZero() {
+		worked = ev.at.Sub(ev.leasedAt)
+	}
 	ql.count(ev.at, local, func(c *counters) {
 		c.late++
-		if ev.duplicate {
+		if dup {
 			c.duplicates++
 		}
+		c.lateWorked = max(c.lateWorked, worked)
 	})
 	if !rec.proven {
 		rec.proven = true
@@ -654,13 +715,16 @@ func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 }
 
 // owned returns the queue's counters of what this node originated since it
-// started (queueLedger.own), for metrics that are summed over nodes.
+// started (queueLedger.own), for metrics that are summed over nodes. The
+// counts never go down from one call to the next (see ownExpiredShown).
 func (l *ledger) owned(queueID uint64, now time.Time) counters {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ql := l.queue(queueID)
 	ql.expire(now)
 	own := ql.own
+	own.expired = max(own.expired, ql.ownExpiredShown)
+	ql.ownExpiredShown = own.expired
 	own.durations = cloneHist(ql.own.durations)
 	own.unrenewed = cloneHist(ql.own.unrenewed)
 	return own

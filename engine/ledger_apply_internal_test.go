@@ -201,3 +201,43 @@ func TestLedgerOwnCounts(t *testing.T) {
 		t.Errorf("cluster views differ: node 1 %+v, node 2 %+v", t1, t2)
 	}
 }
+
+// TestLedgerOwnExpiredNeverDecreases: own.expired is exported as the
+// Prometheus counter baton_lease_expired_total, which must never go down.
+// A scrape that read an expiry this node inferred keeps it when a renewal
+// made through another node arrives later and takes the expiry back.
+func TestLedgerOwnExpiredNeverDecreases(t *testing.T) {
+	t.Parallel()
+	var l ledger
+	l.applyLocal(evReceive(1, 0, 30))
+	before := l.owned(applyQueue, sec(31)).expired // a scrape past the deadline
+	l.apply(evRenew(1, 0, 29, 60))                 // renewed in time through another node
+	after := l.owned(applyQueue, sec(32))
+	if after.expired < before {
+		t.Errorf("own expired went from %d to %d between two scrapes, want it never to decrease", before, after.expired)
+	}
+	// The cluster's view still takes the inference back.
+	if total, _ := l.snapshot(applyQueue, sec(32)); total.expired != 0 {
+		t.Errorf("expired since start = %d, want 0", total.expired)
+	}
+}
+
+// TestLedgerRemovedLeaseDeletedInTime: the third receiver of the classic
+// incident, whose message the first holder's late delete removed, deletes
+// it before its own deadline: that is no second late completion.
+func TestLedgerRemovedLeaseDeletedInTime(t *testing.T) {
+	t.Parallel()
+	var l ledger
+	gone := evDelete(3, 62, 91)
+	gone.result, gone.storeEpoch = baton.LeaseGone, 0
+	applyAll(&l, []ledgerEvent{evReceive(1, 0, 30), evReceive(2, 31, 30), evReceive(3, 62, 30), evLateDelete(1, 0, 90, 3), gone}, 4)
+	want := tally{received: 3, completed: 2, expired: 2, late: 1, duplicates: 1, redeliveries: 2, lapsedWorking: 1}
+	if got := tallyOf(&l, sec(1000)); got != want {
+		t.Errorf("counts = %+v, want %+v", got, want)
+	}
+	for _, lc := range l.queue(applyQueue).recentLate {
+		if lc.Late < 0 {
+			t.Errorf("late completion %+v came before its deadline", lc)
+		}
+	}
+}

@@ -69,6 +69,7 @@ func (e *Engine) applyBatch(b []byte) {
 	loc := e.clock.Now().Location()
 	for _, ev := range evs {
 		ev.at, ev.deadline, ev.leasedAt = inZone(ev.at, loc), inZone(ev.deadline, loc), inZone(ev.leasedAt, loc)
+		ev.sentAt = inZone(ev.sentAt, loc)
 		e.ledger.apply(ev)
 	}
 }
@@ -243,7 +244,8 @@ func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) {
 //
 //	kind(1) flags(1) queueID(uvarint) message id (16 bytes when a UUID,
 //	else uvarint length and bytes) epoch(uvarint) at(varint Unix ns)
-//	[deadline-at (varint ns)] [leasedAt-at (varint ns)] receiveCount(uvarint)
+//	[deadline-at (varint ns)] [leasedAt-at (varint ns)] [sentAt-at (varint
+//	ns)] receiveCount(uvarint)
 //	n(uvarint) result(1) storeEpoch(uvarint) addr, userAgent (uvarint
 //	length and bytes)
 //
@@ -254,6 +256,7 @@ const (
 	flagLeasedAt
 	flagDuplicate
 	flagRemoved
+	flagSentAt
 )
 
 func appendEvent(b []byte, ev ledgerEvent) []byte {
@@ -274,6 +277,9 @@ func appendEvent(b []byte, ev ledgerEvent) []byte {
 	if ev.removed {
 		flags |= flagRemoved
 	}
+	if !ev.sentAt.IsZero() {
+		flags |= flagSentAt
+	}
 	b = append(b, byte(ev.kind), flags)
 	b = binary.AppendUvarint(b, ev.queueID)
 	if flags&flagUUID != 0 {
@@ -289,6 +295,9 @@ func appendEvent(b []byte, ev ledgerEvent) []byte {
 	}
 	if flags&flagLeasedAt != 0 {
 		b = binary.AppendVarint(b, ev.leasedAt.UnixNano()-at)
+	}
+	if flags&flagSentAt != 0 {
+		b = binary.AppendVarint(b, ev.sentAt.UnixNano()-at)
 	}
 	b = binary.AppendUvarint(b, uint64(max(ev.receiveCount, 0)))
 	b = binary.AppendUvarint(b, uint64(max(ev.n, 0)))
@@ -335,7 +344,7 @@ func (d *decoder) event() ledgerEvent {
 	var ev ledgerEvent
 	kind, flags := d.byte(), d.byte()
 	ev.kind = eventKind(kind)
-	if d.err == nil && (ev.kind < kindSent || ev.kind > kindPurge) {
+	if d.err == nil && (ev.kind < kindSent || ev.kind > kindRetention) {
 		d.err = errBadBatch
 	}
 	ev.queueID = d.uvarint()
@@ -354,6 +363,9 @@ func (d *decoder) event() ledgerEvent {
 	}
 	if flags&flagLeasedAt != 0 {
 		ev.leasedAt = time.Unix(0, at+d.varint()).UTC()
+	}
+	if flags&flagSentAt != 0 {
+		ev.sentAt = time.Unix(0, at+d.varint()).UTC()
 	}
 	ev.receiveCount = int(min(d.uvarint(), 1<<31))
 	ev.n = int(min(d.uvarint(), 1<<31))

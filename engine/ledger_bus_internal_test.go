@@ -250,7 +250,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 	evs := []ledgerEvent{
 		{kind: kindSent, queueID: 9, at: sec(1).Add(123), n: 10},
 		evReceive(1, 0, 30),
-		{kind: kindReceive, queueID: 1 << 40, messageID: "not-a-uuid", epoch: 2, at: sec(5), deadline: sec(5), receiveCount: 2, client: client},
+		{kind: kindReceive, queueID: 1 << 40, messageID: "not-a-uuid", epoch: 2, at: sec(5), deadline: sec(5), receiveCount: 2, sentAt: sec(-50), client: client},
 		evRenew(3, 10, 20, 80),
 		evDelete(4, 0, 9),
 		evLateDelete(1, 0, 90, 3),
@@ -259,6 +259,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{kind: kindDeadLetter, queueID: 2, messageID: applyMsg, epoch: 6, at: sec(3), receiveCount: 5},
 		{kind: kindForget, queueID: 2, at: sec(4)},
 		{kind: kindPurge, queueID: 2, at: sec(5)},
+		{kind: kindRetention, queueID: 2, at: sec(70), sentAt: sec(10)},
 	}
 	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 7}
 	for _, ev := range evs {
@@ -277,7 +278,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 
 func sameEvent(a, b ledgerEvent) bool {
 	return a.kind == b.kind && a.queueID == b.queueID && a.messageID == b.messageID && a.epoch == b.epoch &&
-		a.at.Equal(b.at) && a.deadline.Equal(b.deadline) && a.leasedAt.Equal(b.leasedAt) &&
+		a.at.Equal(b.at) && a.deadline.Equal(b.deadline) && a.leasedAt.Equal(b.leasedAt) && a.sentAt.Equal(b.sentAt) &&
 		a.receiveCount == b.receiveCount && a.n == b.n && a.result == b.result && a.storeEpoch == b.storeEpoch &&
 		a.duplicate == b.duplicate && a.removed == b.removed && a.client == b.client
 }

@@ -409,7 +409,7 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	for _, m := range msgs {
 		e.record(ledgerEvent{
 			kind: kindReceive, queueID: q.ID, messageID: m.ID, epoch: m.Epoch, at: m.LeasedAt,
-			deadline: m.VisibleAt, receiveCount: m.ReceiveCount, client: client,
+			deadline: m.VisibleAt, receiveCount: m.ReceiveCount, sentAt: m.SentAt, client: client,
 		})
 	}
 	if replayKey.id != "" && len(msgs) > 0 {

@@ -85,6 +85,10 @@ func (s *RetentionSweeper) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
+		if n > 0 {
+			// Leased messages go too: end their leases in the ledger.
+			s.engine.record(ledgerEvent{kind: kindRetention, queueID: q.ID, at: now, sentAt: cutoff})
+		}
 		total += n
 	}
 	return total, nil

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,3 +78,57 @@ func TestRetentionSweeper(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A message whose retention period ends while it is leased is gone: the
+// ledger ends its lease then, so the lease neither stays active nor later
+// counts as lapsed, and its holder's delete is no late completion.
+func TestRetentionEndsLeaseInLedger(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := engine.QueueRef{Account: "000000000000", Name: "short-leased"}
+	if _, err := e.CreateQueue(ctx, engine.CreateQueueParams{Account: ref.Account, Name: ref.Name,
+		Attributes: map[string]string{"MessageRetentionPeriod": "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "leased past its retention"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(50 * time.Second)
+	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: ptr(120)}) // until t=170
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	clock.Advance(20 * time.Second) // t=70: 70 s old
+	if n, err := engine.NewRetentionSweeper(e, time.Minute).SweepOnce(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep = %d, %v; want 1, nil", n, err)
+	}
+	if leases, err := e.ActiveLeases(ctx, ref, 10); err != nil || len(leases) != 0 {
+		t.Errorf("active leases after the sweep = %+v, %v; want none", leases, err)
+	}
+	clock.Advance(10 * time.Second) // t=80, within the lease
+	if err := e.DeleteMessage(ctx, ref, got[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Minute) // well past the lease's deadline
+	r, err := e.LeaseReport(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.SinceStart; s.Expired != 0 || s.Late != 0 || r.Diagnosis != engine.DiagnosisHealthy {
+		t.Errorf("after retention removed a leased message: expired=%d late=%d diagnosis=%s (%s); want 0, 0, %s",
+			s.Expired, s.Late, r.Diagnosis, r.Advice, engine.DiagnosisHealthy)
+	}
+	evs, _, err := e.MessageHistory(ctx, ref, sent.MessageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Kind)
+	}
+	if want := []string{engine.EventReceive, engine.EventRemoved, engine.EventDelete}; !slices.Equal(kinds, want) {
+		t.Errorf("history = %v, want %v", kinds, want)
+	}
+}

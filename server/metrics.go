@@ -102,7 +102,7 @@ var (
 	descExpired   = prometheus.NewDesc("baton_lease_expired_total", "Leases that lapsed without a delete or release.", labels, nil)
 	descDLQ       = prometheus.NewDesc("baton_messages_dead_lettered_total", "Messages moved to the dead-letter queue.", labels, nil)
 	descLate      = prometheus.NewDesc("baton_lease_late_completions_total", "Deletes or visibility changes carrying the receipt of a lapsed lease.", labels, nil)
-	descDupes     = prometheus.NewDesc("baton_lease_confirmed_duplicates_total", "Late completions on messages meanwhile leased to another receiver.", labels, nil)
+	descDupes     = prometheus.NewDesc("baton_lease_confirmed_duplicates_total", "Leases completed late after their message was leased to another receiver: confirmed duplicate executions.", labels, nil)
 	descRenewals  = prometheus.NewDesc("baton_lease_renewals_total", "Lease renewals (ChangeMessageVisibility > 0).", labels, nil)
 	descDurations = prometheus.NewDesc("baton_lease_duration_seconds", "Lease duration from receive to delete.", labels, nil)
 )
