@@ -14,6 +14,7 @@ type attempt struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	start  time.Time
+	ds     []*Delivery
 	leases []*Lease
 	// followers are leases waiting behind this attempt (later messages of
 	// a FIFO group): released with it if it is abandoned.
@@ -34,12 +35,13 @@ type attempt struct {
 	lostCount    int
 }
 
-// newAttempt creates the attempt and binds its leases to it; it does not
-// start watching it.
-func (c *Consumer) newAttempt(leases, followers []*Lease, batch bool, detach func()) *attempt {
+// newAttempt creates the attempt over the deliveries and binds their leases
+// to it; it does not start watching it.
+func (c *Consumer) newAttempt(ds []*Delivery, followers []*Lease, batch bool, detach func()) *attempt {
 	now := c.clock.Now()
 	ctx, cancel := context.WithCancelCause(c.bg)
-	a := &attempt{c: c, ctx: ctx, cancel: cancel, start: now, leases: leases, followers: followers,
+	leases := leasesOf(ds)
+	a := &attempt{c: c, ctx: ctx, cancel: cancel, start: now, ds: ds, leases: leases, followers: followers,
 		batch: batch, detach: detach, lastProgress: now}
 	if c.cfg.attemptTimeout > 0 {
 		a.overrunAt = now.Add(c.cfg.attemptTimeout)

@@ -512,7 +512,7 @@ func (c *Consumer) runSingle(d *Delivery, done func()) {
 	if c.snoozeEarly(d) {
 		return
 	}
-	a := c.newAttempt([]*Lease{d.lease}, nil, false, done)
+	a := c.newAttempt([]*Delivery{d}, nil, false, done)
 	err := c.invoke(a, []*Delivery{d}, func(ctx context.Context) []error {
 		return []error{c.handler.Handle(ctx, d)}
 	})[0]
@@ -535,7 +535,7 @@ func (c *Consumer) runGroup(ds []*Delivery, done func()) {
 			c.releaseHeld(ds[i+1:], c.skipDelay(), ReasonGroupSkipped)
 			return
 		}
-		a := c.newAttempt([]*Lease{d.lease}, leasesOf(ds[i+1:]), false, done)
+		a := c.newAttempt([]*Delivery{d}, leasesOf(ds[i+1:]), false, done)
 		err := c.invoke(a, []*Delivery{d}, func(ctx context.Context) []error {
 			return []error{c.handler.Handle(ctx, d)}
 		})[0]
@@ -558,7 +558,7 @@ func (c *Consumer) runBatch(ds []*Delivery, done func()) {
 	if len(live) == 0 {
 		return
 	}
-	a := c.newAttempt(leasesOf(live), nil, true, done)
+	a := c.newAttempt(live, nil, true, done)
 	res := c.invoke(a, live, func(ctx context.Context) []error {
 		r := c.batch.HandleBatch(ctx, live)
 		switch {
@@ -667,6 +667,9 @@ const (
 	actRelease
 	actDeadLetter
 	actSnooze
+	// actLeave ends the lease without a call: the message is another
+	// attempt's, and the receipt lapses on its own.
+	actLeave
 )
 
 // action is what the runtime does with an owned lease once its handler
@@ -688,9 +691,9 @@ func (c *Consumer) decide(a *attempt, d *Delivery, err error) action {
 	case errors.Is(cause, ErrShutdown):
 		return action{kind: actRelease, why: ReasonShutdown}
 	case errors.Is(cause, ErrStalled):
-		return action{kind: actRelease, why: ReasonStalled, delay: c.backoff(d.Attempt())}
+		return c.retryAction(d, 0, ReasonStalled, cause)
 	case errors.Is(cause, ErrAttemptTimeout):
-		return action{kind: actRelease, why: ReasonTimeout, delay: c.backoff(d.Attempt())}
+		return c.retryAction(d, 0, ReasonTimeout, cause)
 	}
 	o, ok := asOutcome(err)
 	if !ok {
@@ -705,6 +708,8 @@ func (c *Consumer) decide(a *attempt, d *Delivery, err error) action {
 		return action{kind: actDeadLetter, err: o.err}
 	case outcomeNotReady:
 		return action{kind: actSnooze, delay: o.after}
+	case outcomeHeld:
+		return action{kind: actLeave}
 	}
 	return c.retryAction(d, o.after, ReasonRetry, err)
 }
@@ -746,6 +751,8 @@ func (c *Consumer) execute(ds []*Delivery, acts []action, confirm bool) []bool {
 			resolved[i] = c.deadLetter(d, act.err, confirm)
 		case actSnooze:
 			c.snooze(d, act.delay)
+		case actLeave:
+			c.endLease(d.lease)
 		}
 	}
 	for why, idx := range dels {
@@ -819,25 +826,22 @@ func (c *Consumer) lateDelete(l *Lease) {
 }
 
 // abandon handles an attempt whose handler did not return within the grace
-// after a cancel: its leases are released as the cause says, leases waiting
-// behind it (FIFO) are released at once, and its slot is reported stuck.
+// after a cancel: its messages are released (or dead-lettered, their
+// attempts spent) as the cause says, as if the handler had returned the
+// cause, leases waiting behind it (FIFO) are released at once, and its slot
+// is reported stuck.
 func (c *Consumer) abandon(a *attempt) {
 	cause := a.runtimeCause()
-	var own []*Lease
-	for _, l := range a.leases {
-		if l.beginEnding() {
-			own = append(own, l)
+	var own []*Delivery
+	var acts []action
+	for _, d := range a.ds {
+		if d.lease.beginEnding() {
+			own = append(own, d)
+			acts = append(acts, c.decide(a, d, cause))
 		}
 	}
 	if len(own) > 0 {
-		delay, why := time.Duration(0), ReasonShutdown
-		switch {
-		case errors.Is(cause, ErrStalled):
-			delay, why = c.backoff(own[0].attemptNo), ReasonStalled
-		case errors.Is(cause, ErrAttemptTimeout):
-			delay, why = c.backoff(own[0].attemptNo), ReasonTimeout
-		}
-		c.release(c.bg, own, delay, why)
+		c.execute(own, acts, false)
 	}
 	var fol []*Lease
 	for _, l := range a.followers {

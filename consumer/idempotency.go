@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -143,10 +144,13 @@ func WithCompletedTTL(d time.Duration) IdempotencyOption { return func(c *idemCo
 // (and renews the claim whenever the scheduler renews the lease). If the key
 // is already done, it skips the handler and the message is deleted; if
 // another live attempt holds it, the message is snoozed (NotReady) until that
-// claim expires. On success it marks the key done (fenced: a completion
-// from an attempt whose claim was taken over is refused and reported); on
-// failure, or when the handler gave the message back with Lease.Release
-// (whatever it then returned), it abandons the claim so the retry may run.
+// claim expires, unless that attempt works on the same message (a duplicate
+// delivery): the duplicate's receipt is then left to lapse, since a snooze
+// or a delete would act on the owner's message. On success it marks the key
+// done (fenced: a completion from an attempt whose claim was taken over is
+// refused and reported); on failure (a panic included), or when the handler
+// gave the message back with Lease.Release (whatever it then returned), it
+// abandons the claim so the retry may run.
 func Idempotency(store IdempotencyStore, opts ...IdempotencyOption) Middleware {
 	cfg := idemConfig{key: KeyByMessageID, ttl: 24 * time.Hour}
 	for _, o := range opts {
@@ -178,6 +182,13 @@ func idempotent(ctx context.Context, d *Delivery, store IdempotencyStore, cfg id
 		c.observe(Event{Kind: EventDuplicate, MessageID: d.id, Attempt: d.Attempt()})
 		return &outcome{kind: outcomeDuplicate}
 	case InProgress:
+		if strings.HasPrefix(res.Owner, d.ID()+"#") {
+			// A duplicate delivery of the message another attempt is
+			// working on: a snooze would re-send it and delete the
+			// original, the owner's message, under the owner. Leave it to
+			// the owner.
+			return &outcome{kind: outcomeHeld}
+		}
 		return NotReady(max(res.Until.Sub(now), time.Second))
 	}
 	l.onRenew(func(ctx context.Context, deadline time.Time) {
@@ -186,15 +197,29 @@ func idempotent(ctx context.Context, d *Delivery, store IdempotencyStore, cfg id
 			c.observe(Event{Kind: EventError, Op: "idempotency.renew", MessageID: d.id, Err: err})
 		}
 	})
-	herr := next.Handle(ctx, d)
 	sctx := context.WithoutCancel(ctx)
+	abandon := func() {
+		if err := store.Abandon(sctx, AbandonParams{Key: key, Owner: owner}); err != nil {
+			c.observe(Event{Kind: EventError, Op: "idempotency.abandon", MessageID: d.id, Err: err})
+		}
+	}
+	herr := func() error {
+		// A panic fails the attempt (the runtime recovers it): the claim
+		// goes as for a returned error, or it would hold off the retry
+		// until the lease's old deadline.
+		defer func() {
+			if r := recover(); r != nil {
+				abandon()
+				panic(r)
+			}
+		}()
+		return next.Handle(ctx, d)
+	}()
 	if herr != nil || l.releasedByHandler() {
 		// A handler that gave its message back with Lease.Release did not
 		// finish the work, whatever it returned: the message comes back
 		// and must run again, not be skipped as a duplicate.
-		if err := store.Abandon(sctx, AbandonParams{Key: key, Owner: owner}); err != nil {
-			c.observe(Event{Kind: EventError, Op: "idempotency.abandon", MessageID: d.id, Err: err})
-		}
+		abandon()
 		return herr
 	}
 	done := c.clock.Now()

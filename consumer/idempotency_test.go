@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	_ "modernc.org/sqlite"
 
 	"github.com/baton-sqs/baton/consumer"
@@ -333,6 +335,106 @@ func TestIdempotencyReleaseThenNilRunsAgain(t *testing.T) {
 		}
 		if got := h.obs.Reasons(consumer.EventDeleted); got[consumer.ReasonDone] != 1 || got[consumer.ReasonDuplicate] != 0 {
 			t.Errorf("deletes by reason %v, want one done", got)
+		}
+	})
+}
+
+// A handler that panics has failed: the middleware abandons its claim as for
+// a returned error, so the retry runs after its backoff. A claim left in
+// progress until the old lease's deadline would make the retry snooze
+// (NotReady), which on a FIFO queue changes the visibility and spends one of
+// the message's receives: with maxReceiveCount 2, the message would reach
+// the dead-letter queue having run once.
+func TestIdempotencyPanicAbandonsClaim(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "idempanic.fifo", map[string]string{
+			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:idempanic-dlq.fifo","maxReceiveCount":2}`})
+		h.sqs.CreateQueue("idempanic-dlq.fifo", nil)
+		id := h.sqs.Send(h.url, "x", "g")
+		var calls atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			if calls.Add(1) == 1 {
+				panic("boom")
+			}
+			return nil
+		}), consumer.WithMiddleware(consumer.Idempotency(consumer.NewMemoryStore())), consumer.WithVisibilityTimeout(30*time.Second))
+		h.advanceUntil(2*time.Minute, time.Second, func() error {
+			if !h.state(id).Deleted {
+				return fmt.Errorf("not deleted")
+			}
+			return nil
+		})
+		if got := calls.Load(); got != 2 {
+			t.Errorf("handler calls %d, want 2", got)
+		}
+		if got := h.state(id).Receives; got != 2 {
+			t.Errorf("receives %d, want 2 (the retry ran on the second)", got)
+		}
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 0 {
+			t.Errorf("not-ready releases %d, want 0", got)
+		}
+	})
+}
+
+// dupReceiver returns the first message it receives twice in one answer,
+// with two receipt handles, as a standard queue may.
+type dupReceiver struct {
+	*consumertest.SQS
+	done atomic.Bool
+}
+
+func (r *dupReceiver) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	out, err := r.SQS.ReceiveMessage(ctx, in, o...)
+	if err != nil || len(out.Messages) != 1 || r.done.Swap(true) {
+		return out, err
+	}
+	id, h := "0", *out.Messages[0].ReceiptHandle
+	if _, err := r.SQS.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: in.QueueUrl,
+		Entries: []types.ChangeMessageVisibilityBatchRequestEntry{{Id: &id, ReceiptHandle: &h}}}); err != nil {
+		return nil, err
+	}
+	again, err := r.SQS.ReceiveMessage(ctx, in, o...)
+	if err != nil {
+		return nil, err
+	}
+	out.Messages = append(out.Messages, again.Messages...)
+	return out, nil
+}
+
+// A duplicate delivery (here in the same receive, as a standard queue may
+// answer) of a message another attempt is working on is left to that
+// attempt: snoozing it would re-send it and delete the original with the
+// duplicate's receipt, and the working attempt would lose its lease at its
+// next renewal.
+func TestIdempotencyDuplicateInOneReceive(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "idemdup", nil)
+		id := h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		var runs atomic.Int32
+		c, err := consumer.New(&dupReceiver{SQS: h.sqs}, h.url, holdFirst(h.clock, g, &runs), h.opts([]consumer.Option{
+			consumer.WithMiddleware(consumer.Idempotency(consumer.NewMemoryStore())),
+			consumer.WithVisibilityTimeout(30 * time.Second), consumer.WithConcurrency(2)})...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.run(c)
+		h.advance(time.Minute, time.Second)
+		g.open()
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			if !h.state(id).Deleted {
+				return fmt.Errorf("not deleted")
+			}
+			return nil
+		})
+		if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
+			t.Errorf("leases lost %d, want 0: %v", n, h.obs.All(consumer.EventLeaseLost))
+		}
+		if n := runs.Load(); n != 1 {
+			t.Errorf("runs %d, want 1", n)
 		}
 	})
 }

@@ -27,6 +27,9 @@ const (
 	outcomeDrop
 	// outcomeDuplicate: the idempotency middleware found the work done.
 	outcomeDuplicate
+	// outcomeHeld: the idempotency middleware found this very message (a
+	// duplicate delivery) in the hands of another live attempt.
+	outcomeHeld
 )
 
 // outcome is the error type behind Retry, NotReady, Permanent and Drop.
@@ -47,6 +50,8 @@ func (o *outcome) Error() string {
 		return fmt.Sprintf("consumer: permanent failure: %v", o.err)
 	case outcomeDuplicate:
 		return "consumer: already done"
+	case outcomeHeld:
+		return "consumer: held by another attempt"
 	case outcomeDrop:
 		if o.err != nil {
 			return fmt.Sprintf("consumer: drop: %v", o.err)
@@ -110,7 +115,7 @@ func outcomeName(err error) string {
 			return "permanent"
 		case outcomeDrop:
 			return "drop"
-		case outcomeDuplicate:
+		case outcomeDuplicate, outcomeHeld:
 			return "duplicate"
 		}
 	}

@@ -262,3 +262,42 @@ func TestLongSnooze(t *testing.T) {
 		})
 	})
 }
+
+// A re-sent copy on its final attempt (by the carried count) that stalls is
+// dead-lettered by the runtime like one that fails, whether its handler
+// returns within the grace or is abandoned: released, it would come back
+// for attempts past the redrive policy's maxReceiveCount, since SQS counts
+// only this copy's receives.
+func TestCarriedAttemptsStallDeadLetters(t *testing.T) {
+	t.Parallel()
+	for _, ignore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("abandoned=%v", ignore), func(t *testing.T) {
+			t.Parallel()
+			bubble(t, func(t *testing.T) {
+				clock := consumertest.NewClock(time.Time{})
+				fake := consumertest.NewSQS(clock)
+				dlq := fake.CreateQueue("dlq", nil)
+				h := &harness{t: t, clock: clock, sqs: fake, url: fake.CreateQueue("carriedstall", map[string]string{"RedrivePolicy": redrive}), obs: &recorder{}}
+				url, body, n := h.url, "job", "2"
+				_, err := fake.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body,
+					MessageAttributes: map[string]typesMAV{consumer.AttrAttempts: {DataType: strp("Number"), StringValue: &n}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hd := &causeHandler{ignore: ignore, rel: make(chan struct{})}
+				defer close(hd.rel)
+				h.start(hd, consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0),
+					consumer.WithStallTimeout(10*time.Second), consumer.WithConcurrency(1))
+				h.advanceUntil(time.Minute, time.Second, func() error {
+					if len(fake.Messages(dlq)) != 1 {
+						return fmt.Errorf("not dead-lettered; releases %v", h.obs.Reasons(consumer.EventReleased))
+					}
+					return nil
+				})
+				if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 0 {
+					t.Errorf("stalled releases %d, want 0", got)
+				}
+			})
+		})
+	}
+}
