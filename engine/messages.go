@@ -589,9 +589,13 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 		return errs
 	}
 	client := clientFrom(ctx)
+	// Deleting a FIFO message that was in flight unblocks its group: the
+	// messages after it may be receivable now, so wake the long polls.
+	unblocked := false
 	for j, out := range outs {
 		r := rs[j]
 		removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
+		unblocked = unblocked || q.IsFIFO() && out.Result == baton.LeaseCurrent
 		e.record(ledgerEvent{
 			kind: kindDelete, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, leasedAt: r.LeasedAt,
 			result: out.Result, storeEpoch: epochOf(out.Message), removed: removed, client: client,
@@ -599,6 +603,9 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 		if q.IsFIFO() && out.Result == baton.LeaseLapsed {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", handles[at[j]], "The receipt handle has expired.")
 		}
+	}
+	if unblocked {
+		e.notify(q.ID)
 	}
 	return errs
 }
