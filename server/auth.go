@@ -16,10 +16,12 @@ import (
 // Authenticate wraps next so that only requests signed (SigV4, header or
 // presigned form) by one of v's keys reach it, with the key's account in
 // their context (baton.AccountFromContext): handlers behind it act for that
-// account alone. It reads the body, at most maxBodyBytes of it, to check the
-// payload hash and hands next an unread copy. A refusal is written as an
-// SQS error in the request's protocol (JSON 1.0 when X-Amz-Target is set,
-// else Query XML) with AWS's code and status, and logged at debug level.
+// account alone. A request naming no key of v's, or dated outside the
+// window, is refused unread; otherwise the body, at most maxBodyBytes of it,
+// is read to check the payload hash and next gets an unread copy. A refusal
+// is written as an SQS error in the request's protocol (JSON 1.0 when
+// X-Amz-Target is set, else Query XML) with AWS's code and status, and
+// logged at debug level.
 //
 // Server.New puts the SQS API behind it when Config.Verifier is set; other
 // handlers that must require the same credentials (an admin API, metrics)
@@ -29,6 +31,16 @@ func Authenticate(v *sigv4.Verifier, log *slog.Logger, next http.Handler) http.H
 		log = slog.Default()
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// What the request states of its signature is checked first: a
+		// request without a key of v's is refused before its body is read,
+		// so that not everyone who reaches the port can make the server
+		// hold up to maxBodyBytes per connection.
+		if err := v.Precheck(r); err != nil {
+			e := baton.AsError(err)
+			log.Debug("request refused", "request_id", requestFrom(r.Context()).reqID, "remote", r.RemoteAddr, "code", e.Code)
+			writeError(w, r, e)
+			return
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 		if err != nil {
 			writeError(w, r, readError(r, err))

@@ -8,8 +8,10 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,8 +21,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/server"
 )
 
 // Two keys of two accounts.
@@ -367,5 +371,63 @@ func TestAuthPresignedGrantsOnlyWhatIsSigned(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "<ReceiveMessageResponse") {
 		t.Errorf("presigned ReceiveMessage: %d %s, want 200", resp.StatusCode, b)
+	}
+}
+
+// endlessBody is a request body that never ends and counts what was read
+// of it.
+type endlessBody struct{ n atomic.Int64 }
+
+func (b *endlessBody) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	b.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// A request that cannot be signed by a key the server holds (no signature,
+// a malformed one, an unknown access key, a date out of the window) is
+// refused before its body is read: else anyone who can reach the port makes
+// the server read and hold up to 4 MiB per request, on as many connections
+// at once as they care to open, before it says no.
+func TestAuthRefusesBeforeReadingBody(t *testing.T) {
+	t.Parallel()
+	v, err := sigv4.NewVerifier(baton.NewFakeClock(testutil.Epoch), []sigv4.Credential{alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.Authenticate(v, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("%s reached the handler", r.Header.Get("Authorization"))
+	}))
+	nobody := sigv4.Credential{AccessKeyID: "AKIDNOBODY", SecretAccessKey: "nobody-secret", Account: alice.Account}
+	tests := []struct {
+		name   string
+		sign   func(r *http.Request)
+		status int
+		code   string
+	}{
+		{"no signature", func(r *http.Request) {}, 403, "MissingAuthenticationToken"},
+		{"malformed", func(r *http.Request) { r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDALICE") }, 400, "IncompleteSignature"},
+		{"unknown key", func(r *http.Request) { signNoBody(t, r, nobody, testutil.Epoch) }, 403, "InvalidClientTokenId"},
+		{"stale date", func(r *http.Request) { signNoBody(t, r, alice, testutil.Epoch.Add(-time.Hour)) }, 403, "SignatureDoesNotMatch"},
+		{"unknown key, presigned", func(r *http.Request) {
+			r.URL.RawQuery = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDNOBODY%2F20260102%2Fus-east-1%2Fsqs%2Faws4_request" +
+				"&X-Amz-Date=20260102T030405Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=00"
+		}, 403, "InvalidClientTokenId"},
+	}
+	for _, tt := range tests {
+		body := new(endlessBody)
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:9324/", io.LimitReader(body, 4<<20))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		tt.sign(r)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.status || !strings.Contains(w.Body.String(), "<Code>"+tt.code+"</Code>") {
+			t.Errorf("%s: %d %.200s, want %d %s", tt.name, w.Code, w.Body, tt.status, tt.code)
+		}
+		if n := body.n.Load(); n > 0 {
+			t.Errorf("%s: the server read %d bytes of the body before refusing it, want 0", tt.name, n)
+		}
 	}
 }

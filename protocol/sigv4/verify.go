@@ -93,6 +93,37 @@ func NewVerifier(clock baton.Clock, creds []Credential) (*Verifier, error) {
 // a body that does not match X-Amz-Content-Sha256, or a signature that does
 // not match.
 func (v *Verifier) Verify(r *http.Request, body []byte) (Credential, error) {
+	st, err := v.statement(r)
+	if err != nil {
+		return Credential{}, err
+	}
+	if st.presigned {
+		return v.verifyPresigned(r, st, body)
+	}
+	return v.verifyHeader(r, st, body)
+}
+
+// Precheck checks what can be checked of r's signature before its body is
+// read: that it carries one, well formed, by a key v holds, with a scope
+// and date Verify would accept. A request it refuses, Verify refuses with
+// the same error, so a server can answer it without reading, let alone
+// holding, a body that anyone may send.
+func (v *Verifier) Precheck(r *http.Request) error {
+	_, err := v.statement(r)
+	return err
+}
+
+// statement is what a request states about its signature, checked as far
+// as it can be without the body.
+type statement struct {
+	a         Authorization
+	cred      Credential
+	rawDate   string
+	query     params
+	presigned bool
+}
+
+func (v *Verifier) statement(r *http.Request) (statement, error) {
 	query := parseQuery(r.URL.RawQuery)
 	var header []string
 	for _, h := range r.Header.Values("Authorization") {
@@ -103,35 +134,41 @@ func (v *Verifier) Verify(r *http.Request, body []byte) (Credential, error) {
 	presigned := query.has(paramAlgorithm) || query.has(paramCredential) || query.has(paramSignature)
 	switch {
 	case len(header) > 0 && presigned:
-		return Credential{}, baton.Errorf(baton.ErrIncompleteSignature,
+		return statement{}, baton.Errorf(baton.ErrIncompleteSignature,
 			"Only one authentication mechanism is allowed: either the Authorization header or the %s query parameters, not both.", paramAlgorithm)
 	case len(header) > 1:
-		return Credential{}, baton.Errorf(baton.ErrIncompleteSignature, "The request has more than one Authorization header.")
+		return statement{}, baton.Errorf(baton.ErrIncompleteSignature, "The request has more than one Authorization header.")
 	case len(header) == 1:
-		return v.verifyHeader(r, header[0], query, body)
+		return v.headerStatement(r, header[0], query)
 	case presigned:
-		return v.verifyPresigned(r, query, body)
+		return v.presignedStatement(query)
 	}
-	return Credential{}, baton.Errorf(baton.ErrMissingAuthenticationToken, msgMissing)
+	return statement{}, baton.Errorf(baton.ErrMissingAuthenticationToken, msgMissing)
 }
 
-// verifyHeader checks the Authorization header form.
-func (v *Verifier) verifyHeader(r *http.Request, header string, query params, body []byte) (Credential, error) {
+// headerStatement checks the Authorization header form up to its payload.
+func (v *Verifier) headerStatement(r *http.Request, header string, query params) (statement, error) {
 	a, err := ParseAuthorization(header)
 	if err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	date, rawDate, err := headerDate(r, header)
 	if err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	cred, err := v.checkScope(a, rawDate)
 	if err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	if err := v.checkSkew(date, rawDate); err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
+	return statement{a: a, cred: cred, rawDate: rawDate, query: query}, nil
+}
+
+// verifyHeader checks the Authorization header form.
+func (v *Verifier) verifyHeader(r *http.Request, st statement, body []byte) (Credential, error) {
+	a, cred, rawDate, query := st.a, st.cred, st.rawDate, st.query
 	payload := hashHex(body)
 	if claimed := r.Header.Get("X-Amz-Content-Sha256"); claimed != "" && claimed != payload {
 		if claimed == UnsignedPayload {
@@ -148,13 +185,9 @@ func (v *Verifier) verifyHeader(r *http.Request, header string, query params, bo
 	return cred, nil
 }
 
-// verifyPresigned checks the query-string form. The canonical request's
-// payload hash is UNSIGNED-PAYLOAD, as aws-sdk-go-v2's PresignHTTP is
-// usually called; a URL signed over the SHA-256 of the body (botocore's
-// choice for services other than S3) is accepted too. A request with a body
-// must be signed over it, and an X-Amz-Target header must be signed: a URL
-// grants what it signs, not what its holder adds.
-func (v *Verifier) verifyPresigned(r *http.Request, query params, body []byte) (Credential, error) {
+// presignedStatement checks the query-string form up to its payload and
+// X-Amz-Target.
+func (v *Verifier) presignedStatement(query params) (statement, error) {
 	get := func(name string) (string, error) {
 		vals := query.values(name)
 		switch {
@@ -171,46 +204,57 @@ func (v *Verifier) verifyPresigned(r *http.Request, query params, body []byte) (
 	for i, name := range []string{paramAlgorithm, paramCredential, paramDate, paramExpires, paramSignedHeaders, paramSignature} {
 		var err error
 		if p[i], err = get(name); err != nil {
-			return Credential{}, err
+			return statement{}, err
 		}
 	}
 	alg, credential, rawDate, rawExpires, signedHeaders, signature := p[0], p[1], p[2], p[3], p[4], p[5]
 	if alg != Algorithm {
-		return Credential{}, baton.Errorf(baton.ErrIncompleteSignature,
+		return statement{}, baton.Errorf(baton.ErrIncompleteSignature,
 			"Unsupported AWS 'algorithm': '%s'. Sign requests with %s (Signature Version 4).", clip(alg), Algorithm)
 	}
 	a := Authorization{Signature: signature}
 	var err error
 	if a.AccessKeyID, a.Scope, err = parseCredential(credential); err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	if a.SignedHeaders, err = splitSignedHeaders(signedHeaders); err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	date, err := parseAmzDate(rawDate)
 	if err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	secs, err := strconv.Atoi(rawExpires)
 	if err != nil || secs < 1 || secs > int(MaxPresignExpiry/time.Second) {
-		return Credential{}, baton.Errorf(baton.ErrIncompleteSignature,
+		return statement{}, baton.Errorf(baton.ErrIncompleteSignature,
 			"%s must be a whole number of seconds from 1 to %d (one week); got '%s'.", paramExpires, int(MaxPresignExpiry/time.Second), clip(rawExpires))
 	}
 	cred, err := v.checkScope(a, rawDate)
 	if err != nil {
-		return Credential{}, err
+		return statement{}, err
 	}
 	now := v.clock.Now().UTC()
 	if date.After(now.Add(MaxSkew)) {
-		return Credential{}, notYetCurrent(rawDate, now)
+		return statement{}, notYetCurrent(rawDate, now)
 	}
 	// How AWS words an expired presigned URL is unconfirmed (SQS-CONTRACT
 	// §1.6); this mirrors its clock-skew message with the URL's lifetime.
 	if now.After(date.Add(time.Duration(secs) * time.Second)) {
-		return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,
+		return statement{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,
 			"Signature expired: %s is now earlier than %s (%s - %d sec.)",
 			rawDate, now.Add(-time.Duration(secs)*time.Second).Format(amzDateFormat), now.Format(amzDateFormat), secs)
 	}
+	return statement{a: a, cred: cred, rawDate: rawDate, query: query, presigned: true}, nil
+}
+
+// verifyPresigned checks the query-string form. The canonical request's
+// payload hash is UNSIGNED-PAYLOAD, as aws-sdk-go-v2's PresignHTTP is
+// usually called; a URL signed over the SHA-256 of the body (botocore's
+// choice for services other than S3) is accepted too. A request with a body
+// must be signed over it, and an X-Amz-Target header must be signed: a URL
+// grants what it signs, not what its holder adds.
+func (v *Verifier) verifyPresigned(r *http.Request, st statement, body []byte) (Credential, error) {
+	a, cred, rawDate, query := st.a, st.cred, st.rawDate, st.query
 	// X-Amz-Target picks a JSON request's operation: unsigned, it would let
 	// whoever holds the URL run any operation with it. aws-sdk-go-v2's
 	// PresignHTTP signs it as a query parameter, which the header must repeat.
