@@ -86,7 +86,10 @@ func leaseStatsJSON(s engine.LeaseStats) LeaseStatsJSON {
 	}
 }
 
-func (s *Server) adminMux() *http.ServeMux {
+// adminMux returns the admin API. Its answers describe an account's queues
+// and messages: no cache may keep them, a browser's included, and none may
+// be read as anything but what it says it is.
+func (s *Server) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/api/queues/{name}/leases", s.adminLeases)
 	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", s.adminHistory)
@@ -114,7 +117,11 @@ func (s *Server) adminMux() *http.ServeMux {
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) adminRef(r *http.Request) engine.QueueRef {

@@ -561,3 +561,21 @@ func TestDashboardSignInGuard(t *testing.T) {
 		t.Errorf("after one failure in a new window: %d, want 200", code)
 	}
 }
+
+// The admin API's answers describe an account's queues and messages: no
+// cache keeps them (a browser's included, after the operator signs out), and
+// none is read as anything but JSON.
+func TestAdminAPIHeaders(t *testing.T) {
+	t.Parallel()
+	srv := startAuthServer(t)
+	srv.MustCreateQueue(t, "alices", nil)
+	r, _ := http.NewRequest("GET", "/", nil)
+	r.SetBasicAuth(alice.AccessKeyID, alice.SecretAccessKey)
+	for _, path := range []string{"/admin/api/queues", "/admin/api/queues/alices", "/admin/api/queues/nope", "/admin/api/queues/alices/leases", "/admin/api/nothing"} {
+		code, h, _ := fetch(t, "GET", srv.URL+path, r.Header, "")
+		if h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: %d, Cache-Control %q, X-Content-Type-Options %q; want no-store, nosniff",
+				path, code, h.Get("Cache-Control"), h.Get("X-Content-Type-Options"))
+		}
+	}
+}
