@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"github.com/baton-sqs/baton"
@@ -52,22 +51,14 @@ func (s *Server) action(handle func(w http.ResponseWriter, r *http.Request) erro
 }
 
 // checkSameOrigin refuses what a page of another origin could make a
-// browser send.
+// browser send (see checkCrossSite).
 func checkSameOrigin(r *http.Request) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return errors.New("an admin action takes a JSON body (Content-Type: application/json)")
 	}
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-	default:
-		return errors.New("cross-site admin actions are refused")
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		u, err := url.Parse(origin)
-		if err != nil || u.Host != r.Host {
-			return fmt.Errorf("admin actions from the origin %q are refused", origin)
-		}
+	if err := checkCrossSite(r); err != nil {
+		return fmt.Errorf("admin actions: %w", err)
 	}
 	return nil
 }

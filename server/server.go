@@ -51,6 +51,11 @@ type Config struct {
 	// Ready, if set, tells /healthz whether the server can serve: a
 	// database store's ping. /healthz answers 503 while it fails.
 	Ready func(context.Context) error
+	// LocalHostsOnly, for a server without credentials listening on a
+	// loopback address only, refuses with AccessDenied every request whose
+	// Host is neither an IP address nor a localhost name: a web page whose
+	// name is pointed at 127.0.0.1 (DNS rebinding) is one (crosssite.go).
+	LocalHostsOnly bool
 }
 
 // Server is the HTTP handler of the SQS API.
@@ -68,6 +73,8 @@ type Server struct {
 	metrics    *metrics
 	ready      func(context.Context) error
 	polls      *pollLimiter
+	// localHostsOnly is Config.LocalHostsOnly.
+	localHostsOnly bool
 	// pprof serves /debug/pprof/ to the admin credentials (pprof.go).
 	pprof http.Handler
 	// dashboard serves the web dashboard and Basic-authenticated admin
@@ -89,6 +96,7 @@ func New(cfg Config) *Server {
 	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
 	s.ready = cfg.Ready
+	s.localHostsOnly = cfg.LocalHostsOnly
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
 	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
@@ -146,6 +154,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: scheme + "://" + r.Host, reqID: reqID, client: client})
 	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
 	r = r.WithContext(ctx)
+	if s.localHostsOnly && !isLocalHost(r.Host) {
+		s.log.Debug("request refused: not a local host name", "request_id", reqID, "host", r.Host)
+		writeError(w, r, baton.Errorf(baton.ErrAccessDenied,
+			"This server has no credentials and answers only requests to an IP address or localhost, not to %q.", r.Host))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	switch {
 	case r.URL.Path == "/metrics":
@@ -157,6 +171,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/admin/api/"):
 		s.admin.ServeHTTP(w, r)
 	default:
+		if err := checkCrossSite(r); err != nil { // crosssite.go
+			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
+			return
+		}
 		s.api.ServeHTTP(w, r)
 	}
 }

@@ -265,6 +265,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 			Ready: storeReady(store), Collectors: storeCollectors(store),
+			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen),
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s and the whole request within

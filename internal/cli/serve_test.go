@@ -393,3 +393,28 @@ func TestServeBodyReadTimeout(t *testing.T) {
 		t.Errorf("messages after the unfinished send: %s, want 0", got)
 	}
 }
+
+// Without credentials on a loopback address, serve answers only requests
+// that name it by an IP address or localhost: a web page whose own name is
+// pointed at 127.0.0.1 (DNS rebinding) gets nothing.
+func TestServeLocalHostsOnly(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, cli.ServeConfig{})
+	_, port, _ := net.SplitHostPort(addr)
+	for host, want := range map[string]int{addr: http.StatusOK, "localhost:" + port: http.StatusOK, "rebind.evil.example:" + port: http.StatusForbidden} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader("Action=ListQueues"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
