@@ -211,6 +211,13 @@ func (k *Caller) newHeader() {
 // Do sends r and returns the body of a 200 response, valid until the next
 // call, or an *APIError for an error response, or the transport's error.
 func (k *Caller) Do(ctx context.Context, r *Request) ([]byte, error) {
+	body, _, err := k.do(ctx, r)
+	return body, err
+}
+
+// do is Do that also returns when the request was handed to the transport,
+// after it was signed and its header set: the start of its latency.
+func (k *Caller) do(ctx context.Context, r *Request) (_ []byte, start time.Time, _ error) {
 	s := k.c.signed(r, k.c.now())
 	k.header["X-Amz-Target"] = r.target
 	k.header["X-Amz-Date"] = s.date
@@ -219,21 +226,22 @@ func (k *Caller) Do(ctx context.Context, r *Request) ([]byte, error) {
 	req.Body = newBody(r.body)
 	req.GetBody = r.getBody
 	req.ContentLength = int64(len(r.body))
+	start = time.Now()
 	resp, err := k.c.transport.RoundTrip(req)
 	if err != nil {
 		k.newHeader()
-		return nil, err
+		return nil, start, err
 	}
 	k.buf.Reset()
 	_, err = k.buf.ReadFrom(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, start, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, apiError(resp, k.buf.Bytes())
+		return nil, start, apiError(resp, k.buf.Bytes())
 	}
-	return k.buf.Bytes(), nil
+	return k.buf.Bytes(), start, nil
 }
 
 // apiError reads an SQS JSON error response.

@@ -157,10 +157,12 @@ type Result struct {
 	ProcessCPU    time.Duration `json:"process_cpu_ns"`
 	CPUPerRequest time.Duration `json:"process_cpu_per_request_ns"`
 	CPUPerMessage time.Duration `json:"process_cpu_per_message_ns"`
-	// CPUBusy is ProcessCPU as a fraction of all the machine's CPUs over
-	// the window. With client and server in this process, a server that
-	// leaves much of the machine idle while its client waits is bound by
-	// something other than CPU: with a durable store, the disk's flushes.
+	// CPUBusy is ProcessCPU as a fraction of the CPUs this process may use
+	// (GOMAXPROCS, which Go sets from a container's CPU quota; the report's
+	// "CPUs") over the window. With client and server in this process, a
+	// server that leaves much of the machine idle while its client waits is
+	// bound by something other than CPU: with a durable store, the disk's
+	// flushes.
 	CPUBusy   float64 `json:"process_cpu_busy"`
 	InProcess bool    `json:"in_process"`
 
@@ -384,6 +386,18 @@ func (r *run) result(ctx context.Context, workers []*worker) *Result {
 	if now := time.Now(); now.Before(r.end) {
 		window = max(now.Sub(r.measureFrom), 0) // cut short
 	}
+	if r.budget.Load() <= 0 {
+		// MaxRequests stopped the load: the window closes with the last
+		// request it counted, not when the workers were done waiting
+		// (longpoll-latency's receivers wait out the run, idle).
+		var last time.Time
+		for _, w := range workers {
+			if w.last.After(last) {
+				last = w.last
+			}
+		}
+		window = min(window, max(last.Sub(r.measureFrom), 0))
+	}
 	res.Seconds = window.Seconds()
 	h := res.hists
 	for _, w := range workers {
@@ -453,7 +467,7 @@ func (res *Result) summarize() {
 	}
 	res.CPUBusy = 0
 	if res.Seconds > 0 {
-		res.CPUBusy = res.ProcessCPU.Seconds() / (res.Seconds * float64(runtime.NumCPU()))
+		res.CPUBusy = res.ProcessCPU.Seconds() / (res.Seconds * float64(runtime.GOMAXPROCS(0)))
 	}
 	res.ErrorCount = 0
 	for _, n := range res.Errors {
@@ -522,8 +536,10 @@ type worker struct {
 	call    *Caller
 	all     Histogram
 	actions map[string]*Histogram
-	// requests and messages count what completed in the window.
+	// requests and messages count what completed in the window; last is
+	// when the last request counted completed.
 	requests, messages uint64
+	last               time.Time
 	errors             map[string]uint64
 	lateness           Histogram
 	scratch            []byte
@@ -562,8 +578,9 @@ func (w *worker) do(ctx context.Context, req *Request) (sent, error) {
 	if !r.more(ctx) || r.budget.Add(-1) < 0 {
 		return sent{}, errStopped
 	}
-	t0 := time.Now()
-	body, err := w.call.Do(ctx, req)
+	// The latency is the round trip's, from when the signed request is
+	// handed to the transport: signing it is the client's time.
+	body, t0, err := w.call.do(ctx, req)
 	t1 := time.Now()
 	r.liveRequests.Add(1)
 	if err != nil {
@@ -580,6 +597,7 @@ func (w *worker) do(ctx context.Context, req *Request) (sent, error) {
 	}
 	if r.inWindow(t1) {
 		w.requests++
+		w.last = t1
 		d := t1.Sub(t0)
 		w.all.Record(d)
 		h := w.actions[req.action]

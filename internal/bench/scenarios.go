@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // payload returns n printable bytes, the same for every call with the same n:
@@ -229,8 +231,11 @@ const longPollGap = 10 * time.Millisecond
 const longPollTimeout = 5 * time.Second
 
 // longPoll pairs each longpoll-latency send with its receive. A probe's
-// message body starts with "lp-<seq>-".
+// message body starts with "lp-<run>-<seq>-", where run is random to the
+// run: a probe an earlier run left in a reused queue is not this run's.
 type longPoll struct {
+	// prefix is "lp-<run>-".
+	prefix string
 	mu     sync.Mutex
 	probes map[uint64]*probe
 	// hist is from the send's response, e2e from the send's request, to
@@ -248,7 +253,10 @@ type probe struct {
 }
 
 func newLongPoll() *longPoll {
-	return &longPoll{probes: map[uint64]*probe{}, delivered: make(chan uint64, 64), polling: make(chan struct{}, 1024)}
+	return &longPoll{
+		prefix: "lp-" + strconv.FormatUint(ids.NewUint64(), 36) + "-",
+		probes: map[uint64]*probe{}, delivered: make(chan uint64, 64), polling: make(chan struct{}, 1024),
+	}
 }
 
 // sentAt records probe seq's send: its request and response times.
@@ -316,7 +324,7 @@ func (r *run) longPollSender(ctx context.Context, w *worker) {
 	}
 	for seq := uint64(1); ; seq++ {
 		sleep(ctx, longPollGap)
-		body := "lp-" + strconv.FormatUint(seq, 10) + "-"
+		body := lp.prefix + strconv.FormatUint(seq, 10) + "-"
 		if len(body) < len(pad) {
 			body += pad[len(body):]
 		}
@@ -384,7 +392,7 @@ func (r *run) longPollReceiver(ctx context.Context, w *worker) {
 			continue
 		}
 		for _, m := range got.Messages {
-			if seq, ok := probeSeq(m.Body); ok {
+			if seq, ok := lp.probeSeq(m.Body); ok {
 				lp.receivedAt(r, seq, s.end)
 				w.delivered(1, s.end)
 			}
@@ -396,9 +404,10 @@ func (r *run) longPollReceiver(ctx context.Context, w *worker) {
 	}
 }
 
-// probeSeq reads the sequence number of a longpoll-latency message body.
-func probeSeq(body string) (uint64, bool) {
-	rest, ok := strings.CutPrefix(body, "lp-")
+// probeSeq reads the sequence number of one of this run's longpoll-latency
+// message bodies.
+func (lp *longPoll) probeSeq(body string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(body, lp.prefix)
 	if !ok {
 		return 0, false
 	}
@@ -436,7 +445,8 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 			continue
 		}
 		n := w.batchResult("SendMessageBatch", s.body)
-		// Lease them all; a deadline is the receive's start plus the timeout.
+		// Lease them all; a deadline is the start of the receive that leased
+		// the message last plus the timeout.
 		deadlines := map[string]time.Time{}
 		for tries := 0; len(deadlines) < n && tries < 10; tries++ {
 			s, err := w.do(ctx, lease)
@@ -450,10 +460,11 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 			if !w.decode("ReceiveMessage", s.body, &got) {
 				continue
 			}
+			// A message seen before was leased again (its first lease
+			// expired while the others were being leased): its deadline is
+			// now this lease's.
 			for _, m := range got.Messages {
-				if _, seen := deadlines[m.MessageId]; !seen {
-					deadlines[m.MessageId] = s.start.Add(vis)
-				}
+				deadlines[m.MessageId] = s.start.Add(vis)
 			}
 		}
 		// Wait for each to be handed out again.
