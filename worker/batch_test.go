@@ -272,3 +272,59 @@ func TestLostLeaseLeftOut(t *testing.T) {
 		t.Errorf("lost leases %d, want 1", n)
 	}
 }
+
+// On a FIFO queue with a redrive policy, a message that always fails goes
+// to the dead-letter queue after maxReceiveCount deliveries, and the
+// messages of another group that were failed after it in its batch
+// (Lambda's stop-at-the-first-failure) are each delivered on a later
+// receive instead of following it there. Every record carries the FIFO
+// system attributes.
+func TestFIFOFailureSparesOtherGroups(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dlq := w.queue("dlq.fifo", map[string]string{"FifoQueue": "true"})
+	out, err := w.srv.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &dlq,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := w.queue("jobs.fifo", map[string]string{"FifoQueue": "true", "VisibilityTimeout": "30",
+		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"3"}`, out.Attributes["QueueArn"])})
+	for _, m := range [][2]string{{"A", "a1"}, {"B", "b1"}, {"B", "b2"}} {
+		_, err := w.srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(m[1]),
+			MessageGroupId: aws.String(m[0]), MessageDeduplicationId: aws.String(m[1])})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+		if id := e.idOf("a1"); id != "no-such-body" {
+			return http.StatusOK, nil, fmt.Sprintf(`{"batchItemFailures":[{"itemIdentifier":%q}]}`, id)
+		}
+		return http.StatusOK, nil, ""
+	})
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, ReportBatchItemFailures: true})
+	w.drive(2*time.Minute, step, w.empty(url))
+	got := map[string][]string{}
+	for i := 0; i < rec.n(); i++ {
+		for _, r := range rec.get(i).Records {
+			got[r.Body] = append(got[r.Body], r.Attributes["ApproximateReceiveCount"])
+			for _, k := range []string{"MessageGroupId", "MessageDeduplicationId", "SequenceNumber"} {
+				if r.Attributes[k] == "" {
+					t.Errorf("record %s: no attribute %s in %v", r.Body, k, r.Attributes)
+				}
+			}
+		}
+	}
+	if fmt.Sprint(got["a1"]) != "[1 2 3]" {
+		t.Errorf("a1 delivered with receive counts %v, want [1 2 3]", got["a1"])
+	}
+	for _, b := range []string{"b1", "b2"} {
+		if n := len(got[b]); n < 2 || got[b][n-1] == "3" {
+			t.Errorf("%s delivered with receive counts %v, want a redelivery before its last receive", b, got[b])
+		}
+	}
+	if v, f := w.counts(dlq); v != 1 || f != 0 {
+		t.Errorf("dead-letter queue: %d visible, %d in flight; want a1 alone", v, f)
+	}
+}
