@@ -379,6 +379,31 @@ type TaskLock interface {
 	Release()
 }
 
+// AttemptStore is implemented by a Store that several servers share, such
+// as the PostgreSQL store: it keeps the FIFO receives made with a
+// ReceiveRequestAttemptId, so that a client retrying one through another
+// server gets the same messages back. The engine of a store without it
+// remembers its own.
+type AttemptStore interface {
+	// AttemptPut records an attempt, replacing one of the same queue and
+	// id, and may forget those made before p.Forget.
+	AttemptPut(ctx context.Context, p Attempt) error
+	// AttemptGet returns the attempt of queueID named id, if one made at or
+	// after since is kept.
+	AttemptGet(ctx context.Context, queueID uint64, id string, since time.Time) (Attempt, bool, error)
+}
+
+// Attempt is a FIFO receive made with a ReceiveRequestAttemptId: the leases
+// it took, all at LeasedAt.
+type Attempt struct {
+	QueueID  uint64
+	ID       string
+	LeasedAt time.Time
+	Leases   []LeaseRef
+	// Forget, for AttemptPut, is before which older attempts may go.
+	Forget time.Time
+}
+
 // Pinger is a Store that can tell whether its backend answers: a database
 // store implements it so that /healthz reports an unreachable database.
 type Pinger interface {

@@ -12,11 +12,12 @@ import (
 const attemptWindow = 5 * time.Minute
 
 // attempts remembers what FIFO receives with a ReceiveRequestAttemptId
-// returned, so that a retried receive gets the same messages and receipt
-// handles instead of leaving them locked in flight.
+// leased, so that a retried receive gets the same messages and receipt
+// handles instead of leaving them locked in flight: the engine's own
+// baton.AttemptStore, for a store that is none (one server).
 type attempts struct {
 	mu   sync.Mutex
-	byID map[attemptKey]attempt
+	byID map[attemptKey]baton.Attempt
 }
 
 type attemptKey struct {
@@ -24,33 +25,46 @@ type attemptKey struct {
 	id      string
 }
 
-type attempt struct {
-	msgs []*baton.Message
-	at   time.Time
-}
-
-func (a *attempts) get(k attemptKey, now time.Time) ([]*baton.Message, bool) {
+func (a *attempts) AttemptGet(_ context.Context, queueID uint64, id string, since time.Time) (baton.Attempt, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	at, ok := a.byID[k]
-	if !ok || now.Sub(at.at) > attemptWindow {
-		return nil, false
+	at, ok := a.byID[attemptKey{queueID, id}]
+	if !ok || at.LeasedAt.Before(since) {
+		return baton.Attempt{}, false, nil
 	}
-	return at.msgs, true
+	return at, true, nil
 }
 
-func (a *attempts) put(k attemptKey, msgs []*baton.Message, now time.Time) {
+func (a *attempts) AttemptPut(_ context.Context, at baton.Attempt) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byID == nil {
-		a.byID = make(map[attemptKey]attempt)
+		a.byID = make(map[attemptKey]baton.Attempt)
 	}
-	for old, at := range a.byID { // forget expired attempts as we go
-		if now.Sub(at.at) > attemptWindow {
+	for old, o := range a.byID { // forget expired attempts as we go
+		if o.LeasedAt.Before(at.Forget) {
 			delete(a.byID, old)
 		}
 	}
-	a.byID[k] = attempt{msgs: msgs, at: now}
+	a.byID[attemptKey{at.QueueID, at.ID}] = at
+	return nil
+}
+
+// rememberAttempt records that the receive named k leased msgs. A failure
+// is logged, not returned: the messages are leased and answered, and a
+// retry then receives afresh.
+func (e *Engine) rememberAttempt(ctx context.Context, k attemptKey, msgs []*baton.Message) {
+	at := baton.Attempt{QueueID: k.queueID, ID: k.id, LeasedAt: msgs[0].LeasedAt, Forget: e.clock.Now().Add(-attemptWindow)}
+	for _, m := range msgs {
+		at.Leases = append(at.Leases, baton.LeaseRef{MessageID: m.ID, Epoch: m.Epoch})
+		if m.LeasedAt.Before(at.LeasedAt) {
+			at.LeasedAt = m.LeasedAt
+		}
+	}
+	if err := e.attempts.AttemptPut(ctx, at); err != nil {
+		e.log.Warn("a FIFO receive's ReceiveRequestAttemptId was not recorded: a retry will not get the same messages",
+			"queue_id", k.queueID, "error", err)
+	}
 }
 
 // replayAttempt returns the messages of an earlier receive with the same
@@ -60,7 +74,10 @@ func (a *attempts) put(k attemptKey, msgs []*baton.Message, now time.Time) {
 // as they were, and the caller receives afresh.
 func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []*baton.Message, ok bool, err error) {
 	now := e.clock.Now()
-	msgs, ok := e.attempts.get(k, now)
+	at, ok, err := e.attempts.AttemptGet(ctx, k.queueID, k.id, now.Add(-attemptWindow))
+	if err != nil {
+		return nil, false, storeErr(err, "read receive attempt")
+	}
 	if !ok {
 		return nil, false, nil
 	}
@@ -76,13 +93,14 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 			e.store.MessageChangeVisibility(ctx, undo)
 		}
 	}()
-	for _, m := range msgs {
-		end := now.Add(time.Duration(vis) * time.Second)
-		if ceiling := m.LeasedAt.Add(baton.MaxVisibilityTimeout * time.Second); end.After(ceiling) {
-			end = ceiling
-		}
+	end := now.Add(time.Duration(vis) * time.Second)
+	if ceiling := at.LeasedAt.Add(baton.MaxVisibilityTimeout * time.Second); end.After(ceiling) {
+		end = ceiling
+	}
+	msgs := make([]*baton.Message, 0, len(at.Leases))
+	for _, l := range at.Leases {
 		out, err := e.store.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
-			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: end,
+			QueueID: k.queueID, MessageID: l.MessageID, Epoch: l.Epoch, Now: now, VisibleAt: end,
 		})
 		if err != nil {
 			return nil, false, storeErr(err, "reset lease")
@@ -90,14 +108,16 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		if out.Result != baton.LeaseCurrent {
 			return nil, false, nil
 		}
+		m := out.Message // as it was: leased by the first receive
+		msgs = append(msgs, m)
 		reset = append(reset, baton.MessageChangeVisibilityParams{
-			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: out.Message.VisibleAt,
+			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: m.VisibleAt,
 		})
 		// The lease goes on to a new end, as after a renewal: the ledger
 		// must not see it lapse at the old one (told once every reset held).
 		renewed = append(renewed, ledgerEvent{
 			kind: kindChange, queueID: k.queueID, messageID: m.ID, epoch: m.Epoch, at: now, deadline: end,
-			leasedAt: m.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: clientFrom(ctx),
+			leasedAt: m.LeasedAt, result: out.Result, storeEpoch: epochOf(m), client: clientFrom(ctx),
 		})
 	}
 	for _, ev := range renewed {

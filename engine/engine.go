@@ -46,7 +46,9 @@ type Engine struct {
 	// locker is the store as a TaskLocker, nil unless several servers
 	// share the store: then move tasks are locked, and taken over.
 	locker   baton.TaskLocker
-	attempts attempts
+	// attempts is the store as an AttemptStore if several servers share
+	// it, else the engine's own.
+	attempts baton.AttemptStore
 	ledger   ledger
 	// nodeID tells this engine's ledger batches from other nodes' on a
 	// shared store; publisher is nil unless the store is a LedgerBus.
@@ -90,6 +92,11 @@ func New(cfg Config) (*Engine, error) {
 		inFlightLimit: inFlightLimit,
 	}
 	e.locker, _ = cfg.Store.(baton.TaskLocker)
+	if as, ok := cfg.Store.(baton.AttemptStore); ok {
+		e.attempts = as
+	} else {
+		e.attempts = &attempts{}
+	}
 	if err := e.loadMoveTasks(context.Background()); err != nil {
 		return nil, err
 	}

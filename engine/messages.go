@@ -413,7 +413,7 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		})
 	}
 	if replayKey.id != "" && len(msgs) > 0 {
-		e.attempts.put(replayKey, msgs, e.clock.Now())
+		e.rememberAttempt(ctx, replayKey, msgs)
 	}
 	return e.render(q, msgs, p), nil
 }
