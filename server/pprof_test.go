@@ -98,3 +98,16 @@ func TestPprofBehindCredentials(t *testing.T) {
 		t.Errorf("SigV4-signed: status %d, want 200", code)
 	}
 }
+
+// A page of another site cannot make the operator's browser start a CPU
+// profile or trace (the loopback rule, or the browser's Basic credentials,
+// would otherwise let it through).
+func TestPprofRefusesCrossSite(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	r := newGet(t, srv.URL+"/debug/pprof/cmdline")
+	r.Header.Set("Sec-Fetch-Site", "cross-site")
+	if code, body := get(t, r); code != http.StatusForbidden {
+		t.Errorf("cross-site GET of a profile: %d %.80q, want 403", code, body)
+	}
+}

@@ -165,6 +165,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/metrics":
 		s.metricsAPI.ServeHTTP(w, r)
 	case isPprofPath(r.URL.Path):
+		if err := checkCrossSite(r); err != nil { // a profile or trace costs CPU
+			http.Error(w, "profiles are not served to pages of other origins", http.StatusForbidden)
+			return
+		}
 		s.pprof.ServeHTTP(w, r)
 	case isDashboardRequest(r):
 		s.dashboard.ServeHTTP(w, r)
