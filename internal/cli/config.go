@@ -116,6 +116,9 @@ func loadServeConfig(cmd *cobra.Command, cfg *ServeConfig) (done bool, err error
 	if !printConfig {
 		return false, nil
 	}
+	if _, err := cfg.credentials(); err != nil { // as serve checks them
+		return false, err
+	}
 	if err := checkQueues(cmd.Context(), *cfg); err != nil {
 		return false, err
 	}

@@ -319,3 +319,18 @@ func TestConfigRestartUpdatesQueues(t *testing.T) {
 		t.Errorf("want the queue logged as updated:\n%s", p.logs)
 	}
 }
+
+// --print-config checks the credentials as serve would: a credentials file
+// serve refuses is refused, with serve's file:line reason, not printed as
+// if all were well.
+func TestConfigPrintChecksCredentials(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "keys.txt")
+	if err := os.WriteFile(bad, []byte("AKIDONLYTWO secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, cliEnv(t), nil, "serve", "--credentials-file", bad, "--print-config")
+	if r.code != 1 || !strings.Contains(r.stderr, bad+":1: want 3 fields") {
+		t.Errorf("--print-config with a bad credentials file: %v\nwant exit 1 naming %s:1", r, bad)
+	}
+}
