@@ -264,3 +264,29 @@ func TestEchoResponsesCarryContentLength(t *testing.T) {
 			len(b), resp.ContentLength, resp.TransferEncoding)
 	}
 }
+
+// A batch response that names an entry in neither Successful nor Failed
+// (a 200 with "{}", say) counts that entry as an error: it was not sent.
+func TestBatchEntriesMissingAreErrors(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		switch r.Header.Get("X-Amz-Target") {
+		case "AmazonSQS.GetQueueUrl":
+			io.WriteString(w, `{"QueueUrl":"http://fake/000000000000/q"}`)
+		case "AmazonSQS.SendMessageBatch":
+			io.WriteString(w, `{"Successful":[{"Id":"0","MessageId":"m","MD5OfMessageBody":"x"}],"Failed":[]}`)
+		default:
+			io.WriteString(w, `{}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cfg := smokeConfig(t, srv.URL, bench.ScenarioSendBatch)
+	cfg.Concurrency, cfg.Warmup, cfg.Duration, cfg.MaxRequests = 1, 0, 2*time.Second, 5
+	res := mustRun(t, cfg)
+	missing := res.Errors["SendMessageBatch: entry missing from the response"]
+	if res.Messages != res.Requests || missing != 9*res.Requests {
+		t.Errorf("%d requests: %d messages and %d entries counted missing; want one message and nine missing a request",
+			res.Requests, res.Messages, missing)
+	}
+}

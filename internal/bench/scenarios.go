@@ -94,15 +94,19 @@ func (w *worker) decode(action string, body []byte, out any) bool {
 	return true
 }
 
-// batchResult reads a batch response, counts its failed entries as errors
-// and returns how many succeeded.
-func (w *worker) batchResult(action string, body []byte) int {
+// batchResult reads the response to a batch of entries, counts its failed
+// entries, and those it names in neither list, as errors and returns how
+// many succeeded.
+func (w *worker) batchResult(action string, body []byte, entries int) int {
 	var out batchResponse
 	if !w.decode(action, body, &out) {
 		return 0
 	}
 	for _, f := range out.Failed {
 		w.fail(f.Code)
+	}
+	for range entries - len(out.Successful) - len(out.Failed) {
+		w.fail(action + ": entry missing from the response")
 	}
 	return len(out.Successful)
 }
@@ -167,7 +171,7 @@ func (r *run) sendBatchLoop(ctx context.Context, w *worker) {
 			return
 		}
 		if err == nil {
-			w.delivered(w.batchResult("SendMessageBatch", s.body), s.end)
+			w.delivered(w.batchResult("SendMessageBatch", s.body, 10), s.end)
 		}
 	}
 }
@@ -190,7 +194,7 @@ func (r *run) lifecycleLoop(ctx context.Context, w *worker) {
 			return
 		}
 		if err == nil {
-			w.batchResult("SendMessageBatch", s.body)
+			w.batchResult("SendMessageBatch", s.body, 10)
 		}
 		s, err = w.do(ctx, recv)
 		if err == errStopped {
@@ -216,7 +220,7 @@ func (r *run) lifecycleLoop(ctx context.Context, w *worker) {
 			return
 		}
 		if err == nil {
-			w.delivered(w.batchResult("DeleteMessageBatch", s.body), s.end)
+			w.delivered(w.batchResult("DeleteMessageBatch", s.body, len(handles)), s.end)
 		}
 	}
 }
@@ -444,7 +448,7 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 		if err != nil {
 			continue
 		}
-		n := w.batchResult("SendMessageBatch", s.body)
+		n := w.batchResult("SendMessageBatch", s.body, 10)
 		// Lease them all; a deadline is the start of the receive that leased
 		// the message last plus the timeout.
 		deadlines := map[string]time.Time{}
@@ -498,7 +502,7 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 				w.delivered(1, s.end)
 			}
 		}
-		if len(deadlines) > 0 {
+		for range deadlines { // one error a message
 			w.fail("lease-expiry: message not handed out again within the timeout + 10s")
 		}
 		for len(handles) > 0 {
@@ -510,7 +514,7 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 				return
 			}
 			if err == nil {
-				w.batchResult("DeleteMessageBatch", s.body)
+				w.batchResult("DeleteMessageBatch", s.body, k)
 			}
 		}
 	}
