@@ -131,6 +131,9 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 		}
 		a.RedriveAllowPolicy = value
 	case AttrKmsMasterKeyID:
+		if !validChars(value) { // as tags: no control characters
+			return errAttributeValue(name)
+		}
 		a.KmsMasterKeyID = value
 		if value != "" {
 			a.SqsManagedSseEnabled = false

@@ -45,7 +45,7 @@ type Engine struct {
 	tasks moveTasks
 	// locker is the store as a TaskLocker, nil unless several servers
 	// share the store: then move tasks are locked, and taken over.
-	locker   baton.TaskLocker
+	locker baton.TaskLocker
 	// attempts is the store as an AttemptStore if several servers share
 	// it, else the engine's own.
 	attempts baton.AttemptStore

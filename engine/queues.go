@@ -346,6 +346,10 @@ func checkTags(tags map[string]string) error {
 		switch {
 		case !utf8.ValidString(k) || !utf8.ValidString(v):
 			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys and values must be valid UTF-8.")
+		case !validChars(k) || !validChars(v):
+			// U+0000 and other control characters: neither the Query
+			// protocol's XML nor PostgreSQL's jsonb can hold them.
+			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys and values may not contain control characters.")
 		case k == "" || utf8.RuneCountInString(k) > 128:
 			return baton.Errorf(baton.ErrInvalidParameterValue, "Tag keys must be between 1 and 128 characters in length.")
 		case utf8.RuneCountInString(v) > 256:
