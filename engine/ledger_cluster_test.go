@@ -27,8 +27,13 @@ var clusterQueue = engine.QueueRef{Account: "000000000000", Name: "shared-ledger
 // startCluster starts n engines on one fresh database.
 func startCluster(t *testing.T, pg *pgtest.Cluster, n int) ([]*engine.Engine, *baton.FakeClock) {
 	t.Helper()
+	return startClusterOn(t, pg.MustDatabase(t), n)
+}
+
+// startClusterOn starts n engines on the database at url.
+func startClusterOn(t *testing.T, url string, n int) ([]*engine.Engine, *baton.FakeClock) {
+	t.Helper()
 	ctx := context.Background()
-	url := pg.MustDatabase(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	clock := baton.NewFakeClock(testutil.Epoch)
 	nodes := make([]*engine.Engine, n)

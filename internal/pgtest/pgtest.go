@@ -50,7 +50,57 @@ type Cluster struct {
 	logPath string
 
 	dbs atomic.Int64 // databases created, for their names
+
+	bin, data string // for launch
+	cred      *syscall.Credential
 }
+
+// launch starts the server on the cluster's data directory and waits until
+// it accepts connections.
+func (c *Cluster) launch(ctx context.Context) error {
+	logf, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	c.exited = make(chan struct{})
+	c.cmd = exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.data,
+		"-k", c.sockDir, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=",
+		"-c", "max_connections=300",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "log_min_messages=warning")
+	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	// The server dies with the test binary even if the binary is killed.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
+	if err := c.cmd.Start(); err != nil {
+		return fmt.Errorf("pgtest: start postgres: %w", err)
+	}
+	cmd, exited := c.cmd, c.exited
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	if err := c.awaitReady(ctx); err != nil {
+		c.Stop()
+		return err
+	}
+	return nil
+}
+
+// Down shuts the server down (fast shutdown) and keeps its data, as
+// pg_ctl stop does: every connection breaks.
+func (c *Cluster) Down() {
+	select {
+	case <-c.exited:
+	default:
+		c.cmd.Process.Signal(syscall.SIGINT)
+		<-c.exited
+	}
+}
+
+// Up starts the server again after Down, on the same data.
+func (c *Cluster) Up(ctx context.Context) error { return c.launch(ctx) }
 
 // Start initialises a cluster in a new temporary directory and starts its
 // server. It fails when the binaries are missing or the server does not
@@ -73,7 +123,7 @@ func Start(ctx context.Context) (c *Cluster, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	c = &Cluster{dir: dir, sockDir: filepath.Join(dir, "sock"), logPath: filepath.Join(dir, "postgres.log"), exited: make(chan struct{})}
+	c = &Cluster{dir: dir, sockDir: filepath.Join(dir, "sock"), logPath: filepath.Join(dir, "postgres.log")}
 	if err := os.Mkdir(c.sockDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -95,29 +145,8 @@ func Start(ctx context.Context) (c *Cluster, err error) {
 		return nil, fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
 	}
 
-	logf, err := os.Create(c.logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	c.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data,
-		"-k", c.sockDir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=",
-		"-c", "max_connections=300",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "log_min_messages=warning")
-	c.cmd.Stdout, c.cmd.Stderr = logf, logf
-	// The server dies with the test binary even if the binary is killed.
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("pgtest: start postgres: %w", err)
-	}
-	go func() {
-		c.cmd.Wait()
-		close(c.exited)
-	}()
-	if err := c.awaitReady(ctx); err != nil {
-		c.Stop()
+	c.bin, c.cred, c.data = bin, cred, data
+	if err := c.launch(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
