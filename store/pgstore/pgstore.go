@@ -102,7 +102,33 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.wake.init(s, cfg.ConnConfig)
+	s.checkClock(ctx, time.Now)
 	return s, nil
+}
+
+// maxClockSkew is how far a server's clock may be from the database's
+// before Open warns.
+const maxClockSkew = time.Second
+
+// checkClock warns when this server's clock, now, is more than maxClockSkew
+// from the database's. Every time the store keeps (deadlines, send and
+// delay times) comes from the clock of the server that made it, so servers
+// sharing a database must agree: one N seconds ahead ends the leases the
+// others hand out N seconds early (a second receiver gets the message while
+// the first still works) and sees their sends delayed by N seconds. The
+// database's clock stands in for the others'.
+func (s *Store) checkClock(ctx context.Context, now func() time.Time) {
+	before := now()
+	var db time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
+		return // the first call that needs the database will say why
+	}
+	after := now()
+	skew := before.Add(after.Sub(before) / 2).Sub(db)
+	if skew.Abs() > maxClockSkew+after.Sub(before) {
+		s.log.Warn("this server's clock differs from the database's: servers sharing the database must keep their clocks in sync (NTP), or leases end early and sends look delayed on the others",
+			"skew", skew.Round(time.Millisecond).String())
+	}
 }
 
 // poolConfig parses url and fills in the pool settings it leaves out.
