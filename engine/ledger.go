@@ -178,6 +178,36 @@ func dec(n *uint64) {
 type minuteCounters struct {
 	minute int64
 	counters
+	// millis counts the minute's lease durations (receive to delete) by
+	// whole milliseconds, rounded up, while they take at most
+	// maxExactDurations values, so that LeaseHistogram places a lease on
+	// the right side of a bound of whole milliseconds (the visibility
+	// timeout), where durations' 2% buckets can put it on either. inexact
+	// says the minute saw more values: it counts only in durations.
+	millis  map[int64]uint64
+	inexact bool
+}
+
+// maxExactDurations bounds the distinct durations a minute keeps exactly.
+const maxExactDurations = 1024
+
+// countMillis records a lease duration in the exact counts of the minute of
+// at, after count has made that minute's slot current.
+func (ql *queueLedger) countMillis(at time.Time, d time.Duration) {
+	m := at.Unix() / 60
+	b := &ql.window[m%windowMinutes]
+	if b.minute != m || b.inexact {
+		return
+	}
+	k := int64((d + time.Millisecond - 1) / time.Millisecond)
+	if _, ok := b.millis[k]; !ok && len(b.millis) >= maxExactDurations {
+		b.millis, b.inexact = nil, true
+		return
+	}
+	if b.millis == nil {
+		b.millis = make(map[int64]uint64)
+	}
+	b.millis[k]++
 }
 
 type queueLedger struct {
@@ -578,6 +608,7 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 			c.unrenewed.add(d)
 		}
 	})
+	ql.countMillis(ev.at, d)
 	if ev.result == baton.LeaseCurrent || removedInTime(rec, ev.at) {
 		if rec.state == leaseExpired {
 			ql.unexpire(rec)

@@ -103,21 +103,43 @@ func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]A
 
 // LeaseHistogram returns the 15-minute window's lease durations (receive to
 // delete) counted into buckets with the given upper bounds; a last bucket
-// with bound 0 holds longer leases.
+// with bound 0 holds longer leases. A lease is counted exactly against a
+// bound of whole milliseconds, except in a minute that saw more than
+// maxExactDurations distinct durations, whose leases are placed within 2%.
 func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time.Duration) ([]HistogramBucket, error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	_, window := e.ledger.snapshot(q.ID, e.clock.Now())
 	out := make([]HistogramBucket, len(bounds)+1)
 	for i, b := range bounds {
 		out[i].UpperBound = b
 	}
-	for b, c := range window.durations.counts {
-		v := bucketValue(b)
+	add := func(v time.Duration, c uint64) {
 		i := sort.Search(len(bounds), func(i int) bool { return v <= bounds[i] })
 		out[i].Count += c
+	}
+	now := e.clock.Now()
+	l := &e.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ql := l.queue(q.ID)
+	ql.expire(now)
+	m := now.Unix() / 60
+	for i := range ql.window {
+		b := &ql.window[i]
+		if b.minute <= m-windowMinutes || b.minute > m {
+			continue
+		}
+		if !b.inexact {
+			for k, c := range b.millis {
+				add(time.Duration(k)*time.Millisecond, c)
+			}
+			continue
+		}
+		for k, c := range b.durations.counts {
+			add(bucketValue(k), c)
+		}
 	}
 	return out, nil
 }
