@@ -43,11 +43,21 @@ func (s *Server) newDashboard(v *sigv4.Verifier, guard *signInGuard, admin http.
 // isDashboardRequest tells the dashboard's requests from the SQS API's: a
 // GET or HEAD of / or of a path under /ui/ that is no SQS request (neither an
 // Action parameter nor an X-Amz-Target header), or an admin API request
-// with Basic credentials. Everything else, a GET of a queue URL without an
-// Action included, stays with the API.
+// with Basic credentials or with no credentials at all. Everything else, a
+// GET of a queue URL without an Action included, stays with the API.
+//
+// An admin API request without credentials is the dashboard's: a browser
+// that signed in at a page sends the credentials only to paths under that
+// page's directory (/ui/queues/ for a queue's page) until a 401 with a
+// Basic challenge asks for them elsewhere, so the admin API must ask, not
+// refuse. A SigV4 request (header or presigned) stays with the API.
 func isDashboardRequest(r *http.Request) bool {
 	if strings.HasPrefix(r.URL.Path, "/admin/api/") {
-		return hasBasicAuth(r)
+		if hasBasicAuth(r) {
+			return true
+		}
+		q := r.URL.Query()
+		return r.Header.Get("Authorization") == "" && !q.Has("X-Amz-Signature") && !q.Has("X-Amz-Credential")
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false

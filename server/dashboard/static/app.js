@@ -432,7 +432,10 @@
     }
     for (const f of fields) {
       f.addEventListener('input', () => {
-        f.classList.toggle('dirty', f.value !== (f.dataset.server || ''));
+        const dirty = f.value !== (f.dataset.server || '');
+        if (dirty) f.dataset.edited = 'true';
+        else delete f.dataset.edited;
+        f.classList.toggle('dirty', dirty);
         markField(f, null);
       });
     }
@@ -440,6 +443,7 @@
       e.preventDefault();
       for (const f of fields) {
         f.value = f.dataset.server || '';
+        delete f.dataset.edited;
         f.classList.remove('dirty');
         markField(f, null);
       }
@@ -465,6 +469,7 @@
             const v = res.attributes[f.name] ?? '';
             f.dataset.server = v;
             f.value = v;
+            delete f.dataset.edited;
             f.classList.remove('dirty');
             markField(f, null);
           }
@@ -486,6 +491,7 @@
       if (!last) return;
       const f = $('a-VisibilityTimeout');
       f.value = String(last.lease_report.recommended_visibility_timeout_seconds);
+      f.dataset.edited = 'true';
       f.classList.toggle('dirty', f.value !== (f.dataset.server || ''));
       f.focus();
       showResult($('attrs-result'), true, 'Recommended timeout filled in; save to apply it.');
@@ -664,11 +670,11 @@
     $('tasks').hidden = tasks.length === 0;
     keyed($('tasks').querySelector('tbody'), tasks, (t) => t.task_handle, createTask, updateTask);
 
-    // Attributes.
+    // Attributes: a field follows the server until the operator edits it
+    // (being focused, by Tab say, is no edit).
     for (const f of fields) {
       const v = d.attributes[f.name] ?? '';
-      const dirty = f.value !== (f.dataset.server || '') && f.dataset.server !== undefined;
-      if (!dirty && document.activeElement !== f) f.value = v;
+      if (f.dataset.edited !== 'true' && f.value !== v) f.value = v;
       f.dataset.server = v;
       f.classList.toggle('dirty', f.value !== v);
     }
