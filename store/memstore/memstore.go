@@ -561,7 +561,12 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 	}
 	before := qs.message(e, p.MessageID)
 	if res == baton.LeaseCurrent {
-		qs.unhide(e)
+		// A read at a later time than p.Now may have made it visible.
+		if e.ready {
+			qs.ready.remove(e)
+		} else {
+			qs.unhide(e)
+		}
 		e.visibleAt = nanos(p.VisibleAt)
 		if p.VisibleAt.After(p.Now) {
 			qs.hide(e)

@@ -149,6 +149,7 @@ func groups() []group {
 			{"Release", testMessageChangeVisibilityRelease},
 			{"SupersededEpoch", testMessageChangeVisibilitySupersededEpoch},
 			{"ExpiredLease", testMessageChangeVisibilityExpiredLease},
+			{"AfterLaterRead", testMessageChangeVisibilityAfterLaterRead},
 			{"Gone", testMessageChangeVisibilityGone},
 			{"UnknownQueue", testMessageChangeVisibilityUnknownQueue},
 		}},
@@ -1588,6 +1589,25 @@ func testMessageChangeVisibilityExpiredLease(t *testing.T, s baton.Store) {
 	checkStats(t, "stats after the lapsed change", MustStats(t, s, q.ID, now), baton.MessageStats{Visible: 1})
 	got := mustReceiveOne(t, s, q.ID, now, now.Add(lease), m.ID)
 	checkMessage(t, "receive after the lapsed change", got, leased(m, 2, 2, base, now, now.Add(lease)))
+}
+
+// Concurrent calls reach a store in any order of their times: a change
+// whose clock read came before the lease's end may arrive after a read
+// (stats, a receive) made after it, which found the message visible again.
+// The change is judged at its own Now, where the lease is live.
+func testMessageChangeVisibilityAfterLaterRead(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	MustSend(t, s, q.ID, NewMessage(1, base))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), MessageID(1))
+	checkStats(t, "stats after the lease's end", MustStats(t, s, q.ID, at(11*time.Second)), baton.MessageStats{Visible: 1})
+
+	checkResult(t, "extend at a time before the lease's end",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(1), Epoch: 1, Now: at(9 * time.Second), VisibleAt: at(time.Minute)}),
+		baton.LeaseCurrent)
+	checkStats(t, "stats after the extension", MustStats(t, s, q.ID, at(11*time.Second)),
+		baton.MessageStats{InFlight: 1, NextVisibleAt: at(time.Minute)})
+	checkIDs(t, "receive before the new end", mustReceive(t, s, q.ID, at(11*time.Second), at(time.Minute), 10))
+	mustReceiveOne(t, s, q.ID, at(time.Minute), at(2*time.Minute), MessageID(1))
 }
 
 func testMessageChangeVisibilityGone(t *testing.T, s baton.Store) {
