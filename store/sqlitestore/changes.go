@@ -63,8 +63,13 @@ func msgInsertSQL(n int) string {
 }
 
 // prepare prepares the writer's statements on its connection.
-func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
+func prepare(ctx context.Context, conn *sql.Conn) (_ *statements, err error) {
 	st := &statements{}
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
 	for _, s := range []struct {
 		dst **sql.Stmt
 		sql string
@@ -111,6 +116,25 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		st.msgInserts[k] = stmt
 	}
 	return st, nil
+}
+
+// close closes the statements. A connection's statements are its own to
+// close (database/sql tracks only those prepared on a DB): while one is
+// open, SQLite keeps the database open past the connection's Close, with
+// its files, and skips the checkpoint that ends its last connection.
+func (st *statements) close() {
+	for _, s := range []*sql.Stmt{st.begin, st.commit, st.queuePut, st.queueSeq, st.queuePurged, st.queueDelete,
+		st.tombstonePut, st.msgInsert, st.msgDelete, st.msgState, st.msgMove, st.msgReclaim, st.dedupPut, st.dedupDeleteQueue,
+		st.dedupPrune, st.moveTaskPut, st.moveTaskPrune} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	for _, s := range st.msgInserts[1:] { // [0] is msgInsert
+		if s != nil {
+			s.Close()
+		}
+	}
 }
 
 // txn is the state of one transaction being written.

@@ -247,6 +247,7 @@ func (s *Store) Close() error {
 		}
 		if s.w != nil {
 			s.closeErr = s.w.stop()
+			s.w.st.close()
 			s.w.conn.Close()
 		}
 		if err := s.closeDBs(); err != nil && s.closeErr == nil {

@@ -3,7 +3,9 @@ package sqlitestore_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -408,6 +410,24 @@ func TestClosedStoreRefuses(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("close twice: %v", err)
+	}
+}
+
+// Close closes the database itself, not only the handles to it: the last
+// connection checkpoints the write-ahead log and removes it. A statement
+// left open keeps SQLite's connection, its files and their descriptors
+// alive after Close, the data-directory lock already released.
+func TestCloseClosesDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	q := storetest.NewQueue(storetest.QueueID(1), "orders")
+	storetest.MustCreateQueue(t, s, q)
+	storetest.MustSend(t, s, q.ID, storetest.NewMessage(1, base))
+	receive(t, s, q.ID, base, at(lease), 10)
+	mustClose(t, s)
+	if _, err := os.Stat(filepath.Join(dir, sqlitestore.DatabaseFile+"-wal")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("write-ahead log after Close: %v; want it checkpointed and removed", err)
 	}
 }
 
