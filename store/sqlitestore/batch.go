@@ -11,9 +11,11 @@ import (
 // lease state only: the payloads stay on disk unread.
 func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
 	i := s.lockQueue(p.QueueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	outs, err := s.index.MessageDeleteBatch(ctx, p)
 	if err != nil {
-		s.stripes[i].Unlock()
+		sl.release()
 		return nil, err
 	}
 	changes := make([]change, 0, len(outs))
@@ -28,7 +30,7 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 	// With nothing deleted the call still waits, for the commit of
 	// whatever it saw.
 	b := s.w.enqueue(changes, nil)
-	s.stripes[i].Unlock()
+	sl.release()
 	if err := b.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -40,9 +42,11 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 // their lease state only.
 func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
 	i := s.lockQueue(p.QueueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	outs, err := s.index.MessageChangeVisibilityBatch(ctx, p)
 	if err != nil {
-		s.stripes[i].Unlock()
+		sl.release()
 		return nil, err
 	}
 	changes := make([]change, 0, len(outs))
@@ -59,7 +63,7 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 		changes = append(changes, stateOf(pos, &m))
 	}
 	b := s.w.enqueue(changes, nil)
-	s.stripes[i].Unlock()
+	sl.release()
 	if err := b.wait(ctx); err != nil {
 		return nil, err
 	}

@@ -289,6 +289,22 @@ func (s *Store) Stats() Stats {
 		CommitTime: time.Duration(s.w.commitNanos.Load())}
 }
 
+// held is a lock a call releases by hand, before it waits for its commit,
+// and also defers releasing: should the call panic (net/http recovers a
+// handler's panic and serves on), a stripe left locked would hang every
+// queue on it. release is idempotent.
+type held struct {
+	unlock func()
+	done   bool
+}
+
+func (h *held) release() {
+	if !h.done {
+		h.done = true
+		h.unlock()
+	}
+}
+
 // stripe returns the index of the lock of queue id.
 func stripe(id uint64) int { return int((id * 0x9E3779B97F4A7C15) >> 58) }
 
@@ -456,7 +472,11 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 		return fmt.Errorf("sqlitestore: encode queue: %w", err)
 	}
 	s.qmu.Lock()
+	qm := held{unlock: s.qmu.Unlock}
+	defer qm.release()
 	i := s.lockQueue(p.Queue.ID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	s.queueWrites.Add(1)
 	err = s.index.QueueCreate(ctx, p)
 	var changes []change
@@ -467,8 +487,8 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 	}
 	// A refusal waits too: it must not rest on an uncommitted queue.
 	b := s.w.enqueue(changes, nil)
-	s.stripes[i].Unlock()
-	s.qmu.Unlock()
+	sl.release()
+	qm.release()
 	if werr := b.wait(ctx); werr != nil {
 		return werr
 	}
@@ -516,21 +536,23 @@ func (s *Store) queuesCommitted(ctx context.Context) error {
 // QueueUpdate changes the queue and returns once the change is committed.
 func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
 	s.qmu.Lock()
+	qm := held{unlock: s.qmu.Unlock}
+	defer qm.release()
 	s.queueWrites.Add(1)
 	q, err := s.index.QueueUpdate(ctx, p)
 	if err != nil {
 		s.queueWrites.Add(-1)
-		s.qmu.Unlock()
+		qm.release()
 		return nil, err
 	}
 	put, err := newQueuePut(q)
 	if err != nil {
 		s.queueWrites.Add(-1)
-		s.qmu.Unlock()
+		qm.release()
 		return nil, fmt.Errorf("sqlitestore: encode queue: %w", err)
 	}
 	b := s.w.enqueue([]change{s.queueWrite(put)}, nil)
-	s.qmu.Unlock()
+	qm.release()
 	if err := b.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -542,12 +564,16 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 // afterwards.
 func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.Time) error {
 	s.qmu.Lock()
+	qm := held{unlock: s.qmu.Unlock}
+	defer qm.release()
 	q, err := s.index.QueueGet(ctx, account, name)
 	if err != nil {
-		s.qmu.Unlock()
+		qm.release()
 		return err
 	}
 	i := s.lockQueue(q.ID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	s.queueWrites.Add(1)
 	err = s.index.QueueDelete(ctx, account, name, now)
 	var b *batch
@@ -557,8 +583,8 @@ func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.
 	} else {
 		s.queueWrites.Add(-1)
 	}
-	s.stripes[i].Unlock()
-	s.qmu.Unlock()
+	sl.release()
+	qm.release()
 	if err != nil {
 		return err
 	}
@@ -575,12 +601,16 @@ func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.
 // afterwards. The sequence counter goes on.
 func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error {
 	s.qmu.Lock()
+	qm := held{unlock: s.qmu.Unlock}
+	defer qm.release()
 	q, err := s.index.QueueGet(ctx, p.Account, p.Name)
 	if err != nil {
-		s.qmu.Unlock()
+		qm.release()
 		return err
 	}
 	i := s.lockQueue(q.ID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	s.queueWrites.Add(1)
 	err = s.index.QueuePurge(ctx, p)
 	var b *batch
@@ -595,8 +625,8 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		through = s.pos.Load()
 		b = s.w.enqueue([]change{s.queueWrite(&queuePurge{id: q.ID, at: p.Now, through: through})}, nil)
 	}
-	s.stripes[i].Unlock()
-	s.qmu.Unlock()
+	sl.release()
+	qm.release()
 	if err != nil {
 		return err
 	}
@@ -624,9 +654,11 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 	ip.Messages = bare
 
 	i := s.lockQueue(p.QueueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	sent, err := s.index.MessageSend(ctx, ip)
 	if err != nil {
-		s.stripes[i].Unlock()
+		sl.release()
 		return nil, err
 	}
 	changes := make([]change, 0, len(sent)+1)
@@ -659,7 +691,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		changes = append(changes, fifo)
 	}
 	b := s.w.enqueue(changes, inserted)
-	s.stripes[i].Unlock()
+	sl.release()
 	if err := b.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -672,29 +704,31 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 // deleted in the same commit.
 func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	i := s.lockQueue(p.QueueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	msgs, err := s.index.MessageReceive(ctx, p)
 	changes := s.takeDropped(i, p.QueueID)
 	if err != nil {
-		s.stripes[i].Unlock()
+		sl.release()
 		return nil, err
 	}
 	if len(msgs) == 0 && len(changes) == 0 {
 		// Nothing found, nothing claimed: no commit to wait for.
-		s.stripes[i].Unlock()
+		sl.release()
 		return msgs, nil
 	}
 	rs := make([]row, 0, len(msgs))
 	for _, m := range msgs {
 		pos, ok := s.rowOf(i, p.QueueID, m.ID)
 		if !ok {
-			s.stripes[i].Unlock()
+			sl.release()
 			return nil, fmt.Errorf("sqlitestore: message %s has no row", m.ID)
 		}
 		rs = append(rs, row{m.ID, pos})
 		changes = append(changes, stateOf(pos, m))
 	}
 	b := s.w.enqueue(changes, nil)
-	s.stripes[i].Unlock()
+	sl.release()
 
 	leases := make([]baton.VisibilityChange, len(msgs))
 	for j, m := range msgs {
@@ -746,21 +780,22 @@ func (s *Store) withPayloads(ctx context.Context, msgs []*baton.Message, rs []ro
 // lock before the call.
 func (s *Store) leaseCall(ctx context.Context, queueIDs []uint64, messageID string,
 	call func(pos int64) (baton.LeaseOutcome, []change, error)) (baton.LeaseOutcome, error) {
-	unlock := s.lockQueues(queueIDs)
+	lk := held{unlock: s.lockQueues(queueIDs)}
+	defer lk.release()
 	i := stripe(queueIDs[0])
 	pos, ok := s.rowOf(i, queueIDs[0], messageID)
 	var pay payload
 	if ok {
 		pays, err := s.payloads(ctx, []row{{messageID, pos}})
 		if err != nil {
-			unlock()
+			lk.release()
 			return baton.LeaseOutcome{}, err
 		}
 		pay, ok = pays[pos]
 	}
 	out, changes, err := call(pos)
 	if err != nil {
-		unlock()
+		lk.release()
 		return baton.LeaseOutcome{}, err
 	}
 	// A moved message is at its new pos in the index at once, but its row
@@ -776,7 +811,7 @@ func (s *Store) leaseCall(ctx context.Context, queueIDs []uint64, messageID stri
 		}
 	}
 	b := s.w.enqueue(changes, moved)
-	unlock()
+	lk.release()
 	if out.Message != nil && ok {
 		if err := pay.fill(out.Message); err != nil {
 			return baton.LeaseOutcome{}, err
@@ -868,14 +903,16 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 // returns once the deletions are committed.
 func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error) {
 	i := s.lockQueue(queueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
 	n, err := s.index.MessageExpire(ctx, queueID, cutoff)
 	changes := s.takeDropped(i, queueID)
 	if err != nil || len(changes) == 0 {
-		s.stripes[i].Unlock()
+		sl.release()
 		return n, err
 	}
 	b := s.w.enqueue(changes, nil)
-	s.stripes[i].Unlock()
+	sl.release()
 	if err := b.wait(ctx); err != nil {
 		return 0, err
 	}
