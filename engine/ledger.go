@@ -722,10 +722,8 @@ func (ql *queueLedger) deadLettered(ev ledgerEvent, local bool) {
 
 // history returns a copy of a message's events.
 func (l *ledger) history(queueID uint64, messageID string, now time.Time) ([]LeaseEvent, bool) {
-	l.mu.Lock()
+	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
 	tm, ok := ql.messages[messageID]
 	if !ok {
 		return nil, false
@@ -735,24 +733,29 @@ func (l *ledger) history(queueID uint64, messageID string, now time.Time) ([]Lea
 
 // snapshot returns the queue's counters since start and over the window.
 func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters) {
-	l.mu.Lock()
+	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
 	total = ql.total
 	total.durations = cloneHist(ql.total.durations)
 	total.unrenewed = cloneHist(ql.total.unrenewed)
 	return total, ql.windowed(now)
 }
 
+// lockedQueue locks the ledger and returns queue id's ledger with its
+// expiries inferred up to now; the caller unlocks l.mu.
+func (l *ledger) lockedQueue(id uint64, now time.Time) *queueLedger {
+	l.mu.Lock()
+	ql := l.queue(id)
+	ql.expire(now)
+	return ql
+}
+
 // owned returns the queue's counters of what this node originated since it
 // started (queueLedger.own), for metrics that are summed over nodes. The
 // counts never go down from one call to the next (see ownExpiredShown).
 func (l *ledger) owned(queueID uint64, now time.Time) counters {
-	l.mu.Lock()
+	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	ql := l.queue(queueID)
-	ql.expire(now)
 	own := ql.own
 	own.expired = max(own.expired, ql.ownExpiredShown)
 	ql.ownExpiredShown = own.expired

@@ -52,11 +52,8 @@ func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActiv
 		return nil, err
 	}
 	now := e.clock.Now()
-	l := &e.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ql := l.queue(q.ID)
-	ql.expire(now)
+	ql := e.ledger.lockedQueue(q.ID, now)
+	defer e.ledger.mu.Unlock()
 	m := now.Unix() / 60
 	out := make([]MinuteActivity, windowMinutes)
 	for i := range out {
@@ -78,11 +75,8 @@ func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]A
 		return nil, err
 	}
 	now := e.clock.Now()
-	l := &e.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ql := l.queue(q.ID)
-	ql.expire(now)
+	ql := e.ledger.lockedQueue(q.ID, now)
+	defer e.ledger.mu.Unlock()
 	out := make([]ActiveLease, 0, min(limit, len(ql.active)))
 	for _, r := range ql.active {
 		var client Client
@@ -120,11 +114,8 @@ func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time
 		out[i].Count += c
 	}
 	now := e.clock.Now()
-	l := &e.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ql := l.queue(q.ID)
-	ql.expire(now)
+	ql := e.ledger.lockedQueue(q.ID, now)
+	defer e.ledger.mu.Unlock()
 	m := now.Unix() / 60
 	for i := range ql.window {
 		b := &ql.window[i]
