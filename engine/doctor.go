@@ -169,14 +169,13 @@ type QueueMetrics struct {
 	// summing a counter over the nodes of a cluster counts each event once.
 	Totals LeaseStats
 	// LeaseDurations counts completed leases (receive to delete) at or
-	// below each of the bounds passed to QueueMetrics.
-	LeaseDurations []uint64
+	// below each of LeaseDurationBounds, exactly; LeaseSum adds them up.
+	LeaseDurations [len(LeaseDurationBounds)]uint64
 	LeaseSum       time.Duration
 }
 
-// QueueMetrics reports every queue of every account; durationBounds are the
-// upper bounds of the lease-duration histogram buckets.
-func (e *Engine) QueueMetrics(ctx context.Context, durationBounds []time.Duration) ([]QueueMetrics, error) {
+// QueueMetrics reports every queue of every account.
+func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
 	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
@@ -191,19 +190,10 @@ func (e *Engine) QueueMetrics(ctx context.Context, durationBounds []time.Duratio
 		total := e.ledger.owned(q.ID, now)
 		m := QueueMetrics{
 			Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
-			Totals: statsOf(&total), LeaseDurations: make([]uint64, len(durationBounds)),
+			Totals: statsOf(&total), LeaseDurations: total.atMost, LeaseSum: total.durationSum,
 		}
 		if !st.OldestSentAt.IsZero() {
 			m.OldestAge = now.Sub(st.OldestSentAt)
-		}
-		for b, c := range total.durations.counts {
-			v := bucketValue(b)
-			m.LeaseSum += time.Duration(c) * v
-			for i, bound := range durationBounds {
-				if v <= bound {
-					m.LeaseDurations[i] += c
-				}
-			}
 		}
 		out = append(out, m)
 	}

@@ -214,7 +214,7 @@ func TestReplayMovesLedgerDeadline(t *testing.T) {
 	if err != nil || len(leases) != 1 || !leases[0].Deadline.Equal(testutil.Epoch.Add(50*time.Second)) {
 		t.Errorf("active leases at t=40 = %+v, %v; want one ending at t=50", leases, err)
 	}
-	qs, err := e.QueueMetrics(ctx, nil)
+	qs, err := e.QueueMetrics(ctx)
 	if err != nil || len(qs) != 1 || qs[0].Totals.Expired != 0 {
 		t.Errorf("metrics at t=40: %+v, %v; want no expiry", qs, err)
 	}

@@ -144,6 +144,11 @@ type counters struct {
 	deadLettered                                         uint64
 	durations                                            histogram // receive to delete
 	unrenewed                                            histogram // the same, leases never renewed
+	// atMost[i] counts the durations at most LeaseDurationBounds[i], and
+	// durationSum adds them up: /metrics's histogram, exact where
+	// durations' buckets are within 2%.
+	atMost      [len(LeaseDurationBounds)]uint64
+	durationSum time.Duration
 	// lateWorked is the longest from a receive to a late completion by its
 	// receipt: its holder worked at least that long, whether or not it
 	// ever deleted.
@@ -164,7 +169,31 @@ func (c *counters) merge(o *counters) {
 	c.deadLettered += o.deadLettered
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
+	for i := range c.atMost {
+		c.atMost[i] += o.atMost[i]
+	}
+	c.durationSum += o.durationSum
 	c.lateWorked = max(c.lateWorked, o.lateWorked)
+}
+
+// LeaseDurationBounds are the upper bounds of the lease-duration histogram
+// /metrics exports, from a quick handler to the 12-hour ceiling; the ledger
+// counts every completed lease against them exactly.
+var LeaseDurationBounds = [...]time.Duration{
+	100 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second,
+	10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute,
+	30 * time.Minute, time.Hour, 4 * time.Hour, 12 * time.Hour,
+}
+
+// addDuration counts a completed lease's duration, receive to delete.
+func (c *counters) addDuration(d time.Duration) {
+	c.durations.add(d)
+	c.durationSum += d
+	for i, b := range LeaseDurationBounds {
+		if d <= b {
+			c.atMost[i]++
+		}
+	}
 }
 
 // dec takes one from a counter that a retracted inference had added to,
@@ -603,7 +632,7 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	renewed := rec.renewals > 0
 	ql.count(ev.at, local, func(c *counters) {
 		c.completed++
-		c.durations.add(d)
+		c.addDuration(d)
 		if !renewed {
 			c.unrenewed.add(d)
 		}

@@ -167,7 +167,7 @@ func testSharedIncident(t *testing.T, pg *pgtest.Cluster) {
 	// the cluster's count.
 	var sum engine.LeaseStats
 	for _, e := range nodes {
-		qs, err := e.QueueMetrics(ctx, nil)
+		qs, err := e.QueueMetrics(ctx)
 		if err != nil || len(qs) != 1 {
 			t.Fatalf("metrics: %+v, %v", qs, err)
 		}
@@ -238,7 +238,7 @@ func testSharedRenewal(t *testing.T, pg *pgtest.Cluster) {
 		}
 		return nil
 	})
-	if qs, err := nodes[0].QueueMetrics(ctx, nil); err != nil || qs[0].Totals.Expired != 0 {
+	if qs, err := nodes[0].QueueMetrics(ctx); err != nil || qs[0].Totals.Expired != 0 {
 		t.Errorf("node 1 metrics: %+v, %v; want no expiry", qs, err)
 	}
 }

@@ -14,14 +14,6 @@ import (
 	"github.com/baton-sqs/baton/engine"
 )
 
-// leaseBounds are the lease-duration histogram's bucket bounds, from a
-// quick handler to the 12-hour ceiling.
-var leaseBounds = []time.Duration{
-	100 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second,
-	10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute,
-	30 * time.Minute, time.Hour, 4 * time.Hour, 12 * time.Hour,
-}
-
 // metrics holds the server's Prometheus registry.
 type metrics struct {
 	engine *engine.Engine
@@ -129,7 +121,7 @@ func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
-	qs, err := c.engine.QueueMetrics(context.Background(), leaseBounds)
+	qs, err := c.engine.QueueMetrics(context.Background())
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descMessages, err)
 		return
@@ -158,8 +150,8 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLate, t.Late)
 		counter(descDupes, t.Duplicates)
 		counter(descRenewals, t.Renewals)
-		buckets := make(map[float64]uint64, len(leaseBounds))
-		for i, b := range leaseBounds {
+		buckets := make(map[float64]uint64, len(engine.LeaseDurationBounds))
+		for i, b := range engine.LeaseDurationBounds {
 			buckets[b.Seconds()] = q.LeaseDurations[i]
 		}
 		ch <- prometheus.MustNewConstHistogram(descDurations, t.Completed, q.LeaseSum.Seconds(), buckets, lv...)

@@ -130,3 +130,30 @@ func TestMetricsScrape(t *testing.T) {
 		t.Error("no request latency histogram")
 	}
 }
+
+// The lease-duration histogram counts each lease exactly against its
+// bounds: a 9.99 s lease is at most 10 s, a 10.01 s one is not, and the sum
+// is the leases' own (it was the 2% buckets' midpoints: 9.99 s counted
+// above 10 s).
+func TestMetricsLeaseHistogramExact(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "edges", map[string]string{"VisibilityTimeout": "60"})
+	for _, lasted := range []time.Duration{9990 * time.Millisecond, 10010 * time.Millisecond} {
+		mustSend(t, c, url, "a")
+		m := receiveOne(t, c, url, nil)
+		srv.Clock.Advance(lasted)
+		del(t, c, url, m)
+	}
+	h := value(t, scrape(t, srv.URL), "baton_lease_duration_seconds", map[string]string{"queue": "edges"}).Histogram
+	var at10 uint64
+	for _, b := range h.Bucket {
+		if b.GetUpperBound() == 10 {
+			at10 = b.GetCumulativeCount()
+		}
+	}
+	if h.GetSampleCount() != 2 || at10 != 1 || h.GetSampleSum() != 20 {
+		t.Errorf("count %d, at most 10 s %d, sum %v; want 2, 1 (the 9.99 s lease), 20 s", h.GetSampleCount(), at10, h.GetSampleSum())
+	}
+}
