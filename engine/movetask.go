@@ -459,6 +459,9 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 			}
 			out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
 				QueueID: src.ID, MessageID: m.ID, Epoch: m.Epoch, ToQueueID: to.ID, Now: now, MoveTask: t.Handle,
+				// A redriven message is a new one to SQS: its retention
+				// period starts again.
+				ResetSentAt: true,
 			})
 			if errors.Is(err, baton.ErrNotFound) {
 				return false, "AWS.SimpleQueueService.NonExistentQueue"

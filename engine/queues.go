@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -76,7 +77,10 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 
 	for range 3 {
 		if existing, err := e.store.QueueGet(ctx, p.Account, p.Name); err == nil {
-			return existing, sameAttributes(existing, p.Attributes)
+			if err := sameAttributes(existing, p.Attributes); err != nil {
+				return existing, err
+			}
+			return existing, sameTags(existing, p.Tags)
 		} else if !errors.Is(err, baton.ErrNotFound) {
 			return nil, fmt.Errorf("get queue: %w", err)
 		}
@@ -116,6 +120,17 @@ func sameAttributes(q *baton.Queue, supplied map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// sameTags is nil when no tags are supplied or they are exactly the
+// queue's: SQS refuses other tags for an existing queue, even one without
+// tags, rather than re-tag it (dramatiq_sqs#13, amazon-sqs-java-temporary-
+// queues-client#70). The message text is not known.
+func sameTags(q *baton.Queue, supplied map[string]string) error {
+	if len(supplied) == 0 || maps.Equal(q.Tags, supplied) {
+		return nil
+	}
+	return baton.Errorf(baton.ErrQueueNameExists, "A queue already exists with the same name and different tags")
 }
 
 func validQueueName(name string) bool {

@@ -742,9 +742,13 @@ func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig,
 		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Account: acct, Name: q.Name, Attributes: attrs, Tags: q.Tags})
 		what := "created"
 		if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code == baton.ErrQueueNameExists {
-			// It exists from an earlier run with other attributes: the file wins.
+			// It exists from an earlier run with other attributes or
+			// tags: the file wins.
 			delete(attrs, engine.AttrFifoQueue)
-			err, what = eng.SetQueueAttributes(ctx, ref, attrs), "updated"
+			err, what = nil, "updated"
+			if len(attrs) > 0 {
+				err = eng.SetQueueAttributes(ctx, ref, attrs)
+			}
 		}
 		if err == nil && len(q.Tags) > 0 {
 			err = eng.TagQueue(ctx, ref, q.Tags)

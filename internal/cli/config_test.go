@@ -320,6 +320,26 @@ func TestConfigRestartUpdatesQueues(t *testing.T) {
 	}
 }
 
+// A queue declared without attributes whose tags change between runs is
+// re-tagged: CreateQueue refuses the new tags for the existing queue
+// (QueueNameExists), and there are no attributes to set.
+func TestConfigRestartRetagsQueue(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path := writeConfig(t, "queues:\n  - name: plain\n    tags: {env: dev}\n")
+	p := startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", data, "--config", path)
+	p.stop(t)
+	if err := os.WriteFile(path, []byte("queues:\n  - name: plain\n    tags: {env: prod}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", data, "--config", path)
+	c := testutil.NewClient(p.URL)
+	tags, err := c.ListQueueTags(context.Background(), &sqs.ListQueueTagsInput{QueueUrl: aws.String(p.URL + "/000000000000/plain")})
+	if err != nil || tags.Tags["env"] != "prod" {
+		t.Errorf("after the restart: tags %v, %v, want env=prod", tags, err)
+	}
+}
+
 // --print-config checks the credentials as serve would: a credentials file
 // serve refuses is refused, with serve's file:line reason, not printed as
 // if all were well.
