@@ -39,6 +39,9 @@ type Engine struct {
 
 	waitMu  sync.Mutex
 	waiters map[uint64]chan struct{}
+	// full holds the queues with a long poll waiting for room under the
+	// in-flight limit (waitForRoom).
+	full    map[uint64]bool
 	closing chan struct{}
 	once    sync.Once
 
@@ -86,6 +89,7 @@ func New(cfg Config) (*Engine, error) {
 		receipts: newReceiptCodec(cfg.ReceiptKey),
 		log:      cfg.Logger,
 		waiters:  make(map[uint64]chan struct{}),
+		full:     make(map[uint64]bool),
 		closing:  make(chan struct{}),
 		nodeID:   ids.NewUint64(),
 

@@ -378,14 +378,25 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 			if wait == 0 && !q.IsFIFO() { // a FIFO receive just gets nothing
 				return false, baton.Errorf(baton.ErrOverLimit, "Too many messages in flight for queue %s.", q.Name)
 			}
-			return false, nil
+			if wait == 0 {
+				return false, nil
+			}
+			// Wait for a delete to make room; it may have come since the look.
+			e.waitForRoom(q.ID)
+			if st, err = e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1}); err != nil {
+				return false, storeErr(err, "message stats")
+			}
+			if st.InFlight >= e.inFlightLimit {
+				return false, nil
+			}
 		}
 		if st.Visible == 0 {
 			return false, nil
 		}
 		// Messages moved to the dead-letter queue leave room for others.
+		var got []*baton.Message
 		for range maxDeadLetterRounds {
-			got, err := e.store.MessageReceive(ctx, baton.MessageReceiveParams{
+			got, err = e.store.MessageReceive(ctx, baton.MessageReceiveParams{
 				QueueID: q.ID, Now: now, Max: max,
 				VisibleAt:       now.Add(time.Duration(vis) * time.Second),
 				RetentionCutoff: now.Add(-time.Duration(q.Attributes.MessageRetentionPeriod) * time.Second),
@@ -399,6 +410,10 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 			if len(msgs) > 0 || len(got) == 0 {
 				break
 			}
+		}
+		if len(msgs) == 0 && len(got) > 0 {
+			// Every round dead-lettered what it found: more may be visible.
+			return false, errLookAgain
 		}
 		return len(msgs) > 0, nil
 	})
@@ -591,11 +606,13 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 	client := clientFrom(ctx)
 	// Deleting a FIFO message that was in flight unblocks its group: the
 	// messages after it may be receivable now, so wake the long polls.
-	unblocked := false
+	// Deleting any in-flight message makes room under the in-flight limit.
+	unblocked, room := false, false
 	for j, out := range outs {
 		r := rs[j]
 		removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
 		unblocked = unblocked || q.IsFIFO() && out.Result == baton.LeaseCurrent
+		room = room || out.Result == baton.LeaseCurrent
 		e.record(ledgerEvent{
 			kind: kindDelete, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, leasedAt: r.LeasedAt,
 			result: out.Result, storeEpoch: epochOf(out.Message), removed: removed, client: client,
@@ -606,6 +623,8 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 	}
 	if unblocked {
 		e.notify(q.ID)
+	} else if room {
+		e.madeRoom(q.ID)
 	}
 	return errs
 }

@@ -187,6 +187,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, ref QueueRef) error {
 		return storeErr(err, "delete queue")
 	}
 	e.record(ledgerEvent{kind: kindForget, queueID: q.ID, at: e.clock.Now()})
+	e.forgetQueue(q.ID)
 	return nil
 }
 

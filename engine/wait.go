@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -38,6 +39,43 @@ func (e *Engine) notify(queueID uint64) {
 	}
 }
 
+// waitForRoom marks the queue as having a long poll that waits for room
+// under the in-flight limit: the next delete of an in-flight message wakes
+// it (madeRoom). A waiter marks the queue before it looks at the in-flight
+// count for the last time, so a delete between the look and the wait is
+// never missed.
+func (e *Engine) waitForRoom(queueID uint64) {
+	e.waitMu.Lock()
+	defer e.waitMu.Unlock()
+	e.full[queueID] = true
+}
+
+// madeRoom wakes the long polls of the queue if one waits for room under
+// the in-flight limit.
+func (e *Engine) madeRoom(queueID uint64) {
+	e.waitMu.Lock()
+	full := e.full[queueID]
+	delete(e.full, queueID)
+	e.waitMu.Unlock()
+	if full {
+		e.notify(queueID)
+	}
+}
+
+// forgetQueue answers the long polls of a deleted queue (they find it
+// gone) and drops what the engine kept for them.
+func (e *Engine) forgetQueue(queueID uint64) {
+	e.waitMu.Lock()
+	delete(e.full, queueID)
+	e.waitMu.Unlock()
+	e.notify(queueID)
+}
+
+// errLookAgain, from a waitFor try, says that it stopped before it had
+// looked at every message it might take (it moved many to the dead-letter
+// queue): waitFor calls it again at once instead of sleeping.
+var errLookAgain = errors.New("engine: look again")
+
 // waitFor calls try until it reports done, the wait passes, the context ends
 // or the engine closes. try gets the current time.
 func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration, try func(now time.Time) (bool, error)) error {
@@ -49,6 +87,19 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			ch = e.waitChan(queueID)
 		}
 		done, err := try(now)
+		if errors.Is(err, errLookAgain) {
+			if wait <= 0 || ctx.Err() != nil || e.isClosing() {
+				return nil
+			}
+			if now = e.clock.Now(); now.Before(deadline) {
+				continue
+			}
+			_, err = try(now) // the last look, as below
+			if errors.Is(err, errLookAgain) {
+				err = nil
+			}
+			return err
+		}
 		if err != nil || done || wait <= 0 {
 			return err
 		}
@@ -81,7 +132,20 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 		if !now.Before(deadline) {
 			// One last look: a message may have become visible exactly now.
 			_, err := try(now)
+			if errors.Is(err, errLookAgain) {
+				err = nil
+			}
 			return err
 		}
+	}
+}
+
+// isClosing reports whether Close has been called.
+func (e *Engine) isClosing() bool {
+	select {
+	case <-e.closing:
+		return true
+	default:
+		return false
 	}
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -120,5 +121,51 @@ func TestBodyLimit(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 400 || resp.Header.Get("x-amzn-query-error") != "SerializationException;Sender" {
 		t.Errorf("5 MiB JSON body: %d %.300s (%s), want 400 SerializationException", resp.StatusCode, b, resp.Header.Get("x-amzn-query-error"))
+	}
+}
+
+// TestLongPollSlotsFreed: a long poll frees its client's slot however it
+// ends: its client going away, or an error.
+func TestLongPollSlotsFreed(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t, testutil.Options{MaxLongPollsPerClient: 2})
+	u := srv.MustCreateQueue(t, "slots", nil)
+	wait := func(ctx context.Context, url string) error {
+		_, err := srv.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 20})
+		return err
+	}
+	// Clients that go away.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	for range 2 {
+		go func() { done <- wait(ctx, u) }()
+	}
+	srv.WaitForTimers(t, 2)
+	cancel()
+	for range 2 {
+		<-done
+	}
+	testutil.CheckFor(t, 5*time.Second, func() error {
+		if n := srv.Clock.Timers(); n != 0 {
+			return fmt.Errorf("%d long polls still waiting after their clients went away", n)
+		}
+		return nil
+	})
+	// Errors.
+	for range 3 {
+		if err := wait(context.Background(), strings.Replace(u, "slots", "missing", 1)); err == nil {
+			t.Fatal("long poll of a missing queue: no error")
+		}
+	}
+	// Both slots are free.
+	for range 2 {
+		go func() { done <- wait(context.Background(), u) }()
+	}
+	srv.WaitForTimers(t, 2)
+	srv.Clock.Advance(20 * time.Second)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("long poll after the others ended: %v", err)
+		}
 	}
 }
