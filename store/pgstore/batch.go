@@ -13,20 +13,30 @@ import (
 )
 
 // MessageDeleteBatch deletes in one transaction, each entry as MessageDelete
-// does, its statements sent in one round trip.
+// does, its statements sent in one round trip. Deleting a live lease of a
+// FIFO queue (p.RequireLive) unblocks its group, so the other servers hear
+// of it when the transaction commits.
 func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
 	ids := make([]string, len(p.Entries))
 	for i, en := range p.Entries {
 		ids[i] = en.MessageID
 	}
+	// As in MessageChangeVisibilityBatch, a retried transaction may leave
+	// it set from the try before: one needless wake-up.
+	var unblocked bool
 	outs, err := s.leaseBatch(ctx, p.QueueID, ids, func(b *pgx.Batch, i int) {
 		en := p.Entries[i]
 		b.Queue(deleteSQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, p.RequireLive)
 	}, func(row pgx.Row, live *bool) (*baton.Message, error) {
-		return scanMessage(row, live, new(bool))
+		m, err := scanMessage(row, live, new(bool))
+		unblocked = unblocked || err == nil && *live
+		return m, err
 	})
 	if err != nil && !errors.Is(err, baton.ErrNotFound) {
 		return nil, fmt.Errorf("pgstore: delete batch: %w", err)
+	}
+	if err == nil && unblocked && p.RequireLive {
+		s.wake.add(p.QueueID)
 	}
 	return outs, err
 }

@@ -49,7 +49,8 @@ var changeVisibilitySQL = `
 	FROM cur`
 
 // MessageDelete deletes the message if the receipt's lease is live, or in
-// any case unless p.RequireLive.
+// any case unless p.RequireLive. Deleting a live lease of a FIFO queue
+// (p.RequireLive) unblocks its group: it notifies the other servers.
 func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
 	var out baton.LeaseOutcome
 	err := retry(ctx, func() error {
@@ -58,6 +59,9 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 		out = outcome(m, live)
 		return err
 	})
+	if err == nil && p.RequireLive && out.Result == baton.LeaseCurrent {
+		s.wake.add(p.QueueID)
+	}
 	return s.leaseResult(ctx, p.QueueID, out, err, "delete")
 }
 

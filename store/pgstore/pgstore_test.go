@@ -296,6 +296,61 @@ func TestWakeAfterReleaseAndMove(t *testing.T) {
 	expect("move", dlq.ID)
 }
 
+// TestWakeAfterFIFODelete: deleting the in-flight head of a FIFO group
+// makes the group's next message receivable, so it wakes the other
+// servers' long polls on the queue; deleting a standard queue's message
+// makes nothing receivable and wakes nobody.
+func TestWakeAfterFIFODelete(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	a, b := mustOpen(t, url), mustOpen(t, url)
+	woken := make(chan uint64, 100)
+	a.Subscribe(func(id uint64) { woken <- id })
+	select {
+	case <-a.Listening():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener never listened")
+	}
+	q := storetest.NewFIFOQueue(storetest.QueueID(7), "wake.fifo")
+	std := storetest.NewQueue(storetest.QueueID(8), "wake-std")
+	storetest.MustCreateQueue(t, b, q)
+	storetest.MustCreateQueue(t, b, std)
+	expect := func(what string, want uint64) {
+		t.Helper()
+		select {
+		case got := <-woken:
+			if got != want {
+				t.Fatalf("%s: woken for queue %#x, want %#x", what, got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no wake-up", what)
+		}
+	}
+	storetest.MustSendFIFO(t, b, q.ID, base, storetest.NewGroupMessage(1, "g", base), storetest.NewGroupMessage(2, "g", base))
+	expect("FIFO send", q.ID)
+	storetest.MustSend(t, b, std.ID, storetest.NewMessage(3, base))
+	expect("standard send", std.ID)
+	recv := func(id uint64) *baton.Message {
+		t.Helper()
+		got := storetest.MustReceive(t, b, baton.MessageReceiveParams{QueueID: id, Now: base, Max: 1, VisibleAt: base.Add(time.Minute),
+			RetentionCutoff: base.Add(-time.Hour)})
+		if len(got) != 1 {
+			t.Fatalf("received %d messages, want 1", len(got))
+		}
+		return got[0]
+	}
+	head, m := recv(q.ID), recv(std.ID)
+	if _, err := b.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: std.ID, Now: base,
+		Entries: []baton.LeaseRef{{MessageID: m.ID, Epoch: m.Epoch}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: q.ID, Now: base, RequireLive: true,
+		Entries: []baton.LeaseRef{{MessageID: head.ID, Epoch: head.Epoch}}}); err != nil {
+		t.Fatal(err)
+	}
+	expect("FIFO delete of the group's head (after a standard delete, which wakes nobody)", q.ID)
+}
+
 // TestLedgerBusAcrossStores: a lease-ledger batch of the largest size,
 // any bytes, published through one store reaches the subscribers of every
 // store on the database, its own included, unchanged; a larger one is
