@@ -33,6 +33,17 @@ const (
 	AttrApproximateNumberOfMessagesDelayed    = "ApproximateNumberOfMessagesDelayed"
 )
 
+// Sizes of the free-form attributes a queue keeps in memory for its life.
+const (
+	// maxKmsKeyID is KMS's bound on a key id, ARN or alias (KeyId, 1 to
+	// 2,048 characters).
+	maxKmsKeyID = 2048
+	// maxRedriveAllowPolicy bounds a RedriveAllowPolicy. SQS documents no
+	// size, only at most 10 source queue ARNs, which fit in 2 KiB; Policy's
+	// 8,192 bytes is generous for it.
+	maxRedriveAllowPolicy = 8192
+)
+
 // intAttr describes an integer attribute: its range and where it lives.
 type intAttr struct {
 	min, max int
@@ -124,6 +135,9 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 		}
 		a.RedrivePolicy = value
 	case AttrRedriveAllowPolicy:
+		if len(value) > maxRedriveAllowPolicy {
+			return errAttributeValue(name)
+		}
 		if value != "" {
 			if err := checkRedriveAllowPolicy(value); err != nil {
 				return err
@@ -131,7 +145,7 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 		}
 		a.RedriveAllowPolicy = value
 	case AttrKmsMasterKeyID:
-		if !validChars(value) { // as tags: no control characters
+		if len(value) > maxKmsKeyID || !validChars(value) { // as tags: no control characters
 			return errAttributeValue(name)
 		}
 		a.KmsMasterKeyID = value

@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"cmp"
 	"container/heap"
 	"container/list"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
 )
@@ -36,6 +39,14 @@ const (
 	// maxTrackedMessages bounds the messages whose leases and history a queue
 	// keeps; the least recently active are forgotten first.
 	maxTrackedMessages = 20000
+	// maxLedgerMessages and maxLedgerEvents bound the messages and history
+	// events the ledger keeps over all queues, the least recently active
+	// message of any queue forgotten first: a full queue holds about 280 MB
+	// (1.28 million events of some 220 bytes), so the per-queue bound alone
+	// let a client grow memory by that much with every queue it made. These
+	// hold the ledger to some 600 MB however many queues there are.
+	maxLedgerMessages = 200000
+	maxLedgerEvents   = 2000000
 	// maxLeasesPerMessage bounds the leases remembered per message.
 	maxLeasesPerMessage = 16
 	// maxHistory bounds the events remembered per message.
@@ -52,9 +63,26 @@ type Client struct {
 
 type clientKey struct{}
 
-// WithClient records the requesting client in ctx.
+// WithClient records the requesting client in ctx. The address and user
+// agent are cut to maxEventClient bytes and copied: the ledger keeps them in
+// every lease event of the request, for as long as it remembers the
+// message, and a user agent may be as long as the request's headers.
 func WithClient(ctx context.Context, c Client) context.Context {
+	c.Addr, c.UserAgent = clientString(c.Addr), clientString(c.UserAgent)
 	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// clientString returns s cut to at most maxEventClient bytes, on a
+// character boundary, in memory of its own.
+func clientString(s string) string {
+	if len(s) <= maxEventClient {
+		return s
+	}
+	n := maxEventClient
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.Clone(s[:n])
 }
 
 func clientFrom(ctx context.Context) Client {
@@ -134,7 +162,10 @@ type trackedMessage struct {
 	sentAt  time.Time
 	leases  map[uint32]*leaseRec
 	history []LeaseEvent
-	elem    *list.Element
+	// elem is tm in its queue's lru, gelem in the ledger's; ql is its
+	// queue's ledger.
+	elem, gelem *list.Element
+	ql          *queueLedger
 }
 
 // counters are the ledger's tallies for one period.
@@ -240,6 +271,7 @@ func (ql *queueLedger) countMillis(at time.Time, d time.Duration) {
 }
 
 type queueLedger struct {
+	l *ledger
 	// recentLate keeps the latest late completions, oldest first.
 	recentLate []LateCompletion
 	messages   map[string]*trackedMessage
@@ -263,15 +295,23 @@ type queueLedger struct {
 type ledger struct {
 	mu     sync.Mutex
 	queues map[uint64]*queueLedger
+	// lru holds every queue's tracked messages, most recently active at the
+	// back; events counts their history events.
+	lru    *list.List
+	events int
+	// maxMessages and maxEvents, if set, replace maxLedgerMessages and
+	// maxLedgerEvents: tests lower them.
+	maxMessages, maxEvents int
 }
 
 func (l *ledger) queue(id uint64) *queueLedger {
 	if l.queues == nil {
 		l.queues = make(map[uint64]*queueLedger)
+		l.lru = list.New()
 	}
 	ql, ok := l.queues[id]
 	if !ok {
-		ql = &queueLedger{messages: make(map[string]*trackedMessage), lru: list.New()}
+		ql = &queueLedger{l: l, messages: make(map[string]*trackedMessage), lru: list.New()}
 		l.queues[id] = ql
 	}
 	return ql
@@ -325,21 +365,41 @@ func (ql *queueLedger) message(id string) *trackedMessage {
 	tm, ok := ql.messages[id]
 	if ok {
 		ql.lru.MoveToBack(tm.elem)
+		ql.l.lru.MoveToBack(tm.gelem)
 		return tm
 	}
-	tm = &trackedMessage{id: id, leases: make(map[uint32]*leaseRec)}
+	tm = &trackedMessage{id: id, leases: make(map[uint32]*leaseRec), ql: ql}
 	tm.elem = ql.lru.PushBack(tm)
+	tm.gelem = ql.l.lru.PushBack(tm)
 	ql.messages[id] = tm
 	for ql.lru.Len() > maxTrackedMessages {
-		old := ql.lru.Remove(ql.lru.Front()).(*trackedMessage)
-		for _, r := range old.leases {
-			if r.heapIdx >= 0 {
-				heap.Remove(&ql.active, r.heapIdx)
-			}
-		}
-		delete(ql.messages, old.id)
+		ql.forget(ql.lru.Front().Value.(*trackedMessage))
 	}
 	return tm
+}
+
+// forget drops a tracked message with its leases and history.
+func (ql *queueLedger) forget(tm *trackedMessage) {
+	ql.lru.Remove(tm.elem)
+	ql.l.lru.Remove(tm.gelem)
+	ql.l.events -= len(tm.history)
+	for _, r := range tm.leases {
+		if r.heapIdx >= 0 {
+			heap.Remove(&ql.active, r.heapIdx)
+		}
+	}
+	delete(ql.messages, tm.id)
+}
+
+// trim forgets the least recently active messages of any queue while the
+// ledger keeps more than its bounds. It runs after each event, so the
+// messages an event works on are never forgotten under it.
+func (l *ledger) trim() {
+	maxMessages, maxEvents := cmp.Or(l.maxMessages, maxLedgerMessages), cmp.Or(l.maxEvents, maxLedgerEvents)
+	for l.lru != nil && l.lru.Len() > 0 && (l.lru.Len() > maxMessages || l.events > maxEvents) {
+		tm := l.lru.Front().Value.(*trackedMessage)
+		tm.ql.forget(tm)
+	}
 }
 
 // lease returns the record of the message's lease epoch, creating it (not
@@ -366,6 +426,8 @@ func (tm *trackedMessage) record(ev LeaseEvent) {
 	if len(tm.history) == maxHistory {
 		copy(tm.history, tm.history[1:])
 		tm.history = tm.history[:maxHistory-1]
+	} else {
+		tm.ql.l.events++
 	}
 	i := len(tm.history)
 	for i > 0 && tm.history[i-1].At.After(ev.At) {
@@ -376,9 +438,11 @@ func (tm *trackedMessage) record(ev LeaseEvent) {
 
 // unrecord removes the expiry of epoch from the history.
 func (tm *trackedMessage) unrecord(epoch uint32) {
+	n := len(tm.history)
 	tm.history = slices.DeleteFunc(tm.history, func(ev LeaseEvent) bool {
 		return ev.Kind == EventExpire && ev.Epoch == epoch
 	})
+	tm.ql.l.events -= n - len(tm.history)
 }
 
 // expire ends the active leases whose deadline has passed.
@@ -543,9 +607,16 @@ func (l *ledger) apply(ev ledgerEvent) {
 
 func (l *ledger) applyLocked(ev ledgerEvent, local bool) {
 	if ev.kind == kindForget {
-		delete(l.queues, ev.queueID)
+		if ql, ok := l.queues[ev.queueID]; ok {
+			for _, tm := range ql.messages {
+				l.lru.Remove(tm.gelem)
+				l.events -= len(tm.history)
+			}
+			delete(l.queues, ev.queueID)
+		}
 		return
 	}
+	defer l.trim()
 	ql := l.queue(ev.queueID)
 	ql.expire(ev.at)
 	switch ev.kind {
@@ -776,6 +847,7 @@ func (l *ledger) lockedQueue(id uint64, now time.Time) *queueLedger {
 	l.mu.Lock()
 	ql := l.queue(id)
 	ql.expire(now)
+	l.trim()
 	return ql
 }
 
