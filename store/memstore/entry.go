@@ -161,6 +161,8 @@ type group struct {
 	id         string
 	head, tail *entry
 	n          int
+	// oprev and onext link the queue's ring of groups.
+	oprev, onext *group
 }
 
 func (g *group) pushBack(e *entry) {

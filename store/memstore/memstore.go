@@ -73,11 +73,13 @@ type queueState struct {
 	leasedHidden int
 
 	// groups holds every message in send order per GroupID ("" for
-	// messages without one); order lists the groups for round-robin
-	// receives, next is where the next receive starts.
-	groups map[string]*group
-	order  []*group
-	next   int
+	// messages without one). The groups are also linked in a ring, in the
+	// order they were made, for round-robin receives: first is the oldest,
+	// next is where the next receive starts (both nil without groups). A
+	// ring forgets an emptied group at once; a list searched for it cost a
+	// pass over every group, n² to drain n groups.
+	groups      map[string]*group
+	first, next *group
 
 	// senders are the distinct SenderIDs of the queue's messages, up to
 	// maxSenders; senderIdx maps each to its entry.sender.
@@ -148,10 +150,39 @@ func (qs *queueState) add(e *entry, groupID string) {
 	if !ok {
 		g = &group{id: groupID}
 		qs.groups[groupID] = g
-		qs.order = append(qs.order, g)
+		qs.link(g)
 	}
 	g.pushBack(e)
 	qs.hide(e)
+}
+
+// link puts a new group last in the ring, before the oldest.
+func (qs *queueState) link(g *group) {
+	if qs.first == nil {
+		g.oprev, g.onext = g, g
+		qs.first, qs.next = g, g
+		return
+	}
+	last := qs.first.oprev
+	g.oprev, g.onext = last, qs.first
+	last.onext, qs.first.oprev = g, g
+}
+
+// unlink takes an emptied group out of the ring; a receive that was to
+// start at it starts at the group after it.
+func (qs *queueState) unlink(g *group) {
+	if g.onext == g {
+		qs.first, qs.next = nil, nil
+	} else {
+		g.oprev.onext, g.onext.oprev = g.onext, g.oprev
+		if qs.first == g {
+			qs.first = g.onext
+		}
+		if qs.next == g {
+			qs.next = g.onext
+		}
+	}
+	g.oprev, g.onext = nil, nil
 }
 
 func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error {
@@ -277,7 +308,7 @@ func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
 	fresh.q.PurgedAt = p.Now
 	fresh.seq = qs.seq
 	qs.q, qs.msgs, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.msgs, fresh.ready, nil, 0
-	qs.groups, qs.order, qs.next, qs.dedup = fresh.groups, nil, 0, fresh.dedup
+	qs.groups, qs.first, qs.next, qs.dedup = fresh.groups, nil, nil, fresh.dedup
 	qs.senders, qs.senderIdx = nil, nil
 	return nil
 }
@@ -372,11 +403,7 @@ func (qs *queueState) remove(e *entry) {
 	g.remove(e)
 	if g.n == 0 {
 		delete(qs.groups, g.id)
-		i := slices.Index(qs.order, g)
-		qs.order = slices.Delete(qs.order, i, i+1)
-		if qs.next > i {
-			qs.next--
-		}
+		qs.unlink(g)
 	}
 	if e.strID {
 		qs.msgs.Delete(e.x.id)
@@ -468,10 +495,9 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
 	var taken []*entry
 	for progress := true; progress && len(taken) < p.Max; {
 		progress = false
-		for n := len(qs.order); n > 0 && len(taken) < p.Max; n-- {
-			qs.next %= len(qs.order)
-			g := qs.order[qs.next]
-			qs.next++
+		for n := len(qs.groups); n > 0 && len(taken) < p.Max && qs.next != nil; n-- {
+			g := qs.next
+			qs.next = g.onext
 			for e := g.head; e != nil; {
 				next := e.gnext
 				if !e.ready || slices.Contains(taken, e) || qs.expired(e, p) {
@@ -482,7 +508,7 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
 				progress = true
 				break
 			}
-			if len(qs.order) == 0 {
+			if qs.next == nil {
 				return taken
 			}
 		}
@@ -495,10 +521,9 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
 // never received do not block their group.
 func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []*entry {
 	var taken []*entry
-	for n := len(qs.order); n > 0 && len(taken) < p.Max && len(qs.order) > 0; n-- {
-		qs.next %= len(qs.order)
-		g := qs.order[qs.next]
-		qs.next++
+	for n := len(qs.groups); n > 0 && len(taken) < p.Max && qs.next != nil; n-- {
+		g := qs.next
+		qs.next = g.onext
 		for e := g.head; e != nil && len(taken) < p.Max; {
 			next := e.gnext
 			if !e.ready {
