@@ -240,11 +240,11 @@ func TestNotifyAcrossStores(t *testing.T) {
 	})
 }
 
-// TestWakeAfterReleaseAndMove: besides sends, a release (one or in a
-// batch) and a move wake the other servers' long polls on the queue that
-// got a receivable message; a lease that only moves its end wakes nobody.
-func TestWakeAfterReleaseAndMove(t *testing.T) {
-	t.Parallel()
+// wakePair opens two stores on one fresh database and returns the second,
+// to act on, and expect, which fails the test unless the first is woken
+// next for queue want (what names the cause).
+func wakePair(t *testing.T) (*pgstore.Store, func(what string, want uint64)) {
+	t.Helper()
 	url := pgtest.MustDatabase(t)
 	a, b := mustOpen(t, url), mustOpen(t, url)
 	woken := make(chan uint64, 100)
@@ -254,12 +254,7 @@ func TestWakeAfterReleaseAndMove(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the listener never listened")
 	}
-	q := storetest.NewQueue(storetest.QueueID(7), "wake")
-	dlq := storetest.NewQueue(storetest.QueueID(8), "wake-dlq")
-	storetest.MustCreateQueue(t, b, q)
-	storetest.MustCreateQueue(t, b, dlq)
-	storetest.MustSend(t, b, q.ID, storetest.NewMessage(1, base), storetest.NewMessage(2, base), storetest.NewMessage(3, base))
-	expect := func(what string, want uint64) {
+	return b, func(what string, want uint64) {
 		t.Helper()
 		select {
 		case got := <-woken:
@@ -270,6 +265,19 @@ func TestWakeAfterReleaseAndMove(t *testing.T) {
 			t.Fatalf("%s: no wake-up", what)
 		}
 	}
+}
+
+// TestWakeAfterReleaseAndMove: besides sends, a release (one or in a
+// batch) and a move wake the other servers' long polls on the queue that
+// got a receivable message; a lease that only moves its end wakes nobody.
+func TestWakeAfterReleaseAndMove(t *testing.T) {
+	t.Parallel()
+	b, expect := wakePair(t)
+	q := storetest.NewQueue(storetest.QueueID(7), "wake")
+	dlq := storetest.NewQueue(storetest.QueueID(8), "wake-dlq")
+	storetest.MustCreateQueue(t, b, q)
+	storetest.MustCreateQueue(t, b, dlq)
+	storetest.MustSend(t, b, q.ID, storetest.NewMessage(1, base), storetest.NewMessage(2, base), storetest.NewMessage(3, base))
 	expect("send", q.ID)
 	got := storetest.MustReceive(t, b, baton.MessageReceiveParams{QueueID: q.ID, Now: base, Max: 3, VisibleAt: base.Add(time.Minute),
 		RetentionCutoff: base.Add(-time.Hour)})
@@ -302,30 +310,11 @@ func TestWakeAfterReleaseAndMove(t *testing.T) {
 // makes nothing receivable and wakes nobody.
 func TestWakeAfterFIFODelete(t *testing.T) {
 	t.Parallel()
-	url := pgtest.MustDatabase(t)
-	a, b := mustOpen(t, url), mustOpen(t, url)
-	woken := make(chan uint64, 100)
-	a.Subscribe(func(id uint64) { woken <- id })
-	select {
-	case <-a.Listening():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listener never listened")
-	}
+	b, expect := wakePair(t)
 	q := storetest.NewFIFOQueue(storetest.QueueID(7), "wake.fifo")
 	std := storetest.NewQueue(storetest.QueueID(8), "wake-std")
 	storetest.MustCreateQueue(t, b, q)
 	storetest.MustCreateQueue(t, b, std)
-	expect := func(what string, want uint64) {
-		t.Helper()
-		select {
-		case got := <-woken:
-			if got != want {
-				t.Fatalf("%s: woken for queue %#x, want %#x", what, got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no wake-up", what)
-		}
-	}
 	storetest.MustSendFIFO(t, b, q.ID, base, storetest.NewGroupMessage(1, "g", base), storetest.NewGroupMessage(2, "g", base))
 	expect("FIFO send", q.ID)
 	storetest.MustSend(t, b, std.ID, storetest.NewMessage(3, base))
