@@ -35,7 +35,8 @@ func Authenticate(v *sigv4.Verifier, log *slog.Logger, next http.Handler) http.H
 		// request without a key of v's is refused before its body is read,
 		// so that not everyone who reaches the port can make the server
 		// hold up to maxBodyBytes per connection.
-		if err := v.Precheck(r); err != nil {
+		st, err := v.Precheck(r)
+		if err != nil {
 			e := baton.AsError(err)
 			log.Debug("request refused", "request_id", requestFrom(r.Context()).reqID, "remote", r.RemoteAddr, "code", e.Code)
 			writeError(w, r, e)
@@ -46,7 +47,7 @@ func Authenticate(v *sigv4.Verifier, log *slog.Logger, next http.Handler) http.H
 			writeError(w, r, readError(r, err))
 			return
 		}
-		cred, err := v.Verify(r, body)
+		cred, err := v.Finish(r, st, body)
 		if err != nil {
 			e := baton.AsError(err)
 			log.Debug("request refused", "request_id", requestFrom(r.Context()).reqID, "remote", r.RemoteAddr, "code", e.Code)

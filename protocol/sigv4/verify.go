@@ -93,25 +93,35 @@ func NewVerifier(clock baton.Clock, creds []Credential) (*Verifier, error) {
 // a body that does not match X-Amz-Content-Sha256, or a signature that does
 // not match.
 func (v *Verifier) Verify(r *http.Request, body []byte) (Credential, error) {
-	st, err := v.statement(r)
+	st, err := v.Precheck(r)
 	if err != nil {
 		return Credential{}, err
 	}
-	if st.presigned {
-		return v.verifyPresigned(r, st, body)
-	}
-	return v.verifyHeader(r, st, body)
+	return v.Finish(r, st, body)
 }
 
 // Precheck checks what can be checked of r's signature before its body is
 // read: that it carries one, well formed, by a key v holds, with a scope
 // and date Verify would accept. A request it refuses, Verify refuses with
 // the same error, so a server can answer it without reading, let alone
-// holding, a body that anyone may send.
-func (v *Verifier) Precheck(r *http.Request) error {
-	_, err := v.statement(r)
-	return err
+// holding, a body that anyone may send. Finish checks the rest.
+func (v *Verifier) Precheck(r *http.Request) (Statement, error) {
+	st, err := v.statement(r)
+	return Statement{st}, err
 }
+
+// Finish completes Verify for a request Precheck passed as st, with its
+// body: Precheck and Finish are Verify in two steps.
+func (v *Verifier) Finish(r *http.Request, st Statement, body []byte) (Credential, error) {
+	if st.s.presigned {
+		return v.verifyPresigned(r, st.s, body)
+	}
+	return v.verifyHeader(r, st.s, body)
+}
+
+// Statement is what Precheck found a request to state about its signature,
+// for Finish.
+type Statement struct{ s statement }
 
 // statement is what a request states about its signature, checked as far
 // as it can be without the body.
