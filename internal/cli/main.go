@@ -7,14 +7,57 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=…".
+// Version is set at build time with -ldflags "-X ...cli.Version=…"; a plain
+// go build or go install leaves it "dev", and versionString then reports the
+// module version and VCS revision the Go toolchain stamped into the binary.
 var Version = "dev"
+
+// versionString is what `baton version` and `baton --version` print after
+// "baton ": Version, or the module version when Version was not set (as
+// `go install …@v1.2.3` stamps it), then the VCS revision, its commit time
+// and "+modified" for a build from a work tree with uncommitted changes.
+func versionString() string {
+	v := Version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	var rev, at string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		rev += "+modified"
+	}
+	if at != "" {
+		rev += " " + at
+	}
+	return v + " (" + rev + ")"
+}
 
 // Main runs the baton command.
 type Main struct {
@@ -29,9 +72,11 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	root := &cobra.Command{
 		Use:           "baton",
 		Short:         "Baton: a self-hosted queue that speaks the Amazon SQS API",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("baton {{.Version}}\n")
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
 	if m.Stdin != nil {
@@ -52,7 +97,7 @@ func versionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), "baton", Version)
+			fmt.Fprintln(cmd.OutOrStdout(), "baton", versionString())
 			return nil
 		},
 	}

@@ -49,7 +49,9 @@ func batonBinary(t *testing.T) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		out := filepath.Join(binDir, "baton")
-		build := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/baton")
+		// -buildvcs=auto as a plain go build has it, whatever GOFLAGS says,
+		// so that TestCLIVersion sees the revision stamped.
+		build := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", out, "./cmd/baton")
 		build.Dir = filepath.Join("..", "..") // go test runs in internal/cli
 		if b, err := build.CombinedOutput(); err != nil {
 			binError = fmt.Errorf("go build ./cmd/baton: %v\n%s", err, b)
@@ -230,11 +232,22 @@ func (p *serveProcess) stop(t *testing.T) {
 	}
 }
 
-// `baton version` prints the version; it takes no arguments.
+// `baton version` and `baton --version` print the version and, for a plain
+// go build in a git checkout, the commit it was built from; version takes no
+// arguments.
 func TestCLIVersion(t *testing.T) {
 	t.Parallel()
-	if got := mustSucceed(t, "", "version"); got != "baton dev\n" {
-		t.Errorf("baton version: got %q, want %q", got, "baton dev\n")
+	want := regexp.MustCompile(`^baton dev\n$`)
+	// The binary is built by a plain go build from the repository root, so
+	// the toolchain stamps the revision when that is a git checkout.
+	if out, err := exec.Command("git", "-C", filepath.Join("..", ".."), "rev-parse", "HEAD").Output(); err == nil {
+		rev := strings.TrimSpace(string(out))[:12]
+		want = regexp.MustCompile(`^baton \S+ \(` + rev + `(\+modified)? [0-9TZ:-]+\)\n$`)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if got := mustSucceed(t, "", args...); !want.MatchString(got) {
+			t.Errorf("baton %s: got %q, want a match of %s", args[0], got, want)
+		}
 	}
 	mustFail(t, "", "unknown command \"extra\" for \"baton version\"", "version", "extra")
 }
