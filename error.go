@@ -68,7 +68,7 @@ const (
 )
 
 // errorTable is the one source of truth for code, status and Query code
-// (SQS-CONTRACT §7). IncompleteSignature (a malformed SigV4 Authorization
+// (docs/sqs-behaviour.md §7). IncompleteSignature (a malformed SigV4 Authorization
 // header or presigned query) is 400 as in AWS's common-error table, unlike
 // the other authentication errors (403).
 var errorTable = map[ErrorCode]ErrorSpec{

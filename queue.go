@@ -50,7 +50,7 @@ type QueueAttributes struct {
 }
 
 // DefaultQueueAttributes are the attributes of a new queue before the
-// CreateQueue request's own (SQS-CONTRACT §3).
+// CreateQueue request's own (docs/sqs-behaviour.md §3).
 func DefaultQueueAttributes() QueueAttributes {
 	return QueueAttributes{
 		MaximumMessageSize:           MaxMessageSize,
@@ -61,7 +61,7 @@ func DefaultQueueAttributes() QueueAttributes {
 	}
 }
 
-// Limits from the SQS contract.
+// Limits of SQS (docs/sqs-behaviour.md §2, §3).
 const (
 	// MaxMessageSize is the largest message, body plus attributes, in bytes.
 	MaxMessageSize = 1 << 20

@@ -198,7 +198,7 @@ type attr struct {
 	Value    []byte
 }
 
-// attributesMD5 computes MD5OfMessageAttributes as SQS-CONTRACT §4.3
+// attributesMD5 computes MD5OfMessageAttributes as docs/sqs-behaviour.md §4.3
 // describes it, independently of the server's code.
 func attributesMD5(attrs map[string]attr) string {
 	h := md5.New()
@@ -220,7 +220,7 @@ func attributesMD5(attrs map[string]attr) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestAttributesMD5 pins the test oracle to the digests in SQS-CONTRACT
+// TestAttributesMD5 pins the test oracle to the digests in docs/sqs-behaviour.md
 // §4.3, most of them recorded from real AWS.
 func TestAttributesMD5(t *testing.T) {
 	t.Parallel()
@@ -311,7 +311,7 @@ func (c *awsCLI) queueAttributes(queueURL string, names ...string) map[string]st
 }
 
 // wantCounts fails the test unless the queue holds visible and in-flight
-// messages as given. Counts may lag (SQS-CONTRACT §3), so they are polled.
+// messages as given. Counts may lag (docs/sqs-behaviour.md §3), so they are polled.
 func (c *awsCLI) wantCounts(queueURL string, visible, inFlight string) {
 	c.t.Helper()
 	testutil.CheckFor(c.t, 10*time.Second, func() error {
@@ -464,7 +464,7 @@ func testCLIQueues(t *testing.T, srv *batonProcess) {
 		t.Errorf("list-queues --queue-name-prefix %s-o = %q, want %q", name, listed.QueueUrls, want)
 	}
 
-	// All on a standard queue is exactly this set (SQS-CONTRACT §3).
+	// All on a standard queue is exactly this set (docs/sqs-behaviour.md §3).
 	all := cli.queueAttributes(wantURL, "All")
 	wantKeys := []string{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
 		"ApproximateNumberOfMessagesNotVisible", "CreatedTimestamp", "DelaySeconds", "LastModifiedTimestamp",
@@ -564,7 +564,7 @@ func testCLIMessage(t *testing.T, srv *batonProcess) {
 }
 
 // testCLIAttributeTypes: String, Number and Binary attributes; a receive that
-// asks for one of them gets the digest of that one only (SQS-CONTRACT §4.2).
+// asks for one of them gets the digest of that one only (docs/sqs-behaviour.md §4.2).
 func testCLIAttributeTypes(t *testing.T, srv *batonProcess) {
 	cli := newAWSCLI(t, srv.URL)
 	url := cli.createQueue(srv, "e2e-cli-types")

@@ -8,7 +8,7 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// Queue attribute names (SQS-CONTRACT §3).
+// Queue attribute names (docs/sqs-behaviour.md §3).
 const (
 	AttrDelaySeconds                          = "DelaySeconds"
 	AttrMaximumMessageSize                    = "MaximumMessageSize"

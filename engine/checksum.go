@@ -25,7 +25,7 @@ func MD5OfBody(body string) string {
 	return hex.EncodeToString(d.Sum(sum[:0]))
 }
 
-// MD5OfAttributes is SQS's digest of message attributes (SQS-CONTRACT §4.3):
+// MD5OfAttributes is SQS's digest of message attributes (docs/sqs-behaviour.md §4.3):
 // for each attribute in byte order of name, the length-prefixed name, data
 // type and value, with a transport byte (1 string, 2 binary) before the
 // value. It is "" for no attributes, since SQS then omits the digest.

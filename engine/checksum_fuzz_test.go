@@ -12,7 +12,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 )
 
-// referenceMD5OfAttributes re-implements SQS-CONTRACT §4.3 without sharing
+// referenceMD5OfAttributes re-implements docs/sqs-behaviour.md §4.3 without sharing
 // code with the engine: names in byte order, each of name, data type and
 // value preceded by its length as four big-endian bytes, and a transport
 // byte (1 for String and Number, 2 for Binary) before the value.
@@ -49,7 +49,7 @@ func referenceMD5OfAttributes(attrs map[string]baton.MessageAttribute) string {
 
 // FuzzMD5OfAttributes feeds up to three attributes of any name, data type
 // and value to MD5OfAttributes: it must not panic and must agree with the
-// reference. The seeds are the contract's worked examples.
+// reference. The seeds are the worked examples of docs/sqs-behaviour.md §4.3.
 func FuzzMD5OfAttributes(f *testing.F) {
 	f.Add(uint8(1), "Foo", "String", []byte("Bar"), "", "", []byte(nil), "", "", []byte(nil))
 	f.Add(uint8(1), "Hello", "String", []byte("There"), "", "", []byte(nil), "", "", []byte(nil))
@@ -84,8 +84,9 @@ func FuzzMD5OfAttributes(f *testing.F) {
 	})
 }
 
-// TestReferenceMD5OfAttributes pins the reference to the contract's worked
-// examples, so the fuzz target compares against a checked implementation.
+// TestReferenceMD5OfAttributes pins the reference to the worked
+// examples of docs/sqs-behaviour.md §4.3, so the fuzz target compares
+// against a checked implementation.
 func TestReferenceMD5OfAttributes(t *testing.T) {
 	t.Parallel()
 	got := referenceMD5OfAttributes(map[string]baton.MessageAttribute{

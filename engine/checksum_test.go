@@ -11,7 +11,7 @@ func str(v string) baton.MessageAttribute {
 	return baton.MessageAttribute{DataType: "String", StringValue: v}
 }
 
-// The digests are SQS-CONTRACT §4.3's worked examples, several recorded from
+// The digests are docs/sqs-behaviour.md §4.3's worked examples, several recorded from
 // real AWS.
 func TestMD5OfAttributes(t *testing.T) {
 	t.Parallel()

@@ -14,7 +14,7 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// The lease ledger watches every lease begin, renew, lapse and end (DESIGN.md
+// The lease ledger watches every lease begin, renew, lapse and end (docs/architecture.md
 // §3). A delete or visibility change that carries the receipt of a lease that
 // had already lapsed is a late completion: the holder was still working when
 // the queue gave the message away. From these events the ledger keeps, per

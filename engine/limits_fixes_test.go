@@ -12,7 +12,7 @@ import (
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
-// FIFO queues never fail a receive for the in-flight limit (contract §5);
+// FIFO queues never fail a receive for the in-flight limit (docs/sqs-behaviour.md §5);
 // a standard queue's short poll does (OverLimit). The limit is lowered to 30
 // here: leasing 120,000 messages takes minutes.
 func TestInFlightLimitFIFOReturnsNothing(t *testing.T) {

@@ -149,7 +149,7 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// Limits of a queue's Policy besides its size (SQS-CONTRACT §3).
+// Limits of a queue's Policy besides its size (docs/sqs-behaviour.md §3).
 const (
 	maxPolicyStatements = 20
 	maxPolicyPrincipals = 50

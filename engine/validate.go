@@ -48,7 +48,7 @@ func validChars(s string) bool {
 	return true
 }
 
-// checkMessageAttributes validates user message attributes (SQS-CONTRACT
+// checkMessageAttributes validates user message attributes (docs/sqs-behaviour.md
 // §4.2) and returns their size toward the message size limit.
 func checkMessageAttributes(attrs map[string]baton.MessageAttribute) (int, error) {
 	if len(attrs) > baton.MaxMessageAttributes {

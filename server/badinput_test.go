@@ -12,10 +12,10 @@ import (
 
 // This catalogue sends malformed requests over both protocols, raw (no SDK),
 // and pins the exact SQS error each gets: the x-amzn-query-error code, the
-// JSON __type or the Query XML <Code>, and the HTTP status (SQS-CONTRACT
+// JSON __type or the Query XML <Code>, and the HTTP status (docs/sqs-behaviour.md
 // §1.2, §1.3, §7). No case may answer 500 or drop the connection.
 
-// badShapes maps a Query error code to the JSON __type the contract's §7
+// badShapes maps a Query error code to the JSON __type docs/sqs-behaviour.md §7
 // gives it, independently of error.go's table.
 var badShapes = map[string]string{
 	"InvalidParameterValue":                               "com.amazon.coral.service#InvalidParameterValueException",

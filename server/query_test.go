@@ -28,7 +28,7 @@ import (
 )
 
 // These tests drive every action of server/operations.go through the Query
-// protocol (SQS-CONTRACT §1.3): SigV4-signed form POSTs and GET query
+// protocol (docs/sqs-behaviour.md §1.3): SigV4-signed form POSTs and GET query
 // strings, answered with namespaced XML.
 
 const queryNS = "http://queue.amazonaws.com/doc/2012-11-05/"
@@ -556,7 +556,7 @@ func TestQuerySetQueueAttributes(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("attributes = %v, want %v", got, want)
 	}
-	// SQS escapes quotes in text nodes (SQS-CONTRACT §1.3).
+	// SQS escapes quotes in text nodes (docs/sqs-behaviour.md §1.3).
 	if !bytes.Contains(r.body, []byte(`{&quot;Version&quot;:&quot;2012-10-17&quot;`)) {
 		t.Errorf("Policy not escaped with &quot; in %s", r.body)
 	}
@@ -593,7 +593,7 @@ func TestQueryPurgeQueue(t *testing.T) {
 	c.post("/", "Action", "PurgeQueue", "QueueUrl", u).noResult(t, "PurgeQueue")
 }
 
-// The attributes of SQS-CONTRACT §4.3's worked example, flattened.
+// The attributes of docs/sqs-behaviour.md §4.3's worked example, flattened.
 var queryExampleAttributes = []string{
 	"MessageAttribute.1.Name", "ClientId",
 	"MessageAttribute.1.Value.DataType", "String",
@@ -691,7 +691,7 @@ func TestQueryReceiveMessage(t *testing.T) {
 	if m.child(t, "ReceiptHandle").Text == "" {
 		t.Error("empty ReceiptHandle")
 	}
-	// SQS escapes quotes and carriage returns (SQS-CONTRACT §1.3).
+	// SQS escapes quotes and carriage returns (docs/sqs-behaviour.md §1.3).
 	for _, esc := range []string{"&quot;quoted&quot;", "&lt;tag&gt; &amp;", "&#xD;"} {
 		if !bytes.Contains(r.body, []byte(esc)) {
 			t.Errorf("body lacks %s: %s", esc, r.body)
@@ -996,7 +996,7 @@ func TestQueryTags(t *testing.T) {
 	checkXMLNames(t, c.post("/", "Action", "ListQueueTags", "QueueUrl", u).result(t, "ListQueueTags"))
 }
 
-// A Query request may be sent to the queue URL itself (SQS-CONTRACT §1.3).
+// A Query request may be sent to the queue URL itself (docs/sqs-behaviour.md §1.3).
 func TestQueryQueueURLPath(t *testing.T) {
 	t.Parallel()
 
@@ -1146,7 +1146,7 @@ func TestQueryVersionOptional(t *testing.T) {
 	}
 }
 
-// Each error of SQS-CONTRACT §7 the actions can raise, as Query XML with the
+// Each error of docs/sqs-behaviour.md §7 the actions can raise, as Query XML with the
 // x-amzn-query-error header.
 func TestQueryErrors(t *testing.T) {
 	t.Parallel()

@@ -22,7 +22,7 @@ import (
 )
 
 // maxBodyBytes bounds a request body. A request may carry 1 MiB of message
-// bodies and attributes (SQS-CONTRACT §2), and its encoding can triple that:
+// bodies and attributes (docs/sqs-behaviour.md §2), and its encoding can triple that:
 // Query percent-encodes every byte of a non-ASCII character (é is %C3%A9),
 // botocore's JSON escapes it (\u00e9), and binary attributes grow by a third
 // in base64 before '+' and '/' are percent-encoded. 4 MiB plus 64 KiB of

@@ -72,7 +72,7 @@ func TestFullSuccessDeletesBatch(t *testing.T) {
 			}
 			continue
 		}
-		// SQS-CONTRACT §4.3: sorted by name, length-prefixed fields,
+		// docs/sqs-behaviour.md §4.3: sorted by name, length-prefixed fields,
 		// transport byte 1 for String, 2 for Binary.
 		want := attributesMD5([]string{"Blob", "Binary", "\x02", "\xde\xad\xbe\xef"}, []string{"Foo", "String", "\x01", "Bar"})
 		if r.MD5OfAttributes == nil || *r.MD5OfAttributes != want {

@@ -36,7 +36,7 @@ from botocore.exceptions import ClientError
 
 SKIP = 77
 FOO_MD5 = "ae7155c6026991b6d54b11589678bf9c"  # {Foo: String "Bar"}, as AWS computes it
-TYPED_MD5 = "489ec3752a0fbb1b289096f88629b322"  # TYPED_ATTRS below (SQS-CONTRACT §4.3)
+TYPED_MD5 = "489ec3752a0fbb1b289096f88629b322"  # TYPED_ATTRS below (docs/sqs-behaviour.md §4.3)
 TYPED_ATTRS = {
     "ClientId": {"DataType": "String", "StringValue": "c-42"},
     "Retries": {"DataType": "Number.int", "StringValue": "3"},
@@ -316,7 +316,7 @@ def run(endpoint, protocol, client):
 
     client("delete_queue", QueueUrl=url)
     deadline = time.monotonic() + 10
-    while True:  # deletion may take a moment (SQS-CONTRACT §2)
+    while True:  # deletion may take a moment (docs/sqs-behaviour.md §2)
         try:
             client.sqs.send_message(QueueUrl=url, MessageBody="too late")
         except ClientError as e:

@@ -26,7 +26,7 @@ func payload(n int) string {
 	return string(b)
 }
 
-// Request bodies, spelled as the JSON 1.0 protocol's members (SQS-CONTRACT
+// Request bodies, spelled as the JSON 1.0 protocol's members (docs/sqs-behaviour.md
 // §1.2). Only the members a scenario sets are present.
 type (
 	sendBody struct {

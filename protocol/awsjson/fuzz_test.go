@@ -14,7 +14,7 @@ import (
 )
 
 // Realistic JSON 1.0 request bodies, as aws-sdk-go-v2, botocore and JS v3
-// send them (SQS-CONTRACT §1.2), and some broken ones.
+// send them (docs/sqs-behaviour.md §1.2), and some broken ones.
 const (
 	seedCreate = `{"QueueName":"orders","Attributes":{"VisibilityTimeout":"45","DelaySeconds":"5"},"tags":{"team":"core","env":""}}`
 	seedSend   = `{"QueueUrl":"http://localhost:9324/000000000000/orders","MessageBody":"Hello, SQS!","DelaySeconds":0,` +

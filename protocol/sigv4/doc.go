@@ -1,5 +1,5 @@
 // Package sigv4 verifies AWS Signature Version 4 on incoming SQS requests
-// (SQS-CONTRACT §1.6): the Authorization header form that SDKs and the AWS
+// (docs/sqs-behaviour.md §1.6): the Authorization header form that SDKs and the AWS
 // CLI send, and the presigned query-string form (X-Amz-Algorithm,
 // X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders,
 // X-Amz-Signature).

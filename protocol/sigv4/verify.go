@@ -40,7 +40,7 @@ const (
 	paramSignature     = "X-Amz-Signature"
 )
 
-// The messages AWS gives for its authentication errors (SQS-CONTRACT §1.6).
+// The messages AWS gives for its authentication errors (docs/sqs-behaviour.md §1.6).
 const (
 	msgMissing        = "Request is missing Authentication Token"
 	msgUnknownKey     = "The security token included in the request is invalid."
@@ -247,7 +247,7 @@ func (v *Verifier) presignedStatement(query params) (statement, error) {
 	if date.After(now.Add(MaxSkew)) {
 		return statement{}, notYetCurrent(rawDate, now)
 	}
-	// How AWS words an expired presigned URL is unconfirmed (SQS-CONTRACT
+	// How AWS words an expired presigned URL is unconfirmed (docs/sqs-behaviour.md
 	// §1.6); this mirrors its clock-skew message with the URL's lifetime.
 	if now.After(date.Add(time.Duration(secs) * time.Second)) {
 		return statement{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,

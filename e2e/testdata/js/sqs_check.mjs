@@ -132,7 +132,7 @@ await call(new UntagQueueCommand({ QueueUrl: url, TagKeys: ["team"] }));
 assert.deepEqual((await call(new ListQueueTagsCommand({ QueueUrl: url }))).Tags, { env: "test" }, "tags");
 
 // Typed message attributes: the digest is the one SQS documents for them
-// (SQS-CONTRACT §4.3), and binary values come back as bytes.
+// (docs/sqs-behaviour.md §4.3), and binary values come back as bytes.
 const typed = {
   ClientId: { DataType: "String", StringValue: "c-42" },
   Retries: { DataType: "Number.int", StringValue: "3" },
