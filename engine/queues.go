@@ -40,12 +40,12 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 	if p.Name == "" {
 		return nil, baton.MissingParameter("QueueName")
 	}
-	// The queue is FIFO if FifoQueue says "true", and then its name must
-	// end in .fifo; a standard queue's name may not (SQS answers the
-	// standard name rule for "x.fifo" without FifoQueue). A standard name
-	// given FifoQueue otherwise, even "false", is refused [V].
+	// The queue is FIFO if FifoQueue says "true", in any case, and then
+	// its name must end in .fifo; a standard queue's name may not (SQS
+	// answers the standard name rule for "x.fifo" without FifoQueue). A
+	// standard name given FifoQueue otherwise, even "false", is refused [V].
 	fifoValue, fifoGiven := p.Attributes[AttrFifoQueue]
-	fifo := fifoValue == "true"
+	fifo, _ := parseBool(fifoValue)
 	nameFIFO := baton.IsFIFOName(p.Name)
 	switch {
 	case fifo && (!nameFIFO || !validQueueName(p.Name)):
