@@ -488,20 +488,21 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 	return r
 }
 
-// selectAttributes filters message attributes by a receive's names: "All"
-// or ".*" for all, "prefix.*" for a prefix, otherwise exact names.
+// selectAttributes filters message attributes by a receive's names: "All",
+// ".*" or "*" for all, "prefix.*" for every name starting with prefix (AWS
+// gives "Hello" and "Help.Me" for "Hel.*"), otherwise exact names.
 func selectAttributes(attrs map[string]baton.MessageAttribute, names []string) map[string]baton.MessageAttribute {
 	if len(attrs) == 0 || len(names) == 0 {
 		return nil
 	}
 	out := make(map[string]baton.MessageAttribute)
 	for _, n := range names {
-		if n == "All" || n == ".*" {
+		if n == "All" || n == ".*" || n == "*" {
 			return attrs
 		}
 		if prefix, ok := strings.CutSuffix(n, ".*"); ok {
 			for name, a := range attrs {
-				if strings.HasPrefix(name, prefix+".") {
+				if strings.HasPrefix(name, prefix) {
 					out[name] = a
 				}
 			}

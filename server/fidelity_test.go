@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -66,5 +67,87 @@ func TestBooleanAttributesAnyCase(t *testing.T) {
 	qurl := q.createQueue("q.fifo", "Attribute.1.Name", "FifoQueue", "Attribute.1.Value", "True")
 	if got := q.attributes(qurl, "FifoQueue")["FifoQueue"]; got != "true" {
 		t.Errorf("Query: FifoQueue = %q, want true", got)
+	}
+}
+
+// TestReceiveAttributeNamePatterns replays a receive AWS answered (recorded
+// against SQS in LocalStack's test_receive_message_message_attribute_names_
+// filters snapshot, whose digests these are): "All", ".*" and "*" return
+// every attribute, "Hel.*" every name starting with "Hel" (Help.Me and
+// Hello, not General), names that no attribute has, even ones no attribute
+// may have, nothing. The ReceiveMessage API reference: "return all of the
+// attributes by specifying All or .* … all message attributes starting
+// with a prefix, for example bar.*".
+func TestReceiveAttributeNamePatterns(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "patterns", map[string]string{"VisibilityTimeout": "0"})
+	sent, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("msg"),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			"Help.Me": strAttr("Me"), "Hello": strAttr("There"), "General": strAttr("Kenobi"),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const all = "4c360f3fdafd970e05fae2f149d997f5"
+	if got := aws.ToString(sent.MD5OfMessageAttributes); got != all {
+		t.Fatalf("MD5OfMessageAttributes = %s, want %s", got, all)
+	}
+	tests := []struct {
+		names []string
+		want  []string
+		md5   string
+	}{
+		{nil, nil, ""},
+		{[]string{"All"}, []string{"General", "Hello", "Help.Me"}, all},
+		{[]string{"*"}, []string{"General", "Hello", "Help.Me"}, all},
+		{[]string{".*"}, []string{"General", "Hello", "Help.Me"}, all},
+		{[]string{"Foo", "Help"}, nil, ""},
+		{[]string{"Hello", "General"}, []string{"General", "Hello"}, "fca026605781cb4126a1e9044df24232"},
+		{[]string{"Foo", "Hello"}, []string{"Hello"}, "a311262e065454b75da111d535b8dacd"},
+		{[]string{"Hel.*"}, []string{"Hello", "Help.Me"}, "83fee93c1bcd8b9a5a923ffacdc636c7"},
+		{[]string{"AWS."}, nil, ""},
+		{[]string{"..foo"}, nil, ""},
+	}
+	q := queryClient{tb: t, srv: srv}
+	for _, tt := range tests {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MessageAttributeNames: tt.names})
+		if err != nil {
+			t.Fatalf("%v: %v", tt.names, err)
+		}
+		if len(out.Messages) != 1 {
+			t.Fatalf("%v: %d messages, want 1", tt.names, len(out.Messages))
+		}
+		m := out.Messages[0]
+		if got := keys(m.MessageAttributes); !equalStrings(got, tt.want) {
+			t.Errorf("%v: attributes %v, want %v", tt.names, got, tt.want)
+		}
+		if got := aws.ToString(m.MD5OfMessageAttributes); got != tt.md5 {
+			t.Errorf("%v: MD5OfMessageAttributes %q, want %q", tt.names, got, tt.md5)
+		}
+
+		kv := []string{}
+		for i, n := range tt.names {
+			kv = append(kv, "MessageAttributeName."+strconv.Itoa(i+1), n)
+		}
+		msgs := q.receive(url, kv...)
+		if len(msgs) != 1 {
+			t.Fatalf("Query %v: %d messages, want 1", tt.names, len(msgs))
+		}
+		var got []string
+		for _, a := range msgs[0].all("MessageAttribute") {
+			got = append(got, a.child(t, "Name").Text)
+		}
+		if !equalStrings(got, tt.want) {
+			t.Errorf("Query %v: attributes %v, want %v", tt.names, got, tt.want)
+		}
+		var md5 string
+		if d := msgs[0].all("MD5OfMessageAttributes"); len(d) == 1 {
+			md5 = d[0].Text
+		}
+		if md5 != tt.md5 {
+			t.Errorf("Query %v: MD5OfMessageAttributes %q, want %q", tt.names, md5, tt.md5)
+		}
 	}
 }
