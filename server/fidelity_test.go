@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"encoding/binary"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -149,5 +151,88 @@ func TestReceiveAttributeNamePatterns(t *testing.T) {
 		if md5 != tt.md5 {
 			t.Errorf("Query %v: MD5OfMessageAttributes %q, want %q", tt.names, md5, tt.md5)
 		}
+	}
+}
+
+// stringAttrDigest is SQS's MD5OfMessageAttributes of one String attribute,
+// written out from the developer guide ("Calculating the MD5 message digest
+// for message attributes"): the name, data type and value each as a 4-byte
+// big-endian length and its UTF-8 bytes, a 1 before the value.
+func stringAttrDigest(name, value string) string {
+	var b []byte
+	put := func(s string) {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
+		b = append(b, s...)
+	}
+	put(name)
+	put("String")
+	b = append(b, 1)
+	put(value)
+	return md5hex(string(b))
+}
+
+// TestAttributeNamesAnyScript: SQS takes letters and digits of any script
+// in a message attribute name (the API reference says "alphanumeric"; AWS
+// accepts "attr.1øßä", recorded in LocalStack's validated test_send_message_
+// with_invalid_string_attributes), counts the 256-character limit in
+// characters, and keeps its other rules. The digest covers the name's
+// UTF-8 bytes.
+func TestAttributeNamesAnyScript(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "names", nil)
+	const name = "attr.1øßä"
+	want := stringAttrDigest(name, "Valida")
+	out, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("test"),
+		MessageAttributes: map[string]types.MessageAttributeValue{name: strAttr("Valida")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(out.MD5OfMessageAttributes); got != want {
+		t.Errorf("MD5OfMessageAttributes = %s, want %s", got, want)
+	}
+	got, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MessageAttributeNames: []string{"attr.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 || aws.ToString(got.Messages[0].MessageAttributes[name].StringValue) != "Valida" ||
+		aws.ToString(got.Messages[0].MD5OfMessageAttributes) != want {
+		t.Errorf("received %+v, want the attribute %s back with digest %s", got.Messages, name, want)
+	}
+
+	long := strings.Repeat("ü", 256) // 512 bytes, 256 characters
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{long, true},
+		{"日本語_名前-1", true},
+		{long + "ü", false},
+		{"ø.", false},
+		{".ø", false},
+		{"ø..ß", false},
+		{"AWS.ø", false},
+		{"amazon.ø", false},
+		{"ø ß", false},
+		{"ø/ß", false},
+	} {
+		_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("x"),
+			MessageAttributes: map[string]types.MessageAttributeValue{tt.name: strAttr("v")}})
+		if tt.ok && err != nil {
+			t.Errorf("name %q: %v", tt.name, err)
+		}
+		if !tt.ok {
+			wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+		}
+	}
+
+	// The Query protocol: the name as UTF-8 in the form.
+	q := queryClient{tb: t, srv: srv}
+	r := q.post("/", "Action", "SendMessage", "QueueUrl", url, "MessageBody", "test",
+		"MessageAttribute.1.Name", name, "MessageAttribute.1.Value.DataType", "String",
+		"MessageAttribute.1.Value.StringValue", "Valida")
+	if got := r.result(t, "SendMessage").child(t, "MD5OfMessageAttributes").Text; got != want {
+		t.Errorf("Query MD5OfMessageAttributes = %s, want %s", got, want)
 	}
 }
