@@ -34,6 +34,10 @@ type SendParams struct {
 	SystemAttributes map[string]baton.MessageAttribute
 	GroupID          string
 	DedupID          string
+	// EmptyGroupID and EmptyDedupID say the request carried MessageGroupId
+	// or MessageDeduplicationId with an empty value, which SQS refuses as
+	// invalid where it would take the parameter's absence.
+	EmptyGroupID, EmptyDedupID bool
 }
 
 // SendResult is what a send reports for one message.
@@ -58,7 +62,7 @@ func (e *Engine) SendMessage(ctx context.Context, ref QueueRef, p SendParams) (*
 	if err != nil {
 		return nil, err
 	}
-	if q.IsFIFO() && p.GroupID == "" {
+	if q.IsFIFO() && p.GroupID == "" && !p.EmptyGroupID {
 		return nil, baton.MissingParameter("MessageGroupId")
 	}
 	if err := checkDedupSource(q, p); err != nil {
@@ -101,7 +105,7 @@ func (e *Engine) SendMessageBatch(ctx context.Context, ref QueueRef, entries []S
 		return nil, nil, err
 	}
 	for _, en := range entries {
-		if q.IsFIFO() && en.GroupID == "" {
+		if q.IsFIFO() && en.GroupID == "" && !en.EmptyGroupID {
 			return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue, "The request must contain the parameter MessageGroupId.")
 		}
 		if err := checkDedupSource(q, en); err != nil {
@@ -179,7 +183,7 @@ const dedupWindow = 5 * time.Minute
 // checkDedupSource: a FIFO message needs a deduplication id, given or
 // derived from its body.
 func checkDedupSource(q *baton.Queue, p SendParams) error {
-	if q.IsFIFO() && p.DedupID == "" && !q.Attributes.ContentBasedDeduplication {
+	if q.IsFIFO() && p.DedupID == "" && !p.EmptyDedupID && !q.Attributes.ContentBasedDeduplication {
 		return baton.Errorf(baton.ErrInvalidParameterValue,
 			"The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
 	}
@@ -225,14 +229,14 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 			delay = d
 		}
 	}
-	if p.GroupID != "" && !validGroupID(p.GroupID) {
+	if (p.GroupID != "" || p.EmptyGroupID) && !validGroupID(p.GroupID) {
 		return prepared{}, baton.InvalidParameter("MessageGroupId", p.GroupID,
 			"MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
 	dedupID, key := "", ""
 	if q.IsFIFO() {
 		dedupID = p.DedupID
-		if dedupID == "" {
+		if dedupID == "" && !p.EmptyDedupID {
 			sum := sha256.Sum256([]byte(p.Body))
 			dedupID = hex.EncodeToString(sum[:])
 		} else if !validGroupID(dedupID) {
@@ -243,7 +247,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 		if q.DedupScope == "messageGroup" {
 			key = p.GroupID + " " + dedupID // a space is in neither id
 		}
-	} else if p.DedupID != "" {
+	} else if p.DedupID != "" || p.EmptyDedupID {
 		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
 			"The request includes a parameter that is not valid for this queue type.")
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -235,4 +236,100 @@ func TestAttributeNamesAnyScript(t *testing.T) {
 	if got := r.result(t, "SendMessage").child(t, "MD5OfMessageAttributes").Text; got != want {
 		t.Errorf("Query MD5OfMessageAttributes = %s, want %s", got, want)
 	}
+}
+
+// TestEmptyGroupAndDeduplicationIDs: SQS refuses an empty MessageGroupId
+// or MessageDeduplicationId as an invalid value ("1 to 128 in length", the
+// SendMessage API reference), where it takes the parameter's absence. The
+// JSON protocol tells "" from absent, and so does the Query protocol
+// (MessageGroupId= against no MessageGroupId at all).
+func TestEmptyGroupAndDeduplicationIDs(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	fifo := srv.MustCreateQueue(t, "ids.fifo", map[string]string{"FifoQueue": "true"})
+	cbd := srv.MustCreateQueue(t, "cbd.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	std := srv.MustCreateQueue(t, "ids", nil)
+	const (
+		badGroup = "Value  for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+		badDedup = "Value  for parameter MessageDeduplicationId is invalid. Reason: MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+	)
+	empty := aws.String("")
+	tests := []struct {
+		name         string
+		url          string
+		group, dedup *string
+		message      string
+	}{
+		{"fifo empty group", fifo, empty, aws.String("d"), badGroup},
+		{"fifo empty dedup", fifo, aws.String("g"), empty, badDedup},
+		{"content-based empty dedup", cbd, aws.String("g"), empty, badDedup},
+		{"standard empty group", std, empty, nil, badGroup},
+		{"standard empty dedup", std, nil, empty,
+			"Value  for parameter MessageDeduplicationId is invalid. Reason: The request includes a parameter that is not valid for this queue type."},
+	}
+	q := queryClient{tb: t, srv: srv}
+	for _, tt := range tests {
+		_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &tt.url, MessageBody: aws.String("x"),
+			MessageGroupId: tt.group, MessageDeduplicationId: tt.dedup})
+		wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+		var ae interface{ ErrorMessage() string }
+		if errors.As(err, &ae) && ae.ErrorMessage() != tt.message {
+			t.Errorf("%s: message %q, want %q", tt.name, ae.ErrorMessage(), tt.message)
+		}
+
+		// In a batch the entry fails alone.
+		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &tt.url, Entries: []types.SendMessageBatchRequestEntry{
+			{Id: aws.String("bad"), MessageBody: aws.String("x"), MessageGroupId: tt.group, MessageDeduplicationId: tt.dedup},
+			{Id: aws.String("good"), MessageBody: aws.String("y"), MessageGroupId: aws.String("g"), MessageDeduplicationId: dedupFor(tt.url != std)},
+		}})
+		if err != nil {
+			t.Fatalf("%s: batch: %v", tt.name, err)
+		}
+		if len(out.Successful) != 1 || aws.ToString(out.Successful[0].Id) != "good" || len(out.Failed) != 1 ||
+			aws.ToString(out.Failed[0].Id) != "bad" || aws.ToString(out.Failed[0].Code) != "InvalidParameterValue" ||
+			aws.ToString(out.Failed[0].Message) != tt.message || !out.Failed[0].SenderFault {
+			t.Errorf("%s: batch = %+v / %+v, want good sent and bad failed with %q", tt.name, out.Successful, out.Failed, tt.message)
+		}
+
+		// The Query protocol, present but empty.
+		kv := []string{"Action", "SendMessage", "QueueUrl", tt.url, "MessageBody", "x"}
+		bkv := []string{"Action", "SendMessageBatch", "QueueUrl", tt.url,
+			"SendMessageBatchRequestEntry.1.Id", "bad", "SendMessageBatchRequestEntry.1.MessageBody", "x"}
+		if tt.group != nil {
+			kv = append(kv, "MessageGroupId", *tt.group)
+			bkv = append(bkv, "SendMessageBatchRequestEntry.1.MessageGroupId", *tt.group)
+		}
+		if tt.dedup != nil {
+			kv = append(kv, "MessageDeduplicationId", *tt.dedup)
+			bkv = append(bkv, "SendMessageBatchRequestEntry.1.MessageDeduplicationId", *tt.dedup)
+		}
+		q.post("/", kv...).failWith(t, http.StatusBadRequest, "InvalidParameterValue", tt.message)
+		res := q.post("/", bkv...).result(t, "SendMessageBatch")
+		failed := res.all("BatchResultErrorEntry")
+		if len(failed) != 1 || len(res.all("SendMessageBatchResultEntry")) != 0 {
+			t.Fatalf("%s: Query batch = %s, want the entry failed", tt.name, q.post("/", bkv...))
+		}
+		if f := failed[0].leaves(t); f["Id"] != "bad" || f["Code"] != "InvalidParameterValue" || f["Message"] != tt.message {
+			t.Errorf("%s: Query batch failure = %v, want %q", tt.name, f, tt.message)
+		}
+	}
+
+	// Absent, not empty, is still what it was: a missing group on a FIFO
+	// queue, a body-derived deduplication id on a content-based one.
+	_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &fifo, MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")})
+	wantAPIError(t, err, "MissingParameter", http.StatusBadRequest)
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &cbd, MessageBody: aws.String("x"), MessageGroupId: aws.String("g")}); err != nil {
+		t.Errorf("content-based send without a deduplication id: %v", err)
+	}
+	q.post("/", "Action", "SendMessage", "QueueUrl", cbd, "MessageBody", "x", "MessageGroupId", "g").result(t, "SendMessage")
+}
+
+// dedupFor returns a deduplication id for a FIFO queue's message, none for
+// a standard queue's.
+func dedupFor(fifo bool) *string {
+	if fifo {
+		return aws.String("good")
+	}
+	return nil
 }

@@ -117,8 +117,10 @@ func (s *Server) sendMessage(ctx context.Context, in *wire.SendMessageInput) (*w
 		DelaySeconds:     in.DelaySeconds,
 		Attributes:       fromWireAttributes(in.MessageAttributes),
 		SystemAttributes: fromWireAttributes(in.MessageSystemAttributes),
-		GroupID:          in.MessageGroupId,
-		DedupID:          in.MessageDeduplicationId,
+		GroupID:          deref(in.MessageGroupId),
+		DedupID:          deref(in.MessageDeduplicationId),
+		EmptyGroupID:     isEmpty(in.MessageGroupId),
+		EmptyDedupID:     isEmpty(in.MessageDeduplicationId),
 	})
 	if err != nil {
 		return nil, err
@@ -145,8 +147,10 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *wire.SendMessageBatch
 			DelaySeconds:     en.DelaySeconds,
 			Attributes:       fromWireAttributes(en.MessageAttributes),
 			SystemAttributes: fromWireAttributes(en.MessageSystemAttributes),
-			GroupID:          en.MessageGroupId,
-			DedupID:          en.MessageDeduplicationId,
+			GroupID:          deref(en.MessageGroupId),
+			DedupID:          deref(en.MessageDeduplicationId),
+			EmptyGroupID:     isEmpty(en.MessageGroupId),
+			EmptyDedupID:     isEmpty(en.MessageDeduplicationId),
 		}
 	}
 	ok, failed, err := s.engine.SendMessageBatch(ctx, ref, entries)
@@ -285,6 +289,17 @@ func (s *Server) listQueueTags(ctx context.Context, in *wire.ListQueueTagsInput)
 	}
 	return out, nil
 }
+
+// deref returns an optional string's value, "" when absent.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// isEmpty reports whether an optional string was given, and empty.
+func isEmpty(s *string) bool { return s != nil && *s == "" }
 
 func fromWireAttributes(in map[string]wire.MessageAttributeValue) map[string]baton.MessageAttribute {
 	if len(in) == 0 {
