@@ -151,7 +151,7 @@ func isNameByte(c byte) bool {
 }
 
 // checkRedriveTarget checks that a RedrivePolicy names an existing queue of
-// the same type in the same account.
+// the same type in the same account. SQS lets a queue name itself.
 func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string, a *baton.QueueAttributes) error {
 	if a.RedrivePolicy == "" {
 		return nil
@@ -160,7 +160,7 @@ func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string,
 	bad := baton.Errorf(baton.ErrInvalidParameterValue,
 		"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter target does not exist.", a.RedrivePolicy)
 	targetAccount, targetName, ok := parseARN(target)
-	if !ok || targetAccount != account || targetName == source {
+	if !ok || targetAccount != account {
 		return bad
 	}
 	dlq, err := e.store.QueueGet(ctx, account, targetName)

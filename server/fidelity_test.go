@@ -333,3 +333,73 @@ func dedupFor(fifo bool) *string {
 	}
 	return nil
 }
+
+// TestRedrivePolicyToItself: SQS takes a RedrivePolicy whose
+// deadLetterTargetArn is the queue's own ARN (issue 20), and a
+// RedrivePolicy or RedriveAllowPolicy set to "" removes it (SetQueueAttributes
+// API reference). What SQS then does with a message past maxReceiveCount is
+// not documented; Baton keeps delivering it rather than hide it.
+func TestRedrivePolicyToItself(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "selfie", map[string]string{"VisibilityTimeout": "0"})
+	self := redrive("selfie", 1)
+	if _, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url, Attributes: self}); err != nil {
+		t.Fatalf("RedrivePolicy to itself: %v", err)
+	}
+	want := `{"deadLetterTargetArn":"` + arnPrefix + `selfie","maxReceiveCount":1}`
+	got, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []types.QueueAttributeName{"RedrivePolicy"}})
+	if err != nil || got.Attributes["RedrivePolicy"] != want {
+		t.Fatalf("RedrivePolicy = %v, %v; want %s", got.Attributes, err, want)
+	}
+	// Creating it again with the same policy is the same queue.
+	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("selfie"), Attributes: self}); err != nil {
+		t.Errorf("re-create with its own policy: %v", err)
+	}
+	mustSend(t, c, url, "m")
+	for i := 1; i <= 3; i++ {
+		if m := receiveOne(t, c, url, nil); m.Attributes["ApproximateReceiveCount"] != strconv.Itoa(i) {
+			t.Errorf("receive %d: count %s", i, m.Attributes["ApproximateReceiveCount"])
+		}
+	}
+
+	// "" removes either policy, through either protocol.
+	if _, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url,
+		Attributes: map[string]string{"RedrivePolicy": "", "RedriveAllowPolicy": `{"redrivePermission":"denyAll"}`}}); err != nil {
+		t.Fatal(err)
+	}
+	all := func() map[string]string {
+		out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []types.QueueAttributeName{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes
+	}
+	if a := all(); a["RedrivePolicy"] != "" || a["RedriveAllowPolicy"] == "" {
+		t.Errorf("after RedrivePolicy \"\": %v, want no RedrivePolicy and the RedriveAllowPolicy", a)
+	}
+	if _, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url,
+		Attributes: map[string]string{"RedriveAllowPolicy": ""}}); err != nil {
+		t.Fatal(err)
+	}
+	if a := all(); a["RedriveAllowPolicy"] != "" {
+		t.Errorf("after RedriveAllowPolicy \"\": %v, want none", a)
+	}
+	q := queryClient{tb: t, srv: srv}
+	q.post("/", "Action", "SetQueueAttributes", "QueueUrl", url,
+		"Attribute.1.Name", "RedrivePolicy", "Attribute.1.Value", self["RedrivePolicy"]).noResult(t, "SetQueueAttributes")
+	if a := q.attributes(url, "All"); a["RedrivePolicy"] != want {
+		t.Errorf("Query: RedrivePolicy = %q, want %s", a["RedrivePolicy"], want)
+	}
+	q.post("/", "Action", "SetQueueAttributes", "QueueUrl", url,
+		"Attribute.1.Name", "RedrivePolicy", "Attribute.1.Value", "").noResult(t, "SetQueueAttributes")
+	if a := q.attributes(url, "All"); a["RedrivePolicy"] != "" {
+		t.Errorf("Query: RedrivePolicy = %q after \"\", want none", a["RedrivePolicy"])
+	}
+
+	// A queue not yet created names a target that does not exist (what SQS
+	// answers here is not known; this is Baton's answer as before).
+	_, err = c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("unborn"), Attributes: redrive("unborn", 1)})
+	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+}
