@@ -38,6 +38,9 @@ type SendParams struct {
 	// or MessageDeduplicationId with an empty value, which SQS refuses as
 	// invalid where it would take the parameter's absence.
 	EmptyGroupID, EmptyDedupID bool
+	// TraceHeader is the request's X-Amzn-Trace-Id HTTP header, the
+	// message's AWSTraceHeader unless SystemAttributes gives one.
+	TraceHeader string
 }
 
 // SendResult is what a send reports for one message.
@@ -214,6 +217,11 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 	trace, err := checkSystemAttributes(p.SystemAttributes)
 	if err != nil {
 		return prepared{}, err
+	}
+	if trace == "" && validChars(p.TraceHeader) {
+		// The X-Ray header of the request (an unusable one is ignored, as
+		// it is only a tracing hint); the system attribute overrides it.
+		trace = p.TraceHeader
 	}
 	delay := q.Attributes.DelaySeconds
 	if p.DelaySeconds != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -402,4 +403,71 @@ func TestRedrivePolicyToItself(t *testing.T) {
 	// answers here is not known; this is Baton's answer as before).
 	_, err = c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("unborn"), Attributes: redrive("unborn", 1)})
 	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+}
+
+// withTraceHeader sends the X-Amzn-Trace-Id HTTP header, as the X-Ray SDK
+// does around an AWS SDK call.
+func withTraceHeader(v string) func(*sqs.Options) {
+	return func(o *sqs.Options) {
+		o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue("X-Amzn-Trace-Id", v))
+	}
+}
+
+// TestTraceHeaderBecomesAWSTraceHeader: the X-Amzn-Trace-Id header of a
+// SendMessage or SendMessageBatch request is the trace header of every
+// message it sends, and an AWSTraceHeader message system attribute
+// overrides it ("If both … are set, the message system attribute
+// overrides the HTTP trace header": AWS X-Ray developer guide, Amazon SQS
+// and AWS X-Ray).
+func TestTraceHeaderBecomesAWSTraceHeader(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "traced", nil)
+	const (
+		header   = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+		explicit = "Root=1-67891233-abcdef012345678912345678;Parent=463ac35c9f6413ad;Sampled=0"
+	)
+	sysAttr := map[string]types.MessageSystemAttributeValue{
+		"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(explicit)},
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("from-header")}, withTraceHeader(header)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("explicit"),
+		MessageSystemAttributes: sysAttr}, withTraceHeader(header)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("untraced")}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String("batch-header")},
+		{Id: aws.String("b"), MessageBody: aws.String("batch-explicit"), MessageSystemAttributes: sysAttr},
+	}}, withTraceHeader(header))
+	if err != nil || len(out.Successful) != 2 {
+		t.Fatalf("batch: %v, %+v", err, out)
+	}
+	want := map[string]string{
+		"from-header": header, "explicit": explicit, "untraced": "", "batch-header": header, "batch-explicit": explicit,
+	}
+	got := map[string]string{}
+	for len(got) < len(want) {
+		r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{"AWSTraceHeader"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Messages) == 0 {
+			t.Fatalf("received %v, want %d messages", got, len(want))
+		}
+		for _, m := range r.Messages {
+			got[*m.Body] = m.Attributes["AWSTraceHeader"]
+		}
+	}
+	for body, w := range want {
+		if got[body] != w {
+			t.Errorf("%s: AWSTraceHeader = %q, want %q", body, got[body], w)
+		}
+	}
 }

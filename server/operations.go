@@ -121,6 +121,7 @@ func (s *Server) sendMessage(ctx context.Context, in *wire.SendMessageInput) (*w
 		DedupID:          deref(in.MessageDeduplicationId),
 		EmptyGroupID:     isEmpty(in.MessageGroupId),
 		EmptyDedupID:     isEmpty(in.MessageDeduplicationId),
+		TraceHeader:      requestFrom(ctx).traceHeader,
 	})
 	if err != nil {
 		return nil, err
@@ -140,6 +141,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *wire.SendMessageBatch
 		return nil, err
 	}
 	entries := make([]engine.SendParams, len(in.Entries))
+	trace := requestFrom(ctx).traceHeader // every message of the batch
 	for i, en := range in.Entries {
 		entries[i] = engine.SendParams{
 			ID:               en.Id,
@@ -151,6 +153,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *wire.SendMessageBatch
 			DedupID:          deref(en.MessageDeduplicationId),
 			EmptyGroupID:     isEmpty(en.MessageGroupId),
 			EmptyDedupID:     isEmpty(en.MessageDeduplicationId),
+			TraceHeader:      trace,
 		}
 	}
 	ok, failed, err := s.engine.SendMessageBatch(ctx, ref, entries)
