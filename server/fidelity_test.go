@@ -471,3 +471,63 @@ func TestTraceHeaderBecomesAWSTraceHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestAddPermissionOnlySharedActions: AddPermission grants only actions
+// another account may invoke. The ones cross-account permissions do not
+// apply to ("Limitations of Amazon SQS custom policies", Amazon SQS
+// Developer Guide: AddPermission, CreateQueue, DeleteQueue, ListQueues,
+// ListQueueTags, RemovePermission, SetQueueAttributes, TagQueue,
+// UntagQueue and the message move task actions) are refused as only the
+// owner's, and a name SQS has no action for as not in the WSDL.
+func TestAddPermissionOnlySharedActions(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "share", nil)
+	owner := func(a string) string {
+		return "Value SQS:" + a + " for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action."
+	}
+	tests := []struct{ action, message string }{
+		{"RemovePermission", owner("RemovePermission")},
+		{"AddPermission", owner("AddPermission")},
+		{"CreateQueue", owner("CreateQueue")},
+		{"DeleteQueue", owner("DeleteQueue")},
+		{"ListQueues", owner("ListQueues")},
+		{"SetQueueAttributes", owner("SetQueueAttributes")},
+		{"TagQueue", owner("TagQueue")},
+		{"UntagQueue", owner("UntagQueue")},
+		{"ListQueueTags", owner("ListQueueTags")},
+		{"StartMessageMoveTask", owner("StartMessageMoveTask")},
+		{"CancelMessageMoveTask", owner("CancelMessageMoveTask")},
+		{"ListMessageMoveTasks", owner("ListMessageMoveTasks")},
+		{"FlyAway", "Value SQS:FlyAway for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions."},
+	}
+	q := queryClient{tb: t, srv: srv}
+	for _, tt := range tests {
+		_, err := c.AddPermission(ctx, &sqs.AddPermissionInput{QueueUrl: &url, Label: aws.String("l"),
+			AWSAccountIds: []string{"111111111111"}, Actions: []string{"SendMessage", tt.action}})
+		wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+		var ae interface{ ErrorMessage() string }
+		if errors.As(err, &ae) && ae.ErrorMessage() != tt.message {
+			t.Errorf("%s: message %q, want %q", tt.action, ae.ErrorMessage(), tt.message)
+		}
+		q.post("/", "Action", "AddPermission", "QueueUrl", url, "Label", "l", "AWSAccountId.1", "111111111111",
+			"ActionName.1", tt.action).failWith(t, http.StatusBadRequest, "InvalidParameterValue", tt.message)
+	}
+	// Nothing was granted by the refused requests; the shareable ones are.
+	shared := []string{"*", "SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility",
+		"GetQueueAttributes", "GetQueueUrl", "ListDeadLetterSourceQueues", "PurgeQueue"}
+	for i, a := range shared {
+		if _, err := c.AddPermission(ctx, &sqs.AddPermissionInput{QueueUrl: &url, Label: aws.String("ok" + strconv.Itoa(i)),
+			AWSAccountIds: []string{"111111111111"}, Actions: []string{a}}); err != nil {
+			t.Errorf("AddPermission %s: %v", a, err)
+		}
+	}
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []types.QueueAttributeName{"Policy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Attributes["Policy"]; strings.Contains(got, `"Sid":"l"`) || strings.Count(got, `"Sid":"ok`) != len(shared) {
+		t.Errorf("Policy = %s, want the %d shareable grants only", got, len(shared))
+	}
+}
