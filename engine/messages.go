@@ -23,6 +23,11 @@ const inFlightLimit = 120000
 // message it found went to the dead-letter queue.
 const maxDeadLetterRounds = 10
 
+// maxTraceHeader bounds the X-Amzn-Trace-Id header a send keeps with each
+// of its messages. An X-Ray header is some hundred bytes; a longer one is
+// no trace header, and a batch would keep ten copies of it.
+const maxTraceHeader = 8192
+
 // SendParams describe one message to send.
 type SendParams struct {
 	// ID is the batch entry id (batches only).
@@ -218,7 +223,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 	if err != nil {
 		return prepared{}, err
 	}
-	if trace == "" && validChars(p.TraceHeader) {
+	if trace == "" && len(p.TraceHeader) <= maxTraceHeader && validChars(p.TraceHeader) {
 		// The X-Ray header of the request (an unusable one is ignored, as
 		// it is only a tracing hint); the system attribute overrides it.
 		trace = p.TraceHeader

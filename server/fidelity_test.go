@@ -531,3 +531,24 @@ func TestAddPermissionOnlySharedActions(t *testing.T) {
 		t.Errorf("Policy = %s, want the %d shareable grants only", got, len(shared))
 	}
 }
+
+// An oversized X-Amzn-Trace-Id is no X-Ray header: the send succeeds
+// without a trace header rather than keep it with every message.
+func TestOversizedTraceHeaderIgnored(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "big-trace", nil)
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("x")},
+		withTraceHeader("Root="+strings.Repeat("a", 10000))); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url,
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{"AWSTraceHeader"}})
+	if err != nil || len(r.Messages) != 1 {
+		t.Fatalf("receive: %v, %+v", err, r)
+	}
+	if got, ok := r.Messages[0].Attributes["AWSTraceHeader"]; ok {
+		t.Errorf("AWSTraceHeader = %d bytes, want none", len(got))
+	}
+}
