@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/baton-sqs/baton"
 )
@@ -199,11 +200,14 @@ func checkFIFOAttributes(a *baton.QueueAttributes) error {
 	return nil
 }
 
+// parseBool reads a boolean attribute. SQS takes "true" and "false" in any
+// case (CloudFormation and the CDK send "True") and reports them back in
+// lower case.
 func parseBool(s string) (bool, bool) {
-	switch s {
-	case "true", "True", "TRUE":
+	switch {
+	case strings.EqualFold(s, "true"):
 		return true, true
-	case "false", "False", "FALSE":
+	case strings.EqualFold(s, "false"):
 		return false, true
 	}
 	return false, false

@@ -23,6 +23,11 @@ const inFlightLimit = 120000
 // message it found went to the dead-letter queue.
 const maxDeadLetterRounds = 10
 
+// maxTraceHeader bounds the X-Amzn-Trace-Id header a send keeps with each
+// of its messages. An X-Ray header is some hundred bytes; a longer one is
+// no trace header, and a batch would keep ten copies of it.
+const maxTraceHeader = 8192
+
 // SendParams describe one message to send.
 type SendParams struct {
 	// ID is the batch entry id (batches only).
@@ -34,6 +39,13 @@ type SendParams struct {
 	SystemAttributes map[string]baton.MessageAttribute
 	GroupID          string
 	DedupID          string
+	// EmptyGroupID and EmptyDedupID say the request carried MessageGroupId
+	// or MessageDeduplicationId with an empty value, which SQS refuses as
+	// invalid where it would take the parameter's absence.
+	EmptyGroupID, EmptyDedupID bool
+	// TraceHeader is the request's X-Amzn-Trace-Id HTTP header, the
+	// message's AWSTraceHeader unless SystemAttributes gives one.
+	TraceHeader string
 }
 
 // SendResult is what a send reports for one message.
@@ -58,7 +70,7 @@ func (e *Engine) SendMessage(ctx context.Context, ref QueueRef, p SendParams) (*
 	if err != nil {
 		return nil, err
 	}
-	if q.IsFIFO() && p.GroupID == "" {
+	if q.IsFIFO() && p.GroupID == "" && !p.EmptyGroupID {
 		return nil, baton.MissingParameter("MessageGroupId")
 	}
 	if err := checkDedupSource(q, p); err != nil {
@@ -101,7 +113,7 @@ func (e *Engine) SendMessageBatch(ctx context.Context, ref QueueRef, entries []S
 		return nil, nil, err
 	}
 	for _, en := range entries {
-		if q.IsFIFO() && en.GroupID == "" {
+		if q.IsFIFO() && en.GroupID == "" && !en.EmptyGroupID {
 			return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue, "The request must contain the parameter MessageGroupId.")
 		}
 		if err := checkDedupSource(q, en); err != nil {
@@ -179,7 +191,7 @@ const dedupWindow = 5 * time.Minute
 // checkDedupSource: a FIFO message needs a deduplication id, given or
 // derived from its body.
 func checkDedupSource(q *baton.Queue, p SendParams) error {
-	if q.IsFIFO() && p.DedupID == "" && !q.Attributes.ContentBasedDeduplication {
+	if q.IsFIFO() && p.DedupID == "" && !p.EmptyDedupID && !q.Attributes.ContentBasedDeduplication {
 		return baton.Errorf(baton.ErrInvalidParameterValue,
 			"The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
 	}
@@ -211,6 +223,11 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 	if err != nil {
 		return prepared{}, err
 	}
+	if trace == "" && len(p.TraceHeader) <= maxTraceHeader && validChars(p.TraceHeader) {
+		// The X-Ray header of the request (an unusable one is ignored, as
+		// it is only a tracing hint); the system attribute overrides it.
+		trace = p.TraceHeader
+	}
 	delay := q.Attributes.DelaySeconds
 	if p.DelaySeconds != nil {
 		d := *p.DelaySeconds
@@ -225,14 +242,14 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 			delay = d
 		}
 	}
-	if p.GroupID != "" && !validGroupID(p.GroupID) {
+	if (p.GroupID != "" || p.EmptyGroupID) && !validGroupID(p.GroupID) {
 		return prepared{}, baton.InvalidParameter("MessageGroupId", p.GroupID,
 			"MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
 	dedupID, key := "", ""
 	if q.IsFIFO() {
 		dedupID = p.DedupID
-		if dedupID == "" {
+		if dedupID == "" && !p.EmptyDedupID {
 			sum := sha256.Sum256([]byte(p.Body))
 			dedupID = hex.EncodeToString(sum[:])
 		} else if !validGroupID(dedupID) {
@@ -243,7 +260,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 		if q.DedupScope == "messageGroup" {
 			key = p.GroupID + " " + dedupID // a space is in neither id
 		}
-	} else if p.DedupID != "" {
+	} else if p.DedupID != "" || p.EmptyDedupID {
 		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
 			"The request includes a parameter that is not valid for this queue type.")
 	}
@@ -488,20 +505,21 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 	return r
 }
 
-// selectAttributes filters message attributes by a receive's names: "All"
-// or ".*" for all, "prefix.*" for a prefix, otherwise exact names.
+// selectAttributes filters message attributes by a receive's names: "All",
+// ".*" or "*" for all, "prefix.*" for every name starting with prefix (AWS
+// gives "Hello" and "Help.Me" for "Hel.*"), otherwise exact names.
 func selectAttributes(attrs map[string]baton.MessageAttribute, names []string) map[string]baton.MessageAttribute {
 	if len(attrs) == 0 || len(names) == 0 {
 		return nil
 	}
 	out := make(map[string]baton.MessageAttribute)
 	for _, n := range names {
-		if n == "All" || n == ".*" {
+		if n == "All" || n == ".*" || n == "*" {
 			return attrs
 		}
 		if prefix, ok := strings.CutSuffix(n, ".*"); ok {
 			for name, a := range attrs {
-				if strings.HasPrefix(name, prefix+".") {
+				if strings.HasPrefix(name, prefix) {
 					out[name] = a
 				}
 			}

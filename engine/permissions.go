@@ -12,12 +12,19 @@ import (
 // maxPermissionActions is the most actions one AddPermission may grant.
 const maxPermissionActions = 7
 
+// permissionActions are the actions AddPermission can share with another
+// account. The others cross-account permissions do not apply to ("Limitations
+// of Amazon SQS custom policies", Amazon SQS Developer Guide) only the
+// queue's owner may invoke, and SQS refuses them by that reason.
 var permissionActions = []string{
 	"*", "SendMessage", "ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility",
 	"GetQueueAttributes", "GetQueueUrl", "ListDeadLetterSourceQueues", "PurgeQueue",
-	"ListQueueTags", "TagQueue", "UntagQueue", "SetQueueAttributes", "DeleteQueue",
-	"CreateQueue", "ListQueues", "AddPermission", "RemovePermission",
-	"StartMessageMoveTask", "CancelMessageMoveTask", "ListMessageMoveTasks",
+}
+
+var ownerOnlyActions = []string{
+	"AddPermission", "CancelMessageMoveTask", "CreateQueue", "DeleteQueue", "ListMessageMoveTasks",
+	"ListQueues", "ListQueueTags", "RemovePermission", "SetQueueAttributes", "StartMessageMoveTask",
+	"TagQueue", "UntagQueue",
 }
 
 // queuePolicy is the shape of the Policy attribute AddPermission writes.
@@ -61,8 +68,12 @@ func (e *Engine) AddPermission(ctx context.Context, ref QueueRef, p AddPermissio
 		return baton.Errorf(baton.ErrOverLimit, "%d Actions were found, maximum allowed is %d.", len(p.Actions), maxPermissionActions)
 	}
 	for _, a := range p.Actions {
-		if !slices.Contains(permissionActions, a) {
-			return baton.InvalidParameter("ActionName", a, "Please refer to the appropriate WSDL for a list of valid actions.")
+		switch {
+		case slices.Contains(permissionActions, a):
+		case slices.Contains(ownerOnlyActions, a):
+			return baton.InvalidParameter("ActionName", "SQS:"+a, "Only the queue owner is allowed to invoke this action.")
+		default:
+			return baton.InvalidParameter("ActionName", "SQS:"+a, "Please refer to the appropriate WSDL for a list of valid actions.")
 		}
 	}
 	q, err := e.queue(ctx, ref)

@@ -40,12 +40,12 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 	if p.Name == "" {
 		return nil, baton.MissingParameter("QueueName")
 	}
-	// The queue is FIFO if FifoQueue says "true", and then its name must
-	// end in .fifo; a standard queue's name may not (SQS answers the
-	// standard name rule for "x.fifo" without FifoQueue). A standard name
-	// given FifoQueue otherwise, even "false", is refused [V].
+	// The queue is FIFO if FifoQueue says "true", in any case, and then
+	// its name must end in .fifo; a standard queue's name may not (SQS
+	// answers the standard name rule for "x.fifo" without FifoQueue). A
+	// standard name given FifoQueue otherwise, even "false", is refused [V].
 	fifoValue, fifoGiven := p.Attributes[AttrFifoQueue]
-	fifo := fifoValue == "true"
+	fifo, _ := parseBool(fifoValue)
 	nameFIFO := baton.IsFIFOName(p.Name)
 	switch {
 	case fifo && (!nameFIFO || !validQueueName(p.Name)):
@@ -151,7 +151,7 @@ func isNameByte(c byte) bool {
 }
 
 // checkRedriveTarget checks that a RedrivePolicy names an existing queue of
-// the same type in the same account.
+// the same type in the same account. SQS lets a queue name itself.
 func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string, a *baton.QueueAttributes) error {
 	if a.RedrivePolicy == "" {
 		return nil
@@ -160,7 +160,7 @@ func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string,
 	bad := baton.Errorf(baton.ErrInvalidParameterValue,
 		"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter target does not exist.", a.RedrivePolicy)
 	targetAccount, targetName, ok := parseARN(target)
-	if !ok || targetAccount != account || targetName == source {
+	if !ok || targetAccount != account {
 		return bad
 	}
 	dlq, err := e.store.QueueGet(ctx, account, targetName)

@@ -59,7 +59,9 @@ func parseARN(arn string) (account, name string, ok bool) {
 // merely because its lease lapsed.
 func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time) ([]*baton.Message, error) {
 	policy, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy)
-	if !ok {
+	if !ok || policy.target == e.ARN(q.Account, q.Name) {
+		// A queue that is its own dead-letter queue keeps its messages:
+		// moving one to where it is would only hide it from every receive.
 		return msgs, nil
 	}
 	var dlq *baton.Queue

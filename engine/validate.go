@@ -3,6 +3,7 @@ package engine
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
@@ -72,11 +73,13 @@ func checkAttributeName(name string) error {
 	bad := func(reason string) error {
 		return baton.Errorf(baton.ErrInvalidParameterValue, "Message (user) attribute name '%s' is invalid. Reason: %s", name, reason)
 	}
-	if name == "" || len(name) > 256 {
+	if name == "" || len(name) > 4*256 || utf8.RuneCountInString(name) > 256 {
 		return baton.Errorf(baton.ErrInvalidParameterValue, "Message (user) attribute name must be 1 to 256 characters long.")
 	}
-	for i := 0; i < len(name); i++ {
-		if !isNameByte(name[i]) && name[i] != '.' {
+	// Alphanumeric is any script's letters and digits: SQS accepts
+	// "attr.1øßä".
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' && r != '.' {
 			return bad("Can only include alphanumeric characters, hyphens, underscores, or dots.")
 		}
 	}

@@ -117,8 +117,11 @@ func (s *Server) sendMessage(ctx context.Context, in *wire.SendMessageInput) (*w
 		DelaySeconds:     in.DelaySeconds,
 		Attributes:       fromWireAttributes(in.MessageAttributes),
 		SystemAttributes: fromWireAttributes(in.MessageSystemAttributes),
-		GroupID:          in.MessageGroupId,
-		DedupID:          in.MessageDeduplicationId,
+		GroupID:          deref(in.MessageGroupId),
+		DedupID:          deref(in.MessageDeduplicationId),
+		EmptyGroupID:     isEmpty(in.MessageGroupId),
+		EmptyDedupID:     isEmpty(in.MessageDeduplicationId),
+		TraceHeader:      requestFrom(ctx).traceHeader,
 	})
 	if err != nil {
 		return nil, err
@@ -138,6 +141,7 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *wire.SendMessageBatch
 		return nil, err
 	}
 	entries := make([]engine.SendParams, len(in.Entries))
+	trace := requestFrom(ctx).traceHeader // every message of the batch
 	for i, en := range in.Entries {
 		entries[i] = engine.SendParams{
 			ID:               en.Id,
@@ -145,8 +149,11 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *wire.SendMessageBatch
 			DelaySeconds:     en.DelaySeconds,
 			Attributes:       fromWireAttributes(en.MessageAttributes),
 			SystemAttributes: fromWireAttributes(en.MessageSystemAttributes),
-			GroupID:          en.MessageGroupId,
-			DedupID:          en.MessageDeduplicationId,
+			GroupID:          deref(en.MessageGroupId),
+			DedupID:          deref(en.MessageDeduplicationId),
+			EmptyGroupID:     isEmpty(en.MessageGroupId),
+			EmptyDedupID:     isEmpty(en.MessageDeduplicationId),
+			TraceHeader:      trace,
 		}
 	}
 	ok, failed, err := s.engine.SendMessageBatch(ctx, ref, entries)
@@ -285,6 +292,17 @@ func (s *Server) listQueueTags(ctx context.Context, in *wire.ListQueueTagsInput)
 	}
 	return out, nil
 }
+
+// deref returns an optional string's value, "" when absent.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// isEmpty reports whether an optional string was given, and empty.
+func isEmpty(s *string) bool { return s != nil && *s == "" }
 
 func fromWireAttributes(in map[string]wire.MessageAttributeValue) map[string]baton.MessageAttribute {
 	if len(in) == 0 {

@@ -120,6 +120,9 @@ type request struct {
 	reqID     string
 	// client is the address (IP) the request came from.
 	client string
+	// traceHeader is the X-Amzn-Trace-Id header, which a send records
+	// as the messages' AWSTraceHeader.
+	traceHeader string
 }
 
 type requestKey struct{}
@@ -151,7 +154,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		client = r.RemoteAddr
 	}
-	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: scheme + "://" + r.Host, reqID: reqID, client: client})
+	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: scheme + "://" + r.Host, reqID: reqID, client: client,
+		traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
 	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
 	r = r.WithContext(ctx)
 	if s.localHostsOnly && !isLocalHost(r.Host) {

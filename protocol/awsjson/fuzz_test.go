@@ -112,6 +112,7 @@ func TestFuzzSeedsDecode(t *testing.T) {
 		return in
 	}
 	intp := func(n int) *int { return &n }
+	strp := func(s string) *string { return &s }
 
 	create := decode("CreateQueue", seedCreate).(*wire.CreateQueueInput)
 	wantCreate := &wire.CreateQueueInput{
@@ -133,7 +134,7 @@ func TestFuzzSeedsDecode(t *testing.T) {
 		MessageSystemAttributes: map[string]wire.MessageAttributeValue{
 			"AWSTraceHeader": {DataType: "String", StringValue: "Root=1"},
 		},
-		MessageGroupId: "g",
+		MessageGroupId: strp("g"),
 	}
 	if !reflect.DeepEqual(send, wantSend) {
 		t.Errorf("SendMessage =\n%+v\nwant\n%+v", send, wantSend)

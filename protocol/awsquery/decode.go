@@ -78,13 +78,18 @@ func (d *decoder) value(v reflect.Value, name string, fd field) error {
 			}
 			v.SetBool(b)
 		}
-	case reflect.Pointer: // optional numbers
+	case reflect.Pointer: // optional numbers and strings
 		if s, ok := d.get(name); ok {
+			p := reflect.New(v.Type().Elem())
+			if p.Elem().Kind() == reflect.String {
+				p.Elem().SetString(s)
+				v.Set(p)
+				return nil
+			}
 			n, err := strconv.Atoi(s)
 			if err != nil {
 				return invalid(name, s)
 			}
-			p := reflect.New(v.Type().Elem())
 			p.Elem().SetInt(int64(n))
 			v.Set(p)
 		}

@@ -110,6 +110,7 @@ func TestFuzzSeedsDecode(t *testing.T) {
 		return in
 	}
 	intp := func(n int) *int { return &n }
+	strp := func(s string) *string { return &s }
 
 	send := decode("SendMessage", seedSend).(*wire.SendMessageInput)
 	wantSend := &wire.SendMessageInput{
@@ -130,7 +131,7 @@ func TestFuzzSeedsDecode(t *testing.T) {
 	batch := decode("SendMessageBatch", seedBatch).(*wire.SendMessageBatchInput)
 	wantBatch := &wire.SendMessageBatchInput{QueueUrl: "q", Entries: []wire.SendMessageBatchRequestEntry{
 		{Id: "a", MessageBody: "one", MessageAttributes: map[string]wire.MessageAttributeValue{"Foo": {DataType: "String", StringValue: "Bar"}}},
-		{Id: "b", MessageBody: "two", DelaySeconds: intp(5), MessageGroupId: "g"},
+		{Id: "b", MessageBody: "two", DelaySeconds: intp(5), MessageGroupId: strp("g")},
 	}}
 	if !reflect.DeepEqual(batch, wantBatch) {
 		t.Errorf("SendMessageBatch =\n%+v\nwant\n%+v", batch, wantBatch)

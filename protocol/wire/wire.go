@@ -6,7 +6,8 @@
 //	query:"Name,Key,Value"  a map flattened as Name.N.Key and Name.N.Value
 //
 // Optional numbers are pointers, because an absent parameter and an explicit
-// zero mean different things to SQS.
+// zero mean different things to SQS; so are the strings whose empty value
+// SQS refuses where it takes their absence (MessageGroupId).
 package wire
 
 // MessageAttributeValue is a message attribute (user or system).
@@ -80,8 +81,8 @@ type SendMessageInput struct {
 	DelaySeconds            *int
 	MessageAttributes       map[string]MessageAttributeValue `query:"MessageAttribute,Name,Value"`
 	MessageSystemAttributes map[string]MessageAttributeValue `query:"MessageSystemAttribute,Name,Value"`
-	MessageDeduplicationId  string
-	MessageGroupId          string
+	MessageDeduplicationId  *string
+	MessageGroupId          *string
 }
 
 type SendMessageOutput struct {
@@ -103,8 +104,8 @@ type SendMessageBatchRequestEntry struct {
 	DelaySeconds            *int
 	MessageAttributes       map[string]MessageAttributeValue `query:"MessageAttribute,Name,Value"`
 	MessageSystemAttributes map[string]MessageAttributeValue `query:"MessageSystemAttribute,Name,Value"`
-	MessageDeduplicationId  string
-	MessageGroupId          string
+	MessageDeduplicationId  *string
+	MessageGroupId          *string
 }
 
 type SendMessageBatchOutput struct {
