@@ -303,7 +303,10 @@ func (s *Server) accountOf(ctx context.Context) string {
 // queueRef resolves a QueueUrl parameter: a full URL or a path
 // (/<account>/<name>, the host is ignored) or a bare queue name. A Query
 // request sent to a queue URL uses that URL when the parameter is absent. A
-// queue of another account than the request's does not exist for it.
+// queue of another account than the request's does not exist for it, and
+// neither does the queue of a URL without a path (http://host or
+// http://host/): SQS names no queue there and answers NonExistentQueue, not
+// InvalidAddress.
 func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef, error) {
 	if queueURL == "" {
 		queueURL = requestFrom(ctx).pathQueue
@@ -315,8 +318,8 @@ func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef
 	if i := strings.Index(path, "://"); i >= 0 {
 		path = path[i+3:]
 		j := strings.IndexByte(path, '/')
-		if j < 0 {
-			return engine.QueueRef{}, invalidAddress(queueURL)
+		if j < 0 || strings.Trim(path[j:], "/") == "" {
+			return engine.QueueRef{}, errNoSuchQueue()
 		}
 		path = path[j:]
 	}
