@@ -108,9 +108,12 @@ type SendMessageBatchRequestEntry struct {
 	MessageGroupId          *string
 }
 
+// SendMessageBatchOutput, like the other batch outputs, leaves out an empty
+// Successful or Failed list in JSON, as SQS does: an all-success answer has
+// no Failed member, an all-failure one no Successful member.
 type SendMessageBatchOutput struct {
-	Successful []SendMessageBatchResultEntry `query:"SendMessageBatchResultEntry"`
-	Failed     []BatchResultErrorEntry       `query:"BatchResultErrorEntry"`
+	Successful []SendMessageBatchResultEntry `json:",omitempty" query:"SendMessageBatchResultEntry"`
+	Failed     []BatchResultErrorEntry       `json:",omitempty" query:"BatchResultErrorEntry"`
 }
 
 type SendMessageBatchResultEntry struct {
@@ -163,8 +166,8 @@ type DeleteMessageBatchRequestEntry struct {
 }
 
 type DeleteMessageBatchOutput struct {
-	Successful []BatchResultEntry      `query:"DeleteMessageBatchResultEntry"`
-	Failed     []BatchResultErrorEntry `query:"BatchResultErrorEntry"`
+	Successful []BatchResultEntry      `json:",omitempty" query:"DeleteMessageBatchResultEntry"`
+	Failed     []BatchResultErrorEntry `json:",omitempty" query:"BatchResultErrorEntry"`
 }
 
 // BatchResultEntry is a successful delete or visibility-change entry.
@@ -188,8 +191,8 @@ type ChangeMessageVisibilityBatchRequestEntry struct {
 }
 
 type ChangeMessageVisibilityBatchOutput struct {
-	Successful []BatchResultEntry      `query:"ChangeMessageVisibilityBatchResultEntry"`
-	Failed     []BatchResultErrorEntry `query:"BatchResultErrorEntry"`
+	Successful []BatchResultEntry      `json:",omitempty" query:"ChangeMessageVisibilityBatchResultEntry"`
+	Failed     []BatchResultErrorEntry `json:",omitempty" query:"BatchResultErrorEntry"`
 }
 
 type TagQueueInput struct {

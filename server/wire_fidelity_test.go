@@ -1,0 +1,124 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+// These tests pin wire details in which Baton once answered otherwise than
+// Amazon SQS: which members a response leaves out, how an empty XML result
+// is spelled.
+
+// TestBatchOutputLeavesOutEmptyLists checks that a batch answer in JSON
+// carries only the lists it has entries for: an all-success answer has no
+// Failed member and an all-failure one no Successful member, as SQS
+// answers, where Baton wrote "Failed":[] and "Successful":[]. The three
+// batch actions share the shape (SendMessageBatchResult,
+// DeleteMessageBatchResult, ChangeMessageVisibilityBatchResult in the SQS
+// API Reference).
+func TestBatchOutputLeavesOutEmptyLists(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	ctx := context.Background()
+	q := srv.MustCreateQueue(t, "batches", nil)
+
+	members := func(op string, body map[string]any) map[string]any {
+		t.Helper()
+		resp, out := rawJSON(t, srv.URL, op, body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: HTTP %d %v", op, resp.StatusCode, out)
+		}
+		return out
+	}
+	only := func(op string, out map[string]any, want string) {
+		t.Helper()
+		if len(out) != 1 {
+			t.Errorf("%s: members %v, want only %s", op, out, want)
+		}
+		if l, ok := out[want].([]any); !ok || len(l) == 0 {
+			t.Errorf("%s: %s = %v, want a non-empty list", op, want, out[want])
+		}
+	}
+
+	out := members("SendMessageBatch", map[string]any{"QueueUrl": q, "Entries": []map[string]any{
+		{"Id": "a", "MessageBody": "one"}, {"Id": "b", "MessageBody": "two"},
+	}})
+	only("SendMessageBatch all sent", out, "Successful")
+	out = members("SendMessageBatch", map[string]any{"QueueUrl": q, "Entries": []map[string]any{
+		{"Id": "a", "MessageBody": "x", "DelaySeconds": 901},
+	}})
+	only("SendMessageBatch none sent", out, "Failed")
+
+	recv, err := srv.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q), MaxNumberOfMessages: 2, VisibilityTimeout: 60})
+	if err != nil || len(recv.Messages) != 2 {
+		t.Fatalf("receive: %v, %d messages, want 2", err, len(recv.Messages))
+	}
+	h0, h1 := *recv.Messages[0].ReceiptHandle, *recv.Messages[1].ReceiptHandle
+
+	out = members("ChangeMessageVisibilityBatch", map[string]any{"QueueUrl": q, "Entries": []map[string]any{
+		{"Id": "a", "ReceiptHandle": h0, "VisibilityTimeout": 30},
+	}})
+	only("ChangeMessageVisibilityBatch all changed", out, "Successful")
+	out = members("ChangeMessageVisibilityBatch", map[string]any{"QueueUrl": q, "Entries": []map[string]any{
+		{"Id": "a", "ReceiptHandle": "not-a-handle", "VisibilityTimeout": 30},
+	}})
+	only("ChangeMessageVisibilityBatch none changed", out, "Failed")
+
+	out = members("DeleteMessageBatch", map[string]any{"QueueUrl": q, "Entries": []map[string]any{
+		{"Id": "a", "ReceiptHandle": h0}, {"Id": "b", "ReceiptHandle": h1},
+	}})
+	only("DeleteMessageBatch all deleted", out, "Successful")
+	out = members("DeleteMessageBatch", map[string]any{"QueueUrl": q, "Entries": []map[string]any{
+		{"Id": "a", "ReceiptHandle": "not-a-handle"},
+	}})
+	only("DeleteMessageBatch none deleted", out, "Failed")
+
+	// Through the SDK the absent list is a nil slice, and a mixed answer
+	// still carries both.
+	mixed, err := srv.Client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q), Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("ok"), MessageBody: aws.String("fine")},
+		{Id: aws.String("bad"), MessageBody: aws.String("late"), DelaySeconds: 901},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mixed.Successful) != 1 || len(mixed.Failed) != 1 {
+		t.Errorf("mixed batch: %d successful, %d failed; want 1 and 1", len(mixed.Successful), len(mixed.Failed))
+	}
+}
+
+// TestQueryEmptyResultIsSelfClosed checks that a Query result without
+// members is written <OpResult/>, as SQS writes an empty ReceiveMessage or
+// ListQueues result, not <OpResult></OpResult>.
+func TestQueryEmptyResultIsSelfClosed(t *testing.T) {
+	t.Parallel()
+	c := newQueryClient(t)
+	q := c.createQueue("quiet")
+	for _, tc := range []struct {
+		action string
+		kv     []string
+	}{
+		{"ReceiveMessage", []string{"Action", "ReceiveMessage", "QueueUrl", q, "WaitTimeSeconds", "0"}},
+		{"ListQueues", []string{"Action", "ListQueues", "QueueNamePrefix", "nothing-by-this-name"}},
+		{"ListQueueTags", []string{"Action", "ListQueueTags", "QueueUrl", q}},
+		{"ListDeadLetterSourceQueues", []string{"Action", "ListDeadLetterSourceQueues", "QueueUrl", q}},
+	} {
+		r := c.post("/", tc.kv...)
+		r.result(t, tc.action)
+		if want := "<" + tc.action + "Result/>"; !strings.Contains(string(r.body), want) {
+			t.Errorf("%s: %s, want %s", tc.action, r.body, want)
+		}
+	}
+	// A result with members is written in full.
+	r := c.post("/", "Action", "GetQueueUrl", "QueueName", "quiet")
+	if !strings.Contains(string(r.body), "<GetQueueUrlResult><QueueUrl>") || !strings.Contains(string(r.body), "</GetQueueUrlResult>") {
+		t.Errorf("GetQueueUrl: %s", r.body)
+	}
+}
