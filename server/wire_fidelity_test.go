@@ -2,14 +2,18 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
 // These tests pin wire details in which Baton once answered otherwise than
@@ -120,5 +124,28 @@ func TestQueryEmptyResultIsSelfClosed(t *testing.T) {
 	r := c.post("/", "Action", "GetQueueUrl", "QueueName", "quiet")
 	if !strings.Contains(string(r.body), "<GetQueueUrlResult><QueueUrl>") || !strings.Contains(string(r.body), "</GetQueueUrlResult>") {
 		t.Errorf("GetQueueUrl: %s", r.body)
+	}
+}
+
+// TestSessionTokenIsRefused checks that an SDK client signing with a
+// configured key and a session token (a stale AWS_SESSION_TOKEN beside
+// permanent keys) gets AWS's answer: 403 InvalidClientTokenId, "The security
+// token included in the request is invalid." Baton's keys are long-term
+// keys and have no session token, so any token is invalid.
+func TestSessionTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	key := sigv4.Credential{AccessKeyID: "AKIDTOKEN", SecretAccessKey: "token-test-secret", Account: testutil.Account}
+	srv := testutil.StartServer(t, testutil.Options{Credentials: []sigv4.Credential{key}})
+	ctx := context.Background()
+	if _, err := srv.Client.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+		t.Fatalf("without a token: %v", err)
+	}
+	opts := srv.Client.Options()
+	opts.Credentials = credentials.NewStaticCredentialsProvider(key.AccessKeyID, key.SecretAccessKey, "FwoGZXIvYXdzEXAMPLETOKEN")
+	_, err := sqs.New(opts).ListQueues(ctx, &sqs.ListQueuesInput{})
+	wantAPIError(t, err, "InvalidClientTokenId", 403)
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorMessage() != "The security token included in the request is invalid." {
+		t.Errorf("message = %q", ae.ErrorMessage())
 	}
 }
