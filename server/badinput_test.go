@@ -21,6 +21,7 @@ var badShapes = map[string]string{
 	"InvalidParameterValue":                               "com.amazon.coral.service#InvalidParameterValueException",
 	"MissingParameter":                                    "com.amazon.coral.service#MissingRequiredParameterException",
 	"SerializationException":                              "com.amazon.coral.service#SerializationException",
+	"RequestEntityTooLarge":                               "com.amazon.coral.service#RequestEntityTooLarge",
 	"UnknownOperationException":                           "com.amazon.coral.service#UnknownOperationException",
 	"InvalidAction":                                       "com.amazon.coral.service#InvalidAction",
 	"AWS.SimpleQueueService.NonExistentQueue":             "com.amazonaws.sqs#QueueDoesNotExist",
@@ -429,11 +430,12 @@ func TestBadInputCatalogue(t *testing.T) {
 		`{"QueueUrl":"$F","MessageBody":"x","MessageGroupId":"g","MessageDeduplicationId":"d","DelaySeconds":5}`,
 		"QueueUrl=$F&MessageBody=x&MessageGroupId=g&MessageDeduplicationId=d&DelaySeconds=5", 400, cInvalid)...)
 
-	// An oversize body (over maxBodyBytes, 4 MiB + 64 KiB).
+	// An oversize body (over maxBodyBytes, 4 MiB + 64 KiB) is HTTP 413, as
+	// AWS answers a request body larger than it reads.
 	big := strings.Repeat("a", 4<<20+64<<10+1)
 	add(
-		badRequest{name: "json/oversize body", ctype: jsonType, target: "AmazonSQS.SendMessage", body: big, status: 400, code: cSerial},
-		badRequest{name: "query/oversize body", ctype: formType, body: "Action=SendMessage&QueueUrl=$Q&MessageBody=" + big, status: 400, code: cInvalid},
+		badRequest{name: "json/oversize body", ctype: jsonType, target: "AmazonSQS.SendMessage", body: big, status: 413, code: "RequestEntityTooLarge"},
+		badRequest{name: "query/oversize body", ctype: formType, body: "Action=SendMessage&QueueUrl=$Q&MessageBody=" + big, status: 413, code: "RequestEntityTooLarge"},
 	)
 
 	// Crossed protocols. X-Amz-Target selects JSON whatever the content

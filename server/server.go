@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -283,8 +284,14 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 }
 
 // readError is how a body that cannot be read or parsed (too large, cut
-// short, a malformed form) is reported in r's protocol.
+// short, a malformed form) is reported in r's protocol. A body over
+// maxBodyBytes is HTTP 413, as AWS answers a request larger than it
+// accepts, whatever the protocol.
 func readError(r *http.Request, err error) *baton.Error {
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		return baton.Errorf(baton.ErrRequestEntityTooLarge,
+			"Request Entity Too Large: the request body is longer than %d bytes.", tooLarge.Limit)
+	}
 	if _, ok := awsjson.Operation(r); ok {
 		return baton.Errorf(baton.ErrSerialization, "Could not read the request body: %v", err)
 	}

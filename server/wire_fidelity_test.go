@@ -149,3 +149,28 @@ func TestSessionTokenIsRefused(t *testing.T) {
 		t.Errorf("message = %q", ae.ErrorMessage())
 	}
 }
+
+// TestOversizeRequestIs413 checks that a request body over the server's cap
+// is answered HTTP 413, as AWS answers a request larger than it reads (the
+// AWS SDK for Java reports "Status Code: 413; Error Code: 413 Request Entity
+// Too Large"), where Baton answered 400. Baton writes the error in the
+// request's protocol as RequestEntityTooLarge, with or without
+// authentication (which reads the body to check its hash).
+func TestOversizeRequestIs413(t *testing.T) {
+	t.Parallel()
+	key := sigv4.Credential{AccessKeyID: "AKIDBIG", SecretAccessKey: "big-secret", Account: testutil.Account}
+	for name, srv := range map[string]*testutil.Server{
+		"open":          testutil.StartServer(t),
+		"authenticated": testutil.StartServer(t, testutil.Options{Credentials: []sigv4.Credential{key}}),
+	} {
+		q := srv.MustCreateQueue(t, "big", nil)
+		var entries []types.SendMessageBatchRequestEntry
+		for i := range 5 {
+			entries = append(entries, types.SendMessageBatchRequestEntry{
+				Id: aws.String(strings.Repeat("e", i+1)), MessageBody: aws.String(strings.Repeat("x", 1<<20)),
+			})
+		}
+		_, err := srv.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(q), Entries: entries})
+		t.Run(name, func(t *testing.T) { wantAPIError(t, err, "RequestEntityTooLarge", 413) })
+	}
+}
