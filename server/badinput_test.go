@@ -438,12 +438,12 @@ func TestBadInputCatalogue(t *testing.T) {
 		badRequest{name: "query/oversize body", ctype: formType, body: "Action=SendMessage&QueueUrl=$Q&MessageBody=" + big, status: 413, code: "RequestEntityTooLarge"},
 	)
 
-	// Crossed protocols. X-Amz-Target selects JSON whatever the content
-	// type, so a form body with it fails to parse as JSON; without it the
-	// request is Query, and a JSON body is no form: there is no Action.
+	// Crossed protocols. X-Amz-Target with the JSON content type selects
+	// JSON, so a form body with them fails to parse as JSON; without the
+	// target the request is Query, and a JSON body is no form: there is no
+	// Action. (X-Amz-Target with another content type is answered
+	// <UnknownOperationException/>: TestJSONContentTypeRequired.)
 	add(
-		badRequest{name: "json/form body with target", ctype: formType, target: "AmazonSQS.ListQueues",
-			body: "Action=ListQueues", status: 400, code: cSerial},
 		badRequest{name: "json/form body, JSON content type", ctype: jsonType, target: "AmazonSQS.SendMessage",
 			body: "QueueUrl=$Q&MessageBody=x", status: 400, code: cSerial},
 		badRequest{name: "query/JSON body, form content type", ctype: formType,

@@ -192,10 +192,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	reqID := requestFrom(r.Context()).reqID
 	if name, ok := awsjson.Operation(r); ok {
+		if !awsjson.HasContentType(r) {
+			// An operation named in X-Amz-Target but sent in another
+			// media type is no request AWS's JSON protocol reads: AWS
+			// answers <UnknownOperationException/> as it does a Query
+			// request without Action.
+			writeUnknownOperation(w)
+			return
+		}
 		s.serveJSON(w, r, name, reqID)
 		return
 	}
 	s.serveQuery(w, r, reqID)
+}
+
+// writeUnknownOperation writes AWS's answer to a request in which it finds
+// no operation to run: 404 and a bare <UnknownOperationException/>.
+func writeUnknownOperation(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, "<UnknownOperationException/>")
 }
 
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID string) {
@@ -233,9 +249,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 	onQueue := r.URL.Path != "/" && r.URL.Path != ""
 	if action == "" {
 		if r.Method == http.MethodGet && onQueue {
-			w.Header().Set("Content-Type", "text/xml")
-			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, "<UnknownOperationException/>")
+			writeUnknownOperation(w)
 			return
 		}
 		awsquery.WriteError(w, baton.Errorf(baton.ErrInvalidAction, "No Action was given; send an Action parameter or an X-Amz-Target header."), reqID)

@@ -3,6 +3,9 @@ package server_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -172,5 +175,60 @@ func TestOversizeRequestIs413(t *testing.T) {
 		}
 		_, err := srv.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(q), Entries: entries})
 		t.Run(name, func(t *testing.T) { wantAPIError(t, err, "RequestEntityTooLarge", 413) })
+	}
+}
+
+// TestJSONContentTypeRequired checks that an operation named in X-Amz-Target
+// is run only when the body is declared AWS JSON (application/x-amz-json-1.0
+// or 1.1, parameters ignored, as the Smithy AWS JSON protocol tests
+// require). In any other media type AWS finds no operation and answers 404
+// <UnknownOperationException/>, as an AWS JSON service was seen answering
+// a request sent as application/octet-stream; Baton used to run it.
+func TestJSONContentTypeRequired(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	q := srv.MustCreateQueue(t, "typed", nil)
+	body := `{"QueueUrl":"` + q + `","MessageBody":"typed"}`
+	post := func(ctype string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	}
+	for _, ct := range []string{"", "application/json", "application/x-www-form-urlencoded", "text/plain", "application/octet-stream", "application/x-amz-json-1.0x", "not a media type"} {
+		status, ctype, b := post(ct)
+		if status != 404 || ctype != "text/xml" || b != "<UnknownOperationException/>" {
+			t.Errorf("Content-Type %q: %d %s %q, want 404 text/xml <UnknownOperationException/>", ct, status, ctype, b)
+		}
+	}
+	sent := 0
+	for _, ct := range []string{"application/x-amz-json-1.0", "application/x-amz-json-1.0; charset=utf-8", "application/x-amz-json-1.1", "Application/X-Amz-Json-1.0"} {
+		status, ctype, b := post(ct)
+		if status != 200 || ctype != "application/x-amz-json-1.0" {
+			t.Errorf("Content-Type %q: %d %s %q, want 200", ct, status, ctype, b)
+			continue
+		}
+		sent++
+	}
+	attrs, err := srv.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(q), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := attrs.Attributes["ApproximateNumberOfMessages"], strconv.Itoa(sent); got != want {
+		t.Errorf("queue holds %s messages, want %s: only JSON-typed requests may send", got, want)
 	}
 }
