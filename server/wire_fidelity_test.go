@@ -232,3 +232,30 @@ func TestJSONContentTypeRequired(t *testing.T) {
 		t.Errorf("queue holds %s messages, want %s: only JSON-typed requests may send", got, want)
 	}
 }
+
+// TestQueryMisnumberedBatchIsRefused checks, end to end, that a Query batch
+// whose entries skip a number is refused whole with 400
+// InvalidParameterValue naming the missing entry, and sends nothing. Baton
+// used to send the entries before the gap, drop the rest and answer 200.
+func TestQueryMisnumberedBatchIsRefused(t *testing.T) {
+	t.Parallel()
+	c := newQueryClient(t)
+	q := c.createQueue("gaps")
+	msg := c.post("/", "Action", "SendMessageBatch", "QueueUrl", q,
+		"SendMessageBatchRequestEntry.1.Id", "a", "SendMessageBatchRequestEntry.1.MessageBody", "one",
+		"SendMessageBatchRequestEntry.3.Id", "c", "SendMessageBatchRequestEntry.3.MessageBody", "three",
+	).fail(t, 400, "InvalidParameterValue")
+	if !strings.Contains(msg, "SendMessageBatchRequestEntry.2 is missing") {
+		t.Errorf("message %q does not name the missing entry", msg)
+	}
+	msg = c.post("/", "Action", "SendMessageBatch", "QueueUrl", q,
+		"SendMessageBatchRequestEntry.0.Id", "z", "SendMessageBatchRequestEntry.0.MessageBody", "zero",
+		"SendMessageBatchRequestEntry.1.Id", "a", "SendMessageBatchRequestEntry.1.MessageBody", "one",
+	).fail(t, 400, "InvalidParameterValue")
+	if !strings.Contains(msg, "SendMessageBatchRequestEntry.0") {
+		t.Errorf("message %q does not name the entry numbered 0", msg)
+	}
+	if n := c.counts(q); n != [3]int{} {
+		t.Errorf("queue counts %v after refused batches, want none sent", n)
+	}
+}
