@@ -242,7 +242,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string) {
 	if err := r.ParseForm(); err != nil {
-		awsquery.WriteError(w, readError(r, err), reqID)
+		writeQueryError(w, r, readError(r, err), reqID)
 		return
 	}
 	action := r.Form.Get("Action")
@@ -252,12 +252,12 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 			writeUnknownOperation(w)
 			return
 		}
-		awsquery.WriteError(w, baton.Errorf(baton.ErrInvalidAction, "No Action was given; send an Action parameter or an X-Amz-Target header."), reqID)
+		writeQueryError(w, r, baton.Errorf(baton.ErrInvalidAction, "No Action was given; send an Action parameter or an X-Amz-Target header."), reqID)
 		return
 	}
 	op, ok := s.ops[action]
 	if !ok || onQueue && (action == "CreateQueue" || action == "ListQueues") {
-		awsquery.WriteError(w, baton.Errorf(baton.ErrInvalidAction, "The action %s is not valid for this endpoint.", action), reqID)
+		writeQueryError(w, r, baton.Errorf(baton.ErrInvalidAction, "The action %s is not valid for this endpoint.", action), reqID)
 		return
 	}
 	ctx := r.Context()
@@ -272,11 +272,25 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 	} else {
 		var out any
 		if out, err = s.call(ctx, op, in, reqID); err == nil {
-			awsquery.WriteResult(w, op, out, reqID)
+			if awsquery.WantsJSON(r) {
+				awsquery.WriteResultJSON(w, op, out, reqID)
+			} else {
+				awsquery.WriteResult(w, op, out, reqID)
+			}
 			return
 		}
 	}
-	awsquery.WriteError(w, baton.AsError(err), reqID)
+	writeQueryError(w, r, baton.AsError(err), reqID)
+}
+
+// writeQueryError writes a Query request's error, in JSON if the request
+// asks for it (awsquery.WantsJSON), else in XML.
+func writeQueryError(w http.ResponseWriter, r *http.Request, e *baton.Error, reqID string) {
+	if awsquery.WantsJSON(r) {
+		awsquery.WriteErrorJSON(w, e, reqID)
+		return
+	}
+	awsquery.WriteError(w, e, reqID)
 }
 
 // call runs an operation and logs what the client will not see.

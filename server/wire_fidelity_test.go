@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,5 +258,137 @@ func TestQueryMisnumberedBatchIsRefused(t *testing.T) {
 	}
 	if n := c.counts(q); n != [3]int{} {
 		t.Errorf("queue counts %v after refused batches, want none sent", n)
+	}
+}
+
+// queryJSON sends a Query request (GET with the parameters in the query
+// string, else a form POST) with the given Accept header and returns the
+// status, Content-Type and body.
+func queryJSON(t *testing.T, base, method, accept string, kv ...string) (int, string, []byte) {
+	t.Helper()
+	form := queryForm(kv...).Encode()
+	var req *http.Request
+	var err error
+	if method == http.MethodGet {
+		req, err = http.NewRequest(method, base+"/?"+form, nil)
+	} else {
+		req, err = http.NewRequest(method, base+"/", strings.NewReader(form))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b
+}
+
+// TestQueryAcceptJSON checks that a Query request accepting
+// application/json is answered in the JSON SQS writes for it, which mirrors
+// the XML document rather than following the AWS JSON protocol: the
+// <Action>Response object holding <Action>Result (every member, null when
+// absent, lists named as SQS names them there) and ResponseMetadata, or an
+// Error object and RequestId. These are the shapes SQS gives API Gateway's
+// SQS integrations, for example
+// {"SendMessageResponse":{"ResponseMetadata":{"RequestId":"…"},"SendMessageResult":{"MD5OfMessageAttributes":null,"MD5OfMessageBody":"…","MD5OfMessageSystemAttributes":null,"MessageId":"…","SequenceNumber":null}}}
+// and {"Error":{"Code":"AccessDenied","Message":"…","Type":"Sender"},"RequestId":"…"}.
+// Baton answered XML whatever the request accepted.
+func TestQueryAcceptJSON(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	q := srv.MustCreateQueue(t, "json-accepted", nil)
+	const accept = "application/json"
+	uuid := `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`
+	md5 := `[0-9a-f]{32}`
+	check := func(what string, status int, ctype string, body []byte, wantStatus int, pattern string) {
+		t.Helper()
+		if status != wantStatus || ctype != "application/json" {
+			t.Errorf("%s: HTTP %d %s, want %d application/json: %s", what, status, ctype, wantStatus, body)
+		}
+		if !regexp.MustCompile(`^` + pattern + `$`).Match(body) {
+			t.Errorf("%s: body\n%s\ndoes not match\n%s", what, body, pattern)
+		}
+	}
+	meta := `"ResponseMetadata":\{"RequestId":"` + uuid + `"\}`
+
+	status, ctype, body := queryJSON(t, srv.URL, http.MethodGet, accept, "Action", "ReceiveMessage", "QueueUrl", q, "WaitTimeSeconds", "0")
+	check("empty ReceiveMessage", status, ctype, body, 200,
+		`\{"ReceiveMessageResponse":\{"ReceiveMessageResult":\{"messages":null\},`+meta+`\}\}`)
+
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodPost, accept, "Action", "SendMessage", "QueueUrl", q, "MessageBody", "hello <json> & \"you\"")
+	check("SendMessage", status, ctype, body, 200,
+		`\{"SendMessageResponse":\{`+meta+`,"SendMessageResult":\{"MD5OfMessageAttributes":null,"MD5OfMessageBody":"`+md5+
+			`","MD5OfMessageSystemAttributes":null,"MessageId":"`+uuid+`","SequenceNumber":null\}\}\}`)
+
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodGet, accept, "Action", "ReceiveMessage", "QueueUrl", q, "VisibilityTimeout", "0")
+	check("ReceiveMessage", status, ctype, body, 200,
+		`\{"ReceiveMessageResponse":\{"ReceiveMessageResult":\{"messages":\[\{"Attributes":null,"Body":"hello <json> & \\"you\\"","MD5OfBody":"`+md5+
+			`","MD5OfMessageAttributes":null,"MessageAttributes":null,"MessageId":"`+uuid+`","ReceiptHandle":"[^"]+"\}\]\},`+meta+`\}\}`)
+
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodGet, accept, "Action", "ListQueues")
+	check("ListQueues", status, ctype, body, 200,
+		`\{"ListQueuesResponse":\{"ListQueuesResult":\{"NextExclusiveStartQueueName":null,"NextToken":null,"queueUrls":\["`+regexp.QuoteMeta(q)+`"\]\},`+meta+`\}\}`)
+
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodGet, accept, "Action", "ListQueues", "QueueNamePrefix", "none-such")
+	check("empty ListQueues", status, ctype, body, 200,
+		`\{"ListQueuesResponse":\{"ListQueuesResult":\{"NextExclusiveStartQueueName":null,"NextToken":null,"queueUrls":null\},`+meta+`\}\}`)
+
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodPost, accept, "Action", "TagQueue", "QueueUrl", q, "Tag.1.Key", "empty", "Tag.1.Value", "")
+	check("TagQueue (no output)", status, ctype, body, 200, `\{"TagQueueResponse":\{`+meta+`\}\}`)
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodGet, accept, "Action", "ListQueueTags", "QueueUrl", q)
+	check("ListQueueTags", status, ctype, body, 200, `\{"ListQueueTagsResponse":\{"ListQueueTagsResult":\{"Tags":\{"empty":""\}\},`+meta+`\}\}`)
+
+	// Errors, from the operation and from parsing the request.
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodGet, accept, "Action", "GetQueueUrl", "QueueName", "missing")
+	check("GetQueueUrl of a missing queue", status, ctype, body, 400,
+		`\{"Error":\{"Code":"AWS.SimpleQueueService.NonExistentQueue","Message":"The specified queue does not exist for this wsdl version.","Type":"Sender"\},"RequestId":"`+uuid+`"\}`)
+	status, ctype, body = queryJSON(t, srv.URL, http.MethodPost, accept, "Action", "SendPigeon")
+	check("unknown action", status, ctype, body, 400,
+		`\{"Error":\{"Code":"InvalidAction","Message":"The action SendPigeon is not valid for this endpoint.","Type":"Sender"\},"RequestId":"`+uuid+`"\}`)
+
+	// Which Accept headers ask for JSON.
+	for _, tc := range []struct {
+		accept string
+		json   bool
+	}{
+		{"", false},
+		{"*/*", false},
+		{"text/xml", false},
+		{"application/json", true},
+		{"Application/JSON; charset=utf-8", true},
+		{"application/json, text/xml, application/xml, */*", true},
+		{"text/xml, application/json", false},
+		{"text/xml;q=0.5, application/json", true},
+		{"application/json;q=0.5, application/xml", false},
+		{"application/json;q=0", false},
+		{"application/json;q=bogus, text/html", false},
+	} {
+		_, ctype, body := queryJSON(t, srv.URL, http.MethodGet, tc.accept, "Action", "GetQueueUrl", "QueueName", "json-accepted")
+		if got := ctype == "application/json"; got != tc.json {
+			t.Errorf("Accept %q: Content-Type %s, want JSON %v: %s", tc.accept, ctype, tc.json, body)
+		}
+	}
+}
+
+// TestQueryAcceptJSONAuthenticated checks that an authentication failure of
+// a Query request accepting JSON is answered in JSON too.
+func TestQueryAcceptJSONAuthenticated(t *testing.T) {
+	t.Parallel()
+	key := sigv4.Credential{AccessKeyID: "AKIDJSON", SecretAccessKey: "json-secret", Account: testutil.Account}
+	srv := testutil.StartServer(t, testutil.Options{Credentials: []sigv4.Credential{key}})
+	status, ctype, body := queryJSON(t, srv.URL, http.MethodGet, "application/json", "Action", "ListQueues")
+	if status != 403 || ctype != "application/json" ||
+		!regexp.MustCompile(`^\{"Error":\{"Code":"MissingAuthenticationToken","Message":"[^"]+","Type":"Sender"\},"RequestId":"[0-9a-f-]{36}"\}$`).Match(body) {
+		t.Errorf("unsigned ListQueues: %d %s %s", status, ctype, body)
 	}
 }

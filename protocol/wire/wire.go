@@ -5,6 +5,10 @@
 //	query:"Name"            a scalar or a list flattened as Name.1, Name.2, …
 //	query:"Name,Key,Value"  a map flattened as Name.N.Key and Name.N.Value
 //
+// A `queryjson` tag gives an output member's name in the JSON that SQS
+// writes for a Query request asking for JSON (protocol/awsquery's
+// WantsJSON) where it differs from the JSON 1.0 name.
+//
 // Optional numbers are pointers, because an absent parameter and an explicit
 // zero mean different things to SQS; so are the strings whose empty value
 // SQS refuses where it takes their absence (MessageGroupId).
@@ -55,7 +59,7 @@ type ListQueuesInput struct {
 }
 
 type ListQueuesOutput struct {
-	QueueUrls []string `json:",omitempty" query:"QueueUrl"`
+	QueueUrls []string `json:",omitempty" query:"QueueUrl" queryjson:"queueUrls"`
 	NextToken string   `json:",omitempty"`
 }
 
@@ -137,7 +141,7 @@ type ReceiveMessageInput struct {
 }
 
 type ReceiveMessageOutput struct {
-	Messages []Message `json:",omitempty" query:"Message"`
+	Messages []Message `json:",omitempty" query:"Message" queryjson:"messages"`
 }
 
 type Message struct {
