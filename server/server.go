@@ -314,7 +314,7 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 // readError is how a body that cannot be read or parsed (too large, cut
 // short, a malformed form) is reported in r's protocol. A body over
 // maxBodyBytes is HTTP 413, as AWS answers a request larger than it
-// accepts, whatever the protocol.
+// accepts, whatever the protocol (docs/sqs-behaviour.md §2, request size).
 func readError(r *http.Request, err error) *baton.Error {
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 		return baton.Errorf(baton.ErrRequestEntityTooLarge,
@@ -341,7 +341,7 @@ func (s *Server) accountOf(ctx context.Context) string {
 // queue of another account than the request's does not exist for it, and
 // neither does the queue of a URL without a path (http://host or
 // http://host/): SQS names no queue there and answers NonExistentQueue, not
-// InvalidAddress.
+// InvalidAddress (docs/sqs-behaviour.md §1.5).
 func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef, error) {
 	if queueURL == "" {
 		queueURL = requestFrom(ctx).pathQueue

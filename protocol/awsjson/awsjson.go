@@ -29,7 +29,7 @@ const contentType11 = "application/x-amz-json-1.1"
 // media type, application/x-amz-json-1.0 or 1.1, whatever its parameters
 // (a "; charset=utf-8" is ignored, as the AWS JSON protocol tests require).
 // A request naming an operation in X-Amz-Target with any other Content-Type
-// is not a JSON request.
+// is not a JSON request (docs/sqs-behaviour.md §1.1).
 func HasContentType(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	return err == nil && (mt == ContentType || mt == contentType11)

@@ -134,7 +134,8 @@ func (d *decoder) get(name string) (string, bool) {
 // are numbered 1, 2, 3, … as every SDK numbers them; a form that skips a
 // number (Entry.1, Entry.3), starts at 0 or writes one with a leading zero
 // is refused with an error naming the parameter, rather than reading the
-// items before the gap and silently dropping the rest.
+// items before the gap and silently dropping the rest (docs/sqs-behaviour.md
+// §1.3, flattening).
 func (d *decoder) count(name string) (int, error) {
 	if d.items == nil {
 		d.index()

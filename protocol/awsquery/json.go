@@ -33,7 +33,8 @@ import (
 //
 //	{"Error":{"Code":"AccessDenied","Message":"…","Type":"Sender"},"RequestId":"…"}
 //
-// Both are sent as application/json with the Query protocol's status.
+// Both are sent as application/json with the Query protocol's status
+// (docs/sqs-behaviour.md §1.3).
 
 // WantsJSON reports whether r, a Query request, asks for a JSON answer: its
 // Accept header names application/json with a quality above 0, and no XML

@@ -169,7 +169,7 @@ func (v *Verifier) statement(r *http.Request) (statement, error) {
 	// AWS refuses a long-term key's request that carries one, whatever its
 	// signature, with InvalidClientTokenId ("The security token included
 	// in the request is invalid."), the error of a stale AWS_SESSION_TOKEN
-	// beside permanent keys.
+	// beside permanent keys (docs/sqs-behaviour.md §1.6).
 	if hasSecurityToken(r, query) {
 		return statement{}, baton.Errorf(baton.ErrInvalidClientTokenID, msgUnknownKey)
 	}
