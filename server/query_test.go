@@ -1499,11 +1499,17 @@ func TestQueryErrors(t *testing.T) {
 			name: "POST without Action", kv: []string{"QueueName", "q"},
 			status: 400, code: "InvalidAction", message: "No Action was given; send an Action parameter or an X-Amz-Target header.",
 		},
-		// InvalidAddress
+		// A URL without a path names no queue: NonExistentQueue, as for
+		// any queue that does not exist.
 		{
 			name: "QueueUrl without a path", kv: []string{"Action", "SendMessage", "QueueUrl", "http://localhost:9324", "MessageBody", "x"},
-			status: 404, code: "InvalidAddress", message: "The address http://localhost:9324 is not valid for this endpoint.",
+			status: 400, code: "AWS.SimpleQueueService.NonExistentQueue", message: "The specified queue does not exist for this wsdl version.",
 		},
+		{
+			name: "QueueUrl of a bare root", kv: []string{"Action", "SendMessage", "QueueUrl", "http://localhost:9324/", "MessageBody", "x"},
+			status: 400, code: "AWS.SimpleQueueService.NonExistentQueue", message: "The specified queue does not exist for this wsdl version.",
+		},
+		// InvalidAddress
 		{
 			name: "QueueUrl with too many segments", kv: []string{"Action", "GetQueueAttributes", "QueueUrl", "http://localhost/000000000000/q/extra"},
 			status: 404, code: "InvalidAddress", message: "The address http://localhost/000000000000/q/extra is not valid for this endpoint.",
