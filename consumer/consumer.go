@@ -43,8 +43,12 @@ type Consumer struct {
 	del   *deleter
 	slots chan struct{}
 
-	bg         context.Context
-	bgCancel   context.CancelFunc
+	bg       context.Context
+	bgCancel context.CancelFunc
+	// recvStop ends the receive loops (no receive starts after it);
+	// recvCancel cancels the receive calls in flight, which Shutdown does
+	// only when it can wait for them no longer.
+	recvStop   context.CancelFunc
 	recvCancel context.CancelFunc
 	receivers  sync.WaitGroup
 	handlers   sync.WaitGroup
@@ -61,6 +65,7 @@ type Consumer struct {
 	final context.Context
 
 	inReceive      atomic.Int64
+	recvCancelled  atomic.Int64
 	active         atomic.Int64
 	deletes        atomic.Int64
 	deleteFailures atomic.Int64
@@ -206,6 +211,8 @@ func (c *Consumer) start(ctx context.Context) error {
 	c.del.ctx, c.del.cancel = context.WithCancel(c.bg)
 	recvCtx, recvCancel := context.WithCancel(c.bg)
 	c.recvCancel = recvCancel
+	loopCtx, recvStop := context.WithCancel(recvCtx)
+	c.recvStop = recvStop
 	c.slots = make(chan struct{}, c.cfg.concurrency)
 	for i := 0; i < c.cfg.concurrency; i++ {
 		c.slots <- struct{}{}
@@ -215,7 +222,7 @@ func (c *Consumer) start(ctx context.Context) error {
 	go func() { defer c.loops.Done(); c.del.run(c.bg) }()
 	for i := 0; i < c.cfg.receivers; i++ {
 		c.receivers.Add(1)
-		go c.receiveLoop(recvCtx)
+		go c.receiveLoop(loopCtx, recvCtx)
 	}
 	c.state = stateRunning
 	return nil
@@ -269,7 +276,10 @@ func (c *Consumer) releaseSlots(n int) {
 	}
 }
 
-func (c *Consumer) receiveLoop(ctx context.Context) {
+// receiveLoop receives until loop ends. Each receive call runs under call,
+// which outlives loop: a receive in flight when the stop is asked is let
+// finish (see Shutdown).
+func (c *Consumer) receiveLoop(loop, call context.Context) {
 	defer c.receivers.Done()
 	failures := 0
 	for {
@@ -277,7 +287,7 @@ func (c *Consumer) receiveLoop(ctx context.Context) {
 		if c.batch != nil {
 			want = 1
 		}
-		n, ok := c.acquire(ctx, want)
+		n, ok := c.acquire(loop, want)
 		if !ok {
 			return
 		}
@@ -288,9 +298,13 @@ func (c *Consumer) receiveLoop(ctx context.Context) {
 		if c.info.FIFO && c.holding() {
 			max = 1
 		}
-		if err := c.receiveOnce(ctx, n, max); err != nil {
+		if loop.Err() != nil {
+			c.releaseSlots(n)
+			return
+		}
+		if err := c.receiveOnce(call, n, max); err != nil {
 			failures++
-			if !sleep(c.clock, min(100*time.Millisecond<<min(failures, 7), 10*time.Second), ctx.Done()) {
+			if !sleep(c.clock, min(100*time.Millisecond<<min(failures, 7), 10*time.Second), loop.Done()) {
 				return
 			}
 			continue
@@ -316,6 +330,7 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 	if err != nil {
 		c.releaseSlots(n)
 		if ctx.Err() != nil {
+			c.recvCancelled.Add(1)
 			return nil
 		}
 		c.observe(Event{Kind: EventError, Op: "ReceiveMessage", Err: err})

@@ -53,7 +53,12 @@
 //
 // Shutdown stops receiving, drains, cancels what is left with ErrShutdown,
 // releases every held lease at once, flushes every pending delete, all under
-// the caller's one deadline, and returns an exact Report.
+// the caller's one deadline, and returns an exact Report. A receive in
+// flight at the stop is not abandoned: SQS may still lease messages to a
+// long poll whose caller has gone (among them the ones just released),
+// and they would stay hidden a whole visibility timeout. Shutdown waits for
+// it (a long poll lasts at most WithWaitTime) and releases what it brings,
+// so leave the shutdown deadline room for the wait time.
 //
 // # Around the handler
 //
