@@ -142,6 +142,14 @@ func newConsumer(client Client, url string, opts []Option) (*Consumer, error) {
 	return c, nil
 }
 
+// Report returns the report of the consumer's shutdown, once it is over
+// (after Run or Shutdown has returned); before, the zero Report.
+func (c *Consumer) Report() Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.report
+}
+
 // Queue returns what the consumer read about its queue at start (zero
 // before Run has started).
 func (c *Consumer) Queue() QueueInfo {
@@ -151,11 +159,12 @@ func (c *Consumer) Queue() QueueInfo {
 }
 
 // Run reads the queue's attributes, checks the settings against them (see
-// Doctor; a finding of SeverityError stops the start with a *DoctorError),
-// and consumes until ctx is cancelled or Shutdown is called. When ctx is
-// cancelled Run shuts down itself, within WithShutdownTimeout. It returns
-// nil after a shutdown, ErrClosed if the consumer was run before, or the
-// start-up error.
+// Doctor; a finding of SeverityError stops the start with a *DoctorError,
+// and warnings are logged, see WithLogger), and consumes until ctx is
+// cancelled or Shutdown is called. When ctx is cancelled Run shuts down
+// itself, within WithShutdownTimeout. It returns nil after a shutdown,
+// ErrClosed if the consumer was run before, or the start-up error. Once it
+// has returned, Report has the shutdown's report (also logged).
 func (c *Consumer) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.state != stateNew {
@@ -197,9 +206,11 @@ func (c *Consumer) start(ctx context.Context) error {
 	}
 	c.cfg.settle(info.VisibilityTimeout)
 	if c.cfg.doctor {
-		if fs := diagnose(&c.cfg, info, c.batch != nil); hasErrors(fs) {
+		fs := diagnose(&c.cfg, info, c.batch != nil)
+		if hasErrors(fs) {
 			return &DoctorError{Findings: fs}
 		}
+		c.logFindings(fs)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -236,7 +247,8 @@ func (c *Consumer) stopping() bool {
 }
 
 func (c *Consumer) observe(e Event) {
-	if c.cfg.observer == nil {
+	l := c.logger()
+	if c.cfg.observer == nil && l == nil {
 		return
 	}
 	if e.Time.IsZero() {
@@ -245,7 +257,12 @@ func (c *Consumer) observe(e Event) {
 	if e.Queue == "" {
 		e.Queue = queueName(c.url)
 	}
-	c.cfg.observer.Observe(e)
+	if c.cfg.observer != nil {
+		c.cfg.observer.Observe(e)
+	}
+	if l != nil {
+		c.logEvent(l, e)
+	}
 }
 
 // acquire takes at least one free slot and up to max, or fails when ctx ends.

@@ -69,6 +69,16 @@
 // metrics. Doctor checks the settings against each other and against the
 // queue's attributes; Run does so at start.
 //
+// # Logging
+//
+// The runtime is not silent by default: with no observer it logs through
+// log/slog (slog.Default(), or the logger given with WithLogger, which also
+// logs alongside an observer) what an operator must know: lost leases,
+// late deletes, stalled, overrun and stuck handlers, failed calls, snoozes
+// on a message's last receive, handlers whose p99 outgrows their lease,
+// Doctor's warnings at start, and the shutdown summary (also returned by
+// Shutdown and kept in Consumer.Report once Run returns).
+//
 // Package consumertest has a fake clock and an in-memory SQS with fault
 // injection for testing handlers and the runtime without a server.
 package consumer

@@ -129,6 +129,14 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.attemptTimeout > MaxLease {
 		add(SeverityWarning, "attempt-timeout", "attempt timeout %v exceeds the 12 h lease ceiling; attempts are cancelled at the ceiling anyway", cfg.attemptTimeout)
 	}
+	if cfg.attemptTimeout > 0 && vis < 6*cfg.attemptTimeout {
+		// AWS's guidance for Lambda functions reading SQS: "set the source
+		// queue's visibility timeout to at least six times the timeout that
+		// you configure on your function" (Lambda Developer Guide, Using
+		// Lambda with Amazon SQS). It leaves room for retries of a
+		// throttled or slow handler within one lease.
+		add(SeverityWarning, "visibility", "the lease of %v is under six times the attempt timeout %v: a handler near its timeout lives on renewals alone", vis, cfg.attemptTimeout)
+	}
 	if cfg.attemptTimeout > 0 && cfg.attemptTimeout <= cfg.grace {
 		add(SeverityWarning, "attempt-timeout", "attempt timeout %v is not longer than the grace %v", cfg.attemptTimeout, cfg.grace)
 	}

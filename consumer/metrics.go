@@ -39,6 +39,7 @@ import (
 //	duplicates_total                   counter    queue
 //	slots_stuck_total                  counter    queue
 //	errors_total                       counter    queue, op
+//	last_receive_snoozes_total         counter    queue
 //
 // handler_visibility_ratio answers "does p99 fit the lease?":
 // histogram_quantile(0.99, …) above 1 means more than one attempt in a
@@ -162,6 +163,8 @@ func (m *Metrics) Observe(e Event) {
 		m.inc("slots_stuck_total", "Handlers that did not return within the grace after a cancel.", "queue", q)
 	case EventError:
 		m.inc("errors_total", "Failed SQS or store calls.", "queue", q, "op", e.Op)
+	case EventLastReceiveSnooze:
+		m.inc("last_receive_snoozes_total", "NotReady snoozes on the last receive the redrive policy allows.", "queue", q)
 	}
 }
 

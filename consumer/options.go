@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -30,6 +31,8 @@ type config struct {
 	middleware         []Middleware
 	doctor             bool
 	random             func() float64
+	logger             *slog.Logger
+	loggerSet          bool
 }
 
 func defaultConfig() config {

@@ -225,6 +225,7 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	if err := final.Err(); err != nil {
 		r.Err = err
 	}
+	c.logReport(r)
 	c.mu.Lock()
 	c.report = r
 	c.state = stateStopped
