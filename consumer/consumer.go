@@ -935,13 +935,26 @@ func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 // maxDelay is SQS's longest DelaySeconds.
 const maxDelay = 15 * time.Minute
 
-// snooze hides an owned lease's message for after without spending an
-// attempt where it can (see NotReady).
+// snoozeDelay is how long a NotReady snooze hides the message: the
+// handler's delay, or longer when the snooze policy's backoff for the
+// message's delivery count (its lease epoch: every delivery, snoozes
+// included) is: a message that is never ready comes back less and less
+// often, with full jitter so that messages snoozed together spread out,
+// and never at once.
+func (c *Consumer) snoozeDelay(d *Delivery, after time.Duration) time.Duration {
+	return max(after, c.cfg.snooze.Delay(int(d.lease.epoch), c.cfg.random()), time.Second)
+}
+
+// snooze hides an owned lease's message for the snooze delay without
+// spending an attempt where it can (see NotReady).
 func (c *Consumer) snooze(d *Delivery, after time.Duration) {
-	if after < time.Second {
-		after = time.Second
-	}
+	after = c.snoozeDelay(d, after)
 	if c.info.FIFO || c.cfg.snoozeByVisibility || !c.resend(d, after) {
+		if mrc := c.info.MaxReceiveCount; mrc > 0 && d.receiveCount >= mrc {
+			// A snooze by visibility spends a receive: SQS moves the
+			// message to the dead-letter queue at its next one.
+			c.observe(Event{Kind: EventLastReceiveSnooze, MessageID: d.id, Attempt: d.Attempt(), Delay: after})
+		}
 		c.release(c.bg, []*Lease{d.lease}, after, ReasonNotReady)
 	}
 }

@@ -21,6 +21,7 @@ type config struct {
 	waitTime           time.Duration
 	waitTimeSet        bool
 	retry              RetryPolicy
+	snooze             RetryPolicy
 	clock              Clock
 	observer           Observer
 	deleteWindow       time.Duration
@@ -43,6 +44,7 @@ func defaultConfig() config {
 		grace:           5 * time.Second,
 		waitTime:        20 * time.Second,
 		retry:           DefaultRetryPolicy(),
+		snooze:          DefaultRetryPolicy(),
 		clock:           SystemClock{},
 		shutdownReserve: 5 * time.Second,
 		shutdownTimeout: 30 * time.Second,
@@ -107,6 +109,12 @@ func WithWaitTime(d time.Duration) Option {
 
 // WithRetryPolicy sets the delays before failed messages come back.
 func WithRetryPolicy(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithSnoozePolicy sets the backoff of NotReady snoozes (default
+// DefaultRetryPolicy: from 1 s doubling per delivery of the message to
+// 15 min, full jitter, never under 1 s). A snooze lasts the handler's delay
+// or the policy's, whichever is longer.
+func WithSnoozePolicy(p RetryPolicy) Option { return func(c *config) { c.snooze = p } }
 
 // WithClock sets the clock (default SystemClock). Tests pass a fake.
 func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
