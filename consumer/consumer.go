@@ -73,6 +73,10 @@ type Consumer struct {
 	shutReleased   atomic.Int64
 	shutFailed     atomic.Int64
 
+	// durations are the successful handlers' durations, which size
+	// renewals (see leaseSpan).
+	durations durations
+
 	// holds are the FIFO groups whose head was released for a retry (see
 	// holdGroups).
 	holdMu sync.Mutex
@@ -668,6 +672,9 @@ func (c *Consumer) invoke(a *attempt, ds []*Delivery, f func(ctx context.Context
 	c.active.Add(-1)
 	a.cancel(context.Canceled)
 	now := c.clock.Now()
+	if !a.batch && res[0] == nil {
+		c.handled(now.Sub(a.start))
+	}
 	for i, d := range ds {
 		// Each delivery reports its own lease's renewals: one event per
 		// delivery, so a batch's sum would be counted once per item.

@@ -11,7 +11,9 @@
 // request was sent, and so is the 12-hour ceiling SQS enforces. One
 // scheduler per consumer renews only the leases near expiry, in
 // ChangeMessageVisibilityBatch calls of up to ten, and reads every entry's
-// result. A lease is renewed only while its handler shows life: inside the
+// result. A renewal extends by the lease length until 100 handlers have
+// succeeded, then by their 99th-percentile duration plus a quarter,
+// between the lease length and ten minutes (LeaseExtension, HandlerP99). A lease is renewed only while its handler shows life: inside the
 // auto-renew budget (WithAutoRenew, default 5 minutes) or within the stall
 // timeout of its last Delivery.Progress. An attempt with no progress is
 // cancelled with ErrStalled; one that runs too long (WithAttemptTimeout, or

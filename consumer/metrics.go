@@ -25,6 +25,7 @@ import (
 //	handler_visibility_ratio           histogram  queue: handler duration / effective visibility
 //	visibility_timeout_seconds         gauge      queue: the lease length handlers are given
 //	renewals_total                     counter    queue
+//	lease_extension_seconds            gauge      queue: the last renewal's extension
 //	renewals_per_attempt               histogram  queue
 //	renew_failures_total               counter    queue
 //	stalls_total                       counter    queue
@@ -137,6 +138,9 @@ func (m *Metrics) Observe(e Event) {
 		p.at("queue", q).observe(p.buckets, float64(e.Renewals))
 	case EventRenewed:
 		m.inc("renewals_total", "Lease renewals.", "queue", q)
+		if e.Delay > 0 {
+			m.fam("lease_extension_seconds", "gauge", "How long the last renewal extended a lease: sized from the handlers' p99 once enough have finished.", nil).at("queue", q).value = e.Delay.Seconds()
+		}
 	case EventRenewFailed:
 		m.inc("renew_failures_total", "Lease renewals that failed.", "queue", q)
 	case EventStalled:

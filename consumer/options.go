@@ -68,8 +68,10 @@ func WithReceivers(n int) Option { return func(c *config) { c.receivers = n } }
 // (default 10).
 func WithBatchSize(n int) Option { return func(c *config) { c.batchSize = n } }
 
-// WithVisibilityTimeout sets the lease length asked for on every receive and
-// every renewal (default: the queue's VisibilityTimeout, read at start).
+// WithVisibilityTimeout sets the lease length asked for on every receive,
+// and by renewals until enough handlers have finished to size them from
+// their p99 (never shorter than this; see LeaseExtension). Default: the
+// queue's VisibilityTimeout, read at start.
 func WithVisibilityTimeout(d time.Duration) Option {
 	return func(c *config) { c.visibility, c.visibilitySet = d, true }
 }
