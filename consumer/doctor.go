@@ -143,6 +143,9 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.shutdownReserve >= cfg.shutdownTimeout {
 		add(SeverityWarning, "shutdown", "shutdown reserve %v is not shorter than the shutdown timeout %v: Run's shutdown would not drain at all", cfg.shutdownReserve, cfg.shutdownTimeout)
 	}
+	if w := cfg.shutdownTimeout - min(cfg.shutdownReserve/2, 2*time.Second); w < cfg.waitTime {
+		add(SeverityWarning, "shutdown", "Run's shutdown can wait %v for a receive in flight, less than the %v long poll: a poll cut off may lease messages no one gets until their leases lapse", w, cfg.waitTime)
+	}
 	if cfg.deleteWindow >= vis-cfg.renewAhead && cfg.deleteWindow > 0 {
 		add(SeverityWarning, "delete-window", "delete window %v is as long as a lease's safe part; deletes will mostly be flushed by deadline", cfg.deleteWindow)
 	}

@@ -106,6 +106,9 @@ func TestShutdownLongPollInFlightDeafServer(t *testing.T) {
 				if err := <-done; err != nil {
 					t.Fatalf("Run: %v", err)
 				}
+				if r := c.Report(); r.ReceivesAwaited != 1 || r.ReceivesCancelled != 0 || r.LateArrivals != 1 {
+					t.Errorf("report %+v, want the receive awaited and its one message released", r)
+				}
 				out, err := fake.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
 				if err != nil {
 					t.Fatal(err)
