@@ -410,6 +410,13 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		if st.Visible == 0 {
 			return false, nil
 		}
+		if ctx.Err() != nil {
+			// The client has gone (a long poll it gave up on, woken by
+			// a send or a release): a lease taken now would hide the
+			// message for a whole visibility timeout with no one to
+			// work on it.
+			return true, nil
+		}
 		// Messages moved to the dead-letter queue leave room for others.
 		var got []*baton.Message
 		for range maxDeadLetterRounds {
