@@ -584,8 +584,11 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 	if e == nil {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
+	if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
+		res = baton.LeaseSuperseded // a later lease, live: the change is its
+	}
 	before := qs.message(e, p.MessageID)
-	if res == baton.LeaseCurrent {
+	if res.Changed() {
 		// A read at a later time than p.Now may have made it visible.
 		if e.ready {
 			qs.ready.remove(e)
