@@ -123,6 +123,8 @@ func groups() []group {
 		{"MessageReceive", []test{
 			{"OnlyVisible", testMessageReceiveOnlyVisible},
 			{"Max", testMessageReceiveMax},
+			{"SendOrder", testMessageReceiveSendOrder},
+			{"LapsedBeforeLaterSends", testMessageReceiveLapsedBeforeLaterSends},
 			{"Lease", testMessageReceiveLease},
 			{"VisibilityZero", testMessageReceiveVisibilityZero},
 			{"Delayed", testMessageReceiveDelayed},
@@ -1241,6 +1243,45 @@ func testMessageReceiveMax(t *testing.T, s baton.Store) {
 		t.Fatalf("receive Max 1, then the rest: got %v and %v, want one message each", ids(first), ids(rest))
 	}
 	checkIDs(t, "receive Max 1, then the rest", append(first, rest...), MessageID(6), MessageID(7))
+}
+
+// A standard queue hands out visible messages oldest sent first, within a
+// receive and from one receive to the next.
+func testMessageReceiveSendOrder(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	for i := 1; i <= 5; i++ {
+		MustSend(t, s, q.ID, NewMessage(i, at(time.Duration(i)*time.Millisecond)))
+	}
+	now := at(time.Second)
+	checkOrder(t, "receive Max 2", mustReceive(t, s, q.ID, now, now.Add(lease), 2), MessageID(1), MessageID(2))
+	checkOrder(t, "receive the rest", mustReceive(t, s, q.ID, now, now.Add(lease), 10), MessageID(3), MessageID(4), MessageID(5))
+}
+
+// A message whose lease lapsed, or was released, comes back before the
+// messages sent after it, as on SQS: by first send, not by the moment it
+// became visible again.
+func testMessageReceiveLapsedBeforeLaterSends(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	MustSend(t, s, q.ID, NewMessage(1, base))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), MessageID(1))
+	MustSend(t, s, q.ID, NewMessage(2, at(5*time.Second)), NewMessage(3, at(6*time.Second)))
+	MustSend(t, s, q.ID, NewMessage(4, at(7*time.Second)))
+
+	now := at(11 * time.Second) // message 1's lease lapsed at 10 s
+	checkOrder(t, "receive Max 1 after the lapse", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(1))
+	checkOrder(t, "receive Max 1 next", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(2))
+	checkResult(t, "release message 2",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(2), Epoch: 1, Now: at(12 * time.Second), VisibleAt: at(12 * time.Second)}),
+		baton.LeaseCurrent)
+	MustSend(t, s, q.ID, NewMessage(5, at(13*time.Second)))
+	now = at(14 * time.Second)
+	checkOrder(t, "receive after the release", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(2), MessageID(3), MessageID(4), MessageID(5))
+
+	// Lapsing together with messages sent later, it still comes first.
+	now = now.Add(lease)
+	checkOrder(t, "receive when all five leases lapsed", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(1), MessageID(2), MessageID(3), MessageID(4), MessageID(5))
 }
 
 func testMessageReceiveLease(t *testing.T, s baton.Store) {
