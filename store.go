@@ -54,6 +54,12 @@ type Store interface {
 	// params.VisibleAt. Messages sent before params.RetentionCutoff are
 	// dropped instead of returned. It returns copies in receive order.
 	//
+	// On a standard queue without groups the earliest-sent visible
+	// messages come first, as far as the store can tell cheaply: at least a
+	// message whose lease ended (lapsed or released) comes before the
+	// visible messages sent after it, unless many leases ended before its
+	// own (PostgreSQL looks at the Max that ended first).
+	//
 	// Messages are chosen by group (GroupID). On a FIFO queue a group yields
 	// its visible messages in send order up to its first in-flight message,
 	// and a receive fills from as few groups as it can. On a standard queue
