@@ -341,3 +341,21 @@ func TestOldHandleDeletesAfterRedelivery(t *testing.T) {
 	srv.Clock.Advance(10 * time.Second)
 	receiveNone(t, c, url)
 }
+
+// A message whose lease lapsed comes back before messages sent after it, as
+// on SQS: order by first send, not by the moment it became visible again.
+func TestLapsedMessageComesBeforeLaterSends(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "lapsed-first", nil)
+	first := mustSend(t, c, url, "first")
+	receiveOne(t, c, url, aws.Int32(10))
+	srv.Clock.Advance(time.Second)
+	mustSend(t, c, url, "second")
+	mustSend(t, c, url, "third")
+	srv.Clock.Advance(10 * time.Second) // the first lease lapsed
+	if got := receiveOne(t, c, url, nil); *got.MessageId != first {
+		t.Errorf("after the lapse got %q, want the first message", *got.Body)
+	}
+}
