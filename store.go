@@ -54,6 +54,12 @@ type Store interface {
 	// params.VisibleAt. Messages sent before params.RetentionCutoff are
 	// dropped instead of returned. It returns copies in receive order.
 	//
+	// On a standard queue without groups the earliest-sent visible
+	// messages come first, as far as the store can tell cheaply: at least a
+	// message whose lease ended (lapsed or released) comes before the
+	// visible messages sent after it, unless many leases ended before its
+	// own (PostgreSQL looks at the Max that ended first).
+	//
 	// Messages are chosen by group (GroupID). On a FIFO queue a group yields
 	// its visible messages in send order up to its first in-flight message,
 	// and a receive fills from as few groups as it can. On a standard queue
@@ -62,7 +68,10 @@ type Store interface {
 	MessageReceive(ctx context.Context, params MessageReceiveParams) ([]*Message, error)
 	// MessageDelete deletes a message by the lease epoch of a receipt.
 	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)
-	// MessageChangeVisibility moves the end of the message's current lease.
+	// MessageChangeVisibility moves the end of the message's current lease:
+	// the receipt's, if it is live (LeaseCurrent); with params.AnyLease,
+	// also a later live lease that superseded the receipt's
+	// (LeaseSuperseded). Otherwise it changes nothing.
 	MessageChangeVisibility(ctx context.Context, params MessageChangeVisibilityParams) (LeaseOutcome, error)
 	// MessageDeleteBatch deletes messages of one queue by their receipts'
 	// lease epochs, as MessageDelete would one after the other in entry
@@ -209,6 +218,13 @@ type MessageChangeVisibilityParams struct {
 	Now       time.Time
 	// VisibleAt is the new end of the lease; Now releases the message.
 	VisibleAt time.Time
+	// AnyLease lets the receipt of an earlier lease change the message's
+	// current lease while that one is live: on an SQS standard queue a
+	// receipt handle of an earlier receive still addresses a message in
+	// flight again. The outcome is then LeaseSuperseded. Without it such a
+	// receipt changes nothing (LeaseLapsed), which the engine's own
+	// changes (a replayed receive, a move task's give-back) rely on.
+	AnyLease bool
 }
 
 // LeaseRef names a message and the lease epoch of a receipt for it.
@@ -240,7 +256,9 @@ type VisibilityChange struct {
 type MessageChangeVisibilityBatchParams struct {
 	QueueID uint64
 	Now     time.Time
-	Entries []VisibilityChange
+	// AnyLease is MessageChangeVisibilityParams.AnyLease, for every entry.
+	AnyLease bool
+	Entries  []VisibilityChange
 }
 
 // LeaseOutcome says what a delete or visibility change found.
@@ -265,7 +283,16 @@ const (
 	LeaseLapsed
 	// LeaseGone: the message no longer exists.
 	LeaseGone
+	// LeaseSuperseded: only from a visibility change with AnyLease. The
+	// receipt's lease had been superseded by a later receive whose lease
+	// was live, and the change moved the end of that later lease. The
+	// outcome's Message (its Epoch that of the later lease) is the state
+	// before the change.
+	LeaseSuperseded
 )
+
+// Changed says whether a visibility change with this result took effect.
+func (r LeaseResult) Changed() bool { return r == LeaseCurrent || r == LeaseSuperseded }
 
 // MessageMoveParams are the arguments of Store.MessageMove.
 type MessageMoveParams struct {

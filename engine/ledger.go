@@ -111,7 +111,9 @@ type LeaseEvent struct {
 	Kind         string
 	Epoch        uint32
 	ReceiveCount int
-	// Deadline is the lease's end after a receive or renewal.
+	// Deadline is the lease's end after a receive or renewal; on a late
+	// change that went through to the message's current lease (a standard
+	// queue's older receipt handle), the new end of that lease.
 	Deadline time.Time
 	// Late is how long after its lease's deadline a late completion came.
 	Late time.Duration
@@ -738,6 +740,16 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
+	if ev.result == baton.LeaseSuperseded {
+		// Through an older receipt to the lease of the message's current
+		// receive: the older holder is late, and the current lease moves,
+		// which is no renewal by its holder.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) {
+			ql.late(tm, rec, ev, local, EventLateChange)
+		}
+		ql.movedBy(tm.lease(ev.storeEpoch), ev)
+		return
+	}
 	if ev.result != baton.LeaseCurrent {
 		// After its own delete, or its message's removal, in time: no lapse.
 		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) {
@@ -769,6 +781,31 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	}
 	ql.count(ev.at, local, func(c *counters) { c.renewals++ })
 	tm.record(LeaseEvent{At: ev.at, Kind: EventRenew, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
+}
+
+// movedBy moves the end of lease r as a change made through an older
+// receipt (ev) did: the store found r live, so an expiry inferred for it is
+// taken back; a release ends it.
+func (ql *queueLedger) movedBy(r *leaseRec, ev ledgerEvent) {
+	if r.state == leaseExpired {
+		ql.unexpire(r)
+	}
+	if !ev.deadline.After(ev.at) {
+		if r.state == leaseActive {
+			ql.end(r, leaseReleased)
+		}
+		return
+	}
+	if !ev.at.Before(r.deadlineAt) {
+		r.deadline, r.deadlineAt = ev.deadline, ev.at
+	}
+	if r.state == leaseActive {
+		if r.heapIdx >= 0 {
+			heap.Fix(&ql.active, r.heapIdx)
+		} else {
+			heap.Push(&ql.active, r)
+		}
+	}
 }
 
 // removedInTime says that r's message was removed (a purge, the retention
@@ -805,7 +842,11 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, l
 		rec.proven = true
 		ql.working(rec)
 	}
-	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
+	var moved time.Time // the current lease's new end, if the change went through to it
+	if ev.result == baton.LeaseSuperseded {
+		moved = ev.deadline
+	}
+	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
 	if len(ql.recentLate) == maxRecentLate {
 		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
 	}

@@ -899,6 +899,33 @@ func TestQueryChangeMessageVisibility(t *testing.T) {
 	}
 }
 
+// Over the Query protocol too, the handle of an earlier receive moves the
+// lease of the message's current receive.
+func TestQueryChangeMessageVisibilityOlderHandle(t *testing.T) {
+	t.Parallel()
+	c := newQueryClient(t)
+	u := c.createQueue("cmv-older")
+	c.send(u, "again")
+	first := c.handle(u, "VisibilityTimeout", "10")
+	c.srv.Clock.Advance(11 * time.Second)
+	c.handle(u, "VisibilityTimeout", "10") // until t=21
+	c.post("/", "Action", "ChangeMessageVisibility", "QueueUrl", u, "ReceiptHandle", first, "VisibilityTimeout", "60").
+		noResult(t, "ChangeMessageVisibility")
+	c.srv.Clock.Advance(20 * time.Second) // t=31
+	if got := c.receive(u); len(got) != 0 {
+		t.Errorf("received %d messages during the extended lease, want 0", len(got))
+	}
+	res := c.post("/", "Action", "ChangeMessageVisibilityBatch", "QueueUrl", u,
+		"ChangeMessageVisibilityBatchRequestEntry.1.Id", "release",
+		"ChangeMessageVisibilityBatchRequestEntry.1.ReceiptHandle", first,
+		"ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout", "0",
+	).result(t, "ChangeMessageVisibilityBatch")
+	checkXMLNames(t, res, "ChangeMessageVisibilityBatchResultEntry")
+	if got := c.receive(u); len(got) != 1 {
+		t.Errorf("received %d messages after the batch release, want 1", len(got))
+	}
+}
+
 func TestQueryChangeMessageVisibilityBatch(t *testing.T) {
 	t.Parallel()
 	c := newQueryClient(t)

@@ -60,8 +60,8 @@ func NewWithOptions(o Options) *Store {
 var _ baton.Store = (*Store)(nil)
 
 // queueState is one queue with its messages. Visible messages wait in ready,
-// in the order they became visible; hidden ones (delayed or in flight) wait
-// in hidden, a heap ordered by VisibleAt.
+// taken in send order; hidden ones (delayed or in flight) wait in hidden, a
+// heap ordered by VisibleAt.
 type queueState struct {
 	mu     sync.Mutex
 	q      baton.Queue
@@ -389,7 +389,7 @@ func (qs *queueState) promote(now time.Time) {
 	for len(qs.hidden) > 0 && qs.hidden[0].visibleAt <= n {
 		e := qs.hidden[0]
 		qs.unhide(e)
-		qs.ready.pushBack(e)
+		qs.ready.push(e)
 	}
 }
 
@@ -433,7 +433,9 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 	var stayVisible []*entry
 	now, visibleAt := nanos(p.Now), nanos(p.VisibleAt)
 	for _, e := range taken {
-		qs.ready.remove(e)
+		if e.ready { // pickReady took its own out already
+			qs.ready.remove(e)
+		}
 		if e.receiveCount < math.MaxInt32 {
 			e.receiveCount++
 		}
@@ -454,7 +456,7 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 		out = append(out, &m)
 	}
 	for _, e := range stayVisible {
-		qs.ready.pushBack(e)
+		qs.ready.push(e)
 	}
 	return out, nil
 }
@@ -476,15 +478,19 @@ func (qs *queueState) dropExpired(e *entry) {
 	}
 }
 
-// pickReady takes visible messages in the order they became visible.
+// pickReady takes visible messages in send order, out of ready.
 func (qs *queueState) pickReady(p baton.MessageReceiveParams) []*entry {
 	var taken []*entry
-	for e := qs.ready.head; e != nil && len(taken) < p.Max; {
-		next := e.next
-		if !qs.expired(e, p) {
-			taken = append(taken, e)
+	for len(taken) < p.Max {
+		e := qs.ready.first()
+		if e == nil {
+			break
 		}
-		e = next
+		if qs.expired(e, p) { // dropped, out of ready
+			continue
+		}
+		qs.ready.remove(e)
+		taken = append(taken, e)
 	}
 	return taken
 }
@@ -584,8 +590,11 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 	if e == nil {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
+	if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
+		res = baton.LeaseSuperseded // a later lease, live: the change is its
+	}
 	before := qs.message(e, p.MessageID)
-	if res == baton.LeaseCurrent {
+	if res.Changed() {
 		// A read at a later time than p.Now may have made it visible.
 		if e.ready {
 			qs.ready.remove(e)
@@ -596,7 +605,7 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 		if p.VisibleAt.After(p.Now) {
 			qs.hide(e)
 		} else {
-			qs.ready.pushBack(e)
+			qs.ready.push(e)
 		}
 	}
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil

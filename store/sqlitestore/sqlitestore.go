@@ -864,7 +864,7 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
 	return s.leaseCall(ctx, []uint64{p.QueueID}, p.MessageID, func(pos int64) (baton.LeaseOutcome, []change, error) {
 		out, err := s.index.MessageChangeVisibility(ctx, p)
-		if err != nil || out.Result != baton.LeaseCurrent {
+		if err != nil || !out.Result.Changed() {
 			return out, nil, err
 		}
 		m := *out.Message

@@ -123,6 +123,8 @@ func groups() []group {
 		{"MessageReceive", []test{
 			{"OnlyVisible", testMessageReceiveOnlyVisible},
 			{"Max", testMessageReceiveMax},
+			{"SendOrder", testMessageReceiveSendOrder},
+			{"LapsedBeforeLaterSends", testMessageReceiveLapsedBeforeLaterSends},
 			{"Lease", testMessageReceiveLease},
 			{"VisibilityZero", testMessageReceiveVisibilityZero},
 			{"Delayed", testMessageReceiveDelayed},
@@ -148,6 +150,8 @@ func groups() []group {
 			{"Shorten", testMessageChangeVisibilityShorten},
 			{"Release", testMessageChangeVisibilityRelease},
 			{"SupersededEpoch", testMessageChangeVisibilitySupersededEpoch},
+			{"AnyLeaseSuperseded", testMessageChangeVisibilityAnyLeaseSuperseded},
+			{"AnyLeaseNotInFlight", testMessageChangeVisibilityAnyLeaseNotInFlight},
 			{"ExpiredLease", testMessageChangeVisibilityExpiredLease},
 			{"AfterLaterRead", testMessageChangeVisibilityAfterLaterRead},
 			{"Gone", testMessageChangeVisibilityGone},
@@ -160,6 +164,7 @@ func groups() []group {
 		}},
 		{"MessageChangeVisibilityBatch", []test{
 			{"Mixed", testMessageChangeVisibilityBatchMixed},
+			{"AnyLease", testMessageChangeVisibilityBatchAnyLease},
 			{"UnknownQueue", testMessageChangeVisibilityBatchUnknownQueue},
 		}},
 		{"MessageMove", []test{
@@ -409,6 +414,8 @@ func resultName(r baton.LeaseResult) string {
 		return "LeaseLapsed"
 	case baton.LeaseGone:
 		return "LeaseGone"
+	case baton.LeaseSuperseded:
+		return "LeaseSuperseded"
 	}
 	return fmt.Sprintf("LeaseResult(%d)", int(r))
 }
@@ -1238,6 +1245,45 @@ func testMessageReceiveMax(t *testing.T, s baton.Store) {
 	checkIDs(t, "receive Max 1, then the rest", append(first, rest...), MessageID(6), MessageID(7))
 }
 
+// A standard queue hands out visible messages oldest sent first, within a
+// receive and from one receive to the next.
+func testMessageReceiveSendOrder(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	for i := 1; i <= 5; i++ {
+		MustSend(t, s, q.ID, NewMessage(i, at(time.Duration(i)*time.Millisecond)))
+	}
+	now := at(time.Second)
+	checkOrder(t, "receive Max 2", mustReceive(t, s, q.ID, now, now.Add(lease), 2), MessageID(1), MessageID(2))
+	checkOrder(t, "receive the rest", mustReceive(t, s, q.ID, now, now.Add(lease), 10), MessageID(3), MessageID(4), MessageID(5))
+}
+
+// A message whose lease lapsed, or was released, comes back before the
+// messages sent after it, as on SQS: by first send, not by the moment it
+// became visible again.
+func testMessageReceiveLapsedBeforeLaterSends(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	MustSend(t, s, q.ID, NewMessage(1, base))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), MessageID(1))
+	MustSend(t, s, q.ID, NewMessage(2, at(5*time.Second)), NewMessage(3, at(6*time.Second)))
+	MustSend(t, s, q.ID, NewMessage(4, at(7*time.Second)))
+
+	now := at(11 * time.Second) // message 1's lease lapsed at 10 s
+	checkOrder(t, "receive Max 1 after the lapse", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(1))
+	checkOrder(t, "receive Max 1 next", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(2))
+	checkResult(t, "release message 2",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(2), Epoch: 1, Now: at(12 * time.Second), VisibleAt: at(12 * time.Second)}),
+		baton.LeaseCurrent)
+	MustSend(t, s, q.ID, NewMessage(5, at(13*time.Second)))
+	now = at(14 * time.Second)
+	checkOrder(t, "receive after the release", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(2), MessageID(3), MessageID(4), MessageID(5))
+
+	// Lapsing together with messages sent later, it still comes first.
+	now = now.Add(lease)
+	checkOrder(t, "receive when all five leases lapsed", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(1), MessageID(2), MessageID(3), MessageID(4), MessageID(5))
+}
+
 func testMessageReceiveLease(t *testing.T, s baton.Store) {
 	q := mustCreate(t, s, 1, "orders")
 	m := fullMessage(1, base)
@@ -1572,6 +1618,73 @@ func testMessageChangeVisibilitySupersededEpoch(t *testing.T, s baton.Store) {
 	checkResult(t, "extend by the first lease", out, baton.LeaseLapsed)
 	got := mustReceiveOne(t, s, q.ID, at(40*time.Second), at(40*time.Second+lease), m.ID)
 	checkMessage(t, "receive when the second lease ends", got, leased(m, 3, 3, base, at(40*time.Second), at(40*time.Second+lease)))
+}
+
+// With AnyLease the receipt of an earlier lease changes the lease of a
+// later receive while that one is live, as an older receipt handle does on
+// an SQS standard queue: an extension holds the message, a release frees
+// it.
+func testMessageChangeVisibilityAnyLeaseSuperseded(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	m := NewMessage(1, base)
+	MustSend(t, s, q.ID, cloneMessage(m))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), m.ID)
+	mustReceiveOne(t, s, q.ID, at(10*time.Second), at(40*time.Second), m.ID)
+
+	now := at(11 * time.Second)
+	out := MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: now, VisibleAt: at(time.Minute), AnyLease: true})
+	checkResult(t, "extend by the first lease", out, baton.LeaseSuperseded)
+	if out.Message != nil {
+		checkMessage(t, "state before the change", out.Message, leased(m, 2, 2, base, at(10*time.Second), at(40*time.Second)))
+	}
+	checkStats(t, "stats when the second lease would have ended", MustStats(t, s, q.ID, at(40*time.Second)),
+		baton.MessageStats{InFlight: 1, NextVisibleAt: at(time.Minute)})
+	checkIDs(t, "receive before the new end", mustReceive(t, s, q.ID, at(40*time.Second), at(time.Hour), 10))
+	checkResult(t, "delete by the second lease, still its holder's",
+		MustDelete(t, s, baton.MessageDeleteParams{QueueID: q.ID, MessageID: m.ID, Epoch: 2, Now: at(50 * time.Second), RequireLive: true}),
+		baton.LeaseCurrent)
+
+	MustSend(t, s, q.ID, NewMessage(2, base))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), MessageID(2))
+	mustReceiveOne(t, s, q.ID, at(10*time.Second), at(40*time.Second), MessageID(2))
+	checkResult(t, "release by the first lease",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(2), Epoch: 1, Now: now, VisibleAt: now, AnyLease: true}),
+		baton.LeaseSuperseded)
+	checkStats(t, "stats after the release", MustStats(t, s, q.ID, now), baton.MessageStats{Visible: 1})
+	got := mustReceiveOne(t, s, q.ID, now, now.Add(lease), MessageID(2))
+	if got.Epoch != 3 || got.ReceiveCount != 3 {
+		t.Errorf("receive after the release: Epoch %d, ReceiveCount %d, want 3 and 3", got.Epoch, got.ReceiveCount)
+	}
+}
+
+// AnyLease changes only a live lease: a message visible again after its
+// leases lapsed, or released, stays as it is.
+func testMessageChangeVisibilityAnyLeaseNotInFlight(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	m := NewMessage(1, base)
+	MustSend(t, s, q.ID, cloneMessage(m))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), m.ID)
+
+	out := MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: at(10 * time.Second), VisibleAt: at(time.Hour), AnyLease: true})
+	checkResult(t, "extend by the lapsed lease", out, baton.LeaseLapsed)
+	checkStats(t, "stats after the lapsed change", MustStats(t, s, q.ID, at(10*time.Second)), baton.MessageStats{Visible: 1})
+
+	mustReceiveOne(t, s, q.ID, at(10*time.Second), at(40*time.Second), m.ID)
+	checkResult(t, "extend by the first lease once the second lapsed",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: at(40 * time.Second), VisibleAt: at(time.Hour), AnyLease: true}),
+		baton.LeaseLapsed)
+	mustReceiveOne(t, s, q.ID, at(40*time.Second), at(70*time.Second), m.ID)
+	checkResult(t, "release by the third lease",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 3, Now: at(41 * time.Second), VisibleAt: at(41 * time.Second)}),
+		baton.LeaseCurrent)
+	checkResult(t, "extend by the first lease once the third was released",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: at(42 * time.Second), VisibleAt: at(time.Hour), AnyLease: true}),
+		baton.LeaseLapsed)
+	checkStats(t, "stats after the lapsed changes", MustStats(t, s, q.ID, at(42*time.Second)), baton.MessageStats{Visible: 1})
+	got := mustReceiveOne(t, s, q.ID, at(42*time.Second), at(time.Minute+42*time.Second), m.ID)
+	if got.Epoch != 4 {
+		t.Errorf("receive after the lapsed changes: Epoch %d, want 4", got.Epoch)
+	}
 }
 
 func testMessageChangeVisibilityExpiredLease(t *testing.T, s baton.Store) {
