@@ -151,6 +151,7 @@ type leaseRec struct {
 	working     bool // counted as lapsed while working (redelivered and proven)
 	lateDeleted bool // a late delete by its receipt was applied: another is a retry
 	duplicated  bool // counted as a duplicate execution, which it is once
+	returned    bool // counted as lapsed and later proven (lapsedReturned)
 	heapIdx     int
 }
 
@@ -184,6 +185,11 @@ type counters struct {
 	// receipt: its holder worked at least that long, whether or not it
 	// ever deleted.
 	lateWorked time.Duration
+	// lateLeases counts the leases completed late, once each however many
+	// late requests their holders made; lapsedReturned the lapsed leases
+	// whose holder later came back with a late completion. The lapsed
+	// leases less these are those whose holder never came back.
+	lateLeases, lapsedReturned uint64
 }
 
 func (c *counters) merge(o *counters) {
@@ -198,6 +204,8 @@ func (c *counters) merge(o *counters) {
 	c.renewals += o.renewals
 	c.releases += o.releases
 	c.deadLettered += o.deadLettered
+	c.lateLeases += o.lateLeases
+	c.lapsedReturned += o.lapsedReturned
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
 	for i := range c.atMost {
@@ -452,6 +460,7 @@ func (ql *queueLedger) expire(now time.Time) {
 		r.state = leaseExpired
 		ql.count(r.deadline, r.local, func(c *counters) { c.expired++ })
 		r.msg.record(LeaseEvent{At: r.deadline, Kind: EventExpire, Epoch: r.epoch})
+		ql.returned(r)
 		ql.redeliver(r.msg, r.epoch+1)
 	}
 }
@@ -468,6 +477,10 @@ func (ql *queueLedger) unexpire(r *leaseRec) {
 	if r.working {
 		r.working = false
 		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedWorking) })
+	}
+	if r.returned {
+		r.returned = false
+		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedReturned) })
 	}
 	r.msg.unrecord(r.epoch)
 	r.state = leaseActive
@@ -491,6 +504,15 @@ func (ql *queueLedger) working(r *leaseRec) {
 	if r.redelivered && r.proven && !r.working {
 		r.working = true
 		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedWorking++ })
+	}
+}
+
+// returned counts a lapsed lease whose holder came back late, once both
+// the lapse and the late completion are known, whichever came first.
+func (ql *queueLedger) returned(r *leaseRec) {
+	if r.state == leaseExpired && r.proven && !r.returned {
+		r.returned = true
+		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedReturned++ })
 	}
 }
 
@@ -575,7 +597,11 @@ type ledgerEvent struct {
 	duplicate bool
 	// removed: a delete removed the message, ending whatever lease holds it.
 	removed bool
-	client  Client
+	// shortened: a change the store found current that moved its lease's
+	// end no later than it was (the handling node knows the end from the
+	// store). It is a release with a delay, not a renewal (changed).
+	shortened bool
+	client    Client
 }
 
 // applyLocal applies an event this node made, deciding the facts that
@@ -699,6 +725,10 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	if ev.result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
+	if rec.state == leaseReleased && rec.received {
+		ql.releasedDeleted(tm, rec, ev)
+		return
+	}
 	d := ev.at.Sub(ev.leasedAt)
 	renewed := rec.renewals > 0
 	ql.count(ev.at, local, func(c *counters) {
@@ -734,13 +764,47 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	}
 }
 
+// releasedDeleted applies a delete by the receipt of a lease its holder
+// had given up (a release, or a receive with VisibilityTimeout 0): the
+// message was handled, but the lease was no lease of work, so its time
+// counts in no lease duration, and a delete after the message was handed
+// to another receiver is no late completion: the holder overran nothing.
+func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev ledgerEvent) {
+	if rec.lateDeleted {
+		return // a retry
+	}
+	rec.lateDeleted = true
+	tm.record(LeaseEvent{At: ev.at, Kind: EventDelete, Epoch: ev.epoch, Client: ev.client})
+	if !ev.removed {
+		return
+	}
+	if holder := max(tm.latest, ev.storeEpoch); holder > ev.epoch {
+		if cur := tm.lease(holder); cur.state == leaseActive {
+			ql.end(cur, leaseRemoved)
+			tm.record(LeaseEvent{At: ev.at, Kind: EventRemoved, Epoch: cur.epoch})
+		}
+	}
+}
+
 // changed applies a visibility change by a receipt.
+//
+// A change is a renewal when it moves its lease's end later: the holder
+// extends the time it works. It is a release when it brings the end
+// forward: to now (VisibilityTimeout 0), or to a later instant that is
+// still no later than the lease's end was (ev.shortened): the holder gives
+// the message up, to be received again after a delay (a snooze, or a
+// back-off). A released lease ends here; the message's reappearance at the
+// delay's end is no lapse, and its next receive no redelivery of a holder
+// that never came back. A change that gives up by setting a delay longer
+// than the lease had left cannot be told from a heartbeat: it counts as a
+// renewal, and the lease as lapsed at its new end.
 func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
 	if ev.result != baton.LeaseCurrent {
-		// After its own delete, or its message's removal, in time: no lapse.
-		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) {
+		// After its own delete, or its message's removal, in time, or a
+		// lease its holder gave up: no lapse.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) && (rec.state != leaseReleased || !rec.received) {
 			ql.late(tm, rec, ev, local, EventLateChange)
 		}
 		return
@@ -748,12 +812,16 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	if rec.state == leaseExpired {
 		ql.unexpire(rec)
 	}
-	if !ev.deadline.After(ev.at) {
+	if !ev.deadline.After(ev.at) || ev.shortened {
 		if rec.state == leaseActive {
 			ql.end(rec, leaseReleased)
 		}
 		ql.count(ev.at, local, func(c *counters) { c.releases++ })
-		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Client: ev.client})
+		var visibleAt time.Time
+		if ev.deadline.After(ev.at) {
+			visibleAt = ev.deadline
+		}
+		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Deadline: visibleAt, Client: ev.client})
 		return
 	}
 	rec.renewals++
@@ -794,16 +862,21 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, l
 	if !ev.leasedAt.IsZero() {
 		worked = ev.at.Sub(ev.leasedAt)
 	}
+	first := !rec.proven
 	ql.count(ev.at, local, func(c *counters) {
 		c.late++
 		if dup {
 			c.duplicates++
 		}
+		if first {
+			c.lateLeases++
+		}
 		c.lateWorked = max(c.lateWorked, worked)
 	})
-	if !rec.proven {
+	if first {
 		rec.proven = true
 		ql.working(rec)
+		ql.returned(rec)
 	}
 	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
 	if len(ql.recentLate) == maxRecentLate {
@@ -839,6 +912,76 @@ func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 	total.durations = cloneHist(ql.total.durations)
 	total.unrenewed = cloneHist(ql.total.unrenewed)
 	return total, ql.windowed(now)
+}
+
+// pendingLapsed counts the lapsed leases whose holder has not come back but
+// still may: leases begun within the last `within`, as long as holders were
+// seen working before coming back late.
+func (l *ledger) pendingLapsed(queueID uint64, now time.Time, within time.Duration) uint64 {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var n uint64
+	since := now.Add(-within)
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.state == leaseExpired && !r.proven && r.received && r.begin.After(since) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// hungLeases returns the running leases held more than threshold, renewed
+// at least minHungRenewals times, the last time after they had been held
+// p99: held far beyond the p99 and still renewed. Longest held first.
+func (l *ledger) hungLeases(queueID uint64, now time.Time, threshold, p99 time.Duration) []HungLease {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var out []HungLease
+	for _, r := range ql.active {
+		if !r.received || r.renewals < minHungRenewals || now.Sub(r.begin) <= threshold || r.deadlineAt.Sub(r.begin) <= p99 {
+			continue
+		}
+		out = append(out, HungLease{
+			MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Held: now.Sub(r.begin), Renewals: r.renewals,
+			LastRenewal: r.deadlineAt, Deadline: r.deadline, CeilingIn: max(r.begin.Add(MaxLeaseTime).Sub(now), 0),
+			Client: r.msg.receiver(r.epoch),
+		})
+	}
+	slices.SortFunc(out, func(a, b HungLease) int { return a.Begin.Compare(b.Begin) })
+	return out
+}
+
+// completedP99 returns the p99 of the queue's completed leases since start,
+// and how many there are.
+func (l *ledger) completedP99(queueID uint64, now time.Time) (time.Duration, uint64) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	return ql.total.durations.quantile(0.99), ql.total.durations.n
+}
+
+// oldestLease returns when the oldest running lease began, zero if none.
+func (l *ledger) oldestLease(queueID uint64, now time.Time) time.Time {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var oldest time.Time
+	for _, r := range ql.active {
+		if r.received && (oldest.IsZero() || r.begin.Before(oldest)) {
+			oldest = r.begin
+		}
+	}
+	return oldest
+}
+
+// receiver is the client whose receive began lease epoch.
+func (tm *trackedMessage) receiver(epoch uint32) Client {
+	for i := len(tm.history) - 1; i >= 0; i-- {
+		if ev := tm.history[i]; ev.Kind == EventReceive && ev.Epoch == epoch {
+			return ev.Client
+		}
+	}
+	return Client{}
 }
 
 // lockedQueue locks the ledger and returns queue id's ledger with its
