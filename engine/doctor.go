@@ -284,9 +284,9 @@ func (d *doctor) hungFinding() {
 	}
 	r, all := d.r, d.r.SinceStart
 	h := d.hung[0]
-	ev := fmt.Sprintf("%d lease(s) held far beyond the queue's p99 and still being renewed: message %s has been held %s "+
+	ev := fmt.Sprintf("%s held far beyond the queue's p99 and still being renewed: message %s has been held %s "+
 		"(p99 of %d completed leases: %s) and renewed %d times, last %s ago.",
-		len(d.hung), h.MessageID, fmtSeconds(h.Held), all.Completed, fmtSeconds(all.P99), h.Renewals, fmtSeconds(d.now.Sub(h.LastRenewal)))
+		plural(len(d.hung), "lease", "leases"), h.MessageID, fmtDuration(h.Held), all.Completed, fmtSeconds(all.P99), h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)))
 	fix := fmt.Sprintf("A heartbeat is keeping a hung handler's lease alive: you have traded duplicates for a stall. "+
 		"Renew only while the handler makes progress (tie the heartbeat to the work, and give up after a deadline); "+
 		"the lease cannot outlast %s after its receive: message %s reaches that ceiling in %s and is then redelivered anyway.",
@@ -305,8 +305,8 @@ func (d *doctor) tooShortFinding() {
 	leases := max(s.Received, s.Completed, s.Expired, overran)
 	if leases < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%d of %d lease(s) overran the %ds visibility timeout (%d late completions): too few leases to name a problem (a finding rests on at least %d).",
-			overran, leases, r.VisibilityTimeout, s.Late, MinFindingLeases))
+		d.notes = append(d.notes, fmt.Sprintf("%d of %s overran the %ds visibility timeout (%d late completions): too few leases to name a problem (a finding rests on at least %d).",
+			overran, plural(int(leases), "lease", "leases"), r.VisibilityTimeout, s.Late, MinFindingLeases))
 		return
 	}
 	// With no lease completed (only late heartbeats), how long a late
@@ -338,8 +338,8 @@ func (d *doctor) failingFinding() {
 	}
 	if gone < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%d lease(s) lapsed with no sign of their holder: too few to name a problem (a finding rests on at least %d leases).",
-			gone, MinFindingLeases))
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed with no sign of their holder: too few to name a problem (a finding rests on at least %d leases).",
+			plural(int(gone), "lease", "leases"), MinFindingLeases))
 		return
 	}
 	if sources := d.dlqOf(); len(sources) > 0 {
@@ -349,8 +349,11 @@ func (d *doctor) failingFinding() {
 			strings.Join(sources, ", "), gone))
 		return
 	}
-	ev := fmt.Sprintf("%d leases lapsed and their holder never came back (%d of them redelivered), with no late completion by them: "+
-		"the handlers are failing (an error path or a crash before DeleteMessage), not slow.", gone, s.RedeliveriesNeverReturned)
+	ev := fmt.Sprintf("%d leases lapsed and their holder never came back with a late completion", gone)
+	if s.RedeliveriesNeverReturned > 0 {
+		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
+	}
+	ev += ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
 	if d.hasRedrive {
 		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
@@ -361,6 +364,13 @@ func (d *doctor) failingFinding() {
 }
 
 func arnQueueName(arn string) string { return arn[strings.LastIndexByte(arn, ':')+1:] }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
 
 // fmtDuration is d in hours, minutes and seconds.
 func fmtDuration(d time.Duration) string {

@@ -226,7 +226,7 @@ func TestDoctorIncidentMixed(t *testing.T) {
 	if !strings.Contains(short.Evidence, "3 late completions, 3 confirmed duplicate executions") || !strings.Contains(short.Fix, "VisibilityTimeout") {
 		t.Errorf("lease-too-short: %+v", short)
 	}
-	if failed.Leases != 3 || !strings.Contains(failed.Evidence, "3 leases lapsed and their holder never came back") || !strings.Contains(failed.Fix, "consumers' errors") {
+	if failed.Leases != 3 || !strings.Contains(failed.Evidence, "3 leases lapsed and their holder never came back with a late completion") || !strings.Contains(failed.Fix, "consumers' errors") {
 		t.Errorf("handler-failing: %+v", failed)
 	}
 }
@@ -263,7 +263,7 @@ func TestDoctorIncidentHungHeartbeat(t *testing.T) {
 		f.Hung[0].CeilingIn != 12*time.Hour-610*time.Second || f.Leases != 5 {
 		t.Fatalf("finding %+v", f)
 	}
-	for _, want := range []string{hung, "held 610.0s", "renewed 30 times", "traded duplicates for a stall", "tie the heartbeat to the work", "12h0m0s after its receive"} {
+	for _, want := range []string{hung, "held 10m10s", "renewed 30 times", "traded duplicates for a stall", "tie the heartbeat to the work", "12h0m0s after its receive"} {
 		if !strings.Contains(r.Advice, want) {
 			t.Errorf("advice lacks %q: %s", want, r.Advice)
 		}
