@@ -107,6 +107,8 @@
     'healthy': ['Healthy', 'ok'],
     'lease-too-short': ['Leases too short', 'bad'],
     'handler-failing': ['Handlers failing', 'warn'],
+    'hung-handler': ['Handler hung', 'bad'],
+    'too-few-leases': ['Too few leases', 'plain'],
   };
   function diagnosisBadge(d) {
     const [text, cls] = DIAGNOSES[d] || [d || 'Unknown', 'plain'];
@@ -611,9 +613,22 @@
 
     // Lease doctor.
     rebuild($('diagnosis'), rep.diagnosis, () => diagnosisBadge(rep.diagnosis));
+    // Each finding on its own, with the leases it rests on; the advice
+    // text alone when the doctor names nothing.
+    const findings = rep.findings || [];
+    $('advice').hidden = findings.length > 0;
     setText($('advice'), rep.advice);
+    rebuild($('findings'), JSON.stringify(findings), () => findings.map((f) => el('li', { class: 'finding', 'data-kind': f.kind },
+      el('div', { class: 'finding-head' }, diagnosisBadge(f.kind), el('span', { class: 'hint', text: 'on ' + plural(f.leases, 'lease') })),
+      el('p', { class: 'evidence', text: f.evidence }),
+      (f.hung_leases || []).length ? el('ul', { class: 'hung' }, f.hung_leases.map((h) => el('li', null,
+        el('a', { href: messageHref(q.name, h.message_id), class: 'mono', text: shortID(h.message_id) }),
+        ` held ${fmtDuration(h.held_seconds)}, renewed ${plural(h.renewals, 'time')}, 12 h ceiling in ${fmtDuration(h.ceiling_in_seconds)}`))) : null,
+      el('p', { class: 'fix', text: f.fix }))));
+    setText($('history-note'), rep.history_note || '');
     const rec = rep.recommended_visibility_timeout_seconds;
-    $('recommend').hidden = !(rep.diagnosis === 'lease-too-short' && rec && rec !== rep.visibility_timeout_seconds);
+    const tooShort = findings.some((f) => f.kind === 'lease-too-short');
+    $('recommend').hidden = !(tooShort && rec && rec !== rep.visibility_timeout_seconds);
     setText($('use-recommended'), `Set the visibility timeout to ${fmtDuration(rec)}…`);
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
