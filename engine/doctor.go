@@ -197,15 +197,15 @@ func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, e
 	}
 	d.redrive, d.hasRedrive = parseRedrivePolicy(q.Attributes.RedrivePolicy)
 	d.dlqOf = func() []string {
-		sources, err := e.sourcesOf(ctx, q)
-		if err != nil {
-			return nil
+		if d.sources == nil {
+			d.sources = []string{}
+			if sources, err := e.sourcesOf(ctx, q); err == nil {
+				for _, sq := range sources {
+					d.sources = append(d.sources, sq.Name)
+				}
+			}
 		}
-		names := make([]string, len(sources))
-		for i, sq := range sources {
-			names[i] = sq.Name
-		}
-		return names
+		return d.sources
 	}
 	d.diagnose()
 	return r, nil
@@ -232,6 +232,8 @@ type doctor struct {
 	redrive    redrivePolicy
 	hasRedrive bool
 	dlqOf      func() []string
+	sources    []string // dlqOf's answer, once asked
+	dlqNoted   bool
 	// notes are said when no finding is made; tooFew says one of them is
 	// of a problem shown by fewer than MinFindingLeases leases.
 	notes  []string
@@ -303,6 +305,9 @@ func (d *doctor) tooShortFinding() {
 	}
 	overran := max(s.LateLeases, d.overran)
 	leases := max(s.Received, s.Completed, s.Expired, overran)
+	if leases >= MinFindingLeases && d.deadLetterQueue() {
+		return
+	}
 	if leases < MinFindingLeases {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%d of %s overran the %ds visibility timeout (%d late completions): too few leases to name a problem (a finding rests on at least %d).",
@@ -342,11 +347,7 @@ func (d *doctor) failingFinding() {
 			plural(int(gone), "lease", "leases"), MinFindingLeases))
 		return
 	}
-	if sources := d.dlqOf(); len(sources) > 0 {
-		// Whoever receives from a dead-letter queue is most often a person
-		// looking at what failed, who lets the lease lapse.
-		d.notes = append(d.notes, fmt.Sprintf("This is the dead-letter queue of %s: %d leases lapsed without a delete, which is how a look at a dead-lettered message ends; no handler is judged here.",
-			strings.Join(sources, ", "), gone))
+	if d.deadLetterQueue() {
 		return
 	}
 	ev := fmt.Sprintf("%d leases lapsed and their holder never came back with a late completion", gone)
@@ -361,6 +362,24 @@ func (d *doctor) failingFinding() {
 		fix += " A RedrivePolicy stops a poison message from cycling."
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
+}
+
+// deadLetterQueue says whether the queue is another's dead-letter queue,
+// noting once that its leases judge no handler: whoever receives from a
+// dead-letter queue is most often a person looking at what failed, who lets
+// the lease lapse or deletes when done reading. Redrive moves messages out
+// without leasing them.
+func (d *doctor) deadLetterQueue() bool {
+	sources := d.dlqOf()
+	if len(sources) == 0 {
+		return false
+	}
+	if !d.dlqNoted {
+		d.dlqNoted = true
+		d.notes = append(d.notes, fmt.Sprintf("This is the dead-letter queue of %s: its leases lapsing or ending late are how a look at a dead-lettered message goes (%d lapsed, %d late completions); no handler or timeout is judged here.",
+			strings.Join(sources, ", "), d.s.Expired, d.s.Late))
+	}
+	return true
 }
 
 func arnQueueName(arn string) string { return arn[strings.LastIndexByte(arn, ':')+1:] }

@@ -319,12 +319,21 @@ func TestDoctorIncidentDeadLetterInspection(t *testing.T) {
 	in.send(4)
 	in.receive(10, nil)
 	in.at(40)
-	in.receive(10, nil)
+	second := in.receive(10, nil)
 	in.at(100)
 	r := in.report()
 	expect(t, r, engine.DiagnosisHealthy)
 	if r.Window.Expired != 8 || !strings.Contains(r.Advice, "dead-letter queue of orders") {
 		t.Errorf("expired %d, advice %q", r.Window.Expired, r.Advice)
+	}
+	// Then, done reading, deletes them: a minute late.
+	for _, h := range second {
+		in.del(h)
+	}
+	r = in.report()
+	expect(t, r, engine.DiagnosisHealthy)
+	if r.Window.Late != 4 || !strings.Contains(r.Advice, "no handler or timeout is judged here") {
+		t.Errorf("late %d, advice %q", r.Window.Late, r.Advice)
 	}
 }
 
