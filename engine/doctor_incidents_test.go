@@ -430,3 +430,81 @@ func TestDoctorIncidentRelease(t *testing.T) {
 		t.Errorf("history %v, want %v", ks, want)
 	}
 }
+
+func historyKinds(t *testing.T, in *incident, id string) []string {
+	t.Helper()
+	events, _, err := in.e.MessageHistory(context.Background(), in.ref, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range events {
+		out = append(out, ev.Kind)
+	}
+	return out
+}
+
+// A change that brings a lease's end forward is a release with a delay
+// only if the holder then lets the message go: a holder that works on
+// under the shorter lease, renews it again or comes back late after the
+// message was handed on was never releasing it.
+func TestLedgerShortenedLease(t *testing.T) {
+	t.Parallel()
+	t.Run("worked on", func(t *testing.T) {
+		t.Parallel()
+		in := newIncident(t, "tighter", map[string]string{"VisibilityTimeout": "300"})
+		id := in.send(1)[0]
+		_, h := in.receiveOne()
+		in.at(1)
+		in.change(h, 60) // a tighter lease of its own
+		in.at(30)
+		in.del(h)
+		s := in.report().Window
+		if s.Completed != 1 || s.Releases != 0 || s.Renewals != 0 || s.Expired != 0 {
+			t.Errorf("window %+v; want one completion, no release", s)
+		}
+		if got, want := historyKinds(t, in, id), []string{"receive", "renew", "delete"}; !slices.Equal(got, want) {
+			t.Errorf("history %v, want %v", got, want)
+		}
+	})
+	t.Run("renewed after", func(t *testing.T) {
+		t.Parallel()
+		in := newIncident(t, "renewed", map[string]string{"VisibilityTimeout": "30"})
+		id := in.send(1)[0]
+		_, h := in.receiveOne()
+		in.at(1)
+		in.change(h, 10)
+		in.at(5)
+		in.change(h, 30)
+		in.at(20)
+		if s := in.report().Window; s.Releases != 0 || s.Renewals != 1 || s.Expired != 0 {
+			t.Errorf("window %+v; want one renewal, no release or lapse", s)
+		}
+		in.del(h)
+		if got, want := historyKinds(t, in, id), []string{"receive", "renew", "renew", "delete"}; !slices.Equal(got, want) {
+			t.Errorf("history %v, want %v", got, want)
+		}
+	})
+	t.Run("came back late", func(t *testing.T) {
+		t.Parallel()
+		in := newIncident(t, "overran", map[string]string{"VisibilityTimeout": "300"})
+		id := in.send(1)[0]
+		_, a := in.receiveOne()
+		in.at(1)
+		in.change(a, 60)
+		in.at(62)
+		in.receiveOne()
+		if s := in.report().Window; s.Releases != 1 || s.Expired != 0 {
+			t.Errorf("at the end it set: %+v; want a release", s)
+		}
+		in.at(90)
+		in.del(a) // A was still working
+		s := in.report().Window
+		if s.Releases != 0 || s.Expired != 1 || s.Late != 1 || s.Duplicates != 1 || s.RedeliveriesLapsedWhileWorking != 1 || s.LapsedReturned != 1 {
+			t.Errorf("window %+v; want the release taken back for a lapse while working", s)
+		}
+		if got, want := historyKinds(t, in, id), []string{"receive", "renew", "expire", "receive", "late-delete", "removed"}; !slices.Equal(got, want) {
+			t.Errorf("history %v, want %v", got, want)
+		}
+	})
+}

@@ -152,7 +152,12 @@ type leaseRec struct {
 	lateDeleted bool // a late delete by its receipt was applied: another is a retry
 	duplicated  bool // counted as a duplicate execution, which it is once
 	returned    bool // counted as lapsed and later proven (lapsedReturned)
-	heapIdx     int
+	// snoozed: the last change its holder made brought its end forward,
+	// at snoozeAt; snoozeLapsed: it then reached that end, counted as a
+	// release with a delay (changed).
+	snoozed, snoozeLapsed bool
+	snoozeAt              time.Time
+	heapIdx               int
 }
 
 type trackedMessage struct {
@@ -457,6 +462,13 @@ func (tm *trackedMessage) unrecord(epoch uint32) {
 func (ql *queueLedger) expire(now time.Time) {
 	for len(ql.active) > 0 && !ql.active[0].deadline.After(now) {
 		r := heap.Pop(&ql.active).(*leaseRec)
+		if r.snoozed {
+			// Its holder set this end and let it come: a release with a
+			// delay, unless it comes back (unsnooze, snoozeOverran).
+			r.state, r.snoozeLapsed = leaseReleased, true
+			ql.count(r.snoozeAt, r.local, func(c *counters) { c.releases++ })
+			continue
+		}
 		r.state = leaseExpired
 		ql.count(r.deadline, r.local, func(c *counters) { c.expired++ })
 		r.msg.record(LeaseEvent{At: r.deadline, Kind: EventExpire, Epoch: r.epoch})
@@ -504,6 +516,38 @@ func (ql *queueLedger) working(r *leaseRec) {
 	if r.redelivered && r.proven && !r.working {
 		r.working = true
 		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedWorking++ })
+	}
+}
+
+// unsnooze takes back the release counted when r reached the end its
+// holder had brought forward: the holder acted by its receipt afterwards,
+// so it had not given the message up. r is active again, outside the heap,
+// and the change that brought the end forward reads as a renewal.
+func (ql *queueLedger) unsnooze(r *leaseRec) {
+	r.snoozeLapsed, r.snoozed = false, false
+	ql.uncount(r.snoozeAt, r.local, func(c *counters) { dec(&c.releases) })
+	r.state = leaseActive
+	r.msg.relabel(r.epoch, r.snoozeAt)
+}
+
+// snoozeOverran turns the release counted when r reached the end its
+// holder had brought forward into the lapse it was: the holder came back
+// late, after the message was handed on, so it was still working.
+func (ql *queueLedger) snoozeOverran(r *leaseRec) {
+	ql.unsnooze(r)
+	r.state = leaseExpired
+	ql.count(r.deadline, r.local, func(c *counters) { c.expired++ })
+	r.msg.record(LeaseEvent{At: r.deadline, Kind: EventExpire, Epoch: r.epoch})
+	ql.redeliver(r.msg, r.epoch+1)
+}
+
+// relabel makes the release with a delay recorded for epoch at at a
+// renewal: its holder kept the lease after all.
+func (tm *trackedMessage) relabel(epoch uint32, at time.Time) {
+	for i := range tm.history {
+		if ev := &tm.history[i]; ev.Kind == EventRelease && ev.Epoch == epoch && ev.At.Equal(at) {
+			ev.Kind = EventRenew
+		}
 	}
 }
 
@@ -725,6 +769,16 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	if ev.result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
+	if rec.snoozeLapsed {
+		if ev.result == baton.LeaseCurrent {
+			ql.unsnooze(rec)
+		} else {
+			ql.snoozeOverran(rec)
+		}
+	} else if rec.snoozed && ev.result == baton.LeaseCurrent {
+		rec.snoozed = false // it worked on under the end it set
+		tm.relabel(rec.epoch, rec.snoozeAt)
+	}
 	if rec.state == leaseReleased && rec.received {
 		ql.releasedDeleted(tm, rec, ev)
 		return
@@ -788,19 +842,31 @@ func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev led
 
 // changed applies a visibility change by a receipt.
 //
-// A change is a renewal when it moves its lease's end later: the holder
-// extends the time it works. It is a release when it brings the end
-// forward: to now (VisibilityTimeout 0), or to a later instant that is
-// still no later than the lease's end was (ev.shortened): the holder gives
-// the message up, to be received again after a delay (a snooze, or a
-// back-off). A released lease ends here; the message's reappearance at the
-// delay's end is no lapse, and its next receive no redelivery of a holder
-// that never came back. A change that gives up by setting a delay longer
-// than the lease had left cannot be told from a heartbeat: it counts as a
-// renewal, and the lease as lapsed at its new end.
+// A change to now (VisibilityTimeout 0) is a release: the lease ends here.
+// A change that moves the lease's end later is a renewal: the holder
+// extends the time it works. A change that brings the end forward to a
+// later instant (ev.shortened) is a release with a delay (a snooze, a
+// back-off: "not ready, try again in N seconds") if the holder then lets
+// that end come and never acts by its receipt again; but a holder may as
+// well shorten its lease to go on working under a tighter one. So the
+// lease runs on to its new end; if it gets there it counts as released
+// then (expire), not lapsed, and the message's next receive is no
+// redelivery of a holder that never came back. Should the holder act by
+// the receipt afterwards, the release is taken back: a renewal if the
+// lease was still current (unsnooze), a lapse while working if the
+// message had been handed on (snoozeOverran). A change that gives up by
+// setting a delay longer than the lease had left cannot be told from a
+// heartbeat: it counts as a renewal, and the lease as lapsed at its end.
 func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
+	if rec.snoozeLapsed {
+		if ev.result == baton.LeaseCurrent {
+			ql.unsnooze(rec)
+		} else {
+			ql.snoozeOverran(rec)
+		}
+	}
 	if ev.result != baton.LeaseCurrent {
 		// After its own delete, or its message's removal, in time, or a
 		// lease its holder gave up: no lapse.
@@ -812,19 +878,30 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	if rec.state == leaseExpired {
 		ql.unexpire(rec)
 	}
-	if !ev.deadline.After(ev.at) || ev.shortened {
+	if !ev.deadline.After(ev.at) {
 		if rec.state == leaseActive {
 			ql.end(rec, leaseReleased)
 		}
-		ql.count(ev.at, local, func(c *counters) { c.releases++ })
-		var visibleAt time.Time
-		if ev.deadline.After(ev.at) {
-			visibleAt = ev.deadline
+		if rec.snoozed {
+			rec.snoozed = false
+			tm.relabel(rec.epoch, rec.snoozeAt)
 		}
-		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Deadline: visibleAt, Client: ev.client})
+		ql.count(ev.at, local, func(c *counters) { c.releases++ })
+		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Client: ev.client})
 		return
 	}
-	rec.renewals++
+	kind := EventRenew
+	if ev.shortened && !ev.at.Before(rec.deadlineAt) {
+		// A release with a delay, if the holder lets the new end come;
+		// the lease runs until then, and expire counts the release.
+		kind, rec.snoozed, rec.snoozeAt = EventRelease, true, ev.at
+	} else if !ev.shortened {
+		if rec.snoozed && !ev.at.Before(rec.deadlineAt) {
+			rec.snoozed = false
+			tm.relabel(rec.epoch, rec.snoozeAt)
+		}
+		rec.renewals++
+	}
 	if !ev.at.Before(rec.deadlineAt) {
 		rec.deadline, rec.deadlineAt = ev.deadline, ev.at
 	}
@@ -835,8 +912,10 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 			heap.Push(&ql.active, rec)
 		}
 	}
-	ql.count(ev.at, local, func(c *counters) { c.renewals++ })
-	tm.record(LeaseEvent{At: ev.at, Kind: EventRenew, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
+	if !ev.shortened {
+		ql.count(ev.at, local, func(c *counters) { c.renewals++ })
+	}
+	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
 }
 
 // removedInTime says that r's message was removed (a purge, the retention
