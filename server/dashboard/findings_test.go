@@ -72,4 +72,16 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	// The heartbeat stops: the lease lapses, and the hung finding goes.
 	at(srv, 430)
 	waitFor(t, ctx, "the hung finding to go", `document.querySelectorAll('#findings .finding').length === 1 && document.querySelector('#findings .finding').dataset.kind === 'handler-failing'`)
+
+	// A queue with two lapsed leases is too few to judge: badged so, and
+	// not counted among the queues that need attention.
+	two := srv.MustCreateQueue(t, "two", map[string]string{"VisibilityTimeout": "30"})
+	send(t, srv, two, 2)
+	receive(t, srv, two, 2)
+	at(srv, 470)
+	navigate(t, ctx, srv.URL+"/")
+	waitFor(t, ctx, "the summary", `document.getElementById('summary').textContent.includes('1 queue needs attention')`)
+	if got := eval[string](t, ctx, rowCell("two", "Leases")); !strings.Contains(got, "Too few leases") {
+		t.Errorf("queue two's lease cell %q", got)
+	}
 }

@@ -333,7 +333,8 @@
       table.hidden = qs.length === 0;
       $('empty').hidden = qs.length !== 0;
       const vis = qs.reduce((a, q) => a + q.visible, 0), inf = qs.reduce((a, q) => a + q.in_flight, 0);
-      const sick = qs.filter((q) => q.diagnosis && q.diagnosis !== 'healthy').length;
+      // Too few leases to judge is no problem named.
+      const sick = qs.filter((q) => q.diagnosis && q.diagnosis !== 'healthy' && q.diagnosis !== 'too-few-leases').length;
       setText($('summary'), `${plural(qs.length, 'queue')} · ${fmtCount(vis)} visible · ${fmtCount(inf)} in flight` +
         (sick ? ` · ${plural(sick, 'queue needs', 'queues need')} attention` : ''));
       keyed(tbody, qs, (q) => q.name, createQueueRow, updateQueueRow);
