@@ -64,6 +64,9 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	if eval[bool](t, ctx, `!document.getElementById('advice').hidden || !document.getElementById('recommend').hidden`) {
 		t.Error("the advice paragraph or the timeout button shows beside the findings")
 	}
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#leases .lease.hung .who')].map(e => e.textContent).join('|')`); !strings.HasPrefix(got, "hung: held far beyond the p99, still renewed · lease 1 · 18 renewals") {
+		t.Errorf("hung lease in flight %q", got)
+	}
 	if note := eval[string](t, ctx, `document.getElementById('history-note').textContent`); !strings.Contains(note, "starts empty when the server starts") {
 		t.Errorf("history note %q", note)
 	}

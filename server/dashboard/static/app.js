@@ -653,7 +653,8 @@
     const more = $('leases-more');
     more.hidden = q.in_flight <= leases.length || leases.length < 50;
     setText(more, `Showing the ${leases.length} leases closest to their deadline of ${fmtCount(q.in_flight)} in flight.`);
-    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now));
+    const hung = new Set(findings.flatMap((f) => (f.hung_leases || []).map((h) => h.message_id + '/' + h.lease)));
+    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now, hung.has(l.message_id + '/' + l.lease)));
 
     // Histogram and activity.
     setText($('hist-caption'), drawHistogram($('histogram'), d.histogram));
@@ -715,8 +716,9 @@
     return li;
   }
 
-  function updateLease(li, l, now) {
+  function updateLease(li, l, now, hung) {
     const c = li._c;
+    li.classList.toggle('hung', hung);
     const begin = Date.parse(l.begin), deadline = Date.parse(l.deadline);
     const span = Math.max(1, deadline - begin), left = Math.max(0, deadline - now);
     const frac = Math.min(1, left / span);
@@ -728,7 +730,7 @@
     c.bar.setAttribute('aria-valuenow', Math.round(left / 1000));
     c.bar.setAttribute('aria-valuetext', fmtDuration(left / 1000) + ' left of ' + fmtDuration(span / 1000));
     setText(c.left, fmtDuration(Math.ceil(left / 1000)) + ' left');
-    setText(c.who, [`lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
+    setText(c.who, [hung ? 'hung: held far beyond the p99, still renewed' : null, `lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
       `held ${fmtDuration(Math.floor((now - begin) / 1000))} of ${fmtDuration(span / 1000)}`, l.receiver].filter(Boolean).join(' · '));
   }
 
