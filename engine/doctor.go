@@ -21,6 +21,9 @@ const (
 	// still renewed, as a heartbeat keeps a hung handler's lease alive.
 	DiagnosisHungHandler  = "hung-handler"
 	DiagnosisTooFewLeases = "too-few-leases"
+	// DiagnosisReleaseLoop: messages released at once ("not ready") again
+	// and again, each receive counting toward maxReceiveCount.
+	DiagnosisReleaseLoop = "release-loop"
 
 	renewAdviceSpreadFactor  = 4   // p99 above this many medians: renew rather than lengthen
 	recommendedTimeoutFactor = 1.5 // recommended timeout = p99 × this
@@ -36,7 +39,8 @@ const (
 // completion proves an overrun, but a p99 of two leases is no p99;
 // handler-failing, the lapsed leases whose holder never came back, since
 // one lapse is as often a consumer stopped or a person looking; hung-handler,
-// the completed leases whose p99 the hung lease is held beyond.
+// the completed leases whose p99 the hung lease is held beyond; release-loop,
+// the leases released at once right after their message's lease before was.
 const MinFindingLeases = 3
 
 // Hung leases: a running lease is hung when it has been held more than
@@ -84,8 +88,11 @@ type LeaseStats struct {
 	// yet).
 	LapsedReturned     uint64
 	Renewals, Releases uint64
-	DeadLettered       uint64
-	RenewalsPerLease   float64
+	// Rereleased counts the leases released at once (VisibilityTimeout 0)
+	// whose message's previous lease was released at once too.
+	Rereleased       uint64
+	DeadLettered     uint64
+	RenewalsPerLease float64
 	// LateWorkedMax is the longest a holder is known to have worked: from
 	// its receive to a late delete or visibility change by its receipt.
 	// It covers holders that never deleted, which P99 does not; the doctor
@@ -102,6 +109,7 @@ func statsOf(c *counters) LeaseStats {
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
 		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
 		LapsedReturned:                 c.lapsedReturned,
+		Rereleased:                     c.rereleased,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
 		LateWorkedMax: c.lateWorked,
 	}
@@ -246,6 +254,7 @@ func (d *doctor) diagnose() {
 	d.hungFinding()
 	d.tooShortFinding()
 	d.failingFinding()
+	d.releaseLoopFinding()
 	if len(r.Findings) > 0 {
 		r.Diagnosis = r.Findings[0].Kind
 		parts := make([]string, len(r.Findings))
@@ -362,6 +371,25 @@ func (d *doctor) failingFinding() {
 		fix += " A RedrivePolicy stops a poison message from cycling."
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
+}
+
+// releaseLoopFinding names messages released at once again and again: a
+// handler that is "not ready" and gives the message straight back has it
+// received at once by the next poll, in a loop that costs a receive each
+// time and, with a RedrivePolicy, dead-letters the message after
+// maxReceiveCount of them, though nothing failed.
+func (d *doctor) releaseLoopFinding() {
+	s := d.s
+	if s.Rereleased < MinFindingLeases {
+		return
+	}
+	ev := fmt.Sprintf("%d leases were released at once (ChangeMessageVisibility 0) right after the message's lease before had been: "+
+		"messages go round receivers that give them straight back, and every receive counts toward maxReceiveCount.", s.Rereleased)
+	fix := "Release with a delay instead (ChangeMessageVisibility to a back-off of some seconds, longer each receive), so the message comes back when it may be ready"
+	if d.hasRedrive {
+		fix += fmt.Sprintf("; as it is, a message released %d times in a row is moved to %s without having failed", d.redrive.maxReceiveCount, arnQueueName(d.redrive.target))
+	}
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisReleaseLoop, Leases: s.Rereleased, Evidence: ev, Fix: fix + "."})
 }
 
 // deadLetterQueue says whether the queue is another's dead-letter queue,

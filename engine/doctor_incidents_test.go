@@ -508,3 +508,27 @@ func TestLedgerShortenedLease(t *testing.T) {
 		}
 	})
 }
+
+// "Not ready": handlers that release at once, again and again, burn
+// maxReceiveCount; the doctor says to release with a delay.
+func TestDoctorIncidentReleaseLoop(t *testing.T) {
+	t.Parallel()
+	e, clock := newEngine(t)
+	in := &incident{t: t, e: e, clock: clock, ref: engine.QueueRef{Account: "000000000000", Name: "loop"}}
+	in.queue("loop-dlq", nil)
+	in.queue("loop", map[string]string{"VisibilityTimeout": "30",
+		"RedrivePolicy": `{"deadLetterTargetArn":"` + e.ARN(in.ref.Account, "loop-dlq") + `","maxReceiveCount":"10"}`})
+	in.send(2)
+	for i := range 3 {
+		in.at(i)
+		for _, h := range in.receive(10, nil) {
+			in.change(h, 0)
+		}
+	}
+	r := in.report()
+	expect(t, r, engine.DiagnosisReleaseLoop, engine.DiagnosisReleaseLoop)
+	f := finding(r, engine.DiagnosisReleaseLoop)
+	if f.Leases != 4 || !strings.Contains(f.Fix, "Release with a delay") || !strings.Contains(f.Fix, "released 10 times in a row is moved to loop-dlq") {
+		t.Errorf("finding %+v", f)
+	}
+}

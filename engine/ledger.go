@@ -157,6 +157,7 @@ type leaseRec struct {
 	// release with a delay (changed).
 	snoozed, snoozeLapsed bool
 	snoozeAt              time.Time
+	releasedNow           bool // its holder released it with VisibilityTimeout 0
 	heapIdx               int
 }
 
@@ -195,6 +196,10 @@ type counters struct {
 	// whose holder later came back with a late completion. The lapsed
 	// leases less these are those whose holder never came back.
 	lateLeases, lapsedReturned uint64
+	// rereleased counts the leases released at once (VisibilityTimeout 0)
+	// whose message's lease before was released at once too: a message
+	// going round receivers that do not handle it.
+	rereleased uint64
 }
 
 func (c *counters) merge(o *counters) {
@@ -211,6 +216,7 @@ func (c *counters) merge(o *counters) {
 	c.deadLettered += o.deadLettered
 	c.lateLeases += o.lateLeases
 	c.lapsedReturned += o.lapsedReturned
+	c.rereleased += o.rereleased
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
 	for i := range c.atMost {
@@ -886,7 +892,17 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 			rec.snoozed = false
 			tm.relabel(rec.epoch, rec.snoozeAt)
 		}
-		ql.count(ev.at, local, func(c *counters) { c.releases++ })
+		again := false
+		if prev := tm.leases[ev.epoch-1]; !rec.releasedNow && prev != nil && prev.releasedNow {
+			again = true
+		}
+		rec.releasedNow = true
+		ql.count(ev.at, local, func(c *counters) {
+			c.releases++
+			if again {
+				c.rereleased++
+			}
+		})
 		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Client: ev.client})
 		return
 	}

@@ -109,6 +109,7 @@
     'handler-failing': ['Handlers failing', 'warn'],
     'hung-handler': ['Handler hung', 'bad'],
     'too-few-leases': ['Too few leases', 'plain'],
+    'release-loop': ['Release loop', 'warn'],
   };
   function diagnosisBadge(d) {
     const [text, cls] = DIAGNOSES[d] || [d || 'Unknown', 'plain'];
