@@ -60,6 +60,8 @@ type Engine struct {
 	badBatches atomic.Uint64
 	// inFlightLimit is inFlightLimit but for tests, which set it low.
 	inFlightLimit int
+	// started is when New made the engine: its lease ledger starts then.
+	started time.Time
 }
 
 // New returns an Engine.
@@ -94,6 +96,7 @@ func New(cfg Config) (*Engine, error) {
 		nodeID:   ids.NewUint64(),
 
 		inFlightLimit: inFlightLimit,
+		started:       cfg.Clock.Now(),
 	}
 	e.locker, _ = cfg.Store.(baton.TaskLocker)
 	if as, ok := cfg.Store.(baton.AttemptStore); ok {

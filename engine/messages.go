@@ -736,9 +736,12 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 	sooner := false
 	for j, out := range outs {
 		r, end := rs[j], changes[j].VisibleAt
+		// The store's message is as it was before the change: a change to
+		// an end no later than the lease's is a release (ledger.changed).
+		shortened := out.Result == baton.LeaseCurrent && out.Message != nil && !end.After(out.Message.VisibleAt)
 		e.record(ledgerEvent{
 			kind: kindChange, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, deadline: end,
-			leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: client,
+			leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: client, shortened: shortened,
 		})
 		if out.Result == baton.LeaseGone {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", entries[at[j]].ReceiptHandle,

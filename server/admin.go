@@ -52,8 +52,43 @@ type LeaseReportJSON struct {
 	Diagnosis                           string `json:"diagnosis"`
 	RecommendedVisibilityTimeoutSeconds int    `json:"recommended_visibility_timeout_seconds"`
 	Advice                              string `json:"advice"`
+	// Findings are the problems the doctor names, the first one the
+	// diagnosis; each rests on at least MinFindingLeases leases.
+	Findings         []FindingJSON `json:"findings"`
+	MinFindingLeases int           `json:"min_finding_leases"`
 	// SinceStart covers the life of the node that answers.
 	SinceStart LeaseStatsJSON `json:"since_start"`
+	// HistorySince is when the answering node started: its lease ledger
+	// is kept in memory and starts empty then, whatever the store.
+	HistorySince time.Time `json:"history_since"`
+	HistoryNote  string    `json:"history_note"`
+}
+
+// FindingJSON is one problem the doctor names.
+type FindingJSON struct {
+	Kind string `json:"kind"`
+	// Leases is how many leases it rests on.
+	Leases     uint64          `json:"leases"`
+	Evidence   string          `json:"evidence"`
+	Fix        string          `json:"fix"`
+	HungLeases []HungLeaseJSON `json:"hung_leases,omitempty"`
+}
+
+// HungLeaseJSON is a lease held far beyond the queue's p99 and still
+// renewed.
+type HungLeaseJSON struct {
+	MessageID   string    `json:"message_id"`
+	Epoch       uint32    `json:"lease"`
+	Begin       time.Time `json:"begin"`
+	HeldSeconds float64   `json:"held_seconds"`
+	Renewals    int       `json:"renewals"`
+	LastRenewal time.Time `json:"last_renewal"`
+	Deadline    time.Time `json:"deadline"`
+	// CeilingInSeconds is how long until the lease reaches 12 hours after
+	// its receive, which no renewal can pass.
+	CeilingInSeconds float64 `json:"ceiling_in_seconds"`
+	Receiver         string  `json:"receiver,omitempty"`
+	UserAgent        string  `json:"user_agent,omitempty"`
 }
 
 // LeaseEventJSON is one event of a message's lease history.

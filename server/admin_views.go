@@ -498,12 +498,32 @@ func leaseEventsJSON(events []engine.LeaseEvent) []LeaseEventJSON {
 }
 
 func leaseReportJSON(rep *engine.LeaseReport) LeaseReportJSON {
-	return LeaseReportJSON{
+	out := LeaseReportJSON{
 		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
 		LeaseStatsJSON: leaseStatsJSON(rep.Window), Diagnosis: rep.Diagnosis,
 		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
-		SinceStart: leaseStatsJSON(rep.SinceStart),
+		Findings: make([]FindingJSON, len(rep.Findings)), MinFindingLeases: engine.MinFindingLeases,
+		SinceStart: leaseStatsJSON(rep.SinceStart), HistorySince: rep.HistorySince.UTC(),
+		HistoryNote: historyNote(rep.HistorySince),
 	}
+	for i, f := range rep.Findings {
+		out.Findings[i] = FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}
+		for _, h := range f.Hung {
+			out.Findings[i].HungLeases = append(out.Findings[i].HungLeases, HungLeaseJSON{
+				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,
+				LastRenewal: h.LastRenewal, Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(),
+				Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
+			})
+		}
+	}
+	return out
+}
+
+// historyNote says plainly that the lease history does not survive a
+// restart: the ledger is in memory, whatever the store keeps.
+func historyNote(since time.Time) string {
+	return "Lease history is kept in memory and starts empty when the server starts: this server started at " +
+		since.UTC().Format(time.RFC3339) + "; leases before then are not counted."
 }
 
 // adminError writes a failure of the dashboard's endpoints: the SQS error's
