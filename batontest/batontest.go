@@ -59,7 +59,8 @@ type config struct {
 
 // WithSQLite makes the server keep its queues in the durable SQLite store
 // (package store/sqlitestore) in a new temporary directory, removed by
-// Close, instead of in memory.
+// Close, instead of in memory. The store commits with relaxed durability
+// (no fsync per commit): a test's data need not outlive the machine.
 func WithSQLite() Option { return func(c *config) { c.sqlite = true } }
 
 // WithStore makes the server keep its queues in s, which Close closes.
@@ -192,8 +193,11 @@ func Start(opts ...Option) (_ *Server, err error) {
 
 // Close stops the server: it answers the waiting long polls (with no
 // messages), stops accepting requests, waits for those in progress and
-// closes the store, removing WithSQLite's directory. Later calls do nothing
-// and return the first call's error. New's cleanup calls it.
+// closes the store, removing WithSQLite's directory. A request still in
+// progress 10 s later (a client sending its body that slowly) has its
+// connection closed, and Close returns an error saying so, which New's
+// cleanup reports as a test failure. Later calls do nothing and return the
+// first call's error.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.engine.Close()

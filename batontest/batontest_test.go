@@ -329,6 +329,26 @@ func TestNewStopsOnCleanup(t *testing.T) {
 	}
 }
 
+// TestMaxLongPollsPerClient: the option bounds the long polls waiting at
+// once from one address, as every test client's is.
+func TestMaxLongPollsPerClient(t *testing.T) {
+	t.Parallel()
+	srv := batontest.New(t, batontest.WithFakeClock(time.Time{}), batontest.WithMaxLongPollsPerClient(1))
+	jobs := srv.Queue(t, "jobs")
+	done := make(chan error, 1)
+	go func() {
+		_, err := srv.Client().ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(jobs), WaitTimeSeconds: 20})
+		done <- err
+	}()
+	srv.WaitForTimers(t, 1)
+	_, err := srv.Client().ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(jobs), WaitTimeSeconds: 20})
+	wantCode(t, err, "RequestThrottled")
+	srv.Clock().Advance(20 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStartOptionErrors: options that contradict each other are an error.
 func TestStartOptionErrors(t *testing.T) {
 	t.Parallel()

@@ -39,6 +39,9 @@ const dlqKey = "dlq"
 //
 //	jobs?VisibilityTimeout=5&dlq=jobs-dlq:3
 //
+// The dead-letter queue made so has the default attributes; for others,
+// create it first with its own spec.
+//
 // Values are URL-query encoded: "%26" is an "&" and "+" a space. Creating
 // a queue again with the same spec returns the same URL, as CreateQueue
 // does.
