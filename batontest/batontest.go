@@ -63,7 +63,8 @@ type config struct {
 // (no fsync per commit): a test's data need not outlive the machine.
 func WithSQLite() Option { return func(c *config) { c.sqlite = true } }
 
-// WithStore makes the server keep its queues in s, which Close closes.
+// WithStore makes the server keep its queues in s, which Close closes (as
+// does Start if it fails).
 func WithStore(s baton.Store) Option { return func(c *config) { c.store = s } }
 
 // WithFakeClock gives the server a clock that moves only when the test
@@ -137,7 +138,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 
 // Start starts a server that runs until Close: New for code that has no
 // testing.TB, such as an example or a TestMain.
-func Start(opts ...Option) (_ *Server, err error) {
+func Start(opts ...Option) (*Server, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -146,26 +147,32 @@ func Start(opts ...Option) (_ *Server, err error) {
 	if c.fake != nil {
 		s.clock = c.fake
 	}
-	defer func() {
-		if err != nil {
-			s.release()
-		}
-	}()
+	if err := s.start(c); err != nil {
+		s.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// start opens the store and starts the engine and the HTTP server; on an
+// error the caller releases what was opened.
+func (s *Server) start(c config) error {
+	var err error
 	switch {
 	case c.sqlite && c.store != nil:
-		return nil, errors.New("WithSQLite and WithStore exclude each other")
+		return errors.New("WithSQLite and WithStore exclude each other")
 	case c.sqlite:
 		if s.dir, err = os.MkdirTemp("", "batontest-"); err != nil {
-			return nil, err
+			return err
 		}
 		if s.store, err = sqlitestore.Open(context.Background(), s.dir, sqlitestore.Options{Durability: sqlitestore.DurabilityRelaxed}); err != nil {
-			return nil, err
+			return err
 		}
 	case c.store == nil:
 		s.store = memstore.New()
 	}
 	if s.engine, err = engine.New(engine.Config{Store: s.store, Clock: s.clock, Region: Region}); err != nil {
-		return nil, err
+		return err
 	}
 	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls}
 	if len(c.creds) > 0 {
@@ -173,12 +180,12 @@ func Start(opts ...Option) (_ *Server, err error) {
 		// signatures, made at that clock's time, stay within its window
 		// however far a test moves a fake clock.
 		if cfg.Verifier, err = sigv4.NewVerifier(s.clock, c.creds); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.url = "http://" + ln.Addr().String()
 	s.http = &http.Server{Handler: server.New(cfg), ReadHeaderTimeout: 10 * time.Second}
@@ -188,7 +195,7 @@ func Start(opts ...Option) (_ *Server, err error) {
 	} else {
 		s.client = s.ClientFor(anonymousKeyID, anonymousSecret)
 	}
-	return s, nil
+	return nil
 }
 
 // Close stops the server: it answers the waiting long polls (with no
