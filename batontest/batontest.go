@@ -221,7 +221,8 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// release closes the store and removes its directory, if any.
+// release closes the engine, if started, and the store, and removes the
+// store's directory, if any.
 func (s *Server) release() error {
 	var err error
 	if s.engine != nil {
