@@ -23,6 +23,10 @@ var migrationFiles embed.FS
 // servers opening one database at once ("baton" in ASCII).
 const migrationLock = 0x626174_6f6e
 
+// regionVersion is the migration that gives queues a region; rows written
+// before it get the store's default region in its transaction.
+const regionVersion = 7
+
 type migration struct {
 	version int
 	name    string
@@ -89,6 +93,13 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if m.version == regionVersion {
+				for _, table := range []string{"baton_queues", "baton_deleted_queues"} {
+					if _, err := tx.Exec(ctx, `UPDATE `+table+` SET region = $1 WHERE region = ''`, s.defaultRegion); err != nil {
+						return fmt.Errorf("migration %s: %w", m.name, err)
+					}
+				}
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO baton_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
 				return err
