@@ -336,6 +336,19 @@ func TestRegionAdminAndMetrics(t *testing.T) {
 			t.Errorf("admin leases%s: visibility timeout %d, want %d", c.query, rep.VisibilityTimeoutSeconds, want)
 		}
 	}
+	// A signed admin request (baton doctor's) acts in its scope's region.
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/api/queues/orders/leases", nil)
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDTEST/20260102/eu-central-1/sqs/aws4_request, SignedHeaders=host, Signature=00")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"visibility_timeout_seconds": 60`) {
+			t.Errorf("signed admin leases for eu-central-1: %d %s; want eu-central-1's orders", resp.StatusCode, b)
+		}
+	}
+
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
