@@ -40,14 +40,14 @@ func requestRegion(r *http.Request) (string, *baton.Error) {
 		}
 		return scope, nil
 	}
-	return hostRegion(r.Host), nil
+	return HostRegion(r.Host), nil
 }
 
-// hostRegion is the region a host name names in one of the forms of SQS
+// HostRegion is the region a host name names in one of the forms of SQS
 // endpoints, sqs.<region>.<domain> and <region>.queue.<domain>
 // (sqs.eu-central-1.localhost, eu-central-1.queue.localhost:9324), or ""
 // for any other host, an IP address among them.
-func hostRegion(host string) string {
+func HostRegion(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
