@@ -17,8 +17,8 @@ import (
 // TestUpgradeGivesQueuesTheDefaultRegion: a database an older Baton left,
 // before queues had a region (schema 0006), gives its queues and deleted
 // names the region the first new server opens it with, its default region,
-// the one they were served in; a later server with another default leaves
-// them there.
+// the one they were served in, as are those a server not yet upgraded makes;
+// a later server with another default leaves them there.
 func TestUpgradeGivesQueuesTheDefaultRegion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -70,6 +70,21 @@ func TestUpgradeGivesQueuesTheDefaultRegion(t *testing.T) {
 	_, err = eu.CreateQueue(ctx, engine.CreateQueueParams{Account: sharedAccount, Name: "gone"})
 	if !baton.IsCode(err, baton.ErrQueueDeletedRecently) {
 		t.Errorf("re-create the deleted queue in eu-west-1 at once: %v; want QueueDeletedRecently", err)
+	}
+
+	// A server not yet upgraded names no region: its queues go to the
+	// migration's default region too.
+	conn, err = pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, dedup_scope, fifo)
+		VALUES (22, $1, 'by-old-server', $2, '{}', $3, $3, '', false)`, sharedAccount, attrs, now); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if _, err := eu.GetQueue(ctx, engine.QueueRef{Account: sharedAccount, Name: "by-old-server"}); err != nil {
+		t.Errorf("a queue an old server made after the upgrade: %v; want it in eu-west-1", err)
 	}
 
 	us := open("us-east-1")

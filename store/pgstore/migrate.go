@@ -95,8 +95,15 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 			if m.version == regionVersion {
+				// The column's default too, so that a server not yet
+				// upgraded, which names no region, keeps creating queues
+				// where its clients look for them. The region is a
+				// validated name (baton.ValidRegion): safe to quote.
 				for _, table := range []string{"baton_queues", "baton_deleted_queues"} {
 					if _, err := tx.Exec(ctx, `UPDATE `+table+` SET region = $1 WHERE region = ''`, s.defaultRegion); err != nil {
+						return fmt.Errorf("migration %s: %w", m.name, err)
+					}
+					if _, err := tx.Exec(ctx, `ALTER TABLE `+table+` ALTER COLUMN region SET DEFAULT '`+s.defaultRegion+`'`); err != nil {
 						return fmt.Errorf("migration %s: %w", m.name, err)
 					}
 				}
