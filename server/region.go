@@ -35,6 +35,10 @@ func requestRegion(r *http.Request) (string, *baton.Error) {
 		}
 	}
 	if scope != "" {
+		// AWS's region names are lowercase; a client configured with
+		// US-EAST-1 means us-east-1 (the signature covers the scope as
+		// sent, so this changes no signature check).
+		scope = strings.ToLower(scope)
 		if !baton.ValidRegion(scope) {
 			return "", baton.Errorf(baton.ErrSignatureDoesNotMatch, "Credential should be scoped to a valid region, not %q.", clip(scope))
 		}

@@ -23,6 +23,7 @@ func TestRequestRegion(t *testing.T) {
 		{host: "sqs.10.0.1", want: ""},
 		{host: "sqs.a_b.localhost", want: ""},
 		{host: "sqs.eu-central-1.localhost", auth: "AWS4-HMAC-SHA256 Credential=AKID/20260102/ap-south-1/sqs/aws4_request, SignedHeaders=host, Signature=00", want: "ap-south-1"},
+		{host: "localhost", auth: "AWS4-HMAC-SHA256 Credential=AKID/20260102/EU-WEST-1/sqs/aws4_request, SignedHeaders=host, Signature=00", want: "eu-west-1"},
 		{host: "sqs.eu-central-1.localhost", query: "?X-Amz-Credential=AKID%2F20260102%2Fsa-east-1%2Fsqs%2Faws4_request", want: "sa-east-1"},
 		// An Authorization header that does not parse names no region:
 		// the verifier, if any, refuses it.
