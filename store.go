@@ -26,19 +26,26 @@ var (
 // time, so a store never reads a clock. store/storetest is the conformance
 // suite every implementation passes.
 type Store interface {
+	// A queue is named by its region, account and name together: each
+	// region is a namespace of its own, as each account is, so queues of
+	// one name in two regions are two queues. The store keeps the region
+	// as given; the engine picks and checks it.
+
 	// QueueCreate stores a new queue. It returns ErrExists if the name is
-	// taken and ErrDeletedRecently if a queue of that name was deleted after
+	// taken in the queue's region and account, and ErrDeletedRecently if a
+	// queue of that region, account and name was deleted after
 	// params.DeletedCutoff.
 	QueueCreate(ctx context.Context, params QueueCreateParams) error
 	// QueueGet returns the queue or ErrNotFound.
-	QueueGet(ctx context.Context, account, name string) (*Queue, error)
-	// QueueList returns queues in name order (then account order).
+	QueueGet(ctx context.Context, region, account, name string) (*Queue, error)
+	// QueueList returns queues in name order (then account, then region
+	// order).
 	QueueList(ctx context.Context, params QueueListParams) ([]*Queue, error)
 	// QueueUpdate changes a queue's attributes and tags; ErrNotFound if gone.
 	QueueUpdate(ctx context.Context, params QueueUpdateParams) (*Queue, error)
 	// QueueDelete removes a queue with its messages and remembers when, for
 	// QueueCreate's DeletedCutoff. ErrNotFound if it does not exist.
-	QueueDelete(ctx context.Context, account, name string, now time.Time) error
+	QueueDelete(ctx context.Context, region, account, name string, now time.Time) error
 	// QueuePurge removes every message of the queue. It returns
 	// ErrPurgedRecently if the queue was purged after params.PurgedCutoff.
 	QueuePurge(ctx context.Context, params QueuePurgeParams) error
@@ -138,6 +145,8 @@ type QueueCreateParams struct {
 
 // QueueListParams select queues for Store.QueueList.
 type QueueListParams struct {
+	// Region selects one region's queues; empty selects every region's.
+	Region string
 	// Account selects one account's queues; empty selects every account's.
 	Account string
 	Prefix  string
@@ -149,6 +158,7 @@ type QueueListParams struct {
 
 // QueueUpdateParams change a queue. Nil fields are left alone.
 type QueueUpdateParams struct {
+	Region     string
 	Account    string
 	Name       string
 	Attributes *QueueAttributes
@@ -159,6 +169,7 @@ type QueueUpdateParams struct {
 
 // QueuePurgeParams are the arguments of Store.QueuePurge.
 type QueuePurgeParams struct {
+	Region  string
 	Account string
 	Name    string
 	Now     time.Time

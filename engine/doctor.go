@@ -441,7 +441,7 @@ func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID str
 
 // QueueMetrics are one queue's figures for /metrics.
 type QueueMetrics struct {
-	Account, Name              string
+	Region, Account, Name      string
 	Visible, InFlight, Delayed int
 	OldestAge                  time.Duration
 	// Totals are the ledger's counts since this node started of what this
@@ -463,7 +463,7 @@ type QueueMetrics struct {
 	HungLeases  int
 }
 
-// QueueMetrics reports every queue of every account.
+// QueueMetrics reports every queue of every account and region.
 func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
 	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
 	if err != nil {
@@ -478,7 +478,7 @@ func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
 		}
 		total := e.ledger.owned(q.ID, now)
 		m := QueueMetrics{
-			Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
+			Region: e.regionOr(q.Region), Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
 			Totals: statsOf(&total), LeaseDurations: total.atMost, LeaseSum: total.durationSum,
 			VisibilityTimeout: q.Attributes.VisibilityTimeout,
 		}

@@ -19,6 +19,10 @@ import (
 //	GET /admin/api/queues/{name}/leases                 the lease report
 //	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
 //
+// Every admin request acts in the region its region query parameter names
+// (?region=eu-central-1), else in its own, as an SQS request does (of its
+// signature or its host), else in the server's default region.
+//
 // The dashboard's views and actions are listed in admin_views.go,
 // admin_actions.go and admin_stream.go.
 
@@ -159,12 +163,21 @@ func (s *Server) adminMux() http.Handler {
 	})
 }
 
+// adminRef names the queue of an admin request: {name} in the account of
+// the request, in the region its region parameter names (?region=eu-west-1),
+// else the request's own as for the SQS API (that of its signature, as
+// `baton doctor` signs, or of its host), else the default region. The
+// admin API, like the SQS API, acts in one region per request.
 func (s *Server) adminRef(r *http.Request) engine.QueueRef {
 	account := baton.AccountFromContext(r.Context())
 	if account == "" {
 		account = s.account
 	}
-	return engine.QueueRef{Account: account, Name: r.PathValue("name")}
+	region := r.URL.Query().Get("region")
+	if region == "" {
+		region, _ = requestRegion(r) // a scope naming no region is refused with credentials on; else it is ignored
+	}
+	return engine.QueueRef{Region: region, Account: account, Name: r.PathValue("name")}
 }
 
 func (s *Server) adminLeases(w http.ResponseWriter, r *http.Request) {

@@ -50,6 +50,7 @@ type ActivityJSON struct {
 // QueueSummaryJSON is one queue as the queues page lists it.
 type QueueSummaryJSON struct {
 	Name                     string  `json:"name"`
+	Region                   string  `json:"region"`
 	ARN                      string  `json:"arn"`
 	FIFO                     bool    `json:"fifo"`
 	Visible                  int     `json:"visible"`
@@ -195,12 +196,12 @@ func (s *Server) now() time.Time { return s.engine.Clock().Now().UTC() }
 
 func (s *Server) viewQueues(r *http.Request) (any, error) {
 	ctx := r.Context()
-	account := s.adminRef(r).Account
+	ref := s.adminRef(r)
 	// Every page: one ListQueues answers at most 1,000.
 	var queues []*baton.Queue
 	page := 1000
 	for next := ""; ; {
-		qs, token, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{Account: account, MaxResults: &page, NextToken: next})
+		qs, token, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{Region: ref.Region, Account: ref.Account, MaxResults: &page, NextToken: next})
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +231,7 @@ func (s *Server) viewQueues(r *http.Request) (any, error) {
 }
 
 func (s *Server) queueSummary(ctx context.Context, q *baton.Queue, sources []string) (QueueSummaryJSON, error) {
-	ref := engine.QueueRef{Account: q.Account, Name: q.Name}
+	ref := engine.QueueRef{Region: q.Region, Account: q.Account, Name: q.Name}
 	counts, err := s.engine.QueueCounts(ctx, ref)
 	if err != nil {
 		return QueueSummaryJSON{}, err
@@ -248,7 +249,7 @@ func (s *Server) queueSummary(ctx context.Context, q *baton.Queue, sources []str
 		sources = []string{}
 	}
 	return QueueSummaryJSON{
-		Name: q.Name, ARN: s.engine.ARN(q.Account, q.Name), FIFO: q.IsFIFO(),
+		Name: q.Name, Region: q.Region, ARN: s.engine.QueueARN(q), FIFO: q.IsFIFO(),
 		Visible: counts.Visible, InFlight: counts.InFlight, Delayed: counts.Delayed,
 		OldestAgeSeconds:         counts.OldestAge.Seconds(),
 		VisibilityTimeoutSeconds: q.Attributes.VisibilityTimeout,
@@ -441,7 +442,11 @@ const maxMoveTasksListed = 10
 
 func (s *Server) moveTasks(ctx context.Context, ref engine.QueueRef) (MoveTasksJSON, error) {
 	limit := maxMoveTasksListed
-	tasks, err := s.engine.ListMessageMoveTasks(ctx, ref.Account, s.engine.ARN(ref.Account, ref.Name), &limit)
+	region := ref.Region
+	if region == "" {
+		region = s.engine.Region()
+	}
+	tasks, err := s.engine.ListMessageMoveTasks(ctx, region, ref.Account, engine.RegionARN(region, ref.Account, ref.Name), &limit)
 	if baton.IsCode(err, baton.ErrResourceNotFound) {
 		return MoveTasksJSON{}, errNoSuchQueue()
 	}

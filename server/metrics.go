@@ -85,7 +85,8 @@ func (m *metrics) handler() http.Handler {
 }
 
 var (
-	labels        = []string{"account", "queue"}
+	// region tells apart the queues of one name in two regions.
+	labels        = []string{"account", "queue", "region"}
 	descMessages  = prometheus.NewDesc("baton_queue_messages", "Messages in the queue by state (visible, in_flight, delayed).", append(labels, "state"), nil)
 	descOldest    = prometheus.NewDesc("baton_queue_oldest_message_age_seconds", "Age of the queue's oldest message.", labels, nil)
 	descSent      = prometheus.NewDesc("baton_messages_sent_total", "Messages sent (duplicates excluded).", labels, nil)
@@ -138,7 +139,7 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		if c.account != "" && q.Account != c.account {
 			continue
 		}
-		lv := []string{q.Account, q.Name}
+		lv := []string{q.Account, q.Name, q.Region}
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
 		}

@@ -124,6 +124,9 @@ type request struct {
 	// traceHeader is the X-Amzn-Trace-Id header, which a send records
 	// as the messages' AWSTraceHeader.
 	traceHeader string
+	// region is the region the request is for (requestRegion); "" is the
+	// engine's default region.
+	region string
 }
 
 type requestKey struct{}
@@ -184,7 +187,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
 			return
 		}
-		s.api.ServeHTTP(w, r)
+		region, rerr := requestRegion(r) // region.go
+		if rerr != nil {
+			writeError(w, r, rerr)
+			return
+		}
+		req := requestFrom(ctx)
+		req.region = region
+		s.api.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestKey{}, req)))
 	}
 }
 
@@ -335,13 +345,18 @@ func (s *Server) accountOf(ctx context.Context) string {
 	return s.account
 }
 
+// regionOf is the region a request acts in: its own (requestRegion), or
+// "" for the engine's default region.
+func regionOf(ctx context.Context) string { return requestFrom(ctx).region }
+
 // queueRef resolves a QueueUrl parameter: a full URL or a path
-// (/<account>/<name>, the host is ignored) or a bare queue name. A Query
-// request sent to a queue URL uses that URL when the parameter is absent. A
-// queue of another account than the request's does not exist for it, and
-// neither does the queue of a URL without a path (http://host or
-// http://host/): SQS names no queue there and answers NonExistentQueue, not
-// InvalidAddress (docs/sqs-behaviour.md §1.5).
+// (/<account>/<name>, the host is ignored) or a bare queue name, in the
+// request's region. A Query request sent to a queue URL uses that URL when
+// the parameter is absent. A queue of another account or region than the
+// request's does not exist for it, and neither does the queue of a URL
+// without a path (http://host or http://host/): SQS names no queue there
+// and answers NonExistentQueue, not InvalidAddress (docs/sqs-behaviour.md
+// §1.5).
 func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef, error) {
 	if queueURL == "" {
 		queueURL = requestFrom(ctx).pathQueue
@@ -363,12 +378,12 @@ func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef
 	account := s.accountOf(ctx)
 	switch {
 	case len(parts) == 1 && parts[0] != "":
-		return engine.QueueRef{Account: account, Name: parts[0]}, nil
+		return engine.QueueRef{Region: regionOf(ctx), Account: account, Name: parts[0]}, nil
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
 		if parts[0] != account {
 			return engine.QueueRef{}, errNoSuchQueue()
 		}
-		return engine.QueueRef{Account: account, Name: parts[1]}, nil
+		return engine.QueueRef{Region: regionOf(ctx), Account: account, Name: parts[1]}, nil
 	}
 	return engine.QueueRef{}, invalidAddress(queueURL)
 }

@@ -32,7 +32,7 @@ type Store struct {
 	expiredFunc func(queueID uint64, messageID string)
 }
 
-type queueKey struct{ account, name string }
+type queueKey struct{ region, account, name string }
 
 // New returns an empty store.
 func New() *Store { return NewWithOptions(Options{}) }
@@ -188,7 +188,7 @@ func (qs *queueState) unlink(g *group) {
 func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := queueKey{p.Queue.Account, p.Queue.Name}
+	k := queueKey{p.Queue.Region, p.Queue.Account, p.Queue.Name}
 	if _, ok := s.queues[k]; ok {
 		return baton.ErrExists
 	}
@@ -201,8 +201,8 @@ func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error 
 	return nil
 }
 
-func (s *Store) QueueGet(_ context.Context, account, name string) (*baton.Queue, error) {
-	qs := s.lookup(account, name)
+func (s *Store) QueueGet(_ context.Context, region, account, name string) (*baton.Queue, error) {
+	qs := s.lookup(region, account, name)
 	if qs == nil {
 		return nil, baton.ErrNotFound
 	}
@@ -212,10 +212,10 @@ func (s *Store) QueueGet(_ context.Context, account, name string) (*baton.Queue,
 	return &q, nil
 }
 
-func (s *Store) lookup(account, name string) *queueState {
+func (s *Store) lookup(region, account, name string) *queueState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.queues[queueKey{account, name}]
+	return s.queues[queueKey{region, account, name}]
 }
 
 func (s *Store) lookupID(id uint64) *queueState {
@@ -228,14 +228,17 @@ func (s *Store) QueueList(_ context.Context, p baton.QueueListParams) ([]*baton.
 	s.mu.RLock()
 	var states []*queueState
 	for k, qs := range s.queues {
-		if (p.Account == "" || k.account == p.Account) && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
+		if (p.Region == "" || k.region == p.Region) && (p.Account == "" || k.account == p.Account) && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
 			states = append(states, qs)
 		}
 	}
 	s.mu.RUnlock()
 	sort.Slice(states, func(i, j int) bool {
 		a, b := &states[i].q, &states[j].q
-		return a.Name < b.Name || a.Name == b.Name && a.Account < b.Account
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Account < b.Account || a.Account == b.Account && a.Region < b.Region
 	})
 	if p.Limit > 0 && len(states) > p.Limit {
 		states = states[:p.Limit]
@@ -251,7 +254,7 @@ func (s *Store) QueueList(_ context.Context, p baton.QueueListParams) ([]*baton.
 }
 
 func (s *Store) QueueUpdate(_ context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
-	qs := s.lookup(p.Account, p.Name)
+	qs := s.lookup(p.Region, p.Account, p.Name)
 	if qs == nil {
 		return nil, baton.ErrNotFound
 	}
@@ -280,10 +283,10 @@ func (s *Store) QueueUpdate(_ context.Context, p baton.QueueUpdateParams) (*bato
 	return &q, nil
 }
 
-func (s *Store) QueueDelete(_ context.Context, account, name string, now time.Time) error {
+func (s *Store) QueueDelete(_ context.Context, region, account, name string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := queueKey{account, name}
+	k := queueKey{region, account, name}
 	qs, ok := s.queues[k]
 	if !ok {
 		return baton.ErrNotFound
@@ -295,7 +298,7 @@ func (s *Store) QueueDelete(_ context.Context, account, name string, now time.Ti
 }
 
 func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
-	qs := s.lookup(p.Account, p.Name)
+	qs := s.lookup(p.Region, p.Account, p.Name)
 	if qs == nil {
 		return baton.ErrNotFound
 	}

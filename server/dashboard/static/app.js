@@ -99,8 +99,13 @@
   }
   const fmtCount = (n) => Number(n || 0).toLocaleString('en-US');
   const plural = (n, one, many) => fmtCount(n) + ' ' + (n === 1 ? one : (many || one + 's'));
-  const queueHref = (name) => '/ui/queues/' + encodeURIComponent(name);
-  const messageHref = (q, id) => queueHref(q) + '/messages/' + encodeURIComponent(id);
+  // The page's region (?region=eu-central-1): each region is a namespace of
+  // queues of its own, and the admin API acts in the one it is given, else
+  // the server's default region. Links and API calls carry it on.
+  const REGION = new URLSearchParams(location.search).get('region') || '';
+  const inRegion = (path) => (REGION ? path + '?region=' + encodeURIComponent(REGION) : path);
+  const queueHref = (name) => inRegion('/ui/queues/' + encodeURIComponent(name));
+  const messageHref = (q, id) => inRegion('/ui/queues/' + encodeURIComponent(q) + '/messages/' + encodeURIComponent(id));
   const shortID = (id) => (id.length > 13 ? id.slice(0, 8) + '…' + id.slice(-4) : id);
 
   const DIAGNOSES = {
@@ -126,7 +131,7 @@
     }
     let res;
     try {
-      res = await fetch('/admin/api' + path, opts);
+      res = await fetch(inRegion('/admin/api' + path), opts);
     } catch (e) {
       const err = new Error('The server could not be reached.');
       err.code = 'NetworkError';
@@ -153,7 +158,7 @@
     }
     let es = null;
     function connect() {
-      es = new EventSource('/admin/api/events' + path);
+      es = new EventSource(inRegion('/admin/api/events' + path));
       es.onopen = () => state('live', 'Live');
       es.onmessage = (e) => {
         let d;
@@ -1067,6 +1072,14 @@
   }
 
   // ---- Boot ----
+
+  // The page's own links (the header, the breadcrumbs) stay in its region.
+  if (REGION) {
+    for (const a of document.querySelectorAll('a[href^="/"]')) {
+      const href = a.getAttribute('href');
+      if (!href.includes('?') && !href.startsWith('/ui/static/')) a.setAttribute('href', inRegion(href));
+    }
+  }
 
   if (page === 'queues') queuesPage();
   else if (page === 'queue') queuePage();
