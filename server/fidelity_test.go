@@ -419,7 +419,9 @@ func withTraceHeader(v string) func(*sqs.Options) {
 // overrides it ("If both … are set, the message system attribute
 // overrides the HTTP trace header": AWS X-Ray developer guide, Amazon SQS
 // and AWS X-Ray).
-func TestTraceHeaderBecomesAWSTraceHeader(t *testing.T) { onEveryStore(t, traceHeaderBecomesAWSTraceHeader) }
+func TestTraceHeaderBecomesAWSTraceHeader(t *testing.T) {
+	onEveryStore(t, traceHeaderBecomesAWSTraceHeader)
+}
 
 func traceHeaderBecomesAWSTraceHeader(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
@@ -479,7 +481,9 @@ func traceHeaderBecomesAWSTraceHeader(t *testing.T, srv *testutil.Server) {
 // ListQueueTags, RemovePermission, SetQueueAttributes, TagQueue,
 // UntagQueue and the message move task actions) are refused as only the
 // owner's, and a name SQS has no action for as not in the WSDL.
-func TestAddPermissionOnlySharedActions(t *testing.T) { onEveryStore(t, addPermissionOnlySharedActions) }
+func TestAddPermissionOnlySharedActions(t *testing.T) {
+	onEveryStore(t, addPermissionOnlySharedActions)
+}
 
 func addPermissionOnlySharedActions(t *testing.T, srv *testutil.Server) {
 	c := srv.Client

@@ -291,7 +291,9 @@ func TestLongPollTimesOutEmpty(t *testing.T) {
 // message in flight through an earlier receive's handle) the extension
 // holds the message, singly and in a batch, so it is not handed out a third
 // time.
-func TestOldHandleExtendsAfterRedelivery(t *testing.T) { onEveryStore(t, oldHandleExtendsAfterRedelivery) }
+func TestOldHandleExtendsAfterRedelivery(t *testing.T) {
+	onEveryStore(t, oldHandleExtendsAfterRedelivery)
+}
 
 func oldHandleExtendsAfterRedelivery(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
@@ -344,7 +346,9 @@ func TestOldHandleDeletesAfterRedelivery(t *testing.T) {
 
 // A message whose lease lapsed comes back before messages sent after it, as
 // on SQS: order by first send, not by the moment it became visible again.
-func TestLapsedMessageComesBeforeLaterSends(t *testing.T) { onEveryStore(t, lapsedMessageComesBeforeLaterSends) }
+func TestLapsedMessageComesBeforeLaterSends(t *testing.T) {
+	onEveryStore(t, lapsedMessageComesBeforeLaterSends)
+}
 
 func lapsedMessageComesBeforeLaterSends(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
