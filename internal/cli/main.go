@@ -132,11 +132,12 @@ func envName(f *pflag.Flag) string {
 // commandEnvDefaults is envDefaults for a command other than serve: each
 // flag not given on the command line is set from BATON_<COMMAND>_<FLAG>
 // (`baton worker --batch-size`: BATON_WORKER_BATCH_SIZE), else from the
-// variable shared names for it (--endpoint: BATON_ENDPOINT, which every
-// client command reads). serve's BATON_<FLAG> variables (BATON_CONFIG,
-// BATON_STORE, BATON_REGION…) are never read: in an environment set up for
-// the server they mean something else, or name the server's database. It
-// returns, for each flag set from the environment, the variable that set it.
+// variable shared names for it. (--endpoint's other variables, which every
+// client command reads, are resolveEndpoint's.) serve's BATON_<FLAG>
+// variables (BATON_CONFIG, BATON_STORE, BATON_REGION…) are never read: in
+// an environment set up for the server they mean something else, or name
+// the server's database. It returns, for each flag set from the
+// environment, the variable that set it.
 func commandEnvDefaults(flags *pflag.FlagSet, command string, shared map[string]string) (map[string]string, error) {
 	from := map[string]string{}
 	var err error

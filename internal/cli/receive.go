@@ -42,7 +42,7 @@ func receiveCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client(cmd)
+			c, err := o.clientFor(cmd, args[0])
 			if err != nil {
 				return err
 			}
