@@ -723,8 +723,10 @@ func planQueues(queues []QueueConfig, account string) ([]QueueConfig, error) {
 
 // createQueues creates the declared queues through the engine, with the
 // API's validation, dead-letter queues first. A queue that exists gets the
-// declared attributes and tags. An error names the file:line of the
-// attribute it is about, or else of the queue.
+// declared attributes and tags. Each is logged as created, exists (as
+// declared already) or updated (its attributes or tags changed to the
+// file's). An error names the file:line of the attribute it is about, or
+// else of the queue.
 func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig, account string, log *slog.Logger) error {
 	order, err := planQueues(queues, account)
 	if err != nil {
@@ -748,26 +750,52 @@ func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig,
 			attrs[engine.AttrRedrivePolicy] = string(policy)
 		}
 		ref := engine.QueueRef{Region: q.Region, Account: acct, Name: q.Name}
-		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Region: q.Region, Account: acct, Name: q.Name, Attributes: attrs, Tags: q.Tags})
-		what := "created"
-		if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code == baton.ErrQueueNameExists {
-			// It exists from an earlier run with other attributes or
-			// tags: the file wins.
-			delete(attrs, engine.AttrFifoQueue)
-			err, what = nil, "updated"
-			if len(attrs) > 0 {
-				err = eng.SetQueueAttributes(ctx, ref, attrs)
-			}
-		}
-		if err == nil && len(q.Tags) > 0 {
-			err = eng.TagQueue(ctx, ref, q.Tags)
-		}
+		what, err := ensureQueue(ctx, eng, ref, attrs, q.Tags)
 		if err != nil {
 			return fmt.Errorf("%s: queue %s: %w", q.errorWhere(err), q.Name, err)
 		}
-		log.Info("config queue ready", "queue", q.Name, "account", acct, "region", cmp.Or(q.Region, eng.Region()), "how", what)
+		log.Info("config queue "+what, "queue", q.Name, "account", acct, "region", cmp.Or(q.Region, eng.Region()))
 	}
 	return nil
+}
+
+// ensureQueue makes the queue ref have attrs and tags, and says how:
+// "created", "exists" (it had them already) or "updated".
+func ensureQueue(ctx context.Context, eng *engine.Engine, ref engine.QueueRef, attrs, tags map[string]string) (string, error) {
+	_, err := eng.GetQueue(ctx, ref)
+	var e *baton.Error
+	switch {
+	case errors.As(err, &e) && e.Code == baton.ErrQueueDoesNotExist:
+		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Region: ref.Region, Account: ref.Account, Name: ref.Name, Attributes: attrs, Tags: tags})
+		return "created", err
+	case err != nil:
+		return "", err
+	}
+	what := "exists"
+	// CreateQueue answers the existing queue when every attribute given
+	// equals its own, and QueueNameExists when one differs: then the file
+	// wins.
+	_, err = eng.CreateQueue(ctx, engine.CreateQueueParams{Region: ref.Region, Account: ref.Account, Name: ref.Name, Attributes: attrs})
+	if errors.As(err, &e) && e.Code == baton.ErrQueueNameExists {
+		delete(attrs, engine.AttrFifoQueue)
+		err, what = nil, "updated"
+		if len(attrs) > 0 {
+			err = eng.SetQueueAttributes(ctx, ref, attrs)
+		}
+	}
+	if err != nil || len(tags) == 0 {
+		return what, err
+	}
+	have, err := eng.ListQueueTags(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range tags {
+		if t, ok := have[k]; !ok || t != v {
+			return "updated", eng.TagQueue(ctx, ref, tags)
+		}
+	}
+	return what, nil
 }
 
 // errorWhere is the file:line an engine error is about: the attribute it

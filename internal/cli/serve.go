@@ -246,6 +246,11 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 			return err
 		}
 	}
+	// Every declared queue is checked before any is created, in a scratch
+	// engine: a file refused halfway would leave its first queues behind.
+	if err := checkQueues(ctx, cfg); err != nil {
+		return err
+	}
 	store, receiptKey, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
