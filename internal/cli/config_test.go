@@ -274,6 +274,14 @@ func TestConfigErrors(t *testing.T) {
 		{"duplicate-key", `3: key "region" is given twice (first on line 1)`},
 		{"bad-credentials", `5: credentials[1]: the access key id AKIDONE is also listed at testdata/config/bad-credentials.yaml:2`},
 		{"syntax-error", `3: did not find expected ',' or '}'`},
+		// yaml.v3 names the line where the block mapping began (3, 2)
+		// or none (the anchor): the line is the problem's.
+		{"syntax-nested-indent", `6: did not find expected key`},
+		{"syntax-list-indent", `5: did not find expected key`},
+		{"syntax-unknown-anchor", `3: unknown anchor 'nope' referenced`},
+		{"syntax-tab", `2: found a tab character that violates indentation`},
+		{"syntax-open-quote", `5: found unexpected end of stream`},
+		{"syntax-nested-flow", `4: did not find expected ',' or ']'`},
 		{"not-a-mapping", `1: want a mapping of settings (key: value), got a list`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
