@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -293,8 +294,17 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if verifier != nil {
 		auth = fmt.Sprintf("sigv4 (%d keys)", len(creds))
 	}
-	log.Info("baton serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "auth", auth,
-		"store", storeName(cfg.Store), "account", cfg.AccountID, "region", cfg.Region)
+	endpoint := listenURL(ln.Addr().String(), tlsCfg != nil)
+	attrs := []any{"addr", ln.Addr().String(), "endpoint", endpoint, "dashboard", endpoint + "/", "tls", tlsCfg != nil, "auth", auth,
+		"store", storeName(cfg.Store)}
+	if cfg.Store == "sqlite" {
+		dir, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			dir = cfg.DataDir
+		}
+		attrs = append(attrs, "data_dir", dir)
+	}
+	log.Info("baton serving", append(attrs, "account", cfg.AccountID, "region", cfg.Region)...)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -319,6 +329,27 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	return nil
+}
+
+// listenURL is the URL a client on this machine reaches the server at,
+// listening on addr: the address itself, or 127.0.0.1 (::1) in place of an
+// unspecified one (0.0.0.0, ::), which no client can dial everywhere.
+func listenURL(addr string, https bool) string {
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // storeReady is the readiness check of stores that can be unreachable.

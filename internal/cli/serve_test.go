@@ -418,3 +418,31 @@ func TestServeLocalHostsOnly(t *testing.T) {
 		}
 	}
 }
+
+// The start-up log says where everything is: the SQS endpoint and the
+// dashboard as URLs, the store and its data directory as an absolute path
+// (given relative here), and each declared queue as created or existing.
+func TestServeStartupLog(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeConfig(t, "queues:\n  - name: jobs\n")
+	p := startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", rel, "--config", path)
+	logs := p.logs.String()
+	for _, want := range []string{
+		`msg="config queue created" queue=jobs`,
+		"endpoint=" + p.URL + " dashboard=" + p.URL + "/ ",
+		"store=sqlite data_dir=" + data + " ",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("start-up log: want %q in\n%s", want, logs)
+		}
+	}
+}
