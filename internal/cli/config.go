@@ -426,7 +426,8 @@ var settingChecks = map[string]func(string) error{
 		}
 		return nil
 	},
-	"account-id": checkAccountID,
+	"account-id":    checkAccountID,
+	"advertise-url": checkAdvertiseURL,
 	"region": func(v string) error {
 		if v == "" || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			return fmt.Errorf("%q is not a region name (like us-east-1)", v)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -47,6 +48,9 @@ type ServeConfig struct {
 	// TLSCert and TLSKey are PEM files; with both the server speaks HTTPS.
 	TLSCert string
 	TLSKey  string
+	// AdvertiseURL, if set, is the scheme://host[:port] of the queue URLs
+	// the server hands out (server.Config.AdvertiseURL).
+	AdvertiseURL string
 	// MaxLongPollsPerClient bounds waiting long polls per client address
 	// (0: server.DefaultMaxLongPollsPerClient, negative: no bound).
 	MaxLongPollsPerClient int
@@ -105,6 +109,8 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.CredentialsFile, "credentials-file", "",
 		"file of access keys, one per line: ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID (# starts a comment line)")
 	f.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", false, "serve a non-loopback --listen address without credentials")
+	f.StringVar(&cfg.AdvertiseURL, "advertise-url", "",
+		"scheme://host[:port] the queue URLs handed out start with (default: the request's, from its Host header), for clients that reach the server by another name")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
@@ -238,6 +244,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
+		return fmt.Errorf("--advertise-url: %w", err)
+	}
 	if err := checkExposure(cfg.Listen, len(creds) > 0, cfg.AllowAnonymous, log); err != nil {
 		return err
 	}
@@ -271,7 +280,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 			Ready: storeReady(store), Collectors: storeCollectors(store),
-			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen),
+			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s and the whole request within
@@ -304,6 +313,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		}
 		attrs = append(attrs, "data_dir", dir)
 	}
+	if cfg.AdvertiseURL != "" {
+		attrs = append(attrs, "advertise_url", cfg.AdvertiseURL)
+	}
 	log.Info("baton serving", append(attrs, "account", cfg.AccountID, "region", cfg.Region)...)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -327,6 +339,20 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// checkAdvertiseURL accepts "" or an http(s) URL of a host alone, with
+// no path beyond "/": queue URLs are built by appending /ACCOUNT/NAME.
+func checkAdvertiseURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
+		u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not a URL of a host alone (like http://baton:9324)", v)
 	}
 	return nil
 }

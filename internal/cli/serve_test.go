@@ -446,3 +446,42 @@ func TestServeStartupLog(t *testing.T) {
 		}
 	}
 }
+
+// --advertise-url (a config file's advertise-url, BATON_ADVERTISE_URL) is
+// the base of the queue URLs the server hands out; a value that is not a
+// host's URL is refused.
+func TestServeAdvertiseURL(t *testing.T) {
+	t.Parallel()
+	const base = "http://baton.internal:9324"
+	path := writeConfig(t, "advertise-url: "+base+"\n")
+	for name, tt := range map[string]struct {
+		env  []string
+		args []string
+	}{
+		"flag":     {nil, []string{"--advertise-url", base + "/"}},
+		"file":     {nil, []string{"--config", path}},
+		"env":      {[]string{"BATON_ADVERTISE_URL=" + base}, nil},
+		"env>file": {[]string{"BATON_ADVERTISE_URL=" + base}, []string{"--config", writeConfig(t, "advertise-url: http://other:1\n")}},
+	} {
+		p := startServe(t, cliEnv(t, tt.env...), append([]string{"--store", "memory"}, tt.args...)...)
+		if got := mustSucceed(t, p.URL, "queue", "create", "jobs"); got != base+"/000000000000/jobs\n" {
+			t.Errorf("%s: queue create: %q, want the URL on %s", name, got, base)
+		}
+		if !strings.Contains(p.logs.String(), "advertise_url="+base) {
+			t.Errorf("%s: want the advertised URL in the start-up log:\n%s", name, p.logs)
+		}
+	}
+	bad := writeConfig(t, "store: memory\nadvertise-url: baton:9324\n")
+	for _, args := range [][]string{
+		{"--advertise-url", "http://baton:9324/prefix"},
+		{"--config", bad},
+	} {
+		r := runCLI(t, cliEnv(t), nil, append([]string{"serve", "--listen", "127.0.0.1:0", "--store", "memory"}, args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "is not a URL of a host alone") {
+			t.Errorf("serve %v: %v\nwant it refused", args, r)
+		}
+	}
+	if r := runCLI(t, cliEnv(t), nil, "serve", "--store", "memory", "--config", bad); !strings.Contains(r.stderr, bad+":2: advertise-url:") {
+		t.Errorf("a bad advertise-url in a file: %v\nwant its file:line", r)
+	}
+}
