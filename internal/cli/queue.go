@@ -26,8 +26,8 @@ func queueCommand() *cobra.Command {
 		Long: "Manage the queues of a running Baton. QUEUE is a queue name (looked up with GetQueueUrl)\n" +
 			"or a queue URL. Credentials and region are found as the AWS CLI finds them (AWS_* variables,\n" +
 			"profiles); without any, dummy credentials are used, which a Baton without authentication accepts.",
-		Args: cobra.NoArgs,
 	}
+	groupOnly(cmd)
 	o.register(cmd.PersistentFlags())
 	cmd.AddCommand(
 		queueCreateCommand(&o), queueListCommand(&o), queueGetCommand(&o),
