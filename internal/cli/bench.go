@@ -78,9 +78,10 @@ func benchCommand() *cobra.Command {
 			"missing and deleted afterwards (or purged, if it existed) unless --keep.\n\n" +
 			"Every flag can also be set as a BATON_BENCH_<FLAG> environment variable (for example\n" +
 			"BATON_BENCH_DURATION=30s); a flag on the command line wins. --endpoint also comes from\n" +
-			"AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT, as for the other client commands. baton serve's BATON_<FLAG> variables\n" +
-			"(BATON_STORE, BATON_DURABILITY, BATON_REGION, BATON_ACCESS_KEY_ID…) are not read: --self\n" +
-			"never measures the server's store unless told to with --store.",
+			"AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT, as for the other client commands.\n" +
+			"baton serve's BATON_<FLAG> variables (BATON_STORE, BATON_DURABILITY, BATON_REGION,\n" +
+			"BATON_ACCESS_KEY_ID…) are not read: --self never measures the server's store unless told to\n" +
+			"with --store.",
 		Example: "  baton bench --self --ceiling --scenario send,lifecycle\n" +
 			"  baton bench --self --store memory --scenario all --json > bench.json\n" +
 			"  baton bench --endpoint http://127.0.0.1:9324 --scenario send-batch --concurrency 64 --duration 30s\n" +

@@ -322,9 +322,10 @@ func workerCommand() *cobra.Command {
 			"Every flag can also be set as a BATON_WORKER_<FLAG> environment variable (for example\n" +
 			"BATON_WORKER_QUEUE_URL, BATON_WORKER_CONFIG); a flag on the command line wins over it, and it\n" +
 			"wins over the --config file. --endpoint also comes from AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL\n" +
-			"or BATON_ENDPOINT, as for the other client commands, then from the queue URL's host. baton serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL,\n" +
-			"BATON_REGION…) are not read. A setting given with a value outside its range (0 included,\n" +
-			"where 0 is not documented as meaning something) is refused, not replaced by its default.",
+			"or BATON_ENDPOINT, as for the other client commands, then from the queue URL's host. baton\n" +
+			"serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL, BATON_REGION…) are not read.\n" +
+			"A setting given with a value outside its range (0 included, where 0 is not documented as\n" +
+			"meaning something) is refused, not replaced by its default.",
 		Example: "  baton worker --queue-url jobs --http http://127.0.0.1:8080/jobs --report-batch-item-failures\n" +
 			"  baton worker --queue-url jobs --http http://127.0.0.1:8080/ --per-message --max-concurrency 20\n" +
 			"  baton worker --queue-url events --command './load.sh' --batch-size 1000 --batching-window 10s\n" +
