@@ -414,6 +414,7 @@ func TestAWSCLI(t *testing.T) {
 	t.Run("attribute types", func(t *testing.T) { t.Parallel(); testCLIAttributeTypes(t, srv) })
 	t.Run("batches", func(t *testing.T) { t.Parallel(); testCLIBatches(t, srv) })
 	t.Run("purge", func(t *testing.T) { t.Parallel(); testCLIPurge(t, srv) })
+	t.Run("issue 20", func(t *testing.T) { t.Parallel(); testCLIFidelity(t, srv) })
 }
 
 // createQueue creates queue name with a 60 s visibility timeout, so received
@@ -682,6 +683,48 @@ func testCLIPurge(t *testing.T, srv *batonProcess) {
 	cli.wantCounts(url, "2", "0")
 	cli.must(nil, "purge-queue", "--queue-url", url)
 	cli.wantCounts(url, "0", "0")
+}
+
+// testCLIFidelity: two answers in which Baton once differed from Amazon SQS
+// (issue 20), as the CLI sends the requests. FifoQueue "True" makes a FIFO
+// queue and reads back "true" (CreateQueue API reference: "Valid values:
+// true, false"); --message-attribute-names takes "Hel.*" as a prefix and
+// ".*" as every name (ReceiveMessage API reference: "All or .* … starting
+// with a prefix, for example bar.*").
+func testCLIFidelity(t *testing.T, srv *batonProcess) {
+	cli := newAWSCLI(t, srv.URL)
+	var created struct{ QueueUrl string }
+	cli.must(&created, "create-queue", "--queue-name", "e2e-cli-capital.fifo", "--attributes", `{"FifoQueue":"True"}`)
+	if got := cli.queueAttributes(created.QueueUrl, "All")["FifoQueue"]; got != "true" {
+		t.Errorf("create-queue FifoQueue=True: get-queue-attributes FifoQueue = %q, want true", got)
+	}
+
+	cli.must(&created, "create-queue", "--queue-name", "e2e-cli-patterns", "--attributes", `{"VisibilityTimeout":"0"}`)
+	url := created.QueueUrl
+	sent := map[string]attr{
+		"Help.Me": {"String", []byte("Me")}, "Hello": {"String", []byte("There")}, "General": {"String", []byte("Kenobi")},
+	}
+	cli.must(nil, "send-message", "--queue-url", url, "--message-body", "patterns", "--message-attributes",
+		`{"Help.Me":{"DataType":"String","StringValue":"Me"},"Hello":{"DataType":"String","StringValue":"There"},`+
+			`"General":{"DataType":"String","StringValue":"Kenobi"}}`)
+	for _, tt := range []struct {
+		pattern string
+		want    []string
+	}{
+		{"Hel.*", []string{"Hello", "Help.Me"}},
+		{".*", []string{"General", "Hello", "Help.Me"}},
+	} {
+		m := cli.receive(url, 1, "--message-attribute-names", tt.pattern)[0]
+		want := map[string]attr{}
+		for _, name := range tt.want {
+			want[name] = sent[name]
+		}
+		got := slices.Sorted(maps.Keys(m.MessageAttributes))
+		if !slices.Equal(got, tt.want) || m.MD5OfMessageAttributes != attributesMD5(want) {
+			t.Errorf("receive-message --message-attribute-names %s: attributes %q with MD5 %s, want %q with MD5 %s",
+				tt.pattern, got, m.MD5OfMessageAttributes, tt.want, attributesMD5(want))
+		}
+	}
 }
 
 // TestBoto3 runs testdata/boto3_check.py, which drives the same lifecycle
