@@ -12,7 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // Config configures an Engine.

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"embed"
 
-	"github.com/baton-sqs/baton/internal/migrate"
+	"github.com/baton-sqs/baton/internal/leaf/migrate"
 )
 
 // migrations are the schema's versions: NNNN_name.sql, applied in order by
-// internal/migrate, each in its own transaction, and recorded in
+// internal/leaf/migrate, each in its own transaction, and recorded in
 // schema_migrations.
 //
 //go:embed migrations/*.sql

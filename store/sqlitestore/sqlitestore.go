@@ -16,7 +16,7 @@ import (
 	sqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
