@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
@@ -52,7 +53,7 @@ type Option func(*config)
 type config struct {
 	store     baton.Store
 	sqlite    bool
-	fake      *baton.FakeClock
+	fake      *clock.Fake
 	creds     []sigv4.Credential
 	longPolls int
 }
@@ -77,7 +78,7 @@ func WithFakeClock(start time.Time) Option {
 	if start.IsZero() {
 		start = Epoch
 	}
-	return func(c *config) { c.fake = baton.NewFakeClock(start) }
+	return func(c *config) { c.fake = clock.NewFake(start) }
 }
 
 // WithCredentials makes the server require every SQS request to be signed
@@ -106,8 +107,8 @@ func WithMaxLongPollsPerClient(n int) Option { return func(c *config) { c.longPo
 // free port of 127.0.0.1. Its methods are safe for concurrent use.
 type Server struct {
 	url    string
-	clock  baton.Clock
-	fake   *baton.FakeClock
+	clock  clock.Clock
+	fake   *clock.Fake
 	engine *engine.Engine
 	client *sqs.Client
 	http   *http.Server
@@ -143,7 +144,7 @@ func Start(opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	s := &Server{clock: baton.SystemClock{}, fake: c.fake, store: c.store}
+	s := &Server{clock: clock.System{}, fake: c.fake, store: c.store}
 	if c.fake != nil {
 		s.clock = c.fake
 	}
@@ -264,7 +265,7 @@ func (s *Server) ClientFor(accessKeyID, secretAccessKey string) *sqs.Client {
 
 // Clock returns the fake clock of WithFakeClock, which the test moves with
 // Advance or Set, or nil if the server reads the system clock.
-func (s *Server) Clock() *baton.FakeClock { return s.fake }
+func (s *Server) Clock() *clock.Fake { return s.fake }
 
 // DataDir returns WithSQLite's directory, which holds the database while
 // the server runs, or "" if the server has no such directory.
@@ -295,10 +296,10 @@ func (s *Server) WaitForTimers(tb testing.TB, n int) {
 }
 
 // clockSigner is aws-sdk-go-v2's SigV4 signer with the signing time taken
-// from a baton.Clock instead of the wall clock.
+// from a clock.Clock instead of the wall clock.
 type clockSigner struct {
 	signer *v4.Signer
-	clock  baton.Clock
+	clock  clock.Clock
 }
 
 // SignHTTP signs r at the clock's time; the time the SDK passes is ignored.

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -29,29 +29,29 @@ import (
 // fake time says; the tests move that clock in small steps and never sleep
 // through a lease.
 
-// sharedClock adapts the server's *baton.FakeClock to consumer.Clock and
-// keeps track of the consumer-side timers, so a test can tell when every
+// sharedClock wraps the server's *clock.Fake and keeps track of the
+// consumer-side timers, so a test can tell when every
 // goroutine woken by a fired timer has acted on it: the runtime stops every
 // timer once it has read it (and the tests' handlers do too).
 type sharedClock struct {
-	fc   *baton.FakeClock
+	fc   *clock.Fake
 	mu   sync.Mutex
 	live map[*sharedTimer]struct{}
 }
 
 type sharedTimer struct {
-	t  baton.Timer
+	t  clock.Timer
 	s  *sharedClock
 	at time.Time
 }
 
-func newSharedClock(fc *baton.FakeClock) *sharedClock {
+func newSharedClock(fc *clock.Fake) *sharedClock {
 	return &sharedClock{fc: fc, live: map[*sharedTimer]struct{}{}}
 }
 
 func (s *sharedClock) Now() time.Time { return s.fc.Now() }
 
-func (s *sharedClock) NewTimer(d time.Duration) consumer.Timer {
+func (s *sharedClock) NewTimer(d time.Duration) clock.Timer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := &sharedTimer{at: s.fc.Now().Add(d), t: s.fc.NewTimer(d), s: s}

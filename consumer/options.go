@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/baton-sqs/baton/clock"
 )
 
 // config is the consumer's settings after options and defaults.
@@ -45,7 +47,7 @@ func defaultConfig() config {
 		waitTime:        20 * time.Second,
 		retry:           DefaultRetryPolicy(),
 		snooze:          DefaultRetryPolicy(),
-		clock:           SystemClock{},
+		clock:           clock.System{},
 		shutdownReserve: 5 * time.Second,
 		shutdownTimeout: 30 * time.Second,
 		doctor:          true,
@@ -118,7 +120,7 @@ func WithRetryPolicy(p RetryPolicy) Option { return func(c *config) { c.retry = 
 // or the policy's, whichever is longer.
 func WithSnoozePolicy(p RetryPolicy) Option { return func(c *config) { c.snooze = p } }
 
-// WithClock sets the clock (default SystemClock). Tests pass a fake.
+// WithClock sets the clock (default clock.System). Tests pass a fake.
 func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithObserver sets who is told about events; combine several with

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/store/memstore"
 )
@@ -16,7 +17,7 @@ import (
 func TestReceiveBodyMD5(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	clock := baton.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	clock := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := memstore.New()
 	e, err := engine.New(engine.Config{Store: s, Clock: clock})
 	if err != nil {

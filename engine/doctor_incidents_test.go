@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -20,7 +20,7 @@ import (
 type incident struct {
 	t     *testing.T
 	e     *engine.Engine
-	clock *baton.FakeClock
+	clock *clock.Fake
 	ref   engine.QueueRef
 }
 

@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // Config configures an Engine.
 type Config struct {
 	Store baton.Store
 	// Clock defaults to the system clock.
-	Clock baton.Clock
+	Clock clock.Clock
 	// Region is the default region: that of a QueueRef, CreateQueue or
 	// ListQueues call naming none, and the region in the ARNs ARN makes;
 	// defaults to us-east-1. Each region is a namespace of queues of its
@@ -35,7 +36,7 @@ type Config struct {
 // use.
 type Engine struct {
 	store    baton.Store
-	clock    baton.Clock
+	clock    clock.Clock
 	region   string
 	receipts receiptCodec
 	log      *slog.Logger
@@ -73,7 +74,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, errors.New("engine: no store")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = baton.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -133,7 +134,7 @@ func (e *Engine) Close() {
 }
 
 // Clock returns the engine's clock.
-func (e *Engine) Clock() baton.Clock { return e.clock }
+func (e *Engine) Clock() clock.Clock { return e.clock }
 
 // Region returns the default region.
 func (e *Engine) Region() string { return e.region }

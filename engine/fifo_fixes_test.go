@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/sqlitestore"
@@ -16,16 +16,16 @@ import (
 // in-memory store and over the durable default.
 var fifoEngines = []struct {
 	name string
-	open func(t *testing.T) (*engine.Engine, *baton.FakeClock)
+	open func(t *testing.T) (*engine.Engine, *clock.Fake)
 }{
 	{"memory", newEngine},
-	{"sqlite", func(t *testing.T) (*engine.Engine, *baton.FakeClock) {
+	{"sqlite", func(t *testing.T) (*engine.Engine, *clock.Fake) {
 		s, err := sqlitestore.Open(t.Context(), t.TempDir(), sqlitestore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		clock := baton.NewFakeClock(testutil.Epoch)
+		clock := clock.NewFake(testutil.Epoch)
 		e, err := engine.New(engine.Config{Store: s, Clock: clock})
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // Several nodes on one shared store keep one lease ledger between them:

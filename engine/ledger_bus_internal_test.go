@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/memstore"
 )
@@ -62,7 +63,7 @@ func TestLedgerOwnEchoIgnored(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	bus := &loopBus{Store: memstore.New()}
-	clock := baton.NewFakeClock(applyBase)
+	clock := clock.NewFake(applyBase)
 	e, err := New(Config{Store: bus, Clock: clock, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -25,17 +25,17 @@ import (
 var clusterQueue = engine.QueueRef{Account: "000000000000", Name: "shared-ledger"}
 
 // startCluster starts n engines on one fresh database.
-func startCluster(t *testing.T, pg *pgtest.Cluster, n int) ([]*engine.Engine, *baton.FakeClock) {
+func startCluster(t *testing.T, pg *pgtest.Cluster, n int) ([]*engine.Engine, *clock.Fake) {
 	t.Helper()
 	return startClusterOn(t, pg.MustDatabase(t), n)
 }
 
 // startClusterOn starts n engines on the database at url.
-func startClusterOn(t *testing.T, url string, n int) ([]*engine.Engine, *baton.FakeClock) {
+func startClusterOn(t *testing.T, url string, n int) ([]*engine.Engine, *clock.Fake) {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	clock := baton.NewFakeClock(testutil.Epoch)
+	clock := clock.NewFake(testutil.Epoch)
 	nodes := make([]*engine.Engine, n)
 	for i := range nodes {
 		s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: quiet})

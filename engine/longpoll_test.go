@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -34,7 +35,7 @@ func startPoll(ctx context.Context, e *engine.Engine, ref engine.QueueRef, wait 
 
 // waitTimers waits until the fake clock has n pending timers: n long polls
 // are asleep.
-func waitTimers(t *testing.T, clock *baton.FakeClock, n int) {
+func waitTimers(t *testing.T, clock *clock.Fake, n int) {
 	t.Helper()
 	testutil.CheckFor(t, 5*time.Second, func() error {
 		if got := clock.Timers(); got != n {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 
 	"github.com/baton-sqs/baton"
 )

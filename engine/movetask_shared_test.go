@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -39,10 +40,10 @@ func (n *node) kill() {
 }
 
 // mustSharedNodes starts n engines on one new database and clock.
-func mustSharedNodes(t *testing.T, n int) ([]*node, *baton.FakeClock) {
+func mustSharedNodes(t *testing.T, n int) ([]*node, *clock.Fake) {
 	t.Helper()
 	url := pgtest.MustStart(t).MustDatabase(t)
-	clock := baton.NewFakeClock(testutil.Epoch)
+	clock := clock.NewFake(testutil.Epoch)
 	nodes := make([]*node, n)
 	for i := range nodes {
 		s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: quietLog})
@@ -110,7 +111,7 @@ func listTask(t *testing.T, e *engine.Engine) engine.MoveTask {
 
 // awaitParked waits until the clock has at least want() timers: every loop
 // that should be waiting on it is.
-func awaitParked(t *testing.T, clock *baton.FakeClock, want func() int) {
+func awaitParked(t *testing.T, clock *clock.Fake, want func() int) {
 	t.Helper()
 	testutil.CheckFor(t, 10*time.Second, func() error {
 		if got, n := clock.Timers(), want(); got < n {

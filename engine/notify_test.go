@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -53,10 +54,10 @@ func (s *sharedStore) sendElsewhere(t *testing.T, ref engine.QueueRef, now time.
 
 // startSharedLongPoll creates a queue on an engine over a sharedStore and
 // starts a 20-second long poll on it, returning once the poll sleeps.
-func startSharedLongPoll(t *testing.T) (*sharedStore, *baton.FakeClock, engine.QueueRef, <-chan []engine.ReceivedMessage) {
+func startSharedLongPoll(t *testing.T) (*sharedStore, *clock.Fake, engine.QueueRef, <-chan []engine.ReceivedMessage) {
 	t.Helper()
 	store := &sharedStore{Store: memstore.New()}
-	clock := baton.NewFakeClock(testutil.Epoch)
+	clock := clock.NewFake(testutil.Epoch)
 	e, err := engine.New(engine.Config{Store: store, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -47,7 +48,7 @@ func TestUpgradeGivesQueuesTheDefaultRegion(t *testing.T) {
 	}
 	conn.Close(ctx)
 
-	clock := baton.NewFakeClock(now.Add(time.Second))
+	clock := clock.NewFake(now.Add(time.Second))
 	open := func(region string) *engine.Engine {
 		s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: quietLog, DefaultRegion: region})
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -115,7 +115,7 @@ func testUpgrade(t *testing.T, pg *pgtest.Cluster, upTo int) {
 	}
 	conn.Close(ctx)
 
-	clock := baton.NewFakeClock(now.Add(time.Second))
+	clock := clock.NewFake(now.Add(time.Second))
 	nodes := make([]*engine.Engine, 2)
 	var wg sync.WaitGroup
 	for i := range nodes {

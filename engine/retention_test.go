@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
-func newEngine(t *testing.T) (*engine.Engine, *baton.FakeClock) {
+func newEngine(t *testing.T) (*engine.Engine, *clock.Fake) {
 	t.Helper()
-	clock := baton.NewFakeClock(testutil.Epoch)
+	clock := clock.NewFake(testutil.Epoch)
 	e, err := engine.New(engine.Config{Store: memstore.New(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
@@ -393,7 +393,7 @@ func (b *endlessBody) Read(p []byte) (int, error) {
 // at once as they care to open, before it says no.
 func TestAuthRefusesBeforeReadingBody(t *testing.T) {
 	t.Parallel()
-	v, err := sigv4.NewVerifier(baton.NewFakeClock(testutil.Epoch), []sigv4.Credential{alice})
+	v, err := sigv4.NewVerifier(clock.NewFake(testutil.Epoch), []sigv4.Credential{alice})
 	if err != nil {
 		t.Fatal(err)
 	}

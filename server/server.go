@@ -15,7 +15,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"
@@ -155,9 +155,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	reqID := ids.NewUUID()
 	w.Header().Set("x-amzn-RequestId", reqID)
+	// A panic is answered as an InternalError (HTTP 500) in the protocol
+	// the client speaks: a Query client cannot read the JSON one. Only the
+	// SQS API speaks Query; everything else here answers in JSON.
+	sqsAPI := false
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic serving request", "request_id", reqID, "panic", p)
+			if _, isJSON := awsjson.Operation(r); sqsAPI && !isJSON {
+				writeQueryError(w, r, baton.AsError(nil), reqID)
+				return
+			}
 			awsjson.WriteError(w, baton.AsError(nil))
 		}
 	}()
@@ -198,6 +206,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/admin/api/"):
 		s.admin.ServeHTTP(w, r)
 	default:
+		sqsAPI = true
 		if err := checkCrossSite(r); err != nil { // crosssite.go
 			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
 			return

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 )
 
 // HTTP Basic authentication sends the secret itself, so unlike a SigV4
@@ -25,7 +25,7 @@ const (
 
 // signInGuard counts failed Basic sign-ins by access key id.
 type signInGuard struct {
-	clock baton.Clock
+	clock clock.Clock
 	mu    sync.Mutex
 	keys  map[string]*signInFailures
 }
@@ -36,7 +36,7 @@ type signInFailures struct {
 	count int
 }
 
-func newSignInGuard(clock baton.Clock) *signInGuard {
+func newSignInGuard(clock clock.Clock) *signInGuard {
 	return &signInGuard{clock: clock, keys: make(map[string]*signInFailures)}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/consumer"
 )
 
@@ -83,8 +84,8 @@ type Config struct {
 	// left. Check warns when nothing is left.
 	ShutdownTimeout time.Duration
 	// Clock is the worker's only source of time (default
-	// consumer.SystemClock). Tests share a fake one with the server.
-	Clock consumer.Clock
+	// clock.System). Tests share a fake one with the server.
+	Clock clock.Clock
 	// Logger receives the worker's log (default: discarded).
 	Logger *slog.Logger
 	// Observer is told the consumer runtime's events (receives, renewals,
@@ -130,7 +131,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if c.Clock == nil {
-		c.Clock = consumer.SystemClock{}
+		c.Clock = clock.System{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

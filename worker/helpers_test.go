@@ -25,8 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -39,23 +39,23 @@ import (
 // the worker's fake time says; the tests move that clock in small steps
 // (drive) and never sleep through a lease. Targets run in real time.
 
-// fakeClock adapts the server's *baton.FakeClock to consumer.Clock and
-// remembers the timers the worker made, so a test can tell when every fired
-// timer has been read.
+// fakeClock wraps the server's *clock.Fake and remembers the timers the
+// worker made, so a test can tell when every fired timer of the worker's has
+// been read (the server's own timers are not the worker's to wait for).
 type fakeClock struct {
-	fc   *baton.FakeClock
+	fc   *clock.Fake
 	mu   sync.Mutex
 	live map[*fakeTimer]struct{}
 }
 
 type fakeTimer struct {
-	t baton.Timer
+	t clock.Timer
 	c *fakeClock
 }
 
 func (c *fakeClock) Now() time.Time { return c.fc.Now() }
 
-func (c *fakeClock) NewTimer(d time.Duration) consumer.Timer {
+func (c *fakeClock) NewTimer(d time.Duration) clock.Timer {
 	t := &fakeTimer{t: c.fc.NewTimer(d), c: c}
 	c.mu.Lock()
 	c.live[t] = struct{}{}

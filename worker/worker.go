@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/consumer"
 )
 
@@ -23,7 +24,7 @@ import (
 type Worker struct {
 	client consumer.Client
 	cfg    Config
-	clock  consumer.Clock
+	clock  clock.Clock
 	log    *slog.Logger
 
 	// Set by Run before the consumer starts, read-only afterwards.

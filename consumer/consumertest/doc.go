@@ -1,5 +1,5 @@
 // Package consumertest helps test code built on package consumer without a
-// server and without sleeping: Clock is a fake consumer.Clock that moves only
+// server and without sleeping: Clock is a fake clock.Clock that moves only
 // when told to, and SQS is an in-memory fake of the SQS actions the runtime
 // uses (standard and FIFO queues, leases, receive counts, long polls on the
 // fake clock) with fault injection: throttling, lost requests, lost

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/consumer"
 )
 
@@ -73,7 +74,7 @@ type FaultFunc func(c Call) Fault
 // SQS is an in-memory fake of the SQS actions consumer.Client uses. It is
 // safe for concurrent use. Create queues with CreateQueue.
 type SQS struct {
-	clock consumer.Clock
+	clock clock.Clock
 
 	mu     sync.Mutex
 	queues map[string]*queue
@@ -112,7 +113,7 @@ type message struct {
 }
 
 // NewSQS returns a fake with no queues, on the given clock.
-func NewSQS(clock consumer.Clock) *SQS {
+func NewSQS(clock clock.Clock) *SQS {
 	return &SQS{clock: clock, queues: map[string]*queue{}, names: map[string]*queue{},
 		notify: make(chan struct{}), counts: map[string]int{}}
 }

@@ -78,7 +78,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	return &Client{
 		url:       u,
 		transport: t,
-		signer:    newSigner(cfg.Credentials, cfg.Region, u.Host, u.EscapedPath()),
+		signer:    newSigner(cfg.Credentials, cfg.Region, u),
 		now:       cfg.NowFunc,
 	}, nil
 }
@@ -130,15 +130,18 @@ func (r *Request) Action() string { return r.action }
 func (r *Request) Body() []byte { return r.body }
 
 // signed returns r's date and Authorization header values at t.
-func (c *Client) signed(r *Request, t time.Time) *signedAt {
+func (c *Client) signed(r *Request, t time.Time) (*signedAt, error) {
 	sec := t.Unix()
 	if s := r.auth.Load(); s != nil && s.sec == sec && s.c == c {
-		return s
+		return s, nil
 	}
-	date, auth := c.signer.sign(t, r.target[0], r.hash)
+	date, auth, err := c.signer.sign(t, r.target[0], r.hash)
+	if err != nil {
+		return nil, fmt.Errorf("sign %s: %w", r.action, err)
+	}
 	s := &signedAt{c: c, sec: sec, date: []string{date}, auth: []string{auth}}
 	r.auth.Store(s)
-	return s
+	return s, nil
 }
 
 // APIError is an error response from the server.
@@ -218,7 +221,10 @@ func (k *Caller) Do(ctx context.Context, r *Request) ([]byte, error) {
 // do is Do that also returns when the request was handed to the transport,
 // after it was signed and its header set: the start of its latency.
 func (k *Caller) do(ctx context.Context, r *Request) (_ []byte, start time.Time, _ error) {
-	s := k.c.signed(r, k.c.now())
+	s, err := k.c.signed(r, k.c.now())
+	if err != nil {
+		return nil, time.Time{}, err
+	}
 	k.header["X-Amz-Target"] = r.target
 	k.header["X-Amz-Date"] = s.date
 	k.header["Authorization"] = s.auth

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/bench"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
@@ -29,7 +29,7 @@ const (
 // startRealTimeServer starts a server whose clock runs by itself: the long
 // polls and leases of the scenarios must end without a test moving time.
 func startRealTimeServer(t *testing.T) *testutil.Server {
-	return testutil.StartServer(t, testutil.Options{Clock: baton.SystemClock{}})
+	return testutil.StartServer(t, testutil.Options{Clock: clock.System{}})
 }
 
 func smokeConfig(t *testing.T, endpoint, scenario string) bench.Config {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -91,7 +91,7 @@ func TestBenchTextReport(t *testing.T) {
 // workers; the report names them all.
 func TestBenchSeveralEndpoints(t *testing.T) {
 	t.Parallel()
-	srv := testutil.StartServer(t, testutil.Options{Clock: baton.SystemClock{}})
+	srv := testutil.StartServer(t, testutil.Options{Clock: clock.System{}})
 	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{
@@ -151,7 +151,7 @@ func TestBenchEnvironment(t *testing.T) {
 		t.Errorf("bench --self with BATON_BENCH_STORE=no-such-store: %v\nwant exit 1 naming the store", r)
 	}
 	// The endpoint: BATON_BENCH_ENDPOINT, else BATON_ENDPOINT.
-	srv := testutil.StartServer(t, testutil.Options{Clock: baton.SystemClock{}})
+	srv := testutil.StartServer(t, testutil.Options{Clock: clock.System{}})
 	for _, env := range [][]string{
 		{"BATON_ENDPOINT=" + srv.URL},
 		{"BATON_ENDPOINT=http://127.0.0.1:1", "BATON_BENCH_ENDPOINT=" + srv.URL},

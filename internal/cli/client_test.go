@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
@@ -25,7 +25,7 @@ func startAuthServer(t *testing.T, cred sigv4.Credential) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := sigv4.NewVerifier(baton.SystemClock{}, []sigv4.Credential{cred})
+	v, err := sigv4.NewVerifier(clock.System{}, []sigv4.Credential{cred})
 	if err != nil {
 		t.Fatal(err)
 	}

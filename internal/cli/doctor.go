@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/server"
 )
 
@@ -119,7 +119,7 @@ func fetchLeaseReport(cmd *cobra.Command, c *sqs.Client, endpoint, name string) 
 		return rep, fmt.Errorf("credentials: %w", err)
 	}
 	empty := sha256.Sum256(nil)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(empty[:]), "sqs", o.Region, baton.SystemClock{}.Now()); err != nil {
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(empty[:]), "sqs", o.Region, clock.System{}.Now()); err != nil {
 		return rep, fmt.Errorf("sign: %w", err)
 	}
 	// The SDK's own HTTP client, so that what makes the other commands

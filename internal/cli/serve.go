@@ -17,8 +17,9 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
-	"github.com/baton-sqs/baton/internal/gcpace"
+	"github.com/baton-sqs/baton/internal/leaf/gcpace"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/spf13/cobra"
@@ -252,7 +253,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	}
 	var verifier *sigv4.Verifier
 	if len(creds) > 0 {
-		if verifier, err = sigv4.NewVerifier(baton.SystemClock{}, creds); err != nil {
+		if verifier, err = sigv4.NewVerifier(clock.System{}, creds); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -233,7 +233,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := baton.SystemClock{}.Now()
+	now := clock.System{}.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1),
 		Subject:      pkix.Name{CommonName: "baton test"},

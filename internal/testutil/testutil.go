@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/protocol/sigv4"
@@ -30,7 +31,7 @@ const Account = batontest.Account
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:<port>.
 	URL    string
-	Clock  *baton.FakeClock
+	Clock  *clock.Fake
 	Engine *engine.Engine
 	// Client is an aws-sdk-go-v2 SQS client pointed at the server.
 	Client *sqs.Client
@@ -49,10 +50,10 @@ type Options struct {
 	// MaxLongPollsPerClient is server.Config's bound on waiting long polls
 	// per client address (0: the default, negative: none).
 	MaxLongPollsPerClient int
-	// Clock, if set, is baton.SystemClock{} instead of a fake clock, for
+	// Clock, if set, is clock.System{} instead of a fake clock, for
 	// tests in which time must pass by itself (load tests whose leases
 	// lapse). Server.Clock is then nil.
-	Clock baton.Clock
+	Clock clock.Clock
 }
 
 // StartServer starts a server with batontest on 127.0.0.1:0 with a fake
@@ -68,9 +69,9 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 	switch o.Clock.(type) {
 	case nil:
 		bo = append(bo, batontest.WithFakeClock(Epoch))
-	case baton.SystemClock:
+	case clock.System:
 	default:
-		tb.Fatalf("testutil: Options.Clock %T: only baton.SystemClock{} is supported", o.Clock)
+		tb.Fatalf("testutil: Options.Clock %T: only clock.System{} is supported", o.Clock)
 	}
 	if o.Store != nil {
 		bo = append(bo, batontest.WithStore(o.Store))

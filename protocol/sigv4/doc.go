@@ -14,6 +14,6 @@
 // SignatureDoesNotMatch (wrong signature, tampered request, date outside the
 // 15-minute window, expired presigned URL).
 //
-// Time comes from the baton.Clock the Verifier is given, so tests check the
+// Time comes from the clock.Clock the Verifier is given, so tests check the
 // 15-minute window on a fake clock.
 package sigv4

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
@@ -108,7 +109,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add("", "X-Amz-Credential=AKIDALICE/2026&X-Amz-Expires=-1&X-Amz-Date=x", "", "")
 	f.Add("AWS4-HMAC-SHA256 Credential=AKIDALICE/20260102/us-east-1/sqs/aws4_request, SignedHeaders=host;x-amz-date, Signature=00",
 		"Action=ListQueues&a=%zz&&=", "20260102T030405Z", "")
-	v, err := sigv4.NewVerifier(baton.NewFakeClock(now), []sigv4.Credential{alice})
+	v, err := sigv4.NewVerifier(clock.NewFake(now), []sigv4.Credential{alice})
 	if err != nil {
 		f.Fatal(err)
 	}

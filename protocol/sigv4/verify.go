@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 )
 
 // MaxSkew is how far a request's X-Amz-Date may lie from the server's clock
@@ -55,23 +56,23 @@ const (
 // Verifier checks SigV4 signatures against a fixed set of access keys. It
 // is safe for concurrent use.
 type Verifier struct {
-	clock baton.Clock
+	clock clock.Clock
 	keys  map[string]Credential
 }
 
 // NewVerifier returns a Verifier accepting creds, reading the time from
-// clock (the system clock if nil). It fails if a credential is invalid (see
+// clk (the system clock if nil). It fails if a credential is invalid (see
 // Credential.Validate), an access key is listed twice, or creds is empty: a
 // Verifier with no keys would refuse everything, which is never what a
 // configuration means.
-func NewVerifier(clock baton.Clock, creds []Credential) (*Verifier, error) {
-	if clock == nil {
-		clock = baton.SystemClock{}
+func NewVerifier(clk clock.Clock, creds []Credential) (*Verifier, error) {
+	if clk == nil {
+		clk = clock.System{}
 	}
 	if len(creds) == 0 {
 		return nil, fmt.Errorf("sigv4: no credentials")
 	}
-	v := &Verifier{clock: clock, keys: make(map[string]Credential, len(creds))}
+	v := &Verifier{clock: clk, keys: make(map[string]Credential, len(creds))}
 	for _, c := range creds {
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("sigv4: %w", err)

@@ -18,6 +18,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
@@ -33,9 +34,9 @@ var (
 // requests arrive as Go's server shapes them (Host moved out of the header
 // map, the path as sent). It answers 200 with the signer's account, or the
 // error's status with "code\nmessage".
-func verifyServer(t *testing.T) (*httptest.Server, *baton.FakeClock) {
+func verifyServer(t *testing.T) (*httptest.Server, *clock.Fake) {
 	t.Helper()
-	clock := baton.NewFakeClock(now)
+	clock := clock.NewFake(now)
 	v, err := sigv4.NewVerifier(clock, []sigv4.Credential{alice, bob})
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +394,7 @@ func TestVerifyBothForms(t *testing.T) {
 // TestVerifyLeavesBody checks that Verify reads only the body it is given.
 func TestVerifyLeavesBody(t *testing.T) {
 	t.Parallel()
-	v, err := sigv4.NewVerifier(baton.NewFakeClock(now), []sigv4.Credential{alice})
+	v, err := sigv4.NewVerifier(clock.NewFake(now), []sigv4.Credential{alice})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // An index of millions of messages is mostly entries, so an entry is kept

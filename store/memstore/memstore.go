@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // Store is an in-memory baton.Store, safe for concurrent use.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // A durable store keeps its working set in a memstore and rebuilds it when it

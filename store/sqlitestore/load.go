@@ -9,7 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 

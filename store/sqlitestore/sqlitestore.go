@@ -16,7 +16,7 @@ import (
 	sqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -218,7 +218,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if !baton.ValidRegion(region) {
 		return fmt.Errorf("%q is not a region name", region)
 	}
-	if err := migrate(ctx, s.wdb, region); err != nil {
+	if err := migrateSchema(ctx, s.wdb, region); err != nil {
 		return err
 	}
 	if s.rdb, err = sql.Open("sqlite", dsn("query_only(1)")); err != nil {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 )
 
 // ErrClosed is returned by calls on a closed Store.
@@ -177,9 +177,9 @@ func (w *writer) run() {
 		if w.beforeCommit != nil {
 			w.beforeCommit()
 		}
-		start := baton.SystemClock{}.Now()
+		start := clock.System{}.Now()
 		err := w.commit(b.changes)
-		w.commitNanos.Add(int64(baton.SystemClock{}.Now().Sub(start)))
+		w.commitNanos.Add(int64(clock.System{}.Now().Sub(start)))
 
 		w.mu.Lock()
 		w.inflight = nil

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // TestMap checks that UUIDs and other ids alike are kept apart and found

@@ -1,0 +1,146 @@
+package migrate_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/baton-sqs/baton/internal/leaf/migrate"
+)
+
+var dialect = migrate.Dialect{
+	Setup:   `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`,
+	Current: `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`,
+	Record: func(m migrate.Migration) (string, []any) {
+		return `INSERT INTO schema_migrations (version) VALUES (?)`, []any{m.Version}
+	},
+}
+
+func files(sqls ...string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for i, s := range sqls {
+		name := []string{"0001_a.sql", "0002_b.sql", "0003_c.sql"}[i]
+		fsys["m/"+name] = &fstest.MapFile{Data: []byte(s)}
+	}
+	return fsys
+}
+
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func versions(t *testing.T, db *sql.DB) []int {
+	t.Helper()
+	rows, err := db.Query(`SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestLoad: migrations come back in version order, named without .sql; a
+// misnamed file or a gap in the versions is refused.
+func TestLoad(t *testing.T) {
+	fsys := fstest.MapFS{
+		"m/0002_second.sql": {Data: []byte("B")},
+		"m/0001_first.sql":  {Data: []byte("A")},
+	}
+	all, err := migrate.Load(fsys, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []migrate.Migration{{Version: 1, Name: "0001_first", SQL: "A"}, {Version: 2, Name: "0002_second", SQL: "B"}}
+	if !slices.Equal(all, want) {
+		t.Fatalf("Load = %+v, want %+v", all, want)
+	}
+	for name, fsys := range map[string]fstest.MapFS{
+		"no number": {"m/first.sql": {}},
+		"not .sql":  {"m/0001_first.txt": {}},
+		"gap":       {"m/0001_a.sql": {}, "m/0003_c.sql": {}},
+		"repeat":    {"m/0001_a.sql": {}, "m/0001_b.sql": {}},
+	} {
+		if _, err := migrate.Load(fsys, "m"); err == nil {
+			t.Errorf("%s: Load succeeded", name)
+		}
+	}
+}
+
+// TestRun: Run applies what the database lacks and records it, applies
+// nothing twice, stops at a failing migration with the earlier ones kept and
+// the failing one undone, and refuses a database newer than it knows.
+func TestRun(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	run := func(fsys fstest.MapFS, d migrate.Dialect) error {
+		all, err := migrate.Load(fsys, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return migrate.Run(ctx, migrate.SQL(db), d, all)
+	}
+
+	var applied []string
+	d := dialect
+	d.Applied = func(m migrate.Migration) { applied = append(applied, m.Name) }
+	d.After = func(ctx context.Context, tx migrate.Tx, m migrate.Migration) error {
+		if m.Version == 1 {
+			return tx.Exec(ctx, `INSERT INTO t VALUES (?)`, "after 1")
+		}
+		return nil
+	}
+	if err := run(files(`CREATE TABLE t (v TEXT)`), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(files(`CREATE TABLE t (v TEXT)`, `INSERT INTO t VALUES ('two'); INSERT INTO t VALUES ('two again')`), d); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0001_a", "0002_b"}; !slices.Equal(applied, want) {
+		t.Fatalf("applied %v, want %v", applied, want)
+	}
+	if got := versions(t, db); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("recorded versions %v, want [1 2]", got)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("t holds %d rows (%v), want 3", n, err)
+	}
+
+	// A failing third migration: its first statement is undone with it.
+	err := run(files(`CREATE TABLE t (v TEXT)`, `SELECT 1`, `INSERT INTO t VALUES ('three'); INSERT INTO nowhere VALUES (1)`), dialect)
+	if err == nil || !strings.Contains(err.Error(), "0003_c") {
+		t.Fatalf("a failing migration: got %v, want an error naming 0003_c", err)
+	}
+	if got := versions(t, db); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("recorded versions %v after a failure, want [1 2]", got)
+	}
+	if err := db.QueryRow(`SELECT COUNT(*) FROM t`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("t holds %d rows (%v) after a failure, want 3", n, err)
+	}
+
+	// A binary that knows only the first migration refuses the database.
+	err = run(files(`CREATE TABLE t (v TEXT)`), dialect)
+	if err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("an older binary: got %v, want an error saying the database is newer", err)
+	}
+}
