@@ -206,6 +206,7 @@ func groups() []group {
 			{"SendAndReceive", testConcurrentSendAndReceive},
 			{"DeleteOnce", testConcurrentDeleteOnce},
 		}},
+		{"MessageBrowse", browseTests},
 	}
 }
 
