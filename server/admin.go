@@ -18,6 +18,7 @@ import (
 //
 //	GET /admin/api/queues/{name}/leases                 the lease report
 //	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
+//	GET /admin/api/queues/{name}/messages               the queue's messages, unleased (admin_browse.go)
 //
 // The dashboard's views and actions are listed in admin_views.go,
 // admin_actions.go and admin_stream.go.
@@ -93,6 +94,7 @@ func (s *Server) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/api/queues/{name}/leases", s.adminLeases)
 	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", s.adminHistory)
+	mux.HandleFunc("GET /admin/api/queues/{name}/messages", s.adminBrowse)
 	// The dashboard's views, each also as a live stream of snapshots.
 	streams := newStreamLimiter(maxStreams)
 	for path, view := range map[string]viewFunc{
