@@ -83,7 +83,7 @@ func (m Main) Run(ctx context.Context, args []string) int {
 		root.SetIn(m.Stdin)
 	}
 	root.SetArgs(args)
-	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), receiveCommand(), doctorCommand(), benchCommand(), workerCommand(), versionCommand())
+	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), receiveCommand(), peekCommand(), doctorCommand(), benchCommand(), workerCommand(), versionCommand())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(m.Stderr, "baton:", err)
 		return 1
