@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"math"
 	"slices"
 	"strings"
 
@@ -11,12 +12,14 @@ import (
 )
 
 // MessageBrowse lists a page of the queue's messages without changing
-// them; see baton.Store. The index keeps no order by send time, so a page
-// is one pass over the queue's messages that keeps the Limit+1 first past
-// the cursor in a bounded heap: linear in the queue, and no sort of it.
-// The pass reads each entry's own fields only (no id is formatted unless
-// two messages were sent at the same instant), so a million messages take
-// milliseconds.
+// them; see baton.Store. A page is a pass over the queue's groups that
+// keeps the Limit+1 first past the cursor in a bounded heap. Each group
+// holds its messages in arrival order, which is send order give or take
+// the group's lag (concurrent sends; a move may bring in a much older
+// message); a group is walked from the page's end and left once no message
+// further on can make the page, so a first page costs about its length.
+// Filters, and pages far from the end they start at, read on until they
+// have the page: at worst the whole queue.
 func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) (baton.MessageBrowsePage, error) {
 	return s.MessageBrowseFunc(ctx, p, nil)
 }
@@ -55,24 +58,53 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 	}
 	now := nanos(p.Now)
 	top := browseHeap{before: before, max: p.Limit + 1}
-	for _, g := range qs.groups {
-		for e := g.head; e != nil; e = e.gnext {
-			if after != nil {
-				c := after.cmp(e)
-				if c >= 0 && !p.Newest || c <= 0 && p.Newest {
-					continue // not past the cursor
+	// consider offers e to the heap if it passes the filters. It reports
+	// false when e is not wanted because the heap is full: stop, if
+	// nothing after e can do better.
+	consider := func(e *entry) bool {
+		if after != nil {
+			c := after.cmp(e)
+			if c >= 0 && !p.Newest || c <= 0 && p.Newest {
+				return true // not past the cursor
+			}
+		}
+		if !top.wants(e) {
+			return false
+		}
+		if states&entryState(e, now) == 0 ||
+			p.BodyContains != "" && (e.x == nil || !strings.Contains(e.x.body, p.BodyContains)) ||
+			keep != nil && !keep(e.id()) {
+			return true
+		}
+		top.offer(e)
+		return true
+	}
+	if states&baton.StateVisible == 0 {
+		// Only hidden messages: they are all in the hidden heap (which
+		// may also hold some that became visible since the last read).
+		for _, e := range qs.hidden {
+			consider(e)
+		}
+	} else {
+		// Each group is walked from the end the page starts at, and
+		// left once the heap is full and no message further on can be
+		// sent early (late) enough to beat its last: the first page of a
+		// queue whose messages arrive about in send order costs about
+		// the page, not the queue.
+		for _, g := range qs.groups {
+			if p.Newest {
+				for e := g.tail; e != nil; e = e.gprev {
+					if !consider(e) && top.beyond(e, g.lag, true) {
+						break
+					}
+				}
+				continue
+			}
+			for e := g.head; e != nil; e = e.gnext {
+				if !consider(e) && top.beyond(e, g.lag, false) {
+					break
 				}
 			}
-			if states&entryState(e, now) == 0 || !top.wants(e) {
-				continue
-			}
-			if p.BodyContains != "" && (e.x == nil || !strings.Contains(e.x.body, p.BodyContains)) {
-				continue
-			}
-			if keep != nil && !keep(e.id()) {
-				continue
-			}
-			top.offer(e)
 		}
 	}
 	picked := top.sorted()
@@ -152,6 +184,24 @@ type browseHeap struct {
 	before func(a, b *entry) bool
 	max    int
 	es     []*entry
+}
+
+// beyond reports whether, the heap being full, every message of e's group
+// after e in walking order is worse than the heap's last: sent more than
+// lag after it (before it, newest first), so later than the last kept.
+func (h *browseHeap) beyond(e *entry, lag int64, newest bool) bool {
+	if len(h.es) < h.max || lag == math.MaxInt64 {
+		return false
+	}
+	last := h.es[0].sentAt
+	if newest {
+		// Messages before e were sent at most lag after it.
+		bound := last - lag
+		return bound <= last && e.sentAt < bound
+	}
+	// Messages after e were sent at most lag before it.
+	bound := last + lag
+	return bound >= last && e.sentAt > bound
 }
 
 // wants reports whether offer would keep e.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ var browseTests = []test{
 	{"RoundTrip", testBrowseRoundTrip},
 	{"Order", testBrowseOrder},
 	{"Paging10000", testBrowsePaging10000},
+	{"ArrivalOutOfOrder", testBrowseArrivalOutOfOrder},
 	{"States", testBrowseStates},
 	{"BodyContains", testBrowseBodyContains},
 	{"BinaryBody", testBrowseBinaryBody},
@@ -202,6 +204,44 @@ func statesFixture(t *testing.T, s baton.Store) *baton.Queue {
 }
 
 var statesNow = at(10 * time.Second)
+
+// testBrowseArrivalOutOfOrder sends messages in an order far from their
+// send times (as concurrent senders and moves of old messages do), some
+// sharing a send time, and pages through them every way.
+func testBrowseArrivalOutOfOrder(t *testing.T, s baton.Store) {
+	const n = 600
+	q := mustCreate(t, s, 1, "orders")
+	rng := rand.New(rand.NewPCG(22, 1))
+	order := rng.Perm(n)
+	sentAt := func(i int) time.Time { return at(time.Duration(i/2) * time.Millisecond) }
+	for len(order) > 0 {
+		k := min(len(order), 1+rng.IntN(40))
+		var batch []*baton.Message
+		for _, i := range order[:k] {
+			batch = append(batch, NewMessage(i+1, sentAt(i)))
+		}
+		MustSend(t, s, q.ID, batch...)
+		order = order[k:]
+	}
+	// A few straggle in long after, sent long before.
+	MustSend(t, s, q.ID, NewMessage(n+1, at(-time.Hour)), NewMessage(n+2, at(time.Hour)))
+	want := append([]string{MessageID(n + 1)}, numberedOrder(n)...)
+	want = append(want, MessageID(n+2))
+	now := at(2 * time.Hour)
+	for _, limit := range []int{1, 7, 50, 1000} {
+		for _, newest := range []bool{false, true} {
+			all := browseAll(t, s, baton.MessageBrowseParams{QueueID: q.ID, Now: now, Newest: newest, Limit: limit})
+			w := want
+			if newest {
+				w = slices.Clone(want)
+				slices.Reverse(w)
+			}
+			if got := ids(all); !slices.Equal(got, w) {
+				t.Errorf("newest=%v, %d a page: got %d messages %v…, want %d %v…", newest, limit, len(got), got[:min(5, len(got))], len(w), w[:5])
+			}
+		}
+	}
+}
 
 func testBrowseStates(t *testing.T, s baton.Store) {
 	q := statesFixture(t, s)
