@@ -116,6 +116,11 @@ func (s *Server) adminMux() http.Handler {
 	mux.HandleFunc("POST /admin/api/queues/{name}/attributes", s.action(s.actionSetAttributes))
 	mux.HandleFunc("POST /admin/api/queues/{name}/move-tasks", s.action(s.actionStartMoveTask))
 	mux.HandleFunc("POST /admin/api/queues/{name}/move-tasks/cancel", s.action(s.actionCancelMoveTask))
+	mux.HandleFunc("POST /admin/api/queues", s.action(s.actionCreateQueue))
+	mux.HandleFunc("POST /admin/api/queues/{name}/delete", s.action(s.actionDeleteQueue))
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/delete", s.action(s.actionDeleteMessage))
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/release", s.action(s.actionReleaseMessage))
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/move", s.action(s.actionMoveMessage))
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})

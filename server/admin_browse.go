@@ -163,3 +163,100 @@ func browsedJSON(m *baton.Message, now time.Time) BrowsedMessageJSON {
 	put("DeadLetterQueueSourceArn", m.DeadLetterSourceARN)
 	return j
 }
+
+// The actions on what a browse lists, and on queues, that the dashboard's
+// other actions (admin_actions.go) lack. Each takes a JSON body, like
+// those, under the same cross-site checks.
+//
+//	POST /admin/api/queues                               {"name", "attributes"} → {"name", "url"}
+//	POST /admin/api/queues/{name}/delete                 {} → {"deleted": true}
+//	POST /admin/api/queues/{name}/messages/{id}/delete   {} → {"deleted": true}; whatever its lease
+//	POST /admin/api/queues/{name}/messages/{id}/release  {"lease"} → {"released": true}; that lease, in flight, ends now
+//	POST /admin/api/queues/{name}/messages/{id}/move     {"destination_queue"} → {"moved": true}; to a queue of the same type
+
+// CreateQueueActionJSON is the body of the create action.
+type CreateQueueActionJSON struct {
+	Name       string            `json:"name"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+func (s *Server) actionCreateQueue(w http.ResponseWriter, r *http.Request) error {
+	var in CreateQueueActionJSON
+	if err := decodeAction(r, &in); err != nil {
+		return err
+	}
+	if in.Name == "" {
+		return baton.MissingParameter("name")
+	}
+	ref := s.adminRef(r)
+	q, err := s.engine.CreateQueue(r.Context(), engine.CreateQueueParams{Account: ref.Account, Name: in.Name, Attributes: in.Attributes})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, map[string]string{"name": q.Name, "arn": s.engine.ARN(q.Account, q.Name)})
+	return nil
+}
+
+func (s *Server) actionDeleteQueue(w http.ResponseWriter, r *http.Request) error {
+	var in struct{}
+	if err := decodeAction(r, &in); err != nil {
+		return err
+	}
+	if err := s.engine.DeleteQueue(r.Context(), s.adminRef(r)); err != nil {
+		return err
+	}
+	writeJSON(w, map[string]bool{"deleted": true})
+	return nil
+}
+
+func (s *Server) actionDeleteMessage(w http.ResponseWriter, r *http.Request) error {
+	var in struct{}
+	if err := decodeAction(r, &in); err != nil {
+		return err
+	}
+	if err := s.engine.DeleteMessageByID(r.Context(), s.adminRef(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	writeJSON(w, map[string]bool{"deleted": true})
+	return nil
+}
+
+// ReleaseActionJSON is the body of the release action: the lease (as the
+// browse lists it) to end.
+type ReleaseActionJSON struct {
+	Lease *uint32 `json:"lease"`
+}
+
+func (s *Server) actionReleaseMessage(w http.ResponseWriter, r *http.Request) error {
+	var in ReleaseActionJSON
+	if err := decodeAction(r, &in); err != nil {
+		return err
+	}
+	if in.Lease == nil {
+		return baton.MissingParameter("lease")
+	}
+	if err := s.engine.ReleaseMessageByID(r.Context(), s.adminRef(r), r.PathValue("id"), *in.Lease); err != nil {
+		return err
+	}
+	writeJSON(w, map[string]bool{"released": true})
+	return nil
+}
+
+// MoveActionJSON is the body of the move action.
+type MoveActionJSON struct {
+	DestinationQueue string `json:"destination_queue"`
+}
+
+func (s *Server) actionMoveMessage(w http.ResponseWriter, r *http.Request) error {
+	var in MoveActionJSON
+	if err := decodeAction(r, &in); err != nil {
+		return err
+	}
+	ref := s.adminRef(r)
+	to := engine.QueueRef{Account: ref.Account, Name: in.DestinationQueue}
+	if err := s.engine.MoveMessageByID(r.Context(), ref, r.PathValue("id"), to); err != nil {
+		return err
+	}
+	writeJSON(w, map[string]bool{"moved": true})
+	return nil
+}

@@ -252,3 +252,108 @@ func TestAdminBrowseAuth(t *testing.T) {
 		t.Errorf("signed with SigV4: %d", resp.StatusCode)
 	}
 }
+
+// history returns the kinds of a message's lease events.
+func history(t *testing.T, srv *testutil.Server, queue, id string) []string {
+	t.Helper()
+	var h server.MessageHistoryJSON
+	getJSON(t, srv.URL+"/admin/api/queues/"+queue+"/messages/"+id+"/history", &h)
+	var kinds []string
+	for _, ev := range h.Events {
+		kinds = append(kinds, ev.Kind)
+	}
+	return kinds
+}
+
+// TestAdminMessageActions deletes, releases and moves browsed messages by
+// id, and creates and deletes queues, as the dashboard does.
+func TestAdminMessageActions(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	q := srv.MustCreateQueue(t, "work", map[string]string{"VisibilityTimeout": "30"})
+	srv.MustCreateQueue(t, "other", nil)
+	srv.MustCreateQueue(t, "jobs.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	a := mustSend(t, c, q, "a")
+	srv.Clock.Advance(time.Second)
+	b := mustSend(t, c, q, "b")
+	base := srv.URL + "/admin/api/queues/work/messages/"
+	act := func(path, body string, want int) map[string]any {
+		t.Helper()
+		var out map[string]any
+		if code := post(t, path, body, &out); code != want {
+			t.Fatalf("POST %s %s: %d %v, want %d", path, body, code, out, want)
+		}
+		return out
+	}
+	// Both received: a's lease is 1.
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10})
+	if err != nil || len(out.Messages) != 2 {
+		t.Fatalf("receive: %v %v", err, out)
+	}
+
+	// Release: only the lease in flight, named by its number.
+	if got := act(base+a+"/release", `{"lease": 2}`, 400); !strings.Contains(got["error"].(string), "not in flight under lease 2") {
+		t.Errorf("release of another lease: %v", got)
+	}
+	act(base+a+"/release", `{}`, 400)
+	act(base+a+"/release", `{"lease": 1}`, 200)
+	act(base+a+"/release", `{"lease": 1}`, 400) // not in flight any more
+	if got := browsedIDs(browse(t, srv, "work", "state=visible")); strings.Join(got, " ") != a {
+		t.Errorf("visible after the release: %v, want [%s]", got, a)
+	}
+	if got := strings.Join(history(t, srv, "work", a), " "); got != "receive release" {
+		t.Errorf("a's history: %s, want receive release", got)
+	}
+
+	// Delete b while in flight: its lease is removed, not left to lapse.
+	act(base+b+"/delete", `{}`, 200)
+	act(base+b+"/delete", `{}`, 404)
+	srv.Clock.Advance(time.Minute)
+	if got := strings.Join(history(t, srv, "work", b), " "); got != "receive removed" {
+		t.Errorf("b's history: %s, want receive removed", got)
+	}
+	var rep server.LeaseReportJSON
+	getJSON(t, srv.URL+"/admin/api/queues/work/leases", &rep)
+	if rep.ExpiredLeases != 0 || rep.LeasesCompleted != 0 {
+		t.Errorf("lease report after the delete: %d expired, %d completed; want none", rep.ExpiredLeases, rep.LeasesCompleted)
+	}
+
+	// Move a: to another standard queue, not to itself, a FIFO queue or
+	// a queue that does not exist.
+	act(base+a+"/move", `{"destination_queue": "work"}`, 400)
+	act(base+a+"/move", `{"destination_queue": "jobs.fifo"}`, 400)
+	act(base+a+"/move", `{"destination_queue": "nope"}`, 404)
+	act(base+a+"/move", `{}`, 400)
+	act(base+a+"/move", `{"destination_queue": "other"}`, 200)
+	if got := browse(t, srv, "work", ""); len(got.Messages) != 0 {
+		t.Errorf("work after the move: %v", browsedIDs(got))
+	}
+	moved := browse(t, srv, "other", "")
+	if len(moved.Messages) != 1 || moved.Messages[0].MessageID != a || moved.Messages[0].Body != "a" ||
+		moved.Messages[0].State != "visible" || moved.Messages[0].ReceiveCount != 0 {
+		t.Errorf("other after the move: %+v", moved.Messages)
+	}
+	act(srv.URL+"/admin/api/queues/nope/messages/"+a+"/delete", `{}`, 404)
+	act(base+"no-such-id/delete", `{}`, 404)
+
+	// Queues: create, refuse a bad name, delete.
+	if got := act(srv.URL+"/admin/api/queues", `{"name": "made", "attributes": {"VisibilityTimeout": "45"}}`, 200); got["name"] != "made" {
+		t.Errorf("create: %v", got)
+	}
+	act(srv.URL+"/admin/api/queues", `{"name": "bad name!"}`, 400)
+	act(srv.URL+"/admin/api/queues", `{}`, 400)
+	act(srv.URL+"/admin/api/queues", `{"name": "x", "color": "red"}`, 400)
+	var detail server.QueueDetailJSON
+	getJSON(t, srv.URL+"/admin/api/queues/made", &detail)
+	if detail.Queue.VisibilityTimeoutSeconds != 45 {
+		t.Errorf("created queue: %+v", detail.Queue)
+	}
+	act(srv.URL+"/admin/api/queues/made/delete", `{}`, 200)
+	act(srv.URL+"/admin/api/queues/made/delete", `{}`, 404)
+
+	// Not JSON, as a cross-site form would send: refused.
+	if code, _, _ := fetch(t, "POST", srv.URL+"/admin/api/queues/other/delete", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, ""); code != http.StatusForbidden {
+		t.Errorf("a form post: %d, want 403", code)
+	}
+}
