@@ -30,18 +30,19 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 	defer sl.release()
 	var keep func(id string) bool
 	if match != nil {
+		// The payloads not committed yet: those of this queue's sends
+		// stay pending until their commit, and a send queues under the
+		// stripe's lock, which this call holds.
+		s.pendMu.Lock()
+		for pos, pay := range s.pending {
+			if strings.Contains(pay.body, p.BodyContains) {
+				match[pos] = true
+			}
+		}
+		s.pendMu.Unlock()
 		keep = func(id string) bool {
 			pos, ok := s.rowOf(i, p.QueueID, id)
-			if !ok {
-				return false
-			}
-			if match[pos] {
-				return true
-			}
-			s.pendMu.Lock()
-			pay, ok := s.pending[pos]
-			s.pendMu.Unlock()
-			return ok && strings.Contains(pay.body, p.BodyContains)
+			return ok && match[pos]
 		}
 	}
 	page, err := s.index.MessageBrowseFunc(ctx, ip, keep)
