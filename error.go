@@ -43,6 +43,10 @@ const (
 	ErrUnknownOperation             ErrorCode = "UnknownOperationException"
 	ErrSerialization                ErrorCode = "SerializationException"
 	ErrInternal                     ErrorCode = "InternalError"
+
+	// ErrRequestEntityTooLarge is a request body over the size the server
+	// reads: AWS answers such a request HTTP 413 before any SQS parsing.
+	ErrRequestEntityTooLarge ErrorCode = "RequestEntityTooLarge"
 )
 
 // ErrorSpec is how one code appears on the wire.
@@ -103,6 +107,7 @@ var errorTable = map[ErrorCode]ErrorSpec{
 	ErrUnknownOperation:             {nsCommon, "UnknownOperationException", http.StatusBadRequest, false, ""},
 	ErrSerialization:                {nsCommon, "SerializationException", http.StatusBadRequest, false, ""},
 	ErrInternal:                     {nsCommon, "InternalError", http.StatusInternalServerError, true, ""},
+	ErrRequestEntityTooLarge:        {nsCommon, "RequestEntityTooLarge", http.StatusRequestEntityTooLarge, false, ""},
 }
 
 // Spec returns how the code appears on the wire. Unknown codes are reported

@@ -5,11 +5,14 @@ import (
 	"time"
 )
 
-// Queue is one SQS queue. Its identity on the wire is (account, name); ID
-// tells a queue apart from an earlier one of the same name, so receipt
-// handles of a deleted queue never act on its successor.
+// Queue is one SQS queue. Its identity on the wire is (region, account,
+// name); ID tells a queue apart from an earlier one of the same name, so
+// receipt handles of a deleted queue never act on its successor.
 type Queue struct {
-	ID         uint64
+	ID uint64
+	// Region is the AWS region the queue was created in (us-east-1): each
+	// region is a namespace of queues of its own.
+	Region     string
 	Account    string
 	Name       string
 	Attributes QueueAttributes
@@ -25,6 +28,20 @@ type Queue struct {
 
 // IsFIFO reports whether the queue is a FIFO queue.
 func (q *Queue) IsFIFO() bool { return q.Attributes.FifoQueue }
+
+// ValidRegion reports whether s can name a region: 1 to 64 lowercase
+// letters, digits and hyphens, as AWS region names (us-east-1) are.
+func ValidRegion(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // IsFIFOName reports whether a queue name names a FIFO queue.
 func IsFIFOName(name string) bool { return strings.HasSuffix(name, ".fifo") }

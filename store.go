@@ -26,19 +26,26 @@ var (
 // time, so a store never reads a clock. store/storetest is the conformance
 // suite every implementation passes.
 type Store interface {
+	// A queue is named by its region, account and name together: each
+	// region is a namespace of its own, as each account is, so queues of
+	// one name in two regions are two queues. The store keeps the region
+	// as given; the engine picks and checks it.
+
 	// QueueCreate stores a new queue. It returns ErrExists if the name is
-	// taken and ErrDeletedRecently if a queue of that name was deleted after
+	// taken in the queue's region and account, and ErrDeletedRecently if a
+	// queue of that region, account and name was deleted after
 	// params.DeletedCutoff.
 	QueueCreate(ctx context.Context, params QueueCreateParams) error
 	// QueueGet returns the queue or ErrNotFound.
-	QueueGet(ctx context.Context, account, name string) (*Queue, error)
-	// QueueList returns queues in name order (then account order).
+	QueueGet(ctx context.Context, region, account, name string) (*Queue, error)
+	// QueueList returns queues in name order (then account, then region
+	// order).
 	QueueList(ctx context.Context, params QueueListParams) ([]*Queue, error)
 	// QueueUpdate changes a queue's attributes and tags; ErrNotFound if gone.
 	QueueUpdate(ctx context.Context, params QueueUpdateParams) (*Queue, error)
 	// QueueDelete removes a queue with its messages and remembers when, for
 	// QueueCreate's DeletedCutoff. ErrNotFound if it does not exist.
-	QueueDelete(ctx context.Context, account, name string, now time.Time) error
+	QueueDelete(ctx context.Context, region, account, name string, now time.Time) error
 	// QueuePurge removes every message of the queue. It returns
 	// ErrPurgedRecently if the queue was purged after params.PurgedCutoff.
 	QueuePurge(ctx context.Context, params QueuePurgeParams) error
@@ -54,6 +61,12 @@ type Store interface {
 	// params.VisibleAt. Messages sent before params.RetentionCutoff are
 	// dropped instead of returned. It returns copies in receive order.
 	//
+	// On a standard queue without groups the earliest-sent visible
+	// messages come first, as far as the store can tell cheaply: at least a
+	// message whose lease ended (lapsed or released) comes before the
+	// visible messages sent after it, unless many leases ended before its
+	// own (PostgreSQL looks at the Max that ended first).
+	//
 	// Messages are chosen by group (GroupID). On a FIFO queue a group yields
 	// its visible messages in send order up to its first in-flight message,
 	// and a receive fills from as few groups as it can. On a standard queue
@@ -62,7 +75,10 @@ type Store interface {
 	MessageReceive(ctx context.Context, params MessageReceiveParams) ([]*Message, error)
 	// MessageDelete deletes a message by the lease epoch of a receipt.
 	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)
-	// MessageChangeVisibility moves the end of the message's current lease.
+	// MessageChangeVisibility moves the end of the message's current lease:
+	// the receipt's, if it is live (LeaseCurrent); with params.AnyLease,
+	// also a later live lease that superseded the receipt's
+	// (LeaseSuperseded). Otherwise it changes nothing.
 	MessageChangeVisibility(ctx context.Context, params MessageChangeVisibilityParams) (LeaseOutcome, error)
 	// MessageDeleteBatch deletes messages of one queue by their receipts'
 	// lease epochs, as MessageDelete would one after the other in entry
@@ -134,6 +150,8 @@ type QueueCreateParams struct {
 
 // QueueListParams select queues for Store.QueueList.
 type QueueListParams struct {
+	// Region selects one region's queues; empty selects every region's.
+	Region string
 	// Account selects one account's queues; empty selects every account's.
 	Account string
 	Prefix  string
@@ -145,6 +163,7 @@ type QueueListParams struct {
 
 // QueueUpdateParams change a queue. Nil fields are left alone.
 type QueueUpdateParams struct {
+	Region     string
 	Account    string
 	Name       string
 	Attributes *QueueAttributes
@@ -155,6 +174,7 @@ type QueueUpdateParams struct {
 
 // QueuePurgeParams are the arguments of Store.QueuePurge.
 type QueuePurgeParams struct {
+	Region  string
 	Account string
 	Name    string
 	Now     time.Time
@@ -214,6 +234,13 @@ type MessageChangeVisibilityParams struct {
 	Now       time.Time
 	// VisibleAt is the new end of the lease; Now releases the message.
 	VisibleAt time.Time
+	// AnyLease lets the receipt of an earlier lease change the message's
+	// current lease while that one is live: on an SQS standard queue a
+	// receipt handle of an earlier receive still addresses a message in
+	// flight again. The outcome is then LeaseSuperseded. Without it such a
+	// receipt changes nothing (LeaseLapsed), which the engine's own
+	// changes (a replayed receive, a move task's give-back) rely on.
+	AnyLease bool
 }
 
 // LeaseRef names a message and the lease epoch of a receipt for it.
@@ -245,7 +272,9 @@ type VisibilityChange struct {
 type MessageChangeVisibilityBatchParams struct {
 	QueueID uint64
 	Now     time.Time
-	Entries []VisibilityChange
+	// AnyLease is MessageChangeVisibilityParams.AnyLease, for every entry.
+	AnyLease bool
+	Entries  []VisibilityChange
 }
 
 // LeaseOutcome says what a delete or visibility change found.
@@ -270,7 +299,16 @@ const (
 	LeaseLapsed
 	// LeaseGone: the message no longer exists.
 	LeaseGone
+	// LeaseSuperseded: only from a visibility change with AnyLease. The
+	// receipt's lease had been superseded by a later receive whose lease
+	// was live, and the change moved the end of that later lease. The
+	// outcome's Message (its Epoch that of the later lease) is the state
+	// before the change.
+	LeaseSuperseded
 )
+
+// Changed says whether a visibility change with this result took effect.
+func (r LeaseResult) Changed() bool { return r == LeaseCurrent || r == LeaseSuperseded }
 
 // MessageMoveParams are the arguments of Store.MessageMove.
 type MessageMoveParams struct {

@@ -43,8 +43,12 @@ type Consumer struct {
 	del   *deleter
 	slots chan struct{}
 
-	bg         context.Context
-	bgCancel   context.CancelFunc
+	bg       context.Context
+	bgCancel context.CancelFunc
+	// recvStop ends the receive loops (no receive starts after it);
+	// recvCancel cancels the receive calls in flight, which Shutdown does
+	// only when it can wait for them no longer.
+	recvStop   context.CancelFunc
 	recvCancel context.CancelFunc
 	receivers  sync.WaitGroup
 	handlers   sync.WaitGroup
@@ -61,12 +65,17 @@ type Consumer struct {
 	final context.Context
 
 	inReceive      atomic.Int64
+	recvCancelled  atomic.Int64
 	active         atomic.Int64
 	deletes        atomic.Int64
 	deleteFailures atomic.Int64
 	lateArrivals   atomic.Int64
 	shutReleased   atomic.Int64
 	shutFailed     atomic.Int64
+
+	// durations are the successful handlers' durations, which size
+	// renewals (see leaseSpan).
+	durations durations
 
 	// holds are the FIFO groups whose head was released for a retry (see
 	// holdGroups).
@@ -137,6 +146,14 @@ func newConsumer(client Client, url string, opts []Option) (*Consumer, error) {
 	return c, nil
 }
 
+// Report returns the report of the consumer's shutdown, once it is over
+// (after Run or Shutdown has returned); before, the zero Report.
+func (c *Consumer) Report() Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.report
+}
+
 // Queue returns what the consumer read about its queue at start (zero
 // before Run has started).
 func (c *Consumer) Queue() QueueInfo {
@@ -146,11 +163,12 @@ func (c *Consumer) Queue() QueueInfo {
 }
 
 // Run reads the queue's attributes, checks the settings against them (see
-// Doctor; a finding of SeverityError stops the start with a *DoctorError),
-// and consumes until ctx is cancelled or Shutdown is called. When ctx is
-// cancelled Run shuts down itself, within WithShutdownTimeout. It returns
-// nil after a shutdown, ErrClosed if the consumer was run before, or the
-// start-up error.
+// Doctor; a finding of SeverityError stops the start with a *DoctorError,
+// and warnings are logged, see WithLogger), and consumes until ctx is
+// cancelled or Shutdown is called. When ctx is cancelled Run shuts down
+// itself, within WithShutdownTimeout. It returns nil after a shutdown,
+// ErrClosed if the consumer was run before, or the start-up error. Once it
+// has returned, Report has the shutdown's report (also logged).
 func (c *Consumer) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.state != stateNew {
@@ -192,9 +210,11 @@ func (c *Consumer) start(ctx context.Context) error {
 	}
 	c.cfg.settle(info.VisibilityTimeout)
 	if c.cfg.doctor {
-		if fs := diagnose(&c.cfg, info, c.batch != nil); hasErrors(fs) {
+		fs := diagnose(&c.cfg, info, c.batch != nil)
+		if hasErrors(fs) {
 			return &DoctorError{Findings: fs}
 		}
+		c.logFindings(fs)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -206,6 +226,8 @@ func (c *Consumer) start(ctx context.Context) error {
 	c.del.ctx, c.del.cancel = context.WithCancel(c.bg)
 	recvCtx, recvCancel := context.WithCancel(c.bg)
 	c.recvCancel = recvCancel
+	loopCtx, recvStop := context.WithCancel(recvCtx)
+	c.recvStop = recvStop
 	c.slots = make(chan struct{}, c.cfg.concurrency)
 	for i := 0; i < c.cfg.concurrency; i++ {
 		c.slots <- struct{}{}
@@ -215,7 +237,7 @@ func (c *Consumer) start(ctx context.Context) error {
 	go func() { defer c.loops.Done(); c.del.run(c.bg) }()
 	for i := 0; i < c.cfg.receivers; i++ {
 		c.receivers.Add(1)
-		go c.receiveLoop(recvCtx)
+		go c.receiveLoop(loopCtx, recvCtx)
 	}
 	c.state = stateRunning
 	return nil
@@ -229,7 +251,8 @@ func (c *Consumer) stopping() bool {
 }
 
 func (c *Consumer) observe(e Event) {
-	if c.cfg.observer == nil {
+	l := c.logger()
+	if c.cfg.observer == nil && l == nil {
 		return
 	}
 	if e.Time.IsZero() {
@@ -238,7 +261,12 @@ func (c *Consumer) observe(e Event) {
 	if e.Queue == "" {
 		e.Queue = queueName(c.url)
 	}
-	c.cfg.observer.Observe(e)
+	if c.cfg.observer != nil {
+		c.cfg.observer.Observe(e)
+	}
+	if l != nil {
+		c.logEvent(l, e)
+	}
 }
 
 // acquire takes at least one free slot and up to max, or fails when ctx ends.
@@ -269,7 +297,10 @@ func (c *Consumer) releaseSlots(n int) {
 	}
 }
 
-func (c *Consumer) receiveLoop(ctx context.Context) {
+// receiveLoop receives until loop ends. Each receive call runs under call,
+// which outlives loop: a receive in flight when the stop is asked is let
+// finish (see Shutdown).
+func (c *Consumer) receiveLoop(loop, call context.Context) {
 	defer c.receivers.Done()
 	failures := 0
 	for {
@@ -277,7 +308,7 @@ func (c *Consumer) receiveLoop(ctx context.Context) {
 		if c.batch != nil {
 			want = 1
 		}
-		n, ok := c.acquire(ctx, want)
+		n, ok := c.acquire(loop, want)
 		if !ok {
 			return
 		}
@@ -288,9 +319,13 @@ func (c *Consumer) receiveLoop(ctx context.Context) {
 		if c.info.FIFO && c.holding() {
 			max = 1
 		}
-		if err := c.receiveOnce(ctx, n, max); err != nil {
+		if loop.Err() != nil {
+			c.releaseSlots(n)
+			return
+		}
+		if err := c.receiveOnce(call, n, max); err != nil {
 			failures++
-			if !sleep(c.clock, min(100*time.Millisecond<<min(failures, 7), 10*time.Second), ctx.Done()) {
+			if !sleep(c.clock, min(100*time.Millisecond<<min(failures, 7), 10*time.Second), loop.Done()) {
 				return
 			}
 			continue
@@ -316,6 +351,7 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 	if err != nil {
 		c.releaseSlots(n)
 		if ctx.Err() != nil {
+			c.recvCancelled.Add(1)
 			return nil
 		}
 		c.observe(Event{Kind: EventError, Op: "ReceiveMessage", Err: err})
@@ -636,6 +672,9 @@ func (c *Consumer) invoke(a *attempt, ds []*Delivery, f func(ctx context.Context
 	c.active.Add(-1)
 	a.cancel(context.Canceled)
 	now := c.clock.Now()
+	if !a.batch && res[0] == nil {
+		c.handled(now.Sub(a.start))
+	}
 	for i, d := range ds {
 		// Each delivery reports its own lease's renewals: one event per
 		// delivery, so a batch's sum would be counted once per item.
@@ -903,13 +942,26 @@ func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 // maxDelay is SQS's longest DelaySeconds.
 const maxDelay = 15 * time.Minute
 
-// snooze hides an owned lease's message for after without spending an
-// attempt where it can (see NotReady).
+// snoozeDelay is how long a NotReady snooze hides the message: the
+// handler's delay, or longer when the snooze policy's backoff for the
+// message's delivery count (its lease epoch: every delivery, snoozes
+// included) is: a message that is never ready comes back less and less
+// often, with full jitter so that messages snoozed together spread out,
+// and never at once.
+func (c *Consumer) snoozeDelay(d *Delivery, after time.Duration) time.Duration {
+	return max(after, c.cfg.snooze.Delay(int(d.lease.epoch), c.cfg.random()), time.Second)
+}
+
+// snooze hides an owned lease's message for the snooze delay without
+// spending an attempt where it can (see NotReady).
 func (c *Consumer) snooze(d *Delivery, after time.Duration) {
-	if after < time.Second {
-		after = time.Second
-	}
+	after = c.snoozeDelay(d, after)
 	if c.info.FIFO || c.cfg.snoozeByVisibility || !c.resend(d, after) {
+		if mrc := c.info.MaxReceiveCount; mrc > 0 && d.receiveCount >= mrc {
+			// A snooze by visibility spends a receive: SQS moves the
+			// message to the dead-letter queue at its next one.
+			c.observe(Event{Kind: EventLastReceiveSnooze, MessageID: d.id, Attempt: d.Attempt(), Delay: after})
+		}
 		c.release(c.bg, []*Lease{d.lease}, after, ReasonNotReady)
 	}
 }

@@ -11,7 +11,9 @@
 // request was sent, and so is the 12-hour ceiling SQS enforces. One
 // scheduler per consumer renews only the leases near expiry, in
 // ChangeMessageVisibilityBatch calls of up to ten, and reads every entry's
-// result. A lease is renewed only while its handler shows life: inside the
+// result. A renewal extends by the lease length until 100 handlers have
+// succeeded, then by their 99th-percentile duration plus a quarter,
+// between the lease length and ten minutes (LeaseExtension, HandlerP99). A lease is renewed only while its handler shows life: inside the
 // auto-renew budget (WithAutoRenew, default 5 minutes) or within the stall
 // timeout of its last Delivery.Progress. An attempt with no progress is
 // cancelled with ErrStalled; one that runs too long (WithAttemptTimeout, or
@@ -53,7 +55,12 @@
 //
 // Shutdown stops receiving, drains, cancels what is left with ErrShutdown,
 // releases every held lease at once, flushes every pending delete, all under
-// the caller's one deadline, and returns an exact Report.
+// the caller's one deadline, and returns an exact Report. A receive in
+// flight at the stop is not abandoned: SQS may still lease messages to a
+// long poll whose caller has gone (among them the ones just released),
+// and they would stay hidden a whole visibility timeout. Shutdown waits for
+// it (a long poll lasts at most WithWaitTime) and releases what it brings,
+// so leave the shutdown deadline room for the wait time.
 //
 // # Around the handler
 //
@@ -63,6 +70,16 @@
 // Observer sees every event; Metrics is an Observer serving Prometheus
 // metrics. Doctor checks the settings against each other and against the
 // queue's attributes; Run does so at start.
+//
+// # Logging
+//
+// The runtime is not silent by default: with no observer it logs through
+// log/slog (slog.Default(), or the logger given with WithLogger, which also
+// logs alongside an observer) what an operator must know: lost leases,
+// late deletes, stalled, overrun and stuck handlers, failed calls, snoozes
+// on a message's last receive, handlers whose p99 outgrows their lease,
+// Doctor's warnings at start, and the shutdown summary (also returned by
+// Shutdown and kept in Consumer.Report once Run returns).
 //
 // Package consumertest has a fake clock and an in-memory SQS with fault
 // injection for testing handlers and the runtime without a server.

@@ -129,11 +129,22 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.attemptTimeout > MaxLease {
 		add(SeverityWarning, "attempt-timeout", "attempt timeout %v exceeds the 12 h lease ceiling; attempts are cancelled at the ceiling anyway", cfg.attemptTimeout)
 	}
+	if cfg.attemptTimeout > 0 && vis < 6*cfg.attemptTimeout {
+		// AWS's guidance for Lambda functions reading SQS: "set the source
+		// queue's visibility timeout to at least six times the timeout that
+		// you configure on your function" (Lambda Developer Guide, Using
+		// Lambda with Amazon SQS). It leaves room for retries of a
+		// throttled or slow handler within one lease.
+		add(SeverityWarning, "visibility", "the lease of %v is under six times the attempt timeout %v: a handler near its timeout lives on renewals alone", vis, cfg.attemptTimeout)
+	}
 	if cfg.attemptTimeout > 0 && cfg.attemptTimeout <= cfg.grace {
 		add(SeverityWarning, "attempt-timeout", "attempt timeout %v is not longer than the grace %v", cfg.attemptTimeout, cfg.grace)
 	}
 	if cfg.shutdownReserve >= cfg.shutdownTimeout {
 		add(SeverityWarning, "shutdown", "shutdown reserve %v is not shorter than the shutdown timeout %v: Run's shutdown would not drain at all", cfg.shutdownReserve, cfg.shutdownTimeout)
+	}
+	if w := cfg.shutdownTimeout - min(cfg.shutdownReserve/2, 2*time.Second); w < cfg.waitTime {
+		add(SeverityWarning, "shutdown", "Run's shutdown can wait %v for a receive in flight, less than the %v long poll: a poll cut off may lease messages no one gets until their leases lapse", w, cfg.waitTime)
 	}
 	if cfg.deleteWindow >= vis-cfg.renewAhead && cfg.deleteWindow > 0 {
 		add(SeverityWarning, "delete-window", "delete window %v is as long as a lease's safe part; deletes will mostly be flushed by deadline", cfg.deleteWindow)

@@ -47,6 +47,10 @@ func TestDoctor(t *testing.T) {
 			map[string]consumer.Severity{"snooze": consumer.SeverityInfo}, false},
 		{"attempt timeout inside the grace", "q", good, []consumer.Option{consumer.WithAttemptTimeout(2 * time.Second)},
 			map[string]consumer.Severity{"attempt-timeout": consumer.SeverityWarning}, false},
+		{"lease under six attempt timeouts", "q", good, []consumer.Option{consumer.WithAttemptTimeout(20 * time.Second)},
+			map[string]consumer.Severity{"visibility": consumer.SeverityWarning}, false},
+		{"shutdown shorter than a long poll", "q", good, []consumer.Option{consumer.WithShutdownTimeout(15 * time.Second), consumer.WithWaitTime(20 * time.Second)},
+			map[string]consumer.Severity{"shutdown": consumer.SeverityWarning}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -236,9 +236,10 @@ func (l *Lease) onRenew(f func(ctx context.Context, deadline time.Time)) {
 	l.hooks = append(l.hooks, f)
 }
 
-// extension is how many seconds a renewal sent at now asks for.
+// extension is how many seconds a renewal sent at now asks for: the span
+// sized from the handlers' durations (see leaseSpan), within the ceiling.
 func (l *Lease) extension(now time.Time) int32 {
-	return seconds(l.visibility, l.ceiling.Sub(now).Truncate(time.Second))
+	return seconds(l.c.leaseSpan(), l.ceiling.Sub(now).Truncate(time.Second))
 }
 
 // applyExtend records the answer to a renewal sent at sent for secs seconds.

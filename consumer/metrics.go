@@ -25,6 +25,7 @@ import (
 //	handler_visibility_ratio           histogram  queue: handler duration / effective visibility
 //	visibility_timeout_seconds         gauge      queue: the lease length handlers are given
 //	renewals_total                     counter    queue
+//	lease_extension_seconds            gauge      queue: the last renewal's extension
 //	renewals_per_attempt               histogram  queue
 //	renew_failures_total               counter    queue
 //	stalls_total                       counter    queue
@@ -39,6 +40,7 @@ import (
 //	duplicates_total                   counter    queue
 //	slots_stuck_total                  counter    queue
 //	errors_total                       counter    queue, op
+//	last_receive_snoozes_total         counter    queue
 //
 // handler_visibility_ratio answers "does p99 fit the lease?":
 // histogram_quantile(0.99, …) above 1 means more than one attempt in a
@@ -136,6 +138,9 @@ func (m *Metrics) Observe(e Event) {
 		p.at("queue", q).observe(p.buckets, float64(e.Renewals))
 	case EventRenewed:
 		m.inc("renewals_total", "Lease renewals.", "queue", q)
+		if e.Delay > 0 {
+			m.fam("lease_extension_seconds", "gauge", "How long the last renewal extended a lease: sized from the handlers' p99 once enough have finished.", nil).at("queue", q).value = e.Delay.Seconds()
+		}
 	case EventRenewFailed:
 		m.inc("renew_failures_total", "Lease renewals that failed.", "queue", q)
 	case EventStalled:
@@ -162,6 +167,8 @@ func (m *Metrics) Observe(e Event) {
 		m.inc("slots_stuck_total", "Handlers that did not return within the grace after a cancel.", "queue", q)
 	case EventError:
 		m.inc("errors_total", "Failed SQS or store calls.", "queue", q, "op", e.Op)
+	case EventLastReceiveSnooze:
+		m.inc("last_receive_snoozes_total", "NotReady snoozes on the last receive the redrive policy allows.", "queue", q)
 	}
 }
 

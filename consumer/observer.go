@@ -51,6 +51,15 @@ const (
 	EventSlotStuck
 	// EventError: an SQS call or a store call failed. Op, Err.
 	EventError
+	// EventLastReceiveSnooze: NotReady snoozed a message by a visibility
+	// change on the last receive its queue's RedrivePolicy allows
+	// (ApproximateReceiveCount = maxReceiveCount): SQS moves it to the
+	// dead-letter queue at its next receive. MessageID, Attempt, Delay.
+	EventLastReceiveSnooze
+	// EventLeaseOutgrown: the handlers' observed p99 duration (Duration)
+	// first exceeded the lease given at receive (Visibility): messages
+	// depend on renewals. Reported once per consumer.
+	EventLeaseOutgrown
 )
 
 var eventNames = map[EventKind]string{
@@ -59,6 +68,7 @@ var eventNames = map[EventKind]string{
 	EventLeaseLost: "lease_lost", EventReleased: "released", EventDeleted: "deleted",
 	EventLateDelete: "late_delete", EventDeleteFailed: "delete_failed", EventDeadLettered: "dead_lettered",
 	EventSnoozed: "snoozed", EventDuplicate: "duplicate", EventSlotStuck: "slot_stuck", EventError: "error",
+	EventLastReceiveSnooze: "last_receive_snooze", EventLeaseOutgrown: "lease_outgrown",
 }
 
 // String names the kind in snake case.

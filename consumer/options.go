@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -20,6 +21,7 @@ type config struct {
 	waitTime           time.Duration
 	waitTimeSet        bool
 	retry              RetryPolicy
+	snooze             RetryPolicy
 	clock              Clock
 	observer           Observer
 	deleteWindow       time.Duration
@@ -30,6 +32,8 @@ type config struct {
 	middleware         []Middleware
 	doctor             bool
 	random             func() float64
+	logger             *slog.Logger
+	loggerSet          bool
 }
 
 func defaultConfig() config {
@@ -40,6 +44,7 @@ func defaultConfig() config {
 		grace:           5 * time.Second,
 		waitTime:        20 * time.Second,
 		retry:           DefaultRetryPolicy(),
+		snooze:          DefaultRetryPolicy(),
 		clock:           SystemClock{},
 		shutdownReserve: 5 * time.Second,
 		shutdownTimeout: 30 * time.Second,
@@ -63,8 +68,10 @@ func WithReceivers(n int) Option { return func(c *config) { c.receivers = n } }
 // (default 10).
 func WithBatchSize(n int) Option { return func(c *config) { c.batchSize = n } }
 
-// WithVisibilityTimeout sets the lease length asked for on every receive and
-// every renewal (default: the queue's VisibilityTimeout, read at start).
+// WithVisibilityTimeout sets the lease length asked for on every receive,
+// and by renewals until enough handlers have finished to size them from
+// their p99 (never shorter than this; see LeaseExtension). Default: the
+// queue's VisibilityTimeout, read at start.
 func WithVisibilityTimeout(d time.Duration) Option {
 	return func(c *config) { c.visibility, c.visibilitySet = d, true }
 }
@@ -104,6 +111,12 @@ func WithWaitTime(d time.Duration) Option {
 
 // WithRetryPolicy sets the delays before failed messages come back.
 func WithRetryPolicy(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithSnoozePolicy sets the backoff of NotReady snoozes (default
+// DefaultRetryPolicy: from 1 s doubling per delivery of the message to
+// 15 min, full jitter, never under 1 s). A snooze lasts the handler's delay
+// or the policy's, whichever is longer.
+func WithSnoozePolicy(p RetryPolicy) Option { return func(c *config) { c.snooze = p } }
 
 // WithClock sets the clock (default SystemClock). Tests pass a fake.
 func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }

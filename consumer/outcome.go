@@ -69,16 +69,20 @@ func (o *outcome) Unwrap() error { return o.err }
 // message's attempts (see Delivery.AttemptsLeft).
 func Retry(after time.Duration) error { return &outcome{kind: outcomeRetry, after: after} }
 
-// NotReady snoozes the message for the given delay without spending an
-// attempt. On a standard queue the runtime re-sends the message with
+// NotReady snoozes the message for at least the given delay without
+// spending an attempt: a message snoozed again and again backs off (see
+// WithSnoozePolicy), so after <= 0 means the policy's delay alone, one
+// second at first. On a standard queue the runtime re-sends the message with
 // DelaySeconds and attempt and delivery counter attributes (AttrAttempts,
 // AttrDeliveries), then deletes the original; delays past 15 minutes are
 // carried in an attribute and re-snoozed without calling the handler. On a
 // FIFO queue (re-sending would break the group's order), or when
 // WithSnoozeByVisibility is set, or when the message carries too many
 // attributes to add the runtime's (SQS allows ten), it changes the
-// visibility instead, which does spend a receive. after <= 0 means one
-// second.
+// visibility instead, which does spend a receive; a snooze on the last
+// receive the queue's RedrivePolicy allows is reported
+// (EventLastReceiveSnooze, and logged), since SQS dead-letters the
+// message at its next receive.
 func NotReady(after time.Duration) error { return &outcome{kind: outcomeNotReady, after: after} }
 
 // Permanent says the message can never succeed: the runtime sends it to the

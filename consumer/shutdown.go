@@ -7,8 +7,14 @@ import (
 
 // Report says what a Shutdown did. Its counts are exact.
 type Report struct {
+	// ReceivesAwaited is how many receive calls were in flight when the
+	// stop was asked and were let finish (what they brought was released
+	// at once, and counts in LateArrivals).
+	ReceivesAwaited int
 	// ReceivesCancelled is how many receive calls were in flight when the
-	// stop was asked, and were cancelled.
+	// stop was asked and had still not answered when Shutdown could wait
+	// no longer (see Shutdown), and were cancelled. SQS may have leased
+	// messages to them: those come back when their leases lapse.
 	ReceivesCancelled int
 	// LateArrivals is how many messages arrived after the stop was asked
 	// (a receive that answered anyway) and were released at once.
@@ -45,8 +51,11 @@ type Report struct {
 
 // Shutdown stops the consumer in phases under ctx's one deadline:
 //
-//  1. stop receiving: cancel the receives in flight, and release at once
-//     whatever still arrives;
+//  1. stop receiving: start no receive, let those in flight finish (a
+//     receive abandoned by its caller may still lease messages on the
+//     server, which would then stay hidden for a whole visibility timeout:
+//     the releases below would feed it), and release at once whatever
+//     they bring;
 //  2. drain: let running handlers finish (those the runtime has abandoned
 //     excepted), until all have or until WithShutdownReserve before ctx's
 //     deadline;
@@ -56,6 +65,10 @@ type Report struct {
 //  5. flush every pending delete;
 //  6. wait for the leases other owners were ending (an outcome, the
 //     scheduler giving up on a stuck handler) to end;
+//  7. wait for the receives still in flight (a long poll lasts at most its
+//     WithWaitTime, 20 s at most) and release what they bring; a receive
+//     still waiting when only a margin of the deadline is left (half
+//     WithShutdownReserve, at most 2 s) is cancelled;
 //
 // and returns a Report. Without a deadline on ctx, the whole shutdown is
 // bounded by WithShutdownTimeout, as if ctx had that deadline. Releases
@@ -105,12 +118,16 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	start := c.clock.Now()
 	deletes, deleteFailures := c.deletes.Load(), c.deleteFailures.Load()
 	var r Report
-	r.ReceivesCancelled = int(c.inReceive.Load())
+	inReceive := int(c.inReceive.Load())
 	c.mu.Unlock()
 
-	// 1. Stop receiving.
-	c.recvCancel()
-	c.receivers.Wait()
+	// 1. Stop receiving; the receives in flight go on (step 7).
+	c.recvStop()
+	receiversDone := make(chan struct{})
+	go func() {
+		c.receivers.Wait()
+		close(receiversDone)
+	}()
 
 	// 2. Drain. The handlers the scheduler abandoned no longer count (see
 	// detach).
@@ -180,8 +197,23 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 		}
 	}
 
+	// 7. Wait for the receives in flight: what they bring is released as
+	// it arrives (see receiveOnce), under final.
+	margin := min(c.cfg.shutdownReserve/2, 2*time.Second)
+	last, cancelLast := context.WithDeadline(final, dl.Add(-margin))
+	select {
+	case <-receiversDone:
+	case <-last.Done():
+	}
+	cancelLast()
+	c.recvCancel()
+	<-receiversDone
+
 	c.bgCancel()
 	c.loops.Wait()
+
+	r.ReceivesCancelled = int(c.recvCancelled.Load())
+	r.ReceivesAwaited = max(inReceive-r.ReceivesCancelled, 0)
 
 	r.LateArrivals = int(c.lateArrivals.Load())
 	r.Released = int(c.shutReleased.Load())
@@ -193,6 +225,7 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	if err := final.Err(); err != nil {
 		r.Err = err
 	}
+	c.logReport(r)
 	c.mu.Lock()
 	c.report = r
 	c.state = stateStopped

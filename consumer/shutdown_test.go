@@ -3,7 +3,6 @@ package consumer_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,7 +49,9 @@ func TestShutdownReport(t *testing.T) {
 			t.Fatalf("deletes sent before shutdown: %d, want 0 (window of an hour)", n)
 		}
 		r := h.stop()
-		want := consumer.Report{ReceivesCancelled: 1, Cancelled: 10, Released: 10, DeletesFlushed: 5}
+		// The receive in flight (for the five free slots) is awaited: it
+		// takes five of the released messages, released again at once.
+		want := consumer.Report{ReceivesAwaited: 1, LateArrivals: 5, Cancelled: 10, Released: 15, DeletesFlushed: 5}
 		r.Duration, r.Err = 0, nil
 		if r != want {
 			t.Errorf("report %+v, want %+v", r, want)
@@ -67,33 +68,13 @@ func TestShutdownReport(t *testing.T) {
 		if deleted != 5 || visible != 10 {
 			t.Errorf("deleted %d visible %d, want 5 and 10", deleted, visible)
 		}
-		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 10 {
-			t.Errorf("shutdown releases %d, want 10", got)
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 15 {
+			t.Errorf("shutdown releases %d, want 15", got)
 		}
 		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 1 {
 			t.Errorf("delete calls %d, want 1 (five pending deletes in one batch)", n)
 		}
 	})
-}
-
-// stopWatcher tells when a receive in flight was cancelled: Shutdown has
-// begun (it cancels the receives right after taking stock of what runs).
-type stopWatcher struct {
-	*consumertest.SQS
-	once      sync.Once
-	cancelled chan struct{}
-}
-
-func newStopWatcher(fake *consumertest.SQS) *stopWatcher {
-	return &stopWatcher{SQS: fake, cancelled: make(chan struct{})}
-}
-
-func (w *stopWatcher) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opt ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	out, err := w.SQS.ReceiveMessage(ctx, in, opt...)
-	if ctx.Err() != nil {
-		w.once.Do(func() { close(w.cancelled) })
-	}
-	return out, err
 }
 
 // shutdownAsync calls Shutdown in a goroutine with a deadline d away (on
@@ -131,8 +112,10 @@ func awaitReport(h *harness, done <-chan consumer.Report, step time.Duration) co
 }
 
 // Handlers that finish during the drain are not cancelled; their deletes
-// are flushed. The handlers are let go once Shutdown has begun (its receive
-// is cancelled), so no real-time delay decides what counts as drained.
+// are flushed. The handlers are let go once Shutdown has begun (it waits
+// in the drain), so no real-time delay decides what counts as drained. The
+// receive in flight waits on the fake clock, which stands still: it is
+// cancelled when only the margin of the deadline is left.
 func TestShutdownDrains(t *testing.T) {
 	t.Parallel()
 	bubble(t, func(t *testing.T) {
@@ -144,8 +127,7 @@ func TestShutdownDrains(t *testing.T) {
 		defer g.open()
 		var started atomic.Int32
 		causes := make(chan error, 3)
-		w := newStopWatcher(h.sqs)
-		c, err := consumer.New(w, h.url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+		c, err := consumer.New(h.sqs, h.url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
 			started.Add(1)
 			<-g.ch
 			causes <- context.Cause(ctx)
@@ -161,12 +143,8 @@ func TestShutdownDrains(t *testing.T) {
 			}
 			return nil
 		})
-		done := shutdownAsync(h, 30*time.Second)
-		select {
-		case <-w.cancelled:
-		case <-time.After(10 * time.Second):
-			t.Fatal("Shutdown did not cancel the receive")
-		}
+		done := shutdownAsync(h, 8*time.Second)
+		h.settle()
 		g.open()
 		r := awaitReport(h, done, 0)
 		r.Duration = 0
@@ -181,8 +159,9 @@ func TestShutdownDrains(t *testing.T) {
 	})
 }
 
-// lateReceiver answers a receive only after it was cancelled, with what
-// the queue holds then: the messages arrive after the stop was asked.
+// lateReceiver answers a receive only after it was cancelled (when
+// Shutdown can wait no longer), with what the queue holds then: the
+// messages arrive after the stop was asked, in the deadline's margin.
 type lateReceiver struct {
 	*consumertest.SQS
 	calls atomic.Int32
@@ -225,7 +204,7 @@ func TestShutdownReleasesLateArrivals(t *testing.T) {
 		defer cancel()
 		r := c.Shutdown(ctx)
 		r.Duration = 0
-		if want := (consumer.Report{ReceivesCancelled: 1, LateArrivals: 2, Released: 2}); r != want {
+		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 2, Released: 2}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if err := <-done; err != nil {
@@ -278,7 +257,9 @@ func TestShutdownStuckHandler(t *testing.T) {
 		})
 		r := awaitReport(h, done, 500*time.Millisecond) // the grace runs on the fake clock
 		r.Duration, r.Err = 0, nil
-		if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+		// The awaited receive takes the released message back; it is
+		// released again.
+		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, Cancelled: 1, Stuck: 1, Released: 2}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if m := h.state(id); m.InFlight || m.Deleted {
@@ -374,7 +355,7 @@ func TestShutdownLateArrivalsWithinDeadline(t *testing.T) {
 			r = awaitReport(h, done, time.Second) // let the lease run out
 		}
 		r.Duration = 0
-		if want := (consumer.Report{ReceivesCancelled: 1, LateArrivals: 1, ReleaseFailed: 1, Err: context.DeadlineExceeded}); r != want {
+		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, ReleaseFailed: 1, Err: context.DeadlineExceeded}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 	})
@@ -445,7 +426,9 @@ func TestShutdownRetriesThrottledReleases(t *testing.T) {
 		})
 		r := awaitReport(h, shutdownAsync(h, 5*time.Second), 500*time.Millisecond) // all reserve: no drain
 		r.Duration, r.Err = 0, nil
-		if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+		// The awaited receive takes the released message back; it is
+		// released again.
+		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, Cancelled: 1, Stuck: 1, Released: 2}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if m := h.state(id); m.InFlight {
@@ -474,7 +457,7 @@ func TestShutdownWithoutDeadlineSkipsAbandonedHandler(t *testing.T) {
 		// Only the runtime's clock moves: stalled at 10 s, abandoned at 12 s.
 		r := awaitReport(h, done, time.Second)
 		r.Duration = 0
-		if want := (consumer.Report{ReceivesCancelled: 1, Stuck: 1}); r != want {
+		if want := (consumer.Report{ReceivesAwaited: 1, Stuck: 1}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
@@ -525,7 +508,9 @@ func TestShutdownWithoutDeadlineIsBounded(t *testing.T) {
 			t.Errorf("Shutdown took %v, want at most the 10 s shutdown timeout", r.Duration)
 		}
 		r.Duration = 0
-		if want := (consumer.Report{ReceivesCancelled: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+		// The awaited receive takes the released message back; it is
+		// released again.
+		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, Cancelled: 1, Stuck: 1, Released: 2}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if m := h.state(id); m.InFlight {

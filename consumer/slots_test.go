@@ -118,8 +118,10 @@ func TestRunContextShutsDown(t *testing.T) {
 			t.Errorf("message in flight %v deleted %v, want released", m.InFlight, m.Deleted)
 		}
 		r := c.Shutdown(context.Background())
-		if r.Cancelled != 1 || r.Released != 1 {
-			t.Errorf("report %+v, want one cancelled and released", r)
+		// The receive in flight at the stop is awaited: it takes the
+		// released message back, and that is released again.
+		if r.Cancelled != 1 || r.ReceivesAwaited != 1 || r.LateArrivals != 1 || r.Released != 2 {
+			t.Errorf("report %+v, want one cancelled and released, then received and released again", r)
 		}
 	})
 }

@@ -313,7 +313,7 @@ func (e *Engine) renderAttributes(q *baton.Queue, names []string, stats func() (
 	put(AttrReceiveMessageWaitTimeSeconds, itoa(a.ReceiveMessageWaitTimeSeconds))
 	put(AttrVisibilityTimeout, itoa(a.VisibilityTimeout))
 	put(AttrSqsManagedSseEnabled, strconv.FormatBool(a.SqsManagedSseEnabled))
-	put(AttrQueueArn, e.ARN(q.Account, q.Name))
+	put(AttrQueueArn, e.QueueARN(q))
 	put(AttrCreatedTimestamp, strconv.FormatInt(q.CreatedAt.Unix(), 10))
 	put(AttrLastModifiedTimestamp, strconv.FormatInt(q.ModifiedAt.Unix(), 10))
 	if a.Policy != "" {

@@ -31,7 +31,7 @@ func TestReceiveBodyMD5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := s.QueueGet(ctx, ref.Account, ref.Name)
+	q, err := s.QueueGet(ctx, "us-east-1", ref.Account, ref.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,8 @@ func (e *Engine) ReleaseMessageByID(ctx context.Context, ref QueueRef, id string
 	switch out.Result {
 	case baton.LeaseGone:
 		return errNoSuchMessage(id)
-	case baton.LeaseLapsed:
+	case baton.LeaseCurrent:
+	default:
 		return baton.Errorf(baton.ErrInvalidParameterValue, "Message %s is not in flight under lease %d any more.", id, epoch)
 	}
 	e.record(ledgerEvent{

@@ -4,19 +4,61 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/baton-sqs/baton"
 )
 
-// Diagnoses of a queue's leases.
+// Diagnoses of a queue's leases. A report's Diagnosis is its first
+// finding's kind, or DiagnosisHealthy, or DiagnosisTooFewLeases when the
+// leases hint at a problem too few of them show to name it.
 const (
-	DiagnosisHealthy         = "healthy"
-	DiagnosisLeaseTooShort   = "lease-too-short"
-	DiagnosisHandlerFailing  = "handler-failing"
+	DiagnosisHealthy        = "healthy"
+	DiagnosisLeaseTooShort  = "lease-too-short"
+	DiagnosisHandlerFailing = "handler-failing"
+	// DiagnosisHungHandler: a lease held far beyond the queue's p99 and
+	// still renewed, as a heartbeat keeps a hung handler's lease alive.
+	DiagnosisHungHandler  = "hung-handler"
+	DiagnosisTooFewLeases = "too-few-leases"
+	// DiagnosisReleaseLoop: messages released at once ("not ready") again
+	// and again, each receive counting toward maxReceiveCount.
+	DiagnosisReleaseLoop = "release-loop"
+
 	renewAdviceSpreadFactor  = 4   // p99 above this many medians: renew rather than lengthen
 	recommendedTimeoutFactor = 1.5 // recommended timeout = p99 × this
 )
+
+// MinFindingLeases is the fewest leases a finding rests on: below it the
+// doctor names no problem, however the leases went. One or two leases that
+// lapsed are an operator looking at a message as often as a failing
+// handler, and a p99 of one or two durations is no p99.
+//
+// What a finding rests on: lease-too-short, the leases of the period judged
+// (begun, completed or lapsed in it), of which at least one overran: a late
+// completion proves an overrun, but a p99 of two leases is no p99;
+// handler-failing, the lapsed leases whose holder never came back, since
+// one lapse is as often a consumer stopped or a person looking; hung-handler,
+// the completed leases whose p99 the hung lease is held beyond; release-loop,
+// the leases released at once right after their message's lease before was.
+const MinFindingLeases = 3
+
+// Hung leases: a running lease is hung when it has been held more than
+// HungLeaseFactor × the p99 of the queue's completed leases (and at least
+// minHungHeld), has been renewed at least minHungRenewals times, and was
+// renewed after it had been held the p99: its holder's heartbeat kept it
+// going past the time the work takes.
+const (
+	HungLeaseFactor = 4
+	minHungHeld     = time.Minute
+	minHungRenewals = 2
+)
+
+// MaxLeaseTime is the longest a message can stay in flight: SQS limits a
+// message's visibility timeout to 12 hours from the receive that leased it
+// ("Amazon SQS visibility timeout", Amazon SQS Developer Guide), and so
+// does this server (ChangeMessageVisibility).
+const MaxLeaseTime = baton.MaxVisibilityTimeout * time.Second
 
 // LeaseStats are a queue's lease statistics over one period.
 type LeaseStats struct {
@@ -25,10 +67,13 @@ type LeaseStats struct {
 	// UnrenewedP99 is the p99 of leases completed without a renewal, which
 	// is what the visibility timeout alone must cover.
 	UnrenewedP99 time.Duration
-	Expired      uint64
+	// UnrenewedCompleted counts those leases.
+	UnrenewedCompleted uint64
+	Expired            uint64
 	// Late counts late completions: deletes or visibility changes with the
-	// receipt of a lease that had already lapsed.
-	Late uint64
+	// receipt of a lease that had already lapsed. LateLeases counts the
+	// leases they came by, once each.
+	Late, LateLeases uint64
 	// Duplicates counts the leases completed late after their message had
 	// meanwhile been leased to another receiver: confirmed duplicate
 	// executions, one per lease however many late requests its holder made.
@@ -38,9 +83,16 @@ type LeaseStats struct {
 	// RedeliveriesNeverReturned are the rest (an error path or a crash).
 	RedeliveriesLapsedWhileWorking uint64
 	RedeliveriesNeverReturned      uint64
-	Renewals, Releases             uint64
-	DeadLettered                   uint64
-	RenewalsPerLease               float64
+	// LapsedReturned counts the lapsed leases whose holder came back with
+	// a late completion; Expired less these never came back (or have not
+	// yet).
+	LapsedReturned     uint64
+	Renewals, Releases uint64
+	// Rereleased counts the leases released at once (VisibilityTimeout 0)
+	// whose message's previous lease was released at once too.
+	Rereleased       uint64
+	DeadLettered     uint64
+	RenewalsPerLease float64
 	// LateWorkedMax is the longest a holder is known to have worked: from
 	// its receive to a late delete or visibility change by its receipt.
 	// It covers holders that never deleted, which P99 does not; the doctor
@@ -52,10 +104,12 @@ func statsOf(c *counters) LeaseStats {
 	s := LeaseStats{
 		Sent: c.sent, Received: c.received, Completed: c.completed,
 		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
-		UnrenewedP99: c.unrenewed.quantile(0.99),
-		Expired:      c.expired, Late: c.late, Duplicates: c.duplicates,
+		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
+		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
 		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
+		LapsedReturned:                 c.lapsedReturned,
+		Rereleased:                     c.rereleased,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
 		LateWorkedMax: c.lateWorked,
 	}
@@ -63,6 +117,34 @@ func statsOf(c *counters) LeaseStats {
 		s.RenewalsPerLease = float64(c.renewals) / float64(c.received)
 	}
 	return s
+}
+
+// Finding is one problem the doctor names: what it saw, on how many
+// leases, and what to do.
+type Finding struct {
+	Kind string // DiagnosisLeaseTooShort, DiagnosisHandlerFailing or DiagnosisHungHandler
+	// Leases is how many leases the finding rests on (see MinFindingLeases).
+	Leases   uint64
+	Evidence string
+	Fix      string
+	// Hung lists the hung leases (DiagnosisHungHandler), longest held first.
+	Hung []HungLease
+}
+
+// HungLease is a running lease held far beyond the queue's p99 and still
+// renewed.
+type HungLease struct {
+	MessageID string
+	Epoch     uint32
+	Begin     time.Time
+	Held      time.Duration
+	Renewals  int
+	// LastRenewal is when its holder last renewed it; Deadline is its end.
+	LastRenewal, Deadline time.Time
+	// CeilingIn is how long until it reaches MaxLeaseTime after its
+	// receive, when no renewal can keep it.
+	CeilingIn time.Duration
+	Client    Client
 }
 
 // LeaseReport is what the queue has seen of its leases and what to do
@@ -76,15 +158,23 @@ type LeaseReport struct {
 	// since it started.
 	Window     LeaseStats
 	SinceStart LeaseStats
-	// Diagnosis is judged on the window (on everything since start when
-	// the window saw nothing).
+	// HistorySince is when this node's ledger began: it is kept in memory
+	// and starts empty whenever the server starts, whatever the store.
+	HistorySince time.Time
+	// Findings are judged on the window (on everything since start when
+	// the window saw nothing); the hung-handler finding on the leases
+	// running now against the p99 since start. Diagnosis is the first
+	// finding's kind (see the Diagnosis constants).
+	Findings  []Finding
 	Diagnosis string
 	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up (LateWorkedMax
 	// × 1.5 when no lease completed), more than the timeout in force and
 	// at most 12 h, when leases are too short; otherwise the timeout in
 	// force.
 	RecommendedVisibilityTimeout int
-	Advice                       string
+	// Advice is the findings' evidence and fixes in one text, or what the
+	// doctor saw when it found nothing.
+	Advice string
 }
 
 // LeaseReport diagnoses the queue's leases.
@@ -93,54 +183,245 @@ func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, e
 	if err != nil {
 		return nil, err
 	}
-	total, window := e.ledger.snapshot(q.ID, e.clock.Now())
+	now := e.clock.Now()
+	total, window := e.ledger.snapshot(q.ID, now)
 	r := &LeaseReport{
 		Queue: q.Name, VisibilityTimeout: q.Attributes.VisibilityTimeout,
-		Window: statsOf(&window), SinceStart: statsOf(&total),
+		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: e.started,
 	}
-	judged := r.Window
+	judged, jc := r.Window, &window
 	if judged.Received == 0 && judged.Completed == 0 && judged.Late == 0 && judged.Expired == 0 {
-		judged = r.SinceStart
+		judged, jc = r.SinceStart, &total
 	}
-	diagnose(r, judged)
+	vis := time.Duration(r.VisibilityTimeout) * time.Second
+	d := doctor{r: r, s: judged, now: now, overran: jc.unrenewed.countAbove(vis)}
+	if d.s.Late > 0 {
+		// Lapsed leases whose holders may yet come back late, as others
+		// did, are no evidence that they never will.
+		d.pending = e.ledger.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
+	}
+	if r.SinceStart.Completed >= MinFindingLeases {
+		d.hung = e.ledger.hungLeases(q.ID, now, hungThreshold(r.SinceStart.P99), r.SinceStart.P99)
+	}
+	d.redrive, d.hasRedrive = parseRedrivePolicy(q.Attributes.RedrivePolicy)
+	d.dlqOf = func() []string {
+		if d.sources == nil {
+			d.sources = []string{}
+			if sources, err := e.sourcesOf(ctx, q); err == nil {
+				for _, sq := range sources {
+					d.sources = append(d.sources, sq.Name)
+				}
+			}
+		}
+		return d.sources
+	}
+	d.diagnose()
 	return r, nil
 }
 
-func diagnose(r *LeaseReport, s LeaseStats) {
-	vis := time.Duration(r.VisibilityTimeout) * time.Second
+// hungThreshold is how long a lease must be held to be hung, given the
+// p99 of the queue's completed leases.
+func hungThreshold(p99 time.Duration) time.Duration {
+	return max(HungLeaseFactor*p99, minHungHeld)
+}
+
+// doctor judges one report.
+type doctor struct {
+	r       *LeaseReport
+	s       LeaseStats
+	now     time.Time
+	pending uint64
+	// overran counts the judged leases never renewed that completed after
+	// the visibility timeout.
+	overran uint64
+	hung    []HungLease
+	// redrive is the queue's RedrivePolicy, if it has one; dlqOf lists the
+	// queues whose dead-letter queue it is (asked only when needed).
+	redrive    redrivePolicy
+	hasRedrive bool
+	dlqOf      func() []string
+	sources    []string // dlqOf's answer, once asked
+	dlqNoted   bool
+	// notes are said when no finding is made; tooFew says one of them is
+	// of a problem shown by fewer than MinFindingLeases leases.
+	notes  []string
+	tooFew bool
+}
+
+func (d *doctor) diagnose() {
+	r, s := d.r, d.s
 	r.RecommendedVisibilityTimeout = r.VisibilityTimeout
-	switch {
-	case s.Late > 0 || s.UnrenewedP99 > vis:
-		r.Diagnosis = DiagnosisLeaseTooShort
-		// With no lease completed (only late heartbeats), how long a late
-		// holder was seen working is all that tells the handlers' time.
-		need, seen := s.P99, "lease p99 is "+fmtSeconds(s.P99)
-		if s.Completed == 0 {
-			need, seen = s.LateWorkedMax, "no lease completed, but a holder was still working "+fmtSeconds(s.LateWorkedMax)+" after its receive"
+	d.hungFinding()
+	d.tooShortFinding()
+	d.failingFinding()
+	d.releaseLoopFinding()
+	if len(r.Findings) > 0 {
+		r.Diagnosis = r.Findings[0].Kind
+		parts := make([]string, len(r.Findings))
+		for i, f := range r.Findings {
+			parts[i] = f.Evidence + " " + f.Fix
 		}
-		rec := int(math.Ceil(need.Seconds() * recommendedTimeoutFactor))
-		r.RecommendedVisibilityTimeout = min(max(rec, r.VisibilityTimeout+1), baton.MaxVisibilityTimeout)
-		r.Advice = fmt.Sprintf("Handlers overran their lease: %d late completions, %d confirmed duplicate executions; "+
-			"%s against a visibility timeout of %ds. Set VisibilityTimeout to %ds",
-			s.Late, s.Duplicates, seen, r.VisibilityTimeout, r.RecommendedVisibilityTimeout)
-		if s.P50 > 0 && s.P99 > renewAdviceSpreadFactor*s.P50 {
-			r.Advice += fmt.Sprintf(", or renew the lease while working (ChangeMessageVisibility): the slowest handlers take more than %d× the median (p50 %s)",
-				renewAdviceSpreadFactor, fmtSeconds(s.P50))
+		r.Advice = strings.Join(parts, " ")
+		return
+	}
+	r.Diagnosis = DiagnosisHealthy
+	if len(d.notes) > 0 {
+		if d.tooFew {
+			r.Diagnosis = DiagnosisTooFewLeases
+		}
+		r.Advice = strings.Join(d.notes, " ")
+		return
+	}
+	switch {
+	case s.Completed == 0:
+		r.Advice = "No lease has completed yet."
+	case s.Renewals > 0 && s.UnrenewedCompleted < s.Completed:
+		renewed := s.Completed - s.UnrenewedCompleted
+		r.Advice = fmt.Sprintf("Leases end in time: no lease lapsed or completed late. %d of %d completed leases were renewed (%d renewals) and ran up to %s",
+			renewed, s.Completed, s.Renewals, fmtSeconds(s.Max))
+		if s.UnrenewedCompleted > 0 {
+			r.Advice += fmt.Sprintf("; those never renewed have p99 %s, within the %ds visibility timeout", fmtSeconds(s.UnrenewedP99), r.VisibilityTimeout)
 		}
 		r.Advice += "."
-	case s.Expired > 0:
-		r.Diagnosis = DiagnosisHandlerFailing
-		r.Advice = fmt.Sprintf("%d leases lapsed and %d messages were redelivered after their holder never came back, with no late completion: "+
-			"the handlers are failing (an error path or a crash), not slow. Look at the consumers' errors; a RedrivePolicy stops a poison message from cycling.",
-			s.Expired, s.RedeliveriesNeverReturned)
 	default:
-		r.Diagnosis = DiagnosisHealthy
-		if s.Completed == 0 {
-			r.Advice = "No lease has completed yet."
-		} else {
-			r.Advice = fmt.Sprintf("Leases end in time: p99 %s within the %ds visibility timeout, no lease lapsed.", fmtSeconds(s.P99), r.VisibilityTimeout)
-		}
+		r.Advice = fmt.Sprintf("Leases end in time: p99 %s within the %ds visibility timeout, no lease lapsed.", fmtSeconds(s.P99), r.VisibilityTimeout)
 	}
+}
+
+// hungFinding names the leases held far beyond the p99 and still renewed.
+func (d *doctor) hungFinding() {
+	if len(d.hung) == 0 {
+		return
+	}
+	r, all := d.r, d.r.SinceStart
+	h := d.hung[0]
+	ev := fmt.Sprintf("%s held far beyond the queue's p99 and still being renewed: message %s has been held %s "+
+		"(p99 of %d completed leases: %s) and renewed %d times, last %s ago.",
+		plural(len(d.hung), "lease", "leases"), h.MessageID, fmtDuration(h.Held), all.Completed, fmtSeconds(all.P99), h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)))
+	fix := fmt.Sprintf("A heartbeat is keeping a hung handler's lease alive: you have traded duplicates for a stall. "+
+		"Renew only while the handler makes progress (tie the heartbeat to the work, and give up after a deadline); "+
+		"the lease cannot outlast %s after its receive: message %s reaches that ceiling in %s and is then redelivered anyway.",
+		fmtDuration(MaxLeaseTime), h.MessageID, fmtDuration(h.CeilingIn))
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHungHandler, Leases: all.Completed, Evidence: ev, Fix: fix, Hung: d.hung})
+}
+
+// tooShortFinding names leases that overran their visibility timeout.
+func (d *doctor) tooShortFinding() {
+	r, s := d.r, d.s
+	vis := time.Duration(r.VisibilityTimeout) * time.Second
+	if s.LateLeases == 0 && s.UnrenewedP99 <= vis {
+		return
+	}
+	overran := max(s.LateLeases, d.overran)
+	leases := max(s.Received, s.Completed, s.Expired, overran)
+	if leases >= MinFindingLeases && d.deadLetterQueue() {
+		return
+	}
+	if leases < MinFindingLeases {
+		d.tooFew = true
+		d.notes = append(d.notes, fmt.Sprintf("%d of %s overran the %ds visibility timeout (%d late completions): too few leases to name a problem (a finding rests on at least %d).",
+			overran, plural(int(leases), "lease", "leases"), r.VisibilityTimeout, s.Late, MinFindingLeases))
+		return
+	}
+	// With no lease completed (only late heartbeats), how long a late
+	// holder was seen working is all that tells the handlers' time.
+	need, seen := s.P99, "lease p99 is "+fmtSeconds(s.P99)
+	if s.Completed == 0 {
+		need, seen = s.LateWorkedMax, "no lease completed, but a holder was still working "+fmtSeconds(s.LateWorkedMax)+" after its receive"
+	}
+	rec := int(math.Ceil(need.Seconds() * recommendedTimeoutFactor))
+	r.RecommendedVisibilityTimeout = min(max(rec, r.VisibilityTimeout+1), baton.MaxVisibilityTimeout)
+	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions, "+
+		"%d redeliveries while the holder was still working; %s against a visibility timeout of %ds.",
+		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, seen, r.VisibilityTimeout)
+	fix := fmt.Sprintf("Set VisibilityTimeout to %ds (the p99 × %.1f, not the mean)", r.RecommendedVisibilityTimeout, recommendedTimeoutFactor)
+	if s.P50 > 0 && s.P99 > renewAdviceSpreadFactor*s.P50 {
+		fix += fmt.Sprintf(", or renew the lease while working (ChangeMessageVisibility): the slowest handlers take more than %d× the median (p50 %s)",
+			renewAdviceSpreadFactor, fmtSeconds(s.P50))
+	}
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix + "."})
+}
+
+// failingFinding names lapsed leases whose holder never came back.
+func (d *doctor) failingFinding() {
+	r, s := d.r, d.s
+	gone := s.Expired - min(s.Expired, s.LapsedReturned)
+	gone -= min(gone, d.pending)
+	if gone == 0 {
+		return
+	}
+	if gone < MinFindingLeases {
+		d.tooFew = true
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed with no sign of their holder: too few to name a problem (a finding rests on at least %d leases).",
+			plural(int(gone), "lease", "leases"), MinFindingLeases))
+		return
+	}
+	if d.deadLetterQueue() {
+		return
+	}
+	ev := fmt.Sprintf("%d leases lapsed and their holder never came back with a late completion", gone)
+	if s.RedeliveriesNeverReturned > 0 {
+		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
+	}
+	ev += ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
+	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
+	if d.hasRedrive {
+		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
+	} else {
+		fix += " A RedrivePolicy stops a poison message from cycling."
+	}
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
+}
+
+// releaseLoopFinding names messages released at once again and again: a
+// handler that is "not ready" and gives the message straight back has it
+// received at once by the next poll, in a loop that costs a receive each
+// time and, with a RedrivePolicy, dead-letters the message after
+// maxReceiveCount of them, though nothing failed.
+func (d *doctor) releaseLoopFinding() {
+	s := d.s
+	if s.Rereleased < MinFindingLeases {
+		return
+	}
+	ev := fmt.Sprintf("%d leases were released at once (ChangeMessageVisibility 0) right after the message's lease before had been: "+
+		"messages go round receivers that give them straight back, and every receive counts toward maxReceiveCount.", s.Rereleased)
+	fix := "Release with a delay instead (ChangeMessageVisibility to a back-off of some seconds, longer each receive), so the message comes back when it may be ready"
+	if d.hasRedrive {
+		fix += fmt.Sprintf("; as it is, a message released %d times in a row is moved to %s without having failed", d.redrive.maxReceiveCount, arnQueueName(d.redrive.target))
+	}
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisReleaseLoop, Leases: s.Rereleased, Evidence: ev, Fix: fix + "."})
+}
+
+// deadLetterQueue says whether the queue is another's dead-letter queue,
+// noting once that its leases judge no handler: whoever receives from a
+// dead-letter queue is most often a person looking at what failed, who lets
+// the lease lapse or deletes when done reading. Redrive moves messages out
+// without leasing them.
+func (d *doctor) deadLetterQueue() bool {
+	sources := d.dlqOf()
+	if len(sources) == 0 {
+		return false
+	}
+	if !d.dlqNoted {
+		d.dlqNoted = true
+		d.notes = append(d.notes, fmt.Sprintf("This is the dead-letter queue of %s: its leases lapsing or ending late are how a look at a dead-lettered message goes (%d lapsed, %d late completions); no handler or timeout is judged here.",
+			strings.Join(sources, ", "), d.s.Expired, d.s.Late))
+	}
+	return true
+}
+
+func arnQueueName(arn string) string { return arn[strings.LastIndexByte(arn, ':')+1:] }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// fmtDuration is d in hours, minutes and seconds.
+func fmtDuration(d time.Duration) string {
+	return d.Round(time.Second).String()
 }
 
 func fmtSeconds(d time.Duration) string {
@@ -160,7 +441,7 @@ func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID str
 
 // QueueMetrics are one queue's figures for /metrics.
 type QueueMetrics struct {
-	Account, Name              string
+	Region, Account, Name      string
 	Visible, InFlight, Delayed int
 	OldestAge                  time.Duration
 	// Totals are the ledger's counts since this node started of what this
@@ -172,9 +453,17 @@ type QueueMetrics struct {
 	// below each of LeaseDurationBounds, exactly; LeaseSum adds them up.
 	LeaseDurations [len(LeaseDurationBounds)]uint64
 	LeaseSum       time.Duration
+	// VisibilityTimeout is the queue's, in seconds.
+	VisibilityTimeout int
+	// OldestLease is how long the oldest running lease has been held, zero
+	// when none runs; HungLeases counts the running leases the doctor
+	// finds hung (DiagnosisHungHandler). Both are of every node's leases
+	// as far as this node's ledger has seen them.
+	OldestLease time.Duration
+	HungLeases  int
 }
 
-// QueueMetrics reports every queue of every account.
+// QueueMetrics reports every queue of every account and region.
 func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
 	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
 	if err != nil {
@@ -189,8 +478,15 @@ func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
 		}
 		total := e.ledger.owned(q.ID, now)
 		m := QueueMetrics{
-			Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
+			Region: e.regionOr(q.Region), Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
 			Totals: statsOf(&total), LeaseDurations: total.atMost, LeaseSum: total.durationSum,
+			VisibilityTimeout: q.Attributes.VisibilityTimeout,
+		}
+		if oldest := e.ledger.oldestLease(q.ID, now); !oldest.IsZero() {
+			m.OldestLease = max(now.Sub(oldest), 0)
+		}
+		if p99, n := e.ledger.completedP99(q.ID, now); n >= MinFindingLeases {
+			m.HungLeases = len(e.ledger.hungLeases(q.ID, now, hungThreshold(p99), p99))
 		}
 		if !st.OldestSentAt.IsZero() {
 			m.OldestAge = now.Sub(st.OldestSentAt)

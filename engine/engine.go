@@ -19,7 +19,10 @@ type Config struct {
 	Store baton.Store
 	// Clock defaults to the system clock.
 	Clock baton.Clock
-	// Region is used in queue ARNs; defaults to us-east-1.
+	// Region is the default region: that of a QueueRef, CreateQueue or
+	// ListQueues call naming none, and the region in the ARNs ARN makes;
+	// defaults to us-east-1. Each region is a namespace of queues of its
+	// own.
 	Region string
 	// ReceiptKey authenticates receipt handles. Handles issued under one key
 	// are rejected under another; a durable store should keep it stable.
@@ -60,6 +63,8 @@ type Engine struct {
 	badBatches atomic.Uint64
 	// inFlightLimit is inFlightLimit but for tests, which set it low.
 	inFlightLimit int
+	// started is when New made the engine: its lease ledger starts then.
+	started time.Time
 }
 
 // New returns an Engine.
@@ -72,6 +77,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
+	}
+	if !baton.ValidRegion(cfg.Region) {
+		return nil, fmt.Errorf("engine: %q is not a region name", cfg.Region)
 	}
 	if len(cfg.ReceiptKey) == 0 {
 		cfg.ReceiptKey = make([]byte, 32)
@@ -94,6 +102,7 @@ func New(cfg Config) (*Engine, error) {
 		nodeID:   ids.NewUint64(),
 
 		inFlightLimit: inFlightLimit,
+		started:       cfg.Clock.Now(),
 	}
 	e.locker, _ = cfg.Store.(baton.TaskLocker)
 	if as, ok := cfg.Store.(baton.AttemptStore); ok {
@@ -126,23 +135,45 @@ func (e *Engine) Close() {
 // Clock returns the engine's clock.
 func (e *Engine) Clock() baton.Clock { return e.clock }
 
-// Region returns the region used in ARNs.
+// Region returns the default region.
 func (e *Engine) Region() string { return e.region }
 
-// QueueRef names a queue on the wire: its account and name.
+// QueueRef names a queue on the wire: its region, account and name. An
+// empty Region is the engine's default region.
 type QueueRef struct {
+	Region  string
 	Account string
 	Name    string
 }
 
-// ARN returns the queue's ARN in the engine's region.
-func (e *Engine) ARN(account, name string) string {
-	return "arn:aws:sqs:" + e.region + ":" + account + ":" + name
+// regionOr returns region, or the default region if it is empty.
+func (e *Engine) regionOr(region string) string {
+	if region == "" {
+		return e.region
+	}
+	return region
 }
 
-// queue loads a queue, mapping a missing one to QueueDoesNotExist.
+// ARN returns the ARN of the queue account/name in the default region.
+func (e *Engine) ARN(account, name string) string {
+	return RegionARN(e.region, account, name)
+}
+
+// QueueARN returns q's ARN, in its region.
+func (e *Engine) QueueARN(q *baton.Queue) string {
+	return RegionARN(e.regionOr(q.Region), q.Account, q.Name)
+}
+
+// RegionARN returns the ARN of the queue account/name in region:
+// arn:aws:sqs:<region>:<account>:<name>.
+func RegionARN(region, account, name string) string {
+	return "arn:aws:sqs:" + region + ":" + account + ":" + name
+}
+
+// queue loads a queue, mapping a missing one to QueueDoesNotExist. A queue
+// of another region than ref's does not exist for it.
 func (e *Engine) queue(ctx context.Context, ref QueueRef) (*baton.Queue, error) {
-	q, err := e.store.QueueGet(ctx, ref.Account, ref.Name)
+	q, err := e.store.QueueGet(ctx, e.regionOr(ref.Region), ref.Account, ref.Name)
 	if errors.Is(err, baton.ErrNotFound) {
 		return nil, errQueueDoesNotExist()
 	}

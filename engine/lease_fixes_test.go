@@ -276,22 +276,27 @@ func TestLateHolderIsOneDuplicate(t *testing.T) {
 
 // A holder whose only late request is a heartbeat (it crashed before its
 // delete, say) still overran its lease: the doctor recommends a longer
-// timeout than the one in force, not the same.
+// timeout than the one in force, not the same. Three of them, since a
+// finding rests on at least engine.MinFindingLeases leases.
 func TestLateHeartbeatRecommendsLongerTimeout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e, clock := newEngine(t)
 	ref := mkQueue(t, e, "q", nil)
-	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
-		t.Fatal(err)
+	for range engine.MinFindingLeases {
+		if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{}) // 30 s lease
-	if err != nil || len(got) != 1 {
+	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)}) // 30 s leases
+	if err != nil || len(got) != engine.MinFindingLeases {
 		t.Fatal(got, err)
 	}
 	clock.Advance(40 * time.Second)
-	if err := e.ChangeMessageVisibility(ctx, ref, got[0].ReceiptHandle, ptr(30)); err != nil {
-		t.Fatal(err)
+	for _, m := range got {
+		if err := e.ChangeMessageVisibility(ctx, ref, m.ReceiptHandle, ptr(30)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r, err := e.LeaseReport(ctx, ref)
 	if err != nil {

@@ -111,7 +111,9 @@ type LeaseEvent struct {
 	Kind         string
 	Epoch        uint32
 	ReceiveCount int
-	// Deadline is the lease's end after a receive or renewal.
+	// Deadline is the lease's end after a receive or renewal; on a late
+	// change that went through to the message's current lease (a standard
+	// queue's older receipt handle), the new end of that lease.
 	Deadline time.Time
 	// Late is how long after its lease's deadline a late completion came.
 	Late time.Duration
@@ -151,7 +153,14 @@ type leaseRec struct {
 	working     bool // counted as lapsed while working (redelivered and proven)
 	lateDeleted bool // a late delete by its receipt was applied: another is a retry
 	duplicated  bool // counted as a duplicate execution, which it is once
-	heapIdx     int
+	returned    bool // counted as lapsed and later proven (lapsedReturned)
+	// snoozed: the last change its holder made brought its end forward,
+	// at snoozeAt; snoozeLapsed: it then reached that end, counted as a
+	// release with a delay (changed).
+	snoozed, snoozeLapsed bool
+	snoozeAt              time.Time
+	releasedNow           bool // its holder released it with VisibilityTimeout 0
+	heapIdx               int
 }
 
 type trackedMessage struct {
@@ -184,6 +193,15 @@ type counters struct {
 	// receipt: its holder worked at least that long, whether or not it
 	// ever deleted.
 	lateWorked time.Duration
+	// lateLeases counts the leases completed late, once each however many
+	// late requests their holders made; lapsedReturned the lapsed leases
+	// whose holder later came back with a late completion. The lapsed
+	// leases less these are those whose holder never came back.
+	lateLeases, lapsedReturned uint64
+	// rereleased counts the leases released at once (VisibilityTimeout 0)
+	// whose message's lease before was released at once too: a message
+	// going round receivers that do not handle it.
+	rereleased uint64
 }
 
 func (c *counters) merge(o *counters) {
@@ -198,6 +216,9 @@ func (c *counters) merge(o *counters) {
 	c.renewals += o.renewals
 	c.releases += o.releases
 	c.deadLettered += o.deadLettered
+	c.lateLeases += o.lateLeases
+	c.lapsedReturned += o.lapsedReturned
+	c.rereleased += o.rereleased
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
 	for i := range c.atMost {
@@ -449,9 +470,17 @@ func (tm *trackedMessage) unrecord(epoch uint32) {
 func (ql *queueLedger) expire(now time.Time) {
 	for len(ql.active) > 0 && !ql.active[0].deadline.After(now) {
 		r := heap.Pop(&ql.active).(*leaseRec)
+		if r.snoozed {
+			// Its holder set this end and let it come: a release with a
+			// delay, unless it comes back (unsnooze, snoozeOverran).
+			r.state, r.snoozeLapsed = leaseReleased, true
+			ql.count(r.snoozeAt, r.local, func(c *counters) { c.releases++ })
+			continue
+		}
 		r.state = leaseExpired
 		ql.count(r.deadline, r.local, func(c *counters) { c.expired++ })
 		r.msg.record(LeaseEvent{At: r.deadline, Kind: EventExpire, Epoch: r.epoch})
+		ql.returned(r)
 		ql.redeliver(r.msg, r.epoch+1)
 	}
 }
@@ -468,6 +497,10 @@ func (ql *queueLedger) unexpire(r *leaseRec) {
 	if r.working {
 		r.working = false
 		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedWorking) })
+	}
+	if r.returned {
+		r.returned = false
+		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedReturned) })
 	}
 	r.msg.unrecord(r.epoch)
 	r.state = leaseActive
@@ -491,6 +524,47 @@ func (ql *queueLedger) working(r *leaseRec) {
 	if r.redelivered && r.proven && !r.working {
 		r.working = true
 		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedWorking++ })
+	}
+}
+
+// unsnooze takes back the release counted when r reached the end its
+// holder had brought forward: the holder acted by its receipt afterwards,
+// so it had not given the message up. r is active again, outside the heap,
+// and the change that brought the end forward reads as a renewal.
+func (ql *queueLedger) unsnooze(r *leaseRec) {
+	r.snoozeLapsed, r.snoozed = false, false
+	ql.uncount(r.snoozeAt, r.local, func(c *counters) { dec(&c.releases) })
+	r.state = leaseActive
+	r.msg.relabel(r.epoch, r.snoozeAt)
+}
+
+// snoozeOverran turns the release counted when r reached the end its
+// holder had brought forward into the lapse it was: the holder came back
+// late, after the message was handed on, so it was still working.
+func (ql *queueLedger) snoozeOverran(r *leaseRec) {
+	ql.unsnooze(r)
+	r.state = leaseExpired
+	ql.count(r.deadline, r.local, func(c *counters) { c.expired++ })
+	r.msg.record(LeaseEvent{At: r.deadline, Kind: EventExpire, Epoch: r.epoch})
+	ql.redeliver(r.msg, r.epoch+1)
+}
+
+// relabel makes the release with a delay recorded for epoch at at a
+// renewal: its holder kept the lease after all.
+func (tm *trackedMessage) relabel(epoch uint32, at time.Time) {
+	for i := range tm.history {
+		if ev := &tm.history[i]; ev.Kind == EventRelease && ev.Epoch == epoch && ev.At.Equal(at) {
+			ev.Kind = EventRenew
+		}
+	}
+}
+
+// returned counts a lapsed lease whose holder came back late, once both
+// the lapse and the late completion are known, whichever came first.
+func (ql *queueLedger) returned(r *leaseRec) {
+	if r.state == leaseExpired && r.proven && !r.returned {
+		r.returned = true
+		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedReturned++ })
 	}
 }
 
@@ -578,7 +652,11 @@ type ledgerEvent struct {
 	duplicate bool
 	// removed: a delete removed the message, ending whatever lease holds it.
 	removed bool
-	client  Client
+	// shortened: a change the store found current that moved its lease's
+	// end no later than it was (the handling node knows the end from the
+	// store). It is a release with a delay, not a renewal (changed).
+	shortened bool
+	client    Client
 }
 
 // applyLocal applies an event this node made, deciding the facts that
@@ -704,6 +782,20 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	if ev.result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
+	if rec.snoozeLapsed {
+		if ev.result == baton.LeaseCurrent {
+			ql.unsnooze(rec)
+		} else {
+			ql.snoozeOverran(rec)
+		}
+	} else if rec.snoozed && ev.result == baton.LeaseCurrent {
+		rec.snoozed = false // it worked on under the end it set
+		tm.relabel(rec.epoch, rec.snoozeAt)
+	}
+	if rec.state == leaseReleased && rec.received {
+		ql.releasedDeleted(tm, rec, ev)
+		return
+	}
 	d := ev.at.Sub(ev.leasedAt)
 	renewed := rec.renewals > 0
 	ql.count(ev.at, local, func(c *counters) {
@@ -739,13 +831,69 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 	}
 }
 
+// releasedDeleted applies a delete by the receipt of a lease its holder
+// had given up (a release, or a receive with VisibilityTimeout 0): the
+// message was handled, but the lease was no lease of work, so its time
+// counts in no lease duration, and a delete after the message was handed
+// to another receiver is no late completion: the holder overran nothing.
+func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev ledgerEvent) {
+	if rec.lateDeleted {
+		return // a retry
+	}
+	rec.lateDeleted = true
+	tm.record(LeaseEvent{At: ev.at, Kind: EventDelete, Epoch: ev.epoch, Client: ev.client})
+	if !ev.removed {
+		return
+	}
+	if holder := max(tm.latest, ev.storeEpoch); holder > ev.epoch {
+		if cur := tm.lease(holder); cur.state == leaseActive {
+			ql.end(cur, leaseRemoved)
+			tm.record(LeaseEvent{At: ev.at, Kind: EventRemoved, Epoch: cur.epoch})
+		}
+	}
+}
+
 // changed applies a visibility change by a receipt.
+//
+// A change to now (VisibilityTimeout 0) is a release: the lease ends here.
+// A change that moves the lease's end later is a renewal: the holder
+// extends the time it works. A change that brings the end forward to a
+// later instant (ev.shortened) is a release with a delay (a snooze, a
+// back-off: "not ready, try again in N seconds") if the holder then lets
+// that end come and never acts by its receipt again; but a holder may as
+// well shorten its lease to go on working under a tighter one. So the
+// lease runs on to its new end; if it gets there it counts as released
+// then (expire), not lapsed, and the message's next receive is no
+// redelivery of a holder that never came back. Should the holder act by
+// the receipt afterwards, the release is taken back: a renewal if the
+// lease was still current (unsnooze), a lapse while working if the
+// message had been handed on (snoozeOverran). A change that gives up by
+// setting a delay longer than the lease had left cannot be told from a
+// heartbeat: it counts as a renewal, and the lease as lapsed at its end.
 func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	tm := ql.message(ev.messageID)
 	rec := tm.lease(ev.epoch)
+	if rec.snoozeLapsed {
+		if ev.result == baton.LeaseCurrent {
+			ql.unsnooze(rec)
+		} else {
+			ql.snoozeOverran(rec)
+		}
+	}
+	if ev.result == baton.LeaseSuperseded {
+		// Through an older receipt to the lease of the message's current
+		// receive: the older holder is late, and the current lease moves,
+		// which is no renewal by its holder.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) && (rec.state != leaseReleased || !rec.received) {
+			ql.late(tm, rec, ev, local, EventLateChange)
+		}
+		ql.movedBy(tm.lease(ev.storeEpoch), ev)
+		return
+	}
 	if ev.result != baton.LeaseCurrent {
-		// After its own delete, or its message's removal, in time: no lapse.
-		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) {
+		// After its own delete, or its message's removal, in time, or a
+		// lease its holder gave up: no lapse.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) && (rec.state != leaseReleased || !rec.received) {
 			ql.late(tm, rec, ev, local, EventLateChange)
 		}
 		return
@@ -757,11 +905,36 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 		if rec.state == leaseActive {
 			ql.end(rec, leaseReleased)
 		}
-		ql.count(ev.at, local, func(c *counters) { c.releases++ })
+		if rec.snoozed {
+			rec.snoozed = false
+			tm.relabel(rec.epoch, rec.snoozeAt)
+		}
+		again := false
+		if prev := tm.leases[ev.epoch-1]; !rec.releasedNow && prev != nil && prev.releasedNow {
+			again = true
+		}
+		rec.releasedNow = true
+		ql.count(ev.at, local, func(c *counters) {
+			c.releases++
+			if again {
+				c.rereleased++
+			}
+		})
 		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Client: ev.client})
 		return
 	}
-	rec.renewals++
+	kind := EventRenew
+	if ev.shortened && !ev.at.Before(rec.deadlineAt) {
+		// A release with a delay, if the holder lets the new end come;
+		// the lease runs until then, and expire counts the release.
+		kind, rec.snoozed, rec.snoozeAt = EventRelease, true, ev.at
+	} else if !ev.shortened {
+		if rec.snoozed && !ev.at.Before(rec.deadlineAt) {
+			rec.snoozed = false
+			tm.relabel(rec.epoch, rec.snoozeAt)
+		}
+		rec.renewals++
+	}
 	if !ev.at.Before(rec.deadlineAt) {
 		rec.deadline, rec.deadlineAt = ev.deadline, ev.at
 	}
@@ -772,8 +945,35 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 			heap.Push(&ql.active, rec)
 		}
 	}
-	ql.count(ev.at, local, func(c *counters) { c.renewals++ })
-	tm.record(LeaseEvent{At: ev.at, Kind: EventRenew, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
+	if !ev.shortened {
+		ql.count(ev.at, local, func(c *counters) { c.renewals++ })
+	}
+	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
+}
+
+// movedBy moves the end of lease r as a change made through an older
+// receipt (ev) did: the store found r live, so an expiry inferred for it is
+// taken back; a release ends it.
+func (ql *queueLedger) movedBy(r *leaseRec, ev ledgerEvent) {
+	if r.state == leaseExpired {
+		ql.unexpire(r)
+	}
+	if !ev.deadline.After(ev.at) {
+		if r.state == leaseActive {
+			ql.end(r, leaseReleased)
+		}
+		return
+	}
+	if !ev.at.Before(r.deadlineAt) {
+		r.deadline, r.deadlineAt = ev.deadline, ev.at
+	}
+	if r.state == leaseActive {
+		if r.heapIdx >= 0 {
+			heap.Fix(&ql.active, r.heapIdx)
+		} else {
+			heap.Push(&ql.active, r)
+		}
+	}
 }
 
 // removedInTime says that r's message was removed (a purge, the retention
@@ -799,18 +999,27 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, l
 	if !ev.leasedAt.IsZero() {
 		worked = ev.at.Sub(ev.leasedAt)
 	}
+	first := !rec.proven
 	ql.count(ev.at, local, func(c *counters) {
 		c.late++
 		if dup {
 			c.duplicates++
 		}
+		if first {
+			c.lateLeases++
+		}
 		c.lateWorked = max(c.lateWorked, worked)
 	})
-	if !rec.proven {
+	if first {
 		rec.proven = true
 		ql.working(rec)
+		ql.returned(rec)
 	}
-	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
+	var moved time.Time // the current lease's new end, if the change went through to it
+	if ev.result == baton.LeaseSuperseded {
+		moved = ev.deadline
+	}
+	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
 	if len(ql.recentLate) == maxRecentLate {
 		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
 	}
@@ -844,6 +1053,76 @@ func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 	total.durations = cloneHist(ql.total.durations)
 	total.unrenewed = cloneHist(ql.total.unrenewed)
 	return total, ql.windowed(now)
+}
+
+// pendingLapsed counts the lapsed leases whose holder has not come back but
+// still may: leases begun within the last `within`, as long as holders were
+// seen working before coming back late.
+func (l *ledger) pendingLapsed(queueID uint64, now time.Time, within time.Duration) uint64 {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var n uint64
+	since := now.Add(-within)
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.state == leaseExpired && !r.proven && r.received && r.begin.After(since) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// hungLeases returns the running leases held more than threshold, renewed
+// at least minHungRenewals times, the last time after they had been held
+// p99: held far beyond the p99 and still renewed. Longest held first.
+func (l *ledger) hungLeases(queueID uint64, now time.Time, threshold, p99 time.Duration) []HungLease {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var out []HungLease
+	for _, r := range ql.active {
+		if !r.received || r.renewals < minHungRenewals || now.Sub(r.begin) <= threshold || r.deadlineAt.Sub(r.begin) <= p99 {
+			continue
+		}
+		out = append(out, HungLease{
+			MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Held: now.Sub(r.begin), Renewals: r.renewals,
+			LastRenewal: r.deadlineAt, Deadline: r.deadline, CeilingIn: max(r.begin.Add(MaxLeaseTime).Sub(now), 0),
+			Client: r.msg.receiver(r.epoch),
+		})
+	}
+	slices.SortFunc(out, func(a, b HungLease) int { return a.Begin.Compare(b.Begin) })
+	return out
+}
+
+// completedP99 returns the p99 of the queue's completed leases since start,
+// and how many there are.
+func (l *ledger) completedP99(queueID uint64, now time.Time) (time.Duration, uint64) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	return ql.total.durations.quantile(0.99), ql.total.durations.n
+}
+
+// oldestLease returns when the oldest running lease began, zero if none.
+func (l *ledger) oldestLease(queueID uint64, now time.Time) time.Time {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var oldest time.Time
+	for _, r := range ql.active {
+		if r.received && (oldest.IsZero() || r.begin.Before(oldest)) {
+			oldest = r.begin
+		}
+	}
+	return oldest
+}
+
+// receiver is the client whose receive began lease epoch.
+func (tm *trackedMessage) receiver(epoch uint32) Client {
+	for i := len(tm.history) - 1; i >= 0; i-- {
+		if ev := tm.history[i]; ev.Kind == EventReceive && ev.Epoch == epoch {
+			return ev.Client
+		}
+	}
+	return Client{}
 }
 
 // lockedQueue locks the ledger and returns queue id's ledger with its

@@ -257,6 +257,9 @@ const (
 	flagDuplicate
 	flagRemoved
 	flagSentAt
+	// flagShortened: a visibility change that brought its lease's end
+	// forward (ledgerEvent.shortened).
+	flagShortened
 )
 
 func appendEvent(b []byte, ev ledgerEvent) []byte {
@@ -279,6 +282,9 @@ func appendEvent(b []byte, ev ledgerEvent) []byte {
 	}
 	if !ev.sentAt.IsZero() {
 		flags |= flagSentAt
+	}
+	if ev.shortened {
+		flags |= flagShortened
 	}
 	b = append(b, byte(ev.kind), flags)
 	b = binary.AppendUvarint(b, ev.queueID)
@@ -375,6 +381,7 @@ func (d *decoder) event() ledgerEvent {
 	ev.client.UserAgent = d.string()
 	ev.duplicate = flags&flagDuplicate != 0
 	ev.removed = flags&flagRemoved != 0
+	ev.shortened = flags&flagShortened != 0
 	return ev
 }
 

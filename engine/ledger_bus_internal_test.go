@@ -256,6 +256,8 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		evLateDelete(1, 0, 90, 3),
 		{kind: kindChange, queueID: 2, messageID: applyMsg, epoch: 1, at: sec(40), deadline: sec(70), leasedAt: sec(0).Add(5 * time.Millisecond),
 			result: baton.LeaseLapsed, duplicate: true, client: client},
+		{kind: kindChange, queueID: 2, messageID: applyMsg, epoch: 2, at: sec(41), deadline: sec(45), leasedAt: sec(35),
+			result: baton.LeaseCurrent, storeEpoch: 2, shortened: true},
 		{kind: kindDeadLetter, queueID: 2, messageID: applyMsg, epoch: 6, at: sec(3), receiveCount: 5},
 		{kind: kindForget, queueID: 2, at: sec(4)},
 		{kind: kindPurge, queueID: 2, at: sec(5)},
@@ -280,7 +282,7 @@ func sameEvent(a, b ledgerEvent) bool {
 	return a.kind == b.kind && a.queueID == b.queueID && a.messageID == b.messageID && a.epoch == b.epoch &&
 		a.at.Equal(b.at) && a.deadline.Equal(b.deadline) && a.leasedAt.Equal(b.leasedAt) && a.sentAt.Equal(b.sentAt) &&
 		a.receiveCount == b.receiveCount && a.n == b.n && a.result == b.result && a.storeEpoch == b.storeEpoch &&
-		a.duplicate == b.duplicate && a.removed == b.removed && a.client == b.client
+		a.duplicate == b.duplicate && a.removed == b.removed && a.shortened == b.shortened && a.client == b.client
 }
 
 // FuzzDecodeLedgerBatch: a batch from the wire never panics the decoder,

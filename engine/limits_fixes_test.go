@@ -82,13 +82,13 @@ func TestMoveTaskFailureReleasesBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.CheckFor(t, 5*time.Second, func() error {
-		ts, _ := e.ListMessageMoveTasks(ctx, dlq.Account, arn, nil)
+		ts, _ := e.ListMessageMoveTasks(ctx, "", dlq.Account, arn, nil)
 		if len(ts) == 0 || ts[0].Status == engine.TaskRunning {
 			return fmt.Errorf("task still running")
 		}
 		return nil
 	})
-	ts, _ := e.ListMessageMoveTasks(ctx, dlq.Account, arn, nil)
+	ts, _ := e.ListMessageMoveTasks(ctx, "", dlq.Account, arn, nil)
 	if ts[0].Status != engine.TaskFailed {
 		t.Errorf("task %s (%s), want FAILED: one message has no source to go back to", ts[0].Status, ts[0].FailureReason)
 	}

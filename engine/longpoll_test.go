@@ -313,3 +313,50 @@ func TestLongPollOfDeadLetterQueue(t *testing.T) {
 		t.Fatalf("got %v, %v; want the dead-lettered message", r.msgs, r.err)
 	}
 }
+
+// goneCtx is a request whose client has gone while its Done channel has not
+// (yet) been seen closed: the moment a woken long poll may look at it.
+type goneCtx struct {
+	context.Context
+	gone chan struct{}
+}
+
+func (c goneCtx) Err() error {
+	select {
+	case <-c.gone:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+// A long poll whose client has gone takes no lease when a send wakes it:
+// the message stays visible for the next receive instead of being hidden a
+// whole visibility timeout inside an answer no one reads.
+func TestLongPollOfGoneClientTakesNoLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, clock := newEngine(t)
+	ref := mkQueue(t, e, "gone", map[string]string{"VisibilityTimeout": "30"})
+	gctx := goneCtx{Context: ctx, gone: make(chan struct{})}
+	done := startPoll(gctx, e, ref, 20, engine.ReceiveParams{})
+	waitTimers(t, clock, 1)
+	close(gctx.gone)
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustAnswer(t, done, "poll of a gone client"); r.err != nil || len(r.msgs) != 0 {
+		t.Fatalf("gone client's poll got %d messages (err %v), want none", len(r.msgs), r.err)
+	}
+	msgs, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("next receive: %d messages (err %v), want the message, visible", len(msgs), err)
+	}
+	// A short poll of a gone client takes nothing either.
+	if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := e.ReceiveMessage(gctx, ref, engine.ReceiveParams{}); err != nil || len(msgs) != 0 {
+		t.Fatalf("gone client's short poll: %d messages (err %v), want none", len(msgs), err)
+	}
+}

@@ -410,6 +410,13 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		if st.Visible == 0 {
 			return false, nil
 		}
+		if ctx.Err() != nil {
+			// The client has gone (a long poll it gave up on, woken by
+			// a send or a release): a lease taken now would hide the
+			// message for a whole visibility timeout with no one to
+			// work on it.
+			return true, nil
+		}
 		// Messages moved to the dead-letter queue leave room for others.
 		var got []*baton.Message
 		for range maxDeadLetterRounds {
@@ -648,8 +655,11 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 }
 
 // ChangeMessageVisibility moves the end of a lease to now+timeout (0 releases
-// it). A lease's end may not pass 12 hours after its receive. A handle whose
-// lease already lapsed changes nothing and succeeds, as on SQS.
+// it). A lease's end may not pass 12 hours after its receive. On a standard
+// queue a handle of an earlier receive moves the lease of the message's
+// current receive while that one is in flight, as on SQS. A handle whose
+// lease lapsed with the message not in flight changes nothing and succeeds,
+// as on SQS; so does a superseded handle on a FIFO queue.
 func (e *Engine) ChangeMessageVisibility(ctx context.Context, ref QueueRef, handle string, timeout *int) error {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
@@ -677,8 +687,9 @@ func (e *Engine) ChangeMessageVisibilityBatch(ctx context.Context, ref QueueRef,
 }
 
 // changeLeases changes the lease of each entry, the valid ones in one store
-// call, and returns each entry's error: nil if it changed the lease or
-// found it lapsed. batch says the entries are a ChangeMessageVisibilityBatch
+// call, and returns each entry's error: nil if it changed the lease (its
+// own, or on a standard queue the one that superseded it) or found it
+// lapsed. batch says the entries are a ChangeMessageVisibilityBatch
 // request's, which errors name by position.
 func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []VisibilityEntry, batch bool) []error {
 	errs := make([]error, len(entries))
@@ -703,8 +714,13 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 	if len(changes) == 0 {
 		return errs
 	}
+	// SQS's evidence for a handle of an earlier receive (the AWS-validated
+	// LocalStack test test_terminate_visibility_timeout_after_receive, a
+	// standard queue) is that it still changes the message in flight; for
+	// a FIFO queue, where a stale handle cannot delete, nothing says it
+	// can change, so there only the current lease's handle does.
 	outs, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
-		QueueID: q.ID, Now: now, Entries: changes,
+		QueueID: q.ID, Now: now, AnyLease: !q.IsFIFO(), Entries: changes,
 	})
 	if err != nil {
 		err = storeErr(err, "change visibility")
@@ -720,15 +736,18 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 	sooner := false
 	for j, out := range outs {
 		r, end := rs[j], changes[j].VisibleAt
+		// The store's message is as it was before the change: a change to
+		// an end no later than the lease's is a release (ledger.changed).
+		shortened := out.Result == baton.LeaseCurrent && out.Message != nil && !end.After(out.Message.VisibleAt)
 		e.record(ledgerEvent{
 			kind: kindChange, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, deadline: end,
-			leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: client,
+			leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: client, shortened: shortened,
 		})
 		if out.Result == baton.LeaseGone {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", entries[at[j]].ReceiptHandle,
 				"Message does not exist or is not available for visibility timeout change.")
 		}
-		sooner = sooner || out.Result == baton.LeaseCurrent && out.Message != nil && end.Before(out.Message.VisibleAt)
+		sooner = sooner || out.Result.Changed() && out.Message != nil && end.Before(out.Message.VisibleAt)
 	}
 	if sooner {
 		e.notify(q.ID)

@@ -162,6 +162,9 @@ type taskHandle struct {
 
 // StartMessageMoveTaskParams are the arguments of StartMessageMoveTask.
 type StartMessageMoveTaskParams struct {
+	// Region and Account are the caller's: a queue of another region or
+	// account does not exist for it. An empty Region is the default one.
+	Region         string
 	Account        string
 	SourceARN      string
 	DestinationARN string
@@ -175,7 +178,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 	if p.SourceARN == "" {
 		return "", baton.MissingParameter("SourceArn")
 	}
-	src, err := e.queueByARN(ctx, p.Account, p.SourceARN, "SourceArn")
+	src, err := e.queueByARN(ctx, p.Region, p.Account, p.SourceARN, "SourceArn")
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +191,7 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 	}
 	var dest *baton.Queue
 	if p.DestinationARN != "" {
-		if dest, err = e.queueByARN(ctx, p.Account, p.DestinationARN, "DestinationArn"); err != nil {
+		if dest, err = e.queueByARN(ctx, p.Region, p.Account, p.DestinationARN, "DestinationArn"); err != nil {
 			return "", err
 		}
 		if dest.ID == src.ID {
@@ -262,14 +265,17 @@ func errNoSuchTask() error {
 	return baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
 }
 
-func (e *Engine) queueByARN(ctx context.Context, account, arn, param string) (*baton.Queue, error) {
+// queueByARN returns the queue an ARN names, if it is one of the caller's
+// region and account: SQS answers a request in one region, for that
+// region's queues.
+func (e *Engine) queueByARN(ctx context.Context, region, account, arn, param string) (*baton.Queue, error) {
 	notFound := baton.Errorf(baton.ErrResourceNotFound,
 		"The resource that you specified for the %s parameter doesn't exist.", param)
-	acct, name, ok := parseARN(arn)
-	if !ok || acct != account {
+	a, ok := parseARN(arn)
+	if !ok || a.account != account || a.region != e.regionOr(region) {
 		return nil, notFound
 	}
-	q, err := e.store.QueueGet(ctx, acct, name)
+	q, err := e.store.QueueGet(ctx, a.region, a.account, a.name)
 	if errors.Is(err, baton.ErrNotFound) {
 		return nil, notFound
 	}
@@ -279,13 +285,14 @@ func (e *Engine) queueByARN(ctx context.Context, account, arn, param string) (*b
 	return q, nil
 }
 
-// CancelMessageMoveTask stops a running task of the account; messages
-// already moved stay moved. It returns how many were moved. A task of
-// another account does not exist for the caller (ResourceNotFound). On a
+// CancelMessageMoveTask stops a running task of the account in the region
+// (empty: the default region); messages already moved stay moved. It
+// returns how many were moved. A task of another account or region does not
+// exist for the caller (ResourceNotFound). On a
 // store several servers share, a task running on another server is marked
 // CANCELLING in the store, and its server ends it CANCELLED within a second
 // or so.
-func (e *Engine) CancelMessageMoveTask(ctx context.Context, account, handle string) (int64, error) {
+func (e *Engine) CancelMessageMoveTask(ctx context.Context, region, account, handle string) (int64, error) {
 	if handle == "" {
 		return 0, baton.MissingParameter("TaskHandle")
 	}
@@ -294,7 +301,7 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, account, handle stri
 	if err != nil || json.Unmarshal(b, &h) != nil || h.TaskID == "" || h.SourceArn == "" {
 		return 0, baton.Errorf(baton.ErrInvalidParameterValue, "Value for parameter TaskHandle is invalid.")
 	}
-	if acct, _, ok := parseARN(h.SourceArn); !ok || acct != account {
+	if a, ok := parseARN(h.SourceArn); !ok || a.account != account || a.region != e.regionOr(region) {
 		return 0, errNoSuchTask()
 	}
 	tasks := &e.tasks
@@ -320,7 +327,7 @@ func (e *Engine) CancelMessageMoveTask(ctx context.Context, account, handle stri
 
 // ListMessageMoveTasks returns up to maxResults (default 1, at most 10) of
 // the source's most recent tasks, newest first.
-func (e *Engine) ListMessageMoveTasks(ctx context.Context, account, sourceARN string, maxResults *int) ([]MoveTask, error) {
+func (e *Engine) ListMessageMoveTasks(ctx context.Context, region, account, sourceARN string, maxResults *int) ([]MoveTask, error) {
 	if sourceARN == "" {
 		return nil, baton.MissingParameter("SourceArn")
 	}
@@ -331,7 +338,7 @@ func (e *Engine) ListMessageMoveTasks(ctx context.Context, account, sourceARN st
 		}
 		limit = *maxResults
 	}
-	if _, err := e.queueByARN(ctx, account, sourceARN, "SourceArn"); err != nil {
+	if _, err := e.queueByARN(ctx, region, account, sourceARN, "SourceArn"); err != nil {
 		return nil, err
 	}
 	if e.locker != nil {
@@ -497,11 +504,11 @@ func (e *Engine) moveTarget(ctx context.Context, m *baton.Message, src, dest *ba
 	if q, ok := cache[m.DeadLetterSourceARN]; ok {
 		return q, ""
 	}
-	account, name, ok := parseARN(m.DeadLetterSourceARN)
+	a, ok := parseARN(m.DeadLetterSourceARN)
 	if !ok {
 		return nil, "AWS.SimpleQueueService.NonExistentQueue"
 	}
-	q, err := e.store.QueueGet(ctx, account, name)
+	q, err := e.store.QueueGet(ctx, a.region, a.account, a.name)
 	if err != nil && !errors.Is(err, baton.ErrNotFound) {
 		e.log.Warn("move task queue lookup failed", "source", src.Name, "err", err)
 		return nil, internalFailure

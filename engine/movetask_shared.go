@@ -226,11 +226,11 @@ func (e *Engine) takeOver(ctx context.Context, handle string) {
 // failure is set if one no longer exists.
 func (e *Engine) moveTaskQueues(ctx context.Context, mt MoveTask) (src, dest *baton.Queue, failure string, err error) {
 	get := func(arn string) (*baton.Queue, error) {
-		account, name, ok := parseARN(arn)
+		a, ok := parseARN(arn)
 		if !ok {
 			return nil, baton.ErrNotFound
 		}
-		return e.store.QueueGet(ctx, account, name)
+		return e.store.QueueGet(ctx, a.region, a.account, a.name)
 	}
 	const gone = "AWS.SimpleQueueService.NonExistentQueue"
 	src, err = get(mt.SourceARN)

@@ -101,7 +101,7 @@ func mustStartTask(t *testing.T, e *engine.Engine, rate int) string {
 // listTask returns the newest task of work-dlq as e lists it.
 func listTask(t *testing.T, e *engine.Engine) engine.MoveTask {
 	t.Helper()
-	got, err := e.ListMessageMoveTasks(t.Context(), sharedAccount, e.ARN(sharedAccount, "work-dlq"), nil)
+	got, err := e.ListMessageMoveTasks(t.Context(), "", sharedAccount, e.ARN(sharedAccount, "work-dlq"), nil)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ListMessageMoveTasks: %v, %+v", err, got)
 	}
@@ -206,7 +206,7 @@ func TestMoveTaskTakenOverWhenNodeDies(t *testing.T) {
 		awaitParked(t, clock, func() int { return 1 + len(engine.RunningMoveTasks(nodes[1].e)) })
 		clock.Advance(time.Second)
 		testutil.CheckFor(t, 10*time.Second, func() error {
-			got, err := nodes[1].e.ListMessageMoveTasks(t.Context(), sharedAccount, nodes[1].e.ARN(sharedAccount, "work-dlq"), nil)
+			got, err := nodes[1].e.ListMessageMoveTasks(t.Context(), "", sharedAccount, nodes[1].e.ARN(sharedAccount, "work-dlq"), nil)
 			if err != nil {
 				return err
 			}
@@ -243,12 +243,12 @@ func TestMoveTaskCancelThroughOtherNode(t *testing.T) {
 	})
 	awaitParked(t, clock, parked(3))
 
-	_, err := nodes[1].e.CancelMessageMoveTask(t.Context(), "111111111111", h)
+	_, err := nodes[1].e.CancelMessageMoveTask(t.Context(), "", "111111111111", h)
 	var be *baton.Error
 	if !errors.As(err, &be) || be.Code != baton.ErrResourceNotFound {
 		t.Fatalf("cancel by another account: %v, want ResourceNotFound", err)
 	}
-	moved, err := nodes[1].e.CancelMessageMoveTask(t.Context(), sharedAccount, h)
+	moved, err := nodes[1].e.CancelMessageMoveTask(t.Context(), "", sharedAccount, h)
 	if err != nil || moved != 1 {
 		t.Fatalf("cancel through node 1: %d, %v; want 1 moved", moved, err)
 	}
@@ -271,7 +271,7 @@ func TestMoveTaskCancelThroughOtherNode(t *testing.T) {
 	h = mustStartTask(t, nodes[0].e, 1)
 	awaitParked(t, clock, parked(3))
 	nodes[0].kill()
-	if _, err := nodes[1].e.CancelMessageMoveTask(t.Context(), sharedAccount, h); err != nil {
+	if _, err := nodes[1].e.CancelMessageMoveTask(t.Context(), "", sharedAccount, h); err != nil {
 		t.Fatalf("cancel the dead node's task: %v", err)
 	}
 	testutil.CheckFor(t, 10*time.Second, func() error {
@@ -295,7 +295,7 @@ func TestCancelMoveTaskOfAnotherAccount(t *testing.T) {
 	e, _ := newEngine(t)
 	mustRedriveSetup(t, e, 3)
 	h := mustStartTask(t, e, 1)
-	_, err := e.CancelMessageMoveTask(t.Context(), "111111111111", h)
+	_, err := e.CancelMessageMoveTask(t.Context(), "", "111111111111", h)
 	var be *baton.Error
 	if !errors.As(err, &be) || be.Code != baton.ErrResourceNotFound || be.Message != "Task does not exist." {
 		t.Fatalf("cancel by another account: %v, want ResourceNotFound: Task does not exist.", err)
@@ -303,7 +303,7 @@ func TestCancelMoveTaskOfAnotherAccount(t *testing.T) {
 	if mt := listTask(t, e); mt.Status != engine.TaskRunning {
 		t.Fatalf("task %s after the refused cancel, want RUNNING", mt.Status)
 	}
-	if _, err := e.CancelMessageMoveTask(t.Context(), sharedAccount, h); err != nil {
+	if _, err := e.CancelMessageMoveTask(t.Context(), "", sharedAccount, h); err != nil {
 		t.Fatalf("cancel by its account: %v", err)
 	}
 }

@@ -40,7 +40,7 @@ func (s *sharedStore) wake(queueID uint64) {
 // engine knowing.
 func (s *sharedStore) sendElsewhere(t *testing.T, ref engine.QueueRef, now time.Time) uint64 {
 	t.Helper()
-	q, err := s.QueueGet(context.Background(), ref.Account, ref.Name)
+	q, err := s.QueueGet(context.Background(), "us-east-1", ref.Account, ref.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

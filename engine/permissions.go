@@ -80,7 +80,7 @@ func (e *Engine) AddPermission(ctx context.Context, ref QueueRef, p AddPermissio
 	if err != nil {
 		return err
 	}
-	arn := e.ARN(q.Account, q.Name)
+	arn := e.QueueARN(q)
 	pol := queuePolicy{Version: "2008-10-17", ID: arn + "/SQSDefaultPolicy"}
 	if q.Attributes.Policy != "" {
 		if err := json.Unmarshal([]byte(q.Attributes.Policy), &pol); err != nil {
@@ -139,7 +139,7 @@ func (e *Engine) setPolicy(ctx context.Context, ref QueueRef, q *baton.Queue, po
 	if len(pol.Statement) > 0 {
 		a.Policy = string(mustJSON(pol))
 	}
-	_, err := e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Account: ref.Account, Name: ref.Name, Attributes: &a, ModifiedAt: e.clock.Now()})
+	_, err := e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: q.Region, Account: ref.Account, Name: ref.Name, Attributes: &a, ModifiedAt: e.clock.Now()})
 	return storeErrOrNil(err, "update policy")
 }
 

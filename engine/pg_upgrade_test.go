@@ -59,13 +59,13 @@ func mustOldSchema(t *testing.T, url string, upTo int) {
 }
 
 // TestUpgradeFromOldSchemas: a database an older Baton left (schema at
-// 0003, 0004 or 0005, with queues, messages in every state, FIFO
+// 0003 to 0006, with queues, messages in every state, FIFO
 // deduplication keys and a running move task) is opened by two new nodes
 // at once, migrated once, and keeps working.
 func TestUpgradeFromOldSchemas(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
-	for _, upTo := range []int{3, 4, 5} {
+	for _, upTo := range []int{3, 4, 5, 6} {
 		t.Run(fmt.Sprint(upTo), func(t *testing.T) {
 			testUpgrade(t, pg, upTo)
 		})

@@ -83,7 +83,7 @@ func TestMoveTaskResetsRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.CheckFor(t, 5*time.Second, func() error {
-		ts, _ := e.ListMessageMoveTasks(ctx, dlq.Account, arn, nil)
+		ts, _ := e.ListMessageMoveTasks(ctx, "", dlq.Account, arn, nil)
 		if len(ts) == 0 || ts[0].Status != engine.TaskCompleted {
 			return fmt.Errorf("task not completed: %+v", ts)
 		}

@@ -102,8 +102,8 @@ func TestBigValuesAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, dedup_scope, fifo)
-		SELECT q.id + i, q.account, 'q' || lpad(i::text, 5, '0'), q.attributes, q.tags, q.created_at, q.modified_at, q.dedup_scope, q.fifo
+	if _, err := conn.Exec(ctx, `INSERT INTO baton_queues (id, region, account, name, attributes, tags, created_at, modified_at, dedup_scope, fifo)
+		SELECT q.id + i, q.region, q.account, 'q' || lpad(i::text, 5, '0'), q.attributes, q.tags, q.created_at, q.modified_at, q.dedup_scope, q.fifo
 		FROM baton_queues q, generate_series(1, 10000) i`); err != nil {
 		t.Fatal(err)
 	}

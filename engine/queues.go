@@ -26,6 +26,8 @@ const (
 
 // CreateQueueParams are the arguments of CreateQueue.
 type CreateQueueParams struct {
+	// Region is the queue's; empty is the default region.
+	Region     string
 	Account    string
 	Name       string
 	Attributes map[string]string
@@ -71,12 +73,16 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 	if err := checkFIFOAttributes(&attrs); err != nil {
 		return nil, err
 	}
-	if err := e.checkRedriveTarget(ctx, p.Account, p.Name, &attrs); err != nil {
+	region := e.regionOr(p.Region)
+	if !baton.ValidRegion(region) {
+		return nil, baton.Errorf(baton.ErrInvalidParameterValue, "%q is not a region.", region)
+	}
+	if err := e.checkRedriveTarget(ctx, QueueRef{Region: region, Account: p.Account, Name: p.Name}, &attrs); err != nil {
 		return nil, err
 	}
 
 	for range 3 {
-		if existing, err := e.store.QueueGet(ctx, p.Account, p.Name); err == nil {
+		if existing, err := e.store.QueueGet(ctx, region, p.Account, p.Name); err == nil {
 			if err := sameAttributes(existing, p.Attributes); err != nil {
 				return existing, err
 			}
@@ -86,7 +92,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 		}
 		now := e.clock.Now()
 		q := &baton.Queue{
-			ID: ids.NewUint64(), Account: p.Account, Name: p.Name, Attributes: attrs,
+			ID: ids.NewUint64(), Region: region, Account: p.Account, Name: p.Name, Attributes: attrs,
 			Tags: p.Tags, CreatedAt: now, ModifiedAt: now, DedupScope: attrs.DeduplicationScope,
 		}
 		err := e.store.QueueCreate(ctx, baton.QueueCreateParams{Queue: q, DeletedCutoff: now.Add(-recreateAfter)})
@@ -151,19 +157,21 @@ func isNameByte(c byte) bool {
 }
 
 // checkRedriveTarget checks that a RedrivePolicy names an existing queue of
-// the same type in the same account. SQS lets a queue name itself.
-func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string, a *baton.QueueAttributes) error {
+// the same type in the same account and region as the source, which SQS
+// requires of a dead-letter queue. SQS lets a queue name itself.
+func (e *Engine) checkRedriveTarget(ctx context.Context, source QueueRef, a *baton.QueueAttributes) error {
 	if a.RedrivePolicy == "" {
 		return nil
 	}
+	region := e.regionOr(source.Region)
 	target := redriveTarget(a.RedrivePolicy)
 	bad := baton.Errorf(baton.ErrInvalidParameterValue,
 		"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter target does not exist.", a.RedrivePolicy)
-	targetAccount, targetName, ok := parseARN(target)
-	if !ok || targetAccount != account {
+	arn, ok := parseARN(target)
+	if !ok || arn.region != region || arn.account != source.Account {
 		return bad
 	}
-	dlq, err := e.store.QueueGet(ctx, account, targetName)
+	dlq, err := e.store.QueueGet(ctx, region, source.Account, arn.name)
 	if errors.Is(err, baton.ErrNotFound) {
 		return bad
 	}
@@ -174,7 +182,7 @@ func (e *Engine) checkRedriveTarget(ctx context.Context, account, source string,
 		return baton.Errorf(baton.ErrInvalidParameterValue,
 			"Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter queue must be same type of queue as the source.", a.RedrivePolicy)
 	}
-	return e.checkRedriveAllowed(dlq, e.ARN(account, source), a.RedrivePolicy)
+	return e.checkRedriveAllowed(dlq, RegionARN(region, source.Account, source.Name), a.RedrivePolicy)
 }
 
 // DeleteQueue deletes a queue and its messages.
@@ -183,7 +191,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, ref QueueRef) error {
 	if err != nil {
 		return err
 	}
-	if err := e.store.QueueDelete(ctx, ref.Account, ref.Name, e.clock.Now()); err != nil {
+	if err := e.store.QueueDelete(ctx, q.Region, ref.Account, ref.Name, e.clock.Now()); err != nil {
 		return storeErr(err, "delete queue")
 	}
 	e.record(ledgerEvent{kind: kindForget, queueID: q.ID, at: e.clock.Now()})
@@ -201,13 +209,15 @@ func (e *Engine) GetQueue(ctx context.Context, ref QueueRef) (*baton.Queue, erro
 
 // ListQueuesParams are the arguments of ListQueues.
 type ListQueuesParams struct {
+	// Region is the region listed; empty is the default region.
+	Region     string
 	Account    string
 	Prefix     string
 	MaxResults *int
 	NextToken  string
 }
 
-// ListQueues lists the account's queues in name order. A next token is
+// ListQueues lists the account's queues of the region in name order. A next token is
 // returned only when MaxResults was given and more queues remain.
 func (e *Engine) ListQueues(ctx context.Context, p ListQueuesParams) (queues []*baton.Queue, next string, err error) {
 	limit := maxListQueues
@@ -222,7 +232,7 @@ func (e *Engine) ListQueues(ctx context.Context, p ListQueuesParams) (queues []*
 	if err != nil {
 		return nil, "", err
 	}
-	qs, err := e.store.QueueList(ctx, baton.QueueListParams{Account: p.Account, Prefix: p.Prefix, After: after, Limit: limit + 1})
+	qs, err := e.store.QueueList(ctx, baton.QueueListParams{Region: e.regionOr(p.Region), Account: p.Account, Prefix: p.Prefix, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, "", fmt.Errorf("list queues: %w", err)
 	}
@@ -266,11 +276,11 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, ref QueueRef, attrs map
 	if err := checkFIFOAttributes(&a); err != nil {
 		return err
 	}
-	if err := e.checkRedriveTarget(ctx, ref.Account, ref.Name, &a); err != nil {
+	if err := e.checkRedriveTarget(ctx, ref, &a); err != nil {
 		return err
 	}
 	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{
-		Account: ref.Account, Name: ref.Name, Attributes: &a, ModifiedAt: e.clock.Now(),
+		Region: q.Region, Account: ref.Account, Name: ref.Name, Attributes: &a, ModifiedAt: e.clock.Now(),
 	})
 	if err != nil {
 		return storeErr(err, "update queue")
@@ -287,7 +297,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, ref QueueRef) error {
 	}
 	now := e.clock.Now()
 	err = e.store.QueuePurge(ctx, baton.QueuePurgeParams{
-		Account: ref.Account, Name: ref.Name, Now: now, PurgedCutoff: now.Add(-purgeInterval),
+		Region: q.Region, Account: ref.Account, Name: ref.Name, Now: now, PurgedCutoff: now.Add(-purgeInterval),
 	})
 	if errors.Is(err, baton.ErrPurgedRecently) {
 		return baton.Errorf(baton.ErrPurgeQueueInProgress,
@@ -321,7 +331,7 @@ func (e *Engine) TagQueue(ctx context.Context, ref QueueRef, tags map[string]str
 	if n > maxTags {
 		return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags added for queue %s.", ref.Name)
 	}
-	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Account: ref.Account, Name: ref.Name, TagsSet: tags})
+	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: q.Region, Account: ref.Account, Name: ref.Name, TagsSet: tags})
 	return storeErrOrNil(err, "tag queue")
 }
 
@@ -330,10 +340,11 @@ func (e *Engine) UntagQueue(ctx context.Context, ref QueueRef, keys []string) er
 	if len(keys) == 0 {
 		return baton.MissingParameter("TagKeys")
 	}
-	if _, err := e.queue(ctx, ref); err != nil {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
 		return err
 	}
-	_, err := e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Account: ref.Account, Name: ref.Name, TagsDelete: keys})
+	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: q.Region, Account: ref.Account, Name: ref.Name, TagsDelete: keys})
 	return storeErrOrNil(err, "untag queue")
 }
 

@@ -44,13 +44,17 @@ func parseRedrivePolicy(s string) (p redrivePolicy, ok bool) {
 	return redrivePolicy{target: raw.DeadLetterTargetArn, maxReceiveCount: count}, true
 }
 
-// parseARN splits an SQS queue ARN into account and name.
-func parseARN(arn string) (account, name string, ok bool) {
+// queueARN is an SQS queue ARN taken apart:
+// arn:aws:sqs:<region>:<account>:<name>.
+type queueARN struct{ region, account, name string }
+
+// parseARN splits an SQS queue ARN into region, account and name.
+func parseARN(arn string) (queueARN, bool) {
 	parts := strings.Split(arn, ":")
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[4] == "" || parts[5] == "" {
-		return "", "", false
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || !baton.ValidRegion(parts[3]) || parts[4] == "" || parts[5] == "" {
+		return queueARN{}, false
 	}
-	return parts[4], parts[5], true
+	return queueARN{region: parts[3], account: parts[4], name: parts[5]}, true
 }
 
 // deadLetter moves the received messages that have passed the queue's
@@ -59,7 +63,7 @@ func parseARN(arn string) (account, name string, ok bool) {
 // merely because its lease lapsed.
 func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time) ([]*baton.Message, error) {
 	policy, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy)
-	if !ok || policy.target == e.ARN(q.Account, q.Name) {
+	if !ok || policy.target == e.QueueARN(q) {
 		// A queue that is its own dead-letter queue keeps its messages:
 		// moving one to where it is would only hide it from every receive.
 		return msgs, nil
@@ -72,9 +76,9 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 			continue
 		}
 		if dlq == nil {
-			account, name, _ := parseARN(policy.target)
+			target, _ := parseARN(policy.target)
 			var err error
-			dlq, err = e.store.QueueGet(ctx, account, name)
+			dlq, err = e.store.QueueGet(ctx, target.region, target.account, target.name)
 			if errors.Is(err, baton.ErrNotFound) {
 				// The dead-letter queue is gone: deliver as if no policy.
 				return msgs, nil
@@ -92,7 +96,7 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 		out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
 			QueueID: q.ID, MessageID: m.ID, Epoch: epoch, ToQueueID: dlq.ID, Now: now,
 			ReceiveCount:        m.ReceiveCount - 1, // this receive did not deliver it
-			DeadLetterSourceARN: e.ARN(q.Account, q.Name),
+			DeadLetterSourceARN: e.QueueARN(q),
 			ResetSentAt:         q.IsFIFO(),
 		})
 		if err != nil {
@@ -132,7 +136,7 @@ func (e *Engine) checkRedriveAllowed(dlq *baton.Queue, sourceARN, policy string)
 	}
 	return baton.Errorf(baton.ErrInvalidParameterValue,
 		"Value %s for parameter RedrivePolicy is invalid. Reason: Queue %s does not allow this queue to use it as a dead-letter queue.",
-		policy, e.ARN(dlq.Account, dlq.Name))
+		policy, e.QueueARN(dlq))
 }
 
 // ListDeadLetterSourceQueuesParams are the arguments of
@@ -183,11 +187,11 @@ func (e *Engine) ListDeadLetterSourceQueues(ctx context.Context, ref QueueRef, p
 
 // sourcesOf returns the queues that use dlq as their dead-letter queue.
 func (e *Engine) sourcesOf(ctx context.Context, dlq *baton.Queue) ([]*baton.Queue, error) {
-	all, err := e.store.QueueList(ctx, baton.QueueListParams{Account: dlq.Account})
+	all, err := e.store.QueueList(ctx, baton.QueueListParams{Region: e.regionOr(dlq.Region), Account: dlq.Account})
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}
-	arn := e.ARN(dlq.Account, dlq.Name)
+	arn := e.QueueARN(dlq)
 	var out []*baton.Queue
 	for _, q := range all {
 		if p, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy); ok && p.target == arn {

@@ -20,6 +20,10 @@ import (
 //	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
 //	GET /admin/api/queues/{name}/messages               the queue's messages, unleased (admin_browse.go)
 //
+// Every admin request acts in the region its region query parameter names
+// (?region=eu-central-1), else in its own, as an SQS request does (of its
+// signature or its host), else in the server's default region.
+//
 // The dashboard's views and actions are listed in admin_views.go,
 // admin_actions.go and admin_stream.go.
 
@@ -53,8 +57,43 @@ type LeaseReportJSON struct {
 	Diagnosis                           string `json:"diagnosis"`
 	RecommendedVisibilityTimeoutSeconds int    `json:"recommended_visibility_timeout_seconds"`
 	Advice                              string `json:"advice"`
+	// Findings are the problems the doctor names, the first one the
+	// diagnosis; each rests on at least MinFindingLeases leases.
+	Findings         []FindingJSON `json:"findings"`
+	MinFindingLeases int           `json:"min_finding_leases"`
 	// SinceStart covers the life of the node that answers.
 	SinceStart LeaseStatsJSON `json:"since_start"`
+	// HistorySince is when the answering node started: its lease ledger
+	// is kept in memory and starts empty then, whatever the store.
+	HistorySince time.Time `json:"history_since"`
+	HistoryNote  string    `json:"history_note"`
+}
+
+// FindingJSON is one problem the doctor names.
+type FindingJSON struct {
+	Kind string `json:"kind"`
+	// Leases is how many leases it rests on.
+	Leases     uint64          `json:"leases"`
+	Evidence   string          `json:"evidence"`
+	Fix        string          `json:"fix"`
+	HungLeases []HungLeaseJSON `json:"hung_leases,omitempty"`
+}
+
+// HungLeaseJSON is a lease held far beyond the queue's p99 and still
+// renewed.
+type HungLeaseJSON struct {
+	MessageID   string    `json:"message_id"`
+	Epoch       uint32    `json:"lease"`
+	Begin       time.Time `json:"begin"`
+	HeldSeconds float64   `json:"held_seconds"`
+	Renewals    int       `json:"renewals"`
+	LastRenewal time.Time `json:"last_renewal"`
+	Deadline    time.Time `json:"deadline"`
+	// CeilingInSeconds is how long until the lease reaches 12 hours after
+	// its receive, which no renewal can pass.
+	CeilingInSeconds float64 `json:"ceiling_in_seconds"`
+	Receiver         string  `json:"receiver,omitempty"`
+	UserAgent        string  `json:"user_agent,omitempty"`
 }
 
 // LeaseEventJSON is one event of a message's lease history.
@@ -131,12 +170,21 @@ func (s *Server) adminMux() http.Handler {
 	})
 }
 
+// adminRef names the queue of an admin request: {name} in the account of
+// the request, in the region its region parameter names (?region=eu-west-1),
+// else the request's own as for the SQS API (that of its signature, as
+// `baton doctor` signs, or of its host), else the default region. The
+// admin API, like the SQS API, acts in one region per request.
 func (s *Server) adminRef(r *http.Request) engine.QueueRef {
 	account := baton.AccountFromContext(r.Context())
 	if account == "" {
 		account = s.account
 	}
-	return engine.QueueRef{Account: account, Name: r.PathValue("name")}
+	region := r.URL.Query().Get("region")
+	if region == "" {
+		region, _ = requestRegion(r) // a scope naming no region is refused with credentials on; else it is ignored
+	}
+	return engine.QueueRef{Region: region, Account: account, Name: r.PathValue("name")}
 }
 
 func (s *Server) adminLeases(w http.ResponseWriter, r *http.Request) {

@@ -149,12 +149,13 @@ func (s *Server) actionStartMoveTask(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	ref := s.adminRef(r)
-	if _, err := s.engine.GetQueue(r.Context(), ref); err != nil {
+	q, err := s.engine.GetQueue(r.Context(), ref)
+	if err != nil {
 		return err
 	}
-	p := engine.StartMessageMoveTaskParams{Account: ref.Account, SourceARN: s.engine.ARN(ref.Account, ref.Name), MaxPerSecond: in.MaxPerSecond}
+	p := engine.StartMessageMoveTaskParams{Region: q.Region, Account: ref.Account, SourceARN: s.engine.QueueARN(q), MaxPerSecond: in.MaxPerSecond}
 	if in.DestinationQueue != "" {
-		p.DestinationARN = s.engine.ARN(ref.Account, in.DestinationQueue)
+		p.DestinationARN = engine.RegionARN(q.Region, ref.Account, in.DestinationQueue)
 	}
 	handle, err := s.engine.StartMessageMoveTask(r.Context(), p)
 	if err != nil {
@@ -187,7 +188,7 @@ func (s *Server) actionCancelMoveTask(w http.ResponseWriter, r *http.Request) er
 	if !slices.ContainsFunc(tasks.MoveTasks, func(t MoveTaskJSON) bool { return t.TaskHandle == in.TaskHandle }) {
 		return baton.Errorf(baton.ErrResourceNotFound, "Task does not exist.")
 	}
-	moved, err := s.engine.CancelMessageMoveTask(r.Context(), ref.Account, in.TaskHandle)
+	moved, err := s.engine.CancelMessageMoveTask(r.Context(), ref.Region, ref.Account, in.TaskHandle)
 	if err != nil {
 		return err
 	}

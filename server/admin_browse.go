@@ -189,11 +189,11 @@ func (s *Server) actionCreateQueue(w http.ResponseWriter, r *http.Request) error
 		return baton.MissingParameter("name")
 	}
 	ref := s.adminRef(r)
-	q, err := s.engine.CreateQueue(r.Context(), engine.CreateQueueParams{Account: ref.Account, Name: in.Name, Attributes: in.Attributes})
+	q, err := s.engine.CreateQueue(r.Context(), engine.CreateQueueParams{Region: ref.Region, Account: ref.Account, Name: in.Name, Attributes: in.Attributes})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, map[string]string{"name": q.Name, "arn": s.engine.ARN(q.Account, q.Name)})
+	writeJSON(w, map[string]string{"name": q.Name, "arn": s.engine.QueueARN(q)})
 	return nil
 }
 
@@ -253,7 +253,8 @@ func (s *Server) actionMoveMessage(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	ref := s.adminRef(r)
-	to := engine.QueueRef{Account: ref.Account, Name: in.DestinationQueue}
+	to := ref // a queue of the same region and account
+	to.Name = in.DestinationQueue
 	if err := s.engine.MoveMessageByID(r.Context(), ref, r.PathValue("id"), to); err != nil {
 		return err
 	}

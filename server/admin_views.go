@@ -50,6 +50,7 @@ type ActivityJSON struct {
 // QueueSummaryJSON is one queue as the queues page lists it.
 type QueueSummaryJSON struct {
 	Name                     string  `json:"name"`
+	Region                   string  `json:"region"`
 	ARN                      string  `json:"arn"`
 	FIFO                     bool    `json:"fifo"`
 	Visible                  int     `json:"visible"`
@@ -195,12 +196,12 @@ func (s *Server) now() time.Time { return s.engine.Clock().Now().UTC() }
 
 func (s *Server) viewQueues(r *http.Request) (any, error) {
 	ctx := r.Context()
-	account := s.adminRef(r).Account
+	ref := s.adminRef(r)
 	// Every page: one ListQueues answers at most 1,000.
 	var queues []*baton.Queue
 	page := 1000
 	for next := ""; ; {
-		qs, token, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{Account: account, MaxResults: &page, NextToken: next})
+		qs, token, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{Region: ref.Region, Account: ref.Account, MaxResults: &page, NextToken: next})
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +231,7 @@ func (s *Server) viewQueues(r *http.Request) (any, error) {
 }
 
 func (s *Server) queueSummary(ctx context.Context, q *baton.Queue, sources []string) (QueueSummaryJSON, error) {
-	ref := engine.QueueRef{Account: q.Account, Name: q.Name}
+	ref := engine.QueueRef{Region: q.Region, Account: q.Account, Name: q.Name}
 	counts, err := s.engine.QueueCounts(ctx, ref)
 	if err != nil {
 		return QueueSummaryJSON{}, err
@@ -248,7 +249,7 @@ func (s *Server) queueSummary(ctx context.Context, q *baton.Queue, sources []str
 		sources = []string{}
 	}
 	return QueueSummaryJSON{
-		Name: q.Name, ARN: s.engine.ARN(q.Account, q.Name), FIFO: q.IsFIFO(),
+		Name: q.Name, Region: q.Region, ARN: s.engine.QueueARN(q), FIFO: q.IsFIFO(),
 		Visible: counts.Visible, InFlight: counts.InFlight, Delayed: counts.Delayed,
 		OldestAgeSeconds:         counts.OldestAge.Seconds(),
 		VisibilityTimeoutSeconds: q.Attributes.VisibilityTimeout,
@@ -441,7 +442,11 @@ const maxMoveTasksListed = 10
 
 func (s *Server) moveTasks(ctx context.Context, ref engine.QueueRef) (MoveTasksJSON, error) {
 	limit := maxMoveTasksListed
-	tasks, err := s.engine.ListMessageMoveTasks(ctx, ref.Account, s.engine.ARN(ref.Account, ref.Name), &limit)
+	region := ref.Region
+	if region == "" {
+		region = s.engine.Region()
+	}
+	tasks, err := s.engine.ListMessageMoveTasks(ctx, region, ref.Account, engine.RegionARN(region, ref.Account, ref.Name), &limit)
 	if baton.IsCode(err, baton.ErrResourceNotFound) {
 		return MoveTasksJSON{}, errNoSuchQueue()
 	}
@@ -498,12 +503,32 @@ func leaseEventsJSON(events []engine.LeaseEvent) []LeaseEventJSON {
 }
 
 func leaseReportJSON(rep *engine.LeaseReport) LeaseReportJSON {
-	return LeaseReportJSON{
+	out := LeaseReportJSON{
 		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
 		LeaseStatsJSON: leaseStatsJSON(rep.Window), Diagnosis: rep.Diagnosis,
 		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
-		SinceStart: leaseStatsJSON(rep.SinceStart),
+		Findings: make([]FindingJSON, len(rep.Findings)), MinFindingLeases: engine.MinFindingLeases,
+		SinceStart: leaseStatsJSON(rep.SinceStart), HistorySince: rep.HistorySince.UTC(),
+		HistoryNote: historyNote(rep.HistorySince),
 	}
+	for i, f := range rep.Findings {
+		out.Findings[i] = FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}
+		for _, h := range f.Hung {
+			out.Findings[i].HungLeases = append(out.Findings[i].HungLeases, HungLeaseJSON{
+				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,
+				LastRenewal: h.LastRenewal, Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(),
+				Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
+			})
+		}
+	}
+	return out
+}
+
+// historyNote says plainly that the lease history does not survive a
+// restart: the ledger is in memory, whatever the store keeps.
+func historyNote(since time.Time) string {
+	return "Lease history is kept in memory and starts empty when the server starts: this server started at " +
+		since.UTC().Format(time.RFC3339) + "; leases before then are not counted."
 }
 
 // adminError writes a failure of the dashboard's endpoints: the SQS error's

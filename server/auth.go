@@ -9,7 +9,6 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/protocol/awsjson"
-	"github.com/baton-sqs/baton/protocol/awsquery"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
@@ -20,7 +19,8 @@ import (
 // window, is refused unread; otherwise the body, at most maxBodyBytes of it,
 // is read to check the payload hash and next gets an unread copy. A refusal
 // is written as an SQS error in the request's protocol (JSON 1.0 when
-// X-Amz-Target is set, else Query XML) with AWS's code and status, and
+// X-Amz-Target is set, else Query: XML, or the JSON a request accepting
+// application/json gets) with AWS's code and status, and
 // logged at debug level.
 //
 // Server.New puts the SQS API behind it when Config.Verifier is set; other
@@ -70,5 +70,5 @@ func writeError(w http.ResponseWriter, r *http.Request, e *baton.Error) {
 		awsjson.WriteError(w, e)
 		return
 	}
-	awsquery.WriteError(w, e, reqID)
+	writeQueryError(w, r, e, reqID)
 }

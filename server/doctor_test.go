@@ -169,3 +169,108 @@ func TestAdminErrors(t *testing.T) {
 		}
 	}
 }
+
+// Incident (d): a hung handler whose heartbeat renews its 30 s lease every
+// 20 s, on a queue whose handlers take 8 s. The report names it, the
+// metrics count it, and the gauges make p99 against the timeout alertable.
+func TestDoctorHungHeartbeat(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "hung", map[string]string{"VisibilityTimeout": "30"})
+	for i := range 3 {
+		mustSend(t, c, url, "job")
+		step(srv, 10*i)
+		m := receiveOne(t, c, url, nil)
+		step(srv, 10*i+8)
+		del(t, c, url, m)
+	}
+	id := mustSend(t, c, url, "stuck")
+	step(srv, 100)
+	m := receiveOne(t, c, url, nil)
+	for s := 120; s <= 400; s += 20 {
+		step(srv, s)
+		if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(srv, 410)
+	rep := leaseReport(t, srv, "hung")
+	if rep.Diagnosis != "hung-handler" || len(rep.Findings) != 1 || rep.MinFindingLeases != 3 {
+		t.Fatalf("diagnosis %q, findings %+v", rep.Diagnosis, rep.Findings)
+	}
+	f := rep.Findings[0]
+	if f.Leases != 3 || len(f.HungLeases) != 1 || f.HungLeases[0].MessageID != id || f.HungLeases[0].HeldSeconds != 310 ||
+		f.HungLeases[0].Renewals != 15 || f.HungLeases[0].CeilingInSeconds != 43200-310 {
+		t.Errorf("finding %+v", f)
+	}
+	if !rep.HistorySince.Equal(testutil.Epoch) || rep.HistoryNote == "" {
+		t.Errorf("history since %v, note %q; want the server's start", rep.HistorySince, rep.HistoryNote)
+	}
+	fams := scrape(t, srv.URL)
+	labels := map[string]string{"queue": "hung"}
+	if v := value(t, fams, "baton_queue_visibility_timeout_seconds", labels).GetGauge().GetValue(); v != 30 {
+		t.Errorf("visibility timeout gauge %v, want 30", v)
+	}
+	if v := value(t, fams, "baton_lease_ceiling_margin_seconds", labels).GetGauge().GetValue(); v != 43200-310 {
+		t.Errorf("ceiling margin %v, want %d", v, 43200-310)
+	}
+	if v := value(t, fams, "baton_lease_hung", labels).GetGauge().GetValue(); v != 1 {
+		t.Errorf("hung leases %v, want 1", v)
+	}
+	del(t, c, url, m)
+	fams = scrape(t, srv.URL)
+	if v := value(t, fams, "baton_lease_ceiling_margin_seconds", labels).GetGauge().GetValue(); v != 43200 {
+		t.Errorf("ceiling margin with no lease running %v, want 43200", v)
+	}
+	if v := value(t, fams, "baton_lease_hung", labels).GetGauge().GetValue(); v != 0 {
+		t.Errorf("hung leases after the delete %v, want 0", v)
+	}
+}
+
+// Incident (e): some handlers overrun, others throw, through the SQS API.
+func TestDoctorMixed(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "mixed", map[string]string{"VisibilityTimeout": "30"})
+	receiveAll := func() map[string]types.Message {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]types.Message{}
+		for _, m := range out.Messages {
+			got[*m.MessageId] = m
+		}
+		return got
+	}
+	var slow, failing []string
+	for range 3 {
+		slow = append(slow, mustSend(t, c, url, "slow"))
+		failing = append(failing, mustSend(t, c, url, "throws"))
+	}
+	first := receiveAll()
+	step(srv, 31)
+	second := receiveAll()
+	step(srv, 33)
+	for _, id := range failing {
+		del(t, c, url, second[id])
+	}
+	step(srv, 45)
+	for _, id := range slow {
+		del(t, c, url, first[id])
+	}
+	step(srv, 200)
+	rep := leaseReport(t, srv, "mixed")
+	var kinds []string
+	for _, f := range rep.Findings {
+		kinds = append(kinds, f.Kind)
+		if f.Evidence == "" || f.Fix == "" || f.Leases < 3 {
+			t.Errorf("finding %+v", f)
+		}
+	}
+	if !sameOrder(kinds, []string{"lease-too-short", "handler-failing"}) || rep.Diagnosis != "lease-too-short" {
+		t.Errorf("diagnosis %q, findings %v; want both (%s)", rep.Diagnosis, kinds, rep.Advice)
+	}
+}

@@ -159,7 +159,10 @@ func TestTwelveHourCeiling(t *testing.T) {
 }
 
 // A visibility change with the handle of a lapsed lease succeeds and leaves
-// the message visible; on a deleted message it fails.
+// the message visible (SQS answers such a change OK and does nothing, by an
+// AWS-validated LocalStack test of an expired handle); once the message is
+// in flight again the handle moves the new lease, as on SQS; on a deleted
+// message it fails.
 func TestChangeVisibilityAfterLapse(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -173,11 +176,11 @@ func TestChangeVisibilityAfterLapse(t *testing.T) {
 	}
 	checkCounts(t, c, url, 1, 0, 0)
 	current := receiveOne(t, c, url, nil)
-	// The lapsed handle must not move the new holder's lease either.
+	// The older handle still addresses the message in flight: it releases it.
 	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: old.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
 		t.Fatal(err)
 	}
-	checkCounts(t, c, url, 0, 1, 0)
+	checkCounts(t, c, url, 1, 0, 0)
 	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: current.ReceiptHandle}); err != nil {
 		t.Fatal(err)
 	}
@@ -282,6 +285,44 @@ func TestLongPollTimesOutEmpty(t *testing.T) {
 	}
 }
 
+// A worker whose lease lapsed while it worked extends with its handle after
+// the message went to another receiver: as on SQS (the AWS-validated
+// LocalStack test test_terminate_visibility_timeout_after_receive changes a
+// message in flight through an earlier receive's handle) the extension
+// holds the message, singly and in a batch, so it is not handed out a third
+// time.
+func TestOldHandleExtendsAfterRedelivery(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "old-extend", nil)
+	mustSend(t, c, url, "x")
+	first := receiveOne(t, c, url, aws.Int32(10))
+	srv.Clock.Advance(11 * time.Second)
+	receiveOne(t, c, url, aws.Int32(10)) // until t=21
+	srv.Clock.Advance(4 * time.Second)   // t=15
+	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 60}); err != nil {
+		t.Fatalf("extend with the first handle: %v", err)
+	}
+	srv.Clock.Advance(10 * time.Second) // t=25
+	receiveNone(t, c, url)
+	checkCounts(t, c, url, 0, 1, 0)
+
+	res, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url, Entries: []types.ChangeMessageVisibilityBatchRequestEntry{
+		{Id: aws.String("old"), ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 120},
+	}})
+	if err != nil || len(res.Successful) != 1 || len(res.Failed) != 0 {
+		t.Fatalf("batch extend with the first handle: %v %+v", err, res)
+	}
+	srv.Clock.Advance(100 * time.Second) // t=125: past the first extension's end (t=75)
+	receiveNone(t, c, url)
+	srv.Clock.Advance(20 * time.Second) // t=145: the batch's end
+	third := receiveOne(t, c, url, nil)
+	if got := third.Attributes["ApproximateReceiveCount"]; got != "3" {
+		t.Errorf("receive count after the extensions = %s, want 3", got)
+	}
+}
+
 func TestOldHandleDeletesAfterRedelivery(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -299,4 +340,22 @@ func TestOldHandleDeletesAfterRedelivery(t *testing.T) {
 	}
 	srv.Clock.Advance(10 * time.Second)
 	receiveNone(t, c, url)
+}
+
+// A message whose lease lapsed comes back before messages sent after it, as
+// on SQS: order by first send, not by the moment it became visible again.
+func TestLapsedMessageComesBeforeLaterSends(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "lapsed-first", nil)
+	first := mustSend(t, c, url, "first")
+	receiveOne(t, c, url, aws.Int32(10))
+	srv.Clock.Advance(time.Second)
+	mustSend(t, c, url, "second")
+	mustSend(t, c, url, "third")
+	srv.Clock.Advance(10 * time.Second) // the first lease lapsed
+	if got := receiveOne(t, c, url, nil); *got.MessageId != first {
+		t.Errorf("after the lapse got %q, want the first message", *got.Body)
+	}
 }

@@ -85,7 +85,8 @@ func (m *metrics) handler() http.Handler {
 }
 
 var (
-	labels        = []string{"account", "queue"}
+	// region tells apart the queues of one name in two regions.
+	labels        = []string{"account", "queue", "region"}
 	descMessages  = prometheus.NewDesc("baton_queue_messages", "Messages in the queue by state (visible, in_flight, delayed).", append(labels, "state"), nil)
 	descOldest    = prometheus.NewDesc("baton_queue_oldest_message_age_seconds", "Age of the queue's oldest message.", labels, nil)
 	descSent      = prometheus.NewDesc("baton_messages_sent_total", "Messages sent (duplicates excluded).", labels, nil)
@@ -97,6 +98,11 @@ var (
 	descDupes     = prometheus.NewDesc("baton_lease_confirmed_duplicates_total", "Leases completed late after their message was leased to another receiver: confirmed duplicate executions.", labels, nil)
 	descRenewals  = prometheus.NewDesc("baton_lease_renewals_total", "Lease renewals (ChangeMessageVisibility > 0).", labels, nil)
 	descDurations = prometheus.NewDesc("baton_lease_duration_seconds", "Lease duration from receive to delete.", labels, nil)
+	descVisTO     = prometheus.NewDesc("baton_queue_visibility_timeout_seconds", "The queue's VisibilityTimeout attribute.", labels, nil)
+	descCeiling   = prometheus.NewDesc("baton_lease_ceiling_margin_seconds",
+		"Time left before the oldest running lease reaches 12 hours after its receive, which no renewal can pass (43200 when no lease runs).", labels, nil)
+	descHung = prometheus.NewDesc("baton_lease_hung",
+		"Running leases held more than 4x the p99 of completed leases (and a minute) and still renewed: a heartbeat keeping a hung handler's lease alive.", labels, nil)
 )
 
 // queueCollector reads the per-queue figures from the engine at scrape time.
@@ -107,7 +113,10 @@ var (
 // several nodes sharing a PostgreSQL store, whose ledgers hold every node's
 // events, summing a counter over the nodes (sum without(instance)) therefore
 // counts each event once. The message gauges are read from the store and
-// are the same on every node: take one node's value (max), not the sum.
+// are the same on every node: take one node's value (max), not the sum. So
+// are the lease gauges (the ceiling margin and the hung leases), which
+// every node's ledger reckons from the whole cluster's leases: take the
+// min of the margin and the max of the hung leases over the nodes.
 type queueCollector struct {
 	engine *engine.Engine
 	// account, if set, is the only account whose queues are collected.
@@ -115,7 +124,7 @@ type queueCollector struct {
 }
 
 func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMessages, descOldest, descSent, descReceived, descDeleted, descExpired, descDLQ, descLate, descDupes, descRenewals, descDurations} {
+	for _, d := range []*prometheus.Desc{descMessages, descOldest, descSent, descReceived, descDeleted, descExpired, descDLQ, descLate, descDupes, descRenewals, descDurations, descVisTO, descCeiling, descHung} {
 		ch <- d
 	}
 }
@@ -130,7 +139,7 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		if c.account != "" && q.Account != c.account {
 			continue
 		}
-		lv := []string{q.Account, q.Name}
+		lv := []string{q.Account, q.Name, q.Region}
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
 		}
@@ -141,6 +150,9 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descMessages, float64(q.InFlight), "in_flight")
 		gauge(descMessages, float64(q.Delayed), "delayed")
 		gauge(descOldest, q.OldestAge.Seconds())
+		gauge(descVisTO, float64(q.VisibilityTimeout))
+		gauge(descCeiling, (engine.MaxLeaseTime - q.OldestLease).Seconds())
+		gauge(descHung, float64(q.HungLeases))
 		t := q.Totals
 		counter(descSent, t.Sent)
 		counter(descReceived, t.Received)

@@ -37,7 +37,7 @@ var none = &protocol.NoOutput{}
 
 func (s *Server) createQueue(ctx context.Context, in *wire.CreateQueueInput) (*wire.CreateQueueOutput, error) {
 	q, err := s.engine.CreateQueue(ctx, engine.CreateQueueParams{
-		Account: s.accountOf(ctx), Name: in.QueueName, Attributes: in.Attributes, Tags: in.Tags,
+		Region: regionOf(ctx), Account: s.accountOf(ctx), Name: in.QueueName, Attributes: in.Attributes, Tags: in.Tags,
 	})
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (s *Server) getQueueURL(ctx context.Context, in *wire.GetQueueUrlInput) (*w
 	if in.QueueOwnerAWSAccountId != "" && in.QueueOwnerAWSAccountId != account {
 		return nil, errNoSuchQueue()
 	}
-	q, err := s.engine.GetQueue(ctx, engine.QueueRef{Account: account, Name: in.QueueName})
+	q, err := s.engine.GetQueue(ctx, engine.QueueRef{Region: regionOf(ctx), Account: account, Name: in.QueueName})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Server) getQueueURL(ctx context.Context, in *wire.GetQueueUrlInput) (*w
 
 func (s *Server) listQueues(ctx context.Context, in *wire.ListQueuesInput) (*wire.ListQueuesOutput, error) {
 	qs, next, err := s.engine.ListQueues(ctx, engine.ListQueuesParams{
-		Account: s.accountOf(ctx), Prefix: in.QueueNamePrefix, MaxResults: in.MaxResults, NextToken: in.NextToken,
+		Region: regionOf(ctx), Account: s.accountOf(ctx), Prefix: in.QueueNamePrefix, MaxResults: in.MaxResults, NextToken: in.NextToken,
 	})
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func (s *Server) listDeadLetterSourceQueues(ctx context.Context, in *wire.ListDe
 
 func (s *Server) startMessageMoveTask(ctx context.Context, in *wire.StartMessageMoveTaskInput) (*wire.StartMessageMoveTaskOutput, error) {
 	h, err := s.engine.StartMessageMoveTask(ctx, engine.StartMessageMoveTaskParams{
-		Account: s.accountOf(ctx), SourceARN: in.SourceArn, DestinationARN: in.DestinationArn, MaxPerSecond: in.MaxNumberOfMessagesPerSecond,
+		Region: regionOf(ctx), Account: s.accountOf(ctx), SourceARN: in.SourceArn, DestinationARN: in.DestinationArn, MaxPerSecond: in.MaxNumberOfMessagesPerSecond,
 	})
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, in *wire.StartMessage
 }
 
 func (s *Server) cancelMessageMoveTask(ctx context.Context, in *wire.CancelMessageMoveTaskInput) (*wire.CancelMessageMoveTaskOutput, error) {
-	n, err := s.engine.CancelMessageMoveTask(ctx, s.accountOf(ctx), in.TaskHandle)
+	n, err := s.engine.CancelMessageMoveTask(ctx, regionOf(ctx), s.accountOf(ctx), in.TaskHandle)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Server) cancelMessageMoveTask(ctx context.Context, in *wire.CancelMessa
 }
 
 func (s *Server) listMessageMoveTasks(ctx context.Context, in *wire.ListMessageMoveTasksInput) (*wire.ListMessageMoveTasksOutput, error) {
-	tasks, err := s.engine.ListMessageMoveTasks(ctx, s.accountOf(ctx), in.SourceArn, in.MaxResults)
+	tasks, err := s.engine.ListMessageMoveTasks(ctx, regionOf(ctx), s.accountOf(ctx), in.SourceArn, in.MaxResults)
 	if err != nil {
 		return nil, err
 	}

@@ -899,6 +899,33 @@ func TestQueryChangeMessageVisibility(t *testing.T) {
 	}
 }
 
+// Over the Query protocol too, the handle of an earlier receive moves the
+// lease of the message's current receive.
+func TestQueryChangeMessageVisibilityOlderHandle(t *testing.T) {
+	t.Parallel()
+	c := newQueryClient(t)
+	u := c.createQueue("cmv-older")
+	c.send(u, "again")
+	first := c.handle(u, "VisibilityTimeout", "10")
+	c.srv.Clock.Advance(11 * time.Second)
+	c.handle(u, "VisibilityTimeout", "10") // until t=21
+	c.post("/", "Action", "ChangeMessageVisibility", "QueueUrl", u, "ReceiptHandle", first, "VisibilityTimeout", "60").
+		noResult(t, "ChangeMessageVisibility")
+	c.srv.Clock.Advance(20 * time.Second) // t=31
+	if got := c.receive(u); len(got) != 0 {
+		t.Errorf("received %d messages during the extended lease, want 0", len(got))
+	}
+	res := c.post("/", "Action", "ChangeMessageVisibilityBatch", "QueueUrl", u,
+		"ChangeMessageVisibilityBatchRequestEntry.1.Id", "release",
+		"ChangeMessageVisibilityBatchRequestEntry.1.ReceiptHandle", first,
+		"ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout", "0",
+	).result(t, "ChangeMessageVisibilityBatch")
+	checkXMLNames(t, res, "ChangeMessageVisibilityBatchResultEntry")
+	if got := c.receive(u); len(got) != 1 {
+		t.Errorf("received %d messages after the batch release, want 1", len(got))
+	}
+}
+
 func TestQueryChangeMessageVisibilityBatch(t *testing.T) {
 	t.Parallel()
 	c := newQueryClient(t)
@@ -1499,11 +1526,17 @@ func TestQueryErrors(t *testing.T) {
 			name: "POST without Action", kv: []string{"QueueName", "q"},
 			status: 400, code: "InvalidAction", message: "No Action was given; send an Action parameter or an X-Amz-Target header.",
 		},
-		// InvalidAddress
+		// A URL without a path names no queue: NonExistentQueue, as for
+		// any queue that does not exist.
 		{
 			name: "QueueUrl without a path", kv: []string{"Action", "SendMessage", "QueueUrl", "http://localhost:9324", "MessageBody", "x"},
-			status: 404, code: "InvalidAddress", message: "The address http://localhost:9324 is not valid for this endpoint.",
+			status: 400, code: "AWS.SimpleQueueService.NonExistentQueue", message: "The specified queue does not exist for this wsdl version.",
 		},
+		{
+			name: "QueueUrl of a bare root", kv: []string{"Action", "SendMessage", "QueueUrl", "http://localhost:9324/", "MessageBody", "x"},
+			status: 400, code: "AWS.SimpleQueueService.NonExistentQueue", message: "The specified queue does not exist for this wsdl version.",
+		},
+		// InvalidAddress
 		{
 			name: "QueueUrl with too many segments", kv: []string{"Action", "GetQueueAttributes", "QueueUrl", "http://localhost/000000000000/q/extra"},
 			status: 404, code: "InvalidAddress", message: "The address http://localhost/000000000000/q/extra is not valid for this endpoint.",

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
 )
@@ -23,10 +24,10 @@ func redrive(dlq string, max int) map[string]string {
 
 func TestDeadLetterOnFourthReceive(t *testing.T) {
 	t.Parallel()
-	srv := testutil.StartServer(t)
-	c := srv.Client
-	dlq := srv.MustCreateQueue(t, "work-dlq", nil)
-	src := srv.MustCreateQueue(t, "work", map[string]string{"VisibilityTimeout": "10", "RedrivePolicy": redrive("work-dlq", 3)["RedrivePolicy"]})
+	srv := batontest.New(t, batontest.WithFakeClock(time.Time{}))
+	c := srv.Client()
+	src := srv.Queue(t, "work?VisibilityTimeout=10&dlq=work-dlq:3")
+	dlq := srv.URL() + "/000000000000/work-dlq"
 	id := mustSend(t, c, src, "poison")
 
 	for i := 1; i <= 3; i++ {
@@ -34,7 +35,7 @@ func TestDeadLetterOnFourthReceive(t *testing.T) {
 		if got := m.Attributes["ApproximateReceiveCount"]; got != strconv.Itoa(i) {
 			t.Fatalf("receive %d: count %s", i, got)
 		}
-		srv.Clock.Advance(10 * time.Second) // the handler fails: the lease lapses
+		srv.Clock().Advance(10 * time.Second) // the handler fails: the lease lapses
 	}
 	checkCounts(t, c, dlq, 0, 0, 0) // nothing moves merely because a lease lapsed
 	receiveNone(t, c, src)          // the 4th receive moves it instead of returning it
@@ -323,10 +324,10 @@ func TestPermissions(t *testing.T) {
 // dead-letter move must still happen.
 func TestDeadLetterWithZeroVisibility(t *testing.T) {
 	t.Parallel()
-	srv := testutil.StartServer(t)
-	c := srv.Client
-	dlq := srv.MustCreateQueue(t, "z-dlq", nil)
-	src := srv.MustCreateQueue(t, "z-src", map[string]string{"VisibilityTimeout": "0", "RedrivePolicy": redrive("z-dlq", 2)["RedrivePolicy"]})
+	srv := batontest.New(t, batontest.WithFakeClock(time.Time{}))
+	c := srv.Client()
+	src := srv.Queue(t, "z-src?VisibilityTimeout=0&dlq=z-dlq:2")
+	dlq := srv.URL() + "/000000000000/z-dlq"
 	mustSend(t, c, src, "x")
 	receiveOne(t, c, src, nil)
 	receiveOne(t, c, src, nil)

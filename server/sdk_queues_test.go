@@ -153,6 +153,17 @@ func TestGetQueueURLResolution(t *testing.T) {
 	}
 	_, err = srv.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String("http://h/a/b/c")})
 	wantAPIError(t, err, "InvalidAddress", 404)
+	// A URL without a path names no queue, and SQS says so: QueueDoesNotExist
+	// (Query code AWS.SimpleQueueService.NonExistentQueue, 400), the error
+	// the SQS API Reference lists for an unknown QueueUrl.
+	for _, u := range []string{"http://h", "http://h/", "https://sqs.us-east-1.amazonaws.com"} {
+		_, err = srv.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u)})
+		wantAPIError(t, err, "AWS.SimpleQueueService.NonExistentQueue", 400)
+		var nq *types.QueueDoesNotExist
+		if !errors.As(err, &nq) {
+			t.Errorf("QueueUrl %q: %v, want a *types.QueueDoesNotExist", u, err)
+		}
+	}
 }
 
 func TestListQueues(t *testing.T) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -123,6 +124,9 @@ type request struct {
 	// traceHeader is the X-Amzn-Trace-Id header, which a send records
 	// as the messages' AWSTraceHeader.
 	traceHeader string
+	// region is the region the request is for (requestRegion); "" is the
+	// engine's default region.
+	region string
 }
 
 type requestKey struct{}
@@ -183,7 +187,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
 			return
 		}
-		s.api.ServeHTTP(w, r)
+		region, rerr := requestRegion(r) // region.go
+		if rerr != nil {
+			writeError(w, r, rerr)
+			return
+		}
+		req := requestFrom(ctx)
+		req.region = region
+		s.api.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestKey{}, req)))
 	}
 }
 
@@ -191,10 +202,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	reqID := requestFrom(r.Context()).reqID
 	if name, ok := awsjson.Operation(r); ok {
+		if !awsjson.HasContentType(r) {
+			// An operation named in X-Amz-Target but sent in another
+			// media type is no request AWS's JSON protocol reads: AWS
+			// answers <UnknownOperationException/> as it does a Query
+			// request without Action.
+			writeUnknownOperation(w)
+			return
+		}
 		s.serveJSON(w, r, name, reqID)
 		return
 	}
 	s.serveQuery(w, r, reqID)
+}
+
+// writeUnknownOperation writes AWS's answer to a request in which it finds
+// no operation to run: 404 and a bare <UnknownOperationException/>.
+func writeUnknownOperation(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, "<UnknownOperationException/>")
 }
 
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID string) {
@@ -225,24 +252,22 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string) {
 	if err := r.ParseForm(); err != nil {
-		awsquery.WriteError(w, readError(r, err), reqID)
+		writeQueryError(w, r, readError(r, err), reqID)
 		return
 	}
 	action := r.Form.Get("Action")
 	onQueue := r.URL.Path != "/" && r.URL.Path != ""
 	if action == "" {
 		if r.Method == http.MethodGet && onQueue {
-			w.Header().Set("Content-Type", "text/xml")
-			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, "<UnknownOperationException/>")
+			writeUnknownOperation(w)
 			return
 		}
-		awsquery.WriteError(w, baton.Errorf(baton.ErrInvalidAction, "No Action was given; send an Action parameter or an X-Amz-Target header."), reqID)
+		writeQueryError(w, r, baton.Errorf(baton.ErrInvalidAction, "No Action was given; send an Action parameter or an X-Amz-Target header."), reqID)
 		return
 	}
 	op, ok := s.ops[action]
 	if !ok || onQueue && (action == "CreateQueue" || action == "ListQueues") {
-		awsquery.WriteError(w, baton.Errorf(baton.ErrInvalidAction, "The action %s is not valid for this endpoint.", action), reqID)
+		writeQueryError(w, r, baton.Errorf(baton.ErrInvalidAction, "The action %s is not valid for this endpoint.", action), reqID)
 		return
 	}
 	ctx := r.Context()
@@ -257,11 +282,25 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 	} else {
 		var out any
 		if out, err = s.call(ctx, op, in, reqID); err == nil {
-			awsquery.WriteResult(w, op, out, reqID)
+			if awsquery.WantsJSON(r) {
+				awsquery.WriteResultJSON(w, op, out, reqID)
+			} else {
+				awsquery.WriteResult(w, op, out, reqID)
+			}
 			return
 		}
 	}
-	awsquery.WriteError(w, baton.AsError(err), reqID)
+	writeQueryError(w, r, baton.AsError(err), reqID)
+}
+
+// writeQueryError writes a Query request's error, in JSON if the request
+// asks for it (awsquery.WantsJSON), else in XML.
+func writeQueryError(w http.ResponseWriter, r *http.Request, e *baton.Error, reqID string) {
+	if awsquery.WantsJSON(r) {
+		awsquery.WriteErrorJSON(w, e, reqID)
+		return
+	}
+	awsquery.WriteError(w, e, reqID)
 }
 
 // call runs an operation and logs what the client will not see.
@@ -283,8 +322,14 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 }
 
 // readError is how a body that cannot be read or parsed (too large, cut
-// short, a malformed form) is reported in r's protocol.
+// short, a malformed form) is reported in r's protocol. A body over
+// maxBodyBytes is HTTP 413, as AWS answers a request larger than it
+// accepts, whatever the protocol (docs/sqs-behaviour.md §2, request size).
 func readError(r *http.Request, err error) *baton.Error {
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		return baton.Errorf(baton.ErrRequestEntityTooLarge,
+			"Request Entity Too Large: the request body is longer than %d bytes.", tooLarge.Limit)
+	}
 	if _, ok := awsjson.Operation(r); ok {
 		return baton.Errorf(baton.ErrSerialization, "Could not read the request body: %v", err)
 	}
@@ -300,10 +345,18 @@ func (s *Server) accountOf(ctx context.Context) string {
 	return s.account
 }
 
+// regionOf is the region a request acts in: its own (requestRegion), or
+// "" for the engine's default region.
+func regionOf(ctx context.Context) string { return requestFrom(ctx).region }
+
 // queueRef resolves a QueueUrl parameter: a full URL or a path
-// (/<account>/<name>, the host is ignored) or a bare queue name. A Query
-// request sent to a queue URL uses that URL when the parameter is absent. A
-// queue of another account than the request's does not exist for it.
+// (/<account>/<name>, the host is ignored) or a bare queue name, in the
+// request's region. A Query request sent to a queue URL uses that URL when
+// the parameter is absent. A queue of another account or region than the
+// request's does not exist for it, and neither does the queue of a URL
+// without a path (http://host or http://host/): SQS names no queue there
+// and answers NonExistentQueue, not InvalidAddress (docs/sqs-behaviour.md
+// §1.5).
 func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef, error) {
 	if queueURL == "" {
 		queueURL = requestFrom(ctx).pathQueue
@@ -315,8 +368,8 @@ func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef
 	if i := strings.Index(path, "://"); i >= 0 {
 		path = path[i+3:]
 		j := strings.IndexByte(path, '/')
-		if j < 0 {
-			return engine.QueueRef{}, invalidAddress(queueURL)
+		if j < 0 || strings.Trim(path[j:], "/") == "" {
+			return engine.QueueRef{}, errNoSuchQueue()
 		}
 		path = path[j:]
 	}
@@ -325,12 +378,12 @@ func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef
 	account := s.accountOf(ctx)
 	switch {
 	case len(parts) == 1 && parts[0] != "":
-		return engine.QueueRef{Account: account, Name: parts[0]}, nil
+		return engine.QueueRef{Region: regionOf(ctx), Account: account, Name: parts[0]}, nil
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
 		if parts[0] != account {
 			return engine.QueueRef{}, errNoSuchQueue()
 		}
-		return engine.QueueRef{Account: account, Name: parts[1]}, nil
+		return engine.QueueRef{Region: regionOf(ctx), Account: account, Name: parts[1]}, nil
 	}
 	return engine.QueueRef{}, invalidAddress(queueURL)
 }

@@ -252,7 +252,7 @@ func TestLostLeaseLeftOut(t *testing.T) {
 	w := newWorld(t)
 	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "2"})
 	w.send(url, numbered("m", 4)...)
-	w.cl.Client = &spoiler{Client: w.srv.Client, body: "m1"}
+	w.cl.Client = &spoiler{Client: w.srv.Client(), body: "m1"}
 	rec, target := w.httpTarget(ok)
 	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 20, BatchingWindow: 5 * time.Second})
 	w.drive(time.Minute, step, w.empty(url))
@@ -283,7 +283,7 @@ func TestFIFOFailureSparesOtherGroups(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	dlq := w.queue("dlq.fifo", map[string]string{"FifoQueue": "true"})
-	out, err := w.srv.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &dlq,
+	out, err := w.srv.Client().GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &dlq,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestFIFOFailureSparesOtherGroups(t *testing.T) {
 	url := w.queue("jobs.fifo", map[string]string{"FifoQueue": "true", "VisibilityTimeout": "30",
 		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"3"}`, out.Attributes["QueueArn"])})
 	for _, m := range [][2]string{{"A", "a1"}, {"B", "b1"}, {"B", "b2"}} {
-		_, err := w.srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(m[1]),
+		_, err := w.srv.Client().SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(m[1]),
 			MessageGroupId: aws.String(m[0]), MessageDeduplicationId: aws.String(m[1])})
 		if err != nil {
 			t.Fatal(err)

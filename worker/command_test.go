@@ -104,7 +104,7 @@ while [ ! -e "$STATE/done" ]; do echo working >&3; echo . >> "$STATE/ticks"; sle
 			return nil
 		})
 		w.settle()
-		w.srv.Clock.Advance(500 * time.Millisecond)
+		w.srv.Clock().Advance(500 * time.Millisecond)
 	}
 	if v, f := w.counts(url); v != 0 || f != 5 {
 		t.Errorf("after 12 s on 3 s leases: %d visible, %d in flight; want 0, 5", v, f)

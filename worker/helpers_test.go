@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -108,16 +110,16 @@ type recorder = consumertest.Recorder
 // world is a server, its shared clock, a counting client and an observer.
 type world struct {
 	t     *testing.T
-	srv   *testutil.Server
+	srv   *batontest.Server
 	clock *fakeClock
 	cl    *countingClient
 	obs   *recorder
 }
 
 func newWorld(t *testing.T) *world {
-	srv := testutil.StartServer(t)
-	return &world{t: t, srv: srv, clock: &fakeClock{fc: srv.Clock, live: map[*fakeTimer]struct{}{}},
-		cl: &countingClient{Client: srv.Client}, obs: &recorder{}}
+	srv := batontest.New(t, batontest.WithFakeClock(testutil.Epoch))
+	return &world{t: t, srv: srv, clock: &fakeClock{fc: srv.Clock(), live: map[*fakeTimer]struct{}{}},
+		cl: &countingClient{Client: srv.Client()}, obs: &recorder{}}
 }
 
 // backoff is the fixed retry delay of the tests' workers.
@@ -192,15 +194,19 @@ func (w *world) drive(max, step time.Duration, cond func() error) time.Duration 
 		if err = cond(); err == nil {
 			return w.clock.Now().Sub(start)
 		}
-		w.srv.Clock.Advance(step)
+		w.srv.Clock().Advance(step)
 	}
 	w.t.Fatalf("after %v of fake time: %v", max, err)
 	return 0
 }
 
-// queue creates a queue.
+// queue creates a queue, its attributes given in a batontest spec.
 func (w *world) queue(name string, attrs map[string]string) string {
-	return w.srv.MustCreateQueue(w.t, name, attrs)
+	spec := url.Values{}
+	for k, v := range attrs {
+		spec.Set(k, v)
+	}
+	return w.srv.Queue(w.t, name+"?"+spec.Encode())
 }
 
 // send sends bodies in batches of ten; on a FIFO queue all in group g.
@@ -216,7 +222,7 @@ func (w *world) send(url string, bodies ...string) {
 			}
 			entries = append(entries, e)
 		}
-		out, err := w.srv.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: entries})
+		out, err := w.srv.Client().SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: entries})
 		if err != nil || len(out.Failed) > 0 {
 			w.t.Fatalf("send: %v %+v", err, out)
 		}
@@ -226,7 +232,7 @@ func (w *world) send(url string, bodies ...string) {
 // counts returns the queue's visible and in-flight counts.
 func (w *world) counts(url string) (visible, inflight int) {
 	w.t.Helper()
-	out, err := w.srv.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+	out, err := w.srv.Client().GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	if err != nil {
 		w.t.Fatal(err)

@@ -36,7 +36,7 @@ func TestFullSuccessDeletesBatch(t *testing.T) {
 	w := newWorld(t)
 	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
 	w.send(url, numbered("m", 9)...)
-	_, err := w.srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("with attributes"),
+	_, err := w.srv.Client().SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("with attributes"),
 		MessageAttributes: map[string]types.MessageAttributeValue{
 			"Foo":  {DataType: aws.String("String"), StringValue: aws.String("Bar")},
 			"Blob": {DataType: aws.String("Binary"), BinaryValue: []byte{0xde, 0xad, 0xbe, 0xef}},
@@ -290,7 +290,7 @@ func TestPerMessageSqsdHeaders(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
-	_, err := w.srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(`{"job":1}`),
+	_, err := w.srv.Client().SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(`{"job":1}`),
 		MessageAttributes: map[string]types.MessageAttributeValue{"Kind": {DataType: aws.String("String"), StringValue: aws.String("order\nnew")}}})
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func TestShutdownMidBatchReleases(t *testing.T) {
 			if v, f := w.counts(url); v != 5 || f != 0 {
 				t.Errorf("after shutdown: %d visible, %d in flight; want 5, 0", v, f)
 			}
-			out, err := w.srv.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10,
+			out, err := w.srv.Client().ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10,
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount}})
 			if err != nil {
 				t.Fatal(err)

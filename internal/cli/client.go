@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/baton-sqs/baton/server"
 )
 
 // defaultEndpoint is where the client commands find Baton unless --endpoint
@@ -47,7 +50,7 @@ type clientOptions struct {
 func (o *clientOptions) register(flags *pflag.FlagSet) {
 	flags.StringVar(&o.endpoint, "endpoint", defaultEndpoint, "URL of the Baton server (env BATON_ENDPOINT)")
 	flags.StringVar(&o.profile, "profile", "", "AWS profile for credentials and region (default: AWS_PROFILE, else \"default\")")
-	flags.StringVar(&o.region, "region", "", "region to sign requests for (default: AWS_REGION or the profile's, else us-east-1)")
+	flags.StringVar(&o.region, "region", "", "region to sign requests for, each a namespace of queues (default: AWS_REGION or the profile's, else the endpoint's if its host is sqs.<region>.…, else us-east-1)")
 }
 
 // resolvedEndpoint is --endpoint, else BATON_ENDPOINT, else the default. A
@@ -63,6 +66,19 @@ func (o *clientOptions) resolvedEndpoint(cmd *cobra.Command) string {
 		ep = "http://" + ep
 	}
 	return strings.TrimRight(ep, "/")
+}
+
+// endpointRegion is the region an endpoint's host names
+// (http://sqs.eu-central-1.localhost:9324), else us-east-1: a request the
+// client signs for the region its host names acts there, as an unsigned one
+// would.
+func endpointRegion(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil {
+		if r := server.HostRegion(u.Host); r != "" {
+			return r
+		}
+	}
+	return "us-east-1"
 }
 
 // client returns an SQS client for the server. Credentials and region come
@@ -89,7 +105,7 @@ func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
+		cfg.Region = endpointRegion(o.resolvedEndpoint(cmd))
 	}
 	if cfg.Credentials == nil {
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKeyID, dummySecretAccessKey, "")

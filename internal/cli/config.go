@@ -62,6 +62,9 @@ type QueueConfig struct {
 	Name string
 	// AccountID is the queue's account; empty means ServeConfig.AccountID.
 	AccountID string
+	// Region is the queue's region; empty means ServeConfig.Region, the
+	// default region. Each region is a namespace of queues of its own.
+	Region string
 	// Attributes are CreateQueue's, values as SQS spells them; a .fifo
 	// name implies FifoQueue=true.
 	Attributes map[string]string
@@ -453,6 +456,12 @@ func (p *configParser) queues(n *yaml.Node) ([]QueueConfig, error) {
 						err = p.errorf(v, "%saccount-id: %v", in, err)
 					}
 				}
+			case "region":
+				if q.Region, err = p.scalar(v, in+"region"); err == nil {
+					if err = settingChecks["region"](q.Region); err != nil {
+						err = p.errorf(v, "%sregion: %v", in, err)
+					}
+				}
 			case "attributes":
 				err = p.attributes(v, in, &q)
 			case "tags":
@@ -461,7 +470,7 @@ func (p *configParser) queues(n *yaml.Node) ([]QueueConfig, error) {
 				deadLetter = k
 				err = p.deadLetter(v, in, &q)
 			default:
-				err = p.errorf(k, "%sunknown key %q; a queue's keys are name, account-id, attributes, tags, dead-letter", in, key)
+				err = p.errorf(k, "%sunknown key %q; a queue's keys are name, account-id, region, attributes, tags, dead-letter", in, key)
 			}
 			return err
 		})
@@ -664,7 +673,7 @@ func (file *configFile) resolveCredentials(account string) ([]sigv4.Credential, 
 // A queue declared twice, a dead-letter queue not declared, and a cycle of
 // dead-letter links are errors.
 func planQueues(queues []QueueConfig, account string) ([]QueueConfig, error) {
-	key := func(q QueueConfig) string { return cmp.Or(q.AccountID, account) + "/" + q.Name }
+	key := func(q QueueConfig) string { return q.Region + "/" + cmp.Or(q.AccountID, account) + "/" + q.Name }
 	byKey := make(map[string]int, len(queues))
 	for i, q := range queues {
 		if j, dup := byKey[key(q)]; dup {
@@ -691,9 +700,9 @@ func planQueues(queues []QueueConfig, account string) ([]QueueConfig, error) {
 		}
 		state[i] = visiting
 		if q.DeadLetterQueue != "" {
-			j, ok := byKey[cmp.Or(q.AccountID, account)+"/"+q.DeadLetterQueue]
+			j, ok := byKey[q.Region+"/"+cmp.Or(q.AccountID, account)+"/"+q.DeadLetterQueue]
 			if !ok {
-				return fmt.Errorf("%s: queue %s: the dead-letter queue %s is not declared in the file (in the same account)",
+				return fmt.Errorf("%s: queue %s: the dead-letter queue %s is not declared in the file (in the same account and region)",
 					q.attrWhere[engine.AttrRedrivePolicy], q.Name, q.DeadLetterQueue)
 			}
 			if err := visit(j, path); err != nil {
@@ -734,12 +743,12 @@ func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig,
 		}
 		if q.DeadLetterQueue != "" {
 			policy, _ := json.Marshal(map[string]any{
-				"deadLetterTargetArn": eng.ARN(acct, q.DeadLetterQueue), "maxReceiveCount": q.MaxReceiveCount,
+				"deadLetterTargetArn": engine.RegionARN(cmp.Or(q.Region, eng.Region()), acct, q.DeadLetterQueue), "maxReceiveCount": q.MaxReceiveCount,
 			})
 			attrs[engine.AttrRedrivePolicy] = string(policy)
 		}
-		ref := engine.QueueRef{Account: acct, Name: q.Name}
-		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Account: acct, Name: q.Name, Attributes: attrs, Tags: q.Tags})
+		ref := engine.QueueRef{Region: q.Region, Account: acct, Name: q.Name}
+		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Region: q.Region, Account: acct, Name: q.Name, Attributes: attrs, Tags: q.Tags})
 		what := "created"
 		if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code == baton.ErrQueueNameExists {
 			// It exists from an earlier run with other attributes or
@@ -756,7 +765,7 @@ func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig,
 		if err != nil {
 			return fmt.Errorf("%s: queue %s: %w", q.errorWhere(err), q.Name, err)
 		}
-		log.Info("config queue ready", "queue", q.Name, "account", acct, "how", what)
+		log.Info("config queue ready", "queue", q.Name, "account", acct, "region", cmp.Or(q.Region, eng.Region()), "how", what)
 	}
 	return nil
 }
@@ -857,6 +866,9 @@ func writeEffectiveConfig(w io.Writer, flags *pflag.FlagSet, file *configFile, c
 			item := mapNode("name", name)
 			if q.AccountID != "" {
 				item.Content = append(item.Content, strNode("account-id"), strNode(q.AccountID))
+			}
+			if q.Region != "" {
+				item.Content = append(item.Content, strNode("region"), strNode(q.Region))
 			}
 			if len(q.Attributes) > 0 {
 				item.Content = append(item.Content, strNode("attributes"), stringMapNode(q.Attributes))

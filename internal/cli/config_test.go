@@ -68,7 +68,12 @@ queues:
 	if ready, serving := strings.LastIndex(logs, "config queue ready"), strings.Index(logs, "baton serving"); ready < 0 || ready > serving {
 		t.Errorf("want every \"config queue ready\" before \"baton serving\":\n%s", logs)
 	}
-	c := testutil.NewClient(p.URL)
+	// They are in the server's region, eu-west-1: a client signing for
+	// another region does not see them.
+	if out := mustSucceed(t, p.URL, "queue", "list", "--region", "us-east-1"); out != "" {
+		t.Errorf("queue list in us-east-1: got %q, want nothing", out)
+	}
+	c := sqs.New(testutil.NewClient(p.URL).Options(), func(o *sqs.Options) { o.Region = "eu-west-1" })
 	base := p.URL + "/123456789012"
 
 	src := getAttrs(t, c, base, "orders")
@@ -118,7 +123,7 @@ queues:
 	})
 
 	// And the CLI sees the declared queues.
-	if out := mustSucceed(t, p.URL, "queue", "list"); out != base+"/events.fifo\n"+base+"/orders\n"+base+"/orders-dlq\n" {
+	if out := mustSucceed(t, p.URL, "queue", "list", "--region", "eu-west-1"); out != base+"/events.fifo\n"+base+"/orders\n"+base+"/orders-dlq\n" {
 		t.Errorf("queue list: got %q", out)
 	}
 }
@@ -251,7 +256,8 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown-key", `3: unknown key "lisen"; the keys are access-key-id, account-id,`},
-		{"unknown-queue-key", `5: queue jobs: unknown key "visibility-timeout"; a queue's keys are name, account-id, attributes, tags, dead-letter`},
+		{"unknown-queue-key", `5: queue jobs: unknown key "visibility-timeout"; a queue's keys are name, account-id, region, attributes, tags, dead-letter`},
+		{"bad-queue-region", `4: queue jobs: region: "EU West" is not a region name (like us-east-1)`},
 		{"bad-log-level", `2: log-level: "loud" is not a log level (debug, info, warn, error)`},
 		{"bad-listen", `1: listen: "9324" is not HOST:PORT`},
 		{"bad-bool", `1: allow-anonymous: "maybe" is not true or false`},
@@ -260,7 +266,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad-attribute-value", `5: queue jobs: InvalidAttributeValue: Invalid value for the parameter VisibilityTimeout.`},
 		{"unknown-attribute", `5: queue jobs: InvalidAttributeName: Unknown Attribute Colour.`},
 		{"bad-queue-name", `3: queue no spaces please: InvalidParameterValue`},
-		{"dlq-missing", `3: queue orders: the dead-letter queue orders-dlq is not declared in the file (in the same account)`},
+		{"dlq-missing", `3: queue orders: the dead-letter queue orders-dlq is not declared in the file (in the same account and region)`},
 		{"dlq-cycle", `3: the dead-letter queues form a cycle: a -> b -> c -> a`},
 		{"dlq-type-mismatch", `3: queue orders: InvalidParameterValue`},
 		{"bad-max-receive-count", `5: queue orders: dead-letter: max-receive-count: "1001" is not a number from 1 to 1000`},
@@ -352,5 +358,39 @@ func TestConfigPrintChecksCredentials(t *testing.T) {
 	r := runCLI(t, cliEnv(t), nil, "serve", "--credentials-file", bad, "--print-config")
 	if r.code != 1 || !strings.Contains(r.stderr, bad+":1: want 3 fields") {
 		t.Errorf("--print-config with a bad credentials file: %v\nwant exit 1 naming %s:1", r, bad)
+	}
+}
+
+// A declared queue is in the server's region unless it names its own; one
+// name may be declared once per region, and a dead-letter queue is the one
+// of that name in its source's region.
+func TestConfigQueueRegions(t *testing.T) {
+	t.Parallel()
+	path := writeConfig(t, `queues:
+  - name: jobs
+    attributes: {VisibilityTimeout: 30}
+  - name: jobs
+    region: eu-central-1
+    attributes: {VisibilityTimeout: 60}
+    dead-letter: {queue: jobs-dlq, max-receive-count: 3}
+  - name: jobs-dlq
+    region: eu-central-1
+`)
+	p := startServe(t, cliEnv(t), "--store", "memory", "--config", path)
+	base := p.URL + "/000000000000"
+	us := testutil.NewClient(p.URL)
+	eu := sqs.New(us.Options(), func(o *sqs.Options) { o.Region = "eu-central-1" })
+	if a := getAttrs(t, us, base, "jobs"); a["VisibilityTimeout"] != "30" || a["RedrivePolicy"] != "" {
+		t.Errorf("us-east-1 jobs: %v; want VisibilityTimeout 30 and no RedrivePolicy", a)
+	}
+	a := getAttrs(t, eu, base, "jobs")
+	if a["VisibilityTimeout"] != "60" || !strings.Contains(a["RedrivePolicy"], `"arn:aws:sqs:eu-central-1:000000000000:jobs-dlq"`) {
+		t.Errorf("eu-central-1 jobs: %v; want VisibilityTimeout 60 and eu-central-1's jobs-dlq", a)
+	}
+	if out := mustSucceed(t, p.URL, "queue", "list"); out != base+"/jobs\n" {
+		t.Errorf("queue list in us-east-1: got %q", out)
+	}
+	if out := mustSucceed(t, p.URL, "queue", "list", "--region", "eu-central-1"); out != base+"/jobs\n"+base+"/jobs-dlq\n" {
+		t.Errorf("queue list in eu-central-1: got %q", out)
 	}
 }

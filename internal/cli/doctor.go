@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -26,7 +27,9 @@ func doctorCommand() *cobra.Command {
 		Long: "doctor reads what the server saw of every lease in the last 15 minutes (or since it\n" +
 			"started, when the window is quiet): late completions, lapsed leases, redeliveries and\n" +
 			"lease durations, and says per queue whether leases are too short, handlers are failing,\n" +
-			"or all is well, with the visibility timeout to set.",
+			"a heartbeat keeps a hung handler's lease alive, or all is well, with the visibility\n" +
+			"timeout to set. Each finding says how many leases it rests on; none is made on fewer\n" +
+			"than 3. The server keeps this history in memory: it starts empty when the server starts.",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: opts.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -101,7 +104,11 @@ func fetchLeaseReport(cmd *cobra.Command, c *sqs.Client, endpoint, name string) 
 
 // writeReport prints a report as a short text a person acts on.
 func writeReport(w io.Writer, r server.LeaseReportJSON) {
-	fmt.Fprintf(w, "%s: %s\n", r.Queue, strings.ToUpper(r.Diagnosis))
+	verdict := []string{strings.ToUpper(r.Diagnosis)}
+	for _, f := range r.Findings[min(1, len(r.Findings)):] {
+		verdict = append(verdict, strings.ToUpper(f.Kind))
+	}
+	fmt.Fprintf(w, "%s: %s\n", r.Queue, strings.Join(verdict, " + "))
 	s := r.LeaseStatsJSON
 	period := fmt.Sprintf("in the last %d minutes", r.WindowMinutes)
 	if s.LeasesStarted == 0 && s.LeasesCompleted == 0 && s.ExpiredLeases == 0 {
@@ -124,5 +131,24 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	if r.RecommendedVisibilityTimeoutSeconds != r.VisibilityTimeoutSeconds {
 		fmt.Fprintf(w, "  recommended visibility timeout: %ds\n", r.RecommendedVisibilityTimeoutSeconds)
 	}
-	fmt.Fprintf(w, "  %s\n", r.Advice)
+	if len(r.Findings) == 0 {
+		fmt.Fprintf(w, "  %s\n", r.Advice)
+	}
+	for i, f := range r.Findings {
+		fmt.Fprintf(w, "  [%d/%d] %s, on %d leases\n", i+1, len(r.Findings), f.Kind, f.Leases)
+		fmt.Fprintf(w, "    seen: %s\n", f.Evidence)
+		for _, h := range f.HungLeases {
+			fmt.Fprintf(w, "    hung: message %s held %s, renewed %d times, 12 h ceiling in %s\n",
+				h.MessageID, seconds(h.HeldSeconds), h.Renewals, seconds(h.CeilingInSeconds))
+		}
+		fmt.Fprintf(w, "    fix:  %s\n", f.Fix)
+	}
+	if r.HistoryNote != "" {
+		fmt.Fprintf(w, "  %s\n", r.HistoryNote)
+	}
+}
+
+// seconds prints a number of seconds as hours, minutes and seconds.
+func seconds(s float64) string {
+	return (time.Duration(s) * time.Second).String()
 }

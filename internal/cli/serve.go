@@ -96,7 +96,7 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.Durability, "durability", "full",
 		"sqlite commits: full (fsync each commit) or relaxed (survives a crash of the process, not of the machine or its power)")
 	f.StringVar(&cfg.AccountID, "account-id", "000000000000", "account id in queue URLs and ARNs")
-	f.StringVar(&cfg.Region, "region", "us-east-1", "region in queue ARNs")
+	f.StringVar(&cfg.Region, "region", "us-east-1", "default region: of requests that name none (unsigned, to a plain host), of declared queues that name none, and of data written before queues had regions")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&cfg.AccessKeyID, "access-key-id", "", "access key id requests must be signed with (SigV4); its account is --account-id")
 	f.StringVar(&cfg.SecretAccessKey, "secret-access-key", "",

@@ -39,7 +39,7 @@ func openStore(ctx context.Context, cfg ServeConfig) (baton.Store, []byte, error
 		if err != nil {
 			return nil, nil, fmt.Errorf("--durability: %w", err)
 		}
-		s, err := sqlitestore.Open(ctx, cfg.DataDir, sqlitestore.Options{Durability: d})
+		s, err := sqlitestore.Open(ctx, cfg.DataDir, sqlitestore.Options{Durability: d, DefaultRegion: cfg.Region})
 		if err != nil {
 			return nil, nil, err // names the directory and what is wrong with it
 		}
@@ -52,7 +52,7 @@ func openStore(ctx context.Context, cfg ServeConfig) (baton.Store, []byte, error
 	}
 	if isPostgresURL(cfg.Store) {
 		// Every server on the database shares its receipt key.
-		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{Logger: slog.New(slog.NewTextHandler(cfg.Logs, nil))})
+		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{Logger: slog.New(slog.NewTextHandler(cfg.Logs, nil)), DefaultRegion: cfg.Region})
 		if err != nil {
 			return nil, nil, err
 		}

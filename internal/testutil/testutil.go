@@ -1,35 +1,32 @@
-// Package testutil starts in-process Baton servers on 127.0.0.1:0 for tests
-// and offers helpers shared by the test suites.
+// Package testutil starts in-process Baton servers on 127.0.0.1:0 for tests,
+// with package batontest, and offers helpers shared by the test suites.
 package testutil
 
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/protocol/sigv4"
-	"github.com/baton-sqs/baton/server"
-	"github.com/baton-sqs/baton/store/memstore"
 )
 
 // Epoch is the fake clock's starting time in tests.
-var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+var Epoch = batontest.Epoch
 
 // Account is the account id of test servers.
-const Account = "000000000000"
+const Account = batontest.Account
 
-// Server is a running in-process server.
+// Server is a running in-process server: a batontest.Server with its parts
+// as fields, as the project's tests have long used them.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:<port>.
 	URL    string
@@ -37,6 +34,8 @@ type Server struct {
 	Engine *engine.Engine
 	// Client is an aws-sdk-go-v2 SQS client pointed at the server.
 	Client *sqs.Client
+
+	bt *batontest.Server
 }
 
 // Options change how StartServer builds the server.
@@ -50,82 +49,46 @@ type Options struct {
 	// MaxLongPollsPerClient is server.Config's bound on waiting long polls
 	// per client address (0: the default, negative: none).
 	MaxLongPollsPerClient int
-	// Clock, if set, is the server's clock instead of a fake one, for tests
-	// in which time must pass by itself (load tests whose leases lapse:
-	// baton.SystemClock{}). Server.Clock is then nil.
+	// Clock, if set, is baton.SystemClock{} instead of a fake clock, for
+	// tests in which time must pass by itself (load tests whose leases
+	// lapse). Server.Clock is then nil.
 	Clock baton.Clock
 }
 
-// StartServer starts a server on 127.0.0.1:0 with a fake clock set to Epoch
-// (unless Options.Clock) and stops it when the test ends.
+// StartServer starts a server with batontest on 127.0.0.1:0 with a fake
+// clock set to Epoch (unless Options.Clock) and stops it when the test
+// ends.
 func StartServer(tb testing.TB, opts ...Options) *Server {
 	tb.Helper()
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	if o.Store == nil {
-		o.Store = memstore.New()
+	var bo []batontest.Option
+	switch o.Clock.(type) {
+	case nil:
+		bo = append(bo, batontest.WithFakeClock(Epoch))
+	case baton.SystemClock:
+	default:
+		tb.Fatalf("testutil: Options.Clock %T: only baton.SystemClock{} is supported", o.Clock)
 	}
-	var fake *baton.FakeClock
-	clock := o.Clock
-	if clock == nil {
-		fake = baton.NewFakeClock(Epoch)
-		clock = fake
+	if o.Store != nil {
+		bo = append(bo, batontest.WithStore(o.Store))
 	}
-	eng, err := engine.New(engine.Config{Store: o.Store, Clock: clock})
-	if err != nil {
-		tb.Fatal(err)
+	for _, c := range o.Credentials {
+		bo = append(bo, batontest.WithAccountCredentials(c.Account, c.AccessKeyID, c.SecretAccessKey))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	if o.MaxLongPollsPerClient != 0 {
+		bo = append(bo, batontest.WithMaxLongPollsPerClient(o.MaxLongPollsPerClient))
 	}
-	cfg := server.Config{Engine: eng, Account: Account, MaxLongPollsPerClient: o.MaxLongPollsPerClient}
-	if len(o.Credentials) > 0 {
-		if cfg.Verifier, err = sigv4.NewVerifier(clock, o.Credentials); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	srv := &http.Server{Handler: server.New(cfg)}
-	go srv.Serve(ln)
-	tb.Cleanup(func() {
-		eng.Close()
-		srv.Close()
-		o.Store.Close()
-	})
-	url := "http://" + ln.Addr().String()
-	s := &Server{URL: url, Clock: fake, Engine: eng, Client: NewClient(url)}
-	if len(o.Credentials) > 0 {
-		s.Client = s.ClientFor(o.Credentials[0].AccessKeyID, o.Credentials[0].SecretAccessKey)
-	}
-	return s
+	bt := batontest.New(tb, bo...)
+	return &Server{URL: bt.URL(), Clock: bt.Clock(), Engine: bt.Engine(), Client: bt.Client(), bt: bt}
 }
 
 // ClientFor returns an SQS client for the server that signs with the given
-// key at the server clock's time, so that signatures stay within the
-// server's 15-minute window however far a test moves a fake clock.
+// key at the server clock's time (batontest.Server.ClientFor).
 func (s *Server) ClientFor(accessKeyID, secret string) *sqs.Client {
-	return sqs.New(sqs.Options{
-		BaseEndpoint:     aws.String(s.URL),
-		Region:           "us-east-1",
-		Credentials:      credentials.NewStaticCredentialsProvider(accessKeyID, secret, ""),
-		RetryMaxAttempts: 1,
-		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.Engine.Clock()},
-	})
-}
-
-// clockSigner is aws-sdk-go-v2's signer with the signing time taken from a
-// baton.Clock instead of the wall clock.
-type clockSigner struct {
-	signer *v4.Signer
-	clock  baton.Clock
-}
-
-// SignHTTP signs r at the clock's time; the SDK's own time is ignored.
-func (c clockSigner) SignHTTP(ctx context.Context, creds aws.Credentials, r *http.Request, payloadHash, service, region string,
-	_ time.Time, optFns ...func(*v4.SignerOptions)) error {
-	return c.signer.SignHTTP(ctx, creds, r, payloadHash, service, region, c.clock.Now(), optFns...)
+	return s.bt.ClientFor(accessKeyID, secret)
 }
 
 // NewClient returns an SQS client for endpoint with static test credentials.

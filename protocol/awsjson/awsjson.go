@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,19 @@ import (
 
 // ContentType is the media type of requests and responses.
 const ContentType = "application/x-amz-json-1.0"
+
+// contentType11 is AWS JSON 1.1's media type, which SQS also reads.
+const contentType11 = "application/x-amz-json-1.1"
+
+// HasContentType reports whether r's Content-Type is an AWS JSON protocol's
+// media type, application/x-amz-json-1.0 or 1.1, whatever its parameters
+// (a "; charset=utf-8" is ignored, as the AWS JSON protocol tests require).
+// A request naming an operation in X-Amz-Target with any other Content-Type
+// is not a JSON request (docs/sqs-behaviour.md §1.1).
+func HasContentType(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && (mt == ContentType || mt == contentType11)
+}
 
 const targetPrefix = "AmazonSQS."
 

@@ -16,16 +16,25 @@ import (
 const Namespace = "http://queue.amazonaws.com/doc/2012-11-05/"
 
 // WriteResult writes <OpResponse><OpResult>…</OpResult><ResponseMetadata>.
-// Operations without output omit the Result element.
+// Operations without output omit the Result element; a Result without
+// members is written self-closed, <OpResult/>, as SQS writes it (an empty
+// ReceiveMessage or ListQueues).
 func WriteResult(w http.ResponseWriter, op protocol.Operation, out any, requestID string) {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0"?><` + op.Name + `Response xmlns="` + Namespace + `">`)
 	if op.HasOutput {
+		open := b.Len()
 		b.WriteString("<" + op.Name + "Result>")
+		empty := b.Len()
 		if out != nil {
 			writeStruct(&b, reflect.ValueOf(out).Elem())
 		}
-		b.WriteString("</" + op.Name + "Result>")
+		if b.Len() == empty {
+			b.Truncate(open)
+			b.WriteString("<" + op.Name + "Result/>")
+		} else {
+			b.WriteString("</" + op.Name + "Result>")
+		}
 	}
 	b.WriteString("<ResponseMetadata><RequestId>" + requestID + "</RequestId></ResponseMetadata></" + op.Name + "Response>")
 	w.Header().Set("Content-Type", "text/xml")

@@ -9,7 +9,8 @@
 // arrived, signs it with the key's secret for service "sqs" and compares
 // in constant time. Refusals are *baton.Error values with AWS's codes:
 // MissingAuthenticationToken (no signature at all), IncompleteSignature (a
-// malformed one), InvalidClientTokenId (unknown access key) and
+// malformed one), InvalidClientTokenId (unknown access key, or a session
+// token: the keys a Verifier holds are long-term keys, which have none) and
 // SignatureDoesNotMatch (wrong signature, tampered request, date outside the
 // 15-minute window, expired presigned URL).
 //

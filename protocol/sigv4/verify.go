@@ -38,6 +38,10 @@ const (
 	paramExpires       = "X-Amz-Expires"
 	paramSignedHeaders = "X-Amz-SignedHeaders"
 	paramSignature     = "X-Amz-Signature"
+	// paramSecurityToken carries a temporary credential's session token,
+	// as a header of a header-signed request or a presigned URL's
+	// parameter.
+	paramSecurityToken = "X-Amz-Security-Token"
 )
 
 // The messages AWS gives for its authentication errors (docs/sqs-behaviour.md §1.6).
@@ -87,11 +91,12 @@ func NewVerifier(clock baton.Clock, creds []Credential) (*Verifier, error) {
 // its query string as a presigned URL. The errors are *baton.Error:
 // MissingAuthenticationToken when the request carries neither,
 // IncompleteSignature when what it carries is malformed,
-// InvalidClientTokenId for an unknown access key, and SignatureDoesNotMatch
-// for a scope that is not sqs's, a date more than MaxSkew away, an expired
-// presigned URL, a presigned request with an unsigned body or X-Amz-Target,
-// a body that does not match X-Amz-Content-Sha256, or a signature that does
-// not match.
+// InvalidClientTokenId for an unknown access key or a session token (an
+// X-Amz-Security-Token header or parameter: a Verifier's keys have none),
+// and SignatureDoesNotMatch for a scope that is not sqs's, a date more than
+// MaxSkew away, an expired presigned URL, a presigned request with an
+// unsigned body or X-Amz-Target, a body that does not match
+// X-Amz-Content-Sha256, or a signature that does not match.
 func (v *Verifier) Verify(r *http.Request, body []byte) (Credential, error) {
 	st, err := v.Precheck(r)
 	if err != nil {
@@ -142,6 +147,8 @@ func (v *Verifier) statement(r *http.Request) (statement, error) {
 		}
 	}
 	presigned := query.has(paramAlgorithm) || query.has(paramCredential) || query.has(paramSignature)
+	var st statement
+	var err error
 	switch {
 	case len(header) > 0 && presigned:
 		return statement{}, baton.Errorf(baton.ErrIncompleteSignature,
@@ -149,11 +156,40 @@ func (v *Verifier) statement(r *http.Request) (statement, error) {
 	case len(header) > 1:
 		return statement{}, baton.Errorf(baton.ErrIncompleteSignature, "The request has more than one Authorization header.")
 	case len(header) == 1:
-		return v.headerStatement(r, header[0], query)
+		st, err = v.headerStatement(r, header[0], query)
 	case presigned:
-		return v.presignedStatement(query)
+		st, err = v.presignedStatement(query)
+	default:
+		return statement{}, baton.Errorf(baton.ErrMissingAuthenticationToken, msgMissing)
 	}
-	return statement{}, baton.Errorf(baton.ErrMissingAuthenticationToken, msgMissing)
+	if err != nil {
+		return statement{}, err
+	}
+	// A Verifier's keys are long-term keys, which have no session token:
+	// AWS refuses a long-term key's request that carries one, whatever its
+	// signature, with InvalidClientTokenId ("The security token included
+	// in the request is invalid."), the error of a stale AWS_SESSION_TOKEN
+	// beside permanent keys (docs/sqs-behaviour.md §1.6).
+	if hasSecurityToken(r, query) {
+		return statement{}, baton.Errorf(baton.ErrInvalidClientTokenID, msgUnknownKey)
+	}
+	return st, nil
+}
+
+// hasSecurityToken reports whether r carries a session token, in the
+// X-Amz-Security-Token header or query parameter, that is not empty.
+func hasSecurityToken(r *http.Request, query params) bool {
+	for _, t := range r.Header.Values(paramSecurityToken) {
+		if strings.TrimSpace(t) != "" {
+			return true
+		}
+	}
+	for _, t := range query.values(paramSecurityToken) {
+		if strings.TrimSpace(t) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // headerStatement checks the Authorization header form up to its payload.

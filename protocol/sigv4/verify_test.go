@@ -493,3 +493,54 @@ func TestVerifyPresignedBody(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyRefusesSessionToken checks that a request signed by a known key
+// but carrying a session token is refused as AWS refuses a long-term key's
+// request with a token beside it: 403 InvalidClientTokenId, "The security
+// token included in the request is invalid." A Verifier's keys are
+// long-term keys, so no token is valid, however well the request is signed
+// (the token is signed too, as aws-sdk-go-v2 signs it).
+func TestVerifyRefusesSessionToken(t *testing.T) {
+	t.Parallel()
+	srv, clock := verifyServer(t)
+	const msg = "The security token included in the request is invalid."
+	withToken := aws.Credentials{AccessKeyID: alice.AccessKeyID, SecretAccessKey: alice.SecretAccessKey, SessionToken: "FwoGZXIvYXdzEXAMPLE"}
+
+	r := request(t, srv, "POST", "/", jsonBody, jsonHeaders)
+	if err := v4.NewSigner().SignHTTP(context.Background(), withToken, r, hashOf([]byte(jsonBody)), "sqs", "eu-west-1", now); err != nil {
+		t.Fatal(err)
+	}
+	if r.Header.Get("X-Amz-Security-Token") == "" {
+		t.Fatal("the signer set no X-Amz-Security-Token header")
+	}
+	if got := send(t, r); got.status != 403 || got.code != "InvalidClientTokenId" || got.message != msg {
+		t.Errorf("header-signed with a token: got %d %s %q, want 403 InvalidClientTokenId %q", got.status, got.code, got.message, msg)
+	}
+
+	pr, err := http.NewRequest("GET", srv.URL+"/111111111111/orders?Action=ReceiveMessage&X-Amz-Expires=60", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, err := v4.NewSigner().PresignHTTP(context.Background(), withToken, pr, sigv4.UnsignedPayload, "sqs", "us-east-1", clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(u, "X-Amz-Security-Token=") {
+		t.Fatalf("the presigned URL has no X-Amz-Security-Token: %s", u)
+	}
+	pr, err = http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := send(t, pr); got.status != 403 || got.code != "InvalidClientTokenId" || got.message != msg {
+		t.Errorf("presigned with a token: got %d %s %q, want 403 InvalidClientTokenId %q", got.status, got.code, got.message, msg)
+	}
+
+	// An empty token header is no token: the request is served.
+	r = request(t, srv, "POST", "/", jsonBody, jsonHeaders)
+	sign(t, r, alice, jsonBody, now)
+	r.Header.Set("X-Amz-Security-Token", "")
+	if got := send(t, r); got.status != 200 {
+		t.Errorf("empty token header: got %d %s %q, want 200", got.status, got.code, got.message)
+	}
+}

@@ -5,6 +5,10 @@
 //	query:"Name"            a scalar or a list flattened as Name.1, Name.2, …
 //	query:"Name,Key,Value"  a map flattened as Name.N.Key and Name.N.Value
 //
+// A `queryjson` tag gives an output member's name in the JSON that SQS
+// writes for a Query request asking for JSON (protocol/awsquery's
+// WantsJSON) where it differs from the JSON 1.0 name.
+//
 // Optional numbers are pointers, because an absent parameter and an explicit
 // zero mean different things to SQS; so are the strings whose empty value
 // SQS refuses where it takes their absence (MessageGroupId).
@@ -55,7 +59,7 @@ type ListQueuesInput struct {
 }
 
 type ListQueuesOutput struct {
-	QueueUrls []string `json:",omitempty" query:"QueueUrl"`
+	QueueUrls []string `json:",omitempty" query:"QueueUrl" queryjson:"queueUrls"`
 	NextToken string   `json:",omitempty"`
 }
 
@@ -108,9 +112,12 @@ type SendMessageBatchRequestEntry struct {
 	MessageGroupId          *string
 }
 
+// SendMessageBatchOutput, like the other batch outputs, leaves out an empty
+// Successful or Failed list in JSON, as SQS does: an all-success answer has
+// no Failed member, an all-failure one no Successful member.
 type SendMessageBatchOutput struct {
-	Successful []SendMessageBatchResultEntry `query:"SendMessageBatchResultEntry"`
-	Failed     []BatchResultErrorEntry       `query:"BatchResultErrorEntry"`
+	Successful []SendMessageBatchResultEntry `json:",omitempty" query:"SendMessageBatchResultEntry"`
+	Failed     []BatchResultErrorEntry       `json:",omitempty" query:"BatchResultErrorEntry"`
 }
 
 type SendMessageBatchResultEntry struct {
@@ -134,7 +141,7 @@ type ReceiveMessageInput struct {
 }
 
 type ReceiveMessageOutput struct {
-	Messages []Message `json:",omitempty" query:"Message"`
+	Messages []Message `json:",omitempty" query:"Message" queryjson:"messages"`
 }
 
 type Message struct {
@@ -163,8 +170,8 @@ type DeleteMessageBatchRequestEntry struct {
 }
 
 type DeleteMessageBatchOutput struct {
-	Successful []BatchResultEntry      `query:"DeleteMessageBatchResultEntry"`
-	Failed     []BatchResultErrorEntry `query:"BatchResultErrorEntry"`
+	Successful []BatchResultEntry      `json:",omitempty" query:"DeleteMessageBatchResultEntry"`
+	Failed     []BatchResultErrorEntry `json:",omitempty" query:"BatchResultErrorEntry"`
 }
 
 // BatchResultEntry is a successful delete or visibility-change entry.
@@ -188,8 +195,8 @@ type ChangeMessageVisibilityBatchRequestEntry struct {
 }
 
 type ChangeMessageVisibilityBatchOutput struct {
-	Successful []BatchResultEntry      `query:"ChangeMessageVisibilityBatchResultEntry"`
-	Failed     []BatchResultErrorEntry `query:"BatchResultErrorEntry"`
+	Successful []BatchResultEntry      `json:",omitempty" query:"ChangeMessageVisibilityBatchResultEntry"`
+	Failed     []BatchResultErrorEntry `json:",omitempty" query:"BatchResultErrorEntry"`
 }
 
 type TagQueueInput struct {

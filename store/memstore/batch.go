@@ -37,6 +37,7 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 	for i, en := range p.Entries {
 		o, err := s.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
 			QueueID: p.QueueID, MessageID: en.MessageID, Epoch: en.Epoch, Now: p.Now, VisibleAt: en.VisibleAt,
+			AnyLease: p.AnyLease,
 		})
 		if err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"container/heap"
 	"math"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 
 // entry is one message in its queue's index.
 type entry struct {
-	// prev and next link the ready list, while ready.
+	// prev and next link the ready list, while ready and not in its late
+	// heap.
 	prev, next *entry
 	// gprev and gnext link the group, in send order.
 	gprev, gnext *entry
@@ -26,7 +28,7 @@ type entry struct {
 	// key is the id, parsed, unless strID (then x.id is the id).
 	key                                      [16]byte
 	sentAt, visibleAt, firstReceived, leased int64 // nanos(t)
-	heapIdx                                  int32 // in hidden, or -1
+	heapIdx                                  int32 // in hidden or ready.late, or -1
 	receiveCount                             int32
 	epoch                                    uint32
 	// sender is the SenderID: "" if 0, qs.senders[sender-1] up to
@@ -206,24 +208,53 @@ func (g *group) remove(e *entry) {
 	g.n--
 }
 
-// readyList is the visible messages in the order they became visible.
+// readyList is the visible messages, taken in the order they were sent
+// (SQS hands out a message whose lease lapsed before messages sent after
+// it). Most become visible in that order, a send's at its send time: they
+// wait in a list, each sent no earlier than the one before it, appended in
+// constant time. A message that becomes visible after one sent later (a
+// lapsed or released lease, a delay) waits in late, a heap by send time.
+// The next message is whichever head, of the list or of late, was sent
+// first, so a backlog costs nothing and a requeued message log(len(late)).
 type readyList struct {
 	head, tail *entry
+	late       lateHeap
 	n          int
 }
 
-func (l *readyList) pushBack(e *entry) {
-	e.prev, e.next, e.ready = l.tail, nil, true
+// push makes e ready: last in the list if sent no earlier than its tail,
+// otherwise in late.
+func (l *readyList) push(e *entry) {
+	e.ready = true
+	l.n++
+	if l.tail != nil && e.sentAt < l.tail.sentAt {
+		heap.Push(&l.late, e)
+		return
+	}
+	e.prev, e.next = l.tail, nil
 	if l.tail != nil {
 		l.tail.next = e
 	} else {
 		l.head = e
 	}
 	l.tail = e
-	l.n++
+}
+
+// first returns the ready message sent first, or nil if there is none.
+func (l *readyList) first() *entry {
+	if len(l.late) > 0 && (l.head == nil || l.late[0].sentAt < l.head.sentAt) {
+		return l.late[0]
+	}
+	return l.head
 }
 
 func (l *readyList) remove(e *entry) {
+	e.ready = false
+	l.n--
+	if e.heapIdx >= 0 { // in late: a ready entry is in no other heap
+		heap.Remove(&l.late, int(e.heapIdx))
+		return
+	}
 	if e.prev != nil {
 		e.prev.next = e.next
 	} else {
@@ -234,6 +265,30 @@ func (l *readyList) remove(e *entry) {
 	} else {
 		l.tail = e.prev
 	}
-	e.prev, e.next, e.ready = nil, nil, false
-	l.n--
+	e.prev, e.next = nil, nil
+}
+
+// lateHeap orders ready messages by send time; an entry's heapIdx is its
+// place, as in hiddenHeap (an entry is in at most one of them).
+type lateHeap []*entry
+
+func (h lateHeap) Len() int           { return len(h) }
+func (h lateHeap) Less(i, j int) bool { return h[i].sentAt < h[j].sentAt }
+func (h lateHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = int32(i)
+	h[j].heapIdx = int32(j)
+}
+func (h *lateHeap) Push(x any) {
+	e := x.(*entry)
+	e.heapIdx = int32(len(*h))
+	*h = append(*h, e)
+}
+func (h *lateHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	e.heapIdx = -1
+	return e
 }

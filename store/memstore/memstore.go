@@ -32,7 +32,7 @@ type Store struct {
 	expiredFunc func(queueID uint64, messageID string)
 }
 
-type queueKey struct{ account, name string }
+type queueKey struct{ region, account, name string }
 
 // New returns an empty store.
 func New() *Store { return NewWithOptions(Options{}) }
@@ -60,8 +60,8 @@ func NewWithOptions(o Options) *Store {
 var _ baton.Store = (*Store)(nil)
 
 // queueState is one queue with its messages. Visible messages wait in ready,
-// in the order they became visible; hidden ones (delayed or in flight) wait
-// in hidden, a heap ordered by VisibleAt.
+// taken in send order; hidden ones (delayed or in flight) wait in hidden, a
+// heap ordered by VisibleAt.
 type queueState struct {
 	mu     sync.Mutex
 	q      baton.Queue
@@ -188,7 +188,7 @@ func (qs *queueState) unlink(g *group) {
 func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := queueKey{p.Queue.Account, p.Queue.Name}
+	k := queueKey{p.Queue.Region, p.Queue.Account, p.Queue.Name}
 	if _, ok := s.queues[k]; ok {
 		return baton.ErrExists
 	}
@@ -201,8 +201,8 @@ func (s *Store) QueueCreate(_ context.Context, p baton.QueueCreateParams) error 
 	return nil
 }
 
-func (s *Store) QueueGet(_ context.Context, account, name string) (*baton.Queue, error) {
-	qs := s.lookup(account, name)
+func (s *Store) QueueGet(_ context.Context, region, account, name string) (*baton.Queue, error) {
+	qs := s.lookup(region, account, name)
 	if qs == nil {
 		return nil, baton.ErrNotFound
 	}
@@ -212,10 +212,10 @@ func (s *Store) QueueGet(_ context.Context, account, name string) (*baton.Queue,
 	return &q, nil
 }
 
-func (s *Store) lookup(account, name string) *queueState {
+func (s *Store) lookup(region, account, name string) *queueState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.queues[queueKey{account, name}]
+	return s.queues[queueKey{region, account, name}]
 }
 
 func (s *Store) lookupID(id uint64) *queueState {
@@ -228,14 +228,17 @@ func (s *Store) QueueList(_ context.Context, p baton.QueueListParams) ([]*baton.
 	s.mu.RLock()
 	var states []*queueState
 	for k, qs := range s.queues {
-		if (p.Account == "" || k.account == p.Account) && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
+		if (p.Region == "" || k.region == p.Region) && (p.Account == "" || k.account == p.Account) && strings.HasPrefix(k.name, p.Prefix) && (p.After == "" || k.name > p.After) {
 			states = append(states, qs)
 		}
 	}
 	s.mu.RUnlock()
 	sort.Slice(states, func(i, j int) bool {
 		a, b := &states[i].q, &states[j].q
-		return a.Name < b.Name || a.Name == b.Name && a.Account < b.Account
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Account < b.Account || a.Account == b.Account && a.Region < b.Region
 	})
 	if p.Limit > 0 && len(states) > p.Limit {
 		states = states[:p.Limit]
@@ -251,7 +254,7 @@ func (s *Store) QueueList(_ context.Context, p baton.QueueListParams) ([]*baton.
 }
 
 func (s *Store) QueueUpdate(_ context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
-	qs := s.lookup(p.Account, p.Name)
+	qs := s.lookup(p.Region, p.Account, p.Name)
 	if qs == nil {
 		return nil, baton.ErrNotFound
 	}
@@ -280,10 +283,10 @@ func (s *Store) QueueUpdate(_ context.Context, p baton.QueueUpdateParams) (*bato
 	return &q, nil
 }
 
-func (s *Store) QueueDelete(_ context.Context, account, name string, now time.Time) error {
+func (s *Store) QueueDelete(_ context.Context, region, account, name string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := queueKey{account, name}
+	k := queueKey{region, account, name}
 	qs, ok := s.queues[k]
 	if !ok {
 		return baton.ErrNotFound
@@ -295,7 +298,7 @@ func (s *Store) QueueDelete(_ context.Context, account, name string, now time.Ti
 }
 
 func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
-	qs := s.lookup(p.Account, p.Name)
+	qs := s.lookup(p.Region, p.Account, p.Name)
 	if qs == nil {
 		return baton.ErrNotFound
 	}
@@ -389,7 +392,7 @@ func (qs *queueState) promote(now time.Time) {
 	for len(qs.hidden) > 0 && qs.hidden[0].visibleAt <= n {
 		e := qs.hidden[0]
 		qs.unhide(e)
-		qs.ready.pushBack(e)
+		qs.ready.push(e)
 	}
 }
 
@@ -433,7 +436,9 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 	var stayVisible []*entry
 	now, visibleAt := nanos(p.Now), nanos(p.VisibleAt)
 	for _, e := range taken {
-		qs.ready.remove(e)
+		if e.ready { // pickReady took its own out already
+			qs.ready.remove(e)
+		}
 		if e.receiveCount < math.MaxInt32 {
 			e.receiveCount++
 		}
@@ -454,7 +459,7 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 		out = append(out, &m)
 	}
 	for _, e := range stayVisible {
-		qs.ready.pushBack(e)
+		qs.ready.push(e)
 	}
 	return out, nil
 }
@@ -476,15 +481,19 @@ func (qs *queueState) dropExpired(e *entry) {
 	}
 }
 
-// pickReady takes visible messages in the order they became visible.
+// pickReady takes visible messages in send order, out of ready.
 func (qs *queueState) pickReady(p baton.MessageReceiveParams) []*entry {
 	var taken []*entry
-	for e := qs.ready.head; e != nil && len(taken) < p.Max; {
-		next := e.next
-		if !qs.expired(e, p) {
-			taken = append(taken, e)
+	for len(taken) < p.Max {
+		e := qs.ready.first()
+		if e == nil {
+			break
 		}
-		e = next
+		if qs.expired(e, p) { // dropped, out of ready
+			continue
+		}
+		qs.ready.remove(e)
+		taken = append(taken, e)
 	}
 	return taken
 }
@@ -584,8 +593,11 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 	if e == nil {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
+	if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
+		res = baton.LeaseSuperseded // a later lease, live: the change is its
+	}
 	before := qs.message(e, p.MessageID)
-	if res == baton.LeaseCurrent {
+	if res.Changed() {
 		// A read at a later time than p.Now may have made it visible.
 		if e.ready {
 			qs.ready.remove(e)
@@ -596,7 +608,7 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 		if p.VisibleAt.After(p.Now) {
 			qs.hide(e)
 		} else {
-			qs.ready.pushBack(e)
+			qs.ready.push(e)
 		}
 	}
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil

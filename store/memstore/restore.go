@@ -54,7 +54,7 @@ func (s *Store) QueueRestore(p QueueRestoreParams) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := queueKey{p.Queue.Account, p.Queue.Name}
+	k := queueKey{p.Queue.Region, p.Queue.Account, p.Queue.Name}
 	if _, ok := s.queues[k]; ok {
 		return baton.ErrExists
 	}
@@ -81,12 +81,12 @@ func (s *Store) MessageRestore(queueID uint64, m *baton.Message) error {
 	return nil
 }
 
-// TombstoneRestore remembers that the queue account/name was deleted at
-// deletedAt, for QueueCreate's DeletedCutoff.
-func (s *Store) TombstoneRestore(account, name string, deletedAt time.Time) {
+// TombstoneRestore remembers that the queue region/account/name was
+// deleted at deletedAt, for QueueCreate's DeletedCutoff.
+func (s *Store) TombstoneRestore(region, account, name string, deletedAt time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deleted[queueKey{account, name}] = deletedAt
+	s.deleted[queueKey{region, account, name}] = deletedAt
 }
 
 // parseSeq undoes formatSeq; "" is a queue that never numbered a message.

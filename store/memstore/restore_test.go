@@ -42,7 +42,7 @@ func TestRestore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.TombstoneRestore(storetest.Account, "gone", base)
+	s.TombstoneRestore(storetest.Region, storetest.Account, "gone", base)
 
 	// The lease holds, and with it the group.
 	if got := storetest.MustReceive(t, s, baton.MessageReceiveParams{QueueID: q.ID, Now: base.Add(time.Second), Max: 10, VisibleAt: base.Add(time.Minute)}); len(got) != 0 {

@@ -27,7 +27,7 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 	outs, err := s.leaseBatch(ctx, p.QueueID, ids, func(b *pgx.Batch, i int) {
 		en := p.Entries[i]
 		b.Queue(deleteSQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, p.RequireLive)
-	}, func(row pgx.Row, live *bool) (*baton.Message, error) {
+	}, func(_ int, row pgx.Row, live *bool) (*baton.Message, error) {
 		m, err := scanMessage(row, live, new(bool))
 		unblocked = unblocked || err == nil && *live
 		return m, err
@@ -52,15 +52,23 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 	// Whether an entry released its message; a retried transaction may
 	// leave it set from the try before, which costs one needless wake-up.
 	var released bool
+	// Which entries took effect through a later lease than their receipt's.
+	superseded := make([]bool, len(ids))
 	outs, err := s.leaseBatch(ctx, p.QueueID, ids, func(b *pgx.Batch, i int) {
 		en := p.Entries[i]
-		b.Queue(changeVisibilitySQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, en.VisibleAt)
-	}, func(row pgx.Row, live *bool) (*baton.Message, error) {
-		var r bool
-		m, err := scanMessage(row, live, &r)
+		b.Queue(changeVisibilitySQL, int64(p.QueueID), en.MessageID, int64(en.Epoch), p.Now, en.VisibleAt, p.AnyLease)
+	}, func(i int, row pgx.Row, live *bool) (*baton.Message, error) {
+		var changed, r bool
+		m, err := scanMessage(row, live, &changed, &r)
+		superseded[i] = changed && !*live
 		released = released || r
 		return m, err
 	})
+	for i := range outs {
+		if superseded[i] && outs[i].Result == baton.LeaseLapsed {
+			outs[i].Result = baton.LeaseSuperseded
+		}
+	}
 	if err != nil && !errors.Is(err, baton.ErrNotFound) {
 		return nil, fmt.Errorf("pgstore: change visibility batch: %w", err)
 	}
@@ -76,7 +84,7 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 // id order, so two batches lock their rows in one order and cannot
 // deadlock; entries for one message keep their order among themselves.
 func (s *Store) leaseBatch(ctx context.Context, queueID uint64, ids []string,
-	queue func(b *pgx.Batch, i int), scan func(row pgx.Row, live *bool) (*baton.Message, error)) ([]baton.LeaseOutcome, error) {
+	queue func(b *pgx.Batch, i int), scan func(i int, row pgx.Row, live *bool) (*baton.Message, error)) ([]baton.LeaseOutcome, error) {
 	order := make([]int, len(ids))
 	for i := range order {
 		order[i] = i
@@ -100,7 +108,7 @@ func (s *Store) leaseBatch(ctx context.Context, queueID uint64, ids []string,
 		}
 		for _, i := range order {
 			var live bool
-			m, err := scan(br.QueryRow(), &live)
+			m, err := scan(i, br.QueryRow(), &live)
 			if errors.Is(err, pgx.ErrNoRows) {
 				outs[i] = baton.LeaseOutcome{Result: baton.LeaseGone}
 				continue

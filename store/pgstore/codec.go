@@ -123,7 +123,7 @@ func formatSeq(n int64) string { return fmt.Sprintf("%020d", seqBase+uint64(n)) 
 const seqBase = 10000000000000000000
 
 // queueColumns are selected from baton_queues q, in scanQueue's order.
-const queueColumns = `q.id, q.account, q.name, q.attributes, q.tags, q.created_at, q.modified_at, q.purged_at, q.dedup_scope`
+const queueColumns = `q.id, q.region, q.account, q.name, q.attributes, q.tags, q.created_at, q.modified_at, q.purged_at, q.dedup_scope`
 
 func scanQueue(row pgx.Row) (*baton.Queue, error) {
 	var (
@@ -133,7 +133,7 @@ func scanQueue(row pgx.Row) (*baton.Queue, error) {
 		purgedAt     *time.Time
 		created, mod time.Time
 	)
-	if err := row.Scan(&id, &q.Account, &q.Name, &attrs, &tags, &created, &mod, &purgedAt, &q.DedupScope); err != nil {
+	if err := row.Scan(&id, &q.Region, &q.Account, &q.Name, &attrs, &tags, &created, &mod, &purgedAt, &q.DedupScope); err != nil {
 		return nil, err
 	}
 	var err error

@@ -34,17 +34,19 @@ var deleteSQL = `
 		RETURNING 1)
 	SELECT ` + leasedColumns + `, live, EXISTS (SELECT 1 FROM del) FROM cur`
 
-// changeVisibilitySQL moves the end of message $2's lease epoch $3 (queue
-// $1) to $5 if that lease is live at $4, and returns the message as it
-// was, whether the lease was live, and whether this released it (made it
-// visible at once).
+// changeVisibilitySQL moves the end of message $2's lease (queue $1) to $5
+// if lease epoch $3 is live at $4, or if $6 (AnyLease) and a later lease
+// is, and returns the message as it was, whether the receipt's lease was
+// live, whether the change took effect, and whether it released the
+// message (made it visible at once).
 var changeVisibilitySQL = `
 	WITH ` + currentCTE + `,
 	upd AS (
 		UPDATE baton_messages u SET visible_at = $5 FROM cur
-		WHERE u.queue_id = $1 AND u.id = $2 AND cur.live
+		WHERE u.queue_id = $1 AND u.id = $2
+			AND (cur.live OR $6::boolean AND cur.epoch > $3 AND cur.leased AND cur.visible_at > $4)
 		RETURNING 1)
-	SELECT ` + leasedColumns + `, live,
+	SELECT ` + leasedColumns + `, live, EXISTS (SELECT 1 FROM upd),
 		EXISTS (SELECT 1 FROM upd WHERE $5::timestamptz <= $4::timestamptz)
 	FROM cur`
 
@@ -65,17 +67,18 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 	return s.leaseResult(ctx, p.QueueID, out, err, "delete")
 }
 
-// MessageChangeVisibility moves the live lease's end; a release (VisibleAt
+// MessageChangeVisibility moves the live lease's end (with p.AnyLease, a
+// later live lease's too); a release (VisibleAt
 // not after Now) notifies the other servers, whose long polls may want the
 // message.
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
 	var out baton.LeaseOutcome
 	var released bool
 	err := retry(ctx, func() error {
-		var live bool
-		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt),
-			&live, &released)
-		out = outcome(m, live)
+		var live, changed bool
+		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
+			p.AnyLease), &live, &changed, &released)
+		out = changeOutcome(m, live, changed)
 		return err
 	})
 	if err == nil && released {
@@ -95,6 +98,17 @@ func outcome(m *baton.Message, live bool) baton.LeaseOutcome {
 	default:
 		return baton.LeaseOutcome{Result: baton.LeaseLapsed, Message: m}
 	}
+}
+
+// changeOutcome is the result of a visibility change that found m (nil if
+// gone), the receipt's lease live or not, and changed it or not: a change
+// that took effect through a lease not the receipt's went to a later one.
+func changeOutcome(m *baton.Message, live, changed bool) baton.LeaseOutcome {
+	out := outcome(m, live)
+	if out.Result == baton.LeaseLapsed && changed {
+		out.Result = baton.LeaseSuperseded
+	}
+	return out
 }
 
 // leaseResult finishes a delete or visibility change: a message not found

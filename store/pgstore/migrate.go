@@ -23,6 +23,10 @@ var migrationFiles embed.FS
 // servers opening one database at once ("baton" in ASCII).
 const migrationLock = 0x626174_6f6e
 
+// regionVersion is the migration that gives queues a region; rows written
+// before it get the store's default region in its transaction.
+const regionVersion = 7
+
 type migration struct {
 	version int
 	name    string
@@ -89,6 +93,20 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if m.version == regionVersion {
+				// The column's default too, so that a server not yet
+				// upgraded, which names no region, keeps creating queues
+				// where its clients look for them. The region is a
+				// validated name (baton.ValidRegion): safe to quote.
+				for _, table := range []string{"baton_queues", "baton_deleted_queues"} {
+					if _, err := tx.Exec(ctx, `UPDATE `+table+` SET region = $1 WHERE region = ''`, s.defaultRegion); err != nil {
+						return fmt.Errorf("migration %s: %w", m.name, err)
+					}
+					if _, err := tx.Exec(ctx, `ALTER TABLE `+table+` ALTER COLUMN region SET DEFAULT '`+s.defaultRegion+`'`); err != nil {
+						return fmt.Errorf("migration %s: %w", m.name, err)
+					}
+				}
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO baton_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
 				return err

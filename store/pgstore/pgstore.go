@@ -27,6 +27,10 @@ type Options struct {
 	// ConnectTimeout is how long Open keeps trying to reach an unreachable
 	// database before it gives up; DefaultConnectTimeout if zero.
 	ConnectTimeout time.Duration
+	// DefaultRegion is the region a database written before queues had one
+	// gives its queues when Open migrates it (default us-east-1): the
+	// region the servers served them in, their --region.
+	DefaultRegion string
 }
 
 // DefaultConnectTimeout is how long Open waits for the database by default:
@@ -49,6 +53,9 @@ const (
 type Store struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	// defaultRegion is Options.DefaultRegion, for the migration that gives
+	// queues a region.
+	defaultRegion string
 	// origin marks this store's notifications, so that it can tell them
 	// from other servers'.
 	origin string
@@ -83,6 +90,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
+	if opts.DefaultRegion == "" {
+		opts.DefaultRegion = "us-east-1"
+	}
+	if !baton.ValidRegion(opts.DefaultRegion) {
+		return nil, fmt.Errorf("pgstore: %q is not a region name", opts.DefaultRegion)
+	}
 	cfg, err := poolConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
@@ -91,7 +104,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy()}
+	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion}
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
 		pool.Close()

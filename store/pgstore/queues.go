@@ -18,11 +18,11 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 	q := p.Queue
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope, fifo)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope, fifo, region)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT DO NOTHING`,
 			int64(q.ID), q.Account, q.Name, encodeQueueAttributes(q.Attributes), encodeTags(q.Tags),
-			q.CreatedAt, q.ModifiedAt, nullTime(q.PurgedAt), q.DedupScope, q.IsFIFO())
+			q.CreatedAt, q.ModifiedAt, nullTime(q.PurgedAt), q.DedupScope, q.IsFIFO(), q.Region)
 		if err != nil {
 			return err
 		}
@@ -30,8 +30,8 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 			return baton.ErrExists
 		}
 		var recent bool
-		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_deleted_queues WHERE account = $1 AND name = $2 AND deleted_at > $3)`,
-			q.Account, q.Name, p.DeletedCutoff).Scan(&recent)
+		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_deleted_queues WHERE account = $1 AND name = $2 AND deleted_at > $3 AND region = $4)`,
+			q.Account, q.Name, p.DeletedCutoff, q.Region).Scan(&recent)
 		if err != nil {
 			return err
 		}
@@ -47,8 +47,9 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 }
 
 // QueueGet returns the queue or baton.ErrNotFound.
-func (s *Store) QueueGet(ctx context.Context, account, name string) (*baton.Queue, error) {
-	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.account = $1 AND q.name = $2`, account, name))
+func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
+	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
+		region, account, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, baton.ErrNotFound
 	}
@@ -68,10 +69,10 @@ func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*bato
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+queueColumns+` FROM baton_queues q
-		WHERE ($1 = '' OR q.account = $1) AND starts_with(q.name, $2) AND q.name > $3
-		ORDER BY q.name, q.account
+		WHERE ($1 = '' OR q.account = $1) AND starts_with(q.name, $2) AND q.name > $3 AND ($5 = '' OR q.region = $5)
+		ORDER BY q.name, q.account, q.region
 		LIMIT $4`,
-		p.Account, p.Prefix, p.After, limit)
+		p.Account, p.Prefix, p.After, limit, p.Region)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list queues: %w", err)
 	}
@@ -88,8 +89,8 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 	var q *baton.Queue
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		q, err = scanQueue(tx.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.account = $1 AND q.name = $2 FOR NO KEY UPDATE`,
-			p.Account, p.Name))
+		q, err = scanQueue(tx.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3 FOR NO KEY UPDATE`,
+			p.Region, p.Account, p.Name))
 		if err != nil {
 			return err
 		}
@@ -127,17 +128,18 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 
 // QueueDelete deletes the queue; its messages and deduplication keys go
 // with it (ON DELETE CASCADE).
-func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.Time) error {
+func (s *Store) QueueDelete(ctx context.Context, region, account, name string, now time.Time) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var id int64
-		err := tx.QueryRow(ctx, `DELETE FROM baton_queues WHERE account = $1 AND name = $2 RETURNING id`, account, name).Scan(&id)
+		err := tx.QueryRow(ctx, `DELETE FROM baton_queues WHERE region = $1 AND account = $2 AND name = $3 RETURNING id`,
+			region, account, name).Scan(&id)
 		if err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `
-			INSERT INTO baton_deleted_queues (account, name, deleted_at) VALUES ($1, $2, $3)
-			ON CONFLICT (account, name) DO UPDATE SET deleted_at = greatest(baton_deleted_queues.deleted_at, excluded.deleted_at)`,
-			account, name, now)
+			INSERT INTO baton_deleted_queues (region, account, name, deleted_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (region, account, name) DO UPDATE SET deleted_at = greatest(baton_deleted_queues.deleted_at, excluded.deleted_at)`,
+			region, account, name, now)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -157,13 +159,13 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		var purged bool
 		err := tx.QueryRow(ctx, `
 			WITH q AS (
-				SELECT id, purged_at FROM baton_queues WHERE account = $1 AND name = $2 FOR NO KEY UPDATE
+				SELECT id, purged_at FROM baton_queues WHERE account = $1 AND name = $2 AND region = $5 FOR NO KEY UPDATE
 			), upd AS (
 				UPDATE baton_queues u SET purged_at = $3 FROM q
 				WHERE u.id = q.id AND (q.purged_at IS NULL OR q.purged_at <= $4)
 				RETURNING u.id)
 			SELECT q.id, EXISTS (SELECT 1 FROM upd) FROM q`,
-			p.Account, p.Name, p.Now, p.PurgedCutoff).Scan(&id, &purged)
+			p.Account, p.Name, p.Now, p.PurgedCutoff, p.Region).Scan(&id, &purged)
 		if err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 	}
 	changes := make([]change, 0, len(outs))
 	for j, out := range outs {
-		if out.Result != baton.LeaseCurrent {
+		if !out.Result.Changed() {
 			continue
 		}
 		pos, ok := s.rowOf(i, p.QueueID, p.Entries[j].MessageID)

@@ -76,16 +76,16 @@ func prepare(ctx context.Context, conn *sql.Conn) (_ *statements, err error) {
 	}{
 		{&st.begin, `BEGIN IMMEDIATE`},
 		{&st.commit, `COMMIT`},
-		{&st.queuePut, `INSERT INTO queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET account = excluded.account, name = excluded.name, attributes = excluded.attributes,
+		{&st.queuePut, `INSERT INTO queues (id, region, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET region = excluded.region, account = excluded.account, name = excluded.name, attributes = excluded.attributes,
 			tags = excluded.tags, created_at = excluded.created_at, modified_at = excluded.modified_at,
 			purged_at = excluded.purged_at, dedup_scope = excluded.dedup_scope`},
 		{&st.queueSeq, `UPDATE queues SET last_seq = ? WHERE id = ?`},
 		{&st.queuePurged, `UPDATE queues SET purged_at = ?, purged_pos = ? WHERE id = ?`},
 		{&st.queueDelete, `DELETE FROM queues WHERE id = ?`},
-		{&st.tombstonePut, `INSERT INTO deleted_queues (account, name, deleted_at) VALUES (?, ?, ?)
-			ON CONFLICT (account, name) DO UPDATE SET deleted_at = excluded.deleted_at`},
+		{&st.tombstonePut, `INSERT INTO deleted_queues (region, account, name, deleted_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (region, account, name) DO UPDATE SET deleted_at = excluded.deleted_at`},
 		{&st.msgInsert, msgInsertSQL(1)},
 		{&st.msgState, `UPDATE messages SET state = ? WHERE pos = ?`},
 		{&st.msgDelete, `DELETE FROM messages WHERE pos = ?`},
@@ -207,7 +207,7 @@ func newQueuePut(q *baton.Queue) (*queuePut, error) {
 
 func (c *queuePut) apply(t *txn) error {
 	q := &c.q
-	return t.exec(t.st.queuePut, int64(q.ID), q.Account, q.Name, c.attrs, c.tags,
+	return t.exec(t.st.queuePut, int64(q.ID), q.Region, q.Account, q.Name, c.attrs, c.tags,
 		encTime(q.CreatedAt), encTime(q.ModifiedAt), encTime(q.PurgedAt), q.DedupScope)
 }
 
@@ -215,9 +215,9 @@ func (c *queuePut) apply(t *txn) error {
 // its messages are left to the reclaimer: no index loads a message of no
 // queue.
 type queueDrop struct {
-	id            uint64
-	account, name string
-	at            time.Time
+	id                    uint64
+	region, account, name string
+	at                    time.Time
 }
 
 func (c *queueDrop) apply(t *txn) error {
@@ -228,7 +228,7 @@ func (c *queueDrop) apply(t *txn) error {
 	}{
 		{t.st.dedupDeleteQueue, []any{id}},
 		{t.st.queueDelete, []any{id}},
-		{t.st.tombstonePut, []any{c.account, c.name, encTime(c.at)}},
+		{t.st.tombstonePut, []any{c.region, c.account, c.name, encTime(c.at)}},
 	} {
 		if err := t.exec(step.s, step.args...); err != nil {
 			return err

@@ -100,7 +100,7 @@ func TestPersistsEveryField(t *testing.T) {
 			"VisibleAt", "Leased", "ReceiveCount", "FirstReceivedAt", "Epoch", "LeasedAt",
 		}},
 		{baton.Queue{}, []string{
-			"ID", "Account", "Name", "Attributes", "Tags", "CreatedAt", "ModifiedAt", "PurgedAt", "DedupScope", // queues columns
+			"ID", "Region", "Account", "Name", "Attributes", "Tags", "CreatedAt", "ModifiedAt", "PurgedAt", "DedupScope", // queues columns
 		}},
 	} {
 		typ := reflect.TypeOf(c.v)

@@ -95,7 +95,7 @@ func TestCancelledPurgeIsReclaimed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- s.QueuePurge(ctx, baton.QueuePurgeParams{Account: q.Account, Name: q.Name, Now: at(time.Second)})
+		errc <- s.QueuePurge(ctx, baton.QueuePurgeParams{Region: q.Region, Account: q.Account, Name: q.Name, Now: at(time.Second)})
 	}()
 	for deadline := time.Now().Add(5 * time.Second); queued() < 1; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -66,7 +66,7 @@ func TestConcurrentHistoryReloads(t *testing.T) {
 	now := func() time.Time { return base.Add(time.Duration(clock.Add(1)) * time.Millisecond) }
 	queueIDs := []uint64{1, 2, 3}
 	for _, id := range queueIDs {
-		q := &baton.Queue{ID: id, Account: "000000000000", Name: fmt.Sprint("q", id), Attributes: baton.DefaultQueueAttributes(), CreatedAt: base, ModifiedAt: base}
+		q := &baton.Queue{ID: id, Region: "us-east-1", Account: "000000000000", Name: fmt.Sprint("q", id), Attributes: baton.DefaultQueueAttributes(), CreatedAt: base, ModifiedAt: base}
 		if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: q}); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestConcurrentHistoryReloads(t *testing.T) {
 						}
 					}
 					if r.IntN(200) == 0 {
-						s.QueuePurge(ctx, baton.QueuePurgeParams{Account: "000000000000", Name: fmt.Sprint("q", q), Now: now(), PurgedCutoff: base.Add(time.Hour)})
+						s.QueuePurge(ctx, baton.QueuePurgeParams{Region: "us-east-1", Account: "000000000000", Name: fmt.Sprint("q", q), Now: now(), PurgedCutoff: base.Add(time.Hour)})
 					}
 				}
 			}

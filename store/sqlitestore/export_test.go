@@ -62,6 +62,9 @@ func HoldCommits(s *Store, release <-chan struct{}) (held <-chan struct{}, queue
 // UndoBodyMD5 takes the database at path back to the schema before the
 // body_md5 column (and the later purged_pos), as an older baton left it.
 func UndoBodyMD5(path string) error {
+	if err := UndoRegion(path); err != nil {
+		return err
+	}
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		return err
@@ -74,6 +77,30 @@ func UndoBodyMD5(path string) error {
 	}
 	_, err = db.Exec(`DELETE FROM schema_migrations WHERE version >= 3`)
 	return err
+}
+
+// UndoRegion takes the database at path back to the schema before queues
+// had a region, as an older baton left it.
+func UndoRegion(path string) error {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, stmt := range []string{
+		`ALTER TABLE queues DROP COLUMN region`,
+		`CREATE TABLE deleted_queues_old (account TEXT NOT NULL, name TEXT NOT NULL, deleted_at INTEGER NOT NULL,
+			PRIMARY KEY (account, name)) WITHOUT ROWID`,
+		`INSERT INTO deleted_queues_old SELECT account, name, deleted_at FROM deleted_queues`,
+		`DROP TABLE deleted_queues`,
+		`ALTER TABLE deleted_queues_old RENAME TO deleted_queues`,
+		`DELETE FROM schema_migrations WHERE version >= 5`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HoldReclaim keeps the reclaimer from deleting another chunk of dead rows

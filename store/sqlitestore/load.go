@@ -29,7 +29,7 @@ func (s *Store) load(ctx context.Context) ([]reclaimJob, error) {
 }
 
 func (s *Store) loadQueues(ctx context.Context, queues map[uint64]*memstore.QueueRestoreParams, purgedPos map[uint64]int64) ([]reclaimJob, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, account, name, attributes, tags, created_at, modified_at,
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, region, account, name, attributes, tags, created_at, modified_at,
 		purged_at, dedup_scope, last_seq, purged_pos FROM queues`)
 	if err != nil {
 		return nil, fmt.Errorf("load queues: %w", err)
@@ -43,7 +43,7 @@ func (s *Store) loadQueues(ctx context.Context, queues map[uint64]*memstore.Queu
 			lastSeq                   string
 			through                   int64
 		)
-		if err := rows.Scan(&id, &q.Account, &q.Name, &attrs, &tags, &created, &modified, &purged, &q.DedupScope, &lastSeq, &through); err != nil {
+		if err := rows.Scan(&id, &q.Region, &q.Account, &q.Name, &attrs, &tags, &created, &modified, &purged, &q.DedupScope, &lastSeq, &through); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load queues: %w", err)
 		}
@@ -118,22 +118,22 @@ func (s *Store) loadQueues(ctx context.Context, queues map[uint64]*memstore.Queu
 	}
 	for _, q := range queues {
 		if err := s.index.QueueRestore(*q); err != nil {
-			return nil, fmt.Errorf("restore queue %s/%s: %w", q.Queue.Account, q.Queue.Name, err)
+			return nil, fmt.Errorf("restore queue %s/%s/%s: %w", q.Queue.Region, q.Queue.Account, q.Queue.Name, err)
 		}
 	}
 
-	rows, err = s.rdb.QueryContext(ctx, `SELECT account, name, deleted_at FROM deleted_queues`)
+	rows, err = s.rdb.QueryContext(ctx, `SELECT region, account, name, deleted_at FROM deleted_queues`)
 	if err != nil {
 		return nil, fmt.Errorf("load deleted queues: %w", err)
 	}
 	for rows.Next() {
-		var account, name string
+		var region, account, name string
 		var at int64
-		if err := rows.Scan(&account, &name, &at); err != nil {
+		if err := rows.Scan(&region, &account, &name, &at); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load deleted queues: %w", err)
 		}
-		s.index.TombstoneRestore(account, name, decTime(at))
+		s.index.TombstoneRestore(region, account, name, decTime(at))
 	}
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("load deleted queues: %w", err)

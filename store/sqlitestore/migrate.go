@@ -51,9 +51,14 @@ func loadMigrations() ([]migration, error) {
 	return out, nil
 }
 
+// regionVersion is the migration that gives queues a region; rows written
+// before it get defaultRegion in its transaction.
+const regionVersion = 5
+
 // migrate brings the database to the latest schema. It refuses a database
-// whose schema is newer than this binary knows.
-func migrate(ctx context.Context, db *sql.DB) error {
+// whose schema is newer than this binary knows. defaultRegion is the region
+// of the queues of a database written before queues had one.
+func migrate(ctx context.Context, db *sql.DB, defaultRegion string) error {
 	all, err := loadMigrations()
 	if err != nil {
 		return err
@@ -69,14 +74,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("the database has schema version %d, newer than this baton's %d: it was written by a newer baton", current, len(all))
 	}
 	for _, m := range all[current:] {
-		if err := apply(ctx, db, m); err != nil {
+		if err := apply(ctx, db, m, defaultRegion); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
 	}
 	return nil
 }
 
-func apply(ctx context.Context, db *sql.DB, m migration) error {
+func apply(ctx context.Context, db *sql.DB, m migration, defaultRegion string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -84,6 +89,13 @@ func apply(ctx context.Context, db *sql.DB, m migration) error {
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return err
+	}
+	if m.version == regionVersion {
+		for _, table := range []string{"queues", "deleted_queues"} {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET region = ? WHERE region = ''`, defaultRegion); err != nil {
+				return err
+			}
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (?)`, m.version); err != nil {
 		return err

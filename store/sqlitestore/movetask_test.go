@@ -39,7 +39,7 @@ func TestReopenFailsUnfinishedMoveTasks(t *testing.T) {
 	}
 	defer e.Close()
 	limit := 10
-	got, err := e.ListMessageMoveTasks(t.Context(), storetest.Account, arn, &limit)
+	got, err := e.ListMessageMoveTasks(t.Context(), "", storetest.Account, arn, &limit)
 	if err != nil {
 		t.Fatalf("ListMessageMoveTasks: %v", err)
 	}

@@ -96,7 +96,7 @@ func TestCreateQueueRetryNotAckedUncommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if _, err := s2.QueueGet(t.Context(), "000000000000", name); err != nil {
+	if _, err := s2.QueueGet(t.Context(), "us-east-1", "000000000000", name); err != nil {
 		t.Errorf("CreateQueue retry acknowledged queue %d, but after a crash: %v", q.ID, err)
 	}
 }

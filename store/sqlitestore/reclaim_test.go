@@ -46,10 +46,10 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 	send(s, kept, 4000, 3)
 
 	release := sqlitestore.HoldReclaim(s)
-	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: purged.Account, Name: purged.Name, Now: at(time.Second)}); err != nil {
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: purged.Region, Account: purged.Account, Name: purged.Name, Now: at(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.QueueDelete(t.Context(), deleted.Account, deleted.Name, at(time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), deleted.Region, deleted.Account, deleted.Name, at(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if got := sqlitestore.Rows(t, s); got != 2513 {
@@ -66,7 +66,7 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 		if st := storetest.MustStats(t, s, kept.ID, now); st.Visible != 3 {
 			t.Errorf("%s: the untouched queue has %+v, want 3 visible", when, st)
 		}
-		if _, err := s.QueueGet(t.Context(), deleted.Account, deleted.Name); err == nil {
+		if _, err := s.QueueGet(t.Context(), deleted.Region, deleted.Account, deleted.Name); err == nil {
 			t.Errorf("%s: the deleted queue is back", when)
 		}
 	}
@@ -86,7 +86,7 @@ func TestPurgeAndDeleteLeaveRowsToReclaimer(t *testing.T) {
 
 	// Without a restart, the reclaimer deletes them straight away.
 	send(s, kept, 6000, 1200)
-	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: kept.Account, Name: kept.Name, Now: at(time.Hour)}); err != nil {
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: kept.Region, Account: kept.Account, Name: kept.Name, Now: at(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	awaitRows(t, s, 2)
@@ -153,7 +153,7 @@ func TestPurgeRacingSends(t *testing.T) {
 		return nil
 	})
 	purgeStart := tick()
-	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: q.Account, Name: q.Name, Now: at(time.Second)}); err != nil {
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: q.Region, Account: q.Account, Name: q.Name, Now: at(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	purgeEnd := tick()

@@ -70,6 +70,10 @@ func (d Durability) String() string {
 type Options struct {
 	// Durability defaults to DurabilityFull.
 	Durability Durability
+	// DefaultRegion is the region a data directory written before queues
+	// had one gives its queues when Open migrates it (default us-east-1):
+	// the region the server served them in, its --region.
+	DefaultRegion string
 }
 
 // stripes is how many locks order the changes of queues: a queue's changes
@@ -207,7 +211,14 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetConnMaxIdleTime(0)
 	s.wdb.SetConnMaxLifetime(0)
-	if err := migrate(ctx, s.wdb); err != nil {
+	region := opts.DefaultRegion
+	if region == "" {
+		region = "us-east-1"
+	}
+	if !baton.ValidRegion(region) {
+		return fmt.Errorf("%q is not a region name", region)
+	}
+	if err := migrate(ctx, s.wdb, region); err != nil {
 		return err
 	}
 	if s.rdb, err = sql.Open("sqlite", dsn("query_only(1)")); err != nil {
@@ -496,8 +507,8 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 }
 
 // QueueGet answers from memory, once what it saw is committed.
-func (s *Store) QueueGet(ctx context.Context, account, name string) (*baton.Queue, error) {
-	q, err := s.index.QueueGet(ctx, account, name)
+func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
+	q, err := s.index.QueueGet(ctx, region, account, name)
 	if werr := s.queuesCommitted(ctx); werr != nil {
 		return nil, werr
 	}
@@ -562,11 +573,11 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 // QueueDelete deletes the queue and its deduplication keys, and records
 // when, in one change; the reclaimer deletes the rows of its messages
 // afterwards.
-func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.Time) error {
+func (s *Store) QueueDelete(ctx context.Context, region, account, name string, now time.Time) error {
 	s.qmu.Lock()
 	qm := held{unlock: s.qmu.Unlock}
 	defer qm.release()
-	q, err := s.index.QueueGet(ctx, account, name)
+	q, err := s.index.QueueGet(ctx, region, account, name)
 	if err != nil {
 		qm.release()
 		return err
@@ -575,11 +586,11 @@ func (s *Store) QueueDelete(ctx context.Context, account, name string, now time.
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
 	s.queueWrites.Add(1)
-	err = s.index.QueueDelete(ctx, account, name, now)
+	err = s.index.QueueDelete(ctx, region, account, name, now)
 	var b *batch
 	if err == nil {
 		delete(s.rows[i], q.ID)
-		b = s.w.enqueue([]change{s.queueWrite(&queueDrop{id: q.ID, account: account, name: name, at: now})}, nil)
+		b = s.w.enqueue([]change{s.queueWrite(&queueDrop{id: q.ID, region: region, account: account, name: name, at: now})}, nil)
 	} else {
 		s.queueWrites.Add(-1)
 	}
@@ -603,7 +614,7 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 	s.qmu.Lock()
 	qm := held{unlock: s.qmu.Unlock}
 	defer qm.release()
-	q, err := s.index.QueueGet(ctx, p.Account, p.Name)
+	q, err := s.index.QueueGet(ctx, p.Region, p.Account, p.Name)
 	if err != nil {
 		qm.release()
 		return err
@@ -864,7 +875,7 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
 	return s.leaseCall(ctx, []uint64{p.QueueID}, p.MessageID, func(pos int64) (baton.LeaseOutcome, []change, error) {
 		out, err := s.index.MessageChangeVisibility(ctx, p)
-		if err != nil || out.Result != baton.LeaseCurrent {
+		if err != nil || !out.Result.Changed() {
 			return out, nil, err
 		}
 		m := *out.Message

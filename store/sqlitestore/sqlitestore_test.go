@@ -102,16 +102,16 @@ func TestReopenKeepsQueues(t *testing.T) {
 	attrs := orders.Attributes
 	attrs.DelaySeconds = 7
 	updated, err := s.QueueUpdate(t.Context(), baton.QueueUpdateParams{
-		Account: storetest.Account, Name: "orders", Attributes: &attrs,
+		Region: storetest.Region, Account: storetest.Account, Name: "orders", Attributes: &attrs,
 		TagsSet: map[string]string{"added": "yes"}, TagsDelete: []string{"env"}, ModifiedAt: at(time.Second),
 	})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
-	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: storetest.Account, Name: "jobs.fifo", Now: at(2 * time.Second), PurgedCutoff: at(-time.Minute)}); err != nil {
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: storetest.Region, Account: storetest.Account, Name: "jobs.fifo", Now: at(2 * time.Second), PurgedCutoff: at(-time.Minute)}); err != nil {
 		t.Fatalf("purge: %v", err)
 	}
-	if err := s.QueueDelete(t.Context(), storetest.Account, "gone", at(3*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), storetest.Region, storetest.Account, "gone", at(3*time.Second)); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	wantFIFO := *fifo
@@ -126,7 +126,7 @@ func TestReopenKeepsQueues(t *testing.T) {
 			t.Errorf("queue %s after reopen:\n got %+v\nwant %+v", want.Name, got, want)
 		}
 	}
-	if _, err := s.QueueGet(t.Context(), storetest.Account, "gone"); !errors.Is(err, baton.ErrNotFound) {
+	if _, err := s.QueueGet(t.Context(), storetest.Region, storetest.Account, "gone"); !errors.Is(err, baton.ErrNotFound) {
 		t.Errorf("get the deleted queue after reopen: got %v, want ErrNotFound", err)
 	}
 	// The deletion is remembered for the 60-second rule.

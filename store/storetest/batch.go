@@ -178,6 +178,28 @@ func testMessageChangeVisibilityBatchMixed(t *testing.T, s baton.Store) {
 		baton.MessageStats{InFlight: 1, NextVisibleAt: at(time.Hour)})
 }
 
+// With AnyLease a superseded receipt changes the message's live lease; an
+// expired one still changes nothing.
+func testMessageChangeVisibilityBatchAnyLease(t *testing.T, s baton.Store) {
+	q, _ := leaseFixture(t, s)
+	out := mustChangeVisibilityBatch(t, s, baton.MessageChangeVisibilityBatchParams{QueueID: q.ID, Now: batchNow, AnyLease: true, Entries: []baton.VisibilityChange{
+		{MessageID: MessageID(2), Epoch: 1, VisibleAt: at(time.Minute)}, // superseded: the live lease moved
+		{MessageID: MessageID(1), Epoch: 1, VisibleAt: at(time.Hour)},   // expired, not in flight
+		{MessageID: MessageID(3), Epoch: 1, VisibleAt: batchNow},        // live: released
+		{MessageID: MessageID(9), Epoch: 1, VisibleAt: at(time.Hour)},   // never sent
+	}})
+	checkOutcomes(t, "change visibility batch", out, []wantOutcome{
+		{baton.LeaseSuperseded, 2, 2},
+		{baton.LeaseLapsed, 1, 1},
+		{baton.LeaseCurrent, 1, 1},
+		{result: baton.LeaseGone},
+	})
+	checkStats(t, "stats after the batch", MustStats(t, s, q.ID, batchNow),
+		baton.MessageStats{Visible: 2, InFlight: 1, NextVisibleAt: at(time.Minute)})
+	checkIDs(t, "receive after the batch", mustReceive(t, s, q.ID, batchNow, at(time.Hour), 10), MessageID(1), MessageID(3))
+	checkIDs(t, "receive when the moved lease ends", mustReceive(t, s, q.ID, at(time.Minute), at(time.Hour), 10), MessageID(2))
+}
+
 func testMessageChangeVisibilityBatchUnknownQueue(t *testing.T, s baton.Store) {
 	_, err := s.MessageChangeVisibilityBatch(t.Context(), baton.MessageChangeVisibilityBatchParams{QueueID: QueueID(1), Now: base,
 		Entries: []baton.VisibilityChange{{MessageID: MessageID(1), Epoch: 1, VisibleAt: at(lease)}}})

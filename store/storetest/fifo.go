@@ -294,7 +294,7 @@ func testFIFOPurgeClearsDedup(t *testing.T, s baton.Store) {
 	first.DedupID = "key"
 	before := MustSendFIFO(t, s, q.ID, base, first)[0]
 	now := at(time.Second)
-	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: Account, Name: q.Name, Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: Region, Account: Account, Name: q.Name, Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
 		t.Fatalf("purge: %v", err)
 	}
 	second := NewGroupMessage(2, "a", now)

@@ -28,10 +28,18 @@ import (
 )
 
 // Accounts that own the suite's queues. Two, so that the suite can check that
-// a queue's identity is (account, name).
+// a queue's identity is (region, account, name).
 const (
 	Account      = "000000000000"
 	OtherAccount = "111111111111"
+)
+
+// Regions of the suite's queues: most are in Region; OtherRegion is a
+// namespace of its own, so that the suite can check that a region's queues
+// are apart from another's.
+const (
+	Region      = "us-east-1"
+	OtherRegion = "eu-central-1"
 )
 
 // base is the instant every timeline of the suite starts from.
@@ -90,6 +98,7 @@ func groups() []group {
 			{"LatestDeletionCounts", testQueueCreateLatestDeletionCounts},
 			{"KeepsNoReference", testQueueCreateKeepsNoReference},
 			{"Concurrent", testQueueCreateConcurrent},
+			{"RegionsAreSeparate", testQueueRegionsAreSeparate},
 		}},
 		{"QueueGet", []test{
 			{"NotFound", testQueueGetNotFound},
@@ -123,6 +132,8 @@ func groups() []group {
 		{"MessageReceive", []test{
 			{"OnlyVisible", testMessageReceiveOnlyVisible},
 			{"Max", testMessageReceiveMax},
+			{"SendOrder", testMessageReceiveSendOrder},
+			{"LapsedBeforeLaterSends", testMessageReceiveLapsedBeforeLaterSends},
 			{"Lease", testMessageReceiveLease},
 			{"VisibilityZero", testMessageReceiveVisibilityZero},
 			{"Delayed", testMessageReceiveDelayed},
@@ -148,6 +159,8 @@ func groups() []group {
 			{"Shorten", testMessageChangeVisibilityShorten},
 			{"Release", testMessageChangeVisibilityRelease},
 			{"SupersededEpoch", testMessageChangeVisibilitySupersededEpoch},
+			{"AnyLeaseSuperseded", testMessageChangeVisibilityAnyLeaseSuperseded},
+			{"AnyLeaseNotInFlight", testMessageChangeVisibilityAnyLeaseNotInFlight},
 			{"ExpiredLease", testMessageChangeVisibilityExpiredLease},
 			{"AfterLaterRead", testMessageChangeVisibilityAfterLaterRead},
 			{"Gone", testMessageChangeVisibilityGone},
@@ -160,6 +173,7 @@ func groups() []group {
 		}},
 		{"MessageChangeVisibilityBatch", []test{
 			{"Mixed", testMessageChangeVisibilityBatchMixed},
+			{"AnyLease", testMessageChangeVisibilityBatchAnyLease},
 			{"UnknownQueue", testMessageChangeVisibilityBatchUnknownQueue},
 		}},
 		{"MessageMove", []test{
@@ -220,11 +234,12 @@ func QueueID(n int) uint64 { return 1<<63 | uint64(n) }
 // MessageID returns the n-th message id of a test, in the engine's UUID form.
 func MessageID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
-// NewQueue returns a standard queue of Account with default attributes and
-// no tags, created at the suite's base time.
+// NewQueue returns a standard queue of Account in Region with default
+// attributes and no tags, created at the suite's base time.
 func NewQueue(id uint64, name string) *baton.Queue {
 	return &baton.Queue{
 		ID:         id,
+		Region:     Region,
 		Account:    Account,
 		Name:       name,
 		Attributes: baton.DefaultQueueAttributes(),
@@ -269,10 +284,10 @@ func MustCreateQueue(tb testing.TB, s baton.Store, q *baton.Queue) {
 	}
 }
 
-// MustGetQueue returns the queue and fails the test on error.
+// MustGetQueue returns the queue of Region and fails the test on error.
 func MustGetQueue(tb testing.TB, s baton.Store, account, name string) *baton.Queue {
 	tb.Helper()
-	q, err := s.QueueGet(tb.Context(), account, name)
+	q, err := s.QueueGet(tb.Context(), Region, account, name)
 	if err != nil {
 		tb.Fatalf("get queue %s/%s: %v", account, name, err)
 	}
@@ -410,6 +425,8 @@ func resultName(r baton.LeaseResult) string {
 		return "LeaseLapsed"
 	case baton.LeaseGone:
 		return "LeaseGone"
+	case baton.LeaseSuperseded:
+		return "LeaseSuperseded"
 	}
 	return fmt.Sprintf("LeaseResult(%d)", int(r))
 }
@@ -541,8 +558,8 @@ func checkQueue(tb testing.TB, what string, got, want *baton.Queue) {
 	if got.ID != want.ID {
 		tb.Errorf("%s: ID = %#x, want %#x", what, got.ID, want.ID)
 	}
-	if got.Account != want.Account || got.Name != want.Name {
-		tb.Errorf("%s: queue = %s/%s, want %s/%s", what, got.Account, got.Name, want.Account, want.Name)
+	if got.Region != want.Region || got.Account != want.Account || got.Name != want.Name {
+		tb.Errorf("%s: queue = %s/%s/%s, want %s/%s/%s", what, got.Region, got.Account, got.Name, want.Region, want.Account, want.Name)
 	}
 	if got.Attributes != want.Attributes {
 		tb.Errorf("%s: Attributes = %+v, want %+v", what, got.Attributes, want.Attributes)
@@ -632,6 +649,7 @@ func fullMessage(n int, sentAt time.Time) *baton.Message {
 func testQueueCreateRoundTrip(t *testing.T, s baton.Store) {
 	full := &baton.Queue{
 		ID:      QueueID(1),
+		Region:  OtherRegion,
 		Account: Account,
 		Name:    "orders.fifo",
 		Attributes: baton.QueueAttributes{
@@ -656,14 +674,18 @@ func testQueueCreateRoundTrip(t *testing.T, s baton.Store) {
 		ModifiedAt: at(2500 * time.Millisecond),
 	}
 	// bare has every field a store might be tempted to default left zero.
-	bare := &baton.Queue{ID: QueueID(2), Account: Account, Name: "bare", CreatedAt: base, ModifiedAt: base}
+	bare := &baton.Queue{ID: QueueID(2), Region: Region, Account: Account, Name: "bare", CreatedAt: base, ModifiedAt: base}
 	// maxID has every bit of the id set.
 	maxID := NewQueue(^uint64(0), "max-id")
 	for _, q := range []*baton.Queue{full, bare, maxID} {
 		MustCreateQueue(t, s, cloneQueue(q))
 	}
 	for _, q := range []*baton.Queue{full, bare, maxID} {
-		checkQueue(t, "get "+q.Name, MustGetQueue(t, s, q.Account, q.Name), q)
+		got, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name)
+		if err != nil {
+			t.Fatalf("get %s: %v", q.Name, err)
+		}
+		checkQueue(t, "get "+q.Name, got, q)
 	}
 }
 
@@ -684,6 +706,74 @@ func testQueueCreateExists(t *testing.T, s baton.Store) {
 	MustCreateQueue(t, s, cloneQueue(other))
 	checkQueue(t, "get other account's orders", MustGetQueue(t, s, OtherAccount, "orders"), other)
 	checkQueue(t, "get orders", MustGetQueue(t, s, Account, "orders"), first)
+
+	// And per region.
+	elsewhere := NewQueue(QueueID(4), "orders")
+	elsewhere.Region = OtherRegion
+	MustCreateQueue(t, s, cloneQueue(elsewhere))
+	got, err := s.QueueGet(t.Context(), OtherRegion, Account, "orders")
+	if err != nil {
+		t.Fatalf("get other region's orders: %v", err)
+	}
+	checkQueue(t, "get other region's orders", got, elsewhere)
+	checkQueue(t, "get orders", MustGetQueue(t, s, Account, "orders"), first)
+}
+
+// testQueueRegionsAreSeparate checks that each region is a namespace of its
+// own: the queues of one name in two regions are two queues, which every
+// queue-level call tells apart, and a deletion refuses the name for a minute
+// in its own region only.
+func testQueueRegionsAreSeparate(t *testing.T, s baton.Store) {
+	home := NewQueue(QueueID(1), "orders")
+	away := NewQueue(QueueID(2), "orders")
+	away.Region = OtherRegion
+	away.Attributes.VisibilityTimeout = 60
+	MustCreateQueue(t, s, cloneQueue(home))
+	MustCreateQueue(t, s, cloneQueue(away))
+	get := func(region string) (*baton.Queue, error) { return s.QueueGet(t.Context(), region, Account, "orders") }
+	if got, err := get(OtherRegion); err != nil {
+		t.Fatalf("get %s orders: %v", OtherRegion, err)
+	} else {
+		checkQueue(t, "get "+OtherRegion+" orders", got, away)
+	}
+	_, err := s.QueueGet(t.Context(), "ap-south-1", Account, "orders")
+	checkErr(t, "get orders of a region without queues", err, baton.ErrNotFound)
+
+	// An update, a purge, a deletion of one leaves the other alone.
+	attrs := home.Attributes
+	attrs.DelaySeconds = 9
+	if _, err := s.QueueUpdate(t.Context(), baton.QueueUpdateParams{
+		Region: Region, Account: Account, Name: "orders", Attributes: &attrs, TagsSet: map[string]string{"a": "1"}, ModifiedAt: at(time.Second),
+	}); err != nil {
+		t.Fatalf("update %s orders: %v", Region, err)
+	}
+	MustSend(t, s, away.ID, NewMessage(1, base))
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: Region, Account: Account, Name: "orders", Now: at(time.Second), PurgedCutoff: at(-time.Minute)}); err != nil {
+		t.Fatalf("purge %s orders: %v", Region, err)
+	}
+	checkStats(t, OtherRegion+" orders after the purge of "+Region+"'s", MustStats(t, s, away.ID, at(time.Second)), baton.MessageStats{Visible: 1, OldestSentAt: base})
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(2*time.Second)); err != nil {
+		t.Fatalf("delete %s orders: %v", Region, err)
+	}
+	if got, err := get(OtherRegion); err != nil {
+		t.Fatalf("get %s orders after the deletion of %s's: %v", OtherRegion, Region, err)
+	} else {
+		checkQueue(t, OtherRegion+" orders after changes to "+Region+"'s", got, away)
+	}
+	_, err = get(Region)
+	checkErr(t, "get deleted orders", err, baton.ErrNotFound)
+	checkErr(t, "delete it again", s.QueueDelete(t.Context(), Region, Account, "orders", at(3*time.Second)), baton.ErrNotFound)
+
+	// The deleted name is refused in its region alone.
+	again := NewQueue(QueueID(3), "orders")
+	again.CreatedAt = at(3 * time.Second)
+	err = s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: again, DeletedCutoff: at(3*time.Second - recreateAfter)})
+	checkErr(t, "re-create deleted orders at once", err, baton.ErrDeletedRecently)
+	third := NewQueue(QueueID(4), "orders")
+	third.Region = "ap-south-1"
+	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: third, DeletedCutoff: at(3*time.Second - recreateAfter)}); err != nil {
+		t.Fatalf("create orders in a third region after the deletion: %v", err)
+	}
 }
 
 func testQueueCreateDeletedRecently(t *testing.T, s baton.Store) {
@@ -692,10 +782,10 @@ func testQueueCreateDeletedRecently(t *testing.T, s baton.Store) {
 	other := NewQueue(QueueID(3), "orders")
 	other.Account = OtherAccount
 	MustCreateQueue(t, s, other)
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(10*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(10*time.Second)); err != nil {
 		t.Fatalf("delete orders: %v", err)
 	}
-	if err := s.QueueDelete(t.Context(), OtherAccount, "orders", at(10*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, OtherAccount, "orders", at(10*time.Second)); err != nil {
 		t.Fatalf("delete other account's orders: %v", err)
 	}
 
@@ -703,7 +793,7 @@ func testQueueCreateDeletedRecently(t *testing.T, s baton.Store) {
 	again.CreatedAt = at(10*time.Second + time.Millisecond)
 	err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: again, DeletedCutoff: at(10*time.Second - time.Millisecond)})
 	checkErr(t, "create orders deleted 1ms after the cutoff", err, baton.ErrDeletedRecently)
-	_, err = s.QueueGet(t.Context(), Account, "orders")
+	_, err = s.QueueGet(t.Context(), Region, Account, "orders")
 	checkErr(t, "get orders after refused create", err, baton.ErrNotFound)
 
 	// Another name, and the same name in an account where it was deleted
@@ -717,13 +807,13 @@ func testQueueCreateDeletedRecently(t *testing.T, s baton.Store) {
 	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: elsewhere, DeletedCutoff: at(11 * time.Second)}); err != nil {
 		t.Errorf("create other account's orders with a cutoff after its deletion: got error %v, want nil", err)
 	}
-	_, err = s.QueueGet(t.Context(), Account, "orders")
+	_, err = s.QueueGet(t.Context(), Region, Account, "orders")
 	checkErr(t, "get orders after creating it in another account", err, baton.ErrNotFound)
 }
 
 func testQueueCreateDeletedAtCutoff(t *testing.T, s baton.Store) {
 	mustCreate(t, s, 1, "orders")
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(10*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(10*time.Second)); err != nil {
 		t.Fatalf("delete orders: %v", err)
 	}
 	// Deleted at the cutoff is not deleted after it.
@@ -737,7 +827,7 @@ func testQueueCreateDeletedAtCutoff(t *testing.T, s baton.Store) {
 
 func testQueueCreateDeletedBeforeCutoff(t *testing.T, s baton.Store) {
 	mustCreate(t, s, 1, "orders")
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(10*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(10*time.Second)); err != nil {
 		t.Fatalf("delete orders: %v", err)
 	}
 	again := NewQueue(QueueID(2), "orders")
@@ -750,13 +840,13 @@ func testQueueCreateDeletedBeforeCutoff(t *testing.T, s baton.Store) {
 
 func testQueueCreateLatestDeletionCounts(t *testing.T, s baton.Store) {
 	mustCreate(t, s, 1, "orders")
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(10*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(10*time.Second)); err != nil {
 		t.Fatalf("delete orders: %v", err)
 	}
 	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: NewQueue(QueueID(2), "orders"), DeletedCutoff: at(10 * time.Second)}); err != nil {
 		t.Fatalf("re-create orders: %v", err)
 	}
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(100*time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(100*time.Second)); err != nil {
 		t.Fatalf("delete orders again: %v", err)
 	}
 	// The first deletion is before the cutoff, the second after it.
@@ -809,7 +899,7 @@ func testQueueCreateConcurrent(t *testing.T, s baton.Store) {
 // QueueGet
 
 func testQueueGetNotFound(t *testing.T, s baton.Store) {
-	_, err := s.QueueGet(t.Context(), Account, "orders")
+	_, err := s.QueueGet(t.Context(), Region, Account, "orders")
 	checkErr(t, "get from an empty store", err, baton.ErrNotFound)
 	mustCreate(t, s, 1, "orders")
 	for _, c := range []struct{ account, name string }{
@@ -819,7 +909,7 @@ func testQueueGetNotFound(t *testing.T, s baton.Store) {
 		{Account, "Orders"},
 		{Account, ""},
 	} {
-		_, err := s.QueueGet(t.Context(), c.account, c.name)
+		_, err := s.QueueGet(t.Context(), Region, c.account, c.name)
 		checkErr(t, fmt.Sprintf("get %s/%q", c.account, c.name), err, baton.ErrNotFound)
 	}
 }
@@ -852,25 +942,34 @@ func testQueueListFilters(t *testing.T, s baton.Store) {
 		q.Account = OtherAccount
 		MustCreateQueue(t, s, q)
 	}
+	for i, name := range []string{"epsilon", "alpha"} {
+		q := NewQueue(QueueID(20+i), name)
+		q.Region = OtherRegion
+		MustCreateQueue(t, s, q)
+	}
 	for _, c := range []struct {
 		name string
 		p    baton.QueueListParams
 		want []string
 	}{
-		{"all", baton.QueueListParams{Account: Account}, []string{"alpha", "beta", "beta2", "delta", "gamma"}},
-		{"other account", baton.QueueListParams{Account: OtherAccount}, []string{"aardvark", "alpha"}},
-		{"unknown account", baton.QueueListParams{Account: "222222222222"}, nil},
-		{"prefix", baton.QueueListParams{Account: Account, Prefix: "beta"}, []string{"beta", "beta2"}},
-		{"prefix matching nothing", baton.QueueListParams{Account: Account, Prefix: "zeta"}, nil},
-		{"prefix is a whole name", baton.QueueListParams{Account: Account, Prefix: "gamma"}, []string{"gamma"}},
-		{"after a name", baton.QueueListParams{Account: Account, After: "beta"}, []string{"beta2", "delta", "gamma"}},
-		{"after a non-name", baton.QueueListParams{Account: Account, After: "c"}, []string{"delta", "gamma"}},
-		{"after the last", baton.QueueListParams{Account: Account, After: "gamma"}, nil},
-		{"limit", baton.QueueListParams{Account: Account, Limit: 2}, []string{"alpha", "beta"}},
-		{"limit above count", baton.QueueListParams{Account: Account, Limit: 10}, []string{"alpha", "beta", "beta2", "delta", "gamma"}},
-		{"prefix and after", baton.QueueListParams{Account: Account, Prefix: "b", After: "beta"}, []string{"beta2"}},
-		{"prefix and limit", baton.QueueListParams{Account: Account, Prefix: "beta", Limit: 1}, []string{"beta"}},
-		{"after and limit", baton.QueueListParams{Account: Account, After: "beta", Limit: 2}, []string{"beta2", "delta"}},
+		{"all", baton.QueueListParams{Region: Region, Account: Account}, []string{"alpha", "beta", "beta2", "delta", "gamma"}},
+		{"other account", baton.QueueListParams{Region: Region, Account: OtherAccount}, []string{"aardvark", "alpha"}},
+		{"unknown account", baton.QueueListParams{Region: Region, Account: "222222222222"}, nil},
+		{"other region", baton.QueueListParams{Region: OtherRegion, Account: Account}, []string{"alpha", "epsilon"}},
+		{"unknown region", baton.QueueListParams{Region: "ap-south-1", Account: Account}, nil},
+		{"every region", baton.QueueListParams{Account: Account}, []string{"alpha", "alpha", "beta", "beta2", "delta", "epsilon", "gamma"}},
+		{"every region after a name", baton.QueueListParams{Account: Account, After: "delta", Limit: 1}, []string{"epsilon"}},
+		{"prefix", baton.QueueListParams{Region: Region, Account: Account, Prefix: "beta"}, []string{"beta", "beta2"}},
+		{"prefix matching nothing", baton.QueueListParams{Region: Region, Account: Account, Prefix: "zeta"}, nil},
+		{"prefix is a whole name", baton.QueueListParams{Region: Region, Account: Account, Prefix: "gamma"}, []string{"gamma"}},
+		{"after a name", baton.QueueListParams{Region: Region, Account: Account, After: "beta"}, []string{"beta2", "delta", "gamma"}},
+		{"after a non-name", baton.QueueListParams{Region: Region, Account: Account, After: "c"}, []string{"delta", "gamma"}},
+		{"after the last", baton.QueueListParams{Region: Region, Account: Account, After: "gamma"}, nil},
+		{"limit", baton.QueueListParams{Region: Region, Account: Account, Limit: 2}, []string{"alpha", "beta"}},
+		{"limit above count", baton.QueueListParams{Region: Region, Account: Account, Limit: 10}, []string{"alpha", "beta", "beta2", "delta", "gamma"}},
+		{"prefix and after", baton.QueueListParams{Region: Region, Account: Account, Prefix: "b", After: "beta"}, []string{"beta2"}},
+		{"prefix and limit", baton.QueueListParams{Region: Region, Account: Account, Prefix: "beta", Limit: 1}, []string{"beta"}},
+		{"after and limit", baton.QueueListParams{Region: Region, Account: Account, After: "beta", Limit: 2}, []string{"beta2", "delta"}},
 	} {
 		qs, err := s.QueueList(t.Context(), c.p)
 		if err != nil {
@@ -883,6 +982,13 @@ func testQueueListFilters(t *testing.T, s baton.Store) {
 			if q.Account != c.p.Account {
 				t.Errorf("list %s: queue %s has account %s, want %s", c.name, q.Name, q.Account, c.p.Account)
 			}
+			if c.p.Region != "" && q.Region != c.p.Region {
+				t.Errorf("list %s: queue %s has region %s, want %s", c.name, q.Name, q.Region, c.p.Region)
+			}
+			// Of one name, the queues come in region order.
+			if i > 0 && qs[i-1].Name == q.Name && qs[i-1].Account == q.Account && qs[i-1].Region >= q.Region {
+				t.Errorf("list %s: %s of %s listed after %s's", c.name, q.Name, q.Region, qs[i-1].Region)
+			}
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("list %s: got %v, want %v", c.name, got, c.want)
@@ -891,7 +997,7 @@ func testQueueListFilters(t *testing.T, s baton.Store) {
 
 	// Listed queues carry their fields, not just names.
 	want := NewQueue(QueueID(5), "beta")
-	qs, err := s.QueueList(t.Context(), baton.QueueListParams{Account: Account, Prefix: "beta", Limit: 1})
+	qs, err := s.QueueList(t.Context(), baton.QueueListParams{Region: Region, Account: Account, Prefix: "beta", Limit: 1})
 	if err != nil || len(qs) != 1 {
 		t.Fatalf("list beta: got %d queues, error %v; want 1 queue", len(qs), err)
 	}
@@ -902,7 +1008,7 @@ func testQueueListReturnsCopies(t *testing.T, s baton.Store) {
 	q := NewQueue(QueueID(1), "orders")
 	q.Tags = map[string]string{"team": "billing"}
 	MustCreateQueue(t, s, cloneQueue(q))
-	qs, err := s.QueueList(t.Context(), baton.QueueListParams{Account: Account})
+	qs, err := s.QueueList(t.Context(), baton.QueueListParams{Region: Region, Account: Account})
 	if err != nil || len(qs) != 1 {
 		t.Fatalf("list: got %d queues, error %v; want 1 queue", len(qs), err)
 	}
@@ -925,7 +1031,7 @@ func testQueueUpdateAttributes(t *testing.T, s baton.Store) {
 	attrs.RedrivePolicy = `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":5}`
 	attrs.SqsManagedSseEnabled = false
 	got, err := s.QueueUpdate(t.Context(), baton.QueueUpdateParams{
-		Account: Account, Name: "orders", Attributes: &attrs, ModifiedAt: at(5 * time.Second),
+		Region: Region, Account: Account, Name: "orders", Attributes: &attrs, ModifiedAt: at(5 * time.Second),
 	})
 	if err != nil {
 		t.Fatalf("update attributes: %v", err)
@@ -968,7 +1074,7 @@ func testQueueUpdateTags(t *testing.T, s baton.Store) {
 	}
 	for _, st := range steps {
 		p := st.p
-		p.Account, p.Name = Account, "orders"
+		p.Region, p.Account, p.Name = Region, Account, "orders"
 		got, err := s.QueueUpdate(t.Context(), p)
 		if err != nil {
 			t.Fatalf("update (%s): %v", st.name, err)
@@ -991,7 +1097,7 @@ func testQueueUpdateOtherAccountUntouched(t *testing.T, s baton.Store) {
 	attrs := mine.Attributes
 	attrs.VisibilityTimeout = 77
 	if _, err := s.QueueUpdate(t.Context(), baton.QueueUpdateParams{
-		Account: Account, Name: "orders", Attributes: &attrs,
+		Region: Region, Account: Account, Name: "orders", Attributes: &attrs,
 		TagsSet: map[string]string{"owner": "me"}, ModifiedAt: at(time.Second),
 	}); err != nil {
 		t.Fatalf("update orders: %v", err)
@@ -1002,14 +1108,14 @@ func testQueueUpdateOtherAccountUntouched(t *testing.T, s baton.Store) {
 func testQueueUpdateNotFound(t *testing.T, s baton.Store) {
 	update := func(account, name string) error {
 		_, err := s.QueueUpdate(t.Context(), baton.QueueUpdateParams{
-			Account: account, Name: name, TagsSet: map[string]string{"a": "1"}, ModifiedAt: at(time.Second),
+			Region: Region, Account: account, Name: name, TagsSet: map[string]string{"a": "1"}, ModifiedAt: at(time.Second),
 		})
 		return err
 	}
 	checkErr(t, "update in an empty store", update(Account, "orders"), baton.ErrNotFound)
 	mustCreate(t, s, 1, "orders")
 	checkErr(t, "update another account's orders", update(OtherAccount, "orders"), baton.ErrNotFound)
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(time.Second)); err != nil {
 		t.Fatalf("delete orders: %v", err)
 	}
 	checkErr(t, "update deleted orders", update(Account, "orders"), baton.ErrNotFound)
@@ -1021,12 +1127,12 @@ func testQueueUpdateNotFound(t *testing.T, s baton.Store) {
 func testQueueDeleteRemovesQueue(t *testing.T, s baton.Store) {
 	mustCreate(t, s, 1, "alpha")
 	mustCreate(t, s, 2, "beta")
-	if err := s.QueueDelete(t.Context(), Account, "alpha", at(time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "alpha", at(time.Second)); err != nil {
 		t.Fatalf("delete alpha: %v", err)
 	}
-	_, err := s.QueueGet(t.Context(), Account, "alpha")
+	_, err := s.QueueGet(t.Context(), Region, Account, "alpha")
 	checkErr(t, "get deleted alpha", err, baton.ErrNotFound)
-	qs, err := s.QueueList(t.Context(), baton.QueueListParams{Account: Account})
+	qs, err := s.QueueList(t.Context(), baton.QueueListParams{Region: Region, Account: Account})
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}
@@ -1037,7 +1143,7 @@ func testQueueDeleteRemovesQueue(t *testing.T, s baton.Store) {
 		}
 		t.Errorf("list after deleting alpha: got %v, want [beta]", names)
 	}
-	checkErr(t, "delete alpha twice", s.QueueDelete(t.Context(), Account, "alpha", at(2*time.Second)), baton.ErrNotFound)
+	checkErr(t, "delete alpha twice", s.QueueDelete(t.Context(), Region, Account, "alpha", at(2*time.Second)), baton.ErrNotFound)
 }
 
 func testQueueDeleteRemovesMessages(t *testing.T, s baton.Store) {
@@ -1047,7 +1153,7 @@ func testQueueDeleteRemovesMessages(t *testing.T, s baton.Store) {
 	MustSend(t, s, q.ID, NewMessage(1, base))
 	inFlight := mustReceiveOne(t, s, q.ID, base, at(lease), MessageID(1))
 	MustSend(t, s, q.ID, NewMessage(2, base), delayed)
-	if err := s.QueueDelete(t.Context(), Account, "orders", at(time.Second)); err != nil {
+	if err := s.QueueDelete(t.Context(), Region, Account, "orders", at(time.Second)); err != nil {
 		t.Fatalf("delete orders: %v", err)
 	}
 
@@ -1071,10 +1177,10 @@ func testQueueDeleteRemovesMessages(t *testing.T, s baton.Store) {
 }
 
 func testQueueDeleteNotFound(t *testing.T, s baton.Store) {
-	checkErr(t, "delete in an empty store", s.QueueDelete(t.Context(), Account, "orders", base), baton.ErrNotFound)
+	checkErr(t, "delete in an empty store", s.QueueDelete(t.Context(), Region, Account, "orders", base), baton.ErrNotFound)
 	mustCreate(t, s, 1, "orders")
-	checkErr(t, "delete another account's orders", s.QueueDelete(t.Context(), OtherAccount, "orders", base), baton.ErrNotFound)
-	checkErr(t, "delete a prefix of a name", s.QueueDelete(t.Context(), Account, "order", base), baton.ErrNotFound)
+	checkErr(t, "delete another account's orders", s.QueueDelete(t.Context(), Region, OtherAccount, "orders", base), baton.ErrNotFound)
+	checkErr(t, "delete a prefix of a name", s.QueueDelete(t.Context(), Region, Account, "order", base), baton.ErrNotFound)
 	MustGetQueue(t, s, Account, "orders")
 }
 
@@ -1095,7 +1201,7 @@ func testQueuePurgeRemovesMessages(t *testing.T, s baton.Store) {
 		baton.MessageStats{Visible: 1, InFlight: 1, Delayed: 1, NextVisibleAt: at(lease)})
 
 	now := at(2 * time.Second)
-	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: Account, Name: "orders", Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: Region, Account: Account, Name: "orders", Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
 		t.Fatalf("purge: %v", err)
 	}
 	checkStats(t, "stats right after purge", MustStats(t, s, q.ID, now), baton.MessageStats{})
@@ -1118,7 +1224,7 @@ func testQueuePurgeRemovesMessages(t *testing.T, s baton.Store) {
 func testQueuePurgePurgedRecently(t *testing.T, s baton.Store) {
 	q := mustCreate(t, s, 1, "orders")
 	purge := func(now time.Time) error {
-		return s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: Account, Name: "orders", Now: now, PurgedCutoff: now.Add(-time.Minute)})
+		return s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: Region, Account: Account, Name: "orders", Now: now, PurgedCutoff: now.Add(-time.Minute)})
 	}
 	if err := purge(at(10 * time.Second)); err != nil {
 		t.Fatalf("first purge: %v", err)
@@ -1143,10 +1249,10 @@ func testQueuePurgePurgedRecently(t *testing.T, s baton.Store) {
 }
 
 func testQueuePurgeNotFound(t *testing.T, s baton.Store) {
-	err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: Account, Name: "orders", Now: base, PurgedCutoff: at(-time.Minute)})
+	err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: Region, Account: Account, Name: "orders", Now: base, PurgedCutoff: at(-time.Minute)})
 	checkErr(t, "purge in an empty store", err, baton.ErrNotFound)
 	mustCreate(t, s, 1, "orders")
-	err = s.QueuePurge(t.Context(), baton.QueuePurgeParams{Account: OtherAccount, Name: "orders", Now: base, PurgedCutoff: at(-time.Minute)})
+	err = s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: Region, Account: OtherAccount, Name: "orders", Now: base, PurgedCutoff: at(-time.Minute)})
 	checkErr(t, "purge another account's orders", err, baton.ErrNotFound)
 }
 
@@ -1237,6 +1343,45 @@ func testMessageReceiveMax(t *testing.T, s baton.Store) {
 		t.Fatalf("receive Max 1, then the rest: got %v and %v, want one message each", ids(first), ids(rest))
 	}
 	checkIDs(t, "receive Max 1, then the rest", append(first, rest...), MessageID(6), MessageID(7))
+}
+
+// A standard queue hands out visible messages oldest sent first, within a
+// receive and from one receive to the next.
+func testMessageReceiveSendOrder(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	for i := 1; i <= 5; i++ {
+		MustSend(t, s, q.ID, NewMessage(i, at(time.Duration(i)*time.Millisecond)))
+	}
+	now := at(time.Second)
+	checkOrder(t, "receive Max 2", mustReceive(t, s, q.ID, now, now.Add(lease), 2), MessageID(1), MessageID(2))
+	checkOrder(t, "receive the rest", mustReceive(t, s, q.ID, now, now.Add(lease), 10), MessageID(3), MessageID(4), MessageID(5))
+}
+
+// A message whose lease lapsed, or was released, comes back before the
+// messages sent after it, as on SQS: by first send, not by the moment it
+// became visible again.
+func testMessageReceiveLapsedBeforeLaterSends(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	MustSend(t, s, q.ID, NewMessage(1, base))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), MessageID(1))
+	MustSend(t, s, q.ID, NewMessage(2, at(5*time.Second)), NewMessage(3, at(6*time.Second)))
+	MustSend(t, s, q.ID, NewMessage(4, at(7*time.Second)))
+
+	now := at(11 * time.Second) // message 1's lease lapsed at 10 s
+	checkOrder(t, "receive Max 1 after the lapse", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(1))
+	checkOrder(t, "receive Max 1 next", mustReceive(t, s, q.ID, now, now.Add(lease), 1), MessageID(2))
+	checkResult(t, "release message 2",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(2), Epoch: 1, Now: at(12 * time.Second), VisibleAt: at(12 * time.Second)}),
+		baton.LeaseCurrent)
+	MustSend(t, s, q.ID, NewMessage(5, at(13*time.Second)))
+	now = at(14 * time.Second)
+	checkOrder(t, "receive after the release", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(2), MessageID(3), MessageID(4), MessageID(5))
+
+	// Lapsing together with messages sent later, it still comes first.
+	now = now.Add(lease)
+	checkOrder(t, "receive when all five leases lapsed", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
+		MessageID(1), MessageID(2), MessageID(3), MessageID(4), MessageID(5))
 }
 
 func testMessageReceiveLease(t *testing.T, s baton.Store) {
@@ -1573,6 +1718,73 @@ func testMessageChangeVisibilitySupersededEpoch(t *testing.T, s baton.Store) {
 	checkResult(t, "extend by the first lease", out, baton.LeaseLapsed)
 	got := mustReceiveOne(t, s, q.ID, at(40*time.Second), at(40*time.Second+lease), m.ID)
 	checkMessage(t, "receive when the second lease ends", got, leased(m, 3, 3, base, at(40*time.Second), at(40*time.Second+lease)))
+}
+
+// With AnyLease the receipt of an earlier lease changes the lease of a
+// later receive while that one is live, as an older receipt handle does on
+// an SQS standard queue: an extension holds the message, a release frees
+// it.
+func testMessageChangeVisibilityAnyLeaseSuperseded(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	m := NewMessage(1, base)
+	MustSend(t, s, q.ID, cloneMessage(m))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), m.ID)
+	mustReceiveOne(t, s, q.ID, at(10*time.Second), at(40*time.Second), m.ID)
+
+	now := at(11 * time.Second)
+	out := MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: now, VisibleAt: at(time.Minute), AnyLease: true})
+	checkResult(t, "extend by the first lease", out, baton.LeaseSuperseded)
+	if out.Message != nil {
+		checkMessage(t, "state before the change", out.Message, leased(m, 2, 2, base, at(10*time.Second), at(40*time.Second)))
+	}
+	checkStats(t, "stats when the second lease would have ended", MustStats(t, s, q.ID, at(40*time.Second)),
+		baton.MessageStats{InFlight: 1, NextVisibleAt: at(time.Minute)})
+	checkIDs(t, "receive before the new end", mustReceive(t, s, q.ID, at(40*time.Second), at(time.Hour), 10))
+	checkResult(t, "delete by the second lease, still its holder's",
+		MustDelete(t, s, baton.MessageDeleteParams{QueueID: q.ID, MessageID: m.ID, Epoch: 2, Now: at(50 * time.Second), RequireLive: true}),
+		baton.LeaseCurrent)
+
+	MustSend(t, s, q.ID, NewMessage(2, base))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), MessageID(2))
+	mustReceiveOne(t, s, q.ID, at(10*time.Second), at(40*time.Second), MessageID(2))
+	checkResult(t, "release by the first lease",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: MessageID(2), Epoch: 1, Now: now, VisibleAt: now, AnyLease: true}),
+		baton.LeaseSuperseded)
+	checkStats(t, "stats after the release", MustStats(t, s, q.ID, now), baton.MessageStats{Visible: 1})
+	got := mustReceiveOne(t, s, q.ID, now, now.Add(lease), MessageID(2))
+	if got.Epoch != 3 || got.ReceiveCount != 3 {
+		t.Errorf("receive after the release: Epoch %d, ReceiveCount %d, want 3 and 3", got.Epoch, got.ReceiveCount)
+	}
+}
+
+// AnyLease changes only a live lease: a message visible again after its
+// leases lapsed, or released, stays as it is.
+func testMessageChangeVisibilityAnyLeaseNotInFlight(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	m := NewMessage(1, base)
+	MustSend(t, s, q.ID, cloneMessage(m))
+	mustReceiveOne(t, s, q.ID, base, at(10*time.Second), m.ID)
+
+	out := MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: at(10 * time.Second), VisibleAt: at(time.Hour), AnyLease: true})
+	checkResult(t, "extend by the lapsed lease", out, baton.LeaseLapsed)
+	checkStats(t, "stats after the lapsed change", MustStats(t, s, q.ID, at(10*time.Second)), baton.MessageStats{Visible: 1})
+
+	mustReceiveOne(t, s, q.ID, at(10*time.Second), at(40*time.Second), m.ID)
+	checkResult(t, "extend by the first lease once the second lapsed",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: at(40 * time.Second), VisibleAt: at(time.Hour), AnyLease: true}),
+		baton.LeaseLapsed)
+	mustReceiveOne(t, s, q.ID, at(40*time.Second), at(70*time.Second), m.ID)
+	checkResult(t, "release by the third lease",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 3, Now: at(41 * time.Second), VisibleAt: at(41 * time.Second)}),
+		baton.LeaseCurrent)
+	checkResult(t, "extend by the first lease once the third was released",
+		MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: m.ID, Epoch: 1, Now: at(42 * time.Second), VisibleAt: at(time.Hour), AnyLease: true}),
+		baton.LeaseLapsed)
+	checkStats(t, "stats after the lapsed changes", MustStats(t, s, q.ID, at(42*time.Second)), baton.MessageStats{Visible: 1})
+	got := mustReceiveOne(t, s, q.ID, at(42*time.Second), at(time.Minute+42*time.Second), m.ID)
+	if got.Epoch != 4 {
+		t.Errorf("receive after the lapsed changes: Epoch %d, want 4", got.Epoch)
+	}
 }
 
 func testMessageChangeVisibilityExpiredLease(t *testing.T, s baton.Store) {

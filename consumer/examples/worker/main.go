@@ -50,23 +50,28 @@ func run() error {
 		mux.Handle("/metrics", metrics)
 		_ = http.ListenAndServe(env("METRICS_ADDR", "127.0.0.1:9464"), mux)
 	}()
-	logEvents := consumer.ObserverFunc(func(e consumer.Event) {
-		switch e.Kind {
-		case consumer.EventStalled, consumer.EventLeaseLost, consumer.EventSlotStuck, consumer.EventError, consumer.EventDeleteFailed:
-			slog.Warn("consumer", "event", e.Kind.String(), "message", e.MessageID, "op", e.Op, "err", e.Err)
-		}
-	})
-
 	c, err := consumer.New(client, *url.QueueUrl, consumer.HandlerFunc(handle),
 		consumer.WithConcurrency(16),
-		consumer.WithObserver(consumer.Observers(metrics, logEvents)),
+		consumer.WithObserver(metrics),
+		// With an observer, the runtime logs only when given a logger:
+		// lost leases, stalled handlers, failed calls, start-up warnings
+		// and the shutdown summary.
+		consumer.WithLogger(slog.Default()),
 		consumer.WithShutdownTimeout(30*time.Second),
 	)
 	if err != nil {
 		return err
 	}
 	slog.Info("consuming", "queue", *url.QueueUrl)
-	return c.Run(ctx) // returns after the shutdown that ctx's cancellation starts
+	// Run returns after the shutdown that ctx's cancellation starts; its
+	// report is logged, and kept in c.Report().
+	if err := c.Run(ctx); err != nil {
+		return err
+	}
+	if r := c.Report(); r.ReleaseFailed > 0 || r.DeleteFailed > 0 {
+		return fmt.Errorf("shutdown left work behind: %+v", r)
+	}
+	return nil
 }
 
 // handle pretends to work on a message for a few seconds, reporting

@@ -99,14 +99,22 @@
   }
   const fmtCount = (n) => Number(n || 0).toLocaleString('en-US');
   const plural = (n, one, many) => fmtCount(n) + ' ' + (n === 1 ? one : (many || one + 's'));
-  const queueHref = (name) => '/ui/queues/' + encodeURIComponent(name);
-  const messageHref = (q, id) => queueHref(q) + '/messages/' + encodeURIComponent(id);
+  // The page's region (?region=eu-central-1): each region is a namespace of
+  // queues of its own, and the admin API acts in the one it is given, else
+  // the server's default region. Links and API calls carry it on.
+  const REGION = new URLSearchParams(location.search).get('region') || '';
+  const inRegion = (path) => (REGION ? path + '?region=' + encodeURIComponent(REGION) : path);
+  const queueHref = (name) => inRegion('/ui/queues/' + encodeURIComponent(name));
+  const messageHref = (q, id) => inRegion('/ui/queues/' + encodeURIComponent(q) + '/messages/' + encodeURIComponent(id));
   const shortID = (id) => (id.length > 13 ? id.slice(0, 8) + '…' + id.slice(-4) : id);
 
   const DIAGNOSES = {
     'healthy': ['Healthy', 'ok'],
     'lease-too-short': ['Leases too short', 'bad'],
     'handler-failing': ['Handlers failing', 'warn'],
+    'hung-handler': ['Handler hung', 'bad'],
+    'too-few-leases': ['Too few leases', 'plain'],
+    'release-loop': ['Release loop', 'warn'],
   };
   function diagnosisBadge(d) {
     const [text, cls] = DIAGNOSES[d] || [d || 'Unknown', 'plain'];
@@ -123,7 +131,7 @@
     }
     let res;
     try {
-      res = await fetch('/admin/api' + path, opts);
+      res = await fetch(inRegion('/admin/api' + path), opts);
     } catch (e) {
       const err = new Error('The server could not be reached.');
       err.code = 'NetworkError';
@@ -150,7 +158,7 @@
     }
     let es = null;
     function connect() {
-      es = new EventSource('/admin/api/events' + path);
+      es = new EventSource(inRegion('/admin/api/events' + path));
       es.onopen = () => state('live', 'Live');
       es.onmessage = (e) => {
         let d;
@@ -331,7 +339,8 @@
       table.hidden = qs.length === 0;
       $('empty').hidden = qs.length !== 0;
       const vis = qs.reduce((a, q) => a + q.visible, 0), inf = qs.reduce((a, q) => a + q.in_flight, 0);
-      const sick = qs.filter((q) => q.diagnosis && q.diagnosis !== 'healthy').length;
+      // Too few leases to judge is no problem named.
+      const sick = qs.filter((q) => q.diagnosis && q.diagnosis !== 'healthy' && q.diagnosis !== 'too-few-leases').length;
       setText($('summary'), `${plural(qs.length, 'queue')} · ${fmtCount(vis)} visible · ${fmtCount(inf)} in flight` +
         (sick ? ` · ${plural(sick, 'queue needs', 'queues need')} attention` : ''));
       keyed(tbody, qs, (q) => q.name, createQueueRow, updateQueueRow);
@@ -611,9 +620,22 @@
 
     // Lease doctor.
     rebuild($('diagnosis'), rep.diagnosis, () => diagnosisBadge(rep.diagnosis));
+    // Each finding on its own, with the leases it rests on; the advice
+    // text alone when the doctor names nothing.
+    const findings = rep.findings || [];
+    $('advice').hidden = findings.length > 0;
     setText($('advice'), rep.advice);
+    rebuild($('findings'), JSON.stringify(findings), () => findings.map((f) => el('li', { class: 'finding', 'data-kind': f.kind },
+      el('div', { class: 'finding-head' }, diagnosisBadge(f.kind), el('span', { class: 'hint', text: 'on ' + plural(f.leases, 'lease') })),
+      el('p', { class: 'evidence', text: f.evidence }),
+      (f.hung_leases || []).length ? el('ul', { class: 'hung' }, f.hung_leases.map((h) => el('li', null,
+        el('a', { href: messageHref(q.name, h.message_id), class: 'mono', text: shortID(h.message_id) }),
+        ` held ${fmtDuration(h.held_seconds)}, renewed ${plural(h.renewals, 'time')}, 12 h ceiling in ${fmtDuration(h.ceiling_in_seconds)}`))) : null,
+      el('p', { class: 'fix', text: f.fix }))));
+    setText($('history-note'), rep.history_note || '');
     const rec = rep.recommended_visibility_timeout_seconds;
-    $('recommend').hidden = !(rep.diagnosis === 'lease-too-short' && rec && rec !== rep.visibility_timeout_seconds);
+    const tooShort = findings.some((f) => f.kind === 'lease-too-short');
+    $('recommend').hidden = !(tooShort && rec && rec !== rep.visibility_timeout_seconds);
     setText($('use-recommended'), `Set the visibility timeout to ${fmtDuration(rec)}…`);
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
@@ -637,7 +659,8 @@
     const more = $('leases-more');
     more.hidden = q.in_flight <= leases.length || leases.length < 50;
     setText(more, `Showing the ${leases.length} leases closest to their deadline of ${fmtCount(q.in_flight)} in flight.`);
-    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now));
+    const hung = new Set(findings.flatMap((f) => (f.hung_leases || []).map((h) => h.message_id + '/' + h.lease)));
+    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now, hung.has(l.message_id + '/' + l.lease)));
 
     // Histogram and activity.
     setText($('hist-caption'), drawHistogram($('histogram'), d.histogram));
@@ -699,8 +722,9 @@
     return li;
   }
 
-  function updateLease(li, l, now) {
+  function updateLease(li, l, now, hung) {
     const c = li._c;
+    li.classList.toggle('hung', hung);
     const begin = Date.parse(l.begin), deadline = Date.parse(l.deadline);
     const span = Math.max(1, deadline - begin), left = Math.max(0, deadline - now);
     const frac = Math.min(1, left / span);
@@ -712,7 +736,7 @@
     c.bar.setAttribute('aria-valuenow', Math.round(left / 1000));
     c.bar.setAttribute('aria-valuetext', fmtDuration(left / 1000) + ' left of ' + fmtDuration(span / 1000));
     setText(c.left, fmtDuration(Math.ceil(left / 1000)) + ' left');
-    setText(c.who, [`lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
+    setText(c.who, [hung ? 'hung: held far beyond the p99, still renewed' : null, `lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
       `held ${fmtDuration(Math.floor((now - begin) / 1000))} of ${fmtDuration(span / 1000)}`, l.receiver].filter(Boolean).join(' · '));
   }
 
@@ -1295,6 +1319,14 @@
   }
 
   // ---- Boot ----
+
+  // The page's own links (the header, the breadcrumbs) stay in its region.
+  if (REGION) {
+    for (const a of document.querySelectorAll('a[href^="/"]')) {
+      const href = a.getAttribute('href');
+      if (!href.includes('?') && !href.startsWith('/ui/static/')) a.setAttribute('href', inRegion(href));
+    }
+  }
 
   if (page === 'queues') {
     queuesPage();

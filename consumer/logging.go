@@ -1,0 +1,123 @@
+package consumer
+
+import (
+	"context"
+	"log/slog"
+)
+
+// WithLogger sets where the runtime logs what an operator must know: lost
+// leases, late deletes, stalled, overrun and stuck handlers, failed calls,
+// snoozes on a message's last receive, start-up warnings and the shutdown
+// summary. Without this option the runtime logs to slog.Default() unless an
+// observer is set (WithObserver), which then has the events instead. A nil
+// logger turns logging off.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger, c.loggerSet = l, true }
+}
+
+// logger returns the logger the runtime writes to, or nil.
+func (c *Consumer) logger() *slog.Logger {
+	switch {
+	case c.cfg.loggerSet:
+		return c.cfg.logger
+	case c.cfg.observer == nil:
+		return slog.Default()
+	}
+	return nil
+}
+
+// logEvent logs the events worth an operator's attention.
+func (c *Consumer) logEvent(l *slog.Logger, e Event) {
+	level := slog.LevelWarn
+	var msg string
+	switch e.Kind {
+	case EventLeaseLost:
+		msg = "consumer: lease lost; the message may be delivered again while its handler runs"
+	case EventLateDelete:
+		msg = "consumer: handler succeeded after its lease was lost; deleted with the stale receipt"
+		if e.Err != nil {
+			msg, level = "consumer: handler succeeded after its lease was lost, and the late delete failed; the message will be delivered again", slog.LevelError
+		}
+	case EventStalled:
+		msg = "consumer: handler stalled (no progress); cancelled with ErrStalled"
+	case EventAttemptTimeout:
+		msg = "consumer: handler overran its attempt timeout; cancelled with ErrAttemptTimeout"
+	case EventSlotStuck:
+		msg, level = "consumer: cancelled handler did not return within the grace; its message was released and its slot stays busy until it returns", slog.LevelError
+	case EventDeleteFailed:
+		msg, level = "consumer: delete failed; the message will be delivered again", slog.LevelError
+	case EventError:
+		msg = "consumer: call failed"
+	case EventLastReceiveSnooze:
+		msg = "consumer: message snoozed on the last receive its queue's maxReceiveCount allows; the next receive moves it to the dead-letter queue"
+	case EventLeaseOutgrown:
+		msg = "consumer: handler p99 exceeds the lease given at receive; messages depend on renewals, raise the queue's VisibilityTimeout"
+	default:
+		return
+	}
+	attrs := []slog.Attr{slog.String("queue", e.Queue)}
+	if e.MessageID != "" {
+		attrs = append(attrs, slog.String("message_id", e.MessageID))
+	}
+	if e.Attempt > 0 {
+		attrs = append(attrs, slog.Int("attempt", e.Attempt))
+	}
+	if e.Op != "" {
+		attrs = append(attrs, slog.String("op", e.Op))
+	}
+	if e.Duration > 0 {
+		attrs = append(attrs, slog.Duration("duration", e.Duration))
+	}
+	if e.Visibility > 0 {
+		attrs = append(attrs, slog.Duration("visibility", e.Visibility))
+	}
+	if e.Delay > 0 {
+		attrs = append(attrs, slog.Duration("delay", e.Delay))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, slog.Any("err", e.Err))
+	}
+	l.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// logFindings logs Doctor's warnings at start.
+func (c *Consumer) logFindings(fs []Finding) {
+	l := c.logger()
+	if l == nil {
+		return
+	}
+	for _, f := range fs {
+		level := slog.LevelWarn
+		switch f.Severity {
+		case SeverityInfo:
+			continue
+		case SeverityError:
+			level = slog.LevelError
+		}
+		l.LogAttrs(context.Background(), level, "consumer: start-up check: "+f.Message,
+			slog.String("queue", queueName(c.url)), slog.String("check", f.Check))
+	}
+}
+
+// logReport logs the shutdown summary: at warning level if something was
+// left for the leases to sort out.
+func (c *Consumer) logReport(r Report) {
+	l := c.logger()
+	if l == nil {
+		return
+	}
+	level := slog.LevelInfo
+	if r.Err != nil || r.Stuck > 0 || r.ReleaseFailed > 0 || r.DeleteFailed > 0 || r.ReceivesCancelled > 0 {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{slog.String("queue", queueName(c.url)),
+		slog.Int("receives_awaited", r.ReceivesAwaited), slog.Int("receives_cancelled", r.ReceivesCancelled),
+		slog.Int("late_arrivals", r.LateArrivals), slog.Int("drained", r.Drained), slog.Int("cancelled", r.Cancelled),
+		slog.Int("stuck", r.Stuck), slog.Int("released", r.Released), slog.Int("release_failed", r.ReleaseFailed),
+		slog.Int("deletes_flushed", r.DeletesFlushed), slog.Int("delete_failed", r.DeleteFailed),
+		slog.Duration("duration", r.Duration)}
+	if r.Err != nil {
+		attrs = append(attrs, slog.Any("err", r.Err))
+	}
+	l.LogAttrs(context.Background(), level, "consumer: shut down", attrs...)
+}

@@ -1,0 +1,145 @@
+package consumer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
+)
+
+// logBuffer collects log output.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// wantLines checks that each want appears in a line of the log (all its
+// fragments in one line).
+func wantLines(t *testing.T, log string, want ...[]string) {
+	t.Helper()
+	for _, frags := range want {
+		found := false
+		for _, line := range strings.Split(log, "\n") {
+			ok := true
+			for _, f := range frags {
+				ok = ok && strings.Contains(line, f)
+			}
+			found = found || ok
+		}
+		if !found {
+			t.Errorf("no log line with %q in:\n%s", frags, log)
+		}
+	}
+}
+
+// With no observer, the runtime logs to slog.Default: the start-up
+// warnings, an overrun handler, a stuck slot and the shutdown summary. Not
+// parallel: it swaps the default logger.
+func TestLogsToSlogDefaultWithoutObserver(t *testing.T) {
+	var buf logBuffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	bubble(t, func(t *testing.T) {
+		clock := consumertest.NewClock(time.Time{})
+		fake := consumertest.NewSQS(clock)
+		url := fake.CreateQueue("logged", map[string]string{"VisibilityTimeout": "30"})
+		fake.Send(url, "x", "")
+		g := newGate()
+		defer g.open()
+		c, err := consumer.New(fake, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			<-g.ch // ignores its cancellation
+			return nil
+		}), consumer.WithClock(clock), consumer.WithConcurrency(1), consumer.WithAttemptTimeout(20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Run(context.Background()) }()
+		poll.For(t, 5*time.Second, func() error {
+			if len(fake.Calls("ReceiveMessage")) < 1 {
+				return fmt.Errorf("no receive yet")
+			}
+			return nil
+		})
+		for i := 0; i < 30; i++ {
+			synctest.Wait()
+			clock.Advance(time.Second)
+		}
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		defer cancel()
+		r := c.Shutdown(ctx)
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if c.Report() != r {
+			t.Errorf("Report() = %+v, want Shutdown's %+v", c.Report(), r)
+		}
+	})
+	wantLines(t, buf.String(),
+		[]string{"level=WARN", "start-up check", "check=redrive", "queue=logged"},
+		[]string{"level=WARN", "start-up check", "six times the attempt timeout"},
+		[]string{"level=WARN", "overran its attempt timeout", "attempt=1"},
+		[]string{"level=ERROR", "did not return within the grace"},
+		[]string{"level=WARN", "shut down", "stuck=1"},
+	)
+}
+
+// An explicit logger gets the events even with an observer: here a lost
+// lease and the late delete of its message.
+func TestLoggerWithObserver(t *testing.T) {
+	t.Parallel()
+	var buf logBuffer
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "lostlog", nil)
+		h.sqs.Send(h.url, "x", "")
+		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
+			if c.Op == "ChangeMessageVisibilityBatch" {
+				return consumertest.Fault{Err: consumertest.Throttled()}
+			}
+			return consumertest.Fault{}
+		})
+		g := newGate()
+		defer g.open()
+		h.start(holdUntil(h.clock, g, nil, nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1),
+			consumer.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+		h.advance(30*time.Second, 500*time.Millisecond)
+		g.open()
+		poll.For(t, 5*time.Second, func() error {
+			if h.obs.Count(consumer.EventLateDelete) != 1 {
+				return fmt.Errorf("no late delete yet")
+			}
+			return nil
+		})
+		h.stop()
+	})
+	wantLines(t, buf.String(),
+		[]string{"level=WARN", "lease lost", "attempt=1"},
+		[]string{"level=WARN", "deleted with the stale receipt"},
+		// The receive in flight waits on the fake clock, standing still:
+		// it is cut off, which the summary warns of.
+		[]string{"level=WARN", "shut down", "receives_cancelled=1"},
+	)
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton/server"
+)
+
+// A report with two findings prints both, each with the leases it rests
+// on, its evidence and its fix, and says since when the history runs.
+func TestDoctorWritesEveryFinding(t *testing.T) {
+	t.Parallel()
+	rep := server.LeaseReportJSON{
+		Queue: "mixed", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "hung-handler",
+		RecommendedVisibilityTimeoutSeconds: 135,
+		Findings: []server.FindingJSON{
+			{Kind: "hung-handler", Leases: 5, Evidence: "1 lease(s) held far beyond", Fix: "tie the heartbeat to the work",
+				HungLeases: []server.HungLeaseJSON{{MessageID: "m-1", HeldSeconds: 610, Renewals: 30, CeilingInSeconds: 43200 - 610}}},
+			{Kind: "handler-failing", Leases: 3, Evidence: "3 leases lapsed", Fix: "Look at the consumers' errors"},
+		},
+		HistoryNote: "Lease history is kept in memory and starts empty when the server starts",
+	}
+	rep.LeasesStarted = 9
+	var b strings.Builder
+	writeReport(&b, rep)
+	out := b.String()
+	for _, want := range []string{
+		"mixed: HUNG-HANDLER + HANDLER-FAILING\n",
+		"[1/2] hung-handler, on 5 leases\n",
+		"hung: message m-1 held 10m10s, renewed 30 times, 12 h ceiling in 11h49m50s\n",
+		"fix:  tie the heartbeat to the work\n",
+		"[2/2] handler-failing, on 3 leases\n",
+		"seen: 3 leases lapsed\n",
+		"recommended visibility timeout: 135s\n",
+		"starts empty when the server starts",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
