@@ -166,14 +166,15 @@ func (c *Consumer) Queue() QueueInfo {
 // Doctor; a finding of SeverityError stops the start with a *DoctorError,
 // and warnings are logged, see WithLogger), and consumes until ctx is
 // cancelled or Shutdown is called. When ctx is cancelled Run shuts down
-// itself, within WithShutdownTimeout. It returns nil after a shutdown,
-// ErrClosed if the consumer was run before, or the start-up error. Once it
-// has returned, Report has the shutdown's report (also logged).
-func (c *Consumer) Run(ctx context.Context) error {
+// itself, within WithShutdownTimeout. After a shutdown it returns the
+// shutdown's report (also logged, and kept for Report) and a nil error; it
+// returns ErrClosed if the consumer was run before, or the start-up error,
+// with a zero Report.
+func (c *Consumer) Run(ctx context.Context) (Report, error) {
 	c.mu.Lock()
 	if c.state != stateNew {
 		c.mu.Unlock()
-		return ErrClosed
+		return Report{}, ErrClosed
 	}
 	c.state = stateStarting
 	c.mu.Unlock()
@@ -183,9 +184,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		close(c.done)
 		c.mu.Unlock()
 		if errors.Is(err, errStoppedEarly) {
-			return nil
+			return c.Report(), nil
 		}
-		return err
+		return Report{}, err
 	}
 	select {
 	case <-ctx.Done():
@@ -195,7 +196,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	case <-c.stopAsked:
 	}
 	<-c.done
-	return nil
+	return c.Report(), nil
 }
 
 var errStoppedEarly = errors.New("consumer: shut down while starting")

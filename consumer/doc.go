@@ -79,7 +79,7 @@
 // late deletes, stalled, overrun and stuck handlers, failed calls, snoozes
 // on a message's last receive, handlers whose p99 outgrows their lease,
 // Doctor's warnings at start, and the shutdown summary (also returned by
-// Shutdown and kept in Consumer.Report once Run returns).
+// Run and Shutdown, and kept in Consumer.Report).
 //
 // Package consumertest has a fake clock and an in-memory SQS with fault
 // injection for testing handlers and the runtime without a server.

@@ -90,12 +90,12 @@ func TestRunRefusesBadSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Run(context.Background())
+	_, err = c.Run(context.Background())
 	var de *consumer.DoctorError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "renew-ahead") {
 		t.Fatalf("Run = %v, want a DoctorError about renew-ahead", err)
 	}
-	if err := c.Run(context.Background()); !errors.Is(err, consumer.ErrClosed) {
+	if _, err := c.Run(context.Background()); !errors.Is(err, consumer.ErrClosed) {
 		t.Errorf("second Run = %v, want ErrClosed", err)
 	}
 }

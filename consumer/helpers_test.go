@@ -76,7 +76,7 @@ func (h *harness) run(c *consumer.Consumer) {
 	h.t.Helper()
 	h.c = c
 	h.done = make(chan error, 1)
-	go func() { h.done <- c.Run(context.Background()) }()
+	go func() { _, err := c.Run(context.Background()); h.done <- err }()
 	h.t.Cleanup(func() { h.stop() })
 	poll.For(h.t, 5*time.Second, func() error {
 		if len(h.sqs.Calls("ReceiveMessage")) == 0 {

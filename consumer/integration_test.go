@@ -207,7 +207,7 @@ func (w *world) drive(max, step time.Duration, cond func() error) time.Duration 
 // run starts a consumer and stops it when the test ends.
 func (w *world) run(c *consumer.Consumer) {
 	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	go func() { _, err := c.Run(context.Background()); done <- err }()
 	w.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 		defer cancel()
@@ -444,7 +444,7 @@ func TestServerShutdown(t *testing.T) {
 		return context.Cause(ctx)
 	}), obs, consumer.WithConcurrency(20), consumer.WithReceivers(1), consumer.WithDeleteBatchWindow(time.Hour))
 	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	go func() { _, err := c.Run(context.Background()); done <- err }()
 	testutil.CheckFor(t, 10*time.Second, func() error {
 		// EventHandled comes once the runtime no longer counts the attempt
 		// as running: the five finished ones must not look drained.

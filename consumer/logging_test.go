@@ -76,7 +76,7 @@ func TestLogsToSlogDefaultWithoutObserver(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- c.Run(context.Background()) }()
+		go func() { _, err := c.Run(context.Background()); done <- err }()
 		poll.For(t, 5*time.Second, func() error {
 			if len(fake.Calls("ReceiveMessage")) < 1 {
 				return fmt.Errorf("no receive yet")

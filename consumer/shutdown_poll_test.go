@@ -93,8 +93,12 @@ func TestShutdownLongPollInFlightDeafServer(t *testing.T) {
 					t.Fatal(err)
 				}
 				ctx, stop := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- c.Run(ctx) }()
+				type ran struct {
+					r   consumer.Report
+					err error
+				}
+				done := make(chan ran, 1)
+				go func() { r, err := c.Run(ctx); done <- ran{r, err} }()
 				poll.For(t, 5*time.Second, func() error {
 					if started.Load() != 3 || len(fake.Calls("ReceiveMessage")) < 2 {
 						return fmt.Errorf("started %d, receives %d", started.Load(), len(fake.Calls("ReceiveMessage")))
@@ -103,11 +107,19 @@ func TestShutdownLongPollInFlightDeafServer(t *testing.T) {
 				})
 				synctest.Wait()
 				stop()
-				if err := <-done; err != nil {
-					t.Fatalf("Run: %v", err)
+				res := <-done
+				if res.err != nil {
+					t.Fatalf("Run: %v", res.err)
 				}
-				if r := c.Report(); r.ReceivesAwaited != 1 || r.ReceivesCancelled != 0 || r.LateArrivals != 1 {
-					t.Errorf("report %+v, want the receive awaited and its one message released", r)
+				// Run returns the shutdown's report, which Report keeps: the
+				// three attempts cancelled and released, and the awaited
+				// poll's one message (one of them, received again) released
+				// once more.
+				if r := res.r; r.ReceivesAwaited != 1 || r.ReceivesCancelled != 0 || r.LateArrivals != 1 || r.Cancelled != 3 || r.Released != 4 {
+					t.Errorf("Run's report %+v, want three attempts cancelled, the receive awaited and four releases", r)
+				}
+				if r := c.Report(); r != res.r {
+					t.Errorf("Report() = %+v, want what Run returned, %+v", r, res.r)
 				}
 				out, err := fake.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
 				if err != nil {
@@ -141,7 +153,7 @@ func TestServerShutdownLongPollInFlight(t *testing.T) {
 			consumer.WithShutdownTimeout(10*time.Second), consumer.WithShutdownReserve(10*time.Second))
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx) }()
+		go func() { _, err := c.Run(ctx); done <- err }()
 		testutil.CheckFor(t, 10*time.Second, func() error {
 			if started.Load() != 3 || w.cl.receives.Load() < 2 {
 				return fmt.Errorf("started %d, receives %d", started.Load(), w.cl.receives.Load())

@@ -103,7 +103,7 @@ func TestRunContextShutsDown(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx) }()
+		go func() { _, err := c.Run(ctx); done <- err }()
 		<-started
 		cancel()
 		select {

@@ -23,9 +23,9 @@ import (
 // (CloudFormation and the CDK send FifoQueue "True") and reports it back
 // in lower case, as GetQueueAttributes always writes booleans (CreateQueue
 // API reference: "Valid values: true, false").
-func TestBooleanAttributesAnyCase(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestBooleanAttributesAnyCase(t *testing.T) { onEveryStore(t, booleanAttributesAnyCase) }
+
+func booleanAttributesAnyCase(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	for i, v := range []string{"True", "TRUE", "tRuE"} {
 		name := []string{"a.fifo", "b.fifo", "c.fifo"}[i]
@@ -82,9 +82,9 @@ func TestBooleanAttributesAnyCase(t *testing.T) {
 // may have, nothing. The ReceiveMessage API reference: "return all of the
 // attributes by specifying All or .* … all message attributes starting
 // with a prefix, for example bar.*".
-func TestReceiveAttributeNamePatterns(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestReceiveAttributeNamePatterns(t *testing.T) { onEveryStore(t, receiveAttributeNamePatterns) }
+
+func receiveAttributeNamePatterns(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "patterns", map[string]string{"VisibilityTimeout": "0"})
 	sent, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("msg"),
@@ -179,9 +179,9 @@ func stringAttrDigest(name, value string) string {
 // with_invalid_string_attributes), counts the 256-character limit in
 // characters, and keeps its other rules. The digest covers the name's
 // UTF-8 bytes.
-func TestAttributeNamesAnyScript(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestAttributeNamesAnyScript(t *testing.T) { onEveryStore(t, attributeNamesAnyScript) }
+
+func attributeNamesAnyScript(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "names", nil)
 	const name = "attr.1øßä"
@@ -244,9 +244,9 @@ func TestAttributeNamesAnyScript(t *testing.T) {
 // SendMessage API reference), where it takes the parameter's absence. The
 // JSON protocol tells "" from absent, and so does the Query protocol
 // (MessageGroupId= against no MessageGroupId at all).
-func TestEmptyGroupAndDeduplicationIDs(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestEmptyGroupAndDeduplicationIDs(t *testing.T) { onEveryStore(t, emptyGroupAndDeduplicationIDs) }
+
+func emptyGroupAndDeduplicationIDs(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	fifo := srv.MustCreateQueue(t, "ids.fifo", map[string]string{"FifoQueue": "true"})
 	cbd := srv.MustCreateQueue(t, "cbd.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
@@ -340,9 +340,9 @@ func dedupFor(fifo bool) *string {
 // RedrivePolicy or RedriveAllowPolicy set to "" removes it (SetQueueAttributes
 // API reference). What SQS then does with a message past maxReceiveCount is
 // not documented; Baton keeps delivering it rather than hide it.
-func TestRedrivePolicyToItself(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestRedrivePolicyToItself(t *testing.T) { onEveryStore(t, redrivePolicyToItself) }
+
+func redrivePolicyToItself(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "selfie", map[string]string{"VisibilityTimeout": "0"})
 	self := redrive("selfie", 1)
@@ -420,8 +420,10 @@ func withTraceHeader(v string) func(*sqs.Options) {
 // overrides the HTTP trace header": AWS X-Ray developer guide, Amazon SQS
 // and AWS X-Ray).
 func TestTraceHeaderBecomesAWSTraceHeader(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+	onEveryStore(t, traceHeaderBecomesAWSTraceHeader)
+}
+
+func traceHeaderBecomesAWSTraceHeader(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "traced", nil)
 	const (
@@ -480,8 +482,10 @@ func TestTraceHeaderBecomesAWSTraceHeader(t *testing.T) {
 // UntagQueue and the message move task actions) are refused as only the
 // owner's, and a name SQS has no action for as not in the WSDL.
 func TestAddPermissionOnlySharedActions(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+	onEveryStore(t, addPermissionOnlySharedActions)
+}
+
+func addPermissionOnlySharedActions(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "share", nil)
 	owner := func(a string) string {

@@ -292,8 +292,10 @@ func TestLongPollTimesOutEmpty(t *testing.T) {
 // holds the message, singly and in a batch, so it is not handed out a third
 // time.
 func TestOldHandleExtendsAfterRedelivery(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+	onEveryStore(t, oldHandleExtendsAfterRedelivery)
+}
+
+func oldHandleExtendsAfterRedelivery(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "old-extend", nil)
 	mustSend(t, c, url, "x")
@@ -345,8 +347,10 @@ func TestOldHandleDeletesAfterRedelivery(t *testing.T) {
 // A message whose lease lapsed comes back before messages sent after it, as
 // on SQS: order by first send, not by the moment it became visible again.
 func TestLapsedMessageComesBeforeLaterSends(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+	onEveryStore(t, lapsedMessageComesBeforeLaterSends)
+}
+
+func lapsedMessageComesBeforeLaterSends(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
 	url := srv.MustCreateQueue(t, "lapsed-first", nil)
 	first := mustSend(t, c, url, "first")

@@ -51,9 +51,9 @@ func listQueues(t *testing.T, c *sqs.Client) []string {
 // namespaces of one server: one name is two queues, each with its region in
 // its ARN, each region lists its own, and a queue of the other region does
 // not exist for a client.
-func TestRegionsAreSeparate(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestRegionsAreSeparate(t *testing.T) { onEveryStore(t, regionsAreSeparate) }
+
+func regionsAreSeparate(t *testing.T, srv *testutil.Server) {
 	us, eu := srv.Client, inRegion(srv.Client, "eu-central-1")
 
 	usURL := srv.MustCreateQueue(t, "orders", map[string]string{"VisibilityTimeout": "30"})
@@ -119,9 +119,9 @@ func TestRegionsAreSeparate(t *testing.T) {
 
 // TestRegionDeadLetterQueues: a dead-letter queue must be in its source's
 // region (and account); a move task names queues of the caller's region.
-func TestRegionDeadLetterQueues(t *testing.T) {
-	t.Parallel()
-	srv := testutil.StartServer(t)
+func TestRegionDeadLetterQueues(t *testing.T) { onEveryStore(t, regionDeadLetterQueues) }
+
+func regionDeadLetterQueues(t *testing.T, srv *testutil.Server) {
 	us, eu := srv.Client, inRegion(srv.Client, "eu-central-1")
 	for _, c := range []*sqs.Client{us, eu} {
 		if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dlq")}); err != nil {

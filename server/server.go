@@ -57,6 +57,13 @@ type Config struct {
 	// Host is neither an IP address nor a localhost name: a web page whose
 	// name is pointed at 127.0.0.1 (DNS rebinding) is one (crosssite.go).
 	LocalHostsOnly bool
+	// AdvertiseURL, if set, is the scheme://host[:port] the queue URLs the
+	// server hands out (CreateQueue, GetQueueUrl, ListQueues,
+	// ListDeadLetterSourceQueues) start with, as given, instead of the
+	// request's scheme and Host: for clients that reach the server by
+	// another name (a container network) or send a Host without the
+	// port. A request's queue URL is still accepted with any host.
+	AdvertiseURL string
 }
 
 // Server is the HTTP handler of the SQS API.
@@ -76,6 +83,8 @@ type Server struct {
 	polls      *pollLimiter
 	// localHostsOnly is Config.LocalHostsOnly.
 	localHostsOnly bool
+	// advertiseURL is Config.AdvertiseURL without a trailing slash.
+	advertiseURL string
 	// pprof serves /debug/pprof/ to the admin credentials (pprof.go).
 	pprof http.Handler
 	// dashboard serves the web dashboard and Basic-authenticated admin
@@ -98,6 +107,7 @@ func New(cfg Config) *Server {
 	s.ops = s.operations()
 	s.ready = cfg.Ready
 	s.localHostsOnly = cfg.LocalHostsOnly
+	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
 	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
@@ -114,7 +124,8 @@ func New(cfg Config) *Server {
 
 // request is what handlers need to know of the HTTP request.
 type request struct {
-	// baseURL is scheme://host, from which queue URLs are built.
+	// baseURL is scheme://host, from which queue URLs are built: the
+	// request's, or Config.AdvertiseURL.
 	baseURL string
 	// pathQueue is the queue URL a Query request was sent to, if any.
 	pathQueue string
@@ -158,7 +169,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		client = r.RemoteAddr
 	}
-	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: scheme + "://" + r.Host, reqID: reqID, client: client,
+	baseURL := scheme + "://" + r.Host
+	if s.advertiseURL != "" {
+		baseURL = s.advertiseURL
+	}
+	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
 		traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
 	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
 	r = r.WithContext(ctx)

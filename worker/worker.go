@@ -265,7 +265,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 
 	errc := make(chan error, 1)
-	go func() { errc <- cons.Run(context.WithoutCancel(ctx)) }()
+	go func() { _, err := cons.Run(context.WithoutCancel(ctx)); errc <- err }()
 	select {
 	case err = <-errc:
 	case <-ctx.Done():

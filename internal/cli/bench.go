@@ -78,24 +78,30 @@ func benchCommand() *cobra.Command {
 			"missing and deleted afterwards (or purged, if it existed) unless --keep.\n\n" +
 			"Every flag can also be set as a BATON_BENCH_<FLAG> environment variable (for example\n" +
 			"BATON_BENCH_DURATION=30s); a flag on the command line wins. --endpoint also comes from\n" +
-			"BATON_ENDPOINT, as for the other client commands. baton serve's BATON_<FLAG> variables\n" +
-			"(BATON_STORE, BATON_DURABILITY, BATON_REGION, BATON_ACCESS_KEY_ID…) are not read: --self\n" +
-			"never measures the server's store unless told to with --store.",
+			"AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT, as for the other client commands.\n" +
+			"baton serve's BATON_<FLAG> variables (BATON_STORE, BATON_DURABILITY, BATON_REGION,\n" +
+			"BATON_ACCESS_KEY_ID…) are not read: --self never measures the server's store unless told to\n" +
+			"with --store.",
 		Example: "  baton bench --self --ceiling --scenario send,lifecycle\n" +
 			"  baton bench --self --store memory --scenario all --json > bench.json\n" +
 			"  baton bench --endpoint http://127.0.0.1:9324 --scenario send-batch --concurrency 64 --duration 30s\n" +
 			"  baton bench --endpoint http://10.0.0.1:9324,http://10.0.0.2:9324,http://10.0.0.3:9324 --scenario lifecycle",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := commandEnvDefaults(cmd.Flags(), "bench", map[string]string{"endpoint": "BATON_ENDPOINT"}); err != nil {
+			fromEnv, err := commandEnvDefaults(cmd.Flags(), "bench", nil)
+			if err != nil {
 				return err
+			}
+			if fromEnv["endpoint"] == "" && !cmd.Flags().Changed("endpoint") {
+				// The variables every client command reads.
+				o.endpoints = []string{resolveEndpoint("", "", "")}
 			}
 			return runBench(cmd, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.endpoints, "endpoint", []string{defaultEndpoint},
-		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_BENCH_ENDPOINT, else BATON_ENDPOINT)")
+		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_BENCH_ENDPOINT, else AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL, BATON_ENDPOINT)")
 	f.BoolVar(&o.self, "self", false, "start a Baton in this process on 127.0.0.1 and measure it instead of --endpoint")
 	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store that baton serve --store accepts")
 	f.StringVar(&o.durability, "durability", "full", "commits of a --self sqlite store: full (fsync each commit) or relaxed")

@@ -26,9 +26,15 @@ import (
 	"github.com/baton-sqs/baton/server"
 )
 
-// defaultEndpoint is where the client commands find Baton unless --endpoint
-// or BATON_ENDPOINT says otherwise: `baton serve`'s default --listen.
+// defaultEndpoint is where the client commands find Baton when nothing
+// names an endpoint (see resolveEndpoint): `baton serve`'s default --listen.
 const defaultEndpoint = "http://127.0.0.1:9324"
+
+// endpointEnv are the variables that name the endpoint when no flag does,
+// the first set winning: the service-specific and the global variable of
+// the AWS SDKs and CLI ("Service-specific endpoints" in the AWS SDKs and
+// Tools Reference Guide), then Baton's own.
+var endpointEnv = []string{"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL", "BATON_ENDPOINT"}
 
 // Dummy credentials sign requests when the AWS configuration has none, so
 // that a Baton without authentication works without any AWS setup.
@@ -43,29 +49,84 @@ type clientOptions struct {
 	endpoint string
 	profile  string
 	region   string
+	// configured is the endpoint a command's --config file gives, which
+	// the flag and the environment win over.
+	configured string
+	// queue is the queue the command acts on, a name or a URL: a full URL
+	// names the endpoint when nothing else does (resolveEndpoint). A
+	// command sets it before calling client.
+	queue string
 }
 
 // register adds the client flags to flags (a parent's persistent flags, so
 // that its subcommands share them).
 func (o *clientOptions) register(flags *pflag.FlagSet) {
-	flags.StringVar(&o.endpoint, "endpoint", defaultEndpoint, "URL of the Baton server (env BATON_ENDPOINT)")
+	flags.StringVar(&o.endpoint, "endpoint", defaultEndpoint, endpointUsage("URL of the Baton server", ""))
 	flags.StringVar(&o.profile, "profile", "", "AWS profile for credentials and region (default: AWS_PROFILE, else \"default\")")
 	flags.StringVar(&o.region, "region", "", "region to sign requests for, each a namespace of queues (default: AWS_REGION or the profile's, else the endpoint's if its host is sqs.<region>.…, else us-east-1)")
 }
 
-// resolvedEndpoint is --endpoint, else BATON_ENDPOINT, else the default. A
-// bare host:port gets an http:// scheme.
+// resolvedEndpoint is where the client sends its requests: see
+// resolveEndpoint. given is --endpoint when the command line (or the
+// command's own BATON_<COMMAND>_ENDPOINT, which marks the flag given) set it.
 func (o *clientOptions) resolvedEndpoint(cmd *cobra.Command) string {
-	ep := o.endpoint
-	if f := cmd.Flags().Lookup("endpoint"); f != nil && !f.Changed {
-		if v := os.Getenv("BATON_ENDPOINT"); v != "" {
-			ep = v
+	given := ""
+	if f := cmd.Flags().Lookup("endpoint"); f == nil || f.Changed {
+		given = o.endpoint
+	}
+	return resolveEndpoint(given, o.configured, o.queue)
+}
+
+// resolveEndpoint is the one rule every client command finds the server by,
+// as the AWS tools do: given (--endpoint) if not empty, else the first of
+// endpointEnv that is set, else configured (a command's --config file),
+// else the scheme and host of queue when it is a full queue URL (so that
+// --queue-url http://host:9611/000000000000/jobs alone goes to host:9611),
+// else defaultEndpoint. A bare host:port gets an http:// scheme.
+func resolveEndpoint(given, configured, queue string) string {
+	ep := given
+	for _, name := range endpointEnv {
+		if ep != "" {
+			break
 		}
+		ep = os.Getenv(name)
+	}
+	if ep == "" {
+		ep = configured
+	}
+	if ep == "" {
+		ep = queueOrigin(queue)
+	}
+	if ep == "" {
+		ep = defaultEndpoint
 	}
 	if !strings.Contains(ep, "://") {
 		ep = "http://" + ep
 	}
 	return strings.TrimRight(ep, "/")
+}
+
+// queueOrigin is scheme://host of a full queue URL, or "" for a queue name
+// (or anything else without a scheme and host).
+func queueOrigin(queue string) string {
+	if !strings.Contains(queue, "://") {
+		return ""
+	}
+	u, err := url.Parse(queue)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// endpointUsage is the help of a client command's --endpoint: what, then
+// where else it comes from; own is the command's own variable, if any.
+func endpointUsage(what, own string) string {
+	env := strings.Join(endpointEnv, ", ")
+	if own != "" {
+		env = own + ", " + env
+	}
+	return what + " (default: env " + env + ", the first set; else a full queue URL's host)"
 }
 
 // endpointRegion is the region an endpoint's host names
@@ -128,6 +189,13 @@ func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 	return sqs.NewFromConfig(cfg, func(so *sqs.Options) {
 		so.BaseEndpoint = aws.String(endpoint)
 	}), nil
+}
+
+// clientFor is client for a command acting on queue, a name or a URL: a
+// full queue URL names the endpoint when nothing else does.
+func (o *clientOptions) clientFor(cmd *cobra.Command, queue string) (*sqs.Client, error) {
+	o.queue = queue
+	return o.client(cmd)
 }
 
 // onlyMetadataService reports whether p is the SDK's last resort, the EC2
@@ -205,7 +273,7 @@ func apiError(err error) error {
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) {
-		return fmt.Errorf("cannot reach the server: %w (is `baton serve` running? --endpoint or BATON_ENDPOINT says where)", oe)
+		return fmt.Errorf("cannot reach the server: %w (is `baton serve` running? --endpoint, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT says where)", oe)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -105,5 +106,54 @@ func TestCLICredentials(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "baton: load AWS credentials:") || !strings.Contains(r.stderr, "credential_process") {
 			t.Errorf("%s, whose credential_process fails: %v\nwant exit 1 and the credential error", name, r)
 		}
+	}
+}
+
+// The client commands find the endpoint as the AWS tools do: --endpoint,
+// then AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL and BATON_ENDPOINT, the first
+// set winning; with none, a full queue URL's host.
+func TestCLIEndpointResolution(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	url := srv.MustCreateQueue(t, "work", nil)
+	const dead = "http://127.0.0.1:1" // nothing listens on port 1
+	for _, tt := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"AWS_ENDPOINT_URL", []string{"AWS_ENDPOINT_URL=" + srv.URL}, nil},
+		{"AWS_ENDPOINT_URL_SQS first", []string{"AWS_ENDPOINT_URL_SQS=" + srv.URL, "AWS_ENDPOINT_URL=" + dead, "BATON_ENDPOINT=" + dead}, nil},
+		{"AWS_ENDPOINT_URL before BATON_ENDPOINT", []string{"AWS_ENDPOINT_URL=" + srv.URL, "BATON_ENDPOINT=" + dead}, nil},
+		{"BATON_ENDPOINT", []string{"BATON_ENDPOINT=" + srv.URL}, nil},
+		{"--endpoint first", []string{"AWS_ENDPOINT_URL_SQS=" + dead}, []string{"--endpoint", srv.URL}},
+	} {
+		r := runCLI(t, cliEnv(t, tt.env...), nil, append([]string{"queue", "get", "work"}, tt.args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "VisibilityTimeout") {
+			t.Errorf("%s: queue get work: %v", tt.name, r)
+		}
+	}
+	// A full queue URL and nothing else: its host. Every command that takes
+	// a queue.
+	for _, args := range [][]string{
+		{"send", url, "hello"},
+		{"receive", url, "--wait", "0"},
+		{"queue", "get", url},
+		{"doctor", url},
+		{"worker", "--queue-url", url, "--command", "cat", "--check"},
+	} {
+		if r := runCLI(t, cliEnv(t), nil, args...); r.code != 0 {
+			t.Errorf("%s without an endpoint: %v", strings.Join(args, " "), r)
+		}
+	}
+	// An endpoint given wins over the queue URL's host.
+	if r := runCLI(t, cliEnv(t, "AWS_ENDPOINT_URL="+dead), nil, "queue", "get", url); r.code != 1 || !strings.Contains(r.stderr, "cannot reach") {
+		t.Errorf("queue get URL with AWS_ENDPOINT_URL=%s: %v\nwant it sent there, and refused", dead, r)
+	}
+	// bench reads the variables too.
+	r := runCLI(t, cliEnv(t, "AWS_ENDPOINT_URL="+srv.URL), nil, "bench", "--scenario", "send", "--duration", "100ms",
+		"--warmup", "0s", "--concurrency", "1", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"endpoint": "`+srv.URL+`"`) {
+		t.Errorf("bench with AWS_ENDPOINT_URL: %v", r)
 	}
 }

@@ -203,13 +203,13 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
 		return file, nil // an empty file sets nothing
 	} else if err != nil {
-		return nil, p.syntaxError(err)
+		return nil, p.syntaxError(data, err)
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); err == nil {
 		return nil, p.errorf(&second, "a second YAML document; a config file holds one")
 	} else if !errors.Is(err, io.EOF) {
-		return nil, p.syntaxError(err)
+		return nil, p.syntaxError(data, err)
 	}
 	root := deref(doc.Content[0])
 	if isNull(root) {
@@ -244,18 +244,21 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 	return file, nil
 }
 
-// syntaxError formats a YAML syntax error as file:line: reason.
+// syntaxError formats a YAML syntax error in data as file:line: reason.
 //
-// yaml.v3 numbers the lines of its scanner's errors from 1 but those of its
-// parser's from 0, and leaves the number out for line 0; the parser's
-// problems are the fixed set below (the package is frozen, so the set is
-// too).
-func (p *configParser) syntaxError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
+// The line yaml.v3 reports is not always the problem's: for a parser error
+// it is the line where the construct being parsed began (the block mapping
+// an ill-indented key breaks, lines above it), for some errors there is
+// none ("unknown anchor"), and it numbers the lines of its scanner's errors
+// from 1 but those of its parser's from 0, leaving the number out for line
+// 0. So the line is found by cutting the file: the first line at whose end
+// the parser already fails with the same reason. Only for a file too long
+// to cut line by line is the reported line taken, corrected as below (the
+// parser's problems are a fixed set: the package is frozen).
+func (p *configParser) syntaxError(data []byte, err error) error {
+	msg, line := yamlProblem(err)
+	if at := firstFailingLine(data, msg); at > 0 {
+		return fmt.Errorf("%s:%d: %s", p.path, at, msg)
 	}
 	for _, problem := range yamlParserProblems {
 		if strings.HasPrefix(msg, problem) {
@@ -264,6 +267,47 @@ func (p *configParser) syntaxError(err error) error {
 		}
 	}
 	return fmt.Errorf("%s:%d: %s", p.path, max(line, 1), msg)
+}
+
+// yamlProblem splits a yaml.v3 error into its reason and the line it
+// names (0 if none).
+func yamlProblem(err error) (msg string, line int) {
+	msg = strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	return msg, line
+}
+
+// maxCutLines bounds the file firstFailingLine cuts: each cut parses the
+// lines above it again.
+const maxCutLines = 2000
+
+// firstFailingLine is the 1-based number of the first line of data at
+// whose end the YAML parser fails with msg, or 0.
+func firstFailingLine(data []byte, msg string) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > maxCutLines {
+		return 0
+	}
+	end := 0
+	for i, l := range lines {
+		end += len(l)
+		dec := yaml.NewDecoder(bytes.NewReader(data[:end]))
+		for {
+			var n yaml.Node
+			err := dec.Decode(&n)
+			if err == nil {
+				continue
+			}
+			if m, _ := yamlProblem(err); m == msg {
+				return i + 1
+			}
+			break
+		}
+	}
+	return 0
 }
 
 // yamlParserProblems are the messages of yaml.v3's parser (parserc.go), as
@@ -382,7 +426,8 @@ var settingChecks = map[string]func(string) error{
 		}
 		return nil
 	},
-	"account-id": checkAccountID,
+	"account-id":    checkAccountID,
+	"advertise-url": checkAdvertiseURL,
 	"region": func(v string) error {
 		if v == "" || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			return fmt.Errorf("%q is not a region name (like us-east-1)", v)
@@ -723,8 +768,10 @@ func planQueues(queues []QueueConfig, account string) ([]QueueConfig, error) {
 
 // createQueues creates the declared queues through the engine, with the
 // API's validation, dead-letter queues first. A queue that exists gets the
-// declared attributes and tags. An error names the file:line of the
-// attribute it is about, or else of the queue.
+// declared attributes and tags. Each is logged as created, exists (as
+// declared already) or updated (its attributes or tags changed to the
+// file's). An error names the file:line of the attribute it is about, or
+// else of the queue.
 func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig, account string, log *slog.Logger) error {
 	order, err := planQueues(queues, account)
 	if err != nil {
@@ -748,26 +795,52 @@ func createQueues(ctx context.Context, eng *engine.Engine, queues []QueueConfig,
 			attrs[engine.AttrRedrivePolicy] = string(policy)
 		}
 		ref := engine.QueueRef{Region: q.Region, Account: acct, Name: q.Name}
-		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Region: q.Region, Account: acct, Name: q.Name, Attributes: attrs, Tags: q.Tags})
-		what := "created"
-		if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code == baton.ErrQueueNameExists {
-			// It exists from an earlier run with other attributes or
-			// tags: the file wins.
-			delete(attrs, engine.AttrFifoQueue)
-			err, what = nil, "updated"
-			if len(attrs) > 0 {
-				err = eng.SetQueueAttributes(ctx, ref, attrs)
-			}
-		}
-		if err == nil && len(q.Tags) > 0 {
-			err = eng.TagQueue(ctx, ref, q.Tags)
-		}
+		what, err := ensureQueue(ctx, eng, ref, attrs, q.Tags)
 		if err != nil {
 			return fmt.Errorf("%s: queue %s: %w", q.errorWhere(err), q.Name, err)
 		}
-		log.Info("config queue ready", "queue", q.Name, "account", acct, "region", cmp.Or(q.Region, eng.Region()), "how", what)
+		log.Info("config queue "+what, "queue", q.Name, "account", acct, "region", cmp.Or(q.Region, eng.Region()))
 	}
 	return nil
+}
+
+// ensureQueue makes the queue ref have attrs and tags, and says how:
+// "created", "exists" (it had them already) or "updated".
+func ensureQueue(ctx context.Context, eng *engine.Engine, ref engine.QueueRef, attrs, tags map[string]string) (string, error) {
+	_, err := eng.GetQueue(ctx, ref)
+	var e *baton.Error
+	switch {
+	case errors.As(err, &e) && e.Code == baton.ErrQueueDoesNotExist:
+		_, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Region: ref.Region, Account: ref.Account, Name: ref.Name, Attributes: attrs, Tags: tags})
+		return "created", err
+	case err != nil:
+		return "", err
+	}
+	what := "exists"
+	// CreateQueue answers the existing queue when every attribute given
+	// equals its own, and QueueNameExists when one differs: then the file
+	// wins.
+	_, err = eng.CreateQueue(ctx, engine.CreateQueueParams{Region: ref.Region, Account: ref.Account, Name: ref.Name, Attributes: attrs})
+	if errors.As(err, &e) && e.Code == baton.ErrQueueNameExists {
+		delete(attrs, engine.AttrFifoQueue)
+		err, what = nil, "updated"
+		if len(attrs) > 0 {
+			err = eng.SetQueueAttributes(ctx, ref, attrs)
+		}
+	}
+	if err != nil || len(tags) == 0 {
+		return what, err
+	}
+	have, err := eng.ListQueueTags(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range tags {
+		if t, ok := have[k]; !ok || t != v {
+			return "updated", eng.TagQueue(ctx, ref, tags)
+		}
+	}
+	return what, nil
 }
 
 // errorWhere is the file:line an engine error is about: the attribute it

@@ -65,8 +65,8 @@ queues:
 	p := startServe(t, cliEnv(t), "--store", "memory", "--config", path)
 	// The queues exist before the server accepts requests.
 	logs := p.logs.String()
-	if ready, serving := strings.LastIndex(logs, "config queue ready"), strings.Index(logs, "baton serving"); ready < 0 || ready > serving {
-		t.Errorf("want every \"config queue ready\" before \"baton serving\":\n%s", logs)
+	if ready, serving := strings.LastIndex(logs, "config queue created"), strings.Index(logs, "baton serving"); ready < 0 || ready > serving {
+		t.Errorf("want every \"config queue created\" before \"baton serving\":\n%s", logs)
 	}
 	// They are in the server's region, eu-west-1: a client signing for
 	// another region does not see them.
@@ -274,6 +274,14 @@ func TestConfigErrors(t *testing.T) {
 		{"duplicate-key", `3: key "region" is given twice (first on line 1)`},
 		{"bad-credentials", `5: credentials[1]: the access key id AKIDONE is also listed at testdata/config/bad-credentials.yaml:2`},
 		{"syntax-error", `3: did not find expected ',' or '}'`},
+		// yaml.v3 names the line where the block mapping began (3, 2)
+		// or none (the anchor): the line is the problem's.
+		{"syntax-nested-indent", `6: did not find expected key`},
+		{"syntax-list-indent", `5: did not find expected key`},
+		{"syntax-unknown-anchor", `3: unknown anchor 'nope' referenced`},
+		{"syntax-tab", `2: found a tab character that violates indentation`},
+		{"syntax-open-quote", `5: found unexpected end of stream`},
+		{"syntax-nested-flow", `4: did not find expected ',' or ']'`},
 		{"not-a-mapping", `1: want a mapping of settings (key: value), got a list`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -283,11 +291,11 @@ func TestConfigErrors(t *testing.T) {
 			for _, extra := range [][]string{nil, {"--print-config"}} {
 				args := append([]string{"serve", "--store", "memory", "--listen", "127.0.0.1:0", "--config", path}, extra...)
 				r := runCLI(t, cliEnv(t), nil, args...)
-				// The error is the last line; log lines of queues created
-				// before the bad one may precede it.
+				// The error is the last line; no queue is created before
+				// the whole file is checked.
 				lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
-				if r.code != 1 || !strings.HasPrefix(lines[len(lines)-1], want) || r.stdout != "" {
-					t.Errorf("baton %s: %v\nwant exit 1 and the last line of stderr starting %q", strings.Join(args, " "), r, want)
+				if r.code != 1 || !strings.HasPrefix(lines[len(lines)-1], want) || r.stdout != "" || strings.Contains(r.stderr, "config queue") {
+					t.Errorf("baton %s: %v\nwant exit 1, no queue created and the last line of stderr starting %q", strings.Join(args, " "), r, want)
 				}
 			}
 		})
@@ -321,8 +329,37 @@ func TestConfigRestartUpdatesQueues(t *testing.T) {
 	if err != nil || tags.Tags["env"] != "prod" {
 		t.Errorf("after the restart: tags %v, %v, want env=prod", tags, err)
 	}
-	if !strings.Contains(p.logs.String(), "how=updated") {
+	if !strings.Contains(p.logs.String(), `config queue updated" queue=jobs`) {
 		t.Errorf("want the queue logged as updated:\n%s", p.logs)
+	}
+	p.stop(t)
+
+	// The same file again: the queue is as declared, and says so.
+	p = startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", data, "--config", path)
+	if logs := p.logs.String(); !strings.Contains(logs, `config queue exists" queue=jobs`) {
+		t.Errorf("third start, the file unchanged: want the queue logged as existing:\n%s", logs)
+	}
+}
+
+// A config file refused for its third queue creates neither of the first
+// two in a durable store: every queue is checked before any is created.
+func TestConfigRefusedCreatesNothing(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path := writeConfig(t, `queues:
+  - name: first
+  - name: second
+    attributes: {VisibilityTimeout: 60}
+  - name: third
+    attributes: {VisibilityTimeout: 50000}
+`)
+	r := runCLI(t, cliEnv(t), nil, "serve", "--store", "sqlite", "--data-dir", data, "--listen", "127.0.0.1:0", "--config", path)
+	if want := path + ":6: queue third: InvalidAttributeValue"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("serve with a bad third queue: %v\nwant exit 1 and %q", r, want)
+	}
+	p := startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", data)
+	if out := mustSucceed(t, p.URL, "queue", "list"); out != "" {
+		t.Errorf("queues after the refused file: %q, want none", out)
 	}
 }
 

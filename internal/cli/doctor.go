@@ -33,7 +33,11 @@ func doctorCommand() *cobra.Command {
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: opts.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := opts.client(cmd)
+			queue := ""
+			if len(args) == 1 {
+				queue = args[0]
+			}
+			c, err := opts.clientFor(cmd, queue)
 			if err != nil {
 				return err
 			}

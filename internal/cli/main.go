@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,11 +85,93 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	}
 	root.SetArgs(args)
 	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), receiveCommand(), peekCommand(), doctorCommand(), benchCommand(), workerCommand(), versionCommand())
+	usage := root.UsageFunc()
+	root.SetUsageFunc(func(c *cobra.Command) error {
+		quietBools(c.LocalFlags())
+		quietBools(c.InheritedFlags())
+		return usage(c)
+	})
+	root.SetFlagErrorFunc(suggestFlag)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(m.Stderr, "baton:", err)
+		// cobra's unknown command error ends in a blank line.
+		fmt.Fprintln(m.Stderr, "baton:", strings.TrimRight(err.Error(), "\n"))
 		return 1
 	}
 	return 0
+}
+
+// quietBool is a bool flag's value as help shows it. pflag writes
+// "--flag[=true|false]" for a value that says IsBoolFlag, which quietBool
+// does not; the flag's NoOptDefVal ("true", set when it was added) still
+// lets --flag stand alone, and --flag=false still parses.
+type quietBool struct{ pflag.Value }
+
+// quietBools makes the bool flags of flags show as plain --flag in help.
+func quietBools(flags *pflag.FlagSet) {
+	flags.VisitAll(func(f *pflag.Flag) {
+		if _, done := f.Value.(quietBool); !done && f.Value.Type() == "bool" {
+			f.Value = quietBool{f.Value}
+		}
+	})
+}
+
+// suggestFlag is the root's flag error function: an unknown --flag gets
+// the command's flags nearest to it, as cobra suggests commands.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var near []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && (editDistance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	if len(near) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(near, "\n\t"))
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// groupOnly makes cmd a command that only groups subcommands: alone it
+// prints its help; with an argument that names no subcommand it fails,
+// suggesting the nearest (cobra does this for the root only; other
+// commands without a Run print their help and exit 0).
+func groupOnly(cmd *cobra.Command) {
+	cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it sets on the root only
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(near, "\n\t")
+		}
+		return errors.New(msg)
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }
 
 func versionCommand() *cobra.Command {
@@ -132,11 +215,12 @@ func envName(f *pflag.Flag) string {
 // commandEnvDefaults is envDefaults for a command other than serve: each
 // flag not given on the command line is set from BATON_<COMMAND>_<FLAG>
 // (`baton worker --batch-size`: BATON_WORKER_BATCH_SIZE), else from the
-// variable shared names for it (--endpoint: BATON_ENDPOINT, which every
-// client command reads). serve's BATON_<FLAG> variables (BATON_CONFIG,
-// BATON_STORE, BATON_REGION…) are never read: in an environment set up for
-// the server they mean something else, or name the server's database. It
-// returns, for each flag set from the environment, the variable that set it.
+// variable shared names for it. (--endpoint's other variables, which every
+// client command reads, are resolveEndpoint's.) serve's BATON_<FLAG>
+// variables (BATON_CONFIG, BATON_STORE, BATON_REGION…) are never read: in
+// an environment set up for the server they mean something else, or name
+// the server's database. It returns, for each flag set from the
+// environment, the variable that set it.
 func commandEnvDefaults(flags *pflag.FlagSet, command string, shared map[string]string) (map[string]string, error) {
 	from := map[string]string{}
 	var err error

@@ -274,3 +274,51 @@ func TestCLICompletion(t *testing.T) {
 		t.Errorf("completing `baton receive jo`: got %q, want jobs and jobs-dlq", out)
 	}
 }
+
+// Help shows a bool flag as plain --flag, not pflag's --flag[=true|false],
+// and --flag=false still parses.
+func TestCLIHelpBoolFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"serve", "--help"}, {"receive", "--help"}, {"send", "--help"}, {"queue", "--help"}, {"queue", "create", "--help"},
+		{"doctor", "--help"}, {"worker", "--help"}, {"bench", "--help"}, {"--help"},
+	} {
+		r := runCLI(t, cliEnv(t), nil, args...)
+		if r.code != 0 || strings.Contains(r.stdout, "[=true|false]") || !strings.Contains(r.stdout, "  -h, --help ") {
+			t.Errorf("baton %s: %v\nwant help without [=true|false]", strings.Join(args, " "), r)
+		}
+	}
+	r := runCLI(t, cliEnv(t), nil, "serve", "--help")
+	if !strings.Contains(r.stdout, "      --allow-anonymous    ") {
+		t.Errorf("serve --help: want --allow-anonymous alone on its line:\n%s", r.stdout)
+	}
+	r = runCLI(t, cliEnv(t), nil, "serve", "--store", "memory", "--allow-anonymous=false", "--print-config")
+	if r.code != 0 || !strings.Contains(r.stdout, "allow-anonymous: false # from --allow-anonymous") {
+		t.Errorf("serve --allow-anonymous=false --print-config: %v", r)
+	}
+}
+
+// A mistyped command, subcommand or flag fails and names the nearest.
+func TestCLISuggestions(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sevre"}, "unknown command \"sevre\" for \"baton\"\n\nDid you mean this?\n\tserve\n"},
+		{[]string{"queue", "craete", "jobs"}, "unknown command \"craete\" for \"baton queue\"\n\nDid you mean this?\n\tcreate\n"},
+		{[]string{"serve", "--lisen", "127.0.0.1:0"}, "unknown flag: --lisen\n\nDid you mean this?\n\t--listen\n"},
+		{[]string{"receive", "jobs", "--delte"}, "unknown flag: --delte\n\nDid you mean this?\n\t--delete\n"},
+		{[]string{"queue", "list", "--endpont", "x"}, "unknown flag: --endpont\n\nDid you mean this?\n\t--endpoint\n"},
+		{[]string{"serve", "--no-such-thing"}, "unknown flag: --no-such-thing\n"},
+	} {
+		r := runCLI(t, cliEnv(t), nil, tt.args...)
+		if r.code != 1 || r.stderr != "baton: "+tt.want {
+			t.Errorf("baton %s: %v\nwant exit 1 and stderr %q", strings.Join(tt.args, " "), r, "baton: "+tt.want)
+		}
+	}
+	// A command that groups subcommands, alone, prints its help.
+	if r := runCLI(t, cliEnv(t), nil, "queue"); r.code != 0 || !strings.Contains(r.stdout, "Available Commands:") {
+		t.Errorf("baton queue: %v\nwant its help", r)
+	}
+}

@@ -26,8 +26,8 @@ func queueCommand() *cobra.Command {
 		Long: "Manage the queues of a running Baton. QUEUE is a queue name (looked up with GetQueueUrl)\n" +
 			"or a queue URL. Credentials and region are found as the AWS CLI finds them (AWS_* variables,\n" +
 			"profiles); without any, dummy credentials are used, which a Baton without authentication accepts.",
-		Args: cobra.NoArgs,
 	}
+	groupOnly(cmd)
 	o.register(cmd.PersistentFlags())
 	cmd.AddCommand(
 		queueCreateCommand(&o), queueListCommand(&o), queueGetCommand(&o),
@@ -122,7 +122,7 @@ func queueGetCommand(o *clientOptions) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client(cmd)
+			c, err := o.clientFor(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -175,7 +175,7 @@ func queueSetCommand(o *clientOptions) *cobra.Command {
 			if len(a) == 0 {
 				return errors.New("nothing to set: give at least one --attribute NAME=VALUE")
 			}
-			c, err := o.client(cmd)
+			c, err := o.clientFor(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -216,7 +216,7 @@ func oneQueueCommand(o *clientOptions, use, short string, call func(ctx context.
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client(cmd)
+			c, err := o.clientFor(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,43 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// stderrIsTerminal tells whether receive's standard error is a terminal,
+// where a person waits on it (a variable for tests).
+var stderrIsTerminal = isTerminal
+
+// waitNoticeAfter is how long a receive waits before it says it is waiting.
+const waitNoticeAfter = time.Second
+
+// noteWaiting says on w, a terminal, that the receive is waiting for a
+// message on queue once it has waited waitNoticeAfter, so that a long poll
+// does not look like a hang. wait is --wait, if given. The returned stop
+// ends the wait; the notice is not written after it returns.
+func noteWaiting(w io.Writer, queue string, wait int, given bool) (stop func()) {
+	if !stderrIsTerminal(w) {
+		return func() {}
+	}
+	how := "up to the queue's ReceiveMessageWaitTimeSeconds"
+	if given {
+		how = fmt.Sprintf("up to %ds", wait)
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(waitNoticeAfter)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			fmt.Fprintf(w, "waiting for a message on %s (%s; Ctrl-C to stop)…\n", queue, how)
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
 // receiveCommand is `baton receive`: receive (lease) messages and print
 // them, optionally deleting them once printed.
 func receiveCommand() *cobra.Command {
@@ -42,7 +79,7 @@ func receiveCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client(cmd)
+			c, err := o.clientFor(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -65,7 +102,9 @@ func receiveCommand() *cobra.Command {
 				in.VisibilityTimeout = int32(visibility)
 				zero = append(zero, "VisibilityTimeout")
 			}
+			stop := noteWaiting(cmd.ErrOrStderr(), args[0], wait, cmd.Flags().Changed("wait"))
 			out, err := c.ReceiveMessage(cmd.Context(), in, sendZero(zero...))
+			stop()
 			if err != nil {
 				return apiError(err)
 			}

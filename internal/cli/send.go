@@ -71,7 +71,7 @@ func sendCommand() *cobra.Command {
 			if dedupID != "" {
 				in.MessageDeduplicationId = aws.String(dedupID)
 			}
-			c, err := o.client(cmd)
+			c, err := o.clientFor(cmd, args[0])
 			if err != nil {
 				return err
 			}

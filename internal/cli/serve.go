@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -46,6 +48,9 @@ type ServeConfig struct {
 	// TLSCert and TLSKey are PEM files; with both the server speaks HTTPS.
 	TLSCert string
 	TLSKey  string
+	// AdvertiseURL, if set, is the scheme://host[:port] of the queue URLs
+	// the server hands out (server.Config.AdvertiseURL).
+	AdvertiseURL string
 	// MaxLongPollsPerClient bounds waiting long polls per client address
 	// (0: server.DefaultMaxLongPollsPerClient, negative: no bound).
 	MaxLongPollsPerClient int
@@ -104,6 +109,8 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.CredentialsFile, "credentials-file", "",
 		"file of access keys, one per line: ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID (# starts a comment line)")
 	f.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", false, "serve a non-loopback --listen address without credentials")
+	f.StringVar(&cfg.AdvertiseURL, "advertise-url", "",
+		"scheme://host[:port] the queue URLs handed out start with (default: the request's, from its Host header), for clients that reach the server by another name")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
@@ -237,6 +244,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
+		return fmt.Errorf("--advertise-url: %w", err)
+	}
 	if err := checkExposure(cfg.Listen, len(creds) > 0, cfg.AllowAnonymous, log); err != nil {
 		return err
 	}
@@ -245,6 +255,11 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		if verifier, err = sigv4.NewVerifier(baton.SystemClock{}, creds); err != nil {
 			return err
 		}
+	}
+	// Every declared queue is checked before any is created, in a scratch
+	// engine: a file refused halfway would leave its first queues behind.
+	if err := checkQueues(ctx, cfg); err != nil {
+		return err
 	}
 	store, receiptKey, err := openStore(ctx, cfg)
 	if err != nil {
@@ -265,7 +280,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 			Ready: storeReady(store), Collectors: storeCollectors(store),
-			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen),
+			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s and the whole request within
@@ -288,8 +303,20 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if verifier != nil {
 		auth = fmt.Sprintf("sigv4 (%d keys)", len(creds))
 	}
-	log.Info("baton serving", "addr", ln.Addr().String(), "tls", tlsCfg != nil, "auth", auth,
-		"store", storeName(cfg.Store), "account", cfg.AccountID, "region", cfg.Region)
+	endpoint := listenURL(ln.Addr().String(), tlsCfg != nil)
+	attrs := []any{"addr", ln.Addr().String(), "endpoint", endpoint, "dashboard", endpoint + "/", "tls", tlsCfg != nil, "auth", auth,
+		"store", storeName(cfg.Store)}
+	if cfg.Store == "sqlite" {
+		dir, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			dir = cfg.DataDir
+		}
+		attrs = append(attrs, "data_dir", dir)
+	}
+	if cfg.AdvertiseURL != "" {
+		attrs = append(attrs, "advertise_url", cfg.AdvertiseURL)
+	}
+	log.Info("baton serving", append(attrs, "account", cfg.AccountID, "region", cfg.Region)...)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -314,6 +341,41 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	return nil
+}
+
+// checkAdvertiseURL accepts "" or an http(s) URL of a host alone, with
+// no path beyond "/": queue URLs are built by appending /ACCOUNT/NAME.
+func checkAdvertiseURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
+		u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not a URL of a host alone (like http://baton:9324)", v)
+	}
+	return nil
+}
+
+// listenURL is the URL a client on this machine reaches the server at,
+// listening on addr: the address itself, or 127.0.0.1 (::1) in place of an
+// unspecified one (0.0.0.0, ::), which no client can dial everywhere.
+func listenURL(addr string, https bool) string {
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // storeReady is the readiness check of stores that can be unreachable.

@@ -418,3 +418,70 @@ func TestServeLocalHostsOnly(t *testing.T) {
 		}
 	}
 }
+
+// The start-up log says where everything is: the SQS endpoint and the
+// dashboard as URLs, the store and its data directory as an absolute path
+// (given relative here), and each declared queue as created or existing.
+func TestServeStartupLog(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeConfig(t, "queues:\n  - name: jobs\n")
+	p := startServe(t, cliEnv(t), "--store", "sqlite", "--data-dir", rel, "--config", path)
+	logs := p.logs.String()
+	for _, want := range []string{
+		`msg="config queue created" queue=jobs`,
+		"endpoint=" + p.URL + " dashboard=" + p.URL + "/ ",
+		"store=sqlite data_dir=" + data + " ",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("start-up log: want %q in\n%s", want, logs)
+		}
+	}
+}
+
+// --advertise-url (a config file's advertise-url, BATON_ADVERTISE_URL) is
+// the base of the queue URLs the server hands out; a value that is not a
+// host's URL is refused.
+func TestServeAdvertiseURL(t *testing.T) {
+	t.Parallel()
+	const base = "http://baton.internal:9324"
+	path := writeConfig(t, "advertise-url: "+base+"\n")
+	for name, tt := range map[string]struct {
+		env  []string
+		args []string
+	}{
+		"flag":     {nil, []string{"--advertise-url", base + "/"}},
+		"file":     {nil, []string{"--config", path}},
+		"env":      {[]string{"BATON_ADVERTISE_URL=" + base}, nil},
+		"env>file": {[]string{"BATON_ADVERTISE_URL=" + base}, []string{"--config", writeConfig(t, "advertise-url: http://other:1\n")}},
+	} {
+		p := startServe(t, cliEnv(t, tt.env...), append([]string{"--store", "memory"}, tt.args...)...)
+		if got := mustSucceed(t, p.URL, "queue", "create", "jobs"); got != base+"/000000000000/jobs\n" {
+			t.Errorf("%s: queue create: %q, want the URL on %s", name, got, base)
+		}
+		if !strings.Contains(p.logs.String(), "advertise_url="+base) {
+			t.Errorf("%s: want the advertised URL in the start-up log:\n%s", name, p.logs)
+		}
+	}
+	bad := writeConfig(t, "store: memory\nadvertise-url: baton:9324\n")
+	for _, args := range [][]string{
+		{"--advertise-url", "http://baton:9324/prefix"},
+		{"--config", bad},
+	} {
+		r := runCLI(t, cliEnv(t), nil, append([]string{"serve", "--listen", "127.0.0.1:0", "--store", "memory"}, args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "is not a URL of a host alone") {
+			t.Errorf("serve %v: %v\nwant it refused", args, r)
+		}
+	}
+	if r := runCLI(t, cliEnv(t), nil, "serve", "--store", "memory", "--config", bad); !strings.Contains(r.stderr, bad+":2: advertise-url:") {
+		t.Errorf("a bad advertise-url in a file: %v\nwant its file:line", r)
+	}
+}

@@ -188,6 +188,21 @@ func (s *mappingSpec) config(ctx context.Context, c *sqs.Client, what string, st
 	return cfg, nil
 }
 
+// sharedQueueOrigin is the scheme://host the mappings' queue URLs all name,
+// for the client's endpoint when nothing else gives it; "" when a mapping
+// names its queue by name or the URLs name different hosts.
+func sharedQueueOrigin(specs []mappingSpec) string {
+	origin := ""
+	for i, s := range specs {
+		o := queueOrigin(s.QueueURL)
+		if o == "" || i > 0 && o != origin {
+			return ""
+		}
+		origin = o
+	}
+	return origin
+}
+
 // workerFile is a `baton worker --config` file.
 type workerFile struct {
 	Endpoint        string        `yaml:"endpoint"`
@@ -306,10 +321,11 @@ func workerCommand() *cobra.Command {
 			"shutdown-timeout and a list of mappings whose keys are the mapping flags' names.\n\n" +
 			"Every flag can also be set as a BATON_WORKER_<FLAG> environment variable (for example\n" +
 			"BATON_WORKER_QUEUE_URL, BATON_WORKER_CONFIG); a flag on the command line wins over it, and it\n" +
-			"wins over the --config file. --endpoint also comes from BATON_ENDPOINT, as for the other\n" +
-			"client commands. baton serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL,\n" +
-			"BATON_REGION…) are not read. A setting given with a value outside its range (0 included,\n" +
-			"where 0 is not documented as meaning something) is refused, not replaced by its default.",
+			"wins over the --config file. --endpoint also comes from AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL\n" +
+			"or BATON_ENDPOINT, as for the other client commands, then from the queue URL's host. baton\n" +
+			"serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL, BATON_REGION…) are not read.\n" +
+			"A setting given with a value outside its range (0 included, where 0 is not documented as\n" +
+			"meaning something) is refused, not replaced by its default.",
 		Example: "  baton worker --queue-url jobs --http http://127.0.0.1:8080/jobs --report-batch-item-failures\n" +
 			"  baton worker --queue-url jobs --http http://127.0.0.1:8080/ --per-message --max-concurrency 20\n" +
 			"  baton worker --queue-url events --command './load.sh' --batch-size 1000 --batching-window 10s\n" +
@@ -317,13 +333,13 @@ func workerCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			flags := cmd.Flags()
-			fromEnv, err := commandEnvDefaults(flags, "worker", map[string]string{"endpoint": "BATON_ENDPOINT"})
+			fromEnv, err := commandEnvDefaults(flags, "worker", nil)
 			if err != nil {
 				return err
 			}
-			if fromEnv["endpoint"] == commandEnvName("worker", flags.Lookup("endpoint")) {
-				// As given: it wins over BATON_ENDPOINT, which the client
-				// reads for an endpoint not given.
+			if fromEnv["endpoint"] != "" {
+				// As given: BATON_WORKER_ENDPOINT wins over the variables
+				// the client reads for an endpoint not given.
 				flags.Lookup("endpoint").Changed = true
 			}
 			// source: how each setting was given (see mappingSpec.source).
@@ -348,6 +364,10 @@ func workerCommand() *cobra.Command {
 				if err := applyFile(flags, file, fromEnv, source); err != nil {
 					return err
 				}
+				if source["endpoint"] == "endpoint:" {
+					// The file's endpoint, which the variables win over.
+					o.configured = o.endpoint
+				}
 				specs, names = file.Mappings, nil
 				for i := range specs {
 					names = append(names, fmt.Sprintf("%s: mappings[%d]", configPath, i))
@@ -369,7 +389,7 @@ func workerCommand() *cobra.Command {
 			}
 			stderr := &syncWriter{w: cmd.ErrOrStderr()}
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-			client, err := o.client(cmd)
+			client, err := o.clientFor(cmd, sharedQueueOrigin(specs))
 			if err != nil {
 				return err
 			}
@@ -394,7 +414,7 @@ func workerCommand() *cobra.Command {
 	f := cmd.Flags()
 	o.register(f)
 	spec.register(f)
-	f.Lookup("endpoint").Usage = "URL of the SQS endpoint (env BATON_WORKER_ENDPOINT, else BATON_ENDPOINT)"
+	f.Lookup("endpoint").Usage = endpointUsage("URL of the SQS endpoint", "BATON_WORKER_ENDPOINT")
 	f.StringVar(&configPath, "config", "", "YAML file of mappings (several per process; see --help)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", worker.DefaultShutdownTimeout, "on SIGTERM: how long to drain and release before exiting (more than 0s)")

@@ -65,7 +65,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return c.Run(ctx)
+	_, err = c.Run(ctx)
+	return err
 }
 
 // charge stands for work that must not happen twice. Writes it makes

@@ -63,12 +63,13 @@ func run() error {
 		return err
 	}
 	slog.Info("consuming", "queue", *url.QueueUrl)
-	// Run returns after the shutdown that ctx's cancellation starts; its
-	// report is logged, and kept in c.Report().
-	if err := c.Run(ctx); err != nil {
+	// Run returns the report of the shutdown that ctx's cancellation
+	// starts (it is logged too).
+	r, err := c.Run(ctx)
+	if err != nil {
 		return err
 	}
-	if r := c.Report(); r.ReleaseFailed > 0 || r.DeleteFailed > 0 {
+	if r.ReleaseFailed > 0 || r.DeleteFailed > 0 {
 		return fmt.Errorf("shutdown left work behind: %+v", r)
 	}
 	return nil

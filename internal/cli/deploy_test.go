@@ -1,0 +1,66 @@
+package cli_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// deploy/compose.yaml parses, its health check asks /healthz on the port
+// the Dockerfile's command listens on, and baton serve accepts its
+// environment as the image's command runs it: listening on 0.0.0.0
+// without credentials, allowed for development.
+func TestDeployCompose(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../deploy/compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+			Ports       []string          `yaml:"ports"`
+			Volumes     []string          `yaml:"volumes"`
+			Healthcheck struct {
+				Test []string `yaml:"test"`
+			} `yaml:"healthcheck"`
+		} `yaml:"services"`
+		Volumes map[string]any `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(b, &compose); err != nil {
+		t.Fatalf("deploy/compose.yaml: %v", err)
+	}
+	svc, ok := compose.Services["baton"]
+	if !ok {
+		t.Fatal("deploy/compose.yaml: no service baton")
+	}
+	if _, ok := compose.Volumes["baton-data"]; !ok || len(svc.Volumes) != 1 || svc.Volumes[0] != "baton-data:/data" {
+		t.Errorf("volumes: %v, %v, want the named volume baton-data on /data", svc.Volumes, compose.Volumes)
+	}
+	dockerfile, err := os.ReadFile("../../deploy/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := regexp.MustCompile(`(?m)^CMD \["serve", "--listen", "0\.0\.0\.0:([0-9]+)", "--data-dir", "/data"\]$`).FindSubmatch(dockerfile)
+	if cmd == nil {
+		t.Fatal("deploy/Dockerfile: no CMD serve --listen 0.0.0.0:PORT --data-dir /data")
+	}
+	port := string(cmd[1])
+	if test := strings.Join(svc.Healthcheck.Test, " "); test != "CMD wget -q -O /dev/null http://127.0.0.1:"+port+"/healthz" {
+		t.Errorf("healthcheck %q: want busybox wget of /healthz on port %s", test, port)
+	}
+	if len(svc.Ports) != 1 || svc.Ports[0] != "127.0.0.1:"+port+":"+port {
+		t.Errorf("ports %v: want %s published on the host's loopback only", svc.Ports, port)
+	}
+	var env []string
+	for k, v := range svc.Environment {
+		env = append(env, k+"="+v)
+	}
+	r := runCLI(t, cliEnv(t, env...), nil, "serve", "--listen", "0.0.0.0:"+port, "--data-dir", t.TempDir(), "--print-config")
+	if r.code != 0 || !strings.Contains(r.stdout, "allow-anonymous: true # from BATON_ALLOW_ANONYMOUS") {
+		t.Errorf("serve with compose.yaml's environment: %v", r)
+	}
+}
