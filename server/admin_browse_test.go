@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -14,12 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/server"
-	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/pgstore"
-	"github.com/baton-sqs/baton/store/sqlitestore"
 )
 
 // browse GETs a page of the queue's messages and decodes it.
@@ -49,29 +44,7 @@ func browsedIDs(b server.BrowseJSON) []string {
 // nothing and leaves no lease event.
 func TestAdminBrowse(t *testing.T) {
 	t.Parallel()
-	stores := map[string]func(t *testing.T) baton.Store{
-		"memory": func(t *testing.T) baton.Store { return memstore.New() },
-		"sqlite": func(t *testing.T) baton.Store {
-			s, err := sqlitestore.Open(context.Background(), t.TempDir(), sqlitestore.Options{Durability: sqlitestore.DurabilityRelaxed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		"postgres": func(t *testing.T) baton.Store {
-			s, err := pgstore.Open(context.Background(), pgtest.MustDatabase(t), pgstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-	}
-	for name, open := range stores {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testAdminBrowse(t, testutil.StartServer(t, testutil.Options{Store: open(t)}))
-		})
-	}
+	onEveryStore(t, testAdminBrowse)
 }
 
 func testAdminBrowse(t *testing.T, srv *testutil.Server) {
