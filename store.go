@@ -103,6 +103,11 @@ type Store interface {
 	MessageMove(ctx context.Context, params MessageMoveParams) (LeaseOutcome, error)
 	// MessageStats counts the queue's messages at params.Now.
 	MessageStats(ctx context.Context, params MessageStatsParams) (MessageStats, error)
+	// MessageBrowse lists a page of the queue's messages without touching
+	// them: no lease, receive count or visibility changes (see browse.go).
+	// It returns ErrInvalidCursor for a cursor it did not make and
+	// ErrNotFound if the queue does not exist.
+	MessageBrowse(ctx context.Context, params MessageBrowseParams) (MessageBrowsePage, error)
 	// MessageExpire deletes the queue's messages sent before cutoff and
 	// returns how many it deleted.
 	MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error)

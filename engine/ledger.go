@@ -616,6 +616,9 @@ const (
 	// kindRetention ends the active leases of the messages sent before
 	// sentAt: the retention sweep deleted them.
 	kindRetention
+	// kindRemove ends the active lease of one message, which an operator
+	// deleted or moved without a receipt (browse.go).
+	kindRemove
 )
 
 // ledgerEvent is one mutation of the ledger, self-contained so that it can
@@ -712,6 +715,8 @@ func (l *ledger) applyLocked(ev ledgerEvent, local bool) {
 		ql.retained(ev.at, ev.sentAt)
 	case kindDeadLetter:
 		ql.deadLettered(ev, local)
+	case kindRemove:
+		ql.removedOne(ev)
 	}
 }
 

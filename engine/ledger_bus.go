@@ -350,7 +350,7 @@ func (d *decoder) event() ledgerEvent {
 	var ev ledgerEvent
 	kind, flags := d.byte(), d.byte()
 	ev.kind = eventKind(kind)
-	if d.err == nil && (ev.kind < kindSent || ev.kind > kindRetention) {
+	if d.err == nil && (ev.kind < kindSent || ev.kind > kindRemove) {
 		d.err = errBadBatch
 	}
 	ev.queueID = d.uvarint()

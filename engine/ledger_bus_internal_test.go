@@ -263,6 +263,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{kind: kindForget, queueID: 2, at: sec(4)},
 		{kind: kindPurge, queueID: 2, at: sec(5)},
 		{kind: kindRetention, queueID: 2, at: sec(70), sentAt: sec(10)},
+		{kind: kindRemove, queueID: 2, messageID: applyMsg, epoch: 3, at: sec(71)},
 	}
 	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 7}
 	for _, ev := range evs {

@@ -18,6 +18,7 @@ import (
 //
 //	GET /admin/api/queues/{name}/leases                 the lease report
 //	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
+//	GET /admin/api/queues/{name}/messages               the queue's messages, unleased (admin_browse.go)
 //
 // Every admin request acts in the region its region query parameter names
 // (?region=eu-central-1), else in its own, as an SQS request does (of its
@@ -132,6 +133,7 @@ func (s *Server) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/api/queues/{name}/leases", s.adminLeases)
 	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", s.adminHistory)
+	mux.HandleFunc("GET /admin/api/queues/{name}/messages", s.adminBrowse)
 	// The dashboard's views, each also as a live stream of snapshots.
 	streams := newStreamLimiter(maxStreams)
 	for path, view := range map[string]viewFunc{
@@ -153,6 +155,11 @@ func (s *Server) adminMux() http.Handler {
 	mux.HandleFunc("POST /admin/api/queues/{name}/attributes", s.action(s.actionSetAttributes))
 	mux.HandleFunc("POST /admin/api/queues/{name}/move-tasks", s.action(s.actionStartMoveTask))
 	mux.HandleFunc("POST /admin/api/queues/{name}/move-tasks/cancel", s.action(s.actionCancelMoveTask))
+	mux.HandleFunc("POST /admin/api/queues", s.action(s.actionCreateQueue))
+	mux.HandleFunc("POST /admin/api/queues/{name}/delete", s.action(s.actionDeleteQueue))
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/delete", s.action(s.actionDeleteMessage))
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/release", s.action(s.actionReleaseMessage))
+	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/move", s.action(s.actionMoveMessage))
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})

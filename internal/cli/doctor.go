@@ -1,22 +1,17 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
-	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/server"
 )
 
@@ -104,52 +99,11 @@ func doctorCommand() *cobra.Command {
 // queueName is the last path segment of a queue URL, or the argument.
 func queueName(q string) string { return q[strings.LastIndex(q, "/")+1:] }
 
-// fetchLeaseReport GETs a queue's lease report from the admin API, signed
-// like the SQS requests, so it passes when the server checks credentials.
+// fetchLeaseReport GETs a queue's lease report from the admin API.
 func fetchLeaseReport(cmd *cobra.Command, c *sqs.Client, endpoint, name string) (server.LeaseReportJSON, error) {
 	var rep server.LeaseReportJSON
-	ctx := cmd.Context()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/admin/api/queues/"+url.PathEscape(name)+"/leases", nil)
-	if err != nil {
-		return rep, err
-	}
-	o := c.Options()
-	creds, err := o.Credentials.Retrieve(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("credentials: %w", err)
-	}
-	empty := sha256.Sum256(nil)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(empty[:]), "sqs", o.Region, clock.System{}.Now()); err != nil {
-		return rep, fmt.Errorf("sign: %w", err)
-	}
-	// The SDK's own HTTP client, so that what makes the other commands
-	// reach the server (AWS_CA_BUNDLE for a TLS one, say) holds here too.
-	var hc sqs.HTTPClient = http.DefaultClient
-	if o.HTTPClient != nil {
-		hc = o.HTTPClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return rep, apiError(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return rep, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return rep, fmt.Errorf("queue %s: %s", name, e.Error)
-		}
-		return rep, fmt.Errorf("queue %s: %s: %s", name, resp.Status, strings.TrimSpace(string(body)))
-	}
-	if err := json.Unmarshal(body, &rep); err != nil {
-		return rep, fmt.Errorf("queue %s: unreadable report: %w", name, err)
-	}
-	return rep, nil
+	err := adminGet(cmd, c, endpoint, "/admin/api/queues/"+url.PathEscape(name)+"/leases", "queue "+name, &rep)
+	return rep, err
 }
 
 // writeReport prints a report as a short text a person acts on.

@@ -50,6 +50,7 @@ type handler struct {
 //
 //	/                                   the queues page
 //	/ui/queues/{name}                   a queue
+//	/ui/queues/{name}/messages          its messages, browsed without receiving them
 //	/ui/queues/{name}/messages/{id}     a message's lease timeline
 //	/ui/static/{file}                   the embedded script, style sheet and icon
 //
@@ -81,7 +82,7 @@ func Handler() http.Handler {
 	}
 	h.version = hex.EncodeToString(sum.Sum(nil)[:6])
 	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
-	for _, name := range []string{"queues", "queue", "message", "notfound"} {
+	for _, name := range []string{"queues", "queue", "messages", "message", "notfound"} {
 		h.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	h.mux.HandleFunc("GET /{$}", h.queues)
@@ -89,6 +90,7 @@ func Handler() http.Handler {
 	h.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 	h.mux.HandleFunc("GET /ui/queues/{name}", h.queue)
 	h.mux.HandleFunc("GET /ui/queues/{name}/messages/{id}", h.message)
+	h.mux.HandleFunc("GET /ui/queues/{name}/messages", h.messages)
 	h.mux.HandleFunc("GET /ui/static/{file}", h.static)
 	h.mux.HandleFunc("/", h.notFound)
 	return h
@@ -113,6 +115,11 @@ func (h *handler) queues(w http.ResponseWriter, r *http.Request) {
 func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	h.render(w, http.StatusOK, "queue", pageData{Title: name, Page: "queue", Queue: name})
+}
+
+func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	h.render(w, http.StatusOK, "messages", pageData{Title: name + " messages", Page: "messages", Queue: name})
 }
 
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {

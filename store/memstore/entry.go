@@ -165,9 +165,24 @@ type group struct {
 	n          int
 	// oprev and onext link the queue's ring of groups.
 	oprev, onext *group
+	// maxSent is the latest send time of a message added (once sent is
+	// set), and lag how far before maxSent a message added since was
+	// sent at most. Arrival order is then send order give or take lag,
+	// which lets a browse stop early (browse.go). Neither shrinks when
+	// messages leave.
+	sent         bool
+	maxSent, lag int64
 }
 
 func (g *group) pushBack(e *entry) {
+	switch {
+	case !g.sent || e.sentAt > g.maxSent:
+		g.sent, g.maxSent = true, e.sentAt
+	case g.maxSent-e.sentAt < 0: // overflow: as far as can be
+		g.lag = math.MaxInt64
+	default:
+		g.lag = max(g.lag, g.maxSent-e.sentAt)
+	}
 	e.g, e.gprev, e.gnext = g, g.tail, nil
 	if g.tail != nil {
 		g.tail.gnext = e

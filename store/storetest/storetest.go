@@ -220,6 +220,7 @@ func groups() []group {
 			{"SendAndReceive", testConcurrentSendAndReceive},
 			{"DeleteOnce", testConcurrentDeleteOnce},
 		}},
+		{"MessageBrowse", browseTests},
 	}
 }
 

@@ -1071,6 +1071,253 @@
     return () => { clearTimeout(t); t = setTimeout(f, ms); };
   }
 
+
+  // ---- Creating and deleting queues ----
+
+  // createQueueForm runs the queues page's form: a .fifo name makes a FIFO
+  // queue, as SQS requires it to be asked for.
+  function createQueueForm() {
+    const form = $('create-form');
+    if (!form) return;
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const name = $('create-name').value.trim();
+      const payload = { name };
+      const attributes = {};
+      if (name.endsWith('.fifo')) attributes.FifoQueue = 'true';
+      const vt = $('create-vt').value.trim();
+      if (vt !== '') attributes.VisibilityTimeout = vt;
+      if (Object.keys(attributes).length) payload.attributes = attributes;
+      busy($('create-button'), async () => {
+        try {
+          const res = await api('POST', '/queues', payload);
+          showResult($('create-result'), true, 'Created ', el('a', { href: queueHref(res.name), class: 'mono', text: res.name }), '.');
+          $('create-name').value = '';
+          $('create-vt').value = '';
+        } catch (err) {
+          showResult($('create-result'), false, errorKids(err));
+          $('create-name').focus();
+        }
+      });
+    });
+  }
+
+  // deleteQueueControls runs the queue page's delete, after a confirmation.
+  function deleteQueueControls() {
+    const dialog = $('delete-queue-dialog'), button = $('delete-queue-button');
+    if (!dialog) return;
+    button.addEventListener('click', () => {
+      setText($('delete-queue-result'), '');
+      dialog.returnValue = '';
+      dialog.showModal();
+      $('delete-queue-cancel').focus();
+    });
+    dialog.addEventListener('close', () => {
+      if (dialog.returnValue !== 'delete') {
+        button.focus();
+        return;
+      }
+      busy(button, async () => {
+        try {
+          await api('POST', '/queues/' + encodeURIComponent(queueName) + '/delete', {});
+          showResult($('delete-queue-result'), true, 'Deleted. ', el('a', { href: '/', text: 'Back to the queues' }));
+        } catch (err) {
+          showResult($('delete-queue-result'), false, errorKids(err));
+        }
+        button.focus();
+      });
+    });
+  }
+
+  // confirmAction asks, in the page's confirmation dialog, whether to go
+  // on with something that cannot be undone.
+  function confirmAction(title, text, ok) {
+    const dialog = $('confirm-dialog');
+    setText($('confirm-title'), title);
+    setText($('confirm-text'), text);
+    setText($('confirm-ok'), ok);
+    dialog.returnValue = '';
+    return new Promise((resolve) => {
+      dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+      dialog.showModal();
+      $('confirm-cancel').focus();
+    });
+  }
+
+  // ---- Messages page ----
+
+  const STATES = {
+    visible: ['Visible', 'ok'],
+    inflight: ['In flight', 'info'],
+    delayed: ['Delayed', 'plain'],
+  };
+  // stateText is a message's state with the time left to its deadline.
+  function stateText(m, now) {
+    const [text] = STATES[m.state] || [m.state];
+    const until = m.lease_deadline || m.visible_at;
+    return until ? `${text} · ${fmtDuration((Date.parse(until) - Date.parse(now)) / 1000)} left` : text;
+  }
+  function preview(m) {
+    if (m.body_base64) return 'binary body, ' + fmtCount(Math.floor(m.body.length * 3 / 4)) + ' bytes';
+    const oneLine = m.body.replace(/\s+/g, ' ').trim();
+    return oneLine.length > 80 ? oneLine.slice(0, 80) + '…' : oneLine;
+  }
+
+  // messagesPage lists the queue's messages through the admin API's browse,
+  // which leases nothing: a snapshot on demand, not a live view.
+  function messagesPage() {
+    const s = $('live');
+    s.dataset.state = 'off';
+    setText(s.querySelector('.live-text'), 'Snapshot');
+    const path = '/queues/' + encodeURIComponent(queueName);
+    const table = $('browse'), tbody = table.querySelector('tbody');
+    let query = null, cursor = '', shown = [], now = null, selected = null;
+
+    function params() {
+      const q = new URLSearchParams();
+      q.set('order', $('browse-order').value);
+      if ($('browse-state').value) q.set('state', $('browse-state').value);
+      if ($('browse-contains').value) q.set('contains', $('browse-contains').value);
+      q.set('limit', '50');
+      return q;
+    }
+    async function load(more) {
+      if (!more) query = params();
+      const q = new URLSearchParams(query);
+      if (more) q.set('cursor', cursor);
+      try {
+        const d = await api('GET', path + '/messages?' + q.toString());
+        showFailure($('failure'), null);
+        now = d.now;
+        setText($('asof'), 'Server time ' + fmtStamp(d.now));
+        shown = more ? shown.concat(d.messages) : d.messages;
+        cursor = d.next_cursor || '';
+      } catch (err) {
+        showFailure($('failure'), err);
+        shown = [];
+        cursor = '';
+      }
+      draw();
+      if (selected) {
+        const m = shown.find((x) => x.message_id === selected.message_id);
+        if (m) showDetail(m, false);
+      }
+    }
+    function draw() {
+      table.hidden = shown.length === 0;
+      $('browse-empty').hidden = shown.length !== 0 || $('failure').hidden === false;
+      $('browse-more').hidden = !cursor;
+      setText($('browse-count'), shown.length ? plural(shown.length, 'message') + (cursor ? ', more follow' : '') : '');
+      keyed(tbody, shown, (m) => m.message_id, createRow, updateRow);
+    }
+    function createRow(m) {
+      const c = {};
+      const tr = el('tr', null,
+        el('td', { class: 'name', 'data-label': 'Message' },
+          c.open = el('button', { type: 'button', class: 'linkish mono', 'aria-controls': 'detail', text: shortID(m.message_id), title: m.message_id })),
+        c.state = el('td', { 'data-label': 'State' }),
+        c.receives = el('td', { class: 'num', 'data-label': 'Receives' }),
+        c.sent = el('td', { 'data-label': 'Sent' }),
+        c.body = el('td', { class: 'body-preview', 'data-label': 'Body' }));
+      c.open.addEventListener('click', () => showDetail(tr._m, true));
+      tr._c = c;
+      return tr;
+    }
+    function updateRow(tr, m) {
+      tr._m = m;
+      const c = tr._c;
+      const [, cls] = STATES[m.state] || ['', 'plain'];
+      rebuild(c.state, m.state + stateText(m, now), () => el('span', { class: 'badge ' + cls, text: stateText(m, now) }));
+      setText(c.receives, fmtCount(m.receive_count));
+      setText(c.sent, fmtStamp(m.sent_at).replace(' UTC', ''));
+      setText(c.body, preview(m));
+      c.body.classList.toggle('binary', !!m.body_base64);
+      tr.classList.toggle('selected', !!selected && selected.message_id === m.message_id);
+    }
+
+    function showDetail(m, focus) {
+      selected = m;
+      const box = $('detail');
+      box.hidden = false;
+      setText($('detail-id'), m.message_id);
+      $('detail-timeline').href = messageHref(queueName, m.message_id);
+      const figs = [['State', stateText(m, now)], ['Receives', fmtCount(m.receive_count)], ['Sent', fmtStamp(m.sent_at)]];
+      if (m.lease_deadline) figs.push(['Lease', `${m.lease}, until ${fmtStamp(m.lease_deadline)}`]);
+      if (m.visible_at) figs.push(['Visible at', fmtStamp(m.visible_at)]);
+      rebuild($('detail-figures'), JSON.stringify(figs), () => figs.map(([k, v]) => el('div', null, el('dt', { text: k }), el('dd', { text: v }))));
+      setText($('detail-encoding'), m.body_base64 ? '(not UTF-8: shown in base64)' : '');
+      setText($('detail-body'), m.body);
+      const attrs = Object.entries(m.message_attributes || {}).sort(([a], [b]) => (a < b ? -1 : 1));
+      $('detail-attrs').hidden = attrs.length === 0;
+      $('detail-attrs-none').hidden = attrs.length !== 0;
+      rebuild($('detail-attrs').querySelector('tbody'), JSON.stringify(attrs), () => attrs.map(([name, a]) =>
+        el('tr', null, el('td', { class: 'mono', text: name }), el('td', { text: a.data_type }),
+          el('td', { class: 'mono', text: a.binary_value !== undefined ? a.binary_value + ' (base64)' : a.string_value }))));
+      const sys = Object.entries(m.attributes || {}).sort(([a], [b]) => (a < b ? -1 : 1));
+      rebuild($('detail-system'), JSON.stringify(sys), () => sys.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
+      $('release-button').hidden = m.state !== 'inflight';
+      for (const tr of tbody.children) tr.classList.toggle('selected', tr._m && tr._m.message_id === m.message_id);
+      if (focus) {
+        setText($('detail-result'), '');
+        box.focus();
+      }
+    }
+    // act runs an action on the selected message, then shows the list again.
+    async function act(button, what, payload, done) {
+      const m = selected;
+      await busy(button, async () => {
+        try {
+          await api('POST', path + '/messages/' + encodeURIComponent(m.message_id) + '/' + what, payload);
+          showResult($('detail-result'), true, done);
+          await load(false);
+          if (!shown.some((x) => x.message_id === m.message_id)) {
+            selected = null;
+            $('detail').hidden = true;
+            showResult($('action-result'), true, `Message ${m.message_id}: ${done}`);
+            $('browse-button').focus();
+          }
+        } catch (err) {
+          showResult($('detail-result'), false, errorKids(err));
+        }
+      });
+    }
+
+    $('browse-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      busy($('browse-button'), () => load(false));
+    });
+    $('browse-more').addEventListener('click', () => busy($('browse-more'), () => load(true)));
+    $('release-button').addEventListener('click', () =>
+      act($('release-button'), 'release', { lease: selected.lease }, 'Released: the message is visible again.'));
+    $('move-button').addEventListener('click', async () => {
+      const dest = $('move-dest').value.trim();
+      if (!dest) {
+        showResult($('detail-result'), false, el('strong', { text: 'MissingParameter' }), ' Name the queue to move the message to.');
+        $('move-dest').focus();
+        return;
+      }
+      if (await confirmAction(`Move the message to ${dest}?`,
+        `Message ${selected.message_id} leaves ${queueName}, whatever its lease, and waits in ${dest} as a new message.`, 'Move message')) {
+        await act($('move-button'), 'move', { destination_queue: dest }, `Moved to ${dest}.`);
+      } else {
+        $('move-button').focus();
+      }
+    });
+    $('delete-button').addEventListener('click', async () => {
+      if (await confirmAction('Delete the message?',
+        `Message ${selected.message_id} is deleted, even if a consumer holds it. This cannot be undone.`, 'Delete message')) {
+        await act($('delete-button'), 'delete', {}, 'Deleted.');
+      } else {
+        $('delete-button').focus();
+      }
+    });
+    api('GET', '/queues').then((d) => {
+      const names = (d.queues || []).map((q) => q.name).filter((n) => n !== queueName);
+      $('move-queues').replaceChildren(...names.map((n) => el('option', { value: n })));
+    }, () => {});
+    load(false);
+  }
+
   // ---- Boot ----
 
   // The page's own links (the header, the breadcrumbs) stay in its region.
@@ -1081,8 +1328,13 @@
     }
   }
 
-  if (page === 'queues') queuesPage();
-  else if (page === 'queue') queuePage();
+  if (page === 'queues') {
+    queuesPage();
+    createQueueForm();
+  } else if (page === 'queue') {
+    queuePage();
+    deleteQueueControls();
+  } else if (page === 'messages') messagesPage();
   else if (page === 'message') messagePage();
   else {
     const s = $('live');

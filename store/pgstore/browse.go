@@ -1,0 +1,84 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/baton-sqs/baton"
+)
+
+// browseSQL lists a page of a queue's messages in browse order, oldest
+// first: $1 queue id, $2 and $3 the cursor's sent_at and id (NULL from the
+// start), $4 the states as bits, $5 now, $6 the body's substring (” for
+// any), $7 the limit. The range on sent_at is one of
+// baton_messages_by_sent; the row comparison then skips the cursor's own
+// instant's earlier ids.
+var browseSQL = `
+	SELECT ` + messageColumns + ` FROM baton_messages m
+	WHERE m.queue_id = $1
+	  AND ($2::timestamptz IS NULL OR m.sent_at >= $2 AND (m.sent_at, m.id) > ($2, $3::text COLLATE "C"))
+	  AND (($4::int & 1 <> 0 AND m.visible_at <= $5)
+	    OR ($4::int & 2 <> 0 AND m.visible_at > $5 AND m.leased)
+	    OR ($4::int & 4 <> 0 AND m.visible_at > $5 AND NOT m.leased))
+	  AND ($6::text = '' OR strpos(m.body, $6::text) > 0)
+	ORDER BY m.sent_at, m.id
+	LIMIT $7`
+
+// browseNewestSQL is browseSQL newest first.
+var browseNewestSQL = strings.NewReplacer(
+	"m.sent_at >= $2", "m.sent_at <= $2",
+	"(m.sent_at, m.id) >", "(m.sent_at, m.id) <",
+	"ORDER BY m.sent_at, m.id", "ORDER BY m.sent_at DESC, m.id DESC",
+).Replace(browseSQL)
+
+// MessageBrowse lists a page of the queue's messages without changing
+// them; see baton.Store.
+func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) (baton.MessageBrowsePage, error) {
+	var after *baton.BrowseKey
+	if p.Cursor != "" {
+		k, err := baton.ParseCursor(p.Cursor)
+		if err != nil {
+			return baton.MessageBrowsePage{}, err
+		}
+		after = &k
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(p.QueueID)).Scan(&exists); err != nil {
+		return baton.MessageBrowsePage{}, fmt.Errorf("pgstore: browse: %w", err)
+	}
+	if !exists {
+		return baton.MessageBrowsePage{}, baton.ErrNotFound
+	}
+	// A text column holds valid UTF-8 without NUL only: no body holds
+	// another substring.
+	if p.Limit <= 0 || p.BodyContains != "" && (!utf8.ValidString(p.BodyContains) || strings.IndexByte(p.BodyContains, 0) >= 0) {
+		return baton.MessageBrowsePage{}, nil
+	}
+	states := p.States
+	if states == 0 {
+		states = baton.AllStates
+	}
+	var sentAt *time.Time
+	var id *string
+	if after != nil {
+		sentAt, id = &after.SentAt, &after.ID
+	}
+	q := browseSQL
+	if p.Newest {
+		q = browseNewestSQL
+	}
+	msgs, err := collectLeased(s.pool.Query(ctx, q, int64(p.QueueID), sentAt, id, int(states), p.Now, p.BodyContains, p.Limit+1))
+	if err != nil {
+		return baton.MessageBrowsePage{}, fmt.Errorf("pgstore: browse: %w", err)
+	}
+	var page baton.MessageBrowsePage
+	if len(msgs) > p.Limit {
+		msgs = msgs[:p.Limit]
+		page.Next = baton.KeyOf(msgs[len(msgs)-1]).Cursor()
+	}
+	page.Messages = msgs
+	return page, nil
+}
