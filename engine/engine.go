@@ -48,12 +48,17 @@ type Engine struct {
 	closing chan struct{}
 	once    sync.Once
 
+	// shared is the store as a SharedStore, nil unless several servers
+	// share it (New decides once): then long polls hear of the others'
+	// sends, move tasks are locked and taken over, receive attempts and the
+	// lease ledger are kept across servers.
+	shared baton.SharedStore
+
 	tasks moveTasks
-	// locker is the store as a TaskLocker, nil unless several servers
-	// share the store: then move tasks are locked, and taken over.
+	// locker is shared as a TaskLocker, nil on a single node.
 	locker baton.TaskLocker
-	// attempts is the store as an AttemptStore if several servers share
-	// it, else the engine's own.
+	// attempts is shared as an AttemptStore, or on a single node the
+	// engine's own.
 	attempts baton.AttemptStore
 	ledger   ledger
 	// nodeID tells this engine's ledger batches from other nodes' on a
@@ -104,9 +109,11 @@ func New(cfg Config) (*Engine, error) {
 		inFlightLimit: inFlightLimit,
 		started:       cfg.Clock.Now(),
 	}
-	e.locker, _ = cfg.Store.(baton.TaskLocker)
-	if as, ok := cfg.Store.(baton.AttemptStore); ok {
-		e.attempts = as
+	// The one place the engine asks what its store can do.
+	if shared, ok := cfg.Store.(baton.SharedStore); ok {
+		e.shared = shared
+		e.locker = shared
+		e.attempts = shared
 	} else {
 		e.attempts = &attempts{}
 	}
@@ -121,7 +128,7 @@ func New(cfg Config) (*Engine, error) {
 // Close answers every waiting long poll (with what is available, usually
 // nothing), makes new long polls return at once and stops running move
 // tasks: they end FAILED, unless several servers share the store
-// (baton.TaskLocker), when they are left RUNNING for another to take over.
+// (baton.SharedStore), when they are left RUNNING for another to take over.
 // It publishes the lease-ledger events not yet sent to the other nodes. It
 // does not close the store.
 func (e *Engine) Close() {
@@ -130,6 +137,15 @@ func (e *Engine) Close() {
 	if e.publisher != nil {
 		e.publisher.Stop()
 	}
+}
+
+// StoreReady returns the readiness check of a shared store, whose backend
+// can be unreachable (its Ping), or nil on a single node.
+func (e *Engine) StoreReady() func(context.Context) error {
+	if e.shared == nil {
+		return nil
+	}
+	return e.shared.Ping
 }
 
 // Clock returns the engine's clock.

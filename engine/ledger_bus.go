@@ -76,12 +76,11 @@ func (e *Engine) applyBatch(b []byte) {
 
 // startLedgerBus joins the store's ledger bus, if it has one.
 func (e *Engine) startLedgerBus() {
-	bus, ok := e.store.(baton.LedgerBus)
-	if !ok {
+	if e.shared == nil {
 		return
 	}
-	e.publisher = newLedgerPublisher(bus, e.nodeID, e.log)
-	bus.SubscribeLedger(e.applyBatch)
+	e.publisher = newLedgerPublisher(e.shared, e.nodeID, e.log)
+	e.shared.SubscribeLedger(e.applyBatch)
 	e.publisher.Start(context.Background())
 }
 

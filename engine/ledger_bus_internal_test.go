@@ -16,10 +16,10 @@ import (
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
-// loopBus is a memstore that is also a LedgerBus delivering every batch to
+// loopBus is a memstore handle whose LedgerBus delivers every batch to
 // every subscriber, the publisher included, as PostgreSQL's NOTIFY does.
 type loopBus struct {
-	*memstore.Store
+	*memstore.Shared
 	mu        sync.Mutex
 	subs      []func([]byte)
 	batches   [][]byte
@@ -61,7 +61,7 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestLedgerOwnEchoIgnored(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bus := &loopBus{Store: memstore.New()}
+	bus := &loopBus{Shared: memstore.NewCluster().Open()}
 	clock := baton.NewFakeClock(applyBase)
 	e, err := New(Config{Store: bus, Clock: clock, Logger: quietLog})
 	if err != nil {
@@ -117,7 +117,7 @@ func TestLedgerOwnEchoIgnored(t *testing.T) {
 // the limit, loses no event and keeps their order.
 func TestLedgerBatchesUnderLimit(t *testing.T) {
 	t.Parallel()
-	bus := &loopBus{Store: memstore.New()}
+	bus := &loopBus{Shared: memstore.NewCluster().Open()}
 	p := newLedgerPublisher(bus, 42, quietLog)
 	p.every = time.Hour // only size cuts a batch until Stop
 	p.Start(context.Background())
@@ -185,7 +185,7 @@ func (b *slowBus) PublishLedger(ctx context.Context, batches [][]byte) error {
 // round trip each, and none is lost or reordered.
 func TestLedgerSlowBusGathers(t *testing.T) {
 	t.Parallel()
-	bus := &slowBus{loopBus: loopBus{Store: memstore.New()}, entered: make(chan struct{}), release: make(chan struct{})}
+	bus := &slowBus{loopBus: loopBus{Shared: memstore.NewCluster().Open()}, entered: make(chan struct{}), release: make(chan struct{})}
 	p := newLedgerPublisher(bus, 7, quietLog)
 	p.every = time.Millisecond
 	p.Start(context.Background())
@@ -230,7 +230,7 @@ func TestLedgerSlowBusGathers(t *testing.T) {
 // waiting for more.
 func TestLedgerBatchFlushesAfterInterval(t *testing.T) {
 	t.Parallel()
-	bus := &loopBus{Store: memstore.New()}
+	bus := &loopBus{Shared: memstore.NewCluster().Open()}
 	p := newLedgerPublisher(bus, 1, quietLog)
 	p.Start(context.Background())
 	t.Cleanup(p.Stop)

@@ -264,7 +264,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	srv := &http.Server{
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-			Ready: storeReady(store), Collectors: storeCollectors(store),
+			Ready: eng.StoreReady(), Collectors: storeCollectors(store),
 			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen),
 		}),
 		TLSConfig: tlsCfg,
@@ -312,14 +312,6 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
-	}
-	return nil
-}
-
-// storeReady is the readiness check of stores that can be unreachable.
-func storeReady(store baton.Store) func(context.Context) error {
-	if p, ok := store.(baton.Pinger); ok {
-		return p.Ping
 	}
 	return nil
 }
