@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/ids"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // Config configures an Engine.
@@ -60,12 +59,9 @@ type Engine struct {
 	// attempts is shared as an AttemptStore, or on a single node the
 	// engine's own.
 	attempts baton.AttemptStore
-	ledger   ledger
-	// nodeID tells this engine's ledger batches from other nodes' on a
-	// shared store; publisher is nil unless the store is a LedgerBus.
-	nodeID     uint64
-	publisher  *ledgerPublisher
-	badBatches atomic.Uint64
+	// ledger is the node's lease ledger, shared with the other nodes' on a
+	// shared store.
+	ledger *ledger.Ledger
 	// inFlightLimit is inFlightLimit but for tests, which set it low.
 	inFlightLimit int
 	// started is when New made the engine: its lease ledger starts then.
@@ -104,7 +100,6 @@ func New(cfg Config) (*Engine, error) {
 		waiters:  make(map[uint64]chan struct{}),
 		full:     make(map[uint64]bool),
 		closing:  make(chan struct{}),
-		nodeID:   ids.NewUint64(),
 
 		inFlightLimit: inFlightLimit,
 		started:       cfg.Clock.Now(),
@@ -117,11 +112,16 @@ func New(cfg Config) (*Engine, error) {
 	} else {
 		e.attempts = &attempts{}
 	}
+	lc := ledger.Config{Clock: cfg.Clock, Started: e.started, Logger: cfg.Logger}
+	if e.shared != nil {
+		lc.Bus = e.shared
+	}
+	e.ledger = ledger.New(lc)
 	if err := e.loadMoveTasks(context.Background()); err != nil {
+		e.ledger.Close()
 		return nil, err
 	}
 	e.subscribeStore()
-	e.startLedgerBus()
 	return e, nil
 }
 
@@ -134,9 +134,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()
-	if e.publisher != nil {
-		e.publisher.Stop()
-	}
+	e.ledger.Close()
 }
 
 // StoreReady returns the readiness check of a shared store, whose backend
