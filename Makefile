@@ -36,7 +36,7 @@ fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz='^FuzzDecodeState$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
 	go test -run='^$$' -fuzz='^FuzzDecodeAttributes$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
 	go test -run='^$$' -fuzz='^FuzzMD5OfAttributes$$' -fuzztime=$(FUZZTIME) ./engine
-	go test -run='^$$' -fuzz='^FuzzDecodeLedgerBatch$$' -fuzztime=$(FUZZTIME) ./engine
+	go test -run='^$$' -fuzz='^FuzzDecodeLedgerBatch$$' -fuzztime=$(FUZZTIME) ./engine/ledger
 	go test -run='^$$' -fuzz='^FuzzParseBatchItemFailures$$' -fuzztime=$(FUZZTIME) ./worker
 
 bench: ## Run the Go benchmarks

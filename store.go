@@ -126,8 +126,26 @@ type Store interface {
 	Close() error
 }
 
-// Notifier is implemented by a Store that several servers share, such as
-// the PostgreSQL store. The engine wakes its own long polls when it sends to
+// SharedStore is a Store that several servers share, such as the
+// PostgreSQL store, so that they act as one queue: besides the Store it
+// tells each server of the others' sends (Notifier), runs each move task on
+// one server at a time (TaskLocker), keeps FIFO receive attempts for all of
+// them (AttemptStore), relays the lease ledger (LedgerBus) and reports
+// whether its backend answers (Pinger). engine.New looks once at its store:
+// a SharedStore makes it one node of several, any other Store the only one.
+// store/storetest.RunShared is the conformance suite of these capabilities,
+// run over two handles on one backend.
+type SharedStore interface {
+	Store
+	Notifier
+	TaskLocker
+	AttemptStore
+	LedgerBus
+	Pinger
+}
+
+// Notifier is the part of a SharedStore that wakes long polls across
+// servers. The engine wakes its own long polls when it sends to
 // a queue; a Notifier tells it when another server did, so a long poll here
 // answers a send made there. The engine subscribes once, when it is created.
 type Notifier interface {
@@ -327,7 +345,7 @@ type MessageMoveParams struct {
 	// ResetSentAt restarts the retention period at Now.
 	ResetSentAt bool
 	// MoveTask, if set, is the handle of the move task making the move. A
-	// TaskLocker store adds the move to that task's Moved in the same
+	// SharedStore adds the move to that task's Moved in the same
 	// operation, so that the count survives the server that made it; other
 	// stores ignore it.
 	MoveTask string
@@ -391,14 +409,14 @@ func CompareMoveTasks(a, b MoveTask) int {
 	return strings.Compare(a.Handle, b.Handle)
 }
 
-// TaskLocker is implemented by a Store that several servers share, such as
-// the PostgreSQL store. Each message move task then runs on exactly one of
+// TaskLocker is the part of a SharedStore that runs move tasks across
+// servers. Each message move task then runs on exactly one of
 // them, the one holding the task's lock, and another server takes the task
 // over, from its saved progress, when that one dies. The engine of a store
 // without it runs the tasks it starts itself and fails those a restart cut
 // short.
 //
-// A TaskLocker store also keeps what the servers agree on in the store
+// A SharedStore also keeps what the servers agree on in the store
 // itself: MoveTaskSave returns ErrExists for a RUNNING task whose source has
 // another RUNNING or CANCELLING task, never replaces a COMPLETED, CANCELLED
 // or FAILED task, nor turns a CANCELLING task back to RUNNING, and it never
@@ -422,11 +440,10 @@ type TaskLock interface {
 	Release()
 }
 
-// AttemptStore is implemented by a Store that several servers share, such
-// as the PostgreSQL store: it keeps the FIFO receives made with a
-// ReceiveRequestAttemptId, so that a client retrying one through another
-// server gets the same messages back. The engine of a store without it
-// remembers its own.
+// AttemptStore is the part of a SharedStore that keeps the FIFO receives
+// made with a ReceiveRequestAttemptId, so that a client retrying one
+// through another server gets the same messages back. The engine of a
+// store that is not shared remembers its own.
 type AttemptStore interface {
 	// AttemptPut records an attempt, replacing one of the same queue and
 	// id, and may forget those made before p.Forget.
@@ -447,14 +464,13 @@ type Attempt struct {
 	Forget time.Time
 }
 
-// Pinger is a Store that can tell whether its backend answers: a database
-// store implements it so that /healthz reports an unreachable database.
+// Pinger is the part of a SharedStore that tells whether its backend
+// answers, so that /healthz reports an unreachable database.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// LedgerBus is implemented by a Store that several servers share, such as
-// the PostgreSQL store: it carries the lease ledger's events between them,
+// LedgerBus is the part of a SharedStore that carries the lease ledger's events between them,
 // so that each server's lease reports cover the leases every server handed
 // out, renewed and ended. A batch is opaque to the store; the engine encodes
 // it, at most MaxLedgerBatch bytes, and recognises its own batches when the

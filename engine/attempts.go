@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // attemptWindow is how long a FIFO ReceiveRequestAttemptId is honoured.
@@ -116,7 +117,7 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		return nil, false, nil
 	}
 	var reset []baton.MessageChangeVisibilityParams // how to undo each reset
-	var renewed []ledgerEvent
+	var renewed []ledger.Event
 	defer func() {
 		if ok {
 			return
@@ -149,9 +150,9 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		})
 		// The lease goes on to a new end, as after a renewal: the ledger
 		// must not see it lapse at the old one (told once every reset held).
-		renewed = append(renewed, ledgerEvent{
-			kind: kindChange, queueID: k.queueID, messageID: m.ID, epoch: m.Epoch, at: now, deadline: end,
-			leasedAt: m.LeasedAt, result: out.Result, storeEpoch: epochOf(m), client: clientFrom(ctx),
+		renewed = append(renewed, ledger.Event{
+			Kind: ledger.KindChange, QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, At: now, Deadline: end,
+			LeasedAt: m.LeasedAt, Result: out.Result, StoreEpoch: epochOf(m), Client: ledger.ClientFrom(ctx),
 		})
 	}
 	for _, ev := range renewed {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 )
@@ -17,7 +18,18 @@ import (
 func TestReplayAcrossNodes(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
-	nodes, clock := startCluster(t, pg, 2)
+	testReplayAcrossNodes(t, func(t *testing.T, n int) ([]*engine.Engine, *clock.Fake) { return startCluster(t, pg, n) })
+}
+
+// TestReplayAcrossNodesInMemory replays across handles of a
+// memstore.Cluster.
+func TestReplayAcrossNodesInMemory(t *testing.T) {
+	t.Parallel()
+	testReplayAcrossNodes(t, startMemCluster)
+}
+
+func testReplayAcrossNodes(t *testing.T, start startFunc) {
+	nodes, clock := start(t, 2)
 	ctx := context.Background()
 	ref := engine.QueueRef{Account: clusterQueue.Account, Name: "orders.fifo"}
 	if _, err := nodes[0].CreateQueue(ctx, engine.CreateQueueParams{

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // MaxBrowseLimit bounds one page of BrowseMessages.
@@ -76,18 +77,6 @@ func errNoSuchMessage(id string) *baton.Error {
 	return baton.Errorf(baton.ErrResourceNotFound, "The queue holds no message %s.", id)
 }
 
-// removedOne ends the active lease of the message of ev, if any.
-func (ql *queueLedger) removedOne(ev ledgerEvent) {
-	tm, ok := ql.messages[ev.messageID]
-	if !ok {
-		return
-	}
-	if cur := tm.lease(max(tm.latest, ev.epoch)); cur.state == leaseActive {
-		ql.end(cur, leaseRemoved)
-		tm.record(LeaseEvent{At: ev.at, Kind: EventRemoved, Epoch: cur.epoch})
-	}
-}
-
 // inFlight reports whether m, as a store returned it, was in flight at now.
 func inFlight(m *baton.Message, now time.Time) bool {
 	return m != nil && m.StateAt(now) == baton.StateInFlight
@@ -113,7 +102,7 @@ func (e *Engine) DeleteMessageByID(ctx context.Context, ref QueueRef, id string)
 		return errNoSuchMessage(id)
 	}
 	if inFlight(out.Message, now) {
-		e.record(ledgerEvent{kind: kindRemove, queueID: q.ID, messageID: id, epoch: out.Message.Epoch, at: now})
+		e.record(ledger.Event{Kind: ledger.KindRemove, QueueID: q.ID, MessageID: id, Epoch: out.Message.Epoch, At: now})
 		if q.IsFIFO() {
 			e.notify(q.ID) // its group may go on
 		} else {
@@ -149,9 +138,9 @@ func (e *Engine) ReleaseMessageByID(ctx context.Context, ref QueueRef, id string
 	default:
 		return baton.Errorf(baton.ErrInvalidParameterValue, "Message %s is not in flight under lease %d any more.", id, epoch)
 	}
-	e.record(ledgerEvent{
-		kind: kindChange, queueID: q.ID, messageID: id, epoch: epoch, at: now, deadline: now,
-		leasedAt: out.Message.LeasedAt, result: baton.LeaseCurrent, storeEpoch: out.Message.Epoch, client: clientFrom(ctx),
+	e.record(ledger.Event{
+		Kind: ledger.KindChange, QueueID: q.ID, MessageID: id, Epoch: epoch, At: now, Deadline: now,
+		LeasedAt: out.Message.LeasedAt, Result: baton.LeaseCurrent, StoreEpoch: out.Message.Epoch, Client: ledger.ClientFrom(ctx),
 	})
 	e.notify(q.ID)
 	return nil
@@ -196,7 +185,7 @@ func (e *Engine) MoveMessageByID(ctx context.Context, ref QueueRef, id string, t
 		return errNoSuchMessage(id)
 	}
 	if inFlight(out.Message, now) {
-		e.record(ledgerEvent{kind: kindRemove, queueID: q.ID, messageID: id, epoch: out.Message.Epoch, at: now})
+		e.record(ledger.Event{Kind: ledger.KindRemove, QueueID: q.ID, MessageID: id, Epoch: out.Message.Epoch, At: now})
 		if q.IsFIFO() {
 			e.notify(q.ID)
 		} else {

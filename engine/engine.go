@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // Config configures an Engine.
@@ -49,19 +48,21 @@ type Engine struct {
 	closing chan struct{}
 	once    sync.Once
 
+	// shared is the store as a SharedStore, nil unless several servers
+	// share it (New decides once): then long polls hear of the others'
+	// sends, move tasks are locked and taken over, receive attempts and the
+	// lease ledger are kept across servers.
+	shared baton.SharedStore
+
 	tasks moveTasks
-	// locker is the store as a TaskLocker, nil unless several servers
-	// share the store: then move tasks are locked, and taken over.
+	// locker is shared as a TaskLocker, nil on a single node.
 	locker baton.TaskLocker
-	// attempts is the store as an AttemptStore if several servers share
-	// it, else the engine's own.
+	// attempts is shared as an AttemptStore, or on a single node the
+	// engine's own.
 	attempts baton.AttemptStore
-	ledger   ledger
-	// nodeID tells this engine's ledger batches from other nodes' on a
-	// shared store; publisher is nil unless the store is a LedgerBus.
-	nodeID     uint64
-	publisher  *ledgerPublisher
-	badBatches atomic.Uint64
+	// ledger is the node's lease ledger, shared with the other nodes' on a
+	// shared store.
+	ledger *ledger.Ledger
 	// inFlightLimit is inFlightLimit but for tests, which set it low.
 	inFlightLimit int
 	// started is when New made the engine: its lease ledger starts then.
@@ -100,37 +101,50 @@ func New(cfg Config) (*Engine, error) {
 		waiters:  make(map[uint64]chan struct{}),
 		full:     make(map[uint64]bool),
 		closing:  make(chan struct{}),
-		nodeID:   ids.NewUint64(),
 
 		inFlightLimit: inFlightLimit,
 		started:       cfg.Clock.Now(),
 	}
-	e.locker, _ = cfg.Store.(baton.TaskLocker)
-	if as, ok := cfg.Store.(baton.AttemptStore); ok {
-		e.attempts = as
+	// The one place the engine asks what its store can do.
+	if shared, ok := cfg.Store.(baton.SharedStore); ok {
+		e.shared = shared
+		e.locker = shared
+		e.attempts = shared
 	} else {
 		e.attempts = &attempts{}
 	}
+	lc := ledger.Config{Clock: cfg.Clock, Started: e.started, Logger: cfg.Logger}
+	if e.shared != nil {
+		lc.Bus = e.shared
+	}
+	e.ledger = ledger.New(lc)
 	if err := e.loadMoveTasks(context.Background()); err != nil {
+		e.ledger.Close()
 		return nil, err
 	}
 	e.subscribeStore()
-	e.startLedgerBus()
 	return e, nil
 }
 
 // Close answers every waiting long poll (with what is available, usually
 // nothing), makes new long polls return at once and stops running move
 // tasks: they end FAILED, unless several servers share the store
-// (baton.TaskLocker), when they are left RUNNING for another to take over.
+// (baton.SharedStore), when they are left RUNNING for another to take over.
 // It publishes the lease-ledger events not yet sent to the other nodes. It
 // does not close the store.
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()
-	if e.publisher != nil {
-		e.publisher.Stop()
+	e.ledger.Close()
+}
+
+// StoreReady returns the readiness check of a shared store, whose backend
+// can be unreachable (its Ping), or nil on a single node.
+func (e *Engine) StoreReady() func(context.Context) error {
+	if e.shared == nil {
+		return nil
 	}
+	return e.shared.Ping
 }
 
 // Clock returns the engine's clock.

@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -34,30 +36,64 @@ func startCluster(t *testing.T, pg *pgtest.Cluster, n int) ([]*engine.Engine, *c
 func startClusterOn(t *testing.T, url string, n int) ([]*engine.Engine, *clock.Fake) {
 	t.Helper()
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	clock := clock.NewFake(testutil.Epoch)
-	nodes := make([]*engine.Engine, n)
-	for i := range nodes {
-		s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: quiet})
+	stores := make([]*pgstore.Store, n)
+	shared := make([]baton.SharedStore, n)
+	for i := range stores {
+		s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: clusterLog})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		key, err := s.ReceiptKey(ctx)
-		if err != nil {
-			t.Fatal(err)
+		stores[i], shared[i] = s, s
+	}
+	key, err := stores[0].ReceiptKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startNodes(t, shared, key, func(i int) {
+		// What the others publish before this node listens is lost.
+		select {
+		case <-stores[i].Listening():
+		case <-time.After(30 * time.Second):
+			t.Fatal("node's store not listening after 30 s")
 		}
-		e, err := engine.New(engine.Config{Store: s, Clock: clock, ReceiptKey: key, Logger: quiet})
+	})
+}
+
+// startMemCluster starts n engines on handles of one memstore.Cluster:
+// the cluster's paths without a database.
+func startMemCluster(t *testing.T, n int) ([]*engine.Engine, *clock.Fake) {
+	t.Helper()
+	c := memstore.NewCluster()
+	stores := make([]baton.SharedStore, n)
+	for i := range stores {
+		h := c.Open()
+		t.Cleanup(func() { h.Close() })
+		stores[i] = h
+	}
+	return startNodes(t, stores, []byte("one receipt key for every node.."), nil)
+}
+
+// clusterLog is the cluster's nodes' logger.
+var clusterLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// startNodes starts an engine on each store, on one fake clock and
+// receipt key, and creates clusterQueue through the first. ready, if set,
+// waits until node i hears the others.
+func startNodes(t *testing.T, stores []baton.SharedStore, key []byte, ready func(i int)) ([]*engine.Engine, *clock.Fake) {
+	t.Helper()
+	ctx := context.Background()
+	clock := clock.NewFake(testutil.Epoch)
+	nodes := make([]*engine.Engine, len(stores))
+	for i, s := range stores {
+		e, err := engine.New(engine.Config{Store: s, Clock: clock, ReceiptKey: key, Logger: clusterLog})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(e.Close) // before the store closes: cleanups run last first
 		nodes[i] = e
-		// What the others publish before this node listens is lost.
-		select {
-		case <-s.Listening():
-		case <-time.After(30 * time.Second):
-			t.Fatal("node's store not listening after 30 s")
+		if ready != nil {
+			ready(i)
 		}
 	}
 	if _, err := nodes[0].CreateQueue(ctx, engine.CreateQueueParams{
@@ -103,18 +139,30 @@ func historyOf(t *testing.T, e *engine.Engine, id string) []string {
 func TestLedgerSharedByNodes(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
-	t.Run("Incident", func(t *testing.T) { t.Parallel(); testSharedIncident(t, pg) })
-	t.Run("RenewedElsewhere", func(t *testing.T) { t.Parallel(); testSharedRenewal(t, pg) })
+	start := func(t *testing.T, n int) ([]*engine.Engine, *clock.Fake) { return startCluster(t, pg, n) }
+	t.Run("Incident", func(t *testing.T) { t.Parallel(); testSharedIncident(t, start) })
+	t.Run("RenewedElsewhere", func(t *testing.T) { t.Parallel(); testSharedRenewal(t, start) })
 }
+
+// TestLedgerSharedByNodesInMemory plays the same stories on a
+// memstore.Cluster.
+func TestLedgerSharedByNodesInMemory(t *testing.T) {
+	t.Parallel()
+	t.Run("Incident", func(t *testing.T) { t.Parallel(); testSharedIncident(t, startMemCluster) })
+	t.Run("RenewedElsewhere", func(t *testing.T) { t.Parallel(); testSharedRenewal(t, startMemCluster) })
+}
+
+// startFunc starts n engines sharing one store.
+type startFunc func(t *testing.T, n int) ([]*engine.Engine, *clock.Fake)
 
 // testSharedIncident splits the classic incident over three nodes: handler
 // A receives on node 1 at t=0 with a 30 s lease and works for 90 s; worker
 // B receives on node 2 at t=31, after the lease lapsed; C receives on node 3
 // at t=62; A's late delete arrives on node 3 at t=90 and removes the
 // message from C.
-func testSharedIncident(t *testing.T, pg *pgtest.Cluster) {
+func testSharedIncident(t *testing.T, start startFunc) {
 	ctx := context.Background()
-	nodes, clock := startCluster(t, pg, 3)
+	nodes, clock := start(t, 3)
 	sent, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: "charge card 42"})
 	if err != nil {
 		t.Fatal(err)
@@ -188,9 +236,9 @@ func testSharedIncident(t *testing.T, pg *pgtest.Cluster) {
 // testSharedRenewal: a lease received on node 1 and renewed through node 2
 // is not counted as expired by node 1, even when node 1 reads its report
 // past the original deadline before the renewal reaches it.
-func testSharedRenewal(t *testing.T, pg *pgtest.Cluster) {
+func testSharedRenewal(t *testing.T, start startFunc) {
 	ctx := context.Background()
-	nodes, clock := startCluster(t, pg, 3)
+	nodes, clock := start(t, 3)
 	sent, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: "slow but renewed"})
 	if err != nil {
 		t.Fatal(err)

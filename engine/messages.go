@@ -12,6 +12,7 @@ import (
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // inFlightLimit is the most in-flight messages of a queue. Beyond it a
@@ -179,7 +180,7 @@ func (e *Engine) storeMessages(ctx context.Context, q *baton.Queue, msgs []prepa
 		}
 	}
 	if stored > 0 {
-		e.record(ledgerEvent{kind: kindSent, queueID: q.ID, at: now, n: stored})
+		e.record(ledger.Event{Kind: ledger.KindSent, QueueID: q.ID, At: now, N: stored})
 	}
 	e.notify(q.ID)
 	return out, nil
@@ -444,11 +445,11 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if err != nil {
 		return nil, err
 	}
-	client := clientFrom(ctx)
+	client := ledger.ClientFrom(ctx)
 	for _, m := range msgs {
-		e.record(ledgerEvent{
-			kind: kindReceive, queueID: q.ID, messageID: m.ID, epoch: m.Epoch, at: m.LeasedAt,
-			deadline: m.VisibleAt, receiveCount: m.ReceiveCount, sentAt: m.SentAt, client: client,
+		e.record(ledger.Event{
+			Kind: ledger.KindReceive, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: m.LeasedAt,
+			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
 		})
 	}
 	if replayKey.id != "" && len(msgs) > 0 {
@@ -628,7 +629,7 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 		}
 		return errs
 	}
-	client := clientFrom(ctx)
+	client := ledger.ClientFrom(ctx)
 	// Deleting a FIFO message that was in flight unblocks its group: the
 	// messages after it may be receivable now, so wake the long polls.
 	// Deleting any in-flight message makes room under the in-flight limit.
@@ -638,9 +639,9 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 		removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
 		unblocked = unblocked || q.IsFIFO() && out.Result == baton.LeaseCurrent
 		room = room || out.Result == baton.LeaseCurrent
-		e.record(ledgerEvent{
-			kind: kindDelete, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, leasedAt: r.LeasedAt,
-			result: out.Result, storeEpoch: epochOf(out.Message), removed: removed, client: client,
+		e.record(ledger.Event{
+			Kind: ledger.KindDelete, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, LeasedAt: r.LeasedAt,
+			Result: out.Result, StoreEpoch: epochOf(out.Message), Removed: removed, Client: client,
 		})
 		if q.IsFIFO() && out.Result == baton.LeaseLapsed {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", handles[at[j]], "The receipt handle has expired.")
@@ -729,7 +730,7 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		}
 		return errs
 	}
-	client := clientFrom(ctx)
+	client := ledger.ClientFrom(ctx)
 	// A lease that now ends sooner than it did (a release, or a shortened
 	// one) may end before a waiting long poll would look again: wake them
 	// to reckon anew. Extensions wake nobody.
@@ -739,9 +740,9 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		// The store's message is as it was before the change: a change to
 		// an end no later than the lease's is a release (ledger.changed).
 		shortened := out.Result == baton.LeaseCurrent && out.Message != nil && !end.After(out.Message.VisibleAt)
-		e.record(ledgerEvent{
-			kind: kindChange, queueID: q.ID, messageID: r.MessageID, epoch: r.Epoch, at: now, deadline: end,
-			leasedAt: r.LeasedAt, result: out.Result, storeEpoch: epochOf(out.Message), client: client, shortened: shortened,
+		e.record(ledger.Event{
+			Kind: ledger.KindChange, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, Deadline: end,
+			LeasedAt: r.LeasedAt, Result: out.Result, StoreEpoch: epochOf(out.Message), Client: client, Shortened: shortened,
 		})
 		if out.Result == baton.LeaseGone {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", entries[at[j]].ReceiptHandle,

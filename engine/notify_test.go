@@ -14,11 +14,11 @@ import (
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
-// sharedStore is a memstore posing as a store that other servers write to:
-// a test sends straight into it, as another server would, and calls wake as
-// that server's notification would.
+// sharedStore is a memstore handle whose wake-ups the test makes: it sends
+// straight into the store, as another server would, and calls wake as that
+// server's notification would.
 type sharedStore struct {
-	*memstore.Store
+	*memstore.Shared
 	mu   sync.Mutex
 	subs []func(uint64)
 }
@@ -56,7 +56,7 @@ func (s *sharedStore) sendElsewhere(t *testing.T, ref engine.QueueRef, now time.
 // starts a 20-second long poll on it, returning once the poll sleeps.
 func startSharedLongPoll(t *testing.T) (*sharedStore, *clock.Fake, engine.QueueRef, <-chan []engine.ReceivedMessage) {
 	t.Helper()
-	store := &sharedStore{Store: memstore.New()}
+	store := &sharedStore{Shared: memstore.NewCluster().Open()}
 	clock := clock.NewFake(testutil.Epoch)
 	e, err := engine.New(engine.Config{Store: store, Clock: clock})
 	if err != nil {

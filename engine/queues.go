@@ -13,6 +13,7 @@ import (
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 const (
@@ -194,7 +195,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, ref QueueRef) error {
 	if err := e.store.QueueDelete(ctx, q.Region, ref.Account, ref.Name, e.clock.Now()); err != nil {
 		return storeErr(err, "delete queue")
 	}
-	e.record(ledgerEvent{kind: kindForget, queueID: q.ID, at: e.clock.Now()})
+	e.record(ledger.Event{Kind: ledger.KindForget, QueueID: q.ID, At: e.clock.Now()})
 	e.forgetQueue(q.ID)
 	return nil
 }
@@ -306,7 +307,7 @@ func (e *Engine) PurgeQueue(ctx context.Context, ref QueueRef) error {
 	if err != nil {
 		return storeErr(err, "purge queue")
 	}
-	e.record(ledgerEvent{kind: kindPurge, queueID: q.ID, at: now})
+	e.record(ledger.Event{Kind: ledger.KindPurge, QueueID: q.ID, At: now})
 	return nil
 }
 

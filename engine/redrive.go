@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // redrivePolicy is a parsed RedrivePolicy attribute.
@@ -103,9 +104,9 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 			return nil, storeErr(err, "dead-letter message")
 		}
 		if out.Result == baton.LeaseCurrent {
-			e.record(ledgerEvent{
-				kind: kindDeadLetter, queueID: q.ID, messageID: m.ID, epoch: m.Epoch, at: now,
-				receiveCount: m.ReceiveCount - 1, // this receive did not deliver it
+			e.record(ledger.Event{
+				Kind: ledger.KindDeadLetter, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: now,
+				ReceiveCount: m.ReceiveCount - 1, // this receive did not deliver it
 			})
 			e.notify(dlq.ID)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // RetentionSweeper deletes messages older than their queue's
@@ -87,7 +88,7 @@ func (s *RetentionSweeper) SweepOnce(ctx context.Context) (int, error) {
 		}
 		if n > 0 {
 			// Leased messages go too: end their leases in the ledger.
-			s.engine.record(ledgerEvent{kind: kindRetention, queueID: q.ID, at: now, sentAt: cutoff})
+			s.engine.record(ledger.Event{Kind: ledger.KindRetention, QueueID: q.ID, At: now, SentAt: cutoff})
 		}
 		total += n
 	}

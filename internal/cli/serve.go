@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/leaf/gcpace"
@@ -280,7 +279,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	srv := &http.Server{
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-			Ready: storeReady(store), Collectors: storeCollectors(store),
+			Ready: eng.StoreReady(), Collectors: storeCollectors(store),
 			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		}),
 		TLSConfig: tlsCfg,
@@ -377,12 +376,4 @@ func listenURL(addr string, https bool) string {
 		}
 	}
 	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// storeReady is the readiness check of stores that can be unreachable.
-func storeReady(store baton.Store) func(context.Context) error {
-	if p, ok := store.(baton.Pinger); ok {
-		return p.Ping
-	}
-	return nil
 }

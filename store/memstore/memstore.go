@@ -769,14 +769,21 @@ func (s *Store) MoveTaskSave(_ context.Context, t baton.MoveTask) error {
 	s.tasksMu.Lock()
 	defer s.tasksMu.Unlock()
 	s.tasks[t.Handle] = t
+	s.pruneTasks(t.SourceARN)
+	return nil
+}
+
+// pruneTasks drops the finished tasks of source beyond the newest
+// baton.MaxMoveTasksKept; the caller holds tasksMu.
+func (s *Store) pruneTasks(source string) {
 	var same []baton.MoveTask
 	for _, o := range s.tasks {
-		if o.SourceARN == t.SourceARN {
+		if o.SourceARN == source {
 			same = append(same, o)
 		}
 	}
 	if len(same) <= baton.MaxMoveTasksKept {
-		return nil
+		return
 	}
 	slices.SortFunc(same, baton.CompareMoveTasks)
 	for _, o := range same[baton.MaxMoveTasksKept:] {
@@ -784,7 +791,6 @@ func (s *Store) MoveTaskSave(_ context.Context, t baton.MoveTask) error {
 			delete(s.tasks, o.Handle)
 		}
 	}
-	return nil
 }
 
 // MoveTaskList returns every stored task, in no particular order.

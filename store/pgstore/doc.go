@@ -21,15 +21,15 @@
 // updated under the queue row's lock. Every time is the engine's, passed
 // in: no statement reads the database's clock.
 //
-// The store is a baton.Notifier: once sends, releases and moves commit, a
+// The store is a baton.SharedStore. As its Notifier, once sends, releases and moves commit, a
 // waker NOTIFYs the other servers, one notification per queue per round
 // trip, and a LISTENing connection, reconnected when it
 // breaks, relays other servers' notifications to the engine so their sends
-// wake long polls here. It is also a baton.LedgerBus: the same connection
+// wake long polls here. As its LedgerBus, the same connection
 // relays the engines' lease-ledger batches (NOTIFY on a channel of their
 // own), so that every server's lease reports cover every server's leases.
 //
-// The store is also a baton.TaskLocker: a message move task runs on the
+// As its TaskLocker, a message move task runs on the
 // server holding its advisory lock, taken on a connection of its own (one
 // more per task running here) and lost with that server's session, and the
 // database keeps one active task per source queue (see tasklock.go and

@@ -72,11 +72,8 @@ type Store struct {
 	locks   taskLocks
 }
 
-var (
-	_ baton.Store     = (*Store)(nil)
-	_ baton.Notifier  = (*Store)(nil)
-	_ baton.LedgerBus = (*Store)(nil)
-)
+// The store is what several servers share (store/storetest.RunShared).
+var _ baton.SharedStore = (*Store)(nil)
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // connection string; pgxpool's pool_max_conns and friends are honoured),

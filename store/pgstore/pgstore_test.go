@@ -208,178 +208,33 @@ func TestDedupAcrossStores(t *testing.T) {
 	}
 }
 
-// TestNotifyAcrossStores: a send through one store calls the subscribers
-// of another on the same database, with the queue's id.
-func TestNotifyAcrossStores(t *testing.T) {
+// TestShared runs the shared suite on two stores of one database, as two
+// servers hold them.
+func TestShared(t *testing.T) {
 	t.Parallel()
-	url := pgtest.MustDatabase(t)
-	a, b := mustOpen(t, url), mustOpen(t, url)
-	var mu sync.Mutex
-	var woken []uint64
-	a.Subscribe(func(id uint64) {
-		mu.Lock()
-		woken = append(woken, id)
-		mu.Unlock()
-	})
-	q := storetest.NewQueue(storetest.QueueID(7), "wake")
-	storetest.MustCreateQueue(t, b, q)
-	// The listener connects in the background: send until it hears one.
-	n := 0
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		n++
-		storetest.MustSend(t, b, q.ID, storetest.NewMessage(n, base))
-		mu.Lock()
-		defer mu.Unlock()
-		if len(woken) == 0 {
-			return errors.New("no notification yet")
+	storetest.RunShared(t, func(t *testing.T) (baton.SharedStore, baton.SharedStore) {
+		url := pgtest.MustDatabase(t)
+		a, b := mustOpen(t, url), mustOpen(t, url)
+		// What the other notifies before a store listens is lost: start
+		// both listeners, with a subscriber that ignores what it hears.
+		for _, s := range []*pgstore.Store{a, b} {
+			s.Subscribe(func(uint64) {})
+			select {
+			case <-s.Listening():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the listener never listened")
+			}
 		}
-		if woken[0] != q.ID {
-			return fmt.Errorf("notified queue %#x, want %#x", woken[0], q.ID)
-		}
-		return nil
+		return a, b
 	})
 }
 
-// wakePair opens two stores on one fresh database and returns the second,
-// to act on, and expect, which fails the test unless the first is woken
-// next for queue want (what names the cause).
-func wakePair(t *testing.T) (*pgstore.Store, func(what string, want uint64)) {
-	t.Helper()
-	url := pgtest.MustDatabase(t)
-	a, b := mustOpen(t, url), mustOpen(t, url)
-	woken := make(chan uint64, 100)
-	a.Subscribe(func(id uint64) { woken <- id })
-	select {
-	case <-a.Listening():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listener never listened")
-	}
-	return b, func(what string, want uint64) {
-		t.Helper()
-		select {
-		case got := <-woken:
-			if got != want {
-				t.Fatalf("%s: woken for queue %#x, want %#x", what, got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no wake-up", what)
-		}
-	}
-}
-
-// TestWakeAfterReleaseAndMove: besides sends, a release (one or in a
-// batch) and a move wake the other servers' long polls on the queue that
-// got a receivable message; a lease that only moves its end wakes nobody.
-func TestWakeAfterReleaseAndMove(t *testing.T) {
+// TestLedgerBatchTooLarge: a lease-ledger batch over the NOTIFY payload
+// limit is refused.
+func TestLedgerBatchTooLarge(t *testing.T) {
 	t.Parallel()
-	b, expect := wakePair(t)
-	q := storetest.NewQueue(storetest.QueueID(7), "wake")
-	dlq := storetest.NewQueue(storetest.QueueID(8), "wake-dlq")
-	storetest.MustCreateQueue(t, b, q)
-	storetest.MustCreateQueue(t, b, dlq)
-	storetest.MustSend(t, b, q.ID, storetest.NewMessage(1, base), storetest.NewMessage(2, base), storetest.NewMessage(3, base))
-	expect("send", q.ID)
-	got := storetest.MustReceive(t, b, baton.MessageReceiveParams{QueueID: q.ID, Now: base, Max: 3, VisibleAt: base.Add(time.Minute),
-		RetentionCutoff: base.Add(-time.Hour)})
-	if len(got) != 3 {
-		t.Fatalf("received %d messages, want 3", len(got))
-	}
-	// Extending a lease makes nothing receivable: no wake-up, so the
-	// next one heard is for the other queue's send.
-	storetest.MustChangeVisibility(t, b, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: got[0].ID, Epoch: got[0].Epoch,
-		Now: base, VisibleAt: base.Add(time.Hour)})
-	storetest.MustSend(t, b, dlq.ID, storetest.NewMessage(4, base))
-	expect("send to the other queue after an extension", dlq.ID)
-	storetest.MustChangeVisibility(t, b, baton.MessageChangeVisibilityParams{QueueID: q.ID, MessageID: got[1].ID, Epoch: got[1].Epoch,
-		Now: base, VisibleAt: base})
-	expect("release", q.ID)
-	if _, err := b.MessageChangeVisibilityBatch(t.Context(), baton.MessageChangeVisibilityBatchParams{QueueID: q.ID, Now: base,
-		Entries: []baton.VisibilityChange{{MessageID: got[2].ID, Epoch: got[2].Epoch, VisibleAt: base}}}); err != nil {
-		t.Fatal(err)
-	}
-	expect("release in a batch", q.ID)
-	if _, err := b.MessageMove(t.Context(), baton.MessageMoveParams{QueueID: q.ID, MessageID: got[1].ID, ToQueueID: dlq.ID, Now: base}); err != nil {
-		t.Fatal(err)
-	}
-	expect("move", dlq.ID)
-}
-
-// TestWakeAfterFIFODelete: deleting the in-flight head of a FIFO group
-// makes the group's next message receivable, so it wakes the other
-// servers' long polls on the queue; deleting a standard queue's message
-// makes nothing receivable and wakes nobody.
-func TestWakeAfterFIFODelete(t *testing.T) {
-	t.Parallel()
-	b, expect := wakePair(t)
-	q := storetest.NewFIFOQueue(storetest.QueueID(7), "wake.fifo")
-	std := storetest.NewQueue(storetest.QueueID(8), "wake-std")
-	storetest.MustCreateQueue(t, b, q)
-	storetest.MustCreateQueue(t, b, std)
-	storetest.MustSendFIFO(t, b, q.ID, base, storetest.NewGroupMessage(1, "g", base), storetest.NewGroupMessage(2, "g", base))
-	expect("FIFO send", q.ID)
-	storetest.MustSend(t, b, std.ID, storetest.NewMessage(3, base))
-	expect("standard send", std.ID)
-	recv := func(id uint64) *baton.Message {
-		t.Helper()
-		got := storetest.MustReceive(t, b, baton.MessageReceiveParams{QueueID: id, Now: base, Max: 1, VisibleAt: base.Add(time.Minute),
-			RetentionCutoff: base.Add(-time.Hour)})
-		if len(got) != 1 {
-			t.Fatalf("received %d messages, want 1", len(got))
-		}
-		return got[0]
-	}
-	head, m := recv(q.ID), recv(std.ID)
-	if _, err := b.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: std.ID, Now: base,
-		Entries: []baton.LeaseRef{{MessageID: m.ID, Epoch: m.Epoch}}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: q.ID, Now: base, RequireLive: true,
-		Entries: []baton.LeaseRef{{MessageID: head.ID, Epoch: head.Epoch}}}); err != nil {
-		t.Fatal(err)
-	}
-	expect("FIFO delete of the group's head (after a standard delete, which wakes nobody)", q.ID)
-}
-
-// TestLedgerBusAcrossStores: a lease-ledger batch of the largest size,
-// any bytes, published through one store reaches the subscribers of every
-// store on the database, its own included, unchanged; a larger one is
-// refused.
-func TestLedgerBusAcrossStores(t *testing.T) {
-	t.Parallel()
-	url := pgtest.MustDatabase(t)
-	a, b := mustOpen(t, url), mustOpen(t, url)
-	var mu sync.Mutex
-	got := map[string][][]byte{}
-	for name, s := range map[string]*pgstore.Store{"a": a, "b": b} {
-		s.SubscribeLedger(func(batch []byte) {
-			mu.Lock()
-			got[name] = append(got[name], bytes.Clone(batch))
-			mu.Unlock()
-		})
-	}
-	batch := make([]byte, baton.MaxLedgerBatch)
-	for i := range batch {
-		batch[i] = byte(i * 7)
-	}
-	ctx := context.Background()
-	// The listeners connect in the background: publish until both hear.
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		if err := a.PublishLedger(ctx, [][]byte{batch}); err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, name := range []string{"a", "b"} {
-			if len(got[name]) == 0 {
-				return fmt.Errorf("store %s heard nothing yet", name)
-			}
-			if !bytes.Equal(got[name][0], batch) {
-				return fmt.Errorf("store %s heard %d different bytes", name, len(got[name][0]))
-			}
-		}
-		return nil
-	})
-	if err := a.PublishLedger(ctx, [][]byte{make([]byte, 6000)}); err == nil {
+	s := mustOpen(t, pgtest.MustDatabase(t))
+	if err := s.PublishLedger(t.Context(), [][]byte{make([]byte, 6000)}); err == nil {
 		t.Error("a batch over the NOTIFY limit was accepted")
 	}
 }

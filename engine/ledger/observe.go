@@ -1,11 +1,8 @@
-package engine
+package ledger
 
 import (
-	"context"
 	"sort"
 	"time"
-
-	"github.com/baton-sqs/baton"
 )
 
 // What the dashboard reads from the ledger: recent activity per minute, the
@@ -44,16 +41,11 @@ type HistogramBucket struct {
 	Count      uint64 // in this bucket only, not cumulative
 }
 
-// QueueActivity returns the last windowMinutes minutes of activity, oldest
+// Activity returns the last windowMinutes minutes of activity, oldest
 // first, one entry per minute (zero for quiet minutes).
-func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActivity, error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	now := e.clock.Now()
-	ql := e.ledger.lockedQueue(q.ID, now)
-	defer e.ledger.mu.Unlock()
+func (l *Ledger) Activity(queueID uint64, now time.Time) []MinuteActivity {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
 	m := now.Unix() / 60
 	out := make([]MinuteActivity, windowMinutes)
 	for i := range out {
@@ -64,19 +56,14 @@ func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActiv
 			out[i].Expired, out[i].Late = b.expired, b.late
 		}
 	}
-	return out, nil
+	return out
 }
 
 // ActiveLeases returns the running leases, soonest deadline first, at most
 // limit of them.
-func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]ActiveLease, error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	now := e.clock.Now()
-	ql := e.ledger.lockedQueue(q.ID, now)
-	defer e.ledger.mu.Unlock()
+func (l *Ledger) ActiveLeases(queueID uint64, now time.Time, limit int) []ActiveLease {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
 	out := make([]ActiveLease, 0, min(limit, len(ql.active)))
 	for _, r := range ql.active {
 		var client Client
@@ -92,19 +79,15 @@ func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]A
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	return out, nil
+	return out
 }
 
-// LeaseHistogram returns the 15-minute window's lease durations (receive to
+// Histogram returns the 15-minute window's lease durations (receive to
 // delete) counted into buckets with the given upper bounds; a last bucket
 // with bound 0 holds longer leases. A lease is counted exactly against a
 // bound of whole milliseconds, except in a minute that saw more than
 // maxExactDurations distinct durations, whose leases are placed within 2%.
-func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time.Duration) ([]HistogramBucket, error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
+func (l *Ledger) Histogram(queueID uint64, now time.Time, bounds []time.Duration) []HistogramBucket {
 	out := make([]HistogramBucket, len(bounds)+1)
 	for i, b := range bounds {
 		out[i].UpperBound = b
@@ -113,9 +96,8 @@ func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time
 		i := sort.Search(len(bounds), func(i int) bool { return v <= bounds[i] })
 		out[i].Count += c
 	}
-	now := e.clock.Now()
-	ql := e.ledger.lockedQueue(q.ID, now)
-	defer e.ledger.mu.Unlock()
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
 	m := now.Unix() / 60
 	for i := range ql.window {
 		b := &ql.window[i]
@@ -132,53 +114,18 @@ func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time
 			add(bucketValue(k), c)
 		}
 	}
-	return out, nil
+	return out
 }
 
-// RecentLateCompletions returns the queue's latest late completions, newest
+// RecentLate returns the queue's latest late completions, newest
 // first.
-func (e *Engine) RecentLateCompletions(ctx context.Context, ref QueueRef) ([]LateCompletion, error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	l := &e.ledger
+func (l *Ledger) RecentLate(queueID uint64) []LateCompletion {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ql := l.queue(q.ID)
+	ql := l.queue(queueID)
 	out := make([]LateCompletion, len(ql.recentLate))
 	for i, lc := range ql.recentLate {
 		out[len(out)-1-i] = lc
 	}
-	return out, nil
+	return out
 }
-
-// QueueCounts are a queue's message counts at one instant.
-type QueueCounts struct {
-	Visible, InFlight, Delayed int
-	// OldestAge is how long the oldest message has been in the queue, zero
-	// when the queue is empty.
-	OldestAge time.Duration
-}
-
-// QueueCounts counts the queue's messages now, by the engine's clock.
-func (e *Engine) QueueCounts(ctx context.Context, ref QueueRef) (QueueCounts, error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return QueueCounts{}, err
-	}
-	now := e.clock.Now()
-	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
-	if err != nil {
-		return QueueCounts{}, storeErr(err, "message stats")
-	}
-	c := QueueCounts{Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed}
-	if !st.OldestSentAt.IsZero() {
-		c.OldestAge = max(now.Sub(st.OldestSentAt), 0)
-	}
-	return c, nil
-}
-
-// Closing is closed when Close is called: watchers of the engine, such as
-// the dashboard's live streams, end then so that a server can shut down.
-func (e *Engine) Closing() <-chan struct{} { return e.closing }

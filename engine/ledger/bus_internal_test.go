@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"context"
@@ -14,13 +14,11 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
-	"github.com/baton-sqs/baton/store/memstore"
 )
 
-// loopBus is a memstore that is also a LedgerBus delivering every batch to
-// every subscriber, the publisher included, as PostgreSQL's NOTIFY does.
+// loopBus is a LedgerBus delivering every batch to every subscriber, the
+// publisher included, as PostgreSQL's NOTIFY does.
 type loopBus struct {
-	*memstore.Store
 	mu        sync.Mutex
 	subs      []func([]byte)
 	batches   [][]byte
@@ -57,33 +55,17 @@ func (b *loopBus) published() int {
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// TestLedgerOwnEchoIgnored: an engine drops its own batches when the bus
+// TestLedgerOwnEchoIgnored: a ledger drops its own batches when the bus
 // hands them back, and applies another node's.
 func TestLedgerOwnEchoIgnored(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	bus := &loopBus{Store: memstore.New()}
-	clock := clock.NewFake(applyBase)
-	e, err := New(Config{Store: bus, Clock: clock, Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	ref := QueueRef{Account: "000000000000", Name: "echo"}
-	q, err := e.CreateQueue(ctx, CreateQueueParams{Account: ref.Account, Name: ref.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.SendMessage(ctx, ref, SendParams{Body: "x"}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := e.ReceiveMessage(ctx, ref, ReceiveParams{})
-	if err != nil || len(got) != 1 {
-		t.Fatalf("receive: %v, %v", got, err)
-	}
-	if err := e.DeleteMessage(ctx, ref, got[0].ReceiptHandle); err != nil {
-		t.Fatal(err)
-	}
+	bus := &loopBus{}
+	clock := clock.NewFake(sec(10))
+	l := New(Config{Bus: bus, Clock: clock, Logger: quietLog})
+	t.Cleanup(l.Close)
+	l.Record(Event{Kind: KindSent, QueueID: applyQueue, At: sec(0), N: 1})
+	l.Record(evReceive(1, 1, 30))
+	l.Record(evDelete(1, 1, 5))
 	poll.For(t, 5*time.Second, func() error {
 		if n := bus.published(); n == 0 {
 			return errors.New("nothing published yet")
@@ -91,11 +73,7 @@ func TestLedgerOwnEchoIgnored(t *testing.T) {
 		return nil
 	})
 	report := func() LeaseStats {
-		r, err := e.LeaseReport(ctx, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.SinceStart
+		return l.Report(Queue{ID: applyQueue, Name: "echo", VisibilityTimeout: 30}, clock.Now()).SinceStart
 	}
 	if s := report(); s.Sent != 1 || s.Received != 1 || s.Completed != 1 {
 		t.Fatalf("after its own echo: sent %d received %d completed %d, want 1 1 1", s.Sent, s.Received, s.Completed)
@@ -105,11 +83,11 @@ func TestLedgerOwnEchoIgnored(t *testing.T) {
 	batch := append([]byte(nil), bus.batches[0]...)
 	bus.mu.Unlock()
 	batch[1] ^= 0xff // another node id
-	e.applyBatch(batch)
+	l.applyBatch(batch)
 	if s := report(); s.Sent != 2 {
 		t.Errorf("another node's send: sent %d, want 2", s.Sent)
 	}
-	if own := e.ledger.owned(q.ID, clock.Now()); own.sent != 1 || own.received != 1 || own.completed != 1 {
+	if own := l.owned(applyQueue, clock.Now()); own.sent != 1 || own.received != 1 || own.completed != 1 {
 		t.Errorf("own counts sent %d received %d completed %d, want 1 1 1", own.sent, own.received, own.completed)
 	}
 }
@@ -118,16 +96,16 @@ func TestLedgerOwnEchoIgnored(t *testing.T) {
 // the limit, loses no event and keeps their order.
 func TestLedgerBatchesUnderLimit(t *testing.T) {
 	t.Parallel()
-	bus := &loopBus{Store: memstore.New()}
+	bus := &loopBus{}
 	p := newLedgerPublisher(bus, 42, quietLog)
 	p.every = time.Hour // only size cuts a batch until Stop
 	p.Start(context.Background())
 	const n = 1000
 	agent := strings.Repeat("a", 500) // longer than an event keeps
 	for i := range n {
-		p.queue(ledgerEvent{
-			kind: kindReceive, queueID: 3, messageID: fmt.Sprintf("m-%d", i), epoch: uint32(i), at: sec(i),
-			deadline: sec(i + 30), receiveCount: 1, client: Client{Addr: "10.0.0.1:5000", UserAgent: agent},
+		p.queue(Event{
+			Kind: KindReceive, QueueID: 3, MessageID: fmt.Sprintf("m-%d", i), Epoch: uint32(i), At: sec(i),
+			Deadline: sec(i + 30), ReceiveCount: 1, Client: Client{Addr: "10.0.0.1:5000", UserAgent: agent},
 		})
 	}
 	poll.For(t, 5*time.Second, func() error {
@@ -150,11 +128,11 @@ func TestLedgerBatchesUnderLimit(t *testing.T) {
 			t.Errorf("batch %d is %d bytes: cut long before the limit", i, len(b))
 		}
 		for _, ev := range evs {
-			if want := fmt.Sprintf("m-%d", next); ev.messageID != want {
-				t.Fatalf("event %d is %s, want %s", next, ev.messageID, want)
+			if want := fmt.Sprintf("m-%d", next); ev.MessageID != want {
+				t.Fatalf("event %d is %s, want %s", next, ev.MessageID, want)
 			}
-			if len(ev.client.UserAgent) != maxEventClient {
-				t.Fatalf("user agent of %d bytes, want it cut to %d", len(ev.client.UserAgent), maxEventClient)
+			if len(ev.Client.UserAgent) != maxEventClient {
+				t.Fatalf("user agent of %d bytes, want it cut to %d", len(ev.Client.UserAgent), maxEventClient)
 			}
 			next++
 		}
@@ -186,13 +164,13 @@ func (b *slowBus) PublishLedger(ctx context.Context, batches [][]byte) error {
 // round trip each, and none is lost or reordered.
 func TestLedgerSlowBusGathers(t *testing.T) {
 	t.Parallel()
-	bus := &slowBus{loopBus: loopBus{Store: memstore.New()}, entered: make(chan struct{}), release: make(chan struct{})}
+	bus := &slowBus{loopBus: loopBus{}, entered: make(chan struct{}), release: make(chan struct{})}
 	p := newLedgerPublisher(bus, 7, quietLog)
 	p.every = time.Millisecond
 	p.Start(context.Background())
-	ev := func(i int) ledgerEvent {
-		return ledgerEvent{kind: kindReceive, queueID: 1, messageID: fmt.Sprintf("m-%d", i), epoch: 1, at: sec(i),
-			client: Client{UserAgent: strings.Repeat("u", maxEventClient)}}
+	ev := func(i int) Event {
+		return Event{Kind: KindReceive, QueueID: 1, MessageID: fmt.Sprintf("m-%d", i), Epoch: 1, At: sec(i),
+			Client: Client{UserAgent: strings.Repeat("u", maxEventClient)}}
 	}
 	p.queue(ev(0))
 	<-bus.entered  // the first exchange is stuck in its round trip
@@ -212,8 +190,8 @@ func TestLedgerSlowBusGathers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range evs {
-			if want := fmt.Sprintf("m-%d", next); e.messageID != want {
-				t.Fatalf("event %d is %s, want %s", next, e.messageID, want)
+			if want := fmt.Sprintf("m-%d", next); e.MessageID != want {
+				t.Fatalf("event %d is %s, want %s", next, e.MessageID, want)
 			}
 			next++
 		}
@@ -231,11 +209,11 @@ func TestLedgerSlowBusGathers(t *testing.T) {
 // waiting for more.
 func TestLedgerBatchFlushesAfterInterval(t *testing.T) {
 	t.Parallel()
-	bus := &loopBus{Store: memstore.New()}
+	bus := &loopBus{}
 	p := newLedgerPublisher(bus, 1, quietLog)
 	p.Start(context.Background())
 	t.Cleanup(p.Stop)
-	p.queue(ledgerEvent{kind: kindSent, queueID: 1, at: sec(0), n: 1})
+	p.queue(Event{Kind: KindSent, QueueID: 1, At: sec(0), N: 1})
 	poll.For(t, 5*time.Second, func() error {
 		if bus.published() != 1 {
 			return errors.New("not published yet")
@@ -248,22 +226,22 @@ func TestLedgerBatchFlushesAfterInterval(t *testing.T) {
 func TestLedgerEventRoundTrip(t *testing.T) {
 	t.Parallel()
 	client := Client{Addr: "192.0.2.7:41000", UserAgent: "aws-sdk-go-v2/1.30"}
-	evs := []ledgerEvent{
-		{kind: kindSent, queueID: 9, at: sec(1).Add(123), n: 10},
+	evs := []Event{
+		{Kind: KindSent, QueueID: 9, At: sec(1).Add(123), N: 10},
 		evReceive(1, 0, 30),
-		{kind: kindReceive, queueID: 1 << 40, messageID: "not-a-uuid", epoch: 2, at: sec(5), deadline: sec(5), receiveCount: 2, sentAt: sec(-50), client: client},
+		{Kind: KindReceive, QueueID: 1 << 40, MessageID: "not-a-uuid", Epoch: 2, At: sec(5), Deadline: sec(5), ReceiveCount: 2, SentAt: sec(-50), Client: client},
 		evRenew(3, 10, 20, 80),
 		evDelete(4, 0, 9),
 		evLateDelete(1, 0, 90, 3),
-		{kind: kindChange, queueID: 2, messageID: applyMsg, epoch: 1, at: sec(40), deadline: sec(70), leasedAt: sec(0).Add(5 * time.Millisecond),
-			result: baton.LeaseLapsed, duplicate: true, client: client},
-		{kind: kindChange, queueID: 2, messageID: applyMsg, epoch: 2, at: sec(41), deadline: sec(45), leasedAt: sec(35),
-			result: baton.LeaseCurrent, storeEpoch: 2, shortened: true},
-		{kind: kindDeadLetter, queueID: 2, messageID: applyMsg, epoch: 6, at: sec(3), receiveCount: 5},
-		{kind: kindForget, queueID: 2, at: sec(4)},
-		{kind: kindPurge, queueID: 2, at: sec(5)},
-		{kind: kindRetention, queueID: 2, at: sec(70), sentAt: sec(10)},
-		{kind: kindRemove, queueID: 2, messageID: applyMsg, epoch: 3, at: sec(71)},
+		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 1, At: sec(40), Deadline: sec(70), LeasedAt: sec(0).Add(5 * time.Millisecond),
+			Result: baton.LeaseLapsed, duplicate: true, Client: client},
+		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 2, At: sec(41), Deadline: sec(45), LeasedAt: sec(35),
+			Result: baton.LeaseCurrent, StoreEpoch: 2, Shortened: true},
+		{Kind: KindDeadLetter, QueueID: 2, MessageID: applyMsg, Epoch: 6, At: sec(3), ReceiveCount: 5},
+		{Kind: KindForget, QueueID: 2, At: sec(4)},
+		{Kind: KindPurge, QueueID: 2, At: sec(5)},
+		{Kind: KindRetention, QueueID: 2, At: sec(70), SentAt: sec(10)},
+		{Kind: KindRemove, QueueID: 2, MessageID: applyMsg, Epoch: 3, At: sec(71)},
 	}
 	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 7}
 	for _, ev := range evs {
@@ -280,11 +258,11 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 	}
 }
 
-func sameEvent(a, b ledgerEvent) bool {
-	return a.kind == b.kind && a.queueID == b.queueID && a.messageID == b.messageID && a.epoch == b.epoch &&
-		a.at.Equal(b.at) && a.deadline.Equal(b.deadline) && a.leasedAt.Equal(b.leasedAt) && a.sentAt.Equal(b.sentAt) &&
-		a.receiveCount == b.receiveCount && a.n == b.n && a.result == b.result && a.storeEpoch == b.storeEpoch &&
-		a.duplicate == b.duplicate && a.removed == b.removed && a.shortened == b.shortened && a.client == b.client
+func sameEvent(a, b Event) bool {
+	return a.Kind == b.Kind && a.QueueID == b.QueueID && a.MessageID == b.MessageID && a.Epoch == b.Epoch &&
+		a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline) && a.LeasedAt.Equal(b.LeasedAt) && a.SentAt.Equal(b.SentAt) &&
+		a.ReceiveCount == b.ReceiveCount && a.N == b.N && a.Result == b.Result && a.StoreEpoch == b.StoreEpoch &&
+		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client
 }
 
 // FuzzDecodeLedgerBatch: a batch from the wire never panics the decoder,
@@ -292,7 +270,7 @@ func sameEvent(a, b ledgerEvent) bool {
 func FuzzDecodeLedgerBatch(f *testing.F) {
 	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 1}
 	f.Add(appendEvent(b, evLateDelete(1, 0, 90, 3)))
-	f.Add(appendEvent(b, ledgerEvent{kind: kindReceive, queueID: 1, messageID: "x", at: sec(0), deadline: sec(30)}))
+	f.Add(appendEvent(b, Event{Kind: KindReceive, QueueID: 1, MessageID: "x", At: sec(0), Deadline: sec(30)}))
 	f.Add([]byte{batchVersion})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		node, evs, err := decodeBatch(data)

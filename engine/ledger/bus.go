@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
@@ -18,7 +19,7 @@ import (
 // queued events into batches of at most baton.MaxLedgerBatch bytes and
 // publishes a batch when it would grow past that or ledgerFlushEvery after
 // its first event, whichever comes first, so a request never waits on the
-// network. Each engine draws a random node id and drops its own batches when
+// network. Each Ledger draws a random node id and drops its own batches when
 // the store echoes them back. Events are lost, not delayed, when the queue
 // is full or the store's link is down: the ledger is a diagnosis, not a
 // record of truth.
@@ -41,48 +42,78 @@ const (
 	batchHeader  = 1 + 8 // version, node id
 )
 
-// record applies an event this node made to its ledger and queues it for
-// the other nodes.
-func (e *Engine) record(ev ledgerEvent) {
-	ev = e.ledger.applyLocal(ev)
-	if e.publisher != nil {
-		e.publisher.queue(ev)
+// Config configures a Ledger.
+type Config struct {
+	// Clock is the node's: other nodes' events are shown in its zone.
+	// Defaults to the system clock.
+	Clock clock.Clock
+	// Started is when the node's ledger begins: the HistorySince of its
+	// reports.
+	Started time.Time
+	// Bus, if set, relays the ledger's events between the nodes of a store
+	// several nodes share.
+	Bus    baton.LedgerBus
+	Logger *slog.Logger
+}
+
+// New returns an empty ledger. With a Bus it joins the other nodes' ledgers:
+// it subscribes to the bus and starts publishing its own events, until
+// Close.
+func New(cfg Config) *Ledger {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	l := &Ledger{started: cfg.Started, clock: cfg.Clock, log: cfg.Logger, node: ids.NewUint64()}
+	if cfg.Bus != nil {
+		l.publisher = newLedgerPublisher(cfg.Bus, l.node, l.log)
+		cfg.Bus.SubscribeLedger(l.applyBatch)
+		l.publisher.Start(context.Background())
+	}
+	return l
+}
+
+// Close publishes the events not yet sent to the other nodes and stops
+// publishing.
+func (l *Ledger) Close() {
+	if l.publisher != nil {
+		l.publisher.Stop()
 	}
 }
 
-// applyBatch applies a batch the store delivered, unless this engine
+// Record applies an event this node made to its ledger and queues it for
+// the other nodes.
+func (l *Ledger) Record(ev Event) {
+	ev = l.applyLocal(ev)
+	if l.publisher != nil {
+		l.publisher.queue(ev)
+	}
+}
+
+// applyBatch applies a batch the bus delivered, unless this node
 // published it.
-func (e *Engine) applyBatch(b []byte) {
+func (l *Ledger) applyBatch(b []byte) {
 	node, evs, err := decodeBatch(b)
 	if err != nil {
 		// A node of another version keeps sending them: say so now and then.
-		if n := e.badBatches.Add(1); n == 1 || n%1000 == 0 {
-			e.log.Warn("dropped malformed lease-ledger batches", "err", err, "bytes", len(b), "dropped", n)
+		if n := l.badBatches.Add(1); n == 1 || n%1000 == 0 {
+			l.log.Warn("dropped malformed lease-ledger batches", "err", err, "bytes", len(b), "dropped", n)
 		}
 		return
 	}
-	if node == e.nodeID {
+	if node == l.node {
 		return
 	}
 	// Times travel as Unix nanoseconds; show them in the zone of this
 	// node's own, so that one history does not mix zones.
-	loc := e.clock.Now().Location()
+	loc := l.clock.Now().Location()
 	for _, ev := range evs {
-		ev.at, ev.deadline, ev.leasedAt = inZone(ev.at, loc), inZone(ev.deadline, loc), inZone(ev.leasedAt, loc)
-		ev.sentAt = inZone(ev.sentAt, loc)
-		e.ledger.apply(ev)
+		ev.At, ev.Deadline, ev.LeasedAt = inZone(ev.At, loc), inZone(ev.Deadline, loc), inZone(ev.LeasedAt, loc)
+		ev.SentAt = inZone(ev.SentAt, loc)
+		l.apply(ev)
 	}
-}
-
-// startLedgerBus joins the store's ledger bus, if it has one.
-func (e *Engine) startLedgerBus() {
-	bus, ok := e.store.(baton.LedgerBus)
-	if !ok {
-		return
-	}
-	e.publisher = newLedgerPublisher(bus, e.nodeID, e.log)
-	bus.SubscribeLedger(e.applyBatch)
-	e.publisher.Start(context.Background())
 }
 
 func inZone(t time.Time, loc *time.Location) time.Time {
@@ -90,13 +121,6 @@ func inZone(t time.Time, loc *time.Location) time.Time {
 		return t
 	}
 	return t.In(loc)
-}
-
-func epochOf(m *baton.Message) uint32 {
-	if m == nil {
-		return 0
-	}
-	return m.Epoch
 }
 
 // ledgerPublisher batches a node's ledger events onto a baton.LedgerBus.
@@ -108,7 +132,7 @@ type ledgerPublisher struct {
 	// maxBatch is baton.MaxLedgerBatch; tests lower it.
 	maxBatch int
 
-	events  chan ledgerEvent
+	events  chan Event
 	stop    chan struct{}
 	done    chan struct{}
 	dropped atomic.Uint64
@@ -117,7 +141,7 @@ type ledgerPublisher struct {
 func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *ledgerPublisher {
 	return &ledgerPublisher{
 		bus: bus, node: node, log: log, every: ledgerFlushEvery, maxBatch: baton.MaxLedgerBatch,
-		events: make(chan ledgerEvent, ledgerQueueLen),
+		events: make(chan Event, ledgerQueueLen),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -125,7 +149,7 @@ func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *led
 
 // queue hands ev to the publisher without waiting; it drops the event when
 // the publisher is that far behind, or stopped.
-func (p *ledgerPublisher) queue(ev ledgerEvent) {
+func (p *ledgerPublisher) queue(ev Event) {
 	select {
 	case <-p.stop:
 		return
@@ -184,7 +208,7 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 			due = timer.C
 		}
 	}
-	add := func(ev ledgerEvent) {
+	add := func(ev Event) {
 		enc := appendEvent(nil, ev)
 		if len(batch)+len(enc) > p.maxBatch {
 			ready = append(ready, batch)
@@ -258,59 +282,59 @@ const (
 	flagRemoved
 	flagSentAt
 	// flagShortened: a visibility change that brought its lease's end
-	// forward (ledgerEvent.shortened).
+	// forward (Event.Shortened).
 	flagShortened
 )
 
-func appendEvent(b []byte, ev ledgerEvent) []byte {
+func appendEvent(b []byte, ev Event) []byte {
 	var flags byte
-	uuid, isUUID := ids.ParseUUID(ev.messageID)
-	if isUUID && ids.FormatUUID(uuid) == ev.messageID {
+	uuid, isUUID := ids.ParseUUID(ev.MessageID)
+	if isUUID && ids.FormatUUID(uuid) == ev.MessageID {
 		flags |= flagUUID
 	}
-	if !ev.deadline.IsZero() {
+	if !ev.Deadline.IsZero() {
 		flags |= flagDeadline
 	}
-	if !ev.leasedAt.IsZero() {
+	if !ev.LeasedAt.IsZero() {
 		flags |= flagLeasedAt
 	}
 	if ev.duplicate {
 		flags |= flagDuplicate
 	}
-	if ev.removed {
+	if ev.Removed {
 		flags |= flagRemoved
 	}
-	if !ev.sentAt.IsZero() {
+	if !ev.SentAt.IsZero() {
 		flags |= flagSentAt
 	}
-	if ev.shortened {
+	if ev.Shortened {
 		flags |= flagShortened
 	}
-	b = append(b, byte(ev.kind), flags)
-	b = binary.AppendUvarint(b, ev.queueID)
+	b = append(b, byte(ev.Kind), flags)
+	b = binary.AppendUvarint(b, ev.QueueID)
 	if flags&flagUUID != 0 {
 		b = append(b, uuid[:]...)
 	} else {
-		b = appendString(b, ev.messageID, len(ev.messageID))
+		b = appendString(b, ev.MessageID, len(ev.MessageID))
 	}
-	b = binary.AppendUvarint(b, uint64(ev.epoch))
-	at := ev.at.UnixNano()
+	b = binary.AppendUvarint(b, uint64(ev.Epoch))
+	at := ev.At.UnixNano()
 	b = binary.AppendVarint(b, at)
 	if flags&flagDeadline != 0 {
-		b = binary.AppendVarint(b, ev.deadline.UnixNano()-at)
+		b = binary.AppendVarint(b, ev.Deadline.UnixNano()-at)
 	}
 	if flags&flagLeasedAt != 0 {
-		b = binary.AppendVarint(b, ev.leasedAt.UnixNano()-at)
+		b = binary.AppendVarint(b, ev.LeasedAt.UnixNano()-at)
 	}
 	if flags&flagSentAt != 0 {
-		b = binary.AppendVarint(b, ev.sentAt.UnixNano()-at)
+		b = binary.AppendVarint(b, ev.SentAt.UnixNano()-at)
 	}
-	b = binary.AppendUvarint(b, uint64(max(ev.receiveCount, 0)))
-	b = binary.AppendUvarint(b, uint64(max(ev.n, 0)))
-	b = append(b, byte(ev.result))
-	b = binary.AppendUvarint(b, uint64(ev.storeEpoch))
-	b = appendString(b, ev.client.Addr, maxEventClient)
-	return appendString(b, ev.client.UserAgent, maxEventClient)
+	b = binary.AppendUvarint(b, uint64(max(ev.ReceiveCount, 0)))
+	b = binary.AppendUvarint(b, uint64(max(ev.N, 0)))
+	b = append(b, byte(ev.Result))
+	b = binary.AppendUvarint(b, uint64(ev.StoreEpoch))
+	b = appendString(b, ev.Client.Addr, maxEventClient)
+	return appendString(b, ev.Client.UserAgent, maxEventClient)
 }
 
 // appendString appends at most limit bytes of s, length first.
@@ -323,7 +347,7 @@ func appendString(b []byte, s string, limit int) []byte {
 var errBadBatch = errors.New("malformed lease-ledger batch")
 
 // decodeBatch decodes a batch made by appendEvent after a header.
-func decodeBatch(b []byte) (node uint64, evs []ledgerEvent, err error) {
+func decodeBatch(b []byte) (node uint64, evs []Event, err error) {
 	if len(b) < batchHeader || b[0] != batchVersion {
 		return 0, nil, errBadBatch
 	}
@@ -346,42 +370,42 @@ type decoder struct {
 	err error
 }
 
-func (d *decoder) event() ledgerEvent {
-	var ev ledgerEvent
+func (d *decoder) event() Event {
+	var ev Event
 	kind, flags := d.byte(), d.byte()
-	ev.kind = eventKind(kind)
-	if d.err == nil && (ev.kind < kindSent || ev.kind > kindRemove) {
+	ev.Kind = EventKind(kind)
+	if d.err == nil && (ev.Kind < KindSent || ev.Kind > KindRemove) {
 		d.err = errBadBatch
 	}
-	ev.queueID = d.uvarint()
+	ev.QueueID = d.uvarint()
 	if flags&flagUUID != 0 {
 		var u [16]byte
 		copy(u[:], d.bytes(16))
-		ev.messageID = ids.FormatUUID(u)
+		ev.MessageID = ids.FormatUUID(u)
 	} else {
-		ev.messageID = d.string()
+		ev.MessageID = d.string()
 	}
-	ev.epoch = uint32(d.uvarint())
+	ev.Epoch = uint32(d.uvarint())
 	at := d.varint()
-	ev.at = time.Unix(0, at).UTC()
+	ev.At = time.Unix(0, at).UTC()
 	if flags&flagDeadline != 0 {
-		ev.deadline = time.Unix(0, at+d.varint()).UTC()
+		ev.Deadline = time.Unix(0, at+d.varint()).UTC()
 	}
 	if flags&flagLeasedAt != 0 {
-		ev.leasedAt = time.Unix(0, at+d.varint()).UTC()
+		ev.LeasedAt = time.Unix(0, at+d.varint()).UTC()
 	}
 	if flags&flagSentAt != 0 {
-		ev.sentAt = time.Unix(0, at+d.varint()).UTC()
+		ev.SentAt = time.Unix(0, at+d.varint()).UTC()
 	}
-	ev.receiveCount = int(min(d.uvarint(), 1<<31))
-	ev.n = int(min(d.uvarint(), 1<<31))
-	ev.result = baton.LeaseResult(d.byte())
-	ev.storeEpoch = uint32(d.uvarint())
-	ev.client.Addr = d.string()
-	ev.client.UserAgent = d.string()
+	ev.ReceiveCount = int(min(d.uvarint(), 1<<31))
+	ev.N = int(min(d.uvarint(), 1<<31))
+	ev.Result = baton.LeaseResult(d.byte())
+	ev.StoreEpoch = uint32(d.uvarint())
+	ev.Client.Addr = d.string()
+	ev.Client.UserAgent = d.string()
 	ev.duplicate = flags&flagDuplicate != 0
-	ev.removed = flags&flagRemoved != 0
-	ev.shortened = flags&flagShortened != 0
+	ev.Removed = flags&flagRemoved != 0
+	ev.Shortened = flags&flagShortened != 0
 	return ev
 }
 

@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"fmt"
@@ -21,31 +21,31 @@ const (
 
 func sec(s int) time.Time { return applyBase.Add(time.Duration(s) * time.Second) }
 
-func evReceive(epoch uint32, s, vis int) ledgerEvent {
-	return ledgerEvent{kind: kindReceive, queueID: applyQueue, messageID: applyMsg, epoch: epoch, at: sec(s),
-		deadline: sec(s + vis), receiveCount: int(epoch)}
+func evReceive(epoch uint32, s, vis int) Event {
+	return Event{Kind: KindReceive, QueueID: applyQueue, MessageID: applyMsg, Epoch: epoch, At: sec(s),
+		Deadline: sec(s + vis), ReceiveCount: int(epoch)}
 }
 
-func evRenew(epoch uint32, leased, s, until int) ledgerEvent {
-	return ledgerEvent{kind: kindChange, queueID: applyQueue, messageID: applyMsg, epoch: epoch, at: sec(s),
-		deadline: sec(until), leasedAt: sec(leased), result: baton.LeaseCurrent, storeEpoch: epoch}
+func evRenew(epoch uint32, leased, s, until int) Event {
+	return Event{Kind: KindChange, QueueID: applyQueue, MessageID: applyMsg, Epoch: epoch, At: sec(s),
+		Deadline: sec(until), LeasedAt: sec(leased), Result: baton.LeaseCurrent, StoreEpoch: epoch}
 }
 
-func evDelete(epoch uint32, leased, s int) ledgerEvent {
-	return ledgerEvent{kind: kindDelete, queueID: applyQueue, messageID: applyMsg, epoch: epoch, at: sec(s),
-		leasedAt: sec(leased), result: baton.LeaseCurrent, storeEpoch: epoch, removed: true}
+func evDelete(epoch uint32, leased, s int) Event {
+	return Event{Kind: KindDelete, QueueID: applyQueue, MessageID: applyMsg, Epoch: epoch, At: sec(s),
+		LeasedAt: sec(leased), Result: baton.LeaseCurrent, StoreEpoch: epoch, Removed: true}
 }
 
 // evLateDelete is a late delete on a standard queue, which removes the
 // message from whoever holds it now (lease storeEpoch).
-func evLateDelete(epoch uint32, leased, s int, storeEpoch uint32) ledgerEvent {
-	return ledgerEvent{kind: kindDelete, queueID: applyQueue, messageID: applyMsg, epoch: epoch, at: sec(s),
-		leasedAt: sec(leased), result: baton.LeaseLapsed, storeEpoch: storeEpoch, removed: true,
+func evLateDelete(epoch uint32, leased, s int, storeEpoch uint32) Event {
+	return Event{Kind: KindDelete, QueueID: applyQueue, MessageID: applyMsg, Epoch: epoch, At: sec(s),
+		LeasedAt: sec(leased), Result: baton.LeaseLapsed, StoreEpoch: storeEpoch, Removed: true,
 		duplicate: storeEpoch > epoch}
 }
 
 // applyAll applies events, the local ones (marked in local) as this node's.
-func applyAll(l *ledger, evs []ledgerEvent, local ...int) {
+func applyAll(l *Ledger, evs []Event, local ...int) {
 	for i, ev := range evs {
 		if slices.Contains(local, i) {
 			l.applyLocal(ev)
@@ -55,7 +55,7 @@ func applyAll(l *ledger, evs []ledgerEvent, local ...int) {
 	}
 }
 
-func kinds(l *ledger, now time.Time) []string {
+func kinds(l *Ledger, now time.Time) []string {
 	h, _ := l.history(applyQueue, applyMsg, now)
 	var out []string
 	for _, ev := range h {
@@ -69,7 +69,7 @@ type tally struct {
 	active                                                                                int
 }
 
-func tallyOf(l *ledger, now time.Time) tally {
+func tallyOf(l *Ledger, now time.Time) tally {
 	c, _ := l.snapshot(applyQueue, now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -85,7 +85,7 @@ func TestLedgerApplyReordered(t *testing.T) {
 	// The classic incident: a 30 s lease lapses while its holder works; the
 	// message goes to a second and a third receiver, then the first
 	// holder's delete arrives, late, and removes it from the third.
-	incident := []ledgerEvent{
+	incident := []Event{
 		evReceive(1, 0, 30),
 		evReceive(2, 31, 30),
 		evReceive(3, 62, 30),
@@ -94,13 +94,13 @@ func TestLedgerApplyReordered(t *testing.T) {
 	incidentWant := tally{received: 3, completed: 1, expired: 2, late: 1, duplicates: 1, redeliveries: 2, lapsedWorking: 1}
 	incidentHistory := []string{"receive@0#1", "expire@30#1", "receive@31#2", "expire@61#2", "receive@62#3", "late-delete@90#1", "removed@90#3"}
 	// A lease received on one node and renewed through another.
-	renewed := []ledgerEvent{evReceive(1, 0, 30), evRenew(1, 0, 20, 60), evDelete(1, 0, 50)}
+	renewed := []Event{evReceive(1, 0, 30), evRenew(1, 0, 20, 60), evDelete(1, 0, 50)}
 	renewedWant := tally{received: 1, completed: 1, renewals: 1}
 	renewedHistory := []string{"receive@0#1", "renew@20#1", "delete@50#1"}
 
 	tests := []struct {
 		name    string
-		events  []ledgerEvent
+		events  []Event
 		order   []int
 		local   []int // indexes into order applied as this node's
 		queryAt []int // seconds at which a report is read between events (-1: none)
@@ -125,7 +125,7 @@ func TestLedgerApplyReordered(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var l ledger
+			var l Ledger
 			for i, j := range tt.order {
 				if slices.Contains(tt.local, i) {
 					l.applyLocal(tt.events[j])
@@ -157,7 +157,7 @@ func TestLedgerApplyReordered(t *testing.T) {
 // goes below zero.
 func TestLedgerRetractedExpiryNeverNegative(t *testing.T) {
 	t.Parallel()
-	var l ledger
+	var l Ledger
 	l.applyLocal(evReceive(1, 0, 30))
 	if got := tallyOf(&l, sec(31*60)); got.expired != 1 {
 		t.Fatalf("expired = %d before the renewal arrives, want 1", got.expired)
@@ -181,10 +181,10 @@ func TestLedgerRetractedExpiryNeverNegative(t *testing.T) {
 // expiries of the leases it handed out, and nothing of the others'.
 func TestLedgerOwnCounts(t *testing.T) {
 	t.Parallel()
-	var node1, node2 ledger
+	var node1, node2 Ledger
 	// Node 1 hands out lease 1; node 2 hands out lease 2 after it lapses
 	// and takes the late delete.
-	evs := []ledgerEvent{evReceive(1, 0, 30), evReceive(2, 31, 30), evLateDelete(1, 0, 50, 2)}
+	evs := []Event{evReceive(1, 0, 30), evReceive(2, 31, 30), evLateDelete(1, 0, 50, 2)}
 	applyAll(&node1, evs, 0)
 	applyAll(&node2, evs, 1, 2)
 	now := sec(55)
@@ -208,7 +208,7 @@ func TestLedgerOwnCounts(t *testing.T) {
 // made through another node arrives later and takes the expiry back.
 func TestLedgerOwnExpiredNeverDecreases(t *testing.T) {
 	t.Parallel()
-	var l ledger
+	var l Ledger
 	l.applyLocal(evReceive(1, 0, 30))
 	before := l.owned(applyQueue, sec(31)).expired // a scrape past the deadline
 	l.apply(evRenew(1, 0, 29, 60))                 // renewed in time through another node
@@ -227,10 +227,10 @@ func TestLedgerOwnExpiredNeverDecreases(t *testing.T) {
 // it before its own deadline: that is no second late completion.
 func TestLedgerRemovedLeaseDeletedInTime(t *testing.T) {
 	t.Parallel()
-	var l ledger
+	var l Ledger
 	gone := evDelete(3, 62, 91)
-	gone.result, gone.storeEpoch = baton.LeaseGone, 0
-	applyAll(&l, []ledgerEvent{evReceive(1, 0, 30), evReceive(2, 31, 30), evReceive(3, 62, 30), evLateDelete(1, 0, 90, 3), gone}, 4)
+	gone.Result, gone.StoreEpoch = baton.LeaseGone, 0
+	applyAll(&l, []Event{evReceive(1, 0, 30), evReceive(2, 31, 30), evReceive(3, 62, 30), evLateDelete(1, 0, 90, 3), gone}, 4)
 	want := tally{received: 3, completed: 2, expired: 2, late: 1, duplicates: 1, redeliveries: 2, lapsedWorking: 1}
 	if got := tallyOf(&l, sec(1000)); got != want {
 		t.Errorf("counts = %+v, want %+v", got, want)

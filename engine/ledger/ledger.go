@@ -1,17 +1,20 @@
-package engine
+package ledger
 
 import (
 	"cmp"
 	"container/heap"
 	"container/list"
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 )
 
 // The lease ledger watches every lease begin, renew, lapse and end (docs/architecture.md
@@ -21,10 +24,10 @@ import (
 // queue, statistics since start and over a sliding window, and a bounded
 // history per message.
 //
-// The ledger lives in the engine's memory and starts empty. Every change to
-// it is a ledgerEvent; when the store is shared by several nodes (a
-// baton.LedgerBus), each node publishes the events it makes and applies the
-// others' (ledger_bus.go), so every node's reports cover the whole cluster,
+// The ledger lives in the node's memory and starts empty. Every change to
+// it is an Event; when the store is shared by several nodes (a
+// baton.SharedStore), each node publishes the events it makes and applies
+// the others' (bus.go), so every node's reports cover the whole cluster,
 // from the moment that node started ("since start" is since this node
 // started). Events of different nodes arrive in any order and a little
 // late, so applying one never assumes another came first: a lease record
@@ -85,7 +88,8 @@ func clientString(s string) string {
 	return strings.Clone(s[:n])
 }
 
-func clientFrom(ctx context.Context) Client {
+// ClientFrom returns the client WithClient recorded in ctx, if any.
+func ClientFrom(ctx context.Context) Client {
 	c, _ := ctx.Value(clientKey{}).(Client)
 	return c
 }
@@ -292,7 +296,7 @@ func (ql *queueLedger) countMillis(at time.Time, d time.Duration) {
 }
 
 type queueLedger struct {
-	l *ledger
+	l *Ledger
 	// recentLate keeps the latest late completions, oldest first.
 	recentLate []LateCompletion
 	messages   map[string]*trackedMessage
@@ -313,7 +317,21 @@ type queueLedger struct {
 	ownExpiredShown uint64
 }
 
-type ledger struct {
+// Ledger is one node's lease ledger. Its zero value is an empty ledger
+// that no other node shares; New makes one that does when its store is
+// shared.
+type Ledger struct {
+	// started is when the node's ledger began (reports' HistorySince).
+	started time.Time
+	// clock gives other nodes' events the zone of this node's own.
+	clock clock.Clock
+	log   *slog.Logger
+	// node tells this node's batches from other nodes' on the bus;
+	// publisher is nil unless the ledger has a bus.
+	node       uint64
+	publisher  *ledgerPublisher
+	badBatches atomic.Uint64
+
 	mu     sync.Mutex
 	queues map[uint64]*queueLedger
 	// lru holds every queue's tracked messages, most recently active at the
@@ -325,7 +343,7 @@ type ledger struct {
 	maxMessages, maxEvents int
 }
 
-func (l *ledger) queue(id uint64) *queueLedger {
+func (l *Ledger) queue(id uint64) *queueLedger {
 	if l.queues == nil {
 		l.queues = make(map[uint64]*queueLedger)
 		l.lru = list.New()
@@ -415,7 +433,7 @@ func (ql *queueLedger) forget(tm *trackedMessage) {
 // trim forgets the least recently active messages of any queue while the
 // ledger keeps more than its bounds. It runs after each event, so the
 // messages an event works on are never forgotten under it.
-func (l *ledger) trim() {
+func (l *Ledger) trim() {
 	maxMessages, maxEvents := cmp.Or(l.maxMessages, maxLedgerMessages), cmp.Or(l.maxEvents, maxLedgerEvents)
 	for l.lru != nil && l.lru.Len() > 0 && (l.lru.Len() > maxMessages || l.events > maxEvents) {
 		tm := l.lru.Front().Value.(*trackedMessage)
@@ -601,75 +619,75 @@ func (ql *queueLedger) end(r *leaseRec, state leaseState) {
 	r.state = state
 }
 
-// eventKind is what a ledgerEvent reports.
-type eventKind uint8
+// EventKind is what an Event reports.
+type EventKind uint8
 
 const (
-	kindSent eventKind = iota + 1
-	kindReceive
-	kindChange
-	kindDelete
-	kindDeadLetter
-	kindForget
-	// kindPurge ends the queue's active leases: their messages were purged.
-	kindPurge
-	// kindRetention ends the active leases of the messages sent before
+	KindSent EventKind = iota + 1
+	KindReceive
+	KindChange
+	KindDelete
+	KindDeadLetter
+	KindForget
+	// KindPurge ends the queue's active leases: their messages were purged.
+	KindPurge
+	// KindRetention ends the active leases of the messages sent before
 	// sentAt: the retention sweep deleted them.
-	kindRetention
-	// kindRemove ends the active lease of one message, which an operator
-	// deleted or moved without a receipt (browse.go).
-	kindRemove
+	KindRetention
+	// KindRemove ends the active lease of one message, which an operator
+	// deleted or moved without a receipt (the admin API's message actions).
+	KindRemove
 )
 
-// ledgerEvent is one mutation of the ledger, self-contained so that it can
+// Event is one mutation of the ledger, self-contained so that it can
 // be applied on any node: the node that handled the request fills in what
 // the store told it, and the others apply it as it is. Queue ids are the
 // store's and so the same on every node.
-type ledgerEvent struct {
-	kind      eventKind
-	queueID   uint64
-	messageID string
-	epoch     uint32
-	at        time.Time
-	// deadline is the lease's end after a receive or change (at or before
+type Event struct {
+	Kind      EventKind
+	QueueID   uint64
+	MessageID string
+	Epoch     uint32
+	At        time.Time
+	// Deadline is the lease's end after a receive or change (at or before
 	// at: a release).
-	deadline time.Time
-	// leasedAt is when the receipt's lease began (delete, change).
-	leasedAt     time.Time
-	receiveCount int
-	n            int // sent: messages stored
-	// sentAt is when the message was sent (receive), or the retention
+	Deadline time.Time
+	// LeasedAt is when the receipt's lease began (delete, change).
+	LeasedAt     time.Time
+	ReceiveCount int
+	N            int // sent: messages stored
+	// SentAt is when the message was sent (receive), or the retention
 	// cutoff: messages sent before it were deleted (retention).
-	sentAt time.Time
-	// result is what the store found for a delete or change by receipt.
-	result baton.LeaseResult
-	// storeEpoch is the message's current lease epoch in the store (0 if
+	SentAt time.Time
+	// Result is what the store found for a delete or change by receipt.
+	Result baton.LeaseResult
+	// StoreEpoch is the message's current lease epoch in the store (0 if
 	// the message was gone).
-	storeEpoch uint32
+	StoreEpoch uint32
 	// duplicate: a late completion on a message meanwhile leased to
 	// another receiver; the handling node decides, from the store's epoch
 	// and its ledger.
 	duplicate bool
-	// removed: a delete removed the message, ending whatever lease holds it.
-	removed bool
-	// shortened: a change the store found current that moved its lease's
+	// Removed: a delete removed the message, ending whatever lease holds it.
+	Removed bool
+	// Shortened: a change the store found current that moved its lease's
 	// end no later than it was (the handling node knows the end from the
 	// store). It is a release with a delay, not a renewal (changed).
-	shortened bool
-	client    Client
+	Shortened bool
+	Client    Client
 }
 
 // applyLocal applies an event this node made, deciding the facts that
 // depend on what it knows (a late completion's duplicate), and returns the
 // event as the other nodes should apply it.
-func (l *ledger) applyLocal(ev ledgerEvent) ledgerEvent {
+func (l *Ledger) applyLocal(ev Event) Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ev.kind == kindDelete || ev.kind == kindChange {
-		if ev.result != baton.LeaseCurrent {
-			ev.duplicate = ev.storeEpoch > ev.epoch
-			if ql, ok := l.queues[ev.queueID]; ok {
-				if tm, ok := ql.messages[ev.messageID]; ok && tm.latest > ev.epoch {
+	if ev.Kind == KindDelete || ev.Kind == KindChange {
+		if ev.Result != baton.LeaseCurrent {
+			ev.duplicate = ev.StoreEpoch > ev.Epoch
+			if ql, ok := l.queues[ev.QueueID]; ok {
+				if tm, ok := ql.messages[ev.MessageID]; ok && tm.latest > ev.Epoch {
 					ev.duplicate = true
 				}
 			}
@@ -680,78 +698,92 @@ func (l *ledger) applyLocal(ev ledgerEvent) ledgerEvent {
 }
 
 // apply applies an event another node made.
-func (l *ledger) apply(ev ledgerEvent) {
+func (l *Ledger) apply(ev Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.applyLocked(ev, false)
 }
 
-func (l *ledger) applyLocked(ev ledgerEvent, local bool) {
-	if ev.kind == kindForget {
-		if ql, ok := l.queues[ev.queueID]; ok {
+func (l *Ledger) applyLocked(ev Event, local bool) {
+	if ev.Kind == KindForget {
+		if ql, ok := l.queues[ev.QueueID]; ok {
 			for _, tm := range ql.messages {
 				l.lru.Remove(tm.gelem)
 				l.events -= len(tm.history)
 			}
-			delete(l.queues, ev.queueID)
+			delete(l.queues, ev.QueueID)
 		}
 		return
 	}
 	defer l.trim()
-	ql := l.queue(ev.queueID)
-	ql.expire(ev.at)
-	switch ev.kind {
-	case kindSent:
-		ql.count(ev.at, local, func(c *counters) { c.sent += uint64(ev.n) })
-	case kindReceive:
+	ql := l.queue(ev.QueueID)
+	ql.expire(ev.At)
+	switch ev.Kind {
+	case KindSent:
+		ql.count(ev.At, local, func(c *counters) { c.sent += uint64(ev.N) })
+	case KindReceive:
 		ql.begin(ev, local)
-	case kindChange:
+	case KindChange:
 		ql.changed(ev, local)
-	case kindDelete:
+	case KindDelete:
 		ql.completed(ev, local)
-	case kindPurge:
-		ql.purged(ev.at)
-	case kindRetention:
-		ql.retained(ev.at, ev.sentAt)
-	case kindDeadLetter:
+	case KindPurge:
+		ql.purged(ev.At)
+	case KindRetention:
+		ql.retained(ev.At, ev.SentAt)
+	case KindDeadLetter:
 		ql.deadLettered(ev, local)
-	case kindRemove:
+	case KindRemove:
 		ql.removedOne(ev)
 	}
 }
 
+// removedOne ends the active lease of the message of ev, if any: an
+// operator deleted or moved it without a receipt, so the lease neither
+// completed nor lapsed.
+func (ql *queueLedger) removedOne(ev Event) {
+	tm, ok := ql.messages[ev.MessageID]
+	if !ok {
+		return
+	}
+	if cur := tm.lease(max(tm.latest, ev.Epoch)); cur.state == leaseActive {
+		ql.end(cur, leaseRemoved)
+		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
+	}
+}
+
 // begin applies a receive: a new lease ending at ev.deadline.
-func (ql *queueLedger) begin(ev ledgerEvent, local bool) {
-	tm := ql.message(ev.messageID)
-	r := tm.lease(ev.epoch)
+func (ql *queueLedger) begin(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	r := tm.lease(ev.Epoch)
 	if r.received {
 		return // applied already
 	}
-	r.received, r.local, r.begin = true, local, ev.at
+	r.received, r.local, r.begin = true, local, ev.At
 	if r.deadlineAt.IsZero() { // no renewal arrived before it
-		r.deadline, r.deadlineAt = ev.deadline, ev.at
+		r.deadline, r.deadlineAt = ev.Deadline, ev.At
 	}
-	tm.latest = max(tm.latest, ev.epoch)
-	if !ev.sentAt.IsZero() {
-		tm.sentAt = ev.sentAt
+	tm.latest = max(tm.latest, ev.Epoch)
+	if !ev.SentAt.IsZero() {
+		tm.sentAt = ev.SentAt
 	}
-	ql.count(ev.at, local, func(c *counters) { c.received++ })
-	tm.record(LeaseEvent{At: ev.at, Kind: EventReceive, Epoch: ev.epoch, ReceiveCount: ev.receiveCount, Deadline: ev.deadline, Client: ev.client})
+	ql.count(ev.At, local, func(c *counters) { c.received++ })
+	tm.record(LeaseEvent{At: ev.At, Kind: EventReceive, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount, Deadline: ev.Deadline, Client: ev.Client})
 	// The store handed this lease out, so the one before it had ended:
 	// lapsed (expire above saw to that), or released early by a release
 	// that has not arrived yet.
-	if prev := tm.leases[ev.epoch-1]; prev != nil && prev.state == leaseActive && prev.received {
+	if prev := tm.leases[ev.Epoch-1]; prev != nil && prev.state == leaseActive && prev.received {
 		ql.end(prev, leaseReleased)
 	}
 	if r.state == leaseActive && r.heapIdx < 0 {
-		if r.deadline.After(ev.at) {
+		if r.deadline.After(ev.At) {
 			heap.Push(&ql.active, r)
 		} else {
 			r.state = leaseReleased // a zero-length lease: the message stayed visible
 		}
 	}
-	ql.redeliver(tm, ev.epoch)
-	ql.redeliver(tm, ev.epoch+1)
+	ql.redeliver(tm, ev.Epoch)
+	ql.redeliver(tm, ev.Epoch+1)
 	if r.proven {
 		ql.lateFound(tm, r)
 	}
@@ -776,19 +808,19 @@ func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
 // completed applies a delete by a receipt. ev.removed says the message was
 // deleted: a late delete on a standard queue removes it even though another
 // receiver holds it now, which ends that lease too.
-func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
-	tm := ql.message(ev.messageID)
-	rec := tm.lease(ev.epoch)
-	if ev.result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
+func (ql *queueLedger) completed(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	rec := tm.lease(ev.Epoch)
+	if ev.Result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
 	if rec.snoozeLapsed {
-		if ev.result == baton.LeaseCurrent {
+		if ev.Result == baton.LeaseCurrent {
 			ql.unsnooze(rec)
 		} else {
 			ql.snoozeOverran(rec)
 		}
-	} else if rec.snoozed && ev.result == baton.LeaseCurrent {
+	} else if rec.snoozed && ev.Result == baton.LeaseCurrent {
 		rec.snoozed = false // it worked on under the end it set
 		tm.relabel(rec.epoch, rec.snoozeAt)
 	}
@@ -796,38 +828,38 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 		ql.releasedDeleted(tm, rec, ev)
 		return
 	}
-	d := ev.at.Sub(ev.leasedAt)
+	d := ev.At.Sub(ev.LeasedAt)
 	renewed := rec.renewals > 0
-	ql.count(ev.at, local, func(c *counters) {
+	ql.count(ev.At, local, func(c *counters) {
 		c.completed++
 		c.addDuration(d)
 		if !renewed {
 			c.unrenewed.add(d)
 		}
 	})
-	ql.countMillis(ev.at, d)
-	if ev.result == baton.LeaseCurrent || removedInTime(rec, ev.at) {
+	ql.countMillis(ev.At, d)
+	if ev.Result == baton.LeaseCurrent || removedInTime(rec, ev.At) {
 		if rec.state == leaseExpired {
 			ql.unexpire(rec)
 		}
 		ql.end(rec, leaseDeleted)
-		tm.record(LeaseEvent{At: ev.at, Kind: EventDelete, Epoch: ev.epoch, Client: ev.client})
+		tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Client: ev.Client})
 		return
 	}
 	ql.late(tm, rec, ev, local, EventLateDelete)
-	if !ev.removed {
+	if !ev.Removed {
 		return
 	}
 	// The lease that held the message when it was removed; if its receive
 	// has not arrived, the record made here stops it from starting a lease
 	// that would later seem to lapse.
-	holder := max(tm.latest, ev.storeEpoch)
-	if holder <= ev.epoch {
+	holder := max(tm.latest, ev.StoreEpoch)
+	if holder <= ev.Epoch {
 		return
 	}
 	if cur := tm.lease(holder); cur.state == leaseActive {
 		ql.end(cur, leaseRemoved)
-		tm.record(LeaseEvent{At: ev.at, Kind: EventRemoved, Epoch: cur.epoch})
+		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
 	}
 }
 
@@ -836,19 +868,19 @@ func (ql *queueLedger) completed(ev ledgerEvent, local bool) {
 // message was handled, but the lease was no lease of work, so its time
 // counts in no lease duration, and a delete after the message was handed
 // to another receiver is no late completion: the holder overran nothing.
-func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev ledgerEvent) {
+func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev Event) {
 	if rec.lateDeleted {
 		return // a retry
 	}
 	rec.lateDeleted = true
-	tm.record(LeaseEvent{At: ev.at, Kind: EventDelete, Epoch: ev.epoch, Client: ev.client})
-	if !ev.removed {
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Client: ev.Client})
+	if !ev.Removed {
 		return
 	}
-	if holder := max(tm.latest, ev.storeEpoch); holder > ev.epoch {
+	if holder := max(tm.latest, ev.StoreEpoch); holder > ev.Epoch {
 		if cur := tm.lease(holder); cur.state == leaseActive {
 			ql.end(cur, leaseRemoved)
-			tm.record(LeaseEvent{At: ev.at, Kind: EventRemoved, Epoch: cur.epoch})
+			tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
 		}
 	}
 }
@@ -870,30 +902,30 @@ func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev led
 // message had been handed on (snoozeOverran). A change that gives up by
 // setting a delay longer than the lease had left cannot be told from a
 // heartbeat: it counts as a renewal, and the lease as lapsed at its end.
-func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
-	tm := ql.message(ev.messageID)
-	rec := tm.lease(ev.epoch)
+func (ql *queueLedger) changed(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	rec := tm.lease(ev.Epoch)
 	if rec.snoozeLapsed {
-		if ev.result == baton.LeaseCurrent {
+		if ev.Result == baton.LeaseCurrent {
 			ql.unsnooze(rec)
 		} else {
 			ql.snoozeOverran(rec)
 		}
 	}
-	if ev.result == baton.LeaseSuperseded {
+	if ev.Result == baton.LeaseSuperseded {
 		// Through an older receipt to the lease of the message's current
 		// receive: the older holder is late, and the current lease moves,
 		// which is no renewal by its holder.
-		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) && (rec.state != leaseReleased || !rec.received) {
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
 			ql.late(tm, rec, ev, local, EventLateChange)
 		}
-		ql.movedBy(tm.lease(ev.storeEpoch), ev)
+		ql.movedBy(tm.lease(ev.StoreEpoch), ev)
 		return
 	}
-	if ev.result != baton.LeaseCurrent {
+	if ev.Result != baton.LeaseCurrent {
 		// After its own delete, or its message's removal, in time, or a
 		// lease its holder gave up: no lapse.
-		if rec.state != leaseDeleted && !removedInTime(rec, ev.at) && (rec.state != leaseReleased || !rec.received) {
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
 			ql.late(tm, rec, ev, local, EventLateChange)
 		}
 		return
@@ -901,7 +933,7 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 	if rec.state == leaseExpired {
 		ql.unexpire(rec)
 	}
-	if !ev.deadline.After(ev.at) {
+	if !ev.Deadline.After(ev.At) {
 		if rec.state == leaseActive {
 			ql.end(rec, leaseReleased)
 		}
@@ -910,33 +942,33 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 			tm.relabel(rec.epoch, rec.snoozeAt)
 		}
 		again := false
-		if prev := tm.leases[ev.epoch-1]; !rec.releasedNow && prev != nil && prev.releasedNow {
+		if prev := tm.leases[ev.Epoch-1]; !rec.releasedNow && prev != nil && prev.releasedNow {
 			again = true
 		}
 		rec.releasedNow = true
-		ql.count(ev.at, local, func(c *counters) {
+		ql.count(ev.At, local, func(c *counters) {
 			c.releases++
 			if again {
 				c.rereleased++
 			}
 		})
-		tm.record(LeaseEvent{At: ev.at, Kind: EventRelease, Epoch: ev.epoch, Client: ev.client})
+		tm.record(LeaseEvent{At: ev.At, Kind: EventRelease, Epoch: ev.Epoch, Client: ev.Client})
 		return
 	}
 	kind := EventRenew
-	if ev.shortened && !ev.at.Before(rec.deadlineAt) {
+	if ev.Shortened && !ev.At.Before(rec.deadlineAt) {
 		// A release with a delay, if the holder lets the new end come;
 		// the lease runs until then, and expire counts the release.
-		kind, rec.snoozed, rec.snoozeAt = EventRelease, true, ev.at
-	} else if !ev.shortened {
-		if rec.snoozed && !ev.at.Before(rec.deadlineAt) {
+		kind, rec.snoozed, rec.snoozeAt = EventRelease, true, ev.At
+	} else if !ev.Shortened {
+		if rec.snoozed && !ev.At.Before(rec.deadlineAt) {
 			rec.snoozed = false
 			tm.relabel(rec.epoch, rec.snoozeAt)
 		}
 		rec.renewals++
 	}
-	if !ev.at.Before(rec.deadlineAt) {
-		rec.deadline, rec.deadlineAt = ev.deadline, ev.at
+	if !ev.At.Before(rec.deadlineAt) {
+		rec.deadline, rec.deadlineAt = ev.Deadline, ev.At
 	}
 	if rec.state == leaseActive {
 		if rec.heapIdx >= 0 {
@@ -945,27 +977,27 @@ func (ql *queueLedger) changed(ev ledgerEvent, local bool) {
 			heap.Push(&ql.active, rec)
 		}
 	}
-	if !ev.shortened {
-		ql.count(ev.at, local, func(c *counters) { c.renewals++ })
+	if !ev.Shortened {
+		ql.count(ev.At, local, func(c *counters) { c.renewals++ })
 	}
-	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Deadline: ev.deadline, Client: ev.client})
+	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
 }
 
 // movedBy moves the end of lease r as a change made through an older
 // receipt (ev) did: the store found r live, so an expiry inferred for it is
 // taken back; a release ends it.
-func (ql *queueLedger) movedBy(r *leaseRec, ev ledgerEvent) {
+func (ql *queueLedger) movedBy(r *leaseRec, ev Event) {
 	if r.state == leaseExpired {
 		ql.unexpire(r)
 	}
-	if !ev.deadline.After(ev.at) {
+	if !ev.Deadline.After(ev.At) {
 		if r.state == leaseActive {
 			ql.end(r, leaseReleased)
 		}
 		return
 	}
-	if !ev.at.Before(r.deadlineAt) {
-		r.deadline, r.deadlineAt = ev.deadline, ev.at
+	if !ev.At.Before(r.deadlineAt) {
+		r.deadline, r.deadlineAt = ev.Deadline, ev.At
 	}
 	if r.state == leaseActive {
 		if r.heapIdx >= 0 {
@@ -985,10 +1017,10 @@ func removedInTime(r *leaseRec, at time.Time) bool {
 }
 
 // late records a late completion: a receipt whose lease had lapsed.
-func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, local bool, kind string) {
+func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev Event, local bool, kind string) {
 	var lateBy time.Duration
 	if !rec.deadline.IsZero() {
-		lateBy = ev.at.Sub(rec.deadline)
+		lateBy = ev.At.Sub(rec.deadline)
 	}
 	// However many requests the holder makes with its receipt, its work
 	// ran twice once.
@@ -996,11 +1028,11 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, l
 	rec.duplicated = rec.duplicated || ev.duplicate
 	rec.lateDeleted = rec.lateDeleted || kind == EventLateDelete
 	var worked time.Duration
-	if !ev.leasedAt.IsZero() {
-		worked = ev.at.Sub(ev.leasedAt)
+	if !ev.LeasedAt.IsZero() {
+		worked = ev.At.Sub(ev.LeasedAt)
 	}
 	first := !rec.proven
-	ql.count(ev.at, local, func(c *counters) {
+	ql.count(ev.At, local, func(c *counters) {
 		c.late++
 		if dup {
 			c.duplicates++
@@ -1016,26 +1048,26 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev ledgerEvent, l
 		ql.returned(rec)
 	}
 	var moved time.Time // the current lease's new end, if the change went through to it
-	if ev.result == baton.LeaseSuperseded {
-		moved = ev.deadline
+	if ev.Result == baton.LeaseSuperseded {
+		moved = ev.Deadline
 	}
-	tm.record(LeaseEvent{At: ev.at, Kind: kind, Epoch: ev.epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
+	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate, Client: ev.Client})
 	if len(ql.recentLate) == maxRecentLate {
 		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
 	}
-	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: ev.at, Kind: kind, Epoch: ev.epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.client})
+	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: ev.At, Kind: kind, Epoch: ev.Epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.Client})
 }
 
 // deadLettered applies a message's move to its dead-letter queue.
-func (ql *queueLedger) deadLettered(ev ledgerEvent, local bool) {
-	tm := ql.message(ev.messageID)
-	ql.end(tm.lease(ev.epoch), leaseDeadLettered)
-	ql.count(ev.at, local, func(c *counters) { c.deadLettered++ })
-	tm.record(LeaseEvent{At: ev.at, Kind: EventDeadLetter, Epoch: ev.epoch, ReceiveCount: ev.receiveCount})
+func (ql *queueLedger) deadLettered(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	ql.end(tm.lease(ev.Epoch), leaseDeadLettered)
+	ql.count(ev.At, local, func(c *counters) { c.deadLettered++ })
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDeadLetter, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount})
 }
 
 // history returns a copy of a message's events.
-func (l *ledger) history(queueID uint64, messageID string, now time.Time) ([]LeaseEvent, bool) {
+func (l *Ledger) history(queueID uint64, messageID string, now time.Time) ([]LeaseEvent, bool) {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	tm, ok := ql.messages[messageID]
@@ -1046,7 +1078,7 @@ func (l *ledger) history(queueID uint64, messageID string, now time.Time) ([]Lea
 }
 
 // snapshot returns the queue's counters since start and over the window.
-func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters) {
+func (l *Ledger) snapshot(queueID uint64, now time.Time) (total, window counters) {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	total = ql.total
@@ -1058,7 +1090,7 @@ func (l *ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 // pendingLapsed counts the lapsed leases whose holder has not come back but
 // still may: leases begun within the last `within`, as long as holders were
 // seen working before coming back late.
-func (l *ledger) pendingLapsed(queueID uint64, now time.Time, within time.Duration) uint64 {
+func (l *Ledger) pendingLapsed(queueID uint64, now time.Time, within time.Duration) uint64 {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var n uint64
@@ -1076,7 +1108,7 @@ func (l *ledger) pendingLapsed(queueID uint64, now time.Time, within time.Durati
 // hungLeases returns the running leases held more than threshold, renewed
 // at least minHungRenewals times, the last time after they had been held
 // p99: held far beyond the p99 and still renewed. Longest held first.
-func (l *ledger) hungLeases(queueID uint64, now time.Time, threshold, p99 time.Duration) []HungLease {
+func (l *Ledger) hungLeases(queueID uint64, now time.Time, threshold, p99 time.Duration) []HungLease {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var out []HungLease
@@ -1096,14 +1128,14 @@ func (l *ledger) hungLeases(queueID uint64, now time.Time, threshold, p99 time.D
 
 // completedP99 returns the p99 of the queue's completed leases since start,
 // and how many there are.
-func (l *ledger) completedP99(queueID uint64, now time.Time) (time.Duration, uint64) {
+func (l *Ledger) completedP99(queueID uint64, now time.Time) (time.Duration, uint64) {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	return ql.total.durations.quantile(0.99), ql.total.durations.n
 }
 
 // oldestLease returns when the oldest running lease began, zero if none.
-func (l *ledger) oldestLease(queueID uint64, now time.Time) time.Time {
+func (l *Ledger) oldestLease(queueID uint64, now time.Time) time.Time {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var oldest time.Time
@@ -1127,7 +1159,7 @@ func (tm *trackedMessage) receiver(epoch uint32) Client {
 
 // lockedQueue locks the ledger and returns queue id's ledger with its
 // expiries inferred up to now; the caller unlocks l.mu.
-func (l *ledger) lockedQueue(id uint64, now time.Time) *queueLedger {
+func (l *Ledger) lockedQueue(id uint64, now time.Time) *queueLedger {
 	l.mu.Lock()
 	ql := l.queue(id)
 	ql.expire(now)
@@ -1138,7 +1170,7 @@ func (l *ledger) lockedQueue(id uint64, now time.Time) *queueLedger {
 // owned returns the queue's counters of what this node originated since it
 // started (queueLedger.own), for metrics that are summed over nodes. The
 // counts never go down from one call to the next (see ownExpiredShown).
-func (l *ledger) owned(queueID uint64, now time.Time) counters {
+func (l *Ledger) owned(queueID uint64, now time.Time) counters {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	own := ql.own

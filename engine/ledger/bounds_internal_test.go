@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"strconv"
@@ -12,7 +12,7 @@ import (
 // queue go first, and the event count follows every history.
 func TestLedgerBoundedOverQueues(t *testing.T) {
 	t.Parallel()
-	l := ledger{maxMessages: 500, maxEvents: 2000}
+	l := Ledger{maxMessages: 500, maxEvents: 2000}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	check := func(when string) {
 		t.Helper()
@@ -35,7 +35,7 @@ func TestLedgerBoundedOverQueues(t *testing.T) {
 		for m := range 100 {
 			for r := uint32(1); r <= 8; r++ { // receive, then lapse: two events a round
 				at = at.Add(time.Second)
-				l.applyLocal(ledgerEvent{kind: kindReceive, queueID: q, messageID: "m" + strconv.Itoa(m), epoch: r, at: at, deadline: at.Add(time.Millisecond)})
+				l.applyLocal(Event{Kind: KindReceive, QueueID: q, MessageID: "m" + strconv.Itoa(m), Epoch: r, At: at, Deadline: at.Add(time.Millisecond)})
 			}
 		}
 		check("queue " + strconv.Itoa(int(q)))
@@ -46,6 +46,6 @@ func TestLedgerBoundedOverQueues(t *testing.T) {
 	if _, ok := l.history(1, "m0", at); ok {
 		t.Error("the least recently active message kept")
 	}
-	l.applyLocal(ledgerEvent{kind: kindForget, queueID: 20, at: at})
+	l.applyLocal(Event{Kind: KindForget, QueueID: 20, At: at})
 	check("after a queue is deleted")
 }

@@ -1,7 +1,6 @@
-package engine
+package ledger
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -177,17 +176,32 @@ type LeaseReport struct {
 	Advice string
 }
 
-// LeaseReport diagnoses the queue's leases.
-func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	now := e.clock.Now()
-	total, window := e.ledger.snapshot(q.ID, now)
+// Queue is what the doctor needs to know of a queue besides its leases.
+type Queue struct {
+	ID                uint64
+	Name              string
+	VisibilityTimeout int
+	// DeadLetterTarget (an ARN) and MaxReceiveCount are the queue's
+	// RedrivePolicy; DeadLetterTarget is empty when it has none.
+	DeadLetterTarget string
+	MaxReceiveCount  int
+	// Sources, if set, lists the queues whose dead-letter queue this one
+	// is; the doctor calls it only when it needs to know.
+	Sources func() []string
+}
+
+// redrivePolicy is a queue's RedrivePolicy, as the doctor names it.
+type redrivePolicy struct {
+	target          string // dead-letter queue ARN
+	maxReceiveCount int
+}
+
+// Report diagnoses the queue's leases at now.
+func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
+	total, window := l.snapshot(q.ID, now)
 	r := &LeaseReport{
-		Queue: q.Name, VisibilityTimeout: q.Attributes.VisibilityTimeout,
-		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: e.started,
+		Queue: q.Name, VisibilityTimeout: q.VisibilityTimeout,
+		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: l.started,
 	}
 	judged, jc := r.Window, &window
 	if judged.Received == 0 && judged.Completed == 0 && judged.Late == 0 && judged.Expired == 0 {
@@ -198,25 +212,43 @@ func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, e
 	if d.s.Late > 0 {
 		// Lapsed leases whose holders may yet come back late, as others
 		// did, are no evidence that they never will.
-		d.pending = e.ledger.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
+		d.pending = l.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
 	}
 	if r.SinceStart.Completed >= MinFindingLeases {
-		d.hung = e.ledger.hungLeases(q.ID, now, hungThreshold(r.SinceStart.P99), r.SinceStart.P99)
+		d.hung = l.hungLeases(q.ID, now, hungThreshold(r.SinceStart.P99), r.SinceStart.P99)
 	}
-	d.redrive, d.hasRedrive = parseRedrivePolicy(q.Attributes.RedrivePolicy)
+	d.redrive = redrivePolicy{target: q.DeadLetterTarget, maxReceiveCount: q.MaxReceiveCount}
+	d.hasRedrive = q.DeadLetterTarget != ""
 	d.dlqOf = func() []string {
 		if d.sources == nil {
 			d.sources = []string{}
-			if sources, err := e.sourcesOf(ctx, q); err == nil {
-				for _, sq := range sources {
-					d.sources = append(d.sources, sq.Name)
-				}
+			if q.Sources != nil {
+				d.sources = append(d.sources, q.Sources()...)
 			}
 		}
 		return d.sources
 	}
 	d.diagnose()
-	return r, nil
+	return r
+}
+
+// History returns the lease events the ledger remembers for a message; ok
+// is false when it remembers none.
+func (l *Ledger) History(queueID uint64, messageID string, now time.Time) (events []LeaseEvent, ok bool) {
+	return l.history(queueID, messageID, now)
+}
+
+// Metrics fills in the ledger's figures of m, for the queue queueID at
+// now: Totals, LeaseDurations, LeaseSum, OldestLease and HungLeases.
+func (l *Ledger) Metrics(queueID uint64, now time.Time, m *QueueMetrics) {
+	total := l.owned(queueID, now)
+	m.Totals, m.LeaseDurations, m.LeaseSum = statsOf(&total), total.atMost, total.durationSum
+	if oldest := l.oldestLease(queueID, now); !oldest.IsZero() {
+		m.OldestLease = max(now.Sub(oldest), 0)
+	}
+	if p99, n := l.completedP99(queueID, now); n >= MinFindingLeases {
+		m.HungLeases = len(l.hungLeases(queueID, now, hungThreshold(p99), p99))
+	}
 }
 
 // hungThreshold is how long a lease must be held to be hung, given the
@@ -428,17 +460,6 @@ func fmtSeconds(d time.Duration) string {
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
-// MessageHistory returns the lease events the ledger remembers for a
-// message; ok is false when it remembers none.
-func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID string) (events []LeaseEvent, ok bool, err error) {
-	q, err := e.queue(ctx, ref)
-	if err != nil {
-		return nil, false, err
-	}
-	events, ok = e.ledger.history(q.ID, messageID, e.clock.Now())
-	return events, ok, nil
-}
-
 // QueueMetrics are one queue's figures for /metrics.
 type QueueMetrics struct {
 	Region, Account, Name      string
@@ -461,37 +482,4 @@ type QueueMetrics struct {
 	// as far as this node's ledger has seen them.
 	OldestLease time.Duration
 	HungLeases  int
-}
-
-// QueueMetrics reports every queue of every account and region.
-func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
-	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
-	}
-	now := e.clock.Now()
-	out := make([]QueueMetrics, 0, len(queues))
-	for _, q := range queues {
-		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		total := e.ledger.owned(q.ID, now)
-		m := QueueMetrics{
-			Region: e.regionOr(q.Region), Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
-			Totals: statsOf(&total), LeaseDurations: total.atMost, LeaseSum: total.durationSum,
-			VisibilityTimeout: q.Attributes.VisibilityTimeout,
-		}
-		if oldest := e.ledger.oldestLease(q.ID, now); !oldest.IsZero() {
-			m.OldestLease = max(now.Sub(oldest), 0)
-		}
-		if p99, n := e.ledger.completedP99(q.ID, now); n >= MinFindingLeases {
-			m.HungLeases = len(e.ledger.hungLeases(q.ID, now, hungThreshold(p99), p99))
-		}
-		if !st.OldestSentAt.IsZero() {
-			m.OldestAge = now.Sub(st.OldestSentAt)
-		}
-		out = append(out, m)
-	}
-	return out, nil
 }

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// The engine feeds its lease ledger (package ledger) every event it makes
+// and asks it, for a queue named on the wire, what it saw: the doctor's
+// report, a message's history, the dashboard's and /metrics' figures. The
+// ledger's types are the engine's API too, under the names they had here.
+
+// Types of the lease ledger's answers.
+type (
+	LeaseReport     = ledger.LeaseReport
+	LeaseStats      = ledger.LeaseStats
+	Finding         = ledger.Finding
+	HungLease       = ledger.HungLease
+	LeaseEvent      = ledger.LeaseEvent
+	QueueMetrics    = ledger.QueueMetrics
+	MinuteActivity  = ledger.MinuteActivity
+	ActiveLease     = ledger.ActiveLease
+	HistogramBucket = ledger.HistogramBucket
+	LateCompletion  = ledger.LateCompletion
+	Client          = ledger.Client
+)
+
+// Diagnoses of a queue's leases (ledger.DiagnosisHealthy and so on).
+const (
+	DiagnosisHealthy        = ledger.DiagnosisHealthy
+	DiagnosisLeaseTooShort  = ledger.DiagnosisLeaseTooShort
+	DiagnosisHandlerFailing = ledger.DiagnosisHandlerFailing
+	DiagnosisHungHandler    = ledger.DiagnosisHungHandler
+	DiagnosisTooFewLeases   = ledger.DiagnosisTooFewLeases
+	DiagnosisReleaseLoop    = ledger.DiagnosisReleaseLoop
+)
+
+// Lease event kinds, as the history reports them (ledger.EventReceive and
+// so on).
+const (
+	EventReceive    = ledger.EventReceive
+	EventRenew      = ledger.EventRenew
+	EventRelease    = ledger.EventRelease
+	EventExpire     = ledger.EventExpire
+	EventDelete     = ledger.EventDelete
+	EventLateDelete = ledger.EventLateDelete
+	EventLateChange = ledger.EventLateChange
+	EventDeadLetter = ledger.EventDeadLetter
+	EventRemoved    = ledger.EventRemoved
+)
+
+// The doctor's bounds: see ledger.MinFindingLeases, ledger.HungLeaseFactor
+// and ledger.MaxLeaseTime.
+const (
+	MinFindingLeases = ledger.MinFindingLeases
+	HungLeaseFactor  = ledger.HungLeaseFactor
+	MaxLeaseTime     = ledger.MaxLeaseTime
+)
+
+// LeaseDurationBounds are the upper bounds of QueueMetrics.LeaseDurations
+// (ledger.LeaseDurationBounds).
+var LeaseDurationBounds = ledger.LeaseDurationBounds
+
+// WithClient records the requesting client in ctx, for lease histories
+// (ledger.WithClient).
+func WithClient(ctx context.Context, c Client) context.Context { return ledger.WithClient(ctx, c) }
+
+// record applies an event this node made to its ledger, which relays it to
+// the other nodes of a shared store.
+func (e *Engine) record(ev ledger.Event) { e.ledger.Record(ev) }
+
+// epochOf is m's lease epoch, 0 if m is nil (the message was gone).
+func epochOf(m *baton.Message) uint32 {
+	if m == nil {
+		return 0
+	}
+	return m.Epoch
+}
+
+// LeaseReport diagnoses the queue's leases.
+func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	lq := ledger.Queue{ID: q.ID, Name: q.Name, VisibilityTimeout: q.Attributes.VisibilityTimeout}
+	if rp, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy); ok {
+		lq.DeadLetterTarget, lq.MaxReceiveCount = rp.target, rp.maxReceiveCount
+	}
+	lq.Sources = func() []string {
+		var names []string
+		if sources, err := e.sourcesOf(ctx, q); err == nil {
+			for _, sq := range sources {
+				names = append(names, sq.Name)
+			}
+		}
+		return names
+	}
+	return e.ledger.Report(lq, e.clock.Now()), nil
+}
+
+// MessageHistory returns the lease events the ledger remembers for a
+// message; ok is false when it remembers none.
+func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID string) (events []LeaseEvent, ok bool, err error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, false, err
+	}
+	events, ok = e.ledger.History(q.ID, messageID, e.clock.Now())
+	return events, ok, nil
+}
+
+// QueueMetrics reports every queue of every account and region.
+func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
+	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	now := e.clock.Now()
+	out := make([]QueueMetrics, 0, len(queues))
+	for _, q := range queues {
+		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		m := QueueMetrics{
+			Region: e.regionOr(q.Region), Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
+			VisibilityTimeout: q.Attributes.VisibilityTimeout,
+		}
+		e.ledger.Metrics(q.ID, now, &m)
+		if !st.OldestSentAt.IsZero() {
+			m.OldestAge = now.Sub(st.OldestSentAt)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// QueueActivity returns the last 15 minutes of activity, oldest first, one
+// entry per minute (zero for quiet minutes).
+func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActivity, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.ledger.Activity(q.ID, e.clock.Now()), nil
+}
+
+// ActiveLeases returns the running leases, soonest deadline first, at most
+// limit of them.
+func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]ActiveLease, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.ledger.ActiveLeases(q.ID, e.clock.Now(), limit), nil
+}
+
+// LeaseHistogram returns the 15-minute window's lease durations (receive to
+// delete) counted into buckets with the given upper bounds; a last bucket
+// with bound 0 holds longer leases (see ledger.Ledger.Histogram).
+func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time.Duration) ([]HistogramBucket, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.ledger.Histogram(q.ID, e.clock.Now(), bounds), nil
+}
+
+// RecentLateCompletions returns the queue's latest late completions, newest
+// first.
+func (e *Engine) RecentLateCompletions(ctx context.Context, ref QueueRef) ([]LateCompletion, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.ledger.RecentLate(q.ID), nil
+}
+
+// QueueCounts are a queue's message counts at one instant.
+type QueueCounts struct {
+	Visible, InFlight, Delayed int
+	// OldestAge is how long the oldest message has been in the queue, zero
+	// when the queue is empty.
+	OldestAge time.Duration
+}
+
+// QueueCounts counts the queue's messages now, by the engine's clock.
+func (e *Engine) QueueCounts(ctx context.Context, ref QueueRef) (QueueCounts, error) {
+	q, err := e.queue(ctx, ref)
+	if err != nil {
+		return QueueCounts{}, err
+	}
+	now := e.clock.Now()
+	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
+	if err != nil {
+		return QueueCounts{}, storeErr(err, "message stats")
+	}
+	c := QueueCounts{Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed}
+	if !st.OldestSentAt.IsZero() {
+		c.OldestAge = max(now.Sub(st.OldestSentAt), 0)
+	}
+	return c, nil
+}
+
+// Closing is closed when Close is called: watchers of the engine, such as
+// the dashboard's live streams, end then so that a server can shut down.
+func (e *Engine) Closing() <-chan struct{} { return e.closing }
