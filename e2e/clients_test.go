@@ -29,7 +29,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // account is the account id every test server runs with (--account-id), so
@@ -71,7 +73,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	batonBin, moduleRoot = bin, root
-	return m.Run()
+	return pgtest.Main(m)
 }
 
 // findModuleRoot walks up from this file's directory to the one holding
@@ -116,7 +118,7 @@ func clientUnusable(t *testing.T, msg string, out []byte) {
 	if os.Getenv("BATON_REQUIRE_CLIENTS") == "1" {
 		t.Fatalf("%s and BATON_REQUIRE_CLIENTS=1 requires it\n%s", msg, out)
 	}
-	t.Skipf("%s; set BATON_REQUIRE_CLIENTS=1 to fail instead\n%s", msg, out)
+	skipnote.Skip(t, "an AWS client", "%s; set BATON_REQUIRE_CLIENTS=1 to fail instead\n%s", msg, out)
 }
 
 // clientEnv is the environment of the external clients: this process's

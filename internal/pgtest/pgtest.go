@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // RequireEnv is the environment variable that turns a missing or broken
@@ -306,7 +308,7 @@ func Unavailable(tb testing.TB, err error) {
 	if os.Getenv(RequireEnv) == "1" {
 		tb.Fatalf("PostgreSQL is required (%s=1) but unavailable: %v", RequireEnv, err)
 	}
-	tb.Skipf("skipping: PostgreSQL unavailable (set %s=1 to fail instead): %v", RequireEnv, err)
+	skipnote.Skip(tb, "PostgreSQL", "skipping: PostgreSQL unavailable (set %s=1 to fail instead): %v", RequireEnv, err)
 }
 
 // MustStart starts a cluster for this test alone, stopped when the test
@@ -335,7 +337,7 @@ var shared struct {
 // Main runs a test binary's tests and stops the cluster MustDatabase
 // started, if any. Call it from TestMain: os.Exit(pgtest.Main(m)).
 func Main(m *testing.M) int {
-	code := m.Run()
+	code := skipnote.Main(m)
 	if c := shared.cluster; c != nil {
 		if err := c.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

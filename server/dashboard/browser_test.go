@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // The browser tests drive Debian's Chromium (apt-get install chromium)
@@ -32,7 +34,7 @@ var browser struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := skipnote.Main(m)
 	if browser.cancel != nil {
 		browser.cancel()
 	}
@@ -101,7 +103,7 @@ func tab(t *testing.T, w, h int64, header map[string]string) context.Context {
 		if os.Getenv("BATON_REQUIRE_CHROMIUM") == "1" {
 			t.Fatalf("Chromium is not at %s and BATON_REQUIRE_CHROMIUM=1: %v", chromiumPath(), err)
 		}
-		t.Skipf("Chromium is not at %s (apt-get install chromium); BATON_REQUIRE_CHROMIUM=1 makes this a failure", chromiumPath())
+		skipnote.Skip(t, "Chromium", "Chromium is not at %s (apt-get install chromium); BATON_REQUIRE_CHROMIUM=1 makes this a failure", chromiumPath())
 	}
 	browser.once.Do(startBrowser)
 	if browser.err != nil {
