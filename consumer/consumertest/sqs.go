@@ -2,6 +2,8 @@ package consumertest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,7 +110,13 @@ type queue struct {
 	fifo           bool
 	attrs          map[string]string
 	msgs           []*message
-	dedup          map[string]time.Time
+	dedup          map[string]sent
+}
+
+// sent is the first send with a deduplication id: when, and the message.
+type sent struct {
+	at time.Time
+	id string
 }
 
 type message struct {
@@ -152,7 +160,7 @@ func (s *SQS) CreateQueue(name string, attrs map[string]string) string {
 	q := &queue{name: name, url: "https://sqs.test/000000000000/" + name,
 		arn: "arn:aws:sqs:us-east-1:000000000000:" + name, fifo: strings.HasSuffix(name, ".fifo"),
 		attrs: map[string]string{"VisibilityTimeout": "30", "MessageRetentionPeriod": "345600",
-			"ReceiveMessageWaitTimeSeconds": "0", "DelaySeconds": "0"}, dedup: map[string]time.Time{}}
+			"ReceiveMessageWaitTimeSeconds": "0", "DelaySeconds": "0"}, dedup: map[string]sent{}}
 	for k, v := range attrs {
 		q.attrs[k] = v
 	}
@@ -748,10 +756,22 @@ func (s *SQS) send(in *sqs.SendMessageInput) (*sqs.SendMessageOutput, error) {
 		if m.group == "" {
 			return nil, &APIError{Code: "MissingParameter", Message: "The request must contain the parameter MessageGroupId."}
 		}
-		if at, ok := q.dedup[m.dedup]; ok && now.Sub(at) < 5*time.Minute {
-			return &sqs.SendMessageOutput{MessageId: &m.id}, nil
+		if in.DelaySeconds != 0 {
+			return nil, &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", in.DelaySeconds)}
 		}
-		q.dedup[m.dedup] = now
+		if m.dedup == "" {
+			if q.attrs["ContentBasedDeduplication"] != "true" {
+				return nil, &APIError{Code: "InvalidParameterValue", Message: "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"}
+			}
+			sum := sha256.Sum256([]byte(m.body))
+			m.dedup = hex.EncodeToString(sum[:])
+		}
+		// A duplicate within 5 minutes answers the first send's id and
+		// enqueues nothing, even if that message is gone.
+		if first, ok := q.dedup[m.dedup]; ok && now.Sub(first.at) < 5*time.Minute {
+			return &sqs.SendMessageOutput{MessageId: &first.id}, nil
+		}
+		q.dedup[m.dedup] = sent{at: now, id: m.id}
 	} else {
 		m.visibleAt = now.Add(time.Duration(in.DelaySeconds) * time.Second)
 	}
