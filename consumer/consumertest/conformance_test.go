@@ -103,12 +103,15 @@ var conformance = []struct {
 	{"max-number-of-messages", caseMaxMessages},
 	{"long-poll-message-arrives", caseLongPollArrives},
 	{"long-poll-lease-lapses", caseLongPollLapse},
+	{"long-poll-release", caseLongPollRelease},
 	{"long-poll-empty", caseLongPollEmpty},
+	{"send-delay", caseSendDelay},
 	{"message-attributes", caseAttributes},
 	{"fifo-attributes", caseFIFOAttributes},
 	{"fifo-group-order", caseFIFOOrder},
 	{"fifo-release-unblocks", caseFIFORelease},
 	{"fifo-stale-handle", caseFIFOStale},
+	{"fifo-deduplication", caseFIFODedup},
 	{"redrive", caseRedrive},
 	{"queue-attributes", caseQueueAttributes},
 	{"missing-queue", caseMissingQueue},
@@ -551,6 +554,35 @@ func caseLongPollLapse(t *testing.T, x *target) {
 	wantMessage(t, ms[0], "a", 2)
 }
 
+func caseLongPollRelease(t *testing.T, x *target) {
+	q := x.create(t, "jobs", nil)
+	x.send(t, q, "a")
+	m := x.recvOne(t, q, 60, "a", 1)
+	done := x.poll(t, q, 20)
+	x.waitPolls(t, 1)
+	wantChanged(t, x.change(t, q, 0, handle(m)), 1)
+	ms := <-done
+	wantBodies(t, ms, "a")
+	wantMessage(t, ms[0], "a", 2)
+}
+
+func caseSendDelay(t *testing.T, x *target) {
+	q := x.create(t, "jobs", nil)
+	body := "later"
+	if _, err := x.c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: &body, DelaySeconds: 10}); err != nil {
+		t.Fatal(err)
+	}
+	x.clock.Advance(10*time.Second - time.Millisecond)
+	x.recvNone(t, q, "1ms before the delay ends")
+	x.clock.Advance(time.Millisecond)
+	x.recvOne(t, q, 10, "later", 1)
+	// A FIFO queue takes no delay of a message's own.
+	f := x.create(t, "jobs.fifo", nil)
+	_, err := x.c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &f, MessageBody: &body, DelaySeconds: 10,
+		MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d")})
+	wantCode(t, err, "InvalidParameterValue")
+}
+
 func caseLongPollEmpty(t *testing.T, x *target) {
 	q := x.create(t, "jobs", nil)
 	done := x.poll(t, q, 20)
@@ -585,7 +617,11 @@ func caseAttributes(t *testing.T, x *target) {
 	body := "a"
 	if _, err := x.c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: &body,
 		MessageAttributes: map[string]types.MessageAttributeValue{
-			"kind": {DataType: aws.String("String"), StringValue: aws.String("job")},
+			"kind":     {DataType: aws.String("String"), StringValue: aws.String("job")},
+			"attempts": {DataType: aws.String("Number"), StringValue: aws.String("2")},
+		},
+		MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{
+			"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-5759e988-bd862e3fe1be46a994272793")},
 		}}); err != nil {
 		t.Fatal(err)
 	}
@@ -606,6 +642,12 @@ func caseAttributes(t *testing.T, x *target) {
 		}
 		if v := m.MessageAttributes["kind"]; aws.ToString(v.DataType) != "String" || aws.ToString(v.StringValue) != "job" {
 			t.Errorf("message attribute kind: %+v", v)
+		}
+		if v := m.MessageAttributes["attempts"]; aws.ToString(v.DataType) != "Number" || aws.ToString(v.StringValue) != "2" {
+			t.Errorf("message attribute attempts: %+v", v)
+		}
+		if got := m.Attributes["AWSTraceHeader"]; got != "Root=1-5759e988-bd862e3fe1be46a994272793" {
+			t.Errorf("AWSTraceHeader %q", got)
 		}
 	}
 	wantAttrs(m)
@@ -708,6 +750,59 @@ func caseFIFOStale(t *testing.T, x *target) {
 	wantDeleted(t, x.delete(t, q, handle(cur)), 1)
 	x.clock.Advance(time.Minute)
 	x.recvNone(t, q, "after the delete")
+}
+
+func caseFIFODedup(t *testing.T, x *target) {
+	q := x.create(t, "jobs.fifo", nil)
+	sendDedup := func(body, dedup string) (string, error) {
+		in := &sqs.SendMessageInput{QueueUrl: &q, MessageBody: &body, MessageGroupId: aws.String("g")}
+		if dedup != "" {
+			in.MessageDeduplicationId = &dedup
+		}
+		out, err := x.c.SendMessage(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		return aws.ToString(out.MessageId), nil
+	}
+	first, err := sendDedup("a", "same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same id within 5 minutes answers the first message's id and
+	// enqueues nothing, even once that message is deleted.
+	again, err := sendDedup("b", "same")
+	if err != nil || again != first {
+		t.Fatalf("the same deduplication id: MessageId %s, %v; want the first's %s", again, err, first)
+	}
+	m := x.recvOne(t, q, 10, "a", 1)
+	wantDeleted(t, x.delete(t, q, handle(m)), 1)
+	if _, err := sendDedup("c", "same"); err != nil {
+		t.Fatal(err)
+	}
+	x.recvNone(t, q, "a duplicate sent after the delete")
+	x.clock.Advance(5 * time.Minute)
+	if _, err := sendDedup("d", "same"); err != nil {
+		t.Fatal(err)
+	}
+	x.recvOne(t, q, 10, "d", 1)
+	// No id, and no content-based deduplication: refused.
+	_, err = sendDedup("e", "")
+	wantCode(t, err, "InvalidParameterValue")
+	// Content-based: the body is the id.
+	cbd := x.create(t, "cbd.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+	q = cbd
+	one, err := sendDedup("x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if two, err := sendDedup("x", ""); err != nil || two != one {
+		t.Fatalf("the same body: MessageId %s, %v; want %s", two, err, one)
+	}
+	if _, err := sendDedup("y", ""); err != nil {
+		t.Fatal(err)
+	}
+	wantBodies(t, x.recv(t, q, 10, 10, 0), "x", "y")
 }
 
 func caseRedrive(t *testing.T, x *target) {

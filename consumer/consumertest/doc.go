@@ -13,6 +13,9 @@
 // has expired" while a FIFO visibility change with one answers success and
 // changes nothing, and a receive moves a message already received
 // maxReceiveCount times to the dead-letter queue its RedrivePolicy names.
+// FIFO sends deduplicate for 5 minutes by MessageDeduplicationId, or by
+// body with ContentBasedDeduplication, and a duplicate answers the first
+// send's MessageId.
 // A table of cases (conformance_test.go) runs against the fake and against
 // a Baton server, so the two cannot drift apart.
 package consumertest
