@@ -113,6 +113,7 @@ var conformance = []struct {
 	{"fifo-stale-handle", caseFIFOStale},
 	{"fifo-deduplication", caseFIFODedup},
 	{"redrive", caseRedrive},
+	{"redrive-fifo", caseRedriveFIFO},
 	{"queue-attributes", caseQueueAttributes},
 	{"missing-queue", caseMissingQueue},
 }
@@ -838,6 +839,25 @@ func caseRedrive(t *testing.T, x *target) {
 	}
 	x.clock.Advance(10 * time.Second)
 	x.recvNone(t, q, "after the move")
+}
+
+func caseRedriveFIFO(t *testing.T, x *target) {
+	dlq := x.create(t, "jobs-dlq.fifo", nil)
+	arn := x.queueAttrs(t, dlq)["QueueArn"]
+	q := x.create(t, "jobs.fifo", map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":1}`,
+	})
+	x.sendGroup(t, q, "a1", "a")
+	x.sendGroup(t, q, "a2", "a")
+	x.recvOne(t, q, 10, "a1", 1)
+	x.clock.Advance(10 * time.Second)
+	// The head moves; the group carries on behind it.
+	ms := x.recv(t, q, 10, 10, 0)
+	wantBodies(t, ms, "a2")
+	m := x.recvOne(t, dlq, 10, "a1", 2)
+	if got := m.Attributes["MessageGroupId"]; got != "a" {
+		t.Errorf("the dead letter's MessageGroupId %q, want a", got)
+	}
 }
 
 func (x *target) queueAttrs(t *testing.T, url string) map[string]string {
