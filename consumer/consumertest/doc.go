@@ -9,6 +9,13 @@
 // issued for a standard-queue message still changes or deletes it (stale
 // handles), a visibility change on a lapsed lease answers success and
 // changes nothing, a FIFO group is blocked from its first in-flight message
-// on, and a FIFO delete with a stale receipt fails with "The receipt handle
-// has expired". It does not move messages to dead-letter queues.
+// on, a FIFO delete with a stale receipt fails with "The receipt handle
+// has expired" while a FIFO visibility change with one answers success and
+// changes nothing, and a receive moves a message already received
+// maxReceiveCount times to the dead-letter queue its RedrivePolicy names.
+// FIFO sends deduplicate for 5 minutes by MessageDeduplicationId, or by
+// body with ContentBasedDeduplication, and a duplicate answers the first
+// send's MessageId.
+// A table of cases (conformance_test.go) runs against the fake and against
+// a Baton server, so the two cannot drift apart.
 package consumertest

@@ -2,6 +2,9 @@ package consumertest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/consumer"
@@ -34,6 +38,19 @@ func (e *APIError) ErrorCode() string { return e.Code }
 
 // ErrorMessage returns the message.
 func (e *APIError) ErrorMessage() string { return e.Message }
+
+// ErrorFault says whose fault the error is: the server's for internal
+// errors and unavailability, the caller's otherwise. With it an APIError is
+// a smithy.APIError, as the SDK's errors are.
+func (e *APIError) ErrorFault() smithy.ErrorFault {
+	switch e.Code {
+	case "InternalError", "InternalFailure", "ServiceUnavailable":
+		return smithy.FaultServer
+	}
+	return smithy.FaultClient
+}
+
+var _ smithy.APIError = (*APIError)(nil)
 
 // Throttled is the error SQS answers when a caller exceeds its rate.
 func Throttled() error { return &APIError{Code: "RequestThrottled", Message: "Rate exceeded"} }
@@ -93,7 +110,13 @@ type queue struct {
 	fifo           bool
 	attrs          map[string]string
 	msgs           []*message
-	dedup          map[string]time.Time
+	dedup          map[string]sent
+}
+
+// sent is the first send with a deduplication id: when, and the message.
+type sent struct {
+	at time.Time
+	id string
 }
 
 type message struct {
@@ -110,6 +133,9 @@ type message struct {
 	leasedAt     map[int]time.Time
 	leased       bool
 	deleted      bool
+	// dlSource is the ARN of the queue whose RedrivePolicy moved the
+	// message here, if any.
+	dlSource string
 }
 
 // NewSQS returns a fake with no queues, on the given clock.
@@ -134,9 +160,12 @@ func (s *SQS) CreateQueue(name string, attrs map[string]string) string {
 	q := &queue{name: name, url: "https://sqs.test/000000000000/" + name,
 		arn: "arn:aws:sqs:us-east-1:000000000000:" + name, fifo: strings.HasSuffix(name, ".fifo"),
 		attrs: map[string]string{"VisibilityTimeout": "30", "MessageRetentionPeriod": "345600",
-			"ReceiveMessageWaitTimeSeconds": "0", "DelaySeconds": "0"}, dedup: map[string]time.Time{}}
+			"ReceiveMessageWaitTimeSeconds": "0", "DelaySeconds": "0"}, dedup: map[string]sent{}}
 	for k, v := range attrs {
 		q.attrs[k] = v
+	}
+	if rp, ok := q.attrs["RedrivePolicy"]; ok {
+		q.attrs["RedrivePolicy"] = normalRedrive(rp)
 	}
 	if q.fifo {
 		q.attrs["FifoQueue"] = "true"
@@ -145,6 +174,24 @@ func (s *SQS) CreateQueue(name string, attrs map[string]string) string {
 	s.queues[q.url] = q
 	s.names[name] = q
 	return q.url
+}
+
+// normalRedrive renders a RedrivePolicy as SQS answers it, the count a
+// number even if it was given as a string; one it cannot read stays as
+// given.
+func normalRedrive(rp string) string {
+	n, arn, err := consumer.ParseRedrivePolicy(rp)
+	if err != nil {
+		return rp
+	}
+	b, err := json.Marshal(struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+		MaxReceiveCount     int    `json:"maxReceiveCount"`
+	}{arn, n})
+	if err != nil {
+		return rp
+	}
+	return string(b)
 }
 
 // Calls returns the calls made so far of the given ops (all ops if none).
@@ -296,7 +343,27 @@ func (s *SQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, _
 	return end(fl, out, err)
 }
 
+// checkReceive refuses the parameters SQS refuses, before it looks for the
+// queue, as SQS does. A zero parameter is one the SDK leaves out.
+func checkReceive(in *sqs.ReceiveMessageInput) error {
+	bad := func(name string, v int32, reason string) error {
+		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %d for parameter %s is invalid. Reason: %s", v, name, reason)}
+	}
+	switch {
+	case in.MaxNumberOfMessages < 0 || in.MaxNumberOfMessages > 10:
+		return bad("MaxNumberOfMessages", in.MaxNumberOfMessages, "Must be between 1 and 10, if provided.")
+	case in.WaitTimeSeconds < 0 || in.WaitTimeSeconds > 20:
+		return bad("WaitTimeSeconds", in.WaitTimeSeconds, "Must be >= 0 and <= 20, if provided.")
+	case in.VisibilityTimeout < 0 || in.VisibilityTimeout > 43200:
+		return bad("VisibilityTimeout", in.VisibilityTimeout, "Must be >= 0 and <= 43200, if provided.")
+	}
+	return nil
+}
+
 func (s *SQS) receive(ctx context.Context, in *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+	if err := checkReceive(in); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	q := s.queues[deref(in.QueueUrl)]
 	if q == nil {
@@ -323,7 +390,15 @@ func (s *SQS) receive(ctx context.Context, in *sqs.ReceiveMessageInput) (*sqs.Re
 		s.mu.Lock()
 		now := s.clock.Now()
 		ch := s.notify
-		msgs := q.take(now, max, vis)
+		dlq, maxReceives := s.deadLetter(q)
+		before := 0
+		if dlq != nil {
+			before = len(dlq.msgs)
+		}
+		msgs := q.take(now, max, vis, dlq, maxReceives)
+		if dlq != nil && len(dlq.msgs) > before {
+			s.wake() // the dead-letter queue's long polls
+		}
 		next := q.nextVisible(now)
 		s.mu.Unlock()
 		if len(msgs) > 0 || !now.Before(deadline) {
@@ -356,17 +431,49 @@ func (q *queue) nextVisible(now time.Time) time.Time {
 	return next
 }
 
+// deadLetter returns the queue's dead-letter queue and maxReceiveCount, if
+// its RedrivePolicy names a queue of the fake.
+func (s *SQS) deadLetter(q *queue) (*queue, int) {
+	rp, ok := q.attrs["RedrivePolicy"]
+	if !ok {
+		return nil, 0
+	}
+	n, arn, err := consumer.ParseRedrivePolicy(rp)
+	if err != nil {
+		return nil, 0
+	}
+	for _, d := range s.queues {
+		if d.arn == arn {
+			return d, n
+		}
+	}
+	return nil, 0
+}
+
 // take leases up to max visible messages. FIFO: groups in order of their
 // oldest message, each from its head up to its first in-flight message.
-func (q *queue) take(now time.Time, max int, vis time.Duration) []types.Message {
+// A message it would take that has been received maxReceives times already
+// moves to dlq instead (if dlq is not nil), as SQS moves it inside a
+// receive: with its id, body, attributes and receive count.
+func (q *queue) take(now time.Time, max int, vis time.Duration, dlq *queue, maxReceives int) []types.Message {
 	var picked []*message
+	moved := map[*message]bool{}
+	// pick takes m unless it moves; it reports whether it took m.
+	pick := func(m *message) bool {
+		if dlq != nil && m.receives >= maxReceives {
+			moved[m] = true
+			return false
+		}
+		picked = append(picked, m)
+		return true
+	}
 	if !q.fifo {
 		for _, m := range q.msgs {
 			if len(picked) == max {
 				break
 			}
 			if !m.deleted && !m.visibleAt.After(now) {
-				picked = append(picked, m)
+				pick(m)
 			}
 		}
 	} else {
@@ -387,10 +494,22 @@ func (q *queue) take(now time.Time, max int, vis time.Duration) []types.Message 
 					break
 				}
 				if !m.visibleAt.After(now) {
-					picked = append(picked, m)
+					pick(m)
 				}
 			}
 		}
+	}
+	if len(moved) > 0 {
+		kept := q.msgs[:0]
+		for _, m := range q.msgs {
+			if !moved[m] {
+				kept = append(kept, m)
+				continue
+			}
+			m.leased, m.visibleAt, m.dlSource = false, now, q.arn
+			dlq.msgs = append(dlq.msgs, m)
+		}
+		q.msgs = kept
 	}
 	out := make([]types.Message, len(picked))
 	for i, m := range picked {
@@ -427,6 +546,9 @@ func (q *queue) render(m *message) types.Message {
 	if m.trace != "" {
 		attrs["AWSTraceHeader"] = m.trace
 	}
+	if m.dlSource != "" {
+		attrs["DeadLetterQueueSourceArn"] = m.dlSource
+	}
 	id, body := m.id, m.body
 	handle := q.url + "|" + m.id + "|" + strconv.Itoa(m.epoch)
 	var ma map[string]types.MessageAttributeValue
@@ -457,6 +579,41 @@ func (q *queue) find(handle string) (*message, int, error) {
 	return nil, epoch, nil
 }
 
+// checkBatch refuses a batch request as SQS does: no entries, more than
+// ten, or an entry id that is malformed or repeated. kind names the entry
+// type, e.g. "DeleteMessageBatchRequestEntry".
+func checkBatch(kind string, ids []string) error {
+	if len(ids) == 0 {
+		return &APIError{Code: "AWS.SimpleQueueService.EmptyBatchRequest", Message: fmt.Sprintf("There should be at least one %s in the request.", kind)}
+	}
+	if len(ids) > 10 {
+		return &APIError{Code: "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", Message: fmt.Sprintf("Maximum number of entries per request are 10. You have sent %d.", len(ids))}
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !validBatchID(id) {
+			return &APIError{Code: "AWS.SimpleQueueService.InvalidBatchEntryId", Message: "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long."}
+		}
+		if seen[id] {
+			return &APIError{Code: "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", Message: fmt.Sprintf("Id %s repeated.", id)}
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func validBatchID(id string) bool {
+	if id == "" || len(id) > 80 {
+		return false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 func entryFailure(id string, err error) types.BatchResultErrorEntry {
 	var ae *APIError
 	code, msg := "InternalError", err.Error()
@@ -472,6 +629,13 @@ func (s *SQS) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMe
 	fl, err := s.begin(ctx, "ChangeMessageVisibilityBatch", in)
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = deref(e.Id)
+	}
+	if err := checkBatch("ChangeMessageVisibilityBatchRequestEntry", ids); err != nil {
+		return end(fl, (*sqs.ChangeMessageVisibilityBatchOutput)(nil), err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -505,11 +669,11 @@ func (q *queue) change(now time.Time, handle string, vis time.Duration) error {
 	if m == nil || m.deleted {
 		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.", handle)}
 	}
-	if q.fifo && (epoch != m.epoch || !m.inFlight(now)) {
-		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.", handle)}
-	}
 	if at, ok := m.leasedAt[epoch]; ok && now.Add(vis).Sub(at) > consumer.MaxLease {
 		return &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %d for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]", int(vis/time.Second))}
+	}
+	if q.fifo && epoch != m.epoch {
+		return nil // a superseded FIFO handle: success, nothing changes (as Baton)
 	}
 	if !m.inFlight(now) {
 		return nil // a lapsed lease: success, nothing changes (as SQS)
@@ -523,6 +687,13 @@ func (s *SQS) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatch
 	fl, err := s.begin(ctx, "DeleteMessageBatch", in)
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = deref(e.Id)
+	}
+	if err := checkBatch("DeleteMessageBatchRequestEntry", ids); err != nil {
+		return end(fl, (*sqs.DeleteMessageBatchOutput)(nil), err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -585,10 +756,22 @@ func (s *SQS) send(in *sqs.SendMessageInput) (*sqs.SendMessageOutput, error) {
 		if m.group == "" {
 			return nil, &APIError{Code: "MissingParameter", Message: "The request must contain the parameter MessageGroupId."}
 		}
-		if at, ok := q.dedup[m.dedup]; ok && now.Sub(at) < 5*time.Minute {
-			return &sqs.SendMessageOutput{MessageId: &m.id}, nil
+		if in.DelaySeconds != 0 {
+			return nil, &APIError{Code: "InvalidParameterValue", Message: fmt.Sprintf("Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", in.DelaySeconds)}
 		}
-		q.dedup[m.dedup] = now
+		if m.dedup == "" {
+			if q.attrs["ContentBasedDeduplication"] != "true" {
+				return nil, &APIError{Code: "InvalidParameterValue", Message: "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"}
+			}
+			sum := sha256.Sum256([]byte(m.body))
+			m.dedup = hex.EncodeToString(sum[:])
+		}
+		// A duplicate within 5 minutes answers the first send's id and
+		// enqueues nothing, even if that message is gone.
+		if first, ok := q.dedup[m.dedup]; ok && now.Sub(first.at) < 5*time.Minute {
+			return &sqs.SendMessageOutput{MessageId: &first.id}, nil
+		}
+		q.dedup[m.dedup] = sent{at: now, id: m.id}
 	} else {
 		m.visibleAt = now.Add(time.Duration(in.DelaySeconds) * time.Second)
 	}
@@ -600,7 +783,16 @@ func (s *SQS) send(in *sqs.SendMessageInput) (*sqs.SendMessageOutput, error) {
 	return &sqs.SendMessageOutput{MessageId: &m.id}, nil
 }
 
-// GetQueueAttributes implements consumer.Client; it returns every attribute.
+func names(ns []types.QueueAttributeName) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
+}
+
+// GetQueueAttributes implements consumer.Client; it returns the attributes
+// named, or every one for "All".
 func (s *SQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
 	fl, err := s.begin(ctx, "GetQueueAttributes", in)
 	if err != nil {
@@ -632,6 +824,14 @@ func (s *SQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributes
 	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
 	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inflight)
 	attrs["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(delayed)
+	if !contains(names(in.AttributeNames), "All") {
+		// Only the attributes asked for, as SQS answers.
+		for k := range attrs {
+			if !contains(names(in.AttributeNames), k) {
+				delete(attrs, k)
+			}
+		}
+	}
 	return end(fl, &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil)
 }
 
