@@ -75,21 +75,6 @@ func (h hiddenHeap) Len() int { return len(h) }
 func (h hiddenHeap) Less(i, j int) bool {
 	return h[i].visibleAt < h[j].visibleAt
 }
-func (h hiddenHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = int32(i)
-	h[j].heapIdx = int32(j)
-}
-func (h *hiddenHeap) Push(x any) {
-	e := x.(*entry)
-	e.heapIdx = int32(len(*h))
-	*h = append(*h, e)
-}
-func (h *hiddenHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.heapIdx = -1
-	return e
-}
+func (h hiddenHeap) Swap(i, j int) { swapEntries(h, i, j) }
+func (h *hiddenHeap) Push(x any)   { pushEntry((*[]*entry)(h), x.(*entry)) }
+func (h *hiddenHeap) Pop() any     { return popEntry((*[]*entry)(h)) }
