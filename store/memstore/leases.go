@@ -22,53 +22,55 @@ func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (*entry, b
 }
 
 func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
-	qs := s.lookupID(p.QueueID)
-	if qs == nil {
-		return baton.LeaseOutcome{}, baton.ErrNotFound
-	}
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	e, res := qs.leaseOf(p.MessageID, p.Epoch, p.Now)
-	if e == nil {
-		return baton.LeaseOutcome{Result: res}, nil
-	}
-	before := qs.message(e, p.MessageID)
-	if res == baton.LeaseCurrent || !p.RequireLive {
-		qs.remove(e)
-	}
-	return baton.LeaseOutcome{Result: res, Message: &before}, nil
+	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome {
+		before := qs.message(e, p.MessageID)
+		if res == baton.LeaseCurrent || !p.RequireLive {
+			qs.remove(e)
+		}
+		return baton.LeaseOutcome{Result: res, Message: &before}
+	})
 }
 
 func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
-	qs := s.lookupID(p.QueueID)
+	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome {
+		if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
+			res = baton.LeaseSuperseded // a later lease, live: the change is its
+		}
+		before := qs.message(e, p.MessageID)
+		if res.Changed() {
+			// A read at a later time than p.Now may have made it visible.
+			if e.ready {
+				qs.ready.remove(e)
+			} else {
+				qs.unhide(e)
+			}
+			e.visibleAt = nanos(p.VisibleAt)
+			if p.VisibleAt.After(p.Now) {
+				qs.hide(e)
+			} else {
+				qs.ready.push(e)
+			}
+		}
+		return baton.LeaseOutcome{Result: res, Message: &before}
+	})
+}
+
+// onLease runs act, under the queue's lock, on message id of queue queueID
+// with what the receipt's epoch says of its lease at now: the part that
+// MessageDelete and MessageChangeVisibility share. A message that is gone
+// is answered without act; a queue that is gone is ErrNotFound.
+func (s *Store) onLease(queueID uint64, id string, epoch uint32, now time.Time, act func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome) (baton.LeaseOutcome, error) {
+	qs := s.lookupID(queueID)
 	if qs == nil {
 		return baton.LeaseOutcome{}, baton.ErrNotFound
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	e, res := qs.leaseOf(p.MessageID, p.Epoch, p.Now)
+	e, res := qs.leaseOf(id, epoch, now)
 	if e == nil {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
-	if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
-		res = baton.LeaseSuperseded // a later lease, live: the change is its
-	}
-	before := qs.message(e, p.MessageID)
-	if res.Changed() {
-		// A read at a later time than p.Now may have made it visible.
-		if e.ready {
-			qs.ready.remove(e)
-		} else {
-			qs.unhide(e)
-		}
-		e.visibleAt = nanos(p.VisibleAt)
-		if p.VisibleAt.After(p.Now) {
-			qs.hide(e)
-		} else {
-			qs.ready.push(e)
-		}
-	}
-	return baton.LeaseOutcome{Result: res, Message: &before}, nil
+	return act(qs, e, res), nil
 }
 
 func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton.LeaseOutcome, error) {
