@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -81,24 +82,8 @@ type Report struct {
 // returns at once.
 func (c *Consumer) Shutdown(ctx context.Context) Report {
 	c.mu.Lock()
-	switch c.state {
-	case stateNew:
-		c.state = stateStopped
-		close(c.done)
-		c.mu.Unlock()
-		return Report{}
-	case stateStarting:
-		c.state = stateStopRequested
-		c.mu.Unlock()
-		<-c.done
-		return Report{}
-	case stateRunning:
-	default:
-		c.mu.Unlock()
-		<-c.done
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.report
+	if r, ok := c.shutdownNotRunning(); ok {
+		return r
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -107,44 +92,129 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	}
 	final, cancelFinal := finalContext(ctx)
 	defer cancelFinal()
-	// Set with the state, under c.mu: a receive that answers after the
-	// stop releases what it got under final (see receiveOnce).
-	c.final = final
-	c.state = stateStopping
-	close(c.stopAsked)
-	// The attempts running when the stop is asked: those that finish on
-	// their own from here on (even while the receives stop) were drained.
-	atStop := c.sched.running()
-	start := c.clock.Now()
-	deletes, deleteFailures := c.deletes.Load(), c.deleteFailures.Load()
+	at := c.askStop(final) // unlocks c.mu
 	var r Report
-	inReceive := int(c.inReceive.Load())
-	c.mu.Unlock()
 
 	// 1. Stop receiving; the receives in flight go on (step 7).
 	c.recvStop()
-	receiversDone := make(chan struct{})
-	go func() {
-		c.receivers.Wait()
-		close(receiversDone)
-	}()
+	receiversDone := signalWhenDone(&c.receivers)
 
-	// 2. Drain. The handlers the scheduler abandoned no longer count (see
-	// detach).
+	// 2. Drain.
 	dl, _ := ctx.Deadline()
+	handlersDone := c.drain(ctx, dl)
+
+	// 3. Cancel what is left, and give it the grace period.
+	c.cancelRemaining(final, &r, at.running, handlersDone)
+
+	// 4. Release every lease still held.
+	c.releaseStillHeld(final)
+
+	// 5. Flush every pending delete.
+	c.del.close(final)
+
+	// 6. Wait for the leases others were ending.
+	c.awaitEnding(final)
+
+	// 7. Wait for the receives in flight.
+	c.awaitReceives(final, dl, receiversDone)
+
+	c.bgCancel()
+	c.loops.Wait()
+
+	c.count(final, &r, at)
+	c.logReport(r)
+	c.mu.Lock()
+	c.report = r
+	c.state = stateStopped
+	close(c.done)
+	c.mu.Unlock()
+	return r
+}
+
+// shutdownNotRunning answers a Shutdown of a consumer that is not running,
+// with c.mu held: one that never started stops at once; one starting is
+// told to stop and is waited for; a second Shutdown waits for the first
+// and returns its report. Then (ok) c.mu is unlocked. For a running
+// consumer it reports !ok and leaves c.mu locked, for Shutdown to go on.
+func (c *Consumer) shutdownNotRunning() (r Report, ok bool) {
+	switch c.state {
+	case stateNew:
+		c.state = stateStopped
+		close(c.done)
+		c.mu.Unlock()
+		return Report{}, true
+	case stateStarting:
+		c.state = stateStopRequested
+		c.mu.Unlock()
+		<-c.done
+		return Report{}, true
+	case stateRunning:
+		return Report{}, false
+	default:
+		c.mu.Unlock()
+		<-c.done
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.report, true
+	}
+}
+
+// stopMark is what Shutdown notes at the moment the stop is asked, for the
+// Report to count from.
+type stopMark struct {
+	// running are the attempts running then: those that finish on their
+	// own from then on (even while the receives stop) were drained.
+	running                 []*attempt
+	start                   time.Time
+	deletes, deleteFailures int64
+	inReceive               int
+}
+
+// askStop asks the stop and notes the stopMark, with c.mu held, which it
+// unlocks. final is set with the state, under c.mu: a receive that answers
+// after the stop releases what it got under final (see receiveOnce).
+func (c *Consumer) askStop(final context.Context) stopMark {
+	c.final = final
+	c.state = stateStopping
+	close(c.stopAsked)
+	at := stopMark{running: c.sched.running(), start: c.clock.Now()}
+	at.deletes, at.deleteFailures = c.deletes.Load(), c.deleteFailures.Load()
+	at.inReceive = int(c.inReceive.Load())
+	c.mu.Unlock()
+	return at
+}
+
+// signalWhenDone returns a channel closed once wg is done, for a select to
+// wait on it beside a deadline.
+func signalWhenDone(wg *sync.WaitGroup) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// drain is step 2: it waits for the running handlers to finish until all
+// have, or until WithShutdownReserve before dl, ctx's deadline. The
+// handlers the scheduler abandoned no longer count (see detach). It
+// returns the channel closed when they have all finished, for step 3.
+func (c *Consumer) drain(ctx context.Context, dl time.Time) <-chan struct{} {
 	drain, cancelDrain := context.WithDeadline(ctx, dl.Add(-c.cfg.shutdownReserve))
 	defer cancelDrain()
-	handlersDone := make(chan struct{})
-	go func() {
-		c.handlers.Wait()
-		close(handlersDone)
-	}()
+	handlersDone := signalWhenDone(&c.handlers)
 	select {
 	case <-handlersDone:
 	case <-drain.Done():
 	}
+	return handlersDone
+}
 
-	// 3. Cancel what is left, and give it the grace period.
+// cancelRemaining is step 3: it cancels with ErrShutdown the attempts still
+// running, those running at the stop (the others of which count as
+// drained) and those started after it (FIFO groups), and gives the
+// cancelled the grace period (WithGrace) to return, within final.
+func (c *Consumer) cancelRemaining(final context.Context, r *Report, atStop []*attempt, handlersDone <-chan struct{}) {
 	now := c.clock.Now()
 	for _, a := range atStop {
 		if a.cancelWith(ErrShutdown, now) {
@@ -167,10 +237,13 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 		}
 		t.Stop()
 	}
+}
 
-	// 4. Release every lease still held. From here on, operations waiting
-	// to retry go at once, and keep retrying with backoff while their
-	// leases and final last.
+// releaseStillHeld is step 4: it releases, with no delay, every lease still
+// held that no one else is ending. From here on, operations waiting to
+// retry go at once, and keep retrying with backoff while their leases and
+// final last.
+func (c *Consumer) releaseStillHeld(final context.Context) {
 	close(c.hurry)
 	var own []*Lease
 	for _, l := range c.sched.held() {
@@ -181,24 +254,28 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	if len(own) > 0 {
 		c.release(final, own, 0, ReasonShutdown)
 	}
+}
 
-	// 5. Flush every pending delete.
-	c.del.close(final)
-
-	// 6. Wait for the leases someone else was already ending when step 4
-	// came: an outcome being carried out, a handler's Release, the
-	// scheduler releasing an abandoned attempt (whose grace may have ended
-	// at the same moment as ours). Their calls run on c.bg; cancelling it
-	// under them would strand their messages until the leases lapse.
+// awaitEnding is step 6: it waits for the leases someone else was already
+// ending when step 4 came: an outcome being carried out, a handler's
+// Release, the scheduler releasing an abandoned attempt (whose grace may
+// have ended at the same moment as ours). Their calls run on c.bg;
+// cancelling it under them would strand their messages until the leases
+// lapse.
+func (c *Consumer) awaitEnding(final context.Context) {
 	for _, l := range c.sched.held() {
 		select {
 		case <-l.ended:
 		case <-final.Done():
 		}
 	}
+}
 
-	// 7. Wait for the receives in flight: what they bring is released as
-	// it arrives (see receiveOnce), under final.
+// awaitReceives is step 7: it waits for the receives in flight, what they
+// bring being released as it arrives (see receiveOnce) under final, and
+// cancels those still waiting when only a margin of dl is left (half
+// WithShutdownReserve, at most 2 s); it returns once all have returned.
+func (c *Consumer) awaitReceives(final context.Context, dl time.Time, receiversDone <-chan struct{}) {
 	margin := min(c.cfg.shutdownReserve/2, 2*time.Second)
 	last, cancelLast := context.WithDeadline(final, dl.Add(-margin))
 	select {
@@ -208,30 +285,25 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	cancelLast()
 	c.recvCancel()
 	<-receiversDone
+}
 
-	c.bgCancel()
-	c.loops.Wait()
-
+// count fills in the Report's counts of what happened since the stop was
+// asked (at), once every phase is over, and the deadline's error if final
+// has ended.
+func (c *Consumer) count(final context.Context, r *Report, at stopMark) {
 	r.ReceivesCancelled = int(c.recvCancelled.Load())
-	r.ReceivesAwaited = max(inReceive-r.ReceivesCancelled, 0)
+	r.ReceivesAwaited = max(at.inReceive-r.ReceivesCancelled, 0)
 
 	r.LateArrivals = int(c.lateArrivals.Load())
 	r.Released = int(c.shutReleased.Load())
 	r.ReleaseFailed = int(c.shutFailed.Load())
-	r.DeletesFlushed = int(c.deletes.Load() - deletes)
-	r.DeleteFailed = int(c.deleteFailures.Load() - deleteFailures)
+	r.DeletesFlushed = int(c.deletes.Load() - at.deletes)
+	r.DeleteFailed = int(c.deleteFailures.Load() - at.deleteFailures)
 	r.Stuck = int(c.active.Load())
-	r.Duration = c.clock.Now().Sub(start)
+	r.Duration = c.clock.Now().Sub(at.start)
 	if err := final.Err(); err != nil {
 		r.Err = err
 	}
-	c.logReport(r)
-	c.mu.Lock()
-	c.report = r
-	c.state = stateStopped
-	close(c.done)
-	c.mu.Unlock()
-	return r
 }
 
 // finalContext is the context for the last phases: ctx's deadline (which

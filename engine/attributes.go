@@ -101,22 +101,54 @@ func applyAttributes(a *baton.QueueAttributes, attrs map[string]string, fifo boo
 	return nil
 }
 
+// applyAttribute validates one attribute of a request and applies it to a.
+// An integer attribute is checked against its range on any queue; a FIFO
+// attribute on a standard queue is refused before its value is looked at;
+// the others are checked by their kind.
 func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) error {
 	if ia, ok := intAttrs[name]; ok {
-		n, err := strconv.Atoi(value)
-		if err != nil || n < ia.min || n > ia.max {
-			return errAttributeValue(name)
-		}
-		*ia.field(a) = n
-		return nil
+		return applyIntAttribute(a, ia, name, value)
 	}
 	if fifoOnlyAttrs[name] && !fifo {
-		if name == AttrDeduplicationScope || name == AttrFifoThroughputLimit {
-			return baton.Errorf(baton.ErrInvalidAttributeName,
-				"You can specify the %s only when FifoQueue is set to true.", name)
-		}
-		return errUnknownAttribute(name)
+		return errFIFOOnly(name)
 	}
+	switch name {
+	case AttrPolicy, AttrRedrivePolicy, AttrRedriveAllowPolicy:
+		return applyPolicyAttribute(a, name, value)
+	case AttrKmsMasterKeyID, AttrSqsManagedSseEnabled:
+		return applyEncryptionAttribute(a, name, value)
+	case AttrFifoQueue, AttrContentBasedDeduplication, AttrDeduplicationScope, AttrFifoThroughputLimit:
+		return applyFIFOAttribute(a, name, value)
+	}
+	return errUnknownAttribute(name)
+}
+
+// applyIntAttribute sets the integer attribute ia, named name, if value is
+// a whole number within its range.
+func applyIntAttribute(a *baton.QueueAttributes, ia intAttr, name, value string) error {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < ia.min || n > ia.max {
+		return errAttributeValue(name)
+	}
+	*ia.field(a) = n
+	return nil
+}
+
+// errFIFOOnly refuses a FIFO attribute on a standard queue as SQS does: the
+// two that AWS added later get a message of their own, the older ones are
+// unknown to a standard queue.
+func errFIFOOnly(name string) *baton.Error {
+	if name == AttrDeduplicationScope || name == AttrFifoThroughputLimit {
+		return baton.Errorf(baton.ErrInvalidAttributeName,
+			"You can specify the %s only when FifoQueue is set to true.", name)
+	}
+	return errUnknownAttribute(name)
+}
+
+// applyPolicyAttribute checks and sets one of the JSON documents a queue
+// keeps: its access Policy, its RedrivePolicy (stored in canonical form) or
+// its RedriveAllowPolicy. An empty value clears the document.
+func applyPolicyAttribute(a *baton.QueueAttributes, name, value string) error {
 	switch name {
 	case AttrPolicy:
 		if value != "" && (len(value) > 8192 || !json.Valid([]byte(value))) {
@@ -145,6 +177,17 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 			}
 		}
 		a.RedriveAllowPolicy = value
+	default:
+		return errUnknownAttribute(name)
+	}
+	return nil
+}
+
+// applyEncryptionAttribute sets KmsMasterKeyId or SqsManagedSseEnabled. The
+// two kinds of encryption exclude each other: turning one on turns the
+// other off (applyAttributes refuses a request that turns on both).
+func applyEncryptionAttribute(a *baton.QueueAttributes, name, value string) error {
+	switch name {
 	case AttrKmsMasterKeyID:
 		if len(value) > maxKmsKeyID || !validChars(value) { // as tags: no control characters
 			return errAttributeValue(name)
@@ -162,6 +205,16 @@ func applyAttribute(a *baton.QueueAttributes, name, value string, fifo bool) err
 		if b {
 			a.KmsMasterKeyID = ""
 		}
+	default:
+		return errUnknownAttribute(name)
+	}
+	return nil
+}
+
+// applyFIFOAttribute sets one of a FIFO queue's attributes. FifoQueue itself
+// may only be given as the queue already is: a queue's type never changes.
+func applyFIFOAttribute(a *baton.QueueAttributes, name, value string) error {
+	switch name {
 	case AttrFifoQueue:
 		b, ok := parseBool(value)
 		if !ok || b != a.FifoQueue {

@@ -337,114 +337,182 @@ var systemAttributeNames = map[string]bool{
 // wait time (the request's, else the queue's) it blocks until a message
 // becomes visible or the wait ends, and answers the moment one does.
 func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceiveParams) ([]ReceivedMessage, error) {
-	max := 1
-	if p.MaxNumberOfMessages != nil {
-		if *p.MaxNumberOfMessages < 1 || *p.MaxNumberOfMessages > baton.MaxBatchEntries {
-			return nil, baton.InvalidParameter("MaxNumberOfMessages", strconv.Itoa(*p.MaxNumberOfMessages),
-				"Must be between 1 and 10, if provided.")
-		}
-		max = *p.MaxNumberOfMessages
-	}
-	if p.WaitTimeSeconds != nil && (*p.WaitTimeSeconds < 0 || *p.WaitTimeSeconds > baton.MaxWaitTimeSeconds) {
-		return nil, baton.InvalidParameter("WaitTimeSeconds", strconv.Itoa(*p.WaitTimeSeconds),
-			"Must be >= 0 and <= 20, if provided.")
-	}
-	if p.VisibilityTimeout != nil && (*p.VisibilityTimeout < 0 || *p.VisibilityTimeout > baton.MaxVisibilityTimeout) {
-		return nil, baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(*p.VisibilityTimeout),
-			"Must be >= 0 and <= 43200, if provided.")
-	}
-	for _, n := range p.AttributeNames {
-		if !systemAttributeNames[n] {
-			return nil, errUnknownAttribute(n)
-		}
+	max, err := checkReceiveParams(p)
+	if err != nil {
+		return nil, err
 	}
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	wait := q.Attributes.ReceiveMessageWaitTimeSeconds
-	if p.WaitTimeSeconds != nil {
-		wait = *p.WaitTimeSeconds
+	wait, vis := receiveTimes(q, p)
+	replayKey, msgs, replayed, err := e.replayReceive(ctx, q, p, vis)
+	if err != nil {
+		return nil, err
 	}
-	vis := q.Attributes.VisibilityTimeout
-	if p.VisibilityTimeout != nil {
-		vis = *p.VisibilityTimeout
+	if replayed {
+		return e.render(q, msgs, p), nil
 	}
-	var replayKey attemptKey
-	if q.IsFIFO() && p.ReceiveRequestAttemptID != "" {
-		if !validGroupID(p.ReceiveRequestAttemptID) {
-			return nil, baton.InvalidParameter("ReceiveRequestAttemptId", p.ReceiveRequestAttemptID,
-				"ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
-		}
-		replayKey.queueID, replayKey.id = q.ID, p.ReceiveRequestAttemptID
-		msgs, ok, err := e.replayAttempt(ctx, replayKey, vis)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return e.render(q, msgs, p), nil
-		}
-	}
-	var msgs []*baton.Message
-	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (bool, error) {
-		// Only the in-flight count and "any visible?" matter here.
-		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1})
-		if err != nil {
-			return false, storeErr(err, "message stats")
-		}
-		if st.InFlight >= e.inFlightLimit {
-			if wait == 0 && !q.IsFIFO() { // a FIFO receive just gets nothing
-				return false, baton.Errorf(baton.ErrOverLimit, "Too many messages in flight for queue %s.", q.Name)
-			}
-			if wait == 0 {
-				return false, nil
-			}
-			// Wait for a delete to make room; it may have come since the look.
-			e.waitForRoom(q.ID)
-			if st, err = e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1}); err != nil {
-				return false, storeErr(err, "message stats")
-			}
-			if st.InFlight >= e.inFlightLimit {
-				return false, nil
-			}
-		}
-		if st.Visible == 0 {
-			return false, nil
-		}
-		if ctx.Err() != nil {
-			// The client has gone (a long poll it gave up on, woken by
-			// a send or a release): a lease taken now would hide the
-			// message for a whole visibility timeout with no one to
-			// work on it.
-			return true, nil
-		}
-		// Messages moved to the dead-letter queue leave room for others.
-		var got []*baton.Message
-		for range maxDeadLetterRounds {
-			got, err = e.store.MessageReceive(ctx, baton.MessageReceiveParams{
-				QueueID: q.ID, Now: now, Max: max,
-				VisibleAt:       now.Add(time.Duration(vis) * time.Second),
-				RetentionCutoff: now.Add(-time.Duration(q.Attributes.MessageRetentionPeriod) * time.Second),
-			})
-			if err != nil {
-				return false, storeErr(err, "receive messages")
-			}
-			if msgs, err = e.deadLetter(ctx, q, got, now); err != nil {
-				return false, err
-			}
-			if len(msgs) > 0 || len(got) == 0 {
-				break
-			}
-		}
-		if len(msgs) == 0 && len(got) > 0 {
-			// Every round dead-lettered what it found: more may be visible.
-			return false, errLookAgain
-		}
-		return len(msgs) > 0, nil
+	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (done bool, err error) {
+		msgs, done, err = e.receiveOnce(ctx, q, now, max, wait, vis)
+		return done, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	e.recordReceived(ctx, q, msgs)
+	if replayKey.id != "" && len(msgs) > 0 {
+		e.rememberAttempt(ctx, replayKey, msgs)
+	}
+	return e.render(q, msgs, p), nil
+}
+
+// checkReceiveParams refuses a receive's out-of-range numbers and unknown
+// system attribute names, before the queue is looked up, as AWS does, and
+// returns how many messages it may take (1 unless the request says).
+func checkReceiveParams(p ReceiveParams) (max int, err error) {
+	max = 1
+	if p.MaxNumberOfMessages != nil {
+		if *p.MaxNumberOfMessages < 1 || *p.MaxNumberOfMessages > baton.MaxBatchEntries {
+			return 0, baton.InvalidParameter("MaxNumberOfMessages", strconv.Itoa(*p.MaxNumberOfMessages),
+				"Must be between 1 and 10, if provided.")
+		}
+		max = *p.MaxNumberOfMessages
+	}
+	if p.WaitTimeSeconds != nil && (*p.WaitTimeSeconds < 0 || *p.WaitTimeSeconds > baton.MaxWaitTimeSeconds) {
+		return 0, baton.InvalidParameter("WaitTimeSeconds", strconv.Itoa(*p.WaitTimeSeconds),
+			"Must be >= 0 and <= 20, if provided.")
+	}
+	if p.VisibilityTimeout != nil && (*p.VisibilityTimeout < 0 || *p.VisibilityTimeout > baton.MaxVisibilityTimeout) {
+		return 0, baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(*p.VisibilityTimeout),
+			"Must be >= 0 and <= 43200, if provided.")
+	}
+	for _, n := range p.AttributeNames {
+		if !systemAttributeNames[n] {
+			return 0, errUnknownAttribute(n)
+		}
+	}
+	return max, nil
+}
+
+// receiveTimes returns a receive's wait and visibility timeout in seconds:
+// the request's where it gives them, else the queue's.
+func receiveTimes(q *baton.Queue, p ReceiveParams) (wait, vis int) {
+	wait = q.Attributes.ReceiveMessageWaitTimeSeconds
+	if p.WaitTimeSeconds != nil {
+		wait = *p.WaitTimeSeconds
+	}
+	vis = q.Attributes.VisibilityTimeout
+	if p.VisibilityTimeout != nil {
+		vis = *p.VisibilityTimeout
+	}
+	return wait, vis
+}
+
+// replayReceive answers a FIFO receive that repeats a ReceiveRequestAttemptId
+// with the messages the first receive of that id leased, if they are all
+// still held under its lease (replayed). Otherwise the receive goes on
+// afresh, and key, set whenever the request names an attempt id on a FIFO
+// queue, is where to remember what it leases.
+func (e *Engine) replayReceive(ctx context.Context, q *baton.Queue, p ReceiveParams, vis int) (key attemptKey, msgs []*baton.Message, replayed bool, err error) {
+	if !q.IsFIFO() || p.ReceiveRequestAttemptID == "" {
+		return key, nil, false, nil
+	}
+	if !validGroupID(p.ReceiveRequestAttemptID) {
+		return key, nil, false, baton.InvalidParameter("ReceiveRequestAttemptId", p.ReceiveRequestAttemptID,
+			"ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	key.queueID, key.id = q.ID, p.ReceiveRequestAttemptID
+	msgs, replayed, err = e.replayAttempt(ctx, key, vis)
+	return key, msgs, replayed, err
+}
+
+// receiveOnce is one try of a receive's waitFor: at the start and at each
+// wake-up. It is done with the messages it leased, or done with none when
+// the client has gone; it is not done when there is nothing to take, or no
+// room under the in-flight limit, so that the receive waits on.
+func (e *Engine) receiveOnce(ctx context.Context, q *baton.Queue, now time.Time, max, wait, vis int) ([]*baton.Message, bool, error) {
+	ok, err := e.receivable(ctx, q, now, wait)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if ctx.Err() != nil {
+		// The client has gone (a long poll it gave up on, woken by
+		// a send or a release): a lease taken now would hide the
+		// message for a whole visibility timeout with no one to
+		// work on it.
+		return nil, true, nil
+	}
+	msgs, found, err := e.leaseVisible(ctx, q, now, max, vis)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(msgs) == 0 && found {
+		// Every round dead-lettered what it found: more may be visible.
+		return nil, false, errLookAgain
+	}
+	return msgs, len(msgs) > 0, nil
+}
+
+// receivable tells whether a receive may lease now: a message is visible and
+// the queue is under the in-flight limit. Over the limit, a receive that
+// does not wait is refused (a standard queue's) or gets nothing (a FIFO
+// queue's); one that waits marks itself to be woken by the next delete, then
+// looks again, so that a delete since the first look is not missed.
+func (e *Engine) receivable(ctx context.Context, q *baton.Queue, now time.Time, wait int) (bool, error) {
+	// Only the in-flight count and "any visible?" matter here.
+	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1})
+	if err != nil {
+		return false, storeErr(err, "message stats")
+	}
+	if st.InFlight >= e.inFlightLimit {
+		if wait == 0 && !q.IsFIFO() { // a FIFO receive just gets nothing
+			return false, baton.Errorf(baton.ErrOverLimit, "Too many messages in flight for queue %s.", q.Name)
+		}
+		if wait == 0 {
+			return false, nil
+		}
+		// Wait for a delete to make room; it may have come since the look.
+		e.waitForRoom(q.ID)
+		if st, err = e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1}); err != nil {
+			return false, storeErr(err, "message stats")
+		}
+		if st.InFlight >= e.inFlightLimit {
+			return false, nil
+		}
+	}
+	return st.Visible > 0, nil
+}
+
+// leaseVisible leases up to max visible messages for vis seconds and moves
+// to the dead-letter queue those received too often, in up to
+// maxDeadLetterRounds rounds: messages moved leave room for others. It
+// returns the messages kept, and whether the last round found any, so that
+// a try that dead-lettered all it found looks again.
+func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time, max, vis int) (msgs []*baton.Message, found bool, err error) {
+	var got []*baton.Message
+	for range maxDeadLetterRounds {
+		got, err = e.store.MessageReceive(ctx, baton.MessageReceiveParams{
+			QueueID: q.ID, Now: now, Max: max,
+			VisibleAt:       now.Add(time.Duration(vis) * time.Second),
+			RetentionCutoff: now.Add(-time.Duration(q.Attributes.MessageRetentionPeriod) * time.Second),
+		})
+		if err != nil {
+			return nil, false, storeErr(err, "receive messages")
+		}
+		if msgs, err = e.deadLetter(ctx, q, got, now); err != nil {
+			return nil, false, err
+		}
+		if len(msgs) > 0 || len(got) == 0 {
+			break
+		}
+	}
+	return msgs, len(got) > 0, nil
+}
+
+// recordReceived gives the ledger a receive event for each message leased,
+// with the client the context names.
+func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message) {
 	client := ledger.ClientFrom(ctx)
 	for _, m := range msgs {
 		e.record(ledger.Event{
@@ -452,10 +520,6 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
 		})
 	}
-	if replayKey.id != "" && len(msgs) > 0 {
-		e.rememberAttempt(ctx, replayKey, msgs)
-	}
-	return e.render(q, msgs, p), nil
 }
 
 func (e *Engine) render(q *baton.Queue, msgs []*baton.Message, p ReceiveParams) []ReceivedMessage {

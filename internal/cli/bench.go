@@ -177,166 +177,48 @@ type benchReport struct {
 	Results  []*bench.Comparison `json:"results"`
 }
 
+// runBench is `baton bench`: it checks the flags, starts what is measured
+// (the in-process server with --self, the echo server with --ceiling), then
+// runs the scenarios one after the other and reports each as text as it
+// ends, or all as JSON at the end.
 func runBench(cmd *cobra.Command, o benchOptions) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	scenarios, err := o.scenarioList()
+	scenarios, creds, err := o.check()
 	if err != nil {
 		return err
 	}
-	if o.duration <= 0 || o.warmup < 0 {
-		return errors.New("--duration must be positive and --warmup not negative")
-	}
-	if o.rounds < 1 || o.rounds > 100 {
-		return errors.New("--rounds must be between 1 and 100")
-	}
-	if o.bodySize < 1 || o.bodySize > 1<<20 {
-		return errors.New("--body-size must be between 1 and 1048576")
-	}
-	creds, err := o.credentials()
+	r := &benchRun{o: o, several: len(scenarios) > 1, creds: creds, stdout: stdout, stderr: stderr}
+	stopTarget, err := r.startTarget(ctx, cmd.Flags().Changed("endpoint"))
 	if err != nil {
 		return err
 	}
-	if o.queue == "" {
-		o.queue = fmt.Sprintf("baton-bench-%06x", ids.NewUint64()&0xffffff)
-	}
-
-	var endpoints []string
-	label := ""
-	if o.self {
-		if cmd.Flags().Changed("endpoint") {
-			return errors.New("--self and --endpoint exclude each other")
-		}
-		endpoint, stop, err := startSelf(ctx, o.store, o.durability, creds, stderr)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		endpoints, label = []string{endpoint}, "baton/"+o.store
-	} else {
-		var hosts []string
-		for _, endpoint := range o.endpoints {
-			endpoint = strings.TrimSpace(endpoint)
-			if endpoint == "" {
-				continue
-			}
-			if !strings.Contains(endpoint, "://") {
-				endpoint = "http://" + endpoint
-			}
-			endpoint = strings.TrimRight(endpoint, "/")
-			u, err := url.Parse(endpoint)
-			if err != nil {
-				return fmt.Errorf("--endpoint: %w", err)
-			}
-			endpoints, hosts = append(endpoints, endpoint), append(hosts, u.Host)
-		}
-		if len(endpoints) == 0 {
-			return errors.New("--endpoint: no endpoint given")
-		}
-		label = strings.Join(hosts, ",")
-	}
-	endpoint := strings.Join(endpoints, ",")
-	newClient := func(ep string, concurrency int) (*bench.Client, error) {
-		return bench.NewClient(bench.ClientConfig{Endpoint: ep, Region: o.resolvedRegion(), Credentials: creds, Conns: concurrency})
-	}
-	var ceilingURL string
+	defer stopTarget()
 	if o.ceiling {
 		var stop func()
-		ceilingURL, stop, err = bench.StartEcho(o.bodySize)
+		r.ceilingURL, stop, err = bench.StartEcho(o.bodySize)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
+	defer r.closeClients()
 
-	report := benchReport{Endpoint: endpoint, CPUs: runtime.GOMAXPROCS(0), Go: runtime.Version(), Version: Version}
+	report := benchReport{Endpoint: r.endpoint(), CPUs: runtime.GOMAXPROCS(0), Go: runtime.Version(), Version: Version}
 	if o.self {
 		report.Self = o.store
 	}
 	if !o.asJSON {
-		fmt.Fprintf(stdout, "baton bench %s: %s", Version, endpoint)
-		if o.self {
-			fmt.Fprintf(stdout, " (in-process Baton, store %s)", o.store)
-		}
-		if o.ceiling {
-			fmt.Fprintf(stdout, "; ceiling: JSON echo on %s", ceilingURL)
-		}
-		fmt.Fprintf(stdout, "; %d CPUs, %s\n", report.CPUs, report.Go)
+		r.writeHeader(report)
 	}
-	var progress func(bench.Progress)
 	if !o.asJSON && isTerminal(stderr) {
-		progress = func(p bench.Progress) { fmt.Fprintf(stderr, "\r%s\x1b[K", p.ProgressLine()) }
+		r.progress = func(p bench.Progress) { fmt.Fprintf(stderr, "\r%s\x1b[K", p.ProgressLine()) }
 	}
 	for _, sc := range scenarios {
-		concurrency := o.concurrency
-		if concurrency <= 0 {
-			concurrency = bench.DefaultConcurrency(sc)
+		cmp, err := r.scenario(ctx, sc)
+		if err != nil {
+			return err
 		}
-		cfg := bench.Config{
-			Scenario: sc, Concurrency: concurrency, Duration: o.duration / time.Duration(o.rounds), Warmup: o.warmup,
-			BodySize: o.bodySize, Keep: o.keep, MaxRequests: o.maxRequests, VisibilityTimeout: o.visibilityTimeout,
-			ProgressFunc: progress,
-		}
-		queue := o.queue
-		if len(scenarios) > 1 {
-			queue += "-" + sc
-		}
-		var ceilingClient *bench.Client
-		if o.ceiling && bench.HasCeiling(sc) {
-			if ceilingClient, err = newClient(ceilingURL, concurrency); err != nil {
-				return err
-			}
-			defer ceilingClient.Close()
-		}
-		// Each endpoint's client keeps enough connections for the workers
-		// it gets round-robin.
-		var targetClients []*bench.Client
-		for i, ep := range endpoints {
-			c, err := newClient(ep, (concurrency-i+len(endpoints)-1)/len(endpoints))
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			targetClients = append(targetClients, c)
-		}
-		targetClient := targetClients[0]
-		var ceilings, targets []*bench.Result
-		for round := 1; round <= o.rounds; round++ {
-			cfg.Queue = queue
-			if o.rounds > 1 {
-				cfg.Queue = fmt.Sprintf("%s-r%d", queue, round)
-			}
-			if ceilingClient != nil {
-				cfg.Client, cfg.Clients, cfg.Target, cfg.InProcess = ceilingClient, nil, "ceiling", true
-				res, err := bench.Run(ctx, cfg)
-				clearProgress(stderr, progress)
-				if err != nil {
-					return fmt.Errorf("%s against the ceiling: %w", sc, err)
-				}
-				ceilings = append(ceilings, res)
-			}
-			cfg.Client, cfg.Target, cfg.InProcess = targetClient, label, o.self
-			if len(targetClients) > 1 {
-				cfg.Clients = targetClients
-			}
-			stopProfile, err := startProfile(o.cpuProfile, sc, len(scenarios) > 1, round, o.rounds)
-			if err != nil {
-				return err
-			}
-			res, err := bench.Run(ctx, cfg)
-			stopProfile()
-			clearProgress(stderr, progress)
-			if res != nil {
-				targets = append(targets, res)
-			}
-			if err != nil {
-				if len(targets) > 0 && !o.asJSON { // interrupted: show what was measured
-					bench.Compare(bench.MergeResults(ceilings...), bench.MergeResults(targets...)).WriteText(stdout)
-				}
-				return fmt.Errorf("%s: %w", sc, err)
-			}
-		}
-		cmp := bench.Compare(bench.MergeResults(ceilings...), bench.MergeResults(targets...))
 		report.Results = append(report.Results, cmp)
 		if !o.asJSON {
 			fmt.Fprintln(stdout)
@@ -351,6 +233,226 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		return enc.Encode(report)
 	}
 	return nil
+}
+
+// check refuses flags out of range before anything starts, and returns the
+// scenarios to run and the credentials to sign with. It names the queue
+// when --queue does not, once for the whole run, so that every scenario's
+// queue shares the random part.
+func (o *benchOptions) check() (scenarios []string, creds *bench.Credentials, err error) {
+	scenarios, err = o.scenarioList()
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.duration <= 0 || o.warmup < 0 {
+		return nil, nil, errors.New("--duration must be positive and --warmup not negative")
+	}
+	if o.rounds < 1 || o.rounds > 100 {
+		return nil, nil, errors.New("--rounds must be between 1 and 100")
+	}
+	if o.bodySize < 1 || o.bodySize > 1<<20 {
+		return nil, nil, errors.New("--body-size must be between 1 and 1048576")
+	}
+	creds, err = o.credentials()
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.queue == "" {
+		o.queue = fmt.Sprintf("baton-bench-%06x", ids.NewUint64()&0xffffff)
+	}
+	return scenarios, creds, nil
+}
+
+// benchRun is what the scenarios of one `baton bench` share: the options,
+// the endpoints measured and the ceiling's, the progress line, and the
+// clients made for the scenarios, which stay open until the run ends.
+type benchRun struct {
+	o              benchOptions
+	several        bool // more than one scenario: each gets a queue and profile of its own
+	creds          *bench.Credentials
+	stdout, stderr io.Writer
+	progress       func(bench.Progress)
+
+	endpoints  []string
+	label      string // the target's name in the results
+	ceilingURL string
+	clients    []*bench.Client
+}
+
+// startTarget starts the in-process server with --self, or else takes the
+// --endpoint list, and returns what stops the server (nothing to stop for
+// endpoints). endpointSet says --endpoint was given, which --self excludes.
+func (r *benchRun) startTarget(ctx context.Context, endpointSet bool) (stop func(), err error) {
+	if !r.o.self {
+		r.endpoints, r.label, err = parseEndpoints(r.o.endpoints)
+		return func() {}, err
+	}
+	if endpointSet {
+		return nil, errors.New("--self and --endpoint exclude each other")
+	}
+	endpoint, stop, err := startSelf(ctx, r.o.store, r.o.durability, r.creds, r.stderr)
+	if err != nil {
+		return nil, err
+	}
+	r.endpoints, r.label = []string{endpoint}, "baton/"+r.o.store
+	return stop, nil
+}
+
+// parseEndpoints reads --endpoint: each URL gets http:// if it names no
+// scheme and loses a trailing slash; empty entries are skipped, but one
+// endpoint at least is needed. label joins their hosts, to name the target.
+func parseEndpoints(list []string) (endpoints []string, label string, err error) {
+	var hosts []string
+	for _, endpoint := range list {
+		endpoint = strings.TrimSpace(endpoint)
+		if endpoint == "" {
+			continue
+		}
+		if !strings.Contains(endpoint, "://") {
+			endpoint = "http://" + endpoint
+		}
+		endpoint = strings.TrimRight(endpoint, "/")
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return nil, "", fmt.Errorf("--endpoint: %w", err)
+		}
+		endpoints, hosts = append(endpoints, endpoint), append(hosts, u.Host)
+	}
+	if len(endpoints) == 0 {
+		return nil, "", errors.New("--endpoint: no endpoint given")
+	}
+	return endpoints, strings.Join(hosts, ","), nil
+}
+
+// endpoint is the target's endpoints as the report names them.
+func (r *benchRun) endpoint() string { return strings.Join(r.endpoints, ",") }
+
+// writeHeader prints the line that says, before the first result, what is
+// measured and on what.
+func (r *benchRun) writeHeader(report benchReport) {
+	fmt.Fprintf(r.stdout, "baton bench %s: %s", Version, report.Endpoint)
+	if r.o.self {
+		fmt.Fprintf(r.stdout, " (in-process Baton, store %s)", r.o.store)
+	}
+	if r.o.ceiling {
+		fmt.Fprintf(r.stdout, "; ceiling: JSON echo on %s", r.ceilingURL)
+	}
+	fmt.Fprintf(r.stdout, "; %d CPUs, %s\n", report.CPUs, report.Go)
+}
+
+// newClient makes a client of endpoint ep with conns connections, to be
+// closed when the run ends.
+func (r *benchRun) newClient(ep string, conns int) (*bench.Client, error) {
+	c, err := bench.NewClient(bench.ClientConfig{Endpoint: ep, Region: r.o.resolvedRegion(), Credentials: r.creds, Conns: conns})
+	if err != nil {
+		return nil, err
+	}
+	r.clients = append(r.clients, c)
+	return c, nil
+}
+
+// closeClients closes the clients, the newest first.
+func (r *benchRun) closeClients() {
+	for i := len(r.clients) - 1; i >= 0; i-- {
+		r.clients[i].Close()
+	}
+}
+
+// scenario measures scenario sc: --rounds times, the ceiling (where it has
+// one) then the target, each round on a queue of its own, and compares the
+// rounds added up. If a round of the target fails after some were
+// measured, what was measured is shown before the error.
+func (r *benchRun) scenario(ctx context.Context, sc string) (*bench.Comparison, error) {
+	o := r.o
+	concurrency := o.concurrency
+	if concurrency <= 0 {
+		concurrency = bench.DefaultConcurrency(sc)
+	}
+	cfg := bench.Config{
+		Scenario: sc, Concurrency: concurrency, Duration: o.duration / time.Duration(o.rounds), Warmup: o.warmup,
+		BodySize: o.bodySize, Keep: o.keep, MaxRequests: o.maxRequests, VisibilityTimeout: o.visibilityTimeout,
+		ProgressFunc: r.progress,
+	}
+	queue := o.queue
+	if r.several {
+		queue += "-" + sc
+	}
+	ceilingClient, targetClients, err := r.scenarioClients(sc, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	var ceilings, targets []*bench.Result
+	for round := 1; round <= o.rounds; round++ {
+		cfg.Queue = queue
+		if o.rounds > 1 {
+			cfg.Queue = fmt.Sprintf("%s-r%d", queue, round)
+		}
+		if ceilingClient != nil {
+			res, err := r.measureCeiling(ctx, cfg, ceilingClient)
+			if err != nil {
+				return nil, fmt.Errorf("%s against the ceiling: %w", sc, err)
+			}
+			ceilings = append(ceilings, res)
+		}
+		stopProfile, err := startProfile(o.cpuProfile, sc, r.several, round, o.rounds)
+		if err != nil {
+			return nil, err
+		}
+		res, err := r.measureTarget(ctx, cfg, targetClients, stopProfile)
+		if res != nil {
+			targets = append(targets, res)
+		}
+		if err != nil {
+			if len(targets) > 0 && !o.asJSON { // interrupted: show what was measured
+				bench.Compare(bench.MergeResults(ceilings...), bench.MergeResults(targets...)).WriteText(r.stdout)
+			}
+			return nil, fmt.Errorf("%s: %w", sc, err)
+		}
+	}
+	return bench.Compare(bench.MergeResults(ceilings...), bench.MergeResults(targets...)), nil
+}
+
+// scenarioClients makes the clients of scenario sc with concurrency
+// workers: the ceiling's, with --ceiling where the scenario has one (else
+// nil), and one for each endpoint of the target.
+func (r *benchRun) scenarioClients(sc string, concurrency int) (ceiling *bench.Client, targets []*bench.Client, err error) {
+	if r.o.ceiling && bench.HasCeiling(sc) {
+		if ceiling, err = r.newClient(r.ceilingURL, concurrency); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Each endpoint's client keeps enough connections for the workers
+	// it gets round-robin.
+	for i, ep := range r.endpoints {
+		c, err := r.newClient(ep, (concurrency-i+len(r.endpoints)-1)/len(r.endpoints))
+		if err != nil {
+			return nil, nil, err
+		}
+		targets = append(targets, c)
+	}
+	return ceiling, targets, nil
+}
+
+// measureCeiling runs one round of cfg against the in-process echo server.
+func (r *benchRun) measureCeiling(ctx context.Context, cfg bench.Config, c *bench.Client) (*bench.Result, error) {
+	cfg.Client, cfg.Clients, cfg.Target, cfg.InProcess = c, nil, "ceiling", true
+	res, err := bench.Run(ctx, cfg)
+	clearProgress(r.stderr, r.progress)
+	return res, err
+}
+
+// measureTarget runs one round of cfg against the target, its workers
+// spread over the clients round-robin, and then stops the round's CPU
+// profile. A round cut short returns what it measured with the error.
+func (r *benchRun) measureTarget(ctx context.Context, cfg bench.Config, clients []*bench.Client, stopProfile func()) (*bench.Result, error) {
+	cfg.Client, cfg.Target, cfg.InProcess = clients[0], r.label, r.o.self
+	if len(clients) > 1 {
+		cfg.Clients = clients
+	}
+	res, err := bench.Run(ctx, cfg)
+	stopProfile()
+	clearProgress(r.stderr, r.progress)
+	return res, err
 }
 
 func clearProgress(w io.Writer, progress func(bench.Progress)) {

@@ -44,15 +44,7 @@ func WriteResult(w http.ResponseWriter, op protocol.Operation, out any, requestI
 
 // WriteError writes an <ErrorResponse> with the error's Query code.
 func WriteError(w http.ResponseWriter, e *baton.Error, requestID string) {
-	spec := e.Code.Spec()
-	fault := "Sender"
-	if spec.Receiver {
-		fault = "Receiver"
-	}
-	msg := e.Message
-	if spec.QueryMessage != "" {
-		msg = spec.QueryMessage
-	}
+	spec, fault, msg := queryFault(e)
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0"?><ErrorResponse xmlns="` + Namespace + `"><Error><Type>` + fault + `</Type><Code>`)
 	escape(&b, spec.QueryCode)
@@ -63,6 +55,22 @@ func WriteError(w http.ResponseWriter, e *baton.Error, requestID string) {
 	w.Header().Set("x-amzn-query-error", spec.QueryCode+";"+fault)
 	w.WriteHeader(spec.Status)
 	w.Write(b.Bytes())
+}
+
+// queryFault is what a Query error says in either form, XML or JSON: the
+// code's wire spec, whose fault it is ("Sender" or "Receiver") and the
+// message, in AWS's Query wording where that differs from the API's.
+func queryFault(e *baton.Error) (spec baton.ErrorSpec, fault, msg string) {
+	spec = e.Code.Spec()
+	fault = "Sender"
+	if spec.Receiver {
+		fault = "Receiver"
+	}
+	msg = e.Message
+	if spec.QueryMessage != "" {
+		msg = spec.QueryMessage
+	}
+	return spec, fault, msg
 }
 
 func writeStruct(b *bytes.Buffer, v reflect.Value) {

@@ -89,15 +89,7 @@ func WriteResultJSON(w http.ResponseWriter, op protocol.Operation, out any, requ
 
 // WriteErrorJSON writes the JSON form of a Query error (see WantsJSON).
 func WriteErrorJSON(w http.ResponseWriter, e *baton.Error, requestID string) {
-	spec := e.Code.Spec()
-	fault := "Sender"
-	if spec.Receiver {
-		fault = "Receiver"
-	}
-	msg := e.Message
-	if spec.QueryMessage != "" {
-		msg = spec.QueryMessage
-	}
+	spec, fault, msg := queryFault(e)
 	w.Header().Set("x-amzn-query-error", spec.QueryCode+";"+fault)
 	writeJSON(w, spec.Status, map[string]any{
 		"Error":     map[string]any{"Code": spec.QueryCode, "Message": msg, "Type": fault},

@@ -274,17 +274,26 @@ type lateHeap []*entry
 
 func (h lateHeap) Len() int           { return len(h) }
 func (h lateHeap) Less(i, j int) bool { return h[i].sentAt < h[j].sentAt }
-func (h lateHeap) Swap(i, j int) {
+func (h lateHeap) Swap(i, j int)      { swapEntries(h, i, j) }
+func (h *lateHeap) Push(x any)        { pushEntry((*[]*entry)(h), x.(*entry)) }
+func (h *lateHeap) Pop() any          { return popEntry((*[]*entry)(h)) }
+
+// swapEntries, pushEntry and popEntry are the moves of both heaps of
+// entries, hiddenHeap and lateHeap, which differ only in their order: each
+// keeps the heapIdx of an entry its place in the one heap it is in, so that
+// heap.Remove finds it without a search.
+func swapEntries(h []*entry, i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].heapIdx = int32(i)
 	h[j].heapIdx = int32(j)
 }
-func (h *lateHeap) Push(x any) {
-	e := x.(*entry)
+
+func pushEntry(h *[]*entry, e *entry) {
 	e.heapIdx = int32(len(*h))
 	*h = append(*h, e)
 }
-func (h *lateHeap) Pop() any {
+
+func popEntry(h *[]*entry) *entry {
 	old := *h
 	e := old[len(old)-1]
 	old[len(old)-1] = nil

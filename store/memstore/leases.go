@@ -1,0 +1,118 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// leaseOf finds the message and tells whether the receipt's epoch names its
+// current, unexpired lease.
+func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (*entry, baton.LeaseResult) {
+	e, ok := qs.msgs.Get(id)
+	if !ok {
+		return nil, baton.LeaseGone
+	}
+	if e.epoch != epoch || !e.isLeased || e.visibleAt <= nanos(now) {
+		return e, baton.LeaseLapsed
+	}
+	return e, baton.LeaseCurrent
+}
+
+func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
+	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome {
+		before := qs.message(e, p.MessageID)
+		if res == baton.LeaseCurrent || !p.RequireLive {
+			qs.remove(e)
+		}
+		return baton.LeaseOutcome{Result: res, Message: &before}
+	})
+}
+
+func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
+	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome {
+		if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
+			res = baton.LeaseSuperseded // a later lease, live: the change is its
+		}
+		before := qs.message(e, p.MessageID)
+		if res.Changed() {
+			// A read at a later time than p.Now may have made it visible.
+			if e.ready {
+				qs.ready.remove(e)
+			} else {
+				qs.unhide(e)
+			}
+			e.visibleAt = nanos(p.VisibleAt)
+			if p.VisibleAt.After(p.Now) {
+				qs.hide(e)
+			} else {
+				qs.ready.push(e)
+			}
+		}
+		return baton.LeaseOutcome{Result: res, Message: &before}
+	})
+}
+
+// onLease runs act, under the queue's lock, on message id of queue queueID
+// with what the receipt's epoch says of its lease at now: the part that
+// MessageDelete and MessageChangeVisibility share. A message that is gone
+// is answered without act; a queue that is gone is ErrNotFound.
+func (s *Store) onLease(queueID uint64, id string, epoch uint32, now time.Time, act func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome) (baton.LeaseOutcome, error) {
+	qs := s.lookupID(queueID)
+	if qs == nil {
+		return baton.LeaseOutcome{}, baton.ErrNotFound
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	e, res := qs.leaseOf(id, epoch, now)
+	if e == nil {
+		return baton.LeaseOutcome{Result: res}, nil
+	}
+	return act(qs, e, res), nil
+}
+
+func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton.LeaseOutcome, error) {
+	s.mu.RLock()
+	from, to := s.byID[p.QueueID], s.byID[p.ToQueueID]
+	s.mu.RUnlock()
+	if from == nil || to == nil {
+		return baton.LeaseOutcome{}, baton.ErrNotFound
+	}
+	if from == to {
+		return baton.LeaseOutcome{}, errors.New("memstore: move within one queue")
+	}
+	// Lock order between queues: lower id first.
+	first, second := from, to
+	if first.q.ID > second.q.ID {
+		first, second = second, first
+	}
+	first.mu.Lock()
+	defer first.mu.Unlock()
+	second.mu.Lock()
+	defer second.mu.Unlock()
+
+	e, ok := from.msgs.Get(p.MessageID)
+	if !ok {
+		return baton.LeaseOutcome{Result: baton.LeaseGone}, nil
+	}
+	before := from.message(e, p.MessageID)
+	res := baton.LeaseCurrent
+	if p.Epoch != 0 {
+		if _, res = from.leaseOf(p.MessageID, p.Epoch, p.Now); res != baton.LeaseCurrent {
+			return baton.LeaseOutcome{Result: res, Message: &before}, nil
+		}
+	}
+	from.remove(e)
+	m := before
+	m.VisibleAt = p.Now
+	m.Leased = false
+	m.ReceiveCount = p.ReceiveCount
+	m.DeadLetterSourceARN = p.DeadLetterSourceARN
+	if p.ResetSentAt {
+		m.SentAt = p.Now
+	}
+	to.add(to.newEntry(&m), m.GroupID)
+	return baton.LeaseOutcome{Result: res, Message: &before}, nil
+}
