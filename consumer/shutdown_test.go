@@ -50,11 +50,13 @@ func TestShutdownReport(t *testing.T) {
 		}
 		r := h.stop()
 		// The receive in flight (for the five free slots) is awaited: it
-		// takes five of the released messages, released again at once.
-		want := consumer.Report{ReceivesAwaited: 1, LateArrivals: 5, Cancelled: 10, Released: 15, DeletesFlushed: 5}
+		// takes up to five of the released messages, however many were
+		// back when it woke, and they are released again at once.
 		r.Duration, r.Err = 0, nil
-		if r != want {
-			t.Errorf("report %+v, want %+v", r, want)
+		late := r.LateArrivals
+		want := consumer.Report{ReceivesAwaited: 1, LateArrivals: late, Cancelled: 10, Released: 10 + late, DeletesFlushed: 5}
+		if r != want || late < 1 || late > 5 {
+			t.Errorf("report %+v, want %+v with 1 to 5 late arrivals", r, want)
 		}
 		var deleted, visible int
 		for _, m := range h.states() {
@@ -68,8 +70,8 @@ func TestShutdownReport(t *testing.T) {
 		if deleted != 5 || visible != 10 {
 			t.Errorf("deleted %d visible %d, want 5 and 10", deleted, visible)
 		}
-		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != 15 {
-			t.Errorf("shutdown releases %d, want 15", got)
+		if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonShutdown]; got != r.Released {
+			t.Errorf("shutdown releases observed %d, want the report's %d", got, r.Released)
 		}
 		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 1 {
 			t.Errorf("delete calls %d, want 1 (five pending deletes in one batch)", n)
