@@ -37,6 +37,8 @@ type env struct {
 	tap   *tap
 	proxy *proxy.Proxy
 	url   string // the proxy's
+	// tapURL is the upstream's address as the proxy knows it.
+	tapURL string
 }
 
 type option func(*proxy.Config)
@@ -61,7 +63,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
-	return &env{up: up, clock: up.Clock(), tap: tp, proxy: p, url: srv.URL}
+	return &env{up: up, clock: up.Clock(), tap: tp, proxy: p, url: srv.URL, tapURL: tapSrv.URL}
 }
 
 // client returns an SDK client of the proxy signing with the given key.
@@ -88,7 +90,7 @@ func (c clockSigner) SignHTTP(ctx context.Context, creds aws.Credentials, r *htt
 type tap struct {
 	target string
 	mu     sync.Mutex
-	last   recorded
+	all    []recorded
 }
 
 type recorded struct {
@@ -110,7 +112,7 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(resp.Body)
 	t.mu.Lock()
-	t.last = recorded{resp.StatusCode, resp.Header.Clone(), answer}
+	t.all = append(t.all, recorded{resp.StatusCode, resp.Header.Clone(), answer})
 	t.mu.Unlock()
 	for k, v := range resp.Header {
 		w.Header()[k] = v
@@ -119,10 +121,18 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(answer)
 }
 
-func (t *tap) lastAnswer() recorded {
+// answers returns how many answers the tap has recorded.
+func (t *tap) answers() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.last
+	return len(t.all)
+}
+
+// answer returns the i-th answer the tap recorded.
+func (t *tap) answer(i int) recorded {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.all[i]
 }
 
 func errCode(err error) string {
@@ -186,7 +196,7 @@ func TestVerifiesClients(t *testing.T) {
 	if _, err := e.client("AKIDAPP", "app-secret").ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
 		t.Fatalf("a known key: %v", err)
 	}
-	before := e.tap.lastAnswer()
+	before := e.tap.answers()
 	_, err := e.client("AKIDAPP", "wrong-secret").ListQueues(ctx, &sqs.ListQueuesInput{})
 	if got := errCode(err); got != "SignatureDoesNotMatch" {
 		t.Fatalf("a wrong secret: %v, want SignatureDoesNotMatch", err)
@@ -195,7 +205,7 @@ func TestVerifiesClients(t *testing.T) {
 	if got := errCode(err); got != "InvalidClientTokenId" {
 		t.Fatalf("an unknown key: %v, want InvalidClientTokenId", err)
 	}
-	if after := e.tap.lastAnswer(); !bytes.Equal(before.body, after.body) {
+	if after := e.tap.answers(); after != before {
 		t.Fatal("a refused request reached the upstream")
 	}
 }
