@@ -157,4 +157,16 @@ func TestAnswersAsTheUpstream(t *testing.T) {
 	if !sawError {
 		t.Fatal("no call answered an error")
 	}
+	// A queue the upstream said does not exist is not remembered.
+	metrics := do(t, must(http.NewRequest(http.MethodGet, e.url+"/metrics", nil)))
+	if !strings.Contains(metrics.Body, `queue="fidelity"`) || strings.Contains(metrics.Body, "nosuchqueue") {
+		t.Errorf("/metrics:\n%s", metrics.Body)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

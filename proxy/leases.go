@@ -167,8 +167,16 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		a = parseAnswer(header.Get("Content-Type"), body)
 	}
 	p.mu.Lock()
-	q := p.queue(c.queueURL)
+	q, known := p.queues[c.queueURL]
+	if !known && ok {
+		// Only a queue the upstream answered for is remembered: a client
+		// naming made-up queues must not grow the proxy's memory.
+		q, known = p.queue(c.queueURL), true
+	}
 	p.mu.Unlock()
+	if !known {
+		return
+	}
 	client := clientOf(r)
 	switch c.action {
 	case "ReceiveMessage":
@@ -223,6 +231,25 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	for _, m := range msgs {
+		if l, seen := p.leases.byHandle[m.handle]; seen {
+			// A FIFO queue answers a retried receive (the same
+			// ReceiveRequestAttemptId) with the same receipts: the same
+			// leases, not new ones, which go on to a new end as after a
+			// renewal (see the ReceiveRequestAttemptId parameter of
+			// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
+			if l.msg.latest == l && !l.msg.deleted && now.Before(l.deadline) {
+				end := now.Add(time.Duration(vt) * time.Second)
+				if ceiling := l.begin.Add(ledger.MaxLeaseTime); end.After(ceiling) {
+					end = ceiling
+				}
+				l.deadline = end
+				p.ledger.Record(ledger.Event{
+					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
+					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Client: client,
+				})
+			}
+			continue
+		}
 		tm := p.leases.message(q, m.id)
 		epoch := uint32(1)
 		if tm.latest != nil {

@@ -324,3 +324,36 @@ func TestMaxLeasesCounted(t *testing.T) {
 		}
 	}
 }
+
+// A FIFO receive retried with the same ReceiveRequestAttemptId answers
+// the same receipts: one lease, not a redelivery. And a late delete on a
+// FIFO queue, which the upstream refuses, still counts as late.
+func TestFIFORetriedReceiveAndRefusedLateDelete(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "orders.fifo?VisibilityTimeout=30&ContentBasedDeduplication=true")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job"), MessageGroupId: aws.String("g")}); err != nil {
+		t.Fatal(err)
+	}
+	in := &sqs.ReceiveMessageInput{QueueUrl: &q, ReceiveRequestAttemptId: aws.String("attempt-1")}
+	first, err := c.ReceiveMessage(ctx, in)
+	if err != nil || len(first.Messages) != 1 {
+		t.Fatalf("receive: %v %+v", err, first)
+	}
+	again, err := c.ReceiveMessage(ctx, in)
+	if err != nil || len(again.Messages) != 1 || *again.Messages[0].ReceiptHandle != *first.Messages[0].ReceiptHandle {
+		t.Fatalf("retried receive: %v %+v", err, again)
+	}
+	e.at(40)
+	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q, ReceiptHandle: first.Messages[0].ReceiptHandle}); err == nil {
+		t.Fatal("a late delete on a FIFO queue succeeded")
+	}
+	viaProxy, upstream := e.reports(t, "orders.fifo")
+	if viaProxy.LeasesStarted != 1 || viaProxy.LateCompletions != 1 || viaProxy.ExpiredLeases != 1 {
+		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
+	}
+	if !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) || viaProxy.Diagnosis != upstream.Diagnosis {
+		t.Errorf("proxy %s %+v\nupstream %s %+v", viaProxy.Diagnosis, viaProxy.LeaseStatsJSON, upstream.Diagnosis, upstream.LeaseStatsJSON)
+	}
+}
