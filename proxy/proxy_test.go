@@ -184,8 +184,7 @@ func TestUpstreamRefusalPassesThrough(t *testing.T) {
 // With --credentials-file the proxy checks its clients' signatures as
 // `baton serve` does, and refuses a wrong one itself.
 func TestVerifiesClients(t *testing.T) {
-	var e *env
-	e = newEnv(t, func(c *proxy.Config) {
+	e := newEnv(t, func(c *proxy.Config) {
 		v, err := sigv4.NewVerifier(c.Clock, []sigv4.Credential{{AccessKeyID: "AKIDAPP", SecretAccessKey: "app-secret", Account: batontest.Account}})
 		if err != nil {
 			t.Fatal(err)
@@ -207,6 +206,17 @@ func TestVerifiesClients(t *testing.T) {
 	}
 	if after := e.tap.answers(); after != before {
 		t.Fatal("a refused request reached the upstream")
+	}
+	// The admin API and /metrics want a signature too.
+	for _, path := range []string{"/metrics", "/admin/api/queues/jobs/leases"} {
+		resp, err := http.Get(e.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("unsigned GET %s: %s, want 403", path, resp.Status)
+		}
 	}
 }
 
