@@ -120,6 +120,11 @@ func parseCall(r *http.Request, body []byte) *call {
 	case *wire.DeleteQueueInput:
 		c.queueURL = v.QueueUrl
 	}
+	if c.queueURL == "" && query && strings.Count(r.URL.Path, "/") == 2 && !strings.HasSuffix(r.URL.Path, "/") {
+		// The Query protocol's older form names the queue by the path
+		// the request is sent to (/account-id/queue-name).
+		c.queueURL = r.URL.Path
+	}
 	if c.queueURL == "" {
 		return nil
 	}

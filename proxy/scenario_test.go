@@ -357,3 +357,30 @@ func TestFIFORetriedReceiveAndRefusedLateDelete(t *testing.T) {
 		t.Errorf("proxy %s %+v\nupstream %s %+v", viaProxy.Diagnosis, viaProxy.LeaseStatsJSON, upstream.Diagnosis, upstream.LeaseStatsJSON)
 	}
 }
+
+// The Query protocol's older form sends a queue's actions to its URL's
+// path, with no QueueUrl parameter: the proxy follows those leases too.
+func TestQueryByQueuePath(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "bypath?VisibilityTimeout=30")
+	u, err := url.Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{"SendMessage&MessageBody=job", "ReceiveMessage"} {
+		resp, err := http.Post(e.url+u.Path, "application/x-www-form-urlencoded", strings.NewReader("Version=2012-11-05&Action="+action))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", action, resp.Status)
+		}
+	}
+	e.at(31)
+	viaProxy, upstream := e.reports(t, "bypath")
+	if viaProxy.LeasesStarted != 1 || viaProxy.ExpiredLeases != 1 || viaProxy.VisibilityTimeoutSeconds != 30 ||
+		!reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) {
+		t.Errorf("proxy %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
+	}
+}
