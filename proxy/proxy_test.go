@@ -252,3 +252,40 @@ func TestNewNeedsARegion(t *testing.T) {
 		t.Fatal("an ftp upstream: no error")
 	}
 }
+
+// Bad input gets an SQS error, from the proxy when it refuses the request
+// itself, else from the upstream; the admin API answers a queue that does
+// not exist with 404.
+func TestBadInput(t *testing.T) {
+	e := newEnv(t)
+	big := bytes.Repeat([]byte("x"), 5<<20)
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/", bytes.NewReader(big))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.HasPrefix(resp.Header.Get("x-amzn-query-error"), "RequestEntityTooLarge") {
+		t.Errorf("a 5 MiB body: %s %v", resp.Status, resp.Header)
+	}
+	for _, body := range []string{"%zz", "Action=ReceiveMessage&QueueUrl=%00", "Action=DeleteMessageBatch&DeleteMessageBatchRequestEntry.0.Id=x", ""} {
+		resp, err := http.Post(e.url+"/", "application/x-www-form-urlencoded", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%q: %s, want 400", body, resp.Status)
+		}
+	}
+	resp, err = http.Get(e.url + "/admin/api/queues/nosuch/leases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the report of a missing queue: %s, want 404", resp.Status)
+	}
+}
