@@ -292,8 +292,10 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 		if !done {
 			// Refused: only a receipt the proxy already judged lapsed
 			// tells something (a late completion); a refusal of a current
-			// one has another cause the proxy cannot see.
-			if current || (!batch && !receiptErrors[code]) {
+			// one has another cause the proxy cannot see, and so has a
+			// whole request refused for anything but its receipt
+			// (throttling, a signature).
+			if current || (!ok && !receiptErrors[code]) {
 				continue
 			}
 		}

@@ -384,3 +384,28 @@ func TestQueryByQueuePath(t *testing.T) {
 		t.Errorf("proxy %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
 	}
 }
+
+// A batch refused as a whole (here for too many entries) deleted nothing:
+// its lapsed receipts are no late completions.
+func TestRefusedBatchIsNoCompletion(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "refused?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+		t.Fatal(err)
+	}
+	m := receiveOne(t, c, q)
+	e.at(31)
+	var entries []types.DeleteMessageBatchRequestEntry
+	for i := range 11 {
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+	}
+	if _, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q, Entries: entries}); errCode(err) == "" {
+		t.Fatalf("11 entries: %v, want a refusal", err)
+	}
+	viaProxy, upstream := e.reports(t, "refused")
+	if viaProxy.LateCompletions != 0 || !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) {
+		t.Errorf("proxy %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
+	}
+}
