@@ -232,8 +232,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	w.Write(answer)
 }
 
-// hopByHop are the headers that describe one connection, not the answer
-// (RFC 9110 §7.6.1), and Content-Length, which the proxy sets itself.
+// hopByHop are the headers that describe one connection, not the answer,
+// and Content-Length, which the proxy's server sets itself.
 var hopByHop = map[string]bool{
 	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true, "Trailer": true,
 	"Transfer-Encoding": true, "Upgrade": true, "Content-Length": true,
