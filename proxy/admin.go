@@ -1,0 +1,258 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/server"
+)
+
+// The admin API paths `baton doctor` reads, with the JSON of `baton serve`
+// (server.LeaseReportJSON), and /metrics with the lease metrics of its
+// queues:
+//
+//	GET /admin/api/queues/{name}/leases                 the lease report
+//	GET /admin/api/queues/{name}/messages/{id}/history  one message's lease events
+//	GET /metrics                                        Prometheus text
+
+// BypassNote is said with every report: the proxy knows only the traffic
+// that passes it.
+const BypassNote = "The proxy sees only the requests that pass through it: consumers (or producers) " +
+	"that talk to the upstream SQS endpoint directly are invisible to it, and their leases are not counted."
+
+func (p *Proxy) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	if p.verifier != nil {
+		if _, err := p.verifier.Verify(r, nil); err != nil {
+			p.fail(w, r, baton.AsError(err))
+			return
+		}
+	}
+	if r.URL.Path == "/metrics" {
+		p.metricsHandler().ServeHTTP(w, r)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /admin/api/queues/{name}/leases", p.adminLeases)
+	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", p.adminHistory)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		adminError(w, http.StatusNotFound, "the proxy serves only the lease report and message histories of the admin API")
+	})
+	mux.ServeHTTP(w, r)
+}
+
+// adminQueue returns the queue of the request's name, asking the upstream
+// for its URL if the proxy has seen no request of it.
+func (p *Proxy) adminQueue(w http.ResponseWriter, r *http.Request) *queueInfo {
+	name := r.PathValue("name")
+	p.mu.Lock()
+	q, ok := p.byName[name]
+	p.mu.Unlock()
+	if ok {
+		return q
+	}
+	body, _ := json.Marshal(map[string]string{"QueueName": name})
+	h := http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Target": {"AmazonSQS.GetQueueUrl"}}
+	status, header, answer, err := p.send(r.Context(), http.MethodPost, "/", "", h, body)
+	var out struct{ QueueUrl string }
+	if err != nil {
+		adminError(w, http.StatusBadGateway, "the upstream SQS endpoint could not be reached")
+		return nil
+	}
+	if status != http.StatusOK || json.Unmarshal(answer, &out) != nil || out.QueueUrl == "" {
+		if status == http.StatusBadRequest && strings.Contains(errorCode(header, answer), "NonExistentQueue") {
+			adminError(w, http.StatusNotFound, "The specified queue does not exist.")
+			return nil
+		}
+		adminError(w, http.StatusBadGateway, "the upstream did not answer the queue's URL: "+errorCode(header, answer))
+		return nil
+	}
+	p.mu.Lock()
+	q = p.queue(out.QueueUrl)
+	p.mu.Unlock()
+	return q
+}
+
+func (p *Proxy) adminLeases(w http.ResponseWriter, r *http.Request) {
+	q := p.adminQueue(w, r)
+	if q == nil {
+		return
+	}
+	vt := p.visibilityTimeout(r.Context(), q)
+	p.mu.Lock()
+	redrive := q.redrive
+	p.mu.Unlock()
+	lq := ledger.Queue{ID: q.id, Name: q.name, VisibilityTimeout: max(vt, 0)}
+	var rp struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+		MaxReceiveCount     any    `json:"maxReceiveCount"`
+	}
+	if json.Unmarshal([]byte(redrive), &rp) == nil {
+		lq.DeadLetterTarget = rp.DeadLetterTargetArn
+		switch n := rp.MaxReceiveCount.(type) {
+		case float64:
+			lq.MaxReceiveCount = int(n)
+		case string:
+			var v int
+			if json.Unmarshal([]byte(n), &v) == nil {
+				lq.MaxReceiveCount = v
+			}
+		}
+	}
+	rep := p.ledger.Report(lq, p.clock.Now().UTC())
+	writeJSON(w, p.reportJSON(rep))
+}
+
+func (p *Proxy) adminHistory(w http.ResponseWriter, r *http.Request) {
+	q := p.adminQueue(w, r)
+	if q == nil {
+		return
+	}
+	id := r.PathValue("id")
+	events, ok := p.ledger.History(q.id, id, p.clock.Now())
+	if !ok {
+		adminError(w, http.StatusNotFound, "no lease history for message "+id)
+		return
+	}
+	out := server.MessageHistoryJSON{Queue: q.name, MessageID: id, Events: make([]server.LeaseEventJSON, len(events))}
+	for i, ev := range events {
+		j := server.LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,
+			LateSeconds: ev.Late.Seconds(), Duplicate: ev.Duplicate, Receiver: ev.Client.Addr, UserAgent: ev.Client.UserAgent}
+		if !ev.Deadline.IsZero() {
+			d := ev.Deadline
+			j.Deadline = &d
+		}
+		out.Events[i] = j
+	}
+	writeJSON(w, out)
+}
+
+// reportJSON is the admin API's form of a report, as `baton serve` gives
+// it, with a history note that says what the proxy cannot see.
+func (p *Proxy) reportJSON(rep *ledger.LeaseReport) server.LeaseReportJSON {
+	out := server.LeaseReportJSON{
+		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
+		LeaseStatsJSON: statsJSON(rep.Window), Diagnosis: rep.Diagnosis,
+		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
+		Findings: make([]server.FindingJSON, len(rep.Findings)), MinFindingLeases: ledger.MinFindingLeases,
+		SinceStart: statsJSON(rep.SinceStart), HistorySince: rep.HistorySince.UTC(),
+		HistoryNote: "Lease history is kept in the proxy's memory since it started at " +
+			rep.HistorySince.UTC().Format(time.RFC3339) + "; leases before then are not counted. " + BypassNote,
+	}
+	for i, f := range rep.Findings {
+		out.Findings[i] = server.FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}
+		for _, h := range f.Hung {
+			out.Findings[i].HungLeases = append(out.Findings[i].HungLeases, server.HungLeaseJSON{
+				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,
+				LastRenewal: h.LastRenewal, Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(),
+				Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
+			})
+		}
+	}
+	return out
+}
+
+func statsJSON(s ledger.LeaseStats) server.LeaseStatsJSON {
+	return server.LeaseStatsJSON{
+		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed,
+		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
+		ExpiredLeases: s.Expired, LateCompletions: s.Late, ConfirmedDuplicates: s.Duplicates,
+		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
+		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
+}
+
+func adminError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// The lease metrics, named as `baton serve` names them, per queue the
+// proxy has seen, and the proxy's own.
+var (
+	labels        = []string{"queue"}
+	descReceived  = prometheus.NewDesc("baton_messages_received_total", "Messages handed out by receives through the proxy: leases begun.", labels, nil)
+	descSent      = prometheus.NewDesc("baton_messages_sent_total", "Messages sent through the proxy.", labels, nil)
+	descDeleted   = prometheus.NewDesc("baton_messages_deleted_total", "Deletes by receipt through the proxy: leases completed.", labels, nil)
+	descExpired   = prometheus.NewDesc("baton_lease_expired_total", "Leases that lapsed without a delete or release.", labels, nil)
+	descLate      = prometheus.NewDesc("baton_lease_late_completions_total", "Deletes or visibility changes carrying the receipt of a lapsed lease.", labels, nil)
+	descDupes     = prometheus.NewDesc("baton_lease_confirmed_duplicates_total", "Leases completed late after their message was leased to another receiver: confirmed duplicate executions.", labels, nil)
+	descRenewals  = prometheus.NewDesc("baton_lease_renewals_total", "Lease renewals (ChangeMessageVisibility > 0).", labels, nil)
+	descDurations = prometheus.NewDesc("baton_lease_duration_seconds", "Lease duration from receive to delete.", labels, nil)
+	descVisTO     = prometheus.NewDesc("baton_queue_visibility_timeout_seconds", "The queue's VisibilityTimeout attribute, as last fetched.", labels, nil)
+	descHung      = prometheus.NewDesc("baton_lease_hung", "Running leases held far beyond the queue's p99 and still renewed.", labels, nil)
+	descTracked   = prometheus.NewDesc("baton_proxy_tracked_leases", "Leases (receipt handles) the proxy tracks now.", nil, nil)
+	descDropped   = prometheus.NewDesc("baton_proxy_leases_dropped_total", "Leases the proxy stopped tracking because it tracked --max-leases already.", nil, nil)
+)
+
+type collector struct{ p *Proxy }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	p := c.p
+	now := p.clock.Now()
+	p.mu.Lock()
+	qs := make([]*queueInfo, 0, len(p.byName))
+	for _, q := range p.byName {
+		qs = append(qs, q)
+	}
+	tracked := len(p.leases.byHandle)
+	p.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(descTracked, prometheus.GaugeValue, float64(tracked))
+	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(p.leases.dropped.Load()))
+	for _, q := range qs {
+		var m ledger.QueueMetrics
+		p.ledger.Metrics(q.id, now, &m)
+		p.mu.Lock()
+		vt := q.visibility
+		p.mu.Unlock()
+		counter := func(d *prometheus.Desc, v uint64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), q.name)
+		}
+		t := m.Totals
+		counter(descSent, t.Sent)
+		counter(descReceived, t.Received)
+		counter(descDeleted, t.Completed)
+		counter(descExpired, t.Expired)
+		counter(descLate, t.Late)
+		counter(descDupes, t.Duplicates)
+		counter(descRenewals, t.Renewals)
+		ch <- prometheus.MustNewConstMetric(descHung, prometheus.GaugeValue, float64(m.HungLeases), q.name)
+		if vt >= 0 {
+			ch <- prometheus.MustNewConstMetric(descVisTO, prometheus.GaugeValue, float64(vt), q.name)
+		}
+		buckets := make(map[float64]uint64, len(ledger.LeaseDurationBounds))
+		for i, b := range ledger.LeaseDurationBounds {
+			buckets[b.Seconds()] = m.LeaseDurations[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(descDurations, t.Completed, m.LeaseSum.Seconds(), buckets, q.name)
+	}
+}
+
+func (p *Proxy) metricsHandler() http.Handler {
+	p.metricsOnce.Do(func() {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collector{p})
+		p.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	})
+	return p.metrics
+}

@@ -1,0 +1,346 @@
+package proxy
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// The proxy sees no lease of the upstream's, only the traffic: it follows
+// each lease from the receive that handed out its receipt handle, with the
+// deadline the visibility timeout in force gave it, through the changes
+// and deletes made by that handle. A message's leases are numbered in the
+// order the proxy saw its receives, so a later receive of the same message
+// id is a redelivery. What the upstream decided is read from its answer
+// (an error, a batch entry that failed); whether a lease was still current
+// is the proxy's own reckoning by its deadlines, as the ledger's is.
+
+// queueInfo is what the proxy knows of a queue.
+type queueInfo struct {
+	id   uint64
+	url  string
+	name string
+	fifo bool
+	// visibility is the queue's VisibilityTimeout attribute, fetched at
+	// fetched; -1 until then. redrive is its RedrivePolicy.
+	visibility int
+	fetched    time.Time
+	redrive    string
+}
+
+// visibilityTTL is how long a fetched VisibilityTimeout is used before it
+// is fetched again: the queue's owner may change it elsewhere.
+const visibilityTTL = time.Minute
+
+// lease is one receipt handle's lease.
+type lease struct {
+	q        *queueInfo
+	msg      *message
+	handle   string
+	epoch    uint32
+	begin    time.Time
+	deadline time.Time
+	elem     *list.Element
+}
+
+// message is a message the proxy has seen received.
+type message struct {
+	key     string
+	id      string
+	latest  *lease
+	deleted bool // deleted through its current lease
+	leases  int  // tracked leases of it
+}
+
+// leaseTable holds the tracked leases, oldest receive first, bounded.
+type leaseTable struct {
+	max      int
+	byHandle map[string]*lease
+	messages map[string]*message // by queue id and message id
+	order    *list.List          // of *lease
+	dropped  atomic.Uint64
+}
+
+func newLeaseTable(max int) *leaseTable {
+	return &leaseTable{max: max, byHandle: make(map[string]*lease), messages: make(map[string]*message), order: list.New()}
+}
+
+// add tracks a lease, forgetting the oldest when the table is full and
+// those begun more than the 12-hour ceiling ago, whose handles no longer
+// act on anything.
+func (t *leaseTable) add(l *lease, now time.Time) {
+	for e := t.order.Front(); e != nil; e = t.order.Front() {
+		old := e.Value.(*lease)
+		if now.Sub(old.begin) <= ledger.MaxLeaseTime && t.order.Len() < t.max {
+			break
+		}
+		if now.Sub(old.begin) <= ledger.MaxLeaseTime {
+			t.dropped.Add(1)
+		}
+		t.remove(old)
+	}
+	if prev, ok := t.byHandle[l.handle]; ok {
+		t.remove(prev)
+	}
+	l.elem = t.order.PushBack(l)
+	t.byHandle[l.handle] = l
+	l.msg.leases++
+}
+
+func (t *leaseTable) remove(l *lease) {
+	t.order.Remove(l.elem)
+	delete(t.byHandle, l.handle)
+	if l.msg.leases--; l.msg.leases == 0 {
+		delete(t.messages, l.msg.key)
+	}
+}
+
+func (t *leaseTable) message(q *queueInfo, id string) *message {
+	key := strconv.FormatUint(q.id, 10) + "/" + id
+	m, ok := t.messages[key]
+	if !ok {
+		m = &message{key: key, id: id}
+		t.messages[key] = m
+	}
+	return m
+}
+
+// queue returns the proxy's record of the queue at url, making one.
+// p.mu is held.
+func (p *Proxy) queue(url string) *queueInfo {
+	if q, ok := p.queues[url]; ok {
+		return q
+	}
+	name := url[strings.LastIndexByte(url, '/')+1:]
+	q, ok := p.byName[name]
+	if !ok {
+		p.nextID++
+		q = &queueInfo{id: p.nextID, url: url, name: name, fifo: strings.HasSuffix(name, ".fifo"), visibility: -1}
+		p.byName[name] = q
+	}
+	p.queues[url] = q
+	return q
+}
+
+// visibilityTimeout returns the queue's VisibilityTimeout, fetched from
+// the upstream when not known or stale; -1 if it cannot be had.
+func (p *Proxy) visibilityTimeout(ctx context.Context, q *queueInfo) int {
+	now := p.clock.Now()
+	p.mu.Lock()
+	v, at, url := q.visibility, q.fetched, q.url
+	p.mu.Unlock()
+	if v >= 0 && now.Sub(at) < visibilityTTL {
+		return v
+	}
+	body, _ := json.Marshal(map[string]any{"QueueUrl": url, "AttributeNames": []string{"VisibilityTimeout", "RedrivePolicy"}})
+	h := http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Target": {"AmazonSQS.GetQueueAttributes"}}
+	status, _, answer, err := p.send(ctx, http.MethodPost, "/", "", h, body)
+	var out struct{ Attributes map[string]string }
+	if err != nil || status != http.StatusOK || json.Unmarshal(answer, &out) != nil {
+		p.log.Warn("proxy: could not fetch the queue's VisibilityTimeout", "queue", url, "status", status, "err", err)
+		return v
+	}
+	n, err := strconv.Atoi(out.Attributes["VisibilityTimeout"])
+	if err != nil {
+		return v
+	}
+	p.mu.Lock()
+	q.visibility, q.fetched, q.redrive = n, now, out.Attributes["RedrivePolicy"]
+	p.mu.Unlock()
+	return n
+}
+
+// observe feeds the ledger what a forwarded call and its answer say of
+// leases.
+func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header, body []byte) {
+	ok := status == http.StatusOK
+	var a answer
+	if ok {
+		a = parseAnswer(header.Get("Content-Type"), body)
+	}
+	p.mu.Lock()
+	q, known := p.queues[c.queueURL]
+	if !known && ok {
+		// Only a queue the upstream answered for is remembered: a client
+		// naming made-up queues must not grow the proxy's memory.
+		q, known = p.queue(c.queueURL), true
+	}
+	p.mu.Unlock()
+	if !known {
+		return
+	}
+	client := clientOf(r)
+	switch c.action {
+	case "ReceiveMessage":
+		if !ok || len(a.messages) == 0 {
+			return
+		}
+		vt := -1
+		if c.visibility != nil {
+			vt = *c.visibility
+		} else {
+			vt = p.visibilityTimeout(r.Context(), q)
+		}
+		if vt < 0 {
+			vt = 30 // SQS's default, when the attribute could not be read
+		}
+		p.received(q, a.messages, vt, client)
+	case "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
+		code := ""
+		if !ok {
+			code = errorCode(header, body)
+		}
+		p.settled(q, c, ok, a, code, client)
+	case "SendMessage", "SendMessageBatch":
+		if !ok {
+			return
+		}
+		n := 1
+		if c.action == "SendMessageBatch" {
+			n = len(a.successful)
+		}
+		p.ledger.Record(ledger.Event{Kind: ledger.KindSent, QueueID: q.id, At: p.clock.Now(), N: n})
+	case "SetQueueAttributes":
+		if v, err := strconv.Atoi(c.attributes["VisibilityTimeout"]); ok && err == nil {
+			p.mu.Lock()
+			q.visibility, q.fetched = v, p.clock.Now()
+			p.mu.Unlock()
+		}
+	case "PurgeQueue":
+		if ok {
+			p.ledger.Record(ledger.Event{Kind: ledger.KindPurge, QueueID: q.id, At: p.clock.Now()})
+		}
+	case "DeleteQueue":
+		if ok {
+			p.ledger.Record(ledger.Event{Kind: ledger.KindForget, QueueID: q.id, At: p.clock.Now()})
+		}
+	}
+}
+
+// received begins a lease for each message a receive handed out.
+func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Client) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	for _, m := range msgs {
+		if l, seen := p.leases.byHandle[m.handle]; seen {
+			// A FIFO queue answers a retried receive (the same
+			// ReceiveRequestAttemptId) with the same receipts: the same
+			// leases, not new ones, which go on to a new end as after a
+			// renewal (see the ReceiveRequestAttemptId parameter of
+			// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
+			if l.msg.latest == l && !l.msg.deleted && now.Before(l.deadline) {
+				end := now.Add(time.Duration(vt) * time.Second)
+				if ceiling := l.begin.Add(ledger.MaxLeaseTime); end.After(ceiling) {
+					end = ceiling
+				}
+				l.deadline = end
+				p.ledger.Record(ledger.Event{
+					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
+					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Client: client,
+				})
+			}
+			continue
+		}
+		tm := p.leases.message(q, m.id)
+		epoch := uint32(1)
+		if tm.latest != nil {
+			epoch = tm.latest.epoch + 1
+		}
+		l := &lease{q: q, msg: tm, handle: m.handle, epoch: epoch, begin: now, deadline: now.Add(time.Duration(vt) * time.Second)}
+		tm.latest, tm.deleted = l, false
+		p.leases.add(l, now)
+		p.ledger.Record(ledger.Event{
+			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: now,
+			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client,
+		})
+	}
+}
+
+// receiptErrors are the error codes that say a receipt no longer acts on
+// its message: the upstream refused the handle, not the request.
+var receiptErrors = map[string]bool{
+	"ReceiptHandleIsInvalid": true, "InvalidParameterValue": true, "AWS.SimpleQueueService.MessageNotInflight": true,
+	"MessageNotInflight": true, "InvalidParameterValueException": true, "ReceiptHandleIsInvalidException": true,
+}
+
+// settled applies the deletes and visibility changes of a call. ok says
+// the call succeeded (a batch's entries each by the answer), code is the
+// error code of a call that failed.
+func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, client ledger.Client) {
+	batch := strings.HasSuffix(c.action, "Batch")
+	del := strings.HasPrefix(c.action, "Delete")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	for _, e := range c.entries {
+		l, known := p.leases.byHandle[e.handle]
+		if !known {
+			continue // a lease the proxy did not see begin
+		}
+		done := ok && (!batch || a.successful[e.id])
+		cur := l.msg.latest
+		current := cur == l && !l.msg.deleted && now.Before(l.deadline)
+		if !done {
+			// Refused: only a receipt the proxy already judged lapsed
+			// tells something (a late completion); a refusal of a current
+			// one has another cause the proxy cannot see, and so has a
+			// whole request refused for anything but its receipt
+			// (throttling, a signature).
+			if current || (!ok && !receiptErrors[code]) {
+				continue
+			}
+		}
+		ev := ledger.Event{
+			QueueID: q.id, MessageID: l.msg.id, Epoch: l.epoch, At: now,
+			LeasedAt: l.begin, StoreEpoch: cur.epoch, Client: client,
+		}
+		if del {
+			ev.Kind = ledger.KindDelete
+			switch {
+			case current:
+				ev.Result, ev.Removed = baton.LeaseCurrent, true
+				l.msg.deleted = true
+			case l.msg.deleted:
+				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+			default:
+				// On a standard queue a lapsed receipt still deletes
+				// the message; on a FIFO queue it is refused.
+				ev.Result, ev.Removed = baton.LeaseLapsed, done && !q.fifo
+				if ev.Removed {
+					l.msg.deleted = true
+				}
+			}
+			p.ledger.Record(ev)
+			continue
+		}
+		if e.visibility == nil {
+			continue
+		}
+		end := now.Add(time.Duration(*e.visibility) * time.Second)
+		ev.Kind, ev.Deadline = ledger.KindChange, end
+		switch {
+		case current:
+			ev.Result, ev.Shortened = baton.LeaseCurrent, !end.After(l.deadline)
+			l.deadline = end
+		case l.msg.deleted:
+			ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+		case done && !q.fifo && cur != l && now.Before(cur.deadline):
+			// An older receipt moves the lease of the message's current
+			// receive on a standard queue.
+			ev.Result = baton.LeaseSuperseded
+			cur.deadline = end
+		default:
+			ev.Result = baton.LeaseLapsed
+		}
+		p.ledger.Record(ev)
+	}
+}

@@ -1,0 +1,300 @@
+// Package proxy is `baton proxy`: an SQS endpoint that forwards every
+// request to another one (Amazon SQS, or any server of the SQS API),
+// re-signed with the proxy's own credentials, and answers the upstream's
+// response as it came. As requests and answers pass it feeds a lease ledger
+// (engine/ledger) with the receives, visibility changes and deletes it sees,
+// and serves the admin API's lease report and /metrics from it, so that
+// `baton doctor` diagnoses a queue that lives elsewhere. It sees only the
+// traffic that passes it: a consumer that talks to the upstream directly is
+// invisible to it.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/protocol/awsjson"
+	"github.com/baton-sqs/baton/protocol/awsquery"
+	"github.com/baton-sqs/baton/protocol/sigv4"
+)
+
+const (
+	// maxRequest bounds the request body the proxy reads: SQS takes at
+	// most 1 MiB of message payload a request, batches included, so this
+	// leaves room for the encoding around it.
+	maxRequest = 4 << 20
+	// maxAnswer bounds the upstream answer the proxy reads: ten messages
+	// of 1 MiB, with their attributes and encoding.
+	maxAnswer = 32 << 20
+	// DefaultMaxLeases is the default bound of the leases the proxy
+	// tracks (Config.MaxLeases).
+	DefaultMaxLeases = 100000
+)
+
+// Config configures a Proxy.
+type Config struct {
+	// Upstream is the SQS endpoint requests go to, as
+	// https://sqs.us-east-1.amazonaws.com.
+	Upstream string
+	// Region signs the forwarded requests; if empty it is read from an
+	// upstream host sqs.<region>.amazonaws.com.
+	Region string
+	// Credentials sign the forwarded requests.
+	Credentials aws.CredentialsProvider
+	// Verifier, if set, checks each client's SigV4 signature before the
+	// request is forwarded, as `baton serve` does; without it any
+	// signature, or none, is forwarded.
+	Verifier *sigv4.Verifier
+	// Clock is when leases begin and end, and the signing time. Defaults
+	// to the system clock.
+	Clock clock.Clock
+	// MaxLeases bounds the leases (receipt handles) tracked at once; the
+	// oldest is forgotten, and counted, when it is reached. Defaults to
+	// DefaultMaxLeases.
+	MaxLeases int
+	// HTTPClient sends the forwarded requests. Defaults to a client of
+	// its own.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Proxy is an http.Handler serving the SQS API by forwarding, and the lease
+// report of what it forwarded.
+type Proxy struct {
+	upstream *url.URL
+	region   string
+	creds    aws.CredentialsProvider
+	verifier *sigv4.Verifier
+	clock    clock.Clock
+	client   *http.Client
+	signer   *v4.Signer
+	log      *slog.Logger
+	ledger   *ledger.Ledger
+	started  time.Time
+
+	metricsOnce sync.Once
+	metrics     http.Handler
+
+	mu     sync.Mutex
+	leases *leaseTable
+	queues map[string]*queueInfo // by queue URL
+	byName map[string]*queueInfo
+	nextID uint64
+}
+
+// New returns a proxy for cfg.Upstream.
+func New(cfg Config) (*Proxy, error) {
+	u, err := url.Parse(cfg.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: want an http or https URL", cfg.Upstream)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	region := cfg.Region
+	if region == "" {
+		region = RegionOf(u.Hostname())
+		if region == "" {
+			return nil, fmt.Errorf("upstream %q: no region in its host name; give one", cfg.Upstream)
+		}
+	}
+	if cfg.Credentials == nil {
+		return nil, fmt.Errorf("no credentials to sign the forwarded requests with")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
+	}
+	if cfg.MaxLeases <= 0 {
+		cfg.MaxLeases = DefaultMaxLeases
+	}
+	if cfg.HTTPClient == nil {
+		// A long poll waits up to 20 s upstream: no overall timeout.
+		cfg.HTTPClient = &http.Client{Transport: &http.Transport{
+			Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
+			ResponseHeaderTimeout: 60 * time.Second,
+		}}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	now := cfg.Clock.Now()
+	return &Proxy{
+		upstream: u, region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
+		client: cfg.HTTPClient, signer: v4.NewSigner(), log: cfg.Logger,
+		ledger:  ledger.New(ledger.Config{Clock: cfg.Clock, Started: now, Logger: cfg.Logger}),
+		started: now, leases: newLeaseTable(cfg.MaxLeases),
+		queues: make(map[string]*queueInfo), byName: make(map[string]*queueInfo),
+	}, nil
+}
+
+// RegionOf returns the region of an SQS host name sqs.<region>.amazonaws.com
+// (or .amazonaws.com.cn), "" for any other host. (Service endpoints:
+// https://docs.aws.amazon.com/general/latest/gr/sqs-service.html)
+func RegionOf(host string) string {
+	parts := strings.Split(host, ".")
+	if len(parts) >= 4 && parts[0] == "sqs" && parts[2] == "amazonaws" {
+		return parts[1]
+	}
+	return ""
+}
+
+// Ledger returns the proxy's lease ledger.
+func (p *Proxy) Ledger() *ledger.Ledger { return p.ledger }
+
+// ServeHTTP serves the admin API's lease endpoints and /metrics, and
+// forwards everything else.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		// A bug must cost one request an SQS error, never the process.
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			p.log.Error("proxy: request failed", "panic", v)
+			p.fail(w, r, baton.Errorf(baton.ErrInternal, "The proxy failed to handle the request."))
+		}
+	}()
+	if r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/metrics") {
+		p.serveAdmin(w, r)
+		return
+	}
+	p.forward(w, r)
+}
+
+// fail answers an error of the proxy's own in the protocol of r.
+func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, e *baton.Error) {
+	if _, ok := awsjson.Operation(r); ok {
+		awsjson.WriteError(w, e)
+		return
+	}
+	id := newRequestID()
+	w.Header().Set("x-amzn-RequestId", id)
+	if awsquery.WantsJSON(r) {
+		awsquery.WriteErrorJSON(w, e, id)
+		return
+	}
+	awsquery.WriteError(w, e, id)
+}
+
+// forward sends r upstream, re-signed, observes it and its answer, and
+// answers the upstream's response.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil {
+		p.fail(w, r, baton.Errorf(baton.ErrSerialization, "The request body could not be read."))
+		return
+	}
+	if len(body) > maxRequest {
+		p.fail(w, r, baton.Errorf(baton.ErrRequestEntityTooLarge, "Request entity too large."))
+		return
+	}
+	if p.verifier != nil {
+		if _, err := p.verifier.Verify(r, body); err != nil {
+			p.fail(w, r, baton.AsError(err))
+			return
+		}
+	}
+	call := parseCall(r, body)
+	if call != nil && strings.HasPrefix(call.queueURL, "/") {
+		call.queueURL = p.upstream.String() + call.queueURL
+	}
+	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(r.URL.Query()), r.Header, body)
+	if err != nil {
+		p.log.Warn("proxy: upstream request failed", "err", err)
+		p.fail(w, r, baton.Errorf(baton.ErrInternal, "The proxy could not reach the upstream SQS endpoint."))
+		return
+	}
+	if call != nil {
+		p.observe(r, call, status, header, answer)
+	}
+	for k, vs := range header {
+		if hopByHop[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(status)
+	w.Write(answer)
+}
+
+// hopByHop are the headers that describe one connection, not the answer,
+// and Content-Length, which the proxy's server sets itself.
+var hopByHop = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true, "Trailer": true,
+	"Transfer-Encoding": true, "Upgrade": true, "Content-Length": true,
+}
+
+// forwarded are the request headers that go upstream: what selects the
+// protocol and the answer's form. Authentication headers are the proxy's.
+var forwarded = []string{"Content-Type", "X-Amz-Target", "Accept", "X-Amzn-Query-Mode", "User-Agent"}
+
+// stripPresign removes a presigned URL's signature parameters, which
+// would make the upstream check the client's signature.
+func stripPresign(q url.Values) string {
+	for k := range q {
+		if strings.HasPrefix(strings.ToLower(k), "x-amz-") {
+			q.Del(k)
+		}
+	}
+	return q.Encode()
+}
+
+// send makes one request upstream, signed with the proxy's credentials,
+// and returns its answer.
+func (p *Proxy) send(ctx context.Context, method, path, rawQuery string, in http.Header, body []byte) (int, http.Header, []byte, error) {
+	u := *p.upstream
+	u.Path = p.upstream.Path + path
+	u.RawPath = ""
+	u.RawQuery = rawQuery
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for _, h := range forwarded {
+		if v := in.Values(h); len(v) > 0 {
+			req.Header[h] = v
+		}
+	}
+	creds, err := p.creds.Retrieve(ctx)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("credentials: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	if err := p.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "sqs", p.region, p.clock.Now()); err != nil {
+		return 0, nil, nil, fmt.Errorf("sign: %w", err)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return resp.StatusCode, resp.Header, answer, nil
+}
+
+// clientOf is who sent r, for lease histories.
+func clientOf(r *http.Request) ledger.Client {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return ledger.Client{Addr: host, UserAgent: r.UserAgent()}
+}

@@ -1,0 +1,411 @@
+package proxy_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/proxy"
+	"github.com/baton-sqs/baton/server"
+)
+
+// at sets the fake clock to sec seconds after the test's start.
+func (e *env) at(sec int) { e.clock.Set(batontest.Epoch.Add(time.Duration(sec) * time.Second)) }
+
+// get GETs path from base, signed with the upstream's key at the fake
+// clock's time, and decodes the JSON answer into v.
+func (e *env) get(t *testing.T, base, path string, v any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := sha256.Sum256(nil)
+	creds := aws.Credentials{AccessKeyID: upstreamKey, SecretAccessKey: upstreamSecret}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(empty[:]), "sqs", batontest.Region, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s%s: %s", base, path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reports returns the proxy's lease report of queue and the upstream's
+// own, for the same traffic.
+func (e *env) reports(t *testing.T, queue string) (viaProxy, upstream server.LeaseReportJSON) {
+	t.Helper()
+	e.get(t, e.url, "/admin/api/queues/"+queue+"/leases", &viaProxy)
+	e.get(t, e.up.URL(), "/admin/api/queues/"+queue+"/leases", &upstream)
+	return viaProxy, upstream
+}
+
+// sameDiagnosis fails the test unless the proxy's report says what the
+// upstream's does: diagnosis, findings, recommendation and every figure.
+func sameDiagnosis(t *testing.T, viaProxy, upstream server.LeaseReportJSON, want string) {
+	t.Helper()
+	if upstream.Diagnosis != want {
+		t.Fatalf("the upstream diagnoses %q, want %q (%s)", upstream.Diagnosis, want, upstream.Advice)
+	}
+	if viaProxy.Diagnosis != upstream.Diagnosis {
+		t.Errorf("the proxy diagnoses %q, the upstream %q (%s)", viaProxy.Diagnosis, upstream.Diagnosis, viaProxy.Advice)
+	}
+	if !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) {
+		t.Errorf("window figures:\nproxy    %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
+	}
+	if viaProxy.RecommendedVisibilityTimeoutSeconds != upstream.RecommendedVisibilityTimeoutSeconds ||
+		viaProxy.VisibilityTimeoutSeconds != upstream.VisibilityTimeoutSeconds {
+		t.Errorf("timeouts: proxy %d → %d, upstream %d → %d", viaProxy.VisibilityTimeoutSeconds, viaProxy.RecommendedVisibilityTimeoutSeconds,
+			upstream.VisibilityTimeoutSeconds, upstream.RecommendedVisibilityTimeoutSeconds)
+	}
+	kinds := func(r server.LeaseReportJSON) (k []string) {
+		for _, f := range r.Findings {
+			k = append(k, f.Kind+"/"+strconv.FormatUint(f.Leases, 10))
+		}
+		return k
+	}
+	if !slices.Equal(kinds(viaProxy), kinds(upstream)) {
+		t.Errorf("findings: proxy %v, upstream %v", kinds(viaProxy), kinds(upstream))
+	}
+	if !strings.Contains(viaProxy.HistoryNote, "invisible") {
+		t.Errorf("history note %q does not say what the proxy cannot see", viaProxy.HistoryNote)
+	}
+}
+
+func receiveOne(t *testing.T, c *sqs.Client, q string) types.Message {
+	t.Helper()
+	out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &q})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	return out.Messages[0]
+}
+
+func deleteOne(t *testing.T, c *sqs.Client, q string, m types.Message) {
+	t.Helper()
+	if _, err := c.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The classic incident through the proxy: a 30 s lease, 90 s handlers that
+// delete when done, three naive workers. The message runs three times;
+// every delete comes late. The proxy diagnoses it as the upstream does,
+// and `baton doctor --endpoint <proxy>` says so.
+func TestClassicLeaseTooShort(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "slow?VisibilityTimeout=30") // made upstream: the proxy fetches the timeout
+	workers := []*sqs.Client{e.client("AKIDA", "a"), e.client("AKIDB", "b"), e.client("AKIDC", "c")}
+	sent, err := workers[0].SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := receiveOne(t, workers[0], q)
+	e.at(31)
+	b := receiveOne(t, workers[1], q)
+	e.at(62)
+	c := receiveOne(t, workers[2], q)
+	e.at(90)
+	deleteOne(t, workers[0], q, a)
+	e.at(121)
+	deleteOne(t, workers[1], q, b)
+	e.at(152)
+	deleteOne(t, workers[2], q, c)
+
+	viaProxy, upstream := e.reports(t, "slow")
+	sameDiagnosis(t, viaProxy, upstream, "lease-too-short")
+	if viaProxy.LateCompletions != 3 || viaProxy.ConfirmedDuplicates != 2 || viaProxy.ExpiredLeases != 2 || viaProxy.MessagesSent != 1 {
+		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
+	}
+	var hp, hu server.MessageHistoryJSON
+	path := "/admin/api/queues/slow/messages/" + *sent.MessageId + "/history"
+	e.get(t, e.url, path, &hp)
+	e.get(t, e.up.URL(), path, &hu)
+	evKinds := func(h server.MessageHistoryJSON) (k []string) {
+		for _, ev := range h.Events {
+			k = append(k, ev.Kind+"@"+ev.At.Sub(batontest.Epoch).String())
+		}
+		return k
+	}
+	if !slices.Equal(evKinds(hp), evKinds(hu)) {
+		t.Errorf("history:\nproxy    %v\nupstream %v", evKinds(hp), evKinds(hu))
+	}
+
+	out := runDoctor(t, e.url, "slow")
+	for _, want := range []string{"slow: LEASE-TOO-SHORT", "3 late completions", "recommended visibility timeout: 135s", "invisible"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("baton doctor says:\n%s\nwant %q in it", out, want)
+		}
+	}
+}
+
+// runDoctor runs `baton doctor --endpoint <proxy> queue` and returns what
+// it prints.
+func runDoctor(t *testing.T, endpoint, queue string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDDOCTOR")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "doctor")
+	t.Setenv("AWS_REGION", batontest.Region)
+	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
+	var stdout, stderr bytes.Buffer
+	code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{"doctor", "--endpoint", endpoint, queue})
+	if code != 0 {
+		t.Fatalf("baton doctor: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// The error-path incident: handlers that fail before DeleteMessage. Each
+// receive lapses and the message goes to the next receiver; no holder
+// ever comes back.
+func TestHandlersThatNeverComeBack(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "failing?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		e.at(31 * i)
+		receiveOne(t, c, q)
+	}
+	e.at(100)
+	viaProxy, upstream := e.reports(t, "failing")
+	sameDiagnosis(t, viaProxy, upstream, "handler-failing")
+	if viaProxy.ExpiredLeases != 3 || viaProxy.RedeliveriesNeverReturned != 2 || viaProxy.LateCompletions != 0 {
+		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
+	}
+}
+
+// Renewing handlers, in batches: 90 s handlers that renew their 30 s
+// lease every 10 s with ChangeMessageVisibilityBatch and delete with
+// DeleteMessageBatch are healthy, through the proxy as upstream; the
+// receive gives its own VisibilityTimeout.
+func TestBatchRenewalsHealthy(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "renewing?VisibilityTimeout=5")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job " + strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10, VisibilityTimeout: 30})
+	if err != nil || len(out.Messages) != 3 {
+		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	for s := 10; s < 90; s += 10 {
+		e.at(s)
+		var entries []types.ChangeMessageVisibilityBatchRequestEntry
+		for i, m := range out.Messages {
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30})
+		}
+		if r, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &q, Entries: entries}); err != nil || len(r.Failed) > 0 {
+			t.Fatalf("change: %v %+v", err, r)
+		}
+	}
+	e.at(90)
+	var entries []types.DeleteMessageBatchRequestEntry
+	for i, m := range out.Messages {
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+	}
+	entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String("bad"), ReceiptHandle: aws.String("not-a-handle")})
+	if r, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q, Entries: entries}); err != nil || len(r.Successful) != 3 || len(r.Failed) != 1 {
+		t.Fatalf("delete: %v %+v", err, r)
+	}
+	viaProxy, upstream := e.reports(t, "renewing")
+	sameDiagnosis(t, viaProxy, upstream, "healthy")
+	if viaProxy.Renewals != 24 || viaProxy.LeasesCompleted != 3 {
+		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
+	}
+}
+
+// The classic incident in the Query protocol, with form-encoded requests
+// and XML answers, unsigned: the proxy checks no signature and signs
+// them itself.
+func TestClassicOverQuery(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "slowq?VisibilityTimeout=30")
+	call := func(form url.Values) string {
+		t.Helper()
+		form.Set("QueueUrl", q)
+		form.Set("Version", "2012-11-05")
+		resp, err := http.Post(e.url+"/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s %s", form.Get("Action"), resp.Status, b.String())
+		}
+		return b.String()
+	}
+	handle := func(xmlBody string) string {
+		_, rest, ok := strings.Cut(xmlBody, "<ReceiptHandle>")
+		h, _, _ := strings.Cut(rest, "</ReceiptHandle>")
+		if !ok {
+			t.Fatalf("no message in %s", xmlBody)
+		}
+		return strings.NewReplacer("&#43;", "+", "&#x2B;", "+", "&amp;", "&", "&#x3D;", "=", "&#47;", "/").Replace(h)
+	}
+	call(url.Values{"Action": {"SendMessage"}, "MessageBody": {"job"}})
+	a := handle(call(url.Values{"Action": {"ReceiveMessage"}}))
+	e.at(31)
+	b := handle(call(url.Values{"Action": {"ReceiveMessage"}}))
+	e.at(62)
+	c := handle(call(url.Values{"Action": {"ReceiveMessage"}}))
+	e.at(90)
+	call(url.Values{"Action": {"DeleteMessage"}, "ReceiptHandle": {a}})
+	e.at(121)
+	call(url.Values{"Action": {"DeleteMessageBatch"}, "DeleteMessageBatchRequestEntry.1.Id": {"b"}, "DeleteMessageBatchRequestEntry.1.ReceiptHandle": {b}})
+	e.at(152)
+	call(url.Values{"Action": {"DeleteMessage"}, "ReceiptHandle": {c}})
+	viaProxy, upstream := e.reports(t, "slowq")
+	sameDiagnosis(t, viaProxy, upstream, "lease-too-short")
+	if viaProxy.LateCompletions != 3 {
+		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
+	}
+}
+
+// The proxy tracks at most MaxLeases leases, and counts those it forgot.
+func TestMaxLeasesCounted(t *testing.T) {
+	e := newEnv(t, func(c *proxy.Config) { c.MaxLeases = 2 })
+	q := e.up.Queue(t, "many")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String(strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		receiveOne(t, c, q)
+	}
+	resp, err := http.Get(e.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	for _, want := range []string{"baton_proxy_leases_dropped_total 3", "baton_proxy_tracked_leases 2",
+		`baton_messages_received_total{queue="many"} 5`, `baton_messages_sent_total{queue="many"} 5`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// A FIFO receive retried with the same ReceiveRequestAttemptId answers
+// the same receipts: one lease, not a redelivery. And a late delete on a
+// FIFO queue, which the upstream refuses, still counts as late.
+func TestFIFORetriedReceiveAndRefusedLateDelete(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "orders.fifo?VisibilityTimeout=30&ContentBasedDeduplication=true")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job"), MessageGroupId: aws.String("g")}); err != nil {
+		t.Fatal(err)
+	}
+	in := &sqs.ReceiveMessageInput{QueueUrl: &q, ReceiveRequestAttemptId: aws.String("attempt-1")}
+	first, err := c.ReceiveMessage(ctx, in)
+	if err != nil || len(first.Messages) != 1 {
+		t.Fatalf("receive: %v %+v", err, first)
+	}
+	again, err := c.ReceiveMessage(ctx, in)
+	if err != nil || len(again.Messages) != 1 || *again.Messages[0].ReceiptHandle != *first.Messages[0].ReceiptHandle {
+		t.Fatalf("retried receive: %v %+v", err, again)
+	}
+	e.at(40)
+	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q, ReceiptHandle: first.Messages[0].ReceiptHandle}); err == nil {
+		t.Fatal("a late delete on a FIFO queue succeeded")
+	}
+	viaProxy, upstream := e.reports(t, "orders.fifo")
+	if viaProxy.LeasesStarted != 1 || viaProxy.LateCompletions != 1 || viaProxy.ExpiredLeases != 1 {
+		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
+	}
+	if !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) || viaProxy.Diagnosis != upstream.Diagnosis {
+		t.Errorf("proxy %s %+v\nupstream %s %+v", viaProxy.Diagnosis, viaProxy.LeaseStatsJSON, upstream.Diagnosis, upstream.LeaseStatsJSON)
+	}
+}
+
+// The Query protocol's older form sends a queue's actions to its URL's
+// path, with no QueueUrl parameter: the proxy follows those leases too.
+func TestQueryByQueuePath(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "bypath?VisibilityTimeout=30")
+	u, err := url.Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{"SendMessage&MessageBody=job", "ReceiveMessage"} {
+		resp, err := http.Post(e.url+u.Path, "application/x-www-form-urlencoded", strings.NewReader("Version=2012-11-05&Action="+action))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", action, resp.Status)
+		}
+	}
+	e.at(31)
+	viaProxy, upstream := e.reports(t, "bypath")
+	if viaProxy.LeasesStarted != 1 || viaProxy.ExpiredLeases != 1 || viaProxy.VisibilityTimeoutSeconds != 30 ||
+		!reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) {
+		t.Errorf("proxy %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
+	}
+}
+
+// A batch refused as a whole (here for too many entries) deleted nothing:
+// its lapsed receipts are no late completions.
+func TestRefusedBatchIsNoCompletion(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "refused?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+		t.Fatal(err)
+	}
+	m := receiveOne(t, c, q)
+	e.at(31)
+	var entries []types.DeleteMessageBatchRequestEntry
+	for i := range 11 {
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+	}
+	if _, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q, Entries: entries}); errCode(err) == "" {
+		t.Fatalf("11 entries: %v, want a refusal", err)
+	}
+	viaProxy, upstream := e.reports(t, "refused")
+	if viaProxy.LateCompletions != 0 || !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) {
+		t.Errorf("proxy %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
+	}
+}
