@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -359,6 +360,21 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		}
 	}
 	q, err := e.queue(ctx, ref)
+	if errors.Is(err, baton.ErrUnavailable) && p.WaitTimeSeconds != nil && *p.WaitTimeSeconds > 0 {
+		// A long poll waits for the store to come back (a failover) as
+		// it would for a message, up to its wait time.
+		deadline := e.clock.Now().Add(time.Duration(*p.WaitTimeSeconds) * time.Second)
+		for errors.Is(err, baton.ErrUnavailable) {
+			left := deadline.Sub(e.clock.Now())
+			if left <= 0 {
+				return nil, err
+			}
+			if !e.pauseUnavailable(ctx, left) {
+				return nil, nil
+			}
+			q, err = e.queue(ctx, ref)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

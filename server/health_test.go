@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/baton-sqs/baton/engine"
@@ -30,6 +31,9 @@ func TestHealthzReflectsReadiness(t *testing.T) {
 		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 		if rec.Code != tt.want {
 			t.Errorf("with store error %v: /healthz %d, want %d", tt.err, rec.Code, tt.want)
+		}
+		if tt.err != nil && !strings.Contains(rec.Body.String(), tt.err.Error()) {
+			t.Errorf("/healthz says %q; want it to say %q", rec.Body.String(), tt.err)
 		}
 	}
 }

@@ -336,6 +336,8 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 	if err != nil {
 		if e := baton.AsError(err); e.Code == baton.ErrInternal {
 			s.log.Error("internal error", "request_id", reqID, "action", op.Name, "err", err)
+		} else if e.Code == baton.ErrServiceUnavailable {
+			s.log.Warn("store unavailable", "request_id", reqID, "action", op.Name, "err", err)
 		} else {
 			s.log.Debug("request failed", "request_id", reqID, "action", op.Name, "code", e.Code, "message", e.Message)
 		}
@@ -437,7 +439,9 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		if err := s.ready(ctx); err != nil {
 			s.log.Warn("not ready", "err", err)
 			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "store unavailable\n")
+			// What is wrong, for the operator or the load balancer's log:
+			// the store's words ("database unreachable: ...") on one line.
+			io.WriteString(w, "store unavailable: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
 			return
 		}
 	}

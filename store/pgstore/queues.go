@@ -48,8 +48,13 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 
 // QueueGet returns the queue or baton.ErrNotFound.
 func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
-	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
-		region, account, name))
+	var q *baton.Queue
+	err := s.retry(ctx, func() error {
+		var err error
+		q, err = scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
+			region, account, name))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, baton.ErrNotFound
 	}
@@ -67,16 +72,20 @@ func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*bato
 	if p.Limit > 0 {
 		limit = p.Limit
 	}
-	rows, err := s.pool.Query(ctx, `
+	var out []*baton.Queue
+	err := s.retry(ctx, func() error {
+		rows, err := s.pool.Query(ctx, `
 		SELECT `+queueColumns+` FROM baton_queues q
 		WHERE ($1 = '' OR q.account = $1) AND starts_with(q.name, $2) AND q.name > $3 AND ($5 = '' OR q.region = $5)
 		ORDER BY q.name, q.account, q.region
 		LIMIT $4`,
-		p.Account, p.Prefix, p.After, limit, p.Region)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: list queues: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Queue, error) { return scanQueue(row) })
+			p.Account, p.Prefix, p.After, limit, p.Region)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Queue, error) { return scanQueue(row) })
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list queues: %w", err)
 	}
@@ -197,6 +206,11 @@ func (s *Store) isFIFO(ctx context.Context, db querier, queueID uint64) (bool, e
 	}
 	var fifo bool
 	err := db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
+	if _, again := transient(err); again && db == querier(s.pool) {
+		err = s.retry(ctx, func() error {
+			return db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
+		})
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, baton.ErrNotFound
 	}

@@ -1,0 +1,216 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/pgtest"
+)
+
+// TestTransient: the failures a failover or a restart brings are retried;
+// others are not.
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "40001"}, true},
+		{&pgconn.PgError{Code: "40P01"}, true},
+		{&pgconn.PgError{Code: "57P01"}, true},
+		{&pgconn.PgError{Code: "57P02"}, true},
+		{&pgconn.PgError{Code: "57P03"}, true},
+		{&pgconn.PgError{Code: "08006"}, true},
+		{&pgconn.PgError{Code: "25006"}, true},
+		{&pgconn.PgError{Code: "23505"}, false},
+		{&pgconn.PgError{Code: "42P01"}, false},
+		{io.ErrUnexpectedEOF, true},
+		{pgconn.ErrConnClosed, true},
+		{context.Canceled, false},
+		{context.DeadlineExceeded, false},
+		{errors.New("something else"), false},
+		{nil, false},
+	} {
+		if _, got := transient(tt.err); got != tt.want {
+			t.Errorf("transient(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// lostAnswer is the error of a connection that broke after the server
+// committed: the outcome is unknown to the store.
+var lostAnswer = &pgconn.PgError{Severity: "FATAL", Code: "08006", Message: "connection failure (injected)"}
+
+// openFaulty opens a store on a database of its own whose writes named op
+// lose their answer once, after committing.
+func openFaulty(t *testing.T, op string) (*Store, *atomic.Int32) {
+	t.Helper()
+	s, err := Open(context.Background(), pgtest.MustDatabase(t), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var left atomic.Int32
+	s.faultHook = func(o string) error {
+		if o == op && left.Add(-1) >= 0 {
+			return lostAnswer
+		}
+		return nil
+	}
+	return s, &left
+}
+
+// mustQueue creates a queue and returns its id.
+func mustQueue(t *testing.T, s *Store, name string, fifo bool) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	q := &baton.Queue{ID: uint64(time.Now().UnixNano()), Region: "us-east-1", Account: "000000000000", Name: name,
+		Attributes: baton.QueueAttributes{FifoQueue: fifo}, CreatedAt: time.Now(), ModifiedAt: time.Now()}
+	if err := s.QueueCreate(ctx, baton.QueueCreateParams{Queue: q}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.QueueGet(ctx, q.Region, q.Account, q.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.ID
+}
+
+func countMessages(t *testing.T, s *Store, queueID uint64) int {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM baton_messages WHERE queue_id = $1`, int64(queueID)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func testMessage(id string, now time.Time) *baton.Message {
+	return &baton.Message{ID: id, Body: "body of " + id, SentAt: now, VisibleAt: now, BodyMD5: "x"}
+}
+
+// TestSendAfterLostCommitNotDuplicated: a send whose commit's answer is
+// lost runs again, finds its messages stored and succeeds, with each
+// message stored once.
+func TestSendAfterLostCommitNotDuplicated(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "send")
+	qid := mustQueue(t, s, "lost-send", false)
+	now := time.Now()
+	left.Store(1)
+	out, err := s.MessageSend(context.Background(), baton.MessageSendParams{QueueID: qid,
+		Messages: []*baton.Message{testMessage("m-1", now), testMessage("m-2", now)}})
+	if err != nil {
+		t.Fatalf("send after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	if len(out) != 2 || out[0].MessageID != "m-1" || out[1].MessageID != "m-2" {
+		t.Errorf("send answered %+v", out)
+	}
+	if n := countMessages(t, s, qid); n != 2 {
+		t.Errorf("%d messages stored, want 2", n)
+	}
+}
+
+// TestFIFOSendAfterLostCommitNotDuplicated: the same for a FIFO send, which
+// finds its deduplication keys and answers with the ids stored.
+func TestFIFOSendAfterLostCommitNotDuplicated(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "tx")
+	qid := mustQueue(t, s, "lost-send.fifo", true)
+	now := time.Now()
+	m := testMessage("f-1", now)
+	m.GroupID = "g"
+	left.Store(1)
+	out, err := s.MessageSend(context.Background(), baton.MessageSendParams{QueueID: qid,
+		Messages: []*baton.Message{m}, DedupKeys: []string{"k"}, DedupCutoff: now.Add(-5 * time.Minute)})
+	if err != nil {
+		t.Fatalf("send after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	if len(out) != 1 || out[0].MessageID != "f-1" {
+		t.Errorf("send answered %+v", out)
+	}
+	if n := countMessages(t, s, qid); n != 1 {
+		t.Errorf("%d messages stored, want 1", n)
+	}
+}
+
+// TestDeleteAfterLostCommit: a delete whose commit's answer is lost runs
+// again and finds the message gone: LeaseGone, which the engine answers as
+// a success, not an error.
+func TestDeleteAfterLostCommit(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "delete")
+	ctx := context.Background()
+	qid := mustQueue(t, s, "lost-delete", false)
+	now := time.Now()
+	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("d-1", now)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: qid, Now: now, VisibleAt: now.Add(time.Minute), Max: 1,
+		RetentionCutoff: now.Add(-time.Hour)})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive: %d, %v", len(got), err)
+	}
+	left.Store(1)
+	out, err := s.MessageDelete(ctx, baton.MessageDeleteParams{QueueID: qid, MessageID: "d-1", Epoch: got[0].Epoch, Now: now, RequireLive: true})
+	if err != nil {
+		t.Fatalf("delete after a lost commit answer: %v", err)
+	}
+	if out.Result != baton.LeaseGone {
+		t.Errorf("delete result %v, want LeaseGone", out.Result)
+	}
+	if n := countMessages(t, s, qid); n != 0 {
+		t.Errorf("%d messages left, want 0", n)
+	}
+}
+
+// TestRetryGivesUp: a failure that persists past the bound is
+// baton.ErrUnavailable, naming the problem; the context's deadline bounds
+// the retries too.
+func TestRetryGivesUp(t *testing.T) {
+	t.Parallel()
+	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 300 * time.Millisecond}
+	runs := 0
+	start := time.Now()
+	err := s.retry(context.Background(), func() error { runs++; return lostAnswer })
+	if !errors.Is(err, baton.ErrUnavailable) || !errors.Is(err, lostAnswer) {
+		t.Fatalf("err = %v; want ErrUnavailable wrapping the cause", err)
+	}
+	if runs < 2 {
+		t.Errorf("ran %d times, want retries", runs)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+	if want := "store unavailable: database unreachable"; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+		t.Errorf("err = %q; want it to start %q", err, want)
+	}
+	s.retryFor = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	err = s.retry(ctx, func() error { return lostAnswer })
+	if !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("err = %v; want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up %v after the deadline", d)
+	}
+	if err := s.retry(ctx, func() error { return &pgconn.PgError{Code: "23505"} }); errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("a unique violation was retried: %v", err)
+	}
+}
