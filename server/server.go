@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -42,10 +42,15 @@ type Config struct {
 	// one of its keys (see Authenticate); /healthz stays open.
 	Verifier *sigv4.Verifier
 	// MaxLongPollsPerClient bounds the ReceiveMessage calls one client
-	// address may have waiting at once; more are refused with
-	// RequestThrottled. 0 means DefaultMaxLongPollsPerClient, a negative
-	// value no bound.
+	// may have waiting at once; more are refused with RequestThrottled. A
+	// client is the access key a request is signed with, or for an
+	// unsigned request its account and address. 0 means
+	// DefaultMaxLongPollsPerClient, a negative value no bound.
 	MaxLongPollsPerClient int
+	// TrustProxies are the proxies (a load balancer) whose
+	// X-Forwarded-For header names the client's address: for requests
+	// from any other address the header is ignored.
+	TrustProxies []netip.Prefix
 	// Collectors are extra Prometheus collectors for /metrics, such as a
 	// durable store's commit statistics.
 	Collectors []prometheus.Collector
@@ -81,6 +86,8 @@ type Server struct {
 	metrics    *metrics
 	ready      func(context.Context) error
 	polls      *pollLimiter
+	// trustProxies is Config.TrustProxies.
+	trustProxies []netip.Prefix
 	// localHostsOnly is Config.LocalHostsOnly.
 	localHostsOnly bool
 	// advertiseURL is Config.AdvertiseURL without a trailing slash.
@@ -106,6 +113,7 @@ func New(cfg Config) *Server {
 	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
 	s.ready = cfg.Ready
+	s.trustProxies = cfg.TrustProxies
 	s.localHostsOnly = cfg.LocalHostsOnly
 	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)
@@ -130,8 +138,11 @@ type request struct {
 	// pathQueue is the queue URL a Query request was sent to, if any.
 	pathQueue string
 	reqID     string
-	// client is the address (IP) the request came from.
+	// client is the address (IP) the request came from: the connection's
+	// source, or what a trusted proxy says it is (clientAddr).
 	client string
+	// accessKey is the access key id the request is signed with, if any.
+	accessKey string
 	// traceHeader is the X-Amzn-Trace-Id header, which a send records
 	// as the messages' AWSTraceHeader.
 	traceHeader string
@@ -173,16 +184,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	client, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		client = r.RemoteAddr
-	}
+	client := s.clientAddr(r)
 	baseURL := scheme + "://" + r.Host
 	if s.advertiseURL != "" {
 		baseURL = s.advertiseURL
 	}
 	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
-		traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
+		accessKey: signingKey(r), traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
 	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
 	r = r.WithContext(ctx)
 	if s.localHostsOnly && !isLocalHost(r.Host) {

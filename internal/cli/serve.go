@@ -54,6 +54,10 @@ type ServeConfig struct {
 	// MaxLongPollsPerClient bounds waiting long polls per client address
 	// (0: server.DefaultMaxLongPollsPerClient, negative: no bound).
 	MaxLongPollsPerClient int
+	// TrustProxy lists the proxies (addresses, CIDR prefixes, comma
+	// separated) whose X-Forwarded-For names the client
+	// (server.Config.TrustProxies).
+	TrustProxy string
 	// Queues are created at start-up, before the server accepts requests
 	// (from --config; see QueueConfig).
 	Queues []QueueConfig
@@ -114,7 +118,9 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
-		"long polls one client address may have waiting at once; more get RequestThrottled (negative: no bound)")
+		"long polls one client (access key; unsigned: account and address) may have waiting at once; more get RequestThrottled (negative: no bound)")
+	f.StringVar(&cfg.TrustProxy, "trust-proxy", "",
+		"proxies (load balancers) whose X-Forwarded-For header names the client: addresses or CIDR prefixes, comma separated")
 	addConfigFlags(f)
 	return cmd
 }
@@ -247,6 +253,10 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
 		return fmt.Errorf("--advertise-url: %w", err)
 	}
+	trustProxies, err := server.ParseTrustedProxies(cfg.TrustProxy)
+	if err != nil {
+		return fmt.Errorf("--trust-proxy: %w", err)
+	}
 	if err := checkExposure(cfg.Listen, len(creds) > 0, cfg.AllowAnonymous, log); err != nil {
 		return err
 	}
@@ -281,6 +291,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 			Ready: eng.StoreReady(), Collectors: storeCollectors(store),
 			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
+			TrustProxies: trustProxies,
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s and the whole request within
