@@ -21,6 +21,7 @@ import (
 	"github.com/baton-sqs/baton/internal/leaf/gcpace"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/store/pgstore"
 	"github.com/spf13/cobra"
 )
 
@@ -276,9 +277,26 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	defer store.Close()
-	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey})
+	var engClock clock.Clock = clock.System{}
+	var clockSyncer *clockSync
+	if pg, ok := store.(*pgstore.Store); ok {
+		// Keep time by the database's clock (clocksync.go).
+		offset := clock.NewOffset(clock.System{})
+		clockSyncer = &clockSync{clock: offset, max: maxClockOffset, log: log,
+			measure: func(ctx context.Context) (time.Duration, error) { return pg.ClockOffset(ctx, time.Now) }}
+		if err := clockSyncer.sync(ctx); err != nil {
+			return err
+		}
+		go clockSyncer.run(ctx, clockSyncEvery)
+		engClock = offset
+	}
+	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey, Clock: engClock})
 	if err != nil {
 		return err
+	}
+	storeReady := eng.StoreReady()
+	if clockSyncer != nil {
+		storeReady = clockSyncer.ready(storeReady)
 	}
 	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
 		return err
@@ -289,7 +307,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	srv := &http.Server{
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-			Ready: eng.StoreReady(), Collectors: storeCollectors(store),
+			Ready: storeReady, Collectors: storeCollectors(store),
 			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 			TrustProxies: trustProxies,
 		}),
