@@ -360,10 +360,12 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		}
 	}
 	q, err := e.queue(ctx, ref)
+	var waited time.Duration // waiting for the store, of the wait time
 	if errors.Is(err, baton.ErrUnavailable) && p.WaitTimeSeconds != nil && *p.WaitTimeSeconds > 0 {
 		// A long poll waits for the store to come back (a failover) as
 		// it would for a message, up to its wait time.
-		deadline := e.clock.Now().Add(time.Duration(*p.WaitTimeSeconds) * time.Second)
+		began := e.clock.Now()
+		deadline := began.Add(time.Duration(*p.WaitTimeSeconds) * time.Second)
 		for errors.Is(err, baton.ErrUnavailable) {
 			left := deadline.Sub(e.clock.Now())
 			if left <= 0 {
@@ -374,6 +376,7 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 			}
 			q, err = e.queue(ctx, ref)
 		}
+		waited = e.clock.Now().Sub(began)
 	}
 	if err != nil {
 		return nil, err
@@ -402,7 +405,11 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		}
 	}
 	var msgs []*baton.Message
-	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (bool, error) {
+	waitFor := time.Duration(wait)*time.Second - waited
+	if waitFor < 0 {
+		waitFor = 0
+	}
+	err = e.waitFor(ctx, q.ID, waitFor, func(now time.Time) (bool, error) {
 		// Only the in-flight count and "any visible?" matter here.
 		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1})
 		if err != nil {
