@@ -308,11 +308,24 @@ func (s *Store) ReceiptKey(ctx context.Context) ([]byte, error) {
 // FIFO receive relies on READ COMMITTED: each statement sees what committed
 // before it began, whatever the database's default isolation.
 func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
+	return s.inTxDone(ctx, f, nil)
+}
+
+// inTxDone is inTx for a transaction whose rerun, after a run whose
+// outcome is unknown (its COMMIT's answer lost), fails in a way that means
+// the run before committed: done recognises that failure, which is then a
+// success.
+func (s *Store) inTxDone(ctx context.Context, f func(pgx.Tx) error, done func(error) bool) error {
+	unsure := false
 	return s.retry(ctx, func() error {
 		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, f)
 		if err == nil {
 			err = s.fault("tx")
 		}
+		if unsure && err != nil && done != nil && done(err) {
+			return nil
+		}
+		unsure = unsure || outcomeUnknown(err)
 		return err
 	})
 }

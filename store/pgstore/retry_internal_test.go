@@ -214,3 +214,37 @@ func TestRetryGivesUp(t *testing.T) {
 		t.Errorf("a unique violation was retried: %v", err)
 	}
 }
+
+// TestQueueDeleteAndPurgeAfterLostCommit: a purge whose commit's answer is
+// lost is not refused as purged recently by its own rerun, and a queue
+// delete's rerun does not find the queue missing.
+func TestQueueDeleteAndPurgeAfterLostCommit(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "tx")
+	ctx := context.Background()
+	mustQueue(t, s, "lost-purge", false)
+	now := time.Now()
+	left.Store(1)
+	if err := s.QueuePurge(ctx, baton.QueuePurgeParams{Region: "us-east-1", Account: "000000000000", Name: "lost-purge",
+		Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
+		t.Errorf("purge after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	// A second purge within the minute is still refused.
+	if err := s.QueuePurge(ctx, baton.QueuePurgeParams{Region: "us-east-1", Account: "000000000000", Name: "lost-purge",
+		Now: now.Add(time.Second), PurgedCutoff: now.Add(-59 * time.Second)}); !errors.Is(err, baton.ErrPurgedRecently) {
+		t.Errorf("second purge: %v, want ErrPurgedRecently", err)
+	}
+	left.Store(1)
+	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "lost-purge", now); err != nil {
+		t.Errorf("queue delete after a lost commit answer: %v", err)
+	}
+	if _, err := s.QueueGet(ctx, "us-east-1", "000000000000", "lost-purge"); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("queue after delete: %v, want ErrNotFound", err)
+	}
+	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "lost-purge", now); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("deleting a deleted queue: %v, want ErrNotFound", err)
+	}
+}
