@@ -253,8 +253,8 @@ func pause(ctx context.Context, d time.Duration) bool {
 // Ping reports whether the database answers and takes writes: the
 // server's readiness. Its error says what is wrong, for /healthz.
 func (s *Store) Ping(ctx context.Context) error {
-	var standby bool
-	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby)
+	var standby, readOnly bool
+	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'`).Scan(&standby, &readOnly)
 	if what, ok := transient(err); ok {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -266,6 +266,9 @@ func (s *Store) Ping(ctx context.Context) error {
 		// move to the new primary (list every host in the URL with
 		// target_session_attrs=read-write).
 		return errors.New("database is read-only: connected to a standby")
+	}
+	if readOnly {
+		return errors.New("database is read-only: default_transaction_read_only is on")
 	}
 	return nil
 }

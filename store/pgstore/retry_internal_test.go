@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/baton-sqs/baton"
@@ -246,5 +248,83 @@ func TestQueueDeleteAndPurgeAfterLostCommit(t *testing.T) {
 	}
 	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "lost-purge", now); !errors.Is(err, baton.ErrNotFound) {
 		t.Errorf("deleting a deleted queue: %v, want ErrNotFound", err)
+	}
+}
+
+// TestSendThroughReadOnlyPrimary stands in for a failover that leaves the
+// store connected to a demoted primary: the database turns read-only
+// (default_transaction_read_only) and its connections break. A send
+// meanwhile keeps retrying its 25006 errors, Ping says the database is
+// read-only, and once the database takes writes again (and the read-only
+// connections break too) the send succeeds, stored once.
+func TestSendThroughReadOnlyPrimary(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{RetryFor: time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	qid := mustQueue(t, s, "read-only", false)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var db string
+	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	breakConnections := func() {
+		t.Helper()
+		exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	}
+	exec(`ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` SET default_transaction_read_only = on`)
+	breakConnections()
+
+	sent := make(chan error, 1)
+	go func() {
+		_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("ro-1", time.Now())}})
+		sent <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := s.Ping(ctx)
+		if err != nil && strings.Contains(err.Error(), "read-only") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ping on a read-only database: %v; want it to say read-only", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case err := <-sent:
+		t.Fatalf("send on a read-only database returned: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+
+	exec(`ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` RESET default_transaction_read_only`)
+	breakConnections()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("send once the database takes writes again: %v", err)
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatal("send still waiting 45 s after the database took writes again")
+	}
+	if n := countMessages(t, s, qid); n != 1 {
+		t.Errorf("%d messages stored, want 1", n)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping after: %v", err)
 	}
 }
