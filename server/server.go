@@ -47,6 +47,10 @@ type Config struct {
 	// unsigned request its account and address. 0 means
 	// DefaultMaxLongPollsPerClient, a negative value no bound.
 	MaxLongPollsPerClient int
+	// Refusing, if set, is asked before each SQS request: while it
+	// returns an error the server answers ServiceUnavailable (503) with
+	// it, as a node whose clock it cannot trust does.
+	Refusing func() error
 	// TrustProxies are the proxies (a load balancer) whose
 	// X-Forwarded-For header names the client's address: for requests
 	// from any other address the header is ignored.
@@ -86,6 +90,8 @@ type Server struct {
 	metrics    *metrics
 	ready      func(context.Context) error
 	polls      *pollLimiter
+	// refusing is Config.Refusing.
+	refusing func() error
 	// trustProxies is Config.TrustProxies.
 	trustProxies []netip.Prefix
 	// localHostsOnly is Config.LocalHostsOnly.
@@ -114,6 +120,7 @@ func New(cfg Config) *Server {
 	s.ops = s.operations()
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
+	s.refusing = cfg.Refusing
 	s.localHostsOnly = cfg.LocalHostsOnly
 	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)
@@ -218,6 +225,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err := checkCrossSite(r); err != nil { // crosssite.go
 			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
 			return
+		}
+		if s.refusing != nil {
+			if err := s.refusing(); err != nil {
+				writeError(w, r, baton.Errorf(baton.ErrServiceUnavailable, "This server is not serving: %v.", err))
+				return
+			}
 		}
 		region, rerr := requestRegion(r) // region.go
 		if rerr != nil {

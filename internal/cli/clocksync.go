@@ -17,7 +17,8 @@ import (
 // engine's time as its own clock plus that offset: every node keeps time
 // by the database's clock. An offset past maxClockOffset is not a drift to
 // correct but a broken clock: the node refuses to start, or, found later,
-// fails /healthz (so the load balancer drains it) until it is back within.
+// answers ServiceUnavailable and fails /healthz (so the load balancer
+// drains it) until it is back within.
 
 const (
 	maxClockOffset = 30 * time.Second
@@ -88,14 +89,19 @@ func (c *clockSync) run(ctx context.Context, every time.Duration) {
 	}
 }
 
+// refusal is why the node refuses to serve, or nil
+// (server.Config.Refusing).
+func (c *clockSync) refusal() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
+}
+
 // ready wraps a readiness check (server.Config.Ready): it fails while the
 // node refuses to serve for its clock, else asks next, if any.
 func (c *clockSync) ready(next func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		c.mu.Lock()
-		err := c.refused
-		c.mu.Unlock()
-		if err != nil {
+		if err := c.refusal(); err != nil {
 			return err
 		}
 		if next != nil {

@@ -295,8 +295,10 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	storeReady := eng.StoreReady()
+	var refusing func() error
 	if clockSyncer != nil {
 		storeReady = clockSyncer.ready(storeReady)
+		refusing = clockSyncer.refusal
 	}
 	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
 		return err
@@ -309,7 +311,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 			Ready: storeReady, Collectors: storeCollectors(store),
 			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
-			TrustProxies: trustProxies,
+			TrustProxies: trustProxies, Refusing: refusing,
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s and the whole request within
