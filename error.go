@@ -43,6 +43,9 @@ const (
 	ErrUnknownOperation             ErrorCode = "UnknownOperationException"
 	ErrSerialization                ErrorCode = "SerializationException"
 	ErrInternal                     ErrorCode = "InternalError"
+	// ErrServiceUnavailable is a server fault the client should retry:
+	// the store is unavailable for now (ErrUnavailable).
+	ErrServiceUnavailable ErrorCode = "ServiceUnavailable"
 
 	// ErrRequestEntityTooLarge is a request body over the size the server
 	// reads: AWS answers such a request HTTP 413 before any SQS parsing.
@@ -107,6 +110,7 @@ var errorTable = map[ErrorCode]ErrorSpec{
 	ErrUnknownOperation:             {nsCommon, "UnknownOperationException", http.StatusBadRequest, false, ""},
 	ErrSerialization:                {nsCommon, "SerializationException", http.StatusBadRequest, false, ""},
 	ErrInternal:                     {nsCommon, "InternalError", http.StatusInternalServerError, true, ""},
+	ErrServiceUnavailable:           {nsCommon, "ServiceUnavailable", http.StatusServiceUnavailable, true, ""},
 	ErrRequestEntityTooLarge:        {nsCommon, "RequestEntityTooLarge", http.StatusRequestEntityTooLarge, false, ""},
 }
 
@@ -133,12 +137,16 @@ func Errorf(code ErrorCode, format string, args ...any) *Error {
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// AsError returns the *Error inside err, or an InternalError when err is
-// some other failure, so callers can always render a client-facing error.
+// AsError returns the *Error inside err, a ServiceUnavailable when err is
+// the store's ErrUnavailable, or an InternalError when err is some other
+// failure, so callers can always render a client-facing error.
 func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, ErrUnavailable) {
+		return &Error{Code: ErrServiceUnavailable, Message: "The service is unavailable. Please try again shortly."}
 	}
 	return &Error{Code: ErrInternal, Message: "We encountered an internal error. Please try again."}
 }

@@ -18,6 +18,10 @@ var (
 	ErrDeletedRecently = errors.New("deleted recently")
 	// ErrPurgedRecently means the queue was purged after the caller's cutoff.
 	ErrPurgedRecently = errors.New("purged recently")
+	// ErrUnavailable means the store could not do the work for now (its
+	// database unreachable, failing over) and gave up retrying: the same
+	// request may succeed later. Clients see ServiceUnavailable (HTTP 503).
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Store persists queues and messages and selects messages for receive. It

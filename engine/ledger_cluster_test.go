@@ -35,11 +35,18 @@ func startCluster(t *testing.T, pg *pgtest.Cluster, n int) ([]*engine.Engine, *c
 // startClusterOn starts n engines on the database at url.
 func startClusterOn(t *testing.T, url string, n int) ([]*engine.Engine, *clock.Fake) {
 	t.Helper()
+	return startClusterWith(t, url, n, pgstore.Options{Logger: clusterLog})
+}
+
+// startClusterWith starts n engines on the database at url, their stores
+// opened with opts.
+func startClusterWith(t *testing.T, url string, n int, opts pgstore.Options) ([]*engine.Engine, *clock.Fake) {
+	t.Helper()
 	ctx := context.Background()
 	stores := make([]*pgstore.Store, n)
 	shared := make([]baton.SharedStore, n)
 	for i := range stores {
-		s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: clusterLog})
+		s, err := pgstore.Open(ctx, url, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -341,8 +342,8 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if err != nil {
 		return nil, err
 	}
-	q, err := e.queue(ctx, ref)
-	if err != nil {
+	q, waited, err := e.queueThroughOutage(ctx, ref, p)
+	if err != nil || q == nil {
 		return nil, err
 	}
 	wait, vis := receiveTimes(q, p)
@@ -353,7 +354,12 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if replayed {
 		return e.render(q, msgs, p), nil
 	}
-	err = e.waitFor(ctx, q.ID, time.Duration(wait)*time.Second, func(now time.Time) (done bool, err error) {
+	// What a wait for the store has left of the wait time.
+	waitFor := time.Duration(wait)*time.Second - waited
+	if waitFor < 0 {
+		waitFor = 0
+	}
+	err = e.waitFor(ctx, q.ID, waitFor, func(now time.Time) (done bool, err error) {
 		msgs, done, err = e.receiveOnce(ctx, q, now, max, wait, vis)
 		return done, err
 	})
@@ -365,6 +371,30 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		e.rememberAttempt(ctx, replayKey, msgs)
 	}
 	return e.render(q, msgs, p), nil
+}
+
+// queueThroughOutage loads the queue of a receive. A long poll waits for an
+// unavailable store to come back (a failover) as it would for a message, up
+// to its wait time, and reports how much of that wait it spent; a nil queue
+// with a nil error means the client went away meanwhile.
+func (e *Engine) queueThroughOutage(ctx context.Context, ref QueueRef, p ReceiveParams) (*baton.Queue, time.Duration, error) {
+	q, err := e.queue(ctx, ref)
+	if !errors.Is(err, baton.ErrUnavailable) || p.WaitTimeSeconds == nil || *p.WaitTimeSeconds <= 0 {
+		return q, 0, err
+	}
+	began := e.clock.Now()
+	deadline := began.Add(time.Duration(*p.WaitTimeSeconds) * time.Second)
+	for errors.Is(err, baton.ErrUnavailable) {
+		left := deadline.Sub(e.clock.Now())
+		if left <= 0 {
+			return nil, 0, err
+		}
+		if !e.pauseUnavailable(ctx, left) {
+			return nil, 0, nil
+		}
+		q, err = e.queue(ctx, ref)
+	}
+	return q, e.clock.Now().Sub(began), err
 }
 
 // checkReceiveParams refuses a receive's out-of-range numbers and unknown

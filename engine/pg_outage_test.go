@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,17 +13,21 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
-// TestDatabaseOutage stops PostgreSQL under two serving nodes and starts it
-// again: meanwhile requests fail as InternalError, promptly; afterwards
-// sends and receives work, a long poll on one node is woken by a send on
-// the other (its LISTEN connection is back), and the ledger bus carries
-// events between the nodes again.
+// TestDatabaseOutage stops PostgreSQL under two serving nodes for longer
+// than their stores retry, and starts it again: meanwhile requests fail as
+// ServiceUnavailable (503, which SDKs retry), never InternalError, once the
+// retry bound passes; a long poll keeps waiting instead of failing.
+// Afterwards sends and receives work, a long poll on one node is woken by a
+// send on the other (its LISTEN connection is back), and the ledger bus
+// carries events between the nodes again.
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
-	nodes, clock := startCluster(t, pg, 2)
+	const retryFor = time.Second
+	nodes, clock := startClusterWith(t, pg.MustDatabase(t), 2, pgstore.Options{Logger: clusterLog, RetryFor: retryFor})
 	ctx := context.Background()
 
 	pg.Down()
@@ -31,16 +37,31 @@ func TestDatabaseOutage(t *testing.T) {
 		if err == nil {
 			t.Fatalf("node %d: send succeeded with the database down", i)
 		}
-		if e := baton.AsError(err); e.Code != baton.ErrInternal {
-			t.Errorf("node %d: send error %v; want InternalError", i, e)
+		e := baton.AsError(err)
+		if e.Code != baton.ErrServiceUnavailable || e.Code.Spec().Status != http.StatusServiceUnavailable {
+			t.Errorf("node %d: send error %v (%d); want ServiceUnavailable (503)", i, e, e.Code.Spec().Status)
 		}
-		if d := time.Since(start); d > 10*time.Second {
+		d := time.Since(start)
+		if d < retryFor/2 {
+			t.Errorf("node %d: send failed after %v, before its retries could pass %v", i, d, retryFor)
+		}
+		if d > 20*time.Second {
 			t.Errorf("node %d: send took %v to fail", i, d)
 		}
-		t.Logf("node %d: send failed after %v: %v", i, time.Since(start), err)
+		t.Logf("node %d: send failed after %v: %v", i, d, err)
+
+		// A long poll keeps waiting through the outage; its context ends
+		// it, without an error.
 		start = time.Now()
-		_, err = n.ReceiveMessage(ctx, clusterQueue, engine.ReceiveParams{WaitTimeSeconds: ptr(20)})
-		t.Logf("node %d: long poll ended after %v: %v", i, time.Since(start), err)
+		pctx, cancel := context.WithTimeout(ctx, 3*retryFor)
+		got, err := n.ReceiveMessage(pctx, clusterQueue, engine.ReceiveParams{WaitTimeSeconds: ptr(20)})
+		cancel()
+		if err != nil || len(got) != 0 {
+			t.Errorf("node %d: long poll during the outage: %d messages, %v; want it to wait, empty", i, len(got), err)
+		}
+		if d := time.Since(start); d < 2*retryFor {
+			t.Errorf("node %d: long poll ended after %v, before its context", i, d)
+		}
 	}
 	time.Sleep(1500 * time.Millisecond) // an outage of a second and a half
 	if err := pg.Up(ctx); err != nil {
@@ -114,4 +135,67 @@ func TestDatabaseOutage(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDatabaseShortOutage stops PostgreSQL under two serving nodes for
+// less than their stores retry: the requests made meanwhile (sends,
+// receives, a delete) wait and succeed once it is back, and no message is
+// lost or stored twice.
+func TestDatabaseShortOutage(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.MustStart(t)
+	nodes, _ := startClusterWith(t, pg.MustDatabase(t), 2, pgstore.Options{Logger: clusterLog, RetryFor: time.Minute})
+	ctx := context.Background()
+	if _, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	leased := mustReceiveOne(t, nodes[0])
+
+	pg.Down()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i, n := range nodes {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := n.SendMessage(ctx, clusterQueue, engine.SendParams{Body: fmt.Sprint("during", i)}); err != nil {
+				errs <- fmt.Errorf("node %d: send during the outage: %w", i, err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, _, err := n.ListQueues(ctx, engine.ListQueuesParams{Account: clusterQueue.Account}); err != nil {
+				errs <- fmt.Errorf("node %d: list queues during the outage: %w", i, err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := nodes[1].DeleteMessage(ctx, clusterQueue, leased.ReceiptHandle); err != nil {
+			errs <- fmt.Errorf("delete during the outage: %w", err)
+		}
+	}()
+	time.Sleep(1500 * time.Millisecond) // an outage of a second and a half
+	start := time.Now()
+	if err := pg.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	t.Logf("requests done %v after the database was started again", time.Since(start))
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got, err := nodes[0].ReceiveMessage(ctx, clusterQueue, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string]int{}
+	for _, m := range got {
+		bodies[m.Body]++
+	}
+	if len(got) != 2 || bodies["during0"] != 1 || bodies["during1"] != 1 {
+		t.Errorf("after the outage the queue holds %v; want during0 and during1 once each", bodies)
+	}
 }

@@ -87,6 +87,21 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			ch = e.waitChan(queueID)
 		}
 		done, err := try(now)
+		if errors.Is(err, baton.ErrUnavailable) && wait > 0 {
+			// The store gave up retrying (its database is failing over):
+			// a long poll keeps waiting for it until the wait passes.
+			if !e.pauseUnavailable(ctx, deadline.Sub(now)) {
+				return nil
+			}
+			if now = e.clock.Now(); now.Before(deadline) {
+				continue
+			}
+			_, err = try(now)
+			if errors.Is(err, errLookAgain) {
+				err = nil
+			}
+			return err
+		}
 		if errors.Is(err, errLookAgain) {
 			if wait <= 0 || ctx.Err() != nil || e.isClosing() {
 				return nil
@@ -108,6 +123,10 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			return nil
 		}
 		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: queueID, Now: now, Bound: 1})
+		if errors.Is(err, baton.ErrUnavailable) {
+			st, err = baton.MessageStats{}, nil // look again after a while
+			sleep = min(sleep, unavailablePause)
+		}
 		if err != nil {
 			return storeErr(err, "message stats")
 		}
@@ -137,6 +156,25 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			}
 			return err
 		}
+	}
+}
+
+// unavailablePause is how long a long poll waits before it looks again
+// when the store is unavailable.
+const unavailablePause = time.Second
+
+// pauseUnavailable waits unavailablePause, or left if shorter, for the
+// store to come back; false if the context ended or the engine closed.
+func (e *Engine) pauseUnavailable(ctx context.Context, left time.Duration) bool {
+	t := e.clock.NewTimer(max(min(unavailablePause, left), 0))
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	case <-e.closing:
+		return false
 	}
 }
 

@@ -9,12 +9,12 @@ import (
 )
 
 // DefaultMaxLongPollsPerClient is how many ReceiveMessage calls one client
-// address may have waiting at once unless configured otherwise: far more
-// than a worker fleet on one host needs, few enough that one client cannot
-// pin the server's goroutines and connections.
+// may have waiting at once unless configured otherwise: far more than a
+// worker fleet on one host needs, few enough that one client cannot pin the
+// server's goroutines and connections.
 const DefaultMaxLongPollsPerClient = 100
 
-// pollLimiter counts the long polls waiting per client address.
+// pollLimiter counts the long polls waiting per client (pollClient).
 type pollLimiter struct {
 	max int // < 0: no bound
 	mu  sync.Mutex
@@ -49,6 +49,19 @@ func (l *pollLimiter) release(client string) {
 	}
 }
 
+// pollClient names the client whose long-poll slots a receive takes: the
+// access key it is signed with, so that behind a load balancer, where every
+// connection comes from the balancer's address, each key has its own
+// slots; an unsigned request's account at its address (clientAddr: the
+// forwarded one from a trusted proxy).
+func pollClient(ctx context.Context, ref engine.QueueRef) string {
+	req := requestFrom(ctx)
+	if req.accessKey != "" {
+		return "access key " + req.accessKey
+	}
+	return "account " + ref.Account + " at " + req.client
+}
+
 // holdPollSlot takes one of the client's long-poll slots for a receive that
 // may wait (WaitTimeSeconds absent or above 0) and returns its release.
 // Over the bound it answers RequestThrottled (403) at once: the error is
@@ -61,7 +74,7 @@ func (s *Server) holdPollSlot(ctx context.Context, ref engine.QueueRef, wait *in
 	if wait != nil && *wait <= 0 {
 		return func() {}, nil
 	}
-	client := requestFrom(ctx).client
+	client := pollClient(ctx, ref)
 	if s.polls.acquire(client) {
 		return func() { s.polls.release(client) }, nil
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -42,10 +42,19 @@ type Config struct {
 	// one of its keys (see Authenticate); /healthz stays open.
 	Verifier *sigv4.Verifier
 	// MaxLongPollsPerClient bounds the ReceiveMessage calls one client
-	// address may have waiting at once; more are refused with
-	// RequestThrottled. 0 means DefaultMaxLongPollsPerClient, a negative
-	// value no bound.
+	// may have waiting at once; more are refused with RequestThrottled. A
+	// client is the access key a request is signed with, or for an
+	// unsigned request its account and address. 0 means
+	// DefaultMaxLongPollsPerClient, a negative value no bound.
 	MaxLongPollsPerClient int
+	// Refusing, if set, is asked before each SQS request: while it
+	// returns an error the server answers ServiceUnavailable (503) with
+	// it, as a node whose clock it cannot trust does.
+	Refusing func() error
+	// TrustProxies are the proxies (a load balancer) whose
+	// X-Forwarded-For header names the client's address: for requests
+	// from any other address the header is ignored.
+	TrustProxies []netip.Prefix
 	// Collectors are extra Prometheus collectors for /metrics, such as a
 	// durable store's commit statistics.
 	Collectors []prometheus.Collector
@@ -81,6 +90,10 @@ type Server struct {
 	metrics    *metrics
 	ready      func(context.Context) error
 	polls      *pollLimiter
+	// refusing is Config.Refusing.
+	refusing func() error
+	// trustProxies is Config.TrustProxies.
+	trustProxies []netip.Prefix
 	// localHostsOnly is Config.LocalHostsOnly.
 	localHostsOnly bool
 	// advertiseURL is Config.AdvertiseURL without a trailing slash.
@@ -106,6 +119,8 @@ func New(cfg Config) *Server {
 	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
 	s.ready = cfg.Ready
+	s.trustProxies = cfg.TrustProxies
+	s.refusing = cfg.Refusing
 	s.localHostsOnly = cfg.LocalHostsOnly
 	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)
@@ -130,8 +145,11 @@ type request struct {
 	// pathQueue is the queue URL a Query request was sent to, if any.
 	pathQueue string
 	reqID     string
-	// client is the address (IP) the request came from.
+	// client is the address (IP) the request came from: the connection's
+	// source, or what a trusted proxy says it is (clientAddr).
 	client string
+	// accessKey is the access key id the request is signed with, if any.
+	accessKey string
 	// traceHeader is the X-Amzn-Trace-Id header, which a send records
 	// as the messages' AWSTraceHeader.
 	traceHeader string
@@ -173,16 +191,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	client, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		client = r.RemoteAddr
-	}
+	client := s.clientAddr(r)
 	baseURL := scheme + "://" + r.Host
 	if s.advertiseURL != "" {
 		baseURL = s.advertiseURL
 	}
 	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
-		traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
+		accessKey: signingKey(r), traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
 	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
 	r = r.WithContext(ctx)
 	if s.localHostsOnly && !isLocalHost(r.Host) {
@@ -210,6 +225,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err := checkCrossSite(r); err != nil { // crosssite.go
 			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
 			return
+		}
+		if s.refusing != nil {
+			if err := s.refusing(); err != nil {
+				writeError(w, r, baton.Errorf(baton.ErrServiceUnavailable, "This server is not serving: %v.", err))
+				return
+			}
 		}
 		region, rerr := requestRegion(r) // region.go
 		if rerr != nil {
@@ -336,6 +357,8 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 	if err != nil {
 		if e := baton.AsError(err); e.Code == baton.ErrInternal {
 			s.log.Error("internal error", "request_id", reqID, "action", op.Name, "err", err)
+		} else if e.Code == baton.ErrServiceUnavailable {
+			s.log.Warn("store unavailable", "request_id", reqID, "action", op.Name, "err", err)
 		} else {
 			s.log.Debug("request failed", "request_id", reqID, "action", op.Name, "code", e.Code, "message", e.Message)
 		}
@@ -437,7 +460,9 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		if err := s.ready(ctx); err != nil {
 			s.log.Warn("not ready", "err", err)
 			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "store unavailable\n")
+			// What is wrong, for the operator or the load balancer's log:
+			// the store's words ("database unreachable: ...") on one line.
+			io.WriteString(w, "store unavailable: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
 			return
 		}
 	}

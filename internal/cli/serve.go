@@ -21,6 +21,7 @@ import (
 	"github.com/baton-sqs/baton/internal/leaf/gcpace"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/store/pgstore"
 	"github.com/spf13/cobra"
 )
 
@@ -54,6 +55,10 @@ type ServeConfig struct {
 	// MaxLongPollsPerClient bounds waiting long polls per client address
 	// (0: server.DefaultMaxLongPollsPerClient, negative: no bound).
 	MaxLongPollsPerClient int
+	// TrustProxy lists the proxies (addresses, CIDR prefixes, comma
+	// separated) whose X-Forwarded-For names the client
+	// (server.Config.TrustProxies).
+	TrustProxy string
 	// Queues are created at start-up, before the server accepts requests
 	// (from --config; see QueueConfig).
 	Queues []QueueConfig
@@ -114,7 +119,9 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
-		"long polls one client address may have waiting at once; more get RequestThrottled (negative: no bound)")
+		"long polls one client (access key; unsigned: account and address) may have waiting at once; more get RequestThrottled (negative: no bound)")
+	f.StringVar(&cfg.TrustProxy, "trust-proxy", "",
+		"proxies (load balancers) whose X-Forwarded-For header names the client: addresses or CIDR prefixes, comma separated")
 	addConfigFlags(f)
 	return cmd
 }
@@ -247,6 +254,10 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
 		return fmt.Errorf("--advertise-url: %w", err)
 	}
+	trustProxies, err := server.ParseTrustedProxies(cfg.TrustProxy)
+	if err != nil {
+		return fmt.Errorf("--trust-proxy: %w", err)
+	}
 	if err := checkExposure(cfg.Listen, len(creds) > 0, cfg.AllowAnonymous, log); err != nil {
 		return err
 	}
@@ -266,9 +277,28 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	defer store.Close()
-	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey})
+	var engClock clock.Clock = clock.System{}
+	var clockSyncer *clockSync
+	if pg, ok := store.(*pgstore.Store); ok {
+		// Keep time by the database's clock (clocksync.go).
+		offset := clock.NewOffset(clock.System{})
+		clockSyncer = &clockSync{clock: offset, max: maxClockOffset, log: log,
+			measure: func(ctx context.Context) (time.Duration, error) { return pg.ClockOffset(ctx, time.Now) }}
+		if err := clockSyncer.sync(ctx); err != nil {
+			return err
+		}
+		go clockSyncer.run(ctx, clockSyncEvery)
+		engClock = offset
+	}
+	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey, Clock: engClock})
 	if err != nil {
 		return err
+	}
+	storeReady := eng.StoreReady()
+	var refusing func() error
+	if clockSyncer != nil {
+		storeReady = clockSyncer.ready(storeReady)
+		refusing = clockSyncer.refusal
 	}
 	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
 		return err
@@ -279,8 +309,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	srv := &http.Server{
 		Handler: server.New(server.Config{
 			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-			Ready: eng.StoreReady(), Collectors: storeCollectors(store),
+			Ready: storeReady, Collectors: storeCollectors(store),
 			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
+			TrustProxies: trustProxies, Refusing: refusing,
 		}),
 		TLSConfig: tlsCfg,
 		// Headers must arrive within 10 s and the whole request within

@@ -485,3 +485,13 @@ func TestServeAdvertiseURL(t *testing.T) {
 		t.Errorf("a bad advertise-url in a file: %v\nwant its file:line", r)
 	}
 }
+
+// --trust-proxy takes addresses and CIDR prefixes; anything else stops
+// serve before it listens, naming the flag.
+func TestServeTrustProxyChecked(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, cliEnv(t), nil, "serve", "--store", "memory", "--listen", "127.0.0.1:0", "--trust-proxy", "10.0.0.0/8,proxy.example")
+	if r.code == 0 || !strings.Contains(r.stderr, `--trust-proxy: "proxy.example" is neither an IP address nor a CIDR prefix`) {
+		t.Errorf("serve --trust-proxy with a host name: %v; want refused, naming the flag", r)
+	}
+}

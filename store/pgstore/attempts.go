@@ -19,7 +19,7 @@ func (s *Store) AttemptPut(ctx context.Context, p baton.Attempt) error {
 	for i, l := range p.Leases {
 		ids[i], epochs[i] = l.MessageID, int64(l.Epoch)
 	}
-	err := retry(ctx, func() error {
+	err := s.retry(ctx, func() error {
 		_, err := s.pool.Exec(ctx, `
 			WITH gone AS (DELETE FROM baton_receive_attempts WHERE leased_at < $6)
 			INSERT INTO baton_receive_attempts (queue_id, attempt_id, leased_at, message_ids, epochs)
@@ -43,10 +43,12 @@ func (s *Store) AttemptGet(ctx context.Context, queueID uint64, id string, since
 		ids    []string
 		epochs []int64
 	)
-	err := s.pool.QueryRow(ctx, `
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `
 		SELECT leased_at, message_ids, epochs FROM baton_receive_attempts
 		WHERE queue_id = $1 AND attempt_id = $2 AND leased_at >= $3`,
-		int64(queueID), id, since).Scan(&at.LeasedAt, &ids, &epochs)
+			int64(queueID), id, since).Scan(&at.LeasedAt, &ids, &epochs)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return baton.Attempt{}, false, nil
 	}

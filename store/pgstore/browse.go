@@ -46,7 +46,10 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 		after = &k
 	}
 	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(p.QueueID)).Scan(&exists); err != nil {
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(p.QueueID)).Scan(&exists)
+	})
+	if err != nil {
 		return baton.MessageBrowsePage{}, fmt.Errorf("pgstore: browse: %w", err)
 	}
 	if !exists {
@@ -70,7 +73,12 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 	if p.Newest {
 		q = browseNewestSQL
 	}
-	msgs, err := collectLeased(s.pool.Query(ctx, q, int64(p.QueueID), sentAt, id, int(states), p.Now, p.BodyContains, p.Limit+1))
+	var msgs []*baton.Message
+	err = s.retry(ctx, func() error {
+		var err error
+		msgs, err = collectLeased(s.pool.Query(ctx, q, int64(p.QueueID), sentAt, id, int(states), p.Now, p.BodyContains, p.Limit+1))
+		return err
+	})
 	if err != nil {
 		return baton.MessageBrowsePage{}, fmt.Errorf("pgstore: browse: %w", err)
 	}

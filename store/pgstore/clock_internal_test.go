@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -40,5 +41,25 @@ func TestCheckClockWarnsOfSkew(t *testing.T) {
 	skew, err := time.ParseDuration(rec.Skew)
 	if !strings.Contains(rec.Msg, "this server's clock differs from the database's") || err != nil || skew < 4*time.Second || skew > 6*time.Second {
 		t.Errorf("a server 5 s ahead: warning %q with skew %q (%v); want the clock warning with a skew near 5s", rec.Msg, rec.Skew, err)
+	}
+}
+
+// ClockOffset measures a server clock 45 s ahead of the database's as an
+// offset near -45 s, and one in step as near 0.
+func TestClockOffset(t *testing.T) {
+	t.Parallel()
+	s, err := Open(context.Background(), pgtest.MustDatabase(t), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	off, err := s.ClockOffset(ctx, time.Now)
+	if err != nil || off.Abs() > 2*time.Second {
+		t.Errorf("offset of a clock in step: %v, %v; want near 0", off, err)
+	}
+	off, err = s.ClockOffset(ctx, func() time.Time { return time.Now().Add(45 * time.Second) })
+	if err != nil || off > -43*time.Second || off < -47*time.Second {
+		t.Errorf("offset of a clock 45 s ahead: %v, %v; want near -45s", off, err)
 	}
 }

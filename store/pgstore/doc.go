@@ -14,12 +14,19 @@
 // messages table often; on a busy database also lower autovacuum_naptime
 // (a server setting, one minute by default).
 //
+// An operation that meets a lost connection, a failover or a restart of
+// the database, a serialization failure or a deadlock runs again with
+// backoff for up to Options.RetryFor, then fails with baton.ErrUnavailable;
+// each is safe to rerun after a COMMIT whose answer was lost (retry.go).
+// ClockOffset measures the database's clock against a server's, by which
+// the servers keep one time line.
+//
 // Leases are taken with UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP
 // LOCKED), so two servers never lease one message at once; FIFO group order
 // and deduplication are enforced by row locks in the database (see
 // receive.go and send.go). Sequence numbers come from a per-queue counter
 // updated under the queue row's lock. Every time is the engine's, passed
-// in: no statement reads the database's clock.
+// in: no statement of a queue operation reads the database's clock.
 //
 // The store is a baton.SharedStore. As its Notifier, once sends, releases and moves commit, a
 // waker NOTIFYs the other servers, one notification per queue per round

@@ -55,9 +55,12 @@ var changeVisibilitySQL = `
 // (p.RequireLive) unblocks its group: it notifies the other servers.
 func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
 	var out baton.LeaseOutcome
-	err := retry(ctx, func() error {
+	err := s.retry(ctx, func() error {
 		var live bool
 		m, err := scanMessage(s.pool.QueryRow(ctx, deleteSQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.RequireLive), &live, new(bool))
+		if err == nil {
+			err = s.fault("delete")
+		}
 		out = outcome(m, live)
 		return err
 	})
@@ -74,7 +77,7 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
 	var out baton.LeaseOutcome
 	var released bool
-	err := retry(ctx, func() error {
+	err := s.retry(ctx, func() error {
 		var live, changed bool
 		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
 			p.AnyLease), &live, &changed, &released)
@@ -116,7 +119,10 @@ func changeOutcome(m *baton.Message, live, changed bool) baton.LeaseOutcome {
 func (s *Store) leaseResult(ctx context.Context, queueID uint64, out baton.LeaseOutcome, err error, what string) (baton.LeaseOutcome, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		var exists bool
-		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID)).Scan(&exists); err != nil {
+		err := s.retry(ctx, func() error {
+			return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID)).Scan(&exists)
+		})
+		if err != nil {
 			return baton.LeaseOutcome{}, fmt.Errorf("pgstore: %s: %w", what, err)
 		}
 		if !exists {
@@ -212,14 +218,16 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 		b := int64(p.Bound)
 		bound = &b
 	}
-	err := s.pool.QueryRow(ctx, `
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `
 		SELECT (SELECT true FROM baton_queues WHERE id = $1),
 			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at <= $2 LIMIT $3) v),
 			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND visible_at > $2 AND leased),
 			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at > $2 AND NOT leased LIMIT $3) d),
 			(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND visible_at > $2),
 			(SELECT min(sent_at) FROM baton_messages WHERE queue_id = $1)`,
-		int64(p.QueueID), p.Now, bound).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
+			int64(p.QueueID), p.Now, bound).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
+	})
 	if err != nil {
 		return st, fmt.Errorf("pgstore: stats: %w", err)
 	}
@@ -235,10 +243,12 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error) {
 	var exists bool
 	var n int64
-	err := s.pool.QueryRow(ctx, `
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `
 		WITH d AS (DELETE FROM baton_messages WHERE queue_id = $1 AND sent_at < $2 RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1), (SELECT count(*) FROM d)`,
-		int64(queueID), cutoff).Scan(&exists, &n)
+			int64(queueID), cutoff).Scan(&exists, &n)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: expire: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-sqs/baton"
 )
@@ -19,7 +20,8 @@ import (
 // CANCELLING one back to RUNNING; Moved never goes down, since MessageMove
 // counts moves as they commit.
 func (s *Store) MoveTaskSave(ctx context.Context, t baton.MoveTask) error {
-	return saveMoveTask(ctx, s.pool, t)
+	// An upsert: a rerun after a lost answer stores the same.
+	return s.retry(ctx, func() error { return saveMoveTask(ctx, s.pool, t) })
 }
 
 // execer is a pool or a connection.
@@ -60,13 +62,27 @@ func saveMoveTask(ctx context.Context, db execer, t baton.MoveTask) error {
 
 // MoveTaskList returns every task, in no particular order.
 func (s *Store) MoveTaskList(ctx context.Context) ([]baton.MoveTask, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT handle, source_arn, destination_arn, max_per_second, status, moved, to_move, failure_reason, started_at
-		FROM baton_move_tasks`)
+	var out []baton.MoveTask
+	err := s.retry(ctx, func() error {
+		var err error
+		out, err = listMoveTasks(ctx, s.pool)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list move tasks: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (baton.MoveTask, error) {
+	return out, nil
+}
+
+// listMoveTasks reads every task.
+func listMoveTasks(ctx context.Context, db *pgxpool.Pool) ([]baton.MoveTask, error) {
+	rows, err := db.Query(ctx, `
+		SELECT handle, source_arn, destination_arn, max_per_second, status, moved, to_move, failure_reason, started_at
+		FROM baton_move_tasks`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (baton.MoveTask, error) {
 		var (
 			t       baton.MoveTask
 			started *time.Time
@@ -76,8 +92,4 @@ func (s *Store) MoveTaskList(ctx context.Context) ([]baton.MoveTask, error) {
 		t.StartedAt = timeOf(started)
 		return t, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: list move tasks: %w", err)
-	}
-	return out, nil
 }

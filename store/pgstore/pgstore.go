@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mathrand "math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -31,6 +30,10 @@ type Options struct {
 	// gives its queues when Open migrates it (default us-east-1): the
 	// region the servers served them in, their --region.
 	DefaultRegion string
+	// RetryFor bounds how long an operation retries a transient failure
+	// (a lost connection, a failover) before it fails with
+	// baton.ErrUnavailable; DefaultRetryFor if zero.
+	RetryFor time.Duration
 }
 
 // DefaultConnectTimeout is how long Open waits for the database by default:
@@ -70,6 +73,11 @@ type Store struct {
 	// connCfg opens the connections that hold task locks.
 	connCfg *pgx.ConnConfig
 	locks   taskLocks
+
+	// retryFor is Options.RetryFor.
+	retryFor time.Duration
+	// faultHook, if set by a test, fails a write after it succeeded.
+	faultHook func(op string) error
 }
 
 // The store is what several servers share (store/storetest.RunShared).
@@ -87,6 +95,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
+	if opts.RetryFor <= 0 {
+		opts.RetryFor = DefaultRetryFor
+	}
 	if opts.DefaultRegion == "" {
 		opts.DefaultRegion = "us-east-1"
 	}
@@ -101,7 +112,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion}
+	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
+		retryFor: opts.RetryFor}
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
 		pool.Close()
@@ -139,6 +151,27 @@ func (s *Store) checkClock(ctx context.Context, now func() time.Time) {
 		s.log.Warn("this server's clock differs from the database's: servers sharing the database must keep their clocks in sync (NTP), or leases end early and sends look delayed on the others",
 			"skew", skew.Round(time.Millisecond).String())
 	}
+}
+
+// ClockOffset measures how far the database's clock is ahead of now (behind,
+// if negative): now plus the offset reads the database's time. Of three
+// round trips it takes the shortest, whose midpoint is the best guess of
+// when the database read its clock; the error is at most half that trip.
+func (s *Store) ClockOffset(ctx context.Context, now func() time.Time) (time.Duration, error) {
+	var best, bestTrip time.Duration
+	for i := range 3 {
+		var db time.Time
+		before := now()
+		if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
+			return 0, fmt.Errorf("pgstore: read the database's clock: %w", err)
+		}
+		after := now()
+		trip := after.Sub(before)
+		if i == 0 || trip < bestTrip {
+			best, bestTrip = db.Sub(before.Add(trip/2)), trip
+		}
+	}
+	return best, nil
 }
 
 // poolConfig parses url and fills in the pool settings it leaves out.
@@ -217,10 +250,25 @@ func pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Ping reports whether the database answers: the server's readiness.
+// Ping reports whether the database answers and takes writes: the
+// server's readiness. Its error says what is wrong, for /healthz.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("pgstore: ping: %w", err)
+	var standby, readOnly bool
+	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'`).Scan(&standby, &readOnly)
+	if what, ok := transient(err); ok {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err != nil {
+		return fmt.Errorf("database check failed: %w", err)
+	}
+	if standby {
+		// A primary demoted by a failover: the nodes' connections must
+		// move to the new primary (list every host in the URL with
+		// target_session_attrs=read-write).
+		return errors.New("database is read-only: connected to a standby")
+	}
+	if readOnly {
+		return errors.New("database is read-only: default_transaction_read_only is on")
 	}
 	return nil
 }
@@ -259,38 +307,29 @@ func (s *Store) ReceiptKey(ctx context.Context) ([]byte, error) {
 	return key, nil
 }
 
-// maxAttempts bounds how often an operation runs when PostgreSQL aborts it
-// for a serialization failure or a deadlock.
-const maxAttempts = 5
-
-// retry runs f until it succeeds, fails for another reason, or has run
-// maxAttempts times, with a short randomised pause between runs.
-func retry(ctx context.Context, f func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := f()
-		if err == nil || attempt == maxAttempts || !retryable(err) {
-			return err
-		}
-		d := time.Duration(1<<attempt)*time.Millisecond + time.Duration(mathrand.Int64N(int64(time.Millisecond)))
-		if !pause(ctx, d) {
-			return err
-		}
-	}
-}
-
-// retryable reports whether err is a serialization failure or a deadlock:
-// the transaction did nothing and may simply run again.
-func retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
-}
-
 // inTx runs f in a READ COMMITTED transaction, retried as retry does. The
 // FIFO receive relies on READ COMMITTED: each statement sees what committed
 // before it began, whatever the database's default isolation.
 func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
-	return retry(ctx, func() error {
-		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, f)
+	return s.inTxDone(ctx, f, nil)
+}
+
+// inTxDone is inTx for a transaction whose rerun, after a run whose
+// outcome is unknown (its COMMIT's answer lost), fails in a way that means
+// the run before committed: done recognises that failure, which is then a
+// success.
+func (s *Store) inTxDone(ctx context.Context, f func(pgx.Tx) error, done func(error) bool) error {
+	unsure := false
+	return s.retry(ctx, func() error {
+		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, f)
+		if err == nil {
+			err = s.fault("tx")
+		}
+		if unsure && err != nil && done != nil && done(err) {
+			return nil
+		}
+		unsure = unsure || outcomeUnknown(err)
+		return err
 	})
 }
 

@@ -48,8 +48,13 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 
 // QueueGet returns the queue or baton.ErrNotFound.
 func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
-	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
-		region, account, name))
+	var q *baton.Queue
+	err := s.retry(ctx, func() error {
+		var err error
+		q, err = scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
+			region, account, name))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, baton.ErrNotFound
 	}
@@ -67,16 +72,20 @@ func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*bato
 	if p.Limit > 0 {
 		limit = p.Limit
 	}
-	rows, err := s.pool.Query(ctx, `
+	var out []*baton.Queue
+	err := s.retry(ctx, func() error {
+		rows, err := s.pool.Query(ctx, `
 		SELECT `+queueColumns+` FROM baton_queues q
 		WHERE ($1 = '' OR q.account = $1) AND starts_with(q.name, $2) AND q.name > $3 AND ($5 = '' OR q.region = $5)
 		ORDER BY q.name, q.account, q.region
 		LIMIT $4`,
-		p.Account, p.Prefix, p.After, limit, p.Region)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: list queues: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Queue, error) { return scanQueue(row) })
+			p.Account, p.Prefix, p.After, limit, p.Region)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Queue, error) { return scanQueue(row) })
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list queues: %w", err)
 	}
@@ -127,9 +136,11 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 }
 
 // QueueDelete deletes the queue; its messages and deduplication keys go
-// with it (ON DELETE CASCADE).
+// with it (ON DELETE CASCADE). A rerun that finds the queue gone after a
+// lost COMMIT answer finds it deleted by the run before.
 func (s *Store) QueueDelete(ctx context.Context, region, account, name string, now time.Time) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	gone := func(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+	err := s.inTxDone(ctx, func(tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, `DELETE FROM baton_queues WHERE region = $1 AND account = $2 AND name = $3 RETURNING id`,
 			region, account, name).Scan(&id)
@@ -141,7 +152,7 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 			ON CONFLICT (region, account, name) DO UPDATE SET deleted_at = greatest(baton_deleted_queues.deleted_at, excluded.deleted_at)`,
 			region, account, name, now)
 		return err
-	})
+	}, gone)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return baton.ErrNotFound
 	}
@@ -152,9 +163,14 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 }
 
 // QueuePurge deletes the queue's messages and deduplication keys, keeping
-// its sequence numbers growing.
+// its sequence numbers growing. A rerun that finds the queue purged at
+// p.Now after a lost COMMIT answer finds the run before's purge.
 func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	var purgedAt *time.Time
+	ours := func(err error) bool {
+		return errors.Is(err, baton.ErrPurgedRecently) && purgedAt != nil && purgedAt.Sub(p.Now).Abs() < time.Microsecond
+	}
+	err := s.inTxDone(ctx, func(tx pgx.Tx) error {
 		var id int64
 		var purged bool
 		err := tx.QueryRow(ctx, `
@@ -164,8 +180,8 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 				UPDATE baton_queues u SET purged_at = $3 FROM q
 				WHERE u.id = q.id AND (q.purged_at IS NULL OR q.purged_at <= $4)
 				RETURNING u.id)
-			SELECT q.id, EXISTS (SELECT 1 FROM upd) FROM q`,
-			p.Account, p.Name, p.Now, p.PurgedCutoff, p.Region).Scan(&id, &purged)
+			SELECT q.id, EXISTS (SELECT 1 FROM upd), q.purged_at FROM q`,
+			p.Account, p.Name, p.Now, p.PurgedCutoff, p.Region).Scan(&id, &purged, &purgedAt)
 		if err != nil {
 			return err
 		}
@@ -177,7 +193,7 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM baton_dedup WHERE queue_id = $1`, id)
 		return err
-	})
+	}, ours)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return baton.ErrNotFound
@@ -197,6 +213,11 @@ func (s *Store) isFIFO(ctx context.Context, db querier, queueID uint64) (bool, e
 	}
 	var fifo bool
 	err := db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
+	if _, again := transient(err); again && db == querier(s.pool) {
+		err = s.retry(ctx, func() error {
+			return db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
+		})
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, baton.ErrNotFound
 	}

@@ -35,9 +35,11 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	// group_id > '' rather than <> '': a range of the group index, found in
 	// one probe instead of a scan of the queue.
 	var fifo, grouped bool
-	err := s.pool.QueryRow(ctx, `
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `
 		SELECT q.fifo, EXISTS (SELECT 1 FROM baton_messages m WHERE m.queue_id = q.id AND m.group_id > '')
 		FROM baton_queues q WHERE q.id = $1`, int64(p.QueueID)).Scan(&fifo, &grouped)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, baton.ErrNotFound
 	}
@@ -48,7 +50,7 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 		return nil, nil
 	}
 	var msgs []*baton.Message
-	err = retry(ctx, func() error {
+	err = s.retry(ctx, func() error {
 		var err error
 		switch {
 		case fifo:

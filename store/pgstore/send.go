@@ -29,15 +29,29 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		for i, m := range p.Messages {
 			out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
 		}
-		err = retry(ctx, func() error {
+		// A rerun after a lost answer that meets the messages' unique key
+		// (queue_id, id) finds them stored by the run before: the batch
+		// is one transaction, so all of them are.
+		unsure := false
+		err = s.retry(ctx, func() error {
 			b := &pgx.Batch{}
 			for _, m := range p.Messages {
 				queueInsert(b, p.QueueID, m)
 			}
-			return s.pool.SendBatch(ctx, b).Close()
+			err := s.pool.SendBatch(ctx, b).Close()
+			if err == nil {
+				err = s.fault("send")
+			}
+			if unsure && isUniqueViolation(err) {
+				return nil
+			}
+			unsure = unsure || outcomeUnknown(err)
+			return err
 		})
 		stored = len(p.Messages)
 	default:
+		// A rerun after a lost answer finds the deduplication keys the
+		// run before recorded and answers with its ids.
 		err = s.inTx(ctx, func(tx pgx.Tx) error {
 			out = make([]baton.MessageSent, len(p.Messages))
 			store, err := s.numberFIFO(ctx, tx, p, out)

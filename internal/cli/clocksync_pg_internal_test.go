@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/store/pgstore"
+)
+
+// skewed is this machine's clock set d off.
+type skewed time.Duration
+
+func (s skewed) Now() time.Time                       { return time.Now().Add(time.Duration(s)) }
+func (s skewed) NewTimer(d time.Duration) clock.Timer { return clock.System{}.NewTimer(d) }
+
+// TestClockSyncKeepsLeases: nodes on one database, the second's clock 25 s
+// ahead. A 15-second lease taken on the first does not end early on the
+// second once the second keeps time by the database's clock; on a node just
+// as far ahead that does not, it does (the fault corrected).
+func TestClockSyncKeepsLeases(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.MustStart(t)
+	url := pg.MustDatabase(t)
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	node := func(base clock.Clock, ahead time.Duration, correct bool) *engine.Engine {
+		t.Helper()
+		s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		key, err := s.ReceiptKey(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := base
+		if correct {
+			offset := clock.NewOffset(base)
+			sync := &clockSync{clock: offset, max: maxClockOffset, log: quiet,
+				measure: func(ctx context.Context) (time.Duration, error) { return s.ClockOffset(ctx, base.Now) }}
+			if err := sync.sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if off := offset.Get(); (off + ahead).Abs() > 2*time.Second {
+				t.Fatalf("offset of a clock %v ahead measured as %v", ahead, off)
+			}
+			c = offset
+		}
+		e, err := engine.New(engine.Config{Store: s, Clock: c, ReceiptKey: key, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		return e
+	}
+	first := node(clock.System{}, 0, true)
+	ahead := node(skewed(25*time.Second), 25*time.Second, true)
+	uncorrected := node(skewed(25*time.Second), 25*time.Second, false)
+
+	ref := engine.QueueRef{Account: "000000000000", Name: "leases"}
+	if _, err := first.CreateQueue(ctx, engine.CreateQueueParams{Account: ref.Account, Name: ref.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.SendMessage(ctx, ref, engine.SendParams{Body: "work"}); err != nil {
+		t.Fatal(err)
+	}
+	vis, max := 15, 10
+	got, err := first.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: &vis, MaxNumberOfMessages: &max})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive on the first node: %d, %v", len(got), err)
+	}
+	if again, err := ahead.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: &max}); err != nil || len(again) != 0 {
+		t.Errorf("node 25 s ahead, corrected: received %d (%v) of a message leased for 15 s; want none", len(again), err)
+	}
+	if again, err := uncorrected.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: &max}); err != nil || len(again) != 1 {
+		t.Errorf("node 25 s ahead, uncorrected: received %d (%v); want the message, its lease ended early there", len(again), err)
+	}
+}

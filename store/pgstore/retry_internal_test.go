@@ -1,0 +1,330 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/pgtest"
+)
+
+// TestTransient: the failures a failover or a restart brings are retried;
+// others are not.
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "40001"}, true},
+		{&pgconn.PgError{Code: "40P01"}, true},
+		{&pgconn.PgError{Code: "57P01"}, true},
+		{&pgconn.PgError{Code: "57P02"}, true},
+		{&pgconn.PgError{Code: "57P03"}, true},
+		{&pgconn.PgError{Code: "08006"}, true},
+		{&pgconn.PgError{Code: "25006"}, true},
+		{&pgconn.PgError{Code: "23505"}, false},
+		{&pgconn.PgError{Code: "42P01"}, false},
+		{io.ErrUnexpectedEOF, true},
+		{pgconn.ErrConnClosed, true},
+		{context.Canceled, false},
+		{context.DeadlineExceeded, false},
+		{errors.New("something else"), false},
+		{nil, false},
+	} {
+		if _, got := transient(tt.err); got != tt.want {
+			t.Errorf("transient(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// lostAnswer is the error of a connection that broke after the server
+// committed: the outcome is unknown to the store.
+var lostAnswer = &pgconn.PgError{Severity: "FATAL", Code: "08006", Message: "connection failure (injected)"}
+
+// openFaulty opens a store on a database of its own whose writes named op
+// lose their answer once, after committing.
+func openFaulty(t *testing.T, op string) (*Store, *atomic.Int32) {
+	t.Helper()
+	s, err := Open(context.Background(), pgtest.MustDatabase(t), Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var left atomic.Int32
+	s.faultHook = func(o string) error {
+		if o == op && left.Add(-1) >= 0 {
+			return lostAnswer
+		}
+		return nil
+	}
+	return s, &left
+}
+
+// mustQueue creates a queue and returns its id.
+func mustQueue(t *testing.T, s *Store, name string, fifo bool) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	q := &baton.Queue{ID: uint64(time.Now().UnixNano()), Region: "us-east-1", Account: "000000000000", Name: name,
+		Attributes: baton.QueueAttributes{FifoQueue: fifo}, CreatedAt: time.Now(), ModifiedAt: time.Now()}
+	if err := s.QueueCreate(ctx, baton.QueueCreateParams{Queue: q}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.QueueGet(ctx, q.Region, q.Account, q.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.ID
+}
+
+func countMessages(t *testing.T, s *Store, queueID uint64) int {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM baton_messages WHERE queue_id = $1`, int64(queueID)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func testMessage(id string, now time.Time) *baton.Message {
+	return &baton.Message{ID: id, Body: "body of " + id, SentAt: now, VisibleAt: now, BodyMD5: "x"}
+}
+
+// TestSendAfterLostCommitNotDuplicated: a send whose commit's answer is
+// lost runs again, finds its messages stored and succeeds, with each
+// message stored once.
+func TestSendAfterLostCommitNotDuplicated(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "send")
+	qid := mustQueue(t, s, "lost-send", false)
+	now := time.Now()
+	left.Store(1)
+	out, err := s.MessageSend(context.Background(), baton.MessageSendParams{QueueID: qid,
+		Messages: []*baton.Message{testMessage("m-1", now), testMessage("m-2", now)}})
+	if err != nil {
+		t.Fatalf("send after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	if len(out) != 2 || out[0].MessageID != "m-1" || out[1].MessageID != "m-2" {
+		t.Errorf("send answered %+v", out)
+	}
+	if n := countMessages(t, s, qid); n != 2 {
+		t.Errorf("%d messages stored, want 2", n)
+	}
+}
+
+// TestFIFOSendAfterLostCommitNotDuplicated: the same for a FIFO send, which
+// finds its deduplication keys and answers with the ids stored.
+func TestFIFOSendAfterLostCommitNotDuplicated(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "tx")
+	qid := mustQueue(t, s, "lost-send.fifo", true)
+	now := time.Now()
+	m := testMessage("f-1", now)
+	m.GroupID = "g"
+	left.Store(1)
+	out, err := s.MessageSend(context.Background(), baton.MessageSendParams{QueueID: qid,
+		Messages: []*baton.Message{m}, DedupKeys: []string{"k"}, DedupCutoff: now.Add(-5 * time.Minute)})
+	if err != nil {
+		t.Fatalf("send after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	if len(out) != 1 || out[0].MessageID != "f-1" {
+		t.Errorf("send answered %+v", out)
+	}
+	if n := countMessages(t, s, qid); n != 1 {
+		t.Errorf("%d messages stored, want 1", n)
+	}
+}
+
+// TestDeleteAfterLostCommit: a delete whose commit's answer is lost runs
+// again and finds the message gone: LeaseGone, which the engine answers as
+// a success, not an error.
+func TestDeleteAfterLostCommit(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "delete")
+	ctx := context.Background()
+	qid := mustQueue(t, s, "lost-delete", false)
+	now := time.Now()
+	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("d-1", now)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: qid, Now: now, VisibleAt: now.Add(time.Minute), Max: 1,
+		RetentionCutoff: now.Add(-time.Hour)})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive: %d, %v", len(got), err)
+	}
+	left.Store(1)
+	out, err := s.MessageDelete(ctx, baton.MessageDeleteParams{QueueID: qid, MessageID: "d-1", Epoch: got[0].Epoch, Now: now, RequireLive: true})
+	if err != nil {
+		t.Fatalf("delete after a lost commit answer: %v", err)
+	}
+	if out.Result != baton.LeaseGone {
+		t.Errorf("delete result %v, want LeaseGone", out.Result)
+	}
+	if n := countMessages(t, s, qid); n != 0 {
+		t.Errorf("%d messages left, want 0", n)
+	}
+}
+
+// TestRetryGivesUp: a failure that persists past the bound is
+// baton.ErrUnavailable, naming the problem; the context's deadline bounds
+// the retries too.
+func TestRetryGivesUp(t *testing.T) {
+	t.Parallel()
+	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 300 * time.Millisecond}
+	runs := 0
+	start := time.Now()
+	err := s.retry(context.Background(), func() error { runs++; return lostAnswer })
+	if !errors.Is(err, baton.ErrUnavailable) || !errors.Is(err, lostAnswer) {
+		t.Fatalf("err = %v; want ErrUnavailable wrapping the cause", err)
+	}
+	if runs < 2 {
+		t.Errorf("ran %d times, want retries", runs)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+	if want := "store unavailable: database unreachable"; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+		t.Errorf("err = %q; want it to start %q", err, want)
+	}
+	s.retryFor = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	err = s.retry(ctx, func() error { return lostAnswer })
+	if !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("err = %v; want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up %v after the deadline", d)
+	}
+	if err := s.retry(ctx, func() error { return &pgconn.PgError{Code: "23505"} }); errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("a unique violation was retried: %v", err)
+	}
+}
+
+// TestQueueDeleteAndPurgeAfterLostCommit: a purge whose commit's answer is
+// lost is not refused as purged recently by its own rerun, and a queue
+// delete's rerun does not find the queue missing.
+func TestQueueDeleteAndPurgeAfterLostCommit(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "tx")
+	ctx := context.Background()
+	mustQueue(t, s, "lost-purge", false)
+	now := time.Now()
+	left.Store(1)
+	if err := s.QueuePurge(ctx, baton.QueuePurgeParams{Region: "us-east-1", Account: "000000000000", Name: "lost-purge",
+		Now: now, PurgedCutoff: now.Add(-time.Minute)}); err != nil {
+		t.Errorf("purge after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	// A second purge within the minute is still refused.
+	if err := s.QueuePurge(ctx, baton.QueuePurgeParams{Region: "us-east-1", Account: "000000000000", Name: "lost-purge",
+		Now: now.Add(time.Second), PurgedCutoff: now.Add(-59 * time.Second)}); !errors.Is(err, baton.ErrPurgedRecently) {
+		t.Errorf("second purge: %v, want ErrPurgedRecently", err)
+	}
+	left.Store(1)
+	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "lost-purge", now); err != nil {
+		t.Errorf("queue delete after a lost commit answer: %v", err)
+	}
+	if _, err := s.QueueGet(ctx, "us-east-1", "000000000000", "lost-purge"); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("queue after delete: %v, want ErrNotFound", err)
+	}
+	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "lost-purge", now); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("deleting a deleted queue: %v, want ErrNotFound", err)
+	}
+}
+
+// TestSendThroughReadOnlyPrimary stands in for a failover that leaves the
+// store connected to a demoted primary: the database turns read-only
+// (default_transaction_read_only) and its connections break. A send
+// meanwhile keeps retrying its 25006 errors, Ping says the database is
+// read-only, and once the database takes writes again (and the read-only
+// connections break too) the send succeeds, stored once.
+func TestSendThroughReadOnlyPrimary(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{RetryFor: time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	qid := mustQueue(t, s, "read-only", false)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var db string
+	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	breakConnections := func() {
+		t.Helper()
+		exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	}
+	exec(`ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` SET default_transaction_read_only = on`)
+	breakConnections()
+
+	sent := make(chan error, 1)
+	go func() {
+		_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("ro-1", time.Now())}})
+		sent <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := s.Ping(ctx)
+		if err != nil && strings.Contains(err.Error(), "read-only") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ping on a read-only database: %v; want it to say read-only", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case err := <-sent:
+		t.Fatalf("send on a read-only database returned: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+
+	exec(`ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` RESET default_transaction_read_only`)
+	breakConnections()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("send once the database takes writes again: %v", err)
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatal("send still waiting 45 s after the database took writes again")
+	}
+	if n := countMessages(t, s, qid); n != 1 {
+		t.Errorf("%d messages stored, want 1", n)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping after: %v", err)
+	}
+}
