@@ -216,7 +216,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(r.URL.Query()), r.Header, body)
 	if err != nil {
 		p.log.Warn("proxy: upstream request failed", "err", err)
-		p.fail(w, r, baton.Errorf(baton.ErrInternal, "The proxy could not reach the upstream SQS endpoint."))
+		p.fail(w, r, baton.Errorf(baton.ErrServiceUnavailable, "The proxy could not reach the upstream SQS endpoint."))
 		return
 	}
 	if call != nil {

@@ -235,7 +235,7 @@ func TestUnreachableUpstream(t *testing.T) {
 	c := sqs.New(sqs.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDX", "x", "")})
 	_, err = c.ListQueues(context.Background(), &sqs.ListQueuesInput{})
-	if got := errCode(err); got != "InternalError" || !strings.Contains(err.Error(), "upstream") {
+	if got := errCode(err); got != "ServiceUnavailable" || !strings.Contains(err.Error(), "upstream") {
 		t.Fatalf("unreachable upstream: %v (code %q)", err, got)
 	}
 }
