@@ -137,36 +137,10 @@ func (p *Proxy) adminHistory(w http.ResponseWriter, r *http.Request) {
 // reportJSON is the admin API's form of a report, as `baton serve` gives
 // it, with a history note that says what the proxy cannot see.
 func (p *Proxy) reportJSON(rep *ledger.LeaseReport) server.LeaseReportJSON {
-	out := server.LeaseReportJSON{
-		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
-		LeaseStatsJSON: statsJSON(rep.Window), Diagnosis: rep.Diagnosis,
-		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
-		Findings: make([]server.FindingJSON, len(rep.Findings)), MinFindingLeases: ledger.MinFindingLeases,
-		SinceStart: statsJSON(rep.SinceStart), HistorySince: rep.HistorySince.UTC(),
-		HistoryNote: "Lease history is kept in the proxy's memory since it started at " +
-			rep.HistorySince.UTC().Format(time.RFC3339) + "; leases before then are not counted. " + BypassNote,
-	}
-	for i, f := range rep.Findings {
-		out.Findings[i] = server.FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}
-		for _, h := range f.Hung {
-			out.Findings[i].HungLeases = append(out.Findings[i].HungLeases, server.HungLeaseJSON{
-				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,
-				LastRenewal: h.LastRenewal, Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(),
-				Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
-			})
-		}
-	}
+	out := server.LeaseReportToJSON(rep)
+	out.HistoryNote = "Lease history is kept in the proxy's memory since it started at " +
+		rep.HistorySince.UTC().Format(time.RFC3339) + "; leases before then are not counted. " + BypassNote
 	return out
-}
-
-func statsJSON(s ledger.LeaseStats) server.LeaseStatsJSON {
-	return server.LeaseStatsJSON{
-		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed,
-		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
-		ExpiredLeases: s.Expired, LateCompletions: s.Late, ConfirmedDuplicates: s.Duplicates,
-		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
-		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
-	}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

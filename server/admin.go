@@ -193,7 +193,7 @@ func (s *Server) adminLeases(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, err)
 		return
 	}
-	writeJSON(w, leaseReportJSON(rep))
+	writeJSON(w, LeaseReportToJSON(rep))
 }
 
 func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {

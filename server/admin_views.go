@@ -331,7 +331,7 @@ func (s *Server) viewQueue(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return QueueDetailJSON{
-		Now: s.now(), Queue: sum, Attributes: attrs, LeaseReport: leaseReportJSON(rep), Leases: leases,
+		Now: s.now(), Queue: sum, Attributes: attrs, LeaseReport: LeaseReportToJSON(rep), Leases: leases,
 		Histogram: hist, LateCompletions: late.LateCompletions, MoveTasks: tasks.MoveTasks,
 	}, nil
 }
@@ -502,7 +502,9 @@ func leaseEventsJSON(events []engine.LeaseEvent) []LeaseEventJSON {
 	return out
 }
 
-func leaseReportJSON(rep *engine.LeaseReport) LeaseReportJSON {
+// LeaseReportToJSON is the admin API's form of a lease report, which
+// `baton doctor` reads; `baton proxy` answers in it too.
+func LeaseReportToJSON(rep *engine.LeaseReport) LeaseReportJSON {
 	out := LeaseReportJSON{
 		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
 		LeaseStatsJSON: leaseStatsJSON(rep.Window), Diagnosis: rep.Diagnosis,
