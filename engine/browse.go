@@ -77,6 +77,23 @@ func errNoSuchMessage(id string) *baton.Error {
 	return baton.Errorf(baton.ErrResourceNotFound, "The queue holds no message %s.", id)
 }
 
+// removedByOperator follows an operator's delete or move of message id,
+// whose state before it the store returned as m: a lease it was in flight
+// under ends (neither completed nor lapsed), and what waited on it goes
+// on: the rest of its FIFO group, or a receive held back by the in-flight
+// limit.
+func (e *Engine) removedByOperator(q *baton.Queue, id string, m *baton.Message, now time.Time) {
+	if !inFlight(m, now) {
+		return
+	}
+	e.record(ledger.Event{Kind: ledger.KindRemove, QueueID: q.ID, MessageID: id, Epoch: m.Epoch, At: now})
+	if q.IsFIFO() {
+		e.notify(q.ID)
+	} else {
+		e.madeRoom(q.ID)
+	}
+}
+
 // inFlight reports whether m, as a store returned it, was in flight at now.
 func inFlight(m *baton.Message, now time.Time) bool {
 	return m != nil && m.StateAt(now) == baton.StateInFlight
@@ -101,14 +118,7 @@ func (e *Engine) DeleteMessageByID(ctx context.Context, ref QueueRef, id string)
 	if out.Result == baton.LeaseGone {
 		return errNoSuchMessage(id)
 	}
-	if inFlight(out.Message, now) {
-		e.record(ledger.Event{Kind: ledger.KindRemove, QueueID: q.ID, MessageID: id, Epoch: out.Message.Epoch, At: now})
-		if q.IsFIFO() {
-			e.notify(q.ID) // its group may go on
-		} else {
-			e.madeRoom(q.ID)
-		}
-	}
+	e.removedByOperator(q, id, out.Message, now)
 	return nil
 }
 
@@ -184,14 +194,7 @@ func (e *Engine) MoveMessageByID(ctx context.Context, ref QueueRef, id string, t
 	if out.Result == baton.LeaseGone {
 		return errNoSuchMessage(id)
 	}
-	if inFlight(out.Message, now) {
-		e.record(ledger.Event{Kind: ledger.KindRemove, QueueID: q.ID, MessageID: id, Epoch: out.Message.Epoch, At: now})
-		if q.IsFIFO() {
-			e.notify(q.ID)
-		} else {
-			e.madeRoom(q.ID)
-		}
-	}
+	e.removedByOperator(q, id, out.Message, now)
 	e.notify(dst.ID)
 	return nil
 }
