@@ -127,13 +127,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           p,
-		ReadTimeout:       DefaultBodyReadTimeout,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-	}
+	srv := httpServer(p, DefaultBodyReadTimeout)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

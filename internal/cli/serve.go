@@ -306,26 +306,13 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	sweeper := engine.NewRetentionSweeper(eng, time.Minute)
 	sweeper.Start(ctx)
 	defer sweeper.Stop()
-	srv := &http.Server{
-		Handler: server.New(server.Config{
-			Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-			Ready: storeReady, Collectors: storeCollectors(store),
-			LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
-			TrustProxies: trustProxies, Refusing: refusing,
-		}),
-		TLSConfig: tlsCfg,
-		// Headers must arrive within 10 s and the whole request within
-		// BodyReadTimeout, so a client trickling its body cannot hold a
-		// connection and a goroutine for ever. The read deadline ends with
-		// the body (net/http clears it once the body is read), so a long
-		// poll waiting up to 20 s afterwards is not cut. There is no
-		// WriteTimeout: it would run from the request's start, across the
-		// long poll's wait.
-		ReadTimeout:       cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-	}
+	srv := httpServer(server.New(server.Config{
+		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
+		Ready: storeReady, Collectors: storeCollectors(store),
+		LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
+		TrustProxies: trustProxies, Refusing: refusing,
+	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
+	srv.TLSConfig = tlsCfg
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
@@ -407,4 +394,21 @@ func listenURL(addr string, https bool) string {
 		}
 	}
 	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// httpServer is the HTTP server of `baton serve` and `baton proxy`.
+// Headers must arrive within 10 s and the whole request within
+// bodyTimeout, so a client trickling its body cannot hold a connection and
+// a goroutine for ever. The read deadline ends with the body (net/http
+// clears it once the body is read), so a long poll waiting up to 20 s
+// afterwards is not cut. There is no WriteTimeout: it would run from the
+// request's start, across the long poll's wait.
+func httpServer(h http.Handler, bodyTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadTimeout:       bodyTimeout,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
 }
