@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -28,56 +29,92 @@ import (
 const BypassNote = "The proxy sees only the requests that pass through it: consumers (or producers) " +
 	"that talk to the upstream SQS endpoint directly are invisible to it, and their leases are not counted."
 
-func (p *Proxy) serveAdmin(w http.ResponseWriter, r *http.Request) {
-	if p.verifier != nil {
+// adminHandler serves the admin API, /metrics and the dashboard. With a
+// verifier it signs requests in as `baton serve` does: a SigV4 signature
+// (header or presigned) is checked as the SQS API's; anything else must
+// carry HTTP Basic credentials (an access key id and its secret), and is
+// asked for them with a 401 challenge, so that a browser can sign in.
+func (p *Proxy) adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", p.metricsHandler())
+	mux.HandleFunc("GET /admin/api/queues/{name}/leases", p.adminLeases)
+	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", p.adminHistory)
+	mux.HandleFunc("GET /admin/api/queues/{name}", serveView(p.viewQueue))
+	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}", serveView(p.viewMessage))
+	mux.Handle("GET /admin/api/events/queues/{name}", server.LiveView(p.viewQueue, p.closing, p.log))
+	mux.Handle("GET /admin/api/events/queues/{name}/messages/{id}", server.LiveView(p.viewMessage, p.closing, p.log))
+	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
+		adminError(w, http.StatusNotFound, "the proxy serves only the lease views of the admin API: "+
+			"message counts, attributes, messages and actions are the upstream's")
+	})
+	mux.Handle("/", p.dashboardHandler())
+	if p.verifier == nil {
+		return mux
+	}
+	basic := server.BasicAuth(p.verifier, p.clock, p.log, mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		q := r.URL.Query()
+		sigv4 := (scheme != "" && !strings.EqualFold(scheme, "Basic")) || q.Has("X-Amz-Signature") || q.Has("X-Amz-Credential")
+		if !sigv4 {
+			basic.ServeHTTP(w, r)
+			return
+		}
 		if _, err := p.verifier.Verify(r, nil); err != nil {
 			p.fail(w, r, baton.AsError(err))
 			return
 		}
-	}
-	if r.URL.Path == "/metrics" {
-		p.metricsHandler().ServeHTTP(w, r)
-		return
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /admin/api/queues/{name}/leases", p.adminLeases)
-	mux.HandleFunc("GET /admin/api/queues/{name}/messages/{id}/history", p.adminHistory)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		adminError(w, http.StatusNotFound, "the proxy serves only the lease report and message histories of the admin API")
+		mux.ServeHTTP(w, r)
 	})
-	mux.ServeHTTP(w, r)
 }
 
-// adminQueue returns the queue of the request's name, asking the upstream
-// for its URL if the proxy has seen no request of it.
+// adminQueue returns the queue of the request's name, or writes why not.
 func (p *Proxy) adminQueue(w http.ResponseWriter, r *http.Request) *queueInfo {
-	name := r.PathValue("name")
+	q, err := p.lookupQueue(r.Context(), r.PathValue("name"))
+	if err != nil {
+		viewError(w, err)
+		return nil
+	}
+	return q
+}
+
+// viewError answers a failed admin request: 404 for a queue that does not
+// exist, 502 when the upstream could not tell.
+func viewError(w http.ResponseWriter, err error) {
+	e := baton.AsError(err)
+	if e.Code == baton.ErrQueueDoesNotExist {
+		adminError(w, http.StatusNotFound, e.Message)
+		return
+	}
+	adminError(w, http.StatusBadGateway, e.Message)
+}
+
+// lookupQueue returns the queue of a name, asking the upstream for its URL
+// if the proxy has seen no request of it.
+func (p *Proxy) lookupQueue(ctx context.Context, name string) (*queueInfo, error) {
 	p.mu.Lock()
 	q, ok := p.byName[name]
 	p.mu.Unlock()
 	if ok {
-		return q
+		return q, nil
 	}
 	body, _ := json.Marshal(map[string]string{"QueueName": name})
 	h := http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Target": {"AmazonSQS.GetQueueUrl"}}
-	status, header, answer, err := p.send(r.Context(), http.MethodPost, "/", "", h, body)
+	status, header, answer, err := p.send(ctx, http.MethodPost, "/", "", h, body)
 	var out struct{ QueueUrl string }
 	if err != nil {
-		adminError(w, http.StatusBadGateway, "the upstream SQS endpoint could not be reached")
-		return nil
+		return nil, baton.Errorf(baton.ErrServiceUnavailable, "the upstream SQS endpoint could not be reached")
 	}
 	if status != http.StatusOK || json.Unmarshal(answer, &out) != nil || out.QueueUrl == "" {
 		if status == http.StatusBadRequest && strings.Contains(errorCode(header, answer), "NonExistentQueue") {
-			adminError(w, http.StatusNotFound, "The specified queue does not exist.")
-			return nil
+			return nil, baton.Errorf(baton.ErrQueueDoesNotExist, "The specified queue does not exist.")
 		}
-		adminError(w, http.StatusBadGateway, "the upstream did not answer the queue's URL: "+errorCode(header, answer))
-		return nil
+		return nil, baton.Errorf(baton.ErrServiceUnavailable, "the upstream did not answer the queue's URL: %s", errorCode(header, answer))
 	}
 	p.mu.Lock()
 	q = p.queue(out.QueueUrl)
 	p.mu.Unlock()
-	return q
+	return q, nil
 }
 
 func (p *Proxy) adminLeases(w http.ResponseWriter, r *http.Request) {
@@ -85,11 +122,18 @@ func (p *Proxy) adminLeases(w http.ResponseWriter, r *http.Request) {
 	if q == nil {
 		return
 	}
-	vt := p.visibilityTimeout(r.Context(), q)
+	_, rep := p.report(r.Context(), q)
+	writeJSON(w, p.reportJSON(rep))
+}
+
+// report is the queue's lease report, with the visibility timeout it was
+// reckoned against (0 if it could not be had).
+func (p *Proxy) report(ctx context.Context, q *queueInfo) (int, *ledger.LeaseReport) {
+	vt := max(p.visibilityTimeout(ctx, q), 0)
 	p.mu.Lock()
 	redrive := q.redrive
 	p.mu.Unlock()
-	lq := ledger.Queue{ID: q.id, Name: q.name, VisibilityTimeout: max(vt, 0)}
+	lq := ledger.Queue{ID: q.id, Name: q.name, VisibilityTimeout: vt}
 	var rp struct {
 		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
 		MaxReceiveCount     any    `json:"maxReceiveCount"`
@@ -106,8 +150,7 @@ func (p *Proxy) adminLeases(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	rep := p.ledger.Report(lq, p.clock.Now().UTC())
-	writeJSON(w, p.reportJSON(rep))
+	return vt, p.ledger.Report(lq, p.clock.Now().UTC())
 }
 
 func (p *Proxy) adminHistory(w http.ResponseWriter, r *http.Request) {
@@ -121,16 +164,7 @@ func (p *Proxy) adminHistory(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusNotFound, "no lease history for message "+id)
 		return
 	}
-	out := server.MessageHistoryJSON{Queue: q.name, MessageID: id, Events: make([]server.LeaseEventJSON, len(events))}
-	for i, ev := range events {
-		j := server.LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,
-			LateSeconds: ev.Late.Seconds(), Duplicate: ev.Duplicate, Receiver: ev.Client.Addr, UserAgent: ev.Client.UserAgent}
-		if !ev.Deadline.IsZero() {
-			d := ev.Deadline
-			j.Deadline = &d
-		}
-		out.Events[i] = j
-	}
+	out := server.MessageHistoryJSON{Queue: q.name, MessageID: id, Events: server.LeaseEventsToJSON(events)}
 	writeJSON(w, out)
 }
 

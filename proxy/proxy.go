@@ -3,8 +3,9 @@
 // re-signed with the proxy's own credentials, and answers the upstream's
 // response as it came. As requests and answers pass it feeds a lease ledger
 // (engine/ledger) with the receives, visibility changes and deletes it sees,
-// and serves the admin API's lease report and /metrics from it, so that
-// `baton doctor` diagnoses a queue that lives elsewhere. It sees only the
+// and serves the admin API's lease report, /metrics and the dashboard's
+// lease pages from it, so that `baton doctor` diagnoses a queue that lives
+// elsewhere. It sees only the
 // traffic that passes it: a consumer that talks to the upstream directly is
 // invisible to it.
 package proxy
@@ -91,6 +92,11 @@ type Proxy struct {
 
 	metricsOnce sync.Once
 	metrics     http.Handler
+	// admin serves the admin API, /metrics and the dashboard; closing
+	// ends their live streams (Close).
+	admin     http.Handler
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	mu     sync.Mutex
 	leases *leaseTable
@@ -133,14 +139,21 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.Logger = slog.Default()
 	}
 	now := cfg.Clock.Now()
-	return &Proxy{
+	p := &Proxy{
 		upstream: u, region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
 		client: cfg.HTTPClient, signer: v4.NewSigner(), log: cfg.Logger,
 		ledger:  ledger.New(ledger.Config{Clock: cfg.Clock, Started: now, Logger: cfg.Logger}),
 		started: now, leases: newLeaseTable(cfg.MaxLeases),
 		queues: make(map[string]*queueInfo), byName: make(map[string]*queueInfo),
-	}, nil
+		closing: make(chan struct{}),
+	}
+	p.admin = p.adminHandler()
+	return p, nil
 }
+
+// Close ends the dashboard's live streams, so that a server shutting down
+// does not wait for them. The proxy goes on forwarding.
+func (p *Proxy) Close() { p.closeOnce.Do(func() { close(p.closing) }) }
 
 // RegionOf returns the region of an SQS host name sqs.<region>.amazonaws.com
 // (or .amazonaws.com.cn), "" for any other host. (Service endpoints:
@@ -156,8 +169,8 @@ func RegionOf(host string) string {
 // Ledger returns the proxy's lease ledger.
 func (p *Proxy) Ledger() *ledger.Ledger { return p.ledger }
 
-// ServeHTTP serves the admin API's lease endpoints and /metrics, and
-// forwards everything else.
+// ServeHTTP serves the admin API's lease endpoints, /metrics and the
+// dashboard's lease pages, and forwards everything else.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		// A bug must cost one request an SQS error, never the process.
@@ -169,8 +182,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.fail(w, r, baton.Errorf(baton.ErrInternal, "The proxy failed to handle the request."))
 		}
 	}()
-	if r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/metrics") {
-		p.serveAdmin(w, r)
+	if (r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/metrics")) || isDashboardRequest(r) {
+		p.admin.ServeHTTP(w, r)
 		return
 	}
 	p.forward(w, r)

@@ -207,15 +207,28 @@ func TestVerifiesClients(t *testing.T) {
 	if after := e.tap.answers(); after != before {
 		t.Fatal("a refused request reached the upstream")
 	}
-	// The admin API and /metrics want a signature too.
-	for _, path := range []string{"/metrics", "/admin/api/queues/jobs/leases"} {
+	// The admin API, /metrics and the dashboard want a signature too, or
+	// Basic credentials, as on baton serve: without, a challenge.
+	for _, path := range []string{"/metrics", "/admin/api/queues/jobs/leases", "/", "/ui/queues/jobs"} {
 		resp, err := http.Get(e.url + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("unsigned GET %s: %s, want 403", path, resp.Status)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic") {
+			t.Errorf("unsigned GET %s: %s, want 401 with a Basic challenge", path, resp.Status)
+		}
+	}
+	for secret, want := range map[string]int{"app-secret": http.StatusOK, "wrong-secret": http.StatusUnauthorized} {
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/", nil)
+		req.SetBasicAuth("AKIDAPP", secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("the dashboard signed in with secret %q: %s, want %d", secret, resp.Status, want)
 		}
 	}
 }

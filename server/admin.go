@@ -208,7 +208,7 @@ func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no lease history for message "+id)
 		return
 	}
-	writeJSON(w, MessageHistoryJSON{Queue: ref.Name, MessageID: id, Events: leaseEventsJSON(events)})
+	writeJSON(w, MessageHistoryJSON{Queue: ref.Name, MessageID: id, Events: LeaseEventsToJSON(events)})
 }
 
 func (s *Server) adminFail(w http.ResponseWriter, err error) {

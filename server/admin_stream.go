@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -60,6 +61,18 @@ func (l *streamLimiter) release() {
 
 // streamView serves a view as a stream of server-sent events.
 func (s *Server) streamView(view viewFunc, limit *streamLimiter) http.HandlerFunc {
+	return liveView(view, limit, s.engine.Closing(), s.log)
+}
+
+// LiveView serves view as the server's live streams are served (one
+// server-sent event each second the view changes, see above), at most 64
+// at once, until closing closes. `baton proxy` serves its dashboard's views
+// with it.
+func LiveView(view func(*http.Request) (any, error), closing <-chan struct{}, log *slog.Logger) http.Handler {
+	return liveView(view, newStreamLimiter(maxStreams), closing, log)
+}
+
+func liveView(view viewFunc, limit *streamLimiter, closing <-chan struct{}, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !limit.acquire() {
 			w.Header().Set("Retry-After", "10")
@@ -92,7 +105,7 @@ func (s *Server) streamView(view viewFunc, limit *streamLimiter) http.HandlerFun
 		var last []byte
 		quiet := time.Duration(0)
 		for {
-			event := s.viewEvent(r, view)
+			event := viewEvent(r, view, log)
 			buf.Reset()
 			switch {
 			case !bytes.Equal(event, last):
@@ -109,7 +122,7 @@ func (s *Server) streamView(view viewFunc, limit *streamLimiter) http.HandlerFun
 			select {
 			case <-r.Context().Done():
 				return
-			case <-s.engine.Closing():
+			case <-closing:
 				return
 			case <-maxAge.C:
 				return
@@ -121,20 +134,20 @@ func (s *Server) streamView(view viewFunc, limit *streamLimiter) http.HandlerFun
 }
 
 // viewEvent computes a view as one server-sent event.
-func (s *Server) viewEvent(r *http.Request, view viewFunc) []byte {
+func viewEvent(r *http.Request, view viewFunc, log *slog.Logger) []byte {
 	var b bytes.Buffer
 	v, err := view(r)
 	if err != nil {
 		e := baton.AsError(err)
 		if e.Code == baton.ErrInternal {
-			s.log.Error("admin stream failed", "path", r.URL.Path, "err", err)
+			log.Error("admin stream failed", "path", r.URL.Path, "err", err)
 		}
 		v = map[string]string{"error": e.Message, "code": e.Code.Spec().QueryCode}
 		b.WriteString("event: failure\n")
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		s.log.Error("admin stream: encode", "path", r.URL.Path, "err", err)
+		log.Error("admin stream: encode", "path", r.URL.Path, "err", err)
 		data = []byte(`{"error":"internal error","code":"InternalError"}`)
 	}
 	b.WriteString("data: ")

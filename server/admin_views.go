@@ -254,7 +254,7 @@ func (s *Server) queueSummary(ctx context.Context, q *baton.Queue, sources []str
 		OldestAgeSeconds:         counts.OldestAge.Seconds(),
 		VisibilityTimeoutSeconds: q.Attributes.VisibilityTimeout,
 		Diagnosis:                rep.Diagnosis, DeadLetterQueue: dlq, MaxReceiveCount: maxReceives,
-		DeadLetterSources: sources, Activity: activityJSON(act),
+		DeadLetterSources: sources, Activity: ActivityToJSON(act),
 	}, nil
 }
 
@@ -279,7 +279,9 @@ func redriveOf(policy string) (dlq string, maxReceiveCount int) {
 	return dlq, maxReceiveCount
 }
 
-func activityJSON(act []engine.MinuteActivity) []MinuteActivityJSON {
+// ActivityToJSON is the admin API's form of a queue's activity by minute;
+// `baton proxy` answers in it too.
+func ActivityToJSON(act []engine.MinuteActivity) []MinuteActivityJSON {
 	out := make([]MinuteActivityJSON, len(act))
 	for i, m := range act {
 		out[i] = MinuteActivityJSON{Minute: m.Minute, Sent: m.Sent, Received: m.Received, Deleted: m.Deleted, Expired: m.Expired, Late: m.Late}
@@ -345,14 +347,20 @@ func (s *Server) activeLeases(ctx context.Context, ref engine.QueueRef) (ActiveL
 	if err != nil {
 		return ActiveLeasesJSON{}, err
 	}
-	out := ActiveLeasesJSON{Now: s.now(), Leases: make([]ActiveLeaseJSON, 0, len(leases))}
+	return ActiveLeasesToJSON(s.now(), leases), nil
+}
+
+// ActiveLeasesToJSON is the admin API's form of the running leases;
+// `baton proxy` answers in it too.
+func ActiveLeasesToJSON(now time.Time, leases []engine.ActiveLease) ActiveLeasesJSON {
+	out := ActiveLeasesJSON{Now: now, Leases: make([]ActiveLeaseJSON, 0, len(leases))}
 	for _, l := range leases {
 		out.Leases = append(out.Leases, ActiveLeaseJSON{
 			MessageID: l.MessageID, Epoch: l.Epoch, Begin: l.Begin, Deadline: l.Deadline, Renewals: l.Renewals,
 			Receiver: l.Client.Addr, UserAgent: l.Client.UserAgent,
 		})
 	}
-	return out, nil
+	return out
 }
 
 func (s *Server) viewHistogram(r *http.Request) (any, error) {
@@ -371,7 +379,9 @@ var histogramFractions = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 
 // histogramFixed are the bounds, in seconds, when the timeout is 0.
 var histogramFixed = []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}
 
-func histogramBounds(visibilityTimeout int) []time.Duration {
+// HistogramBounds are the upper bounds of the lease-duration histogram's
+// buckets for a visibility timeout, in seconds.
+func HistogramBounds(visibilityTimeout int) []time.Duration {
 	var out []time.Duration
 	if visibilityTimeout <= 0 {
 		for _, sec := range histogramFixed {
@@ -387,12 +397,19 @@ func histogramBounds(visibilityTimeout int) []time.Duration {
 }
 
 func (s *Server) histogram(ctx context.Context, ref engine.QueueRef, visibilityTimeout int) (HistogramJSON, error) {
-	bounds := histogramBounds(visibilityTimeout)
+	bounds := HistogramBounds(visibilityTimeout)
 	buckets, err := s.engine.LeaseHistogram(ctx, ref, bounds)
 	if err != nil {
 		return HistogramJSON{}, err
 	}
-	out := HistogramJSON{Now: s.now(), VisibilityTimeoutSeconds: visibilityTimeout, WindowMinutes: 15,
+	return HistogramToJSON(s.now(), visibilityTimeout, bounds, buckets), nil
+}
+
+// HistogramToJSON is the admin API's form of a lease-duration histogram
+// counted into the buckets of HistogramBounds(visibilityTimeout);
+// `baton proxy` answers in it too.
+func HistogramToJSON(now time.Time, visibilityTimeout int, bounds []time.Duration, buckets []engine.HistogramBucket) HistogramJSON {
+	out := HistogramJSON{Now: now, VisibilityTimeoutSeconds: visibilityTimeout, WindowMinutes: 15,
 		Buckets: make([]HistogramBucketJSON, len(buckets))}
 	lower := 0.0
 	for i, b := range buckets {
@@ -403,7 +420,7 @@ func (s *Server) histogram(ctx context.Context, ref engine.QueueRef, visibilityT
 			lower = upper
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (s *Server) viewActivity(r *http.Request) (any, error) {
@@ -411,7 +428,7 @@ func (s *Server) viewActivity(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ActivityJSON{Now: s.now(), Minutes: activityJSON(act)}, nil
+	return ActivityJSON{Now: s.now(), Minutes: ActivityToJSON(act)}, nil
 }
 
 func (s *Server) viewLateCompletions(r *http.Request) (any, error) {
@@ -423,14 +440,20 @@ func (s *Server) lateCompletions(ctx context.Context, ref engine.QueueRef) (Late
 	if err != nil {
 		return LateCompletionsJSON{}, err
 	}
-	out := LateCompletionsJSON{Now: s.now(), LateCompletions: make([]LateCompletionJSON, len(late))}
+	return LateCompletionsToJSON(s.now(), late), nil
+}
+
+// LateCompletionsToJSON is the admin API's form of late completions;
+// `baton proxy` answers in it too.
+func LateCompletionsToJSON(now time.Time, late []engine.LateCompletion) LateCompletionsJSON {
+	out := LateCompletionsJSON{Now: now, LateCompletions: make([]LateCompletionJSON, len(late))}
 	for i, l := range late {
 		out.LateCompletions[i] = LateCompletionJSON{
 			MessageID: l.MessageID, At: l.At, Kind: l.Kind, Epoch: l.Epoch, LateSeconds: l.Late.Seconds(),
 			Duplicate: l.Duplicate, Receiver: l.Client.Addr, UserAgent: l.Client.UserAgent,
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (s *Server) viewMoveTasks(r *http.Request) (any, error) {
@@ -484,11 +507,13 @@ func (s *Server) viewMessage(r *http.Request) (any, error) {
 	}
 	return MessageViewJSON{
 		Now: s.now(), Queue: ref.Name, MessageID: id, VisibilityTimeoutSeconds: q.Attributes.VisibilityTimeout,
-		Found: ok, Events: leaseEventsJSON(events),
+		Found: ok, Events: LeaseEventsToJSON(events),
 	}, nil
 }
 
-func leaseEventsJSON(events []engine.LeaseEvent) []LeaseEventJSON {
+// LeaseEventsToJSON is the admin API's form of a message's lease events;
+// `baton proxy` answers in it too.
+func LeaseEventsToJSON(events []engine.LeaseEvent) []LeaseEventJSON {
 	out := make([]LeaseEventJSON, len(events))
 	for i, ev := range events {
 		j := LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server/dashboard"
 )
@@ -129,3 +130,10 @@ var unauthorizedPage = template.Must(template.New("401").Parse(`<!doctype html>
 <title>Sign in · Baton</title></head>
 <body><h1>Baton</h1><p>{{.}}</p></body></html>
 `))
+
+// BasicAuth is the dashboard's sign-in as basicAuth above, with a guard of
+// its own against guessed secrets: `baton proxy` signs its dashboard in
+// with it.
+func BasicAuth(v SecretVerifier, clk clock.Clock, log *slog.Logger, next http.Handler) http.Handler {
+	return basicAuth(v, newSignInGuard(clk), log, next)
+}

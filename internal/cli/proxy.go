@@ -149,6 +149,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 		return err
 	case <-ctx.Done():
 	}
+	p.Close() // the dashboard's live streams
 	shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {

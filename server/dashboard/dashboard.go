@@ -30,6 +30,28 @@ type pageData struct {
 	Message string
 	// Version changes with the embedded assets, so their URLs do.
 	Version string
+	// LeasesOnly, Note and Queues are the Options the handler was made
+	// with; Queues is read for the queues page.
+	LeasesOnly bool
+	Note       string
+	Queues     []string
+}
+
+// Options makes a dashboard that shows only what a lease ledger knows, for
+// `baton proxy`, which sees the traffic to a queue but not the queue.
+type Options struct {
+	// LeasesOnly leaves out everything but the lease panels: the queues
+	// page lists Queues() with no counts and no create form, a queue's page
+	// shows the lease doctor, leases in flight, lease durations, activity
+	// and late completions (no counts, attributes, messages, send, purge,
+	// delete or redrive), and the message timeline is as ever.
+	LeasesOnly bool
+	// Note is shown at the top of every page: what the dashboard cannot
+	// see.
+	Note string
+	// Queues lists the queues, in order, for the queues page when
+	// LeasesOnly.
+	Queues func() []string
 }
 
 // asset is an embedded static file, served with a strong ETag.
@@ -40,6 +62,7 @@ type asset struct {
 }
 
 type handler struct {
+	opts    Options
 	pages   map[string]*template.Template
 	assets  map[string]asset
 	version string
@@ -57,8 +80,11 @@ type handler struct {
 // and a 404 page for other paths under /ui/. The pages read their data from
 // /admin/api/, which the caller serves. The caller decides which requests
 // reach it (the SQS API shares the root) and authenticates them.
-func Handler() http.Handler {
-	h := &handler{pages: make(map[string]*template.Template), assets: make(map[string]asset), mux: http.NewServeMux()}
+func Handler() http.Handler { return HandlerWith(Options{}) }
+
+// HandlerWith is Handler with opts.
+func HandlerWith(opts Options) http.Handler {
+	h := &handler{opts: opts, pages: make(map[string]*template.Template), assets: make(map[string]asset), mux: http.NewServeMux()}
 	sum := sha256.New()
 	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -90,7 +116,9 @@ func Handler() http.Handler {
 	h.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 	h.mux.HandleFunc("GET /ui/queues/{name}", h.queue)
 	h.mux.HandleFunc("GET /ui/queues/{name}/messages/{id}", h.message)
-	h.mux.HandleFunc("GET /ui/queues/{name}/messages", h.messages)
+	if !opts.LeasesOnly {
+		h.mux.HandleFunc("GET /ui/queues/{name}/messages", h.messages)
+	}
 	h.mux.HandleFunc("GET /ui/static/{file}", h.static)
 	h.mux.HandleFunc("/", h.notFound)
 	return h
@@ -109,6 +137,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) queues(w http.ResponseWriter, r *http.Request) {
+	if h.opts.LeasesOnly {
+		// The list is drawn here: the page's script has no live view of it.
+		var names []string
+		if h.opts.Queues != nil {
+			names = h.opts.Queues()
+		}
+		h.render(w, http.StatusOK, "queues", pageData{Title: "Queues", Page: "queue-list", Queues: names})
+		return
+	}
 	h.render(w, http.StatusOK, "queues", pageData{Title: "Queues", Page: "queues"})
 }
 
@@ -138,6 +175,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) render(w http.ResponseWriter, status int, page string, data pageData) {
 	data.Version = h.version
+	data.LeasesOnly, data.Note = h.opts.LeasesOnly, h.opts.Note
 	var b bytes.Buffer
 	if err := h.pages[page].ExecuteTemplate(&b, "layout", data); err != nil {
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)

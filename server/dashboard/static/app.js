@@ -12,6 +12,8 @@
   const page = body.dataset.page;
   const queueName = body.dataset.queue || '';
   const messageId = body.dataset.message || '';
+  // A dashboard of leases only (baton proxy's) offers no actions on the queue.
+  const leasesOnly = body.dataset.leasesOnly === 'true';
 
   // ---- DOM helpers ----
 
@@ -635,7 +637,7 @@
     setText($('history-note'), rep.history_note || '');
     const rec = rep.recommended_visibility_timeout_seconds;
     const tooShort = findings.some((f) => f.kind === 'lease-too-short');
-    $('recommend').hidden = !(tooShort && rec && rec !== rep.visibility_timeout_seconds);
+    $('recommend').hidden = leasesOnly || !(tooShort && rec && rec !== rep.visibility_timeout_seconds);
     setText($('use-recommended'), `Set the visibility timeout to ${fmtDuration(rec)}…`);
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
@@ -675,7 +677,7 @@
     // Redrive: for a dead-letter queue.
     const isDLQ = q.dead_letter_sources.length > 0;
     const tasks = d.move_tasks || [];
-    $('redrive').hidden = !isDLQ && tasks.length === 0;
+    $('redrive').hidden = leasesOnly || !isDLQ && tasks.length === 0;
     setText($('redrive-sources'), isDLQ
       ? `Move this dead-letter queue's ${plural(q.visible, 'visible message')} back to where they came from (${q.dead_letter_sources.join(', ')}) or to another queue.`
       : 'No queue uses this one as its dead-letter queue any more.');
