@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/protocol"
@@ -31,6 +32,8 @@ type call struct {
 	entries []entry
 	// attributes are a SetQueueAttributes's.
 	attributes map[string]string
+	// sent is when the proxy sent the call upstream.
+	sent time.Time
 }
 
 type entry struct {

@@ -48,7 +48,11 @@ type lease struct {
 	epoch    uint32
 	begin    time.Time
 	deadline time.Time
-	elem     *list.Element
+	// rtt is how long the receive that made the lease took to answer:
+	// the upstream leased the message within it, so its deadline there
+	// may be up to rtt earlier than deadline.
+	rtt  time.Duration
+	elem *list.Element
 }
 
 // message is a message the proxy has seen received.
@@ -192,7 +196,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if vt < 0 {
 			vt = 30 // SQS's default, when the attribute could not be read
 		}
-		p.received(q, a.messages, vt, client)
+		p.received(q, a.messages, vt, client, c.sent)
 	case "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
 		code := ""
 		if !ok {
@@ -226,10 +230,11 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 }
 
 // received begins a lease for each message a receive handed out.
-func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Client) {
+func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Client, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
+	rtt := max(now.Sub(sent), 0)
 	for _, m := range msgs {
 		if l, seen := p.leases.byHandle[m.handle]; seen {
 			// A FIFO queue answers a retried receive (the same
@@ -252,14 +257,25 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 		}
 		tm := p.leases.message(q, m.id)
 		epoch := uint32(1)
-		if tm.latest != nil {
-			epoch = tm.latest.epoch + 1
+		at := now
+		if prev := tm.latest; prev != nil {
+			epoch = prev.epoch + 1
+			if !tm.deleted && prev.deadline.After(now) && !prev.deadline.Add(-prev.rtt).After(now) {
+				// The upstream handed the message out again, so the
+				// previous lease had lapsed there; this proxy dated it from
+				// the answer, up to that receive's round trip after the
+				// upstream leased it, so its deadline here can still be
+				// ahead. The lease lapsed first: the new one is dated from
+				// the old one's end, which the ledger then sees lapse,
+				// not end early.
+				at = prev.deadline
+			}
 		}
-		l := &lease{q: q, msg: tm, handle: m.handle, epoch: epoch, begin: now, deadline: now.Add(time.Duration(vt) * time.Second)}
+		l := &lease{q: q, msg: tm, handle: m.handle, epoch: epoch, begin: at, deadline: at.Add(time.Duration(vt) * time.Second), rtt: rtt}
 		tm.latest, tm.deleted = l, false
 		p.leases.add(l, now)
 		p.ledger.Record(ledger.Event{
-			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: now,
+			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: at,
 			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client,
 		})
 	}

@@ -226,6 +226,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if call != nil && strings.HasPrefix(call.queueURL, "/") {
 		call.queueURL = p.upstream.String() + call.queueURL
 	}
+	if call != nil {
+		call.sent = p.clock.Now()
+	}
 	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(r.URL.Query()), r.Header, body)
 	if err != nil {
 		p.log.Warn("proxy: upstream request failed", "err", err)
