@@ -93,6 +93,9 @@ func TestAnswersAsTheUpstream(t *testing.T) {
 	qj, _ := json.Marshal(q)
 	qf := "QueueUrl=" + url.QueryEscape(q)
 	missing := strings.Replace(q, "fidelity", "nosuchqueue", 1)
+	// Each call's answer through the proxy is the one the upstream gave it
+	// (the tap); calls marked same, whose answer cannot depend on the state
+	// the call before left, are also asked directly and must read alike.
 	calls := []wireCall{
 		{name: "json CreateQueue existing", action: "CreateQueue", body: `{"QueueName":"fidelity","Attributes":{"VisibilityTimeout":"30"}}`, same: true},
 		{name: "json GetQueueUrl", action: "GetQueueUrl", body: `{"QueueName":"fidelity"}`, same: true},
@@ -104,6 +107,20 @@ func TestAnswersAsTheUpstream(t *testing.T) {
 		{name: "json DeleteMessage bad handle", action: "DeleteMessage", body: `{"QueueUrl":` + string(qj) + `,"ReceiptHandle":"garbage"}`, same: true},
 		{name: "json ChangeMessageVisibility out of range", action: "ChangeMessageVisibility", body: `{"QueueUrl":` + string(qj) + `,"ReceiptHandle":"garbage","VisibilityTimeout":50000}`, same: true},
 		{name: "json DeleteMessageBatch empty", action: "DeleteMessageBatch", body: `{"QueueUrl":` + string(qj) + `,"Entries":[]}`, same: true},
+		{name: "json SendMessageBatch", action: "SendMessageBatch", body: `{"QueueUrl":` + string(qj) + `,"Entries":[{"Id":"a","MessageBody":"b1"},{"Id":"b","MessageBody":""}]}`},
+		{name: "json ChangeMessageVisibilityBatch bad handles", action: "ChangeMessageVisibilityBatch", body: `{"QueueUrl":` + string(qj) + `,"Entries":[{"Id":"a","ReceiptHandle":"garbage","VisibilityTimeout":5}]}`, same: true},
+		{name: "json SetQueueAttributes", action: "SetQueueAttributes", body: `{"QueueUrl":` + string(qj) + `,"Attributes":{"DelaySeconds":"0"}}`, same: true},
+		{name: "json SetQueueAttributes invalid", action: "SetQueueAttributes", body: `{"QueueUrl":` + string(qj) + `,"Attributes":{"DelaySeconds":"9999"}}`, same: true},
+		{name: "json TagQueue", action: "TagQueue", body: `{"QueueUrl":` + string(qj) + `,"Tags":{"team":"a"}}`, same: true},
+		{name: "json ListQueueTags", action: "ListQueueTags", body: `{"QueueUrl":` + string(qj) + `}`, same: true},
+		{name: "json UntagQueue", action: "UntagQueue", body: `{"QueueUrl":` + string(qj) + `,"TagKeys":["team"]}`, same: true},
+		{name: "json AddPermission", action: "AddPermission", body: `{"QueueUrl":` + string(qj) + `,"Label":"l","AWSAccountIds":["111111111111"],"Actions":["SendMessage"]}`},
+		{name: "json RemovePermission", action: "RemovePermission", body: `{"QueueUrl":` + string(qj) + `,"Label":"l"}`},
+		{name: "json ListDeadLetterSourceQueues", action: "ListDeadLetterSourceQueues", body: `{"QueueUrl":` + string(qj) + `}`, same: true},
+		{name: "json ListMessageMoveTasks", action: "ListMessageMoveTasks", body: `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:nosuchqueue"}`, same: true},
+		{name: "json StartMessageMoveTask not a DLQ", action: "StartMessageMoveTask", body: `{"SourceArn":"arn:aws:sqs:us-east-1:000000000000:fidelity"}`, same: true},
+		{name: "json CancelMessageMoveTask unknown", action: "CancelMessageMoveTask", body: `{"TaskHandle":"garbage"}`, same: true},
+		{name: "json PurgeQueue", action: "PurgeQueue", body: `{"QueueUrl":` + string(qj) + `}`},
 		{name: "json malformed", action: "ReceiveMessage", body: `{"QueueUrl":`, same: true},
 		{name: "json unknown action", action: "Frobnicate", body: `{}`, same: true},
 		{name: "json missing queue", action: "ReceiveMessage", body: `{"QueueUrl":"` + missing + `"}`, same: true},
@@ -120,6 +137,11 @@ func TestAnswersAsTheUpstream(t *testing.T) {
 		{name: "query json SendMessage", query: true, action: "SendMessage", body: qf + "&MessageBody=three", accept: "application/json"},
 		{name: "query json ReceiveMessage", query: true, action: "ReceiveMessage", body: qf, accept: "application/json"},
 		{name: "query json missing queue", query: true, action: "GetQueueUrl", body: "QueueName=nosuchqueue", accept: "application/json", same: true},
+		{name: "query SendMessageBatch", query: true, action: "SendMessageBatch", body: qf + "&SendMessageBatchRequestEntry.1.Id=a&SendMessageBatchRequestEntry.1.MessageBody=q1"},
+		{name: "query ListQueueTags", query: true, action: "ListQueueTags", body: qf, same: true},
+		{name: "query PurgeQueue again", query: true, action: "PurgeQueue", body: qf, same: true},
+		{name: "query DeleteQueue", query: true, action: "DeleteQueue", body: "QueueUrl=" + url.QueryEscape(strings.Replace(q, "fidelity", "fidelity2", 1))},
+		{name: "json DeleteQueue gone", action: "DeleteQueue", body: `{"QueueUrl":"` + strings.Replace(q, "fidelity", "fidelity2", 1) + `"}`, same: true},
 	}
 	sawError := false
 	for _, c := range calls {
