@@ -1,0 +1,624 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
+)
+
+// The Patroni test runs two `baton serve` nodes on a three-member
+// PostgreSQL cluster managed by Patroni (deploy/patroni/, in synchronous
+// mode) and coordinated through etcd, all on 127.0.0.1, drives them with
+// producers and consumers, and kills the primary's postmaster with SIGKILL
+// mid-run. Patroni promotes the synchronous standby and the nodes, whose
+// URL lists every member with target_session_attrs=read-write, follow it.
+// It checks that no acknowledged send is lost, no acknowledged delete
+// comes back, no message is leased twice at once, no client ever sees
+// HTTP 500 (503 ServiceUnavailable is allowed, and counted), sends succeed
+// again on every node within a bound, and long polls waiting at the kill
+// keep waiting and are answered.
+
+// requirePatroniEnv turns missing Patroni or etcd into a failure.
+const requirePatroniEnv = "BATON_REQUIRE_PATRONI"
+
+const (
+	patroniSuperPassword = "baton-super-secret" // as in deploy/patroni/patroni*.yml
+	patroniPgBin         = "/usr/lib/postgresql/15/bin"
+)
+
+func patroniUnavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(requirePatroniEnv) == "1" {
+		t.Fatalf("Patroni is required (%s=1) but unavailable: %s", requirePatroniEnv, fmt.Sprintf(format, args...))
+	}
+	skipnote.Skip(t, "Patroni", "skipping: %s (set %s=1 to fail instead)", fmt.Sprintf(format, args...), requirePatroniEnv)
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// daemon is a process the test started and stops by its PID.
+type daemon struct {
+	name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    string
+}
+
+func startDaemon(t *testing.T, name, logPath string, cred *syscall.Credential, env []string, prog string, args ...string) *daemon {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	if cred != nil {
+		os.Chown(logPath, int(cred.Uid), int(cred.Gid))
+	}
+	cmd := exec.Command(prog, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = env
+	// Its own process group, so that cleanup can end what it started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	d := &daemon{name: name, cmd: cmd, exited: make(chan struct{}), log: logPath}
+	go func() {
+		cmd.Wait()
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		pid := cmd.Process.Pid
+		select {
+		case <-d.exited:
+		default:
+			syscall.Kill(pid, syscall.SIGTERM)
+			select {
+			case <-d.exited:
+			case <-time.After(10 * time.Second):
+				syscall.Kill(pid, syscall.SIGKILL)
+				<-d.exited
+			}
+		}
+		// Whatever it left in its group (postgres children): by group id.
+		syscall.Kill(-pid, syscall.SIGKILL)
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("%s log (last 3000 bytes):\n%s", name, lastBytes(b, 3000))
+		}
+	})
+	return d
+}
+
+func lastBytes(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// patroniMember is one PostgreSQL member.
+type patroniMember struct {
+	name          string
+	pgPort, rest  int
+	dataDir       string
+	patroni       *daemon
+	pgCredentials *syscall.Credential
+}
+
+// role asks the member's REST API whether it is the primary.
+func (m *patroniMember) isPrimary() bool {
+	c := &http.Client{Timeout: time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/primary", m.rest))
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// clusterState is the part of Patroni's GET /cluster the test reads.
+type clusterState struct {
+	Members []struct {
+		Name  string `json:"name"`
+		Role  string `json:"role"`
+		State string `json:"state"`
+	} `json:"members"`
+}
+
+func (m *patroniMember) cluster() (clusterState, error) {
+	var cs clusterState
+	c := &http.Client{Timeout: time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/cluster", m.rest))
+	if err != nil {
+		return cs, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&cs)
+	return cs, err
+}
+
+func postgresCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root, and PostgreSQL refuses root: %w", err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+// startPatroniCluster starts etcd and three Patroni members from the
+// deploy/patroni examples, rewritten for free ports and a temporary
+// directory, and waits until there is a primary and a synchronous standby.
+func startPatroniCluster(t *testing.T) []*patroniMember {
+	t.Helper()
+	etcdBin, err1 := exec.LookPath("etcd")
+	patroniBin, err2 := exec.LookPath("patroni")
+	if err := errors.Join(err1, err2); err != nil {
+		patroniUnavailable(t, "etcd or patroni not installed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(patroniPgBin, "postgres")); err != nil {
+		patroniUnavailable(t, "PostgreSQL 15 not installed: %v", err)
+	}
+	cred, err := postgresCredential()
+	if err != nil {
+		patroniUnavailable(t, "%v", err)
+	}
+	dir, err := os.MkdirTemp("", "baton-patroni-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if cred != nil {
+		os.Chmod(dir, 0o755)
+		os.Chown(dir, int(cred.Uid), int(cred.Gid))
+	}
+	ports := freePorts(t, 8)
+	etcdClient, etcdPeer := ports[0], ports[1]
+
+	env := []string{"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8", "LANG=C.UTF-8", "HOME=" + dir}
+	// etcd syncs its log on every write; on a busy disk a slow sync
+	// delays the leader's renewals past retry_timeout and Patroni demotes
+	// a healthy primary. In memory (/dev/shm, where there is one) a sync
+	// costs nothing; this etcd holds nothing worth keeping.
+	etcdDir := filepath.Join(dir, "etcd")
+	if shm, err := os.MkdirTemp("/dev/shm", "baton-etcd-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(shm) })
+		etcdDir = filepath.Join(shm, "etcd")
+	}
+	startDaemon(t, "etcd", filepath.Join(dir, "etcd.log"), nil, env, etcdBin,
+		"--name", "e1", "--data-dir", etcdDir,
+		"--listen-client-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdClient),
+		"--advertise-client-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdClient),
+		"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdPeer),
+		"--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdPeer),
+		"--initial-cluster", fmt.Sprintf("e1=http://127.0.0.1:%d", etcdPeer))
+	testutil.CheckFor(t, 30*time.Second, func() error {
+		resp, err := (&http.Client{Timeout: time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d/health", etcdClient))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("etcd /health: %d", resp.StatusCode)
+		}
+		return nil
+	})
+
+	members := make([]*patroniMember, 3)
+	for i := range members {
+		n := i + 1
+		src, err := os.ReadFile(filepath.Join(moduleRoot, "deploy", "patroni", fmt.Sprintf("patroni%d.yml", n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &patroniMember{name: fmt.Sprintf("pg%d", n), pgPort: ports[2+i], rest: ports[5+i],
+			dataDir: filepath.Join(dir, fmt.Sprintf("pg%d", n)), pgCredentials: cred}
+		conf := strings.NewReplacer(
+			fmt.Sprintf("127.0.0.1:%d", 5432+n), fmt.Sprintf("127.0.0.1:%d", m.pgPort),
+			fmt.Sprintf("127.0.0.1:%d", 8008+n), fmt.Sprintf("127.0.0.1:%d", m.rest),
+			"127.0.0.1:2379", fmt.Sprintf("127.0.0.1:%d", etcdClient),
+			"/var/lib/patroni", dir,
+			"/usr/lib/postgresql/15/bin", patroniPgBin,
+		).Replace(string(src))
+		// The examples name the example ports; a test that ran them
+		// unchanged would collide with anything on the host.
+		if strings.Contains(conf, ":2379") || strings.Contains(conf, "/var/lib/patroni") {
+			t.Fatalf("patroni%d.yml: template not fully rewritten:\n%s", n, conf)
+		}
+		confPath := filepath.Join(dir, m.name+".yml")
+		if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sock := filepath.Join(dir, fmt.Sprintf("sock%d", n))
+		if err := os.Mkdir(sock, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if cred != nil {
+			os.Chown(sock, int(cred.Uid), int(cred.Gid))
+		}
+		// Patroni itself, as postgres: its PID is cmd's (no wrapper), and
+		// its postgres children share its process group.
+		m.patroni = startDaemon(t, "patroni "+m.name, filepath.Join(dir, m.name+".log"), cred, env, patroniBin, confPath)
+		members[i] = m
+		if i == 0 {
+			// The first member bootstraps alone; the others then clone it.
+			testutil.CheckFor(t, 60*time.Second, func() error {
+				if !m.isPrimary() {
+					return errors.New("pg1 not primary yet")
+				}
+				return nil
+			})
+		}
+	}
+	testutil.CheckFor(t, 60*time.Second, func() error {
+		cs, err := members[0].cluster()
+		if err != nil {
+			return err
+		}
+		roles := map[string]int{}
+		for _, m := range cs.Members {
+			if m.State == "running" || m.State == "streaming" {
+				roles[m.Role]++
+			}
+		}
+		if roles["leader"] != 1 || roles["sync_standby"] != 1 || roles["replica"]+roles["sync_standby"] != 2 {
+			return fmt.Errorf("cluster not ready: %+v", cs.Members)
+		}
+		return nil
+	})
+	return members
+}
+
+// dsn lists every member, for pgx to find the primary.
+func patroniDSN(members []*patroniMember, db string) string {
+	var hosts []string
+	for _, m := range members {
+		hosts = append(hosts, fmt.Sprintf("127.0.0.1:%d", m.pgPort))
+	}
+	return fmt.Sprintf("postgres://postgres:%s@%s/%s?target_session_attrs=read-write&sslmode=disable&connect_timeout=2",
+		patroniSuperPassword, strings.Join(hosts, ","), db)
+}
+
+// pfCounter counts client-side outcomes.
+type pfCounter struct {
+	ok, unavailable atomic.Int64
+	mu              sync.Mutex
+	other           []string // errors other than 503: every one fails the test
+}
+
+// note classifies err; it reports whether the call succeeded.
+func (c *pfCounter) note(what string, err error) bool {
+	if err == nil {
+		c.ok.Add(1)
+		return true
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusServiceUnavailable {
+		c.unavailable.Add(1)
+		return false
+	}
+	c.mu.Lock()
+	if len(c.other) < 30 {
+		c.other = append(c.other, fmt.Sprintf("%s: %v", what, err))
+	}
+	c.mu.Unlock()
+	return false
+}
+
+func TestPatroniFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a Patroni cluster")
+	}
+	start := time.Now()
+	members := startPatroniCluster(t)
+	t.Logf("Patroni cluster of 3 up in %v", time.Since(start).Round(time.Millisecond))
+
+	// The nodes' database.
+	var primary *patroniMember
+	for _, m := range members {
+		if m.isPrimary() {
+			primary = m
+		}
+	}
+	if primary == nil {
+		t.Fatal("no primary")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, patroniDSN(members, "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE baton"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+
+	dsn := patroniDSN(members, "baton")
+	nodes := make([]*mnNode, 2)
+	for i := range nodes {
+		p := startBatonArgs(t, "--account-id", account, "--store", dsn)
+		nodes[i] = &mnNode{batonProcess: p, client: mnClient(p.URL)}
+	}
+	const (
+		queue, pollQueue  = "ha", "ha-poll"
+		visibilityTimeout = 5
+		runFor            = 30 * time.Second
+		killAfter         = 10 * time.Second
+		recoveryBound     = 15 * time.Second
+	)
+	mnCreateQueue(t, nodes[0], queue, map[string]string{"VisibilityTimeout": strconv.Itoa(visibilityTimeout)})
+	mnCreateQueue(t, nodes[0], pollQueue, nil)
+
+	l := newMNLedger(t)
+	var counts pfCounter
+	var attempted sync.Map                // body -> true, for sends tried (acknowledged or not)
+	deleteAcked := map[string]time.Time{} // message id -> when its delete was acknowledged, under l.mu
+	var killedAt atomic.Int64             // unix nanos; 0 before the kill
+	firstSendAfter := make([]atomic.Int64, len(nodes))
+
+	stopProducers, stopConsumers := make(chan struct{}), make(chan struct{})
+	loadStart := time.Now()
+	var wg sync.WaitGroup
+	for ni, n := range nodes {
+		for p := range 2 {
+			wg.Go(func() {
+				for b := 0; b < 100000; b++ {
+					select {
+					case <-stopProducers:
+						return
+					default:
+					}
+					entries := make([]types.SendMessageBatchRequestEntry, 10)
+					bodies := make([]string, 10)
+					for i := range entries {
+						bodies[i] = fmt.Sprintf("n%dp%d-%06d-%d", ni, p, b, i)
+						attempted.Store(bodies[i], true)
+						entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(bodies[i])}
+					}
+					asked := time.Now()
+					out, err := n.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(n.queueURL(queue)), Entries: entries})
+					if !counts.note("send", err) {
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					if k := killedAt.Load(); k != 0 && asked.UnixNano() > k {
+						firstSendAfter[ni].CompareAndSwap(0, time.Now().UnixNano())
+					}
+					// At most ten batches a second each: a load the
+					// consumers keep up with on a busy two-core machine,
+					// so the queue drains soon after the producers stop.
+					time.Sleep(100 * time.Millisecond)
+					l.mu.Lock()
+					for _, ok := range out.Successful {
+						i, _ := strconv.Atoi(*ok.Id)
+						l.sent[*ok.MessageId] = bodies[i]
+					}
+					for _, f := range out.Failed {
+						l.errs = append(l.errs, fmt.Sprintf("send entry failed: %s %s", aws.ToString(f.Code), aws.ToString(f.Message)))
+					}
+					l.mu.Unlock()
+				}
+			})
+		}
+		for c := range 2 {
+			consumer := ni*2 + c
+			wg.Go(func() {
+				for range 100000 {
+					select {
+					case <-stopConsumers:
+						return
+					default:
+					}
+					requested := time.Now()
+					out, err := n.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+						QueueUrl: aws.String(n.queueURL(queue)), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+					})
+					answered := time.Now()
+					if !counts.note("receive", err) {
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					if len(out.Messages) == 0 {
+						continue
+					}
+					l.mu.Lock()
+					l.calls++
+					held := make([]*mnLease, len(out.Messages))
+					entries := make([]types.DeleteMessageBatchRequestEntry, len(out.Messages))
+					ids := make([]string, len(out.Messages))
+					for i, m := range out.Messages {
+						id := *m.MessageId
+						if _, ok := attempted.Load(aws.ToString(m.Body)); !ok {
+							l.errs = append(l.errs, fmt.Sprintf("message %s: body %q never sent", id, aws.ToString(m.Body)))
+						}
+						if want, ok := l.sent[id]; ok && want != aws.ToString(m.Body) {
+							l.errs = append(l.errs, fmt.Sprintf("message %s: body %q, sent %q", id, aws.ToString(m.Body), want))
+						}
+						if at, ok := deleteAcked[id]; ok && requested.After(at) {
+							l.errs = append(l.errs, fmt.Sprintf("message %s: received (asked %s) after its delete was acknowledged at %s",
+								id, requested.Format(time.StampMicro), at.Format(time.StampMicro)))
+						}
+						held[i] = &mnLease{consumer: consumer, requested: requested, answered: answered, call: l.calls, handle: *m.ReceiptHandle}
+						l.leases[id] = append(l.leases[id], held[i])
+						entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+						ids[i] = id
+					}
+					l.mu.Unlock()
+					asked := time.Now()
+					dout, err := n.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(n.queueURL(queue)), Entries: entries})
+					acked := time.Now()
+					if !counts.note("delete", err) {
+						continue
+					}
+					l.mu.Lock()
+					for _, ok := range dout.Successful {
+						i, _ := strconv.Atoi(*ok.Id)
+						held[i].deleteAsked = asked
+						l.deleted[ids[i]] = true
+						deleteAcked[ids[i]] = acked
+					}
+					for _, f := range dout.Failed {
+						// A receipt whose lease lapsed during the outage
+						// may be refused; the message comes back.
+						i, _ := strconv.Atoi(*f.Id)
+						t.Logf("delete %s refused: %s %s", ids[i], aws.ToString(f.Code), aws.ToString(f.Message))
+					}
+					l.mu.Unlock()
+				}
+			})
+		}
+	}
+
+	// Long polls waiting at the kill, one on each node.
+	type pollResult struct {
+		n        int
+		err      error
+		answered time.Time
+	}
+	polls := make(chan pollResult, len(nodes))
+	time.Sleep(killAfter - 2*time.Second)
+	pollStart := time.Now()
+	for _, n := range nodes {
+		go func() {
+			out, err := n.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+				QueueUrl: aws.String(n.queueURL(pollQueue)), WaitTimeSeconds: 20, MaxNumberOfMessages: 1,
+			})
+			r := pollResult{err: err, answered: time.Now()}
+			if err == nil {
+				r.n = len(out.Messages)
+			}
+			polls <- r
+		}()
+	}
+	time.Sleep(2 * time.Second)
+
+	// Kill the primary's postmaster.
+	pidLine, err := os.ReadFile(filepath.Join(primary.dataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(pidLine), "\n", 2)[0])
+	if err != nil {
+		t.Fatalf("postmaster.pid: %v", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill postmaster %d: %v", pid, err)
+	}
+	kill := time.Now()
+	killedAt.Store(kill.UnixNano())
+	t.Logf("killed the postmaster (pid %d) of primary %s", pid, primary.name)
+
+	// Sends succeed again on every node within the bound.
+	recovered := make([]time.Duration, len(nodes))
+	testutil.CheckFor(t, recoveryBound+15*time.Second, func() error {
+		for i := range nodes {
+			if firstSendAfter[i].Load() == 0 {
+				return fmt.Errorf("node %d: no send acknowledged since the kill", i)
+			}
+		}
+		return nil
+	})
+	for i := range nodes {
+		recovered[i] = time.Unix(0, firstSendAfter[i].Load()).Sub(kill)
+		t.Logf("node %d: first acknowledged send %v after the kill", i, recovered[i].Round(time.Millisecond))
+		if recovered[i] > recoveryBound {
+			t.Errorf("node %d: sends failed for %v after the kill, want under %v", i, recovered[i].Round(time.Millisecond), recoveryBound)
+		}
+	}
+	// Answer the long polls: one message per poll.
+	for i := range nodes {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := nodes[0].client.SendMessage(c, &sqs.SendMessageInput{QueueUrl: aws.String(nodes[0].queueURL(pollQueue)), MessageBody: aws.String(fmt.Sprintf("poll %d", i))})
+		cancel()
+		if err != nil {
+			t.Errorf("send to the polled queue: %v", err)
+		}
+	}
+	for range nodes {
+		select {
+		case r := <-polls:
+			switch {
+			case r.err != nil:
+				t.Errorf("long poll waiting at the kill: %v", r.err)
+			case r.n != 1 && r.answered.Sub(pollStart) < 19*time.Second:
+				t.Errorf("long poll waiting at the kill returned %d messages after %v, before its wait time", r.n, r.answered.Sub(pollStart))
+			case r.n != 1:
+				t.Logf("long poll waiting at the kill ran out its 20 s before the send reached it")
+			default:
+				t.Logf("long poll waiting at the kill answered %v after it began", r.answered.Sub(pollStart).Round(time.Millisecond))
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("long poll waiting at the kill never answered")
+		}
+	}
+
+	if rest := runFor - time.Since(loadStart); rest > 0 {
+		time.Sleep(rest)
+	}
+	close(stopProducers)
+	drainStart := time.Now()
+	l.awaitDrained(t, nodes, queue, 60*time.Second, nil)
+	t.Logf("queue drained %v after the producers stopped", time.Since(drainStart).Round(time.Millisecond))
+	close(stopConsumers)
+	wg.Wait()
+	l.report(t)
+	redelivered := l.checkLeases(t, visibilityTimeout*time.Second)
+	counts.mu.Lock()
+	for _, e := range counts.other {
+		t.Errorf("client saw an error other than 503: %s", e)
+	}
+	counts.mu.Unlock()
+	l.mu.Lock()
+	sent, deleted := len(l.sent), len(l.deleted)
+	l.mu.Unlock()
+	t.Logf("failover of %s: sends back after %v (node 0) and %v (node 1); %d calls succeeded, %d answered 503; "+
+		"%d sends acknowledged, %d deletes acknowledged, %d messages received more than once",
+		primary.name, recovered[0].Round(time.Millisecond), recovered[1].Round(time.Millisecond),
+		counts.ok.Load(), counts.unavailable.Load(), sent, deleted, redelivered)
+}
