@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +70,7 @@ func TestProxyInFrontOfSQS(t *testing.T) {
 	}
 	doctor := func(t *testing.T, endpoint, queue string) server.LeaseReportJSON {
 		cmd := exec.Command(batonBin, "doctor", "--endpoint", endpoint, "--json", queue)
-		cmd.Env = append(cliEnvFor(t), "AWS_ACCESS_KEY_ID="+keyID, "AWS_SECRET_ACCESS_KEY="+secret)
+		cmd.Env = append(clientEnv(t), "AWS_ACCESS_KEY_ID="+keyID, "AWS_SECRET_ACCESS_KEY="+secret)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("baton doctor --endpoint %s: %v", endpoint, err)
@@ -136,9 +135,9 @@ var proxyServing = regexp.MustCompile(`baton proxy serving"? endpoint=(http://12
 // test ends.
 func startProxy(t *testing.T, upstream string, env ...string) string {
 	t.Helper()
-	logs := &lockedLog{}
+	logs := &serverLog{} // its serving line is not baton serve's: no address is sent
 	cmd := exec.Command(batonBin, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--region", "us-east-1")
-	cmd.Env = append(cliEnvFor(t), env...)
+	cmd.Env = append(clientEnv(t), env...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start baton proxy: %v", err)
@@ -160,34 +159,4 @@ func startProxy(t *testing.T, upstream string, env ...string) string {
 		return nil
 	})
 	return url
-}
-
-// cliEnvFor is the environment of a baton client command: this process's
-// without AWS_* and BATON_* settings, AWS configuration files that do not
-// exist and no instance metadata, so only what a test adds is used.
-func cliEnvFor(t *testing.T) []string {
-	dir := t.TempDir()
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "AWS_") || strings.HasPrefix(kv, "BATON_")
-	})
-	return append(env, "AWS_CONFIG_FILE="+filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "credentials"),
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_MAX_ATTEMPTS=1")
-}
-
-// lockedLog collects a process's output for a reader in another goroutine.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
