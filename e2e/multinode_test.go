@@ -75,15 +75,24 @@ func startMultiNodes(t *testing.T, cluster *pgtest.Cluster, n int) []*mnNode {
 // mnClient is an SQS client that never retries (an error is an unknown
 // outcome) and keeps enough idle connections for many workers.
 func mnClient(url string) *sqs.Client {
+	return keyClient(url, mnKeyID, &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64},
+	})
+}
+
+// mnKeyID is the access key mnClient signs with (secret "secret").
+const mnKeyID = "AKIDMULTINODE"
+
+// keyClient is an SQS client that signs with key (secret "secret") and
+// never retries, sending through hc.
+func keyClient(url, key string, hc *http.Client) *sqs.Client {
 	return sqs.New(sqs.Options{
 		BaseEndpoint:     aws.String(url),
 		Region:           "us-east-1",
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDMULTINODE", "secret", ""),
+		Credentials:      credentials.NewStaticCredentialsProvider(key, "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient: &http.Client{
-			Timeout:   30 * time.Second,
-			Transport: &http.Transport{MaxIdleConnsPerHost: 64},
-		},
+		HTTPClient:       hc,
 	})
 }
 

@@ -51,10 +51,17 @@ const (
 
 func patroniUnavailable(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Getenv(requirePatroniEnv) == "1" {
-		t.Fatalf("Patroni is required (%s=1) but unavailable: %s", requirePatroniEnv, fmt.Sprintf(format, args...))
+	componentUnavailable(t, "Patroni", requirePatroniEnv, fmt.Sprintf(format, args...))
+}
+
+// componentUnavailable skips t because component is missing, as why says,
+// or fails it when the environment variable require is 1, as CI sets it.
+func componentUnavailable(t *testing.T, component, require, why string) {
+	t.Helper()
+	if os.Getenv(require) == "1" {
+		t.Fatalf("%s is required (%s=1) but unavailable: %s", component, require, why)
 	}
-	skipnote.Skip(t, "Patroni", "skipping: %s (set %s=1 to fail instead)", fmt.Sprintf(format, args...), requirePatroniEnv)
+	skipnote.Skip(t, component, "skipping: %s (set %s=1 to fail instead)", why, require)
 }
 
 // freePorts returns n distinct free TCP ports on 127.0.0.1.
