@@ -33,13 +33,16 @@ import (
 // PostgreSQL cluster managed by Patroni (deploy/patroni/, in synchronous
 // mode) and coordinated through etcd, all on 127.0.0.1, drives them with
 // producers and consumers, and kills the primary's postmaster with SIGKILL
-// mid-run. Patroni promotes the synchronous standby and the nodes, whose
-// URL lists every member with target_session_attrs=read-write, follow it.
-// It checks that no acknowledged send is lost, no acknowledged delete
-// comes back, no message is leased twice at once, no client ever sees
-// HTTP 500 (503 ServiceUnavailable is allowed, and counted), sends succeed
-// again on every node within a bound, and long polls waiting at the kill
-// keep waiting and are answered.
+// mid-run: whichever member Patroni's REST API and pg_is_in_recovery() say
+// is the primary. Patroni promotes the synchronous standby and the nodes,
+// whose URL lists every member with target_session_attrs=read-write,
+// follow it. Once the killed member is back as a standby and the cluster
+// whole again, it kills the new primary too. It checks that no
+// acknowledged send is lost, no acknowledged delete comes back, no message
+// is leased twice at once, no client ever sees HTTP 500 (503
+// ServiceUnavailable is allowed, and counted), sends succeed again on
+// every node within a bound after each kill, and long polls waiting at
+// each kill keep waiting and are answered.
 
 // requirePatroniEnv turns missing Patroni or etcd into a failure.
 const requirePatroniEnv = "BATON_REQUIRE_PATRONI"
@@ -302,10 +305,20 @@ func startPatroniCluster(t *testing.T) []*patroniMember {
 			})
 		}
 	}
-	testutil.CheckFor(t, 60*time.Second, func() error {
-		cs, err := members[0].cluster()
+	testutil.CheckFor(t, 60*time.Second, func() error { return clusterReady(members) })
+	return members
+}
+
+// clusterReady returns an error unless the cluster, as any member's REST
+// API tells it, has a running primary, a streaming synchronous standby and
+// a third member streaming.
+func clusterReady(members []*patroniMember) error {
+	var errs []error
+	for _, m := range members {
+		cs, err := m.cluster()
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		roles := map[string]int{}
 		for _, m := range cs.Members {
@@ -317,8 +330,49 @@ func startPatroniCluster(t *testing.T) []*patroniMember {
 			return fmt.Errorf("cluster not ready: %+v", cs.Members)
 		}
 		return nil
-	})
-	return members
+	}
+	return errors.Join(errs...)
+}
+
+// primary returns the member that Patroni's REST API calls the primary and
+// that PostgreSQL itself says is not in recovery.
+func primary(ctx context.Context, members []*patroniMember) (*patroniMember, error) {
+	for _, m := range members {
+		if !m.isPrimary() {
+			continue
+		}
+		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", patroniSuperPassword, m.pgPort))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		defer conn.Close(ctx)
+		var inRecovery bool
+		if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		if inRecovery {
+			return nil, fmt.Errorf("%s: Patroni says primary, PostgreSQL says in recovery", m.name)
+		}
+		return m, nil
+	}
+	return nil, errors.New("no member is primary")
+}
+
+// killPostmaster kills m's postmaster with SIGKILL.
+func (m *patroniMember) killPostmaster(t *testing.T) {
+	t.Helper()
+	pidLine, err := os.ReadFile(filepath.Join(m.dataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(pidLine), "\n", 2)[0])
+	if err != nil {
+		t.Fatalf("postmaster.pid: %v", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill postmaster %d: %v", pid, err)
+	}
+	t.Logf("killed the postmaster (pid %d) of primary %s", pid, m.name)
 }
 
 // dsn lists every member, for pgx to find the primary.
@@ -366,16 +420,7 @@ func TestPatroniFailover(t *testing.T) {
 	t.Logf("Patroni cluster of 3 up in %v", time.Since(start).Round(time.Millisecond))
 
 	// The nodes' database.
-	var primary *patroniMember
-	for _, m := range members {
-		if m.isPrimary() {
-			primary = m
-		}
-	}
-	if primary == nil {
-		t.Fatal("no primary")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, patroniDSN(members, "postgres"))
 	if err != nil {
@@ -395,8 +440,9 @@ func TestPatroniFailover(t *testing.T) {
 	const (
 		queue, pollQueue  = "ha", "ha-poll"
 		visibilityTimeout = 5
-		runFor            = 30 * time.Second
-		killAfter         = 10 * time.Second
+		kills             = 2
+		firstKillAfter    = 10 * time.Second // of load
+		afterLastKill     = 8 * time.Second  // of load
 		recoveryBound     = 15 * time.Second
 	)
 	mnCreateQueue(t, nodes[0], queue, map[string]string{"VisibilityTimeout": strconv.Itoa(visibilityTimeout)})
@@ -404,13 +450,11 @@ func TestPatroniFailover(t *testing.T) {
 
 	l := newMNLedger(t)
 	var counts pfCounter
-	var attempted sync.Map                // body -> true, for sends tried (acknowledged or not)
-	deleteAcked := map[string]time.Time{} // message id -> when its delete was acknowledged, under l.mu
-	var killedAt atomic.Int64             // unix nanos; 0 before the kill
-	firstSendAfter := make([]atomic.Int64, len(nodes))
+	var attempted sync.Map                 // body -> true, for sends tried (acknowledged or not)
+	deleteAcked := map[string]time.Time{}  // message id -> when its delete was acknowledged, under l.mu
+	var lastKill atomic.Pointer[killRound] // nil before the first
 
 	stopProducers, stopConsumers := make(chan struct{}), make(chan struct{})
-	loadStart := time.Now()
 	var wg sync.WaitGroup
 	for ni, n := range nodes {
 		for p := range 2 {
@@ -434,8 +478,8 @@ func TestPatroniFailover(t *testing.T) {
 						time.Sleep(50 * time.Millisecond)
 						continue
 					}
-					if k := killedAt.Load(); k != 0 && asked.UnixNano() > k {
-						firstSendAfter[ni].CompareAndSwap(0, time.Now().UnixNano())
+					if k := lastKill.Load(); k != nil && asked.After(k.at) {
+						k.firstSend[ni].CompareAndSwap(0, time.Now().UnixNano())
 					}
 					// At most ten batches a second each: a load the
 					// consumers keep up with on a busy two-core machine,
@@ -522,92 +566,18 @@ func TestPatroniFailover(t *testing.T) {
 		}
 	}
 
-	// Long polls waiting at the kill, one on each node.
-	type pollResult struct {
-		n        int
-		err      error
-		answered time.Time
-	}
-	polls := make(chan pollResult, len(nodes))
-	time.Sleep(killAfter - 2*time.Second)
-	pollStart := time.Now()
-	for _, n := range nodes {
-		go func() {
-			out, err := n.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-				QueueUrl: aws.String(n.queueURL(pollQueue)), WaitTimeSeconds: 20, MaxNumberOfMessages: 1,
-			})
-			r := pollResult{err: err, answered: time.Now()}
-			if err == nil {
-				r.n = len(out.Messages)
-			}
-			polls <- r
-		}()
-	}
-	time.Sleep(2 * time.Second)
-
-	// Kill the primary's postmaster.
-	pidLine, err := os.ReadFile(filepath.Join(primary.dataDir, "postmaster.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.SplitN(string(pidLine), "\n", 2)[0])
-	if err != nil {
-		t.Fatalf("postmaster.pid: %v", err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill postmaster %d: %v", pid, err)
-	}
-	kill := time.Now()
-	killedAt.Store(kill.UnixNano())
-	t.Logf("killed the postmaster (pid %d) of primary %s", pid, primary.name)
-
-	// Sends succeed again on every node within the bound.
-	recovered := make([]time.Duration, len(nodes))
-	testutil.CheckFor(t, recoveryBound+15*time.Second, func() error {
-		for i := range nodes {
-			if firstSendAfter[i].Load() == 0 {
-				return fmt.Errorf("node %d: no send acknowledged since the kill", i)
-			}
+	// Kill the primary, and once the cluster is whole again (the killed
+	// member back as a standby), kill the new one.
+	time.Sleep(firstKillAfter - 2*time.Second)
+	var rounds []*killRound
+	for k := range kills {
+		if k > 0 {
+			testutil.CheckFor(t, 90*time.Second, func() error { return clusterReady(members) })
+			t.Logf("cluster of 3 whole again %v after kill %d", time.Since(rounds[k-1].at).Round(time.Millisecond), k)
 		}
-		return nil
-	})
-	for i := range nodes {
-		recovered[i] = time.Unix(0, firstSendAfter[i].Load()).Sub(kill)
-		t.Logf("node %d: first acknowledged send %v after the kill", i, recovered[i].Round(time.Millisecond))
-		if recovered[i] > recoveryBound {
-			t.Errorf("node %d: sends failed for %v after the kill, want under %v", i, recovered[i].Round(time.Millisecond), recoveryBound)
-		}
+		rounds = append(rounds, failoverRound(ctx, t, k+1, members, nodes, pollQueue, &lastKill, recoveryBound))
 	}
-	// Answer the long polls: one message per poll.
-	for i := range nodes {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := nodes[0].client.SendMessage(c, &sqs.SendMessageInput{QueueUrl: aws.String(nodes[0].queueURL(pollQueue)), MessageBody: aws.String(fmt.Sprintf("poll %d", i))})
-		cancel()
-		if err != nil {
-			t.Errorf("send to the polled queue: %v", err)
-		}
-	}
-	for range nodes {
-		select {
-		case r := <-polls:
-			switch {
-			case r.err != nil:
-				t.Errorf("long poll waiting at the kill: %v", r.err)
-			case r.n != 1 && r.answered.Sub(pollStart) < 19*time.Second:
-				t.Errorf("long poll waiting at the kill returned %d messages after %v, before its wait time", r.n, r.answered.Sub(pollStart))
-			case r.n != 1:
-				t.Logf("long poll waiting at the kill ran out its 20 s before the send reached it")
-			default:
-				t.Logf("long poll waiting at the kill answered %v after it began", r.answered.Sub(pollStart).Round(time.Millisecond))
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("long poll waiting at the kill never answered")
-		}
-	}
-
-	if rest := runFor - time.Since(loadStart); rest > 0 {
-		time.Sleep(rest)
-	}
+	time.Sleep(afterLastKill)
 	close(stopProducers)
 	drainStart := time.Now()
 	l.awaitDrained(t, nodes, queue, 60*time.Second, nil)
@@ -624,8 +594,83 @@ func TestPatroniFailover(t *testing.T) {
 	l.mu.Lock()
 	sent, deleted := len(l.sent), len(l.deleted)
 	l.mu.Unlock()
-	t.Logf("failover of %s: sends back after %v (node 0) and %v (node 1); %d calls succeeded, %d answered 503; "+
-		"%d sends acknowledged, %d deletes acknowledged, %d messages received more than once",
-		primary.name, recovered[0].Round(time.Millisecond), recovered[1].Round(time.Millisecond),
+	for k, r := range rounds {
+		t.Logf("kill %d, of primary %s: sends back after %v (node 0) and %v (node 1)",
+			k+1, r.primary, r.recovered[0].Round(time.Millisecond), r.recovered[1].Round(time.Millisecond))
+	}
+	t.Logf("%d calls succeeded, %d answered 503; %d sends acknowledged, %d deletes acknowledged, %d messages received more than once",
 		counts.ok.Load(), counts.unavailable.Load(), sent, deleted, redelivered)
+}
+
+// killRound is one kill of the primary.
+type killRound struct {
+	primary string    // the member killed
+	at      time.Time // when
+	// firstSend is, per node, when the first send asked after the kill was
+	// acknowledged (Unix nanoseconds; 0 before), and recovered how long
+	// after the kill that was.
+	firstSend []atomic.Int64
+	recovered []time.Duration
+}
+
+// failoverRound starts a long poll on every node, kills the current
+// primary's postmaster with the polls waiting, and publishes the kill in
+// last for the producers to date their sends by. It waits until every
+// node acknowledges a send asked after the kill, within bound, and then
+// answers the long polls, which must still be waiting.
+func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniMember, nodes []*mnNode, pollQueue string,
+	last *atomic.Pointer[killRound], bound time.Duration) *killRound {
+	t.Helper()
+	polls := make(chan outagePoll, len(nodes))
+	pollStart := time.Now()
+	for i, n := range nodes {
+		go func() { polls <- longPoll(ctx, n.client, n.queueURL(pollQueue), i) }()
+	}
+	time.Sleep(2 * time.Second) // for the polls to reach their nodes
+	p, err := primary(ctx, members)
+	if err != nil {
+		t.Fatalf("kill %d: %v", k, err)
+	}
+	r := &killRound{primary: p.name, firstSend: make([]atomic.Int64, len(nodes)), recovered: make([]time.Duration, len(nodes))}
+	p.killPostmaster(t)
+	r.at = time.Now()
+	last.Store(r)
+
+	testutil.CheckFor(t, bound+15*time.Second, func() error {
+		for i := range nodes {
+			if r.firstSend[i].Load() == 0 {
+				return fmt.Errorf("kill %d: node %d: no send acknowledged since the kill", k, i)
+			}
+		}
+		return nil
+	})
+	for i := range nodes {
+		r.recovered[i] = time.Unix(0, r.firstSend[i].Load()).Sub(r.at)
+		t.Logf("kill %d: node %d: first acknowledged send %v after the kill", k, i, r.recovered[i].Round(time.Millisecond))
+		if r.recovered[i] > bound {
+			t.Errorf("kill %d: node %d: sends failed for %v after the kill, want under %v", k, i, r.recovered[i].Round(time.Millisecond), bound)
+		}
+	}
+	for i := range nodes {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := nodes[0].client.SendMessage(c, &sqs.SendMessageInput{QueueUrl: aws.String(nodes[0].queueURL(pollQueue)), MessageBody: aws.String(fmt.Sprintf("kill %d poll %d", k, i))})
+		cancel()
+		if err != nil {
+			t.Errorf("kill %d: send to the polled queue: %v", k, err)
+		}
+	}
+	for range nodes {
+		select {
+		case pr := <-polls:
+			if pr.err != nil || pr.n != 1 {
+				t.Errorf("kill %d: node %d: long poll waiting at the kill: %d messages after %v, %v; want one, answered after the failover",
+					k, pr.node, pr.n, pr.answered.Sub(pollStart).Round(time.Millisecond), pr.err)
+				continue
+			}
+			t.Logf("kill %d: node %d: long poll waiting at the kill answered %v after it began", k, pr.node, pr.answered.Sub(pollStart).Round(time.Millisecond))
+		case <-time.After(30 * time.Second):
+			t.Errorf("kill %d: a long poll waiting at the kill never answered", k)
+		}
+	}
+	return r
 }
