@@ -222,7 +222,14 @@ func startPatroniCluster(t *testing.T) []*patroniMember {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			// The members' whole logs, for what the last lines shown do not tell.
+			t.Logf("kept the cluster's directory, with its logs: %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	if cred != nil {
 		os.Chmod(dir, 0o755)
 		os.Chown(dir, int(cred.Uid), int(cred.Gid))
@@ -358,21 +365,31 @@ func primary(ctx context.Context, members []*patroniMember) (*patroniMember, err
 	return nil, errors.New("no member is primary")
 }
 
-// killPostmaster kills m's postmaster with SIGKILL.
-func (m *patroniMember) killPostmaster(t *testing.T) {
-	t.Helper()
+// postmaster returns the PID of m's postmaster, from its postmaster.pid.
+func (m *patroniMember) postmaster() (int, error) {
 	pidLine, err := os.ReadFile(filepath.Join(m.dataDir, "postmaster.pid"))
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	pid, err := strconv.Atoi(strings.SplitN(string(pidLine), "\n", 2)[0])
 	if err != nil {
-		t.Fatalf("postmaster.pid: %v", err)
+		return 0, fmt.Errorf("%s: postmaster.pid: %w", m.name, err)
+	}
+	return pid, nil
+}
+
+// killPostmaster kills m's postmaster with SIGKILL and returns its PID.
+func (m *patroniMember) killPostmaster(t *testing.T) int {
+	t.Helper()
+	pid, err := m.postmaster()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill postmaster %d: %v", pid, err)
 	}
 	t.Logf("killed the postmaster (pid %d) of primary %s", pid, m.name)
+	return pid
 }
 
 // dsn lists every member, for pgx to find the primary.
@@ -450,9 +467,9 @@ func TestPatroniFailover(t *testing.T) {
 
 	l := newMNLedger(t)
 	var counts pfCounter
-	var attempted sync.Map                 // body -> true, for sends tried (acknowledged or not)
-	deleteAcked := map[string]time.Time{}  // message id -> when its delete was acknowledged, under l.mu
-	var lastKill atomic.Pointer[killRound] // nil before the first
+	var attempted sync.Map                // body -> true, for sends tried (acknowledged or not)
+	deleteAcked := map[string]time.Time{} // message id -> when its delete was acknowledged, under l.mu
+	acks := newSendAcks(len(nodes))
 
 	stopProducers, stopConsumers := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
@@ -478,9 +495,7 @@ func TestPatroniFailover(t *testing.T) {
 						time.Sleep(50 * time.Millisecond)
 						continue
 					}
-					if k := lastKill.Load(); k != nil && asked.After(k.at) {
-						k.firstSend[ni].CompareAndSwap(0, time.Now().UnixNano())
-					}
+					acks.add(ni, asked, time.Now())
 					// At most ten batches a second each: a load the
 					// consumers keep up with on a busy two-core machine,
 					// so the queue drains soon after the producers stop.
@@ -532,8 +547,13 @@ func TestPatroniFailover(t *testing.T) {
 							l.errs = append(l.errs, fmt.Sprintf("message %s: body %q, sent %q", id, aws.ToString(m.Body), want))
 						}
 						if at, ok := deleteAcked[id]; ok && requested.After(at) {
-							l.errs = append(l.errs, fmt.Sprintf("message %s: received (asked %s) after its delete was acknowledged at %s",
-								id, requested.Format(time.StampMicro), at.Format(time.StampMicro)))
+							var before []string
+							for _, le := range l.leases[id] {
+								before = append(before, fmt.Sprintf("consumer %d asked %s answered %s delete asked %s",
+									le.consumer, le.requested.Format(time.StampMicro), le.answered.Format(time.StampMicro), le.deleteAsked.Format(time.StampMicro)))
+							}
+							l.errs = append(l.errs, fmt.Sprintf("message %s: received by consumer %d (asked %s) after its delete was acknowledged at %s; leased before: %s",
+								id, consumer, requested.Format(time.StampMicro), at.Format(time.StampMicro), strings.Join(before, "; ")))
 						}
 						held[i] = &mnLease{consumer: consumer, requested: requested, answered: answered, call: l.calls, handle: *m.ReceiptHandle}
 						l.leases[id] = append(l.leases[id], held[i])
@@ -575,7 +595,7 @@ func TestPatroniFailover(t *testing.T) {
 			testutil.CheckFor(t, 90*time.Second, func() error { return clusterReady(members) })
 			t.Logf("cluster of 3 whole again %v after kill %d", time.Since(rounds[k-1].at).Round(time.Millisecond), k)
 		}
-		rounds = append(rounds, failoverRound(ctx, t, k+1, members, nodes, pollQueue, &lastKill, recoveryBound))
+		rounds = append(rounds, failoverRound(ctx, t, k+1, members, nodes, pollQueue, acks, recoveryBound))
 	}
 	time.Sleep(afterLastKill)
 	close(stopProducers)
@@ -595,8 +615,8 @@ func TestPatroniFailover(t *testing.T) {
 	sent, deleted := len(l.sent), len(l.deleted)
 	l.mu.Unlock()
 	for k, r := range rounds {
-		t.Logf("kill %d, of primary %s: sends back after %v (node 0) and %v (node 1)",
-			k+1, r.primary, r.recovered[0].Round(time.Millisecond), r.recovered[1].Round(time.Millisecond))
+		t.Logf("kill %d, of primary %s (then primary: %s): sends back after %v (node 0) and %v (node 1)",
+			k+1, r.primary, r.successor, r.recovered[0].Round(time.Millisecond), r.recovered[1].Round(time.Millisecond))
 	}
 	t.Logf("%d calls succeeded, %d answered 503; %d sends acknowledged, %d deletes acknowledged, %d messages received more than once",
 		counts.ok.Load(), counts.unavailable.Load(), sent, deleted, redelivered)
@@ -604,22 +624,65 @@ func TestPatroniFailover(t *testing.T) {
 
 // killRound is one kill of the primary.
 type killRound struct {
-	primary string    // the member killed
-	at      time.Time // when
-	// firstSend is, per node, when the first send asked after the kill was
-	// acknowledged (Unix nanoseconds; 0 before), and recovered how long
-	// after the kill that was.
-	firstSend []atomic.Int64
+	primary   string    // the member killed
+	successor string    // the primary after it
+	at        time.Time // when
+	// recovered is, per node, how long after the kill sends were
+	// acknowledged again.
 	recovered []time.Duration
 }
 
-// failoverRound starts a long poll on every node, kills the current
-// primary's postmaster with the polls waiting, and publishes the kill in
-// last for the producers to date their sends by. It waits until every
-// node acknowledges a send asked after the kill, within bound, and then
-// answers the long polls, which must still be waiting.
+// sendAcks logs, per node, when each acknowledged send was asked and when
+// it was acknowledged.
+type sendAcks struct {
+	mu   sync.Mutex
+	node [][][2]time.Time
+}
+
+func newSendAcks(nodes int) *sendAcks { return &sendAcks{node: make([][][2]time.Time, nodes)} }
+
+func (a *sendAcks) add(node int, asked, acked time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.node[node] = append(a.node[node], [2]time.Time{asked, acked})
+}
+
+// askedSince reports whether a send through node asked after t was
+// acknowledged.
+func (a *sendAcks) askedSince(node int, t time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	acks := a.node[node]
+	return len(acks) > 0 && acks[len(acks)-1][0].After(t)
+}
+
+// resumed returns when node's sends were acknowledged again after kill:
+// the end of the longest pause between acknowledgements from a second
+// before the kill on. Not the first acknowledgement after the kill, which
+// a backend of the killed postmaster that has not yet noticed may give.
+func (a *sendAcks) resumed(node int, kill time.Time) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var prev, end time.Time
+	longest := time.Duration(-1)
+	for _, ack := range a.node[node] {
+		if at := ack[1]; at.After(kill.Add(-time.Second)) {
+			if !prev.IsZero() && at.Sub(prev) > longest {
+				longest, end = at.Sub(prev), at
+			}
+			prev = at
+		}
+	}
+	return end
+}
+
+// failoverRound starts a long poll on every node and kills the current
+// primary's postmaster with the polls waiting. It waits for Patroni to
+// name a new primary and for every node to acknowledge a send asked after
+// that, checks that sends were acknowledged again within bound of the
+// kill, and answers the long polls, which must still be waiting.
 func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniMember, nodes []*mnNode, pollQueue string,
-	last *atomic.Pointer[killRound], bound time.Duration) *killRound {
+	acks *sendAcks, bound time.Duration) *killRound {
 	t.Helper()
 	polls := make(chan outagePoll, len(nodes))
 	pollStart := time.Now()
@@ -631,22 +694,41 @@ func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniM
 	if err != nil {
 		t.Fatalf("kill %d: %v", k, err)
 	}
-	r := &killRound{primary: p.name, firstSend: make([]atomic.Int64, len(nodes)), recovered: make([]time.Duration, len(nodes))}
-	p.killPostmaster(t)
+	r := &killRound{primary: p.name, recovered: make([]time.Duration, len(nodes))}
+	killed := p.killPostmaster(t)
 	r.at = time.Now()
-	last.Store(r)
 
+	// Patroni's answer: a standby promoted or, when it judged none fit
+	// (one not answering its REST API in time, say), the killed member
+	// restarted in place.
+	testutil.CheckFor(t, 60*time.Second, func() error {
+		m, err := primary(ctx, members)
+		if err != nil {
+			return err
+		}
+		if pid, err := m.postmaster(); m == p && (err != nil || pid == killed) {
+			return fmt.Errorf("%s still primary, its postmaster (pid %d) killed", p.name, killed)
+		}
+		r.successor = m.name
+		return nil
+	})
+	if r.successor == p.name {
+		t.Logf("kill %d: Patroni restarted %s in place instead of failing over", k, p.name)
+	} else {
+		t.Logf("kill %d: Patroni promoted %s", k, r.successor)
+	}
+	named := time.Now()
 	testutil.CheckFor(t, bound+15*time.Second, func() error {
 		for i := range nodes {
-			if r.firstSend[i].Load() == 0 {
-				return fmt.Errorf("kill %d: node %d: no send acknowledged since the kill", k, i)
+			if !acks.askedSince(i, named) {
+				return fmt.Errorf("kill %d: node %d: no send acknowledged since %s became primary", k, i, r.successor)
 			}
 		}
 		return nil
 	})
 	for i := range nodes {
-		r.recovered[i] = time.Unix(0, r.firstSend[i].Load()).Sub(r.at)
-		t.Logf("kill %d: node %d: first acknowledged send %v after the kill", k, i, r.recovered[i].Round(time.Millisecond))
+		r.recovered[i] = acks.resumed(i, r.at).Sub(r.at)
+		t.Logf("kill %d: node %d: sends acknowledged again %v after the kill", k, i, r.recovered[i].Round(time.Millisecond))
 		if r.recovered[i] > bound {
 			t.Errorf("kill %d: node %d: sends failed for %v after the kill, want under %v", k, i, r.recovered[i].Round(time.Millisecond), bound)
 		}
