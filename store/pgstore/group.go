@@ -31,9 +31,11 @@ import (
 
 // committers is how many rounds one server runs at once. While one round
 // waits for its commit, requests queue for the next; a second committer
-// starts it then, so the database always has a round to work on, while each
-// round still gathers everything that queued meanwhile.
-const committers = 3
+// starts it then, so the database has a round to work on while the other's
+// commit is flushed. More would make rounds smaller, and each costs the
+// database CPU of its own: on 2 cores, 1 to 3 committers served about as
+// many requests, 6 fewer.
+const committers = 2
 
 // Bounds of one round, so that one statement's arrays stay of a sensible
 // size: entries are messages sent plus receipts deleted or changed.
@@ -132,6 +134,9 @@ type grouper struct {
 
 	// rounds and ops count the rounds run and the ops they held.
 	rounds, ops atomic.Int64
+
+	// held, set by tests, keeps the committers from taking ops.
+	held bool
 }
 
 func (g *grouper) init(s *Store) {
@@ -193,7 +198,7 @@ func (g *grouper) run() {
 func (g *grouper) take() []*op {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for len(g.queue) == 0 && !g.closing {
+	for (len(g.queue) == 0 || g.held) && !g.closing {
 		g.cond.Wait()
 	}
 	if len(g.queue) == 0 {
@@ -247,6 +252,9 @@ func (g *grouper) finish(ops []*op) {
 	g.ops.Add(int64(len(live)))
 	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
 	err := g.s.commitRound(ctx, live)
+	if err == nil {
+		err = g.s.fault("round")
+	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w: %w", errStalled, err)
 	}
