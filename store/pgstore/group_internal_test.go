@@ -223,7 +223,7 @@ func TestGroupAnswersEach(t *testing.T) {
 	want := map[string][]baton.LeaseResult{
 		"live": {baton.LeaseCurrent}, "stale": {baton.LeaseLapsed}, "missing message": {baton.LeaseGone},
 		"change live": {baton.LeaseCurrent}, "change stale": {baton.LeaseLapsed},
-		"batch": {baton.LeaseCurrent, baton.LeaseGone, baton.LeaseLapsed},
+		"batch":  {baton.LeaseCurrent, baton.LeaseGone, baton.LeaseLapsed},
 		"sent-a": nil, "sent-b": nil,
 	}
 	for name, w := range want {
