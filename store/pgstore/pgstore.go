@@ -69,6 +69,8 @@ type Store struct {
 	notify notifier
 	// group gathers sends, deletes and visibility changes into rounds.
 	group grouper
+	// reads shares the reads of concurrent requests of the same row.
+	reads reads
 	// wake notifies the other servers of committed sends, releases and
 	// moves.
 	wake waker
