@@ -14,6 +14,13 @@
 // messages table often; on a busy database also lower autovacuum_naptime
 // (a server setting, one minute by default).
 //
+// Sends to standard queues, deletes and visibility changes are committed
+// in rounds (group commit, group.go): the requests a server has in hand at
+// once are gathered into a few statements over arrays and one transaction,
+// sent in one round trip, so that they share its commit. Each request keeps
+// its own answer and errors; FIFO sends run alone, one transaction each
+// (they number their messages under the queue row's lock).
+//
 // An operation that meets a lost connection, a failover or a restart of
 // the database, a serialization failure or a deadlock runs again with
 // backoff for up to Options.RetryFor, then fails with baton.ErrUnavailable;

@@ -23,71 +23,80 @@ const currentCTE = `
 		FROM baton_messages m WHERE m.queue_id = $1 AND m.id = $2
 		FOR UPDATE)`
 
-// deleteSQL deletes message $2 of queue $1 if lease epoch $3 is live at $4,
-// or in any case unless $5 (RequireLive), and returns the message as it was
-// (leasedColumns), whether the lease was live, and whether it deleted.
-var deleteSQL = `
-	WITH ` + currentCTE + `,
-	del AS (
-		DELETE FROM baton_messages d USING cur
-		WHERE d.queue_id = $1 AND d.id = $2 AND (cur.live OR NOT $5)
-		RETURNING 1)
-	SELECT ` + leasedColumns + `, live, EXISTS (SELECT 1 FROM del) FROM cur`
-
-// changeVisibilitySQL moves the end of message $2's lease (queue $1) to $5
-// if lease epoch $3 is live at $4, or if $6 (AnyLease) and a later lease
-// is, and returns the message as it was, whether the receipt's lease was
-// live, whether the change took effect, and whether it released the
-// message (made it visible at once).
-var changeVisibilitySQL = `
-	WITH ` + currentCTE + `,
-	upd AS (
-		UPDATE baton_messages u SET visible_at = $5 FROM cur
-		WHERE u.queue_id = $1 AND u.id = $2
-			AND (cur.live OR $6::boolean AND cur.epoch > $3 AND cur.leased AND cur.visible_at > $4)
-		RETURNING 1)
-	SELECT ` + leasedColumns + `, live, EXISTS (SELECT 1 FROM upd),
-		EXISTS (SELECT 1 FROM upd WHERE $5::timestamptz <= $4::timestamptz)
-	FROM cur`
-
 // MessageDelete deletes the message if the receipt's lease is live, or in
-// any case unless p.RequireLive. Deleting a live lease of a FIFO queue
-// (p.RequireLive) unblocks its group: it notifies the other servers.
+// any case unless p.RequireLive, in a round with others (group.go).
+// Deleting a live lease of a FIFO queue (p.RequireLive) unblocks its group:
+// it notifies the other servers.
 func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
-	var out baton.LeaseOutcome
-	err := s.retry(ctx, func() error {
-		var live bool
-		m, err := scanMessage(s.pool.QueryRow(ctx, deleteSQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.RequireLive), &live, new(bool))
-		if err == nil {
-			err = s.fault("delete")
-		}
-		out = outcome(m, live)
-		return err
-	})
-	if err == nil && p.RequireLive && out.Result == baton.LeaseCurrent {
+	outs, err := s.lease(ctx, &op{kind: opDelete, queueID: p.QueueID, now: p.Now, requireLive: p.RequireLive,
+		entries: []leaseEntry{{MessageID: p.MessageID, Epoch: p.Epoch}}})
+	if err != nil {
+		return baton.LeaseOutcome{}, err
+	}
+	if p.RequireLive && outs[0].Result == baton.LeaseCurrent {
 		s.wake.add(p.QueueID)
 	}
-	return s.leaseResult(ctx, p.QueueID, out, err, "delete")
+	return outs[0], nil
 }
 
 // MessageChangeVisibility moves the live lease's end (with p.AnyLease, a
-// later live lease's too); a release (VisibleAt
+// later live lease's too), in a round with others; a release (VisibleAt
 // not after Now) notifies the other servers, whose long polls may want the
 // message.
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
-	var out baton.LeaseOutcome
-	var released bool
+	o := &op{kind: opChange, queueID: p.QueueID, now: p.Now, anyLease: p.AnyLease,
+		entries: []leaseEntry{{MessageID: p.MessageID, Epoch: p.Epoch, VisibleAt: p.VisibleAt}}}
+	outs, err := s.lease(ctx, o)
+	if err != nil {
+		return baton.LeaseOutcome{}, err
+	}
+	s.wakeReleased(o)
+	return outs[0], nil
+}
+
+// opNames name the ops in errors and for the fault hook.
+var opNames = map[opKind]string{opSend: "send", opDelete: "delete", opChange: "change visibility"}
+
+// lease runs a delete or visibility change op in a round, retried as retry
+// does, and returns its outcomes, one per entry; ErrNotFound if the queue
+// does not exist. A rerun after an unknown outcome finds the messages it
+// deleted gone (LeaseGone, which the engine answers as success) and sets
+// the lease ends it set again.
+func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) {
+	what := opNames[o.kind]
 	err := s.retry(ctx, func() error {
-		var live, changed bool
-		m, err := scanMessage(s.pool.QueryRow(ctx, changeVisibilitySQL, int64(p.QueueID), p.MessageID, int64(p.Epoch), p.Now, p.VisibleAt,
-			p.AnyLease), &live, &changed, &released)
-		out = changeOutcome(m, live, changed)
+		err := s.group.commit(ctx, o)
+		if err == nil {
+			err = s.fault(what)
+		}
 		return err
 	})
-	if err == nil && released {
-		s.wake.add(p.QueueID)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
-	return s.leaseResult(ctx, p.QueueID, out, err, "change visibility")
+	if !o.queueExists {
+		return nil, baton.ErrNotFound
+	}
+	outs := make([]baton.LeaseOutcome, len(o.rows))
+	for i, r := range o.rows {
+		outs[i] = outcome(r.msg, r.live)
+		if o.kind == opChange && outs[i].Result == baton.LeaseLapsed && r.changed {
+			// It took effect through a lease not the receipt's: a later one.
+			outs[i].Result = baton.LeaseSuperseded
+		}
+	}
+	return outs, nil
+}
+
+// wakeReleased notifies the other servers if a visibility change op made
+// a message visible at once.
+func (s *Store) wakeReleased(o *op) {
+	for _, r := range o.rows {
+		if r.released {
+			s.wake.add(o.queueID)
+			return
+		}
+	}
 }
 
 // outcome is the result of finding m (nil if gone) with its lease live or
@@ -101,39 +110,6 @@ func outcome(m *baton.Message, live bool) baton.LeaseOutcome {
 	default:
 		return baton.LeaseOutcome{Result: baton.LeaseLapsed, Message: m}
 	}
-}
-
-// changeOutcome is the result of a visibility change that found m (nil if
-// gone), the receipt's lease live or not, and changed it or not: a change
-// that took effect through a lease not the receipt's went to a later one.
-func changeOutcome(m *baton.Message, live, changed bool) baton.LeaseOutcome {
-	out := outcome(m, live)
-	if out.Result == baton.LeaseLapsed && changed {
-		out.Result = baton.LeaseSuperseded
-	}
-	return out
-}
-
-// leaseResult finishes a delete or visibility change: a message not found
-// is LeaseGone if its queue exists, ErrNotFound if not.
-func (s *Store) leaseResult(ctx context.Context, queueID uint64, out baton.LeaseOutcome, err error, what string) (baton.LeaseOutcome, error) {
-	if errors.Is(err, pgx.ErrNoRows) {
-		var exists bool
-		err := s.retry(ctx, func() error {
-			return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID)).Scan(&exists)
-		})
-		if err != nil {
-			return baton.LeaseOutcome{}, fmt.Errorf("pgstore: %s: %w", what, err)
-		}
-		if !exists {
-			return baton.LeaseOutcome{}, baton.ErrNotFound
-		}
-		return baton.LeaseOutcome{Result: baton.LeaseGone}, nil
-	}
-	if err != nil {
-		return baton.LeaseOutcome{}, fmt.Errorf("pgstore: %s: %w", what, err)
-	}
-	return out, nil
 }
 
 // MessageMove moves the message to another queue in one transaction that

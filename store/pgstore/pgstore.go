@@ -67,6 +67,10 @@ type Store struct {
 	fifo sync.Map
 
 	notify notifier
+	// group gathers sends, deletes and visibility changes into rounds.
+	group grouper
+	// reads shares the reads of concurrent requests of the same row.
+	reads reads
 	// wake notifies the other servers of committed sends, releases and
 	// moves.
 	wake waker
@@ -124,6 +128,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.wake.init(s, cfg.ConnConfig)
+	s.group.init(s)
 	s.checkClock(ctx, time.Now)
 	return s, nil
 }
@@ -277,6 +282,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // connections, the pool's first and then the task locks', so that no move
 // of this server commits after another may have taken its tasks over.
 func (s *Store) Close() error {
+	s.group.stop()
 	s.wake.stop()
 	s.notify.stop()
 	s.pool.Close()
@@ -319,18 +325,13 @@ func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
 // the run before committed: done recognises that failure, which is then a
 // success.
 func (s *Store) inTxDone(ctx context.Context, f func(pgx.Tx) error, done func(error) bool) error {
-	unsure := false
-	return s.retry(ctx, func() error {
+	return s.retryDone(ctx, func() error {
 		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, f)
 		if err == nil {
 			err = s.fault("tx")
 		}
-		if unsure && err != nil && done != nil && done(err) {
-			return nil
-		}
-		unsure = unsure || outcomeUnknown(err)
 		return err
-	})
+	}, done)
 }
 
 // isForeignKeyViolation reports whether err is a reference to a missing

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,9 +51,16 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
 	var q *baton.Queue
 	err := s.retry(ctx, func() error {
-		var err error
-		q, err = scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
-			region, account, name))
+		v, err := s.reads.do(ctx, "queue\x00"+region+"\x00"+account+"\x00"+name, func(ctx context.Context) (any, error) {
+			return scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
+				region, account, name))
+		})
+		if err == nil {
+			// The read is shared (reads.go): each caller gets a copy.
+			c := *v.(*baton.Queue)
+			c.Tags = maps.Clone(c.Tags)
+			q = &c
+		}
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

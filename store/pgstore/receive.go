@@ -34,11 +34,19 @@ import (
 func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	// group_id > '' rather than <> '': a range of the group index, found in
 	// one probe instead of a scan of the queue.
-	var fifo, grouped bool
+	var kind queueKind
 	err := s.retry(ctx, func() error {
-		return s.pool.QueryRow(ctx, `
-		SELECT q.fifo, EXISTS (SELECT 1 FROM baton_messages m WHERE m.queue_id = q.id AND m.group_id > '')
-		FROM baton_queues q WHERE q.id = $1`, int64(p.QueueID)).Scan(&fifo, &grouped)
+		v, err := s.reads.do(ctx, fmt.Sprint("kind\x00", p.QueueID), func(ctx context.Context) (any, error) {
+			var k queueKind
+			err := s.pool.QueryRow(ctx, `
+				SELECT q.fifo, EXISTS (SELECT 1 FROM baton_messages m WHERE m.queue_id = q.id AND m.group_id > '')
+				FROM baton_queues q WHERE q.id = $1`, int64(p.QueueID)).Scan(&k.fifo, &k.grouped)
+			return k, err
+		})
+		if err == nil {
+			kind = v.(queueKind)
+		}
+		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, baton.ErrNotFound
@@ -53,9 +61,9 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	err = s.retry(ctx, func() error {
 		var err error
 		switch {
-		case fifo:
+		case kind.fifo:
 			msgs, err = s.receiveFIFO(ctx, p)
-		case grouped:
+		case kind.grouped:
 			msgs, err = s.receiveFair(ctx, p)
 		default:
 			msgs, err = s.receiveReady(ctx, p)
@@ -67,6 +75,10 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	}
 	return msgs, nil
 }
+
+// queueKind is what a receive reads of its queue first: whether it is a
+// FIFO queue, and whether it holds messages with a group id.
+type queueKind struct{ fifo, grouped bool }
 
 // Parameters shared by the receive statements: $1 queue id, $2 now, $3 the
 // new leases' end, $4 the retention cutoff, $5 Max.

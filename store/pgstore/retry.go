@@ -52,6 +52,9 @@ var transientCodes = map[string]string{
 // transient reports whether err is a failure after which the operation may
 // run again, and names it for /healthz and the logs.
 func transient(err error) (string, bool) {
+	if errors.Is(err, errStalled) {
+		return "database not answering", true
+	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return "", false
 	}
@@ -132,6 +135,22 @@ func (s *Store) retry(ctx context.Context, f func() error) error {
 			return s.giveUp(what, err, attempt, start)
 		}
 	}
+}
+
+// retryDone is retry for an f whose rerun, after a run whose outcome is
+// unknown (its COMMIT's answer lost), fails in a way that means the run
+// before committed: done (if not nil) recognises that failure, which is
+// then a success.
+func (s *Store) retryDone(ctx context.Context, f func() error, done func(error) bool) error {
+	unsure := false
+	return s.retry(ctx, func() error {
+		err := f()
+		if unsure && err != nil && done != nil && done(err) {
+			return nil
+		}
+		unsure = unsure || outcomeUnknown(err)
+		return err
+	})
 }
 
 // giveUp logs and returns the transient failure err that persisted.

@@ -11,13 +11,11 @@ import (
 )
 
 // MessageSend stores the messages in one transaction, then has the other
-// servers notified. A FIFO send first locks its queue's row, so FIFO sends to
-// one queue run one at a time across every server: each sees the keys the
-// one before it accepted, and numbers its messages after the last one's.
-//
-// A standard queue's send is its inserts alone, sent in one round trip as
-// one implicit transaction (a batch runs as one until its end), rather than
-// three with BEGIN and COMMIT of their own.
+// servers notified. A standard queue's send joins a round with others
+// (group.go). A FIFO send runs alone: it first locks its queue's row, so
+// FIFO sends to one queue run one at a time across every server: each sees
+// the keys the one before it accepted, and numbers its messages after the
+// last one's.
 func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
 	var out []baton.MessageSent
 	var stored int
@@ -30,24 +28,16 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 			out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
 		}
 		// A rerun after a lost answer that meets the messages' unique key
-		// (queue_id, id) finds them stored by the run before: the batch
-		// is one transaction, so all of them are.
-		unsure := false
-		err = s.retry(ctx, func() error {
-			b := &pgx.Batch{}
-			for _, m := range p.Messages {
-				queueInsert(b, p.QueueID, m)
-			}
-			err := s.pool.SendBatch(ctx, b).Close()
+		// (queue_id, id) finds them stored by the run before: they are
+		// inserted by one statement, so all of them are.
+		o := &op{kind: opSend, queueID: p.QueueID, msgs: p.Messages}
+		err = s.retryDone(ctx, func() error {
+			err := s.group.commit(ctx, o)
 			if err == nil {
 				err = s.fault("send")
 			}
-			if unsure && isUniqueViolation(err) {
-				return nil
-			}
-			unsure = unsure || outcomeUnknown(err)
 			return err
-		})
+		}, isUniqueViolation)
 		stored = len(p.Messages)
 	default:
 		// A rerun after a lost answer finds the deduplication keys the
@@ -55,15 +45,16 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		err = s.inTx(ctx, func(tx pgx.Tx) error {
 			out = make([]baton.MessageSent, len(p.Messages))
 			store, err := s.numberFIFO(ctx, tx, p, out)
-			if err != nil {
+			stored = len(store)
+			if err != nil || stored == 0 {
 				return err
 			}
-			b := &pgx.Batch{}
-			for _, m := range store {
-				queueInsert(b, p.QueueID, m)
+			queues := make([]int64, stored)
+			for i := range queues {
+				queues[i] = int64(p.QueueID)
 			}
-			stored = len(store)
-			return tx.SendBatch(ctx, b).Close()
+			_, err = tx.Exec(ctx, insertMessagesSQL, messageArrays(queues, store)...)
+			return err
 		})
 	}
 	switch {
@@ -143,16 +134,4 @@ func (s *Store) numberFIFO(ctx context.Context, tx pgx.Tx, p baton.MessageSendPa
 		return nil, err
 	}
 	return store, nil
-}
-
-// queueInsert adds the insert of m to b.
-func queueInsert(b *pgx.Batch, queueID uint64, m *baton.Message) {
-	b.Queue(`
-		INSERT INTO baton_messages (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number,
-			sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at,
-			body_md5)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-		int64(queueID), m.ID, m.GroupID, m.Body, encodeMessageAttributes(m.Attributes), m.TraceHeader, m.DedupID, m.SequenceNumber,
-		m.SenderID, m.SentAt, m.DeadLetterSourceARN, m.VisibleAt, m.Leased, m.ReceiveCount, nullTime(m.FirstReceivedAt),
-		int64(m.Epoch), nullTime(m.LeasedAt), m.BodyMD5)
 }
