@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,7 +33,8 @@ type Options struct {
 	DefaultRegion string
 	// RetryFor bounds how long an operation retries a transient failure
 	// (a lost connection, a failover) before it fails with
-	// baton.ErrUnavailable; DefaultRetryFor if zero.
+	// baton.ErrUnavailable; DefaultRetryFor if zero, at most 2m30s (half
+	// the time a send is remembered for its reruns).
 	RetryFor time.Duration
 }
 
@@ -78,6 +80,10 @@ type Store struct {
 	connCfg *pgx.ConnConfig
 	locks   taskLocks
 
+	// tokensPruneAt is when (Unix nanoseconds) this server next forgets
+	// old send tokens (tokensPruneDue).
+	tokensPruneAt atomic.Int64
+
 	// retryFor is Options.RetryFor.
 	retryFor time.Duration
 	// faultHook, if set by a test, fails a write after it succeeded.
@@ -102,6 +108,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.RetryFor <= 0 {
 		opts.RetryFor = DefaultRetryFor
 	}
+	// A send rerun after a lost answer must find its token (send.go).
+	opts.RetryFor = min(opts.RetryFor, sendTokenTTL/2)
 	if opts.DefaultRegion == "" {
 		opts.DefaultRegion = "us-east-1"
 	}

@@ -26,9 +26,9 @@ import (
 //
 // A failure may leave the outcome unknown: the COMMIT reached the server
 // but its answer never came back. Every write this store retries is
-// idempotent when run again after such a failure: a send inserts messages
-// under the ids the engine assigned (a rerun meets the unique key and knows
-// they are stored), a FIFO send finds its deduplication keys, a delete finds
+// idempotent when run again after such a failure: a send records a token with
+// its messages (a rerun meets the token's unique key and knows they were
+// stored, even if they have been deleted since), a FIFO send finds its deduplication keys, a delete finds
 // the message gone (LeaseGone, which the engine answers as success) and a
 // visibility change sets the same end again.
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -121,6 +122,66 @@ func TestSendAfterLostCommitNotDuplicated(t *testing.T) {
 	}
 	if n := countMessages(t, s, qid); n != 2 {
 		t.Errorf("%d messages stored, want 2", n)
+	}
+}
+
+// TestSendAfterLostCommitNotResurrected: a send whose commit's answer is
+// lost runs again; meanwhile a consumer received its message and deleted
+// it. The rerun finds the send's token and succeeds without storing the
+// message again: an acknowledged delete does not come back.
+func TestSendAfterLostCommitNotResurrected(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "send")
+	qid := mustQueue(t, s, "lost-send-deleted", false)
+	inject := s.faultHook
+	s.faultHook = func(o string) error {
+		err := inject(o)
+		if err != nil {
+			// What a consumer's receive and delete leave behind.
+			if _, err := s.pool.Exec(context.Background(), `DELETE FROM baton_messages WHERE queue_id = $1`, int64(qid)); err != nil {
+				t.Error(err)
+			}
+		}
+		return err
+	}
+	left.Store(1)
+	if _, err := s.MessageSend(context.Background(), baton.MessageSendParams{QueueID: qid,
+		Messages: []*baton.Message{testMessage("d-1", time.Now())}}); err != nil {
+		t.Fatalf("send after a lost commit answer: %v", err)
+	}
+	if left.Load() > 0 {
+		t.Fatal("the fault was not injected")
+	}
+	if n := countMessages(t, s, qid); n != 0 {
+		t.Errorf("%d messages stored after the only one was deleted, want 0: the rerun stored it again", n)
+	}
+}
+
+// TestSendTokensForgotten: a send forgets the tokens of sends older than
+// sendTokenTTL, and keeps its own.
+func TestSendTokensForgotten(t *testing.T) {
+	t.Parallel()
+	s, _ := openFaulty(t, "none")
+	qid := mustQueue(t, s, "tokens", false)
+	now := time.Now()
+	if _, err := s.pool.Exec(context.Background(), `INSERT INTO baton_send_tokens (token, sent_at) VALUES ('old', $1), ('recent', $2)`,
+		now.Add(-sendTokenTTL-time.Minute), now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MessageSend(context.Background(), baton.MessageSendParams{QueueID: qid,
+		Messages: []*baton.Message{testMessage("t-1", now)}}); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	rows, err := s.pool.Query(context.Background(), `SELECT token FROM baton_send_tokens ORDER BY token`)
+	if err == nil {
+		tokens, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tokens, []string{"recent", "t-1"}) {
+		t.Errorf("send tokens %q, want [recent t-1]", tokens)
 	}
 }
 

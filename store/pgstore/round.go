@@ -122,6 +122,7 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 		})
 	}
 	if len(msgs) > 0 {
+		s.queueSendTokens(b, ops)
 		b.Queue(insertMessagesSQL, messageArrays(msgQueues, msgs)...)
 	}
 	for _, layer := range layers(deletes) {
@@ -247,4 +248,20 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// queueSendTokens records a token for each send of ops (sendToken), and
+// now and then forgets those older than sendTokenTTL.
+func (s *Store) queueSendTokens(b *pgx.Batch, ops []*op) {
+	var tokens []string
+	var at []time.Time
+	for _, o := range ops {
+		if o.kind == opSend && len(o.msgs) > 0 {
+			tokens, at = append(tokens, sendToken(o.msgs)), append(at, o.msgs[0].SentAt)
+		}
+	}
+	b.Queue(`INSERT INTO baton_send_tokens (token, sent_at) SELECT * FROM unnest($1::text[], $2::timestamptz[])`, tokens, at)
+	if s.tokensPruneDue(at[0]) {
+		b.Queue(`DELETE FROM baton_send_tokens WHERE sent_at < $1`, at[0].Add(-sendTokenTTL))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,9 +28,11 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		for i, m := range p.Messages {
 			out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: m.SequenceNumber}
 		}
-		// A rerun after a lost answer that meets the messages' unique key
-		// (queue_id, id) finds them stored by the run before: they are
-		// inserted by one statement, so all of them are.
+		// A rerun after a lost answer that meets the send's token (or
+		// its messages' unique key) knows the run before committed: the
+		// token and the messages are stored by one transaction. The token
+		// outlives the messages, which a consumer may have received and
+		// deleted before the rerun: the rerun must not store them again.
 		o := &op{kind: opSend, queueID: p.QueueID, msgs: p.Messages}
 		err = s.retryDone(ctx, func() error {
 			err := s.group.commit(ctx, o)
@@ -134,4 +137,22 @@ func (s *Store) numberFIFO(ctx context.Context, tx pgx.Tx, p baton.MessageSendPa
 		return nil, err
 	}
 	return store, nil
+}
+
+// sendTokenTTL is how long a send's token is kept: far longer than a send
+// may retry (Options.RetryFor, each run bounded by roundTimeout).
+const sendTokenTTL = 5 * time.Minute
+
+// tokensPruneEvery is how often a server forgets old send tokens.
+const tokensPruneEvery = 30 * time.Second
+
+// sendToken names a standard-queue send in baton_send_tokens: its first
+// message's id, which the engine made unique.
+func sendToken(msgs []*baton.Message) string { return msgs[0].ID }
+
+// tokensPruneDue reports whether the round sent at now should forget the
+// old send tokens, at most once per tokensPruneEvery on this server.
+func (s *Store) tokensPruneDue(now time.Time) bool {
+	next := s.tokensPruneAt.Load()
+	return now.UnixNano() >= next && s.tokensPruneAt.CompareAndSwap(next, now.Add(tokensPruneEvery).UnixNano())
 }
