@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,6 +66,15 @@ func TestCrashRecovery(t *testing.T) {
 			rounds := c.rounds
 			if testing.Short() {
 				rounds = 5
+			}
+			// BATON_CRASH_ROUNDS sets the rounds of each durability, for a
+			// longer run than CI's.
+			if v := os.Getenv("BATON_CRASH_ROUNDS"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					t.Fatalf("BATON_CRASH_ROUNDS=%q: want a positive number of rounds", v)
+				}
+				rounds = n
 			}
 			testCrashRecovery(t, rounds, "--durability", c.durability)
 		})
