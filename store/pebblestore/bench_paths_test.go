@@ -16,7 +16,7 @@ import (
 // and delete of single 1 KiB messages with full durability, allocations
 // and the process's CPU per call (cpu-ns/op, the writer's included).
 //
-//	go test -run '^$' -bench BenchmarkPaths -benchmem ./store/sqlitestore
+//	go test -run '^$' -bench BenchmarkPaths -benchmem ./store/pebblestore
 func BenchmarkPaths(b *testing.B) {
 	body := strings.Repeat("b", 1024)
 	newMsg := func() *baton.Message {

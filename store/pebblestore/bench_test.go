@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/bench"
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
@@ -21,16 +22,16 @@ import (
 // 8 and 64 concurrent senders, each waiting for its commit as a request
 // does, next to the same on the in-memory store. It reports rows (messages)
 // and commits per second and the median and 99th-percentile latency of a
-// send.
+// send, and the process's CPU per send (the writer's included).
 //
-//	go test -run '^$' -bench BenchmarkSend -benchtime 20000x ./store/sqlitestore
+//	go test -run '^$' -bench BenchmarkSend -benchtime 20000x ./store/pebblestore
 func BenchmarkSend(b *testing.B) {
 	stores := []struct {
 		name string
 		open func(b *testing.B) (baton.Store, func() pebblestore.Stats)
 	}{
-		{"sqlite-full", openBench(pebblestore.DurabilityFull)},
-		{"sqlite-relaxed", openBench(pebblestore.DurabilityRelaxed)},
+		{"embedded-full", openBench(pebblestore.DurabilityFull)},
+		{"embedded-relaxed", openBench(pebblestore.DurabilityRelaxed)},
 		{"memory", func(*testing.B) (baton.Store, func() pebblestore.Stats) { return memstore.New(), nil }},
 	}
 	for _, st := range stores {
@@ -65,6 +66,7 @@ func benchSend(b *testing.B, s baton.Store, stats func() pebblestore.Stats, send
 		before = stats()
 	}
 	b.ResetTimer()
+	cpu := bench.ProcessCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range senders {
@@ -89,6 +91,7 @@ func benchSend(b *testing.B, s baton.Store, stats func() pebblestore.Stats, send
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	b.ReportMetric(float64(bench.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	b.StopTimer()
 	all := slices.Concat(lat...)
 	slices.Sort(all)

@@ -10,7 +10,7 @@ import (
 // BenchmarkBrowseFirstPage measures the first page of a browse on a queue
 // of a million messages (BATON_BENCH_MESSAGES), their bodies on disk:
 //
-//	go test -run '^$' -bench BenchmarkBrowseFirstPage ./store/sqlitestore
+//	go test -run '^$' -bench BenchmarkBrowseFirstPage ./store/pebblestore
 func BenchmarkBrowseFirstPage(b *testing.B) {
 	s, err := pebblestore.Open(b.Context(), b.TempDir(), pebblestore.Options{Durability: pebblestore.DurabilityRelaxed})
 	if err != nil {

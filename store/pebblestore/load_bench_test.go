@@ -24,7 +24,7 @@ import (
 // without the garbage of the load), and the time the first receive takes
 // after it (first-receive-s), which makes the restored messages visible.
 //
-//	go test -run '^$' -bench BenchmarkOpen -benchtime 3x ./store/sqlitestore
+//	go test -run '^$' -bench BenchmarkOpen -benchtime 3x ./store/pebblestore
 func BenchmarkOpen(b *testing.B) {
 	n := 200_000
 	if v := os.Getenv("BATON_BENCH_MESSAGES"); v != "" {
