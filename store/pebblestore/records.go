@@ -58,11 +58,6 @@ func appendPayload(b []byte, p *payload) []byte {
 	return b
 }
 
-// payloadSize bounds the length of appendPayload's output.
-func payloadSize(p *payload) int {
-	return 4*binary.MaxVarintLen64 + len(p.body) + len(p.bodyMD5) + len(p.attrs) + len(p.trace)
-}
-
 // decodePayload undoes appendPayload, copying what it keeps.
 func decodePayload(b []byte) (payload, error) {
 	var fs [4][]byte
