@@ -45,7 +45,7 @@ type txn struct {
 	key, val []byte
 }
 
-// set writes kind's key of a message.
+// setMessage writes kind's key of a message.
 func (t *txn) setMessage(kind byte, queueID uint64, pos int64, value []byte) error {
 	t.key = appendQueueKey(t.key[:0], kind, queueID, uint64(pos))
 	return t.b.Set(t.key, value, nil)

@@ -85,10 +85,12 @@ const stripes = 64
 //
 // A call that changes something returns once the change is committed, and
 // one that changed nothing once every change it may have seen is: no answer
-// rests on state a crash could take back. A failed commit (a full or
-// read-only disk) fails the calls waiting for it with an error; their
-// changes stay applied in memory and are written with the next commit, so a
-// call that failed may still take effect, as may any SQS call that errs.
+// rests on state a crash could take back. A failed commit fails the calls
+// waiting for it with an error; their changes stay applied in memory and
+// are written with the next commit, so a call that failed may still take
+// effect, as may any SQS call that errs. (An error writing Pebble's own
+// write-ahead log, a full disk say, stops the process instead: the next
+// start recovers the log's prefix.)
 //
 // Lock order: qmu, then stripe locks (lower index first), then the index's
 // own locks, then the writer's and pendMu.
