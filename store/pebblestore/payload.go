@@ -12,7 +12,7 @@ import (
 // payload is the part of a message kept on disk only.
 type payload struct {
 	body    string
-	bodyMD5 string // empty in rows written before the column was
+	bodyMD5 string // empty in messages stored before releases recorded it
 	attrs   []byte // encodeAttributes
 	trace   string
 }
@@ -31,7 +31,7 @@ func (p payload) fill(m *baton.Message) error {
 	return nil
 }
 
-// committed forgets the pending payloads of committed rows.
+// committed forgets the pending payloads of committed messages, by pos.
 func (s *Store) committed(rows []int64) {
 	if len(rows) == 0 {
 		return

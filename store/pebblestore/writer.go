@@ -59,8 +59,8 @@ type writer struct {
 	// writer's goroutine.
 	pruned map[uint64]time.Time
 	tasks  map[string]baton.MoveTask
-	// committedFunc is told, after each commit, the rows whose payloads
-	// waited for it in the store's pending map.
+	// committedFunc is told, after each commit, the pos of the messages
+	// whose payloads waited for it in the store's pending map.
 	committedFunc func(rows []int64)
 
 	mu       sync.Mutex
@@ -89,8 +89,8 @@ type writer struct {
 // batch is the changes of one round and the calls waiting for it.
 type batch struct {
 	changes []change
-	// inserted are the rows (pos) the changes insert or move, whose
-	// payloads wait in the store's pending map until the commit.
+	// inserted are the pos of the messages the changes insert or move,
+	// whose payloads wait in the store's pending map until the commit.
 	inserted []int64
 	done     chan struct{}
 	err      error // set before done is closed
