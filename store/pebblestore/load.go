@@ -147,8 +147,75 @@ func queueIDOf(k []byte) uint64 {
 }
 
 // loadMessages adds every message, without payload, to the index in queue
-// and pos order and sets the pos counter past the last.
+// and pos order and sets the pos counter past the last. One goroutine reads
+// and decodes records while this one builds the index.
 func (s *Store) loadMessages(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches, free := make(chan []loaded, loadBuffered), make(chan []loaded, loadBuffered+2)
+	// Batches go back to the reader once restored: the load leaves little
+	// garbage behind.
+	for range loadBuffered + 2 {
+		free <- make([]loaded, 0, loadBatch)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		errc <- s.readMessages(ctx, batches, free)
+	}()
+	var last int64
+	restored := 0
+	var err error
+	for batch := range batches {
+		for i := 0; i < len(batch) && err == nil; i++ {
+			l := &batch[i]
+			last = max(last, l.pos)
+			switch rerr := s.index.MessageRestore(l.queueID, &l.m); {
+			case errors.Is(rerr, baton.ErrNotFound):
+				// None should be: a queue's deletion deletes its
+				// messages in the same batch. Skip rather than refuse
+				// to start.
+			case rerr != nil:
+				err = fmt.Errorf("restore message %s: %w", l.m.ID, rerr)
+				cancel()
+			default:
+				s.remember(stripe(l.queueID), l.queueID, l.m.ID, l.pos)
+				restored++
+			}
+		}
+		clear(batch)
+		free <- batch[:0]
+	}
+	if rerr := <-errc; err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("load messages: %w", err)
+	}
+	s.pos.Store(last)
+	if restored > 100000 {
+		// The heap grew in steps while the index was built; give back
+		// what the steps left unused, once, rather than hold it as the
+		// server's resident size.
+		debug.FreeOSMemory()
+	}
+	return nil
+}
+
+// loaded is a message read from the log for the index.
+type loaded struct {
+	queueID uint64
+	pos     int64
+	m       baton.Message
+}
+
+// The load passes messages from its reader in batches of loadBatch, up to
+// loadBuffered batches ahead.
+const loadBatch, loadBuffered = 1024, 4
+
+// readMessages reads and decodes every message's state record, in key
+// order, into batches taken from free and sent on batches.
+func (s *Store) readMessages(ctx context.Context, batches, free chan []loaded) error {
 	// Many messages share a group, a sender and a dead-letter source:
 	// keep one copy of each, up to a bound.
 	shared := make(map[string]string)
@@ -162,44 +229,44 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		}
 		return v
 	}
-	var last int64
-	restored := 0
+	send := func(batch []loaded) bool {
+		select {
+		case batches <- batch:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	batch := <-free
 	lo, hi := span(kindState)
 	err := s.scan(lo, hi, func(k, v []byte) error {
-		id, p, ok := parseQueueKey(k)
+		id, pos, ok := parseQueueKey(k)
 		if !ok {
 			return errBadRecord
 		}
-		pos := int64(p)
-		last = max(last, pos)
-		var m baton.Message
-		if err := decodeRecord(v, &m, intern); err != nil {
+		batch = append(batch, loaded{queueID: id, pos: int64(pos)})
+		l := &batch[len(batch)-1]
+		if err := decodeRecord(v, &l.m, intern); err != nil {
 			return fmt.Errorf("message at %d: %w", pos, err)
 		}
-		err := s.index.MessageRestore(id, &m)
-		if errors.Is(err, baton.ErrNotFound) {
-			// None should be: a queue's deletion deletes its messages in
-			// the same batch. Skip rather than refuse to start.
+		if len(batch) < loadBatch {
 			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("restore message %s: %w", m.ID, err)
-		}
-		s.remember(stripe(id), id, m.ID, pos)
-		if restored++; restored%4096 == 0 {
+		if !send(batch) {
 			return ctx.Err()
 		}
-		return nil
+		select {
+		case batch = <-free:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
 	if err != nil {
-		return fmt.Errorf("load messages: %w", err)
+		return err
 	}
-	s.pos.Store(last)
-	if restored > 100000 {
-		// The heap grew in steps while the index was built; give back
-		// what the steps left unused, once, rather than hold it as the
-		// server's resident size.
-		debug.FreeOSMemory()
+	if len(batch) > 0 && !send(batch) {
+		return ctx.Err()
 	}
 	return nil
 }
