@@ -9,8 +9,8 @@ import (
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/pgstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // TestMain stops the PostgreSQL cluster that onEveryStore's tests share.
