@@ -120,7 +120,7 @@ type Server struct {
 	client *sqs.Client
 	http   *http.Server
 	store  baton.Store
-	// dir is WithSQLite's directory, removed by Close.
+	// dir is WithEmbedded's directory, removed by Close.
 	dir string
 
 	closeOnce sync.Once
@@ -208,7 +208,7 @@ func (s *Server) start(c config) error {
 
 // Close stops the server: it answers the waiting long polls (with no
 // messages), stops accepting requests, waits for those in progress and
-// closes the store, removing WithSQLite's directory. A request still in
+// closes the store, removing WithEmbedded's directory. A request still in
 // progress 10 s later (a client sending its body that slowly) has its
 // connection closed, and Close returns an error saying so, which New's
 // cleanup reports as a test failure. Later calls do nothing and return the
@@ -274,7 +274,7 @@ func (s *Server) ClientFor(accessKeyID, secretAccessKey string) *sqs.Client {
 // Advance or Set, or nil if the server reads the system clock.
 func (s *Server) Clock() *clock.Fake { return s.fake }
 
-// DataDir returns WithSQLite's directory, which holds the database while
+// DataDir returns WithEmbedded's directory, which holds the store's log while
 // the server runs, or "" if the server has no such directory.
 func (s *Server) DataDir() string { return s.dir }
 
