@@ -33,8 +33,8 @@ fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz='^FuzzParseAuthorization$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4
 	go test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4
 	go test -run='^$$' -fuzz='^FuzzReceiptRoundTrip$$' -fuzztime=$(FUZZTIME) ./engine
-	go test -run='^$$' -fuzz='^FuzzDecodeState$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
-	go test -run='^$$' -fuzz='^FuzzDecodeAttributes$$' -fuzztime=$(FUZZTIME) ./store/sqlitestore
+	go test -run='^$$' -fuzz='^FuzzDecodeState$$' -fuzztime=$(FUZZTIME) ./store/pebblestore
+	go test -run='^$$' -fuzz='^FuzzDecodeAttributes$$' -fuzztime=$(FUZZTIME) ./store/pebblestore
 	go test -run='^$$' -fuzz='^FuzzMD5OfAttributes$$' -fuzztime=$(FUZZTIME) ./engine
 	go test -run='^$$' -fuzz='^FuzzDecodeLedgerBatch$$' -fuzztime=$(FUZZTIME) ./engine/ledger
 	go test -run='^$$' -fuzz='^FuzzParseBatchItemFailures$$' -fuzztime=$(FUZZTIME) ./worker
@@ -45,6 +45,6 @@ bench: ## Run the Go benchmarks
 memory: ## The built server's resident size with 1M queued messages and 10k long polls, and its restart time
 	go test ./e2e -run='^$$' -bench=Memory -benchtime=1x -timeout=30m
 
-loadtest: ## baton bench: an in-process Baton (memory, then sqlite) against the JSON ceiling
+loadtest: ## baton bench: an in-process Baton (memory, then the embedded store) against the JSON ceiling
 	go run ./cmd/baton bench --self --store memory --ceiling --scenario all --rounds 3
-	go run ./cmd/baton bench --self --store sqlite --ceiling --scenario all --rounds 3
+	go run ./cmd/baton bench --self --store embedded --ceiling --scenario all --rounds 3

@@ -22,7 +22,7 @@ import (
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
 const (
@@ -52,17 +52,24 @@ type Option func(*config)
 
 type config struct {
 	store     baton.Store
-	sqlite    bool
+	embedded  bool
 	fake      *clock.Fake
 	creds     []sigv4.Credential
 	longPolls int
 }
 
-// WithSQLite makes the server keep its queues in the durable SQLite store
-// (package store/sqlitestore) in a new temporary directory, removed by
-// Close, instead of in memory. The store commits with relaxed durability
-// (no fsync per commit): a test's data need not outlive the machine.
-func WithSQLite() Option { return func(c *config) { c.sqlite = true } }
+// WithEmbedded makes the server keep its queues in the embedded durable
+// store that baton serve uses by default (package store/pebblestore), in a
+// new temporary directory removed by Close, instead of in memory. The store
+// commits with relaxed durability (no fsync per commit): a test's data need
+// not outlive the machine.
+func WithEmbedded() Option { return func(c *config) { c.embedded = true } }
+
+// WithSQLite is WithEmbedded, under the name the embedded store had when it
+// kept its data in SQLite.
+//
+// Deprecated: use WithEmbedded.
+func WithSQLite() Option { return WithEmbedded() }
 
 // WithStore makes the server keep its queues in s, which Close closes (as
 // does Start if it fails).
@@ -113,7 +120,7 @@ type Server struct {
 	client *sqs.Client
 	http   *http.Server
 	store  baton.Store
-	// dir is WithSQLite's directory, removed by Close.
+	// dir is WithEmbedded's directory, removed by Close.
 	dir string
 
 	closeOnce sync.Once
@@ -160,13 +167,13 @@ func Start(opts ...Option) (*Server, error) {
 func (s *Server) start(c config) error {
 	var err error
 	switch {
-	case c.sqlite && c.store != nil:
-		return errors.New("WithSQLite and WithStore exclude each other")
-	case c.sqlite:
+	case c.embedded && c.store != nil:
+		return errors.New("WithEmbedded and WithStore exclude each other")
+	case c.embedded:
 		if s.dir, err = os.MkdirTemp("", "batontest-"); err != nil {
 			return err
 		}
-		if s.store, err = sqlitestore.Open(context.Background(), s.dir, sqlitestore.Options{Durability: sqlitestore.DurabilityRelaxed}); err != nil {
+		if s.store, err = pebblestore.Open(context.Background(), s.dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed}); err != nil {
 			return err
 		}
 	case c.store == nil:
@@ -201,7 +208,7 @@ func (s *Server) start(c config) error {
 
 // Close stops the server: it answers the waiting long polls (with no
 // messages), stops accepting requests, waits for those in progress and
-// closes the store, removing WithSQLite's directory. A request still in
+// closes the store, removing WithEmbedded's directory. A request still in
 // progress 10 s later (a client sending its body that slowly) has its
 // connection closed, and Close returns an error saying so, which New's
 // cleanup reports as a test failure. Later calls do nothing and return the
@@ -267,7 +274,7 @@ func (s *Server) ClientFor(accessKeyID, secretAccessKey string) *sqs.Client {
 // Advance or Set, or nil if the server reads the system clock.
 func (s *Server) Clock() *clock.Fake { return s.fake }
 
-// DataDir returns WithSQLite's directory, which holds the database while
+// DataDir returns WithEmbedded's directory, which holds the store's log while
 // the server runs, or "" if the server has no such directory.
 func (s *Server) DataDir() string { return s.dir }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
 // send sends body to the queue.
@@ -252,11 +252,21 @@ func TestCredentials(t *testing.T) {
 	}
 }
 
-// TestSQLite: WithSQLite keeps the queues in a SQLite database in a
-// temporary directory, which Close removes.
-func TestSQLite(t *testing.T) {
+// TestEmbedded: WithEmbedded, and WithSQLite, its former name, keep the
+// queues in the embedded store's log in a temporary directory, which Close
+// removes.
+func TestEmbedded(t *testing.T) {
 	t.Parallel()
-	srv, err := batontest.Start(batontest.WithSQLite())
+	for name, opt := range map[string]batontest.Option{"WithEmbedded": batontest.WithEmbedded(), "WithSQLite": batontest.WithSQLite()} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testEmbedded(t, opt)
+		})
+	}
+}
+
+func testEmbedded(t *testing.T, opt batontest.Option) {
+	srv, err := batontest.Start(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +274,7 @@ func TestSQLite(t *testing.T) {
 	jobs := srv.Queue(t, "jobs")
 	send(t, srv.Client(), jobs, "durable")
 	wantReceived(t, receive(t, srv.Client(), jobs), "durable", "1")
-	db := filepath.Join(srv.DataDir(), sqlitestore.DatabaseFile)
-	if _, err := os.Stat(db); err != nil {
+	if _, err := os.Stat(filepath.Join(srv.DataDir(), pebblestore.LogDir)); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.Close(); err != nil {
@@ -318,7 +327,7 @@ func TestNewStopsOnCleanup(t *testing.T) {
 	t.Parallel()
 	var srv *batontest.Server
 	t.Run("sub", func(t *testing.T) {
-		srv = batontest.New(t, batontest.WithSQLite())
+		srv = batontest.New(t, batontest.WithEmbedded())
 		srv.Queue(t, "jobs")
 	})
 	if _, err := srv.Client().ListQueues(context.Background(), &sqs.ListQueuesInput{}); err == nil {
@@ -352,8 +361,8 @@ func TestMaxLongPollsPerClient(t *testing.T) {
 // TestStartOptionErrors: options that contradict each other are an error.
 func TestStartOptionErrors(t *testing.T) {
 	t.Parallel()
-	if _, err := batontest.Start(batontest.WithSQLite(), batontest.WithStore(memstore.New())); err == nil {
-		t.Fatal("WithSQLite and WithStore together were accepted")
+	if _, err := batontest.Start(batontest.WithEmbedded(), batontest.WithStore(memstore.New())); err == nil {
+		t.Fatal("WithEmbedded and WithStore together were accepted")
 	}
 	_, err := batontest.Start(batontest.WithCredentials("", "secret"))
 	if err == nil {

@@ -13,7 +13,7 @@
 //
 // New starts the server and stops it when the test ends; Start and Close
 // do the same for code without a testing.TB. The server keeps its queues in
-// memory unless WithSQLite (the durable store, in a temporary directory) or
+// memory unless WithEmbedded (the durable store, in a temporary directory) or
 // WithStore says otherwise, accepts any request unless WithCredentials
 // gives it keys, and reads the system clock unless WithFakeClock gives it
 // one the test moves.

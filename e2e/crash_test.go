@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +38,13 @@ import (
 //     answers no earlier than that receive's start plus the visibility
 //     timeout (nothing here shortens a lease);
 //   - receive counts never go backwards: a receive that began after another
-//     was acknowledged reports a higher count.
+//     was acknowledged reports a higher count;
+//   - a lease an acknowledged visibility change extended (some receipts are,
+//     in batches, before they are deleted) is not handed out again before
+//     the extension's end;
+//   - queues created and deleted meanwhile, one message each: after the
+//     next restart an acknowledged creation with no deletion tried is
+//     there, and an acknowledged deletion is not.
 //
 // Requests cut off by the kill have unknown outcomes; the ledger holds only
 // acknowledged ones. Receipt handles not deleted before a kill are deleted
@@ -66,6 +73,15 @@ func TestCrashRecovery(t *testing.T) {
 			if testing.Short() {
 				rounds = 5
 			}
+			// BATON_CRASH_ROUNDS sets the rounds of each durability, for a
+			// longer run than CI's.
+			if v := os.Getenv("BATON_CRASH_ROUNDS"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					t.Fatalf("BATON_CRASH_ROUNDS=%q: want a positive number of rounds", v)
+				}
+				rounds = n
+			}
 			testCrashRecovery(t, rounds, "--durability", c.durability)
 		})
 	}
@@ -93,6 +109,7 @@ func testCrashRecovery(t *testing.T, rounds int, args ...string) {
 		// Receipts held across the kill still delete: the receipt key
 		// and the messages' leases survived.
 		l.deleteHeld(t, c, p.queueURL(crashQueue), leftover)
+		l.checkQueues(t, c)
 		leftover = runLoad(t, c, p, l, round)
 		if t.Failed() {
 			return
@@ -104,6 +121,7 @@ func testCrashRecovery(t *testing.T, rounds int, args ...string) {
 	c := crashClient(p.URL)
 	url := p.queueURL(crashQueue)
 	l.deleteHeld(t, c, url, leftover)
+	l.checkQueues(t, c)
 	drain(t, c, url, l)
 	l.check(t)
 }
@@ -144,7 +162,12 @@ func runLoad(t *testing.T, c *sqs.Client, p *batonProcess, l *crashLedger, round
 	for range receivers {
 		workers.Go(func() {
 			for i := 0; i < maxRequests && ctx.Err() == nil; i++ {
-				for _, h := range l.receive(ctx, c, url, 0) {
+				got := l.receive(ctx, c, url, 0)
+				// Some leases are extended first, in one batch.
+				if rand.IntN(4) == 0 {
+					l.extend(ctx, c, url, got)
+				}
+				for _, h := range got {
 					// Most are deleted, some left to lapse.
 					if rand.IntN(10) < 8 {
 						select {
@@ -156,6 +179,11 @@ func runLoad(t *testing.T, c *sqs.Client, p *batonProcess, l *crashLedger, round
 			}
 		})
 	}
+	workers.Go(func() {
+		for i := 0; i < maxRequests && ctx.Err() == nil; i++ {
+			l.churnQueue(ctx, c, fmt.Sprintf("churn-r%d-%d", round, i))
+		}
+	})
 	var mu sync.Mutex
 	var held []heldReceipt
 	for range deleters {
@@ -267,10 +295,12 @@ func drain(t *testing.T, c *sqs.Client, url string, l *crashLedger) {
 	t.Errorf("drain: the queue did not empty within 60s")
 }
 
-// heldReceipt is a receipt handle a receiver got.
+// heldReceipt is a receipt handle a receiver got, for the receive that
+// reported count.
 type heldReceipt struct {
 	id     string
 	handle string
+	count  int
 }
 
 // crashLedger records what the server acknowledged, with the client's
@@ -281,23 +311,38 @@ type crashLedger struct {
 	sent     map[string]string // acknowledged id → body
 	received map[string][]receipt
 	deleted  map[string]time.Time // id → when its delete was acknowledged
-	errs     []string
+	// queues are the churned queues not checked after a restart yet;
+	// queuesChecked counts those checked.
+	queues        map[string]queueFate
+	queuesChecked int
+	errs          []string
 	// born is when the ledger began: check compares the wall clock's
 	// progress since then with the monotonic clock's (leaseSlack).
 	born time.Time
 }
 
-// receipt is one acknowledged receive of a message.
+// receipt is one acknowledged receive of a message. until is no later than
+// the end of its lease: its start plus the visibility timeout, or the start
+// of an acknowledged change that extended it plus the same.
 type receipt struct {
-	start, answered time.Time
-	count           int
+	start, answered, until time.Time
+	count                  int
 }
+
+// queueFate is what the server acknowledged of a churned queue.
+type queueFate int
+
+const (
+	queueCreated  queueFate = iota // created, no deletion tried
+	queueDeleting                  // deletion tried, outcome unknown
+	queueDeleted                   // deletion acknowledged
+)
 
 func newCrashLedger() *crashLedger {
 	return &crashLedger{
 		attempts: make(map[string]string), sent: make(map[string]string),
 		received: make(map[string][]receipt), deleted: make(map[string]time.Time),
-		born: time.Now(),
+		queues: make(map[string]queueFate), born: time.Now(),
 	}
 }
 
@@ -397,10 +442,93 @@ func (l *crashLedger) receive(ctx context.Context, c *sqs.Client, url string, wa
 			l.errorf("message %s: received again (count %d) by a receive begun %v after its delete was acknowledged",
 				id, count, start.Sub(at).Round(time.Millisecond))
 		}
-		l.received[id] = append(l.received[id], receipt{start: start, answered: answered, count: count})
-		held = append(held, heldReceipt{id: id, handle: *m.ReceiptHandle})
+		l.received[id] = append(l.received[id], receipt{start: start, answered: answered, count: count,
+			until: start.Add(crashVisibility * time.Second)})
+		held = append(held, heldReceipt{id: id, handle: *m.ReceiptHandle, count: count})
 	}
 	return held
+}
+
+// extend extends the leases of batch by the visibility timeout, in one
+// request, and records the extensions acknowledged.
+func (l *crashLedger) extend(ctx context.Context, c *sqs.Client, url string, batch []heldReceipt) {
+	if len(batch) == 0 {
+		return
+	}
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(batch))
+	for i, h := range batch {
+		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)),
+			ReceiptHandle: aws.String(h.handle), VisibilityTimeout: crashVisibility}
+	}
+	start := time.Now()
+	out, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: entries})
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ok := range out.Successful {
+		i, _ := strconv.Atoi(*ok.Id)
+		h := batch[i]
+		for j := range l.received[h.id] {
+			if r := &l.received[h.id][j]; r.count == h.count {
+				r.until = start.Add(crashVisibility * time.Second)
+			}
+		}
+	}
+	for _, f := range out.Failed {
+		i, _ := strconv.Atoi(*f.Id)
+		l.errorf("extend the lease of %s: %s: %s", batch[i].id, aws.ToString(f.Code), aws.ToString(f.Message))
+	}
+}
+
+// churnQueue creates the queue name, sends it a message and deletes it,
+// recording what the server acknowledged.
+func (l *crashLedger) churnQueue(ctx context.Context, c *sqs.Client, name string) {
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	if err != nil {
+		return
+	}
+	l.setQueue(name, queueCreated)
+	c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: aws.String("churn")})
+	l.setQueue(name, queueDeleting)
+	if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}); err == nil {
+		l.setQueue(name, queueDeleted)
+	}
+}
+
+func (l *crashLedger) setQueue(name string, f queueFate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queues[name] = f
+}
+
+// checkQueues checks, after a restart, the churned queues of the rounds
+// before, and forgets them.
+func (l *crashLedger) checkQueues(t *testing.T, c *sqs.Client) {
+	t.Helper()
+	l.mu.Lock()
+	queues := l.queues
+	l.queues = make(map[string]queueFate)
+	l.mu.Unlock()
+	for name, fate := range queues {
+		if fate == queueDeleting {
+			continue
+		}
+		l.mu.Lock()
+		l.queuesChecked++
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+		cancel()
+		var gone *types.QueueDoesNotExist
+		switch {
+		case fate == queueCreated && err != nil:
+			l.failf("queue %s: creation acknowledged, after a restart: %v", name, err)
+		case fate == queueDeleted && !errors.As(err, &gone):
+			l.failf("queue %s: deletion acknowledged, after a restart: %v", name, err)
+		}
+	}
 }
 
 // errorf is failf for a caller that holds l.mu.
@@ -488,9 +616,9 @@ func (l *crashLedger) check(t *testing.T) {
 			}
 			for _, b := range rs {
 				// A later lease (higher count) began only once a's ended.
-				if b.count > a.count && b.answered.Before(a.start.Add(lease-slack)) {
-					l.errorf("message %s: receive %d answered %v after receive %d began, within its %v lease",
-						id, b.count, b.answered.Sub(a.start).Round(time.Millisecond), a.count, lease)
+				if b.count > a.count && b.answered.Before(a.until.Add(-slack)) {
+					l.errorf("message %s: receive %d answered %v after receive %d began, within its lease of %v",
+						id, b.count, b.answered.Sub(a.start).Round(time.Millisecond), a.count, a.until.Sub(a.start).Round(time.Millisecond))
 				}
 			}
 		}
@@ -501,13 +629,23 @@ func (l *crashLedger) check(t *testing.T) {
 		}
 	}
 	sends, deletes := len(l.sent), len(l.deleted)
+	extended := 0
+	for _, rs := range l.received {
+		for _, r := range rs {
+			if r.until.After(r.start.Add(lease)) {
+				extended++
+			}
+		}
+	}
 	for _, e := range l.errs {
 		t.Error(e)
 	}
-	if sends == 0 || deletes == 0 {
-		t.Errorf("the load did too little to check anything: %d sends, %d deletes acknowledged", sends, deletes)
+	if sends == 0 || deletes == 0 || extended == 0 || l.queuesChecked == 0 {
+		t.Errorf("the load did too little to check anything: %d sends, %d deletes, %d lease extensions acknowledged, %d churned queues checked",
+			sends, deletes, extended, l.queuesChecked)
 	}
-	t.Logf("ledger: %d messages sent, %d deleted by acknowledged deletes", sends, deletes)
+	t.Logf("ledger: %d messages sent, %d deleted by acknowledged deletes, %d leases extended, %d churned queues checked after restarts",
+		sends, deletes, extended, l.queuesChecked)
 	if len(l.errs) > 0 {
 		t.Error(errors.New("the ledger does not hold (see above)"))
 	}

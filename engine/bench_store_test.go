@@ -9,11 +9,11 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/bench"
 	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
 // The receive and delete paths over the in-memory store and the durable
-// default (SQLite, full durability, in a temporary directory): there a
+// default (the embedded store, full durability, in a temporary directory): there a
 // figure includes the waits for fsync, so it says more about how many
 // commits a path waits for than about CPU. cpu-ns/op is the process's CPU
 // time (every goroutine, the store's writer too) per operation, which
@@ -28,8 +28,8 @@ var benchStores = []struct {
 	open func(b *testing.B) baton.Store
 }{
 	{"memory", func(*testing.B) baton.Store { return memstore.New() }},
-	{"sqlite", func(b *testing.B) baton.Store {
-		s, err := sqlitestore.Open(b.Context(), b.TempDir(), sqlitestore.Options{})
+	{"embedded", func(b *testing.B) baton.Store {
+		s, err := pebblestore.Open(b.Context(), b.TempDir(), pebblestore.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,6 +30,6 @@
 //     held across the task's save in the store, moveTasks.mu never across a
 //     store call.
 //  4. The store's own locks, last (memstore: Store.mu, then a queue's lock,
-//     lower queue id first; sqlitestore: qmu, then its stripe locks, lower
+//     lower queue id first; pebblestore: qmu, then its stripe locks, lower
 //     index first; memstore.Cluster's lock before its Store's).
 package engine

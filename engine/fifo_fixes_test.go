@@ -9,7 +9,7 @@ import (
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
-	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
 // fifoEngines are the engines the FIFO fixes are checked on: over the
@@ -19,8 +19,8 @@ var fifoEngines = []struct {
 	open func(t *testing.T) (*engine.Engine, *clock.Fake)
 }{
 	{"memory", newEngine},
-	{"sqlite", func(t *testing.T) (*engine.Engine, *clock.Fake) {
-		s, err := sqlitestore.Open(t.Context(), t.TempDir(), sqlitestore.Options{})
+	{"embedded", func(t *testing.T) (*engine.Engine, *clock.Fake) {
+		s, err := pebblestore.Open(t.Context(), t.TempDir(), pebblestore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

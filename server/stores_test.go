@@ -9,15 +9,15 @@ import (
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/pgstore"
-	"github.com/baton-sqs/baton/store/sqlitestore"
 )
 
 // TestMain stops the PostgreSQL cluster that onEveryStore's tests share.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // onEveryStore runs test against a server on each store Baton ships: memory,
-// SQLite (a data directory of the test's own) and PostgreSQL (a database of
+// embedded (a data directory of the test's own) and PostgreSQL (a database of
 // its own on the test binary's cluster; without PostgreSQL the subtest
 // skips, or fails under BATON_REQUIRE_POSTGRES=1). An answer of SQS that
 // passes through what a store keeps (attribute values, names, system
@@ -29,8 +29,8 @@ func onEveryStore(t *testing.T, test func(t *testing.T, srv *testutil.Server)) {
 		open func(t *testing.T) baton.Store
 	}{
 		{"memory", func(*testing.T) baton.Store { return memstore.New() }},
-		{"sqlite", func(t *testing.T) baton.Store {
-			s, err := sqlitestore.Open(context.Background(), t.TempDir(), sqlitestore.Options{})
+		{"embedded", func(t *testing.T) baton.Store {
+			s, err := pebblestore.Open(context.Background(), t.TempDir(), pebblestore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -104,7 +104,7 @@ func benchCommand() *cobra.Command {
 		"URL of the SQS endpoint to measure; several (comma-separated, or the flag repeated) get the workers round-robin (env BATON_BENCH_ENDPOINT, else AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL, BATON_ENDPOINT)")
 	f.BoolVar(&o.self, "self", false, "start a Baton in this process on 127.0.0.1 and measure it instead of --endpoint")
 	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store that baton serve --store accepts")
-	f.StringVar(&o.durability, "durability", "full", "commits of a --self sqlite store: full (fsync each commit) or relaxed")
+	f.StringVar(&o.durability, "durability", "full", "commits of a --self embedded store: full (fsync each commit) or relaxed")
 	f.BoolVar(&o.ceiling, "ceiling", false, "also measure an in-process JSON echo server and report the ratio to it")
 	f.StringVar(&o.scenarios, "scenario", bench.ScenarioSend, "scenarios, comma-separated: "+strings.Join(bench.Scenarios, ", ")+", or all")
 	f.IntVar(&o.concurrency, "concurrency", 0, "workers (connections; longpoll-latency: receivers; lease-expiry: queues); 0: 32, or 4 for the latency scenarios")
@@ -500,7 +500,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // startSelf runs `baton serve` in this process on 127.0.0.1 with the given
-// store (and durability, for sqlite) and a temporary data directory, requiring creds' signature if set,
+// store (and durability, for the embedded store) and a temporary data directory, requiring creds' signature if set,
 // and returns its URL and a stop that shuts it down and removes the
 // directory. Its warnings and errors go to logs.
 func startSelf(ctx context.Context, store, durability string, creds *bench.Credentials, logs io.Writer) (endpoint string, stop func(), err error) {

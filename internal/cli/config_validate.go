@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/spf13/pflag"
 )
 
@@ -91,12 +91,12 @@ var settingChecks = map[string]func(string) error{
 		return nil
 	},
 	"durability": func(v string) error {
-		_, err := sqlitestore.ParseDurability(v)
+		_, err := pebblestore.ParseDurability(v)
 		return err
 	},
 	"store": func(v string) error {
-		if v != "sqlite" && v != "memory" && !isPostgresURL(v) {
-			return fmt.Errorf("%q is not a store; the stores are sqlite, memory and postgres://…", storeName(v))
+		if !isEmbedded(v) && v != "memory" && !isPostgresURL(v) {
+			return fmt.Errorf("%q is not a store; the stores are embedded, memory and postgres://…", storeName(v))
 		}
 		if maskedStore(v) {
 			return fmt.Errorf("%q carries the password mask --print-config writes: put the real password here", v)

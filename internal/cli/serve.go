@@ -30,7 +30,7 @@ type ServeConfig struct {
 	Listen  string
 	DataDir string
 	Store   string
-	// Durability is the sqlite store's: "full" or "relaxed" (see store.go).
+	// Durability is the embedded store's: "full" or "relaxed" (see store.go).
 	Durability string
 	AccountID  string
 	Region     string
@@ -101,10 +101,10 @@ func serveCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9324", "address to serve the SQS API on")
 	f.StringVar(&cfg.DataDir, "data-dir", "./baton-data", "directory of the durable store")
-	f.StringVar(&cfg.Store, "store", "sqlite",
-		"store: sqlite (durable, in --data-dir), memory (nothing survives a restart) or a postgres:// URL (several servers on one database)")
+	f.StringVar(&cfg.Store, "store", storeEmbedded,
+		"store: embedded (durable, in --data-dir; converts the SQLite data directory of earlier releases, and \"sqlite\", its former name, still names it), memory (nothing survives a restart) or a postgres:// URL (several servers on one database)")
 	f.StringVar(&cfg.Durability, "durability", "full",
-		"sqlite commits: full (fsync each commit) or relaxed (survives a crash of the process, not of the machine or its power)")
+		"embedded store's commits: full (fsync each commit) or relaxed (survives a crash of the process, not of the machine or its power)")
 	f.StringVar(&cfg.AccountID, "account-id", "000000000000", "account id in queue URLs and ARNs")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "default region: of requests that name none (unsigned, to a plain host), of declared queues that name none, and of data written before queues had regions")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -272,7 +272,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err := checkQueues(ctx, cfg); err != nil {
 		return err
 	}
-	store, receiptKey, err := openStore(ctx, cfg)
+	store, receiptKey, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	endpoint := listenURL(ln.Addr().String(), tlsCfg != nil)
 	attrs := []any{"addr", ln.Addr().String(), "endpoint", endpoint, "dashboard", endpoint + "/", "tls", tlsCfg != nil, "auth", auth,
 		"store", storeName(cfg.Store)}
-	if cfg.Store == "sqlite" {
+	if isEmbedded(cfg.Store) {
 		dir, err := filepath.Abs(cfg.DataDir)
 		if err != nil {
 			dir = cfg.DataDir

@@ -14,8 +14,8 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/memstore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/pgstore"
-	"github.com/baton-sqs/baton/store/sqlitestore"
 )
 
 // receiptKeyFile holds, in the data directory, the key that authenticates
@@ -25,21 +25,35 @@ const receiptKeyFile = "receipt.key"
 // receiptKeySize is the length of the receipt key in bytes.
 const receiptKeySize = 32
 
+// Names of the embedded store (package store/pebblestore) for --store:
+// "sqlite" is its name from the releases when it kept its data in SQLite,
+// and still opens it, converting such a data directory.
+const (
+	storeEmbedded       = "embedded"
+	storeEmbeddedFormer = "sqlite"
+)
+
+// isEmbedded reports whether --store names the embedded store.
+func isEmbedded(store string) bool {
+	return store == storeEmbedded || store == storeEmbeddedFormer || store == ""
+}
+
 // openStore opens the store --store names and returns it with the receipt
-// key the engine should use. "sqlite" (the default) is the durable store in
-// --data-dir, with --durability, and a key kept in the same directory;
+// key the engine should use. "embedded" (the default) is the durable store
+// in --data-dir, with --durability, and a key kept in the same directory;
 // "memory" keeps nothing and leaves the engine a random key; a postgres://
-// URL is a database several servers share, with the key kept in it.
-func openStore(ctx context.Context, cfg ServeConfig) (baton.Store, []byte, error) {
-	switch cfg.Store {
-	case "memory":
+// URL is a database several servers share, with the key kept in it. log
+// gets the store's own messages.
+func openStore(ctx context.Context, cfg ServeConfig, log *slog.Logger) (baton.Store, []byte, error) {
+	switch {
+	case cfg.Store == "memory":
 		return memstore.New(), nil, nil
-	case "sqlite", "":
-		d, err := sqlitestore.ParseDurability(cfg.Durability)
+	case isEmbedded(cfg.Store):
+		d, err := pebblestore.ParseDurability(cfg.Durability)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--durability: %w", err)
 		}
-		s, err := sqlitestore.Open(ctx, cfg.DataDir, sqlitestore.Options{Durability: d, DefaultRegion: cfg.Region})
+		s, err := pebblestore.Open(ctx, cfg.DataDir, pebblestore.Options{Durability: d, DefaultRegion: cfg.Region, Logger: log})
 		if err != nil {
 			return nil, nil, err // names the directory and what is wrong with it
 		}
@@ -52,7 +66,7 @@ func openStore(ctx context.Context, cfg ServeConfig) (baton.Store, []byte, error
 	}
 	if isPostgresURL(cfg.Store) {
 		// Every server on the database shares its receipt key.
-		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{Logger: slog.New(slog.NewTextHandler(cfg.Logs, nil)), DefaultRegion: cfg.Region})
+		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{Logger: log, DefaultRegion: cfg.Region})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -63,7 +77,7 @@ func openStore(ctx context.Context, cfg ServeConfig) (baton.Store, []byte, error
 		}
 		return s, key, nil
 	}
-	return nil, nil, fmt.Errorf("--store %q: the stores are sqlite, memory and postgres://…", storeName(cfg.Store))
+	return nil, nil, fmt.Errorf("--store %q: the stores are embedded, memory and postgres://…", storeName(cfg.Store))
 }
 
 func isPostgresURL(s string) bool {

@@ -3,19 +3,23 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/baton-sqs/baton/store/sqlitestore"
+	"github.com/baton-sqs/baton/store/pebblestore"
 )
+
+// quietLog takes the stores' messages in the tests.
+var quietLog = slog.New(slog.DiscardHandler)
 
 func TestOpenStoreKeepsReceiptKey(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := ServeConfig{Store: "sqlite", DataDir: dir}
-	s, key, err := openStore(t.Context(), cfg)
+	cfg := ServeConfig{Store: "embedded", DataDir: dir}
+	s, key, err := openStore(t.Context(), cfg, quietLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +38,7 @@ func TestOpenStoreKeepsReceiptKey(t *testing.T) {
 		t.Errorf("receipt key file mode %v, want 0600", fi.Mode().Perm())
 	}
 
-	s, again, err := openStore(t.Context(), cfg)
+	s, again, err := openStore(t.Context(), cfg, quietLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,33 +51,34 @@ func TestOpenStoreKeepsReceiptKey(t *testing.T) {
 	if err := os.WriteFile(path, []byte("short"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := openStore(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "receipt key") {
+	if _, _, err := openStore(t.Context(), cfg, quietLog); err == nil || !strings.Contains(err.Error(), "receipt key") {
 		t.Errorf("open with a 5-byte receipt key: got %v, want an error about the key", err)
 	}
 }
 
 func TestOpenStoreChoices(t *testing.T) {
 	t.Parallel()
-	s, key, err := openStore(t.Context(), ServeConfig{Store: "memory", DataDir: filepath.Join(t.TempDir(), "unused")})
+	s, key, err := openStore(t.Context(), ServeConfig{Store: "memory", DataDir: filepath.Join(t.TempDir(), "unused")}, quietLog)
 	if err != nil || key != nil {
 		t.Fatalf("memory store: got key %x, error %v; want no key and no error", key, err)
 	}
 	s.Close()
-	if _, _, err := openStore(t.Context(), ServeConfig{Store: "tape", DataDir: t.TempDir()}); err == nil {
+	if _, _, err := openStore(t.Context(), ServeConfig{Store: "tape", DataDir: t.TempDir()}, quietLog); err == nil {
 		t.Errorf("--store tape: got no error")
 	}
-	if _, _, err := openStore(t.Context(), ServeConfig{Store: "sqlite", Durability: "fast", DataDir: t.TempDir()}); err == nil ||
+	if _, _, err := openStore(t.Context(), ServeConfig{Store: "embedded", Durability: "fast", DataDir: t.TempDir()}, quietLog); err == nil ||
 		!strings.Contains(err.Error(), "--durability") {
 		t.Errorf("--durability fast: got %v, want an error naming --durability", err)
 	}
 	dir := t.TempDir()
-	s, _, err = openStore(t.Context(), ServeConfig{Store: "sqlite", Durability: "relaxed", DataDir: dir})
+	s, _, err = openStore(t.Context(), ServeConfig{Store: "sqlite", Durability: "relaxed", DataDir: dir}, quietLog)
 	if err != nil {
 		t.Fatalf("--durability relaxed: %v", err)
 	}
 	defer s.Close()
-	// A second server on the same directory is refused, saying why.
-	if _, _, err := openStore(t.Context(), ServeConfig{Store: "sqlite", DataDir: dir}); !errors.Is(err, sqlitestore.ErrLocked) ||
+	// A second server on the same directory is refused, saying why; also
+	// under the store's former name.
+	if _, _, err := openStore(t.Context(), ServeConfig{Store: "sqlite", DataDir: dir}, quietLog); !errors.Is(err, pebblestore.ErrLocked) ||
 		!strings.Contains(err.Error(), "in use by another baton process") {
 		t.Errorf("open a data directory in use: got %v, want ErrLocked", err)
 	}

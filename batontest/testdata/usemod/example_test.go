@@ -11,7 +11,7 @@ import (
 )
 
 func ExampleShip() {
-	srv, err := batontest.Start(batontest.WithSQLite())
+	srv, err := batontest.Start(batontest.WithEmbedded())
 	if err != nil {
 		log.Fatal(err)
 	}

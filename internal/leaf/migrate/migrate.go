@@ -1,5 +1,6 @@
 // Package migrate is the schema migration runner of the SQL stores
-// (store/sqlitestore and store/pgstore): it reads a store's embedded,
+// (store/pgstore, and the reader of the SQLite data directories of earlier
+// releases, store/pebblestore/internal/sqliteread): it reads a store's embedded,
 // numbered .sql files and applies those newer than the version the database
 // records, each in a transaction of its own together with its record. What
 // differs between the databases (the driver, the SQL of the bookkeeping, a

@@ -1,0 +1,71 @@
+package pebblestore
+
+import (
+	"context"
+
+	"github.com/baton-sqs/baton"
+)
+
+// MessageDeleteBatch deletes by receipts' leases and returns once every
+// deletion is committed, in one commit. The outcomes' messages carry their
+// lease state only: the payloads stay on disk unread.
+func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
+	i := s.lockQueue(p.QueueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
+	outs, err := s.index.MessageDeleteBatch(ctx, p)
+	if err != nil {
+		sl.release()
+		return nil, err
+	}
+	changes := make([]change, 0, len(outs))
+	for j, out := range outs {
+		if out.Message == nil || out.Result != baton.LeaseCurrent && p.RequireLive {
+			continue // gone, or kept
+		}
+		if pos, ok := s.forget(i, p.QueueID, p.Entries[j].MessageID); ok {
+			changes = append(changes, &msgDelete{queueID: p.QueueID, pos: pos})
+		}
+	}
+	// With nothing deleted the call still waits, for the commit of
+	// whatever it saw.
+	b := s.w.enqueue(changes, nil)
+	sl.release()
+	if err := b.wait(ctx); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// MessageChangeVisibilityBatch moves the ends of leases and returns once
+// every change is committed, in one commit. The outcomes' messages carry
+// their lease state only.
+func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
+	i := s.lockQueue(p.QueueID)
+	sl := held{unlock: s.stripes[i].Unlock}
+	defer sl.release()
+	outs, err := s.index.MessageChangeVisibilityBatch(ctx, p)
+	if err != nil {
+		sl.release()
+		return nil, err
+	}
+	changes := make([]change, 0, len(outs))
+	for j, out := range outs {
+		if !out.Result.Changed() {
+			continue
+		}
+		pos, ok := s.rowOf(i, p.QueueID, p.Entries[j].MessageID)
+		if !ok {
+			continue
+		}
+		m := *out.Message
+		m.VisibleAt = p.Entries[j].VisibleAt
+		changes = append(changes, stateOf(p.QueueID, pos, &m))
+	}
+	b := s.w.enqueue(changes, nil)
+	sl.release()
+	if err := b.wait(ctx); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}

@@ -1,0 +1,99 @@
+package pebblestore_test
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/storetest"
+)
+
+// dirSize is the size of the files under dir.
+func dirSize(tb testing.TB, dir string) int64 {
+	tb.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile, by a compaction
+		}
+		n += fi.Size()
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// Sending and deleting many messages while the store serves leaves a data
+// directory within twice the live data plus a fixed bound (memtables and
+// their logs, the manifest): compactions drop what deletions covered
+// without a restart.
+func TestDiskReclaimedWhileServing(t *testing.T) {
+	t.Parallel()
+	const (
+		total   = 60000
+		bodyLen = 2048
+		live    = 1000 // messages kept sent and not yet deleted
+		// fixed bounds the rest: memtables and their logs, the
+		// manifest, tables not compacted yet.
+		fixed = 48 << 20
+	)
+	if testing.Short() {
+		t.Skip("writes 120 MB")
+	}
+	dir := t.TempDir()
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := storetest.NewQueue(storetest.QueueID(1), "churn")
+	storetest.MustCreateQueue(t, s, q)
+	body := strings.Repeat("d", bodyLen)
+	var peak int64
+	for sent := 0; sent < total; sent += 10 {
+		msgs := make([]*baton.Message, 10)
+		for i := range msgs {
+			msgs[i] = &baton.Message{ID: ids.NewUUID(), Body: body, SentAt: base, VisibleAt: base}
+		}
+		storetest.MustSend(t, s, q.ID, msgs...)
+		if sent < live {
+			continue
+		}
+		got := receive(t, s, q.ID, base, base.Add(time.Hour), 10)
+		entries := make([]baton.LeaseRef, len(got))
+		for i, m := range got {
+			entries[i] = baton.LeaseRef{MessageID: m.ID, Epoch: m.Epoch}
+		}
+		if _, err := s.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: q.ID, Now: base, Entries: entries, RequireLive: true}); err != nil {
+			t.Fatal(err)
+		}
+		if sent%5000 == 0 {
+			peak = max(peak, dirSize(t, dir))
+		}
+	}
+	liveBytes := int64(live * bodyLen)
+	limit := 2*liveBytes + fixed
+	var size int64
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		if size = dirSize(t, dir); size <= limit || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("%d messages of %d bytes sent and deleted, %d live (%d KiB): data directory peaked at %d MiB, now %d MiB",
+		total, bodyLen, live, liveBytes>>10, peak>>20, size>>20)
+	if size > limit {
+		t.Errorf("data directory of %d MiB a minute after the churn, want at most %d MiB (2 × %d KiB live + %d MiB)",
+			size>>20, limit>>20, liveBytes>>10, fixed>>20)
+	}
+}

@@ -1,0 +1,117 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Pebble's memory, bounded: its block cache, and the memtables that take
+// writes until they are flushed to tables (writes wait while the maximum
+// are full). At most logCacheSize + logMemTableSize*logMemTables, 24 MiB,
+// whatever the store holds; the index of the messages is the store's own.
+// A memtable holds a few seconds of sends at full load, and a message
+// deleted before its memtable is flushed never has its body written to a
+// table.
+const (
+	logCacheSize    = 8 << 20
+	logMemTableSize = 4 << 20
+	logMemTables    = 4
+)
+
+// walCategory is the category of the files Pebble writes its write-ahead
+// log to.
+const walCategory vfs.DiskWriteCategory = "pebble-wal"
+
+// openLog opens (or creates) the log in dir and checks its format.
+func openLog(dir string, opts Options) (*pebble.DB, error) {
+	o := &pebble.Options{
+		CacheSize:                   logCacheSize,
+		MemTableSize:                logMemTableSize,
+		MemTableStopWritesThreshold: logMemTables,
+		FormatMajorVersion:          pebble.FormatNewest,
+		Logger:                      logger{opts.Logger},
+	}
+	if opts.Durability == DurabilityRelaxed {
+		o.FS = relaxedFS{vfs.Default}
+	}
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("open the log: %w", err)
+	}
+	if err := checkFormat(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// checkFormat refuses a log of a later format, and marks a new one.
+func checkFormat(db *pebble.DB) error {
+	v, closer, err := db.Get(formatKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return db.Set(formatKey, []byte{format}, pebble.Sync)
+	}
+	if err != nil {
+		return fmt.Errorf("read the log's format: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 1 || v[0] > format {
+		return fmt.Errorf("the log's format %v is newer than this baton knows (%d): upgrade baton", v, format)
+	}
+	return nil
+}
+
+// relaxedFS is the file system of a log with DurabilityRelaxed: its
+// write-ahead log files skip fsync, so that a commit is done once written
+// to the operating system. Every other file (tables, the manifest) is
+// synced as usual, and a log file is obsolete once the memtable it backs is
+// flushed to a table.
+type relaxedFS struct{ vfs.FS }
+
+func (fs relaxedFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	return relaxed(f, name, category), err
+}
+
+func (fs relaxedFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	return relaxed(f, newname, category), err
+}
+
+func relaxed(f vfs.File, name string, category vfs.DiskWriteCategory) vfs.File {
+	if f == nil || category != walCategory && !strings.HasSuffix(name, ".log") {
+		return f
+	}
+	return unsyncedFile{f}
+}
+
+// unsyncedFile is a write-ahead log file of a relaxed log.
+type unsyncedFile struct{ vfs.File }
+
+func (unsyncedFile) Sync() error                { return nil }
+func (unsyncedFile) SyncData() error            { return nil }
+func (unsyncedFile) SyncTo(int64) (bool, error) { return false, nil }
+
+// logger passes Pebble's messages on: errors as errors, the rest as debug.
+type logger struct{ l *slog.Logger }
+
+func (l logger) Infof(format string, args ...any) {
+	l.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l logger) Errorf(format string, args ...any) {
+	l.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+// Fatalf reports an error Pebble cannot go on from (it does not return):
+// the process stops, and the next start recovers from the log.
+func (l logger) Fatalf(format string, args ...any) {
+	l.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
+	os.Exit(1)
+}

@@ -1,0 +1,108 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/baton-sqs/baton"
+)
+
+// payload is the part of a message kept on disk only.
+type payload struct {
+	body    string
+	bodyMD5 string // empty in messages stored before releases recorded it
+	attrs   []byte // encodeAttributes
+	trace   string
+}
+
+func payloadOf(m *baton.Message) payload {
+	return payload{body: m.Body, bodyMD5: m.BodyMD5, attrs: encodeAttributes(m.Attributes), trace: m.TraceHeader}
+}
+
+// fill puts p into m.
+func (p payload) fill(m *baton.Message) error {
+	attrs, err := decodeAttributes(p.attrs)
+	if err != nil {
+		return fmt.Errorf("message %s: %w", m.ID, err)
+	}
+	m.Body, m.BodyMD5, m.Attributes, m.TraceHeader = p.body, p.bodyMD5, attrs, p.trace
+	return nil
+}
+
+// committed forgets the pending payloads of committed messages, by pos.
+func (s *Store) committed(rows []int64) {
+	if len(rows) == 0 {
+		return
+	}
+	s.pendMu.Lock()
+	for _, pos := range rows {
+		delete(s.pending, pos)
+	}
+	s.pendMu.Unlock()
+}
+
+// row names a message's records in its queue.
+type row struct {
+	id  string
+	pos int64
+}
+
+// payloads finds the payloads of messages of a queue: pending ones first,
+// the rest in the log. A message found in neither is gone and is missing
+// from the result, which is keyed by pos.
+func (s *Store) payloads(queueID uint64, rs []row) (map[int64]payload, error) {
+	out := make(map[int64]payload, len(rs))
+	var rest []int64
+	s.pendMu.Lock()
+	for _, r := range rs {
+		if p, ok := s.pending[r.pos]; ok {
+			out[r.pos] = p
+		} else {
+			rest = append(rest, r.pos)
+		}
+	}
+	s.pendMu.Unlock()
+	// A payload leaves pending only after its commit, so a message not
+	// pending now is in the log, or gone.
+	var key []byte
+	for _, pos := range rest {
+		key = appendQueueKey(key[:0], kindPayload, queueID, uint64(pos))
+		v, closer, err := s.db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pebblestore: read bodies: %w", err)
+		}
+		p, err := decodePayload(v)
+		closer.Close()
+		if err != nil {
+			return nil, fmt.Errorf("pebblestore: read the body at %d: %w", pos, err)
+		}
+		out[pos] = p
+	}
+	return out, nil
+}
+
+// withPayloads gives msgs, found at rs, their payloads, and returns those
+// that still have one (not purged, their queue not deleted, meanwhile).
+func (s *Store) withPayloads(queueID uint64, msgs []*baton.Message, rs []row) ([]*baton.Message, error) {
+	pays, err := s.payloads(queueID, rs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*baton.Message, 0, len(msgs))
+	for j, m := range msgs {
+		pay, ok := pays[rs[j].pos]
+		if !ok {
+			continue
+		}
+		if err := pay.fill(m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
