@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -110,8 +109,6 @@ func (s *Store) loadQueues(ctx context.Context, queues map[uint64]*memstore.Queu
 			jobs = append(jobs, reclaimJob{queueID: uint64(id), through: purgedPos[uint64(id)]})
 		}
 		q.Messages = n
-		m := ids.NewMap[int64](n)
-		s.rows[stripe(uint64(id))][uint64(id)] = &m
 	}
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("count messages: %w", err)
@@ -234,7 +231,7 @@ func (s *Store) loadMessages(ctx context.Context, purgedPos map[uint64]int64) er
 			}
 			// A message of no queue is dead too: its queue was
 			// deleted.
-			err := s.index.MessageRestore(l.queueID, &l.m)
+			err := s.index.MessageRestore(l.queueID, &l.m, uint64(l.pos))
 			if errors.Is(err, baton.ErrNotFound) {
 				continue
 			}
@@ -244,7 +241,6 @@ func (s *Store) loadMessages(ctx context.Context, purgedPos map[uint64]int64) er
 				}
 				return fmt.Errorf("restore message %s: %w", l.m.ID, err)
 			}
-			s.remember(stripe(l.queueID), l.queueID, l.m.ID, l.pos)
 			restored++
 		}
 		clear(batch)

@@ -16,7 +16,6 @@ import (
 	sqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -111,13 +110,12 @@ type Store struct {
 	queueWrites atomic.Int64
 
 	stripes [stripes]sync.Mutex
-	// dropped collects, per stripe, the messages the index dropped as past
-	// retention during the call holding the stripe's lock.
-	dropped [stripes][]string
-	// rows maps, per stripe, each queue's messages to their pos, the key
-	// of their database row; guarded by the stripe's lock.
-	rows [stripes]map[uint64]*ids.Map[int64]
-	// pos numbers messages in the order they joined their queue.
+	// dropped collects, per stripe, the pos of the messages the index
+	// dropped as past retention during the call holding the stripe's lock.
+	dropped [stripes][]int64
+	// pos numbers messages in the order they joined their queue. A
+	// message's pos, the key of its database row, is its key in the index
+	// (memstore's SetKey).
 	pos atomic.Int64
 
 	// pending holds, by pos, the payloads of rows not committed yet: those
@@ -152,9 +150,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, lock: lock, pending: make(map[int64]payload), readStmts: make(map[int]*sql.Stmt)}
-	for i := range s.rows {
-		s.rows[i] = make(map[uint64]*ids.Map[int64])
-	}
 	s.index = memstore.NewWithOptions(memstore.Options{ExpiredFunc: s.expired})
 	if err := s.open(ctx, opts); err != nil {
 		s.closeDBs()
