@@ -180,12 +180,15 @@ func (s *Store) loadMessages(ctx context.Context, purgedPos map[uint64]int64) er
 				return v
 			}
 			batch := <-free
+			// Scan's arguments escape: one set for every row, not one
+			// allocation a row.
+			var (
+				l       loaded
+				queueID int64
+				state   sql.RawBytes
+			)
 			for rows.Next() {
-				var (
-					l       loaded
-					queueID int64
-					state   sql.RawBytes
-				)
+				l = loaded{}
 				if err := rows.Scan(&l.pos, &queueID, &l.m.ID, &state); err != nil {
 					return err
 				}
