@@ -93,14 +93,14 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 		// the page, not the queue.
 		for _, g := range qs.groups {
 			if p.Newest {
-				for r := g.tail; r != none; r = qs.es.at(r).gprev {
+				for r := g.tail; r != none; r = qs.es.at(r).links[inGroup].prev {
 					if !consider(r) && top.beyond(r, g.lag, true) {
 						break
 					}
 				}
 				continue
 			}
-			for r := g.head; r != none; r = qs.es.at(r).gnext {
+			for r := g.head; r != none; r = nextIn(&qs.es, inGroup, r) {
 				if !consider(r) && top.beyond(r, g.lag, false) {
 					break
 				}

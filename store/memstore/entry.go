@@ -24,11 +24,10 @@ type entry struct {
 	sentAt, visibleAt, firstReceived, leasedAt int64 // nanos(t)
 	// key is the durable store's for the message (Store.SetKey).
 	key uint64
-	// prev and next link the timeline list the entry is in; next also
-	// links a chunk's free slots.
-	prev, next ref
-	// gprev and gnext link the group, in send order.
-	gprev, gnext ref
+	// links are the entry's places in two chains: its timeline's list
+	// (inList; also a chunk's free slots, by next) and its group
+	// (inGroup).
+	links        [2]link
 	g            uint32 // in queueState.groupTab
 	x            uint32 // in queueState.extras, or 0
 	heapIdx      int32  // in its timeline's late heap, or -1
@@ -208,10 +207,10 @@ func (qs *queueState) message(e *entry, id string) baton.Message {
 
 // group is the messages of one GroupID in send order.
 type group struct {
-	id         string
-	idx        uint32 // in queueState.groupTab
-	head, tail ref
-	n          int
+	id  string
+	idx uint32 // in queueState.groupTab
+	chain
+	n int
 	// oprev and onext link the queue's ring of groups.
 	oprev, onext *group
 	// maxSent is the latest send time of a message added (once sent is
@@ -225,6 +224,7 @@ type group struct {
 
 func (g *group) pushBack(es *slab, r ref) {
 	e := es.at(r)
+	e.g = g.idx
 	switch {
 	case !g.sent || e.sentAt > g.maxSent:
 		g.sent, g.maxSent = true, e.sentAt
@@ -233,28 +233,54 @@ func (g *group) pushBack(es *slab, r ref) {
 	default:
 		g.lag = max(g.lag, g.maxSent-e.sentAt)
 	}
-	e.g, e.gprev, e.gnext = g.idx, g.tail, none
-	if g.tail != none {
-		es.at(g.tail).gnext = r
-	} else {
-		g.head = r
-	}
-	g.tail = r
+	g.chain.pushBack(es, inGroup, r)
 	g.n++
 }
 
 func (g *group) remove(es *slab, r ref) {
-	e := es.at(r)
-	if e.gprev != none {
-		es.at(e.gprev).gnext = e.gnext
-	} else {
-		g.head = e.gnext
-	}
-	if e.gnext != none {
-		es.at(e.gnext).gprev = e.gprev
-	} else {
-		g.tail = e.gprev
-	}
-	e.gprev, e.gnext = none, none
+	g.chain.remove(es, inGroup, r)
 	g.n--
 }
+
+// link is an entry's place in a chain.
+type link struct{ prev, next ref }
+
+// Which of an entry's links a chain uses.
+const (
+	inList = iota
+	inGroup
+)
+
+// chain is a doubly linked list of entries, through their links[k] for
+// one k.
+type chain struct{ head, tail ref }
+
+// pushBack appends r.
+func (c *chain) pushBack(es *slab, k int, r ref) {
+	es.at(r).links[k] = link{prev: c.tail}
+	if c.tail != none {
+		es.at(c.tail).links[k].next = r
+	} else {
+		c.head = r
+	}
+	c.tail = r
+}
+
+// remove unlinks r.
+func (c *chain) remove(es *slab, k int, r ref) {
+	l := &es.at(r).links[k]
+	if l.prev != none {
+		es.at(l.prev).links[k].next = l.next
+	} else {
+		c.head = l.next
+	}
+	if l.next != none {
+		es.at(l.next).links[k].prev = l.prev
+	} else {
+		c.tail = l.prev
+	}
+	*l = link{}
+}
+
+// nextIn returns the entry after r in chain k, or none.
+func nextIn(es *slab, k int, r ref) ref { return es.at(r).links[k].next }

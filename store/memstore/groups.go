@@ -46,7 +46,7 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []ref {
 			qs.next = g.onext
 			for r := g.head; r != none; {
 				e := qs.es.at(r)
-				next := e.gnext
+				next := e.links[inGroup].next
 				if !e.is(fReady) || slices.Contains(taken, r) || qs.expired(r, p) {
 					r = next
 					continue
@@ -73,7 +73,7 @@ func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []ref {
 		qs.next = g.onext
 		for r := g.head; r != none && len(taken) < p.Max; {
 			e := qs.es.at(r)
-			next := e.gnext
+			next := e.links[inGroup].next
 			if !e.is(fReady) {
 				if e.is(fLeased) {
 					break // in flight: the rest of the group waits

@@ -2,15 +2,14 @@ package memstore_test
 
 import (
 	"context"
-	"os"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
+	"github.com/baton-sqs/baton/store/storetest"
 )
 
 // BenchmarkIndexMemory measures the heap the index of a durable store holds
@@ -22,13 +21,7 @@ import (
 //
 //	go test ./store/memstore -run '^$' -bench IndexMemory -benchtime 1x
 func BenchmarkIndexMemory(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("BATON_BENCH_MESSAGES"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("BATON_BENCH_MESSAGES=%q: want a positive count", v)
-		}
-	}
+	n := storetest.BrowseBenchMessages(b)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	bare := func(i int) *baton.Message {
 		at := base.Add(time.Duration(i) * time.Microsecond)
@@ -70,7 +63,7 @@ func benchIndexMemory(b *testing.B, n int, base time.Time, fill func(s *memstore
 	var heap uint64
 	var took time.Duration
 	for b.Loop() {
-		before := liveHeap()
+		before := storetest.HeapInUse()
 		start := time.Now()
 		s := memstore.NewWithOptions(memstore.Options{ExpiredFunc: func(uint64, string, uint64) {}})
 		fill(s)
@@ -80,18 +73,10 @@ func benchIndexMemory(b *testing.B, n int, base time.Time, fill func(s *memstore
 		if err != nil || st.Visible != n {
 			b.Fatalf("stats: %+v, %v; want %d visible", st, err, n)
 		}
-		heap = liveHeap() - before
+		heap = storetest.HeapInUse() - before
 		runtime.KeepAlive(s)
 	}
 	b.ReportMetric(float64(heap)/float64(n), "heap-bytes/msg")
 	b.ReportMetric(float64(took.Nanoseconds())/float64(n), "fill-ns/msg")
 	b.ReportMetric(0, "ns/op")
-}
-
-// liveHeap collects garbage and returns the heap's live bytes.
-func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }

@@ -30,7 +30,8 @@ type chunk struct {
 	// start, then reuses its freed slots.
 	es   []entry
 	live int
-	// free is the first freed slot, the rest linked through entry.next.
+	// free is the first freed slot, the rest linked through the next of
+	// their entries' inList link.
 	free ref
 	// partial reports that the chunk is on its slab's partial stack.
 	partial bool
@@ -68,7 +69,7 @@ func (s *slab) alloc() ref {
 		if ch.partial && ch.free != none {
 			r := ch.free
 			e := s.at(r)
-			ch.free = e.next
+			ch.free = e.links[inList].next
 			*e = entry{flags: fLive}
 			ch.live++
 			return r
@@ -119,7 +120,8 @@ func (s *slab) free(r ref) {
 	}
 	c := int(r >> chunkShift)
 	ch := &s.chunks[c]
-	*s.at(r) = entry{next: ch.free}
+	*s.at(r) = entry{}
+	s.at(r).links[inList].next = ch.free
 	ch.free = r
 	ch.live--
 	switch {

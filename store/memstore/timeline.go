@@ -4,16 +4,16 @@ package memstore
 // messages by send time (SQS hands out a message whose lease lapsed before
 // messages sent after it), the hidden ones by the time they become
 // visible. Most join in that order, a send's at its send time: they wait
-// in a list, linked through the entries (prev, next), each no earlier than
+// in a list, linked through the entries (a chain), each no earlier than
 // the one before it, appended in constant time. An entry that joins out of
 // order (a lapsed or released lease, a delay) waits in late, a heap. The
 // first is whichever head, of the list or of late, comes first, so a
 // backlog costs nothing, made visible or restored, and an entry out of
 // order log(len(late)).
 type timeline struct {
-	head, tail ref
-	late       []ref
-	n          int
+	list chain
+	late []ref
+	n    int
 	// flag is the entry flag of the timeline's members: fReady orders by
 	// send time, fHidden by visibility.
 	flag uint8
@@ -35,28 +35,22 @@ func (t *timeline) push(es *slab, r ref) {
 	e := es.at(r)
 	e.flags |= t.flag
 	t.n++
-	if t.tail != none && t.time(e) < t.time(es.at(t.tail)) || t.flag == fHidden && e.visibleAt != e.sentAt {
+	if t.list.tail != none && t.time(e) < t.time(es.at(t.list.tail)) || t.flag == fHidden && e.visibleAt != e.sentAt {
 		e.heapIdx = int32(len(t.late))
 		t.late = append(t.late, r)
 		t.up(es, len(t.late)-1)
 		return
 	}
 	e.heapIdx = -1
-	e.prev, e.next = t.tail, none
-	if t.tail != none {
-		es.at(t.tail).next = r
-	} else {
-		t.head = r
-	}
-	t.tail = r
+	t.list.pushBack(es, inList, r)
 }
 
 // first returns the entry that comes first, or none.
 func (t *timeline) first(es *slab) ref {
-	if len(t.late) > 0 && (t.head == none || t.time(es.at(t.late[0])) < t.time(es.at(t.head))) {
+	if len(t.late) > 0 && (t.list.head == none || t.time(es.at(t.late[0])) < t.time(es.at(t.list.head))) {
 		return t.late[0]
 	}
-	return t.head
+	return t.list.head
 }
 
 // remove takes r out.
@@ -68,22 +62,12 @@ func (t *timeline) remove(es *slab, r ref) {
 		t.removeLate(es, int(e.heapIdx))
 		return
 	}
-	if e.prev != none {
-		es.at(e.prev).next = e.next
-	} else {
-		t.head = e.next
-	}
-	if e.next != none {
-		es.at(e.next).prev = e.prev
-	} else {
-		t.tail = e.prev
-	}
-	e.prev, e.next = none, none
+	t.list.remove(es, inList, r)
 }
 
 // each calls f with every entry, in no particular order.
 func (t *timeline) each(es *slab, f func(r ref)) {
-	for r := t.head; r != none; r = es.at(r).next {
+	for r := t.list.head; r != none; r = nextIn(es, inList, r) {
 		f(r)
 	}
 	for _, r := range t.late {
