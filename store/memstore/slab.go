@@ -5,8 +5,8 @@ package memstore
 // entry holds no pointers, so neither does a chunk's array: the collector
 // marks it without reading it, and a message costs no allocation of its
 // own. Refs stay valid while the entry lives, but an entry's address does
-// not: the slab's first chunk grows by copying, so a *entry is not kept
-// across an alloc on the same slab.
+// not: a chunk made while its slab is small grows by copying, so a *entry
+// is not kept across an alloc on the same slab.
 
 // ref addresses an entry in its queue's slab; none (0) is no entry, so
 // zeroed links are empty.
@@ -38,9 +38,11 @@ type chunk struct {
 }
 
 // slab hands out and takes back the entries of one queue. Freed slots of a
-// chunk at most half full are handed out again before new ones, so that
-// the slab stays at least about half full whatever the order messages
-// leave in; a chunk left empty is let go, and so is the whole slab.
+// chunk at most half full are handed out again before new ones, so that a
+// slab grows only while its chunks are more than half full; a chunk left
+// empty is let go, and so is the whole slab. Entries never move: slots
+// freed in a chunk that keeps a few live ones wait to be reused, as a
+// queue drained in about the order it was filled leaves few such chunks.
 type slab struct {
 	chunks []chunk
 	// cur is the chunk new slots are taken from once no partial chunk
