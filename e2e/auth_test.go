@@ -26,6 +26,13 @@ const (
 // like startBaton, and waits until /healthz answers.
 func startBatonArgs(t testing.TB, args ...string) *batonProcess {
 	t.Helper()
+	return startBatonWithin(t, 15*time.Second, args...)
+}
+
+// startBatonWithin is startBatonArgs for a server that may take up to
+// serving to start, such as one rebuilding the index of a large backlog.
+func startBatonWithin(t testing.TB, serving time.Duration, args ...string) *batonProcess {
+	t.Helper()
 	logs := &serverLog{addr: make(chan string, 1)}
 	cmd := exec.Command(batonBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "BATON_") })
@@ -58,8 +65,8 @@ func startBatonArgs(t testing.TB, args ...string) *batonProcess {
 		p.URL = "http://" + addr
 	case <-p.exited:
 		t.Fatalf("baton exited before serving: %v\n%s", p.waitErr, logs)
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no \"baton serving addr=\" line after 15s; output:\n%s", logs)
+	case <-time.After(serving):
+		t.Fatalf("no \"baton serving addr=\" line after %v; output:\n%s", serving, logs)
 	}
 	hc := &http.Client{Timeout: time.Second}
 	testutil.CheckFor(t, 15*time.Second, func() error {

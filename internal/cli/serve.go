@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
@@ -205,30 +204,17 @@ func (cfg ServeConfig) tlsConfig() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// servePaced runs Serve with the collector paced (see gcpace) once the
-// server accepts requests: the process is the server's alone, unlike the
-// in-process servers of tests and bench --self. Not before: while the
-// store rebuilds its index the live heap grows fast, and a low GOGC would
-// only slow the start.
+// servePaced runs Serve with the collector paced (see gcpace): the process
+// is the server's alone, unlike the in-process servers of tests and bench
+// --self. Pacing starts before the store rebuilds its index: the index
+// holds no pointers, so the collections of a low GOGC cost little while it
+// grows, and the start's peak stays near the index's size instead of
+// twice it.
 func servePaced(ctx context.Context, cfg ServeConfig) error {
-	ctx, cancel := context.WithCancel(ctx)
-	ready := make(chan string, 1)
-	var wg sync.WaitGroup
-	// Deferred calls run last first: cancel, then wait.
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return
-		}
-		pacer := gcpace.New(0)
-		pacer.Start(ctx)
-		<-ctx.Done()
-		pacer.Stop()
-	})
-	return Serve(ctx, cfg, ready)
+	pacer := gcpace.New(0)
+	pacer.Start(ctx)
+	defer pacer.Stop()
+	return Serve(ctx, cfg, nil)
 }
 
 // Serve runs the server until ctx ends, then stops accepting, answers the

@@ -26,10 +26,10 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 
 // MessageBrowseFunc is MessageBrowse listing only the messages that keep,
 // if not nil, accepts besides: a durable store whose bodies are not in the
-// index filters by body this way. keep is called with a message's id, under
-// the queue's lock, for messages that pass p's other filters; it must not
-// call back into the Store.
-func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams, keep func(id string) bool) (baton.MessageBrowsePage, error) {
+// index filters by body this way. keep is called with a message's id and
+// key (SetKey), under the queue's lock, for messages that pass p's other
+// filters; it must not call back into the Store.
+func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams, keep func(id string, key uint64) bool) (baton.MessageBrowsePage, error) {
 	qs := s.lookupID(p.QueueID)
 	if qs == nil {
 		return baton.MessageBrowsePage{}, baton.ErrNotFound
@@ -52,39 +52,39 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	// before reports whether a comes before b in the order asked for.
-	before := func(a, b *entry) bool { return cmpEntries(a, b) < 0 }
+	before := func(a, b ref) bool { return qs.cmpEntries(a, b) < 0 }
 	if p.Newest {
-		before = func(a, b *entry) bool { return cmpEntries(a, b) > 0 }
+		before = func(a, b ref) bool { return qs.cmpEntries(a, b) > 0 }
 	}
 	now := nanos(p.Now)
-	top := browseHeap{before: before, max: p.Limit + 1}
-	// consider offers e to the heap if it passes the filters. It reports
-	// false when e is not wanted because the heap is full: stop, if
-	// nothing after e can do better.
-	consider := func(e *entry) bool {
+	top := browseHeap{es: &qs.es, before: before, max: p.Limit + 1}
+	// consider offers r to the heap if it passes the filters. It reports
+	// false when r is not wanted because the heap is full: stop, if
+	// nothing after r can do better.
+	consider := func(r ref) bool {
 		if after != nil {
-			c := after.cmp(e)
+			c := after.cmp(qs, r)
 			if c >= 0 && !p.Newest || c <= 0 && p.Newest {
 				return true // not past the cursor
 			}
 		}
-		if !top.wants(e) {
+		if !top.wants(r) {
 			return false
 		}
+		e := qs.es.at(r)
 		if states&entryState(e, now) == 0 ||
-			p.BodyContains != "" && (e.x == nil || !strings.Contains(e.x.body, p.BodyContains)) ||
-			keep != nil && !keep(e.id()) {
+			p.BodyContains != "" && !strings.Contains(qs.bodyOf(e), p.BodyContains) ||
+			keep != nil && !keep(qs.id(e), e.key) {
 			return true
 		}
-		top.offer(e)
+		top.offer(r)
 		return true
 	}
 	if states&baton.StateVisible == 0 {
-		// Only hidden messages: they are all in the hidden heap (which
-		// may also hold some that became visible since the last read).
-		for _, e := range qs.hidden {
-			consider(e)
-		}
+		// Only hidden messages: they are all in the hidden timeline
+		// (which may also hold some that became visible since the last
+		// read).
+		qs.hidden.each(&qs.es, func(r ref) { consider(r) })
 	} else {
 		// Each group is walked from the end the page starts at, and
 		// left once the heap is full and no message further on can be
@@ -93,15 +93,15 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 		// the page, not the queue.
 		for _, g := range qs.groups {
 			if p.Newest {
-				for e := g.tail; e != nil; e = e.gprev {
-					if !consider(e) && top.beyond(e, g.lag, true) {
+				for r := g.tail; r != none; r = qs.es.at(r).links[inGroup].prev {
+					if !consider(r) && top.beyond(r, g.lag, true) {
 						break
 					}
 				}
 				continue
 			}
-			for e := g.head; e != nil; e = e.gnext {
-				if !consider(e) && top.beyond(e, g.lag, false) {
+			for r := g.head; r != none; r = nextIn(&qs.es, inGroup, r) {
+				if !consider(r) && top.beyond(r, g.lag, false) {
 					break
 				}
 			}
@@ -111,12 +111,13 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 	var page baton.MessageBrowsePage
 	if len(picked) > p.Limit {
 		picked = picked[:p.Limit]
-		last := picked[len(picked)-1]
-		page.Next = baton.BrowseKey{SentAt: timeOf(last.sentAt), ID: last.id()}.Cursor()
+		last := qs.es.at(picked[len(picked)-1])
+		page.Next = baton.BrowseKey{SentAt: timeOf(last.sentAt), ID: qs.id(last)}.Cursor()
 	}
 	page.Messages = make([]*baton.Message, len(picked))
-	for i, e := range picked {
-		m := qs.message(e, e.id())
+	for i, r := range picked {
+		e := qs.es.at(r)
+		m := qs.message(e, qs.id(e))
 		m.Attributes = cloneAttributes(m.Attributes)
 		page.Messages[i] = &m
 	}
@@ -128,25 +129,34 @@ func entryState(e *entry, now int64) baton.MessageState {
 	switch {
 	case e.visibleAt <= now:
 		return baton.StateVisible
-	case e.isLeased:
+	case e.is(fLeased):
 		return baton.StateInFlight
 	}
 	return baton.StateDelayed
 }
 
+// bodyOf returns e's body, if the index holds it.
+func (qs *queueState) bodyOf(e *entry) string {
+	if x := qs.extras.get(e.x); x != nil {
+		return x.body
+	}
+	return ""
+}
+
 // cmpEntries orders entries by send time, then id, as baton.BrowseKey
 // does. A UUID's 16 bytes compare as its lowercase text does.
-func cmpEntries(a, b *entry) int {
+func (qs *queueState) cmpEntries(ra, rb ref) int {
+	a, b := qs.es.at(ra), qs.es.at(rb)
 	if a.sentAt != b.sentAt {
 		if a.sentAt < b.sentAt {
 			return -1
 		}
 		return 1
 	}
-	if !a.strID && !b.strID {
-		return bytes.Compare(a.key[:], b.key[:])
+	if !a.is(fStrID) && !b.is(fStrID) {
+		return bytes.Compare(a.uuid[:], b.uuid[:])
 	}
-	return strings.Compare(a.id(), b.id())
+	return strings.Compare(qs.id(a), qs.id(b))
 }
 
 // position is a browse cursor's key as the index compares it.
@@ -163,75 +173,77 @@ func positionOf(k baton.BrowseKey) *position {
 	return p
 }
 
-// cmp compares the position with e's, as cmpEntries would.
-func (p *position) cmp(e *entry) int {
+// cmp compares the position with r's, as cmpEntries would.
+func (p *position) cmp(qs *queueState, r ref) int {
+	e := qs.es.at(r)
 	if p.sentAt != e.sentAt {
 		if p.sentAt < e.sentAt {
 			return -1
 		}
 		return 1
 	}
-	if p.uuid && !e.strID {
-		return bytes.Compare(p.key[:], e.key[:])
+	if p.uuid && !e.is(fStrID) {
+		return bytes.Compare(p.key[:], e.uuid[:])
 	}
-	return strings.Compare(p.id, e.id())
+	return strings.Compare(p.id, qs.id(e))
 }
 
 // browseHeap keeps the max entries that come first by before: a heap whose
 // root is the last of those kept, so an entry that comes after it is
 // turned away with one comparison.
 type browseHeap struct {
-	before func(a, b *entry) bool
+	es     *slab
+	before func(a, b ref) bool
 	max    int
-	es     []*entry
+	rs     []ref
 }
 
-// beyond reports whether, the heap being full, every message of e's group
-// after e in walking order is worse than the heap's last: sent more than
+// beyond reports whether, the heap being full, every message of r's group
+// after r in walking order is worse than the heap's last: sent more than
 // lag after it (before it, newest first), so later than the last kept.
-func (h *browseHeap) beyond(e *entry, lag int64, newest bool) bool {
-	if len(h.es) < h.max || lag == math.MaxInt64 {
+func (h *browseHeap) beyond(r ref, lag int64, newest bool) bool {
+	if len(h.rs) < h.max || lag == math.MaxInt64 {
 		return false
 	}
-	last := h.es[0].sentAt
+	last, sent := h.es.at(h.rs[0]).sentAt, h.es.at(r).sentAt
 	if newest {
-		// Messages before e were sent at most lag after it.
+		// Messages before r were sent at most lag after it.
 		bound := last - lag
-		return bound <= last && e.sentAt < bound
+		return bound <= last && sent < bound
 	}
-	// Messages after e were sent at most lag before it.
+	// Messages after r were sent at most lag before it.
 	bound := last + lag
-	return bound >= last && e.sentAt > bound
+	return bound >= last && sent > bound
 }
 
-// wants reports whether offer would keep e.
-func (h *browseHeap) wants(e *entry) bool {
-	return len(h.es) < h.max || h.before(e, h.es[0])
+// wants reports whether offer would keep r.
+func (h *browseHeap) wants(r ref) bool {
+	return len(h.rs) < h.max || h.before(r, h.rs[0])
 }
 
-func (h *browseHeap) offer(e *entry) {
-	if len(h.es) < h.max {
-		h.es = append(h.es, e)
-		h.up(len(h.es) - 1)
+func (h *browseHeap) offer(r ref) {
+	if len(h.rs) < h.max {
+		h.rs = append(h.rs, r)
+		h.up(len(h.rs) - 1)
 		return
 	}
-	if !h.before(e, h.es[0]) {
+	if !h.before(r, h.rs[0]) {
 		return
 	}
-	h.es[0] = e
+	h.rs[0] = r
 	h.down(0)
 }
 
 // last reports whether a should be nearer the root than b: it comes later.
-func (h *browseHeap) last(a, b *entry) bool { return h.before(b, a) }
+func (h *browseHeap) last(a, b ref) bool { return h.before(b, a) }
 
 func (h *browseHeap) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !h.last(h.es[i], h.es[parent]) {
+		if !h.last(h.rs[i], h.rs[parent]) {
 			return
 		}
-		h.es[i], h.es[parent] = h.es[parent], h.es[i]
+		h.rs[i], h.rs[parent] = h.rs[parent], h.rs[i]
 		i = parent
 	}
 }
@@ -239,25 +251,25 @@ func (h *browseHeap) up(i int) {
 func (h *browseHeap) down(i int) {
 	for {
 		l := 2*i + 1
-		if l >= len(h.es) {
+		if l >= len(h.rs) {
 			return
 		}
 		c := l
-		if r := l + 1; r < len(h.es) && h.last(h.es[r], h.es[l]) {
+		if r := l + 1; r < len(h.rs) && h.last(h.rs[r], h.rs[l]) {
 			c = r
 		}
-		if !h.last(h.es[c], h.es[i]) {
+		if !h.last(h.rs[c], h.rs[i]) {
 			return
 		}
-		h.es[i], h.es[c] = h.es[c], h.es[i]
+		h.rs[i], h.rs[c] = h.rs[c], h.rs[i]
 		i = c
 	}
 }
 
 // sorted returns the kept entries in order.
-func (h *browseHeap) sorted() []*entry {
-	out := slices.Clone(h.es)
-	slices.SortFunc(out, func(a, b *entry) int {
+func (h *browseHeap) sorted() []ref {
+	out := slices.Clone(h.rs)
+	slices.SortFunc(out, func(a, b ref) int {
 		if h.before(a, b) {
 			return -1
 		}

@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"container/heap"
 	"math"
 	"time"
 
@@ -10,34 +9,46 @@ import (
 )
 
 // An index of millions of messages is mostly entries, so an entry is kept
-// small (112 bytes): times as Unix nanoseconds, the id as its 16 bytes when
-// it is a UUID (the engine's), the ready list and the groups linked through
-// the entries themselves, the sender as an index into its queue's table of
-// senders, and whatever most messages of the durable store lack (body,
-// attributes, FIFO fields) out of line in an extra, nil when empty.
+// small (96 bytes) and free of pointers, in its queue's slab (slab.go):
+// times as Unix nanoseconds, the id as its 16 bytes when it is a UUID (the
+// engine's), the timelines and the groups linked through the entries
+// themselves by ref, the group and the sender as indexes into their
+// queue's tables, and whatever most messages of the durable store lack
+// (body, attributes, FIFO fields) out of line in an extra, 0 when empty.
 
 // entry is one message in its queue's index.
 type entry struct {
-	// prev and next link the ready list, while ready and not in its late
-	// heap.
-	prev, next *entry
-	// gprev and gnext link the group, in send order.
-	gprev, gnext *entry
-	g            *group
-	x            *extra
-	// key is the id, parsed, unless strID (then x.id is the id).
-	key                                      [16]byte
-	sentAt, visibleAt, firstReceived, leased int64 // nanos(t)
-	heapIdx                                  int32 // in hidden or ready.late, or -1
-	receiveCount                             int32
-	epoch                                    uint32
+	// uuid is the id, parsed, unless fStrID (then the extra's id is the
+	// id).
+	uuid                                       [16]byte
+	sentAt, visibleAt, firstReceived, leasedAt int64 // nanos(t)
+	// key is the durable store's for the message (Store.SetKey).
+	key uint64
+	// links are the entry's places in two chains: its timeline's list
+	// (inList; also a chunk's free slots, by next) and its group
+	// (inGroup).
+	links        [2]link
+	g            uint32 // in queueState.groupTab
+	x            uint32 // in queueState.extras, or 0
+	heapIdx      int32  // in its timeline's late heap, or -1
+	receiveCount int32
+	epoch        uint32
 	// sender is the SenderID: "" if 0, qs.senders[sender-1] up to
-	// maxSenders, x.sender if senderInExtra.
-	sender   uint8
-	isLeased bool
-	ready    bool
-	strID    bool
+	// maxSenders, the extra's sender if senderInExtra.
+	sender uint8
+	flags  uint8
 }
+
+// Entry flags.
+const (
+	fLive   = 1 << iota // handed out by the slab
+	fLeased             // Message.Leased
+	fReady              // in the ready timeline
+	fHidden             // in the hidden timeline
+	fStrID              // the id is not a UUID
+)
+
+func (e *entry) is(f uint8) bool { return e.flags&f != 0 }
 
 // extra holds what the messages of the durable store's index mostly lack.
 type extra struct {
@@ -68,48 +79,84 @@ func timeOf(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func (e *entry) extra() *extra {
-	if e.x == nil {
-		e.x = &extra{}
-	}
-	return e.x
+// table holds the groups or extras that entries name by a uint32: 0 is
+// none, and a freed number is given out again.
+type table[T any] struct {
+	vals []*T
+	free []uint32
 }
 
-// id returns the message id.
-func (e *entry) id() string {
-	if e.strID {
-		return e.x.id
+func (t *table[T]) get(i uint32) *T {
+	if i == 0 {
+		return nil
 	}
-	return ids.FormatUUID(e.key)
+	return t.vals[i]
 }
 
-// newEntry makes the entry of m for queue qs, copying m's attributes; add
-// puts it in the queue.
-func (qs *queueState) newEntry(m *baton.Message) *entry {
-	e := &entry{
-		sentAt: nanos(m.SentAt), visibleAt: nanos(m.VisibleAt), firstReceived: nanos(m.FirstReceivedAt),
-		leased: nanos(m.LeasedAt), heapIdx: -1, receiveCount: int32(min(m.ReceiveCount, math.MaxInt32)),
-		epoch: m.Epoch, isLeased: m.Leased,
+func (t *table[T]) put(v *T) uint32 {
+	if n := len(t.free); n > 0 {
+		i := t.free[n-1]
+		t.free = t.free[:n-1]
+		t.vals[i] = v
+		return i
+	}
+	if len(t.vals) == 0 {
+		t.vals = append(t.vals, nil)
+	}
+	t.vals = append(t.vals, v)
+	return uint32(len(t.vals) - 1)
+}
+
+func (t *table[T]) drop(i uint32) {
+	t.vals[i] = nil
+	t.free = append(t.free, i)
+}
+
+// extraOf returns e's extra, making it if need be.
+func (qs *queueState) extraOf(e *entry) *extra {
+	if e.x == 0 {
+		e.x = qs.extras.put(&extra{})
+	}
+	return qs.extras.get(e.x)
+}
+
+// id returns the message id of e.
+func (qs *queueState) id(e *entry) string {
+	if e.is(fStrID) {
+		return qs.extras.get(e.x).id
+	}
+	return ids.FormatUUID(e.uuid)
+}
+
+// newEntry makes the entry of m, copying m's attributes; add puts it in
+// the queue.
+func (qs *queueState) newEntry(m *baton.Message) ref {
+	r := qs.es.alloc()
+	e := qs.es.at(r)
+	e.sentAt, e.visibleAt, e.firstReceived, e.leasedAt = nanos(m.SentAt), nanos(m.VisibleAt), nanos(m.FirstReceivedAt), nanos(m.LeasedAt)
+	e.heapIdx, e.receiveCount, e.epoch = -1, int32(min(m.ReceiveCount, math.MaxInt32)), m.Epoch
+	if m.Leased {
+		e.flags |= fLeased
 	}
 	if k, ok := ids.ParseUUID(m.ID); ok {
-		e.key = k
+		e.uuid = k
 	} else {
-		e.strID = true
-		e.extra().id = m.ID
+		e.flags |= fStrID
+		qs.extraOf(e).id = m.ID
 	}
 	if m.Body != "" || m.BodyMD5 != "" || m.TraceHeader != "" || m.DedupID != "" || m.SequenceNumber != "" || m.DeadLetterSourceARN != "" || m.Attributes != nil {
-		x := e.extra()
+		x := qs.extraOf(e)
 		x.body, x.bodyMD5, x.trace, x.dedupID, x.seq, x.deadLetterSource = m.Body, m.BodyMD5, m.TraceHeader, m.DedupID, m.SequenceNumber, m.DeadLetterSourceARN
 		x.attrs = cloneAttributes(m.Attributes)
 	}
 	qs.setSender(e, m.SenderID)
-	return e
+	return r
 }
 
 // setSender records the entry's SenderID in qs's table of senders.
 func (qs *queueState) setSender(e *entry, sender string) {
-	if e.x != nil {
-		e.x.sender = ""
+	if x := qs.extras.get(e.x); x != nil {
+		x.sender = ""
 	}
 	if sender == "" {
 		e.sender = 0
@@ -129,7 +176,7 @@ func (qs *queueState) setSender(e *entry, sender string) {
 		return
 	}
 	e.sender = senderInExtra
-	e.extra().sender = sender
+	qs.extraOf(e).sender = sender
 }
 
 func (qs *queueState) senderOf(e *entry) string {
@@ -137,7 +184,7 @@ func (qs *queueState) senderOf(e *entry) string {
 	case 0:
 		return ""
 	case senderInExtra:
-		return e.x.sender
+		return qs.extras.get(e.x).sender
 	}
 	return qs.senders[e.sender-1]
 }
@@ -146,12 +193,12 @@ func (qs *queueState) senderOf(e *entry) string {
 // has at hand). Its attributes are e's own: callers only read them.
 func (qs *queueState) message(e *entry, id string) baton.Message {
 	m := baton.Message{
-		ID: id, GroupID: e.g.id, SenderID: qs.senderOf(e),
-		SentAt: timeOf(e.sentAt), VisibleAt: timeOf(e.visibleAt), Leased: e.isLeased,
+		ID: id, GroupID: qs.groupTab.get(e.g).id, SenderID: qs.senderOf(e),
+		SentAt: timeOf(e.sentAt), VisibleAt: timeOf(e.visibleAt), Leased: e.is(fLeased),
 		ReceiveCount: int(e.receiveCount), FirstReceivedAt: timeOf(e.firstReceived), Epoch: e.epoch,
-		LeasedAt: timeOf(e.leased),
+		LeasedAt: timeOf(e.leasedAt),
 	}
-	if x := e.x; x != nil {
+	if x := qs.extras.get(e.x); x != nil {
 		m.Body, m.BodyMD5, m.Attributes, m.TraceHeader, m.DedupID = x.body, x.bodyMD5, x.attrs, x.trace, x.dedupID
 		m.SequenceNumber, m.DeadLetterSourceARN = x.seq, x.deadLetterSource
 	}
@@ -160,9 +207,10 @@ func (qs *queueState) message(e *entry, id string) baton.Message {
 
 // group is the messages of one GroupID in send order.
 type group struct {
-	id         string
-	head, tail *entry
-	n          int
+	id  string
+	idx uint32 // in queueState.groupTab
+	chain
+	n int
 	// oprev and onext link the queue's ring of groups.
 	oprev, onext *group
 	// maxSent is the latest send time of a message added (once sent is
@@ -174,7 +222,9 @@ type group struct {
 	maxSent, lag int64
 }
 
-func (g *group) pushBack(e *entry) {
+func (g *group) pushBack(es *slab, r ref) {
+	e := es.at(r)
+	e.g = g.idx
 	switch {
 	case !g.sent || e.sentAt > g.maxSent:
 		g.sent, g.maxSent = true, e.sentAt
@@ -183,121 +233,54 @@ func (g *group) pushBack(e *entry) {
 	default:
 		g.lag = max(g.lag, g.maxSent-e.sentAt)
 	}
-	e.g, e.gprev, e.gnext = g, g.tail, nil
-	if g.tail != nil {
-		g.tail.gnext = e
-	} else {
-		g.head = e
-	}
-	g.tail = e
+	g.chain.pushBack(es, inGroup, r)
 	g.n++
 }
 
-func (g *group) remove(e *entry) {
-	if e.gprev != nil {
-		e.gprev.gnext = e.gnext
-	} else {
-		g.head = e.gnext
-	}
-	if e.gnext != nil {
-		e.gnext.gprev = e.gprev
-	} else {
-		g.tail = e.gprev
-	}
-	e.gprev, e.gnext = nil, nil
+func (g *group) remove(es *slab, r ref) {
+	g.chain.remove(es, inGroup, r)
 	g.n--
 }
 
-// readyList is the visible messages, taken in the order they were sent
-// (SQS hands out a message whose lease lapsed before messages sent after
-// it). Most become visible in that order, a send's at its send time: they
-// wait in a list, each sent no earlier than the one before it, appended in
-// constant time. A message that becomes visible after one sent later (a
-// lapsed or released lease, a delay) waits in late, a heap by send time.
-// The next message is whichever head, of the list or of late, was sent
-// first, so a backlog costs nothing and a requeued message log(len(late)).
-type readyList struct {
-	head, tail *entry
-	late       lateHeap
-	n          int
-}
+// link is an entry's place in a chain.
+type link struct{ prev, next ref }
 
-// push makes e ready: last in the list if sent no earlier than its tail,
-// otherwise in late.
-func (l *readyList) push(e *entry) {
-	e.ready = true
-	l.n++
-	if l.tail != nil && e.sentAt < l.tail.sentAt {
-		heap.Push(&l.late, e)
-		return
-	}
-	e.prev, e.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = e
+// Which of an entry's links a chain uses.
+const (
+	inList = iota
+	inGroup
+)
+
+// chain is a doubly linked list of entries, through their links[k] for
+// one k.
+type chain struct{ head, tail ref }
+
+// pushBack appends r.
+func (c *chain) pushBack(es *slab, k int, r ref) {
+	es.at(r).links[k] = link{prev: c.tail}
+	if c.tail != none {
+		es.at(c.tail).links[k].next = r
 	} else {
-		l.head = e
+		c.head = r
 	}
-	l.tail = e
+	c.tail = r
 }
 
-// first returns the ready message sent first, or nil if there is none.
-func (l *readyList) first() *entry {
-	if len(l.late) > 0 && (l.head == nil || l.late[0].sentAt < l.head.sentAt) {
-		return l.late[0]
-	}
-	return l.head
-}
-
-func (l *readyList) remove(e *entry) {
-	e.ready = false
-	l.n--
-	if e.heapIdx >= 0 { // in late: a ready entry is in no other heap
-		heap.Remove(&l.late, int(e.heapIdx))
-		return
-	}
-	if e.prev != nil {
-		e.prev.next = e.next
+// remove unlinks r.
+func (c *chain) remove(es *slab, k int, r ref) {
+	l := &es.at(r).links[k]
+	if l.prev != none {
+		es.at(l.prev).links[k].next = l.next
 	} else {
-		l.head = e.next
+		c.head = l.next
 	}
-	if e.next != nil {
-		e.next.prev = e.prev
+	if l.next != none {
+		es.at(l.next).links[k].prev = l.prev
 	} else {
-		l.tail = e.prev
+		c.tail = l.prev
 	}
-	e.prev, e.next = nil, nil
+	*l = link{}
 }
 
-// lateHeap orders ready messages by send time; an entry's heapIdx is its
-// place, as in hiddenHeap (an entry is in at most one of them).
-type lateHeap []*entry
-
-func (h lateHeap) Len() int           { return len(h) }
-func (h lateHeap) Less(i, j int) bool { return h[i].sentAt < h[j].sentAt }
-func (h lateHeap) Swap(i, j int)      { swapEntries(h, i, j) }
-func (h *lateHeap) Push(x any)        { pushEntry((*[]*entry)(h), x.(*entry)) }
-func (h *lateHeap) Pop() any          { return popEntry((*[]*entry)(h)) }
-
-// swapEntries, pushEntry and popEntry are the moves of both heaps of
-// entries, hiddenHeap and lateHeap, which differ only in their order: each
-// keeps the heapIdx of an entry its place in the one heap it is in, so that
-// heap.Remove finds it without a search.
-func swapEntries(h []*entry, i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = int32(i)
-	h[j].heapIdx = int32(j)
-}
-
-func pushEntry(h *[]*entry, e *entry) {
-	e.heapIdx = int32(len(*h))
-	*h = append(*h, e)
-}
-
-func popEntry(h *[]*entry) *entry {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.heapIdx = -1
-	return e
-}
+// nextIn returns the entry after r in chain k, or none.
+func nextIn(es *slab, k int, r ref) ref { return es.at(r).links[k].next }

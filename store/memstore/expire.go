@@ -7,20 +7,22 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// expired drops e if it is past retention and reports whether it did.
-func (qs *queueState) expired(e *entry, p baton.MessageReceiveParams) bool {
-	if e.sentAt < nanos(p.RetentionCutoff) {
-		qs.dropExpired(e)
+// expired drops r if it is past retention and reports whether it did.
+func (qs *queueState) expired(r ref, p baton.MessageReceiveParams) bool {
+	if qs.es.at(r).sentAt < nanos(p.RetentionCutoff) {
+		qs.dropExpired(r)
 		return true
 	}
 	return false
 }
 
-// dropExpired removes e as past retention and tells expiredFunc.
-func (qs *queueState) dropExpired(e *entry) {
-	qs.remove(e)
+// dropExpired removes r as past retention and tells expiredFunc.
+func (qs *queueState) dropExpired(r ref) {
+	e := qs.es.at(r)
+	id, key := qs.id(e), e.key
+	qs.remove(r, id)
 	if qs.expiredFunc != nil {
-		qs.expiredFunc(qs.q.ID, e.id())
+		qs.expiredFunc(qs.q.ID, id, key)
 	}
 }
 
@@ -33,11 +35,11 @@ func (s *Store) MessageExpire(_ context.Context, queueID uint64, cutoff time.Tim
 	defer qs.mu.Unlock()
 	n := 0
 	c := nanos(cutoff)
-	for e := range qs.msgs.Values() {
-		if e.sentAt < c {
-			qs.dropExpired(e)
+	qs.es.each(func(r ref) {
+		if qs.es.at(r).sentAt < c {
+			qs.dropExpired(r)
 			n++
 		}
-	}
+	})
 	return n, nil
 }

@@ -37,20 +37,21 @@ func (qs *queueState) unlink(g *group) {
 
 // pickFair takes one visible message from each group in turn, starting
 // where the last receive stopped.
-func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
-	var taken []*entry
+func (qs *queueState) pickFair(p baton.MessageReceiveParams) []ref {
+	var taken []ref
 	for progress := true; progress && len(taken) < p.Max; {
 		progress = false
 		for n := len(qs.groups); n > 0 && len(taken) < p.Max && qs.next != nil; n-- {
 			g := qs.next
 			qs.next = g.onext
-			for e := g.head; e != nil; {
-				next := e.gnext
-				if !e.ready || slices.Contains(taken, e) || qs.expired(e, p) {
-					e = next
+			for r := g.head; r != none; {
+				e := qs.es.at(r)
+				next := e.links[inGroup].next
+				if !e.is(fReady) || slices.Contains(taken, r) || qs.expired(r, p) {
+					r = next
 					continue
 				}
-				taken = append(taken, e)
+				taken = append(taken, r)
 				progress = true
 				break
 			}
@@ -65,24 +66,25 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []*entry {
 // pickFIFO takes, group by group, the visible messages that come before each
 // group's first in-flight message, in send order. Delayed messages that were
 // never received do not block their group.
-func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []*entry {
-	var taken []*entry
+func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []ref {
+	var taken []ref
 	for n := len(qs.groups); n > 0 && len(taken) < p.Max && qs.next != nil; n-- {
 		g := qs.next
 		qs.next = g.onext
-		for e := g.head; e != nil && len(taken) < p.Max; {
-			next := e.gnext
-			if !e.ready {
-				if e.isLeased {
+		for r := g.head; r != none && len(taken) < p.Max; {
+			e := qs.es.at(r)
+			next := e.links[inGroup].next
+			if !e.is(fReady) {
+				if e.is(fLeased) {
 					break // in flight: the rest of the group waits
 				}
-				e = next
+				r = next
 				continue // delayed
 			}
-			if !qs.expired(e, p) {
-				taken = append(taken, e)
+			if !qs.expired(r, p) {
+				taken = append(taken, r)
 			}
-			e = next
+			r = next
 		}
 	}
 	return taken

@@ -1,40 +1,34 @@
 package memstore
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
-// add stores a new entry, of group groupID: in its group and hidden until
-// promoted.
-func (qs *queueState) add(e *entry, groupID string) {
-	if e.strID {
-		qs.msgs.Put(e.x.id, e)
-	} else {
-		qs.msgs.PutUUID(e.key, e)
-	}
+// add puts the new entry r of message id in the queue, in group groupID:
+// last in its group and hidden until promoted.
+func (qs *queueState) add(r ref, id, groupID string) {
+	qs.ids.put(&qs.es, r, id)
 	g, ok := qs.groups[groupID]
 	if !ok {
 		g = &group{id: groupID}
+		g.idx = qs.groupTab.put(g)
 		qs.groups[groupID] = g
 		qs.link(g)
 	}
-	g.pushBack(e)
-	qs.hide(e)
+	g.pushBack(&qs.es, r)
+	qs.hide(r)
 }
 
-// hide puts e in the hidden heap; messages due now are moved to ready by
-// promote on the next read.
-func (qs *queueState) hide(e *entry) {
-	heap.Push(&qs.hidden, e)
-	if e.isLeased {
+// hide puts r in the hidden timeline; messages due now are moved to ready
+// by promote on the next read.
+func (qs *queueState) hide(r ref) {
+	qs.hidden.push(&qs.es, r)
+	if qs.es.at(r).is(fLeased) {
 		qs.leasedHidden++
 	}
 }
 
-func (qs *queueState) unhide(e *entry) {
-	heap.Remove(&qs.hidden, int(e.heapIdx))
-	if e.isLeased {
+func (qs *queueState) unhide(r ref) {
+	qs.hidden.remove(&qs.es, r)
+	if qs.es.at(r).is(fLeased) {
 		qs.leasedHidden--
 	}
 }
@@ -42,39 +36,40 @@ func (qs *queueState) unhide(e *entry) {
 // promote moves the hidden messages that are visible at now to ready.
 func (qs *queueState) promote(now time.Time) {
 	n := nanos(now)
-	for len(qs.hidden) > 0 && qs.hidden[0].visibleAt <= n {
-		e := qs.hidden[0]
-		qs.unhide(e)
-		qs.ready.push(e)
+	for {
+		r := qs.hidden.first(&qs.es)
+		if r == none || qs.es.at(r).visibleAt > n {
+			return
+		}
+		qs.unhide(r)
+		qs.ready.push(&qs.es, r)
 	}
 }
 
-func (qs *queueState) remove(e *entry) {
-	if e.ready {
-		qs.ready.remove(e)
-	} else if e.heapIdx >= 0 {
-		qs.unhide(e)
+// take takes r out of the timeline it is in, if any.
+func (qs *queueState) take(r ref) {
+	switch e := qs.es.at(r); {
+	case e.is(fReady):
+		qs.ready.remove(&qs.es, r)
+	case e.is(fHidden):
+		qs.unhide(r)
 	}
-	g := e.g
-	g.remove(e)
+}
+
+// remove drops r, of message id, from the queue.
+func (qs *queueState) remove(r ref, id string) {
+	qs.take(r)
+	e := qs.es.at(r)
+	g := qs.groupTab.get(e.g)
+	g.remove(&qs.es, r)
 	if g.n == 0 {
 		delete(qs.groups, g.id)
+		qs.groupTab.drop(g.idx)
 		qs.unlink(g)
 	}
-	if e.strID {
-		qs.msgs.Delete(e.x.id)
-	} else {
-		qs.msgs.DeleteUUID(e.key)
+	qs.ids.remove(&qs.es, r, id)
+	if e.x != 0 {
+		qs.extras.drop(e.x)
 	}
+	qs.es.free(r)
 }
-
-// hiddenHeap orders hidden messages by the time they become visible.
-type hiddenHeap []*entry
-
-func (h hiddenHeap) Len() int { return len(h) }
-func (h hiddenHeap) Less(i, j int) bool {
-	return h[i].visibleAt < h[j].visibleAt
-}
-func (h hiddenHeap) Swap(i, j int) { swapEntries(h, i, j) }
-func (h *hiddenHeap) Push(x any)   { pushEntry((*[]*entry)(h), x.(*entry)) }
-func (h *hiddenHeap) Pop() any     { return popEntry((*[]*entry)(h)) }

@@ -10,45 +10,42 @@ import (
 
 // leaseOf finds the message and tells whether the receipt's epoch names its
 // current, unexpired lease.
-func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (*entry, baton.LeaseResult) {
-	e, ok := qs.msgs.Get(id)
-	if !ok {
-		return nil, baton.LeaseGone
+func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (ref, baton.LeaseResult) {
+	r := qs.ids.get(&qs.es, id)
+	if r == none {
+		return none, baton.LeaseGone
 	}
-	if e.epoch != epoch || !e.isLeased || e.visibleAt <= nanos(now) {
-		return e, baton.LeaseLapsed
+	if e := qs.es.at(r); e.epoch != epoch || !e.is(fLeased) || e.visibleAt <= nanos(now) {
+		return r, baton.LeaseLapsed
 	}
-	return e, baton.LeaseCurrent
+	return r, baton.LeaseCurrent
 }
 
 func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
-	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome {
-		before := qs.message(e, p.MessageID)
+	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, r ref, res baton.LeaseResult) baton.LeaseOutcome {
+		before := qs.message(qs.es.at(r), p.MessageID)
 		if res == baton.LeaseCurrent || !p.RequireLive {
-			qs.remove(e)
+			qs.remove(r, p.MessageID)
 		}
 		return baton.LeaseOutcome{Result: res, Message: &before}
 	})
 }
 
 func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
-	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome {
-		if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.isLeased && e.visibleAt > nanos(p.Now) {
+	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, r ref, res baton.LeaseResult) baton.LeaseOutcome {
+		e := qs.es.at(r)
+		if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.is(fLeased) && e.visibleAt > nanos(p.Now) {
 			res = baton.LeaseSuperseded // a later lease, live: the change is its
 		}
 		before := qs.message(e, p.MessageID)
 		if res.Changed() {
 			// A read at a later time than p.Now may have made it visible.
-			if e.ready {
-				qs.ready.remove(e)
-			} else {
-				qs.unhide(e)
-			}
+			qs.take(r)
 			e.visibleAt = nanos(p.VisibleAt)
 			if p.VisibleAt.After(p.Now) {
-				qs.hide(e)
+				qs.hide(r)
 			} else {
-				qs.ready.push(e)
+				qs.ready.push(&qs.es, r)
 			}
 		}
 		return baton.LeaseOutcome{Result: res, Message: &before}
@@ -59,18 +56,18 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 // with what the receipt's epoch says of its lease at now: the part that
 // MessageDelete and MessageChangeVisibility share. A message that is gone
 // is answered without act; a queue that is gone is ErrNotFound.
-func (s *Store) onLease(queueID uint64, id string, epoch uint32, now time.Time, act func(qs *queueState, e *entry, res baton.LeaseResult) baton.LeaseOutcome) (baton.LeaseOutcome, error) {
+func (s *Store) onLease(queueID uint64, id string, epoch uint32, now time.Time, act func(qs *queueState, r ref, res baton.LeaseResult) baton.LeaseOutcome) (baton.LeaseOutcome, error) {
 	qs := s.lookupID(queueID)
 	if qs == nil {
 		return baton.LeaseOutcome{}, baton.ErrNotFound
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	e, res := qs.leaseOf(id, epoch, now)
-	if e == nil {
+	r, res := qs.leaseOf(id, epoch, now)
+	if r == none {
 		return baton.LeaseOutcome{Result: res}, nil
 	}
-	return act(qs, e, res), nil
+	return act(qs, r, res), nil
 }
 
 func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton.LeaseOutcome, error) {
@@ -93,18 +90,19 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 	second.mu.Lock()
 	defer second.mu.Unlock()
 
-	e, ok := from.msgs.Get(p.MessageID)
-	if !ok {
+	r := from.ids.get(&from.es, p.MessageID)
+	if r == none {
 		return baton.LeaseOutcome{Result: baton.LeaseGone}, nil
 	}
-	before := from.message(e, p.MessageID)
+	key := from.es.at(r).key
+	before := from.message(from.es.at(r), p.MessageID)
 	res := baton.LeaseCurrent
 	if p.Epoch != 0 {
 		if _, res = from.leaseOf(p.MessageID, p.Epoch, p.Now); res != baton.LeaseCurrent {
 			return baton.LeaseOutcome{Result: res, Message: &before}, nil
 		}
 	}
-	from.remove(e)
+	from.remove(r, p.MessageID)
 	m := before
 	m.VisibleAt = p.Now
 	m.Leased = false
@@ -113,6 +111,8 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 	if p.ResetSentAt {
 		m.SentAt = p.Now
 	}
-	to.add(to.newEntry(&m), m.GroupID)
+	moved := to.newEntry(&m)
+	to.es.at(moved).key = key
+	to.add(moved, m.ID, m.GroupID)
 	return baton.LeaseOutcome{Result: res, Message: &before}, nil
 }

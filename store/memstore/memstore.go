@@ -20,7 +20,7 @@ type Store struct {
 	tasksMu sync.Mutex
 	tasks   map[string]baton.MoveTask
 
-	expiredFunc func(queueID uint64, messageID string)
+	expiredFunc func(queueID uint64, messageID string, key uint64)
 }
 
 type queueKey struct{ region, account, name string }
@@ -31,10 +31,11 @@ func New() *Store { return NewWithOptions(Options{}) }
 // Options configure a Store for use as the index of a durable store.
 type Options struct {
 	// ExpiredFunc, if set, is called for every message that MessageReceive
-	// or MessageExpire drops as past retention, while the queue's lock is
-	// held: a durable store built on this one learns of the drops in order
-	// with its own changes. It must not call back into the Store.
-	ExpiredFunc func(queueID uint64, messageID string)
+	// or MessageExpire drops as past retention, with its key (SetKey),
+	// while the queue's lock is held: a durable store built on this one
+	// learns of the drops in order with its own changes. It must not call
+	// back into the Store.
+	ExpiredFunc func(queueID uint64, messageID string, key uint64)
 }
 
 // NewWithOptions returns an empty store configured by o.

@@ -8,30 +8,36 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
-// queueState is one queue with its messages. Visible messages wait in ready,
-// taken in send order; hidden ones (delayed or in flight) wait in hidden, a
-// heap ordered by VisibleAt.
+// queueState is one queue with its messages: their entries in a slab, found
+// by id through ids. Visible messages wait in ready, taken in send order;
+// hidden ones (delayed or in flight) wait in hidden, in the order they
+// become visible.
 type queueState struct {
 	mu     sync.Mutex
 	q      baton.Queue
-	msgs   ids.Map[*entry]
-	ready  readyList
-	hidden hiddenHeap
+	es     slab
+	ids    idIndex
+	ready  timeline
+	hidden timeline
 	// leasedHidden counts the hidden messages that are in flight; the rest
 	// are delayed.
 	leasedHidden int
 
 	// groups holds every message in send order per GroupID ("" for
-	// messages without one). The groups are also linked in a ring, in the
-	// order they were made, for round-robin receives: first is the oldest,
-	// next is where the next receive starts (both nil without groups). A
-	// ring forgets an emptied group at once; a list searched for it cost a
-	// pass over every group, n² to drain n groups.
+	// messages without one); groupTab numbers them for the entries. The
+	// groups are also linked in a ring, in the order they were made, for
+	// round-robin receives: first is the oldest, next is where the next
+	// receive starts (both nil without groups). A ring forgets an emptied
+	// group at once; a list searched for it cost a pass over every
+	// group, n² to drain n groups.
 	groups      map[string]*group
+	groupTab    table[group]
 	first, next *group
+
+	// extras are the entries' out-of-line fields.
+	extras table[extra]
 
 	// senders are the distinct SenderIDs of the queue's messages, up to
 	// maxSenders; senderIdx maps each to its entry.sender.
@@ -42,12 +48,13 @@ type queueState struct {
 	seq   uint64
 	dedup map[string]dedupEntry
 
-	expiredFunc func(queueID uint64, messageID string)
+	expiredFunc func(queueID uint64, messageID string, key uint64)
 }
 
 func (s *Store) newQueueState(q *baton.Queue) *queueState {
 	return &queueState{
-		q: cloneQueue(q), groups: make(map[string]*group), fifo: q.IsFIFO(), dedup: make(map[string]dedupEntry),
+		q: cloneQueue(q), ready: timeline{flag: fReady}, hidden: timeline{flag: fHidden},
+		groups: make(map[string]*group), fifo: q.IsFIFO(), dedup: make(map[string]dedupEntry),
 		expiredFunc: s.expiredFunc,
 	}
 }
@@ -177,9 +184,10 @@ func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
 	fresh := s.newQueueState(&qs.q)
 	fresh.q.PurgedAt = p.Now
 	fresh.seq = qs.seq
-	qs.q, qs.msgs, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.msgs, fresh.ready, nil, 0
-	qs.groups, qs.first, qs.next, qs.dedup = fresh.groups, nil, nil, fresh.dedup
-	qs.senders, qs.senderIdx = nil, nil
+	// Every field but the lock is fresh's.
+	qs.q, qs.es, qs.ids, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.es, fresh.ids, fresh.ready, fresh.hidden, 0
+	qs.groups, qs.groupTab, qs.first, qs.next, qs.extras = fresh.groups, fresh.groupTab, nil, nil, fresh.extras
+	qs.senders, qs.senderIdx, qs.dedup = nil, nil, fresh.dedup
 	return nil
 }
 

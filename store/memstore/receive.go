@@ -15,7 +15,7 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	qs.promote(p.Now)
-	var taken []*entry
+	var taken []ref
 	switch {
 	case qs.fifo:
 		taken = qs.pickFIFO(p)
@@ -25,11 +25,12 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 		taken = qs.pickReady(p)
 	}
 	out := make([]*baton.Message, 0, len(taken))
-	var stayVisible []*entry
+	var stayVisible []ref
 	now, visibleAt := nanos(p.Now), nanos(p.VisibleAt)
-	for _, e := range taken {
-		if e.ready { // pickReady took its own out already
-			qs.ready.remove(e)
+	for _, r := range taken {
+		e := qs.es.at(r)
+		if e.is(fReady) { // pickReady took its own out already
+			qs.ready.remove(&qs.es, r)
 		}
 		if e.receiveCount < math.MaxInt32 {
 			e.receiveCount++
@@ -38,37 +39,37 @@ func (s *Store) MessageReceive(_ context.Context, p baton.MessageReceiveParams) 
 		if e.firstReceived == zeroNanos {
 			e.firstReceived = now
 		}
-		e.isLeased = true
-		e.leased = now
+		e.flags |= fLeased
+		e.leasedAt = now
 		e.visibleAt = visibleAt
-		if p.VisibleAt.After(p.Now) {
-			qs.hide(e)
-		} else {
-			stayVisible = append(stayVisible, e)
-		}
-		m := qs.message(e, e.id())
+		m := qs.message(e, qs.id(e))
 		m.Attributes = cloneAttributes(m.Attributes)
 		out = append(out, &m)
+		if p.VisibleAt.After(p.Now) {
+			qs.hide(r)
+		} else {
+			stayVisible = append(stayVisible, r)
+		}
 	}
-	for _, e := range stayVisible {
-		qs.ready.push(e)
+	for _, r := range stayVisible {
+		qs.ready.push(&qs.es, r)
 	}
 	return out, nil
 }
 
 // pickReady takes visible messages in send order, out of ready.
-func (qs *queueState) pickReady(p baton.MessageReceiveParams) []*entry {
-	var taken []*entry
+func (qs *queueState) pickReady(p baton.MessageReceiveParams) []ref {
+	var taken []ref
 	for len(taken) < p.Max {
-		e := qs.ready.first()
-		if e == nil {
+		r := qs.ready.first(&qs.es)
+		if r == none {
 			break
 		}
-		if qs.expired(e, p) { // dropped, out of ready
+		if qs.expired(r, p) { // dropped, out of ready
 			continue
 		}
-		qs.ready.remove(e)
-		taken = append(taken, e)
+		qs.ready.remove(&qs.es, r)
+		taken = append(taken, r)
 	}
 	return taken
 }

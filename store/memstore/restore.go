@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // A durable store keeps its working set in a memstore and rebuilds it when it
@@ -47,7 +46,7 @@ func (s *Store) QueueRestore(p QueueRestoreParams) error {
 		return err
 	}
 	qs := s.newQueueState(p.Queue)
-	qs.msgs = ids.NewMap[*entry](p.Messages)
+	qs.ids.reserve(p.Messages)
 	qs.seq = seq
 	for _, d := range p.Dedup {
 		qs.dedup[d.Key] = newDedupEntry(d.MessageID, d.SequenceNumber, d.At)
@@ -66,19 +65,56 @@ func (s *Store) QueueRestore(p QueueRestoreParams) error {
 	return nil
 }
 
-// MessageRestore adds a copy of m, lease state and all, at the end of its
-// queue's order: restore a queue's messages in the order MessageSend and
-// MessageMove added them, which is the order of each FIFO or fair group.
-// It returns baton.ErrNotFound if the queue does not exist.
-func (s *Store) MessageRestore(queueID uint64, m *baton.Message) error {
+// MessageRestore adds a copy of m, lease state and all, with the durable
+// store's key (see SetKey), at the end of its queue's order: restore a
+// queue's messages in the order MessageSend and MessageMove added them,
+// which is the order of each FIFO or fair group. It returns
+// baton.ErrNotFound if the queue does not exist.
+func (s *Store) MessageRestore(queueID uint64, m *baton.Message, key uint64) error {
 	qs := s.lookupID(queueID)
 	if qs == nil {
 		return baton.ErrNotFound
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	qs.add(qs.newEntry(m), m.GroupID)
+	r := qs.newEntry(m)
+	qs.es.at(r).key = key
+	qs.add(r, m.ID, m.GroupID)
 	return nil
+}
+
+// SetKey records key, the durable store's own for message id of queue
+// queueID (where it keeps the message), in the message's entry, so that a
+// durable store built on this one keeps no map of its own: Key reads it
+// back, MessageRestore sets it, MessageMove carries it to the target queue
+// and ExpiredFunc is told it. It reports whether the queue holds the
+// message.
+func (s *Store) SetKey(queueID uint64, id string, key uint64) bool {
+	return s.onEntry(queueID, id, func(e *entry) { e.key = key })
+}
+
+// Key returns the key SetKey recorded for message id of queue queueID (0
+// if none was), and whether the queue holds the message.
+func (s *Store) Key(queueID uint64, id string) (uint64, bool) {
+	var key uint64
+	ok := s.onEntry(queueID, id, func(e *entry) { key = e.key })
+	return key, ok
+}
+
+// onEntry calls f, under the queue's lock, with the entry of message id
+// of queue queueID, and reports whether there is one.
+func (s *Store) onEntry(queueID uint64, id string, f func(e *entry)) bool {
+	qs := s.lookupID(queueID)
+	if qs == nil {
+		return false
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	r := qs.ids.get(&qs.es, id)
+	if r != none {
+		f(qs.es.at(r))
+	}
+	return r != none
 }
 
 // TombstoneRestore remembers that the queue region/account/name was

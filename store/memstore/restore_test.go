@@ -37,10 +37,13 @@ func TestRestore(t *testing.T) {
 	}
 	first, second := *leased[0], *b
 	second.SequenceNumber = sent[1].SequenceNumber
-	for _, m := range []*baton.Message{&first, &second} {
-		if err := s.MessageRestore(q.ID, m); err != nil {
+	for i, m := range []*baton.Message{&first, &second} {
+		if err := s.MessageRestore(q.ID, m, uint64(i+1)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if key, ok := s.Key(q.ID, b.ID); !ok || key != 2 {
+		t.Errorf("Key of the second message restored: %d, %v; want 2, true", key, ok)
 	}
 	s.TombstoneRestore(storetest.Region, storetest.Account, "gone", base)
 
@@ -73,7 +76,7 @@ func TestRestore(t *testing.T) {
 	if err := s.QueueRestore(memstore.QueueRestoreParams{Queue: q}); !errors.Is(err, baton.ErrExists) {
 		t.Errorf("restore the queue again: got %v, want ErrExists", err)
 	}
-	if err := s.MessageRestore(storetest.QueueID(9), &second); !errors.Is(err, baton.ErrNotFound) {
+	if err := s.MessageRestore(storetest.QueueID(9), &second, 3); !errors.Is(err, baton.ErrNotFound) {
 		t.Errorf("restore a message into no queue: got %v, want ErrNotFound", err)
 	}
 	if err := s.QueueRestore(memstore.QueueRestoreParams{Queue: storetest.NewQueue(storetest.QueueID(3), "x"), LastSequenceNumber: "12"}); err == nil {

@@ -67,13 +67,13 @@ func (s *Store) MessageSend(_ context.Context, p baton.MessageSendParams) ([]bat
 			seq = formatSeq(qs.seq)
 			qs.dedup[key] = newDedupEntry(m.ID, seq, m.SentAt)
 		}
-		e := qs.newEntry(m)
+		r := qs.newEntry(m)
 		if seq != "" {
-			e.extra().seq = seq
+			qs.extraOf(qs.es.at(r)).seq = seq
 		} else {
 			seq = m.SequenceNumber
 		}
-		qs.add(e, m.GroupID)
+		qs.add(r, m.ID, m.GroupID)
 		out[i] = baton.MessageSent{MessageID: m.ID, SequenceNumber: seq}
 	}
 	qs.forgetDedup(p.DedupCutoff)

@@ -17,15 +17,15 @@ func (s *Store) MessageStats(_ context.Context, p baton.MessageStatsParams) (bat
 	st := baton.MessageStats{
 		Visible:  qs.ready.n,
 		InFlight: qs.leasedHidden,
-		Delayed:  len(qs.hidden) - qs.leasedHidden,
+		Delayed:  qs.hidden.n - qs.leasedHidden,
 	}
-	if len(qs.hidden) > 0 {
-		st.NextVisibleAt = timeOf(qs.hidden[0].visibleAt)
+	if r := qs.hidden.first(&qs.es); r != none {
+		st.NextVisibleAt = timeOf(qs.es.at(r).visibleAt)
 	}
 	// Each group is in send order, so the oldest message heads a group.
 	oldest, found := int64(0), false
 	for _, g := range qs.groups {
-		if at := g.head.sentAt; !found || at < oldest {
+		if at := qs.es.at(g.head).sentAt; !found || at < oldest {
 			oldest, found = at, true
 		}
 	}

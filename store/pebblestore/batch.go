@@ -13,6 +13,11 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 	i := s.lockQueue(p.QueueID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
+	// The rows, read before the index forgets the messages.
+	rows := make([]int64, len(p.Entries))
+	for j, en := range p.Entries {
+		rows[j], _ = s.rowOf(p.QueueID, en.MessageID)
+	}
 	outs, err := s.index.MessageDeleteBatch(ctx, p)
 	if err != nil {
 		sl.release()
@@ -23,9 +28,7 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 		if out.Message == nil || out.Result != baton.LeaseCurrent && p.RequireLive {
 			continue // gone, or kept
 		}
-		if pos, ok := s.forget(i, p.QueueID, p.Entries[j].MessageID); ok {
-			changes = append(changes, &msgDelete{queueID: p.QueueID, pos: pos})
-		}
+		changes = append(changes, &msgDelete{queueID: p.QueueID, pos: rows[j]})
 	}
 	// With nothing deleted the call still waits, for the commit of
 	// whatever it saw.
@@ -54,7 +57,7 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 		if !out.Result.Changed() {
 			continue
 		}
-		pos, ok := s.rowOf(i, p.QueueID, p.Entries[j].MessageID)
+		pos, ok := s.rowOf(p.QueueID, p.Entries[j].MessageID)
 		if !ok {
 			continue
 		}

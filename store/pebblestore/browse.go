@@ -29,7 +29,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 	i := s.lockQueue(p.QueueID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
-	var keep func(id string) bool
+	var keep func(id string, pos uint64) bool
 	if match != nil {
 		// The payloads not committed yet: those of this queue's sends
 		// stay pending until their commit, and a send queues under the
@@ -41,10 +41,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 			}
 		}
 		s.pendMu.Unlock()
-		keep = func(id string) bool {
-			pos, ok := s.rowOf(i, p.QueueID, id)
-			return ok && match[pos]
-		}
+		keep = func(_ string, pos uint64) bool { return match[int64(pos)] }
 	}
 	page, err := s.index.MessageBrowseFunc(ctx, ip, keep)
 	if err != nil {
@@ -52,7 +49,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 	}
 	rs := make([]row, 0, len(page.Messages))
 	for _, m := range page.Messages {
-		pos, ok := s.rowOf(i, p.QueueID, m.ID)
+		pos, ok := s.rowOf(p.QueueID, m.ID)
 		if !ok {
 			return baton.MessageBrowsePage{}, fmt.Errorf("pebblestore: message %s has no pos", m.ID)
 		}

@@ -29,7 +29,7 @@ func indexRows(t *testing.T, s *Store, queueIDs []uint64, n int64) map[string]in
 		i := s.lockQueue(q)
 		rows := make(map[string]int64)
 		for k := range n {
-			if pos, ok := s.rowOf(i, q, concurrencyID(k+1)); ok {
+			if pos, ok := s.rowOf(q, concurrencyID(k+1)); ok {
 				rows[concurrencyID(k+1)] = pos
 			}
 		}

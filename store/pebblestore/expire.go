@@ -12,7 +12,7 @@ func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.T
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
 	n, err := s.index.MessageExpire(ctx, queueID, cutoff)
-	changes := s.takeDropped(i, queueID)
+	changes := s.takeDropped(i)
 	if err != nil || len(changes) == 0 {
 		sl.release()
 		return n, err

@@ -15,8 +15,7 @@ func (s *Store) leaseCall(ctx context.Context, queueIDs []uint64, messageID stri
 	call func(pos int64) (baton.LeaseOutcome, []change, error)) (baton.LeaseOutcome, error) {
 	lk := held{unlock: s.lockQueues(queueIDs)}
 	defer lk.release()
-	i := stripe(queueIDs[0])
-	pos, ok := s.rowOf(i, queueIDs[0], messageID)
+	pos, ok := s.rowOf(queueIDs[0], messageID)
 	var pay payload
 	if ok {
 		pays, err := s.payloads(queueIDs[0], []row{{messageID, pos}})
@@ -66,7 +65,6 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 			return out, nil, err
 		}
 		if out.Result == baton.LeaseCurrent || !p.RequireLive {
-			s.forget(stripe(p.QueueID), p.QueueID, p.MessageID)
 			return out, []change{&msgDelete{queueID: p.QueueID, pos: pos}}, nil
 		}
 		return out, nil, nil
@@ -96,8 +94,7 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 			return out, nil, err
 		}
 		to := s.pos.Add(1)
-		s.forget(stripe(p.QueueID), p.QueueID, p.MessageID)
-		s.remember(stripe(p.ToQueueID), p.ToQueueID, p.MessageID, to)
+		s.remember(p.ToQueueID, p.MessageID, to)
 		// The message as the index now holds it in the target queue.
 		m := *out.Message
 		m.VisibleAt, m.Leased, m.ReceiveCount, m.DeadLetterSourceARN = p.Now, false, p.ReceiveCount, p.DeadLetterSourceARN

@@ -170,7 +170,7 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		for i := 0; i < len(batch) && err == nil; i++ {
 			l := &batch[i]
 			last = max(last, l.pos)
-			switch rerr := s.index.MessageRestore(l.queueID, &l.m); {
+			switch rerr := s.index.MessageRestore(l.queueID, &l.m, uint64(l.pos)); {
 			case errors.Is(rerr, baton.ErrNotFound):
 				// None should be: a queue's deletion deletes its
 				// messages in the same batch. Skip rather than refuse
@@ -179,7 +179,6 @@ func (s *Store) loadMessages(ctx context.Context) error {
 				err = fmt.Errorf("restore message %s: %w", l.m.ID, rerr)
 				cancel()
 			default:
-				s.remember(stripe(l.queueID), l.queueID, l.m.ID, l.pos)
 				restored++
 			}
 		}

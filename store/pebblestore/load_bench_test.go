@@ -50,14 +50,14 @@ func benchOpen(b *testing.B, dir string, n int) {
 	var heap uint64
 	var took, first time.Duration
 	for b.Loop() {
-		before := heapInUse()
+		before := storetest.HeapInUse()
 		start := time.Now()
 		s, err := pebblestore.Open(b.Context(), dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed})
 		if err != nil {
 			b.Fatal(err)
 		}
 		took += time.Since(start)
-		heap = heapInUse() - before
+		heap = storetest.HeapInUse() - before
 		start = time.Now()
 		now := time.Now()
 		got, err := s.MessageReceive(b.Context(), baton.MessageReceiveParams{QueueID: storetest.QueueID(1), Now: now, Max: 1, VisibleAt: now.Add(time.Hour)})
@@ -74,14 +74,6 @@ func benchOpen(b *testing.B, dir string, n int) {
 	b.ReportMetric(first.Seconds()/float64(b.N), "first-receive-s")
 	b.ReportMetric(float64(heap)/float64(n), "heap-bytes/msg")
 	b.ReportMetric(0, "ns/op")
-}
-
-// heapInUse collects garbage and returns the heap's live bytes.
-func heapInUse() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }
 
 // fillDir stores n messages in a store in dir, on a standard queue or on

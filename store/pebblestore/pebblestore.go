@@ -14,7 +14,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -113,12 +112,10 @@ type Store struct {
 	stripes [stripes]sync.Mutex
 	// dropped collects, per stripe, the messages the index dropped as past
 	// retention during the call holding the stripe's lock.
-	dropped [stripes][]string
-	// rows maps, per stripe, each queue's messages to their pos, which
-	// with the queue's id keys their records; guarded by the stripe's
-	// lock.
-	rows [stripes]map[uint64]*ids.Map[int64]
-	// pos numbers messages in the order they joined their queue.
+	dropped [stripes][]droppedMsg
+	// pos numbers messages in the order they joined their queue. A
+	// message's pos, which with its queue's id keys its records, is its key
+	// in the index (memstore's SetKey).
 	pos atomic.Int64
 
 	// pending holds, by pos, the payloads not committed yet: those of
@@ -150,9 +147,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pebblestore: %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, lock: lock, pending: make(map[int64]payload)}
-	for i := range s.rows {
-		s.rows[i] = make(map[uint64]*ids.Map[int64])
-	}
 	s.index = memstore.NewWithOptions(memstore.Options{ExpiredFunc: s.expired})
 	if err := s.open(ctx, opts); err != nil {
 		if s.db != nil {

@@ -120,7 +120,6 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 	err = s.index.QueueDelete(ctx, region, account, name, now)
 	var b *batch
 	if err == nil {
-		delete(s.rows[i], q.ID)
 		b = s.w.enqueue([]change{s.queueWrite(&queueDrop{id: q.ID, region: region, account: account, name: name, at: now})}, nil)
 	} else {
 		s.queueWrites.Add(-1)
@@ -160,7 +159,6 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 	if err != nil {
 		s.queueWrites.Add(-1)
 	} else {
-		delete(s.rows[i], q.ID)
 		// Every message the queue holds or had came in, by send or move,
 		// under this stripe's lock with a pos taken from s.pos: they are
 		// all at most through, and later ones above it.

@@ -16,7 +16,7 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
 	msgs, err := s.index.MessageReceive(ctx, p)
-	changes := s.takeDropped(i, p.QueueID)
+	changes := s.takeDropped(i)
 	if err != nil {
 		sl.release()
 		return nil, err
@@ -28,7 +28,7 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	}
 	rs := make([]row, 0, len(msgs))
 	for _, m := range msgs {
-		pos, ok := s.rowOf(i, p.QueueID, m.ID)
+		pos, ok := s.rowOf(p.QueueID, m.ID)
 		if !ok {
 			sl.release()
 			return nil, fmt.Errorf("pebblestore: message %s has no pos", m.ID)

@@ -43,7 +43,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		m := bare[j]
 		m.SequenceNumber = st.SequenceNumber
 		pos := s.pos.Add(1)
-		s.remember(i, p.QueueID, m.ID, pos)
+		s.remember(p.QueueID, m.ID, pos)
 		changes = append(changes, &msgInsert{pos: pos, queueID: p.QueueID, rec: encodeRecord(m.ID, m), pay: pays[j]})
 		inserted = append(inserted, pos)
 		s.pending[pos] = pays[j]

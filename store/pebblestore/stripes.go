@@ -1,9 +1,5 @@
 package pebblestore
 
-import (
-	"github.com/baton-sqs/baton/internal/leaf/ids"
-)
-
 // held is a lock a call releases by hand, before it waits for its commit,
 // and also defers releasing: should the call panic (net/http recovers a
 // handler's panic and serves on), a stripe left locked would hang every
@@ -30,61 +26,44 @@ func (s *Store) lockQueue(id uint64) int {
 	return i
 }
 
-// expired is the index's ExpiredFunc; the caller holds the queue's stripe.
-func (s *Store) expired(queueID uint64, messageID string) {
-	i := stripe(queueID)
-	s.dropped[i] = append(s.dropped[i], messageID)
+// droppedMsg is a message the index dropped as past retention.
+type droppedMsg struct {
+	queueID uint64
+	pos     int64
 }
 
-// takeDropped returns the deletions of the messages of queueID the index
-// dropped since the last call; the caller holds the queue's stripe i.
-func (s *Store) takeDropped(i int, queueID uint64) []change {
+// expired is the index's ExpiredFunc; the caller holds the queue's stripe.
+func (s *Store) expired(queueID uint64, _ string, pos uint64) {
+	i := stripe(queueID)
+	s.dropped[i] = append(s.dropped[i], droppedMsg{queueID, int64(pos)})
+}
+
+// takeDropped returns the deletions of the messages the index dropped
+// from the queues of stripe i since the last call; the caller holds the
+// stripe.
+func (s *Store) takeDropped(i int) []change {
 	if len(s.dropped[i]) == 0 {
 		return nil
 	}
 	out := make([]change, 0, len(s.dropped[i]))
-	for _, id := range s.dropped[i] {
-		if pos, ok := s.forget(i, queueID, id); ok {
-			out = append(out, &msgDelete{queueID: queueID, pos: pos})
-		}
+	for _, d := range s.dropped[i] {
+		out = append(out, &msgDelete{queueID: d.queueID, pos: d.pos})
 	}
 	s.dropped[i] = s.dropped[i][:0]
 	return out
 }
 
-// remember records the pos of a message of queueID; the caller holds the
-// queue's stripe i.
-func (s *Store) remember(i int, queueID uint64, id string, pos int64) {
-	q := s.rows[i][queueID]
-	if q == nil {
-		q = new(ids.Map[int64])
-		s.rows[i][queueID] = q
-	}
-	q.Put(id, pos)
+// remember records the pos of a message of queueID in the index; the
+// caller holds the queue's stripe.
+func (s *Store) remember(queueID uint64, id string, pos int64) {
+	s.index.SetKey(queueID, id, uint64(pos))
 }
 
-// rowOf returns the pos of a message of queueID, if it has one; the caller
-// holds the queue's stripe i.
-func (s *Store) rowOf(i int, queueID uint64, id string) (int64, bool) {
-	q := s.rows[i][queueID]
-	if q == nil {
-		return 0, false
-	}
-	return q.Get(id)
-}
-
-// forget drops and returns the pos of a message of queueID; the caller
-// holds the queue's stripe i.
-func (s *Store) forget(i int, queueID uint64, id string) (int64, bool) {
-	q := s.rows[i][queueID]
-	if q == nil {
-		return 0, false
-	}
-	pos, ok := q.Get(id)
-	if ok {
-		q.Delete(id)
-	}
-	return pos, ok
+// rowOf returns the pos of a message of queueID, if the index holds the
+// message; the caller holds the queue's stripe.
+func (s *Store) rowOf(queueID uint64, id string) (int64, bool) {
+	pos, ok := s.index.Key(queueID, id)
+	return int64(pos), ok
 }
 
 // lockQueues locks the stripes of the queues, in index order, and returns

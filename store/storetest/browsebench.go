@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,15 @@ func BrowseBenchMessages(b *testing.B) int {
 		}
 	}
 	return n
+}
+
+// HeapInUse collects garbage and returns the heap's live bytes: what a
+// benchmark reads before and after building a store to tell its size.
+func HeapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 // BenchBrowse measures the first page (50 messages) of MessageBrowse on a

@@ -12,24 +12,29 @@ import (
 const (
 	// DefaultHeadroom is how much the heap may grow between collections
 	// once the live heap is larger than it.
-	DefaultHeadroom = 128 << 20
-	// MinPercent is the lowest GOGC the Pacer sets: past a live heap of
-	// four times the headroom, the heap grows by a quarter of it between
-	// collections, so that collections do not come so often that they
-	// cost more than the memory they save.
+	DefaultHeadroom = 64 << 20
+	// MinPercent bounds how often collections come, so that they do not
+	// cost more than the memory they save: the heap grows between
+	// collections by at least MinPercent of its scannable part. A
+	// collection's work is marking, which reads only the memory that may
+	// hold pointers: pointer-free memory, such as the durable store's
+	// index (store/memstore), is marked without being read, and only
+	// costs the headroom it would get at Go's default.
 	MinPercent = 25
 	// interval is how often the live heap is looked at.
 	interval = time.Second
 )
 
-// Percent is the GOGC that lets a heap of live bytes grow by about
-// headroom before the next collection: 100 (Go's default) while live is at
-// most headroom, then less, down to MinPercent.
-func Percent(live, headroom uint64) int {
+// Percent is the GOGC that lets a heap of live bytes, scan of them
+// scannable, grow by about headroom before the next collection: 100 (Go's
+// default) while live is at most headroom, then less, down to MinPercent
+// of the scannable share of live, and at least 1.
+func Percent(live, scan, headroom uint64) int {
 	if live <= headroom {
 		return 100
 	}
-	return max(int(headroom*100/live), MinPercent)
+	floor := max(int((min(scan, live)*MinPercent+live-1)/live), 1)
+	return max(int(headroom*100/live), floor)
 }
 
 // Pacer sets GOGC from the live heap about once a second. It is a service:
@@ -71,7 +76,7 @@ func (p *Pacer) Stop() {
 
 func (p *Pacer) run(ctx context.Context) {
 	defer close(p.done)
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/heap:bytes"}}
 	percent := 100
 	before := debug.SetGCPercent(percent)
 	defer debug.SetGCPercent(before)
@@ -84,10 +89,10 @@ func (p *Pacer) run(ctx context.Context) {
 		case <-t.C:
 		}
 		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
+		if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 {
 			continue
 		}
-		if pct := Percent(sample[0].Value.Uint64(), p.headroom); pct != percent {
+		if pct := Percent(sample[0].Value.Uint64(), sample[1].Value.Uint64(), p.headroom); pct != percent {
 			debug.SetGCPercent(pct)
 			percent = pct
 		}
