@@ -47,7 +47,8 @@ import (
 // (fill-cpu-us/msg) tell what the fill cost.
 func BenchmarkMemoryBacklog(b *testing.B) {
 	// A restart rebuilds the index of the whole backlog before it serves:
-	// minutes, for 10 million messages of the SQLite store of earlier releases on a busy machine.
+	// it took minutes for 10 million messages on the SQLite store of
+	// earlier releases, on a busy machine.
 	const backlogStart = 15 * time.Minute
 	n := envInt(b, "BATON_BENCH_MESSAGES", 1_000_000)
 	dir := b.TempDir()
