@@ -41,8 +41,10 @@ import (
 // acknowledged send is lost, no acknowledged delete comes back, no message
 // is leased twice at once, no client ever sees HTTP 500 (503
 // ServiceUnavailable is allowed, and counted), sends succeed again on
-// every node within a bound after each kill, and long polls waiting at
-// each kill keep waiting and are answered.
+// every node within a bound after each kill, long polls waiting at each
+// kill keep waiting and are answered, and no member ever runs as a
+// primary without a synchronous standby to wait for: the new primary
+// reports a standby in sync state, and until then its commits wait.
 
 // requirePatroniEnv turns missing Patroni or etcd into a failure.
 const requirePatroniEnv = "BATON_REQUIRE_PATRONI"
@@ -312,14 +314,56 @@ func startPatroniCluster(t *testing.T) []*patroniMember {
 			})
 		}
 	}
-	testutil.CheckFor(t, 60*time.Second, func() error { return clusterReady(members) })
+	testutil.CheckFor(t, 60*time.Second, clusterReady(context.Background(), members))
 	return members
 }
 
-// clusterReady returns an error unless the cluster, as any member's REST
+// clusterReady returns a condition that holds once the cluster is whole:
+// as any member's REST API tells it, a running primary, a synchronous
+// standby and a third member streaming; and as the primary itself tells
+// it, both standbys have flushed the WAL it had written at the previous
+// look. Patroni calls a member running that may yet have to be rewound (a
+// former primary whose WAL ran past the point where its successor took
+// over), and such a member streams nothing from the new primary until it
+// is: a primary killed then would leave no standby to wait for.
+func clusterReady(ctx context.Context, members []*patroniMember) func() error {
+	var names []string
+	for _, m := range members {
+		names = append(names, m.name)
+	}
+	since := "FFFFFFFF/FFFFFFFF" // the primary's WAL position at the previous look
+	return func() error {
+		if err := patroniWhole(members); err != nil {
+			return err
+		}
+		p, err := primary(ctx, members)
+		if err != nil {
+			return err
+		}
+		conn, err := pgx.Connect(ctx, p.dsn())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		var now string
+		var streaming int64
+		err = conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text, (SELECT count(*) FROM pg_stat_replication
+			WHERE state = 'streaming' AND application_name = ANY($2) AND flush_lsn >= $1::pg_lsn)`, since, names).Scan(&now, &streaming)
+		if err != nil {
+			return err
+		}
+		since = now
+		if streaming != 2 {
+			return fmt.Errorf("primary %s: %d standbys streaming its WAL, want 2", p.name, streaming)
+		}
+		return nil
+	}
+}
+
+// patroniWhole returns an error unless the cluster, as any member's REST
 // API tells it, has a running primary, a streaming synchronous standby and
 // a third member streaming.
-func clusterReady(members []*patroniMember) error {
+func patroniWhole(members []*patroniMember) error {
 	var errs []error
 	for _, m := range members {
 		cs, err := m.cluster()
@@ -348,7 +392,7 @@ func primary(ctx context.Context, members []*patroniMember) (*patroniMember, err
 		if !m.isPrimary() {
 			continue
 		}
-		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", patroniSuperPassword, m.pgPort))
+		conn, err := pgx.Connect(ctx, m.dsn())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -363,6 +407,11 @@ func primary(ctx context.Context, members []*patroniMember) (*patroniMember, err
 		return m, nil
 	}
 	return nil, errors.New("no member is primary")
+}
+
+// dsn is m's own database, as the superuser.
+func (m *patroniMember) dsn() string {
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", patroniSuperPassword, m.pgPort)
 }
 
 // postmaster returns the PID of m's postmaster, from its postmaster.pid.
@@ -592,7 +641,7 @@ func TestPatroniFailover(t *testing.T) {
 	var rounds []*killRound
 	for k := range kills {
 		if k > 0 {
-			testutil.CheckFor(t, 90*time.Second, func() error { return clusterReady(members) })
+			testutil.CheckFor(t, 90*time.Second, clusterReady(ctx, members))
 			t.Logf("cluster of 3 whole again %v after kill %d", time.Since(rounds[k-1].at).Round(time.Millisecond), k)
 		}
 		rounds = append(rounds, failoverRound(ctx, t, k+1, members, nodes, pollQueue, acks, recoveryBound))
@@ -615,8 +664,9 @@ func TestPatroniFailover(t *testing.T) {
 	sent, deleted := len(l.sent), len(l.deleted)
 	l.mu.Unlock()
 	for k, r := range rounds {
-		t.Logf("kill %d, of primary %s (then primary: %s): sends back after %v (node 0) and %v (node 1)",
-			k+1, r.primary, r.successor, r.recovered[0].Round(time.Millisecond), r.recovered[1].Round(time.Millisecond))
+		t.Logf("kill %d, of primary %s (then primary: %s, seen after %v, with a synchronous standby after %v): sends back after %v (node 0) and %v (node 1)",
+			k+1, r.primary, r.successor, r.promoted.Round(time.Millisecond), r.synced.Round(time.Millisecond),
+			r.recovered[0].Round(time.Millisecond), r.recovered[1].Round(time.Millisecond))
 	}
 	t.Logf("%d calls succeeded, %d answered 503; %d sends acknowledged, %d deletes acknowledged, %d messages received more than once",
 		counts.ok.Load(), counts.unavailable.Load(), sent, deleted, redelivered)
@@ -630,6 +680,110 @@ type killRound struct {
 	// recovered is, per node, how long after the kill sends were
 	// acknowledged again.
 	recovered []time.Duration
+	// promoted and synced are how long after the kill the successor was
+	// first seen as a primary, and with a standby in sync state: between
+	// the two its commits waited.
+	promoted, synced time.Duration
+}
+
+// syncWatch samples every member's PostgreSQL from a kill on, every
+// 100 ms: whether it is a primary, its synchronous_standby_names and
+// whether pg_stat_replication shows a standby in sync state. A primary
+// whose synchronous_standby_names is empty acknowledges commits that are
+// on it alone (what synchronous_mode without strict does for the seconds
+// after a promotion, until Patroni picks a standby); in strict mode a new
+// primary starts with "*", any standby, and its commits wait for one.
+type syncWatch struct {
+	from time.Time
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu        sync.Mutex
+	unguarded []string             // "pg2 1.2s after the kill", one per member
+	primary   map[string]time.Time // member -> first seen primary
+	synced    map[string]time.Time // member -> first seen primary with a standby in sync
+}
+
+func watchSync(ctx context.Context, members []*patroniMember, from time.Time) *syncWatch {
+	w := &syncWatch{from: from, stop: make(chan struct{}), primary: map[string]time.Time{}, synced: map[string]time.Time{}}
+	for _, m := range members {
+		w.wg.Go(func() { w.watch(ctx, m) })
+	}
+	return w
+}
+
+func (w *syncWatch) watch(ctx context.Context, m *patroniMember) {
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	unguarded := false
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if conn == nil {
+			c, err := pgx.Connect(ctx, m.dsn())
+			if err != nil {
+				continue // down, or starting: it is no primary then
+			}
+			conn = c
+		}
+		var primary bool
+		var names string
+		var inSync int64
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := conn.QueryRow(qctx, `SELECT NOT pg_is_in_recovery(), current_setting('synchronous_standby_names'),
+			(SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync')`).Scan(&primary, &names, &inSync)
+		cancel()
+		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
+			continue
+		}
+		if !primary {
+			continue
+		}
+		now := time.Now()
+		w.mu.Lock()
+		if names == "" && !unguarded {
+			unguarded = true
+			w.unguarded = append(w.unguarded, fmt.Sprintf("%s %v after the kill", m.name, now.Sub(w.from).Round(time.Millisecond)))
+		}
+		if _, seen := w.primary[m.name]; !seen {
+			w.primary[m.name] = now
+		}
+		if _, seen := w.synced[m.name]; !seen && inSync > 0 {
+			w.synced[m.name] = now
+		}
+		w.mu.Unlock()
+	}
+}
+
+// seen returns when member was first seen as a primary, and with a
+// standby in sync state (zero until then).
+func (w *syncWatch) seen(member string) (primary, synced time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.primary[member], w.synced[member]
+}
+
+// halt stops the sampling and returns the primaries seen with no
+// synchronous standby required.
+func (w *syncWatch) halt() []string {
+	close(w.stop)
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.unguarded
 }
 
 // sendAcks logs, per node, when each acknowledged send was asked and when
@@ -697,6 +851,7 @@ func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniM
 	r := &killRound{primary: p.name, recovered: make([]time.Duration, len(nodes))}
 	killed := p.killPostmaster(t)
 	r.at = time.Now()
+	watch := watchSync(ctx, members, r.at)
 
 	// Patroni's answer: a standby promoted or, when it judged none fit
 	// (one not answering its REST API in time, say), the killed member
@@ -732,6 +887,21 @@ func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniM
 		if r.recovered[i] > bound {
 			t.Errorf("kill %d: node %d: sends failed for %v after the kill, want under %v", k, i, r.recovered[i].Round(time.Millisecond), bound)
 		}
+	}
+	// Sends are acknowledged again, so the new primary has a synchronous
+	// standby by now; and no primary ever ran requiring none.
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if _, synced := watch.seen(r.successor); synced.IsZero() {
+			return fmt.Errorf("kill %d: primary %s: no standby in sync state in pg_stat_replication", k, r.successor)
+		}
+		return nil
+	})
+	promoted, synced := watch.seen(r.successor)
+	r.promoted, r.synced = promoted.Sub(r.at), synced.Sub(r.at)
+	t.Logf("kill %d: %s seen as primary %v after the kill, with a synchronous standby after %v",
+		k, r.successor, r.promoted.Round(time.Millisecond), r.synced.Round(time.Millisecond))
+	for _, u := range watch.halt() {
+		t.Errorf("kill %d: a primary required no synchronous standby (synchronous_standby_names empty), so acknowledged commits on it alone: %s", k, u)
 	}
 	for i := range nodes {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
