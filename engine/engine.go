@@ -44,7 +44,9 @@ type Engine struct {
 	waiters map[uint64]chan struct{}
 	// full holds the queues with a long poll waiting for room under the
 	// in-flight limit (waitForRoom).
-	full    map[uint64]bool
+	full map[uint64]bool
+	// room lets receives skip counting in-flight messages (room.go).
+	room    roomNotes
 	closing chan struct{}
 	once    sync.Once
 

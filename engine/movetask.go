@@ -443,7 +443,7 @@ func (e *Engine) moveBatch(ctx context.Context, t *moveTask, src, dest *baton.Qu
 		default:
 		}
 		now := e.clock.Now()
-		msgs, err := e.store.MessageReceive(ctx, baton.MessageReceiveParams{
+		msgs, err := e.lease(ctx, baton.MessageReceiveParams{
 			QueueID: src.ID, Now: now, Max: min(baton.MaxBatchEntries, rate-moved),
 			VisibleAt:       now.Add(moveLease),
 			RetentionCutoff: now.Add(-time.Duration(src.Attributes.MessageRetentionPeriod) * time.Second),

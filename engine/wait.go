@@ -68,6 +68,7 @@ func (e *Engine) forgetQueue(queueID uint64) {
 	e.waitMu.Lock()
 	delete(e.full, queueID)
 	e.waitMu.Unlock()
+	e.room.forget(queueID)
 	e.notify(queueID)
 }
 
