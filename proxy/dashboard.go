@@ -3,7 +3,6 @@ package proxy
 import (
 	"net/http"
 	"sort"
-	"strings"
 
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/server/dashboard"
@@ -19,22 +18,6 @@ import (
 //
 // A queue's page has no message counts or attributes but the visibility
 // timeout, and no actions: the proxy does not hold the queue.
-
-// isDashboardRequest tells the dashboard's page requests from the SQS
-// API's as the server does: a GET or HEAD of / or under /ui/ with neither
-// an Action parameter nor an X-Amz-Target header.
-func isDashboardRequest(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	if r.URL.Path != "/" && r.URL.Path != "/ui" && !strings.HasPrefix(r.URL.Path, "/ui/") {
-		return false
-	}
-	if _, isJSON := r.Header["X-Amz-Target"]; isJSON {
-		return false
-	}
-	return !r.URL.Query().Has("Action")
-}
 
 func (p *Proxy) dashboardHandler() http.Handler {
 	return dashboard.HandlerWith(dashboard.Options{LeasesOnly: true, Note: BypassNote, Queues: p.queueNames})

@@ -34,6 +34,7 @@ import (
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"
 	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/server/dashboard"
 )
 
 const (
@@ -182,7 +183,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.fail(w, r, baton.Errorf(baton.ErrInternal, "The proxy failed to handle the request."))
 		}
 	}()
-	if (r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/metrics")) || isDashboardRequest(r) {
+	if (r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/metrics")) || dashboard.IsPageRequest(r) {
 		p.admin.ServeHTTP(w, r)
 		return
 	}

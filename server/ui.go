@@ -60,16 +60,7 @@ func isDashboardRequest(r *http.Request) bool {
 		q := r.URL.Query()
 		return r.Header.Get("Authorization") == "" && !q.Has("X-Amz-Signature") && !q.Has("X-Amz-Credential")
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	if r.URL.Path != "/" && r.URL.Path != "/ui" && !strings.HasPrefix(r.URL.Path, "/ui/") {
-		return false
-	}
-	if _, isJSON := r.Header["X-Amz-Target"]; isJSON {
-		return false
-	}
-	return !r.URL.Query().Has("Action")
+	return dashboard.IsPageRequest(r)
 }
 
 func hasBasicAuth(r *http.Request) bool {

@@ -69,6 +69,23 @@ type handler struct {
 	mux     *http.ServeMux
 }
 
+// IsPageRequest tells a request for the dashboard's pages from an SQS API
+// request on the same port: a GET or HEAD of /, /ui or a path under /ui/
+// that has neither an Action parameter (Query protocol) nor an
+// X-Amz-Target header (JSON protocol).
+func IsPageRequest(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if r.URL.Path != "/" && r.URL.Path != "/ui" && !strings.HasPrefix(r.URL.Path, "/ui/") {
+		return false
+	}
+	if _, isJSON := r.Header["X-Amz-Target"]; isJSON {
+		return false
+	}
+	return !r.URL.Query().Has("Action")
+}
+
 // Handler returns the dashboard's handler. It serves GET and HEAD of
 //
 //	/                                   the queues page
