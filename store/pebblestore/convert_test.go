@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -196,8 +197,11 @@ func TestConvertFixture(t *testing.T) {
 // A conversion that stops at any step (a crash, a full disk) leaves a
 // directory the next Open converts, or finishes converting, with nothing
 // lost.
+// conversionSteps are the steps of a conversion (convert.go), in order.
+var conversionSteps = []string{"read", "batch", "written", "synced", "renamed", "removed baton.db"}
+
 func TestConvertStoppedAtEachStep(t *testing.T) {
-	for _, at := range []string{"read", "batch", "written", "synced", "renamed", "removed baton.db"} {
+	for _, at := range conversionSteps {
 		t.Run(at, func(t *testing.T) {
 			dir := copyFixture(t)
 			stop := errors.New("stopped at " + at)
@@ -206,6 +210,42 @@ func TestConvertStoppedAtEachStep(t *testing.T) {
 			restore()
 			if !errors.Is(err, stop) {
 				t.Fatalf("open stopped at %s: got %v, want the step's error", at, err)
+			}
+			s := MustOpen(t, dir)
+			defer s.Close()
+			checkConverted(t, dir)
+			checkFixture(t, s)
+		})
+	}
+}
+
+// Environment of the process TestConvertKilledAtEachStep starts: the step
+// to be killed at and the data directory to convert.
+const (
+	killAtEnv  = "BATON_TEST_CONVERT_KILL_AT"
+	killDirEnv = "BATON_TEST_CONVERT_DIR"
+)
+
+// TestConvertKilledAtEachStep: a process converting the fixture is killed
+// (kill -9) at each step of the conversion; the next Open, in this process,
+// finds a store holding everything the fixture held, whichever side of the
+// rename the kill fell on.
+func TestConvertKilledAtEachStep(t *testing.T) {
+	if at := os.Getenv(killAtEnv); at != "" {
+		// The process to be killed.
+		pebblestore.KillConversionAt(at)
+		_, err := pebblestore.Open(t.Context(), os.Getenv(killDirEnv), pebblestore.Options{Logger: textLogger(io.Discard)})
+		t.Fatalf("the conversion was not killed at %s: Open returned %v", at, err)
+	}
+	for _, at := range conversionSteps {
+		t.Run(at, func(t *testing.T) {
+			dir := copyFixture(t)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestConvertKilledAtEachStep$")
+			cmd.Env = append(os.Environ(), killAtEnv+"="+at, killDirEnv+"="+dir)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ProcessState.Exited() {
+				t.Fatalf("the converting process was not killed at %s: %v\n%s", at, err, out)
 			}
 			s := MustOpen(t, dir)
 			defer s.Close()

@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"database/sql"
 	"log/slog"
+	"os"
 	"strconv"
 	"testing"
 
@@ -138,4 +139,22 @@ func FailConversionAt(name string, err error) (restore func()) {
 		return nil
 	}
 	return func() { convertStep = nil }
+}
+
+// KillConversionAt makes a conversion kill this process (SIGKILL where the
+// platform has it) at the named step.
+func KillConversionAt(name string) {
+	convertStep = func(s string) error {
+		if s == name {
+			self, err := os.FindProcess(os.Getpid())
+			if err == nil {
+				err = self.Kill()
+			}
+			if err == nil {
+				select {} // the kill is on its way
+			}
+			return err
+		}
+		return nil
+	}
 }
