@@ -13,8 +13,9 @@ import (
 
 // A change is one effect of a Store call on the log, recorded when the call
 // changed the index and written later by the writer into the batch of its
-// round. Every change sets absolute values, so writing one twice (after a
-// failed commit) is harmless.
+// round. Every change sets absolute values, so writing one again after a
+// round failed before its commit is harmless; a commit that fails in Pebble
+// stops the process (logger.Fatalf), so no round is written twice.
 type change interface {
 	apply(t *txn) error
 }
@@ -51,15 +52,20 @@ func (t *txn) setMessage(kind byte, queueID uint64, pos int64, value []byte) err
 	return t.b.Set(t.key, value, nil)
 }
 
-// deleteMessage deletes both records of a message.
+// deleteMessage deletes both records of a message. The payload's is a
+// single deletion: a payload key is written once in its life (a message
+// gets a new pos when it joins a queue, and a pos taken again after a
+// restart follows its earlier key's deletion), so the deletion and the
+// write vanish together when a flush or compaction meets them, where an
+// ordinary deletion would stay as a tombstone down to the last level. The
+// state, rewritten by every receive, keeps an ordinary deletion.
 func (t *txn) deleteMessage(queueID uint64, pos int64) error {
-	for _, kind := range []byte{kindState, kindPayload} {
-		t.key = appendQueueKey(t.key[:0], kind, queueID, uint64(pos))
-		if err := t.b.Delete(t.key, nil); err != nil {
-			return err
-		}
+	t.key = appendQueueKey(t.key[:0], kindState, queueID, uint64(pos))
+	if err := t.b.Delete(t.key, nil); err != nil {
+		return err
 	}
-	return nil
+	t.key = appendQueueKey(t.key[:0], kindPayload, queueID, uint64(pos))
+	return t.b.SingleDelete(t.key, nil)
 }
 
 // setPayload writes a message's payload.

@@ -97,3 +97,38 @@ func TestDiskReclaimedWhileServing(t *testing.T) {
 			size>>20, limit>>20, liveBytes>>10, fixed>>20)
 	}
 }
+
+// A payload is written once in its life, so its deletion is one that
+// vanishes with the write it meets: messages sent and deleted before
+// their memtable is flushed leave the tables one tombstone each (their
+// state's), not two.
+func TestDeletedPayloadsLeaveNoTombstones(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	s, err := pebblestore.Open(t.Context(), t.TempDir(), pebblestore.Options{Durability: pebblestore.DurabilityRelaxed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := storetest.NewQueue(storetest.QueueID(1), "gone")
+	storetest.MustCreateQueue(t, s, q)
+	msgs := make([]*baton.Message, n)
+	for i := range msgs {
+		msgs[i] = &baton.Message{ID: ids.NewUUID(), Body: "payload", SentAt: base, VisibleAt: base}
+	}
+	storetest.MustSend(t, s, q.ID, msgs...)
+	got := receive(t, s, q.ID, base, base.Add(time.Hour), n)
+	entries := make([]baton.LeaseRef, len(got))
+	for i, m := range got {
+		entries[i] = baton.LeaseRef{MessageID: m.ID, Epoch: m.Epoch}
+	}
+	if len(entries) != n {
+		t.Fatalf("received %d of %d", len(entries), n)
+	}
+	if _, err := s.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: q.ID, Now: base, Entries: entries, RequireLive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pebblestore.FlushedDeletions(t, s); got > n {
+		t.Errorf("%d deletions in the tables after %d messages were sent and deleted, want at most %d (one per message's state)", got, n, n)
+	}
+}

@@ -158,3 +158,23 @@ func KillConversionAt(name string) {
 		return nil
 	}
 }
+
+// FlushedDeletions flushes the log's memtables to tables and counts the
+// deletions the tables hold.
+func FlushedDeletions(tb testing.TB, s *Store) uint64 {
+	tb.Helper()
+	if err := s.db.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var n uint64
+	for _, tables := range levels {
+		for _, t := range tables {
+			n += t.Properties.NumDeletions
+		}
+	}
+	return n
+}
