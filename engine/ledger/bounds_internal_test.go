@@ -23,8 +23,8 @@ func TestLedgerBoundedOverQueues(t *testing.T) {
 				evs += len(tm.history)
 			}
 		}
-		if n != l.lru.Len() || evs != l.events {
-			t.Fatalf("%s: %d messages and %d events kept, counted %d and %d", when, n, evs, l.lru.Len(), l.events)
+		if n != l.lru.n || evs != l.events {
+			t.Fatalf("%s: %d messages and %d events kept, counted %d and %d", when, n, evs, l.lru.n, l.events)
 		}
 		if n > 500 || evs > 2000 {
 			t.Fatalf("%s: %d messages and %d events kept, want at most 500 and 2000", when, n, evs)

@@ -3,7 +3,6 @@ package ledger
 import (
 	"cmp"
 	"container/heap"
-	"container/list"
 	"context"
 	"log/slog"
 	"slices"
@@ -172,13 +171,40 @@ type trackedMessage struct {
 	latest uint32
 	// sentAt is when the message was sent, as its receives said: retention
 	// deletes it by that.
-	sentAt  time.Time
-	leases  map[uint32]*leaseRec
+	sentAt time.Time
+	// leases are the message's remembered leases, by epoch ascending
+	// (leaseOf); history, its events in time order. Both begin in the
+	// message's own arrays, which hold the one lease and the receive and
+	// delete of a message handled once without further allocations.
+	leases  []*leaseRec
 	history []LeaseEvent
-	// elem is tm in its queue's lru, gelem in the ledger's; ql is its
-	// queue's ledger.
-	elem, gelem *list.Element
-	ql          *queueLedger
+	// queueLRU links tm in its queue's lru, ledgerLRU in the ledger's; ql
+	// is its queue's ledger.
+	queueLRU, ledgerLRU lruLinks
+	ql                  *queueLedger
+
+	firstLease leaseRec
+	leaseBuf   [1]*leaseRec
+	historyBuf [2]LeaseEvent
+}
+
+// newTrackedMessage returns a message with no leases or history.
+func newTrackedMessage(id string, ql *queueLedger) *trackedMessage {
+	tm := &trackedMessage{id: id, ql: ql}
+	tm.leases = tm.leaseBuf[:0]
+	tm.history = tm.historyBuf[:0]
+	return tm
+}
+
+// leaseOf returns the record of lease epoch, or nil if the ledger does not
+// remember it.
+func (tm *trackedMessage) leaseOf(epoch uint32) *leaseRec {
+	for _, r := range tm.leases {
+		if r.epoch == epoch {
+			return r
+		}
+	}
+	return nil
 }
 
 // counters are the ledger's tallies for one period.
@@ -300,7 +326,7 @@ type queueLedger struct {
 	// recentLate keeps the latest late completions, oldest first.
 	recentLate []LateCompletion
 	messages   map[string]*trackedMessage
-	lru        *list.List // of *trackedMessage, most recently active at the back
+	lru        lru // of its tracked messages, most recently active at the back
 	active     leaseHeap
 	// total and window count what every node saw (the cluster's view when
 	// the store is a LedgerBus); own counts only what this node originated:
@@ -336,7 +362,7 @@ type Ledger struct {
 	queues map[uint64]*queueLedger
 	// lru holds every queue's tracked messages, most recently active at the
 	// back; events counts their history events.
-	lru    *list.List
+	lru    lru
 	events int
 	// maxMessages and maxEvents, if set, replace maxLedgerMessages and
 	// maxLedgerEvents: tests lower them.
@@ -346,11 +372,11 @@ type Ledger struct {
 func (l *Ledger) queue(id uint64) *queueLedger {
 	if l.queues == nil {
 		l.queues = make(map[uint64]*queueLedger)
-		l.lru = list.New()
+		l.lru = lru{ledger: true}
 	}
 	ql, ok := l.queues[id]
 	if !ok {
-		ql = &queueLedger{l: l, messages: make(map[string]*trackedMessage), lru: list.New()}
+		ql = &queueLedger{l: l, messages: make(map[string]*trackedMessage)}
 		l.queues[id] = ql
 	}
 	return ql
@@ -403,24 +429,24 @@ func (ql *queueLedger) windowed(now time.Time) counters {
 func (ql *queueLedger) message(id string) *trackedMessage {
 	tm, ok := ql.messages[id]
 	if ok {
-		ql.lru.MoveToBack(tm.elem)
-		ql.l.lru.MoveToBack(tm.gelem)
+		ql.lru.moveToBack(tm)
+		ql.l.lru.moveToBack(tm)
 		return tm
 	}
-	tm = &trackedMessage{id: id, leases: make(map[uint32]*leaseRec), ql: ql}
-	tm.elem = ql.lru.PushBack(tm)
-	tm.gelem = ql.l.lru.PushBack(tm)
+	tm = newTrackedMessage(id, ql)
+	ql.lru.pushBack(tm)
+	ql.l.lru.pushBack(tm)
 	ql.messages[id] = tm
-	for ql.lru.Len() > maxTrackedMessages {
-		ql.forget(ql.lru.Front().Value.(*trackedMessage))
+	for ql.lru.n > maxTrackedMessages {
+		ql.forget(ql.lru.head)
 	}
 	return tm
 }
 
 // forget drops a tracked message with its leases and history.
 func (ql *queueLedger) forget(tm *trackedMessage) {
-	ql.lru.Remove(tm.elem)
-	ql.l.lru.Remove(tm.gelem)
+	ql.lru.remove(tm)
+	ql.l.lru.remove(tm)
 	ql.l.events -= len(tm.history)
 	for _, r := range tm.leases {
 		if r.heapIdx >= 0 {
@@ -435,8 +461,8 @@ func (ql *queueLedger) forget(tm *trackedMessage) {
 // messages an event works on are never forgotten under it.
 func (l *Ledger) trim() {
 	maxMessages, maxEvents := cmp.Or(l.maxMessages, maxLedgerMessages), cmp.Or(l.maxEvents, maxLedgerEvents)
-	for l.lru != nil && l.lru.Len() > 0 && (l.lru.Len() > maxMessages || l.events > maxEvents) {
-		tm := l.lru.Front().Value.(*trackedMessage)
+	for l.lru.n > 0 && (l.lru.n > maxMessages || l.events > maxEvents) {
+		tm := l.lru.head
 		tm.ql.forget(tm)
 	}
 }
@@ -444,17 +470,23 @@ func (l *Ledger) trim() {
 // lease returns the record of the message's lease epoch, creating it (not
 // yet received, active, outside the heap) if the ledger has not seen it.
 func (tm *trackedMessage) lease(epoch uint32) *leaseRec {
-	r, ok := tm.leases[epoch]
-	if !ok {
-		r = &leaseRec{msg: tm, epoch: epoch, heapIdx: -1}
-		tm.leases[epoch] = r
-		if epoch > maxLeasesPerMessage {
-			for e := range tm.leases {
-				if e <= epoch-maxLeasesPerMessage && tm.leases[e].heapIdx < 0 {
-					delete(tm.leases, e)
-				}
-			}
-		}
+	if r := tm.leaseOf(epoch); r != nil {
+		return r
+	}
+	r := &tm.firstLease
+	if r.msg != nil { // taken by an earlier lease
+		r = &leaseRec{}
+	}
+	*r = leaseRec{msg: tm, epoch: epoch, heapIdx: -1}
+	i := len(tm.leases)
+	for i > 0 && tm.leases[i-1].epoch > epoch {
+		i--
+	}
+	tm.leases = slices.Insert(tm.leases, i, r)
+	if epoch > maxLeasesPerMessage {
+		tm.leases = slices.DeleteFunc(tm.leases, func(old *leaseRec) bool {
+			return old.epoch <= epoch-maxLeasesPerMessage && old.heapIdx < 0
+		})
 	}
 	return r
 }
@@ -508,7 +540,7 @@ func (ql *queueLedger) expire(now time.Time) {
 // through another node had not arrived yet.
 func (ql *queueLedger) unexpire(r *leaseRec) {
 	ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.expired) })
-	if next := r.msg.leases[r.epoch+1]; r.redelivered && next != nil {
+	if next := r.msg.leaseOf(r.epoch + 1); r.redelivered && next != nil {
 		ql.uncount(next.begin, next.local, func(c *counters) { dec(&c.redeliveries) })
 	}
 	r.redelivered = false
@@ -527,7 +559,7 @@ func (ql *queueLedger) unexpire(r *leaseRec) {
 // redeliver notes that lease epoch of tm followed the expiry of the one
 // before it, once both are known, whichever arrived first.
 func (ql *queueLedger) redeliver(tm *trackedMessage, epoch uint32) {
-	prev, next := tm.leases[epoch-1], tm.leases[epoch]
+	prev, next := tm.leaseOf(epoch-1), tm.leaseOf(epoch)
 	if prev == nil || next == nil || !next.received || prev.state != leaseExpired || prev.redelivered {
 		return
 	}
@@ -708,7 +740,7 @@ func (l *Ledger) applyLocked(ev Event, local bool) {
 	if ev.Kind == KindForget {
 		if ql, ok := l.queues[ev.QueueID]; ok {
 			for _, tm := range ql.messages {
-				l.lru.Remove(tm.gelem)
+				l.lru.remove(tm)
 				l.events -= len(tm.history)
 			}
 			delete(l.queues, ev.QueueID)
@@ -772,7 +804,7 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 	// The store handed this lease out, so the one before it had ended:
 	// lapsed (expire above saw to that), or released early by a release
 	// that has not arrived yet.
-	if prev := tm.leases[ev.Epoch-1]; prev != nil && prev.state == leaseActive && prev.received {
+	if prev := tm.leaseOf(ev.Epoch - 1); prev != nil && prev.state == leaseActive && prev.received {
 		ql.end(prev, leaseReleased)
 	}
 	if r.state == leaseActive && r.heapIdx < 0 {
@@ -942,7 +974,7 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 			tm.relabel(rec.epoch, rec.snoozeAt)
 		}
 		again := false
-		if prev := tm.leases[ev.Epoch-1]; !rec.releasedNow && prev != nil && prev.releasedNow {
+		if prev := tm.leaseOf(ev.Epoch - 1); !rec.releasedNow && prev != nil && prev.releasedNow {
 			again = true
 		}
 		rec.releasedNow = true
