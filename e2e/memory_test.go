@@ -146,18 +146,27 @@ func BenchmarkMemoryLongPoll(b *testing.B) {
 // fill sends n 1 KiB messages to url in batches of ten from 64 workers.
 func fill(b *testing.B, c *sqs.Client, url string, n int) {
 	body := strings.Repeat("m", 1024)
+	fillWith(b, c, url, n, func() string { return body })
+}
+
+// fillWith sends n messages as fill does, with the bodies body returns
+// (called from several goroutines).
+func fillWith(b *testing.B, c *sqs.Client, url string, n int, body func() string) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range 64 {
 		wg.Go(func() {
 			entries := make([]types.SendMessageBatchRequestEntry, 10)
 			for i := range entries {
-				entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(body)}
+				entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i))}
 			}
 			for {
 				from := next.Add(10) - 10
 				if from >= int64(n) || b.Failed() {
 					return
+				}
+				for i := range entries {
+					entries[i].MessageBody = aws.String(body())
 				}
 				batch := entries[:min(10, int64(n)-from)]
 				out, err := c.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})
