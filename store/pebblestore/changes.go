@@ -44,6 +44,9 @@ type txn struct {
 	prune map[uint64]time.Time
 	// key and val are scratch space: a batch copies what it is given.
 	key, val []byte
+	// added and removed count the messages the round writes and deletes
+	// (a move does both).
+	added, removed int64
 }
 
 // setMessage writes kind's key of a message.
@@ -60,6 +63,7 @@ func (t *txn) setMessage(kind byte, queueID uint64, pos int64, value []byte) err
 // ordinary deletion would stay as a tombstone down to the last level. The
 // state, rewritten by every receive, keeps an ordinary deletion.
 func (t *txn) deleteMessage(queueID uint64, pos int64) error {
+	t.removed++
 	t.key = appendQueueKey(t.key[:0], kindState, queueID, uint64(pos))
 	if err := t.b.Delete(t.key, nil); err != nil {
 		return err
@@ -170,6 +174,7 @@ type msgInsert struct {
 }
 
 func (c *msgInsert) apply(t *txn) error {
+	t.added++
 	if err := t.setMessage(kindState, c.queueID, c.pos, c.rec); err != nil {
 		return err
 	}
@@ -207,6 +212,7 @@ type msgMove struct {
 }
 
 func (c *msgMove) apply(t *txn) error {
+	t.added++
 	if err := t.deleteMessage(c.fromQueueID, c.from); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package pebblestore_test
 
 import (
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,72 @@ func TestDeletedPayloadsLeaveNoTombstones(t *testing.T) {
 	}
 	if got := pebblestore.FlushedDeletions(t, s); got > n {
 		t.Errorf("%d deletions in the tables after %d messages were sent and deleted, want at most %d (one per message's state)", got, n, n)
+	}
+}
+
+// A backlog drained while nothing else is written still gives its space
+// back: the deletions must reach the tables, and compactions drop what
+// they cover, without further writes to push them there.
+func TestDiskReclaimedWhenIdle(t *testing.T) {
+	t.Parallel()
+	const (
+		total   = 20000
+		bodyLen = 2048
+		fixed   = 24 << 20 // the memtables' logs, the manifest
+	)
+	if testing.Short() {
+		t.Skip("writes 40 MB")
+	}
+	dir := t.TempDir()
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := storetest.NewQueue(storetest.QueueID(1), "idle")
+	storetest.MustCreateQueue(t, s, q)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for sent := 0; sent < total; sent += 100 {
+		msgs := make([]*baton.Message, 100)
+		for i := range msgs {
+			body := make([]byte, bodyLen)
+			for j := range body {
+				body[j] = 'a' + byte(rng.IntN(26))
+			}
+			msgs[i] = &baton.Message{ID: ids.NewUUID(), Body: string(body), SentAt: base, VisibleAt: base}
+		}
+		storetest.MustSend(t, s, q.ID, msgs...)
+	}
+	full := dirSize(t, dir)
+	for {
+		got := receive(t, s, q.ID, base, base.Add(time.Hour), 100)
+		if len(got) == 0 {
+			break
+		}
+		entries := make([]baton.LeaseRef, len(got))
+		for i, m := range got {
+			entries[i] = baton.LeaseRef{MessageID: m.ID, Epoch: m.Epoch}
+		}
+		if _, err := s.MessageDeleteBatch(t.Context(), baton.MessageDeleteBatchParams{QueueID: q.ID, Now: base, Entries: entries, RequireLive: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var size int64
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		if size = dirSize(t, dir); size <= fixed || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("%d messages of %d bytes sent, then all deleted: data directory %d MiB full, %d MiB once idle", total, bodyLen, full>>20, size>>20)
+	if size > fixed {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					t.Logf("left: %s, %d bytes", p, fi.Size())
+				}
+			}
+			return nil
+		})
+		t.Errorf("data directory of %d MiB a minute after the backlog was drained, want at most %d MiB", size>>20, fixed>>20)
 	}
 }

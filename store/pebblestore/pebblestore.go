@@ -125,6 +125,13 @@ type Store struct {
 	pendMu  sync.Mutex
 	pending map[int64]payload
 
+	// restored is how many messages Open found in the log.
+	restored int64
+	// idleStop and idleDone stop flushWhenIdle.
+	idleStop context.CancelFunc
+	idleDone chan struct{}
+	logger   *slog.Logger
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -179,6 +186,11 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	s.w = newWriter(s.db, tasks, s.committed)
 	s.w.start()
+	s.logger = opts.Logger
+	var idle context.Context
+	idle, s.idleStop = context.WithCancel(context.Background())
+	s.idleDone = make(chan struct{})
+	go s.flushWhenIdle(idle, s.idleDone)
 	return nil
 }
 
@@ -186,6 +198,10 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 // with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.idleStop != nil {
+			s.idleStop()
+			<-s.idleDone
+		}
 		if s.w != nil {
 			s.closeErr = s.w.stop()
 			s.w.batch.Close()

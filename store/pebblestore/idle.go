@@ -1,0 +1,65 @@
+package pebblestore
+
+import (
+	"context"
+	"time"
+)
+
+// Deleted messages give their space back only once their deletions reach
+// the tables and a compaction meets them with what they delete. Under load
+// memtables fill, are flushed, and compactions follow within seconds. But a
+// backlog drained with nothing sent after it leaves its last deletions in a
+// memtable that nothing fills, and the deletions that did reach the tables
+// are too few for Pebble to compact them into the bodies below them: the
+// drained bodies would stay on disk for as long as the server is idle.
+// So once the writer has been idle for idleAfter the store flushes the
+// memtable, and compacts the whole log when it has deleted since its last
+// compaction at least as many messages as it holds (and idleCompactMin):
+// the compaction then rewrites at most twice what was deleted.
+const (
+	idleAfter       = 5 * time.Second
+	idleCompactMin  = 10000
+	idleCompactTime = 10 * time.Minute
+)
+
+// flushWhenIdle flushes or compacts the log once the writer has been idle
+// for idleAfter after committing something, until ctx ends.
+func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(idleAfter)
+	defer t.Stop()
+	// seen is the commit count at the last tick, flushed the count at the
+	// last flush, compacted the messages removed at the last compaction.
+	seen := s.w.commits.Load()
+	flushed, compacted := seen, s.w.removed.Load()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n := s.w.commits.Load()
+		if n != seen || n == flushed {
+			seen = n
+			continue
+		}
+		flushed = n
+		removed := s.w.removed.Load()
+		live := s.restored + s.w.added.Load() - removed
+		if dead := removed - compacted; dead >= max(live, idleCompactMin) {
+			cctx, cancel := context.WithTimeout(ctx, idleCompactTime)
+			err := s.db.Compact(cctx, []byte{0}, []byte{0xff}, false)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("pebblestore: compact the idle log", "err", err)
+			}
+			compacted = removed
+			continue
+		}
+		// The flush runs in the background; an error writing the table
+		// stops the process (logger.Fatalf), as any error writing the log.
+		if _, err := s.db.AsyncFlush(); err != nil {
+			s.logger.Warn("pebblestore: flush the idle memtable", "err", err)
+		}
+	}
+}
