@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -36,6 +38,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 		MemTableStopWritesThreshold: logMemTables,
 		FormatMajorVersion:          pebble.FormatNewest,
 		Logger:                      logger{opts.Logger},
+		EventListener:               stallListener(opts.Logger),
 	}
 	if opts.Durability == DurabilityRelaxed {
 		o.FS = relaxedFS{vfs.Default}
@@ -97,6 +100,23 @@ type unsyncedFile struct{ vfs.File }
 func (unsyncedFile) Sync() error                { return nil }
 func (unsyncedFile) SyncData() error            { return nil }
 func (unsyncedFile) SyncTo(int64) (bool, error) { return false, nil }
+
+// stallListener reports when Pebble holds writes back, because flushes or
+// compactions are behind, and when it lets them go again: every commit
+// waits meanwhile, so calls that change something are slow, and the log
+// says why and for how long.
+func stallListener(l *slog.Logger) *pebble.EventListener {
+	var began atomic.Int64
+	return &pebble.EventListener{
+		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+			began.Store(time.Now().UnixNano())
+			l.Warn("pebblestore: writes held back until the log catches up", "reason", info.Reason)
+		},
+		WriteStallEnd: func() {
+			l.Warn("pebblestore: writes go on", "held", time.Duration(time.Now().UnixNano()-began.Load()).Round(time.Millisecond))
+		},
+	}
+}
 
 // logger passes Pebble's messages on: errors as errors, the rest as debug.
 type logger struct{ l *slog.Logger }
