@@ -74,3 +74,38 @@ func TestKeys(t *testing.T) {
 		t.Errorf("ExpiredFunc told %v, want %v", drops, want)
 	}
 }
+
+// Messages counts what every queue holds: sends add, moves do not, and a
+// purge or a queue's deletion takes its messages away.
+func TestMessages(t *testing.T) {
+	t.Parallel()
+	s := memstore.New()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	src, dst := storetest.NewQueue(storetest.QueueID(1), "src"), storetest.NewQueue(storetest.QueueID(2), "dst")
+	storetest.MustCreateQueue(t, s, src)
+	storetest.MustCreateQueue(t, s, dst)
+	a, b, c := storetest.NewMessage(1, base), storetest.NewMessage(2, base), storetest.NewMessage(3, base)
+	storetest.MustSend(t, s, src.ID, a, b)
+	storetest.MustSend(t, s, dst.ID, c)
+	if n := s.Messages(); n != 3 {
+		t.Fatalf("after three sends: %d messages, want 3", n)
+	}
+	if _, err := s.MessageMove(t.Context(), baton.MessageMoveParams{QueueID: src.ID, ToQueueID: dst.ID, MessageID: a.ID, Now: base}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Messages(); n != 3 {
+		t.Errorf("after a move: %d messages, want 3", n)
+	}
+	if err := s.QueuePurge(t.Context(), baton.QueuePurgeParams{Region: storetest.Region, Account: storetest.Account, Name: "dst", Now: base, PurgedCutoff: base.Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Messages(); n != 1 {
+		t.Errorf("after purging the queue of two: %d messages, want 1", n)
+	}
+	if err := s.QueueDelete(t.Context(), storetest.Region, storetest.Account, "src", base); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Messages(); n != 0 {
+		t.Errorf("after deleting the other queue: %d messages, want 0", n)
+	}
+}

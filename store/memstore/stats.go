@@ -34,3 +34,20 @@ func (s *Store) MessageStats(_ context.Context, p baton.MessageStatsParams) (bat
 	}
 	return st, nil
 }
+
+// Messages returns how many messages the store holds over all its queues.
+func (s *Store) Messages() int {
+	s.mu.RLock()
+	states := make([]*queueState, 0, len(s.byID))
+	for _, qs := range s.byID {
+		states = append(states, qs)
+	}
+	s.mu.RUnlock()
+	n := 0
+	for _, qs := range states {
+		qs.mu.Lock()
+		n += qs.es.n
+		qs.mu.Unlock()
+	}
+	return n
+}

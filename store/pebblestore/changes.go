@@ -44,9 +44,9 @@ type txn struct {
 	prune map[uint64]time.Time
 	// key and val are scratch space: a batch copies what it is given.
 	key, val []byte
-	// added and removed count the messages the round writes and deletes
-	// (a move does both).
-	added, removed int64
+	// removed counts the messages whose records the round deletes (a
+	// move's old ones included).
+	removed int64
 }
 
 // setMessage writes kind's key of a message.
@@ -174,7 +174,6 @@ type msgInsert struct {
 }
 
 func (c *msgInsert) apply(t *txn) error {
-	t.added++
 	if err := t.setMessage(kindState, c.queueID, c.pos, c.rec); err != nil {
 		return err
 	}
@@ -212,7 +211,6 @@ type msgMove struct {
 }
 
 func (c *msgMove) apply(t *txn) error {
-	t.added++
 	if err := t.deleteMessage(c.fromQueueID, c.from); err != nil {
 		return err
 	}

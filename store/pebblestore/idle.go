@@ -45,8 +45,7 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 		}
 		flushed = n
 		removed := s.w.removed.Load()
-		live := s.restored + s.w.added.Load() - removed
-		if dead := removed - compacted; dead >= max(live, idleCompactMin) {
+		if dead := removed - compacted; dead >= max(int64(s.index.Messages()), idleCompactMin) {
 			cctx, cancel := context.WithTimeout(ctx, idleCompactTime)
 			err := s.db.Compact(cctx, []byte{0}, []byte{0xff}, false)
 			cancel()

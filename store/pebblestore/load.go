@@ -192,7 +192,6 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		return fmt.Errorf("load messages: %w", err)
 	}
 	s.pos.Store(last)
-	s.restored = int64(restored)
 	if restored > 100000 {
 		// The heap grew in steps while the index was built; give back
 		// what the steps left unused, once, rather than hold it as the

@@ -125,8 +125,6 @@ type Store struct {
 	pendMu  sync.Mutex
 	pending map[int64]payload
 
-	// restored is how many messages Open found in the log.
-	restored int64
 	// idleStop and idleDone stop flushWhenIdle.
 	idleStop context.CancelFunc
 	idleDone chan struct{}

@@ -79,9 +79,9 @@ type writer struct {
 	closeErr error
 
 	commits atomic.Int64
-	// added and removed count the messages committed written and deleted
-	// (see flushWhenIdle).
-	added, removed atomic.Int64
+	// removed counts the messages whose records commits deleted (see
+	// flushWhenIdle).
+	removed atomic.Int64
 	// commitNanos is the time spent in commits, failed ones included.
 	commitNanos atomic.Int64
 	changes     atomic.Int64
@@ -266,7 +266,6 @@ func (w *writer) commit(cs []change) error {
 	if err := w.batch.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("pebblestore: commit: %w", err)
 	}
-	w.added.Add(t.added)
 	w.removed.Add(t.removed)
 	return nil
 }
