@@ -372,11 +372,10 @@ type Ledger struct {
 func (l *Ledger) queue(id uint64) *queueLedger {
 	if l.queues == nil {
 		l.queues = make(map[uint64]*queueLedger)
-		l.lru = lru{ledger: true}
 	}
 	ql, ok := l.queues[id]
 	if !ok {
-		ql = &queueLedger{l: l, messages: make(map[string]*trackedMessage)}
+		ql = &queueLedger{l: l, messages: make(map[string]*trackedMessage), lru: lru{queue: true}}
 		l.queues[id] = ql
 	}
 	return ql

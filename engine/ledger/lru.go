@@ -7,18 +7,19 @@ package ledger
 type lru struct {
 	head, tail *trackedMessage
 	n          int
-	// ledger: this is the ledger's list, not a queue's.
-	ledger bool
+	// queue: this is a queue's list (queueLedger's, made in
+	// Ledger.queue); the zero value is the ledger's.
+	queue bool
 }
 
 // lruLinks are a message's neighbours in one lru.
 type lruLinks struct{ prev, next *trackedMessage }
 
 func (l *lru) links(tm *trackedMessage) *lruLinks {
-	if l.ledger {
-		return &tm.ledgerLRU
+	if l.queue {
+		return &tm.queueLRU
 	}
-	return &tm.queueLRU
+	return &tm.ledgerLRU
 }
 
 // pushBack adds tm, which is not in l, as the most recently active.
