@@ -416,7 +416,7 @@ func TestAWSCLI(t *testing.T) {
 	t.Run("attribute types", func(t *testing.T) { t.Parallel(); testCLIAttributeTypes(t, srv) })
 	t.Run("batches", func(t *testing.T) { t.Parallel(); testCLIBatches(t, srv) })
 	t.Run("purge", func(t *testing.T) { t.Parallel(); testCLIPurge(t, srv) })
-	t.Run("issue 20", func(t *testing.T) { t.Parallel(); testCLIFidelity(t, srv) })
+	t.Run("fidelity", func(t *testing.T) { t.Parallel(); testCLIFidelity(t, srv) })
 }
 
 // createQueue creates queue name with a 60 s visibility timeout, so received
@@ -688,7 +688,7 @@ func testCLIPurge(t *testing.T, srv *batonProcess) {
 }
 
 // testCLIFidelity: two answers in which Baton once differed from Amazon SQS
-// (issue 20), as the CLI sends the requests. FifoQueue "True" makes a FIFO
+// as the CLI sends the requests. FifoQueue "True" makes a FIFO
 // queue and reads back "true" (CreateQueue API reference: "Valid values:
 // true, false"); --message-attribute-names takes "Hel.*" as a prefix and
 // ".*" as every name (ReceiveMessage API reference: "All or .* … starting

@@ -12,7 +12,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 )
 
-// Browsing a queue's messages without receiving them (issue 22): nothing
+// Browsing a queue's messages without receiving them: nothing
 // about a listed message changes, neither its lease nor its receive count,
 // and the lease ledger records nothing.
 //

@@ -16,8 +16,8 @@ import (
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
-// These tests pin answers Amazon SQS gives that Baton once gave otherwise
-// (issue 20), over both wire protocols where the protocol matters.
+// These tests pin answers Amazon SQS gives that Baton gave otherwise
+// once, over both wire protocols where the protocol matters.
 
 // TestBooleanAttributesAnyCase: SQS reads a boolean attribute in any case
 // (CloudFormation and the CDK send FifoQueue "True") and reports it back
@@ -336,7 +336,7 @@ func dedupFor(fifo bool) *string {
 }
 
 // TestRedrivePolicyToItself: SQS takes a RedrivePolicy whose
-// deadLetterTargetArn is the queue's own ARN (issue 20), and a
+// deadLetterTargetArn is the queue's own ARN, and a
 // RedrivePolicy or RedriveAllowPolicy set to "" removes it (SetQueueAttributes
 // API reference). What SQS then does with a message past maxReceiveCount is
 // not documented; Baton keeps delivering it rather than hide it.

@@ -23,7 +23,7 @@ import (
 // target is one implementation of the SQS semantics the consumer relies
 // on: consumertest's fake, or a Baton server in the test's process. Every
 // conformance case runs against both, so the fake cannot drift from the
-// server (issue 23).
+// server.
 type target struct {
 	// c is the client the consumer would be given.
 	c consumer.Client
