@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -12,77 +11,12 @@ import (
 // attemptWindow is how long a FIFO ReceiveRequestAttemptId is honoured.
 const attemptWindow = 5 * time.Minute
 
-// attempts remembers what FIFO receives with a ReceiveRequestAttemptId
-// leased, so that a retried receive gets the same messages and receipt
-// handles instead of leaving them locked in flight: the engine's own
-// baton.AttemptStore, for a store that is none (one server).
-//
-// Attempts are forgotten oldest first through order, the puts in the
-// order they came: a put forgets only what has expired, instead of passing
-// over every attempt of every queue under the one lock (50,000 attempts in
-// a window took 24 s of puts).
-type attempts struct {
-	mu    sync.Mutex
-	byID  map[attemptKey]baton.Attempt
-	order []attemptPut
-}
-
+// attemptKey names a receive attempt: its queue and its
+// ReceiveRequestAttemptId. On one server the engine keeps attempts in a
+// baton.AttemptLog; on a shared store, the store keeps them for every node.
 type attemptKey struct {
 	queueID uint64
 	id      string
-}
-
-// attemptPut is one put, for forgetting it in order.
-type attemptPut struct {
-	key      attemptKey
-	leasedAt time.Time
-}
-
-func (a *attempts) AttemptGet(_ context.Context, queueID uint64, id string, since time.Time) (baton.Attempt, bool, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.forget(since)
-	at, ok := a.byID[attemptKey{queueID, id}]
-	if !ok || at.LeasedAt.Before(since) {
-		return baton.Attempt{}, false, nil
-	}
-	return at, true, nil
-}
-
-func (a *attempts) AttemptPut(_ context.Context, at baton.Attempt) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.byID == nil {
-		a.byID = make(map[attemptKey]baton.Attempt)
-	}
-	a.forget(at.Forget)
-	k := attemptKey{at.QueueID, at.ID}
-	a.byID[k] = at
-	a.order = append(a.order, attemptPut{k, at.LeasedAt})
-	return nil
-}
-
-// forget drops the attempts leased before cutoff, oldest put first, up to
-// the first put that is still live; an attempt put again since stays.
-func (a *attempts) forget(cutoff time.Time) {
-	n := 0
-	for _, p := range a.order {
-		if !p.leasedAt.Before(cutoff) {
-			break
-		}
-		if at, ok := a.byID[p.key]; ok && at.LeasedAt.Equal(p.leasedAt) {
-			delete(a.byID, p.key)
-		}
-		n++
-	}
-	if n == 0 {
-		return
-	}
-	clear(a.order[:n])
-	a.order = a.order[n:]
-	if cap(a.order) > 2*len(a.order)+64 { // let go of what the front held
-		a.order = append([]attemptPut(nil), a.order...)
-	}
 }
 
 // rememberAttempt records that the receive named k leased msgs. A failure

@@ -113,7 +113,7 @@ func New(cfg Config) (*Engine, error) {
 		e.locker = shared
 		e.attempts = shared
 	} else {
-		e.attempts = &attempts{}
+		e.attempts = &baton.AttemptLog{}
 	}
 	lc := ledger.Config{Clock: cfg.Clock, Started: e.started, Logger: cfg.Logger}
 	if e.shared != nil {

@@ -34,7 +34,7 @@ type Cluster struct {
 	mu       sync.Mutex
 	handles  []*Shared // open, in the order opened
 	locks    map[string]*clusterLock
-	attempts attemptLog
+	attempts baton.AttemptLog
 }
 
 // NewCluster returns an empty shared state with no handle open.
@@ -278,69 +278,16 @@ func (l *clusterLock) Release() {
 	}
 }
 
-// AttemptPut records a receive attempt for every handle and forgets those
-// leased before p.Forget.
-func (h *Shared) AttemptPut(_ context.Context, p baton.Attempt) error {
-	forget := p.Forget
-	p.Leases, p.Forget = slices.Clone(p.Leases), time.Time{}
-	c := h.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.attempts.put(p, forget)
-	return nil
+// AttemptPut records a receive attempt for every handle (baton.AttemptLog
+// keeps them).
+func (h *Shared) AttemptPut(ctx context.Context, p baton.Attempt) error {
+	return h.c.attempts.AttemptPut(ctx, p)
 }
 
 // AttemptGet returns the attempt of queueID named id leased at or after
 // since, whichever handle recorded it.
-func (h *Shared) AttemptGet(_ context.Context, queueID uint64, id string, since time.Time) (baton.Attempt, bool, error) {
-	c := h.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	at, ok := c.attempts.byID[attemptKey{queueID, id}]
-	if !ok || at.LeasedAt.Before(since) {
-		return baton.Attempt{}, false, nil
-	}
-	at.Leases = slices.Clone(at.Leases)
-	return at, true, nil
-}
-
-type attemptKey struct {
-	queueID uint64
-	id      string
-}
-
-// attemptLog keeps attempts by queue and id, and the order they were put
-// in, so that a put forgets the expired ones oldest first without passing
-// over the live ones.
-type attemptLog struct {
-	byID  map[attemptKey]baton.Attempt
-	order []attemptKeyAt
-}
-
-type attemptKeyAt struct {
-	key      attemptKey
-	leasedAt time.Time
-}
-
-func (a *attemptLog) put(p baton.Attempt, forget time.Time) {
-	if a.byID == nil {
-		a.byID = make(map[attemptKey]baton.Attempt)
-	}
-	n := 0
-	for _, o := range a.order {
-		if !o.leasedAt.Before(forget) {
-			break
-		}
-		// A key put again since keeps its later attempt.
-		if at, ok := a.byID[o.key]; ok && at.LeasedAt.Equal(o.leasedAt) {
-			delete(a.byID, o.key)
-		}
-		n++
-	}
-	a.order = slices.Delete(a.order, 0, n)
-	k := attemptKey{p.QueueID, p.ID}
-	a.byID[k] = p
-	a.order = append(a.order, attemptKeyAt{k, p.LeasedAt})
+func (h *Shared) AttemptGet(ctx context.Context, queueID uint64, id string, since time.Time) (baton.Attempt, bool, error) {
+	return h.c.attempts.AttemptGet(ctx, queueID, id, since)
 }
 
 // PublishLedger hands each batch, in order, to every open handle's ledger

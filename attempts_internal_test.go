@@ -1,13 +1,14 @@
-package engine
+package baton
 
 import (
 	"context"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/baton-sqs/baton"
 )
+
+// window is the engine's: how long a ReceiveRequestAttemptId is honoured.
+const window = 5 * time.Minute
 
 // BenchmarkAttemptPutMany records 50,000 FIFO receive attempts within one
 // window, as receivers that give every receive its own
@@ -17,27 +18,27 @@ func BenchmarkAttemptPutMany(b *testing.B) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for b.Loop() {
-		var a attempts
+		var a AttemptLog
 		for i := range 50000 {
 			now := t0.Add(time.Duration(i) * time.Millisecond)
-			if err := a.AttemptPut(ctx, baton.Attempt{QueueID: 1, ID: strconv.Itoa(i), LeasedAt: now, Forget: now.Add(-attemptWindow)}); err != nil {
+			if err := a.AttemptPut(ctx, Attempt{QueueID: 1, ID: strconv.Itoa(i), LeasedAt: now, Forget: now.Add(-window)}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 }
 
-// The engine's attempts forget, oldest first, those leased before a put's
+// An AttemptLog forgets, oldest first, those leased before a put's
 // Forget or a get's since, keep an attempt put again meanwhile, and hold
 // no more than the window's.
 func TestAttemptsForgetInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var a attempts
+	var a AttemptLog
 	put := func(id string, at time.Time) {
 		t.Helper()
-		if err := a.AttemptPut(ctx, baton.Attempt{QueueID: 1, ID: id, LeasedAt: at, Forget: at.Add(-attemptWindow)}); err != nil {
+		if err := a.AttemptPut(ctx, Attempt{QueueID: 1, ID: id, LeasedAt: at, Forget: at.Add(-window)}); err != nil {
 			t.Fatal(err)
 		}
 	}
