@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -583,27 +585,10 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 		r.MD5OfBody = MD5OfBody(m.Body)
 	}
 	if len(p.AttributeNames) > 0 {
-		all := false
-		want := make(map[string]bool, len(p.AttributeNames))
-		for _, n := range p.AttributeNames {
-			all = all || n == "All"
-			want[n] = true
+		attrs := SystemAttributes(m)
+		if !slices.Contains(p.AttributeNames, "All") {
+			maps.DeleteFunc(attrs, func(name, _ string) bool { return !slices.Contains(p.AttributeNames, name) })
 		}
-		attrs := make(map[string]string)
-		put := func(name, value string) {
-			if (all || want[name]) && value != "" {
-				attrs[name] = value
-			}
-		}
-		put("SenderId", m.SenderID)
-		put("SentTimestamp", epochMillis(m.SentAt))
-		put("ApproximateReceiveCount", strconv.Itoa(m.ReceiveCount))
-		put("ApproximateFirstReceiveTimestamp", epochMillis(m.FirstReceivedAt))
-		put("AWSTraceHeader", m.TraceHeader)
-		put("MessageGroupId", m.GroupID)
-		put("MessageDeduplicationId", m.DedupID)
-		put("SequenceNumber", m.SequenceNumber)
-		put("DeadLetterQueueSourceArn", m.DeadLetterSourceARN)
 		if len(attrs) > 0 {
 			r.Attributes = attrs
 		}
@@ -613,6 +598,34 @@ func (e *Engine) received(q *baton.Queue, m *baton.Message, p ReceiveParams) Rec
 		r.MD5OfMessageAttributes = MD5OfAttributes(sel)
 	}
 	return r
+}
+
+// SystemAttributes returns the system attributes SQS shows of m, those
+// that have a value, by their names in MessageSystemAttributeNames: what a
+// receive asking for All gets, and what the admin API shows of a message.
+func SystemAttributes(m *baton.Message) map[string]string {
+	attrs := make(map[string]string, 9)
+	put := func(name, value string) {
+		if value != "" {
+			attrs[name] = value
+		}
+	}
+	put("SenderId", m.SenderID)
+	millis := func(t time.Time) string { // a time not yet come is no attribute
+		if t.IsZero() {
+			return ""
+		}
+		return epochMillis(t)
+	}
+	put("SentTimestamp", millis(m.SentAt))
+	put("ApproximateReceiveCount", strconv.Itoa(m.ReceiveCount))
+	put("ApproximateFirstReceiveTimestamp", millis(m.FirstReceivedAt))
+	put("AWSTraceHeader", m.TraceHeader)
+	put("MessageGroupId", m.GroupID)
+	put("MessageDeduplicationId", m.DedupID)
+	put("SequenceNumber", m.SequenceNumber)
+	put("DeadLetterQueueSourceArn", m.DeadLetterSourceARN)
+	return attrs
 }
 
 // selectAttributes filters message attributes by a receive's names: "All",

@@ -122,7 +122,6 @@ func browsedJSON(m *baton.Message, now time.Time) BrowsedMessageJSON {
 		MessageID: m.ID, Body: m.Body, MD5OfBody: m.BodyMD5, State: st.String(),
 		ReceiveCount: m.ReceiveCount, SentAt: m.SentAt.UTC(), Lease: m.Epoch,
 		MessageAttributes: make(map[string]MessageAttributeJSON, len(m.Attributes)),
-		Attributes:        make(map[string]string),
 	}
 	if !utf8.ValidString(m.Body) {
 		j.Body, j.BodyBase64 = base64.StdEncoding.EncodeToString([]byte(m.Body)), true
@@ -141,26 +140,7 @@ func browsedJSON(m *baton.Message, now time.Time) BrowsedMessageJSON {
 	for name, a := range m.Attributes {
 		j.MessageAttributes[name] = MessageAttributeJSON{DataType: a.DataType, StringValue: a.StringValue, BinaryValue: a.BinaryValue}
 	}
-	put := func(name, value string) {
-		if value != "" {
-			j.Attributes[name] = value
-		}
-	}
-	millis := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return strconv.FormatInt(t.UnixMilli(), 10)
-	}
-	put("SenderId", m.SenderID)
-	put("SentTimestamp", millis(m.SentAt))
-	put("ApproximateReceiveCount", strconv.Itoa(m.ReceiveCount))
-	put("ApproximateFirstReceiveTimestamp", millis(m.FirstReceivedAt))
-	put("AWSTraceHeader", m.TraceHeader)
-	put("MessageGroupId", m.GroupID)
-	put("MessageDeduplicationId", m.DedupID)
-	put("SequenceNumber", m.SequenceNumber)
-	put("DeadLetterQueueSourceArn", m.DeadLetterSourceARN)
+	j.Attributes = engine.SystemAttributes(m)
 	return j
 }
 
