@@ -99,11 +99,19 @@ func TestDatabaseOutage(t *testing.T) {
 			err  error
 		}
 		res := make(chan result, 1)
+		timers := clock.Timers()
 		go func() {
 			m, err := nodes[1].ReceiveMessage(pctx, clusterQueue, engine.ReceiveParams{WaitTimeSeconds: ptr(20)})
 			res <- result{m, err}
 		}()
-		time.Sleep(200 * time.Millisecond)
+		// The send must find the long poll waiting, its timer set, or it
+		// would be the poll's first look that finds the message, not a wake.
+		testutil.CheckFor(t, 30*time.Second, func() error {
+			if clock.Timers() <= timers {
+				return errors.New("the long poll on node 1 is not waiting yet")
+			}
+			return nil
+		})
 		if _, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: "wake"}); err != nil {
 			return err
 		}
@@ -128,7 +136,6 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustReceiveOne(t, nodes[0])
-	_ = clock
 	testutil.CheckFor(t, 30*time.Second, func() error {
 		if h := historyOf(t, nodes[1], sent.MessageID); len(h) == 0 {
 			return errors.New("node 1 has not heard of node 0's receive")
