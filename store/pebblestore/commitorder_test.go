@@ -2,6 +2,8 @@ package pebblestore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/storetest"
 )
@@ -18,7 +21,7 @@ import (
 func waitStack(t *testing.T, frames ...string) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	poll.For(t, 5*time.Second, func() error {
 		n := runtime.Stack(buf, true)
 		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 			ok := true
@@ -26,11 +29,11 @@ func waitStack(t *testing.T, frames ...string) {
 				ok = ok && strings.Contains(g, f)
 			}
 			if ok {
-				return
+				return nil
 			}
 		}
-	}
-	t.Fatalf("no goroutine reached %v", frames)
+		return fmt.Errorf("no goroutine reached %v", frames)
+	})
 }
 
 // A message moved into a queue (a dead-letter move, a redrive task) is in
@@ -96,11 +99,12 @@ func TestCancelledPurgeCommits(t *testing.T) {
 	go func() {
 		errc <- s.QueuePurge(ctx, baton.QueuePurgeParams{Region: q.Region, Account: q.Account, Name: q.Name, Now: at(time.Second)})
 	}()
-	for deadline := time.Now().Add(5 * time.Second); queued() < 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the purge was never queued")
+	poll.For(t, 5*time.Second, func() error {
+		if queued() < 1 {
+			return errors.New("the purge is not queued")
 		}
-	}
+		return nil
+	})
 	cancel() // the client went away
 	if err := <-errc; err == nil {
 		t.Fatal("purge returned nil")

@@ -3,6 +3,7 @@ package pebblestore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/storetest"
 )
@@ -365,11 +367,12 @@ func TestGroupCommit(t *testing.T) {
 	for w := range senders {
 		wg.Go(func() { storetest.MustSend(t, s, q.ID, storetest.NewMessage(w+2, base)) })
 	}
-	for deadline := time.Now().Add(10 * time.Second); queued() < senders; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sends queued behind the held round after 10s, want %d", queued(), senders)
+	poll.For(t, 10*time.Second, func() error {
+		if n := queued(); n < senders {
+			return fmt.Errorf("%d sends queued behind the held round, want %d", n, senders)
 		}
-	}
+		return nil
+	})
 	close(release)
 	wg.Wait()
 	after := s.Stats()

@@ -20,6 +20,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pgstore"
 	"github.com/baton-sqs/baton/store/storetest"
@@ -454,19 +455,17 @@ func TestReceiptKeyWhileAnotherCreatesIt(t *testing.T) {
 		done <- result{key, err}
 	}()
 	// Commit once the store's insert waits on the other's row.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	poll.For(t, 10*time.Second, func() error {
 		var waiting int
 		if err := watch.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
-			break
+		if waiting == 0 {
+			return errors.New("the store's ReceiptKey is not waiting on the other insert")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the store's ReceiptKey never waited on the other insert")
-		}
-	}
+		return nil
+	})
 	if err := tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // TestReadsShared: the calls that arrive while a read runs do not get its
@@ -42,16 +45,14 @@ func TestReadsShared(t *testing.T) {
 		}()
 	}
 	// Wait until every later call has queued for the next read.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.For(t, 30*time.Second, func() error {
 		r.mu.Lock()
-		queued := r.keys["k"].next != nil
-		r.mu.Unlock()
-		if queued || time.Now().After(deadline) {
-			break
+		defer r.mu.Unlock()
+		if r.keys["k"].next == nil {
+			return errors.New("no call has queued for the next read")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	time.Sleep(50 * time.Millisecond) // let the rest queue too; more reads would still be correct
 	close(release)
 	wg.Wait()
