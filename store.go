@@ -73,9 +73,18 @@ type Store interface {
 	//
 	// Messages are chosen by group (GroupID). On a FIFO queue a group yields
 	// its visible messages in send order up to its first in-flight message,
-	// and a receive fills from as few groups as it can. On a standard queue
-	// with groups (a fair queue) each group in turn yields one message, so
-	// a group with a large backlog cannot starve the others.
+	// and a receive fills from as few groups as it can. It takes the groups
+	// in the order their first receivable messages became visible (their
+	// VisibleAt: the send or the end of a delay, or the end of the last
+	// lease, lapsed or released), the one that has waited longest first;
+	// ties go to the earlier sent (SentAt, then SequenceNumber). A group
+	// not yet received so comes before one received since, and a group
+	// whose head's lease keeps lapsing waits behind the others each time,
+	// as on SQS; the order is the store's, whichever server asks.
+	//
+	// On a standard queue with groups (a fair queue) each group in turn
+	// yields one message, so a group with a large backlog cannot starve the
+	// others.
 	MessageReceive(ctx context.Context, params MessageReceiveParams) ([]*Message, error)
 	// MessageDelete deletes a message by the lease epoch of a receipt.
 	MessageDelete(ctx context.Context, params MessageDeleteParams) (LeaseOutcome, error)

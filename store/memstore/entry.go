@@ -213,6 +213,12 @@ type group struct {
 	n int
 	// oprev and onext link the queue's ring of groups.
 	oprev, onext *group
+	// On a FIFO queue (fifoorder.go): key is the group's place in the
+	// queue's order, orderAt its index in the order's heap plus one (0:
+	// not in it), dirty that a message of it changed since.
+	key     groupKey
+	orderAt int
+	dirty   bool
 	// maxSent is the latest send time of a message added (once sent is
 	// set), and lag how far before maxSent a message added since was
 	// sent at most. Arrival order is then send order give or take lag,

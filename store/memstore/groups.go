@@ -63,14 +63,16 @@ func (qs *queueState) pickFair(p baton.MessageReceiveParams) []ref {
 	return taken
 }
 
-// pickFIFO takes, group by group, the visible messages that come before each
-// group's first in-flight message, in send order. Delayed messages that were
-// never received do not block their group.
+// pickFIFO takes, group by group in the queue's order (fifoorder.go), the
+// visible messages that come before each group's first in-flight message,
+// in send order. Delayed messages that were never received do not block
+// their group.
 func (qs *queueState) pickFIFO(p baton.MessageReceiveParams) []ref {
+	qs.settle()
 	var taken []ref
-	for n := len(qs.groups); n > 0 && len(taken) < p.Max && qs.next != nil; n-- {
-		g := qs.next
-		qs.next = g.onext
+	for len(taken) < p.Max && len(qs.order) > 0 {
+		g := qs.order.pop()
+		qs.touchGroup(g) // what it gives changes its place
 		for r := g.head; r != none && len(taken) < p.Max; {
 			e := qs.es.at(r)
 			next := e.links[inGroup].next

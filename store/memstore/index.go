@@ -20,6 +20,7 @@ func (qs *queueState) add(r ref, id, groupID string) {
 // hide puts r in the hidden timeline; messages due now are moved to ready
 // by promote on the next read.
 func (qs *queueState) hide(r ref) {
+	qs.touch(r)
 	qs.hidden.push(&qs.es, r)
 	if qs.es.at(r).is(fLeased) {
 		qs.leasedHidden++
@@ -27,6 +28,7 @@ func (qs *queueState) hide(r ref) {
 }
 
 func (qs *queueState) unhide(r ref) {
+	qs.touch(r)
 	qs.hidden.remove(&qs.es, r)
 	if qs.es.at(r).is(fLeased) {
 		qs.leasedHidden--
@@ -50,6 +52,7 @@ func (qs *queueState) promote(now time.Time) {
 func (qs *queueState) take(r ref) {
 	switch e := qs.es.at(r); {
 	case e.is(fReady):
+		qs.touch(r)
 		qs.ready.remove(&qs.es, r)
 	case e.is(fHidden):
 		qs.unhide(r)
@@ -66,6 +69,7 @@ func (qs *queueState) remove(r ref, id string) {
 		delete(qs.groups, g.id)
 		qs.groupTab.drop(g.idx)
 		qs.unlink(g)
+		qs.forgetOrder(g)
 	}
 	qs.ids.remove(&qs.es, r, id)
 	if e.x != 0 {

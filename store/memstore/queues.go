@@ -28,13 +28,18 @@ type queueState struct {
 	// groups holds every message in send order per GroupID ("" for
 	// messages without one); groupTab numbers them for the entries. The
 	// groups are also linked in a ring, in the order they were made, for
-	// round-robin receives: first is the oldest, next is where the next
-	// receive starts (both nil without groups). A ring forgets an emptied
-	// group at once; a list searched for it cost a pass over every
-	// group, n² to drain n groups.
+	// the round-robin receives of a fair queue: first is the oldest, next
+	// is where the next receive starts (both nil without groups). A ring
+	// forgets an emptied group at once; a list searched for it cost a pass
+	// over every group, n² to drain n groups.
 	groups      map[string]*group
 	groupTab    table[group]
 	first, next *group
+	// order holds a FIFO queue's groups that a receive may take from, in
+	// the order it takes them, as of the last settle; dirty are the
+	// groups changed since (fifoorder.go).
+	order groupHeap
+	dirty []*group
 
 	// extras are the entries' out-of-line fields.
 	extras table[extra]
@@ -187,6 +192,7 @@ func (s *Store) QueuePurge(_ context.Context, p baton.QueuePurgeParams) error {
 	// Every field but the lock is fresh's.
 	qs.q, qs.es, qs.ids, qs.ready, qs.hidden, qs.leasedHidden = fresh.q, fresh.es, fresh.ids, fresh.ready, fresh.hidden, 0
 	qs.groups, qs.groupTab, qs.first, qs.next, qs.extras = fresh.groups, fresh.groupTab, nil, nil, fresh.extras
+	qs.order, qs.dirty = nil, nil
 	qs.senders, qs.senderIdx, qs.dedup = nil, nil, fresh.dedup
 	return nil
 }

@@ -207,8 +207,8 @@ func salt() string {
 const lockRounds = 3
 
 // receiveFIFO leases from a FIFO queue, group by group: it locks the heads
-// of the groups it needs (those with the oldest visible messages, as few as
-// cover Max), then takes from each locked group the visible messages before
+// of the groups it needs (those whose first visible messages have waited
+// longest, as few as cover Max), then takes from each locked group the visible messages before
 // its first in-flight one, in send order. A delayed message that was never
 // received blocks nothing.
 func (s *Store) receiveFIFO(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
@@ -248,7 +248,8 @@ func (s *Store) receiveFIFO(ctx context.Context, p baton.MessageReceiveParams) (
 
 // lockGroups locks the heads of the groups a FIFO receive needs and returns
 // the groups it locked, in the order to take from them. Groups are needed
-// in the order of their oldest visible message until their estimated
+// in baton.Store's order (the first visible message that has waited
+// longest, then the earlier sent) until their estimated
 // receivable messages cover Max; groups locked by other receives are
 // skipped, and more looked for, up to lockRounds times.
 func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([]string, error) {
@@ -266,22 +267,24 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 			-- A group can give messages when its first message that is in
 			-- flight or visible, past retention ($5) left out (the receive
 			-- drops those), is visible; it then gives at least that one, so
-			-- the $3 such groups with the oldest first messages are all a
-			-- receive of $3 can need, and only they are looked at further.
+			-- the first $3 such groups are all a receive of $3 can need, and
+			-- only they are looked at further. Groups come in baton.Store's
+			-- order: the first message that has waited longest (visible_at)
+			-- first, then the earlier sent.
 			open AS (
-				SELECT g.group_id, f.pos AS first_pos
+				SELECT g.group_id, f.visible_at, f.sent_at, f.sequence_number, f.pos AS first_pos
 				FROM groups g
 				CROSS JOIN LATERAL (
-					SELECT x.pos, x.visible_at FROM baton_messages x
+					SELECT x.pos, x.visible_at, x.sent_at, x.sequence_number FROM baton_messages x
 					WHERE x.queue_id = $1 AND x.group_id = g.group_id
 						AND (x.leased AND x.visible_at > $2 OR x.visible_at <= $2 AND x.sent_at >= $5)
 					ORDER BY x.pos LIMIT 1) f
 				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
-				ORDER BY f.pos
+				ORDER BY f.visible_at, f.sent_at, f.sequence_number, f.pos
 				LIMIT $3
 			),
 			candidates AS (
-				SELECT o.group_id, h.pos AS head_pos, o.first_pos, n.n
+				SELECT o.group_id, h.pos AS head_pos, o.visible_at, o.sent_at, o.sequence_number, o.first_pos, n.n
 				FROM open o
 				CROSS JOIN LATERAL (
 					SELECT x.pos FROM baton_messages x
@@ -296,10 +299,11 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 							ORDER BY x.pos LIMIT $3) y) z) n
 			)
 			SELECT group_id, head_pos, n FROM (
-				SELECT c.*, sum(c.n) OVER (ORDER BY c.first_pos ROWS UNBOUNDED PRECEDING) - c.n AS before
+				SELECT c.*, sum(c.n) OVER (
+					ORDER BY c.visible_at, c.sent_at, c.sequence_number, c.first_pos ROWS UNBOUNDED PRECEDING) - c.n AS before
 				FROM candidates c) s
 			WHERE before < $3
-			ORDER BY first_pos`,
+			ORDER BY visible_at, sent_at, sequence_number, first_pos`,
 			int64(p.QueueID), p.Now, p.Max-got, tried, p.RetentionCutoff)
 		if err != nil {
 			return nil, err

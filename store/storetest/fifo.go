@@ -356,3 +356,114 @@ func testFIFOExpiredGroupsDoNotHide(t *testing.T, s baton.Store) {
 	checkOrder(t, "receive of 10 behind expired groups", mustReceive(t, s, q.ID, now, now.Add(lease), 10),
 		MessageID(100), MessageID(101))
 }
+
+// ---------------------------------------------------------------------------
+// FIFO: how groups are ordered against each other (baton.Store's
+// MessageReceive). Each case is one that SQS answered when LocalStack
+// recorded its tests against AWS (tests/aws/services/sqs/test_sqs.py); the
+// suite runs it on one store, and the shared suite on two handles, one
+// call on each in turn, as two servers behind a load balancer would.
+
+// fifoGroupCase is one case: it calls the handles in turn through next.
+type fifoGroupCase struct {
+	name string
+	run  func(t *testing.T, next func() baton.Store, qid uint64)
+}
+
+var fifoGroupCases = []fifoGroupCase{
+	// test_fifo_receive_message_with_zero_visibility_timeout: a group
+	// received with visibility timeout 0 is visible again from that
+	// receive on, so the group not yet received comes first.
+	{"ZeroVisibility", func(t *testing.T, next func() baton.Store, qid uint64) {
+		MustSendFIFO(t, next(), qid, base,
+			NewGroupMessage(1, "g1", base), NewGroupMessage(2, "g2", base), NewGroupMessage(3, "g2", base),
+			NewGroupMessage(4, "g3", base), NewGroupMessage(5, "g1", base))
+		now := at(time.Second)
+		checkOrder(t, "receive 3, visibility 0", mustReceive(t, next(), qid, now, now, 3), MessageID(1), MessageID(5), MessageID(2))
+		checkOrder(t, "receive 10, visibility 0", mustReceive(t, next(), qid, now, now, 10),
+			MessageID(4), MessageID(1), MessageID(5), MessageID(2), MessageID(3))
+	}},
+	// test_fifo_message_group_visibility: two messages of g1 share one
+	// lease, g2's head has the next; when both lapse, g3 (waiting since
+	// its send) comes first, then g1, whose lease ended first, then g2.
+	{"AfterLapse", func(t *testing.T, next func() baton.Store, qid uint64) {
+		MustSendFIFO(t, next(), qid, base,
+			NewGroupMessage(1, "g1", base), NewGroupMessage(2, "g1", base), NewGroupMessage(3, "g1", base),
+			NewGroupMessage(4, "g1", base), NewGroupMessage(5, "g2", base), NewGroupMessage(6, "g3", base))
+		checkOrder(t, "receive 2", mustReceive(t, next(), qid, base, at(lease), 2), MessageID(1), MessageID(2))
+		now := at(time.Second)
+		checkOrder(t, "receive 1 while g1 is in flight", mustReceive(t, next(), qid, now, now.Add(lease), 1), MessageID(5))
+		now = at(2 * lease)
+		checkOrder(t, "receive 10 when both leases lapsed", mustReceive(t, next(), qid, now, now, 10),
+			MessageID(6), MessageID(1), MessageID(2), MessageID(3), MessageID(4), MessageID(5))
+	}},
+	// test_fifo_message_group_visibility_after_terminate_visibility_timeout:
+	// a head released by ChangeMessageVisibility waits from the release
+	// on, behind a group that waited since its send; the message after it,
+	// still in flight, holds the rest of its group.
+	{"AfterRelease", func(t *testing.T, next func() baton.Store, qid uint64) {
+		MustSendFIFO(t, next(), qid, base,
+			NewGroupMessage(1, "g1", base), NewGroupMessage(2, "g1", base), NewGroupMessage(3, "g2", base))
+		checkOrder(t, "receive 2", mustReceive(t, next(), qid, base, at(lease), 2), MessageID(1), MessageID(2))
+		now := at(time.Second)
+		checkResult(t, "release g1's head",
+			MustChangeVisibility(t, next(), baton.MessageChangeVisibilityParams{QueueID: qid, MessageID: MessageID(1), Epoch: 1, Now: now, VisibleAt: now}),
+			baton.LeaseCurrent)
+		checkOrder(t, "receive 3 after the release", mustReceive(t, next(), qid, now, now.Add(lease), 3), MessageID(3), MessageID(1))
+	}},
+	// test_fifo_message_group_visibility_after_delete: once g1's received
+	// messages are deleted, its next message, never received, waits from
+	// its send: between g2's and g3's.
+	{"AfterDelete", func(t *testing.T, next func() baton.Store, qid uint64) {
+		MustSendFIFO(t, next(), qid, base,
+			NewGroupMessage(1, "g1", base), NewGroupMessage(2, "g2", base), NewGroupMessage(3, "g1", base),
+			NewGroupMessage(4, "g2", base), NewGroupMessage(5, "g1", base), NewGroupMessage(6, "g1", base),
+			NewGroupMessage(7, "g3", base))
+		checkOrder(t, "receive 2", mustReceive(t, next(), qid, base, at(lease), 2), MessageID(1), MessageID(3))
+		now := at(time.Second)
+		for _, n := range []int{1, 3} {
+			checkResult(t, "delete "+MessageID(n),
+				MustDelete(t, next(), baton.MessageDeleteParams{QueueID: qid, MessageID: MessageID(n), Epoch: 1, Now: now, RequireLive: true}),
+				baton.LeaseCurrent)
+		}
+		checkOrder(t, "receive 10 after the deletes", mustReceive(t, next(), qid, now, now.Add(lease), 10),
+			MessageID(2), MessageID(4), MessageID(5), MessageID(6), MessageID(7))
+	}},
+	// A group whose head fails again and again (its lease lapses each
+	// time) is not offered first every time: each lapse puts it behind
+	// the groups that waited longer.
+	{"FailingHeadWaitsItsTurn", func(t *testing.T, next func() baton.Store, qid uint64) {
+		MustSendFIFO(t, next(), qid, base,
+			NewGroupMessage(1, "g1", base), NewGroupMessage(2, "g2", base), NewGroupMessage(3, "g3", base))
+		want := []int{1, 2, 3, 1, 2}
+		for i, n := range want {
+			now := at(time.Duration(i) * lease)
+			checkOrder(t, fmt.Sprintf("receive %d, each lease lapsing", i+1),
+				mustReceive(t, next(), qid, now, now.Add(lease), 1), MessageID(n))
+		}
+	}},
+}
+
+// testFIFOGroupsWaitingLongestFirst runs fifoGroupCases on one store.
+func testFIFOGroupsWaitingLongestFirst(t *testing.T, s baton.Store) {
+	runFIFOGroupCases(t, s, s)
+}
+
+// runFIFOGroupCases runs every case, each on a queue of its own, calling a
+// and b in turn.
+func runFIFOGroupCases(t *testing.T, a, b baton.Store) {
+	for i, c := range fifoGroupCases {
+		t.Run(c.name, func(t *testing.T) {
+			q := mustCreateFIFO(t, a, 100+i, fmt.Sprintf("groups-%d.fifo", i))
+			turn := 0
+			next := func() baton.Store {
+				turn++
+				if turn%2 == 0 {
+					return b
+				}
+				return a
+			}
+			c.run(t, next, q.ID)
+		})
+	}
+}

@@ -42,6 +42,7 @@ func RunShared(t *testing.T, openPair func(t *testing.T) (a, b baton.SharedStore
 		{"TaskLockTakeover", testSharedTaskLockTakeover},
 		{"MoveTaskSave", testSharedMoveTaskSave},
 		{"AttemptReplay", testSharedAttemptReplay},
+		{"FIFOGroupOrder", testSharedFIFOGroupOrder},
 		{"LedgerRelay", testSharedLedgerRelay},
 		{"Health", testSharedHealth},
 	}
@@ -394,4 +395,11 @@ func testSharedHealth(t *testing.T, a, b baton.SharedStore) {
 	if err := a.Ping(t.Context()); err != nil {
 		t.Errorf("ping after the other handle closed: %v", err)
 	}
+}
+
+// testSharedFIFOGroupOrder: the order of FIFO groups against each other
+// (the suite's fifoGroupCases) is the store's, not a handle's: calls made
+// through the two handles in turn get the answers one handle gives.
+func testSharedFIFOGroupOrder(t *testing.T, a, b baton.SharedStore) {
+	runFIFOGroupCases(t, a, b)
 }

@@ -211,6 +211,7 @@ func groups() []group {
 			{"SequenceNumbers", testFIFOSequenceNumbers},
 			{"PurgeClearsDedup", testFIFOPurgeClearsDedup},
 			{"ExpiredGroupsDoNotHide", testFIFOExpiredGroupsDoNotHide},
+			{"GroupsWaitingLongestFirst", testFIFOGroupsWaitingLongestFirst},
 		}},
 		{"Fair", []test{
 			{"RoundRobin", testFairRoundRobin},
