@@ -357,11 +357,32 @@ type MessageMoveParams struct {
 	DeadLetterSourceARN string
 	// ResetSentAt restarts the retention period at Now.
 	ResetSentAt bool
+	// ReplaceDedupID makes the message's id its deduplication id: a
+	// dead-letter move from a FIFO queue does, as SQS does, so that two
+	// messages that shared a deduplication id are told apart in the
+	// dead-letter queue.
+	ReplaceDedupID bool
 	// MoveTask, if set, is the handle of the move task making the move. A
 	// SharedStore adds the move to that task's Moved in the same
 	// operation, so that the count survives the server that made it; other
 	// stores ignore it.
 	MoveTask string
+}
+
+// Moved returns m, the message before the move, as it waits in p.ToQueueID
+// after it: visible at p.Now, never received there, with p's receive count,
+// dead-letter source and, if p says, its new SentAt and deduplication id.
+// A store that keeps messages as Go values builds the moved one with it.
+func (p MessageMoveParams) Moved(m Message) Message {
+	m.VisibleAt, m.Leased = p.Now, false
+	m.ReceiveCount, m.DeadLetterSourceARN = p.ReceiveCount, p.DeadLetterSourceARN
+	if p.ResetSentAt {
+		m.SentAt = p.Now
+	}
+	if p.ReplaceDedupID {
+		m.DedupID = m.ID
+	}
+	return m
 }
 
 // MessageStatsParams are the arguments of Store.MessageStats.

@@ -197,6 +197,13 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 		if dest.ID == src.ID {
 			return "", baton.Errorf(baton.ErrInvalidParameterValue, "Source queue and destination queue must differ.")
 		}
+		// SQS Developer Guide, dead-letter queue redrive: the destination
+		// must be of the dead-letter queue's type (its error's wording is
+		// not published; docs/sqs-behaviour.md §2).
+		if dest.IsFIFO() != src.IsFIFO() {
+			return "", baton.Errorf(baton.ErrInvalidParameterValue,
+				"Destination queue must be the same type of queue as the source queue.")
+		}
 	}
 	rate := 0
 	if p.MaxPerSecond != nil {

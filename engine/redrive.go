@@ -99,6 +99,7 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 			ReceiveCount:        m.ReceiveCount - 1, // this receive did not deliver it
 			DeadLetterSourceARN: e.QueueARN(q),
 			ResetSentAt:         q.IsFIFO(),
+			ReplaceDedupID:      q.IsFIFO(),
 		})
 		if err != nil {
 			return nil, storeErr(err, "dead-letter message")

@@ -103,14 +103,7 @@ func (s *Store) MessageMove(_ context.Context, p baton.MessageMoveParams) (baton
 		}
 	}
 	from.remove(r, p.MessageID)
-	m := before
-	m.VisibleAt = p.Now
-	m.Leased = false
-	m.ReceiveCount = p.ReceiveCount
-	m.DeadLetterSourceARN = p.DeadLetterSourceARN
-	if p.ResetSentAt {
-		m.SentAt = p.Now
-	}
+	m := p.Moved(before)
 	moved := to.newEntry(&m)
 	to.es.at(moved).key = key
 	to.add(moved, m.ID, m.GroupID)

@@ -96,11 +96,7 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 		to := s.pos.Add(1)
 		s.remember(p.ToQueueID, p.MessageID, to)
 		// The message as the index now holds it in the target queue.
-		m := *out.Message
-		m.VisibleAt, m.Leased, m.ReceiveCount, m.DeadLetterSourceARN = p.Now, false, p.ReceiveCount, p.DeadLetterSourceARN
-		if p.ResetSentAt {
-			m.SentAt = p.Now
-		}
+		m := p.Moved(*out.Message)
 		return out, []change{&msgMove{fromQueueID: p.QueueID, toQueueID: p.ToQueueID, from: pos, pos: to, rec: encodeRecord(m.ID, &m)}}, nil
 	})
 }

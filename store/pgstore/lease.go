@@ -147,16 +147,14 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 			return nil
 		}
 		out = baton.LeaseOutcome{Result: baton.LeaseCurrent, Message: m}
-		sentAt := m.SentAt
-		if p.ResetSentAt {
-			sentAt = p.Now
-		}
+		moved := p.Moved(*m)
 		b := &pgx.Batch{}
 		b.Queue(`
 			UPDATE baton_messages SET queue_id = $3, pos = DEFAULT, visible_at = $4, leased = false,
-				receive_count = $5, dead_letter_source_arn = $6, sent_at = $7
+				receive_count = $5, dead_letter_source_arn = $6, sent_at = $7, dedup_id = $8
 			WHERE queue_id = $1 AND id = $2`,
-			int64(p.QueueID), p.MessageID, int64(p.ToQueueID), p.Now, p.ReceiveCount, p.DeadLetterSourceARN, sentAt)
+			int64(p.QueueID), p.MessageID, int64(p.ToQueueID), moved.VisibleAt, moved.ReceiveCount,
+			moved.DeadLetterSourceARN, moved.SentAt, moved.DedupID)
 		if p.MoveTask != "" {
 			b.Queue(`UPDATE baton_move_tasks SET moved = moved + 1 WHERE handle = $1`, p.MoveTask)
 		}

@@ -180,7 +180,9 @@ func groups() []group {
 			{"Unleased", testMessageMoveUnleased},
 			{"CurrentLease", testMessageMoveCurrentLease},
 			{"SupersededEpoch", testMessageMoveSupersededEpoch},
+			{"AtLeaseEnd", testMessageMoveAtLeaseEnd},
 			{"ResetSentAt", testMessageMoveResetSentAt},
+			{"ReplaceDedupID", testMessageMoveReplaceDedupID},
 			{"Gone", testMessageMoveGone},
 			{"UnknownQueue", testMessageMoveUnknownQueue},
 		}},
@@ -1868,6 +1870,9 @@ func checkMoved(tb testing.TB, what string, got, want *baton.Message) {
 	if got.DeadLetterSourceARN != want.DeadLetterSourceARN {
 		d = append(d, fmt.Sprintf("DeadLetterSourceARN = %q, want %q", got.DeadLetterSourceARN, want.DeadLetterSourceARN))
 	}
+	if got.GroupID != want.GroupID || got.DedupID != want.DedupID {
+		d = append(d, fmt.Sprintf("GroupID, DedupID = %q, %q, want %q, %q", got.GroupID, got.DedupID, want.GroupID, want.DedupID))
+	}
 	if !got.SentAt.Equal(want.SentAt) {
 		d = append(d, fmt.Sprintf("SentAt = %v, want %v", got.SentAt, want.SentAt))
 	}
@@ -1940,6 +1945,63 @@ func testMessageMoveCurrentLease(t *testing.T, s baton.Store) {
 	want := cloneMessage(m)
 	want.ReceiveCount = 2
 	want.DeadLetterSourceARN = sourceARN
+	checkMoved(t, "received from the target", got, want)
+}
+
+// testMessageMoveAtLeaseEnd: a lease ends at its VisibleAt; a move by it
+// at that very instant finds it lapsed and moves nothing, one a
+// millisecond before moves the message.
+func testMessageMoveAtLeaseEnd(t *testing.T, s baton.Store) {
+	src := mustCreate(t, s, 1, "orders")
+	dst := mustCreate(t, s, 2, "dlq")
+	m := NewMessage(1, base)
+	MustSend(t, s, src.ID, cloneMessage(m))
+	mustReceiveOne(t, s, src.ID, base, at(lease), m.ID)
+
+	move := func(now time.Time) baton.LeaseOutcome {
+		t.Helper()
+		out, err := s.MessageMove(t.Context(), baton.MessageMoveParams{
+			QueueID: src.ID, MessageID: m.ID, Epoch: 1, ToQueueID: dst.ID, Now: now, ReceiveCount: 1, DeadLetterSourceARN: sourceARN,
+		})
+		if err != nil {
+			t.Fatalf("move at %v: %v", now, err)
+		}
+		return out
+	}
+	checkResult(t, "move at the lease's end", move(at(lease)), baton.LeaseLapsed)
+	checkStats(t, "stats of the source after the lapsed move", MustStats(t, s, src.ID, at(lease)), baton.MessageStats{Visible: 1})
+	checkStats(t, "stats of the target after the lapsed move", MustStats(t, s, dst.ID, at(lease)), baton.MessageStats{})
+	checkResult(t, "move a millisecond before the lease's end", move(at(lease-time.Millisecond)), baton.LeaseCurrent)
+	checkStats(t, "stats of the target after the move", MustStats(t, s, dst.ID, at(lease)), baton.MessageStats{Visible: 1})
+}
+
+// testMessageMoveReplaceDedupID: with ReplaceDedupID the moved message's
+// deduplication id is its id; its group stays.
+func testMessageMoveReplaceDedupID(t *testing.T, s baton.Store) {
+	src := mustCreateFIFO(t, s, 1, "orders.fifo")
+	dst := mustCreateFIFO(t, s, 2, "dlq.fifo")
+	m := NewGroupMessage(1, "g", base)
+	m.DedupID = "shared-key"
+	MustSendFIFO(t, s, src.ID, base, cloneMessage(m))
+	mustReceiveOne(t, s, src.ID, base, at(lease), m.ID)
+
+	now := at(time.Second)
+	out, err := s.MessageMove(t.Context(), baton.MessageMoveParams{
+		QueueID: src.ID, MessageID: m.ID, Epoch: 1, ToQueueID: dst.ID, Now: now, ReceiveCount: 1,
+		DeadLetterSourceARN: sourceARN, ReplaceDedupID: true,
+	})
+	if err != nil {
+		t.Fatalf("move: %v", err)
+	}
+	checkResult(t, "move", out, baton.LeaseCurrent)
+	if out.Message != nil && out.Message.DedupID != "shared-key" {
+		t.Errorf("state before the move: DedupID %q, want shared-key", out.Message.DedupID)
+	}
+	got := mustReceiveOne(t, s, dst.ID, now, now.Add(lease), m.ID)
+	want := cloneMessage(m)
+	want.ReceiveCount = 2
+	want.DeadLetterSourceARN = sourceARN
+	want.DedupID = m.ID
 	checkMoved(t, "received from the target", got, want)
 }
 
