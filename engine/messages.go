@@ -202,6 +202,12 @@ func checkDedupSource(q *baton.Queue, p SendParams) error {
 	return nil
 }
 
+// notForQueueType is SQS's reason, word for word, for a send parameter the
+// queue's type does not take: DelaySeconds on a FIFO queue, recorded by
+// LocalStack against AWS, and MessageDeduplicationId on a standard queue,
+// seen in a live AWS answer (docs/sqs-behaviour.md §6).
+const notForQueueType = "The request include parameter that is not valid for this queue type."
+
 // prepare validates one message against the queue and builds it.
 func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Time, batch bool) (prepared, error) {
 	if p.Body == "" {
@@ -239,8 +245,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), "DelaySeconds must be >= 0 and <= 900.")
 		}
 		if q.IsFIFO() && d != 0 {
-			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d),
-				"The request include parameter that is not valid for this queue type.")
+			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), notForQueueType)
 		}
 		if !q.IsFIFO() {
 			delay = d
@@ -265,8 +270,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 			key = p.GroupID + " " + dedupID // a space is in neither id
 		}
 	} else if p.DedupID != "" || p.EmptyDedupID {
-		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID,
-			"The request includes a parameter that is not valid for this queue type.")
+		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID, notForQueueType)
 	}
 	bodyMD5 := MD5OfBody(p.Body)
 	m := &baton.Message{

@@ -60,7 +60,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 		return nil, baton.Errorf(baton.ErrInvalidParameterValue,
 			"Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
 	}
-	if err := checkTags(p.Tags); err != nil {
+	if err := checkTags(p.Name, p.Tags); err != nil {
 		return nil, err
 	}
 	attrs := baton.DefaultQueueAttributes()
@@ -316,7 +316,7 @@ func (e *Engine) TagQueue(ctx context.Context, ref QueueRef, tags map[string]str
 	if len(tags) == 0 {
 		return baton.MissingParameter("Tags")
 	}
-	if err := checkTags(tags); err != nil {
+	if err := checkTags(ref.Name, tags); err != nil {
 		return err
 	}
 	q, err := e.queue(ctx, ref)
@@ -330,7 +330,7 @@ func (e *Engine) TagQueue(ctx context.Context, ref QueueRef, tags map[string]str
 		}
 	}
 	if n > maxTags {
-		return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags added for queue %s.", ref.Name)
+		return errTooManyTags(ref.Name)
 	}
 	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: q.Region, Account: ref.Account, Name: ref.Name, TagsSet: tags})
 	return storeErrOrNil(err, "tag queue")
@@ -365,9 +365,17 @@ func storeErrOrNil(err error, what string) error {
 	return storeErr(err, what)
 }
 
-func checkTags(tags map[string]string) error {
+// errTooManyTags refuses tags that would give queue more than maxTags, on
+// CreateQueue and TagQueue alike (AWS's wording unconfirmed,
+// docs/sqs-behaviour.md §2).
+func errTooManyTags(queue string) error {
+	return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags added for queue %s.", queue)
+}
+
+// checkTags checks the tags given for queue.
+func checkTags(queue string, tags map[string]string) error {
 	if len(tags) > maxTags {
-		return baton.Errorf(baton.ErrInvalidParameterValue, "Too many tags: at most %d are allowed.", maxTags)
+		return errTooManyTags(queue)
 	}
 	for k, v := range tags {
 		// Lengths are in characters, as SQS states them.

@@ -266,8 +266,12 @@ func emptyGroupAndDeduplicationIDs(t *testing.T, srv *testutil.Server) {
 		{"fifo empty dedup", fifo, aws.String("g"), empty, badDedup},
 		{"content-based empty dedup", cbd, aws.String("g"), empty, badDedup},
 		{"standard empty group", std, empty, nil, badGroup},
+		// AWS's wording, "include" and all: a live answer for a standard
+		// queue (docs/sqs-behaviour.md §6.2).
 		{"standard empty dedup", std, nil, empty,
-			"Value  for parameter MessageDeduplicationId is invalid. Reason: The request includes a parameter that is not valid for this queue type."},
+			"Value  for parameter MessageDeduplicationId is invalid. Reason: The request include parameter that is not valid for this queue type."},
+		{"standard dedup", std, nil, aws.String("d1"),
+			"Value d1 for parameter MessageDeduplicationId is invalid. Reason: The request include parameter that is not valid for this queue type."},
 	}
 	q := queryClient{tb: t, srv: srv}
 	for _, tt := range tests {
