@@ -37,3 +37,43 @@ func BenchmarkDrainDistinctGroups(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDrainDistinctFIFOGroups receives, 10 at a time, and deletes a
+// message in each of 100,000 groups of a FIFO queue: finding the groups to
+// take from must cost the groups taken and changed, not a pass over all.
+func BenchmarkDrainDistinctFIFOGroups(b *testing.B) {
+	const n = 100000
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for b.Loop() {
+		s := memstore.New()
+		q := &baton.Queue{ID: 1, Account: "000000000000", Name: "orders.fifo", Attributes: baton.QueueAttributes{FifoQueue: true}}
+		if err := s.QueueCreate(ctx, baton.QueueCreateParams{Queue: q}); err != nil {
+			b.Fatal(err)
+		}
+		msgs := make([]*baton.Message, n)
+		keys := make([]string, n)
+		for i := range msgs {
+			id := strconv.Itoa(i)
+			msgs[i] = &baton.Message{ID: id, Body: "b", GroupID: "g" + id, DedupID: id, SentAt: now, VisibleAt: now}
+			keys[i] = id
+		}
+		if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: 1, Messages: msgs, DedupKeys: keys}); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			got, err := s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: 1, Now: now, Max: 10, VisibleAt: now.Add(time.Minute)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(got) == 0 {
+				break
+			}
+			for _, m := range got {
+				if _, err := s.MessageDelete(ctx, baton.MessageDeleteParams{QueueID: 1, MessageID: m.ID, Epoch: m.Epoch, Now: now}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}
