@@ -189,3 +189,30 @@ func startFIFONodes(t *testing.T, stores ...baton.Store) *fifoNodes {
 	}
 	return n
 }
+
+// TestFIFOGroupsWaitingLongestFirstQuery: the recorded zero-visibility case
+// over the Query protocol, which sends the receive's VisibilityTimeout of 0
+// itself, as the recorded test did.
+func TestFIFOGroupsWaitingLongestFirstQuery(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, srv *testutil.Server) {
+		q := queryClient{tb: t, srv: srv}
+		url := q.createQueue("order-query.fifo", "Attribute.1.Name", "FifoQueue", "Attribute.1.Value", "true",
+			"Attribute.2.Name", "ContentBasedDeduplication", "Attribute.2.Value", "true")
+		for _, b := range []string{"g1-m1", "g2-m1", "g2-m2", "g3-m1", "g1-m2"} {
+			q.send(url, b, "MessageGroupId", b[:2])
+		}
+		srv.Clock.Advance(time.Second)
+		receive := func(max string, want ...string) {
+			t.Helper()
+			var got []string
+			for _, m := range q.receive(url, "MaxNumberOfMessages", max, "VisibilityTimeout", "0") {
+				got = append(got, m.child(t, "Body").Text)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("receive %s, visibility 0: got %v, want %v in this order", max, got, want)
+			}
+		}
+		receive("3", "g1-m1", "g1-m2", "g2-m1")
+		receive("10", "g3-m1", "g1-m1", "g1-m2", "g2-m1", "g2-m2")
+	})
+}
