@@ -78,8 +78,8 @@ type Store interface {
 	// VisibleAt: the send or the end of a delay, or the end of the last
 	// lease, lapsed or released), the one that has waited longest first;
 	// ties go to the earlier sent (SentAt, then SequenceNumber). A group
-	// not yet received so comes before one received since, and a group
-	// whose head's lease keeps lapsing waits behind the others each time,
+	// whose lease ends so waits behind the groups that were visible before,
+	// and a group whose head's lease keeps lapsing is not first every time,
 	// as on SQS; the order is the store's, whichever server asks.
 	//
 	// On a standard queue with groups (a fair queue) each group in turn
