@@ -116,6 +116,11 @@ func (c *Consumer) logReport(r Report) {
 		slog.Int("stuck", r.Stuck), slog.Int("released", r.Released), slog.Int("release_failed", r.ReleaseFailed),
 		slog.Int("deletes_flushed", r.DeletesFlushed), slog.Int("delete_failed", r.DeleteFailed),
 		slog.Duration("duration", r.Duration)}
+	if r.ReleaseDelay > 0 {
+		// Why the released messages are not visible at once.
+		attrs = append(attrs, slog.Duration("release_delay", r.ReleaseDelay),
+			slog.String("why", "receives were cancelled: the server may lease to them until their wait ends"))
+	}
 	if r.Err != nil {
 		attrs = append(attrs, slog.Any("err", r.Err))
 	}

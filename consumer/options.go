@@ -135,9 +135,16 @@ func WithObserver(o Observer) Option { return func(c *config) { c.observer = o }
 // once it is confirmed.
 func WithDeleteBatchWindow(d time.Duration) Option { return func(c *config) { c.deleteWindow = d } }
 
-// WithShutdownReserve sets how much of Shutdown's deadline is kept for
-// releasing leases and flushing deletes after the drain (default 5 s).
+// WithShutdownReserve sets how much of Shutdown's deadline is kept after
+// the drain (default 5 s): for the grace of cancelled handlers, the end of
+// the receives in flight, and, whatever those take, the release time (half
+// the reserve, at most 2 s) for releasing leases and flushing deletes.
 func WithShutdownReserve(d time.Duration) Option { return func(c *config) { c.shutdownReserve = d } }
+
+// releaseTime is the end of Shutdown's deadline kept for releasing leases
+// and flushing deletes, which the grace and the wait for receives do not
+// use.
+func (c *config) releaseTime() time.Duration { return min(c.shutdownReserve/2, 2*time.Second) }
 
 // WithShutdownTimeout bounds the shutdown Run performs when its context is
 // cancelled, and a Shutdown whose context has no deadline (default 30 s).
