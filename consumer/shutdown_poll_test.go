@@ -256,3 +256,42 @@ func TestShutdownCostsAtMostTheHeldReceive(t *testing.T) {
 		}
 	})
 }
+
+// A lease kept for the stop's release after its handler returned is no
+// longer that handler's: its renewals (here one, at 10 s, while the poll
+// waits 20 s) must not renew the idempotency claim the handler gave up
+// (the store refuses it: an error at WARN in every such shutdown).
+func TestShutdownKeptLeaseLeavesIdempotencyAlone(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "keptidem", map[string]string{"VisibilityTimeout": "15"})
+		id := h.sqs.Send(h.url, "x", "")
+		var started atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}), consumer.WithMiddleware(consumer.Idempotency(consumer.NewMemoryStore())), consumer.WithWaitTime(20*time.Second),
+			consumer.WithReceivers(1), consumer.WithShutdownReserve(35*time.Second))
+		poll.For(t, 5*time.Second, func() error {
+			if started.Load() != 1 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
+				return fmt.Errorf("started %d, receives %d", started.Load(), len(h.sqs.Calls("ReceiveMessage")))
+			}
+			return nil
+		})
+		h.settle()
+		r := awaitReportTogether(h, shutdownAsync(h, 40*time.Second), 500*time.Millisecond)
+		if r.Released != 1 || r.ReleaseFailed != 0 || r.LateArrivals != 0 {
+			t.Errorf("report %+v, want the message released once", r)
+		}
+		if n := h.obs.Count(consumer.EventRenewed); n == 0 {
+			t.Errorf("no renewal while the lease was kept: the test does not test what it says")
+		}
+		if errs := h.obs.All(consumer.EventError); len(errs) != 0 {
+			t.Errorf("errors %v, want none", errs)
+		}
+		if m := h.state(id); m.InFlight || m.Receives != 1 {
+			t.Errorf("message in flight %v, received %d times; want released after one receive", m.InFlight, m.Receives)
+		}
+	})
+}

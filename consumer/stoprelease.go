@@ -74,7 +74,9 @@ func (c *Consumer) stopParking() map[*Lease]parkedRelease {
 
 // keep makes an owned (ending) lease held again, by no attempt: the
 // scheduler renews it (a lease without an attempt needs no sign of life)
-// until Shutdown releases it.
+// until Shutdown releases it. Its renewals no longer renew what its
+// attempt's work held with it (an idempotency claim, given up when the
+// handler failed).
 func (l *Lease) keep() {
 	l.op.Lock()
 	defer l.op.Unlock()
@@ -84,6 +86,7 @@ func (l *Lease) keep() {
 		l.state = leaseHeld
 	}
 	l.att = nil
+	l.hooks = nil
 }
 
 // shadowReceives notes, once Shutdown has cancelled receives that were
