@@ -95,8 +95,10 @@ func shutdownAsync(h *harness, d time.Duration) <-chan consumer.Report {
 	return done
 }
 
-// awaitReportTogether waits for a report, moving the runtime's fake clock
-// and the bubble's (Shutdown's deadlines) together by step.
+// awaitReportTogether waits for a report, moving the bubble's clock
+// (Shutdown's deadlines) and the runtime's fake clock together by step,
+// the bubble's first: Shutdown's deadlines come no later than the
+// runtime's timers set for the same instant.
 func awaitReportTogether(h *harness, done <-chan consumer.Report, step time.Duration) consumer.Report {
 	h.t.Helper()
 	for i := 0; i < 10000; i++ {
@@ -106,8 +108,9 @@ func awaitReportTogether(h *harness, done <-chan consumer.Report, step time.Dura
 			return r
 		default:
 		}
-		h.clock.Advance(step)
 		time.Sleep(step)
+		h.settle()
+		h.clock.Advance(step)
 	}
 	h.t.Fatal("Shutdown did not return")
 	return consumer.Report{}
@@ -549,23 +552,7 @@ func TestShutdownStuckHandlerKeepsReleaseTime(t *testing.T) {
 			}
 			return nil
 		})
-		done := shutdownAsync(h, 20*time.Second)
-		var r consumer.Report
-		for i := 0; ; i++ {
-			h.settle()
-			select {
-			case r = <-done:
-			default:
-				if i > 1000 {
-					t.Fatal("Shutdown did not return")
-				}
-				time.Sleep(100 * time.Millisecond)
-				h.settle()
-				h.clock.Advance(100 * time.Millisecond)
-				continue
-			}
-			break
-		}
+		r := awaitReportTogether(h, shutdownAsync(h, 20*time.Second), 100*time.Millisecond)
 		r.Duration = 0
 		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
