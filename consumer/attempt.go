@@ -33,6 +33,8 @@ type attempt struct {
 	done         bool
 	abandoned    bool
 	lostCount    int
+	// slowNoted: EventNoProgress was reported.
+	slowNoted bool
 }
 
 // newAttempt creates the attempt over the deliveries and binds their leases
@@ -151,4 +153,38 @@ func (a *attempt) runtimeCause() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cause
+}
+
+// noProgressFactor: an attempt that has run this many times the handlers'
+// p99 with no progress while the auto-renew budget renews its leases is
+// reported (EventNoProgress), for the budget alone keeps a hung handler's
+// message hidden until it ends.
+const noProgressFactor = 10
+
+// checkNoProgress reports, once, an attempt that has run noProgressFactor
+// times p99 (at least a second) without calling Progress while the
+// auto-renew budget still renews its leases, if p99 is trusted. It returns
+// when to look again (zero: no need).
+func (a *attempt) checkNoProgress(now time.Time, p99 time.Duration, trusted bool) time.Time {
+	cfg := a.c.cfg
+	budgetEnd := a.start.Add(cfg.autoRenew)
+	if !trusted || cfg.autoRenew <= 0 {
+		return time.Time{}
+	}
+	a.mu.Lock()
+	slowAt := a.start.Add(noProgressFactor * max(p99, time.Second))
+	switch {
+	case a.progressed || a.slowNoted || a.done || a.cause != nil || !slowAt.Before(budgetEnd) || !now.Before(budgetEnd):
+		a.mu.Unlock()
+		return time.Time{}
+	case now.Before(slowAt):
+		a.mu.Unlock()
+		return slowAt
+	}
+	a.slowNoted = true
+	a.mu.Unlock()
+	l := a.leases[0]
+	a.c.observe(Event{Kind: EventNoProgress, MessageID: l.messageID, Attempt: l.attemptNo, Duration: now.Sub(a.start),
+		P99: p99, Renewals: l.Renewals(), Delay: budgetEnd.Sub(now)})
+	return time.Time{}
 }

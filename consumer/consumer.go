@@ -63,8 +63,18 @@ type Consumer struct {
 	// final bounds Shutdown's last phases (its deadline); set with
 	// stateStopping.
 	final context.Context
+	// shadow: until when receives Shutdown cancelled may still lease
+	// messages on the server (see stopShadow).
+	shadow time.Time
+
+	// parking: Shutdown waits for its receives, and the runtime's
+	// releases wait in parked (see giveBack).
+	parkMu  sync.Mutex
+	parking bool
+	parked  map[*Lease]parkedRelease
 
 	inReceive      atomic.Int64
+	lastSent       atomic.Int64 // when the latest receive was sent (Unix ns)
 	recvCancelled  atomic.Int64
 	active         atomic.Int64
 	deletes        atomic.Int64
@@ -339,6 +349,7 @@ func (c *Consumer) receiveLoop(loop, call context.Context) {
 // them out; it returns the slots it did not use.
 func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 	sent := c.clock.Now()
+	c.lastSent.Store(sent.UnixNano())
 	c.inReceive.Add(1)
 	out, err := c.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl:                    &c.url,
@@ -399,8 +410,8 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 
 	c.mu.Lock()
 	if c.state >= stateStopping || ctx.Err() != nil {
-		// Arrived after stop was asked: give them straight back, within
-		// Shutdown's deadline (it waits for this receiver).
+		// Arrived after stop was asked: given back, within Shutdown's
+		// deadline, once no receive can take them again (see giveBack).
 		final := c.final
 		c.mu.Unlock()
 		if final == nil {
@@ -410,7 +421,7 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 			l.beginEnding()
 		}
 		c.lateArrivals.Add(int64(len(leases)))
-		c.release(final, leases, 0, ReasonShutdown)
+		c.giveBack(final, leases, 0, ReasonShutdown)
 		c.releaseSlots(n)
 		return nil
 	}
@@ -809,7 +820,7 @@ func (c *Consumer) execute(ds []*Delivery, acts []action, confirm bool) []bool {
 		}
 	}
 	if len(rel) > 0 {
-		c.releaseEach(c.bg, rel, relDelays, relWhys)
+		c.giveBackEach(c.bg, rel, relDelays, relWhys)
 	}
 	if c.info.FIFO {
 		for i, ok := range resolved {
@@ -851,7 +862,7 @@ func (c *Consumer) releaseHeld(ds []*Delivery, delay time.Duration, why Reason) 
 		}
 	}
 	if len(own) > 0 {
-		c.release(c.bg, own, delay, why)
+		c.giveBack(c.bg, own, delay, why)
 	}
 }
 
@@ -890,7 +901,7 @@ func (c *Consumer) abandon(a *attempt) {
 		}
 	}
 	if len(fol) > 0 {
-		c.release(c.bg, fol, c.skipDelay(), ReasonGroupSkipped)
+		c.giveBack(c.bg, fol, c.skipDelay(), ReasonGroupSkipped)
 	}
 	c.observe(Event{Kind: EventSlotStuck, MessageID: a.leases[0].messageID, Attempt: a.leases[0].attemptNo,
 		Duration: c.clock.Now().Sub(a.start), Err: cause})
@@ -908,7 +919,7 @@ func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 	if url == "" {
 		c.observe(Event{Kind: EventError, Op: "dead-letter", MessageID: d.id,
 			Err: fmt.Errorf("consumer: no dead-letter queue for a permanent failure: %v", reason)})
-		c.release(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
+		c.giveBack(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
 		return false
 	}
 	attrs := copyAttrs(d.Message.MessageAttributes)
@@ -929,7 +940,7 @@ func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 	cancel()
 	if err != nil {
 		c.observe(Event{Kind: EventError, Op: "SendMessage", MessageID: d.id, Err: err})
-		c.release(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
+		c.giveBack(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
 		return false
 	}
 	c.observe(Event{Kind: EventDeadLettered, MessageID: d.id, Attempt: d.Attempt(), Err: reason})
@@ -963,7 +974,7 @@ func (c *Consumer) snooze(d *Delivery, after time.Duration) {
 			// message to the dead-letter queue at its next one.
 			c.observe(Event{Kind: EventLastReceiveSnooze, MessageID: d.id, Attempt: d.Attempt(), Delay: after})
 		}
-		c.release(c.bg, []*Lease{d.lease}, after, ReasonNotReady)
+		c.giveBack(c.bg, []*Lease{d.lease}, after, ReasonNotReady)
 	}
 }
 
@@ -978,7 +989,7 @@ func (c *Consumer) snoozeEarly(d *Delivery) bool {
 		return false
 	}
 	if !c.resend(d, left) {
-		c.release(c.bg, []*Lease{d.lease}, left, ReasonNotReady)
+		c.giveBack(c.bg, []*Lease{d.lease}, left, ReasonNotReady)
 	}
 	return true
 }

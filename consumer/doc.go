@@ -54,13 +54,18 @@
 // # Shutdown
 //
 // Shutdown stops receiving, drains, cancels what is left with ErrShutdown,
-// releases every held lease at once, flushes every pending delete, all under
-// the caller's one deadline, and returns an exact Report. A receive in
-// flight at the stop is not abandoned: SQS may still lease messages to a
-// long poll whose caller has gone (among them the ones just released),
-// and they would stay hidden a whole visibility timeout. Shutdown waits for
-// it (a long poll lasts at most WithWaitTime) and releases what it brings,
-// so leave the shutdown deadline room for the wait time.
+// waits for the receives in flight, then releases every held lease and
+// flushes every pending delete, all under the caller's one deadline, and
+// returns an exact Report. A stop costs a message at most the receive it
+// was held under: a message released while receives are still long-polling
+// would be taken by them, each time a receive of its RedrivePolicy's
+// maxReceiveCount, so the releases wait (the leases kept alive) until the
+// receives have ended (a long poll lasts at most WithWaitTime). A receive
+// is not abandoned unless the deadline leaves no other choice: SQS may
+// still lease messages to a long poll whose caller has gone, and they would
+// stay hidden a whole visibility timeout; after such a cancel the releases
+// keep their messages hidden until the poll's wait would have ended. So
+// leave the shutdown deadline room for the wait time.
 //
 // # Around the handler
 //

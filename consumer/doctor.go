@@ -114,6 +114,9 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.waitTime >= vis-cfg.renewAhead {
 		add(SeverityWarning, "wait-time", "a long poll of %v can use up the %v before renewal is due: leases count from when the receive was sent, so messages that arrive late in a poll are due for renewal at once", cfg.waitTime, vis-cfg.renewAhead)
 	}
+	if vis >= time.Hour {
+		add(SeverityWarning, "visibility", "leases of %v: if this consumer crashes or is killed without Shutdown, the messages it holds stay hidden that long; the runtime renews leases while handlers show life, so a lease sized from the handlers' p99 is enough", vis)
+	}
 	if vis < 2*time.Second {
 		add(SeverityWarning, "visibility", "a lease of %v leaves almost no room for a renewal's round trip", vis)
 	}
@@ -143,8 +146,8 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.shutdownReserve >= cfg.shutdownTimeout {
 		add(SeverityWarning, "shutdown", "shutdown reserve %v is not shorter than the shutdown timeout %v: Run's shutdown would not drain at all", cfg.shutdownReserve, cfg.shutdownTimeout)
 	}
-	if w := cfg.shutdownTimeout - min(cfg.shutdownReserve/2, 2*time.Second); w < cfg.waitTime {
-		add(SeverityWarning, "shutdown", "Run's shutdown can wait %v for a receive in flight, less than the %v long poll: a poll cut off may lease messages no one gets until their leases lapse", w, cfg.waitTime)
+	if w := cfg.shutdownTimeout - cfg.releaseTime(); w < cfg.waitTime {
+		add(SeverityWarning, "shutdown", "Run's shutdown can wait %v for a receive in flight, less than the %v long poll: a poll cut off may lease messages no one gets until their leases lapse, and the released messages stay hidden until its wait would have ended", w, cfg.waitTime)
 	}
 	if cfg.deleteWindow >= vis-cfg.renewAhead && cfg.deleteWindow > 0 {
 		add(SeverityWarning, "delete-window", "delete window %v is as long as a lease's safe part; deletes will mostly be flushed by deadline", cfg.deleteWindow)

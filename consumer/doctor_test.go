@@ -49,6 +49,8 @@ func TestDoctor(t *testing.T) {
 			map[string]consumer.Severity{"attempt-timeout": consumer.SeverityWarning}, false},
 		{"lease under six attempt timeouts", "q", good, []consumer.Option{consumer.WithAttemptTimeout(20 * time.Second)},
 			map[string]consumer.Severity{"visibility": consumer.SeverityWarning}, false},
+		{"hours-long leases stall a crash", "q", map[string]string{"RedrivePolicy": redrive, "VisibilityTimeout": "43200"}, nil,
+			map[string]consumer.Severity{"visibility": consumer.SeverityWarning}, false},
 		{"shutdown shorter than a long poll", "q", good, []consumer.Option{consumer.WithShutdownTimeout(15 * time.Second), consumer.WithWaitTime(20 * time.Second)},
 			map[string]consumer.Severity{"shutdown": consumer.SeverityWarning}, false},
 	}

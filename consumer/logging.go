@@ -50,6 +50,8 @@ func (c *Consumer) logEvent(l *slog.Logger, e Event) {
 		msg = "consumer: call failed"
 	case EventLastReceiveSnooze:
 		msg = "consumer: message snoozed on the last receive its queue's maxReceiveCount allows; the next receive moves it to the dead-letter queue"
+	case EventNoProgress:
+		msg = "consumer: handler has run ten times its p99 without progress; the auto-renew budget alone renews its lease, so a hung handler holds its message until the budget ends (call Delivery.Progress in long work)"
 	case EventLeaseOutgrown:
 		msg = "consumer: handler p99 exceeds the lease given at receive; messages depend on renewals, raise the queue's VisibilityTimeout"
 	default:
@@ -71,7 +73,9 @@ func (c *Consumer) logEvent(l *slog.Logger, e Event) {
 	if e.Visibility > 0 {
 		attrs = append(attrs, slog.Duration("visibility", e.Visibility))
 	}
-	if e.Delay > 0 {
+	if e.Kind == EventNoProgress {
+		attrs = append(attrs, slog.Duration("p99", e.P99), slog.Int("renewals", e.Renewals), slog.Duration("budget_left", e.Delay))
+	} else if e.Delay > 0 {
 		attrs = append(attrs, slog.Duration("delay", e.Delay))
 	}
 	if e.Err != nil {
@@ -116,6 +120,11 @@ func (c *Consumer) logReport(r Report) {
 		slog.Int("stuck", r.Stuck), slog.Int("released", r.Released), slog.Int("release_failed", r.ReleaseFailed),
 		slog.Int("deletes_flushed", r.DeletesFlushed), slog.Int("delete_failed", r.DeleteFailed),
 		slog.Duration("duration", r.Duration)}
+	if r.ReleaseDelay > 0 {
+		// Why the released messages are not visible at once.
+		attrs = append(attrs, slog.Duration("release_delay", r.ReleaseDelay),
+			slog.String("why", "receives were cancelled: the server may lease to them until their wait ends"))
+	}
 	if r.Err != nil {
 		attrs = append(attrs, slog.Any("err", r.Err))
 	}

@@ -143,3 +143,82 @@ func TestLoggerWithObserver(t *testing.T) {
 		[]string{"level=WARN", "shut down", "receives_cancelled=1"},
 	)
 }
+
+// A queue whose leases last hours: a crashed consumer stalls its messages
+// that long. Run says so at start, at WARN.
+func TestRunWarnsOfHoursLongLeases(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		var buf logBuffer
+		h := newHarness(t, "longlease", map[string]string{"VisibilityTimeout": "43200", "RedrivePolicy": redrive})
+		h.sqs.CreateQueue("dlq", nil)
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }),
+			consumer.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+		wantLines(t, buf.String(), []string{"level=WARN", "start-up check", "check=visibility", "leases of 12h0m0s",
+			"crashes or is killed without Shutdown, the messages it holds stay hidden that long"})
+	})
+}
+
+// A handler that runs without calling Progress is renewed by the 5-minute
+// auto-renew budget alone. Once it has run ten times the handlers' p99 (a
+// hundred handlers took no time: p99 under a second, so ten seconds), the
+// runtime says so at WARN, once, long before the budget ends.
+func TestWarnsOfHandlerWithoutProgress(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		var buf logBuffer
+		h := newHarness(t, "noprogress", map[string]string{"VisibilityTimeout": "30"})
+		for i := 0; i < 100; i++ {
+			h.sqs.Send(h.url, "quick", "")
+		}
+		g := newGate()
+		defer g.open()
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			if d.Body() == "slow" {
+				select {
+				case <-g.ch:
+				case <-ctx.Done():
+				}
+			}
+			return nil
+		}), consumer.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			if p, ok := h.c.HandlerP99(); !ok || p != 0 {
+				return fmt.Errorf("p99 %v trusted %v, want 0 and trusted", p, ok)
+			}
+			return nil
+		})
+		h.sqs.Send(h.url, "slow", "")
+		h.advanceUntil(time.Minute, time.Second, func() error {
+			if h.obs.Count(consumer.EventHandled) != 100 || len(h.sqs.Calls("ReceiveMessage")) == 0 {
+				return fmt.Errorf("not started")
+			}
+			for _, m := range h.states() {
+				if m.Body == "slow" && m.InFlight {
+					return nil
+				}
+			}
+			return fmt.Errorf("slow message not received")
+		})
+		start := h.clock.Now()
+		h.advance(9*time.Second, time.Second)
+		if n := h.obs.Count(consumer.EventNoProgress); n != 0 {
+			t.Fatalf("no-progress events after 9 s: %d, want none yet", n)
+		}
+		h.advanceUntil(2*time.Minute, time.Second, func() error {
+			if h.obs.Count(consumer.EventNoProgress) == 0 {
+				return fmt.Errorf("no EventNoProgress")
+			}
+			return nil
+		})
+		if ran := h.clock.Now().Sub(start); ran > 12*time.Second {
+			t.Errorf("reported after %v, want about 10 s", ran)
+		}
+		h.advance(time.Minute, time.Second)
+		if n := h.obs.Count(consumer.EventNoProgress); n != 1 {
+			t.Errorf("no-progress events %d, want one", n)
+		}
+		wantLines(t, buf.String(), []string{"level=WARN", "handler has run ten times its p99 without progress", "p99=0s", "budget_left=4m5"})
+		g.open()
+	})
+}

@@ -60,6 +60,12 @@ const (
 	// first exceeded the lease given at receive (Visibility): messages
 	// depend on renewals. Reported once per consumer.
 	EventLeaseOutgrown
+	// EventNoProgress: a handler has run ten times the handlers' p99 (P99)
+	// without calling Progress, its leases renewed by the auto-renew
+	// budget alone, which ends in Delay (then it is stalled): a hung
+	// handler keeps its message hidden until then. MessageID, Attempt,
+	// Duration (how long it has run), Renewals. Reported once per attempt.
+	EventNoProgress
 )
 
 var eventNames = map[EventKind]string{
@@ -69,6 +75,7 @@ var eventNames = map[EventKind]string{
 	EventLateDelete: "late_delete", EventDeleteFailed: "delete_failed", EventDeadLettered: "dead_lettered",
 	EventSnoozed: "snoozed", EventDuplicate: "duplicate", EventSlotStuck: "slot_stuck", EventError: "error",
 	EventLastReceiveSnooze: "last_receive_snooze", EventLeaseOutgrown: "lease_outgrown",
+	EventNoProgress: "no_progress",
 }
 
 // String names the kind in snake case.
@@ -121,6 +128,8 @@ type Event struct {
 	Delay time.Duration
 	// Renewals counts the renewals of the message's lease so far.
 	Renewals int
+	// P99 is the handlers' p99 duration an EventNoProgress compares with.
+	P99 time.Duration
 	// Count is the number of messages a receive returned.
 	Count int
 	// Reason says why a lease was released or a message deleted.

@@ -189,11 +189,16 @@ func (c *Consumer) release(ctx context.Context, ls []*Lease, delay time.Duration
 	return c.releaseEach(ctx, ls, delays, whys)
 }
 
-// releaseEach is release with a delay and a reason per lease.
+// releaseEach is release with a delay and a reason per lease. After
+// Shutdown cancelled a receive, each delay lasts at least until that
+// receive's wait would have ended (see stopShadow).
 func (c *Consumer) releaseEach(ctx context.Context, ls []*Lease, delays []time.Duration, whys []Reason) []error {
 	index := make(map[*Lease]int, len(ls))
+	shadow := c.stopShadow(c.clock.Now())
+	delays = append([]time.Duration(nil), delays...)
 	for i, l := range ls {
 		index[l] = i
+		delays[i] = max(delays[i], shadow)
 	}
 	c.holdGroups(ls, delays, whys)
 	errs := c.finishOwned(ctx, ls, func(ctx context.Context, chunk []*Lease) []error {

@@ -135,9 +135,19 @@ func WithObserver(o Observer) Option { return func(c *config) { c.observer = o }
 // once it is confirmed.
 func WithDeleteBatchWindow(d time.Duration) Option { return func(c *config) { c.deleteWindow = d } }
 
-// WithShutdownReserve sets how much of Shutdown's deadline is kept for
-// releasing leases and flushing deletes after the drain (default 5 s).
+// WithShutdownReserve sets how much of Shutdown's deadline is kept after
+// the drain (default 5 s): for the grace of cancelled handlers, the end of
+// the receives in flight, and, whatever those take, the release time (see
+// ReleaseTime) for releasing leases and flushing deletes.
 func WithShutdownReserve(d time.Duration) Option { return func(c *config) { c.shutdownReserve = d } }
+
+// ReleaseTime is the end of Shutdown's deadline kept for releasing leases
+// and flushing deletes with a shutdown reserve of reserve (see
+// WithShutdownReserve): half the reserve, at most 2 s. The grace of
+// cancelled handlers and the wait for the receives in flight end before it.
+func ReleaseTime(reserve time.Duration) time.Duration { return min(reserve/2, 2*time.Second) }
+
+func (c *config) releaseTime() time.Duration { return ReleaseTime(c.shutdownReserve) }
 
 // WithShutdownTimeout bounds the shutdown Run performs when its context is
 // cancelled, and a Shutdown whose context has no deadline (default 30 s).

@@ -124,7 +124,11 @@ func (s *scheduler) step(ctx context.Context) time.Time {
 		}
 	}
 
+	p99, trusted := c.durations.p99()
 	for _, a := range s.running() {
+		if t := a.checkNoProgress(now, p99, trusted); !t.IsZero() {
+			at(t)
+		}
 		a.mu.Lock()
 		if a.done || a.abandoned {
 			a.mu.Unlock()

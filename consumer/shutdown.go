@@ -10,15 +10,22 @@ import (
 type Report struct {
 	// ReceivesAwaited is how many receive calls were in flight when the
 	// stop was asked and were let finish (what they brought was released
-	// at once, and counts in LateArrivals).
+	// once they had all ended, and counts in LateArrivals).
 	ReceivesAwaited int
 	// ReceivesCancelled is how many receive calls were in flight when the
 	// stop was asked and had still not answered when Shutdown could wait
 	// no longer (see Shutdown), and were cancelled. SQS may have leased
 	// messages to them: those come back when their leases lapse.
 	ReceivesCancelled int
+	// ReleaseDelay is how long the shutdown's releases keep their messages
+	// hidden because receives were cancelled: until their wait would have
+	// ended, for the server may still lease to them what becomes visible
+	// (SQS does). Zero when every receive answered: the messages are
+	// visible again at once.
+	ReleaseDelay time.Duration
 	// LateArrivals is how many messages arrived after the stop was asked
-	// (a receive that answered anyway) and were released at once.
+	// (a receive that answered anyway) and were released, unhandled, once
+	// the receives had ended.
 	LateArrivals int
 	// Drained is how many running attempts finished on their own during the
 	// drain.
@@ -33,7 +40,7 @@ type Report struct {
 	// (late arrivals, cancelled attempts, FIFO messages not yet started,
 	// and every lease still held at the end). Shutdown releases are not
 	// failures: the messages are visible again at once and no retry delay
-	// applies.
+	// applies (unless ReleaseDelay is not zero).
 	Released int
 	// ReleaseFailed is how many of those releases failed; those messages
 	// come back when their leases lapse.
@@ -52,34 +59,43 @@ type Report struct {
 
 // Shutdown stops the consumer in phases under ctx's one deadline:
 //
-//  1. stop receiving: start no receive, let those in flight finish (a
+//  1. stop receiving: start no receive, and let those in flight go on (a
 //     receive abandoned by its caller may still lease messages on the
-//     server, which would then stay hidden for a whole visibility timeout:
-//     the releases below would feed it), and release at once whatever
-//     they bring;
+//     server, SQS's among them, which would then stay hidden for a whole
+//     visibility timeout);
 //  2. drain: let running handlers finish (those the runtime has abandoned
 //     excepted), until all have or until WithShutdownReserve before ctx's
 //     deadline;
 //  3. cancel the remaining handlers with ErrShutdown and give them the
-//     grace period (WithGrace) to return;
-//  4. release every lease still held, with no delay;
-//  5. flush every pending delete;
-//  6. wait for the leases other owners were ending (an outcome, the
+//     grace period (WithGrace) to return, ended early if need be to keep
+//     the release time (half WithShutdownReserve, at most 2 s) before the
+//     deadline;
+//  4. wait for the receives in flight (a long poll lasts at most its
+//     WithWaitTime, 20 s at most), cancelling those still waiting when only
+//     the release time is left;
+//  5. release every lease still held: the messages of the attempts
+//     cancelled or stuck, those the receives brought after the stop, and
+//     the releases the runtime asked for since the stop (a failure's retry,
+//     with its delay). Until step 5 they are kept, and renewed: a message
+//     released while receives are in flight is taken by them, and each
+//     receive spends one of its maxReceiveCount. So a stop costs a message
+//     at most the receive it was held under. If receives were cancelled in
+//     step 4, the messages stay hidden until those receives' wait would
+//     have ended (Report.ReleaseDelay);
+//  6. flush every pending delete;
+//  7. wait for the leases other owners were ending (an outcome, the
 //     scheduler giving up on a stuck handler) to end;
-//  7. wait for the receives still in flight (a long poll lasts at most its
-//     WithWaitTime, 20 s at most) and release what they bring; a receive
-//     still waiting when only a margin of the deadline is left (half
-//     WithShutdownReserve, at most 2 s) is cancelled;
 //
 // and returns a Report. Without a deadline on ctx, the whole shutdown is
-// bounded by WithShutdownTimeout, as if ctx had that deadline. Releases
-// (of late arrivals too) and deletes use what is left of the deadline even
-// if ctx is cancelled earlier, retrying transient failures with backoff
-// until it passes or the lease ends. The drain does not wait for handlers
-// the runtime has already abandoned (stalled or overrun, and not returned
-// within the grace); they count as Stuck. Calling Shutdown again waits for
-// the first call and returns its report; on a consumer that never ran it
-// returns at once.
+// bounded by WithShutdownTimeout, as if ctx had that deadline. Leave the
+// deadline room for the wait time: a receive that answers costs nothing,
+// one cancelled delays the releases. Releases and deletes use what is left
+// of the deadline even if ctx is cancelled earlier, retrying transient
+// failures with backoff until it passes or the lease ends. The drain does
+// not wait for handlers the runtime has already abandoned (stalled or
+// overrun, and not returned within the grace); they count as Stuck.
+// Calling Shutdown again waits for the first call and returns its report;
+// on a consumer that never ran it returns at once.
 func (c *Consumer) Shutdown(ctx context.Context) Report {
 	c.mu.Lock()
 	if r, ok := c.shutdownNotRunning(); ok {
@@ -92,10 +108,11 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	}
 	final, cancelFinal := finalContext(ctx)
 	defer cancelFinal()
+	c.startParking()
 	at := c.askStop(final) // unlocks c.mu
 	var r Report
 
-	// 1. Stop receiving; the receives in flight go on (step 7).
+	// 1. Stop receiving; the receives in flight go on (step 4).
 	c.recvStop()
 	receiversDone := signalWhenDone(&c.receivers)
 
@@ -103,20 +120,24 @@ func (c *Consumer) Shutdown(ctx context.Context) Report {
 	dl, _ := ctx.Deadline()
 	handlersDone := c.drain(ctx, dl)
 
+	// Steps 3 and 4 end by then: what is left is for the releases.
+	kept, cancelKept := context.WithDeadline(final, dl.Add(-c.cfg.releaseTime()))
+	defer cancelKept()
+
 	// 3. Cancel what is left, and give it the grace period.
-	c.cancelRemaining(final, &r, at.running, handlersDone)
+	c.cancelRemaining(kept, &r, at.running, handlersDone)
 
-	// 4. Release every lease still held.
-	c.releaseStillHeld(final)
+	// 4. Wait for the receives in flight.
+	c.awaitReceives(kept, receiversDone)
 
-	// 5. Flush every pending delete.
+	// 5. Release every lease still held.
+	r.ReleaseDelay = c.releaseStillHeld(final)
+
+	// 6. Flush every pending delete.
 	c.del.close(final)
 
-	// 6. Wait for the leases others were ending.
+	// 7. Wait for the leases others were ending.
 	c.awaitEnding(final)
-
-	// 7. Wait for the receives in flight.
-	c.awaitReceives(final, dl, receiversDone)
 
 	c.bgCancel()
 	c.loops.Wait()
@@ -213,8 +234,8 @@ func (c *Consumer) drain(ctx context.Context, dl time.Time) <-chan struct{} {
 // cancelRemaining is step 3: it cancels with ErrShutdown the attempts still
 // running, those running at the stop (the others of which count as
 // drained) and those started after it (FIFO groups), and gives the
-// cancelled the grace period (WithGrace) to return, within final.
-func (c *Consumer) cancelRemaining(final context.Context, r *Report, atStop []*attempt, handlersDone <-chan struct{}) {
+// cancelled the grace period (WithGrace) to return, within kept.
+func (c *Consumer) cancelRemaining(kept context.Context, r *Report, atStop []*attempt, handlersDone <-chan struct{}) {
 	now := c.clock.Now()
 	for _, a := range atStop {
 		if a.cancelWith(ErrShutdown, now) {
@@ -233,31 +254,57 @@ func (c *Consumer) cancelRemaining(final context.Context, r *Report, atStop []*a
 		select {
 		case <-handlersDone:
 		case <-t.C():
-		case <-final.Done():
+		case <-kept.Done():
 		}
 		t.Stop()
 	}
 }
 
-// releaseStillHeld is step 4: it releases, with no delay, every lease still
-// held that no one else is ending. From here on, operations waiting to
-// retry go at once, and keep retrying with backoff while their leases and
-// final last.
-func (c *Consumer) releaseStillHeld(final context.Context) {
-	close(c.hurry)
-	var own []*Lease
-	for _, l := range c.sched.held() {
-		if l.beginEnding() {
-			own = append(own, l)
-		}
+// awaitReceives is step 4: it waits for the receives in flight (what they
+// bring is kept for step 5, see receiveOnce), and cancels those still
+// waiting when kept ends; it returns once all have returned.
+func (c *Consumer) awaitReceives(kept context.Context, receiversDone <-chan struct{}) {
+	select {
+	case <-receiversDone:
+	case <-kept.Done():
 	}
-	if len(own) > 0 {
-		c.release(final, own, 0, ReasonShutdown)
-	}
+	c.recvCancel()
+	<-receiversDone
+	c.shadowReceives()
 }
 
-// awaitEnding is step 6: it waits for the leases someone else was already
-// ending when step 4 came: an outcome being carried out, a handler's
+// releaseStillHeld is step 5: it releases every lease still held that no
+// one else is ending, the parked ones with the delay and reason they were
+// given, the others with no delay; every delay lasts at least the shadow
+// of cancelled receives, which it returns. From here on, operations waiting
+// to retry go at once, and keep retrying with backoff while their leases
+// and final last.
+func (c *Consumer) releaseStillHeld(final context.Context) time.Duration {
+	parked := c.stopParking()
+	close(c.hurry)
+	shadow := time.Duration(seconds(c.stopShadow(c.clock.Now()), MaxLease)) * time.Second
+	var own []*Lease
+	var delays []time.Duration
+	var whys []Reason
+	for _, l := range c.sched.held() {
+		if !l.beginEnding() {
+			continue
+		}
+		p, ok := parked[l]
+		if !ok {
+			p = parkedRelease{why: ReasonShutdown}
+		}
+		own, delays, whys = append(own, l), append(delays, p.delay), append(whys, p.why)
+	}
+	if len(own) == 0 {
+		return 0
+	}
+	c.releaseEach(final, own, delays, whys)
+	return shadow
+}
+
+// awaitEnding is step 7: it waits for the leases someone else was already
+// ending when step 5 came: an outcome being carried out, a handler's
 // Release, the scheduler releasing an abandoned attempt (whose grace may
 // have ended at the same moment as ours). Their calls run on c.bg;
 // cancelling it under them would strand their messages until the leases
@@ -269,22 +316,6 @@ func (c *Consumer) awaitEnding(final context.Context) {
 		case <-final.Done():
 		}
 	}
-}
-
-// awaitReceives is step 7: it waits for the receives in flight, what they
-// bring being released as it arrives (see receiveOnce) under final, and
-// cancels those still waiting when only a margin of dl is left (half
-// WithShutdownReserve, at most 2 s); it returns once all have returned.
-func (c *Consumer) awaitReceives(final context.Context, dl time.Time, receiversDone <-chan struct{}) {
-	margin := min(c.cfg.shutdownReserve/2, 2*time.Second)
-	last, cancelLast := context.WithDeadline(final, dl.Add(-margin))
-	select {
-	case <-receiversDone:
-	case <-last.Done():
-	}
-	cancelLast()
-	c.recvCancel()
-	<-receiversDone
 }
 
 // count fills in the Report's counts of what happened since the stop was

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
@@ -66,9 +67,11 @@ func (d *deafSQS) close() {
 
 // A consumer stopped (its Run context cancelled, as on SIGTERM) while it
 // holds three messages and has a long poll in flight, on a server that
-// ignores disconnects: the releases of the held messages must not feed
-// that poll. Right after Run returns, with no fake time passing, every
-// message is receivable by another consumer. Twenty runs.
+// ignores disconnects, with too short a deadline to wait for the poll (the
+// runtime's clock stands still): the poll is cancelled, and the releases
+// must not feed it. They keep the messages hidden until its wait would have
+// ended (the report says how long); then every message is receivable by
+// another consumer, and the orphaned poll took none. Twenty runs.
 func TestShutdownLongPollInFlightDeafServer(t *testing.T) {
 	t.Parallel()
 	for run := 0; run < 20; run++ {
@@ -112,36 +115,43 @@ func TestShutdownLongPollInFlightDeafServer(t *testing.T) {
 					t.Fatalf("Run: %v", res.err)
 				}
 				// Run returns the shutdown's report, which Report keeps: the
-				// three attempts cancelled and released, and the awaited
-				// poll's one message (one of them, received again) released
-				// once more.
-				if r := res.r; r.ReceivesAwaited != 1 || r.ReceivesCancelled != 0 || r.LateArrivals != 1 || r.Cancelled != 3 || r.Released != 4 {
-					t.Errorf("Run's report %+v, want three attempts cancelled, the receive awaited and four releases", r)
+				// poll (its wait is 10 s) cancelled, the three attempts
+				// cancelled and released 11 s (the poll's wait, and a
+				// second for its way to the server) after it was sent.
+				want := consumer.Report{ReceivesCancelled: 1, ReleaseDelay: 11 * time.Second, Cancelled: 3, Released: 3}
+				r := res.r
+				r.Duration, r.Err = 0, nil
+				if r != want {
+					t.Errorf("Run's report %+v, want %+v", r, want)
 				}
 				if r := c.Report(); r != res.r {
 					t.Errorf("Report() = %+v, want what Run returned, %+v", r, res.r)
 				}
+				clock.Advance(10 * time.Second)
+				synctest.Wait() // the orphaned poll has ended
+				clock.Advance(time.Second)
 				out, err := fake.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(out.Messages) != 3 {
-					t.Errorf("receivable after Run returned: %d of 3 (orphaned polls: %d)", len(out.Messages), deaf.orphans.Load())
+				if len(out.Messages) != 3 || deaf.orphans.Load() != 0 {
+					t.Errorf("receivable once the cancelled poll's wait is over: %d of 3 (orphaned polls: %d)", len(out.Messages), deaf.orphans.Load())
 				}
 			})
 		})
 	}
 }
 
-// The same on Baton, twenty times: a consumer holding three messages, a
-// long poll in flight, stopped by cancelling Run's context with no drain
-// (the releases go out at once, racing the poll's cancellation). Right
-// after Run returns, another consumer's receive (WaitTimeSeconds=1) gets
-// all three.
+// The same on Baton, five times, with the time to wait for the poll: a
+// consumer holding three messages, a long poll in flight, stopped by
+// cancelling Run's context with no drain. The releases wait for the poll,
+// which ends with nothing; right after Run returns, another consumer's
+// receive gets all three, each received once before (the stop cost none of
+// them a receive).
 func TestServerShutdownLongPollInFlight(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	for run := 0; run < 20; run++ {
+	for run := 0; run < 5; run++ {
 		url := w.srv.MustCreateQueue(t, fmt.Sprintf("poll-%d", run), map[string]string{"VisibilityTimeout": "30"})
 		w.sendN(url, 3, func(i int) string { return fmt.Sprintf("m%d", i) })
 		var started atomic.Int32
@@ -150,10 +160,16 @@ func TestServerShutdownLongPollInFlight(t *testing.T) {
 			<-ctx.Done()
 			return context.Cause(ctx)
 		}), &recorder{}, consumer.WithConcurrency(4), consumer.WithReceivers(1),
-			consumer.WithShutdownTimeout(10*time.Second), consumer.WithShutdownReserve(10*time.Second))
+			consumer.WithShutdownTimeout(time.Minute), consumer.WithShutdownReserve(time.Minute))
 		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { _, err := c.Run(ctx); done <- err }()
+		done := make(chan consumer.Report, 1)
+		go func() {
+			r, err := c.Run(ctx)
+			if err != nil {
+				t.Errorf("run %d: Run: %v", run, err)
+			}
+			done <- r
+		}()
 		testutil.CheckFor(t, 10*time.Second, func() error {
 			if started.Load() != 3 || w.cl.receives.Load() < 2 {
 				return fmt.Errorf("started %d, receives %d", started.Load(), w.cl.receives.Load())
@@ -161,32 +177,121 @@ func TestServerShutdownLongPollInFlight(t *testing.T) {
 			return nil
 		})
 		w.settle()
-		before := w.clock.Now()
 		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run %d: Run: %v", run, err)
+		var r consumer.Report
+		w.drive(time.Minute, time.Second, func() error {
+			select {
+			case r = <-done:
+				return nil
+			default:
+				return errors.New("Run has not returned")
 			}
-		case <-time.After(15 * time.Second):
-			t.Fatalf("run %d: Run did not return", run)
+		})
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 3, Released: 3}); r != want {
+			t.Errorf("run %d: report %+v, want %+v", run, r, want)
 		}
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		out, err := w.srv.Client.ReceiveMessage(rctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-		cancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		out, err := w.srv.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount}})
+		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
-		got := 0
-		if out != nil {
-			got = len(out.Messages)
-		}
-		if got != 3 {
+		if len(out.Messages) != 3 {
 			v, f := w.counts(url)
-			t.Errorf("run %d: receivable after Run returned: %d of 3 (%d visible, %d in flight)", run, got, v, f)
+			t.Errorf("run %d: receivable after Run returned: %d of 3 (%d visible, %d in flight)", run, len(out.Messages), v, f)
 		}
-		if moved := w.clock.Now().Sub(before); moved != 0 {
-			t.Errorf("run %d: fake clock moved %v", run, moved)
+		for _, m := range out.Messages {
+			if n := m.Attributes["ApproximateReceiveCount"]; n != "2" {
+				t.Errorf("run %d: %s: ApproximateReceiveCount %s, want 2 (the consumer's receive and this one)", run, *m.Body, n)
+			}
 		}
 	}
+}
+
+// A stop costs a message at most the receive it was held under. Ten
+// receivers long-poll (20 s) while one holds the queue's only message; the
+// consumer is stopped, its handler cancelled after a 5 s drain, while the
+// polls still wait. The release must wait for them: released at once, the
+// message would be taken by each dying poll in turn (each a receive of the
+// redrive budget) and dead-lettered after five. Four consumers in turn hold
+// it and stop: its receive count grows by exactly one a stop, and it never
+// reaches the dead-letter queue.
+func TestShutdownCostsAtMostTheHeldReceive(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		clock := consumertest.NewClock(time.Time{})
+		fake := consumertest.NewSQS(clock)
+		dlq := fake.CreateQueue("held-dlq", nil)
+		h := &harness{t: t, clock: clock, sqs: fake, obs: &recorder{}, url: fake.CreateQueue("held", map[string]string{
+			"VisibilityTimeout": "60",
+			"RedrivePolicy":     `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:held-dlq","maxReceiveCount":5}`})}
+		id := h.sqs.Send(h.url, "x", "")
+		for stop := 1; stop <= 4; stop++ {
+			var started atomic.Int32
+			before := len(fake.Calls("ReceiveMessage"))
+			h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+				started.Add(1)
+				<-ctx.Done()
+				return context.Cause(ctx)
+			}), consumer.WithConcurrency(100), consumer.WithReceivers(10), consumer.WithWaitTime(20*time.Second),
+				consumer.WithShutdownReserve(25*time.Second))
+			poll.For(t, 5*time.Second, func() error {
+				if n := len(fake.Calls("ReceiveMessage")) - before; started.Load() != 1 || n < 11 {
+					return fmt.Errorf("started %d, receives %d, want 1 and the ten receivers polling again", started.Load(), n)
+				}
+				return nil
+			})
+			h.settle()
+			r := awaitReportTogether(h, shutdownAsync(h, 30*time.Second), 500*time.Millisecond)
+			r.Duration = 0
+			if want := (consumer.Report{ReceivesAwaited: 10, Cancelled: 1, Released: 1}); r != want {
+				t.Errorf("stop %d: report %+v, want %+v", stop, r, want)
+			}
+			if m := h.state(id); m.Receives != stop || m.InFlight {
+				t.Fatalf("stop %d: message received %d times, in flight %v; want %d receives, one a stop, and visible", stop, m.Receives, m.InFlight, stop)
+			}
+			if n := len(fake.Messages(dlq)); n != 0 {
+				t.Fatalf("stop %d: %d messages dead-lettered, want none", stop, n)
+			}
+		}
+	})
+}
+
+// A lease kept for the stop's release after its handler returned is no
+// longer that handler's: its renewals (here one, at 10 s, while the poll
+// waits 20 s) must not renew the idempotency claim the handler gave up
+// (the store refuses it: an error at WARN in every such shutdown).
+func TestShutdownKeptLeaseLeavesIdempotencyAlone(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "keptidem", map[string]string{"VisibilityTimeout": "15"})
+		id := h.sqs.Send(h.url, "x", "")
+		var started atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}), consumer.WithMiddleware(consumer.Idempotency(consumer.NewMemoryStore())), consumer.WithWaitTime(20*time.Second),
+			consumer.WithReceivers(1), consumer.WithShutdownReserve(35*time.Second))
+		poll.For(t, 5*time.Second, func() error {
+			if started.Load() != 1 || len(h.sqs.Calls("ReceiveMessage")) < 2 {
+				return fmt.Errorf("started %d, receives %d", started.Load(), len(h.sqs.Calls("ReceiveMessage")))
+			}
+			return nil
+		})
+		h.settle()
+		r := awaitReportTogether(h, shutdownAsync(h, 40*time.Second), 500*time.Millisecond)
+		if r.Released != 1 || r.ReleaseFailed != 0 || r.LateArrivals != 0 {
+			t.Errorf("report %+v, want the message released once", r)
+		}
+		if n := h.obs.Count(consumer.EventRenewed); n == 0 {
+			t.Errorf("no renewal while the lease was kept: the test does not test what it says")
+		}
+		if errs := h.obs.All(consumer.EventError); len(errs) != 0 {
+			t.Errorf("errors %v, want none", errs)
+		}
+		if m := h.state(id); m.InFlight || m.Receives != 1 {
+			t.Errorf("message in flight %v, received %d times; want released after one receive", m.InFlight, m.Receives)
+		}
+	})
 }

@@ -16,7 +16,9 @@ import (
 
 // Shutdown with work in every state: a receive in flight, ten handlers
 // still running, five deletes pending in the batcher. Every lease comes back
-// at once, every delete is flushed, and the report's counts are exact.
+// at once, once the receive has ended (it must not take any of them: each
+// receive spends one of the message's maxReceiveCount), every delete is
+// flushed, and the report's counts are exact.
 func TestShutdownReport(t *testing.T) {
 	t.Parallel()
 	bubble(t, func(t *testing.T) {
@@ -48,15 +50,14 @@ func TestShutdownReport(t *testing.T) {
 		if n := len(h.sqs.Calls("DeleteMessageBatch")); n != 0 {
 			t.Fatalf("deletes sent before shutdown: %d, want 0 (window of an hour)", n)
 		}
-		r := h.stop()
-		// The receive in flight (for the five free slots) is awaited: it
-		// takes up to five of the released messages, however many were
-		// back when it woke, and they are released again at once.
+		// Both clocks run: the drain (to 10 s) and the receive's long poll
+		// (10 s) end about together, in either order.
+		r := awaitReportTogether(h, shutdownAsync(h, 15*time.Second), 100*time.Millisecond)
+		// The receive in flight is awaited, and brings nothing: the
+		// cancelled attempts' messages are released once it has ended.
 		r.Duration, r.Err = 0, nil
-		late := r.LateArrivals
-		want := consumer.Report{ReceivesAwaited: 1, LateArrivals: late, Cancelled: 10, Released: 10 + late, DeletesFlushed: 5}
-		if r != want || late < 1 || late > 5 {
-			t.Errorf("report %+v, want %+v with 1 to 5 late arrivals", r, want)
+		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 10, Released: 10, DeletesFlushed: 5}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
 		}
 		var deleted, visible int
 		for _, m := range h.states() {
@@ -65,6 +66,9 @@ func TestShutdownReport(t *testing.T) {
 				deleted++
 			case !m.InFlight && !m.VisibleAt.After(h.clock.Now()):
 				visible++
+				if m.Receives != 1 {
+					t.Errorf("%s: received %d times, want once (the stop must cost no receive)", m.ID, m.Receives)
+				}
 			}
 		}
 		if deleted != 5 || visible != 10 {
@@ -89,6 +93,27 @@ func shutdownAsync(h *harness, d time.Duration) <-chan consumer.Report {
 		done <- h.c.Shutdown(ctx)
 	}()
 	return done
+}
+
+// awaitReportTogether waits for a report, moving the bubble's clock
+// (Shutdown's deadlines) and the runtime's fake clock together by step,
+// the bubble's first: Shutdown's deadlines come no later than the
+// runtime's timers set for the same instant.
+func awaitReportTogether(h *harness, done <-chan consumer.Report, step time.Duration) consumer.Report {
+	h.t.Helper()
+	for i := 0; i < 10000; i++ {
+		h.settle()
+		select {
+		case r := <-done:
+			return r
+		default:
+		}
+		time.Sleep(step)
+		h.settle()
+		h.clock.Advance(step)
+	}
+	h.t.Fatal("Shutdown did not return")
+	return consumer.Report{}
 }
 
 // awaitReport waits for a report, moving the fake clock by step (if > 0)
@@ -259,13 +284,13 @@ func TestShutdownStuckHandler(t *testing.T) {
 		})
 		r := awaitReport(h, done, 500*time.Millisecond) // the grace runs on the fake clock
 		r.Duration, r.Err = 0, nil
-		// The awaited receive takes the released message back; it is
-		// released again.
-		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, Cancelled: 1, Stuck: 1, Released: 2}); r != want {
+		// The awaited receive ends with nothing: the message is released
+		// once, after it.
+		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
-		if m := h.state(id); m.InFlight || m.Deleted {
-			t.Errorf("message in flight %v deleted %v, want released", m.InFlight, m.Deleted)
+		if m := h.state(id); m.InFlight || m.Deleted || m.Receives != 1 {
+			t.Errorf("message in flight %v deleted %v received %d times, want released after one receive", m.InFlight, m.Deleted, m.Receives)
 		}
 		if n := h.obs.Count(consumer.EventError); n != 0 {
 			t.Errorf("error events %d, want 0: %v", n, h.obs.All(consumer.EventError))
@@ -428,9 +453,7 @@ func TestShutdownRetriesThrottledReleases(t *testing.T) {
 		})
 		r := awaitReport(h, shutdownAsync(h, 5*time.Second), 500*time.Millisecond) // all reserve: no drain
 		r.Duration, r.Err = 0, nil
-		// The awaited receive takes the released message back; it is
-		// released again.
-		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, Cancelled: 1, Stuck: 1, Released: 2}); r != want {
+		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if m := h.state(id); m.InFlight {
@@ -485,38 +508,60 @@ func TestShutdownWithoutDeadlineIsBounded(t *testing.T) {
 		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
 			<-g.ch // ignores its cancellation
 			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second),
+		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second), consumer.WithWaitTime(5*time.Second),
 			consumer.WithShutdownTimeout(10*time.Second)) // 5 s drain, 5 s reserve
 		done := make(chan consumer.Report, 1)
 		go func() { done <- h.c.Shutdown(context.Background()) }()
 		// Both clocks move together: the bubble's (Shutdown's deadlines)
-		// and the runtime's (the grace).
-		var r consumer.Report
-		for elapsed := time.Duration(0); ; elapsed += 100 * time.Millisecond {
-			h.settle()
-			select {
-			case r = <-done:
-			default:
-				if elapsed > time.Minute {
-					t.Fatal("Shutdown(context.Background()) still blocked after a minute (shutdown timeout 10 s)")
-				}
-				h.clock.Advance(100 * time.Millisecond)
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			break
-		}
+		// and the runtime's (the grace, the receive's long poll).
+		r := awaitReportTogether(h, done, 100*time.Millisecond)
 		if r.Duration > 10*time.Second {
 			t.Errorf("Shutdown took %v, want at most the 10 s shutdown timeout", r.Duration)
 		}
 		r.Duration = 0
-		// The awaited receive takes the released message back; it is
-		// released again.
-		if want := (consumer.Report{ReceivesAwaited: 1, LateArrivals: 1, Cancelled: 1, Stuck: 1, Released: 2}); r != want {
+		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
 			t.Errorf("report %+v, want %+v", r, want)
 		}
 		if m := h.state(id); m.InFlight {
 			t.Errorf("message in flight, want released")
+		}
+	})
+}
+
+// A handler stuck at the stop, with the default grace (5 s) and a reserve
+// of 4 s: the drain ends 4 s before the deadline and the grace would last
+// past it. The release keeps its time (2 s): the grace is cut short, and
+// the lease is released within the deadline, not refused by it ("context
+// deadline exceeded").
+func TestShutdownStuckHandlerKeepsReleaseTime(t *testing.T) {
+	t.Parallel()
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "keeprelease", map[string]string{"VisibilityTimeout": "60"})
+		id := h.sqs.Send(h.url, "x", "")
+		g := newGate()
+		defer g.open()
+		var started atomic.Int32
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			started.Add(1)
+			<-g.ch // ignores its cancellation
+			return nil
+		}), consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
+		poll.For(t, 5*time.Second, func() error {
+			if started.Load() != 1 {
+				return fmt.Errorf("started %d", started.Load())
+			}
+			return nil
+		})
+		r := awaitReportTogether(h, shutdownAsync(h, 20*time.Second), 100*time.Millisecond)
+		r.Duration = 0
+		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
+			t.Errorf("report %+v, want %+v", r, want)
+		}
+		if m := h.state(id); m.InFlight {
+			t.Errorf("message in flight until +%v, want released", m.VisibleAt.Sub(consumertest.Epoch))
+		}
+		if errs := h.obs.All(consumer.EventError); len(errs) != 0 {
+			t.Errorf("errors %v, want none", errs)
 		}
 	})
 }

@@ -22,6 +22,13 @@ import (
 // id is a redelivery. What the upstream decided is read from its answer
 // (an error, a batch entry that failed); whether a lease was still current
 // is the proxy's own reckoning by its deadlines, as the ledger's is.
+//
+// The upstream began a lease, or moved its deadline, somewhere between the
+// moment the proxy sent the call and the moment it read the answer. The
+// proxy dates both from the sending: its deadline is then never later than
+// the upstream's, and a delete it reads the answer of before that deadline
+// was in time there too. A late delete is never counted as in time (at
+// worst, one within a round trip of the deadline is counted late).
 
 // queueInfo is what the proxy knows of a queue.
 type queueInfo struct {
@@ -48,11 +55,7 @@ type lease struct {
 	epoch    uint32
 	begin    time.Time
 	deadline time.Time
-	// rtt is how long the receive that made the lease took to answer:
-	// the upstream leased the message within it, so its deadline there
-	// may be up to rtt earlier than deadline.
-	rtt  time.Duration
-	elem *list.Element
+	elem     *list.Element
 }
 
 // message is a message the proxy has seen received.
@@ -229,12 +232,13 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 	}
 }
 
-// received begins a lease for each message a receive handed out.
+// received begins a lease for each message a receive sent at sent handed
+// out, dated from sent.
 func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Client, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
-	rtt := max(now.Sub(sent), 0)
+	sent = earliest(sent, now)
 	for _, m := range msgs {
 		if l, seen := p.leases.byHandle[m.handle]; seen {
 			// A FIFO queue answers a retried receive (the same
@@ -243,7 +247,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 			// renewal (see the ReceiveRequestAttemptId parameter of
 			// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
 			if l.msg.latest == l && !l.msg.deleted && now.Before(l.deadline) {
-				end := now.Add(time.Duration(vt) * time.Second)
+				end := sent.Add(time.Duration(vt) * time.Second)
 				if ceiling := l.begin.Add(ledger.MaxLeaseTime); end.After(ceiling) {
 					end = ceiling
 				}
@@ -257,21 +261,19 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 		}
 		tm := p.leases.message(q, m.id)
 		epoch := uint32(1)
-		at := now
+		at := sent
 		if prev := tm.latest; prev != nil {
 			epoch = prev.epoch + 1
-			if !tm.deleted && prev.deadline.After(now) && !prev.deadline.Add(-prev.rtt).After(now) {
+			if !tm.deleted && prev.deadline.After(at) {
 				// The upstream handed the message out again, so the
-				// previous lease had lapsed there; this proxy dated it from
-				// the answer, up to that receive's round trip after the
-				// upstream leased it, so its deadline here can still be
-				// ahead. The lease lapsed first: the new one is dated from
-				// the old one's end, which the ledger then sees lapse,
-				// not end early.
-				at = prev.deadline
+				// previous lease had lapsed there first; this receive was
+				// sent before its end here (a long poll waiting for it).
+				// The new lease is dated from the old one's end, which the
+				// ledger then sees lapse, not end early.
+				at = earliest(prev.deadline, now)
 			}
 		}
-		l := &lease{q: q, msg: tm, handle: m.handle, epoch: epoch, begin: at, deadline: at.Add(time.Duration(vt) * time.Second), rtt: rtt}
+		l := &lease{q: q, msg: tm, handle: m.handle, epoch: epoch, begin: at, deadline: at.Add(time.Duration(vt) * time.Second)}
 		tm.latest, tm.deleted = l, false
 		p.leases.add(l, now)
 		p.ledger.Record(ledger.Event{
@@ -341,7 +343,8 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 		if e.visibility == nil {
 			continue
 		}
-		end := now.Add(time.Duration(*e.visibility) * time.Second)
+		// Dated from the call's sending, as a receive's lease is.
+		end := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second)
 		ev.Kind, ev.Deadline = ledger.KindChange, end
 		switch {
 		case current:
@@ -359,4 +362,12 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 		}
 		p.ledger.Record(ev)
 	}
+}
+
+// earliest returns the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -91,6 +91,9 @@ type tap struct {
 	target string
 	mu     sync.Mutex
 	all    []recorded
+	// afterAnswer, if set, runs once the upstream has answered a request
+	// and before the proxy gets the answer (the answer's way back).
+	afterAnswer func(r *http.Request)
 }
 
 type recorded struct {
@@ -113,7 +116,11 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer, _ := io.ReadAll(resp.Body)
 	t.mu.Lock()
 	t.all = append(t.all, recorded{resp.StatusCode, resp.Header.Clone(), answer})
+	after := t.afterAnswer
 	t.mu.Unlock()
+	if after != nil {
+		after(r)
+	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}

@@ -409,3 +409,50 @@ func TestRefusedBatchIsNoCompletion(t *testing.T) {
 		t.Errorf("proxy %+v\nupstream %+v", viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON)
 	}
 }
+
+// The proxy's counts equal the upstream's when answers take time to come
+// back: the upstream begins a lease (or moves it) when it handles the call,
+// the proxy reads the answer later. Here every receive's and visibility
+// change's answer takes 5 s on its way back. A receive at 0 leases until
+// 30 upstream; a delete at 32 is late there, and so in the proxy's count.
+// A renewal sent at 110 (to 140) and a delete at 142: late too. Dated from
+// the answers (35 and 145), the proxy counted both deletes in time.
+func TestSlowAnswersNeverMakeLateDeletesTimely(t *testing.T) {
+	e := newEnv(t)
+	e.tap.mu.Lock()
+	e.tap.afterAnswer = func(r *http.Request) {
+		switch r.Header.Get("X-Amz-Target") {
+		case "AmazonSQS.ReceiveMessage", "AmazonSQS.ChangeMessageVisibility":
+			e.clock.Advance(5 * time.Second)
+		}
+	}
+	e.tap.mu.Unlock()
+	q := e.up.Queue(t, "slowanswer?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	for _, body := range []string{"a", "b"} {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.at(0)
+	a := receiveOne(t, c, q) // answered at 5
+	e.at(32)
+	deleteOne(t, c, q, a)
+	e.at(100)
+	b := receiveOne(t, c, q) // answered at 105
+	e.at(110)
+	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q, ReceiptHandle: b.ReceiptHandle,
+		VisibilityTimeout: 30}); err != nil { // answered at 115
+		t.Fatal(err)
+	}
+	e.at(142)
+	deleteOne(t, c, q, b)
+	viaProxy, upstream := e.reports(t, "slowanswer")
+	if upstream.LateCompletions != 2 {
+		t.Fatalf("upstream: %+v, want two late completions", upstream.LeaseStatsJSON)
+	}
+	if !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) || viaProxy.Diagnosis != upstream.Diagnosis {
+		t.Errorf("proxy %s %+v\nupstream %s %+v", viaProxy.Diagnosis, viaProxy.LeaseStatsJSON, upstream.Diagnosis, upstream.LeaseStatsJSON)
+	}
+}

@@ -96,6 +96,7 @@ func (t *CommandTarget) deliver(ctx context.Context, d *delivery) outcome {
 	case r.exitErr != nil:
 		return outcome{err: fmt.Errorf("%w: %v%s", ErrTargetFailed, r.exitErr, snippet(r.stdout))}
 	case !w.cfg.ReportBatchItemFailures:
+		w.noteIgnoredFailures(r.stdout, d.inBatch)
 		return outcome{}
 	case r.tooLarge:
 		return outcome{err: fmt.Errorf("%w: the standard output is larger than %d bytes", ErrBadResponse, maxResponse)}

@@ -54,13 +54,16 @@ func TestNewRefusesBadSettings(t *testing.T) {
 	}
 }
 
-// TestCheck covers what only the queue can tell: FIFO limits, and the
-// visibility timeout against the target timeout (the six-times rule).
+// TestCheck covers what only the queue can tell: FIFO limits, the
+// visibility timeout against the target timeout (the six-times rule), a
+// visibility timeout of hours (the stall of a crash), and batches over one
+// without partial batch responses.
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	fake := consumertest.NewSQS(consumertest.NewClock(time.Time{}))
 	std := fake.CreateQueue("jobs", map[string]string{"VisibilityTimeout": "30"})
 	fifo := fake.CreateQueue("jobs.fifo", map[string]string{"VisibilityTimeout": "300"})
+	long := fake.CreateQueue("long", map[string]string{"VisibilityTimeout": "43200"})
 	web := &worker.HTTPTarget{URL: "http://127.0.0.1:1/"}
 	tests := []struct {
 		name string
@@ -78,11 +81,20 @@ func TestCheck(t *testing.T) {
 		{"HTTP: no stop to cover", worker.Config{QueueURL: std, Target: web, TargetTimeout: 4 * time.Second, ShutdownTimeout: time.Second}, nil},
 		{"window counts", worker.Config{QueueURL: std, Target: web, TargetTimeout: 4 * time.Second, BatchSize: 100, BatchingWindow: 10 * time.Second}, []string{"info visibility"}},
 		{"own visibility", worker.Config{QueueURL: std, Target: web, TargetTimeout: 5 * time.Second, VisibilityTimeout: 2 * time.Second}, []string{"warning visibility"}},
-		{"FIFO batch", worker.Config{QueueURL: fifo, Target: web, BatchSize: 20, BatchingWindow: time.Second}, []string{"error batch-size", "error batching-window"}},
+		{"FIFO batch too big", worker.Config{QueueURL: fifo, Target: web, BatchSize: 20, BatchingWindow: time.Second, ReportBatchItemFailures: true}, []string{"error batch-size", "error batching-window"}},
 		{"FIFO window", worker.Config{QueueURL: fifo, Target: web, BatchingWindow: time.Second}, []string{"error batching-window"}},
 		{"FIFO fine", worker.Config{QueueURL: fifo, Target: web, BatchSize: 10}, nil},
+		{"12 h leases stall a crash", worker.Config{QueueURL: long, Target: web, TargetTimeout: 5 * time.Second}, []string{"warning visibility"}},
+		{"12 h leases a long target needs", worker.Config{QueueURL: long, Target: web, TargetTimeout: 3 * time.Hour}, []string{"info visibility"}},
+		{"whole batches fail together", worker.Config{QueueURL: std, Target: web, TargetTimeout: 5 * time.Second, BatchSize: 10}, []string{"warning partial-batch"}},
+		{"batches of one", worker.Config{QueueURL: std, Target: web, TargetTimeout: 5 * time.Second, BatchSize: 1}, nil},
+		{"one per request", worker.Config{QueueURL: std, Target: &worker.HTTPTarget{URL: "http://127.0.0.1:1/", PerMessage: true}, TargetTimeout: 5 * time.Second, BatchSize: 1}, nil},
 	}
 	for _, tt := range tests {
+		if !strings.Contains(tt.name, "batch") && !strings.Contains(tt.name, "per request") {
+			// Every other case answers for each message.
+			tt.cfg.ReportBatchItemFailures = true
+		}
 		fs, err := worker.Check(context.Background(), fake, tt.cfg)
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)

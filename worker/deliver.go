@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/baton-sqs/baton/consumer"
 )
@@ -265,7 +266,9 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 		progress: func() { progressAll(items) },
 	}
 	start := w.clock.Now()
+	w.counts.running.Add(1)
 	out := w.cfg.Target.deliver(ctx, d)
+	w.counts.running.Add(-1)
 	res := w.results(items, out)
 	failures := 0
 	for _, err := range res {
@@ -273,6 +276,7 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 			failures++
 		}
 	}
+	w.counts.delivered(len(items), failures)
 	took := w.clock.Now().Sub(start)
 	switch {
 	case out.err != nil:
@@ -341,9 +345,34 @@ func (w *Worker) handleOne(ctx context.Context, d *consumer.Delivery) error {
 		return context.Cause(ctx)
 	}
 	defer func() { w.slots <- struct{}{} }()
+	w.counts.running.Add(1)
 	err := w.cfg.Target.(*HTTPTarget).deliverOne(ctx, w, d)
+	w.counts.running.Add(-1)
+	failed := 0
+	if err != nil {
+		failed = 1
+	}
+	w.counts.delivered(1, failed)
 	if err != nil {
 		w.log.Warn("delivery failed: the message comes back after a backoff", "message", d.ID(), "err", err)
 	}
 	return err
+}
+
+// deliveryCounts are the worker's counts of deliveries, for its stop line.
+type deliveryCounts struct {
+	running  atomic.Int64 // deliveries under way
+	batches  atomic.Int64 // deliveries made (a per-message target's: one a message)
+	messages atomic.Int64 // messages in them
+	failed   atomic.Int64 // messages they failed
+	// ignored counts the batchItemFailures items answered while
+	// ReportBatchItemFailures is off (see noteIgnoredFailures).
+	ignored atomic.Int64
+}
+
+// delivered counts a delivery of n messages, failed of which failed.
+func (c *deliveryCounts) delivered(n, failed int) {
+	c.batches.Add(1)
+	c.messages.Add(int64(n))
+	c.failed.Add(int64(failed))
 }

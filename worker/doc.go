@@ -85,9 +85,10 @@
 //
 // Shutdown delivers the batches still gathering at once, lets running
 // deliveries finish until the drain ends, then cancels the rest (stopping
-// commands as above), releases every lease it holds so that the messages
-// are visible again at once, and flushes pending deletes: consumer's
-// phased shutdown. The drain ends early enough to leave the time to stop a
+// commands as above), waits for the receives in flight, releases every
+// lease it holds so that the messages are visible again at once, and
+// flushes pending deletes: consumer's phased shutdown. It logs what it
+// waits for when it begins, and what it delivered when it ends. The drain ends early enough to leave the time to stop a
 // command (twice KillGrace plus 1 s) and to release the leases (a third of
 // the shutdown, at most 5 s); if the deadline comes sooner, commands being
 // stopped get SIGKILL before their grace ends, so that their leases can

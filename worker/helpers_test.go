@@ -126,7 +126,8 @@ func newWorld(t *testing.T) *world {
 const backoff = 2 * time.Second
 
 // config returns cfg wired to the world: its clock, observer, a fixed
-// retry backoff, a short shutdown reserve, and a logger into the test log.
+// retry backoff, a short shutdown reserve, and (unless it has one) a logger
+// into the test log.
 // MaxConcurrency defaults to 1 (one receiver), so that messages sent
 // before the start arrive in one receive: a batch the tests can predict.
 func (w *world) config(cfg worker.Config) worker.Config {
@@ -136,7 +137,9 @@ func (w *world) config(cfg worker.Config) worker.Config {
 	cfg.Clock = w.clock
 	cfg.Observer = w.obs
 	cfg.Random = func() float64 { return 0.5 }
-	cfg.Logger = testLogger(w.t)
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(w.t)
+	}
 	cfg.ConsumerOptions = append([]consumer.Option{
 		consumer.WithRetryPolicy(consumer.RetryPolicy{Base: backoff, Multiplier: 1, Jitter: consumer.NoJitter}),
 		consumer.WithShutdownReserve(2 * time.Second),

@@ -201,6 +201,7 @@ func (t *HTTPTarget) deliver(ctx context.Context, d *delivery) outcome {
 			return outcome{err: statusError(a)}, nil
 		}
 		if !w.cfg.ReportBatchItemFailures {
+			w.noteIgnoredFailures(a.body, d.inBatch)
 			return outcome{}, nil
 		}
 		if a.tooLarge {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -519,5 +520,48 @@ func TestHostHeaderSent(t *testing.T) {
 				t.Errorf("the target saw Host and X-Token %q, want \"jobs.internal t\"", got)
 			}
 		})
+	}
+}
+
+// A target that answers batchItemFailures to a worker that does not read
+// them (ReportBatchItemFailures off): the batch is deleted whole, as Lambda
+// does, and the worker says so at WARN once, with the count, and counts
+// every such failure in its stop line, beside the batches it delivered.
+func TestIgnoredBatchItemFailuresWarned(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, numbered("m", 10)...)
+	_, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+		return http.StatusOK, nil, fmt.Sprintf(`{"batchItemFailures":[{"itemIdentifier":%q},{"itemIdentifier":%q}]}`, e.Records[0].MessageID, e.Records[1].MessageID)
+	})
+	log := &lockedBuffer{}
+	cfg := w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
+	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
+	wk, err := worker.New(w.cl, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	w.drive(time.Minute, step, w.empty(url))
+	w.send(url, numbered("n", 10)...)
+	w.drive(time.Minute, step, w.empty(url))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	wk.Shutdown(ctx)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := log.String()
+	if n := strings.Count(out, "the target answered batchItemFailures, but ReportBatchItemFailures (--report-batch-item-failures) is off"); n != 1 {
+		t.Errorf("warnings of ignored failures: %d, want 1 in:\n%s", n, out)
+	}
+	for _, want := range []string{"level=WARN msg=\"the target answered batchItemFailures", "failures=2",
+		"check=partial-batch", "worker stopping: the batches still gathering are delivered now", "running_deliveries=0",
+		"batches_delivered=2 messages_delivered=20 messages_failed=0", "ignored_item_failures=4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the log:\n%s", want, out)
+		}
 	}
 }

@@ -143,3 +143,21 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// noteIgnoredFailures notes a successful answer that lists batchItemFailures
+// while ReportBatchItemFailures is off: the worker deletes the whole batch
+// all the same, which the target may not expect. The first such answer is
+// logged at WARN, with its count; all are counted in the stop line.
+func (w *Worker) noteIgnoredFailures(answer []byte, inBatch func(id string) bool) {
+	if !bytes.Contains(answer, []byte("batchItemFailures")) {
+		return
+	}
+	ids, err := ParseBatchItemFailures(answer, inBatch)
+	if err != nil || len(ids) == 0 {
+		return
+	}
+	if w.counts.ignored.Add(int64(len(ids))) == int64(len(ids)) {
+		w.log.Warn("the target answered batchItemFailures, but ReportBatchItemFailures (--report-batch-item-failures) is off: the worker ignores them and deletes the whole batch; turn it on for those messages to come back (this is said once; the stop line counts them all)",
+			"failures", len(ids))
+	}
+}

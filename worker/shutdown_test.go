@@ -59,7 +59,8 @@ func TestShutdownMidBatchReleases(t *testing.T) {
 			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
 			w.send(url, numbered("m", 5)...)
 			target, working := tt.target(t, w)
-			wk := w.start(worker.Config{QueueURL: url, Target: target})
+			log := &lockedBuffer{}
+			wk := w.start(worker.Config{QueueURL: url, Target: target, Logger: slog.New(slog.NewTextHandler(log, nil))})
 			checkFor(t, func() error {
 				if !working() {
 					return errors.New("the target has not started")
@@ -75,6 +76,13 @@ func TestShutdownMidBatchReleases(t *testing.T) {
 			}
 			if r.Released != 5 || r.ReleaseFailed != 0 || r.Cancelled != 1 || r.Stuck != 0 {
 				t.Errorf("report %+v, want 5 released, 1 cancelled, none stuck", r)
+			}
+			// The stop says what it waits for, and counts what it did.
+			for _, want := range []string{"msg=\"worker stopping: the batches still gathering are delivered now; running deliveries may finish during the drain, then are cancelled",
+				"running_deliveries=1", "msg=\"worker stopped\" queue=jobs batches_delivered=1 messages_delivered=5 messages_failed=5 released=5"} {
+				if !strings.Contains(log.String(), want) {
+					t.Errorf("no %q in the log:\n%s", want, log.String())
+				}
 			}
 			if v, f := w.counts(url); v != 5 || f != 0 {
 				t.Errorf("after shutdown: %d visible, %d in flight; want 5, 0", v, f)

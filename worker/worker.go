@@ -63,6 +63,9 @@ type Worker struct {
 	loops   sync.WaitGroup
 	spawnMu sync.Mutex
 	stopped bool
+
+	// counts are what the stop line reports (see deliver).
+	counts deliveryCounts
 }
 
 // New returns a worker for cfg. It reads nothing from the queue until
@@ -143,8 +146,11 @@ func readQueue(ctx context.Context, client consumer.Client, cfg Config) (queueIn
 // does at start: findings of consumer.SeverityError (a FIFO queue with a
 // batch over 10 or a batching window) stop Run; the others explain the
 // visibility timeout against the target timeout (Lambda's six-times rule),
-// or warn that ShutdownTimeout leaves no time to drain once the time to
-// stop a command and release its leases is kept.
+// warn of a visibility timeout of hours (the time a crash would hide the
+// messages held), of batches over one without ReportBatchItemFailures (one
+// failing message fails the whole batch), or that ShutdownTimeout leaves no
+// time to drain once the time to stop a command and release its leases is
+// kept.
 // It returns an error only if cfg is invalid or the queue cannot be read.
 func Check(ctx context.Context, client consumer.Client, cfg Config) ([]consumer.Finding, error) {
 	cfg, err := cfg.withDefaults()
@@ -188,6 +194,16 @@ func check(cfg Config, q queueInfo) []consumer.Finding {
 		add(consumer.SeverityInfo, "visibility",
 			"leases last %v; Lambda's rule asks for six times the target timeout plus the batching window, %v, because Lambda retries throttled batches without renewing their leases. This worker renews leases while batches wait, are throttled and run, so %v is safe while renewals get through; a throttled target is waited for at most %v before its batch is released",
 			vis, six.Round(time.Second), vis, vis)
+	}
+	if vis >= time.Hour && vis > six {
+		add(consumer.SeverityWarning, "visibility",
+			"leases last %v: if the worker crashes or is killed without its shutdown, the messages it holds stay hidden that long. This worker renews every lease while its batch waits and while the target works, so the lease only has to outlast an interruption of renewals: %v (six times the timeout plus the batching window) is plenty",
+			vis, six.Round(time.Second))
+	}
+	if cfg.BatchSize > 1 && !cfg.ReportBatchItemFailures && !perMessage(cfg.Target) {
+		add(consumer.SeverityWarning, "partial-batch",
+			"batches of up to %d messages without ReportBatchItemFailures (--report-batch-item-failures): one failing message fails its whole batch, and the good ones are delivered again with it, and dead-lettered with it once their receives are spent. Have the target answer {\"batchItemFailures\":[{\"itemIdentifier\":\"<messageId>\"}]} and turn it on, or deliver batches of 1",
+			cfg.BatchSize)
 	}
 	if c, ok := cfg.Target.(*CommandTarget); ok {
 		if need := shutdownReserve(cfg); cfg.ShutdownTimeout <= need {
@@ -369,6 +385,7 @@ func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 		ctx, cancel = context.WithTimeout(ctx, w.cfg.ShutdownTimeout)
 		defer cancel()
 	}
+	w.logStopping(ctx)
 	disarm := w.armHardKill(ctx)
 	if w.gather != nil {
 		w.gather.close()
@@ -376,17 +393,40 @@ func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 	r := cons.Shutdown(ctx)
 	disarm()
 	w.killCommands()
-	w.log.Info("worker stopped", "released", r.Released, "release_failed", r.ReleaseFailed,
-		"deletes_flushed", r.DeletesFlushed, "cancelled", r.Cancelled, "stuck", r.Stuck)
+	c := &w.counts
+	attrs := []any{"batches_delivered", c.batches.Load(), "messages_delivered", c.messages.Load(),
+		"messages_failed", c.failed.Load(), "released", r.Released, "release_failed", r.ReleaseFailed,
+		"deletes_flushed", r.DeletesFlushed, "cancelled", r.Cancelled, "stuck", r.Stuck,
+		"receives_awaited", r.ReceivesAwaited, "receives_cancelled", r.ReceivesCancelled}
+	if r.ReleaseDelay > 0 {
+		attrs = append(attrs, "release_delay", r.ReleaseDelay)
+	}
+	if n := c.ignored.Load(); n > 0 {
+		attrs = append(attrs, "ignored_item_failures", n)
+	}
+	w.log.Info("worker stopped", attrs...)
 	return r
 }
 
-// armHardKill closes w.hardKill when only the release margin is left
-// before ctx's deadline. It returns the function that stops the wait.
+// logStopping says what a shutdown under ctx is about to wait for, and why.
+func (w *Worker) logStopping(ctx context.Context) {
+	dl, _ := ctx.Deadline()
+	// The deadline is a context's, on the wall clock.
+	drain := max(time.Until(dl)-shutdownReserve(w.cfg), 0).Round(100 * time.Millisecond)
+	w.log.Info("worker stopping: the batches still gathering are delivered now; running deliveries may finish during the drain, then are cancelled; "+
+		"the receives in flight are awaited (a long poll lasts at most 20s) so that the released messages are not received again; then every lease still held is released",
+		"running_deliveries", w.counts.running.Load(), "drain", drain, "deadline_in", time.Until(dl).Round(100*time.Millisecond))
+}
+
+// armHardKill closes w.hardKill when the consumer's shutdown is about to
+// end the grace of the handlers it cancelled (the release time before
+// ctx's deadline, see consumer.ReleaseTime) less hardKillLead: a command
+// still running then gets SIGKILL, and its batch returns and is released
+// by its own result, not released while the command still works. It
+// returns the function that stops the wait.
 func (w *Worker) armHardKill(ctx context.Context) func() {
 	dl, _ := ctx.Deadline()
-	// The deadline is a context's, on the wall clock, as what is left of it.
-	margin := releaseMargin(time.Until(dl))
+	margin := consumer.ReleaseTime(shutdownReserve(w.cfg)) + hardKillLead
 	hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(-margin))
 	go func() {
 		<-hctx.Done()
@@ -396,6 +436,11 @@ func (w *Worker) armHardKill(ctx context.Context) func() {
 	}()
 	return cancel
 }
+
+// hardKillLead is how long before the consumer's grace ends a command
+// being stopped gets SIGKILL: the time for it to die and its delivery to
+// return.
+const hardKillLead = 500 * time.Millisecond
 
 func (w *Worker) closeHardKill() {
 	w.hardKillOnce.Do(func() { close(w.hardKill) })

@@ -418,7 +418,7 @@ func workerCommand() *cobra.Command {
 	f.StringVar(&configPath, "config", "", "YAML file of mappings (several per process; see --help)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", worker.DefaultShutdownTimeout, "on SIGTERM: how long to drain and release before exiting (more than 0s)")
-	f.BoolVar(&checkOnly, "check", false, "check each mapping against its queue (the six-times rule, FIFO limits), print the findings and exit")
+	f.BoolVar(&checkOnly, "check", false, "check each mapping against its queue (the six-times rule, hours-long leases, whole-batch failures, FIFO limits), print the findings and exit")
 	return cmd
 }
 

@@ -69,6 +69,31 @@ func TestWorkerCheck(t *testing.T) {
 	}
 }
 
+// --check on a queue whose leases last 12 h names the stall a crash would
+// cause, and on batches over one without --report-batch-item-failures,
+// that one failing message fails its whole batch; with the flag, batches
+// draw no warning.
+func TestWorkerCheckLongLeasesAndWholeBatches(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	srv.MustCreateQueue(t, "long", map[string]string{"VisibilityTimeout": "43200"})
+	code, stdout, stderr := runWorkerCLI(context.Background(), "--endpoint", srv.URL, "--queue-url", "long",
+		"--http", "http://127.0.0.1:1/", "--check")
+	for _, want := range []string{
+		"warning: visibility: leases last 12h0m0s: if the worker crashes or is killed without its shutdown, the messages it holds stay hidden that long",
+		"warning: partial-batch: batches of up to 10 messages without ReportBatchItemFailures (--report-batch-item-failures): one failing message fails its whole batch",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("--check: exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+		}
+	}
+	code, stdout, stderr = runWorkerCLI(context.Background(), "--endpoint", srv.URL, "--queue-url", "long",
+		"--http", "http://127.0.0.1:1/", "--report-batch-item-failures", "--check")
+	if code != 0 || strings.Contains(stdout, "partial-batch") {
+		t.Errorf("--check --report-batch-item-failures: exit %d, want 0 and no partial-batch warning\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
 // Two mappings from a --config file run in one process; cancelling the
 // context (SIGTERM) stops both, exit status 0.
 func TestWorkerConfigFileMappings(t *testing.T) {
