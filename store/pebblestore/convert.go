@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	iofs "io/fs"
 	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/pebblestore/internal/sqliteread"
@@ -41,15 +41,16 @@ func step(name string) error {
 // next Open starts over), or the complete log (the next Open removes what
 // is left of the database).
 func convert(ctx context.Context, dir, region string, opts Options) error {
+	fs := opts.FS
 	db := filepath.Join(dir, sqliteread.DatabaseFile)
-	switch _, err := os.Stat(filepath.Join(dir, LogDir)); {
+	switch _, err := fs.Stat(filepath.Join(dir, LogDir)); {
 	case err == nil:
 		return removeSQLite(dir, opts)
-	case !errors.Is(err, fs.ErrNotExist):
+	case !errors.Is(err, iofs.ErrNotExist):
 		return err
 	}
-	switch _, err := os.Stat(db); {
-	case errors.Is(err, fs.ErrNotExist):
+	switch _, err := fs.Stat(db); {
+	case errors.Is(err, iofs.ErrNotExist):
 		return nil
 	case err != nil:
 		return err
@@ -57,23 +58,23 @@ func convert(ctx context.Context, dir, region string, opts Options) error {
 	start := time.Now()
 	opts.Logger.Info("converting the SQLite store to the Pebble log", "dir", dir)
 	tmp := filepath.Join(dir, convertingDir)
-	if err := os.RemoveAll(tmp); err != nil { // a conversion that crashed
+	if err := fs.RemoveAll(tmp); err != nil { // a conversion that crashed
 		return fmt.Errorf("convert: %w", err)
 	}
 	n, err := convertInto(ctx, db, tmp, region, opts)
 	if err != nil {
 		return fmt.Errorf("convert %s: %w", db, err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := syncDir(fs, tmp); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
 	if err := step("synced"); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, LogDir)); err != nil {
+	if err := fs.Rename(tmp, filepath.Join(dir, LogDir)); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(fs, dir); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
 	if err := step("renamed"); err != nil {
@@ -98,7 +99,7 @@ func convertInto(ctx context.Context, path, tmp, region string, opts Options) (n
 	if err := step("read"); err != nil {
 		return n, err
 	}
-	db, err := openLog(tmp, Options{Logger: opts.Logger})
+	db, err := openLog(tmp, Options{Logger: opts.Logger, FS: opts.FS})
 	if err != nil {
 		return n, err
 	}
@@ -247,8 +248,8 @@ func (w *convertWriter) commit() error {
 func removeSQLite(dir string, opts Options) error {
 	removed := 0
 	for _, name := range sqliteread.Files {
-		err := os.Remove(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
+		err := opts.FS.Remove(filepath.Join(dir, name))
+		if errors.Is(err, iofs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
@@ -263,16 +264,19 @@ func removeSQLite(dir string, opts Options) error {
 		return nil
 	}
 	opts.Logger.Info("removed the converted SQLite store", "dir", dir, "files", removed)
-	return syncDir(dir)
+	return syncDir(opts.FS, dir)
 }
 
 // syncDir fsyncs a directory, so that what was created, renamed or
 // removed in it survives a power loss.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return d.Sync()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
 }

@@ -44,8 +44,12 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 		// Pebble stall writes for 100-300 ms at a time.
 		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
 	}
+	o.FS = opts.FS
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
 	if opts.Durability == DurabilityRelaxed {
-		o.FS = relaxedFS{vfs.Default}
+		o.FS = relaxedFS{o.FS}
 	}
 	db, err := pebble.Open(dir, o)
 	if err != nil {

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -74,6 +75,13 @@ type Options struct {
 	// Logger is told of a conversion and of the log's errors (default:
 	// slog.Default()).
 	Logger *slog.Logger
+	// FS is the file system the data directory is on (default: the
+	// operating system's, vfs.Default). Tests give one that keeps only
+	// what was synced, to cut the power. On another file system than the
+	// default the directory lock is the file system's own, and an SQLite
+	// store is looked for, and removed once converted, through FS but read
+	// from the operating system's path.
+	FS vfs.FS
 }
 
 // stripes is how many locks order the changes of queues: a queue's changes
@@ -98,7 +106,7 @@ type Store struct {
 	index *memstore.Store
 	db    *pebble.DB
 	w     *writer
-	lock  *os.File
+	lock  io.Closer
 
 	// qmu orders the queue-level calls (create, update, delete, purge).
 	qmu sync.Mutex
@@ -144,10 +152,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if err := makeDir(opts.FS, dir); err != nil {
 		return nil, fmt.Errorf("pebblestore: data directory: %w", err)
 	}
-	lock, err := lockDir(filepath.Join(dir, LockFile))
+	lock, err := lock(opts.FS, filepath.Join(dir, LockFile))
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: %s: %w", dir, err)
 	}
@@ -178,6 +189,11 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if s.db, err = openLog(filepath.Join(s.dir, LogDir), opts); err != nil {
 		return err
 	}
+	// The log's directory may be new: its name in the data directory
+	// must survive a power loss as its files do.
+	if err := syncDir(opts.FS, s.dir); err != nil {
+		return err
+	}
 	tasks, err := s.load(ctx)
 	if err != nil {
 		return err
@@ -190,6 +206,29 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	s.idleDone = make(chan struct{})
 	go s.flushWhenIdle(idle, s.idleDone)
 	return nil
+}
+
+// makeDir creates dir if it does not exist, and then syncs its parent, so
+// that a new data directory does not vanish in a power loss with
+// everything written into it.
+func makeDir(fs vfs.FS, dir string) error {
+	if _, err := fs.Stat(dir); err == nil {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return syncDir(fs, filepath.Dir(filepath.Clean(dir)))
+}
+
+// lock takes the data directory's lock, held until the closer is closed:
+// the operating system's advisory lock on the default file system (see
+// lockDir), the file system's own otherwise.
+func lock(fs vfs.FS, path string) (io.Closer, error) {
+	if fs == vfs.Default {
+		return lockDir(path)
+	}
+	return fs.Lock(path)
 }
 
 // Close commits what is queued and closes the log. Calls after Close fail
