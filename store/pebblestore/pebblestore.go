@@ -189,11 +189,6 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if s.db, err = openLog(filepath.Join(s.dir, LogDir), opts); err != nil {
 		return err
 	}
-	// The log's directory may be new: its name in the data directory
-	// must survive a power loss as its files do.
-	if err := syncDir(opts.FS, s.dir); err != nil {
-		return err
-	}
 	tasks, err := s.load(ctx)
 	if err != nil {
 		return err
@@ -210,7 +205,8 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 
 // makeDir creates dir if it does not exist, and then syncs its parent, so
 // that a new data directory does not vanish in a power loss with
-// everything written into it.
+// everything written into it. (Pebble syncs the data directory when it
+// creates the log's directory in it.)
 func makeDir(fs vfs.FS, dir string) error {
 	if _, err := fs.Stat(dir); err == nil {
 		return nil
