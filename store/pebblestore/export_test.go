@@ -141,6 +141,14 @@ func FailConversionAt(name string, err error) (restore func()) {
 	return func() { convertStep = nil }
 }
 
+// OnConversionStep makes conversions call fn after each step (see
+// convert.go), and stop with the error it returns, until the returned
+// function is called.
+func OnConversionStep(fn func(step string) error) (restore func()) {
+	convertStep = fn
+	return func() { convertStep = nil }
+}
+
 // KillConversionAt makes a conversion kill this process (SIGKILL where the
 // platform has it) at the named step.
 func KillConversionAt(name string) {

@@ -203,18 +203,34 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// makeDir creates dir if it does not exist, and then syncs its parent, so
-// that a new data directory does not vanish in a power loss with
-// everything written into it. (Pebble syncs the data directory when it
-// creates the log's directory in it.)
+// makeDir creates dir and any missing parents, and syncs the parent of
+// each directory it created, so that a new data directory does not vanish
+// in a power loss with everything written into it. (Pebble does the same
+// for the log's directory in it.)
 func makeDir(fs vfs.FS, dir string) error {
-	if _, err := fs.Stat(dir); err == nil {
+	var parents []string
+	for d := filepath.Clean(dir); ; {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		parents, d = append(parents, parent), parent
+	}
+	if len(parents) == 0 {
 		return nil
 	}
 	if err := fs.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return syncDir(fs, filepath.Dir(filepath.Clean(dir)))
+	for _, p := range parents {
+		if err := syncDir(fs, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lock takes the data directory's lock, held until the closer is closed:
