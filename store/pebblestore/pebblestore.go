@@ -103,6 +103,7 @@ const stripes = 64
 // own locks, then the writer's and pendMu.
 type Store struct {
 	dir   string
+	fs    vfs.FS
 	index *memstore.Store
 	db    *pebble.DB
 	w     *writer
@@ -162,7 +163,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, lock: lock, pending: make(map[int64]payload)}
+	s := &Store{dir: dir, fs: opts.FS, lock: lock, pending: make(map[int64]payload)}
 	s.index = memstore.NewWithOptions(memstore.Options{ExpiredFunc: s.expired})
 	if err := s.open(ctx, opts); err != nil {
 		if s.db != nil {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,10 +189,17 @@ type plWorld struct {
 	seed     int64
 }
 
-// plOpen opens the store and an engine over it on fs.
+// plDir is the data directory of the power-loss tests.
+const plDir = "/baton-data"
+
+// plOpen opens the store in plDir and an engine over it on fs.
 func plOpen(fs vfs.FS, d pebblestore.Durability, clk *clock.Fake) (*pebblestore.Store, *engine.Engine, error) {
+	return plOpenDir(fs, plDir, d, clk)
+}
+
+func plOpenDir(fs vfs.FS, dir string, d pebblestore.Durability, clk *clock.Fake) (*pebblestore.Store, *engine.Engine, error) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := pebblestore.Open(context.Background(), "/baton-data", pebblestore.Options{FS: fs, Durability: d, Logger: log})
+	st, err := pebblestore.Open(context.Background(), dir, pebblestore.Options{FS: fs, Durability: d, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,6 +214,31 @@ func plOpen(fs vfs.FS, d pebblestore.Durability, clk *clock.Fake) (*pebblestore.
 // powerCut runs one cut and returns what its checks covered and the
 // problems they found.
 func powerCut(t *testing.T, seed int64, d pebblestore.Durability) (plTally, []string) {
+	return plRun(t, seed, d, func(w *plWorld, fs *vfs.MemFS, rng *rand.Rand) (plSnapshot, error) {
+		// The fraction of the unsynced writes the crash keeps is 0 in
+		// half the cuts.
+		keep := 0
+		if rng.IntN(2) == 0 {
+			keep = 1 + rng.IntN(100)
+		}
+		cut := w.seq.Add(1)
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: keep, RNG: rand.New(rand.NewPCG(uint64(w.seed), 7))})
+		return plSnapshot{fs: crashed, dir: plDir, from: cut, to: math.MaxInt64}, nil
+	})
+}
+
+// plSnapshot is what a cut or a backup left: a data directory on a file
+// system, holding every call acknowledged before from and none begun
+// after to.
+type plSnapshot struct {
+	fs       vfs.FS
+	dir      string
+	from, to int64
+}
+
+// plRun runs the workload on a new store, takes a snapshot at a random
+// moment, and checks the store opened on it.
+func plRun(t *testing.T, seed int64, d pebblestore.Durability, snapshot func(*plWorld, *vfs.MemFS, *rand.Rand) (plSnapshot, error)) (plTally, []string) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
 	fs := vfs.NewCrashableMem()
 	w := &plWorld{clk: clock.NewFake(plBase), reached: make(chan struct{}), seed: seed}
@@ -227,14 +261,9 @@ func powerCut(t *testing.T, seed int64, d pebblestore.Durability) (plTally, []st
 			t.Fatalf("seed %d: create %s: %v", seed, q.name, err)
 		}
 	}
-	// The cut comes after a random number of calls have returned, up to
-	// about as many as the workload makes; the fraction of the unsynced
-	// writes the crash keeps is 0 in half the cuts.
+	// The snapshot comes after a random number of calls have returned,
+	// up to about as many as the workload makes.
 	w.cutAfter = w.returned.Load() + 1 + int64(rng.IntN(plWorkers*plCalls))
-	keep := 0
-	if rng.IntN(2) == 0 {
-		keep = 1 + rng.IntN(100)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var workers sync.WaitGroup
 	for i, work := range []func(context.Context, *rand.Rand){w.sendStandard, w.sendFIFO, w.receive, w.receive, w.churnQueues} {
@@ -247,22 +276,26 @@ func powerCut(t *testing.T, seed int64, d pebblestore.Durability) (plTally, []st
 	case <-w.reached:
 	case <-allDone:
 	}
-	cut := w.seq.Add(1)
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: keep, RNG: rand.New(rand.NewPCG(uint64(seed), 7))})
+	snap, err := snapshot(w, fs, rng)
 	cancel()
 	<-allDone
 	w.eng.Close()
 	w.st.Close()
+	if err != nil {
+		return plTally{}, []string{err.Error()}
+	}
 
-	// The restart, on what the power cut left.
+	// The restart, on what the cut or backup left.
 	after := &plWorld{clk: w.clk, seed: seed, reached: make(chan struct{})}
 	after.seq.Store(w.seq.Load() + 1)
-	if after.st, after.eng, err = plOpen(crashed, d, w.clk); err != nil {
+	if after.st, after.eng, err = plOpenDir(snap.fs, snap.dir, d, w.clk); err != nil {
 		return plTally{}, []string{fmt.Sprintf("reopen after the cut: %v", err)}
 	}
 	defer after.st.Close()
 	defer after.eng.Close()
-	c := newPLCheck(w.events, cut)
+	// Calls begun after the snapshot never happened, for its store.
+	events := slices.DeleteFunc(w.events, func(e *plEvent) bool { return e.start > snap.to })
+	c := newPLCheck(events, snap.from)
 	c.afterCut(after)
 	c.events = append(c.events, after.events...)
 	c.index()
@@ -674,5 +707,37 @@ func TestPowerLossRelaxed(t *testing.T) {
 		case d == pebblestore.DurabilityRelaxed && kept == sends:
 			t.Errorf("durability relaxed kept every acknowledged send through a power cut: the cut does not drop what was not synced")
 		}
+	}
+}
+
+// TestBackupUnderLoad takes a backup while the workload of the power-loss
+// test runs, calls in flight, and checks the store opened on the backup
+// as the power-loss test checks the store after a cut: it holds every
+// call acknowledged before the backup began, and nothing of those begun
+// after it returned (a message sent after it is a phantom, one deleted
+// after it must be there).
+func TestBackupUnderLoad(t *testing.T) {
+	t.Parallel()
+	for _, d := range []pebblestore.Durability{pebblestore.DurabilityFull, pebblestore.DurabilityRelaxed} {
+		var total plTally
+		for seed := int64(1); seed <= 8; seed++ {
+			tally, problems := plRun(t, seed, d, func(w *plWorld, fs *vfs.MemFS, rng *rand.Rand) (plSnapshot, error) {
+				dest := "/backups/" + strconv.FormatInt(seed, 10)
+				from := w.seq.Add(1)
+				err := w.st.Backup(t.Context(), dest)
+				to := w.seq.Add(1)
+				// Only what was synced: the backup says it is durable
+				// when it returns.
+				return plSnapshot{fs: fs.CrashClone(vfs.CrashCloneCfg{}), dir: dest, from: from, to: to}, err
+			})
+			total.add(tally)
+			if len(problems) > 0 {
+				for _, p := range problems[:min(len(problems), 20)] {
+					t.Error(p)
+				}
+				t.Fatalf("backup, durability %s, seed %d: %d problems (%s)", d, seed, len(problems), countKinds(problems))
+			}
+		}
+		t.Logf("durability %s: 8 backups under load: %s", d, total)
 	}
 }
