@@ -160,6 +160,7 @@ func (s *Server) adminMux() http.Handler {
 	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/delete", s.action(s.actionDeleteMessage))
 	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/release", s.action(s.actionReleaseMessage))
 	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/move", s.action(s.actionMoveMessage))
+	mux.HandleFunc("POST /admin/api/backup", s.action(s.actionBackup))
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})

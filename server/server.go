@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,6 +74,10 @@ type Config struct {
 	// another name (a container network) or send a Host without the
 	// port. A request's queue URL is still accepted with any host.
 	AdvertiseURL string
+	// Backup, if set, writes a point-in-time copy of the store and returns
+	// where (POST /admin/api/backup, admin_backup.go). Nil for a store
+	// without backups, and when the operator named no place for them.
+	Backup func(context.Context) (string, error)
 }
 
 // Server is the HTTP handler of the SQS API.
@@ -92,6 +97,9 @@ type Server struct {
 	polls      *pollLimiter
 	// refusing is Config.Refusing.
 	refusing func() error
+	// backup is Config.Backup; backupMu lets one run at a time.
+	backup   func(context.Context) (string, error)
+	backupMu sync.Mutex
 	// trustProxies is Config.TrustProxies.
 	trustProxies []netip.Prefix
 	// localHostsOnly is Config.LocalHostsOnly.
@@ -121,6 +129,7 @@ func New(cfg Config) *Server {
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
 	s.refusing = cfg.Refusing
+	s.backup = cfg.Backup
 	s.localHostsOnly = cfg.LocalHostsOnly
 	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)

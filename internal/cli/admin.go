@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -28,18 +29,31 @@ const maxAdminAnswer = 2 << 30
 // (AWS_CA_BUNDLE for a TLS one, say) holds here too. An error answer
 // becomes an error naming what, with the server's message.
 func adminGet(cmd *cobra.Command, c *sqs.Client, endpoint, path, what string, v any) error {
+	return adminRequest(cmd, c, http.MethodGet, endpoint+path, nil, what, v)
+}
+
+// adminPost POSTs the JSON body to path, an admin action, as adminGet
+// GETs.
+func adminPost(cmd *cobra.Command, c *sqs.Client, endpoint, path string, body []byte, what string, v any) error {
+	return adminRequest(cmd, c, http.MethodPost, endpoint+path, body, what, v)
+}
+
+func adminRequest(cmd *cobra.Command, c *sqs.Client, method, url string, body []byte, what string, v any) error {
 	ctx := cmd.Context()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	o := c.Options()
 	creds, err := o.Credentials.Retrieve(ctx)
 	if err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}
-	empty := sha256.Sum256(nil)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(empty[:]), "sqs", o.Region, clock.System{}.Now()); err != nil {
+	hash := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(hash[:]), "sqs", o.Region, clock.System{}.Now()); err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
 	var hc sqs.HTTPClient = http.DefaultClient
@@ -51,7 +65,7 @@ func adminGet(cmd *cobra.Command, c *sqs.Client, endpoint, path, what string, v 
 		return apiError(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAdminAnswer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAdminAnswer))
 	if err != nil {
 		return err
 	}
@@ -59,7 +73,7 @@ func adminGet(cmd *cobra.Command, c *sqs.Client, endpoint, path, what string, v 
 		var e struct {
 			Error string `json:"error"`
 		}
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		if json.Unmarshal(answer, &e) == nil && e.Error != "" {
 			return fmt.Errorf("%s: %s", what, e.Error)
 		}
 		// A refused signature is the SQS API's XML error.
@@ -67,13 +81,13 @@ func adminGet(cmd *cobra.Command, c *sqs.Client, endpoint, path, what string, v 
 			Code    string `xml:"Error>Code"`
 			Message string `xml:"Error>Message"`
 		}
-		if xml.Unmarshal(body, &x) == nil && x.Code != "" {
+		if xml.Unmarshal(answer, &x) == nil && x.Code != "" {
 			msg, _, _ := strings.Cut(x.Message, "\n")
 			return fmt.Errorf("%s: %s: %s", what, x.Code, msg)
 		}
-		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(answer)))
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := json.Unmarshal(answer, v); err != nil {
 		return fmt.Errorf("%s: unreadable answer: %w", what, err)
 	}
 	return nil

@@ -31,9 +31,12 @@ type ServeConfig struct {
 	Store   string
 	// Durability is the embedded store's: "full" or "relaxed" (see store.go).
 	Durability string
-	AccountID  string
-	Region     string
-	LogLevel   string
+	// BackupDir is where the embedded store's backups go (backup.go); none
+	// are taken without it.
+	BackupDir string
+	AccountID string
+	Region    string
+	LogLevel  string
 	// AccessKeyID and SecretAccessKey are one accepted key, acting for
 	// AccountID.
 	AccessKeyID     string
@@ -103,7 +106,9 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.Store, "store", storeEmbedded,
 		"store: embedded (durable, in --data-dir; converts the SQLite data directory of earlier releases, and \"sqlite\", its former name, still names it), memory (nothing survives a restart) or a postgres:// URL (several servers on one database)")
 	f.StringVar(&cfg.Durability, "durability", "full",
-		"embedded store's commits: full (fsync each commit) or relaxed (survives a crash of the process, not of the machine or its power)")
+		"embedded store's commits: full (fsync each before answering: survives a power cut) or relaxed (survives the process's crash or kill -9; a power cut or a crash of the machine loses the last seconds of acknowledged changes)")
+	f.StringVar(&cfg.BackupDir, "backup-dir", "",
+		"directory `baton backup` writes the embedded store's point-in-time copies into, each a new data directory (default: no backups)")
 	f.StringVar(&cfg.AccountID, "account-id", "000000000000", "account id in queue URLs and ARNs")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "default region: of requests that name none (unsigned, to a plain host), of declared queues that name none, and of data written before queues had regions")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -296,7 +301,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 		Ready: storeReady, Collectors: storeCollectors(store),
 		LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
-		TrustProxies: trustProxies, Refusing: refusing,
+		TrustProxies: trustProxies, Refusing: refusing, Backup: backupFunc(store, cfg.BackupDir),
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
 	srv.TLSConfig = tlsCfg
 	ln, err := net.Listen("tcp", cfg.Listen)
