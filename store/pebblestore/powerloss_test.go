@@ -93,6 +93,12 @@ func TestPowerLoss(t *testing.T) {
 		// One seed, replayed: its interleavings vary from run to run.
 		first, cuts = seed, envInt(t, "BATON_POWERLOSS_CUTS", 50)
 	}
+	// BATON_POWERLOSS_DURABILITY=relaxed runs the cuts on a relaxed store,
+	// to see what it loses: the test then fails.
+	d, err := pebblestore.ParseDurability(os.Getenv("BATON_POWERLOSS_DURABILITY"))
+	if err != nil {
+		t.Fatalf("BATON_POWERLOSS_DURABILITY: %v", err)
+	}
 	start := time.Now()
 	var total plTally
 	for i := range cuts {
@@ -100,14 +106,14 @@ func TestPowerLoss(t *testing.T) {
 		if os.Getenv("BATON_POWERLOSS_SEED") != "" {
 			seed = first
 		}
-		tally, problems := powerCut(t, seed, pebblestore.DurabilityFull)
+		tally, problems := powerCut(t, seed, d)
 		total.add(tally)
 		if len(problems) > 0 {
 			for _, p := range problems[:min(len(problems), 20)] {
 				t.Error(p)
 			}
-			t.Fatalf("power cut, seed %d: %d problems (%s; %d shown); replay with BATON_POWERLOSS_SEED=%d go test ./store/pebblestore -run 'TestPowerLoss$' -count=1",
-				seed, len(problems), countKinds(problems), min(len(problems), 20), seed)
+			t.Fatalf("power cut, durability %s, seed %d: %d problems (%s; %d shown); replay with BATON_POWERLOSS_DURABILITY=%s BATON_POWERLOSS_SEED=%d go test ./store/pebblestore -run 'TestPowerLoss$' -count=1",
+				d, seed, len(problems), countKinds(problems), min(len(problems), 20), d, seed)
 		}
 	}
 	t.Logf("%d power cuts in %v: %s; 0 lost, 0 back, 0 leases ended early, 0 out of order, 0 duplicates",
