@@ -1,0 +1,42 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `baton backup` prints the directory of the copy, a data directory with
+// the log and the receipt key; a server without --backup-dir, or with the
+// memory store, says how to have backups, and the command fails.
+func TestBackupCommand(t *testing.T) {
+	t.Parallel()
+	env := cliEnv(t)
+	data, backups := t.TempDir(), t.TempDir()
+	p := startServe(t, env, "--data-dir", data, "--backup-dir", backups)
+	r := runCLI(t, env, nil, "backup", "--endpoint", p.URL)
+	if r.code != 0 {
+		t.Fatalf("baton backup: %s", r)
+	}
+	dir := strings.TrimSpace(r.stdout)
+	if filepath.Dir(dir) != backups || !strings.Contains(r.stderr, "--data-dir "+dir) {
+		t.Errorf("baton backup: %s; want a directory in %s, and how to start on it", r, backups)
+	}
+	key, err := os.ReadFile(filepath.Join(dir, "receipt.key"))
+	want, _ := os.ReadFile(filepath.Join(data, "receipt.key"))
+	if err != nil || len(key) != 32 || string(key) != string(want) {
+		t.Errorf("the backup's receipt key: %d bytes, %v; want the server's", len(key), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pebble")); err != nil {
+		t.Errorf("the backup's log: %v", err)
+	}
+
+	for _, args := range [][]string{{"--data-dir", t.TempDir()}, {"--store", "memory", "--backup-dir", t.TempDir()}} {
+		p := startServe(t, env, args...)
+		r := runCLI(t, env, nil, "backup", "--endpoint", p.URL)
+		if r.code == 0 || !strings.Contains(r.stderr, "takes no backups") {
+			t.Errorf("baton backup, server %v: %s; want a failure saying it takes no backups", args, r)
+		}
+	}
+}
