@@ -41,7 +41,9 @@ const (
 	// written to the operating system, which writes them to the disk in
 	// its own time (and the store fsyncs what it compacts): an
 	// acknowledged change survives a crash or kill of the process, but the
-	// last commits before a power loss or kernel crash may be lost.
+	// last commits before a power loss or kernel crash may be lost, and a
+	// log whose last pages reached the disk out of order may not open
+	// (TestPowerLoss with BATON_POWERLOSS_DURABILITY=relaxed shows both).
 	DurabilityRelaxed
 )
 
