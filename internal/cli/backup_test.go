@@ -32,6 +32,19 @@ func TestBackupCommand(t *testing.T) {
 		t.Errorf("the backup's log: %v", err)
 	}
 
+	// With credentials, the request is signed, its body included.
+	signed := t.TempDir()
+	p = startServe(t, cliEnv(t, "BATON_SECRET_ACCESS_KEY=backup-secret"), "--data-dir", t.TempDir(), "--backup-dir", signed,
+		"--access-key-id", "AKIDBACKUP")
+	r = runCLI(t, cliEnv(t, "AWS_ACCESS_KEY_ID=AKIDBACKUP", "AWS_SECRET_ACCESS_KEY=wrong"), nil, "backup", "--endpoint", p.URL)
+	if entries, _ := os.ReadDir(signed); r.code != 1 || !strings.Contains(r.stderr, "SignatureDoesNotMatch") || len(entries) != 0 {
+		t.Errorf("baton backup with a wrong secret: %s; %d backups written, want none", r, len(entries))
+	}
+	r = runCLI(t, cliEnv(t, "AWS_ACCESS_KEY_ID=AKIDBACKUP", "AWS_SECRET_ACCESS_KEY=backup-secret"), nil, "backup", "--endpoint", p.URL)
+	if r.code != 0 || filepath.Dir(strings.TrimSpace(r.stdout)) != signed {
+		t.Errorf("baton backup with the key: %s", r)
+	}
+
 	for _, args := range [][]string{{"--data-dir", t.TempDir()}, {"--store", "memory", "--backup-dir", t.TempDir()}} {
 		p := startServe(t, env, args...)
 		r := runCLI(t, env, nil, "backup", "--endpoint", p.URL)
