@@ -80,9 +80,9 @@ func ref(name string) engine.QueueRef { return engine.QueueRef{Account: plAccoun
 
 func TestPowerLoss(t *testing.T) {
 	t.Parallel()
-	cuts := envInt(t, "BATON_POWERLOSS_CUTS", 40)
+	cuts := envInt(t, "BATON_POWERLOSS_CUTS", 100)
 	if testing.Short() {
-		cuts = 10
+		cuts = 20
 	}
 	first := int64(1)
 	if v := os.Getenv("BATON_POWERLOSS_SEED"); v != "" {
@@ -117,7 +117,7 @@ func TestPowerLoss(t *testing.T) {
 		}
 	}
 	t.Logf("%d power cuts in %v: %s; 0 lost, 0 back, 0 leases ended early, 0 out of order, 0 duplicates",
-		cuts, time.Since(start).Round(time.Millisecond), total)
+		cuts, time.Since(start).Round(time.Millisecond), total.describe("the cuts"))
 }
 
 // countKinds counts problems by the word they start with (LOST, BACK, …).
@@ -171,9 +171,11 @@ func (a *plTally) add(b plTally) {
 	a.drained += b.drained
 }
 
-func (a plTally) String() string {
-	return fmt.Sprintf("%d acknowledged calls checked (%d messages sent, %d received, %d deletes, %d visibility changes, %d purges, %d queue creations and deletions), %d calls in flight at the cuts, %d messages received after the cuts",
-		a.calls, a.sends, a.receives, a.deletes, a.changes, a.purges, a.queueOps, a.inFlight, a.drained)
+// describe says what the tally counts, for snapshots that were what:
+// "the cuts", "the backups".
+func (a plTally) describe(what string) string {
+	return fmt.Sprintf("%d acknowledged calls checked (%d messages sent, %d received, %d deletes, %d visibility changes, %d purges, %d queue creations and deletions), %d calls in flight at %s, %d messages received after them",
+		a.calls, a.sends, a.receives, a.deletes, a.changes, a.purges, a.queueOps, a.inFlight, what, a.drained)
 }
 
 // plWorld is one store, its engine and what the clients saw of them.
@@ -745,6 +747,6 @@ func TestBackupUnderLoad(t *testing.T) {
 				t.Fatalf("backup, durability %s, seed %d: %d problems (%s)", d, seed, len(problems), countKinds(problems))
 			}
 		}
-		t.Logf("durability %s: 8 backups under load: %s", d, total)
+		t.Logf("durability %s: 8 backups under load: %s", d, total.describe("the backups"))
 	}
 }
