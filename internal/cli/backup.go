@@ -14,12 +14,16 @@ import (
 )
 
 // backupFunc returns what the server runs for POST /admin/api/backup: a
-// backup of the embedded store into a new directory under dir, named by
-// the time. Nil, no backups, for another store or without dir.
+// backup of the embedded store into a new directory under dir (made
+// absolute, so that the path answered means the same to any reader), named
+// by the time. Nil, no backups, for another store or without dir.
 func backupFunc(store baton.Store, dir string) func(context.Context) (string, error) {
 	st, ok := store.(*pebblestore.Store)
 	if !ok || dir == "" {
 		return nil
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
 	return func(ctx context.Context) (string, error) {
 		path := filepath.Join(dir, "baton-backup-"+clock.System{}.Now().UTC().Format("20060102T150405.000000000Z"))
