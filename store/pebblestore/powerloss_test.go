@@ -297,7 +297,7 @@ func plRun(t *testing.T, seed int64, d pebblestore.Durability, snapshot func(*pl
 	after := &plWorld{clk: w.clk, seed: seed, reached: make(chan struct{})}
 	after.seq.Store(w.seq.Load() + 1)
 	if after.st, after.eng, err = plOpenDir(snap.fs, snap.dir, d, w.clk); err != nil {
-		return plTally{}, []string{fmt.Sprintf("reopen after the cut: %v", err)}
+		return plTally{}, []string{fmt.Sprintf("reopen on what the cut or backup left: %v", err)}
 	}
 	defer after.st.Close()
 	defer after.eng.Close()
