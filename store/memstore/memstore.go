@@ -21,6 +21,9 @@ type Store struct {
 	tasks   map[string]baton.MoveTask
 
 	expiredFunc func(queueID uint64, messageID string, key uint64)
+
+	// topics are the SNS topics and subscriptions (topics.go).
+	topics topicSet
 }
 
 type queueKey struct{ region, account, name string }

@@ -27,3 +27,8 @@ func TestShared(t *testing.T) {
 		return c.Open(), c.Open()
 	})
 }
+
+func TestTopics(t *testing.T) {
+	t.Parallel()
+	storetest.RunTopics(t, func(t *testing.T) storetest.TopicsStore { return memstore.New() })
+}

@@ -1,0 +1,42 @@
+package baton
+
+import "net/http"
+
+// The error codes of the SNS API (docs/architecture.md §8). SNS speaks only
+// the Query protocol, so what matters of each is its Query code and status;
+// the SDKs choose their exception type from the code, so these are spelled
+// exactly as AWS's SNS model spells them.
+const (
+	// ErrSNSInvalidParameter is nearly every SNS validation error:
+	// "Invalid parameter: <name>[ Reason: <why>]".
+	ErrSNSInvalidParameter ErrorCode = "SNS.InvalidParameter"
+	// ErrSNSParameterValueInvalid is a message attribute SNS refuses.
+	ErrSNSParameterValueInvalid ErrorCode = "SNS.ParameterValueInvalid"
+	// ErrSNSValidation is a message attribute without a DataType.
+	ErrSNSValidation ErrorCode = "SNS.ValidationError"
+	// ErrSNSNotFound is a topic or subscription that does not exist.
+	ErrSNSNotFound ErrorCode = "SNS.NotFound"
+	// ErrSNSResourceNotFound is a tagging call naming a missing topic.
+	ErrSNSResourceNotFound ErrorCode = "SNS.ResourceNotFound"
+	// ErrSNSTagLimitExceeded is a topic given more than 50 tags.
+	ErrSNSTagLimitExceeded ErrorCode = "SNS.TagLimitExceeded"
+)
+
+const nsSNS = "com.amazonaws.sns"
+
+// snsErrors are SNS's rows of errorTable (AWS's SNS API reference, the
+// Errors of each action, and the model's error traits).
+var snsErrors = map[ErrorCode]ErrorSpec{
+	ErrSNSInvalidParameter:      {nsSNS, "InvalidParameter", http.StatusBadRequest, false, ""},
+	ErrSNSParameterValueInvalid: {nsSNS, "ParameterValueInvalid", http.StatusBadRequest, false, ""},
+	ErrSNSValidation:            {nsSNS, "ValidationError", http.StatusBadRequest, false, ""},
+	ErrSNSNotFound:              {nsSNS, "NotFound", http.StatusNotFound, false, ""},
+	ErrSNSResourceNotFound:      {nsSNS, "ResourceNotFound", http.StatusNotFound, false, ""},
+	ErrSNSTagLimitExceeded:      {nsSNS, "TagLimitExceeded", http.StatusBadRequest, false, ""},
+}
+
+func init() {
+	for code, spec := range snsErrors {
+		errorTable[code] = spec
+	}
+}

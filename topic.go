@@ -1,0 +1,108 @@
+package baton
+
+import (
+	"context"
+	"time"
+)
+
+// Topic is one Amazon SNS topic. Its identity on the wire is (region,
+// account, name), as a queue's is; its ARN is
+// arn:aws:sns:<region>:<account>:<name>. The store keeps every field as
+// given: validation, defaults and the rendering of attributes live in
+// package sns.
+type Topic struct {
+	Region  string
+	Account string
+	Name    string
+	// Attributes are the attributes set on the topic (CreateTopic,
+	// SetTopicAttributes), by their AWS names, as the client gave them
+	// once accepted; the read-only ones (TopicArn, Owner, counts) are not
+	// stored.
+	Attributes map[string]string
+	Tags       map[string]string
+	CreatedAt  time.Time
+}
+
+// Subscription is one subscription of a topic. It is named by its topic
+// (region, account, topic name) and ID, the UUID that ends its ARN
+// (<topic ARN>:<ID>).
+type Subscription struct {
+	Region  string
+	Account string
+	Topic   string
+	ID      string
+	// Protocol and Endpoint are as subscribed (sqs and a queue ARN, …).
+	Protocol string
+	Endpoint string
+	// Owner is the account that subscribed; Principal the ARN of the
+	// caller who did (SubscriptionPrincipal).
+	Owner     string
+	Principal string
+	// Pending is true until the subscription is confirmed.
+	Pending bool
+	// Attributes are the settable attributes (RawMessageDelivery,
+	// FilterPolicy, …) as accepted, by their AWS names.
+	Attributes map[string]string
+	CreatedAt  time.Time
+}
+
+// TopicStore persists SNS topics and their subscriptions. Like Store it
+// holds no semantics: package sns validates and decides, the store keeps
+// and selects. A store offers it beside Store (memstore, pebblestore); the
+// server serves SNS only over a store that does. Every write is as durable
+// as the store's messages when it returns. store/storetest.RunTopics is its
+// conformance suite.
+type TopicStore interface {
+	// TopicCreate stores a new topic. It returns ErrExists if a topic of
+	// its region, account and name exists.
+	TopicCreate(ctx context.Context, t *Topic) error
+	// TopicGet returns the topic or ErrNotFound.
+	TopicGet(ctx context.Context, region, account, name string) (*Topic, error)
+	// TopicList returns topics of one region and account in name order.
+	TopicList(ctx context.Context, p TopicListParams) ([]*Topic, error)
+	// TopicUpdate replaces a topic's Attributes and Tags with t's;
+	// ErrNotFound if it does not exist.
+	TopicUpdate(ctx context.Context, t *Topic) error
+	// TopicDelete removes a topic and all its subscriptions, at once;
+	// ErrNotFound if it does not exist.
+	TopicDelete(ctx context.Context, region, account, name string) error
+
+	// SubscriptionCreate stores a new subscription of an existing topic.
+	// It returns ErrNotFound if the topic does not exist and ErrExists if
+	// the topic has a subscription of that ID.
+	SubscriptionCreate(ctx context.Context, s *Subscription) error
+	// SubscriptionGet returns the subscription or ErrNotFound.
+	SubscriptionGet(ctx context.Context, region, account, topic, id string) (*Subscription, error)
+	// SubscriptionList returns subscriptions in (topic name, ID) order.
+	SubscriptionList(ctx context.Context, p SubscriptionListParams) ([]*Subscription, error)
+	// SubscriptionUpdate replaces a subscription's Pending and Attributes
+	// with s's; ErrNotFound if it does not exist.
+	SubscriptionUpdate(ctx context.Context, s *Subscription) error
+	// SubscriptionDelete removes a subscription; ErrNotFound if it does
+	// not exist.
+	SubscriptionDelete(ctx context.Context, region, account, topic, id string) error
+}
+
+// TopicListParams select topics for TopicStore.TopicList.
+type TopicListParams struct {
+	Region  string
+	Account string
+	// After, if set, starts the list after this name.
+	After string
+	// Limit caps the result; 0 means no cap.
+	Limit int
+}
+
+// SubscriptionListParams select subscriptions for
+// TopicStore.SubscriptionList: those of one region and account, and of one
+// topic if Topic is set.
+type SubscriptionListParams struct {
+	Region  string
+	Account string
+	Topic   string
+	// AfterTopic and AfterID, if AfterTopic is set, start the list after
+	// that subscription.
+	AfterTopic, AfterID string
+	// Limit caps the result; 0 means no cap.
+	Limit int
+}
