@@ -21,6 +21,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/sns"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
 )
@@ -182,7 +183,8 @@ func (s *Server) start(c config) error {
 	if s.engine, err = engine.New(engine.Config{Store: s.store, Clock: s.clock, Region: Region}); err != nil {
 		return err
 	}
-	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls}
+	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls,
+		SNS: sns.ForStore(s.engine, s.store, nil)}
 	if len(c.creds) > 0 {
 		// The verifier reads the server's clock, so that the clients' own
 		// signatures, made at that clock's time, stay within its window

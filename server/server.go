@@ -21,6 +21,7 @@ import (
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"
 	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/sns"
 )
 
 // maxBodyBytes bounds a request body. A request may carry 1 MiB of message
@@ -78,6 +79,9 @@ type Config struct {
 	// where (POST /admin/api/backup, admin_backup.go). Nil for a store
 	// without backups, and when the operator named no place for them.
 	Backup func(context.Context) (string, error)
+	// SNS, if set, serves the SNS API on the same endpoint (sns.go); nil
+	// answers SNS actions as unknown.
+	SNS *sns.Service
 }
 
 // Server is the HTTP handler of the SQS API.
@@ -87,6 +91,8 @@ type Server struct {
 	account string
 	log     *slog.Logger
 	ops     protocol.Table
+	// snsOps are the SNS actions (sns.go), nil without Config.SNS.
+	snsOps protocol.Table
 	// api serves the SQS API, admin the admin JSON API and metricsAPI
 	// /metrics, each behind authentication when it is on.
 	api        http.Handler
@@ -126,6 +132,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
+	if cfg.SNS != nil {
+		s.snsOps = s.snsOperations(cfg.SNS)
+	}
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
 	s.refusing = cfg.Refusing
@@ -307,6 +316,10 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string) {
 	if err := r.ParseForm(); err != nil {
 		writeQueryError(w, r, readError(r, err), reqID)
+		return
+	}
+	if s.snsOps != nil && s.isSNSRequest(r) {
+		s.serveSNS(w, r, reqID)
 		return
 	}
 	action := r.Form.Get("Action")

@@ -20,6 +20,7 @@ import (
 	"github.com/baton-sqs/baton/internal/leaf/gcpace"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/sns"
 	"github.com/baton-sqs/baton/store/pgstore"
 	"github.com/spf13/cobra"
 )
@@ -302,6 +303,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Ready: storeReady, Collectors: storeCollectors(store),
 		LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		TrustProxies: trustProxies, Refusing: refusing, Backup: backupFunc(store, cfg.BackupDir),
+		SNS: sns.ForStore(eng, store, log),
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
 	srv.TLSConfig = tlsCfg
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -20,8 +20,12 @@ const Namespace = "http://queue.amazonaws.com/doc/2012-11-05/"
 // members is written self-closed, <OpResult/>, as SQS writes it (an empty
 // ReceiveMessage or ListQueues).
 func WriteResult(w http.ResponseWriter, op protocol.Operation, out any, requestID string) {
+	writeResult(w, Namespace, op, out, requestID)
+}
+
+func writeResult(w http.ResponseWriter, namespace string, op protocol.Operation, out any, requestID string) {
 	var b bytes.Buffer
-	b.WriteString(`<?xml version="1.0"?><` + op.Name + `Response xmlns="` + Namespace + `">`)
+	b.WriteString(`<?xml version="1.0"?><` + op.Name + `Response xmlns="` + namespace + `">`)
 	if op.HasOutput {
 		open := b.Len()
 		b.WriteString("<" + op.Name + "Result>")

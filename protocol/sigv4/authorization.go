@@ -9,8 +9,13 @@ import (
 // Algorithm is the one signing algorithm accepted.
 const Algorithm = "AWS4-HMAC-SHA256"
 
-// Service is the signing name of SQS: every credential scope must name it.
+// Service is the signing name of SQS: a credential scope names it, or
+// ServiceSNS.
 const Service = "sqs"
+
+// ServiceSNS is the signing name of SNS, which Baton serves on the same
+// endpoint: a credential scope may name it instead of Service.
+const ServiceSNS = "sns"
 
 // Terminator ends every SigV4 credential scope.
 const Terminator = "aws4_request"

@@ -6,7 +6,8 @@
 //
 // A Verifier knows the accepted access keys and, for each, the account whose
 // queues its requests see. It rebuilds the canonical request from what
-// arrived, signs it with the key's secret for service "sqs" and compares
+// arrived, signs it with the key's secret for the scope's service ("sqs", or
+// "sns" for the SNS API Baton serves on the same endpoint) and compares
 // in constant time. Refusals are *baton.Error values with AWS's codes:
 // MissingAuthenticationToken (no signature at all), IncompleteSignature (a
 // malformed one), InvalidClientTokenId (unknown access key, or a session

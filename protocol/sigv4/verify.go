@@ -349,7 +349,7 @@ func (v *Verifier) checkScope(a Authorization, rawDate string) (Credential, erro
 			clip(s.Date), rawDate[:8], rawDate)
 	case s.Region == "":
 		return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch, "Credential should be scoped to a valid region, not ''.")
-	case s.Service != Service:
+	case s.Service != Service && s.Service != ServiceSNS:
 		return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch, "Credential should be scoped to correct service: '%s'.", Service)
 	case s.Terminator != Terminator:
 		return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,

@@ -242,7 +242,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"wrong service", func(t *testing.T) *http.Request {
 			r := request(t, srv, "POST", "/", jsonBody, jsonHeaders)
 			if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: alice.AccessKeyID, SecretAccessKey: alice.SecretAccessKey},
-				r, hashOf([]byte(jsonBody)), "sns", "us-east-1", now); err != nil {
+				r, hashOf([]byte(jsonBody)), "s3", "us-east-1", now); err != nil {
 				t.Fatal(err)
 			}
 			return r

@@ -1,0 +1,7 @@
+package testutil
+
+import awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+
+// SNSClient returns an aws-sdk-go-v2 SNS client for the server, signing as
+// Client does (batontest.Server.SNSClient).
+func (s *Server) SNSClient() *awssns.Client { return s.bt.SNSClient() }

@@ -1,0 +1,135 @@
+// Package snswire holds the request and response structs of the SNS API,
+// spelled as AWS's SNS model spells them. SNS speaks only the Query
+// protocol, and unlike SQS its lists and maps are not flattened: a `query`
+// tag names the member as the wire does ("Attributes.entry,key,value" for
+// Attributes.entry.N.key and .value, "Tags.member" for Tags.member.N.Key),
+// and a response's list or map is a struct (AttributeMap, TopicList, …)
+// whose element wraps its members, written even when empty as AWS writes
+// it.
+package snswire
+
+// AttributeMap is a response's Attributes: <entry><key/><value/></entry>…
+type AttributeMap struct {
+	Entry map[string]string `query:"entry,key,value"`
+}
+
+// Tag is one topic tag.
+type Tag struct {
+	Key   string
+	Value string
+}
+
+// MessageAttributeValue is one publish attribute's value.
+type MessageAttributeValue struct {
+	DataType    string
+	StringValue string
+	BinaryValue []byte
+}
+
+// MessageAttribute is MessageAttributes.entry.N: a name and a value, read
+// as a list so that the request's order is kept.
+type MessageAttribute struct {
+	Name  string
+	Value MessageAttributeValue
+}
+
+type CreateTopicInput struct {
+	Name                 string
+	Attributes           map[string]string `query:"Attributes.entry,key,value"`
+	Tags                 []Tag             `query:"Tags.member"`
+	DataProtectionPolicy string
+}
+
+type CreateTopicOutput struct{ TopicArn string }
+
+type DeleteTopicInput struct{ TopicArn string }
+
+type ListTopicsInput struct{ NextToken string }
+
+// TopicEntry is one row of ListTopics.
+type TopicEntry struct{ TopicArn string }
+
+// TopicList is ListTopics's <Topics>.
+type TopicList struct {
+	Member []TopicEntry `query:"member"`
+}
+
+type ListTopicsOutput struct {
+	Topics    TopicList
+	NextToken string
+}
+
+type GetTopicAttributesInput struct{ TopicArn string }
+
+type GetTopicAttributesOutput struct{ Attributes AttributeMap }
+
+type SetTopicAttributesInput struct {
+	TopicArn       string
+	AttributeName  string
+	AttributeValue *string
+}
+
+type SubscribeInput struct {
+	TopicArn              string
+	Protocol              string
+	Endpoint              string
+	Attributes            map[string]string `query:"Attributes.entry,key,value"`
+	ReturnSubscriptionArn bool
+}
+
+type SubscribeOutput struct{ SubscriptionArn string }
+
+type UnsubscribeInput struct{ SubscriptionArn string }
+
+type GetSubscriptionAttributesInput struct{ SubscriptionArn string }
+
+type GetSubscriptionAttributesOutput struct{ Attributes AttributeMap }
+
+type SetSubscriptionAttributesInput struct {
+	SubscriptionArn string
+	AttributeName   string
+	AttributeValue  *string
+}
+
+type ListSubscriptionsInput struct{ NextToken string }
+
+type ListSubscriptionsByTopicInput struct {
+	TopicArn  string
+	NextToken string
+}
+
+// Subscription is one row of a subscription listing.
+type Subscription struct {
+	SubscriptionArn string
+	Owner           string
+	Protocol        string
+	Endpoint        string
+	TopicArn        string
+}
+
+// SubscriptionList is a listing's <Subscriptions>.
+type SubscriptionList struct {
+	Member []Subscription `query:"member"`
+}
+
+type ListSubscriptionsOutput struct {
+	Subscriptions SubscriptionList
+	NextToken     string
+}
+
+type PublishInput struct {
+	TopicArn               string
+	TargetArn              string
+	PhoneNumber            string
+	Message                string
+	Subject                *string
+	MessageStructure       string
+	MessageAttributes      []MessageAttribute `query:"MessageAttributes.entry"`
+	MessageDeduplicationId *string
+	MessageGroupId         *string
+}
+
+type PublishOutput struct {
+	MessageId      string
+	SequenceNumber string
+}

@@ -1,0 +1,214 @@
+package sns
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
+)
+
+// PublishParams are the arguments of Publish.
+type PublishParams struct {
+	// TopicARN or TargetARN names the topic.
+	TopicARN, TargetARN string
+	// PhoneNumber (SMS) is refused: Baton sends no SMS.
+	PhoneNumber      string
+	Message          string
+	Subject          *string
+	MessageStructure string
+	// Attributes are in request order.
+	Attributes             []MessageAttribute
+	MessageGroupID         *string
+	MessageDeduplicationID *string
+	// TraceHeader is the request's X-Amzn-Trace-Id, passed on to each
+	// queue's copy as its AWSTraceHeader.
+	TraceHeader string
+	// BaseURL is the scheme://host the envelope's UnsubscribeURL starts
+	// with: the server's, as its queue URLs.
+	BaseURL string
+}
+
+// maxParallelCopies bounds how many queues one publish sends to at once.
+const maxParallelCopies = 8
+
+// Publish validates a message, sends a copy of it to every subscribed
+// queue and returns its MessageId once every copy is durable in its queue
+// (docs/architecture.md §8). A copy the queue refuses for good, as AWS
+// counts a client error (the queue deleted, a message its limits refuse),
+// is logged and dropped, and does not fail the publish, as on AWS. A copy
+// the store cannot take for now fails the publish (InternalError or
+// ServiceUnavailable): the client retries, and queues that already took
+// their copy then get a second one, as SNS delivers at least once.
+func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (string, error) {
+	pub, err := s.checkPublish(c, p)
+	if err != nil {
+		return "", err
+	}
+	t, err := s.topic(ctx, c, pub.param, pub.arn)
+	if err != nil {
+		return "", err
+	}
+	if p.MessageDeduplicationID != nil {
+		return "", invalidParameter("MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
+	}
+	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
+	if err != nil {
+		return "", storeErr(err, "list subscriptions")
+	}
+	pub.id = ids.NewUUID()
+	pub.at = s.clock.Now()
+	if err := s.fanOut(ctx, pub, subs); err != nil {
+		return "", err
+	}
+	return pub.id, nil
+}
+
+// publication is a publish once checked.
+type publication struct {
+	PublishParams
+	// param and arn are the parameter naming the topic and its value.
+	param, arn string
+	structure  structured
+	id         string
+	at         time.Time
+}
+
+// checkPublish checks what a publish says of itself, before its topic is
+// looked up.
+func (s *Service) checkPublish(c Caller, p PublishParams) (*publication, error) {
+	pub := &publication{PublishParams: p, param: "TopicArn", arn: p.TopicARN}
+	switch {
+	case p.PhoneNumber != "":
+		return nil, notBuilt("PhoneNumber (SMS)")
+	case p.TopicARN == "" && p.TargetARN == "":
+		return nil, invalidParameter("TopicArn or TargetArn Reason: no value for required parameter")
+	case p.TopicARN == "":
+		pub.param, pub.arn = "TargetArn", p.TargetARN
+	}
+	if _, err := s.parseTopicARN(c, pub.param, pub.arn); err != nil {
+		return nil, err
+	}
+	if p.Message == "" {
+		return nil, invalidParameter("Empty message")
+	}
+	if err := checkSubject(p.Subject); err != nil {
+		return nil, err
+	}
+	if err := checkMessageAttributes(p.Attributes); err != nil {
+		return nil, err
+	}
+	size := len(p.Message)
+	for _, a := range p.Attributes {
+		size += a.size()
+	}
+	if size > MaxPublishSize {
+		return nil, errTooLong()
+	}
+	if !validChars(p.Message) {
+		return nil, invalidParameter("Message Reason: it holds characters SNS does not take")
+	}
+	switch p.MessageStructure {
+	case "":
+	case "json":
+		st, err := parseStructure(p.Message)
+		if err != nil {
+			return nil, err
+		}
+		pub.structure = st
+	default:
+		return nil, invalidParameter("MessageStructure")
+	}
+	if p.MessageGroupID != nil && !validID(*p.MessageGroupID) {
+		return nil, invalidParameter("MessageGroupId Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	return pub, nil
+}
+
+// fanOut sends the publication to every confirmed sqs subscription, a few
+// at a time, and returns the first error that must fail the publish.
+func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Subscription) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, maxParallelCopies)
+	)
+	for _, sub := range subs {
+		if sub.Pending || sub.Protocol != "sqs" {
+			continue
+		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := s.deliver(ctx, pub, sub); err != nil {
+				mu.Lock()
+				first = cmpErr(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// deliver sends one subscription its copy. It returns an error only when
+// the copy may yet be taken (the store failed): a queue's refusal is the
+// subscription's client error, logged.
+func (s *Service) deliver(ctx context.Context, pub *publication, sub *baton.Subscription) error {
+	q, _ := parseQueueARN(sub.Endpoint) // checked at Subscribe
+	send := s.copyFor(pub, sub)
+	_, err := s.engine.SendMessage(ctx, engine.QueueRef{Region: q.region, Account: q.account, Name: q.name}, send)
+	if err == nil {
+		return nil
+	}
+	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrInternal && e.Code != baton.ErrServiceUnavailable {
+		s.log.Warn("sns: a subscribed queue refused its copy; the copy is dropped",
+			"subscription", SubscriptionARN(sub), "queue", sub.Endpoint, "message_id", pub.id, "code", e.Code, "reason", e.Message)
+		return nil
+	}
+	return err
+}
+
+// copyFor is what one subscription's queue is sent: the message as
+// published with its attributes for raw delivery, else the envelope
+// without SQS attributes, as AWS sends them.
+func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.SendParams {
+	msg := pub.Message
+	if pub.structure != nil {
+		msg = pub.structure.forProtocol(sub.Protocol)
+	}
+	p := engine.SendParams{TraceHeader: pub.TraceHeader}
+	if pub.MessageGroupID != nil {
+		// A standard topic's group id goes on to standard queues: to fair
+		// queues.
+		p.GroupID = *pub.MessageGroupID
+	}
+	if sub.Attributes["RawMessageDelivery"] == "true" {
+		p.Body = msg
+		if len(pub.Attributes) > 0 {
+			p.Attributes = make(map[string]baton.MessageAttribute, len(pub.Attributes))
+			for _, a := range pub.Attributes {
+				p.Attributes[a.Name] = a.MessageAttribute
+			}
+		}
+		return p
+	}
+	p.Body = string(envelope(notification{
+		MessageID: pub.id, TopicARN: TopicARN(sub.Region, sub.Account, sub.Topic), Subject: pub.Subject,
+		Message: msg, Timestamp: pub.at, Attributes: pub.Attributes,
+		UnsubscribeURL: pub.BaseURL + "/?Action=Unsubscribe&SubscriptionArn=" + SubscriptionARN(sub),
+	}))
+	return p
+}

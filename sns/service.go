@@ -1,0 +1,56 @@
+package sns
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine"
+)
+
+// Service implements the SNS actions. It is safe for concurrent use.
+type Service struct {
+	engine *engine.Engine
+	store  baton.TopicStore
+	clock  clock.Clock
+	log    *slog.Logger
+	// mu serialises this node's read-modify-write changes of
+	// subscriptions (Subscribe's look for an existing one, attribute
+	// changes), so that two concurrent calls do not both create or
+	// overwrite.
+	mu sync.Mutex
+}
+
+// Caller is who makes a request and where: the region it is for ("" is the
+// engine's default region) and the account it acts for.
+type Caller struct {
+	Region  string
+	Account string
+}
+
+// region is the caller's region, or the default one.
+func (s *Service) region(c Caller) string {
+	if c.Region == "" {
+		return s.engine.Region()
+	}
+	return c.Region
+}
+
+// ForStore returns a Service over store if it keeps topics (it is a
+// baton.TopicStore), else nil: a server then answers SNS actions as
+// unknown.
+func ForStore(eng *engine.Engine, store baton.Store, log *slog.Logger) *Service {
+	ts, ok := store.(baton.TopicStore)
+	if !ok {
+		return nil
+	}
+	return &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
+}
+
+func cmpLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}

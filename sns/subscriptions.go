@@ -1,0 +1,304 @@
+package sns
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
+)
+
+// SubscribeParams are the arguments of Subscribe.
+type SubscribeParams struct {
+	TopicARN   string
+	Protocol   string
+	Endpoint   string
+	Attributes map[string]string
+	// ReturnSubscriptionARN asks for the ARN even of a subscription pending
+	// confirmation.
+	ReturnSubscriptionARN bool
+}
+
+// protocols are the subscription protocols AWS knows; Baton serves sqs.
+var protocols = map[string]bool{
+	"http": true, "https": true, "email": true, "email-json": true, "sms": true,
+	"sqs": true, "application": true, "lambda": true, "firehose": true,
+}
+
+// Subscribe subscribes an SQS queue, named by its ARN, to a topic and
+// returns the subscription's ARN; the subscription is confirmed at once, as
+// AWS confirms a queue of the topic owner's account. It is idempotent on
+// (topic, protocol, endpoint): the same or no attributes give the same
+// ARN, others InvalidParameter "Subscription already exists with different
+// attributes". Other protocols, and queues of other accounts (which AWS
+// confirms through a message to the queue), are refused as not served yet.
+func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (string, error) {
+	t, err := s.topic(ctx, c, "TopicArn", p.TopicARN)
+	if err != nil {
+		return "", err
+	}
+	if err := checkEndpoint(c, t, p.Protocol, p.Endpoint); err != nil {
+		return "", err
+	}
+	attrs, err := checkSubscriptionAttributes(p.Attributes)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock() // one subscription per (topic, protocol, endpoint)
+	defer s.mu.Unlock()
+	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
+	if err != nil {
+		return "", storeErr(err, "list subscriptions")
+	}
+	for _, sub := range subs {
+		if sub.Protocol == p.Protocol && sub.Endpoint == p.Endpoint {
+			if !sameSubscriptionAttributes(sub.Attributes, attrs) {
+				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
+			}
+			return SubscriptionARN(sub), nil
+		}
+	}
+	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
+		Protocol: p.Protocol, Endpoint: p.Endpoint, Owner: c.Account, Principal: "arn:aws:iam::" + c.Account + ":root",
+		Attributes: attrs, CreatedAt: s.clock.Now()}
+	if err := s.store.SubscriptionCreate(ctx, sub); errors.Is(err, baton.ErrNotFound) {
+		return "", errTopicNotFound()
+	} else if err != nil {
+		return "", storeErr(err, "create subscription")
+	}
+	return SubscriptionARN(sub), nil
+}
+
+// checkEndpoint checks a subscription's protocol and endpoint: an sqs
+// endpoint is a queue ARN (the queue need not exist, as on AWS), and a
+// FIFO queue cannot subscribe to a standard topic.
+func checkEndpoint(c Caller, t *baton.Topic, protocol, endpoint string) error {
+	switch {
+	case protocol == "":
+		return missing("Protocol")
+	case !protocols[protocol]:
+		return invalidParameter("Amazon SNS does not support this protocol string: %s", protocol)
+	case protocol != "sqs":
+		return notBuilt("Protocol: %s subscriptions", protocol)
+	}
+	q, ok := parseQueueARN(endpoint)
+	if !ok {
+		return invalidParameter("SQS endpoint ARN")
+	}
+	if q.account != c.Account {
+		return notBuilt("Endpoint: a queue of another account")
+	}
+	if baton.IsFIFOName(q.name) && t.Attributes["FifoTopic"] != "true" {
+		return invalidParameter("Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics")
+	}
+	return nil
+}
+
+// subscriptionAttributes are the attributes a subscription may be given;
+// those Baton does not honour yet are refused, saying so.
+var subscriptionAttributes = map[string]bool{
+	"RawMessageDelivery":  true,
+	"FilterPolicy":        false,
+	"FilterPolicyScope":   false,
+	"RedrivePolicy":       false,
+	"DeliveryPolicy":      false,
+	"SubscriptionRoleArn": false,
+	"ReplayPolicy":        false,
+}
+
+// checkSubscriptionAttributes checks Subscribe's attributes, as
+// SetSubscriptionAttributes checks one, each refusal prefixed "Attributes
+// Reason: " as AWS prefixes it, and returns them normalised.
+func checkSubscriptionAttributes(attrs map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(attrs))
+	for name, v := range attrs {
+		nv, err := checkSubscriptionAttribute(name, v)
+		if err != nil {
+			e := baton.AsError(err)
+			return nil, invalidParameter("Attributes Reason: %s", strings.TrimPrefix(e.Message, "Invalid parameter: "))
+		}
+		out[name] = nv
+	}
+	return out, nil
+}
+
+// checkSubscriptionAttribute checks one attribute and returns its value as
+// stored: RawMessageDelivery takes true or false in any case and keeps it
+// in lower case.
+func checkSubscriptionAttribute(name, v string) (string, error) {
+	built, known := subscriptionAttributes[name]
+	switch {
+	case !known:
+		return "", invalidParameter("AttributeName")
+	case !built:
+		return "", notBuilt("%s", name)
+	}
+	lv := strings.ToLower(v)
+	if lv != "true" && lv != "false" {
+		return "", invalidParameter("RawMessageDelivery: Invalid value [%s]. Must be true or false.", v)
+	}
+	return lv, nil
+}
+
+// sameSubscriptionAttributes: every attribute given equals the
+// subscription's, a default (RawMessageDelivery false) equal to its
+// absence.
+func sameSubscriptionAttributes(have, given map[string]string) bool {
+	for k, v := range given {
+		old, ok := have[k]
+		if !ok && k == "RawMessageDelivery" {
+			old, ok = "false", true
+		}
+		if !ok || old != v {
+			return false
+		}
+	}
+	return true
+}
+
+// subscription loads the subscription an ARN names, or NotFound
+// "Subscription does not exist".
+func (s *Service) subscription(ctx context.Context, c Caller, arn string) (*baton.Subscription, error) {
+	t, id, err := s.parseSubscriptionARN(c, arn)
+	if err != nil {
+		return nil, err
+	}
+	if t.account != c.Account {
+		return nil, errSubscriptionNotFound()
+	}
+	sub, err := s.store.SubscriptionGet(ctx, t.region, t.account, t.name, id)
+	if errors.Is(err, baton.ErrNotFound) {
+		return nil, errSubscriptionNotFound()
+	}
+	if err != nil {
+		return nil, storeErr(err, "get subscription")
+	}
+	return sub, nil
+}
+
+// Unsubscribe deletes a subscription; one that does not exist is deleted
+// already, as AWS answers.
+func (s *Service) Unsubscribe(ctx context.Context, c Caller, arn string) error {
+	t, id, err := s.parseSubscriptionARN(c, arn)
+	if err != nil || t.account != c.Account {
+		return err
+	}
+	if err := s.store.SubscriptionDelete(ctx, t.region, t.account, t.name, id); err != nil && !errors.Is(err, baton.ErrNotFound) {
+		return storeErr(err, "delete subscription")
+	}
+	return nil
+}
+
+// GetSubscriptionAttributes returns a subscription's attributes as AWS
+// renders those of a confirmed sqs subscription.
+func (s *Service) GetSubscriptionAttributes(ctx context.Context, c Caller, arn string) (map[string]string, error) {
+	sub, err := s.subscription(ctx, c, arn)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{
+		"ConfirmationWasAuthenticated": "true",
+		"Endpoint":                     sub.Endpoint,
+		"Owner":                        sub.Owner,
+		"PendingConfirmation":          "false",
+		"Protocol":                     sub.Protocol,
+		"RawMessageDelivery":           "false",
+		"SubscriptionArn":              SubscriptionARN(sub),
+		"SubscriptionPrincipal":        sub.Principal,
+		"TopicArn":                     TopicARN(sub.Region, sub.Account, sub.Topic),
+	}
+	maps.Copy(out, sub.Attributes)
+	return out, nil
+}
+
+// SetSubscriptionAttributes sets one attribute of a subscription.
+func (s *Service) SetSubscriptionAttributes(ctx context.Context, c Caller, arn, name string, value *string) error {
+	if name == "" {
+		return missing("AttributeName")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub, err := s.subscription(ctx, c, arn)
+	if err != nil {
+		return err
+	}
+	v := ""
+	if value != nil {
+		v = *value
+	}
+	nv, err := checkSubscriptionAttribute(name, v)
+	if err != nil {
+		return err
+	}
+	if sub.Attributes == nil {
+		sub.Attributes = make(map[string]string)
+	}
+	sub.Attributes[name] = nv
+	if err := s.store.SubscriptionUpdate(ctx, sub); errors.Is(err, baton.ErrNotFound) {
+		return errSubscriptionNotFound()
+	} else if err != nil {
+		return storeErr(err, "update subscription")
+	}
+	return nil
+}
+
+// SubscriptionEntry is one row of a subscription listing.
+type SubscriptionEntry struct {
+	SubscriptionARN string
+	Owner           string
+	Protocol        string
+	Endpoint        string
+	TopicARN        string
+}
+
+// ListSubscriptions returns a page of the caller's subscriptions in its
+// region, 100 at most, and the token of the next page, "" if none.
+func (s *Service) ListSubscriptions(ctx context.Context, c Caller, nextToken string) ([]SubscriptionEntry, string, error) {
+	return s.listSubscriptions(ctx, baton.SubscriptionListParams{Region: s.region(c), Account: c.Account}, nextToken)
+}
+
+// ListSubscriptionsByTopic is ListSubscriptions for one topic; NotFound
+// if the topic does not exist.
+func (s *Service) ListSubscriptionsByTopic(ctx context.Context, c Caller, topicARN, nextToken string) ([]SubscriptionEntry, string, error) {
+	t, err := s.topic(ctx, c, "TopicArn", topicARN)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.listSubscriptions(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name}, nextToken)
+}
+
+func (s *Service) listSubscriptions(ctx context.Context, p baton.SubscriptionListParams, nextToken string) ([]SubscriptionEntry, string, error) {
+	after, err := decodeToken(nextToken)
+	if err != nil {
+		return nil, "", err
+	}
+	if after != "" {
+		var ok bool
+		if p.AfterTopic, p.AfterID, ok = strings.Cut(after, "\x00"); !ok || p.AfterTopic == "" {
+			return nil, "", invalidParameter("NextToken")
+		}
+	}
+	p.Limit = pageSize + 1
+	subs, err := s.store.SubscriptionList(ctx, p)
+	if err != nil {
+		return nil, "", storeErr(err, "list subscriptions")
+	}
+	next := ""
+	if len(subs) > pageSize {
+		subs = subs[:pageSize]
+		last := subs[pageSize-1]
+		next = encodeToken(last.Topic + "\x00" + last.ID)
+	}
+	out := make([]SubscriptionEntry, len(subs))
+	for i, sub := range subs {
+		arn := SubscriptionARN(sub)
+		if sub.Pending {
+			arn = "PendingConfirmation"
+		}
+		out[i] = SubscriptionEntry{SubscriptionARN: arn, Owner: sub.Owner, Protocol: sub.Protocol, Endpoint: sub.Endpoint,
+			TopicARN: TopicARN(sub.Region, sub.Account, sub.Topic)}
+	}
+	return out, next, nil
+}
