@@ -49,6 +49,9 @@ func (s *Store) load(ctx context.Context) (map[string]baton.MoveTask, error) {
 	if err := s.loadQueues(); err != nil {
 		return nil, err
 	}
+	if err := s.loadTopics(ctx); err != nil {
+		return nil, err
+	}
 	tasks := make(map[string]baton.MoveTask)
 	lo, hi := span(kindTask)
 	err := s.scan(lo, hi, func(k, v []byte) error {

@@ -1,0 +1,66 @@
+package pebblestore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/storetest"
+)
+
+func TestTopics(t *testing.T) {
+	t.Parallel()
+	storetest.RunTopics(t, func(t *testing.T) storetest.TopicsStore { return MustOpen(t, t.TempDir()) })
+}
+
+// TestTopicsSurviveReopen: topics and subscriptions, and their changes and
+// deletions, are in the log: a store opened again on the directory has
+// exactly what the first had when it closed.
+func TestTopicsSurviveReopen(t *testing.T) {
+	t.Parallel()
+	ctx, dir := context.Background(), t.TempDir()
+	s := MustOpen(t, dir)
+	kept := storetest.MustCreateTopic(t, s, "kept", map[string]string{"DisplayName": "before"})
+	storetest.MustCreateTopic(t, s, "gone", nil)
+	storetest.MustSubscribe(t, s, "gone", "g1", "arn:aws:sqs:us-east-1:000000000000:q")
+	sub := storetest.MustSubscribe(t, s, "kept", "k1", "arn:aws:sqs:us-east-1:000000000000:q")
+	storetest.MustSubscribe(t, s, "kept", "k2", "arn:aws:sqs:us-east-1:000000000000:q2")
+	kept.Attributes = map[string]string{"DisplayName": "after"}
+	kept.Tags = map[string]string{"team": "a"}
+	if err := s.TopicUpdate(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	sub.Attributes = map[string]string{"RawMessageDelivery": "false"}
+	if err := s.SubscriptionUpdate(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SubscriptionDelete(ctx, storetest.Region, storetest.Account, "kept", "k2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TopicDelete(ctx, storetest.Region, storetest.Account, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+
+	s = MustOpen(t, dir)
+	defer mustClose(t, s)
+	got, err := s.TopicGet(ctx, storetest.Region, storetest.Account, "kept")
+	if err != nil {
+		t.Fatalf("kept topic after reopen: %v", err)
+	}
+	if got.Attributes["DisplayName"] != "after" || got.Tags["team"] != "a" || !got.CreatedAt.Equal(kept.CreatedAt) {
+		t.Errorf("kept topic after reopen: %+v", got)
+	}
+	if _, err := s.TopicGet(ctx, storetest.Region, storetest.Account, "gone"); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("deleted topic after reopen: %v, want ErrNotFound", err)
+	}
+	subs, err := s.SubscriptionList(ctx, baton.SubscriptionListParams{Region: storetest.Region, Account: storetest.Account})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(subs) != 1 || subs[0].ID != "k1" || subs[0].Attributes["RawMessageDelivery"] != "false" ||
+		subs[0].Endpoint != sub.Endpoint || subs[0].Principal != sub.Principal || !subs[0].CreatedAt.Equal(sub.CreatedAt) {
+		t.Errorf("subscriptions after reopen: %+v", subs)
+	}
+}
