@@ -1,0 +1,90 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/store/pebblestore"
+)
+
+// TestSNSSurvivesRestart: on the embedded store a topic, its
+// subscriptions and their attributes outlive the server, and a publish
+// after the restart reaches the queues subscribed before it; so does a copy
+// acknowledged before the restart.
+func TestSNSSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir, ctx := t.TempDir(), context.Background()
+	start := func() *batontest.Server {
+		st, err := pebblestore.Open(ctx, dir, pebblestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+		return srv
+	}
+	srv := start()
+	c := srv.SNSClient()
+	env, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("env")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("raw")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := mustCreateTopic(t, c, "durable")
+	envSub := mustSubscribe(t, c, topic, snsQueueARN("env"), nil)
+	rawSub := mustSubscribe(t, c, topic, snsQueueARN("raw"), map[string]string{"RawMessageDelivery": "true"})
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("before")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	srv = start()
+	defer srv.Close()
+	c = srv.SNSClient()
+	if again := mustSubscribe(t, c, topic, snsQueueARN("raw"), map[string]string{"RawMessageDelivery": "true"}); again != rawSub {
+		t.Errorf("raw subscription after restart = %q, want %q", again, rawSub)
+	}
+	attrs, err := c.GetSubscriptionAttributes(ctx, &awssns.GetSubscriptionAttributesInput{SubscriptionArn: aws.String(envSub)})
+	if err != nil {
+		t.Fatalf("envelope subscription after restart: %v", err)
+	}
+	if attrs.Attributes["RawMessageDelivery"] != "false" {
+		t.Errorf("RawMessageDelivery = %q", attrs.Attributes["RawMessageDelivery"])
+	}
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("after")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		url  string
+		want []string
+	}{{*env.QueueUrl, []string{`"Message" : "before"`, `"Message" : "after"`}}, {*raw.QueueUrl, []string{"before", "after"}}} {
+		out, err := srv.Client().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.url), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bodies []string
+		for _, m := range out.Messages {
+			bodies = append(bodies, *m.Body)
+		}
+		all := strings.Join(bodies, "\n")
+		for _, w := range q.want {
+			if len(out.Messages) != 2 || !strings.Contains(all, w) {
+				t.Errorf("%s holds %q, want 2 messages with %q", q.url, bodies, w)
+			}
+		}
+	}
+}
