@@ -69,7 +69,9 @@ type TopicStore interface {
 
 	// SubscriptionCreate stores a new subscription of an existing topic.
 	// It returns ErrNotFound if the topic does not exist and ErrExists if
-	// the topic has a subscription of that ID.
+	// the topic has a subscription of that ID, or of that Protocol and
+	// Endpoint: a topic subscribes an endpoint once, even when several
+	// servers subscribe it at the same time.
 	SubscriptionCreate(ctx context.Context, s *Subscription) error
 	// SubscriptionGet returns the subscription or ErrNotFound.
 	SubscriptionGet(ctx context.Context, region, account, topic, id string) (*Subscription, error)

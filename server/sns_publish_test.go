@@ -105,9 +105,9 @@ func TestSNSPublishAttributeOrder(t *testing.T) {
 	form := url.Values{"Action": {"Publish"}, "Version": {"2010-03-31"}, "TopicArn": {topic}, "Message": {"m"},
 		"MessageAttributes.entry.1.Name": {"zeta"}, "MessageAttributes.entry.1.Value.DataType": {"String"},
 		"MessageAttributes.entry.1.Value.StringValue": {"z"},
-		"MessageAttributes.entry.2.Name": {"alpha"}, "MessageAttributes.entry.2.Value.DataType": {"Binary"},
+		"MessageAttributes.entry.2.Name":              {"alpha"}, "MessageAttributes.entry.2.Value.DataType": {"Binary"},
 		"MessageAttributes.entry.2.Value.BinaryValue": {"AQID"},
-		"MessageAttributes.entry.3.Name": {"mid"}, "MessageAttributes.entry.3.Value.DataType": {"String.Array"},
+		"MessageAttributes.entry.3.Name":              {"mid"}, "MessageAttributes.entry.3.Value.DataType": {"String.Array"},
 		"MessageAttributes.entry.3.Value.StringValue": {`["a","b"]`},
 	}
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(form.Encode()))

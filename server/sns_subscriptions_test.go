@@ -191,3 +191,4 @@ func TestSNSListSubscriptionsPages(t *testing.T) {
 		token = out.NextToken
 	}
 }
+

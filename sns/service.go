@@ -15,10 +15,11 @@ type Service struct {
 	store  baton.TopicStore
 	clock  clock.Clock
 	log    *slog.Logger
-	// mu serialises this node's read-modify-write changes of
-	// subscriptions (Subscribe's look for an existing one, attribute
-	// changes), so that two concurrent calls do not both create or
-	// overwrite.
+	// mu serialises this node's read-modify-write changes of attributes
+	// (SetTopicAttributes, SetSubscriptionAttributes), so that two
+	// concurrent calls do not overwrite each other's attribute. It holds
+	// on one node only: two nodes of one PostgreSQL database changing two
+	// attributes of one topic at the same instant may lose one.
 	mu sync.Mutex
 }
 

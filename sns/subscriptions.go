@@ -17,7 +17,8 @@ type SubscribeParams struct {
 	Endpoint   string
 	Attributes map[string]string
 	// ReturnSubscriptionARN asks for the ARN even of a subscription pending
-	// confirmation.
+	// confirmation. The sqs subscriptions Baton serves are confirmed at
+	// once, so their ARN is returned whatever it says.
 	ReturnSubscriptionARN bool
 }
 
@@ -46,29 +47,49 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	if err != nil {
 		return "", err
 	}
-	s.mu.Lock() // one subscription per (topic, protocol, endpoint)
-	defer s.mu.Unlock()
-	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
-	if err != nil {
-		return "", storeErr(err, "list subscriptions")
-	}
-	for _, sub := range subs {
-		if sub.Protocol == p.Protocol && sub.Endpoint == p.Endpoint {
-			if !sameSubscriptionAttributes(sub.Attributes, attrs) {
-				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
-			}
-			return SubscriptionARN(sub), nil
-		}
-	}
 	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
 		Protocol: p.Protocol, Endpoint: p.Endpoint, Owner: c.Account, Principal: "arn:aws:iam::" + c.Account + ":root",
 		Attributes: attrs, CreatedAt: s.clock.Now()}
-	if err := s.store.SubscriptionCreate(ctx, sub); errors.Is(err, baton.ErrNotFound) {
-		return "", errTopicNotFound()
-	} else if err != nil {
-		return "", storeErr(err, "create subscription")
+	// The store keeps one subscription per (topic, protocol, endpoint):
+	// look for it, else create it; a creation that finds it made
+	// meanwhile looks again.
+	for range 2 {
+		old, err := s.findSubscription(ctx, t, p.Protocol, p.Endpoint)
+		if err != nil {
+			return "", err
+		}
+		if old != nil {
+			if !sameSubscriptionAttributes(old.Attributes, attrs) {
+				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
+			}
+			return SubscriptionARN(old), nil
+		}
+		err = s.store.SubscriptionCreate(ctx, sub)
+		switch {
+		case err == nil:
+			return SubscriptionARN(sub), nil
+		case errors.Is(err, baton.ErrNotFound):
+			return "", errTopicNotFound()
+		case !errors.Is(err, baton.ErrExists):
+			return "", storeErr(err, "create subscription")
+		}
 	}
-	return SubscriptionARN(sub), nil
+	return "", storeErr(errors.New("the subscription was created and deleted while it was looked for"), "subscribe")
+}
+
+// findSubscription returns the topic's subscription of protocol and
+// endpoint, or nil.
+func (s *Service) findSubscription(ctx context.Context, t *baton.Topic, protocol, endpoint string) (*baton.Subscription, error) {
+	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
+	if err != nil {
+		return nil, storeErr(err, "list subscriptions")
+	}
+	for _, sub := range subs {
+		if sub.Protocol == protocol && sub.Endpoint == endpoint {
+			return sub, nil
+		}
+	}
+	return nil, nil
 }
 
 // checkEndpoint checks a subscription's protocol and endpoint: an sqs

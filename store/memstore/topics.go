@@ -107,8 +107,10 @@ func (s *Store) SubscriptionCreate(_ context.Context, sub *baton.Subscription) e
 	if _, ok := ts.topics[k]; !ok {
 		return baton.ErrNotFound
 	}
-	if _, ok := ts.subs[k][sub.ID]; ok {
-		return baton.ErrExists
+	for id, old := range ts.subs[k] {
+		if id == sub.ID || old.Protocol == sub.Protocol && old.Endpoint == sub.Endpoint {
+			return baton.ErrExists
+		}
 	}
 	if ts.subs[k] == nil {
 		ts.subs[k] = make(map[string]*baton.Subscription)

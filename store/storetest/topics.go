@@ -198,6 +198,16 @@ func testSubscriptionCreateGet(t *testing.T, s TopicsStore) {
 	if err := s.SubscriptionCreate(ctx, want); !errors.Is(err, baton.ErrExists) {
 		t.Errorf("second SubscriptionCreate: got %v, want ErrExists", err)
 	}
+	// One subscription per protocol and endpoint, whatever its ID.
+	twin := *want
+	twin.ID = "s9"
+	if err := s.SubscriptionCreate(ctx, &twin); !errors.Is(err, baton.ErrExists) {
+		t.Errorf("SubscriptionCreate of the same endpoint under another ID: got %v, want ErrExists", err)
+	}
+	twin.Endpoint = "arn:aws:sqs:us-east-1:000000000000:other"
+	if err := s.SubscriptionCreate(ctx, &twin); err != nil {
+		t.Errorf("SubscriptionCreate of another endpoint: %v", err)
+	}
 	pending := &baton.Subscription{Region: Region, Account: Account, Topic: "t", ID: "s2", Protocol: "https",
 		Endpoint: "https://example.com/hook", Owner: Account, Pending: true, CreatedAt: at(0)}
 	if err := s.SubscriptionCreate(ctx, pending); err != nil {
@@ -215,7 +225,7 @@ func testSubscriptionList(t *testing.T, s TopicsStore) {
 	MustCreateTopic(t, s, "b", nil)
 	MustCreateTopic(t, s, "a", nil)
 	for _, p := range [][2]string{{"b", "2"}, {"a", "9"}, {"b", "1"}, {"a", "3"}} {
-		MustSubscribe(t, s, p[0], p[1], "arn:aws:sqs:us-east-1:000000000000:q")
+		MustSubscribe(t, s, p[0], p[1], "arn:aws:sqs:us-east-1:000000000000:q"+p[1])
 	}
 	if err := s.TopicCreate(ctx, &baton.Topic{Region: OtherRegion, Account: Account, Name: "a"}); err != nil {
 		t.Fatal(err)
