@@ -87,10 +87,7 @@ func (s *Server) caller(ctx context.Context) sns.Caller {
 func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 	return protocol.NewTable(
 		protocol.Op("CreateTopic", func(ctx context.Context, in *snswire.CreateTopicInput) (*snswire.CreateTopicOutput, error) {
-			tags := make([]sns.Tag, len(in.Tags))
-			for i, t := range in.Tags {
-				tags[i] = sns.Tag{Key: t.Key, Value: t.Value}
-			}
+			tags := wireTags(in.Tags)
 			if in.DataProtectionPolicy != "" {
 				in.Attributes = withAttribute(in.Attributes, "DataProtectionPolicy", in.DataProtectionPolicy)
 			}
@@ -151,6 +148,23 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 		protocol.Op("ListSubscriptionsByTopic", func(ctx context.Context, in *snswire.ListSubscriptionsByTopicInput) (*snswire.ListSubscriptionsOutput, error) {
 			return subscriptionsOutput(svc.ListSubscriptionsByTopic(ctx, s.caller(ctx), in.TopicArn, in.NextToken))
 		}),
+		protocol.Op("TagResource", func(ctx context.Context, in *snswire.TagResourceInput) (*snswire.TagResourceOutput, error) {
+			return &snswire.TagResourceOutput{}, svc.TagResource(ctx, s.caller(ctx), in.ResourceArn, wireTags(in.Tags))
+		}),
+		protocol.Op("UntagResource", func(ctx context.Context, in *snswire.UntagResourceInput) (*snswire.UntagResourceOutput, error) {
+			return &snswire.UntagResourceOutput{}, svc.UntagResource(ctx, s.caller(ctx), in.ResourceArn, in.TagKeys)
+		}),
+		protocol.Op("ListTagsForResource", func(ctx context.Context, in *snswire.ListTagsForResourceInput) (*snswire.ListTagsForResourceOutput, error) {
+			tags, err := svc.ListTagsForResource(ctx, s.caller(ctx), in.ResourceArn)
+			if err != nil {
+				return nil, err
+			}
+			out := &snswire.ListTagsForResourceOutput{}
+			for _, t := range tags {
+				out.Tags.Member = append(out.Tags.Member, snswire.Tag{Key: t.Key, Value: t.Value})
+			}
+			return out, nil
+		}),
 		protocol.Op("Publish", func(ctx context.Context, in *snswire.PublishInput) (*snswire.PublishOutput, error) {
 			req := requestFrom(ctx)
 			p := sns.PublishParams{TopicARN: in.TopicArn, TargetARN: in.TargetArn, PhoneNumber: in.PhoneNumber,
@@ -168,6 +182,14 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 			return &snswire.PublishOutput{MessageId: id}, nil
 		}),
 	)
+}
+
+func wireTags(in []snswire.Tag) []sns.Tag {
+	tags := make([]sns.Tag, len(in))
+	for i, t := range in {
+		tags[i] = sns.Tag{Key: t.Key, Value: t.Value}
+	}
+	return tags
 }
 
 func withAttribute(attrs map[string]string, k, v string) map[string]string {

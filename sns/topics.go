@@ -230,10 +230,5 @@ func (s *Service) SetTopicAttributes(ctx context.Context, c Caller, topicARN, na
 	} else {
 		t.Attributes[name] = v
 	}
-	if err := s.store.TopicUpdate(ctx, t); errors.Is(err, baton.ErrNotFound) {
-		return errTopicNotFound()
-	} else if err != nil {
-		return storeErr(err, "update topic")
-	}
-	return nil
+	return s.updateTopic(ctx, t)
 }

@@ -133,3 +133,28 @@ type PublishOutput struct {
 	MessageId      string
 	SequenceNumber string
 }
+
+type TagResourceInput struct {
+	ResourceArn string
+	Tags        []Tag `query:"Tags.member"`
+}
+
+// TagResourceOutput is empty: AWS answers <TagResourceResult/>.
+type TagResourceOutput struct{}
+
+type UntagResourceInput struct {
+	ResourceArn string
+	TagKeys     []string `query:"TagKeys.member"`
+}
+
+// UntagResourceOutput is empty: AWS answers <UntagResourceResult/>.
+type UntagResourceOutput struct{}
+
+type ListTagsForResourceInput struct{ ResourceArn string }
+
+// TagList is ListTagsForResource's <Tags>.
+type TagList struct {
+	Member []Tag `query:"member"`
+}
+
+type ListTagsForResourceOutput struct{ Tags TagList }
