@@ -20,6 +20,12 @@ const (
 	ErrSNSResourceNotFound ErrorCode = "SNS.ResourceNotFound"
 	// ErrSNSTagLimitExceeded is a topic given more than 50 tags.
 	ErrSNSTagLimitExceeded ErrorCode = "SNS.TagLimitExceeded"
+	// The PublishBatch refusals of a whole request.
+	ErrSNSEmptyBatchRequest            ErrorCode = "SNS.EmptyBatchRequest"
+	ErrSNSTooManyEntriesInBatchRequest ErrorCode = "SNS.TooManyEntriesInBatchRequest"
+	ErrSNSBatchEntryIdsNotDistinct     ErrorCode = "SNS.BatchEntryIdsNotDistinct"
+	ErrSNSInvalidBatchEntryID          ErrorCode = "SNS.InvalidBatchEntryId"
+	ErrSNSBatchRequestTooLong          ErrorCode = "SNS.BatchRequestTooLong"
 )
 
 const nsSNS = "com.amazonaws.sns"
@@ -33,6 +39,12 @@ var snsErrors = map[ErrorCode]ErrorSpec{
 	ErrSNSNotFound:              {nsSNS, "NotFound", http.StatusNotFound, false, ""},
 	ErrSNSResourceNotFound:      {nsSNS, "ResourceNotFound", http.StatusNotFound, false, ""},
 	ErrSNSTagLimitExceeded:      {nsSNS, "TagLimitExceeded", http.StatusBadRequest, false, ""},
+
+	ErrSNSEmptyBatchRequest:            {nsSNS, "EmptyBatchRequest", http.StatusBadRequest, false, ""},
+	ErrSNSTooManyEntriesInBatchRequest: {nsSNS, "TooManyEntriesInBatchRequest", http.StatusBadRequest, false, ""},
+	ErrSNSBatchEntryIdsNotDistinct:     {nsSNS, "BatchEntryIdsNotDistinct", http.StatusBadRequest, false, ""},
+	ErrSNSInvalidBatchEntryID:          {nsSNS, "InvalidBatchEntryId", http.StatusBadRequest, false, ""},
+	ErrSNSBatchRequestTooLong:          {nsSNS, "BatchRequestTooLong", http.StatusBadRequest, false, ""},
 }
 
 func init() {

@@ -148,6 +148,7 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 		protocol.Op("ListSubscriptionsByTopic", func(ctx context.Context, in *snswire.ListSubscriptionsByTopicInput) (*snswire.ListSubscriptionsOutput, error) {
 			return subscriptionsOutput(svc.ListSubscriptionsByTopic(ctx, s.caller(ctx), in.TopicArn, in.NextToken))
 		}),
+		s.publishBatch(svc),
 		protocol.Op("TagResource", func(ctx context.Context, in *snswire.TagResourceInput) (*snswire.TagResourceOutput, error) {
 			return &snswire.TagResourceOutput{}, svc.TagResource(ctx, s.caller(ctx), in.ResourceArn, wireTags(in.Tags))
 		}),
@@ -171,10 +172,7 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 				Message: in.Message, Subject: in.Subject, MessageStructure: in.MessageStructure,
 				MessageGroupID: in.MessageGroupId, MessageDeduplicationID: in.MessageDeduplicationId,
 				TraceHeader: req.traceHeader, BaseURL: req.baseURL}
-			for _, a := range in.MessageAttributes {
-				p.Attributes = append(p.Attributes, sns.MessageAttribute{Name: a.Name, MessageAttribute: baton.MessageAttribute{
-					DataType: a.Value.DataType, StringValue: a.Value.StringValue, BinaryValue: a.Value.BinaryValue}})
-			}
+			p.Attributes = wireAttributes(in.MessageAttributes)
 			id, err := svc.Publish(ctx, s.caller(ctx), p)
 			if err != nil {
 				return nil, err
@@ -182,6 +180,42 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 			return &snswire.PublishOutput{MessageId: id}, nil
 		}),
 	)
+}
+
+// publishBatch is PublishBatch's handler.
+func (s *Server) publishBatch(svc *sns.Service) protocol.Operation {
+	return protocol.Op("PublishBatch", func(ctx context.Context, in *snswire.PublishBatchInput) (*snswire.PublishBatchOutput, error) {
+		req := requestFrom(ctx)
+		p := sns.PublishBatchParams{TopicARN: in.TopicArn, TraceHeader: req.traceHeader, BaseURL: req.baseURL}
+		for _, e := range in.PublishBatchRequestEntries {
+			p.Entries = append(p.Entries, sns.BatchEntry{ID: e.Id, Message: e.Message, Subject: e.Subject,
+				MessageStructure: e.MessageStructure, Attributes: wireAttributes(e.MessageAttributes),
+				MessageGroupID: e.MessageGroupId, MessageDeduplicationID: e.MessageDeduplicationId})
+		}
+		res, err := svc.PublishBatch(ctx, s.caller(ctx), p)
+		if err != nil {
+			return nil, err
+		}
+		out := &snswire.PublishBatchOutput{}
+		for _, ok := range res.Successful {
+			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID})
+		}
+		for _, f := range res.Failed {
+			spec := f.Err.Code.Spec()
+			out.Failed.Member = append(out.Failed.Member, snswire.BatchResultErrorEntry{Id: f.ID, Code: spec.QueryCode,
+				Message: f.Err.Message, SenderFault: !spec.Receiver})
+		}
+		return out, nil
+	})
+}
+
+func wireAttributes(in []snswire.MessageAttribute) []sns.MessageAttribute {
+	var out []sns.MessageAttribute
+	for _, a := range in {
+		out = append(out, sns.MessageAttribute{Name: a.Name, MessageAttribute: baton.MessageAttribute{
+			DataType: a.Value.DataType, StringValue: a.Value.StringValue, BinaryValue: a.Value.BinaryValue}})
+	}
+	return out
 }
 
 func wireTags(in []snswire.Tag) []sns.Tag {

@@ -281,14 +281,27 @@ func TestSNSPublishRefusals(t *testing.T) {
 }
 
 // TestSNSMissingDataType: an attribute without a DataType is refused with
-// code ValidationError, as AWS answered it (the SDK would not send one, so
-// the request is raw).
+// code ValidationError, as AWS answered it, naming where it is in a
+// Publish and in a PublishBatch (the SDK would not send one, so the
+// requests are raw).
 func TestSNSMissingDataType(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
 	topic := mustCreateTopic(t, srv.SNSClient(), "nodatatype")
-	status, body := postForm(t, srv.URL, url.Values{"Action": {"Publish"}, "Version": {"2010-03-31"}, "TopicArn": {topic},
-		"Message": {"m"}, "MessageAttributes.entry.1.Name": {"a"}, "MessageAttributes.entry.1.Value.StringValue": {"v"}}.Encode())
+	checkValidationError(t, srv.URL, url.Values{"Action": {"Publish"}, "Version": {"2010-03-31"}, "TopicArn": {topic},
+		"Message": {"m"}, "MessageAttributes.entry.1.Name": {"a"}, "MessageAttributes.entry.1.Value.StringValue": {"v"}},
+		"1 validation error detected: Value null at 'messageAttributes.a.member.dataType' failed to satisfy constraint: Member must not be null")
+	checkValidationError(t, srv.URL, url.Values{"Action": {"PublishBatch"}, "Version": {"2010-03-31"}, "TopicArn": {topic},
+		"PublishBatchRequestEntries.member.1.Id": {"x"}, "PublishBatchRequestEntries.member.1.Message": {"m"},
+		"PublishBatchRequestEntries.member.2.Id": {"y"}, "PublishBatchRequestEntries.member.2.Message": {"m"},
+		"PublishBatchRequestEntries.member.2.MessageAttributes.entry.1.Name":              {"a"},
+		"PublishBatchRequestEntries.member.2.MessageAttributes.entry.1.Value.StringValue": {"v"}},
+		"1 validation error detected: Value null at 'publishBatchRequestEntries.2.member.messageAttributes.a.member.dataType' failed to satisfy constraint: Member must not be null")
+}
+
+func checkValidationError(t *testing.T, base string, form url.Values, want string) {
+	t.Helper()
+	status, body := postForm(t, base, form.Encode())
 	var e struct {
 		XMLName xml.Name `xml:"ErrorResponse"`
 		NS      string   `xml:"xmlns,attr"`
@@ -297,7 +310,6 @@ func TestSNSMissingDataType(t *testing.T) {
 	if err := xml.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("%d %s: %v", status, body, err)
 	}
-	want := "1 validation error detected: Value null at 'messageAttributes.a.member.dataType' failed to satisfy constraint: Member must not be null"
 	if status != 400 || e.Error.Type != "Sender" || e.Error.Code != "ValidationError" || e.Error.Message != want ||
 		e.NS != "http://sns.amazonaws.com/doc/2010-03-31/" {
 		t.Errorf("%d %s", status, body)

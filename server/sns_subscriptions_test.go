@@ -191,4 +191,3 @@ func TestSNSListSubscriptionsPages(t *testing.T) {
 		token = out.NextToken
 	}
 }
-

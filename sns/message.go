@@ -29,12 +29,14 @@ func (a MessageAttribute) size() int {
 // checkMessageAttributes checks a publish's attributes as AWS does, with
 // its codes (ParameterValueInvalid; ValidationError for a missing type)
 // and texts.
-func checkMessageAttributes(attrs []MessageAttribute) error {
+// path is where AWS says the attributes are in a ValidationError
+// ("messageAttributes", or a batch entry's).
+func checkMessageAttributes(attrs []MessageAttribute, path string) error {
 	for _, a := range attrs {
 		if err := checkAttributeName(a.Name); err != nil {
 			return err
 		}
-		if err := checkAttributeValue(a); err != nil {
+		if err := checkAttributeValue(a, path); err != nil {
 			return err
 		}
 	}
@@ -67,10 +69,10 @@ func checkAttributeName(name string) error {
 	return nil
 }
 
-func checkAttributeValue(a MessageAttribute) error {
+func checkAttributeValue(a MessageAttribute, path string) error {
 	if a.DataType == "" {
 		return baton.Errorf(baton.ErrSNSValidation,
-			"1 validation error detected: Value null at 'messageAttributes.%s.member.dataType' failed to satisfy constraint: Member must not be null", a.Name)
+			"1 validation error detected: Value null at '%s.%s.member.dataType' failed to satisfy constraint: Member must not be null", path, a.Name)
 	}
 	base, label, custom := strings.Cut(a.DataType, ".")
 	if base != "String" && base != "Number" && base != "Binary" || custom && label == "" {

@@ -52,8 +52,8 @@ func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (strin
 	if err != nil {
 		return "", err
 	}
-	if p.MessageDeduplicationID != nil {
-		return "", invalidParameter("MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
+	if err := pub.checkTopicRules(); err != nil {
+		return "", err
 	}
 	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
 	if err != nil {
@@ -92,40 +92,64 @@ func (s *Service) checkPublish(c Caller, p PublishParams) (*publication, error) 
 	if _, err := s.parseTopicARN(c, pub.param, pub.arn); err != nil {
 		return nil, err
 	}
-	if p.Message == "" {
-		return nil, invalidParameter("Empty message")
-	}
-	if err := checkSubject(p.Subject); err != nil {
+	if err := pub.check("messageAttributes"); err != nil {
 		return nil, err
 	}
-	if err := checkMessageAttributes(p.Attributes); err != nil {
-		return nil, err
+	return pub, nil
+}
+
+// check checks the message, its subject, attributes (attrPath names them
+// in a ValidationError), size, structure and group id.
+func (pub *publication) check(attrPath string) error {
+	if pub.Message == "" {
+		return invalidParameter("Empty message")
 	}
-	size := len(p.Message)
-	for _, a := range p.Attributes {
-		size += a.size()
+	if err := checkSubject(pub.Subject); err != nil {
+		return err
 	}
-	if size > MaxPublishSize {
-		return nil, errTooLong()
+	if err := checkMessageAttributes(pub.Attributes, attrPath); err != nil {
+		return err
 	}
-	if !validChars(p.Message) {
-		return nil, invalidParameter("Message Reason: it holds characters SNS does not take")
+	if pub.size() > MaxPublishSize {
+		return errTooLong()
 	}
-	switch p.MessageStructure {
+	if !validChars(pub.Message) {
+		return invalidParameter("Message Reason: it holds characters SNS does not take")
+	}
+	switch pub.MessageStructure {
 	case "":
 	case "json":
-		st, err := parseStructure(p.Message)
+		st, err := parseStructure(pub.Message)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pub.structure = st
 	default:
-		return nil, invalidParameter("MessageStructure")
+		return invalidParameter("MessageStructure")
 	}
-	if p.MessageGroupID != nil && !validID(*p.MessageGroupID) {
-		return nil, invalidParameter("MessageGroupId Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	if pub.MessageGroupID != nil && !validID(*pub.MessageGroupID) {
+		return invalidParameter("MessageGroupId Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
-	return pub, nil
+	return nil
+}
+
+// size is what the publish counts toward MaxPublishSize: the message's
+// bytes and each attribute's name, type and value.
+func (pub *publication) size() int {
+	n := len(pub.Message)
+	for _, a := range pub.Attributes {
+		n += a.size()
+	}
+	return n
+}
+
+// checkTopicRules checks what the topic decides: a standard topic takes no
+// deduplication id.
+func (pub *publication) checkTopicRules() error {
+	if pub.MessageDeduplicationID != nil {
+		return invalidParameter("MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
+	}
+	return nil
 }
 
 // fanOut sends the publication to every confirmed sqs subscription, a few

@@ -158,3 +158,49 @@ type TagList struct {
 }
 
 type ListTagsForResourceOutput struct{ Tags TagList }
+
+// PublishBatchRequestEntry is one entry of PublishBatch.
+type PublishBatchRequestEntry struct {
+	Id                     string
+	Message                string
+	Subject                *string
+	MessageStructure       string
+	MessageAttributes      []MessageAttribute `query:"MessageAttributes.entry"`
+	MessageDeduplicationId *string
+	MessageGroupId         *string
+}
+
+type PublishBatchInput struct {
+	TopicArn                   string
+	PublishBatchRequestEntries []PublishBatchRequestEntry `query:"PublishBatchRequestEntries.member"`
+}
+
+// PublishBatchResultEntry is one published entry.
+type PublishBatchResultEntry struct {
+	Id             string
+	MessageId      string
+	SequenceNumber string
+}
+
+// BatchResultErrorEntry is one failed entry.
+type BatchResultErrorEntry struct {
+	Id          string
+	Code        string
+	Message     string
+	SenderFault bool
+}
+
+// PublishBatchSuccessful is PublishBatch's <Successful>.
+type PublishBatchSuccessful struct {
+	Member []PublishBatchResultEntry `query:"member"`
+}
+
+// PublishBatchFailed is PublishBatch's <Failed>, written even when empty.
+type PublishBatchFailed struct {
+	Member []BatchResultErrorEntry `query:"member"`
+}
+
+type PublishBatchOutput struct {
+	Successful PublishBatchSuccessful
+	Failed     PublishBatchFailed
+}

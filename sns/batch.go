@@ -1,0 +1,144 @@
+package sns
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
+)
+
+// maxBatchEntries is how many entries a PublishBatch may carry.
+const maxBatchEntries = 10
+
+// BatchEntry is one entry of a PublishBatch: an Id and what Publish takes
+// of a message.
+type BatchEntry struct {
+	ID                     string
+	Message                string
+	Subject                *string
+	MessageStructure       string
+	Attributes             []MessageAttribute
+	MessageGroupID         *string
+	MessageDeduplicationID *string
+}
+
+// BatchResult is a PublishBatch's answer: the entries published, with
+// their MessageIds, and those that failed.
+type BatchResult struct {
+	Successful []BatchSuccess
+	Failed     []BatchFailure
+}
+
+// BatchSuccess is one published entry.
+type BatchSuccess struct{ ID, MessageID string }
+
+// BatchFailure is one entry that failed, with its error.
+type BatchFailure struct {
+	ID  string
+	Err *baton.Error
+}
+
+// PublishBatchParams are the arguments of PublishBatch.
+type PublishBatchParams struct {
+	TopicARN    string
+	Entries     []BatchEntry
+	TraceHeader string
+	BaseURL     string
+}
+
+// PublishBatch publishes up to ten messages to a topic, in entry order,
+// each as Publish does. As AWS: a batch that is empty, too long, of more
+// than ten entries or of entry Ids not distinct or not well formed is
+// refused whole, and so is a batch with any entry Publish would refuse
+// (its text, a ValidationError naming the entry). An entry whose copies a
+// store could not all take is Failed (InternalError or ServiceUnavailable,
+// not the sender's fault) and its retry is the client's; the others are
+// answered once their copies are durable.
+func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchParams) (*BatchResult, error) {
+	if p.TopicARN == "" {
+		return nil, missing("TopicArn")
+	}
+	if _, err := s.parseTopicARN(c, "TopicArn", p.TopicARN); err != nil {
+		return nil, err
+	}
+	if err := checkBatch(p.Entries); err != nil {
+		return nil, err
+	}
+	pubs := make([]*publication, len(p.Entries))
+	for i, e := range p.Entries {
+		pub := &publication{PublishParams: PublishParams{TopicARN: p.TopicARN, Message: e.Message, Subject: e.Subject,
+			MessageStructure: e.MessageStructure, Attributes: e.Attributes, MessageGroupID: e.MessageGroupID,
+			MessageDeduplicationID: e.MessageDeduplicationID, TraceHeader: p.TraceHeader, BaseURL: p.BaseURL},
+			param: "TopicArn", arn: p.TopicARN}
+		if err := pub.check(fmt.Sprintf("publishBatchRequestEntries.%d.member.messageAttributes", i+1)); err != nil {
+			return nil, err
+		}
+		pubs[i] = pub
+	}
+	t, err := s.topic(ctx, c, "TopicArn", p.TopicARN)
+	if err != nil {
+		return nil, err
+	}
+	for _, pub := range pubs {
+		if err := pub.checkTopicRules(); err != nil {
+			return nil, err
+		}
+	}
+	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
+	if err != nil {
+		return nil, storeErr(err, "list subscriptions")
+	}
+	res := &BatchResult{}
+	for i, pub := range pubs {
+		pub.id, pub.at = ids.NewUUID(), s.clock.Now()
+		if err := s.fanOut(ctx, pub, subs); err != nil {
+			s.log.Warn("sns: a batch entry's copies were not all taken; the entry failed", "topic", p.TopicARN,
+				"entry", p.Entries[i].ID, "err", err)
+			res.Failed = append(res.Failed, BatchFailure{ID: p.Entries[i].ID, Err: baton.AsError(err)})
+			continue
+		}
+		res.Successful = append(res.Successful, BatchSuccess{ID: p.Entries[i].ID, MessageID: pub.id})
+	}
+	return res, nil
+}
+
+// checkBatch checks what refuses a whole batch: its count, its Ids and its
+// total size.
+func checkBatch(entries []BatchEntry) error {
+	switch {
+	case len(entries) == 0:
+		return baton.Errorf(baton.ErrSNSEmptyBatchRequest, "The batch request doesn't contain any entries.")
+	case len(entries) > maxBatchEntries:
+		return baton.Errorf(baton.ErrSNSTooManyEntriesInBatchRequest, "The batch request contains more entries than permissible.")
+	}
+	seen := make(map[string]bool, len(entries))
+	total := 0
+	for _, e := range entries {
+		switch {
+		case len(e.ID) > 80:
+			return baton.Errorf(baton.ErrSNSInvalidBatchEntryID, "The Id of a batch entry in the batch request is too long: %s", e.ID)
+		case e.ID == "" || !validBatchID(e.ID):
+			return baton.Errorf(baton.ErrSNSInvalidBatchEntryID, "The Id of a batch entry in the batch request contains an impermissible character: %s", e.ID)
+		case seen[e.ID]:
+			return baton.Errorf(baton.ErrSNSBatchEntryIdsNotDistinct, "Two or more batch entries in the request have the same Id.")
+		}
+		seen[e.ID] = true
+		total += (&publication{PublishParams: PublishParams{Message: e.Message, Attributes: e.Attributes}}).size()
+	}
+	if total > MaxPublishSize {
+		return baton.Errorf(baton.ErrSNSBatchRequestTooLong, "The length of all the messages put together is more than the limit.")
+	}
+	return nil
+}
+
+// validBatchID: alphanumerics, hyphens and underscores.
+func validBatchID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
