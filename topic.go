@@ -83,6 +83,14 @@ type TopicStore interface {
 	// SubscriptionDelete removes a subscription; ErrNotFound if it does
 	// not exist.
 	SubscriptionDelete(ctx context.Context, region, account, topic, id string) error
+
+	// SigningKey returns the key SNS signs its messages with, opaque to
+	// the store: the one it keeps, or if it keeps none the one generate
+	// makes, stored first. It calls generate at most once per key it
+	// keeps, and every server of a shared store gets the same key, so
+	// that a message any of them signed verifies with the certificate
+	// every one of them serves.
+	SigningKey(ctx context.Context, generate func() ([]byte, error)) ([]byte, error)
 }
 
 // TopicListParams select topics for TopicStore.TopicList.

@@ -93,6 +93,8 @@ type Server struct {
 	ops     protocol.Table
 	// snsOps are the SNS actions (sns.go), nil without Config.SNS.
 	snsOps protocol.Table
+	// sns is Config.SNS.
+	sns *sns.Service
 	// api serves the SQS API, admin the admin JSON API and metricsAPI
 	// /metrics, each behind authentication when it is on.
 	api        http.Handler
@@ -133,7 +135,7 @@ func New(cfg Config) *Server {
 	s := &Server{engine: cfg.Engine, account: cfg.Account, log: cfg.Logger, polls: newPollLimiter(cfg.MaxLongPollsPerClient)}
 	s.ops = s.operations()
 	if cfg.SNS != nil {
-		s.snsOps = s.snsOperations(cfg.SNS)
+		s.sns, s.snsOps = cfg.SNS, s.snsOperations(cfg.SNS)
 	}
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
@@ -234,6 +236,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.pprof.ServeHTTP(w, r)
+	case s.sns != nil && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, sns.CertificatePrefix):
+		s.serveCertificate(w, r) // sns.go
 	case isDashboardRequest(r):
 		s.dashboard.ServeHTTP(w, r)
 	case strings.HasPrefix(r.URL.Path, "/admin/api/"):

@@ -245,3 +245,19 @@ func subscriptionsOutput(subs []sns.SubscriptionEntry, next string, err error) (
 	}
 	return out, nil
 }
+
+// serveCertificate serves the certificate SNS messages are signed with, at
+// their SigningCertURL, to anyone: it is public, as AWS's is.
+func (s *Server) serveCertificate(w http.ResponseWriter, r *http.Request) {
+	pem, ok, err := s.sns.Certificate(r.Context(), strings.TrimPrefix(r.URL.Path, "/"))
+	switch {
+	case err != nil:
+		s.log.Error("sns: signing certificate", "request_id", requestFrom(r.Context()).reqID, "err", err)
+		http.Error(w, "the signing certificate cannot be read now", http.StatusServiceUnavailable)
+	case !ok:
+		http.NotFound(w, r)
+	default:
+		w.Header().Set("Content-Type", "application/x-x509-ca-cert")
+		w.Write(pem)
+	}
+}

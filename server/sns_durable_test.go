@@ -16,7 +16,8 @@ import (
 // TestSNSSurvivesRestart: on the embedded store a topic, its
 // subscriptions and their attributes outlive the server, and a publish
 // after the restart reaches the queues subscribed before it; so does a copy
-// acknowledged before the restart.
+// acknowledged before the restart; envelopes signed before and after it
+// verify with the one certificate the restarted server serves.
 func TestSNSSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir, ctx := t.TempDir(), context.Background()
@@ -79,6 +80,11 @@ func TestSNSSurvivesRestart(t *testing.T) {
 		var bodies []string
 		for _, m := range out.Messages {
 			bodies = append(bodies, *m.Body)
+			if q.url == *env.QueueUrl {
+				// Signed before and after the restart with the one key
+				// the store keeps, whose certificate the server serves.
+				verifySignatureAt(t, m, srv.URL())
+			}
 		}
 		all := strings.Join(bodies, "\n")
 		for _, w := range q.want {

@@ -38,7 +38,8 @@ func receiveCopy(tb testing.TB, c *sqs.Client, queueURL string) sqstypes.Message
 // byte for byte as AWS lays it out (docs/architecture.md §8): two-space
 // indent, `"Key" : value`, AWS's member order, '/' unescaped, the
 // attributes compact; and that the queue's copy carries no SQS message
-// attributes. Signature members are absent: Baton does not sign yet.
+// attributes; the signature verifies with the certificate served at
+// SigningCertURL (verifySignature).
 func TestSNSPublishEnvelope(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -52,6 +53,8 @@ func TestSNSPublishEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := receiveCopy(t, srv.Client, qURL)
+	certURL := srv.URL + "/" + certName(t, m)
 	want := "{\n" +
 		`  "Type" : "Notification",` + "\n" +
 		`  "MessageId" : "` + *out.MessageId + `",` + "\n" +
@@ -59,12 +62,14 @@ func TestSNSPublishEnvelope(t *testing.T) {
 		`  "Subject" : "Greeting",` + "\n" +
 		`  "Message" : "He said \"hi\" </a> & é/ok\n\tend",` + "\n" +
 		`  "Timestamp" : "2026-01-02T03:04:05.000Z",` + "\n" +
+		`  "SignatureVersion" : "1",` + "\n" +
+		`  "Signature" : "` + signatureOf(t, m) + `",` + "\n" +
+		`  "SigningCertURL" : "` + certURL + `",` + "\n" +
 		`  "UnsubscribeURL" : "` + srv.URL + `/?Action=Unsubscribe&SubscriptionArn=` + sub + `",` + "\n" +
 		`  "MessageAttributes" : {` + "\n" +
 		`    "price" : {"Type":"Number","Value":"99.12"}` + "\n" +
 		"  }\n" +
 		"}"
-	m := receiveCopy(t, srv.Client, qURL)
 	if *m.Body != want {
 		t.Errorf("body:\n%s\nwant:\n%s", *m.Body, want)
 	}
@@ -72,21 +77,28 @@ func TestSNSPublishEnvelope(t *testing.T) {
 		t.Errorf("the envelope's copy has SQS message attributes %v, want none", m.MessageAttributes)
 	}
 
+	verifySignature(t, m)
+
 	// Without a subject or attributes those members are left out, and the
 	// UnsubscribeURL ends the object.
 	out, err = c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("plain")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m = receiveCopy(t, srv.Client, qURL)
+	verifySignature(t, m)
 	want = "{\n" +
 		`  "Type" : "Notification",` + "\n" +
 		`  "MessageId" : "` + *out.MessageId + `",` + "\n" +
 		`  "TopicArn" : "` + topic + `",` + "\n" +
 		`  "Message" : "plain",` + "\n" +
 		`  "Timestamp" : "2026-01-02T03:04:05.000Z",` + "\n" +
+		`  "SignatureVersion" : "1",` + "\n" +
+		`  "Signature" : "` + signatureOf(t, m) + `",` + "\n" +
+		`  "SigningCertURL" : "` + certURL + `",` + "\n" +
 		`  "UnsubscribeURL" : "` + srv.URL + `/?Action=Unsubscribe&SubscriptionArn=` + sub + `"` + "\n" +
 		"}"
-	if m := receiveCopy(t, srv.Client, qURL); *m.Body != want {
+	if *m.Body != want {
 		t.Errorf("body:\n%s\nwant:\n%s", *m.Body, want)
 	}
 }

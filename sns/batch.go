@@ -92,7 +92,14 @@ func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchPara
 	res := &BatchResult{}
 	for i, pub := range pubs {
 		pub.id, pub.at = ids.NewUUID(), s.clock.Now()
-		if err := s.fanOut(ctx, pub, subs); err != nil {
+		var err error
+		if enveloped(subs) {
+			err = s.sign(ctx, pub, t)
+		}
+		if err == nil {
+			err = s.fanOut(ctx, pub, subs)
+		}
+		if err != nil {
 			s.log.Warn("sns: a batch entry's copies were not all taken; the entry failed", "topic", p.TopicARN,
 				"entry", p.Entries[i].ID, "err", err)
 			res.Failed = append(res.Failed, BatchFailure{ID: p.Entries[i].ID, Err: baton.AsError(err)})

@@ -17,6 +17,9 @@ type notification struct {
 	Timestamp      time.Time
 	UnsubscribeURL string
 	Attributes     []MessageAttribute
+	// SignatureVersion, Signature and SigningCertURL are set on a
+	// standard topic's notifications.
+	SignatureVersion, Signature, SigningCertURL string
 }
 
 // timestampLayout is the envelope's Timestamp: UTC, in milliseconds.
@@ -26,10 +29,6 @@ const timestampLayout = "2006-01-02T15:04:05.000Z"
 // SQS message's body from AWS, checked by its MD5): indented by two
 // spaces, `"Key" : value`, one member a line in AWS's order, those absent
 // left out, no final newline; attributes compact, in publish order.
-//
-// The signature members (SignatureVersion, Signature, SigningCertURL) are
-// left out: Baton does not sign envelopes yet, and a made-up signature
-// would only fool a reader that does not check it.
 func envelope(n notification) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
@@ -44,6 +43,11 @@ func envelope(n notification) []byte {
 	}
 	member(&b, "Message", n.Message, true)
 	member(&b, "Timestamp", n.Timestamp.UTC().Format(timestampLayout), true)
+	if n.Signature != "" {
+		member(&b, "SignatureVersion", n.SignatureVersion, true)
+		member(&b, "Signature", n.Signature, true)
+		member(&b, "SigningCertURL", n.SigningCertURL, true)
+	}
 	member(&b, "UnsubscribeURL", n.UnsubscribeURL, len(n.Attributes) > 0)
 	if len(n.Attributes) > 0 {
 		b.WriteString(`  "MessageAttributes" : {` + "\n")

@@ -3,6 +3,7 @@ package sns
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -61,6 +62,11 @@ func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (strin
 	}
 	pub.id = ids.NewUUID()
 	pub.at = s.clock.Now()
+	if enveloped(subs) {
+		if err := s.sign(ctx, pub, t); err != nil {
+			return "", err
+		}
+	}
 	if err := s.fanOut(ctx, pub, subs); err != nil {
 		return "", err
 	}
@@ -75,6 +81,53 @@ type publication struct {
 	structure  structured
 	id         string
 	at         time.Time
+	// signatureVersion, signature and certURL sign the envelopes: the
+	// signature covers nothing that differs between sqs subscriptions,
+	// so one serves them all.
+	signatureVersion, signature, certURL string
+}
+
+// sign signs the envelope the publication's sqs subscriptions receive,
+// under the topic's SignatureVersion (1 unless set).
+func (s *Service) sign(ctx context.Context, pub *publication, t *baton.Topic) error {
+	sig, err := s.signer(ctx)
+	if err != nil {
+		return err
+	}
+	pub.signatureVersion = t.Attributes["SignatureVersion"]
+	if pub.signatureVersion == "" {
+		pub.signatureVersion = "1"
+	}
+	pub.certURL = pub.BaseURL + "/" + sig.certName
+	n := pub.notification(t.Region, t.Account, t.Name, "sqs")
+	pub.signature, err = sig.sign(notificationStringToSign(n), pub.signatureVersion)
+	if err != nil {
+		return fmt.Errorf("sns: sign: %w", err)
+	}
+	return nil
+}
+
+// enveloped reports whether any subscription gets an envelope: only then
+// is a publish signed.
+func enveloped(subs []*baton.Subscription) bool {
+	for _, sub := range subs {
+		if !sub.Pending && sub.Protocol == "sqs" && sub.Attributes["RawMessageDelivery"] != "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// notification is the envelope of the publication for a subscription of
+// protocol to the topic, without the members of one subscription.
+func (pub *publication) notification(region, account, topic, protocol string) notification {
+	msg := pub.Message
+	if pub.structure != nil {
+		msg = pub.structure.forProtocol(protocol)
+	}
+	return notification{MessageID: pub.id, TopicARN: TopicARN(region, account, topic), Subject: pub.Subject,
+		Message: msg, Timestamp: pub.at, Attributes: pub.Attributes,
+		SignatureVersion: pub.signatureVersion, Signature: pub.signature, SigningCertURL: pub.certURL}
 }
 
 // checkPublish checks what a publish says of itself, before its topic is
@@ -229,10 +282,8 @@ func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.Send
 		}
 		return p
 	}
-	p.Body = string(envelope(notification{
-		MessageID: pub.id, TopicARN: TopicARN(sub.Region, sub.Account, sub.Topic), Subject: pub.Subject,
-		Message: msg, Timestamp: pub.at, Attributes: pub.Attributes,
-		UnsubscribeURL: pub.BaseURL + "/?Action=Unsubscribe&SubscriptionArn=" + SubscriptionARN(sub),
-	}))
+	n := pub.notification(sub.Region, sub.Account, sub.Topic, sub.Protocol)
+	n.UnsubscribeURL = pub.BaseURL + "/?Action=Unsubscribe&SubscriptionArn=" + SubscriptionARN(sub)
+	p.Body = string(envelope(n))
 	return p
 }

@@ -21,6 +21,10 @@ type Service struct {
 	// on one node only: two nodes of one PostgreSQL database changing two
 	// attributes of one topic at the same instant may lose one.
 	mu sync.Mutex
+
+	// signMu guards sig, the signer, loaded on first use (signing.go).
+	signMu sync.Mutex
+	sig    *signer
 }
 
 // Caller is who makes a request and where: the region it is for ("" is the

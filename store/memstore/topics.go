@@ -17,6 +17,8 @@ type topicSet struct {
 	topics map[queueKey]*baton.Topic
 	// subs are each topic's subscriptions by ID.
 	subs map[queueKey]map[string]*baton.Subscription
+	// signingKey is SigningKey's, nil until made.
+	signingKey []byte
 }
 
 var _ baton.TopicStore = (*Store)(nil)
@@ -188,6 +190,22 @@ func (s *Store) SubscriptionDelete(_ context.Context, region, account, topic, id
 	}
 	delete(subs, id)
 	return nil
+}
+
+// SigningKey returns the store's signing key, made by generate on first
+// use.
+func (s *Store) SigningKey(_ context.Context, generate func() ([]byte, error)) ([]byte, error) {
+	ts := &s.topics
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.signingKey == nil {
+		key, err := generate()
+		if err != nil {
+			return nil, err
+		}
+		ts.signingKey = slices.Clone(key)
+	}
+	return slices.Clone(ts.signingKey), nil
 }
 
 func cloneTopic(t *baton.Topic) *baton.Topic {

@@ -22,6 +22,8 @@ const (
 	// kindSubscription + region, account, topic, id (length-prefixed): a
 	// subscription (subscriptionRecord).
 	kindSubscription = 'U'
+	// kindSigningKey: SNS's signing key (SigningKey).
+	kindSigningKey = 'G'
 )
 
 var _ baton.TopicStore = (*Store)(nil)
@@ -240,11 +242,42 @@ func (s *Store) committedOr(ctx context.Context, err error) error {
 	return err
 }
 
-// loadTopics puts the log's topics, then their subscriptions, into the
+// SigningKey returns the signing key of the log, generating and
+// committing it on first use.
+func (s *Store) SigningKey(ctx context.Context, generate func() ([]byte, error)) ([]byte, error) {
+	var key []byte
+	err := s.topicWrite(ctx, func() (change, error) {
+		made := false
+		k, err := s.index.SigningKey(ctx, func() ([]byte, error) {
+			made = true
+			return generate()
+		})
+		if err != nil || !made {
+			key = k
+			return nil, err
+		}
+		key = k
+		return &put{key: []byte{kindSigningKey}, val: k}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// loadTopics puts the log's signing key, topics, then their subscriptions, into the
 // index.
 func (s *Store) loadTopics(ctx context.Context) error {
-	lo, hi := span(kindTopic)
-	err := s.scan(lo, hi, func(k, v []byte) error {
+	lo, hi := span(kindSigningKey)
+	err := s.scan(lo, hi, func(_, v []byte) error {
+		_, err := s.index.SigningKey(ctx, func() ([]byte, error) { return v, nil })
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("load signing key: %w", err)
+	}
+	lo, hi = span(kindTopic)
+	err = s.scan(lo, hi, func(k, v []byte) error {
 		var r topicRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("topic record %q: %w", k, err)

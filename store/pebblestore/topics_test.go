@@ -26,6 +26,10 @@ func TestTopicsSurviveReopen(t *testing.T) {
 	storetest.MustSubscribe(t, s, "gone", "g1", "arn:aws:sqs:us-east-1:000000000000:q")
 	sub := storetest.MustSubscribe(t, s, "kept", "k1", "arn:aws:sqs:us-east-1:000000000000:q")
 	storetest.MustSubscribe(t, s, "kept", "k2", "arn:aws:sqs:us-east-1:000000000000:q2")
+	key, err := s.SigningKey(ctx, func() ([]byte, error) { return []byte("the key"), nil })
+	if err != nil || string(key) != "the key" {
+		t.Fatalf("SigningKey = %q, %v", key, err)
+	}
 	kept.Attributes = map[string]string{"DisplayName": "after"}
 	kept.Tags = map[string]string{"team": "a"}
 	if err := s.TopicUpdate(ctx, kept); err != nil {
@@ -45,6 +49,10 @@ func TestTopicsSurviveReopen(t *testing.T) {
 
 	s = MustOpen(t, dir)
 	defer mustClose(t, s)
+	key, err = s.SigningKey(ctx, func() ([]byte, error) { return []byte("another key"), nil })
+	if err != nil || string(key) != "the key" {
+		t.Errorf("SigningKey after reopen = %q, %v; want the first key", key, err)
+	}
 	got, err := s.TopicGet(ctx, storetest.Region, storetest.Account, "kept")
 	if err != nil {
 		t.Fatalf("kept topic after reopen: %v", err)

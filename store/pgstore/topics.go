@@ -206,3 +206,32 @@ func scanSubscription(row pgx.Row) (*baton.Subscription, error) {
 	sub.CreatedAt = timeOf(created)
 	return &sub, nil
 }
+
+// SigningKey returns the database's signing key: the first stored, by this
+// node or another.
+func (s *Store) SigningKey(ctx context.Context, generate func() ([]byte, error)) ([]byte, error) {
+	var key []byte
+	read := func() error {
+		return s.retry(ctx, func() error {
+			return s.pool.QueryRow(ctx, `SELECT key FROM baton_sns_signing_key WHERE id = 1`).Scan(&key)
+		})
+	}
+	err := read()
+	if errors.Is(err, pgx.ErrNoRows) {
+		var made []byte
+		if made, err = generate(); err != nil {
+			return nil, err
+		}
+		err = s.retry(ctx, func() error {
+			_, err := s.pool.Exec(ctx, `INSERT INTO baton_sns_signing_key (id, key) VALUES (1, $1) ON CONFLICT DO NOTHING`, made)
+			return err
+		})
+		if err == nil {
+			err = read() // another node's, if it stored one first
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: signing key: %w", err)
+	}
+	return key, nil
+}

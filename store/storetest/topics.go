@@ -35,6 +35,7 @@ func RunTopics(t *testing.T, open func(t *testing.T) TopicsStore) {
 		{"SubscriptionList", testSubscriptionList},
 		{"SubscriptionUpdateDelete", testSubscriptionUpdateDelete},
 		{"CopiesAreApart", testTopicCopies},
+		{"SigningKey", testSigningKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,4 +345,34 @@ func subIDs(subs []*baton.Subscription) []string {
 		ids = append(ids, fmt.Sprintf("%s/%s", s.Topic, s.ID))
 	}
 	return ids
+}
+
+// testSigningKey: the first call stores what generate makes; later calls
+// return it without generating.
+func testSigningKey(t *testing.T, s TopicsStore) {
+	ctx := context.Background()
+	calls := 0
+	gen := func(b byte) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			calls++
+			return []byte{b, 1, 2, 3}, nil
+		}
+	}
+	first, err := s.SigningKey(ctx, gen(7))
+	if err != nil {
+		t.Fatalf("SigningKey: %v", err)
+	}
+	again, err := s.SigningKey(ctx, gen(9))
+	if err != nil {
+		t.Fatalf("SigningKey again: %v", err)
+	}
+	if want := []byte{7, 1, 2, 3}; !reflect.DeepEqual(first, want) || !reflect.DeepEqual(again, want) {
+		t.Errorf("SigningKey = %v then %v, want %v both times", first, again, want)
+	}
+	if calls != 1 {
+		t.Errorf("generate called %d times, want 1", calls)
+	}
+	if _, err := s.SigningKey(ctx, func() ([]byte, error) { return nil, errors.New("not to be called") }); err != nil {
+		t.Errorf("SigningKey with a failing generate, once a key is kept: %v", err)
+	}
 }

@@ -27,3 +27,9 @@ CREATE TABLE baton_subscriptions (
     UNIQUE (region, account, topic, protocol, endpoint),
     FOREIGN KEY (region, account, topic) REFERENCES baton_topics ON DELETE CASCADE
 );
+
+-- SNS's signing key, one for every node (TopicStore.SigningKey).
+CREATE TABLE baton_sns_signing_key (
+    id  integer PRIMARY KEY CHECK (id = 1),
+    key bytea   NOT NULL
+);
