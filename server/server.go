@@ -261,6 +261,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		req := requestFrom(ctx)
 		req.region = region
+		if s.sns != nil && isUnsubscribeURL(r) {
+			s.serveUnsubscribeURL(w, r.WithContext(context.WithValue(ctx, requestKey{}, req))) // sns.go
+			return
+		}
 		s.api.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestKey{}, req)))
 	}
 }

@@ -261,3 +261,27 @@ func (s *Server) serveCertificate(w http.ResponseWriter, r *http.Request) {
 		w.Write(pem)
 	}
 }
+
+// isUnsubscribeURL reports whether r is a visit of an envelope's
+// UnsubscribeURL: an unsigned GET of Action=Unsubscribe. AWS serves it
+// without credentials, whoever has the URL.
+func isUnsubscribeURL(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Query().Get("Action") == "Unsubscribe" &&
+		r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Credential") == ""
+}
+
+// serveUnsubscribeURL serves an UnsubscribeURL, signed or not: it acts for
+// the account and in the region its SubscriptionArn names.
+func (s *Server) serveUnsubscribeURL(w http.ResponseWriter, r *http.Request) {
+	req := requestFrom(r.Context())
+	if err := r.ParseForm(); err != nil {
+		awsquery.WriteSNSError(w, readError(r, err), req.reqID)
+		return
+	}
+	ctx := r.Context()
+	if parts := strings.Split(r.Form.Get("SubscriptionArn"), ":"); len(parts) == 7 && baton.ValidRegion(parts[3]) {
+		req.region = parts[3]
+		ctx = baton.NewContextWithAccount(context.WithValue(ctx, requestKey{}, req), parts[4])
+	}
+	s.serveSNS(w, r.WithContext(ctx), req.reqID)
+}

@@ -100,3 +100,43 @@ func TestSNSQueryRouting(t *testing.T) {
 		t.Errorf("%d subscriptions after the UnsubscribeURL, want 0", len(list.Subscriptions))
 	}
 }
+
+// TestSNSUnsubscribeURLWithCredentials: with credentials required, an
+// envelope's UnsubscribeURL still unsubscribes unsigned, as AWS's does;
+// other unsigned SNS requests are refused.
+func TestSNSUnsubscribeURLWithCredentials(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t, testutil.Options{Credentials: []sigv4.Credential{
+		{AccessKeyID: "AKIDALICE", SecretAccessKey: "alice-secret", Account: "111111111111"},
+	}})
+	c, ctx := srv.SNSClient(), context.Background()
+	topic, err := c.CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String("t")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := mustSubscribe(t, c, *topic.TopicArn, "arn:aws:sqs:us-east-1:111111111111:q", nil)
+	resp, err := http.Get(srv.URL + "/?Action=ListTopics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("unsigned ListTopics: %d, want 403", resp.StatusCode)
+	}
+	resp, err = http.Get(srv.URL + "/?Action=Unsubscribe&SubscriptionArn=" + sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "<UnsubscribeResponse") {
+		t.Fatalf("UnsubscribeURL: %d %s", resp.StatusCode, body)
+	}
+	list, err := c.ListSubscriptions(ctx, &awssns.ListSubscriptionsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Subscriptions) != 0 {
+		t.Errorf("%d subscriptions after the UnsubscribeURL, want 0", len(list.Subscriptions))
+	}
+}
