@@ -115,106 +115,176 @@ func (s *scheduler) run(ctx context.Context) {
 // step does what is due now and returns when to look next (zero: nothing
 // scheduled).
 func (s *scheduler) step(ctx context.Context) time.Time {
-	c := s.c
-	now := c.clock.Now()
-	var next time.Time
-	at := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
-
-	p99, trusted := c.durations.p99()
+	now := s.c.clock.Now()
+	var next wakeup
+	p99, trusted := s.c.durations.p99()
 	for _, a := range s.running() {
-		if t := a.checkNoProgress(now, p99, trusted); !t.IsZero() {
-			at(t)
-		}
-		a.mu.Lock()
-		if a.done || a.abandoned {
-			a.mu.Unlock()
-			continue
-		}
-		var cause error
-		var kind EventKind
-		if a.cause == nil {
-			switch {
-			case !now.Before(a.overrunAt):
-				cause, kind = ErrAttemptTimeout, EventAttemptTimeout
-			case !now.Before(a.stallAtLocked()):
-				cause, kind = ErrStalled, EventStalled
-			default:
-				at(a.stallAtLocked())
-				at(a.overrunAt)
-			}
-		}
-		a.mu.Unlock()
-		if cause != nil && a.cancelWith(cause, now) {
-			c.observe(Event{Kind: kind, MessageID: a.leases[0].messageID, Attempt: a.leases[0].attemptNo,
-				Duration: now.Sub(a.start)})
-		}
-		a.mu.Lock()
-		abandon := a.cause != nil && !a.done && !a.abandoned && !now.Before(a.graceEnd)
-		if abandon {
-			a.abandoned = true
-		} else if a.cause != nil && !a.done && !a.abandoned {
-			at(a.graceEnd)
-		}
-		a.mu.Unlock()
-		if abandon {
-			s.unwatch(a)
-			s.calls.Add(1)
-			go func() {
-				defer s.calls.Done()
-				c.abandon(a)
-			}()
-		}
+		s.checkAttempt(a, now, p99, trusted, &next)
 	}
+	s.renewInBatches(ctx, s.dueLeases(now, &next))
+	return next.t
+}
 
+// wakeup is the earliest time a step found it must look again.
+type wakeup struct{ t time.Time }
+
+// at makes the wakeup no later than t.
+func (w *wakeup) at(t time.Time) {
+	if w.t.IsZero() || t.Before(w.t) {
+		w.t = t
+	}
+}
+
+// checkAttempt acts on one watched attempt at now: it reports the attempt
+// once if it has long run without progress, cancels it once it overruns or
+// stalls, and abandons it once its grace after that cancel is over.
+func (s *scheduler) checkAttempt(a *attempt, now time.Time, p99 time.Duration, trusted bool, next *wakeup) {
+	if t := a.checkNoProgress(now, p99, trusted); !t.IsZero() {
+		next.at(t)
+	}
+	if kind, cause := a.overdue(now, next); cause != nil && a.cancelWith(cause, now) {
+		s.c.observe(Event{Kind: kind, MessageID: a.leases[0].messageID, Attempt: a.leases[0].attemptNo,
+			Duration: now.Sub(a.start)})
+	}
+	if a.graceOver(now, next) {
+		s.abandon(a)
+	}
+}
+
+// overdue returns why the runtime must cancel a running attempt at now, and
+// the kind of event that reports it: ErrAttemptTimeout once the attempt
+// reaches its overrun time, else ErrStalled once it reaches its stall time.
+// Until then it returns a nil cause and puts both times into next. An
+// attempt that is done, abandoned or already cancelled is never overdue.
+func (a *attempt) overdue(now time.Time, next *wakeup) (EventKind, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done || a.abandoned || a.cause != nil {
+		return 0, nil
+	}
+	switch {
+	case !now.Before(a.overrunAt):
+		return EventAttemptTimeout, ErrAttemptTimeout
+	case !now.Before(a.stallAtLocked()):
+		return EventStalled, ErrStalled
+	}
+	next.at(a.stallAtLocked())
+	next.at(a.overrunAt)
+	return 0, nil
+}
+
+// graceOver reports whether an attempt the runtime cancelled has outlived
+// its grace at now (its handler has not returned), and marks it abandoned if
+// so; while the grace runs it puts the grace's end into next.
+func (a *attempt) graceOver(now time.Time, next *wakeup) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cause == nil || a.done || a.abandoned {
+		return false
+	}
+	if now.Before(a.graceEnd) {
+		next.at(a.graceEnd)
+		return false
+	}
+	a.abandoned = true
+	return true
+}
+
+// abandon stops watching an abandoned attempt and releases its messages in
+// the background.
+func (s *scheduler) abandon(a *attempt) {
+	s.unwatch(a)
+	s.background(func() { s.c.abandon(a) })
+}
+
+// leaseAction is what a step does with one held lease.
+type leaseAction int
+
+const (
+	leaseWait   leaseAction = iota // nothing now
+	leaseRenew                     // its renewal is due
+	leaseExpire                    // its deadline has passed: it is lost
+)
+
+// dueLeases returns the held leases whose renewal is due at now, each left
+// op-locked until its renewal is answered. It gives up as lost the leases
+// past their deadline, skips those with an operation in flight (that
+// operation wakes the loop when done), and puts into next when each other
+// lease needs a look.
+func (s *scheduler) dueLeases(now time.Time, next *wakeup) []*Lease {
 	var due []*Lease
 	for _, l := range s.held() {
 		if !l.op.TryLock() {
-			continue // an operation is in flight; it wakes us when done
+			continue // an operation is in flight; it wakes the loop when done
 		}
-		l.mu.Lock()
-		if l.state != leaseHeld {
-			l.mu.Unlock()
-			l.op.Unlock()
-			continue
-		}
-		if !now.Before(l.deadline) {
-			l.mu.Unlock()
-			l.op.Unlock()
-			c.loseLease(l, ErrLeaseLost)
-			continue
-		}
-		renewable := !l.capped && (l.att == nil || l.att.allowsRenewal(now))
-		when := l.deadline.Add(-c.cfg.renewAhead)
-		if l.retryAt.After(when) {
-			when = l.retryAt
-		}
-		at(l.deadline)
-		if renewable && !now.Before(when) {
-			l.mu.Unlock()
+		switch s.actionFor(l, now, next) {
+		case leaseRenew:
 			due = append(due, l) // stays op-locked until its renewal is answered
-			continue
+		case leaseExpire:
+			l.op.Unlock()
+			s.c.loseLease(l, ErrLeaseLost)
+		default:
+			l.op.Unlock()
 		}
-		if renewable {
-			at(when)
-		}
-		l.mu.Unlock()
-		l.op.Unlock()
 	}
+	return due
+}
+
+// actionFor decides what is due at now for a lease: nothing if it is no
+// longer held; expiry once its deadline has passed; else renewal once it is
+// renewable (not capped, its attempt showing life) and at its renewal point.
+// Unless the lease has expired, it puts into next the lease's deadline and,
+// for a renewable lease not yet due, its renewal point.
+func (s *scheduler) actionFor(l *Lease, now time.Time, next *wakeup) leaseAction {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state != leaseHeld {
+		return leaseWait
+	}
+	if !now.Before(l.deadline) {
+		return leaseExpire
+	}
+	next.at(l.deadline)
+	if l.capped || l.att != nil && !l.att.allowsRenewal(now) {
+		return leaseWait
+	}
+	when := s.renewalPointLocked(l)
+	if !now.Before(when) {
+		return leaseRenew
+	}
+	next.at(when)
+	return leaseWait
+}
+
+// renewalPointLocked is when a lease is next due for renewal: RenewAhead
+// before its deadline, or after a failed renewal's retry time if that is
+// later.
+func (s *scheduler) renewalPointLocked(l *Lease) time.Time {
+	when := l.deadline.Add(-s.c.cfg.renewAhead)
+	if l.retryAt.After(when) {
+		when = l.retryAt
+	}
+	return when
+}
+
+// renewInBatches sends the renewals of the due leases in calls of at most
+// maxBatch, each in the background.
+func (s *scheduler) renewInBatches(ctx context.Context, due []*Lease) {
 	for len(due) > 0 {
 		n := min(len(due), maxBatch)
 		batch := due[:n]
 		due = due[n:]
-		s.calls.Add(1)
-		go func() {
-			defer s.calls.Done()
-			s.renew(ctx, batch)
-		}()
+		s.background(func() { s.renew(ctx, batch) })
 	}
-	return next
+}
+
+// background runs f in a goroutine that run waits for before it returns.
+func (s *scheduler) background(f func()) {
+	s.calls.Add(1)
+	go func() {
+		defer s.calls.Done()
+		f()
+	}()
 }
 
 // renew extends a batch of op-locked leases and unlocks them.
