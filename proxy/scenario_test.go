@@ -182,8 +182,8 @@ func runDoctor(t *testing.T, endpoint, queue string) string {
 }
 
 // The error-path incident: handlers that fail before DeleteMessage. Each
-// receive lapses and the message goes to the next receiver; no holder
-// ever comes back.
+// receive lapses and the message goes to the next receive of the consumer,
+// which goes on polling; no holder ever comes back with its receipt.
 func TestHandlersThatNeverComeBack(t *testing.T) {
 	e := newEnv(t)
 	q := e.up.Queue(t, "failing?VisibilityTimeout=30")
@@ -191,14 +191,14 @@ func TestHandlersThatNeverComeBack(t *testing.T) {
 	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
+	for i := range 4 {
 		e.at(31 * i)
 		receiveOne(t, c, q)
 	}
 	e.at(100)
 	viaProxy, upstream := e.reports(t, "failing")
 	sameDiagnosis(t, viaProxy, upstream, "handler-failing")
-	if viaProxy.ExpiredLeases != 3 || viaProxy.RedeliveriesNeverReturned != 2 || viaProxy.LateCompletions != 0 {
+	if viaProxy.ExpiredLeases != 3 || viaProxy.RedeliveriesNeverReturned != 3 || viaProxy.LateCompletions != 0 {
 		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
 	}
 }

@@ -33,6 +33,7 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 		return // applied already
 	}
 	r.received, r.local, r.begin = true, local, ev.At
+	r.batch, r.batchSize, r.client = ev.Batch, ev.N, ev.Client
 	if r.deadlineAt.IsZero() { // no renewal arrived before it
 		r.deadline, r.deadlineAt = ev.Deadline, ev.At
 	}
@@ -52,7 +53,7 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 		if r.deadline.After(ev.At) {
 			heap.Push(&ql.active, r)
 		} else {
-			r.state = leaseReleased // a zero-length lease: the message stayed visible
+			r.state, r.zeroLength = leaseReleased, true // a zero-length lease: the message stayed visible
 		}
 	}
 	ql.redeliver(tm, ev.Epoch)
@@ -239,6 +240,9 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 			tm.relabel(rec.epoch, rec.snoozeAt)
 		}
 		rec.renewals++
+		if !ev.At.Before(rec.deadlineAt) {
+			rec.progress = ev.Progress
+		}
 	}
 	if !ev.At.Before(rec.deadlineAt) {
 		rec.deadline, rec.deadlineAt = ev.Deadline, ev.At
@@ -337,4 +341,14 @@ func (ql *queueLedger) deadLettered(ev Event, local bool) {
 	ql.end(tm.lease(ev.Epoch), leaseDeadLettered)
 	ql.count(ev.At, local, func(c *counters) { c.deadLettered++ })
 	tm.record(LeaseEvent{At: ev.At, Kind: EventDeadLetter, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount})
+}
+
+// refused applies a renewal the 12-hour ceiling refused: the lease keeps
+// the end it had.
+func (ql *queueLedger) refused(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	rec := tm.lease(ev.Epoch)
+	rec.refusals++
+	ql.count(ev.At, local, func(c *counters) { c.refused++ })
+	tm.record(LeaseEvent{At: ev.At, Kind: EventRefused, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
 }

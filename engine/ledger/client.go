@@ -43,3 +43,18 @@ func ClientFrom(ctx context.Context) Client {
 	c, _ := ctx.Value(clientKey{}).(Client)
 	return c
 }
+
+type progressKey struct{}
+
+// WithProgress records in ctx that the request's visibility changes are
+// renewals its client makes because the handler reported progress (the
+// client sent baton.RenewalHeader: baton.RenewalProgress).
+func WithProgress(ctx context.Context) context.Context {
+	return context.WithValue(ctx, progressKey{}, true)
+}
+
+// ProgressFrom says whether WithProgress marked ctx.
+func ProgressFrom(ctx context.Context) bool {
+	p, _ := ctx.Value(progressKey{}).(bool)
+	return p
+}

@@ -32,6 +32,8 @@ type counters struct {
 	// whose message's lease before was released at once too: a message
 	// going round receivers that do not handle it.
 	rereleased uint64
+	// refused counts the renewals the 12-hour ceiling refused.
+	refused uint64
 }
 
 func (c *counters) merge(o *counters) {
@@ -49,6 +51,7 @@ func (c *counters) merge(o *counters) {
 	c.lateLeases += o.lateLeases
 	c.lapsedReturned += o.lapsedReturned
 	c.rereleased += o.rereleased
+	c.refused += o.refused
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
 	for i := range c.atMost {

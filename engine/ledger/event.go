@@ -27,6 +27,15 @@ const (
 	// KindRemove ends the active lease of one message, which an operator
 	// deleted or moved without a receipt (the admin API's message actions).
 	KindRemove
+	// KindRefused is a renewal the 12-hour ceiling refused: the lease may
+	// not end later than MaxLeaseTime after its receive (Deadline is the
+	// end asked for), so the message comes back by then whatever its
+	// holder's heartbeat does.
+	KindRefused
+	// KindSeen is a request by Client on the queue that leased nothing (a
+	// receive that found no message): its holder is alive. The ledger keeps
+	// one a second per client and queue (Ledger.Record).
+	KindSeen
 )
 
 // Event is one mutation of the ledger, self-contained so that it can
@@ -45,7 +54,13 @@ type Event struct {
 	// LeasedAt is when the receipt's lease began (delete, change).
 	LeasedAt     time.Time
 	ReceiveCount int
-	N            int // sent: messages stored
+	// N is, for a send, the messages stored; for a receive, how many
+	// messages the receive handed out together (Batch).
+	N int
+	// Batch tells the receives of one request apart (receive): the
+	// messages of one ReceiveMessage share it when it handed out more than
+	// one, else it is zero.
+	Batch uint64
 	// SentAt is when the message was sent (receive), or the retention
 	// cutoff: messages sent before it were deleted (retention).
 	SentAt time.Time
@@ -64,7 +79,11 @@ type Event struct {
 	// end no later than it was (the handling node knows the end from the
 	// store). It is a release with a delay, not a renewal (changed).
 	Shortened bool
-	Client    Client
+	// Progress: a renewal its holder made because the handler reported
+	// progress (Baton's consumer says so with RenewalHeader), not a
+	// heartbeat that renews whatever the handler does.
+	Progress bool
+	Client   Client
 }
 
 // Lease event kinds, as the history reports them.
@@ -80,6 +99,8 @@ const (
 	// EventRemoved ends a lease whose message another receiver's late
 	// delete removed from under it.
 	EventRemoved = "removed"
+	// EventRefused is a renewal the 12-hour ceiling refused.
+	EventRefused = "refused"
 )
 
 // LeaseEvent is one entry of a message's lease history.
@@ -102,10 +123,16 @@ type LeaseEvent struct {
 
 // applyLocal applies an event this node made, deciding the facts that
 // depend on what it knows (a late completion's duplicate), and returns the
-// event as the other nodes should apply it.
-func (l *Ledger) applyLocal(ev Event) Event {
+// event as the other nodes should apply it; ok is false when it told
+// nothing new (a client seen again within seenEvery), and was dropped.
+func (l *Ledger) applyLocal(ev Event) (_ Event, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if ev.Kind == KindSeen {
+		if ql, ok := l.queues[ev.QueueID]; ok && ql.seenRecently(ev.Client, ev.At) {
+			return ev, false
+		}
+	}
 	if ev.Kind == KindDelete || ev.Kind == KindChange {
 		if ev.Result != baton.LeaseCurrent {
 			ev.duplicate = ev.StoreEpoch > ev.Epoch
@@ -117,7 +144,7 @@ func (l *Ledger) applyLocal(ev Event) Event {
 		}
 	}
 	l.applyLocked(ev, true)
-	return ev
+	return ev, true
 }
 
 // apply applies an event another node made.
@@ -141,6 +168,9 @@ func (l *Ledger) applyLocked(ev Event, local bool) {
 	defer l.trim()
 	ql := l.queue(ev.QueueID)
 	ql.expire(ev.At)
+	if ev.Client != (Client{}) && (ev.Kind == KindReceive || ev.Kind == KindChange || ev.Kind == KindDelete || ev.Kind == KindSeen || ev.Kind == KindRefused) {
+		ql.saw(ev.Client, ev.At)
+	}
 	switch ev.Kind {
 	case KindSent:
 		ql.count(ev.At, local, func(c *counters) { c.sent += uint64(ev.N) })
@@ -158,5 +188,7 @@ func (l *Ledger) applyLocked(ev Event, local bool) {
 		ql.deadLettered(ev, local)
 	case KindRemove:
 		ql.removedOne(ev)
+	case KindRefused:
+		ql.refused(ev, local)
 	}
 }

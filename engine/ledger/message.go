@@ -46,7 +46,19 @@ type leaseRec struct {
 	snoozed, snoozeLapsed bool
 	snoozeAt              time.Time
 	releasedNow           bool // its holder released it with VisibilityTimeout 0
-	heapIdx               int
+	// progress: its latest renewal was made on the handler's progress
+	// (Event.Progress); refusals counts its renewals the 12-hour ceiling
+	// refused.
+	progress bool
+	refusals int
+	// batch and batchSize are its receive's (Event.Batch, Event.N); client
+	// is who received it.
+	batch     uint64
+	batchSize int
+	// zeroLength: received with VisibilityTimeout 0, it leased nothing.
+	zeroLength bool
+	client     Client
+	heapIdx    int
 }
 
 type trackedMessage struct {
@@ -147,16 +159,6 @@ func (tm *trackedMessage) relabel(epoch uint32, at time.Time) {
 			ev.Kind = EventRenew
 		}
 	}
-}
-
-// receiver is the client whose receive began lease epoch.
-func (tm *trackedMessage) receiver(epoch uint32) Client {
-	for i := len(tm.history) - 1; i >= 0; i-- {
-		if ev := tm.history[i]; ev.Kind == EventReceive && ev.Epoch == epoch {
-			return ev.Client
-		}
-	}
-	return Client{}
 }
 
 // leaseHeap orders active leases by deadline.

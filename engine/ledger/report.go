@@ -40,6 +40,8 @@ type LeaseStats struct {
 	Rereleased       uint64
 	DeadLettered     uint64
 	RenewalsPerLease float64
+	// RefusedRenewals counts the renewals the 12-hour ceiling refused.
+	RefusedRenewals uint64
 	// LateWorkedMax is the longest a holder is known to have worked: from
 	// its receive to a late delete or visibility change by its receipt.
 	// It covers holders that never deleted, which P99 does not; the doctor
@@ -58,7 +60,7 @@ func statsOf(c *counters) LeaseStats {
 		LapsedReturned:                 c.lapsedReturned,
 		Rereleased:                     c.rereleased,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
-		LateWorkedMax: c.lateWorked,
+		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
 	}
 	if c.received > 0 {
 		s.RenewalsPerLease = float64(c.renewals) / float64(c.received)
@@ -66,32 +68,42 @@ func statsOf(c *counters) LeaseStats {
 	return s
 }
 
-// Finding is one problem the doctor names: what it saw, on how many
+// Finding is one thing the doctor names: what it saw, on how many
 // leases, and what to do.
 type Finding struct {
-	Kind string // DiagnosisLeaseTooShort, DiagnosisHandlerFailing or DiagnosisHungHandler
+	Kind string // one of the Diagnosis constants
 	// Leases is how many leases the finding rests on (see MinFindingLeases).
 	Leases   uint64
 	Evidence string
 	Fix      string
-	// Hung lists the hung leases (DiagnosisHungHandler), longest held first.
-	Hung []HungLease
+	// Held lists the leases the finding is about, longest held first:
+	// the running leases held far beyond the p99 (DiagnosisHeldUnrenewed,
+	// DiagnosisHeldRenewed, DiagnosisLongJob), the leases whose renewals
+	// the ceiling refused (DiagnosisCeilingRefused).
+	Held []HeldLease
 }
 
-// HungLease is a running lease held far beyond the queue's p99 and still
-// renewed.
-type HungLease struct {
+// HeldLease is a lease a finding names.
+type HeldLease struct {
 	MessageID string
 	Epoch     uint32
 	Begin     time.Time
-	Held      time.Duration
-	Renewals  int
-	// LastRenewal is when its holder last renewed it; Deadline is its end.
+	// Held is how long it has been held, zero if it no longer runs.
+	Held     time.Duration
+	Renewals int
+	// LastRenewal is when its holder last renewed it (zero if never);
+	// Deadline is its end: when its message comes back, unless renewed.
 	LastRenewal, Deadline time.Time
 	// CeilingIn is how long until it reaches MaxLeaseTime after its
 	// receive, when no renewal can keep it.
 	CeilingIn time.Duration
-	Client    Client
+	// Progress: its latest renewal was made on the handler's progress
+	// (Event.Progress). Refusals counts its renewals the ceiling refused.
+	Progress bool
+	Refusals int
+	// Running: the lease has not ended.
+	Running bool
+	Client  Client
 }
 
 // LeaseReport is what the queue has seen of its leases and what to do
@@ -109,15 +121,16 @@ type LeaseReport struct {
 	// and starts empty whenever the server starts, whatever the store.
 	HistorySince time.Time
 	// Findings are judged on the window (on everything since start when
-	// the window saw nothing); the hung-handler finding on the leases
+	// the window saw nothing); the held-lease findings on the leases
 	// running now against the p99 since start. Diagnosis is the first
 	// finding's kind (see the Diagnosis constants).
 	Findings  []Finding
 	Diagnosis string
-	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up (LateWorkedMax
-	// × 1.5 when no lease completed), more than the timeout in force and
-	// at most 12 h, when leases are too short; otherwise the timeout in
-	// force.
+	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up, at most 12 h:
+	// more than the timeout in force when leases are too short, less when
+	// the timeout is many times what the completed leases took (the stall
+	// a crash causes). With no p99 to go by (too few completed leases) it
+	// is the timeout in force.
 	RecommendedVisibilityTimeout int
 	// Advice is the findings' evidence and fixes in one text, or what the
 	// doctor saw when it found nothing.
@@ -157,13 +170,24 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	}
 	vis := time.Duration(r.VisibilityTimeout) * time.Second
 	d := doctor{r: r, s: judged, now: now, overran: jc.unrenewed.countAbove(vis)}
+	since := time.Time{}
+	if jc == &window {
+		since = now.Add(-windowMinutes * time.Minute)
+	}
 	if d.s.Late > 0 {
 		// Lapsed leases whose holders may yet come back late, as others
 		// did, are no evidence that they never will.
 		d.pending = l.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
 	}
 	if r.SinceStart.Completed >= MinFindingLeases {
-		d.hung = l.hungLeases(q.ID, now, hungThreshold(r.SinceStart.P99), r.SinceStart.P99)
+		d.renewed, d.stalled = l.heldLeases(q.ID, now, r.SinceStart.P99)
+	} else {
+		d.oldest = l.oldestRunning(q.ID, now)
+	}
+	d.lapses = l.lapsedHolders(q.ID, now, since)
+	d.batches = l.failedBatches(q.ID, now, since)
+	if judged.RefusedRenewals > 0 {
+		d.refused = l.refusedLeases(q.ID, now, since)
 	}
 	d.redrive = redrivePolicy{target: q.DeadLetterTarget, maxReceiveCount: q.MaxReceiveCount}
 	d.hasRedrive = q.DeadLetterTarget != ""
@@ -195,7 +219,13 @@ func (l *Ledger) Metrics(queueID uint64, now time.Time, m *QueueMetrics) {
 		m.OldestLease = max(now.Sub(oldest), 0)
 	}
 	if p99, n := l.completedP99(queueID, now); n >= MinFindingLeases {
-		m.HungLeases = len(l.hungLeases(queueID, now, hungThreshold(p99), p99))
+		renewed, stalled := l.heldLeases(queueID, now, p99)
+		m.HungLeases = len(stalled)
+		for _, h := range renewed {
+			if !h.Progress {
+				m.HungLeases++
+			}
+		}
 	}
 }
 
@@ -216,9 +246,11 @@ type QueueMetrics struct {
 	// VisibilityTimeout is the queue's, in seconds.
 	VisibilityTimeout int
 	// OldestLease is how long the oldest running lease has been held, zero
-	// when none runs; HungLeases counts the running leases the doctor
-	// finds hung (DiagnosisHungHandler). Both are of every node's leases
-	// as far as this node's ledger has seen them.
+	// when none runs; HungLeases counts the running leases held far beyond
+	// the p99 with no sign of progress (HungLeasesHelp): never renewed
+	// since (DiagnosisHeldUnrenewed), or renewed without the holder saying
+	// its handler progressed (DiagnosisHeldRenewed). Both are of every
+	// node's leases as far as this node's ledger has seen them.
 	OldestLease time.Duration
 	HungLeases  int
 }
