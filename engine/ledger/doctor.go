@@ -274,7 +274,7 @@ func (d *doctor) failingFinding() {
 	}
 	if gone < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%s lapsed with no sign of their holder: too few to name a problem (a finding rests on at least %d leases).",
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed and their holder never came back for them: too few to name a problem (a finding rests on at least %d leases).",
 			plural(int(gone), "lease", "leases"), MinFindingLeases))
 		return
 	}

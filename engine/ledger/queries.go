@@ -102,9 +102,7 @@ func (l *Ledger) refusedLeases(queueID uint64, now, since time.Time) []HeldLease
 }
 
 // batches tells what became of the receives of several messages begun
-// after since. A message counts in again only while it has not completed
-// since: one handed back twice with its batch and then handled was not
-// failing (a handler not ready, a release), one that never completes is.
+// after since.
 type batches struct {
 	// failed counts the receives whose every message's lease ended without
 	// a completion (lapsed or released, none deleted, none completed late),
@@ -154,14 +152,10 @@ func (l *Ledger) failedBatches(queueID uint64, now, since time.Time) batches {
 	for _, tm := range ql.messages {
 		run, best := 0, 0
 		for _, r := range tm.leases { // by epoch ascending
-			switch {
-			case r.received && !r.begin.Before(since) && whole(r):
+			if r.received && !r.begin.Before(since) && whole(r) {
 				run++
 				best = max(best, run)
-			case r.state == leaseDeleted || r.proven || r.lateDeleted:
-				best = 0 // it completed since: it was not failing
-				run = 0
-			default:
+			} else {
 				run = 0
 			}
 		}
@@ -176,12 +170,14 @@ func (l *Ledger) failedBatches(queueID uint64, now, since time.Time) batches {
 }
 
 // endedUnfinished says r ended without its holder completing it: it
-// lapsed or was released (and perhaps its message dead-lettered since),
-// with no delete in time or late.
+// lapsed or was released with a delay (a retry's back-off), perhaps its
+// message dead-lettered since, with no delete in time or late. A release
+// at once (VisibilityTimeout 0) is a holder giving the message back (not
+// ready, or stopping), which the release-loop finding judges.
 func endedUnfinished(r *leaseRec) bool {
 	switch r.state {
 	case leaseExpired, leaseReleased, leaseDeadLettered:
-		return !r.proven && !r.lateDeleted
+		return !r.proven && !r.lateDeleted && !r.releasedNow
 	}
 	return false
 }
