@@ -62,9 +62,10 @@ func TestDoctorVerdicts(t *testing.T) {
 			}
 		}
 	}
-	// awaitFinding polls the admin API's lease report until it gives the
-	// finding kind, and returns it.
-	awaitFinding := func(t *testing.T, queue, kind string, within time.Duration) server.LeaseReportJSON {
+	// awaitHeld polls the admin API's lease report until it gives the
+	// finding kind (on at least held leases, if it names leases), and
+	// returns it.
+	awaitHeld := func(t *testing.T, queue, kind string, held int, within time.Duration) server.LeaseReportJSON {
 		var rep server.LeaseReportJSON
 		var last time.Time
 		poll.For(t, within, func() error {
@@ -74,13 +75,16 @@ func TestDoctorVerdicts(t *testing.T) {
 			last = time.Now()
 			rep = leaseReportJSON(t, p.URL, queue)
 			for _, f := range rep.Findings {
-				if f.Kind == kind {
+				if f.Kind == kind && len(f.HeldLeases) >= held {
 					return nil
 				}
 			}
 			return fmt.Errorf("no %s finding yet: %s (%s)", kind, rep.Diagnosis, rep.Advice)
 		})
 		return rep
+	}
+	awaitFinding := func(t *testing.T, queue, kind string, within time.Duration) server.LeaseReportJSON {
+		return awaitHeld(t, queue, kind, 0, within)
 	}
 	// doctorText is `baton doctor QUEUE` as an operator reads it.
 	doctorText := func(t *testing.T, queue string) string {
@@ -135,7 +139,25 @@ func TestDoctorVerdicts(t *testing.T) {
 			"5 leases taken by the AWS CLI lapsed: an inspection by a person, not a handler failure", "baton peek")
 	})
 
-	// Item 3: an long job among quick ones, renewed by Baton's consumer on
+	// Item 4, with Baton's own tool: `baton receive -n 5`, left to lapse.
+	t.Run("baton receive look", func(t *testing.T) {
+		t.Parallel()
+		url := newQueue(t, "looked-at-too", map[string]string{"VisibilityTimeout": "2"})
+		quick(t, url, 3)
+		send(t, url, "a", "b", "c", "d", "e")
+		cmd := exec.Command(batonBin, "receive", "--endpoint", p.URL, "-n", "5", "--json", "looked-at-too")
+		cmd.Env = slices.DeleteFunc(clientEnv(t), func(kv string) bool { return strings.HasPrefix(kv, "BATON_") })
+		out, err := cmd.Output()
+		var got struct{ Messages []json.RawMessage }
+		if err != nil || json.Unmarshal(out, &got) != nil || len(got.Messages) != 5 {
+			t.Fatalf("baton receive: %v, %d messages: %s", err, len(got.Messages), out)
+		}
+		rep := awaitFinding(t, "looked-at-too", "inspection", time.Minute)
+		without(t, rep, "handler-failing", "holders-stopped")
+		has(t, doctorText(t, "looked-at-too"), "5 leases taken by baton receive lapsed: an inspection by a person, not a handler failure")
+	})
+
+	// Item 3: a long job among quick ones, renewed by Baton's consumer on
 	// its handler's progress, is a long job at work: not healthy, and not
 	// said to be hung.
 	t.Run("go consumer long job", func(t *testing.T) {
@@ -217,7 +239,7 @@ func TestDoctorVerdicts(t *testing.T) {
 			return nil
 		})
 		w.kill() // SIGKILL: no release, no renewal
-		rep := awaitFinding(t, "long-lease", "held-unrenewed", 90*time.Second)
+		rep := awaitHeld(t, "long-lease", "held-unrenewed", 3, 90*time.Second)
 		without(t, rep, "handler-failing", "holders-stopped", "held-renewed")
 		if rep.RecommendedVisibilityTimeoutSeconds >= 43200 {
 			t.Errorf("recommended %d s: a timeout the completed leases do not need", rep.RecommendedVisibilityTimeoutSeconds)
@@ -283,11 +305,11 @@ func (w *workerProcess) kill() {
 }
 
 // startWorker starts `baton worker` against endpoint with args; it is
-// stopped with SIGTERM (SIGKILL after 15 s) when the test ends.
+// stopped with SIGTERM (SIGKILL after 20 s) when the test ends.
 func startWorker(t *testing.T, endpoint string, args ...string) *workerProcess {
 	t.Helper()
 	logs := &serverLog{addr: make(chan string, 1)}
-	cmd := exec.Command(batonBin, append([]string{"worker", "--endpoint", endpoint, "--shutdown-timeout", "5s"}, args...)...)
+	cmd := exec.Command(batonBin, append([]string{"worker", "--endpoint", endpoint, "--shutdown-timeout", "14s"}, args...)...)
 	cmd.Env = slices.DeleteFunc(clientEnv(t), func(kv string) bool { return strings.HasPrefix(kv, "BATON_") })
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -305,7 +327,7 @@ func startWorker(t *testing.T, endpoint string, args ...string) *workerProcess {
 			cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-w.exited:
-			case <-time.After(15 * time.Second):
+			case <-time.After(20 * time.Second):
 				w.kill()
 			}
 		}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,18 @@ func newIncident(t *testing.T, queue string, attrs map[string]string) *incident 
 	e, clock := newEngine(t)
 	in := &incident{t: t, e: e, clock: clock, ref: engine.QueueRef{Account: "000000000000", Name: queue}}
 	in.queue(queue, attrs)
+	return in
+}
+
+// newRedriveIncident is newIncident for a queue with a 30 s lease whose
+// RedrivePolicy moves a message to queue-dlq after maxReceiveCount receives.
+func newRedriveIncident(t *testing.T, queue string, maxReceiveCount int) *incident {
+	t.Helper()
+	e, clock := newEngine(t)
+	in := &incident{t: t, e: e, clock: clock, ref: engine.QueueRef{Account: "000000000000", Name: queue}}
+	in.queue(queue+"-dlq", nil)
+	in.queue(queue, map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": `{"deadLetterTargetArn":"` +
+		e.ARN(in.ref.Account, queue+"-dlq") + `","maxReceiveCount":"` + strconv.Itoa(maxReceiveCount) + `"}`})
 	return in
 }
 
@@ -180,11 +193,7 @@ func TestDoctorIncidentErrorPath(t *testing.T) {
 // A queue that has a RedrivePolicy is not told to get one.
 func TestDoctorIncidentErrorPathWithRedrive(t *testing.T) {
 	t.Parallel()
-	e, clock := newEngine(t)
-	in := &incident{t: t, e: e, clock: clock, ref: engine.QueueRef{Account: "000000000000", Name: "throws"}}
-	in.queue("throws-dlq", nil)
-	in.queue("throws", map[string]string{"VisibilityTimeout": "30",
-		"RedrivePolicy": `{"deadLetterTargetArn":"` + e.ARN(in.ref.Account, "throws-dlq") + `","maxReceiveCount":"5"}`})
+	in := newRedriveIncident(t, "throws", 5)
 	in.send(3)
 	in.receive(3, nil)
 	in.at(31)
@@ -521,11 +530,7 @@ func TestLedgerShortenedLease(t *testing.T) {
 // maxReceiveCount; the doctor says to release with a delay.
 func TestDoctorIncidentReleaseLoop(t *testing.T) {
 	t.Parallel()
-	e, clock := newEngine(t)
-	in := &incident{t: t, e: e, clock: clock, ref: engine.QueueRef{Account: "000000000000", Name: "loop"}}
-	in.queue("loop-dlq", nil)
-	in.queue("loop", map[string]string{"VisibilityTimeout": "30",
-		"RedrivePolicy": `{"deadLetterTargetArn":"` + e.ARN(in.ref.Account, "loop-dlq") + `","maxReceiveCount":"10"}`})
+	in := newRedriveIncident(t, "loop", 10)
 	in.send(2)
 	for i := range 3 {
 		in.at(i)

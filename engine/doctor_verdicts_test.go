@@ -146,11 +146,8 @@ func TestDoctorVerdictCrashOnLongLease(t *testing.T) {
 // times, then dead-lettered. None completed.
 func TestDoctorVerdictBatchFailsWhole(t *testing.T) {
 	t.Parallel()
-	e, clock := newEngine(t)
-	in := &incident{t: t, e: e, clock: clock, ref: engine.QueueRef{Account: "000000000000", Name: "orders"}}
-	in.queue("orders-dlq", nil)
-	in.queue("orders", map[string]string{"VisibilityTimeout": "30",
-		"RedrivePolicy": `{"deadLetterTargetArn":"` + e.ARN(in.ref.Account, "orders-dlq") + `","maxReceiveCount":"3"}`})
+	in := newRedriveIncident(t, "orders", 3)
+	e := in.e
 	in.send(10)
 	for round := range 3 {
 		in.at(10 * round)

@@ -349,6 +349,10 @@ func fmtDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// fmtSeconds is d in seconds to a tenth, or in milliseconds below 0.1 s.
 func fmtSeconds(d time.Duration) string {
+	if d > 0 && d < 100*time.Millisecond {
+		return fmt.Sprintf("%dms", d.Round(time.Millisecond).Milliseconds())
+	}
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }

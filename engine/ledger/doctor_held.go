@@ -52,27 +52,28 @@ func (d *doctor) heldRenewedFindings() {
 	}
 	all := d.r.SinceStart
 	if len(blind) > 0 {
-		h := blind[0]
-		ev := fmt.Sprintf("%s held far beyond the queue's p99 and still renewed: message %s has been held %s (%s the p99 of %d completed leases, %s) "+
-			"and renewed %d times, last %s ago, with no word that its handler progressed.",
-			plural(len(blind), "lease", "leases"), h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99),
-			h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)))
-		fix := fmt.Sprintf("The server cannot see the handler, and this fits two readings: a long job kept by its heartbeat, "+
-			"or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). "+
-			"Renew only while the handler makes progress: tie the heartbeat to the work and give up after a deadline "+
-			"(Baton's consumer renews on Delivery.Progress and tells the server so). %s",
-			ceilingText(h))
+		ev := d.heldRenewedText(blind, "and still renewed", "with no word that its handler progressed")
+		fix := "The server cannot see the handler, and this fits two readings: a long job kept by its heartbeat, " +
+			"or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). " +
+			"Renew only while the handler makes progress: tie the heartbeat to the work and give up after a deadline " +
+			"(Baton's consumer renews on Delivery.Progress and tells the server so). " + ceilingText(blind[0])
 		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHeldRenewed, Leases: all.Completed, Evidence: ev, Fix: fix, Held: blind})
 	}
 	if len(progress) > 0 {
-		h := progress[0]
-		ev := fmt.Sprintf("%s held far beyond the queue's p99 and renewed on its handler's progress: message %s has been held %s "+
-			"(%s the p99 of %d completed leases, %s) and renewed %d times, last %s ago, each time because its handler reported progress (its consumer says so).",
-			plural(len(progress), "lease", "leases"), h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99),
-			h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)))
-		fix := "A long job at work, not a hung one: nothing to fix if jobs like it take this long. " + ceilingText(h)
+		ev := d.heldRenewedText(progress, "and renewed on its handler's progress", "each time because its handler reported progress (its consumer says so)")
+		fix := "A long job at work, not a hung one: nothing to fix if jobs like it take this long. " + ceilingText(progress[0])
 		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisLongJob, Leases: all.Completed, Evidence: ev, Fix: fix, Held: progress})
 	}
+}
+
+// heldRenewedText is the evidence of renewed leases held far beyond the
+// p99: how they were renewed, and what is known of why.
+func (d *doctor) heldRenewedText(hs []HeldLease, renewed, why string) string {
+	all, h := d.r.SinceStart, hs[0]
+	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %d completed leases, %s) "+
+		"and renewed %d times, last %s ago, %s.",
+		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99),
+		h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)), why)
 }
 
 // ceilingText says when a renewed lease reaches the 12-hour ceiling.
