@@ -19,7 +19,7 @@ func (d *doctor) stoppedFinding() {
 	if l.waiting > 0 {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%s lapsed in the last %s and %s not been seen since: too soon to tell a failing handler from a stopped consumer.",
-			plural(int(l.waiting), "lease", "leases"), fmtDuration(holderGrace), map[bool]string{true: "its holder has", false: "their holders have"}[l.waiting == 1]))
+			plural(int(l.waiting), "lease", "leases"), fmtDuration(holderGrace), either(l.waiting == 1, "its holder has", "their holders have")))
 	}
 	if l.stopped == 0 || len(d.dlqOf()) > 0 {
 		return
@@ -27,7 +27,7 @@ func (d *doctor) stoppedFinding() {
 	if l.stopped < MinFindingLeases {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%s lapsed and %s made no request since: too few to name a problem (a finding rests on at least %d leases).",
-			plural(int(l.stopped), "lease", "leases"), map[bool]string{true: "its holder", false: "their holders"}[l.stopped == 1], MinFindingLeases))
+			plural(int(l.stopped), "lease", "leases"), either(l.stopped == 1, "its holder", "their holders"), MinFindingLeases))
 		return
 	}
 	together := ""
@@ -128,4 +128,12 @@ func idsText(ids []string) string {
 		out += fmt.Sprintf(" and %d more", len(ids)-3)
 	}
 	return out
+}
+
+// either is one if cond, else other.
+func either(cond bool, one, other string) string {
+	if cond {
+		return one
+	}
+	return other
 }
