@@ -188,8 +188,10 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 	client := clientOf(r)
 	switch c.action {
 	case "ReceiveMessage":
-		if ok && len(a.messages) == 0 {
-			// The client is still there (holders.go in engine/ledger).
+		if ok {
+			// The client is still there when the answer comes
+			// (holders.go in engine/ledger): a lease is dated from the
+			// call's sending, which may be before the lapse it answers.
 			p.ledger.Record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client})
 		}
 		if !ok || len(a.messages) == 0 {

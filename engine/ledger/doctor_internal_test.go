@@ -136,13 +136,16 @@ func TestDoctorLapsedHolders(t *testing.T) {
 		!slices.Equal(l.stoppedMsgs, []string{"stopped"}) || !slices.Equal(l.tools, []Client{cli}) {
 		t.Errorf("at 60 s: %+v", l)
 	}
-	// A client seen again within seenEvery is not recorded again, and so
-	// not published to the other nodes.
+	// A client seen again within seenEvery is seen here, but not told the
+	// other nodes again.
 	if _, ok := d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(31_500), Client: consumerA}); ok {
-		t.Error("a client seen 500 ms after the last time was recorded again")
+		t.Error("a client seen 500 ms after the last time was published again")
+	}
+	if last := d.l.queue(applyQueue).seen[consumerA]; !last.Equal(ms(31_500)) {
+		t.Errorf("last seen %v, want 31.5 s", last)
 	}
 	if _, ok := d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(32_000), Client: consumerA}); !ok {
-		t.Error("a client seen a second after the last time was not recorded")
+		t.Error("a client seen a second after it was last published was not published")
 	}
 }
 

@@ -129,9 +129,10 @@ func (l *Ledger) applyLocal(ev Event) (_ Event, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if ev.Kind == KindSeen {
-		if ql, ok := l.queues[ev.QueueID]; ok && ql.seenRecently(ev.Client, ev.At) {
-			return ev, false
-		}
+		// Applied here always; told the other nodes once a seenEvery.
+		ql := l.queue(ev.QueueID)
+		ql.saw(ev.Client, ev.At)
+		return ev, ql.publishSeen(ev.Client, ev.At)
 	}
 	if ev.Kind == KindDelete || ev.Kind == KindChange {
 		if ev.Result != baton.LeaseCurrent {

@@ -20,7 +20,7 @@ const (
 	// longest ago is forgotten first.
 	maxSeenClients = 256
 	// seenEvery is how often a client's requests that lease nothing are
-	// recorded (KindSeen), per queue and node.
+	// told the other nodes (KindSeen), per queue and node.
 	seenEvery = time.Second
 	// holderGrace is how long after its lease lapsed a holder may go
 	// unseen and still be alive: a long poll (at most 20 s) that began
@@ -55,10 +55,20 @@ func (ql *queueLedger) saw(c Client, at time.Time) {
 	ql.seen[c] = at
 }
 
-// seenRecently says c was seen within seenEvery before at.
-func (ql *queueLedger) seenRecently(c Client, at time.Time) bool {
-	last, ok := ql.seen[c]
-	return ok && at.Sub(last) < seenEvery
+// publishSeen says whether a request by c at at that leased nothing is to
+// be told the other nodes: once a seenEvery per client.
+func (ql *queueLedger) publishSeen(c Client, at time.Time) bool {
+	if last, ok := ql.seenPublished[c]; ok && at.Sub(last) < seenEvery && !at.Before(last) {
+		return false
+	}
+	if len(ql.seenPublished) >= maxSeenClients {
+		clear(ql.seenPublished) // at worst, a few more events on the bus
+	}
+	if ql.seenPublished == nil {
+		ql.seenPublished = make(map[Client]time.Time)
+	}
+	ql.seenPublished[c] = at
+	return true
 }
 
 // ReceiveToolAppID is the application id `baton receive` puts in its user
@@ -129,8 +139,8 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 		out.toolMsgs = append(out.toolMsgs, r.msg.id)
 	case c == Client{}:
 		// An unknown holder: judged by the counts (handler-failing).
-	case ok && last.After(r.deadline):
-		out.alive++
+	case ok && !last.Before(r.deadline):
+		out.alive++ // a request at the lapse or after it
 	case now.Sub(r.deadline) < holderGrace:
 		out.waiting++
 	default:

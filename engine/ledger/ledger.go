@@ -80,8 +80,9 @@ type queueLedger struct {
 	// counter, which must never go down: until own.expired passes it again,
 	// owned reports this instead.
 	ownExpiredShown uint64
-	// seen is when each client last made a request on the queue (holders.go).
-	seen map[Client]time.Time
+	// seen is when each client last made a request on the queue;
+	// seenPublished, when this node last told the others (holders.go).
+	seen, seenPublished map[Client]time.Time
 }
 
 // Ledger is one node's lease ledger. Its zero value is an empty ledger
