@@ -94,3 +94,14 @@ const (
 	// MaxMessageAttributes is the most message attributes per message.
 	MaxMessageAttributes = 10
 )
+
+// RenewalHeader is the HTTP header with which a consumer tells Baton why it
+// changes a visibility timeout: RenewalProgress says the renewal is made
+// because the handler reported progress, not by a heartbeat that renews
+// whatever the handler does. Baton's consumer sends it; the lease doctor
+// then reads a long-held lease as a long job, not a possibly hung one. SQS
+// ignores headers it does not know.
+const (
+	RenewalHeader   = "X-Baton-Renewal"
+	RenewalProgress = "progress"
+)

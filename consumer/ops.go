@@ -16,14 +16,14 @@ import (
 const maxBatch = 10
 
 // changeVisibility sends one ChangeMessageVisibilityBatch for up to ten
-// leases and returns each lease's result.
-func (c *Consumer) changeVisibility(ctx context.Context, ls []*Lease, secs []int32) []error {
+// leases and returns each lease's result; optFns are the call's options.
+func (c *Consumer) changeVisibility(ctx context.Context, ls []*Lease, secs []int32, optFns ...func(*sqs.Options)) []error {
 	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(ls))
 	for i, l := range ls {
 		id, h := strconv.Itoa(i), l.handle
 		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: &id, ReceiptHandle: &h, VisibilityTimeout: secs[i]}
 	}
-	out, err := c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &c.url, Entries: entries})
+	out, err := c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &c.url, Entries: entries}, optFns...)
 	if err != nil {
 		c.observe(Event{Kind: EventError, Op: "ChangeMessageVisibilityBatch", Err: err})
 		return repeatErr(len(ls), err)

@@ -319,9 +319,11 @@ func (s *scheduler) renew(ctx context.Context, batch []*Lease) {
 		return
 	}
 	bctx, cancel := c.boundCtx(ctx, earliest)
-	errs := c.changeVisibility(bctx, ls, secs)
-	cancel()
-	for i, l := range ls {
-		_ = c.applyExtend(l, sent, secs[i], errs[i])
+	defer cancel()
+	for _, g := range byProgress(ls, secs, sent) {
+		errs := c.changeVisibility(bctx, g.leases, g.secs, g.opts...)
+		for i, l := range g.leases {
+			_ = c.applyExtend(l, sent, g.secs[i], errs[i])
+		}
 	}
 }

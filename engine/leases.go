@@ -19,7 +19,7 @@ type (
 	LeaseReport     = ledger.LeaseReport
 	LeaseStats      = ledger.LeaseStats
 	Finding         = ledger.Finding
-	HungLease       = ledger.HungLease
+	HeldLease       = ledger.HeldLease
 	LeaseEvent      = ledger.LeaseEvent
 	QueueMetrics    = ledger.QueueMetrics
 	MinuteActivity  = ledger.MinuteActivity
@@ -31,12 +31,18 @@ type (
 
 // Diagnoses of a queue's leases (ledger.DiagnosisHealthy and so on).
 const (
-	DiagnosisHealthy        = ledger.DiagnosisHealthy
-	DiagnosisLeaseTooShort  = ledger.DiagnosisLeaseTooShort
-	DiagnosisHandlerFailing = ledger.DiagnosisHandlerFailing
-	DiagnosisHungHandler    = ledger.DiagnosisHungHandler
-	DiagnosisTooFewLeases   = ledger.DiagnosisTooFewLeases
-	DiagnosisReleaseLoop    = ledger.DiagnosisReleaseLoop
+	DiagnosisHealthy         = ledger.DiagnosisHealthy
+	DiagnosisLeaseTooShort   = ledger.DiagnosisLeaseTooShort
+	DiagnosisHandlerFailing  = ledger.DiagnosisHandlerFailing
+	DiagnosisHeldUnrenewed   = ledger.DiagnosisHeldUnrenewed
+	DiagnosisHeldRenewed     = ledger.DiagnosisHeldRenewed
+	DiagnosisLongJob         = ledger.DiagnosisLongJob
+	DiagnosisCeilingRefused  = ledger.DiagnosisCeilingRefused
+	DiagnosisBatchFailsWhole = ledger.DiagnosisBatchFailsWhole
+	DiagnosisHoldersStopped  = ledger.DiagnosisHoldersStopped
+	DiagnosisInspection      = ledger.DiagnosisInspection
+	DiagnosisTooFewLeases    = ledger.DiagnosisTooFewLeases
+	DiagnosisReleaseLoop     = ledger.DiagnosisReleaseLoop
 )
 
 // Lease event kinds, as the history reports them (ledger.EventReceive and
@@ -51,15 +57,20 @@ const (
 	EventLateChange = ledger.EventLateChange
 	EventDeadLetter = ledger.EventDeadLetter
 	EventRemoved    = ledger.EventRemoved
+	EventRefused    = ledger.EventRefused
 )
 
-// The doctor's bounds: see ledger.MinFindingLeases, ledger.HungLeaseFactor
+// The doctor's bounds: see ledger.MinFindingLeases, ledger.FarBeyondFactor
 // and ledger.MaxLeaseTime.
 const (
 	MinFindingLeases = ledger.MinFindingLeases
-	HungLeaseFactor  = ledger.HungLeaseFactor
+	FarBeyondFactor  = ledger.FarBeyondFactor
 	MaxLeaseTime     = ledger.MaxLeaseTime
 )
+
+// HungLeasesHelp says what QueueMetrics.HungLeases counts
+// (ledger.HungLeasesHelp).
+const HungLeasesHelp = ledger.HungLeasesHelp
 
 // LeaseDurationBounds are the upper bounds of QueueMetrics.LeaseDurations
 // (ledger.LeaseDurationBounds).
@@ -68,6 +79,10 @@ var LeaseDurationBounds = ledger.LeaseDurationBounds
 // WithClient records the requesting client in ctx, for lease histories
 // (ledger.WithClient).
 func WithClient(ctx context.Context, c Client) context.Context { return ledger.WithClient(ctx, c) }
+
+// WithProgress records in ctx that the request's visibility changes renew
+// on the handler's progress (ledger.WithProgress).
+func WithProgress(ctx context.Context) context.Context { return ledger.WithProgress(ctx) }
 
 // record applies an event this node made to its ledger, which relays it to
 // the other nodes of a shared store.

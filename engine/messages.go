@@ -555,13 +555,24 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 }
 
 // recordReceived gives the ledger a receive event for each message leased,
-// with the client the context names.
+// with the client the context names and, when there are several, one id
+// for the messages received together; a receive that leased nothing tells
+// the ledger the client is still there.
 func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message) {
 	client := ledger.ClientFrom(ctx)
+	if len(msgs) == 0 {
+		e.record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.ID, At: e.clock.Now(), Client: client})
+		return
+	}
+	var batch uint64
+	if len(msgs) > 1 {
+		batch = ids.NewUint64()
+	}
 	for _, m := range msgs {
 		e.record(ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: m.LeasedAt,
 			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
+			Batch: batch, N: len(msgs),
 		})
 	}
 }
@@ -826,6 +837,12 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		r, end, err := e.checkChange(q, en, timeoutParam, now)
 		if err != nil {
 			errs[i] = err
+			if errors.Is(err, errPastCeiling) {
+				e.record(ledger.Event{
+					Kind: ledger.KindRefused, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, Deadline: end,
+					LeasedAt: r.LeasedAt, Client: ledger.ClientFrom(ctx),
+				})
+			}
 			continue
 		}
 		rs, at = append(rs, r), append(at, i)
@@ -849,7 +866,7 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		}
 		return errs
 	}
-	client := ledger.ClientFrom(ctx)
+	client, progress := ledger.ClientFrom(ctx), ledger.ProgressFrom(ctx)
 	// A lease that now ends sooner than it did (a release, or a shortened
 	// one) may end before a waiting long poll would look again: wake them
 	// to reckon anew. Extensions wake nobody.
@@ -862,6 +879,7 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		e.record(ledger.Event{
 			Kind: ledger.KindChange, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, Deadline: end,
 			LeasedAt: r.LeasedAt, Result: out.Result, StoreEpoch: epochOf(out.Message), Client: client, Shortened: shortened,
+			Progress: progress,
 		})
 		if out.Result == baton.LeaseGone {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", entries[at[j]].ReceiptHandle,
@@ -892,11 +910,22 @@ func (e *Engine) checkChange(q *baton.Queue, en VisibilityEntry, timeoutParam st
 	}
 	end := now.Add(time.Duration(t) * time.Second)
 	if end.Sub(r.LeasedAt) > baton.MaxVisibilityTimeout*time.Second {
-		return r, time.Time{}, baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t),
-			"Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+		return r, end, pastCeiling{baton.InvalidParameter("VisibilityTimeout", strconv.Itoa(t),
+			"Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")}
 	}
 	return r, end, nil
 }
+
+// errPastCeiling marks a visibility change refused because it would end
+// its lease more than 12 hours after the receive (pastCeiling): the ledger
+// counts these refusals.
+var errPastCeiling = errors.New("past the 12-hour ceiling")
+
+// pastCeiling is the error of a change refused by the 12-hour ceiling: the
+// SQS error, which is also errPastCeiling.
+type pastCeiling struct{ error }
+
+func (e pastCeiling) Unwrap() []error { return []error{e.error, errPastCeiling} }
 
 // decodeReceipt authenticates a handle and checks it belongs to q.
 func (e *Engine) decodeReceipt(q *baton.Queue, handle string) (receipt, error) {

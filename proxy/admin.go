@@ -206,7 +206,7 @@ var (
 	descRenewals  = prometheus.NewDesc("baton_lease_renewals_total", "Lease renewals (ChangeMessageVisibility > 0).", labels, nil)
 	descDurations = prometheus.NewDesc("baton_lease_duration_seconds", "Lease duration from receive to delete.", labels, nil)
 	descVisTO     = prometheus.NewDesc("baton_queue_visibility_timeout_seconds", "The queue's VisibilityTimeout attribute, as last fetched.", labels, nil)
-	descHung      = prometheus.NewDesc("baton_lease_hung", "Running leases held far beyond the queue's p99 and still renewed.", labels, nil)
+	descHung      = prometheus.NewDesc("baton_lease_hung", ledger.HungLeasesHelp, labels, nil)
 	descTracked   = prometheus.NewDesc("baton_proxy_tracked_leases", "Leases (receipt handles) the proxy tracks now.", nil, nil)
 	descDropped   = prometheus.NewDesc("baton_proxy_leases_dropped_total", "Leases the proxy stopped tracking because it tracked --max-leases already.", nil, nil)
 )

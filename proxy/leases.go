@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
 // The proxy sees no lease of the upstream's, only the traffic: it follows
@@ -187,6 +188,12 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 	client := clientOf(r)
 	switch c.action {
 	case "ReceiveMessage":
+		if ok {
+			// The client is still there when the answer comes
+			// (holders.go in engine/ledger): a lease is dated from the
+			// call's sending, which may be before the lapse it answers.
+			p.ledger.Record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client})
+		}
 		if !ok || len(a.messages) == 0 {
 			return
 		}
@@ -205,7 +212,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if !ok {
 			code = errorCode(header, body)
 		}
-		p.settled(q, c, ok, a, code, client)
+		p.settled(q, c, ok, a, code, client, r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress)
 	case "SendMessage", "SendMessageBatch":
 		if !ok {
 			return
@@ -239,6 +246,10 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	sent = earliest(sent, now)
+	var batch uint64 // the messages of one receive, when several (ledger.Event.Batch)
+	if len(msgs) > 1 {
+		batch = ids.NewUint64()
+	}
 	for _, m := range msgs {
 		if l, seen := p.leases.byHandle[m.handle]; seen {
 			// A FIFO queue answers a retried receive (the same
@@ -278,7 +289,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 		p.leases.add(l, now)
 		p.ledger.Record(ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: at,
-			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client,
+			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client, Batch: batch, N: len(msgs),
 		})
 	}
 }
@@ -292,8 +303,9 @@ var receiptErrors = map[string]bool{
 
 // settled applies the deletes and visibility changes of a call. ok says
 // the call succeeded (a batch's entries each by the answer), code is the
-// error code of a call that failed.
-func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, client ledger.Client) {
+// error code of a call that failed; progress, that the client renews on its
+// handler's progress (baton.RenewalHeader).
+func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, client ledger.Client, progress bool) {
 	batch := strings.HasSuffix(c.action, "Batch")
 	del := strings.HasPrefix(c.action, "Delete")
 	p.mu.Lock()
@@ -307,6 +319,17 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 		done := ok && (!batch || a.successful[e.id])
 		cur := l.msg.latest
 		current := cur == l && !l.msg.deleted && now.Before(l.deadline)
+		if !done && current && !del && e.visibility != nil {
+			if asked := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second); asked.Sub(l.begin) > ledger.MaxLeaseTime {
+				// A renewal past the 12-hour ceiling, which the upstream
+				// refuses (as SQS does).
+				p.ledger.Record(ledger.Event{
+					Kind: ledger.KindRefused, QueueID: q.id, MessageID: l.msg.id, Epoch: l.epoch, At: now,
+					Deadline: asked, LeasedAt: l.begin, Client: client,
+				})
+				continue
+			}
+		}
 		if !done {
 			// Refused: only a receipt the proxy already judged lapsed
 			// tells something (a late completion); a refusal of a current
@@ -345,7 +368,7 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 		}
 		// Dated from the call's sending, as a receive's lease is.
 		end := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second)
-		ev.Kind, ev.Deadline = ledger.KindChange, end
+		ev.Kind, ev.Deadline, ev.Progress = ledger.KindChange, end, progress
 		switch {
 		case current:
 			ev.Result, ev.Shortened = baton.LeaseCurrent, !end.After(l.deadline)

@@ -257,8 +257,10 @@ var hopByHop = map[string]bool{
 }
 
 // forwarded are the request headers that go upstream: what selects the
-// protocol and the answer's form. Authentication headers are the proxy's.
-var forwarded = []string{"Content-Type", "X-Amz-Target", "Accept", "X-Amzn-Query-Mode", "User-Agent"}
+// protocol and the answer's form, and why a visibility change is made
+// (baton.RenewalHeader, which SQS ignores). Authentication headers are the
+// proxy's.
+var forwarded = []string{"Content-Type", "X-Amz-Target", "Accept", "X-Amzn-Query-Mode", "User-Agent", baton.RenewalHeader}
 
 // stripPresign removes a presigned URL's signature parameters, which
 // would make the upstream check the client's signature.

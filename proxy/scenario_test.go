@@ -19,7 +19,9 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/proxy"
@@ -182,8 +184,8 @@ func runDoctor(t *testing.T, endpoint, queue string) string {
 }
 
 // The error-path incident: handlers that fail before DeleteMessage. Each
-// receive lapses and the message goes to the next receiver; no holder
-// ever comes back.
+// receive lapses and the message goes to the next receive of the consumer,
+// which goes on polling; no holder ever comes back with its receipt.
 func TestHandlersThatNeverComeBack(t *testing.T) {
 	e := newEnv(t)
 	q := e.up.Queue(t, "failing?VisibilityTimeout=30")
@@ -191,14 +193,14 @@ func TestHandlersThatNeverComeBack(t *testing.T) {
 	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
+	for i := range 4 {
 		e.at(31 * i)
 		receiveOne(t, c, q)
 	}
 	e.at(100)
 	viaProxy, upstream := e.reports(t, "failing")
 	sameDiagnosis(t, viaProxy, upstream, "handler-failing")
-	if viaProxy.ExpiredLeases != 3 || viaProxy.RedeliveriesNeverReturned != 2 || viaProxy.LateCompletions != 0 {
+	if viaProxy.ExpiredLeases != 3 || viaProxy.RedeliveriesNeverReturned != 3 || viaProxy.LateCompletions != 0 {
 		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
 	}
 }
@@ -454,5 +456,50 @@ func TestSlowAnswersNeverMakeLateDeletesTimely(t *testing.T) {
 	}
 	if !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) || viaProxy.Diagnosis != upstream.Diagnosis {
 		t.Errorf("proxy %s %+v\nupstream %s %+v", viaProxy.Diagnosis, viaProxy.LeaseStatsJSON, upstream.Diagnosis, upstream.LeaseStatsJSON)
+	}
+}
+
+// Issue 31 items 3 and 6 through the proxy: a long job renewed on its
+// handler's progress (X-Baton-Renewal: progress, which the proxy reads and
+// passes on) is a long job to both, and its heartbeat's renewals past the
+// 12-hour ceiling, refused upstream, are counted by both.
+func TestLongJobAndCeilingThroughProxy(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "jobs?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	for i := range 3 { // 1 s jobs
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+			t.Fatal(err)
+		}
+		e.at(10 * i)
+		m := receiveOne(t, c, q)
+		e.at(10*i + 1)
+		deleteOne(t, c, q, m)
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("long")}); err != nil {
+		t.Fatal(err)
+	}
+	e.at(40)
+	m := receiveOne(t, c, q)
+	progress := func(o *sqs.Options) {
+		o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(baton.RenewalHeader, baton.RenewalProgress))
+	}
+	for s := 50; s <= 80; s += 10 {
+		e.at(s)
+		if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30}, progress); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s := 81; s <= 83; s++ {
+		e.at(s)
+		if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43200}); err == nil {
+			t.Fatal("a renewal past the 12-hour ceiling succeeded")
+		}
+	}
+	viaProxy, upstream := e.reports(t, "jobs")
+	sameDiagnosis(t, viaProxy, upstream, "long-job")
+	if len(viaProxy.Findings) != 2 || viaProxy.Findings[1].Kind != "ceiling-refused" || viaProxy.RefusedRenewals != 3 {
+		t.Errorf("proxy: findings %+v, %d refused renewals", viaProxy.Findings, viaProxy.RefusedRenewals)
 	}
 }

@@ -45,6 +45,7 @@ type LeaseStatsJSON struct {
 	RenewalsPerLease               float64 `json:"renewals_per_lease"`
 	Releases                       uint64  `json:"releases"`
 	DeadLettered                   uint64  `json:"dead_lettered"`
+	RefusedRenewals                uint64  `json:"refused_renewals"`
 }
 
 // LeaseReportJSON is the lease report of one queue. The top-level figures
@@ -76,19 +77,23 @@ type FindingJSON struct {
 	Leases     uint64          `json:"leases"`
 	Evidence   string          `json:"evidence"`
 	Fix        string          `json:"fix"`
-	HungLeases []HungLeaseJSON `json:"hung_leases,omitempty"`
+	HeldLeases []HeldLeaseJSON `json:"held_leases,omitempty"`
 }
 
-// HungLeaseJSON is a lease held far beyond the queue's p99 and still
-// renewed.
-type HungLeaseJSON struct {
-	MessageID   string    `json:"message_id"`
-	Epoch       uint32    `json:"lease"`
-	Begin       time.Time `json:"begin"`
-	HeldSeconds float64   `json:"held_seconds"`
-	Renewals    int       `json:"renewals"`
-	LastRenewal time.Time `json:"last_renewal"`
-	Deadline    time.Time `json:"deadline"`
+// HeldLeaseJSON is a lease a finding names (engine.HeldLease): held far
+// beyond the queue's p99, or refused a renewal by the 12-hour ceiling.
+type HeldLeaseJSON struct {
+	MessageID   string     `json:"message_id"`
+	Epoch       uint32     `json:"lease"`
+	Begin       time.Time  `json:"begin"`
+	HeldSeconds float64    `json:"held_seconds"`
+	Renewals    int        `json:"renewals"`
+	LastRenewal *time.Time `json:"last_renewal,omitempty"`
+	Deadline    time.Time  `json:"deadline"`
+	// Progress: its latest renewal was made on the handler's progress.
+	Progress bool `json:"renewed_on_progress,omitempty"`
+	Refusals int  `json:"refused_renewals,omitempty"`
+	Running  bool `json:"running"`
 	// CeilingInSeconds is how long until the lease reaches 12 hours after
 	// its receive, which no renewal can pass.
 	CeilingInSeconds float64 `json:"ceiling_in_seconds"`
@@ -123,6 +128,7 @@ func leaseStatsJSON(s engine.LeaseStats) LeaseStatsJSON {
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
 		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
+		RefusedRenewals: s.RefusedRenewals,
 	}
 }
 

@@ -540,12 +540,17 @@ func LeaseReportToJSON(rep *engine.LeaseReport) LeaseReportJSON {
 	}
 	for i, f := range rep.Findings {
 		out.Findings[i] = FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}
-		for _, h := range f.Hung {
-			out.Findings[i].HungLeases = append(out.Findings[i].HungLeases, HungLeaseJSON{
+		for _, h := range f.Held {
+			j := HeldLeaseJSON{
 				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,
-				LastRenewal: h.LastRenewal, Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(),
-				Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
-			})
+				Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(), Progress: h.Progress, Refusals: h.Refusals,
+				Running: h.Running, Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
+			}
+			if !h.LastRenewal.IsZero() {
+				last := h.LastRenewal
+				j.LastRenewal = &last
+			}
+			out.Findings[i].HeldLeases = append(out.Findings[i].HeldLeases, j)
 		}
 	}
 	return out

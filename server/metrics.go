@@ -101,8 +101,7 @@ var (
 	descVisTO     = prometheus.NewDesc("baton_queue_visibility_timeout_seconds", "The queue's VisibilityTimeout attribute.", labels, nil)
 	descCeiling   = prometheus.NewDesc("baton_lease_ceiling_margin_seconds",
 		"Time left before the oldest running lease reaches 12 hours after its receive, which no renewal can pass (43200 when no lease runs).", labels, nil)
-	descHung = prometheus.NewDesc("baton_lease_hung",
-		"Running leases held more than 4x the p99 of completed leases (and a minute) and still renewed: a heartbeat keeping a hung handler's lease alive.", labels, nil)
+	descHung = prometheus.NewDesc("baton_lease_hung", engine.HungLeasesHelp, labels, nil)
 )
 
 // queueCollector reads the per-queue figures from the engine at scrape time.

@@ -219,6 +219,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
 		accessKey: signingKey(r), traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
 	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
+	if r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress {
+		ctx = engine.WithProgress(ctx)
+	}
 	r = r.WithContext(ctx)
 	if s.localHostsOnly && !isLocalHost(r.Host) {
 		s.log.Debug("request refused: not a local host name", "request_id", reqID, "host", r.Host)

@@ -38,7 +38,10 @@ const (
 	// maxEventClient bounds a client's address and user agent in an event.
 	maxEventClient = 160
 
-	batchVersion = 1
+	// batchVersion 2 added the second flags byte and the batch id (Event's
+	// Batch and Progress); a node reads batches of version 1 too, and a
+	// node of version 1 drops this one's batches with a warning.
+	batchVersion = 2
 	batchHeader  = 1 + 8 // version, node id
 )
 
@@ -86,8 +89,8 @@ func (l *Ledger) Close() {
 // Record applies an event this node made to its ledger and queues it for
 // the other nodes.
 func (l *Ledger) Record(ev Event) {
-	ev = l.applyLocal(ev)
-	if l.publisher != nil {
+	ev, ok := l.applyLocal(ev)
+	if ok && l.publisher != nil {
 		l.publisher.queue(ev)
 	}
 }
@@ -271,7 +274,7 @@ func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) {
 //	[deadline-at (varint ns)] [leasedAt-at (varint ns)] [sentAt-at (varint
 //	ns)] receiveCount(uvarint)
 //	n(uvarint) result(1) storeEpoch(uvarint) addr, userAgent (uvarint
-//	length and bytes)
+//	length and bytes) flags2(1, version 2) [batch(uvarint)]
 //
 // Bracketed fields are present when their flag is set.
 const (
@@ -284,6 +287,14 @@ const (
 	// flagShortened: a visibility change that brought its lease's end
 	// forward (Event.Shortened).
 	flagShortened
+)
+
+// The flags of the second flags byte (version 2).
+const (
+	// flag2Progress: a renewal made on the handler's progress
+	// (Event.Progress).
+	flag2Progress = 1 << iota
+	flag2Batch
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -334,7 +345,19 @@ func appendEvent(b []byte, ev Event) []byte {
 	b = append(b, byte(ev.Result))
 	b = binary.AppendUvarint(b, uint64(ev.StoreEpoch))
 	b = appendString(b, ev.Client.Addr, maxEventClient)
-	return appendString(b, ev.Client.UserAgent, maxEventClient)
+	b = appendString(b, ev.Client.UserAgent, maxEventClient)
+	var flags2 byte
+	if ev.Progress {
+		flags2 |= flag2Progress
+	}
+	if ev.Batch != 0 {
+		flags2 |= flag2Batch
+	}
+	b = append(b, flags2)
+	if ev.Batch != 0 {
+		b = binary.AppendUvarint(b, ev.Batch)
+	}
+	return b
 }
 
 // appendString appends at most limit bytes of s, length first.
@@ -348,11 +371,11 @@ var errBadBatch = errors.New("malformed lease-ledger batch")
 
 // decodeBatch decodes a batch made by appendEvent after a header.
 func decodeBatch(b []byte) (node uint64, evs []Event, err error) {
-	if len(b) < batchHeader || b[0] != batchVersion {
+	if len(b) < batchHeader || b[0] < 1 || b[0] > batchVersion {
 		return 0, nil, errBadBatch
 	}
 	node = binary.BigEndian.Uint64(b[1:])
-	d := decoder{b: b[batchHeader:]}
+	d := decoder{b: b[batchHeader:], version: b[0]}
 	for len(d.b) > 0 && d.err == nil {
 		ev := d.event()
 		if d.err == nil {
@@ -366,15 +389,16 @@ func decodeBatch(b []byte) (node uint64, evs []Event, err error) {
 }
 
 type decoder struct {
-	b   []byte
-	err error
+	b       []byte
+	err     error
+	version byte
 }
 
 func (d *decoder) event() Event {
 	var ev Event
 	kind, flags := d.byte(), d.byte()
 	ev.Kind = EventKind(kind)
-	if d.err == nil && (ev.Kind < KindSent || ev.Kind > KindRemove) {
+	if d.err == nil && (ev.Kind < KindSent || ev.Kind > KindSeen) {
 		d.err = errBadBatch
 	}
 	ev.QueueID = d.uvarint()
@@ -406,6 +430,13 @@ func (d *decoder) event() Event {
 	ev.duplicate = flags&flagDuplicate != 0
 	ev.Removed = flags&flagRemoved != 0
 	ev.Shortened = flags&flagShortened != 0
+	if d.version >= 2 {
+		flags2 := d.byte()
+		ev.Progress = flags2&flag2Progress != 0
+		if flags2&flag2Batch != 0 {
+			ev.Batch = d.uvarint()
+		}
+	}
 	return ev
 }
 

@@ -242,6 +242,11 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{Kind: KindPurge, QueueID: 2, At: sec(5)},
 		{Kind: KindRetention, QueueID: 2, At: sec(70), SentAt: sec(10)},
 		{Kind: KindRemove, QueueID: 2, MessageID: applyMsg, Epoch: 3, At: sec(71)},
+		{Kind: KindReceive, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(72), Deadline: sec(102), Batch: 1 << 50, N: 10, Client: client},
+		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(73), Deadline: sec(103), LeasedAt: sec(72),
+			Result: baton.LeaseCurrent, StoreEpoch: 4, Progress: true},
+		{Kind: KindRefused, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(74), Deadline: sec(74 + 43200), LeasedAt: sec(72), Client: client},
+		{Kind: KindSeen, QueueID: 2, At: sec(75), Client: client},
 	}
 	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 7}
 	for _, ev := range evs {
@@ -262,7 +267,23 @@ func sameEvent(a, b Event) bool {
 	return a.Kind == b.Kind && a.QueueID == b.QueueID && a.MessageID == b.MessageID && a.Epoch == b.Epoch &&
 		a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline) && a.LeasedAt.Equal(b.LeasedAt) && a.SentAt.Equal(b.SentAt) &&
 		a.ReceiveCount == b.ReceiveCount && a.N == b.N && a.Result == b.Result && a.StoreEpoch == b.StoreEpoch &&
-		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client
+		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client &&
+		a.Progress == b.Progress && a.Batch == b.Batch
+}
+
+// A node of the version before (1: no second flags byte) is still read.
+func TestLedgerReadsVersion1(t *testing.T) {
+	t.Parallel()
+	ev := evReceive(1, 0, 30)
+	b := appendEvent([]byte{1, 0, 0, 0, 0, 0, 0, 0, 7}, ev)
+	b = b[:len(b)-1] // version 1 had no second flags byte
+	node, got, err := decodeBatch(b)
+	if err != nil || node != 7 || len(got) != 1 || !sameEvent(got[0], ev) {
+		t.Fatalf("decode version 1: node %d, %+v, %v", node, got, err)
+	}
+	if _, _, err := decodeBatch(append([]byte{batchVersion + 1}, b[1:]...)); err == nil {
+		t.Error("a batch of a later version decoded")
+	}
 }
 
 // FuzzDecodeLedgerBatch: a batch from the wire never panics the decoder,

@@ -11,14 +11,35 @@ import (
 
 // Diagnoses of a queue's leases. A report's Diagnosis is its first
 // finding's kind, or DiagnosisHealthy, or DiagnosisTooFewLeases when the
-// leases hint at a problem too few of them show to name it.
+// leases hint at a problem too few of them show to name it. The findings'
+// texts are made here and nowhere else: `baton doctor`, the dashboard, the
+// admin API and `baton proxy` show them as they are.
 const (
 	DiagnosisHealthy        = "healthy"
 	DiagnosisLeaseTooShort  = "lease-too-short"
 	DiagnosisHandlerFailing = "handler-failing"
-	// DiagnosisHungHandler: a lease held far beyond the queue's p99 and
-	// still renewed, as a heartbeat keeps a hung handler's lease alive.
-	DiagnosisHungHandler  = "hung-handler"
+	// DiagnosisHeldUnrenewed: running leases held far beyond the queue's
+	// p99 and not renewed since: their holder is gone, or hung without a
+	// heartbeat (or the job is far slower than every one that completed).
+	DiagnosisHeldUnrenewed = "held-unrenewed"
+	// DiagnosisHeldRenewed: running leases held far beyond the p99 and
+	// still renewed, with no word that their handler progresses: a long
+	// job kept by its heartbeat, or a hung handler kept alive by one.
+	DiagnosisHeldRenewed = "held-renewed"
+	// DiagnosisLongJob: running leases held far beyond the p99 and renewed
+	// because their handler reported progress (Event.Progress).
+	DiagnosisLongJob = "long-job"
+	// DiagnosisCeilingRefused: renewals the 12-hour ceiling refused.
+	DiagnosisCeilingRefused = "ceiling-refused"
+	// DiagnosisBatchFailsWhole: messages received together come back
+	// together with none completed, again and again.
+	DiagnosisBatchFailsWhole = "batch-fails-whole"
+	// DiagnosisHoldersStopped: leases lapsed because their holders stopped
+	// making requests (a deploy or scale-in that did not release, a crash).
+	DiagnosisHoldersStopped = "holders-stopped"
+	// DiagnosisInspection: leases taken by a person's tool (the AWS CLI,
+	// `baton receive`) left to lapse.
+	DiagnosisInspection   = "inspection"
 	DiagnosisTooFewLeases = "too-few-leases"
 	// DiagnosisReleaseLoop: messages released at once ("not ready") again
 	// and again, each receive counting toward maxReceiveCount.
@@ -36,22 +57,32 @@ const (
 // What a finding rests on: lease-too-short, the leases of the period judged
 // (begun, completed or lapsed in it), of which at least one overran: a late
 // completion proves an overrun, but a p99 of two leases is no p99;
-// handler-failing, the lapsed leases whose holder never came back, since
-// one lapse is as often a consumer stopped or a person looking; hung-handler,
-// the completed leases whose p99 the hung lease is held beyond; release-loop,
-// the leases released at once right after their message's lease before was.
+// handler-failing, holders-stopped and inspection, the lapsed leases whose
+// holder never came back, since one lapse is as often a consumer stopped or
+// a person looking; held-unrenewed, held-renewed and long-job, the
+// completed leases whose p99 the held lease is held beyond; release-loop,
+// the leases released at once right after their message's lease before
+// was; batch-fails-whole, the messages that failed with their whole batch
+// twice in a row; ceiling-refused, the refused renewals.
 const MinFindingLeases = 3
 
-// Hung leases: a running lease is hung when it has been held more than
-// HungLeaseFactor × the p99 of the queue's completed leases (and at least
-// minHungHeld), has been renewed at least minHungRenewals times, and was
-// renewed after it had been held the p99: its holder's heartbeat kept it
-// going past the time the work takes.
+// Held leases: a running lease is held far beyond the p99 when it has been
+// held FarBeyondFactor × the p99 of the queue's completed leases, and at
+// least minFarHeld. It is still renewed if its holder renewed it after it
+// had been held the p99, else not renewed since. A visibility timeout of
+// FarBeyondFactor × what the completed leases need, and at least
+// minLongTimeout, is named as the stall a crash causes.
 const (
-	HungLeaseFactor = 4
-	minHungHeld     = time.Minute
-	minHungRenewals = 2
+	FarBeyondFactor = 10
+	minFarHeld      = 5 * time.Second
+	minLongTimeout  = 5 * time.Minute
 )
+
+// HungLeasesHelp says what QueueMetrics.HungLeases (the baton_lease_hung
+// gauge) counts.
+const HungLeasesHelp = "Running leases held more than 10x the p99 of completed leases (and 5 s) with no sign of progress: " +
+	"not renewed since (a holder gone, or hung without a heartbeat), or renewed without word that the handler progressed " +
+	"(a long job, or a hung handler behind a heartbeat)."
 
 // MaxLeaseTime is the longest a message can stay in flight: SQS limits a
 // message's visibility timeout to 12 hours from the receive that leased it
@@ -59,202 +90,10 @@ const (
 // does this server (ChangeMessageVisibility).
 const MaxLeaseTime = baton.MaxVisibilityTimeout * time.Second
 
-// LeaseStats are a queue's lease statistics over one period.
-type LeaseStats struct {
-	Sent, Received, Completed uint64
-	P50, P90, P99, Max        time.Duration
-	// UnrenewedP99 is the p99 of leases completed without a renewal, which
-	// is what the visibility timeout alone must cover.
-	UnrenewedP99 time.Duration
-	// UnrenewedCompleted counts those leases.
-	UnrenewedCompleted uint64
-	Expired            uint64
-	// Late counts late completions: deletes or visibility changes with the
-	// receipt of a lease that had already lapsed. LateLeases counts the
-	// leases they came by, once each.
-	Late, LateLeases uint64
-	// Duplicates counts the leases completed late after their message had
-	// meanwhile been leased to another receiver: confirmed duplicate
-	// executions, one per lease however many late requests its holder made.
-	Duplicates uint64
-	// RedeliveriesLapsedWhileWorking are redeliveries after a lapse that a
-	// later late completion proved happened while the holder still worked;
-	// RedeliveriesNeverReturned are the rest (an error path or a crash).
-	RedeliveriesLapsedWhileWorking uint64
-	RedeliveriesNeverReturned      uint64
-	// LapsedReturned counts the lapsed leases whose holder came back with
-	// a late completion; Expired less these never came back (or have not
-	// yet).
-	LapsedReturned     uint64
-	Renewals, Releases uint64
-	// Rereleased counts the leases released at once (VisibilityTimeout 0)
-	// whose message's previous lease was released at once too.
-	Rereleased       uint64
-	DeadLettered     uint64
-	RenewalsPerLease float64
-	// LateWorkedMax is the longest a holder is known to have worked: from
-	// its receive to a late delete or visibility change by its receipt.
-	// It covers holders that never deleted, which P99 does not; the doctor
-	// goes by it when no lease completed.
-	LateWorkedMax time.Duration
-}
-
-func statsOf(c *counters) LeaseStats {
-	s := LeaseStats{
-		Sent: c.sent, Received: c.received, Completed: c.completed,
-		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
-		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
-		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
-		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
-		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
-		LapsedReturned:                 c.lapsedReturned,
-		Rereleased:                     c.rereleased,
-		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
-		LateWorkedMax: c.lateWorked,
-	}
-	if c.received > 0 {
-		s.RenewalsPerLease = float64(c.renewals) / float64(c.received)
-	}
-	return s
-}
-
-// Finding is one problem the doctor names: what it saw, on how many
-// leases, and what to do.
-type Finding struct {
-	Kind string // DiagnosisLeaseTooShort, DiagnosisHandlerFailing or DiagnosisHungHandler
-	// Leases is how many leases the finding rests on (see MinFindingLeases).
-	Leases   uint64
-	Evidence string
-	Fix      string
-	// Hung lists the hung leases (DiagnosisHungHandler), longest held first.
-	Hung []HungLease
-}
-
-// HungLease is a running lease held far beyond the queue's p99 and still
-// renewed.
-type HungLease struct {
-	MessageID string
-	Epoch     uint32
-	Begin     time.Time
-	Held      time.Duration
-	Renewals  int
-	// LastRenewal is when its holder last renewed it; Deadline is its end.
-	LastRenewal, Deadline time.Time
-	// CeilingIn is how long until it reaches MaxLeaseTime after its
-	// receive, when no renewal can keep it.
-	CeilingIn time.Duration
-	Client    Client
-}
-
-// LeaseReport is what the queue has seen of its leases and what to do
-// about it: the data of `baton doctor` and the dashboard's lease panel.
-type LeaseReport struct {
-	Queue             string
-	VisibilityTimeout int
-	// Window covers the last 15 minutes, SinceStart the life of the node
-	// that answers. On a store several nodes share (a baton.LedgerBus) both
-	// cover the leases of every node, as far as this node has seen them
-	// since it started.
-	Window     LeaseStats
-	SinceStart LeaseStats
-	// HistorySince is when this node's ledger began: it is kept in memory
-	// and starts empty whenever the server starts, whatever the store.
-	HistorySince time.Time
-	// Findings are judged on the window (on everything since start when
-	// the window saw nothing); the hung-handler finding on the leases
-	// running now against the p99 since start. Diagnosis is the first
-	// finding's kind (see the Diagnosis constants).
-	Findings  []Finding
-	Diagnosis string
-	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up (LateWorkedMax
-	// × 1.5 when no lease completed), more than the timeout in force and
-	// at most 12 h, when leases are too short; otherwise the timeout in
-	// force.
-	RecommendedVisibilityTimeout int
-	// Advice is the findings' evidence and fixes in one text, or what the
-	// doctor saw when it found nothing.
-	Advice string
-}
-
-// Queue is what the doctor needs to know of a queue besides its leases.
-type Queue struct {
-	ID                uint64
-	Name              string
-	VisibilityTimeout int
-	// DeadLetterTarget (an ARN) and MaxReceiveCount are the queue's
-	// RedrivePolicy; DeadLetterTarget is empty when it has none.
-	DeadLetterTarget string
-	MaxReceiveCount  int
-	// Sources, if set, lists the queues whose dead-letter queue this one
-	// is; the doctor calls it only when it needs to know.
-	Sources func() []string
-}
-
-// redrivePolicy is a queue's RedrivePolicy, as the doctor names it.
-type redrivePolicy struct {
-	target          string // dead-letter queue ARN
-	maxReceiveCount int
-}
-
-// Report diagnoses the queue's leases at now.
-func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
-	total, window := l.snapshot(q.ID, now)
-	r := &LeaseReport{
-		Queue: q.Name, VisibilityTimeout: q.VisibilityTimeout,
-		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: l.started,
-	}
-	judged, jc := r.Window, &window
-	if judged.Received == 0 && judged.Completed == 0 && judged.Late == 0 && judged.Expired == 0 {
-		judged, jc = r.SinceStart, &total
-	}
-	vis := time.Duration(r.VisibilityTimeout) * time.Second
-	d := doctor{r: r, s: judged, now: now, overran: jc.unrenewed.countAbove(vis)}
-	if d.s.Late > 0 {
-		// Lapsed leases whose holders may yet come back late, as others
-		// did, are no evidence that they never will.
-		d.pending = l.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
-	}
-	if r.SinceStart.Completed >= MinFindingLeases {
-		d.hung = l.hungLeases(q.ID, now, hungThreshold(r.SinceStart.P99), r.SinceStart.P99)
-	}
-	d.redrive = redrivePolicy{target: q.DeadLetterTarget, maxReceiveCount: q.MaxReceiveCount}
-	d.hasRedrive = q.DeadLetterTarget != ""
-	d.dlqOf = func() []string {
-		if d.sources == nil {
-			d.sources = []string{}
-			if q.Sources != nil {
-				d.sources = append(d.sources, q.Sources()...)
-			}
-		}
-		return d.sources
-	}
-	d.diagnose()
-	return r
-}
-
-// History returns the lease events the ledger remembers for a message; ok
-// is false when it remembers none.
-func (l *Ledger) History(queueID uint64, messageID string, now time.Time) (events []LeaseEvent, ok bool) {
-	return l.history(queueID, messageID, now)
-}
-
-// Metrics fills in the ledger's figures of m, for the queue queueID at
-// now: Totals, LeaseDurations, LeaseSum, OldestLease and HungLeases.
-func (l *Ledger) Metrics(queueID uint64, now time.Time, m *QueueMetrics) {
-	total := l.owned(queueID, now)
-	m.Totals, m.LeaseDurations, m.LeaseSum = statsOf(&total), total.atMost, total.durationSum
-	if oldest := l.oldestLease(queueID, now); !oldest.IsZero() {
-		m.OldestLease = max(now.Sub(oldest), 0)
-	}
-	if p99, n := l.completedP99(queueID, now); n >= MinFindingLeases {
-		m.HungLeases = len(l.hungLeases(queueID, now, hungThreshold(p99), p99))
-	}
-}
-
-// hungThreshold is how long a lease must be held to be hung, given the
-// p99 of the queue's completed leases.
-func hungThreshold(p99 time.Duration) time.Duration {
-	return max(HungLeaseFactor*p99, minHungHeld)
+// farHeld is how long a running lease must be held to be held far beyond
+// the p99 of the queue's completed leases.
+func farHeld(p99 time.Duration) time.Duration {
+	return max(FarBeyondFactor*p99, minFarHeld)
 }
 
 // doctor judges one report.
@@ -266,7 +105,14 @@ type doctor struct {
 	// overran counts the judged leases never renewed that completed after
 	// the visibility timeout.
 	overran uint64
-	hung    []HungLease
+	// renewed and stalled are the running leases held far beyond the p99
+	// (heldLeases); oldest, with too few completed leases for a p99, the
+	// lease running longest.
+	renewed, stalled []HeldLease
+	oldest           HeldLease
+	lapses           lapses
+	batches          batches
+	refused          []HeldLease
 	// redrive is the queue's RedrivePolicy, if it has one; dlqOf lists the
 	// queues whose dead-letter queue it is (asked only when needed).
 	redrive    redrivePolicy
@@ -281,12 +127,21 @@ type doctor struct {
 }
 
 func (d *doctor) diagnose() {
-	r, s := d.r, d.s
+	r := d.r
 	r.RecommendedVisibilityTimeout = r.VisibilityTimeout
-	d.hungFinding()
+	d.heldUnrenewedFinding()
+	d.heldRenewedFindings()
+	d.ceilingFinding()
 	d.tooShortFinding()
 	d.failingFinding()
+	d.stoppedFinding()
+	d.batchFinding()
+	d.inspectionFinding()
 	d.releaseLoopFinding()
+	d.noP99Note()
+	if d.s.Duplicates > 0 && !d.has(DiagnosisLeaseTooShort) {
+		d.notes = append(d.notes, idempotenceAdvice(d.s.Duplicates))
+	}
 	if len(r.Findings) > 0 {
 		r.Diagnosis = r.Findings[0].Kind
 		parts := make([]string, len(r.Findings))
@@ -304,37 +159,50 @@ func (d *doctor) diagnose() {
 		r.Advice = strings.Join(d.notes, " ")
 		return
 	}
-	switch {
-	case s.Completed == 0:
-		r.Advice = "No lease has completed yet."
-	case s.Renewals > 0 && s.UnrenewedCompleted < s.Completed:
-		renewed := s.Completed - s.UnrenewedCompleted
-		r.Advice = fmt.Sprintf("Leases end in time: no lease lapsed or completed late. %d of %d completed leases were renewed (%d renewals) and ran up to %s",
-			renewed, s.Completed, s.Renewals, fmtSeconds(s.Max))
-		if s.UnrenewedCompleted > 0 {
-			r.Advice += fmt.Sprintf("; those never renewed have p99 %s, within the %ds visibility timeout", fmtSeconds(s.UnrenewedP99), r.VisibilityTimeout)
-		}
-		r.Advice += "."
-	default:
-		r.Advice = fmt.Sprintf("Leases end in time: p99 %s within the %ds visibility timeout, no lease lapsed.", fmtSeconds(s.P99), r.VisibilityTimeout)
-	}
+	r.Advice = d.healthyAdvice()
 }
 
-// hungFinding names the leases held far beyond the p99 and still renewed.
-func (d *doctor) hungFinding() {
-	if len(d.hung) == 0 {
-		return
+// healthyAdvice says what the doctor saw when it found nothing.
+func (d *doctor) healthyAdvice() string {
+	r, s := d.r, d.s
+	var advice string
+	switch {
+	case s.Completed == 0:
+		return "No lease has completed yet."
+	case s.Renewals > 0 && s.UnrenewedCompleted < s.Completed:
+		renewed := s.Completed - s.UnrenewedCompleted
+		advice = fmt.Sprintf("Leases end in time: no lease lapsed or completed late. %d of %d completed leases were renewed (%d renewals) and ran up to %s",
+			renewed, s.Completed, s.Renewals, fmtSeconds(s.Max))
+		if s.UnrenewedCompleted > 0 {
+			advice += fmt.Sprintf("; those never renewed have p99 %s, within the %ds visibility timeout", fmtSeconds(s.UnrenewedP99), r.VisibilityTimeout)
+		}
+		advice += "."
+	default:
+		advice = fmt.Sprintf("Leases end in time: p99 %s within the %ds visibility timeout, no lease lapsed.", fmtSeconds(s.P99), r.VisibilityTimeout)
 	}
-	r, all := d.r, d.r.SinceStart
-	h := d.hung[0]
-	ev := fmt.Sprintf("%s held far beyond the queue's p99 and still being renewed: message %s has been held %s "+
-		"(p99 of %d completed leases: %s) and renewed %d times, last %s ago.",
-		plural(len(d.hung), "lease", "leases"), h.MessageID, fmtDuration(h.Held), all.Completed, fmtSeconds(all.P99), h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)))
-	fix := fmt.Sprintf("A heartbeat is keeping a hung handler's lease alive: you have traded duplicates for a stall. "+
-		"Renew only while the handler makes progress (tie the heartbeat to the work, and give up after a deadline); "+
-		"the lease cannot outlast %s after its receive: message %s reaches that ceiling in %s and is then redelivered anyway.",
-		fmtDuration(MaxLeaseTime), h.MessageID, fmtDuration(h.CeilingIn))
-	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHungHandler, Leases: all.Completed, Evidence: ev, Fix: fix, Hung: d.hung})
+	if stall := d.longTimeout(); stall != "" {
+		advice += " " + stall
+	}
+	return advice
+}
+
+// has says a finding of kind was made.
+func (d *doctor) has(kind string) bool {
+	for _, f := range d.r.Findings {
+		if f.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// idempotenceAdvice is what the doctor says wherever duplicate executions
+// happened.
+func idempotenceAdvice(duplicates uint64) string {
+	return fmt.Sprintf("Messages ran twice (%d confirmed duplicate executions). Even with the right timeout a message can be delivered again (SQS delivers at least once: "+
+		"a crash after the work, a lost delete), so make handlers idempotent: Baton's consumer has an idempotency middleware "+
+		"(consumer.Idempotency) and lease epochs (Lease.Epoch), with which a store turns away the writes of a holder whose lease was lost.",
+		duplicates)
 }
 
 // tooShortFinding names leases that overran their visibility timeout.
@@ -355,23 +223,42 @@ func (d *doctor) tooShortFinding() {
 			overran, plural(int(leases), "lease", "leases"), r.VisibilityTimeout, s.Late, MinFindingLeases))
 		return
 	}
-	// With no lease completed (only late heartbeats), how long a late
-	// holder was seen working is all that tells the handlers' time.
-	need, seen := s.P99, "lease p99 is "+fmtSeconds(s.P99)
 	if s.Completed == 0 {
-		need, seen = s.LateWorkedMax, "no lease completed, but a holder was still working "+fmtSeconds(s.LateWorkedMax)+" after its receive"
+		d.tooShortNoP99(leases, overran)
+		return
 	}
-	rec := int(math.Ceil(need.Seconds() * recommendedTimeoutFactor))
+	rec := int(math.Ceil(s.P99.Seconds() * recommendedTimeoutFactor))
 	r.RecommendedVisibilityTimeout = min(max(rec, r.VisibilityTimeout+1), baton.MaxVisibilityTimeout)
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions, "+
-		"%d redeliveries while the holder was still working; %s against a visibility timeout of %ds.",
-		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, seen, r.VisibilityTimeout)
+		"%d redeliveries while the holder was still working; lease p99 is %s against a visibility timeout of %ds.",
+		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, fmtSeconds(s.P99), r.VisibilityTimeout)
 	fix := fmt.Sprintf("Set VisibilityTimeout to %ds (the p99 × %.1f, not the mean)", r.RecommendedVisibilityTimeout, recommendedTimeoutFactor)
 	if s.P50 > 0 && s.P99 > renewAdviceSpreadFactor*s.P50 {
 		fix += fmt.Sprintf(", or renew the lease while working (ChangeMessageVisibility): the slowest handlers take more than %d× the median (p50 %s)",
 			renewAdviceSpreadFactor, fmtSeconds(s.P50))
 	}
-	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix + "."})
+	fix += "."
+	if s.Duplicates > 0 {
+		fix += " " + idempotenceAdvice(s.Duplicates)
+	}
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
+}
+
+// tooShortNoP99 names leases that overran when none completed (only late
+// heartbeats came): there is no p99 to size a timeout from, and how long a
+// late holder was seen working grows with every heartbeat of a hung one,
+// so the doctor says what is known and recommends no figure.
+func (d *doctor) tooShortNoP99(leases, overran uint64) {
+	r, s := d.r, d.s
+	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions; "+
+		"no lease completed, so there is no p99: a holder was still working at least %s after its receive, against a visibility timeout of %ds.",
+		overran, leases, s.Late, s.Duplicates, fmtSeconds(s.LateWorkedMax), r.VisibilityTimeout)
+	fix := "Set VisibilityTimeout above what the handlers take when they complete (the doctor gives the p99 × 1.5 once leases complete), " +
+		"or renew the lease while the handler makes progress; a handler still working hours later may be hung rather than slow."
+	if s.Duplicates > 0 {
+		fix += " " + idempotenceAdvice(s.Duplicates)
+	}
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
 }
 
 // failingFinding names lapsed leases whose holder never came back.
@@ -379,12 +266,15 @@ func (d *doctor) failingFinding() {
 	r, s := d.r, d.s
 	gone := s.Expired - min(s.Expired, s.LapsedReturned)
 	gone -= min(gone, d.pending)
+	// Those left by holders that stopped or by a person's look, and those
+	// whose holder may yet be seen, are not a handler's failure.
+	gone -= min(gone, d.lapses.inspected+d.lapses.stopped+d.lapses.waiting)
 	if gone == 0 {
 		return
 	}
 	if gone < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%s lapsed with no sign of their holder: too few to name a problem (a finding rests on at least %d leases).",
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed and their holder never came back for them: too few to name a problem (a finding rests on at least %d leases).",
 			plural(int(gone), "lease", "leases"), MinFindingLeases))
 		return
 	}
@@ -394,6 +284,9 @@ func (d *doctor) failingFinding() {
 	ev := fmt.Sprintf("%d leases lapsed and their holder never came back with a late completion", gone)
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
+	}
+	if d.lapses.alive >= gone {
+		ev += ", and went on making requests on the queue afterward"
 	}
 	ev += ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
@@ -412,7 +305,7 @@ func (d *doctor) failingFinding() {
 // maxReceiveCount of them, though nothing failed.
 func (d *doctor) releaseLoopFinding() {
 	s := d.s
-	if s.Rereleased < MinFindingLeases {
+	if s.Rereleased < MinFindingLeases || d.has(DiagnosisBatchFailsWhole) {
 		return
 	}
 	ev := fmt.Sprintf("%d leases were released at once (ChangeMessageVisibility 0) right after the message's lease before had been: "+
@@ -456,30 +349,10 @@ func fmtDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// fmtSeconds is d in seconds to a tenth, or in milliseconds below 0.1 s.
 func fmtSeconds(d time.Duration) string {
+	if d > 0 && d < 100*time.Millisecond {
+		return fmt.Sprintf("%dms", d.Round(time.Millisecond).Milliseconds())
+	}
 	return fmt.Sprintf("%.1fs", d.Seconds())
-}
-
-// QueueMetrics are one queue's figures for /metrics.
-type QueueMetrics struct {
-	Region, Account, Name      string
-	Visible, InFlight, Delayed int
-	OldestAge                  time.Duration
-	// Totals are the ledger's counts since this node started of what this
-	// node originated: the requests it handled and the expiries of the
-	// leases it handed out. Other nodes' events are left out, so that
-	// summing a counter over the nodes of a cluster counts each event once.
-	Totals LeaseStats
-	// LeaseDurations counts completed leases (receive to delete) at or
-	// below each of LeaseDurationBounds, exactly; LeaseSum adds them up.
-	LeaseDurations [len(LeaseDurationBounds)]uint64
-	LeaseSum       time.Duration
-	// VisibilityTimeout is the queue's, in seconds.
-	VisibilityTimeout int
-	// OldestLease is how long the oldest running lease has been held, zero
-	// when none runs; HungLeases counts the running leases the doctor
-	// finds hung (DiagnosisHungHandler). Both are of every node's leases
-	// as far as this node's ledger has seen them.
-	OldestLease time.Duration
-	HungLeases  int
 }

@@ -66,14 +66,7 @@ func (l *Ledger) ActiveLeases(queueID uint64, now time.Time, limit int) []Active
 	defer l.mu.Unlock()
 	out := make([]ActiveLease, 0, min(limit, len(ql.active)))
 	for _, r := range ql.active {
-		var client Client
-		for i := len(r.msg.history) - 1; i >= 0; i-- {
-			if ev := r.msg.history[i]; ev.Kind == EventReceive && ev.Epoch == r.epoch {
-				client = ev.Client
-				break
-			}
-		}
-		out = append(out, ActiveLease{MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Deadline: r.deadline, Renewals: r.renewals, Client: client})
+		out = append(out, ActiveLease{MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Deadline: r.deadline, Renewals: r.renewals, Client: r.client})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Deadline.Before(out[j].Deadline) })
 	if len(out) > limit {

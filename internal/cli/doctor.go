@@ -27,9 +27,10 @@ func doctorCommand() *cobra.Command {
 		Long: "doctor reads what the server saw of every lease in the last 15 minutes (or since it\n" +
 			"started, when the window is quiet): late completions, lapsed leases, redeliveries and\n" +
 			"lease durations, and says per queue whether leases are too short, handlers are failing,\n" +
-			"a heartbeat keeps a hung handler's lease alive, or all is well, with the visibility\n" +
-			"timeout to set. Each finding says how many leases it rests on; none is made on fewer\n" +
-			"than 3. The server keeps this history in memory: it starts empty when the server starts.",
+			"holders stopped without releasing, leases are held far beyond what the others took,\n" +
+			"batches fail whole, a person's look left leases to lapse, or all is well, with the\n" +
+			"visibility timeout to set. Each finding says how many leases it rests on; none is made on\n" +
+			"fewer than 3. The server keeps this history in memory: it starts empty when the server starts.",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: opts.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -141,15 +142,33 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "  [%d/%d] %s, on %d leases\n", i+1, len(r.Findings), f.Kind, f.Leases)
 		fmt.Fprintf(w, "    seen: %s\n", f.Evidence)
-		for _, h := range f.HungLeases {
-			fmt.Fprintf(w, "    hung: message %s held %s, renewed %d times, 12 h ceiling in %s\n",
-				h.MessageID, seconds(h.HeldSeconds), h.Renewals, seconds(h.CeilingInSeconds))
+		for _, h := range f.HeldLeases {
+			fmt.Fprintf(w, "    lease: %s\n", heldLine(h))
 		}
 		fmt.Fprintf(w, "    fix:  %s\n", f.Fix)
 	}
 	if r.HistoryNote != "" {
 		fmt.Fprintf(w, "  %s\n", r.HistoryNote)
 	}
+}
+
+// heldLine describes a lease a finding names, on one line.
+func heldLine(h server.HeldLeaseJSON) string {
+	line := "message " + h.MessageID
+	if h.Running {
+		line += fmt.Sprintf(" held %s", seconds(h.HeldSeconds))
+	}
+	line += fmt.Sprintf(", renewed %d times", h.Renewals)
+	if h.Progress {
+		line += " (on progress)"
+	}
+	if h.Refusals > 0 {
+		line += fmt.Sprintf(", %d renewals refused", h.Refusals)
+	}
+	if h.Running {
+		line += fmt.Sprintf(", lease ends %s, 12 h ceiling in %s", h.Deadline.UTC().Format(time.RFC3339), seconds(h.CeilingInSeconds))
+	}
+	return line
 }
 
 // seconds prints a number of seconds as hours, minutes and seconds.

@@ -3,6 +3,7 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/server"
 )
@@ -12,11 +13,12 @@ import (
 func TestDoctorWritesEveryFinding(t *testing.T) {
 	t.Parallel()
 	rep := server.LeaseReportJSON{
-		Queue: "mixed", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "hung-handler",
+		Queue: "mixed", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "held-renewed",
 		RecommendedVisibilityTimeoutSeconds: 135,
 		Findings: []server.FindingJSON{
-			{Kind: "hung-handler", Leases: 5, Evidence: "1 lease(s) held far beyond", Fix: "tie the heartbeat to the work",
-				HungLeases: []server.HungLeaseJSON{{MessageID: "m-1", HeldSeconds: 610, Renewals: 30, CeilingInSeconds: 43200 - 610}}},
+			{Kind: "held-renewed", Leases: 5, Evidence: "1 lease held far beyond", Fix: "tie the heartbeat to the work",
+				HeldLeases: []server.HeldLeaseJSON{{MessageID: "m-1", HeldSeconds: 610, Renewals: 30, CeilingInSeconds: 43200 - 610,
+					Running: true, Deadline: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}},
 			{Kind: "handler-failing", Leases: 3, Evidence: "3 leases lapsed", Fix: "Look at the consumers' errors"},
 		},
 		HistoryNote: "Lease history is kept in memory and starts empty when the server starts",
@@ -26,9 +28,9 @@ func TestDoctorWritesEveryFinding(t *testing.T) {
 	writeReport(&b, rep)
 	out := b.String()
 	for _, want := range []string{
-		"mixed: HUNG-HANDLER + HANDLER-FAILING\n",
-		"[1/2] hung-handler, on 5 leases\n",
-		"hung: message m-1 held 10m10s, renewed 30 times, 12 h ceiling in 11h49m50s\n",
+		"mixed: HELD-RENEWED + HANDLER-FAILING\n",
+		"[1/2] held-renewed, on 5 leases\n",
+		"lease: message m-1 held 10m10s, renewed 30 times, lease ends 2026-01-02T03:04:05Z, 12 h ceiling in 11h49m50s\n",
 		"fix:  tie the heartbeat to the work\n",
 		"[2/2] handler-failing, on 3 leases\n",
 		"seen: 3 leases lapsed\n",

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/spf13/cobra"
+
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // stderrIsTerminal tells whether receive's standard error is a terminal,
@@ -103,7 +105,10 @@ func receiveCommand() *cobra.Command {
 				zero = append(zero, "VisibilityTimeout")
 			}
 			stop := noteWaiting(cmd.ErrOrStderr(), args[0], wait, cmd.Flags().Changed("wait"))
-			out, err := c.ReceiveMessage(cmd.Context(), in, sendZero(zero...))
+			// The app id tells the lease doctor this receive is a person's
+			// look, not a consumer's (ledger.ReceiveToolAppID).
+			asTool := func(o *sqs.Options) { o.AppID = ledger.ReceiveToolAppID }
+			out, err := c.ReceiveMessage(cmd.Context(), in, sendZero(zero...), asTool)
 			stop()
 			if err != nil {
 				return apiError(err)

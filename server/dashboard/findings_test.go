@@ -10,7 +10,8 @@ import (
 )
 
 // The lease panel lists every finding with the leases it rests on: here a
-// handler hung behind its heartbeat, named with a link to its message, and
+// lease held and renewed far beyond the p99 (a long job or a hung handler
+// behind its heartbeat), named with a link to its message, and
 // handlers that throw; and it says the history began when the server did.
 func TestBrowserLeaseFindings(t *testing.T) {
 	t.Parallel()
@@ -44,10 +45,10 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	navigate(t, ctx, srv.URL+"/ui/queues/stalls")
 	waitFor(t, ctx, "two findings", `document.querySelectorAll('#findings .finding').length === 2`)
 	kinds := eval[string](t, ctx, `[...document.querySelectorAll('#findings .finding')].map(f => f.dataset.kind + ':' + f.querySelector('.finding-head .hint').textContent).join(' ')`)
-	if kinds != "hung-handler:on 3 leases handler-failing:on 3 leases" {
+	if kinds != "held-renewed:on 3 leases handler-failing:on 3 leases" {
 		t.Errorf("findings %q", kinds)
 	}
-	if got := eval[string](t, ctx, `document.getElementById('diagnosis').textContent`); got != "Handler hung" {
+	if got := eval[string](t, ctx, `document.getElementById('diagnosis').textContent`); got != "Held and renewed" {
 		t.Errorf("diagnosis %q", got)
 	}
 	hungLine := eval[string](t, ctx, `document.querySelector('#findings .hung li').textContent`)
@@ -64,7 +65,7 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	if eval[bool](t, ctx, `!document.getElementById('advice').hidden || !document.getElementById('recommend').hidden`) {
 		t.Error("the advice paragraph or the timeout button shows beside the findings")
 	}
-	if got := eval[string](t, ctx, `[...document.querySelectorAll('#leases .lease.hung .who')].map(e => e.textContent).join('|')`); !strings.HasPrefix(got, "hung: held far beyond the p99, still renewed · lease 1 · 18 renewals") {
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#leases .lease.hung .who')].map(e => e.textContent).join('|')`); !strings.HasPrefix(got, "held far beyond the p99, still renewed · lease 1 · 18 renewals") {
 		t.Errorf("hung lease in flight %q", got)
 	}
 	if note := eval[string](t, ctx, `document.getElementById('history-note').textContent`); !strings.Contains(note, "starts empty when the server starts") {

@@ -114,9 +114,22 @@
     'healthy': ['Healthy', 'ok'],
     'lease-too-short': ['Leases too short', 'bad'],
     'handler-failing': ['Handlers failing', 'warn'],
-    'hung-handler': ['Handler hung', 'bad'],
+    'held-unrenewed': ['Held, not renewed', 'bad'],
+    'held-renewed': ['Held and renewed', 'bad'],
+    'long-job': ['Long job', 'plain'],
+    'ceiling-refused': ['Renewals refused', 'warn'],
+    'batch-fails-whole': ['Batches fail whole', 'bad'],
+    'holders-stopped': ['Holders stopped', 'warn'],
+    'inspection': ['Inspection', 'plain'],
     'too-few-leases': ['Too few leases', 'plain'],
     'release-loop': ['Release loop', 'warn'],
+  };
+  // What a lease named by a finding is marked with in the leases list.
+  const HELD = {
+    'held-unrenewed': 'held far beyond the p99, not renewed since',
+    'held-renewed': 'held far beyond the p99, still renewed',
+    'long-job': 'held far beyond the p99, renewed on progress',
+    'ceiling-refused': 'renewals refused by the 12 h ceiling',
   };
   function diagnosisBadge(d) {
     const [text, cls] = DIAGNOSES[d] || [d || 'Unknown', 'plain'];
@@ -630,14 +643,17 @@
     rebuild($('findings'), JSON.stringify(findings), () => findings.map((f) => el('li', { class: 'finding', 'data-kind': f.kind },
       el('div', { class: 'finding-head' }, diagnosisBadge(f.kind), el('span', { class: 'hint', text: 'on ' + plural(f.leases, 'lease') })),
       el('p', { class: 'evidence', text: f.evidence }),
-      (f.hung_leases || []).length ? el('ul', { class: 'hung' }, f.hung_leases.map((h) => el('li', null,
+      (f.held_leases || []).length ? el('ul', { class: 'hung' }, f.held_leases.map((h) => el('li', null,
         el('a', { href: messageHref(q.name, h.message_id), class: 'mono', text: shortID(h.message_id) }),
-        ` held ${fmtDuration(h.held_seconds)}, renewed ${plural(h.renewals, 'time')}, 12 h ceiling in ${fmtDuration(h.ceiling_in_seconds)}`))) : null,
+        [h.running ? ` held ${fmtDuration(h.held_seconds)}` : '', `, renewed ${plural(h.renewals, 'time')}`,
+          h.refused_renewals ? `, ${plural(h.refused_renewals, 'renewal')} refused` : '',
+          h.running ? `, 12 h ceiling in ${fmtDuration(h.ceiling_in_seconds)}` : ''].join('')))) : null,
       el('p', { class: 'fix', text: f.fix }))));
     setText($('history-note'), rep.history_note || '');
     const rec = rep.recommended_visibility_timeout_seconds;
-    const tooShort = findings.some((f) => f.kind === 'lease-too-short');
-    $('recommend').hidden = leasesOnly || !(tooShort && rec && rec !== rep.visibility_timeout_seconds);
+    // The doctor recommends a timeout only from a p99: longer when leases
+    // are too short, shorter when a crash would stall messages for long.
+    $('recommend').hidden = leasesOnly || !(rec && rec !== rep.visibility_timeout_seconds);
     setText($('use-recommended'), `Set the visibility timeout to ${fmtDuration(rec)}…`);
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
@@ -661,8 +677,8 @@
     const more = $('leases-more');
     more.hidden = q.in_flight <= leases.length || leases.length < 50;
     setText(more, `Showing the ${leases.length} leases closest to their deadline of ${fmtCount(q.in_flight)} in flight.`);
-    const hung = new Set(findings.flatMap((f) => (f.hung_leases || []).map((h) => h.message_id + '/' + h.lease)));
-    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now, hung.has(l.message_id + '/' + l.lease)));
+    const held = new Map(findings.flatMap((f) => (f.held_leases || []).map((h) => [h.message_id + '/' + h.lease, HELD[f.kind]])));
+    keyed($('leases'), leases, (l) => l.message_id + '/' + l.lease, createLease, (li, l) => updateLease(li, l, now, held.get(l.message_id + '/' + l.lease)));
 
     // Histogram and activity.
     setText($('hist-caption'), drawHistogram($('histogram'), d.histogram));
@@ -724,9 +740,11 @@
     return li;
   }
 
-  function updateLease(li, l, now, hung) {
+  // updateLease shows a lease in flight; mark says what a finding names it
+  // for, if one does.
+  function updateLease(li, l, now, mark) {
     const c = li._c;
-    li.classList.toggle('hung', hung);
+    li.classList.toggle('hung', !!mark);
     const begin = Date.parse(l.begin), deadline = Date.parse(l.deadline);
     const span = Math.max(1, deadline - begin), left = Math.max(0, deadline - now);
     const frac = Math.min(1, left / span);
@@ -738,7 +756,7 @@
     c.bar.setAttribute('aria-valuenow', Math.round(left / 1000));
     c.bar.setAttribute('aria-valuetext', fmtDuration(left / 1000) + ' left of ' + fmtDuration(span / 1000));
     setText(c.left, fmtDuration(Math.ceil(left / 1000)) + ' left');
-    setText(c.who, [hung ? 'hung: held far beyond the p99, still renewed' : null, `lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
+    setText(c.who, [mark || null, `lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
       `held ${fmtDuration(Math.floor((now - begin) / 1000))} of ${fmtDuration(span / 1000)}`, l.receiver].filter(Boolean).join(' · '));
   }
 

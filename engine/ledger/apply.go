@@ -1,0 +1,354 @@
+package ledger
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// Applying a request's event to a queue's leases: a receive begins a lease,
+// a delete completes it, a visibility change renews, releases or moves it;
+// a receipt of a lapsed lease is a late completion.
+
+// removedOne ends the active lease of the message of ev, if any: an
+// operator deleted or moved it without a receipt, so the lease neither
+// completed nor lapsed.
+func (ql *queueLedger) removedOne(ev Event) {
+	tm, ok := ql.messages[ev.MessageID]
+	if !ok {
+		return
+	}
+	if cur := tm.lease(max(tm.latest, ev.Epoch)); cur.state == leaseActive {
+		ql.end(cur, leaseRemoved)
+		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
+	}
+}
+
+// begin applies a receive: a new lease ending at ev.deadline.
+func (ql *queueLedger) begin(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	r := tm.lease(ev.Epoch)
+	if r.received {
+		return // applied already
+	}
+	r.received, r.local, r.begin = true, local, ev.At
+	r.batch, r.batchSize, r.client = ev.Batch, ev.N, ev.Client
+	if r.deadlineAt.IsZero() { // no renewal arrived before it
+		r.deadline, r.deadlineAt = ev.Deadline, ev.At
+	}
+	tm.latest = max(tm.latest, ev.Epoch)
+	if !ev.SentAt.IsZero() {
+		tm.sentAt = ev.SentAt
+	}
+	ql.count(ev.At, local, func(c *counters) { c.received++ })
+	tm.record(LeaseEvent{At: ev.At, Kind: EventReceive, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount, Deadline: ev.Deadline, Client: ev.Client})
+	// The store handed this lease out, so the one before it had ended:
+	// lapsed (expire above saw to that), or released early by a release
+	// that has not arrived yet.
+	if prev := tm.leaseOf(ev.Epoch - 1); prev != nil && prev.state == leaseActive && prev.received {
+		ql.end(prev, leaseReleased)
+	}
+	if r.state == leaseActive && r.heapIdx < 0 {
+		if r.deadline.After(ev.At) {
+			heap.Push(&ql.active, r)
+		} else {
+			r.state, r.zeroLength = leaseReleased, true // a zero-length lease: the message stayed visible
+		}
+	}
+	ql.redeliver(tm, ev.Epoch)
+	ql.redeliver(tm, ev.Epoch+1)
+	if r.proven {
+		ql.lateFound(tm, r)
+	}
+}
+
+// lateFound fills in how late the late completions of r came, applied
+// before the receive that told the ledger r's deadline.
+func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
+	isLate := func(kind string) bool { return kind == EventLateDelete || kind == EventLateChange }
+	for i := range tm.history {
+		if ev := &tm.history[i]; isLate(ev.Kind) && ev.Epoch == r.epoch && ev.Late == 0 {
+			ev.Late = ev.At.Sub(r.deadline)
+		}
+	}
+	for i := range ql.recentLate {
+		if lc := &ql.recentLate[i]; lc.MessageID == tm.id && lc.Epoch == r.epoch && lc.Late == 0 {
+			lc.Late = lc.At.Sub(r.deadline)
+		}
+	}
+}
+
+// completed applies a delete by a receipt. ev.removed says the message was
+// deleted: a late delete on a standard queue removes it even though another
+// receiver holds it now, which ends that lease too.
+func (ql *queueLedger) completed(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	rec := tm.lease(ev.Epoch)
+	if ev.Result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
+		return // a retry of a delete that succeeded, or came late: nothing happened
+	}
+	if rec.snoozeLapsed {
+		if ev.Result == baton.LeaseCurrent {
+			ql.unsnooze(rec)
+		} else {
+			ql.snoozeOverran(rec)
+		}
+	} else if rec.snoozed && ev.Result == baton.LeaseCurrent {
+		rec.snoozed = false // it worked on under the end it set
+		tm.relabel(rec.epoch, rec.snoozeAt)
+	}
+	if rec.state == leaseReleased && rec.received {
+		ql.releasedDeleted(tm, rec, ev)
+		return
+	}
+	d := ev.At.Sub(ev.LeasedAt)
+	renewed := rec.renewals > 0
+	ql.count(ev.At, local, func(c *counters) {
+		c.completed++
+		c.addDuration(d)
+		if !renewed {
+			c.unrenewed.add(d)
+		}
+	})
+	ql.countMillis(ev.At, d)
+	if ev.Result == baton.LeaseCurrent || removedInTime(rec, ev.At) {
+		if rec.state == leaseExpired {
+			ql.unexpire(rec)
+		}
+		ql.end(rec, leaseDeleted)
+		tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Client: ev.Client})
+		return
+	}
+	ql.late(tm, rec, ev, local, EventLateDelete)
+	if !ev.Removed {
+		return
+	}
+	// The lease that held the message when it was removed; if its receive
+	// has not arrived, the record made here stops it from starting a lease
+	// that would later seem to lapse.
+	holder := max(tm.latest, ev.StoreEpoch)
+	if holder <= ev.Epoch {
+		return
+	}
+	if cur := tm.lease(holder); cur.state == leaseActive {
+		ql.end(cur, leaseRemoved)
+		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
+	}
+}
+
+// releasedDeleted applies a delete by the receipt of a lease its holder
+// had given up (a release, or a receive with VisibilityTimeout 0): the
+// message was handled, but the lease was no lease of work, so its time
+// counts in no lease duration, and a delete after the message was handed
+// to another receiver is no late completion: the holder overran nothing.
+func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev Event) {
+	if rec.lateDeleted {
+		return // a retry
+	}
+	rec.lateDeleted = true
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Client: ev.Client})
+	if !ev.Removed {
+		return
+	}
+	if holder := max(tm.latest, ev.StoreEpoch); holder > ev.Epoch {
+		if cur := tm.lease(holder); cur.state == leaseActive {
+			ql.end(cur, leaseRemoved)
+			tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
+		}
+	}
+}
+
+// changed applies a visibility change by a receipt.
+//
+// A change to now (VisibilityTimeout 0) is a release: the lease ends here.
+// A change that moves the lease's end later is a renewal: the holder
+// extends the time it works. A change that brings the end forward to a
+// later instant (ev.shortened) is a release with a delay (a snooze, a
+// back-off: "not ready, try again in N seconds") if the holder then lets
+// that end come and never acts by its receipt again; but a holder may as
+// well shorten its lease to go on working under a tighter one. So the
+// lease runs on to its new end; if it gets there it counts as released
+// then (expire), not lapsed, and the message's next receive is no
+// redelivery of a holder that never came back. Should the holder act by
+// the receipt afterwards, the release is taken back: a renewal if the
+// lease was still current (unsnooze), a lapse while working if the
+// message had been handed on (snoozeOverran). A change that gives up by
+// setting a delay longer than the lease had left cannot be told from a
+// heartbeat: it counts as a renewal, and the lease as lapsed at its end.
+func (ql *queueLedger) changed(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	rec := tm.lease(ev.Epoch)
+	if rec.snoozeLapsed {
+		if ev.Result == baton.LeaseCurrent {
+			ql.unsnooze(rec)
+		} else {
+			ql.snoozeOverran(rec)
+		}
+	}
+	if ev.Result == baton.LeaseSuperseded {
+		// Through an older receipt to the lease of the message's current
+		// receive: the older holder is late, and the current lease moves,
+		// which is no renewal by its holder.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
+			ql.late(tm, rec, ev, local, EventLateChange)
+		}
+		ql.movedBy(tm.lease(ev.StoreEpoch), ev)
+		return
+	}
+	if ev.Result != baton.LeaseCurrent {
+		// After its own delete, or its message's removal, in time, or a
+		// lease its holder gave up: no lapse.
+		if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
+			ql.late(tm, rec, ev, local, EventLateChange)
+		}
+		return
+	}
+	if rec.state == leaseExpired {
+		ql.unexpire(rec)
+	}
+	if !ev.Deadline.After(ev.At) {
+		if rec.state == leaseActive {
+			ql.end(rec, leaseReleased)
+		}
+		if rec.snoozed {
+			rec.snoozed = false
+			tm.relabel(rec.epoch, rec.snoozeAt)
+		}
+		again := false
+		if prev := tm.leaseOf(ev.Epoch - 1); !rec.releasedNow && prev != nil && prev.releasedNow {
+			again = true
+		}
+		rec.releasedNow = true
+		ql.count(ev.At, local, func(c *counters) {
+			c.releases++
+			if again {
+				c.rereleased++
+			}
+		})
+		tm.record(LeaseEvent{At: ev.At, Kind: EventRelease, Epoch: ev.Epoch, Client: ev.Client})
+		return
+	}
+	kind := EventRenew
+	if ev.Shortened && !ev.At.Before(rec.deadlineAt) {
+		// A release with a delay, if the holder lets the new end come;
+		// the lease runs until then, and expire counts the release.
+		kind, rec.snoozed, rec.snoozeAt = EventRelease, true, ev.At
+	} else if !ev.Shortened {
+		if rec.snoozed && !ev.At.Before(rec.deadlineAt) {
+			rec.snoozed = false
+			tm.relabel(rec.epoch, rec.snoozeAt)
+		}
+		rec.renewals++
+		if !ev.At.Before(rec.deadlineAt) {
+			rec.progress = ev.Progress
+		}
+	}
+	if !ev.At.Before(rec.deadlineAt) {
+		rec.deadline, rec.deadlineAt = ev.Deadline, ev.At
+	}
+	if rec.state == leaseActive {
+		if rec.heapIdx >= 0 {
+			heap.Fix(&ql.active, rec.heapIdx)
+		} else {
+			heap.Push(&ql.active, rec)
+		}
+	}
+	if !ev.Shortened {
+		ql.count(ev.At, local, func(c *counters) { c.renewals++ })
+	}
+	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
+}
+
+// movedBy moves the end of lease r as a change made through an older
+// receipt (ev) did: the store found r live, so an expiry inferred for it is
+// taken back; a release ends it.
+func (ql *queueLedger) movedBy(r *leaseRec, ev Event) {
+	if r.state == leaseExpired {
+		ql.unexpire(r)
+	}
+	if !ev.Deadline.After(ev.At) {
+		if r.state == leaseActive {
+			ql.end(r, leaseReleased)
+		}
+		return
+	}
+	if !ev.At.Before(r.deadlineAt) {
+		r.deadline, r.deadlineAt = ev.Deadline, ev.At
+	}
+	if r.state == leaseActive {
+		if r.heapIdx >= 0 {
+			heap.Fix(&ql.active, r.heapIdx)
+		} else {
+			heap.Push(&ql.active, r)
+		}
+	}
+}
+
+// removedInTime says that r's message was removed (a purge, the retention
+// sweep, another receiver's late delete) while r was live, and that its
+// holder acts by at, before r's deadline: the store no longer has the
+// message, but the holder did not overrun its lease.
+func removedInTime(r *leaseRec, at time.Time) bool {
+	return r.state == leaseRemoved && !r.deadline.IsZero() && !at.After(r.deadline)
+}
+
+// late records a late completion: a receipt whose lease had lapsed.
+func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev Event, local bool, kind string) {
+	var lateBy time.Duration
+	if !rec.deadline.IsZero() {
+		lateBy = ev.At.Sub(rec.deadline)
+	}
+	// However many requests the holder makes with its receipt, its work
+	// ran twice once.
+	dup := ev.duplicate && !rec.duplicated
+	rec.duplicated = rec.duplicated || ev.duplicate
+	rec.lateDeleted = rec.lateDeleted || kind == EventLateDelete
+	var worked time.Duration
+	if !ev.LeasedAt.IsZero() {
+		worked = ev.At.Sub(ev.LeasedAt)
+	}
+	first := !rec.proven
+	ql.count(ev.At, local, func(c *counters) {
+		c.late++
+		if dup {
+			c.duplicates++
+		}
+		if first {
+			c.lateLeases++
+		}
+		c.lateWorked = max(c.lateWorked, worked)
+	})
+	if first {
+		rec.proven = true
+		ql.working(rec)
+		ql.returned(rec)
+	}
+	var moved time.Time // the current lease's new end, if the change went through to it
+	if ev.Result == baton.LeaseSuperseded {
+		moved = ev.Deadline
+	}
+	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate, Client: ev.Client})
+	if len(ql.recentLate) == maxRecentLate {
+		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
+	}
+	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: ev.At, Kind: kind, Epoch: ev.Epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.Client})
+}
+
+// deadLettered applies a message's move to its dead-letter queue.
+func (ql *queueLedger) deadLettered(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	ql.end(tm.lease(ev.Epoch), leaseDeadLettered)
+	ql.count(ev.At, local, func(c *counters) { c.deadLettered++ })
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDeadLetter, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount})
+}
+
+// refused applies a renewal the 12-hour ceiling refused: the lease keeps
+// the end it had.
+func (ql *queueLedger) refused(ev Event, local bool) {
+	tm := ql.message(ev.MessageID)
+	rec := tm.lease(ev.Epoch)
+	rec.refusals++
+	ql.count(ev.At, local, func(c *counters) { c.refused++ })
+	tm.record(LeaseEvent{At: ev.At, Kind: EventRefused, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
+}

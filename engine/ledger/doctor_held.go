@@ -1,0 +1,181 @@
+package ledger
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// The doctor's findings on leases held long: running leases held far
+// beyond the p99 of those that completed, renewed or not; renewals the
+// 12-hour ceiling refused; a visibility timeout many times what the
+// completed leases need; and, with no p99, what is known.
+
+// heldUnrenewedFinding names the running leases held far beyond the p99
+// and not renewed since: their holder crashed, was killed or stopped
+// without releasing, or hangs without a heartbeat; each comes back only
+// when its lease ends.
+func (d *doctor) heldUnrenewedFinding() {
+	if len(d.stalled) == 0 {
+		return
+	}
+	r, all := d.r, d.r.SinceStart
+	h := d.stalled[0]
+	who := fmt.Sprintf("message %s has been held %s", h.MessageID, fmtDuration(h.Held))
+	if len(d.stalled) > 1 {
+		who = fmt.Sprintf("messages %s, the longest held %s", heldIDs(d.stalled), fmtDuration(h.Held))
+	}
+	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %d completed leases (%s), %s; %s",
+		plural(len(d.stalled), "lease", "leases"), who, times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99), renewedSince(h), comeBack(d.stalled, d.now))
+	fix := "Their holder is gone (crashed, killed, or stopped without releasing) or hung without a heartbeat; " +
+		"or these jobs are far slower than every one that completed."
+	if stall := d.longTimeout(); stall != "" {
+		fix += " " + stall
+	} else {
+		fix += " Renew the lease while the handler makes progress (a heartbeat tied to the work), so that a holder that dies is found out soon."
+	}
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHeldUnrenewed, Leases: all.Completed, Evidence: ev, Fix: fix, Held: d.stalled})
+}
+
+// heldRenewedFindings names the running leases held far beyond the p99
+// and still renewed: those renewed on their handler's progress are long
+// jobs at work; for the others the server cannot tell a long job from a
+// hung handler behind a heartbeat, and says both.
+func (d *doctor) heldRenewedFindings() {
+	var blind, progress []HeldLease
+	for _, h := range d.renewed {
+		if h.Progress {
+			progress = append(progress, h)
+		} else {
+			blind = append(blind, h)
+		}
+	}
+	all := d.r.SinceStart
+	if len(blind) > 0 {
+		ev := d.heldRenewedText(blind, "and still renewed", "with no word that its handler progressed")
+		fix := "The server cannot see the handler, and this fits two readings: a long job kept by its heartbeat, " +
+			"or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). " +
+			"Renew only while the handler makes progress: tie the heartbeat to the work and give up after a deadline " +
+			"(Baton's consumer renews on Delivery.Progress and tells the server so). " + ceilingText(blind[0])
+		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHeldRenewed, Leases: all.Completed, Evidence: ev, Fix: fix, Held: blind})
+	}
+	if len(progress) > 0 {
+		ev := d.heldRenewedText(progress, "and renewed on its handler's progress", "each time because its handler reported progress (its consumer says so)")
+		fix := "A long job at work, not a hung one: nothing to fix if jobs like it take this long. " + ceilingText(progress[0])
+		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisLongJob, Leases: all.Completed, Evidence: ev, Fix: fix, Held: progress})
+	}
+}
+
+// heldRenewedText is the evidence of renewed leases held far beyond the
+// p99: how they were renewed, and what is known of why.
+func (d *doctor) heldRenewedText(hs []HeldLease, renewed, why string) string {
+	all, h := d.r.SinceStart, hs[0]
+	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %d completed leases, %s) "+
+		"and renewed %d times, last %s ago, %s.",
+		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99),
+		h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)), why)
+}
+
+// ceilingText says when a renewed lease reaches the 12-hour ceiling.
+func ceilingText(h HeldLease) string {
+	return fmt.Sprintf("The lease cannot outlast %s after its receive: message %s reaches that ceiling in %s and is then redelivered anyway.",
+		fmtDuration(MaxLeaseTime), h.MessageID, fmtDuration(h.CeilingIn))
+}
+
+// ceilingFinding counts and names the renewals the 12-hour ceiling
+// refused: their messages come back at the ceiling whatever the heartbeat
+// does.
+func (d *doctor) ceilingFinding() {
+	n := d.s.RefusedRenewals
+	if n < MinFindingLeases || len(d.refused) == 0 {
+		return
+	}
+	h := d.refused[0]
+	ev := fmt.Sprintf("%d renewals were refused by the 12-hour ceiling, on %s (message %s, refused %d times): "+
+		"a lease may not end later than %s after its receive (as on SQS), and they asked for more.",
+		n, plural(len(d.refused), "lease", "leases"), h.MessageID, h.Refusals, fmtDuration(MaxLeaseTime))
+	fix := "Those messages come back at the ceiling whatever the heartbeat does"
+	if h.Running {
+		fix += fmt.Sprintf(": message %s in %s", h.MessageID, fmtDuration(h.CeilingIn))
+	}
+	fix += ". A heartbeat must ask for no more than the time left to the ceiling; work that takes longer than 12 hours must be split or checkpointed."
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisCeilingRefused, Leases: uint64(len(d.refused)), Evidence: ev, Fix: fix, Held: d.refused})
+}
+
+// longTimeout names a visibility timeout many times what the completed
+// leases never renewed took: the stall a crash causes. It sets the
+// recommended timeout to what they need, and says "" when the timeout is
+// not that long or too few leases completed unrenewed to tell.
+func (d *doctor) longTimeout() string {
+	r, s := d.r, d.r.SinceStart
+	if s.UnrenewedCompleted < MinFindingLeases || d.has(DiagnosisLeaseTooShort) {
+		return ""
+	}
+	vis := time.Duration(r.VisibilityTimeout) * time.Second
+	if vis < minLongTimeout || vis < FarBeyondFactor*s.UnrenewedP99 {
+		return ""
+	}
+	need := max(int(math.Ceil(s.UnrenewedP99.Seconds()*recommendedTimeoutFactor)), 1)
+	r.RecommendedVisibilityTimeout = need
+	return fmt.Sprintf("The visibility timeout of %ds is %s the p99 of the leases completed without renewal (%s): "+
+		"a consumer that crashes holding messages stalls them that long. Set VisibilityTimeout to %ds (the p99 × %.1f) "+
+		"and renew the lease while the handler makes progress (a heartbeat tied to the work) for the jobs that take longer.",
+		r.VisibilityTimeout, times(vis, s.UnrenewedP99), fmtSeconds(s.UnrenewedP99), need, recommendedTimeoutFactor)
+}
+
+// noP99Note says what is known of the running leases when too few leases
+// completed for a p99 to judge them by: how long the oldest has been held
+// at least, and no figure to set.
+func (d *doctor) noP99Note() {
+	h, s := d.oldest, d.r.SinceStart
+	if h.MessageID == "" || h.Held < minFarHeld || len(d.r.Findings) > 0 {
+		return
+	}
+	d.tooFew = true
+	d.notes = append(d.notes, fmt.Sprintf("%s completed (a p99 needs %d), so there is no p99 to judge the running leases by: "+
+		"message %s has been held at least %s, %s.",
+		plural(int(s.Completed), "lease has", "leases have"), MinFindingLeases, h.MessageID, fmtDuration(h.Held), renewedSince(h)))
+}
+
+// renewedSince says when a held lease was last renewed.
+func renewedSince(h HeldLease) string {
+	if h.Renewals == 0 || h.LastRenewal.IsZero() {
+		return "never renewed"
+	}
+	return fmt.Sprintf("last renewed %s after its receive", fmtDuration(h.LastRenewal.Sub(h.Begin)))
+}
+
+// comeBack says when held leases end and their messages come back.
+func comeBack(hs []HeldLease, now time.Time) string {
+	first, last := hs[0].Deadline, hs[0].Deadline
+	for _, h := range hs {
+		if h.Deadline.Before(first) {
+			first = h.Deadline
+		}
+		if h.Deadline.After(last) {
+			last = h.Deadline
+		}
+	}
+	if len(hs) == 1 {
+		return fmt.Sprintf("it comes back when its lease ends, in %s (%s).", fmtDuration(first.Sub(now)), first.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("they come back when their leases end, from %s to %s from now (%s).",
+		fmtDuration(first.Sub(now)), fmtDuration(last.Sub(now)), last.UTC().Format(time.RFC3339))
+}
+
+// heldIDs lists up to three held leases' messages.
+func heldIDs(hs []HeldLease) string {
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.MessageID
+	}
+	return idsText(ids)
+}
+
+// times says how many times base d is, as "12×".
+func times(d, base time.Duration) string {
+	if base <= 0 {
+		return "many times"
+	}
+	return fmt.Sprintf("%.0f×", math.Floor(float64(d)/float64(base)))
+}

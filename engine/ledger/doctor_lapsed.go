@@ -1,0 +1,139 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The doctor's findings on leases that ended without a completion for
+// another reason than a failing handler: holders that stopped, a person's
+// look with an interactive tool, and batches that fail whole.
+
+// stoppedFinding names leases that lapsed because their holders stopped:
+// they made no request on the queue since before those leases ended. A
+// consumer stopped without releasing what it holds (a deploy, a scale-in)
+// leaves each message to wait out its visibility timeout.
+func (d *doctor) stoppedFinding() {
+	l := d.lapses
+	if l.waiting > 0 {
+		d.tooFew = true
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed in the last %s and %s not been seen since: too soon to tell a failing handler from a stopped consumer.",
+			plural(int(l.waiting), "lease", "leases"), fmtDuration(holderGrace), either(l.waiting == 1, "its holder has", "their holders have")))
+	}
+	if l.stopped == 0 || len(d.dlqOf()) > 0 {
+		return
+	}
+	if l.stopped < MinFindingLeases {
+		d.tooFew = true
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed and %s made no request since: too few to name a problem (a finding rests on at least %d leases).",
+			plural(int(l.stopped), "lease", "leases"), either(l.stopped == 1, "its holder", "their holders"), MinFindingLeases))
+		return
+	}
+	together := ""
+	if len(l.holders) > 1 && l.lastStop.Sub(l.firstStop) <= stoppedTogether {
+		together = fmt.Sprintf(", together: their last requests came within %s of each other", l.lastStop.Sub(l.firstStop).Round(time.Millisecond))
+	}
+	ev := fmt.Sprintf("%d leases lapsed because their holders stopped: %s made no request on the queue since before those leases ended "+
+		"(the last at %s)%s, and never came back for them (messages %s).",
+		l.stopped, clientsText(l.holders), l.lastStop.UTC().Format(time.RFC3339), together, idsText(l.stoppedMsgs))
+	fix := fmt.Sprintf("Consumers that stop (a deploy, a scale-in) must release what they hold as they stop: "+
+		"ChangeMessageVisibility 0 for each message held, as Baton's consumer and baton worker do; "+
+		"otherwise each message waits out its visibility timeout (%ds here) before anyone else may have it. "+
+		"A crash cannot release: keep the timeout near what the handlers need.", d.r.VisibilityTimeout)
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHoldersStopped, Leases: l.stopped, Evidence: ev, Fix: fix})
+}
+
+// inspectionFinding names leases that a person's tool took and left to
+// lapse: a look, not a handler's failure.
+func (d *doctor) inspectionFinding() {
+	l := d.lapses
+	if l.inspected == 0 {
+		return
+	}
+	what := fmt.Sprintf("%s taken by %s lapsed: an inspection by a person, not a handler failure", plural(int(l.inspected), "lease", "leases"), toolsText(l.tools))
+	if l.inspected < MinFindingLeases {
+		d.notes = append(d.notes, what+".")
+		return
+	}
+	ev := fmt.Sprintf("%s (messages %s).", what, idsText(l.toolMsgs))
+	fix := fmt.Sprintf("Nothing failed, but those messages were kept from the consumers for the visibility timeout (%ds). "+
+		"To look at messages without taking them, use `baton peek` (or ReceiveMessage with VisibilityTimeout 0).", d.r.VisibilityTimeout)
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisInspection, Leases: l.inspected, Evidence: ev, Fix: fix})
+}
+
+// batchFinding names messages received together that came back together
+// with none completed, again and again: a consumer that fails a batch
+// whole runs the good messages again with the bad one.
+func (d *doctor) batchFinding() {
+	b := d.batches
+	if b.again < MinFindingLeases || len(d.dlqOf()) > 0 {
+		return
+	}
+	ev := fmt.Sprintf("%d receives of several messages (up to %d) ended with none of their messages completed, "+
+		"and %d messages failed with their whole batch again and again (up to %d times in a row; messages %s).",
+		b.failed, b.largest, b.again, b.times, idsText(b.againMsgs))
+	fix := "Either every message of those batches fails, or one failing message takes the good ones with it: " +
+		"a consumer that fails a batch whole runs its good messages again"
+	if d.hasRedrive {
+		fix += fmt.Sprintf(", and after %d receives moves them to %s with the bad one", d.redrive.maxReceiveCount, arnQueueName(d.redrive.target))
+	}
+	fix += ". Report partial batch responses (ReportBatchItemFailures: `baton worker --report-batch-item-failures`, " +
+		"a function's batchItemFailures), or delete each message as it succeeds."
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisBatchFailsWhole, Leases: b.again, Evidence: ev, Fix: fix})
+}
+
+// clientsText names up to three clients by address and user agent.
+func clientsText(cs []Client) string {
+	parts := make([]string, 0, 3)
+	for _, c := range cs[:min(len(cs), 3)] {
+		ua := c.UserAgent
+		if i := strings.IndexByte(ua, ' '); i > 0 {
+			ua = ua[:i]
+		}
+		parts = append(parts, strings.TrimSpace(c.Addr+" "+ua))
+	}
+	text := plural(len(cs), "holder", "holders") + " (" + strings.Join(parts, "; ")
+	if len(cs) > 3 {
+		text += fmt.Sprintf("; and %d more", len(cs)-3)
+	}
+	return text + ")"
+}
+
+// toolsText names the interactive tools among cs.
+func toolsText(cs []Client) string {
+	var names []string
+	add := func(n string) {
+		for _, x := range names {
+			if x == n {
+				return
+			}
+		}
+		names = append(names, n)
+	}
+	for _, c := range cs {
+		if strings.Contains(c.UserAgent, "app/"+ReceiveToolAppID) {
+			add("baton receive")
+		} else {
+			add("the AWS CLI")
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
+// idsText lists up to three message ids.
+func idsText(ids []string) string {
+	out := strings.Join(ids[:min(len(ids), 3)], ", ")
+	if len(ids) > 3 {
+		out += fmt.Sprintf(" and %d more", len(ids)-3)
+	}
+	return out
+}
+
+// either is one if cond, else other.
+func either(cond bool, one, other string) string {
+	if cond {
+		return one
+	}
+	return other
+}

@@ -1,0 +1,195 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// The events that change the ledger, and how each is dispatched to the
+// queue it concerns (apply.go, lapse.go).
+
+// EventKind is what an Event reports.
+type EventKind uint8
+
+const (
+	KindSent EventKind = iota + 1
+	KindReceive
+	KindChange
+	KindDelete
+	KindDeadLetter
+	KindForget
+	// KindPurge ends the queue's active leases: their messages were purged.
+	KindPurge
+	// KindRetention ends the active leases of the messages sent before
+	// sentAt: the retention sweep deleted them.
+	KindRetention
+	// KindRemove ends the active lease of one message, which an operator
+	// deleted or moved without a receipt (the admin API's message actions).
+	KindRemove
+	// KindRefused is a renewal the 12-hour ceiling refused: the lease may
+	// not end later than MaxLeaseTime after its receive (Deadline is the
+	// end asked for), so the message comes back by then whatever its
+	// holder's heartbeat does.
+	KindRefused
+	// KindSeen is a request by Client on the queue that leased nothing (a
+	// receive that found no message): its holder is alive. The ledger keeps
+	// one a second per client and queue (Ledger.Record).
+	KindSeen
+)
+
+// Event is one mutation of the ledger, self-contained so that it can
+// be applied on any node: the node that handled the request fills in what
+// the store told it, and the others apply it as it is. Queue ids are the
+// store's and so the same on every node.
+type Event struct {
+	Kind      EventKind
+	QueueID   uint64
+	MessageID string
+	Epoch     uint32
+	At        time.Time
+	// Deadline is the lease's end after a receive or change (at or before
+	// at: a release).
+	Deadline time.Time
+	// LeasedAt is when the receipt's lease began (delete, change).
+	LeasedAt     time.Time
+	ReceiveCount int
+	// N is, for a send, the messages stored; for a receive, how many
+	// messages the receive handed out together (Batch).
+	N int
+	// Batch tells the receives of one request apart (receive): the
+	// messages of one ReceiveMessage share it when it handed out more than
+	// one, else it is zero.
+	Batch uint64
+	// SentAt is when the message was sent (receive), or the retention
+	// cutoff: messages sent before it were deleted (retention).
+	SentAt time.Time
+	// Result is what the store found for a delete or change by receipt.
+	Result baton.LeaseResult
+	// StoreEpoch is the message's current lease epoch in the store (0 if
+	// the message was gone).
+	StoreEpoch uint32
+	// duplicate: a late completion on a message meanwhile leased to
+	// another receiver; the handling node decides, from the store's epoch
+	// and its ledger.
+	duplicate bool
+	// Removed: a delete removed the message, ending whatever lease holds it.
+	Removed bool
+	// Shortened: a change the store found current that moved its lease's
+	// end no later than it was (the handling node knows the end from the
+	// store). It is a release with a delay, not a renewal (changed).
+	Shortened bool
+	// Progress: a renewal its holder made because the handler reported
+	// progress (Baton's consumer says so with RenewalHeader), not a
+	// heartbeat that renews whatever the handler does.
+	Progress bool
+	Client   Client
+}
+
+// Lease event kinds, as the history reports them.
+const (
+	EventReceive    = "receive"
+	EventRenew      = "renew"
+	EventRelease    = "release"
+	EventExpire     = "expire"
+	EventDelete     = "delete"
+	EventLateDelete = "late-delete"
+	EventLateChange = "late-change"
+	EventDeadLetter = "dead-letter"
+	// EventRemoved ends a lease whose message another receiver's late
+	// delete removed from under it.
+	EventRemoved = "removed"
+	// EventRefused is a renewal the 12-hour ceiling refused.
+	EventRefused = "refused"
+)
+
+// LeaseEvent is one entry of a message's lease history.
+type LeaseEvent struct {
+	At           time.Time
+	Kind         string
+	Epoch        uint32
+	ReceiveCount int
+	// Deadline is the lease's end after a receive or renewal; on a late
+	// change that went through to the message's current lease (a standard
+	// queue's older receipt handle), the new end of that lease.
+	Deadline time.Time
+	// Late is how long after its lease's deadline a late completion came.
+	Late time.Duration
+	// Duplicate marks a late completion on a message that had meanwhile
+	// been leased to another receiver.
+	Duplicate bool
+	Client    Client
+}
+
+// applyLocal applies an event this node made, deciding the facts that
+// depend on what it knows (a late completion's duplicate), and returns the
+// event as the other nodes should apply it; ok is false when it told
+// nothing new (a client seen again within seenEvery), and was dropped.
+func (l *Ledger) applyLocal(ev Event) (_ Event, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ev.Kind == KindSeen {
+		// Applied here always; told the other nodes once a seenEvery.
+		ql := l.queue(ev.QueueID)
+		ql.saw(ev.Client, ev.At)
+		return ev, ql.publishSeen(ev.Client, ev.At)
+	}
+	if ev.Kind == KindDelete || ev.Kind == KindChange {
+		if ev.Result != baton.LeaseCurrent {
+			ev.duplicate = ev.StoreEpoch > ev.Epoch
+			if ql, ok := l.queues[ev.QueueID]; ok {
+				if tm, ok := ql.messages[ev.MessageID]; ok && tm.latest > ev.Epoch {
+					ev.duplicate = true
+				}
+			}
+		}
+	}
+	l.applyLocked(ev, true)
+	return ev, true
+}
+
+// apply applies an event another node made.
+func (l *Ledger) apply(ev Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.applyLocked(ev, false)
+}
+
+func (l *Ledger) applyLocked(ev Event, local bool) {
+	if ev.Kind == KindForget {
+		if ql, ok := l.queues[ev.QueueID]; ok {
+			for _, tm := range ql.messages {
+				l.lru.remove(tm)
+				l.events -= len(tm.history)
+			}
+			delete(l.queues, ev.QueueID)
+		}
+		return
+	}
+	defer l.trim()
+	ql := l.queue(ev.QueueID)
+	ql.expire(ev.At)
+	if ev.Client != (Client{}) && (ev.Kind == KindReceive || ev.Kind == KindChange || ev.Kind == KindDelete || ev.Kind == KindSeen || ev.Kind == KindRefused) {
+		ql.saw(ev.Client, ev.At)
+	}
+	switch ev.Kind {
+	case KindSent:
+		ql.count(ev.At, local, func(c *counters) { c.sent += uint64(ev.N) })
+	case KindReceive:
+		ql.begin(ev, local)
+	case KindChange:
+		ql.changed(ev, local)
+	case KindDelete:
+		ql.completed(ev, local)
+	case KindPurge:
+		ql.purged(ev.At)
+	case KindRetention:
+		ql.retained(ev.At, ev.SentAt)
+	case KindDeadLetter:
+		ql.deadLettered(ev, local)
+	case KindRemove:
+		ql.removedOne(ev)
+	case KindRefused:
+		ql.refused(ev, local)
+	}
+}

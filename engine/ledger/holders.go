@@ -1,0 +1,169 @@
+package ledger
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Who holds leases, and whether they are still there. A lease that lapses
+// without a late completion was left by a holder that failed on it (an
+// error path: the holder goes on making requests) or that stopped (a
+// deploy, a scale-in, a crash: it makes none). The ledger tells them apart
+// by when each client last made a request on the queue. Clients are told
+// apart by address and user agent, so two consumers on one host with one
+// SDK are one client: one restarted there looks as if it lived on.
+
+const (
+	// maxSeenClients bounds the clients a queue remembers; the one seen
+	// longest ago is forgotten first.
+	maxSeenClients = 256
+	// seenEvery is how often a client's requests that lease nothing are
+	// told the other nodes (KindSeen), per queue and node.
+	seenEvery = time.Second
+	// holderGrace is how long after its lease lapsed a holder may go
+	// unseen and still be alive: a long poll (at most 20 s) that began
+	// before the lapse ends within it.
+	holderGrace = 25 * time.Second
+	// stoppedTogether is the span within which holders' last requests
+	// count as one stop.
+	stoppedTogether = time.Minute
+)
+
+// saw notes a request by c at at.
+func (ql *queueLedger) saw(c Client, at time.Time) {
+	if ql.seen == nil {
+		ql.seen = make(map[Client]time.Time)
+	}
+	if last, ok := ql.seen[c]; ok {
+		if at.After(last) {
+			ql.seen[c] = at
+		}
+		return
+	}
+	if len(ql.seen) >= maxSeenClients {
+		var oldest Client
+		var when time.Time
+		for k, t := range ql.seen {
+			if when.IsZero() || t.Before(when) {
+				oldest, when = k, t
+			}
+		}
+		delete(ql.seen, oldest)
+	}
+	ql.seen[c] = at
+}
+
+// publishSeen says whether a request by c at at that leased nothing is to
+// be told the other nodes: once a seenEvery per client.
+func (ql *queueLedger) publishSeen(c Client, at time.Time) bool {
+	if last, ok := ql.seenPublished[c]; ok && at.Sub(last) < seenEvery && !at.Before(last) {
+		return false
+	}
+	if len(ql.seenPublished) >= maxSeenClients {
+		clear(ql.seenPublished) // at worst, a few more events on the bus
+	}
+	if ql.seenPublished == nil {
+		ql.seenPublished = make(map[Client]time.Time)
+	}
+	ql.seenPublished[c] = at
+	return true
+}
+
+// ReceiveToolAppID is the application id `baton receive` puts in its user
+// agent ("app/baton-receive"), so that the doctor knows its receives for a
+// person's look.
+const ReceiveToolAppID = "baton-receive"
+
+// interactiveTools are the user-agent marks of the tools a person receives
+// with to look at messages: the AWS CLI (aws-cli/1 and 2) and `baton
+// receive`.
+var interactiveTools = []string{"aws-cli/", "app/" + ReceiveToolAppID}
+
+// Interactive says c is a tool a person receives with to look at messages,
+// not a consumer: its leases left to lapse are an inspection.
+func (c Client) Interactive() bool {
+	for _, mark := range interactiveTools {
+		if strings.Contains(c.UserAgent, mark) {
+			return true
+		}
+	}
+	return false
+}
+
+// lapses sorts the lapsed leases whose holder never came back late (since
+// since) by what their holder did afterward.
+type lapses struct {
+	// inspected: received by an interactive tool; alive: the holder made
+	// requests after its lease lapsed; stopped: it made none since before
+	// its lease lapsed; waiting: not yet known (within holderGrace of the
+	// lapse).
+	inspected, alive, stopped, waiting uint64
+	// tools are the interactive clients; holders, the stopped ones, with
+	// the first and last of their last requests.
+	tools, holders        []Client
+	firstStop, lastStop   time.Time
+	stoppedMsgs, toolMsgs []string
+}
+
+// lapsedHolders sorts the queue's lapsed leases that began after since.
+func (l *Ledger) lapsedHolders(queueID uint64, now, since time.Time) lapses {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var out lapses
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.state != leaseExpired || r.proven || !r.received || r.begin.Before(since) {
+				continue
+			}
+			ql.sortLapse(&out, r, now)
+		}
+	}
+	byAddr := func(a, b Client) int {
+		return cmp.Or(strings.Compare(a.Addr, b.Addr), strings.Compare(a.UserAgent, b.UserAgent))
+	}
+	slices.SortFunc(out.holders, byAddr)
+	slices.SortFunc(out.tools, byAddr)
+	slices.Sort(out.stoppedMsgs)
+	slices.Sort(out.toolMsgs)
+	return out
+}
+
+func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
+	c := r.client
+	switch last, ok := ql.seen[c]; {
+	case c.Interactive():
+		out.inspected++
+		out.tools = addClient(out.tools, c)
+		out.toolMsgs = append(out.toolMsgs, r.msg.id)
+	case c == Client{}:
+		// An unknown holder: judged by the counts (handler-failing).
+	case ok && !last.Before(r.deadline):
+		out.alive++ // a request at the lapse or after it
+	case now.Sub(r.deadline) < holderGrace:
+		out.waiting++
+	default:
+		if !ok {
+			last = r.begin // forgotten since its receive
+		}
+		out.stopped++
+		out.holders = addClient(out.holders, c)
+		out.stoppedMsgs = append(out.stoppedMsgs, r.msg.id)
+		if out.firstStop.IsZero() || last.Before(out.firstStop) {
+			out.firstStop = last
+		}
+		if last.After(out.lastStop) {
+			out.lastStop = last
+		}
+	}
+}
+
+func addClient(cs []Client, c Client) []Client {
+	for _, x := range cs {
+		if x == c {
+			return cs
+		}
+	}
+	return append(cs, c)
+}

@@ -1,0 +1,239 @@
+package ledger
+
+import (
+	"slices"
+	"time"
+)
+
+// What the doctor and /metrics ask of a queue's leases (doctor.go); the
+// dashboard's questions are in observe.go.
+
+// history returns a copy of a message's events.
+func (l *Ledger) history(queueID uint64, messageID string, now time.Time) ([]LeaseEvent, bool) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	tm, ok := ql.messages[messageID]
+	if !ok {
+		return nil, false
+	}
+	return append([]LeaseEvent(nil), tm.history...), true
+}
+
+// snapshot returns the queue's counters since start and over the window.
+func (l *Ledger) snapshot(queueID uint64, now time.Time) (total, window counters) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	total = ql.total
+	total.durations = cloneHist(ql.total.durations)
+	total.unrenewed = cloneHist(ql.total.unrenewed)
+	return total, ql.windowed(now)
+}
+
+// pendingLapsed counts the lapsed leases whose holder has not come back but
+// still may: leases begun within the last `within`, as long as holders were
+// seen working before coming back late.
+func (l *Ledger) pendingLapsed(queueID uint64, now time.Time, within time.Duration) uint64 {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var n uint64
+	since := now.Add(-within)
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.state == leaseExpired && !r.proven && r.received && r.begin.After(since) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// heldLeases returns the running leases held at least farHeld(p99),
+// longest held first: those renewed after they had been held the p99
+// (still renewed), and those never renewed since (stalled).
+func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (renewed, stalled []HeldLease) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	threshold := farHeld(p99)
+	for _, r := range ql.active {
+		if !r.received || now.Sub(r.begin) < threshold {
+			continue
+		}
+		h := HeldLease{
+			MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Held: now.Sub(r.begin), Renewals: r.renewals,
+			Deadline: r.deadline, CeilingIn: max(r.begin.Add(MaxLeaseTime).Sub(now), 0),
+			Progress: r.progress, Refusals: r.refusals, Running: true, Client: r.client,
+		}
+		if r.renewals > 0 {
+			h.LastRenewal = r.deadlineAt
+		}
+		if r.renewals > 0 && r.deadlineAt.Sub(r.begin) > p99 {
+			renewed = append(renewed, h)
+		} else {
+			stalled = append(stalled, h)
+		}
+	}
+	byBegin := func(a, b HeldLease) int { return a.Begin.Compare(b.Begin) }
+	slices.SortFunc(renewed, byBegin)
+	slices.SortFunc(stalled, byBegin)
+	return renewed, stalled
+}
+
+// refusedLeases returns the leases, begun after since, whose renewals the
+// 12-hour ceiling refused, longest held first.
+func (l *Ledger) refusedLeases(queueID uint64, now, since time.Time) []HeldLease {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var out []HeldLease
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.refusals == 0 || !r.received || r.begin.Before(since) {
+				continue
+			}
+			h := HeldLease{MessageID: tm.id, Epoch: r.epoch, Begin: r.begin, Renewals: r.renewals, Refusals: r.refusals,
+				Deadline: r.deadline, Client: r.client, Running: r.state == leaseActive}
+			if h.Running {
+				h.Held, h.CeilingIn = now.Sub(r.begin), max(r.begin.Add(MaxLeaseTime).Sub(now), 0)
+			}
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b HeldLease) int { return a.Begin.Compare(b.Begin) })
+	return out
+}
+
+// batches tells what became of the receives of several messages begun
+// after since.
+type batches struct {
+	// failed counts the receives whose every message's lease ended without
+	// a completion (lapsed or released, none deleted, none completed late),
+	// of up to largest messages; again, the messages whose lease failed so
+	// with its batch after the lease before it had too, at most times in a
+	// row.
+	failed, again  uint64
+	largest, times int
+	againMsgs      []string
+}
+
+// failedBatches finds the receives of several messages that failed whole.
+// Receives by interactive tools are left out: a person's look is no batch
+// of work.
+func (l *Ledger) failedBatches(queueID uint64, now, since time.Time) batches {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	type tally struct{ seen, failed, size int }
+	byBatch := map[uint64]*tally{}
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.batch == 0 || !r.received || r.zeroLength || r.begin.Before(since) || r.client.Interactive() {
+				continue
+			}
+			t := byBatch[r.batch]
+			if t == nil {
+				t = &tally{size: r.batchSize}
+				byBatch[r.batch] = t
+			}
+			t.seen++
+			if endedUnfinished(r) {
+				t.failed++
+			}
+		}
+	}
+	var out batches
+	whole := func(r *leaseRec) bool {
+		t := byBatch[r.batch]
+		return r.batch != 0 && t != nil && t.size > 1 && t.seen == t.size && t.failed == t.size
+	}
+	for _, t := range byBatch {
+		if t.size > 1 && t.seen == t.size && t.failed == t.size {
+			out.failed++
+			out.largest = max(out.largest, t.size)
+		}
+	}
+	for _, tm := range ql.messages {
+		run, best := 0, 0
+		for _, r := range tm.leases { // by epoch ascending
+			if r.received && !r.begin.Before(since) && whole(r) {
+				run++
+				best = max(best, run)
+			} else {
+				run = 0
+			}
+		}
+		if best >= 2 {
+			out.again++
+			out.times = max(out.times, best)
+			out.againMsgs = append(out.againMsgs, tm.id)
+		}
+	}
+	slices.Sort(out.againMsgs)
+	return out
+}
+
+// endedUnfinished says r ended without its holder completing it: it
+// lapsed or was released with a delay (a retry's back-off), perhaps its
+// message dead-lettered since, with no delete in time or late. A release
+// at once (VisibilityTimeout 0) is a holder giving the message back (not
+// ready, or stopping), which the release-loop finding judges.
+func endedUnfinished(r *leaseRec) bool {
+	switch r.state {
+	case leaseExpired, leaseReleased, leaseDeadLettered:
+		return !r.proven && !r.lateDeleted && !r.releasedNow
+	}
+	return false
+}
+
+// oldestRunning returns the running lease held longest, if any.
+func (l *Ledger) oldestRunning(queueID uint64, now time.Time) HeldLease {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var oldest *leaseRec
+	for _, r := range ql.active {
+		if r.received && (oldest == nil || r.begin.Before(oldest.begin)) {
+			oldest = r
+		}
+	}
+	if oldest == nil {
+		return HeldLease{}
+	}
+	h := HeldLease{MessageID: oldest.msg.id, Epoch: oldest.epoch, Begin: oldest.begin, Held: now.Sub(oldest.begin),
+		Renewals: oldest.renewals, Deadline: oldest.deadline, Running: true, Client: oldest.client}
+	if oldest.renewals > 0 {
+		h.LastRenewal = oldest.deadlineAt
+	}
+	return h
+}
+
+// completedP99 returns the p99 of the queue's completed leases since start,
+// and how many there are.
+func (l *Ledger) completedP99(queueID uint64, now time.Time) (time.Duration, uint64) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	return ql.total.durations.quantile(0.99), ql.total.durations.n
+}
+
+// oldestLease returns when the oldest running lease began, zero if none.
+func (l *Ledger) oldestLease(queueID uint64, now time.Time) time.Time {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var oldest time.Time
+	for _, r := range ql.active {
+		if r.received && (oldest.IsZero() || r.begin.Before(oldest)) {
+			oldest = r.begin
+		}
+	}
+	return oldest
+}
+
+// owned returns the queue's counters of what this node originated since it
+// started (queueLedger.own), for metrics that are summed over nodes. The
+// counts never go down from one call to the next (see ownExpiredShown).
+func (l *Ledger) owned(queueID uint64, now time.Time) counters {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	own := ql.own
+	own.expired = max(own.expired, ql.ownExpiredShown)
+	ql.ownExpiredShown = own.expired
+	own.durations = cloneHist(ql.own.durations)
+	own.unrenewed = cloneHist(ql.own.unrenewed)
+	return own
+}

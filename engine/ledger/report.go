@@ -1,0 +1,256 @@
+package ledger
+
+import (
+	"time"
+)
+
+// A queue's lease report and /metrics' figures: what the doctor (doctor.go)
+// answers, and the statistics it judges.
+
+// LeaseStats are a queue's lease statistics over one period.
+type LeaseStats struct {
+	Sent, Received, Completed uint64
+	P50, P90, P99, Max        time.Duration
+	// UnrenewedP99 is the p99 of leases completed without a renewal, which
+	// is what the visibility timeout alone must cover.
+	UnrenewedP99 time.Duration
+	// UnrenewedCompleted counts those leases.
+	UnrenewedCompleted uint64
+	Expired            uint64
+	// Late counts late completions: deletes or visibility changes with the
+	// receipt of a lease that had already lapsed. LateLeases counts the
+	// leases they came by, once each.
+	Late, LateLeases uint64
+	// Duplicates counts the leases completed late after their message had
+	// meanwhile been leased to another receiver: confirmed duplicate
+	// executions, one per lease however many late requests its holder made.
+	Duplicates uint64
+	// RedeliveriesLapsedWhileWorking are redeliveries after a lapse that a
+	// later late completion proved happened while the holder still worked;
+	// RedeliveriesNeverReturned are the rest (an error path or a crash).
+	RedeliveriesLapsedWhileWorking uint64
+	RedeliveriesNeverReturned      uint64
+	// LapsedReturned counts the lapsed leases whose holder came back with
+	// a late completion; Expired less these never came back (or have not
+	// yet).
+	LapsedReturned     uint64
+	Renewals, Releases uint64
+	// Rereleased counts the leases released at once (VisibilityTimeout 0)
+	// whose message's previous lease was released at once too.
+	Rereleased       uint64
+	DeadLettered     uint64
+	RenewalsPerLease float64
+	// RefusedRenewals counts the renewals the 12-hour ceiling refused.
+	RefusedRenewals uint64
+	// LateWorkedMax is the longest a holder is known to have worked: from
+	// its receive to a late delete or visibility change by its receipt.
+	// It covers holders that never deleted, which P99 does not; the doctor
+	// goes by it when no lease completed.
+	LateWorkedMax time.Duration
+}
+
+func statsOf(c *counters) LeaseStats {
+	s := LeaseStats{
+		Sent: c.sent, Received: c.received, Completed: c.completed,
+		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
+		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
+		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
+		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
+		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
+		LapsedReturned:                 c.lapsedReturned,
+		Rereleased:                     c.rereleased,
+		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
+		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
+	}
+	if c.received > 0 {
+		s.RenewalsPerLease = float64(c.renewals) / float64(c.received)
+	}
+	return s
+}
+
+// Finding is one thing the doctor names: what it saw, on how many
+// leases, and what to do.
+type Finding struct {
+	Kind string // one of the Diagnosis constants
+	// Leases is how many leases the finding rests on (see MinFindingLeases).
+	Leases   uint64
+	Evidence string
+	Fix      string
+	// Held lists the leases the finding is about, longest held first:
+	// the running leases held far beyond the p99 (DiagnosisHeldUnrenewed,
+	// DiagnosisHeldRenewed, DiagnosisLongJob), the leases whose renewals
+	// the ceiling refused (DiagnosisCeilingRefused).
+	Held []HeldLease
+}
+
+// HeldLease is a lease a finding names.
+type HeldLease struct {
+	MessageID string
+	Epoch     uint32
+	Begin     time.Time
+	// Held is how long it has been held, zero if it no longer runs.
+	Held     time.Duration
+	Renewals int
+	// LastRenewal is when its holder last renewed it (zero if never);
+	// Deadline is its end: when its message comes back, unless renewed.
+	LastRenewal, Deadline time.Time
+	// CeilingIn is how long until it reaches MaxLeaseTime after its
+	// receive, when no renewal can keep it.
+	CeilingIn time.Duration
+	// Progress: its latest renewal was made on the handler's progress
+	// (Event.Progress). Refusals counts its renewals the ceiling refused.
+	Progress bool
+	Refusals int
+	// Running: the lease has not ended.
+	Running bool
+	Client  Client
+}
+
+// LeaseReport is what the queue has seen of its leases and what to do
+// about it: the data of `baton doctor` and the dashboard's lease panel.
+type LeaseReport struct {
+	Queue             string
+	VisibilityTimeout int
+	// Window covers the last 15 minutes, SinceStart the life of the node
+	// that answers. On a store several nodes share (a baton.LedgerBus) both
+	// cover the leases of every node, as far as this node has seen them
+	// since it started.
+	Window     LeaseStats
+	SinceStart LeaseStats
+	// HistorySince is when this node's ledger began: it is kept in memory
+	// and starts empty whenever the server starts, whatever the store.
+	HistorySince time.Time
+	// Findings are judged on the window (on everything since start when
+	// the window saw nothing); the held-lease findings on the leases
+	// running now against the p99 since start. Diagnosis is the first
+	// finding's kind (see the Diagnosis constants).
+	Findings  []Finding
+	Diagnosis string
+	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up, at most 12 h:
+	// more than the timeout in force when leases are too short, less when
+	// the timeout is many times what the completed leases took (the stall
+	// a crash causes). With no p99 to go by (too few completed leases) it
+	// is the timeout in force.
+	RecommendedVisibilityTimeout int
+	// Advice is the findings' evidence and fixes in one text, or what the
+	// doctor saw when it found nothing.
+	Advice string
+}
+
+// Queue is what the doctor needs to know of a queue besides its leases.
+type Queue struct {
+	ID                uint64
+	Name              string
+	VisibilityTimeout int
+	// DeadLetterTarget (an ARN) and MaxReceiveCount are the queue's
+	// RedrivePolicy; DeadLetterTarget is empty when it has none.
+	DeadLetterTarget string
+	MaxReceiveCount  int
+	// Sources, if set, lists the queues whose dead-letter queue this one
+	// is; the doctor calls it only when it needs to know.
+	Sources func() []string
+}
+
+// redrivePolicy is a queue's RedrivePolicy, as the doctor names it.
+type redrivePolicy struct {
+	target          string // dead-letter queue ARN
+	maxReceiveCount int
+}
+
+// Report diagnoses the queue's leases at now.
+func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
+	total, window := l.snapshot(q.ID, now)
+	r := &LeaseReport{
+		Queue: q.Name, VisibilityTimeout: q.VisibilityTimeout,
+		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: l.started,
+	}
+	judged, jc := r.Window, &window
+	if judged.Received == 0 && judged.Completed == 0 && judged.Late == 0 && judged.Expired == 0 {
+		judged, jc = r.SinceStart, &total
+	}
+	vis := time.Duration(r.VisibilityTimeout) * time.Second
+	d := doctor{r: r, s: judged, now: now, overran: jc.unrenewed.countAbove(vis)}
+	since := time.Time{}
+	if jc == &window {
+		since = now.Add(-windowMinutes * time.Minute)
+	}
+	if d.s.Late > 0 {
+		// Lapsed leases whose holders may yet come back late, as others
+		// did, are no evidence that they never will.
+		d.pending = l.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
+	}
+	if r.SinceStart.Completed >= MinFindingLeases {
+		d.renewed, d.stalled = l.heldLeases(q.ID, now, r.SinceStart.P99)
+	} else {
+		d.oldest = l.oldestRunning(q.ID, now)
+	}
+	d.lapses = l.lapsedHolders(q.ID, now, since)
+	d.batches = l.failedBatches(q.ID, now, since)
+	if judged.RefusedRenewals > 0 {
+		d.refused = l.refusedLeases(q.ID, now, since)
+	}
+	d.redrive = redrivePolicy{target: q.DeadLetterTarget, maxReceiveCount: q.MaxReceiveCount}
+	d.hasRedrive = q.DeadLetterTarget != ""
+	d.dlqOf = func() []string {
+		if d.sources == nil {
+			d.sources = []string{}
+			if q.Sources != nil {
+				d.sources = append(d.sources, q.Sources()...)
+			}
+		}
+		return d.sources
+	}
+	d.diagnose()
+	return r
+}
+
+// History returns the lease events the ledger remembers for a message; ok
+// is false when it remembers none.
+func (l *Ledger) History(queueID uint64, messageID string, now time.Time) (events []LeaseEvent, ok bool) {
+	return l.history(queueID, messageID, now)
+}
+
+// Metrics fills in the ledger's figures of m, for the queue queueID at
+// now: Totals, LeaseDurations, LeaseSum, OldestLease and HungLeases.
+func (l *Ledger) Metrics(queueID uint64, now time.Time, m *QueueMetrics) {
+	total := l.owned(queueID, now)
+	m.Totals, m.LeaseDurations, m.LeaseSum = statsOf(&total), total.atMost, total.durationSum
+	if oldest := l.oldestLease(queueID, now); !oldest.IsZero() {
+		m.OldestLease = max(now.Sub(oldest), 0)
+	}
+	if p99, n := l.completedP99(queueID, now); n >= MinFindingLeases {
+		renewed, stalled := l.heldLeases(queueID, now, p99)
+		m.HungLeases = len(stalled)
+		for _, h := range renewed {
+			if !h.Progress {
+				m.HungLeases++
+			}
+		}
+	}
+}
+
+// QueueMetrics are one queue's figures for /metrics.
+type QueueMetrics struct {
+	Region, Account, Name      string
+	Visible, InFlight, Delayed int
+	OldestAge                  time.Duration
+	// Totals are the ledger's counts since this node started of what this
+	// node originated: the requests it handled and the expiries of the
+	// leases it handed out. Other nodes' events are left out, so that
+	// summing a counter over the nodes of a cluster counts each event once.
+	Totals LeaseStats
+	// LeaseDurations counts completed leases (receive to delete) at or
+	// below each of LeaseDurationBounds, exactly; LeaseSum adds them up.
+	LeaseDurations [len(LeaseDurationBounds)]uint64
+	LeaseSum       time.Duration
+	// VisibilityTimeout is the queue's, in seconds.
+	VisibilityTimeout int
+	// OldestLease is how long the oldest running lease has been held, zero
+	// when none runs; HungLeases counts the running leases held far beyond
+	// the p99 with no sign of progress (HungLeasesHelp): never renewed
+	// since (DiagnosisHeldUnrenewed), or renewed without the holder saying
+	// its handler progressed (DiagnosisHeldRenewed). Both are of every
+	// node's leases as far as this node's ledger has seen them.
+	OldestLease time.Duration
+	HungLeases  int
+}
