@@ -27,12 +27,15 @@ type attempt struct {
 
 	mu           sync.Mutex
 	lastProgress time.Time
-	progressed   bool // Progress (or Extend) was called at least once
-	cause        error
-	graceEnd     time.Time
-	done         bool
-	abandoned    bool
-	lostCount    int
+	progressed   bool // Progress, Extend or KeepAlive was called at least once
+	// lastWork is the last Progress or Extend: the handler's own word that
+	// it moved, which KeepAlive does not give.
+	lastWork  time.Time
+	cause     error
+	graceEnd  time.Time
+	done      bool
+	abandoned bool
+	lostCount int
 	// slowNoted: EventNoProgress was reported.
 	slowNoted bool
 }
@@ -62,13 +65,18 @@ func (c *Consumer) newAttempt(ds []*Delivery, followers []*Lease, batch bool, de
 	return a
 }
 
-// progress records evidence of life.
-func (a *attempt) progress(now time.Time) {
+// progress records evidence of life: work when the handler itself said it
+// moved (Progress, Extend), a heartbeat when it only asked to be kept
+// alive (KeepAlive).
+func (a *attempt) progress(now time.Time, work bool) {
 	a.mu.Lock()
 	first := !a.progressed
 	a.progressed = true
 	if now.After(a.lastProgress) {
 		a.lastProgress = now
+	}
+	if work && now.After(a.lastWork) {
+		a.lastWork = now
 	}
 	a.mu.Unlock()
 	if first {

@@ -140,9 +140,20 @@ func (d *Delivery) Lease() *Lease { return d.lease }
 // the lease renewed past the auto-renew budget. Call it whenever a unit of
 // work completes. It returns the context's cancellation cause (ErrStalled,
 // ErrLeaseLost, …) once the attempt has been cancelled, so a loop can stop.
-func (d *Delivery) Progress(ctx context.Context) error {
+func (d *Delivery) Progress(ctx context.Context) error { return d.alive(ctx, true) }
+
+// KeepAlive keeps the lease renewed as Progress does, for a caller that
+// cannot see the work move (a sidecar waiting on a target that says
+// nothing until it answers): the renewals it causes do not tell Baton's
+// lease doctor that the handler progressed, so a lease kept this way far
+// beyond the queue's p99 is reported as possibly hung, not as a long job
+// at work. Like Progress, it returns the context's cancellation cause once
+// the attempt has been cancelled.
+func (d *Delivery) KeepAlive(ctx context.Context) error { return d.alive(ctx, false) }
+
+func (d *Delivery) alive(ctx context.Context, work bool) error {
 	if a := d.lease.attempt(); a != nil {
-		a.progress(d.c.clock.Now())
+		a.progress(d.c.clock.Now(), work)
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)

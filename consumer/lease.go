@@ -151,7 +151,7 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	a := l.att
 	l.mu.Unlock()
 	if a != nil {
-		a.progress(now)
+		a.progress(now, true)
 	}
 	if !now.Before(dl) {
 		c.loseLease(l, fmt.Errorf("%w: deadline passed before Extend", ErrLeaseLost))

@@ -46,10 +46,11 @@ func byProgress(ls []*Lease, secs []int32, now time.Time) []renewalGroup {
 	return out
 }
 
-// progressing says the attempt reported progress within the stall timeout
-// before now: a renewal now follows its progress.
+// progressing says the handler reported its work's progress (Progress or
+// Extend, not KeepAlive) within the stall timeout before now: a renewal now
+// follows its progress.
 func (a *attempt) progressing(now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.progressed && now.Before(a.lastProgress.Add(a.c.cfg.stallTimeout))
+	return !a.lastWork.IsZero() && now.Before(a.lastWork.Add(a.c.cfg.stallTimeout))
 }

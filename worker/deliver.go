@@ -88,8 +88,11 @@ func (w *Worker) untrack(c *call) {
 	w.callsMu.Unlock()
 }
 
-// keepAlive reports progress every tick for every message the worker holds,
-// so that the consumer keeps renewing their leases.
+// keepAlive keeps every message the worker holds alive each tick, so that
+// the consumer keeps renewing their leases. It says nothing of progress:
+// the worker cannot see a target's work move, so these renewals do not
+// tell the lease doctor that the handler progressed (a command's lines on
+// its progress descriptor do, through progressAll).
 func (w *Worker) keepAlive(ctx context.Context) {
 	for w.sleep(ctx, w.tick) {
 		w.callsMu.Lock()
@@ -99,8 +102,15 @@ func (w *Worker) keepAlive(ctx context.Context) {
 		}
 		w.callsMu.Unlock()
 		for _, c := range calls {
-			c.progress()
+			c.keepAlive()
 		}
+	}
+}
+
+// keepAlive keeps every message of the call alive, claiming no progress.
+func (c *call) keepAlive() {
+	if len(c.items) > 0 {
+		_ = c.items[0].d.KeepAlive(c.ctx)
 	}
 }
 
