@@ -120,9 +120,15 @@ func (e *Engine) ImportMessages(ctx context.Context, ref QueueRef, msgs []*baton
 	}
 	now := e.clock.Now()
 	prep := make([]prepared, len(msgs))
+	seen := make(map[string]bool, len(msgs))
 	for i, m := range msgs {
 		if prep[i], err = importable(q, m, now); err != nil {
 			return fmt.Errorf("message %d: %w", i+1, err)
+		}
+		if id := prep[i].msg.ID; seen[id] {
+			return baton.Errorf(baton.ErrInvalidParameterValue, "message %d: id %s is given twice", i+1, id)
+		} else {
+			seen[id] = true
 		}
 	}
 	if len(prep) == 0 {
