@@ -125,11 +125,11 @@ func (e *Engine) ImportMessages(ctx context.Context, ref QueueRef, msgs []*baton
 		if prep[i], err = importable(q, m, now); err != nil {
 			return fmt.Errorf("message %d: %w", i+1, err)
 		}
-		if id := prep[i].msg.ID; seen[id] {
+		id := prep[i].msg.ID
+		if seen[id] {
 			return baton.Errorf(baton.ErrInvalidParameterValue, "message %d: id %s is given twice", i+1, id)
-		} else {
-			seen[id] = true
 		}
+		seen[id] = true
 	}
 	if len(prep) == 0 {
 		return nil

@@ -16,7 +16,6 @@ import (
 	"github.com/baton-sqs/baton/server"
 )
 
-
 // export GETs the account's export and decodes it.
 func export(t *testing.T, srv *testutil.Server) (server.StateJSON, string) {
 	t.Helper()
@@ -42,8 +41,7 @@ func TestAdminResetExportImport(t *testing.T) {
 
 func testAdminResetExportImport(t *testing.T, srv *testutil.Server) {
 	c := srv.Client
-	dead := srv.MustCreateQueue(t, "dead", nil)
-	_ = dead
+	srv.MustCreateQueue(t, "dead", nil)
 	work := srv.MustCreateQueue(t, "work", map[string]string{"VisibilityTimeout": "30",
 		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:` + testutil.Account + `:dead","maxReceiveCount":"3"}`})
 	if _, err := c.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: &work, Tags: map[string]string{"team": "billing"}}); err != nil {
