@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/server"
 )
@@ -149,5 +150,46 @@ func TestAdminImportMinimal(t *testing.T) {
 	}
 	if code, _, body := fetch(t, "POST", srv.URL+"/admin/api/import", jsonHeader, `{"format":2,"queues":[]}`); code != http.StatusBadRequest || !strings.Contains(body, "format 2") {
 		t.Errorf("format 2: %d %s, want 400", code, body)
+	}
+}
+
+// TestAdminResetScope: a reset deletes the request's account's queues, in
+// every region unless one is named, and no other account's.
+func TestAdminResetScope(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	for _, q := range []engine.CreateQueueParams{
+		{Region: "us-east-1", Account: testutil.Account, Name: "home"},
+		{Region: "eu-west-1", Account: testutil.Account, Name: "abroad"},
+		{Region: "us-east-1", Account: "111111111111", Name: "theirs"},
+	} {
+		if _, err := srv.Engine.CreateQueue(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := func() []string {
+		var names []string
+		for _, acct := range []string{testutil.Account, "111111111111"} {
+			qs, err := srv.Engine.AccountQueues(ctx, acct, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range qs {
+				names = append(names, q.Name)
+			}
+		}
+		return names
+	}
+	if code, _, body := fetch(t, "POST", srv.URL+"/admin/api/reset?region=us-east-1", jsonHeader, "{}"); code != http.StatusOK {
+		t.Fatalf("reset of us-east-1: %d %s", code, body)
+	}
+	if got := left(); !reflect.DeepEqual(got, []string{"abroad", "theirs"}) {
+		t.Errorf("after a reset of us-east-1: %v, want [abroad theirs]", got)
+	}
+	if code, _, body := fetch(t, "POST", srv.URL+"/admin/api/reset", jsonHeader, "{}"); code != http.StatusOK {
+		t.Fatalf("reset: %d %s", code, body)
+	}
+	if got := left(); !reflect.DeepEqual(got, []string{"theirs"}) {
+		t.Errorf("after a reset: %v, want [theirs]", got)
 	}
 }
