@@ -89,7 +89,8 @@ func isNotFound(err error) bool { return errors.Is(err, baton.ErrNotFound) }
 
 // cancelMoveTasksFrom cancels the running move tasks whose source is q.
 func (e *Engine) cancelMoveTasksFrom(ctx context.Context, q *baton.Queue) error {
-	tasks, err := e.ListMessageMoveTasks(ctx, q.Region, q.Account, e.QueueARN(q), nil)
+	all := baton.MaxMoveTasksKept
+	tasks, err := e.ListMessageMoveTasks(ctx, q.Region, q.Account, e.QueueARN(q), &all)
 	if err != nil {
 		return err
 	}

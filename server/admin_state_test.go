@@ -193,3 +193,37 @@ func TestAdminResetScope(t *testing.T) {
 		t.Errorf("after a reset: %v, want [theirs]", got)
 	}
 }
+
+// TestAdminResetCancelsMoveTasks: a move task running from a queue a reset
+// deletes is cancelled, not left running against a queue that is gone.
+func TestAdminResetCancelsMoveTasks(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	dead := srv.MustCreateQueue(t, "dead", nil)
+	srv.MustCreateQueue(t, "work", map[string]string{
+		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:` + testutil.Account + `:dead","maxReceiveCount":"3"}`})
+	for i := 0; i < 20; i++ {
+		mustSend(t, srv.Client, dead, "stuck")
+	}
+	deadARN := "arn:aws:sqs:us-east-1:" + testutil.Account + ":dead"
+	if _, err := srv.Client.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: &deadARN,
+		DestinationArn: aws.String("arn:aws:sqs:us-east-1:" + testutil.Account + ":work"), MaxNumberOfMessagesPerSecond: aws.Int32(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := fetch(t, "POST", srv.URL+"/admin/api/reset", jsonHeader, "{}"); code != http.StatusOK {
+		t.Fatalf("reset: %d %s", code, body)
+	}
+	srv.MustCreateQueue(t, "dead", nil)
+	out, err := srv.Client.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &deadARN, MaxResults: aws.Int32(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) == 0 {
+		t.Fatal("no move task listed: want the cancelled one")
+	}
+	for _, task := range out.Results {
+		if *task.Status == "RUNNING" {
+			t.Errorf("a move task of the reset queue still runs: %+v", task)
+		}
+	}
+}
