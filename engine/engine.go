@@ -57,6 +57,8 @@ type Engine struct {
 	shared baton.SharedStore
 
 	tasks moveTasks
+	// resets lifts the 60-second rule on names a reset freed (state.go).
+	resets resetMarks
 	// locker is shared as a TaskLocker, nil on a single node.
 	locker baton.TaskLocker
 	// attempts is shared as an AttemptStore, or on a single node the

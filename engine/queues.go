@@ -96,7 +96,7 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 			ID: ids.NewUint64(), Region: region, Account: p.Account, Name: p.Name, Attributes: attrs,
 			Tags: p.Tags, CreatedAt: now, ModifiedAt: now, DedupScope: attrs.DeduplicationScope,
 		}
-		err := e.store.QueueCreate(ctx, baton.QueueCreateParams{Queue: q, DeletedCutoff: now.Add(-recreateAfter)})
+		err := e.store.QueueCreate(ctx, baton.QueueCreateParams{Queue: q, DeletedCutoff: e.resets.cutoff(p.Account, now.Add(-recreateAfter))})
 		switch {
 		case err == nil:
 			return q, nil

@@ -167,6 +167,10 @@ func (s *Server) adminMux() http.Handler {
 	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/release", s.action(s.actionReleaseMessage))
 	mux.HandleFunc("POST /admin/api/queues/{name}/messages/{id}/move", s.action(s.actionMoveMessage))
 	mux.HandleFunc("POST /admin/api/backup", s.action(s.actionBackup))
+	// The test-state controls (admin_state.go).
+	mux.HandleFunc("POST /admin/api/reset", s.action(s.actionReset))
+	mux.HandleFunc("GET /admin/api/export", s.adminExport)
+	mux.HandleFunc("POST /admin/api/import", s.action(s.actionImport))
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})

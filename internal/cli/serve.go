@@ -65,6 +65,8 @@ type ServeConfig struct {
 	// Queues are created at start-up, before the server accepts requests
 	// (from --config; see QueueConfig).
 	Queues []QueueConfig
+	// Import is an export file loaded at start-up (importAtStart).
+	Import string
 	// Credentials are keys from the --config file, each with its account.
 	Credentials []sigv4.Credential
 	// Logs receives the server's log lines (standard error by default).
@@ -127,6 +129,7 @@ func serveCommand() *cobra.Command {
 		"long polls one client (access key; unsigned: account and address) may have waiting at once; more get RequestThrottled (negative: no bound)")
 	f.StringVar(&cfg.TrustProxy, "trust-proxy", "",
 		"proxies (load balancers) whose X-Forwarded-For header names the client: addresses or CIDR prefixes, comma separated")
+	f.StringVar(&cfg.Import, "import", "", "export file (baton export) whose queues and messages to load at start-up, unless the store holds one of its queues")
 	addConfigFlags(f)
 	return cmd
 }
@@ -293,6 +296,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		refusing = clockSyncer.refusal
 	}
 	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
+		return err
+	}
+	if err := importAtStart(ctx, eng, cfg.Import, cfg.AccountID, log); err != nil {
 		return err
 	}
 	sweeper := engine.NewRetentionSweeper(eng, time.Minute)

@@ -257,7 +257,7 @@ func (s *Store) queueSendTokens(b *pgx.Batch, ops []*op) {
 	var at []time.Time
 	for _, o := range ops {
 		if o.kind == opSend && len(o.msgs) > 0 {
-			tokens, at = append(tokens, sendToken(o.msgs)), append(at, o.msgs[0].SentAt)
+			tokens, at = append(tokens, sendToken(o.queueID, o.msgs)), append(at, o.msgs[0].SentAt)
 		}
 	}
 	b.Queue(`INSERT INTO baton_send_tokens (token, sent_at) SELECT * FROM unnest($1::text[], $2::timestamptz[])`, tokens, at)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -146,9 +147,13 @@ const sendTokenTTL = 5 * time.Minute
 // tokensPruneEvery is how often a server forgets old send tokens.
 const tokensPruneEvery = 30 * time.Second
 
-// sendToken names a standard-queue send in baton_send_tokens: its first
-// message's id, which the engine made unique.
-func sendToken(msgs []*baton.Message) string { return msgs[0].ID }
+// sendToken names a standard-queue send in baton_send_tokens: its queue and
+// its first message's id. An id is unique within its queue (the engine
+// makes a new one for each send; an import keeps the exported id, in a
+// queue created for it), not across queues.
+func sendToken(queueID uint64, msgs []*baton.Message) string {
+	return strconv.FormatUint(queueID, 10) + "/" + msgs[0].ID
+}
 
 // tokensPruneDue reports whether the round sent at now should forget the
 // old send tokens, at most once per tokensPruneEvery on this server.

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/server"
+)
+
+// The test-state commands: `baton reset`, `baton export` and `baton import`
+// call the admin API's test-state controls (server/admin_state.go), signed
+// like the SQS requests. Each acts in the account of the credentials, in
+// every region unless --only-region names one.
+
+// stateScope is the admin API path with the --only-region query.
+func stateScope(path, region string) string {
+	if region == "" {
+		return path
+	}
+	return path + "?" + url.Values{"region": {region}}.Encode()
+}
+
+func resetCommand() *cobra.Command {
+	var (
+		o      clientOptions
+		region string
+	)
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Delete every queue, with its messages, of a running server",
+		Long: "reset deletes every queue of the account (of the credentials) on the server, in every region\n" +
+			"unless --only-region names one, with their messages, cancelling the move tasks running from\n" +
+			"them. Unlike DeleteQueue it leaves no name taken for 60 seconds: a test can create its\n" +
+			"queues again at once.",
+		Example: "  baton reset\n  baton reset --endpoint http://127.0.0.1:9324 --only-region eu-west-1",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := o.client(cmd)
+			if err != nil {
+				return err
+			}
+			var out struct {
+				DeletedQueues int `json:"deleted_queues"`
+			}
+			if err := adminPost(cmd, c, o.resolvedEndpoint(cmd), stateScope("/admin/api/reset", region), []byte("{}"), "reset", &out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted %d queues\n", out.DeletedQueues)
+			return nil
+		},
+	}
+	o.register(cmd.Flags())
+	cmd.Flags().StringVar(&region, "only-region", "", "reset only this region's queues")
+	return cmd
+}
+
+func exportCommand() *cobra.Command {
+	var (
+		o      clientOptions
+		region string
+	)
+	cmd := &cobra.Command{
+		Use:   "export [FILE]",
+		Short: "Write a running server's queues and messages to a JSON file",
+		Long: "export writes the account's queues (attributes, tags) and their messages (body, attributes,\n" +
+			"group and deduplication ids, state, sent time, receive count) to FILE, or to standard output,\n" +
+			"as JSON (\"format\": 1). It takes no lease and changes nothing: messages in flight stay in\n" +
+			"flight, no receive count grows. `baton import` or `baton serve --import` loads the file.",
+		Example: "  baton export state.json\n  baton export | jq '.queues[].name'",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client(cmd)
+			if err != nil {
+				return err
+			}
+			var st server.StateJSON
+			if err := adminGet(cmd, c, o.resolvedEndpoint(cmd), stateScope("/admin/api/export", region), "export", &st); err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(st, "", "  ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if len(args) == 0 {
+				_, err := cmd.OutOrStdout().Write(b)
+				return err
+			}
+			if err := writeFileSynced(args[0], b); err != nil {
+				return err
+			}
+			n := 0
+			for _, q := range st.Queues {
+				n += len(q.Messages)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d queues, %d messages to %s\n", len(st.Queues), n, args[0])
+			return nil
+		},
+	}
+	o.register(cmd.Flags())
+	cmd.Flags().StringVar(&region, "only-region", "", "export only this region's queues")
+	return cmd
+}
+
+// writeFileSynced writes b to path and syncs it: an export that says it
+// was written is on disk.
+func writeFileSynced(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func importCommand() *cobra.Command {
+	var o clientOptions
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Load queues and messages from an export into a running server",
+		Long: "import creates the queues of FILE (made by `baton export`, or written by hand: a message needs\n" +
+			"only a body) in the account of the credentials and stores their messages with their ids and\n" +
+			"state. It refuses, changing nothing, if one of the queues exists: reset first.",
+		Example: "  baton reset && baton import state.json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := readImport(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := o.client(cmd)
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Queues   int `json:"queues"`
+				Messages int `json:"messages"`
+			}
+			if err := adminPost(cmd, c, o.resolvedEndpoint(cmd), "/admin/api/import", b, "import", &out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "imported %d queues, %d messages\n", out.Queues, out.Messages)
+			return nil
+		},
+	}
+	o.register(cmd.Flags())
+	return cmd
+}
+
+// readImport reads an export file and checks it before sending it.
+func readImport(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := server.ReadState(bytes.NewReader(b)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// importAtStart loads serve's --import file, if any, into the server's
+// account before it accepts requests. If a queue of the file exists (a
+// durable store started from it before) nothing is loaded and a line says
+// so: a restart neither fails nor loads the messages twice.
+func importAtStart(ctx context.Context, eng *engine.Engine, path, account string, log *slog.Logger) error {
+	if path == "" {
+		return nil
+	}
+	st, err := server.ReadStateFile(path)
+	if err != nil {
+		return fmt.Errorf("--import: %w", err)
+	}
+	n, err := server.ImportState(ctx, eng, account, st)
+	if errors.Is(err, server.ErrStateQueueExists) {
+		log.Warn("--import skipped: the store already holds a queue of the file", "file", path, "err", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--import %s: %w", path, err)
+	}
+	log.Info("imported", "file", path, "queues", len(st.Queues), "messages", n)
+	return nil
+}
