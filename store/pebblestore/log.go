@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,21 +52,35 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	if opts.Durability == DurabilityRelaxed {
 		o.FS = relaxedFS{o.FS}
 	}
+	if opts.hold != nil {
+		opts.hold.FS = cmpFS(o.FS)
+		o.FS = opts.hold
+	}
+	// A table that fails its checksum fails the read that met it (a
+	// receive answers 503); by default Pebble would stop the process.
+	o.EventListener.DataCorruption = func(info pebble.DataCorruptionInfo) {
+		opts.Logger.Error("pebblestore: a file of the log is damaged; run `baton store check`", "file", info.Path, "err", info.Details)
+	}
 	db, err := pebble.Open(dir, o)
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
-	if err := checkFormat(db); err != nil {
+	if err := checkFormat(db, dir); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-// checkFormat refuses a log of a later format, and marks a new one.
-func checkFormat(db *pebble.DB) error {
+// checkFormat refuses a log of a later format, and marks a new one. A log
+// without its format record is new only if it holds nothing at all and no
+// mark says it held something (mark.go).
+func checkFormat(db *pebble.DB, dir string) error {
 	v, closer, err := db.Get(formatKey)
 	if errors.Is(err, pebble.ErrNotFound) {
+		if err := checkEmpty(db, dir); err != nil {
+			return err
+		}
 		return db.Set(formatKey, []byte{format}, pebble.Sync)
 	}
 	if err != nil {
@@ -76,6 +91,36 @@ func checkFormat(db *pebble.DB) error {
 		return fmt.Errorf("the log's format %v is newer than this baton knows (%d): upgrade baton", v, format)
 	}
 	return nil
+}
+
+// checkEmpty refuses a log that lacks its format record but is not new.
+func checkEmpty(db *pebble.DB, dir string) error {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	some := it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	if some {
+		return fmt.Errorf("%w: the log in %s holds records but not its format record, which every log begins with: "+
+			"the file that held it (a table or write-ahead log) was lost. See `baton store check` and `baton store salvage`", ErrDamaged, dir)
+	}
+	m, ok, err := readMark(filepath.Dir(dir))
+	if err != nil || !ok {
+		return err
+	}
+	return fmt.Errorf("%w: the log in %s is empty, but %s says it reached mark %d: its files were deleted or lost",
+		ErrDamaged, dir, filepath.Join(filepath.Dir(dir), MarkFile), m.Gen)
+}
+
+// cmpFS is fs, or the default file system if fs is nil.
+func cmpFS(fs vfs.FS) vfs.FS {
+	if fs == nil {
+		return vfs.Default
+	}
+	return fs
 }
 
 // relaxedFS is the file system of a log with DurabilityRelaxed: its

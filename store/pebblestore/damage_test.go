@@ -1,0 +1,250 @@
+package pebblestore_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/storetest"
+)
+
+// syncBuffer is a log destination tests read while the store writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// openLogged opens dir with its log written to the returned buffer.
+func openLogged(t *testing.T, dir string) (*pebblestore.Store, *syncBuffer, error) {
+	t.Helper()
+	var buf syncBuffer
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	return s, &buf, err
+}
+
+// Each fixture queue holds fixtureMessages messages: half in a table, half
+// in the write-ahead log only.
+const fixtureQueues, fixtureMessages = 2, 40
+
+// damageFixture writes a store in a new directory: fixtureQueues queues of
+// fixtureMessages messages, the first half of each flushed to tables (so
+// the MANIFEST has several records). If crashed, it returns a copy of the
+// directory taken while the store was open, as a kill leaves it;
+// otherwise the store is closed cleanly.
+func damageFixture(t *testing.T, crashed bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	for half := range 2 {
+		for qi := 1; qi <= fixtureQueues; qi++ {
+			if half == 0 {
+				storetest.MustCreateQueue(t, s, storetest.NewQueue(storetest.QueueID(qi), fmt.Sprintf("q%d", qi)))
+			}
+			for i := range fixtureMessages / 2 {
+				n := qi*1000 + half*fixtureMessages/2 + i
+				storetest.MustSend(t, s, storetest.QueueID(qi), storetest.NewMessage(n, base))
+			}
+		}
+		if half == 0 {
+			pebblestore.Flush(t, s)
+		}
+	}
+	if !crashed {
+		mustClose(t, s)
+		return dir
+	}
+	cp := t.TempDir()
+	copyDir(t, dir, cp)
+	mustClose(t, s)
+	return cp
+}
+
+// copyDir copies the files of src into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logFile returns the path of the (last, by name) file of the log in dir
+// whose name matches pattern.
+func logFile(t *testing.T, dir, pattern string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, pattern))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no %s in %s: %v", pattern, dir, err)
+	}
+	return names[len(names)-1]
+}
+
+// rewrite applies change to the bytes of the file at path.
+func rewrite(t *testing.T, path string, change func([]byte) []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, change(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipAt(frac float64, back int) func([]byte) []byte {
+	return func(b []byte) []byte {
+		i := int(float64(len(b))*frac) - back
+		b[i] ^= 0x5a
+		return b
+	}
+}
+
+// countMessages counts the messages of the fixture's queues.
+func countMessages(t *testing.T, s *pebblestore.Store) int {
+	t.Helper()
+	n := 0
+	for qi := 1; qi <= fixtureQueues; qi++ {
+		st, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: storetest.QueueID(qi), Now: base})
+		if err != nil {
+			t.Fatalf("queue %d: %v", qi, err)
+		}
+		n += st.Visible
+	}
+	return n
+}
+
+// A store closed cleanly, and one cut off as a kill cuts it, open without a
+// warning and say what they loaded.
+func TestOpenIntactSaysWhatItLoaded(t *testing.T) {
+	t.Parallel()
+	for _, crashed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crashed=%t", crashed), func(t *testing.T) {
+			t.Parallel()
+			dir := damageFixture(t, crashed)
+			for round := range 2 { // the second open checks the mark the first left
+				s, logs, err := openLogged(t, dir)
+				if err != nil {
+					t.Fatalf("open %d: %v", round, err)
+				}
+				if got := countMessages(t, s); got != fixtureQueues*fixtureMessages {
+					t.Errorf("open %d: %d messages, want %d", round, got, fixtureQueues*fixtureMessages)
+				}
+				mustClose(t, s)
+				out := logs.String()
+				want := fmt.Sprintf("queues=%d messages=%d", fixtureQueues, fixtureMessages*fixtureQueues)
+				if !strings.Contains(out, "pebblestore: loaded the log") || !strings.Contains(out, want) {
+					t.Errorf("open %d logged %q, want the loaded line with %s", round, out, want)
+				}
+				if strings.Contains(out, "level=WARN") || strings.Contains(out, "level=ERROR") {
+					t.Errorf("open %d of an intact store warned: %s", round, out)
+				}
+			}
+		})
+	}
+}
+
+// Damage that would lose acknowledged messages without a word refuses to
+// open, with ErrDamaged naming the file and what contradicts what.
+func TestOpenRefusesDamage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		crashed bool
+		damage  func(t *testing.T, dir string)
+		want    []string // in the error
+	}{
+		{"newest WAL truncated", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), func(b []byte) []byte { return b[:len(b)/2] })
+		}, []string{pebblestore.MarkFile, ".log", "lost its end"}},
+		{"newest WAL zeroed", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), func(b []byte) []byte { clear(b); return b })
+		}, []string{pebblestore.MarkFile, "lost its end"}},
+		{"newest WAL deleted", false, func(t *testing.T, dir string) {
+			os.Remove(logFile(t, dir, "*.log"))
+		}, []string{pebblestore.MarkFile, "lost its end"}},
+		{"newest WAL byte flipped near its end", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), flipAt(1, 200))
+		}, []string{pebblestore.MarkFile, "lost its end"}},
+		{"newest WAL byte flipped in the middle, after a crash", true, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), flipAt(0.5, 0))
+		}, []string{".log has a damaged record at offset", "says it was synced"}},
+		{"MANIFEST byte flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "MANIFEST-*"), flipAt(0, -20))
+		}, []string{"MANIFEST-", "damaged record at offset"}},
+		{"format record lost", false, func(t *testing.T, dir string) {
+			if err := pebblestore.DeleteKeys(dir, pebblestore.FormatKey); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"not its format record"}},
+		{"queue record lost", false, func(t *testing.T, dir string) {
+			if err := pebblestore.DeleteKeys(dir, pebblestore.QueueKey(storetest.QueueID(2))); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{fmt.Sprintf("%d message records of queue id %d", fixtureMessages, storetest.QueueID(2)), "has no record of"}},
+		{"log directory deleted", false, func(t *testing.T, dir string) {
+			os.RemoveAll(filepath.Join(dir, pebblestore.LogDir))
+		}, []string{"is empty, but", pebblestore.MarkFile}},
+		{"mark file damaged", false, func(t *testing.T, dir string) {
+			rewrite(t, filepath.Join(dir, pebblestore.MarkFile), flipAt(0, -16))
+		}, []string{pebblestore.MarkFile + " is damaged"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := damageFixture(t, c.crashed)
+			c.damage(t, dir)
+			s, logs, err := openLogged(t, dir)
+			if err == nil {
+				n := countMessages(t, s)
+				s.Close()
+				t.Fatalf("opened with %d of %d messages; log:\n%s", n, fixtureQueues*fixtureMessages, logs)
+			}
+			if !errors.Is(err, pebblestore.ErrDamaged) {
+				t.Errorf("error %v, want ErrDamaged", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			// Refusing changed nothing: it refuses again.
+			if s, _, err := openLogged(t, dir); err == nil {
+				s.Close()
+				t.Errorf("the second open went ahead")
+			}
+		})
+	}
+}
