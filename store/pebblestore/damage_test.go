@@ -198,6 +198,9 @@ func TestOpenRefusesDamage(t *testing.T) {
 		}, []string{pebblestore.MarkFile, "lost its end"}},
 		{"newest WAL byte flipped near its end", false, func(t *testing.T, dir string) {
 			rewrite(t, logFile(t, dir, "*.log"), flipAt(1, 200))
+		}, []string{".log", "damaged record"}},
+		{"newest WAL's last record flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), flipAt(1, 30))
 		}, []string{pebblestore.MarkFile, "lost its end"}},
 		{"newest WAL byte flipped in the middle, after a crash", true, func(t *testing.T, dir string) {
 			rewrite(t, logFile(t, dir, "*.log"), flipAt(0.5, 0))
