@@ -116,6 +116,9 @@ type inspection struct {
 	r      *Report
 	// corrupt is the latest damaged table Pebble reported.
 	corrupt *pebble.DataCorruptionInfo
+	// probe, if set, returns the first key after from that a scan past
+	// damage should try.
+	probe func(from []byte) []byte
 	// queues are the queues' names by id; states and bodies the pos of
 	// the messages whose record and body read back, by queue id.
 	queues         map[uint64]string
@@ -139,13 +142,14 @@ func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
 	listener := &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
 		in.corrupt = &info
 	}}
+	wal := newestWAL(in.logDir)
 	in.db, err = pebble.Open(in.logDir, &pebble.Options{ReadOnly: true, Logger: logger{slog.New(slog.DiscardHandler)}, EventListener: listener})
 	if err != nil {
 		in.problem("Pebble cannot open the log in %s: %v", in.logDir, err)
 		return in.r, nil
 	}
 	defer in.db.Close()
-	if _, err := checkMark(dir, in.db); err != nil {
+	if _, err := checkMark(dir, in.db, wal); err != nil {
 		in.problem("%v", err)
 	}
 	in.walk()
@@ -195,6 +199,16 @@ func (in *inspection) walk() {
 	for _, kind := range []byte{kindTombstone, kindTask} {
 		in.scan(span(kind))(in.copy)
 	}
+	in.scan(span(kindPayload))(func(k, v []byte) {
+		id, pos, ok := parseQueueKey(k)
+		if _, err := decodePayload(v); !ok || err != nil {
+			in.problem("a message body (key %x) does not decode", k)
+			return
+		}
+		put(in.bodies, id, pos, "")
+	})
+	in.probe = in.nextBody
+	defer func() { in.probe = nil }()
 	in.scan(span(kindState))(func(k, v []byte) {
 		id, pos, ok := parseQueueKey(k)
 		var m baton.Message
@@ -203,14 +217,6 @@ func (in *inspection) walk() {
 			return
 		}
 		put(in.states, id, pos, m.ID)
-	})
-	in.scan(span(kindPayload))(func(k, v []byte) {
-		id, pos, ok := parseQueueKey(k)
-		if _, err := decodePayload(v); !ok || err != nil {
-			in.problem("a message body (key %x) does not decode", k)
-			return
-		}
-		put(in.bodies, id, pos, "")
 	})
 }
 
@@ -225,9 +231,12 @@ func (in *inspection) scan(lo, hi []byte) func(fn func(k, v []byte)) {
 }
 
 // scanFrom scans [lower, hi) up to the first damaged table, and returns
-// where to go on after it (nil when done).
+// where to go on after it (nil when done): the next key in.probe knows of
+// (the record of the next message whose body was read), or past the
+// table.
 func (in *inspection) scanFrom(lower, hi []byte, fn func(k, v []byte)) []byte {
 	in.corrupt = nil
+	from := lower
 	it, err := in.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: hi})
 	if err == nil {
 		for valid := it.First(); valid && in.ctx.Err() == nil; valid = it.Next() {
@@ -236,6 +245,7 @@ func (in *inspection) scanFrom(lower, hi []byte, fn func(k, v []byte)) []byte {
 				break
 			}
 			fn(it.Key(), v)
+			from = append(bytes.Clone(it.Key()), 0)
 		}
 		err = errors.Join(it.Error(), it.Close())
 	}
@@ -244,19 +254,43 @@ func (in *inspection) scanFrom(lower, hi []byte, fn func(k, v []byte)) []byte {
 	}
 	c := in.corrupt
 	if c == nil {
-		in.problem("reading the log from key %x: %v", lower, err)
+		in.problem("reading the log from %s: %v", describeKey(from), err)
 		return nil
 	}
+	in.problem("%s is damaged (%v): records it holds, from %s to %s, cannot be read",
+		c.Path, c.Details, describeKey(c.Bounds.Start), describeKey(c.Bounds.End.Key))
 	next := c.Bounds.End.Key
 	if c.Bounds.End.Kind == 1 { // inclusive: go on just past it
 		next = append(bytes.Clone(next), 0)
 	}
-	in.problem("%s is damaged (%v): the records from %s to %s that it holds cannot be read",
-		c.Path, c.Details, describeKey(c.Bounds.Start), describeKey(c.Bounds.End.Key))
-	if bytes.Compare(next, lower) <= 0 {
+	if in.probe != nil {
+		if k := in.probe(from); k != nil && bytes.Compare(k, next) < 0 {
+			next = k
+		}
+	}
+	if bytes.Compare(next, from) < 0 || bytes.Equal(next, lower) {
 		return nil
 	}
 	return next
+}
+
+// nextBody returns the key of the record of the first message after from
+// whose body was read.
+func (in *inspection) nextBody(from []byte) []byte {
+	qid, pos, _ := parseQueueKey(append(bytes.Clone(from), make([]byte, 17)...))
+	var best []byte
+	for id, bodies := range in.bodies {
+		for p := range bodies {
+			if id < qid || id == qid && p < pos {
+				continue
+			}
+			k := queueKey(kindState, id, p)
+			if bytes.Compare(k, from) > 0 && (best == nil || bytes.Compare(k, best) < 0) {
+				best = k
+			}
+		}
+	}
+	return best
 }
 
 // copy writes a record into the salvaged log.

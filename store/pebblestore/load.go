@@ -59,11 +59,12 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 	}
 	hold := &heldFS{}
 	opts.hold = hold
+	wal := newestWAL(logDir) // before Pebble makes a new one
 	var err error
 	if s.db, err = openLog(logDir, opts); err != nil {
 		return nil, err
 	}
-	gen, err := checkMark(s.dir, s.db)
+	gen, err := checkMark(s.dir, s.db, wal)
 	if err != nil {
 		return nil, err
 	}

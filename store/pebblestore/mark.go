@@ -110,9 +110,10 @@ func logGen(db *pebble.DB) (uint64, error) {
 }
 
 // checkMark compares the log's generation with the mark file's: a log
-// behind the file lost writes it had made durable. It returns the
+// behind the file lost writes it had made durable. wal names the newest
+// write-ahead log found before the log was opened. It returns the
 // generation to go on from.
-func checkMark(dir string, db *pebble.DB) (uint64, error) {
+func checkMark(dir string, db *pebble.DB, wal string) (uint64, error) {
 	m, ok, err := readMark(dir)
 	if err != nil {
 		return 0, err
@@ -128,7 +129,7 @@ func checkMark(dir string, db *pebble.DB) (uint64, error) {
 	return 0, fmt.Errorf("%w: the log in %s holds mark %d, but %s says it reached mark %d when the store was %s: "+
 		"its newest write-ahead log (%s) was truncated, zeroed, deleted or damaged, or its MANIFEST lost tables; "+
 		"acknowledged messages may be gone. See `baton store check` and `baton store salvage`",
-		ErrDamaged, filepath.Join(dir, LogDir), got, filepath.Join(dir, MarkFile), m.Gen, when, newestWAL(filepath.Join(dir, LogDir)))
+		ErrDamaged, filepath.Join(dir, LogDir), got, filepath.Join(dir, MarkFile), m.Gen, when, wal)
 }
 
 // advanceMark raises the generation to gen in the log, durably, and then
