@@ -2,6 +2,8 @@ package pebblestore_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/pebblestore"
@@ -253,5 +256,88 @@ func TestOpenRefusesDamage(t *testing.T) {
 				t.Errorf("the second open went ahead")
 			}
 		})
+	}
+}
+
+// Damage Pebble finds as it opens the log is ErrDamaged too, naming the
+// file.
+func TestOpenRefusesMissingTable(t *testing.T) {
+	t.Parallel()
+	for name, damage := range map[string]func([]byte) []byte{
+		"truncated": func(b []byte) []byte { return b[:len(b)/2] },
+		"deleted":   nil,
+	} {
+		dir := damageFixture(t, false)
+		table := logFile(t, dir, "*.sst")
+		if damage == nil {
+			os.Remove(table)
+		} else {
+			rewrite(t, table, damage)
+		}
+		s, _, err := openLogged(t, dir)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s table: opened", name)
+		}
+		if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), strings.TrimSuffix(filepath.Base(table), ".sst")) {
+			t.Errorf("%s table: %v, want ErrDamaged naming %s", name, err, table)
+		}
+	}
+}
+
+// A damaged body: the store opens (the start's read of every body logs
+// it), a receive that meets it fails with baton.ErrUnavailable and a log
+// line naming the message, and the store goes on serving.
+func TestDamagedBodyFailsItsReceive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
+	storetest.MustCreateQueue(t, s, q)
+	bodies := make([]string, 20)
+	for i := range bodies {
+		// Bodies that do not compress, to be found in the table.
+		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+		bodies[i] = strings.Repeat(hex.EncodeToString(sum[:]), 40)
+		m := storetest.NewMessage(i, base)
+		m.Body = bodies[i]
+		storetest.MustSend(t, s, q.ID, m)
+	}
+	pebblestore.Flush(t, s)
+	mustClose(t, s)
+	victim := 7
+	rewrite(t, logFile(t, dir, "*.sst"), func(b []byte) []byte {
+		i := bytes.Index(b, []byte(bodies[victim][:64]))
+		if i < 0 {
+			t.Fatal("body not found in the table")
+		}
+		b[i+10] ^= 0x5a
+		return b
+	})
+
+	s, logs, err := openLogged(t, dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer s.Close()
+	if !strings.Contains(logs.String(), "holds message bodies it cannot read") || !strings.Contains(logs.String(), ".sst") {
+		t.Errorf("the start did not report the damaged table:\n%s", logs)
+	}
+	var failed error
+	for range len(bodies) {
+		_, err := s.MessageReceive(t.Context(), baton.MessageReceiveParams{QueueID: q.ID, Now: base, VisibleAt: at(time.Hour), Max: 1})
+		if err != nil {
+			failed = err
+			break
+		}
+	}
+	if !errors.Is(failed, baton.ErrUnavailable) {
+		t.Fatalf("receives: %v, want one failing with ErrUnavailable", failed)
+	}
+	if !strings.Contains(logs.String(), "cannot read a message's body") || !strings.Contains(logs.String(), storetest.MessageID(victim)) {
+		t.Errorf("no log line names message %s:\n%s", storetest.MessageID(victim), logs)
+	}
+	if _, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: base}); err != nil {
+		t.Errorf("the store stopped serving: %v", err)
 	}
 }

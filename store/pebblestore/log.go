@@ -59,9 +59,13 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	// A table that fails its checksum fails the read that met it (a
 	// receive answers 503); by default Pebble would stop the process.
 	o.EventListener.DataCorruption = func(info pebble.DataCorruptionInfo) {
-		opts.Logger.Error("pebblestore: a file of the log is damaged; run `baton store check`", "file", info.Path, "err", info.Details)
+		opts.Logger.Error("pebblestore: a file of the log is damaged; run `baton store check`", "file", info.Path,
+			"from", describeKey(info.Bounds.Start), "to", describeKey(info.Bounds.End.Key), "err", info.Details)
 	}
 	db, err := pebble.Open(dir, o)
+	if damagedOpen(err) {
+		return nil, fmt.Errorf("%w: open the log: %w. See `baton store check` and `baton store salvage`", ErrDamaged, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
@@ -70,6 +74,20 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// damagedOpen reports whether Pebble refused to open the log because its
+// files are damaged: a record failing its checksum, or a table the
+// MANIFEST lists missing or of another size than it says (Pebble's
+// consistency check at open, which marks these errors only by their text;
+// TestOpenRefusesMissingTable pins it).
+func damagedOpen(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return errors.Is(err, pebble.ErrCorruption) ||
+		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
 }
 
 // checkFormat refuses a log of a later format, and marks a new one. A log
