@@ -136,6 +136,25 @@ func flipAt(frac float64, back int) func([]byte) []byte {
 	}
 }
 
+// listing lists the files of dir's log with their sizes, or is empty if
+// there is no log.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, pebblestore.LogDir))
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %d\n", e.Name(), fi.Size())
+	}
+	return b.String()
+}
+
 // countMessages counts the messages of the fixture's queues that are
 // there.
 func countMessages(t *testing.T, s *pebblestore.Store) int {
@@ -236,6 +255,7 @@ func TestOpenRefusesDamage(t *testing.T) {
 			t.Parallel()
 			dir := damageFixture(t, c.crashed)
 			c.damage(t, dir)
+			before := listing(t, dir)
 			s, logs, err := openLogged(t, dir)
 			if err == nil {
 				n := countMessages(t, s)
@@ -250,7 +270,10 @@ func TestOpenRefusesDamage(t *testing.T) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
 			}
-			// Refusing changed nothing: it refuses again.
+			// Refusing wrote nothing, deleted nothing: it refuses again.
+			if after := listing(t, dir); before != "" && after != before {
+				t.Errorf("the refused open changed the log's files:\n%s\nto\n%s", before, after)
+			}
 			if s, _, err := openLogged(t, dir); err == nil {
 				s.Close()
 				t.Errorf("the second open went ahead")

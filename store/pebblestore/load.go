@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -48,51 +49,83 @@ func span(kind byte) (lower, upper []byte) { return []byte{kind}, []byte{kind + 
 // (with ErrDamaged, naming the file and what contradicts what) a MANIFEST
 // or write-ahead log damaged before its end (logfiles.go), a log that lost
 // its format record or fell behind its mark (mark.go), and records of
-// queues the log does not hold (consistency.go). Until then the log's
-// files stay on disk, for salvage. It logs what it loaded, raises the
-// mark and returns the move tasks, for the writer.
+// queues the log does not hold (consistency.go). The checks and the index
+// are made on the log opened read-only: a store that refuses to open
+// writes nothing, and Pebble deletes none of the files a damaged MANIFEST
+// no longer lists, so everything is left for `baton store check` and
+// salvage. Then it opens the log for writing, raises the mark, logs what
+// it loaded and returns the move tasks, for the writer.
 func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton.MoveTask, error) {
 	start := time.Now()
 	logDir := filepath.Join(s.dir, LogDir)
 	if err := checkLogFiles(logDir, opts.Durability); err != nil {
 		return nil, err
 	}
-	hold := &heldFS{}
-	opts.hold = hold
-	wal := newestWAL(logDir) // before Pebble makes a new one
+	var (
+		gen   uint64
+		tasks map[string]baton.MoveTask
+		n     loadCounts
+	)
+	if desc, err := pebble.Peek(logDir, vfs.Default); err == nil && desc.Exists {
+		ro := opts
+		ro.readOnly = true
+		if s.db, err = openLog(logDir, ro); err != nil {
+			return nil, err
+		}
+		gen, tasks, n, err = s.checkAndLoad(ctx, logDir)
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
+		s.db = nil
+		if err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if s.db, err = openLog(logDir, opts); err != nil {
 		return nil, err
 	}
-	gen, err := checkMark(s.dir, s.db, wal)
-	if err != nil {
-		return nil, err
-	}
-	queues, err := queueIDs(s.db)
-	if err != nil {
-		return nil, fmt.Errorf("load queues: %w", err)
-	}
-	switch orphaned, err := checkOrphans(s.db, logDir, queues); {
-	case err != nil:
-		return nil, fmt.Errorf("check the log: %w", err)
-	case len(orphaned) > 0:
-		return nil, orphansError(logDir, orphaned)
-	}
-	tasks, n, err := s.load(ctx)
-	if err != nil {
-		return nil, err
+	if tasks == nil {
+		// A new log (or a data directory whose log is gone, which
+		// openLog refuses when a mark says there was one).
+		tasks = make(map[string]baton.MoveTask)
 	}
 	if err := s.advanceMark(gen+1, false, opts.Durability); err != nil {
 		return nil, err
-	}
-	s.checkBodies()
-	if err := hold.release(); err != nil {
-		s.logger.Warn("pebblestore: remove the log's obsolete files", "err", err)
 	}
 	s.logger.Info("pebblestore: loaded the log", "dir", logDir, "queues", n.queues, "messages", n.messages,
 		"deleted_queue_names", n.tombstones, "move_tasks", len(tasks), "mark", s.gen,
 		"took", time.Since(start).Round(time.Millisecond).String())
 	return tasks, nil
+}
+
+// checkAndLoad checks the log opened read-only in s.db and builds the
+// index from it; it returns the log's generation, the move tasks and what
+// it loaded.
+func (s *Store) checkAndLoad(ctx context.Context, logDir string) (uint64, map[string]baton.MoveTask, loadCounts, error) {
+	gen, err := checkMark(s.dir, s.db, newestWAL(logDir))
+	if err != nil {
+		return 0, nil, loadCounts{}, err
+	}
+	queues, err := queueIDs(s.db)
+	if err != nil {
+		return 0, nil, loadCounts{}, fmt.Errorf("load queues: %w", err)
+	}
+	switch orphaned, err := checkOrphans(s.db, logDir, queues); {
+	case err != nil:
+		return 0, nil, loadCounts{}, fmt.Errorf("check the log: %w", err)
+	case len(orphaned) > 0:
+		return 0, nil, loadCounts{}, orphansError(logDir, orphaned)
+	}
+	tasks, n, err := s.load(ctx)
+	if errors.Is(err, pebble.ErrCorruption) {
+		err = fmt.Errorf("%w: %w. See `baton store check` and `baton store salvage`", ErrDamaged, err)
+	}
+	if err != nil {
+		return 0, nil, n, err
+	}
+	s.checkBodies()
+	return gen, tasks, n, nil
 }
 
 // checkBodiesUpTo is the size of log up to which Open reads every body

@@ -52,10 +52,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	if opts.Durability == DurabilityRelaxed {
 		o.FS = relaxedFS{o.FS}
 	}
-	if opts.hold != nil {
-		opts.hold.FS = cmpFS(o.FS)
-		o.FS = opts.hold
-	}
+	o.ReadOnly = opts.readOnly
 	// A table that fails its checksum fails the read that met it (a
 	// receive answers 503); by default Pebble would stop the process.
 	o.EventListener.DataCorruption = func(info pebble.DataCorruptionInfo) {
@@ -69,7 +66,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
-	if err := checkFormat(db, dir); err != nil {
+	if err := checkFormat(db, dir, opts.readOnly); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -90,13 +87,13 @@ func damagedOpen(err error) bool {
 		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
 }
 
-// checkFormat refuses a log of a later format, and marks a new one. A log
-// without its format record is new only if it holds nothing at all and no
-// mark says it held something (mark.go).
-func checkFormat(db *pebble.DB, dir string) error {
+// checkFormat refuses a log of a later format, and marks a new one unless
+// readOnly. A log without its format record is new only if it holds
+// nothing at all and no mark says it held something (mark.go).
+func checkFormat(db *pebble.DB, dir string, readOnly bool) error {
 	v, closer, err := db.Get(formatKey)
 	if errors.Is(err, pebble.ErrNotFound) {
-		if err := checkEmpty(db, dir); err != nil {
+		if err := checkEmpty(db, dir); err != nil || readOnly {
 			return err
 		}
 		return db.Set(formatKey, []byte{format}, pebble.Sync)
@@ -131,14 +128,6 @@ func checkEmpty(db *pebble.DB, dir string) error {
 	}
 	return fmt.Errorf("%w: the log in %s is empty, but %s says it reached mark %d: its files were deleted or lost",
 		ErrDamaged, dir, filepath.Join(filepath.Dir(dir), MarkFile), m.Gen)
-}
-
-// cmpFS is fs, or the default file system if fs is nil.
-func cmpFS(fs vfs.FS) vfs.FS {
-	if fs == nil {
-		return vfs.Default
-	}
-	return fs
 }
 
 // relaxedFS is the file system of a log with DurabilityRelaxed: its

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
@@ -166,50 +165,4 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func maskedCRC(b []byte) uint32 {
 	c := crc32.Checksum(b, castagnoli)
 	return (c>>15 | c<<17) + 0xa282ead8
-}
-
-// heldFS holds back the deletion of the log's tables, write-ahead logs and
-// manifests until release: Pebble deletes, as it opens, the files its
-// MANIFEST does not list, and a MANIFEST that lost records lists too few.
-// A store that refuses to open keeps them, for salvage.
-type heldFS struct {
-	vfs.FS
-	mu       sync.Mutex
-	released bool
-	held     []string
-}
-
-func (h *heldFS) Remove(name string) error {
-	if !logFile(name) {
-		return h.FS.Remove(name)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.released {
-		h.held = append(h.held, name)
-		return nil
-	}
-	return h.FS.Remove(name)
-}
-
-// release deletes what was held, and lets deletions through from now on.
-func (h *heldFS) release() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.released = true
-	var errs []error
-	for _, name := range h.held {
-		if err := h.FS.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	h.held = nil
-	return errors.Join(errs...)
-}
-
-// logFile reports whether name is one of the files that hold the log's
-// data: tables, write-ahead logs, manifests.
-func logFile(name string) bool {
-	base := filepath.Base(name)
-	return strings.HasSuffix(base, ".sst") || strings.HasSuffix(base, ".log") || strings.HasPrefix(base, "MANIFEST-")
 }

@@ -85,9 +85,9 @@ type Options struct {
 	// from the operating system's path.
 	FS vfs.FS
 
-	// hold, when set, holds back the log's deletions of files (Open sets
-	// it until the log is found consistent).
-	hold *heldFS
+	// readOnly opens the log read-only, to check it and build the index
+	// before anything is written to it (openChecked).
+	readOnly bool
 }
 
 // stripes is how many locks order the changes of queues: a queue's changes
