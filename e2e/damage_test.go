@@ -187,18 +187,23 @@ func TestDamagedTableSalvaged(t *testing.T) {
 	t.Logf("%d sent, %d received from the salvaged store, %d listed lost by id, %d by place", len(sent), len(got), len(lost), unknown)
 }
 
-// A damaged body is found by the receive that reads it: the receive
-// answers 503 ServiceUnavailable, the log names the message, and the
-// server keeps serving.
+// A damaged body: the start, reading every body of a small log, logs the
+// damaged table and serves; a receive that meets the body answers 503
+// ServiceUnavailable, the log names the message, and the server keeps
+// serving. Salvage then lists the lost messages by id, and the salvaged
+// store serves every other one.
 func TestDamagedBodyAnswers503(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	damageFixture(t, dir, 60)
+	sent := damageFixture(t, dir, 60)
 	flipTable(t, dir, 0.6) // a block of bodies
 	p := startBatonArgs(t, "--data-dir", dir, "--account-id", account)
+	if !strings.Contains(p.logs.String(), "the log holds message bodies it cannot read") {
+		t.Errorf("the start did not report the damaged table:\n%s", p.logs)
+	}
 	c := crashClient(p.URL)
 	url := p.queueURL("damage")
-	var status int
+	unavailable := false
 	for range 60 {
 		_, err := c.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: 1})
 		var api smithy.APIError
@@ -206,14 +211,14 @@ func TestDamagedBodyAnswers503(t *testing.T) {
 			if api.ErrorCode() != "ServiceUnavailable" {
 				t.Fatalf("receive: %v, want ServiceUnavailable", err)
 			}
-			status = 503
+			unavailable = true
 			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if status != 503 {
+	if !unavailable {
 		t.Fatal("no receive met the damaged block")
 	}
 	if !strings.Contains(p.logs.String(), "cannot read a message's body") {
@@ -222,6 +227,31 @@ func TestDamagedBodyAnswers503(t *testing.T) {
 	if _, err := c.ListQueues(t.Context(), &sqs.ListQueuesInput{}); err != nil {
 		t.Errorf("the server stopped serving: %v", err)
 	}
+	stopBaton(t, p)
+
+	to := filepath.Join(t.TempDir(), "salvaged")
+	out, code := runBaton(t, "store", "salvage", "--data-dir", dir, "--to", to)
+	if code != 0 {
+		t.Fatalf("store salvage: exit %d, output:\n%s", code, out)
+	}
+	lost := map[string]bool{}
+	for _, m := range regexp.MustCompile(`lost: queue \S+/damage, message ([0-9a-f-]{36}) \(pos \d+\): its body is lost`).FindAllStringSubmatch(out, -1) {
+		lost[m[1]] = true
+	}
+	if len(lost) == 0 || strings.Contains(out, "(id unknown)") {
+		t.Errorf("salvage did not list the lost messages by id:\n%s", out)
+	}
+	p = startBatonArgs(t, "--data-dir", to, "--account-id", account)
+	got := receiveAll(t, crashClient(p.URL), p.queueURL("damage"))
+	for id, body := range sent {
+		switch g, ok := got[id]; {
+		case ok == lost[id]:
+			t.Errorf("message %s: received %t, listed lost %t", id, ok, lost[id])
+		case ok && g != body:
+			t.Errorf("message %s: body %.30q, want %.30q", id, g, body)
+		}
+	}
+	t.Logf("%d sent, %d received from the salvaged store, %d listed lost", len(sent), len(got), len(lost))
 }
 
 // receiveAll receives and deletes every message of url, by id.

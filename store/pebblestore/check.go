@@ -117,8 +117,9 @@ type inspection struct {
 	// corrupt is the latest damaged table Pebble reported.
 	corrupt *pebble.DataCorruptionInfo
 	// probe, if set, returns the first key after from that a scan past
-	// damage should try.
-	probe func(from []byte) []byte
+	// damage should try; damaged says a scan met damage.
+	probe   func(from []byte) []byte
+	damaged bool
 	// queues are the queues' names by id; states and bodies the pos of
 	// the messages whose record and body read back, by queue id.
 	queues         map[uint64]string
@@ -199,25 +200,40 @@ func (in *inspection) walk() {
 	for _, kind := range []byte{kindTombstone, kindTask} {
 		in.scan(span(kind))(in.copy)
 	}
-	in.scan(span(kindPayload))(func(k, v []byte) {
-		id, pos, ok := parseQueueKey(k)
-		if _, err := decodePayload(v); !ok || err != nil {
-			in.problem("a message body (key %x) does not decode", k)
-			return
-		}
-		put(in.bodies, id, pos, "")
-	})
-	in.probe = in.nextBody
-	defer func() { in.probe = nil }()
-	in.scan(span(kindState))(func(k, v []byte) {
-		id, pos, ok := parseQueueKey(k)
-		var m baton.Message
-		if !ok || decodeRecord(v, &m, func(b []byte) string { return string(b) }) != nil {
-			in.problem("a message record (key %x) does not decode", k)
-			return
-		}
-		put(in.states, id, pos, m.ID)
-	})
+	// A damaged table is skipped from the first block that fails to
+	// its end, unless the scan knows of keys past the block to try: the
+	// messages' records are tried at the places of the bodies read, and
+	// the bodies, again, at the places of the records read.
+	in.scan(span(kindPayload))(in.body)
+	damaged := in.damaged
+	in.probe = in.after(kindState, in.bodies)
+	in.scan(span(kindState))(in.state)
+	if damaged {
+		in.probe = in.after(kindPayload, in.states)
+		in.scan(span(kindPayload))(in.body)
+	}
+	in.probe = nil
+}
+
+// body notes a message body read back.
+func (in *inspection) body(k, v []byte) {
+	id, pos, ok := parseQueueKey(k)
+	if _, err := decodePayload(v); !ok || err != nil {
+		in.problem("a message body (key %x) does not decode", k)
+		return
+	}
+	put(in.bodies, id, pos, "")
+}
+
+// state notes a message record read back.
+func (in *inspection) state(k, v []byte) {
+	id, pos, ok := parseQueueKey(k)
+	var m baton.Message
+	if !ok || decodeRecord(v, &m, func(b []byte) string { return string(b) }) != nil {
+		in.problem("a message record (key %x) does not decode", k)
+		return
+	}
+	put(in.states, id, pos, m.ID)
 }
 
 // scan calls fn with every record of [lo, hi) that reads back; a damaged
@@ -257,6 +273,7 @@ func (in *inspection) scanFrom(lower, hi []byte, fn func(k, v []byte)) []byte {
 		in.problem("reading the log from %s: %v", describeKey(from), err)
 		return nil
 	}
+	in.damaged = true
 	in.problem("%s is damaged (%v): records it holds, from %s to %s, cannot be read",
 		c.Path, c.Details, describeKey(c.Bounds.Start), describeKey(c.Bounds.End.Key))
 	next := c.Bounds.End.Key
@@ -274,23 +291,21 @@ func (in *inspection) scanFrom(lower, hi []byte, fn func(k, v []byte)) []byte {
 	return next
 }
 
-// nextBody returns the key of the record of the first message after from
-// whose body was read.
-func (in *inspection) nextBody(from []byte) []byte {
-	qid, pos, _ := parseQueueKey(append(bytes.Clone(from), make([]byte, 17)...))
-	var best []byte
-	for id, bodies := range in.bodies {
-		for p := range bodies {
-			if id < qid || id == qid && p < pos {
-				continue
-			}
-			k := queueKey(kindState, id, p)
-			if bytes.Compare(k, from) > 0 && (best == nil || bytes.Compare(k, best) < 0) {
-				best = k
+// after returns a probe (see inspection.probe): the first key of kind,
+// after from, at the place (queue id and pos) of a message in known.
+func (in *inspection) after(kind byte, known map[uint64]map[uint64]string) func(from []byte) []byte {
+	return func(from []byte) []byte {
+		var best []byte
+		for id, places := range known {
+			for p := range places {
+				k := queueKey(kind, id, p)
+				if bytes.Compare(k, from) > 0 && (best == nil || bytes.Compare(k, best) < 0) {
+					best = k
+				}
 			}
 		}
+		return best
 	}
-	return best
 }
 
 // copy writes a record into the salvaged log.
