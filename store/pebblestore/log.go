@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,12 +54,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 		o.FS = relaxedFS{o.FS}
 	}
 	o.ReadOnly = opts.readOnly
-	// A table that fails its checksum fails the read that met it (a
-	// receive answers 503); by default Pebble would stop the process.
-	o.EventListener.DataCorruption = func(info pebble.DataCorruptionInfo) {
-		opts.Logger.Error("pebblestore: a file of the log is damaged; run `baton store check`", "file", info.Path,
-			"from", describeKey(info.Bounds.Start), "to", describeKey(info.Bounds.End.Key), "err", info.Details)
-	}
+	o.EventListener.DataCorruption = corruptionListener(opts.Logger)
 	db, err := pebble.Open(dir, o)
 	if damagedOpen(err) {
 		return nil, fmt.Errorf("%w: open the log: %w. See `baton store check` and `baton store salvage`", ErrDamaged, err)
@@ -175,6 +171,25 @@ func stallListener(l *slog.Logger) *pebble.EventListener {
 		WriteStallEnd: func() {
 			l.Warn("pebblestore: writes go on", "held", time.Duration(time.Now().UnixNano()-began.Load()).Round(time.Millisecond))
 		},
+	}
+}
+
+// corruptionListener reports a table that fails its checksum, once per
+// file (every read that meets it fails, compactions included): the read
+// fails, and a receive answers 503, where by default Pebble would stop the
+// process.
+func corruptionListener(l *slog.Logger) func(pebble.DataCorruptionInfo) {
+	var mu sync.Mutex
+	seen := make(map[string]bool)
+	return func(info pebble.DataCorruptionInfo) {
+		mu.Lock()
+		first := !seen[info.Path]
+		seen[info.Path] = true
+		mu.Unlock()
+		if first {
+			l.Error("pebblestore: a file of the log is damaged; reads of what it holds fail. Run `baton store check`", "file", info.Path,
+				"from", describeKey(info.Bounds.Start), "to", describeKey(info.Bounds.End.Key), "err", info.Details)
+		}
 	}
 }
 
