@@ -221,7 +221,13 @@ func TestOpenRefusesDamage(t *testing.T) {
 		}, []string{pebblestore.MarkFile, "lost its end"}},
 		{"newest WAL deleted", false, func(t *testing.T, dir string) {
 			os.Remove(logFile(t, dir, "*.log"))
-		}, []string{pebblestore.MarkFile, "lost its end"}},
+		}, []string{pebblestore.MarkFile, "write-ahead logs were deleted"}},
+		{"every WAL deleted, after a crash", true, func(t *testing.T, dir string) {
+			names, _ := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, "*.log"))
+			for _, n := range names {
+				os.Remove(n)
+			}
+		}, []string{pebblestore.MarkFile, "write-ahead logs were deleted"}},
 		{"newest WAL byte flipped near its end", false, func(t *testing.T, dir string) {
 			rewrite(t, logFile(t, dir, "*.log"), flipAt(1, 200))
 		}, []string{".log", "damaged record"}},

@@ -38,13 +38,17 @@ type logMark struct {
 	Gen uint64
 	// Closed says the store was closed cleanly then, rather than opened.
 	Closed bool
+	// WAL is the number of the newest write-ahead log then. Pebble never
+	// deletes its newest write-ahead log, so one at least as new must be
+	// there at the next open.
+	WAL uint64
 }
 
 // markPrefix begins a mark file; a checksum of what precedes it ends it.
 const markPrefix = "baton log mark "
 
 func (m logMark) encode() []byte {
-	body := fmt.Sprintf("%sgeneration=%d closed=%t", markPrefix, m.Gen, m.Closed)
+	body := fmt.Sprintf("%sgeneration=%d closed=%t wal=%d", markPrefix, m.Gen, m.Closed, m.WAL)
 	return fmt.Appendf(nil, "%s crc=%08x\n", body, crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)))
 }
 
@@ -64,7 +68,7 @@ func readMark(dir string) (m logMark, ok bool, err error) {
 		return logMark{}, false, fmt.Errorf("%w: %s is damaged (its checksum does not match): it cannot say how far the log had come; "+
 			"if the log is known to be intact (`baton store check`), remove the file", ErrDamaged, path)
 	}
-	if _, err := fmt.Sscanf(body, markPrefix+"generation=%d closed=%t", &m.Gen, &m.Closed); err != nil {
+	if _, err := fmt.Sscanf(body, markPrefix+"generation=%d closed=%t wal=%d", &m.Gen, &m.Closed, &m.WAL); err != nil {
 		return logMark{}, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, true, nil
@@ -118,6 +122,12 @@ func checkMark(dir string, db *pebble.DB, wal string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if left := walNumber(wal); ok && left < m.WAL {
+		return 0, fmt.Errorf("%w: %s says the log's newest write-ahead log was %s when the store was %s, "+
+			"but the newest left in %s is %s: write-ahead logs were deleted, with the changes they held. "+
+			"See `baton store check` and `baton store salvage`",
+			ErrDamaged, filepath.Join(dir, MarkFile), walName(m.WAL), markWhen(m), filepath.Join(dir, LogDir), filepath.Base(wal))
+	}
 	got, err := logGen(db)
 	if err != nil || !ok || got >= m.Gen {
 		return max(got, m.Gen), err
@@ -145,12 +155,34 @@ func (s *Store) advanceMark(gen uint64, closed bool, durability Durability) erro
 			return fmt.Errorf("flush the log's mark: %w", err)
 		}
 	}
-	if err := writeMark(s.dir, logMark{Gen: gen, Closed: closed}); err != nil {
+	wal := walNumber(newestWAL(filepath.Join(s.dir, LogDir)))
+	if err := writeMark(s.dir, logMark{Gen: gen, Closed: closed, WAL: wal}); err != nil {
 		return fmt.Errorf("write %s: %w", MarkFile, err)
 	}
 	s.gen = gen
 	return nil
 }
+
+// markWhen says when a mark was written.
+func markWhen(m logMark) string {
+	if m.Closed {
+		return "last stopped cleanly"
+	}
+	return "last started"
+}
+
+// walNumber is the number of the write-ahead log at path (0 if path is
+// not one).
+func walNumber(path string) uint64 {
+	n, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(path), ".log"), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// walName is the file name of write-ahead log n.
+func walName(n uint64) string { return fmt.Sprintf("%06d.log", n) }
 
 // newestWAL names the newest write-ahead log file in logDir, or says there
 // is none.
