@@ -240,6 +240,15 @@ func TestOpenRefusesDamage(t *testing.T) {
 		{"MANIFEST byte flipped", false, func(t *testing.T, dir string) {
 			rewrite(t, logFile(t, dir, "MANIFEST-*"), flipAt(0, -20))
 		}, []string{"MANIFEST-", "damaged record at offset"}},
+		{"OPTIONS byte flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "OPTIONS-*"), flipAt(0.5, 0))
+		}, []string{"OPTIONS-", "does not parse", "delete it"}},
+		{"manifest marker deleted", false, func(t *testing.T, dir string) {
+			os.Remove(logFile(t, dir, "marker.manifest.*"))
+		}, []string{"no marker naming its current MANIFEST", ".sst"}},
+		{"format version marker deleted", false, func(t *testing.T, dir string) {
+			os.Remove(logFile(t, dir, "marker.format-version.*"))
+		}, []string{"not pristine"}},
 		{"format record lost", false, func(t *testing.T, dir string) {
 			if err := pebblestore.DeleteKeys(dir, pebblestore.FormatKey); err != nil {
 				t.Fatal(err)
@@ -285,6 +294,30 @@ func TestOpenRefusesDamage(t *testing.T) {
 				t.Errorf("the second open went ahead")
 			}
 		})
+	}
+}
+
+// Damage to files that hold no data loses nothing: the store opens with
+// every message.
+func TestOpenDespiteHarmlessDamage(t *testing.T) {
+	t.Parallel()
+	for name, damage := range map[string]func(t *testing.T, dir string){
+		"OPTIONS truncated": func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "OPTIONS-*"), func(b []byte) []byte { return b[:len(b)/2] })
+		},
+		"OPTIONS deleted": func(t *testing.T, dir string) { os.Remove(logFile(t, dir, "OPTIONS-*")) },
+	} {
+		dir := damageFixture(t, false)
+		damage(t, dir)
+		s, _, err := openLogged(t, dir)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := countMessages(t, s); got != fixtureQueues*fixtureMessages {
+			t.Errorf("%s: %d messages, want %d", name, got, fixtureQueues*fixtureMessages)
+		}
+		mustClose(t, s)
 	}
 }
 

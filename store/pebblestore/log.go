@@ -70,8 +70,9 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 }
 
 // damagedOpen reports whether Pebble refused to open the log because its
-// files are damaged: a record failing its checksum, or a table the
-// MANIFEST lists missing or of another size than it says (Pebble's
+// files are damaged: a record failing its checksum, a marker file lost (a
+// log without its format version marker looks new but is not), or a table
+// the MANIFEST lists missing or of another size than it says (Pebble's
 // consistency check at open, which marks these errors only by their text;
 // TestOpenRefusesMissingTable pins it).
 func damagedOpen(err error) bool {
@@ -79,7 +80,7 @@ func damagedOpen(err error) bool {
 		return false
 	}
 	msg := err.Error()
-	return errors.Is(err, pebble.ErrCorruption) ||
+	return errors.Is(err, pebble.ErrCorruption) || errors.Is(err, pebble.ErrDBNotPristine) ||
 		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
 }
 

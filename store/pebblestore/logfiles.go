@@ -46,10 +46,16 @@ const (
 // its writes were synced (full durability), its newest write-ahead log.
 func checkLogFiles(logDir string, d Durability) error {
 	desc, err := pebble.Peek(logDir, vfs.Default)
-	if err != nil || !desc.Exists {
-		return nil // a new log, or one Pebble itself refuses to open
+	if err != nil {
+		return nil // no log yet, or one Pebble itself refuses to open
+	}
+	if !desc.Exists {
+		return checkNoData(logDir)
 	}
 	if err := checkManifest(desc.ManifestFilename); err != nil {
+		return err
+	}
+	if err := checkOptions(desc.OptionsFilename); err != nil {
 		return err
 	}
 	if d == DurabilityRelaxed {
@@ -58,6 +64,46 @@ func checkLogFiles(logDir string, d Durability) error {
 		return nil
 	}
 	return checkNewestWAL(logDir)
+}
+
+// checkNoData refuses a log without a current MANIFEST (its marker file,
+// marker.manifest.*, names it) that holds tables, write-ahead logs or
+// manifests: Pebble would take it for a new log and delete them.
+func checkNoData(logDir string) error {
+	entries, err := os.ReadDir(logDir)
+	if err != nil {
+		return err
+	}
+	var data []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".log") || strings.HasPrefix(n, "MANIFEST-") {
+			data = append(data, n)
+		}
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: the log in %s has no marker naming its current MANIFEST (marker.manifest.*), "+
+		"yet holds %s: opened, it would be taken for a new log and those files deleted. "+
+		"See `baton store check` and `baton store salvage`", ErrDamaged, logDir, strings.Join(data, ", "))
+}
+
+// checkOptions refuses an OPTIONS file (the settings the log was last
+// opened with, which Pebble reads at open and writes anew) that does not
+// parse, and says what to do: it holds no data.
+func checkOptions(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := (&pebble.Options{}).Parse(string(b), nil); err != nil {
+		return fmt.Errorf("%w: %s does not parse (%v). It holds only the log's settings, no data: "+
+			"delete it and the next start writes it anew", ErrDamaged, path, err)
+	}
+	return nil
 }
 
 // checkManifest refuses a MANIFEST with a damaged record followed by
