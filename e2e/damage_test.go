@@ -135,6 +135,52 @@ func TestDamagedWALRefusesToServe(t *testing.T) {
 	}
 }
 
+// A byte flipped early in the MANIFEST, which would drop the tables it
+// lists after the damage (and Pebble delete them): the server refuses to
+// start, naming the MANIFEST, deletes no table, and a check exits 1;
+// with the byte restored, the server serves every message.
+func TestDamagedManifestRefusesToServe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sent := damageFixture(t, dir, 30)
+	manifests, _ := filepath.Glob(filepath.Join(dir, "pebble", "MANIFEST-*"))
+	if len(manifests) == 0 {
+		t.Fatal("no MANIFEST")
+	}
+	manifest := manifests[len(manifests)-1]
+	orig, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := slices.Clone(orig)
+	damaged[20] ^= 0x5a
+	if err := os.WriteFile(manifest, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
+
+	for range 2 { // the refusal leaves the directory as it was: it refuses again
+		out, code := runBaton(t, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir)
+		if code == 0 || strings.Contains(out, "baton serving") || !strings.Contains(out, manifest+" has a damaged record") {
+			t.Fatalf("serve on a damaged MANIFEST: exit %d, output:\n%s\nwant a refusal naming %s", code, out, manifest)
+		}
+	}
+	if after, _ := filepath.Glob(filepath.Join(dir, "pebble", "*.sst")); !slices.Equal(after, tables) {
+		t.Errorf("tables %v after the refused starts, want %v", after, tables)
+	}
+	if out, code := runBaton(t, "store", "check", "--data-dir", dir); code != 1 || !strings.Contains(out, "MANIFEST") {
+		t.Errorf("store check: exit %d, output:\n%s\nwant exit 1 naming the MANIFEST", code, out)
+	}
+
+	if err := os.WriteFile(manifest, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startBatonArgs(t, "--data-dir", dir, "--account-id", account)
+	if got := receiveAll(t, crashClient(p.URL), p.queueURL("damage")); len(got) != len(sent) {
+		t.Errorf("with the MANIFEST restored: %d messages, want %d", len(got), len(sent))
+	}
+}
+
 // A damaged table found before serving: serve refuses, check names the
 // table and the messages, and salvage copies every other message into a
 // new directory, which serves them through an SDK; the messages salvage

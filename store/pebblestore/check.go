@@ -146,7 +146,7 @@ func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
 	wal := newestWAL(in.logDir)
 	in.db, err = pebble.Open(in.logDir, &pebble.Options{ReadOnly: true, Logger: logger{slog.New(slog.DiscardHandler)}, EventListener: listener})
 	if err != nil {
-		in.problem("Pebble cannot open the log in %s: %v", in.logDir, err)
+		in.problem("Pebble cannot open the log in %s: %s", in.logDir, firstLine(err))
 		return in.r, nil
 	}
 	defer in.db.Close()
@@ -275,7 +275,7 @@ func (in *inspection) scanFrom(lower, hi []byte, fn func(k, v []byte)) []byte {
 	}
 	in.damaged = true
 	in.problem("%s is damaged (%v): records it holds, from %s to %s, cannot be read",
-		c.Path, c.Details, describeKey(c.Bounds.Start), describeKey(c.Bounds.End.Key))
+		c.Path, firstLine(c.Details), describeKey(c.Bounds.Start), describeKey(c.Bounds.End.Key))
 	next := c.Bounds.End.Key
 	if c.Bounds.End.Kind == 1 { // inclusive: go on just past it
 		next = append(bytes.Clone(next), 0)

@@ -249,6 +249,9 @@ func TestOpenRefusesDamage(t *testing.T) {
 		{"format version marker deleted", false, func(t *testing.T, dir string) {
 			os.Remove(logFile(t, dir, "marker.format-version.*"))
 		}, []string{"not pristine"}},
+		{"table's first block flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.sst"), flipAt(0, -100))
+		}, []string{"file 0", "checksum mismatch"}},
 		{"format record lost", false, func(t *testing.T, dir string) {
 			if err := pebblestore.DeleteKeys(dir, pebblestore.FormatKey); err != nil {
 				t.Fatal(err)

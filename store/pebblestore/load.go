@@ -78,7 +78,7 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 		}
 		s.db = nil
 		if err != nil {
-			return nil, err
+			return nil, damagedRead(err)
 		}
 	}
 	var err error
@@ -118,9 +118,6 @@ func (s *Store) checkAndLoad(ctx context.Context, logDir string) (uint64, map[st
 		return 0, nil, loadCounts{}, orphansError(logDir, orphaned)
 	}
 	tasks, n, err := s.load(ctx)
-	if errors.Is(err, pebble.ErrCorruption) {
-		err = fmt.Errorf("%w: %w. See `baton store check` and `baton store salvage`", ErrDamaged, err)
-	}
 	if err != nil {
 		return 0, nil, n, err
 	}

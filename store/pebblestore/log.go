@@ -57,14 +57,14 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	o.EventListener.DataCorruption = corruptionListener(opts.Logger)
 	db, err := pebble.Open(dir, o)
 	if damagedOpen(err) {
-		return nil, fmt.Errorf("%w: open the log: %w. See `baton store check` and `baton store salvage`", ErrDamaged, err)
+		return nil, fmt.Errorf("%w: open the log: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
 	if err := checkFormat(db, dir, opts.readOnly); err != nil {
 		db.Close()
-		return nil, err
+		return nil, damagedRead(err)
 	}
 	return db, nil
 }
@@ -80,8 +80,27 @@ func damagedOpen(err error) bool {
 		return false
 	}
 	msg := err.Error()
-	return errors.Is(err, pebble.ErrCorruption) || errors.Is(err, pebble.ErrDBNotPristine) ||
+	return pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrDBNotPristine) ||
 		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
+}
+
+// damagedRead marks an error of a read that met a record or block failing
+// its checksum as ErrDamaged, in one line.
+func damagedRead(err error) error {
+	if !pebble.IsCorruptionError(err) || errors.Is(err, ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("%w: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
+}
+
+// firstLine is the first line of err's message: Pebble's errors of damage
+// go on with their details on lines of their own.
+func firstLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // checkFormat refuses a log of a later format, and marks a new one unless
@@ -189,7 +208,7 @@ func corruptionListener(l *slog.Logger) func(pebble.DataCorruptionInfo) {
 		mu.Unlock()
 		if first {
 			l.Error("pebblestore: a file of the log is damaged; reads of what it holds fail. Run `baton store check`", "file", info.Path,
-				"from", describeKey(info.Bounds.Start), "to", describeKey(info.Bounds.End.Key), "err", info.Details)
+				"from", describeKey(info.Bounds.Start), "to", describeKey(info.Bounds.End.Key), "err", firstLine(info.Details))
 		}
 	}
 }
