@@ -93,6 +93,9 @@ func printReport(w io.Writer, what string, r *pebblestore.Report) {
 	for _, l := range r.Lost {
 		fmt.Fprintln(w, "lost:", l)
 	}
+	for _, t := range r.Unlisted {
+		fmt.Fprintln(w, "note: the MANIFEST does not list", t, "(left by a crash mid-compaction, or dropped by a damaged MANIFEST)")
+	}
 }
 
 // copyReceiptKey copies the receipt key, if any, from one data directory

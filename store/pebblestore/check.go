@@ -25,6 +25,10 @@ type Report struct {
 	Problems []string
 	// Lost are the messages known to be lost or unreadable.
 	Lost []LostMessage
+	// Unlisted are tables on disk that the MANIFEST does not list: left
+	// by a crash in the middle of a compaction (Pebble deletes them at the
+	// next start), or dropped by a damaged MANIFEST. Not counted as damage.
+	Unlisted []string
 }
 
 // Damaged reports whether the check found anything wrong.
@@ -153,9 +157,31 @@ func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
 	if _, err := checkMark(dir, in.db, wal); err != nil {
 		in.problem("%v", err)
 	}
+	in.unlisted()
 	in.walk()
 	in.account()
 	return in.r, in.ctx.Err()
+}
+
+// unlisted notes the tables on disk that the log does not list.
+func (in *inspection) unlisted() {
+	levels, err := in.db.SSTables()
+	if err != nil {
+		in.problem("list the log's tables: %s", firstLine(err))
+		return
+	}
+	listed := make(map[string]bool)
+	for _, level := range levels {
+		for _, t := range level {
+			listed[t.BackingSSTNum.String()+".sst"] = true
+		}
+	}
+	names, _ := filepath.Glob(filepath.Join(in.logDir, "*.sst"))
+	for _, name := range names {
+		if !listed[filepath.Base(name)] {
+			in.r.Unlisted = append(in.r.Unlisted, name)
+		}
+	}
 }
 
 func (in *inspection) problem(format string, args ...any) {

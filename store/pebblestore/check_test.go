@@ -2,6 +2,7 @@ package pebblestore_test
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +74,25 @@ func TestCheckAndSalvageDamagedTable(t *testing.T) {
 	again, err := pebblestore.Check(t.Context(), dir)
 	if err != nil || len(again.Problems) != len(r.Problems) {
 		t.Errorf("salvage changed the source: %+v, %v", again, err)
+	}
+}
+
+// A table the MANIFEST no longer lists is noted, not counted as damage.
+func TestCheckNotesUnlistedTables(t *testing.T) {
+	t.Parallel()
+	dir := damageFixture(t, false)
+	stray := filepath.Join(dir, pebblestore.LogDir, "999999.sst")
+	rewrite(t, logFile(t, dir, "*.sst"), func(b []byte) []byte {
+		if err := os.WriteFile(stray, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+	r, err := pebblestore.Check(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Damaged() || len(r.Unlisted) != 1 || r.Unlisted[0] != stray {
+		t.Errorf("check: damaged %t, unlisted %v; want no damage and %s noted", r.Damaged(), r.Unlisted, stray)
 	}
 }
