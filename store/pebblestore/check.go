@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
 )
@@ -141,20 +142,20 @@ func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
 	if _, err := os.Stat(in.logDir); err != nil {
 		return nil, fmt.Errorf("%s holds no log: %w", dir, err)
 	}
-	if err := checkLogFiles(in.logDir, DurabilityFull); err != nil {
+	if err := checkLogFiles(vfs.Default, in.logDir, DurabilityFull); err != nil {
 		in.problem("%v", err)
 	}
 	listener := &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
 		in.corrupt = &info
 	}}
-	wal := newestWAL(in.logDir)
+	wal := newestWAL(vfs.Default, in.logDir)
 	in.db, err = pebble.Open(in.logDir, &pebble.Options{ReadOnly: true, Logger: logger{slog.New(slog.DiscardHandler)}, EventListener: listener})
 	if err != nil {
 		in.problem("Pebble cannot open the log in %s: %s", in.logDir, firstLine(err))
 		return in.r, nil
 	}
 	defer in.db.Close()
-	if _, err := checkMark(dir, in.db, wal); err != nil {
+	if _, err := checkMark(vfs.Default, dir, in.db, wal); err != nil {
 		in.problem("%v", err)
 	}
 	in.unlisted()

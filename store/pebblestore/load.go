@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -58,7 +57,7 @@ func span(kind byte) (lower, upper []byte) { return []byte{kind}, []byte{kind + 
 func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton.MoveTask, error) {
 	start := time.Now()
 	logDir := filepath.Join(s.dir, LogDir)
-	if err := checkLogFiles(logDir, opts.Durability); err != nil {
+	if err := checkLogFiles(s.fs, logDir, opts.Durability); err != nil {
 		return nil, err
 	}
 	var (
@@ -66,7 +65,7 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 		tasks map[string]baton.MoveTask
 		n     loadCounts
 	)
-	if desc, err := pebble.Peek(logDir, vfs.Default); err == nil && desc.Exists {
+	if desc, err := pebble.Peek(logDir, s.fs); err == nil && desc.Exists {
 		ro := opts
 		ro.readOnly = true
 		if s.db, err = openLog(logDir, ro); err != nil {
@@ -103,7 +102,7 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 // index from it; it returns the log's generation, the move tasks and what
 // it loaded.
 func (s *Store) checkAndLoad(ctx context.Context, logDir string) (uint64, map[string]baton.MoveTask, loadCounts, error) {
-	gen, err := checkMark(s.dir, s.db, newestWAL(logDir))
+	gen, err := checkMark(s.fs, s.dir, s.db, newestWAL(s.fs, logDir))
 	if err != nil {
 		return 0, nil, loadCounts{}, err
 	}

@@ -62,7 +62,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
-	if err := checkFormat(db, dir, opts.readOnly); err != nil {
+	if err := checkFormat(db, o.FS, dir, opts.readOnly); err != nil {
 		db.Close()
 		return nil, damagedRead(err)
 	}
@@ -106,10 +106,10 @@ func firstLine(err error) string {
 // checkFormat refuses a log of a later format, and marks a new one unless
 // readOnly. A log without its format record is new only if it holds
 // nothing at all and no mark says it held something (mark.go).
-func checkFormat(db *pebble.DB, dir string, readOnly bool) error {
+func checkFormat(db *pebble.DB, fs vfs.FS, dir string, readOnly bool) error {
 	v, closer, err := db.Get(formatKey)
 	if errors.Is(err, pebble.ErrNotFound) {
-		if err := checkEmpty(db, dir); err != nil || readOnly {
+		if err := checkEmpty(db, fs, dir); err != nil || readOnly {
 			return err
 		}
 		return db.Set(formatKey, []byte{format}, pebble.Sync)
@@ -125,7 +125,7 @@ func checkFormat(db *pebble.DB, dir string, readOnly bool) error {
 }
 
 // checkEmpty refuses a log that lacks its format record but is not new.
-func checkEmpty(db *pebble.DB, dir string) error {
+func checkEmpty(db *pebble.DB, fs vfs.FS, dir string) error {
 	it, err := db.NewIter(nil)
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func checkEmpty(db *pebble.DB, dir string) error {
 		return fmt.Errorf("%w: the log in %s holds records but not its format record, which every log begins with: "+
 			"the file that held it (a table or write-ahead log) was lost. See `baton store check` and `baton store salvage`", ErrDamaged, dir)
 	}
-	m, ok, err := readMark(filepath.Dir(dir))
+	m, ok, err := readMark(fs, filepath.Dir(dir))
 	if err != nil || !ok {
 		return err
 	}

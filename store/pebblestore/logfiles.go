@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,18 +43,18 @@ const (
 
 // checkLogFiles checks the current MANIFEST of the log in logDir and, when
 // its writes were synced (full durability), its newest write-ahead log.
-func checkLogFiles(logDir string, d Durability) error {
-	desc, err := pebble.Peek(logDir, vfs.Default)
+func checkLogFiles(fs vfs.FS, logDir string, d Durability) error {
+	desc, err := pebble.Peek(logDir, fs)
 	if err != nil {
 		return nil // no log yet, or one Pebble itself refuses to open
 	}
 	if !desc.Exists {
-		return checkNoData(logDir)
+		return checkNoData(fs, logDir)
 	}
-	if err := checkManifest(desc.ManifestFilename); err != nil {
+	if err := checkManifest(fs, desc.ManifestFilename); err != nil {
 		return err
 	}
-	if err := checkOptions(desc.OptionsFilename); err != nil {
+	if err := checkOptions(fs, desc.OptionsFilename); err != nil {
 		return err
 	}
 	if d == DurabilityRelaxed {
@@ -63,20 +62,20 @@ func checkLogFiles(logDir string, d Durability) error {
 		// offsets its chunks claim synced are not.
 		return nil
 	}
-	return checkNewestWAL(logDir)
+	return checkNewestWAL(fs, logDir)
 }
 
 // checkNoData refuses a log without a current MANIFEST (its marker file,
 // marker.manifest.*, names it) that holds tables, write-ahead logs or
 // manifests: Pebble would take it for a new log and delete them.
-func checkNoData(logDir string) error {
-	entries, err := os.ReadDir(logDir)
+func checkNoData(fs vfs.FS, logDir string) error {
+	names, err := fs.List(logDir)
 	if err != nil {
 		return err
 	}
 	var data []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".log") || strings.HasPrefix(n, "MANIFEST-") {
+	for _, n := range names {
+		if strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".log") || strings.HasPrefix(n, "MANIFEST-") {
 			data = append(data, n)
 		}
 	}
@@ -91,11 +90,11 @@ func checkNoData(logDir string) error {
 // checkOptions refuses an OPTIONS file (the settings the log was last
 // opened with, which Pebble reads at open and writes anew) that does not
 // parse, and says what to do: it holds no data.
-func checkOptions(path string) error {
+func checkOptions(fs vfs.FS, path string) error {
 	if path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile(fs, path)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
@@ -108,8 +107,8 @@ func checkOptions(path string) error {
 
 // checkManifest refuses a MANIFEST with a damaged record followed by
 // others.
-func checkManifest(path string) error {
-	b, err := os.ReadFile(path)
+func checkManifest(fs vfs.FS, path string) error {
+	b, err := readFile(fs, path)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
@@ -127,17 +126,17 @@ func checkManifest(path string) error {
 
 // checkNewestWAL refuses a newest write-ahead log with a damaged record
 // that a later record says was synced.
-func checkNewestWAL(logDir string) error {
-	names, err := filepath.Glob(filepath.Join(logDir, "*.log"))
-	if err != nil || len(names) == 0 {
-		return err
+func checkNewestWAL(fs vfs.FS, logDir string) error {
+	names := logFiles(fs, logDir, func(n string) bool { return strings.HasSuffix(n, ".log") })
+	if len(names) == 0 {
+		return nil
 	}
 	path := names[len(names)-1]
 	num, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(path), ".log"), 10, 32)
 	if err != nil {
 		return nil // not a write-ahead log's name
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile(fs, path)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,10 +54,10 @@ func (m logMark) encode() []byte {
 }
 
 // readMark reads dir's mark file; ok is false if there is none.
-func readMark(dir string) (m logMark, ok bool, err error) {
+func readMark(fs vfs.FS, dir string) (m logMark, ok bool, err error) {
 	path := filepath.Join(dir, MarkFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := readFile(fs, path)
+	if errors.Is(err, os.ErrNotExist) {
 		return logMark{}, false, nil
 	}
 	if err != nil {
@@ -75,9 +76,9 @@ func readMark(dir string) (m logMark, ok bool, err error) {
 }
 
 // writeMark replaces dir's mark file with m, durably.
-func writeMark(dir string, m logMark) error {
+func writeMark(fs vfs.FS, dir string, m logMark) error {
 	tmp := filepath.Join(dir, MarkFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
@@ -91,10 +92,20 @@ func writeMark(dir string, m logMark) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, MarkFile)); err != nil {
+	if err := fs.Rename(tmp, filepath.Join(dir, MarkFile)); err != nil {
 		return err
 	}
-	return syncDir(vfs.Default, dir)
+	return syncDir(fs, dir)
+}
+
+// readFile reads the file at path on fs.
+func readFile(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // logGen reads the log's generation: 0 if it has none.
@@ -117,8 +128,8 @@ func logGen(db *pebble.DB) (uint64, error) {
 // behind the file lost writes it had made durable. wal names the newest
 // write-ahead log found before the log was opened. It returns the
 // generation to go on from.
-func checkMark(dir string, db *pebble.DB, wal string) (uint64, error) {
-	m, ok, err := readMark(dir)
+func checkMark(fs vfs.FS, dir string, db *pebble.DB, wal string) (uint64, error) {
+	m, ok, err := readMark(fs, dir)
 	if err != nil {
 		return 0, err
 	}
@@ -155,8 +166,8 @@ func (s *Store) advanceMark(gen uint64, closed bool, durability Durability) erro
 			return fmt.Errorf("flush the log's mark: %w", err)
 		}
 	}
-	wal := walNumber(newestWAL(filepath.Join(s.dir, LogDir)))
-	if err := writeMark(s.dir, logMark{Gen: gen, Closed: closed, WAL: wal}); err != nil {
+	wal := walNumber(newestWAL(s.fs, filepath.Join(s.dir, LogDir)))
+	if err := writeMark(s.fs, s.dir, logMark{Gen: gen, Closed: closed, WAL: wal}); err != nil {
 		return fmt.Errorf("write %s: %w", MarkFile, err)
 	}
 	s.gen = gen
@@ -186,10 +197,24 @@ func walName(n uint64) string { return fmt.Sprintf("%06d.log", n) }
 
 // newestWAL names the newest write-ahead log file in logDir, or says there
 // is none.
-func newestWAL(logDir string) string {
-	names, _ := filepath.Glob(filepath.Join(logDir, "*.log"))
+func newestWAL(fs vfs.FS, logDir string) string {
+	names := logFiles(fs, logDir, func(n string) bool { return strings.HasSuffix(n, ".log") })
 	if len(names) == 0 {
 		return "none is left in " + logDir
 	}
 	return names[len(names)-1]
+}
+
+// logFiles lists the paths of the files in logDir whose names match, in
+// name order.
+func logFiles(fs vfs.FS, logDir string, match func(name string) bool) []string {
+	names, _ := fs.List(logDir)
+	slices.Sort(names)
+	var out []string
+	for _, n := range names {
+		if match(n) {
+			out = append(out, filepath.Join(logDir, n))
+		}
+	}
+	return out
 }
