@@ -59,6 +59,7 @@ func storeSalvageCommand() *cobra.Command {
 		Short: "Copy what is intact of a damaged data directory into a new one, listing what was lost",
 		Long: "salvage copies, with the server stopped, what reads back intact from the embedded store in\n" +
 			"--data-dir into a new data directory --to: queues, the names of deleted queues, move tasks,\n" +
+			"SNS topics and subscriptions,\n" +
 			"and every message whose record and body both read back, and the receipt key (so receipt\n" +
 			"handles stay valid). It prints each message it could not copy (queue, message id) and why.\n" +
 			"--data-dir is only read. Start the server on --to once you have read the list.",

@@ -69,8 +69,8 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 
 // Salvage copies what is intact in the data directory from into a new
 // store in to (which must not exist or be empty): queues, deleted queue
-// names, move tasks, and every message whose record and body both read
-// back, with its queue's. The Report lists what could not be copied. The
+// names, move tasks, SNS topics, subscriptions and signing key, and every
+// message whose record and body both read back, with its queue's. The Report lists what could not be copied. The
 // new store is opened once, to check it and mark it, before Salvage
 // returns. from is only read.
 func Salvage(ctx context.Context, from, to string) (*Report, error) {
@@ -224,7 +224,7 @@ func (in *inspection) walk() {
 			in.problem("%d %s records of queue id %d, which the log has no record of", n, kindNames[kind], id)
 		}
 	}
-	for _, kind := range []byte{kindTombstone, kindTask} {
+	for _, kind := range []byte{kindTombstone, kindTask, kindTopic, kindSubscription, kindSigningKey} {
 		in.scan(span(kind))(in.copy)
 	}
 	// A damaged table is skipped from the first block that fails to
@@ -249,7 +249,7 @@ func (in *inspection) body(k, v []byte) {
 		in.problem("a message body (key %x) does not decode", k)
 		return
 	}
-	put(in.bodies, id, pos, "")
+	notePlace(in.bodies, id, pos, "")
 }
 
 // state notes a message record read back.
@@ -260,7 +260,7 @@ func (in *inspection) state(k, v []byte) {
 		in.problem("a message record (key %x) does not decode", k)
 		return
 	}
-	put(in.states, id, pos, m.ID)
+	notePlace(in.states, id, pos, m.ID)
 }
 
 // scan calls fn with every record of [lo, hi) that reads back; a damaged
@@ -404,8 +404,8 @@ func (in *inspection) copyMessage(qid, pos uint64) {
 	}
 }
 
-// put records id at qid/pos in m.
-func put(m map[uint64]map[uint64]string, qid, pos uint64, id string) {
+// notePlace records id at qid/pos in m.
+func notePlace(m map[uint64]map[uint64]string, qid, pos uint64, id string) {
 	if m[qid] == nil {
 		m[qid] = make(map[uint64]string)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/storetest"
 )
 
 // Check finds nothing wrong in an intact store, closed or cut off.
@@ -94,5 +95,23 @@ func TestCheckNotesUnlistedTables(t *testing.T) {
 	}
 	if r.Damaged() || len(r.Unlisted) != 1 || r.Unlisted[0] != stray {
 		t.Errorf("check: damaged %t, unlisted %v; want no damage and %s noted", r.Damaged(), r.Unlisted, stray)
+	}
+}
+
+// Salvage copies SNS topics with the queues.
+func TestSalvageCopiesTopics(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	tp := storetest.MustCreateTopic(t, s, "events", nil)
+	mustClose(t, s)
+	to := filepath.Join(t.TempDir(), "salvaged")
+	if _, err := pebblestore.Salvage(t.Context(), dir, to); err != nil {
+		t.Fatal(err)
+	}
+	s = MustOpen(t, to)
+	defer s.Close()
+	if _, err := s.TopicGet(t.Context(), tp.Region, tp.Account, tp.Name); err != nil {
+		t.Errorf("the salvaged store lacks topic %s: %v", tp.Name, err)
 	}
 }

@@ -158,7 +158,7 @@ func (s *Store) load(ctx context.Context) (map[string]baton.MoveTask, loadCounts
 		return nil, n, err
 	}
 	if err := s.loadTopics(ctx); err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	tasks := make(map[string]baton.MoveTask)
 	lo, hi := span(kindTask)
