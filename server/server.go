@@ -187,6 +187,16 @@ func requestFrom(ctx context.Context) request {
 
 // ServeHTTP serves the SQS API and /healthz.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.TransferEncoding) > 0 {
+		// net/http reads a chunked body by its chunks and drops a
+		// Content-Length sent with it, so nothing here can tell whether
+		// the request had both. RFC 9112 §6.1 requires closing the
+		// connection after one that had: a proxy in front may have framed
+		// it by its length, and bytes after the chunks would run here as a
+		// request the proxy never saw. So a chunked request always closes
+		// its connection (AWS's SDKs send Content-Length).
+		w.Header().Set("Connection", "close")
+	}
 	if r.URL.Path == "/healthz" && r.Method == http.MethodGet {
 		s.serveHealth(w, r)
 		return

@@ -305,7 +305,8 @@ func TestCLISuggestions(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sevre"}, "unknown command \"sevre\" for \"baton\"\n\nDid you mean this?\n\tserve\n"},
+		// store is as near to sevre as serve is (two letters changed).
+		{[]string{"sevre"}, "unknown command \"sevre\" for \"baton\"\n\nDid you mean this?\n\tserve\n\tstore\n"},
 		{[]string{"queue", "craete", "jobs"}, "unknown command \"craete\" for \"baton queue\"\n\nDid you mean this?\n\tcreate\n"},
 		{[]string{"serve", "--lisen", "127.0.0.1:0"}, "unknown flag: --lisen\n\nDid you mean this?\n\t--listen\n"},
 		{[]string{"receive", "jobs", "--delte"}, "unknown flag: --delte\n\nDid you mean this?\n\t--delete\n"},

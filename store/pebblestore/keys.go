@@ -32,6 +32,8 @@ const (
 	kindTombstone = 'T'
 	// kindTask + handle: a message move task (encodeTask).
 	kindTask = 'K'
+	// kindMark: the generation of the log, which MarkFile repeats.
+	kindMark = 'H'
 )
 
 // format is the version of the key layout and encodings this package

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -41,20 +43,126 @@ func scanLog(db *pebble.DB, lower, upper []byte, fn func(k, v []byte) error) err
 // span returns the bounds of the keys of a kind.
 func span(kind byte) (lower, upper []byte) { return []byte{kind}, []byte{kind + 1} }
 
+// openChecked opens the log in the data directory and rebuilds the index
+// from it, once its files and records are found consistent: it refuses
+// (with ErrDamaged, naming the file and what contradicts what) a MANIFEST
+// or write-ahead log damaged before its end (logfiles.go), a log that lost
+// its format record or fell behind its mark (mark.go), and records of
+// queues the log does not hold (consistency.go). The checks and the index
+// are made on the log opened read-only: a store that refuses to open
+// writes nothing, and Pebble deletes none of the files a damaged MANIFEST
+// no longer lists, so everything is left for `baton store check` and
+// salvage. Then it opens the log for writing, raises the mark, logs what
+// it loaded and returns the move tasks, for the writer.
+func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton.MoveTask, error) {
+	start := time.Now()
+	logDir := filepath.Join(s.dir, LogDir)
+	if err := checkLogFiles(s.fs, logDir, opts.Durability); err != nil {
+		return nil, err
+	}
+	var (
+		gen   uint64
+		tasks map[string]baton.MoveTask
+		n     loadCounts
+	)
+	if desc, err := pebble.Peek(logDir, s.fs); err == nil && desc.Exists {
+		ro := opts
+		ro.readOnly = true
+		if s.db, err = openLog(logDir, ro); err != nil {
+			return nil, err
+		}
+		gen, tasks, n, err = s.checkAndLoad(ctx, logDir)
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
+		s.db = nil
+		if err != nil {
+			return nil, damagedRead(err)
+		}
+	}
+	var err error
+	if s.db, err = openLog(logDir, opts); err != nil {
+		return nil, err
+	}
+	if tasks == nil {
+		// A new log (or a data directory whose log is gone, which
+		// openLog refuses when a mark says there was one).
+		tasks = make(map[string]baton.MoveTask)
+	}
+	if err := s.advanceMark(gen+1, false, opts.Durability); err != nil {
+		return nil, err
+	}
+	s.logger.Info("pebblestore: loaded the log", "dir", logDir, "queues", n.queues, "messages", n.messages,
+		"deleted_queue_names", n.tombstones, "move_tasks", len(tasks), "mark", s.gen,
+		"took", time.Since(start).Round(time.Millisecond).String())
+	return tasks, nil
+}
+
+// checkAndLoad checks the log opened read-only in s.db and builds the
+// index from it; it returns the log's generation, the move tasks and what
+// it loaded.
+func (s *Store) checkAndLoad(ctx context.Context, logDir string) (uint64, map[string]baton.MoveTask, loadCounts, error) {
+	gen, err := checkMark(s.fs, s.dir, s.db, newestWAL(s.fs, logDir))
+	if err != nil {
+		return 0, nil, loadCounts{}, err
+	}
+	queues, err := queueIDs(s.db)
+	if err != nil {
+		return 0, nil, loadCounts{}, fmt.Errorf("load queues: %w", err)
+	}
+	switch orphaned, err := checkOrphans(s.db, logDir, queues); {
+	case err != nil:
+		return 0, nil, loadCounts{}, fmt.Errorf("check the log: %w", err)
+	case len(orphaned) > 0:
+		return 0, nil, loadCounts{}, orphansError(logDir, orphaned)
+	}
+	tasks, n, err := s.load(ctx)
+	if err != nil {
+		return 0, nil, n, err
+	}
+	s.checkBodies()
+	return gen, tasks, n, nil
+}
+
+// checkBodiesUpTo is the size of log up to which Open reads every body
+// too, to find a damaged table before a receive does: 64 MiB take well
+// under a second to read.
+const checkBodiesUpTo = 64 << 20
+
+// checkBodies reads every message body, if the log is small enough for
+// that to be cheap, and logs a damaged table it finds. The store still
+// opens: each receive of a message whose body is lost answers 503, and
+// `baton store check` and `salvage` say which they are.
+func (s *Store) checkBodies() {
+	if s.db.Metrics().DiskSpaceUsage() > checkBodiesUpTo {
+		return
+	}
+	lo, hi := span(kindPayload)
+	if err := s.scan(lo, hi, func(_, _ []byte) error { return nil }); err != nil {
+		s.logger.Error("pebblestore: the log holds message bodies it cannot read: receives of those messages will answer 503. "+
+			"Stop the server and run `baton store check`", "err", err)
+	}
+}
+
+// loadCounts counts what load restored.
+type loadCounts struct{ queues, messages, tombstones int }
+
 // load rebuilds the index from the log: queues with their sequence
 // counters and deduplication keys, deleted-queue tombstones, then every
 // message without its payload, in queue order. It returns the move tasks,
 // for the writer.
-func (s *Store) load(ctx context.Context) (map[string]baton.MoveTask, error) {
-	if err := s.loadQueues(); err != nil {
-		return nil, err
+func (s *Store) load(ctx context.Context) (map[string]baton.MoveTask, loadCounts, error) {
+	var n loadCounts
+	var err error
+	if n.queues, n.tombstones, err = s.loadQueues(); err != nil {
+		return nil, n, err
 	}
 	if err := s.loadTopics(ctx); err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	tasks := make(map[string]baton.MoveTask)
 	lo, hi := span(kindTask)
-	err := s.scan(lo, hi, func(k, v []byte) error {
+	err = s.scan(lo, hi, func(k, v []byte) error {
 		t, err := decodeTask(string(k[1:]), v)
 		if err != nil {
 			return fmt.Errorf("move task %q: %w", k[1:], err)
@@ -63,15 +171,18 @@ func (s *Store) load(ctx context.Context) (map[string]baton.MoveTask, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load move tasks: %w", err)
+		return nil, n, fmt.Errorf("load move tasks: %w", err)
 	}
-	return tasks, s.loadMessages(ctx)
+	n.messages, err = s.loadMessages(ctx)
+	return tasks, n, err
 }
 
-func (s *Store) loadQueues() error {
-	queues := make(map[uint64]*memstore.QueueRestoreParams)
+// loadQueues restores the queues and the names of deleted queues, and
+// counts them.
+func (s *Store) loadQueues() (queues, tombstones int, err error) {
+	restored := make(map[uint64]*memstore.QueueRestoreParams)
 	lo, hi := span(kindQueue)
-	err := s.scan(lo, hi, func(k, v []byte) error {
+	err = s.scan(lo, hi, func(k, v []byte) error {
 		if len(k) != 9 {
 			return errBadRecord
 		}
@@ -80,21 +191,21 @@ func (s *Store) loadQueues() error {
 		if err != nil {
 			return fmt.Errorf("queue %d: %w", id, err)
 		}
-		queues[id] = &memstore.QueueRestoreParams{Queue: q}
+		restored[id] = &memstore.QueueRestoreParams{Queue: q}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("load queues: %w", err)
+		return 0, 0, fmt.Errorf("load queues: %w", err)
 	}
 	lo, hi = span(kindSeq)
 	err = s.scan(lo, hi, func(k, v []byte) error {
-		if q := queues[queueIDOf(k)]; q != nil {
+		if q := restored[queueIDOf(k)]; q != nil {
 			q.LastSequenceNumber = string(v)
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("load sequence numbers: %w", err)
+		return 0, 0, fmt.Errorf("load sequence numbers: %w", err)
 	}
 	lo, hi = span(kindDedup)
 	err = s.scan(lo, hi, func(k, v []byte) error {
@@ -102,7 +213,7 @@ func (s *Store) loadQueues() error {
 		if !ok {
 			return errBadRecord
 		}
-		q := queues[id]
+		q := restored[id]
 		if q == nil {
 			return nil
 		}
@@ -115,11 +226,11 @@ func (s *Store) loadQueues() error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("load deduplication keys: %w", err)
+		return 0, 0, fmt.Errorf("load deduplication keys: %w", err)
 	}
-	for _, q := range queues {
+	for _, q := range restored {
 		if err := s.index.QueueRestore(*q); err != nil {
-			return fmt.Errorf("restore queue %s/%s/%s: %w", q.Queue.Region, q.Queue.Account, q.Queue.Name, err)
+			return 0, 0, fmt.Errorf("restore queue %s/%s/%s: %w", q.Queue.Region, q.Queue.Account, q.Queue.Name, err)
 		}
 	}
 	lo, hi = span(kindTombstone)
@@ -133,12 +244,13 @@ func (s *Store) loadQueues() error {
 			return err
 		}
 		s.index.TombstoneRestore(region, account, name, at)
+		tombstones++
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("load deleted queues: %w", err)
+		return 0, 0, fmt.Errorf("load deleted queues: %w", err)
 	}
-	return nil
+	return len(restored), tombstones, nil
 }
 
 // queueIDOf reads the queue id of a key.
@@ -150,9 +262,10 @@ func queueIDOf(k []byte) uint64 {
 }
 
 // loadMessages adds every message, without payload, to the index in queue
-// and pos order and sets the pos counter past the last. One goroutine reads
-// and decodes records while this one builds the index.
-func (s *Store) loadMessages(ctx context.Context) error {
+// and pos order, sets the pos counter past the last and returns how many it
+// added. One goroutine reads and decodes records while this one builds the
+// index.
+func (s *Store) loadMessages(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches, free := make(chan []loaded, loadBuffered), make(chan []loaded, loadBuffered+2)
@@ -173,15 +286,11 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		for i := 0; i < len(batch) && err == nil; i++ {
 			l := &batch[i]
 			last = max(last, l.pos)
-			switch rerr := s.index.MessageRestore(l.queueID, &l.m, uint64(l.pos)); {
-			case errors.Is(rerr, baton.ErrNotFound):
-				// None should be: a queue's deletion deletes its
-				// messages in the same batch. Skip rather than refuse
-				// to start.
-			case rerr != nil:
-				err = fmt.Errorf("restore message %s: %w", l.m.ID, rerr)
+			// checkOrphans found every message's queue.
+			if rerr := s.index.MessageRestore(l.queueID, &l.m, uint64(l.pos)); rerr != nil {
+				err = fmt.Errorf("restore message %s of queue id %d: %w", l.m.ID, l.queueID, rerr)
 				cancel()
-			default:
+			} else {
 				restored++
 			}
 		}
@@ -192,7 +301,7 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		err = rerr
 	}
 	if err != nil {
-		return fmt.Errorf("load messages: %w", err)
+		return 0, fmt.Errorf("load messages: %w", err)
 	}
 	s.pos.Store(last)
 	if restored > 100000 {
@@ -201,7 +310,7 @@ func (s *Store) loadMessages(ctx context.Context) error {
 		// server's resident size.
 		debug.FreeOSMemory()
 	}
-	return nil
+	return restored, nil
 }
 
 // loaded is a message read from the log for the index.

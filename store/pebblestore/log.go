@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,21 +53,65 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	if opts.Durability == DurabilityRelaxed {
 		o.FS = relaxedFS{o.FS}
 	}
+	o.ReadOnly = opts.readOnly
+	o.EventListener.DataCorruption = corruptionListener(opts.Logger)
 	db, err := pebble.Open(dir, o)
+	if damagedOpen(err) {
+		return nil, fmt.Errorf("%w: open the log: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
-	if err := checkFormat(db); err != nil {
+	if err := checkFormat(db, o.FS, dir, opts.readOnly); err != nil {
 		db.Close()
-		return nil, err
+		return nil, damagedRead(err)
 	}
 	return db, nil
 }
 
-// checkFormat refuses a log of a later format, and marks a new one.
-func checkFormat(db *pebble.DB) error {
+// damagedOpen reports whether Pebble refused to open the log because its
+// files are damaged: a record failing its checksum, a marker file lost (a
+// log without its format version marker looks new but is not), or a table
+// the MANIFEST lists missing or of another size than it says (Pebble's
+// consistency check at open, which marks these errors only by their text;
+// TestOpenRefusesMissingTable pins it).
+func damagedOpen(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrDBNotPristine) ||
+		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
+}
+
+// damagedRead marks an error of a read that met a record or block failing
+// its checksum as ErrDamaged, in one line.
+func damagedRead(err error) error {
+	if !pebble.IsCorruptionError(err) || errors.Is(err, ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("%w: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
+}
+
+// firstLine is the first line of err's message: Pebble's errors of damage
+// go on with their details on lines of their own.
+func firstLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}
+
+// checkFormat refuses a log of a later format, and marks a new one unless
+// readOnly. A log without its format record is new only if it holds
+// nothing at all and no mark says it held something (mark.go).
+func checkFormat(db *pebble.DB, fs vfs.FS, dir string, readOnly bool) error {
 	v, closer, err := db.Get(formatKey)
 	if errors.Is(err, pebble.ErrNotFound) {
+		if err := checkEmpty(db, fs, dir); err != nil || readOnly {
+			return err
+		}
 		return db.Set(formatKey, []byte{format}, pebble.Sync)
 	}
 	if err != nil {
@@ -76,6 +122,28 @@ func checkFormat(db *pebble.DB) error {
 		return fmt.Errorf("the log's format %v is newer than this baton knows (%d): upgrade baton", v, format)
 	}
 	return nil
+}
+
+// checkEmpty refuses a log that lacks its format record but is not new.
+func checkEmpty(db *pebble.DB, fs vfs.FS, dir string) error {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	some := it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	if some {
+		return fmt.Errorf("%w: the log in %s holds records but not its format record, which every log begins with: "+
+			"the file that held it (a table or write-ahead log) was lost. See `baton store check` and `baton store salvage`", ErrDamaged, dir)
+	}
+	m, ok, err := readMark(fs, filepath.Dir(dir))
+	if err != nil || !ok {
+		return err
+	}
+	return fmt.Errorf("%w: the log in %s is empty, but %s says it reached mark %d: its files were deleted or lost",
+		ErrDamaged, dir, filepath.Join(filepath.Dir(dir), MarkFile), m.Gen)
 }
 
 // relaxedFS is the file system of a log with DurabilityRelaxed: its
@@ -123,6 +191,25 @@ func stallListener(l *slog.Logger) *pebble.EventListener {
 		WriteStallEnd: func() {
 			l.Warn("pebblestore: writes go on", "held", time.Duration(time.Now().UnixNano()-began.Load()).Round(time.Millisecond))
 		},
+	}
+}
+
+// corruptionListener reports a table that fails its checksum, once per
+// file (every read that meets it fails, compactions included): the read
+// fails, and a receive answers 503, where by default Pebble would stop the
+// process.
+func corruptionListener(l *slog.Logger) func(pebble.DataCorruptionInfo) {
+	var mu sync.Mutex
+	seen := make(map[string]bool)
+	return func(info pebble.DataCorruptionInfo) {
+		mu.Lock()
+		first := !seen[info.Path]
+		seen[info.Path] = true
+		mu.Unlock()
+		if first {
+			l.Error("pebblestore: a file of the log is damaged; reads of what it holds fail. Run `baton store check`", "file", info.Path,
+				"from", describeKey(info.Bounds.Start), "to", describeKey(info.Bounds.End.Key), "err", firstLine(info.Details))
+		}
 	}
 }
 

@@ -51,37 +51,41 @@ type row struct {
 
 // payloads finds the payloads of messages of a queue: pending ones first,
 // the rest in the log. A message found in neither is gone and is missing
-// from the result, which is keyed by pos.
+// from the result, which is keyed by pos. A payload the log cannot read (a
+// damaged table) fails the call with baton.ErrUnavailable, which clients
+// see as 503 and may try again, and is logged with the message's id.
 func (s *Store) payloads(queueID uint64, rs []row) (map[int64]payload, error) {
 	out := make(map[int64]payload, len(rs))
-	var rest []int64
+	var rest []row
 	s.pendMu.Lock()
 	for _, r := range rs {
 		if p, ok := s.pending[r.pos]; ok {
 			out[r.pos] = p
 		} else {
-			rest = append(rest, r.pos)
+			rest = append(rest, r)
 		}
 	}
 	s.pendMu.Unlock()
 	// A payload leaves pending only after its commit, so a message not
 	// pending now is in the log, or gone.
 	var key []byte
-	for _, pos := range rest {
-		key = appendQueueKey(key[:0], kindPayload, queueID, uint64(pos))
+	for _, r := range rest {
+		key = appendQueueKey(key[:0], kindPayload, queueID, uint64(r.pos))
 		v, closer, err := s.db.Get(key)
 		if errors.Is(err, pebble.ErrNotFound) {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("pebblestore: read bodies: %w", err)
+		var p payload
+		if err == nil {
+			p, err = decodePayload(v)
+			closer.Close()
 		}
-		p, err := decodePayload(v)
-		closer.Close()
 		if err != nil {
-			return nil, fmt.Errorf("pebblestore: read the body at %d: %w", pos, err)
+			s.logger.Error("pebblestore: cannot read a message's body; the receive fails (503). Run `baton store check`",
+				"queue_id", queueID, "message", r.id, "err", err)
+			return nil, fmt.Errorf("%w: pebblestore: read the body of message %s: %w", baton.ErrUnavailable, r.id, err)
 		}
-		out[pos] = p
+		out[r.pos] = p
 	}
 	return out, nil
 }

@@ -84,6 +84,10 @@ type Options struct {
 	// store is looked for, and removed once converted, through FS but read
 	// from the operating system's path.
 	FS vfs.FS
+
+	// readOnly opens the log read-only, to check it and build the index
+	// before anything is written to it (openChecked).
+	readOnly bool
 }
 
 // stripes is how many locks order the changes of queues: a queue's changes
@@ -140,6 +144,9 @@ type Store struct {
 	idleStop context.CancelFunc
 	idleDone chan struct{}
 	logger   *slog.Logger
+	// gen is the log's generation (mark.go); durability the log's.
+	gen        uint64
+	durability Durability
 
 	closeOnce sync.Once
 	closeErr  error
@@ -188,17 +195,13 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := convert(ctx, s.dir, region, opts); err != nil {
 		return err
 	}
-	var err error
-	if s.db, err = openLog(filepath.Join(s.dir, LogDir), opts); err != nil {
-		return err
-	}
-	tasks, err := s.load(ctx)
+	s.logger, s.durability = opts.Logger, opts.Durability
+	tasks, err := s.openChecked(ctx, opts)
 	if err != nil {
 		return err
 	}
 	s.w = newWriter(s.db, tasks, s.committed)
 	s.w.start()
-	s.logger = opts.Logger
 	var idle context.Context
 	idle, s.idleStop = context.WithCancel(context.Background())
 	s.idleDone = make(chan struct{})
@@ -257,6 +260,9 @@ func (s *Store) Close() error {
 		if s.w != nil {
 			s.closeErr = s.w.stop()
 			s.w.batch.Close()
+			if s.closeErr == nil {
+				s.closeErr = s.advanceMark(s.gen+1, true, s.durability)
+			}
 		}
 		if err := s.db.Close(); err != nil && s.closeErr == nil {
 			s.closeErr = err

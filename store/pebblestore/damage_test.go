@@ -1,0 +1,408 @@
+package pebblestore_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/storetest"
+)
+
+// syncBuffer is a log destination tests read while the store writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// openLogged opens dir with its log written to the returned buffer.
+func openLogged(t *testing.T, dir string) (*pebblestore.Store, *syncBuffer, error) {
+	t.Helper()
+	var buf syncBuffer
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	return s, &buf, err
+}
+
+// Each fixture queue holds fixtureMessages messages: half in a table, half
+// in the write-ahead log only.
+const fixtureQueues, fixtureMessages = 2, 40
+
+// damageFixture writes a store in a new directory: fixtureQueues queues of
+// fixtureMessages messages, the first half of each flushed to tables (so
+// the MANIFEST has several records). If crashed, it returns a copy of the
+// directory taken while the store was open, as a kill leaves it;
+// otherwise the store is closed cleanly.
+func damageFixture(t *testing.T, crashed bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	for half := range 2 {
+		for qi := 1; qi <= fixtureQueues; qi++ {
+			if half == 0 {
+				storetest.MustCreateQueue(t, s, storetest.NewQueue(storetest.QueueID(qi), fmt.Sprintf("q%d", qi)))
+			}
+			for i := range fixtureMessages / 2 {
+				n := qi*1000 + half*fixtureMessages/2 + i
+				storetest.MustSend(t, s, storetest.QueueID(qi), storetest.NewMessage(n, base))
+			}
+		}
+		if half == 0 {
+			pebblestore.Flush(t, s)
+		}
+	}
+	if !crashed {
+		mustClose(t, s)
+		return dir
+	}
+	cp := t.TempDir()
+	copyDir(t, dir, cp)
+	mustClose(t, s)
+	return cp
+}
+
+// copyDir copies the files of src into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logFile returns the path of the (last, by name) file of the log in dir
+// whose name matches pattern.
+func logFile(t *testing.T, dir, pattern string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, pattern))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no %s in %s: %v", pattern, dir, err)
+	}
+	return names[len(names)-1]
+}
+
+// rewrite applies change to the bytes of the file at path.
+func rewrite(t *testing.T, path string, change func([]byte) []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, change(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipAt(frac float64, back int) func([]byte) []byte {
+	return func(b []byte) []byte {
+		i := int(float64(len(b))*frac) - back
+		b[i] ^= 0x5a
+		return b
+	}
+}
+
+// listing lists the files of dir's log with their sizes, or is empty if
+// there is no log.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, pebblestore.LogDir))
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %d\n", e.Name(), fi.Size())
+	}
+	return b.String()
+}
+
+// countMessages counts the messages of the fixture's queues that are
+// there.
+func countMessages(t *testing.T, s *pebblestore.Store) int {
+	t.Helper()
+	n := 0
+	for qi := 1; qi <= fixtureQueues; qi++ {
+		st, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: storetest.QueueID(qi), Now: base})
+		if errors.Is(err, baton.ErrNotFound) {
+			continue // its queue is gone: the messages are not counted
+		}
+		if err != nil {
+			t.Fatalf("queue %d: %v", qi, err)
+		}
+		n += st.Visible
+	}
+	return n
+}
+
+// A store closed cleanly, and one cut off as a kill cuts it, open without a
+// warning and say what they loaded.
+func TestOpenIntactSaysWhatItLoaded(t *testing.T) {
+	t.Parallel()
+	for _, crashed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crashed=%t", crashed), func(t *testing.T) {
+			t.Parallel()
+			dir := damageFixture(t, crashed)
+			for round := range 2 { // the second open checks the mark the first left
+				s, logs, err := openLogged(t, dir)
+				if err != nil {
+					t.Fatalf("open %d: %v", round, err)
+				}
+				if got := countMessages(t, s); got != fixtureQueues*fixtureMessages {
+					t.Errorf("open %d: %d messages, want %d", round, got, fixtureQueues*fixtureMessages)
+				}
+				mustClose(t, s)
+				out := logs.String()
+				want := fmt.Sprintf("queues=%d messages=%d", fixtureQueues, fixtureMessages*fixtureQueues)
+				if !strings.Contains(out, "pebblestore: loaded the log") || !strings.Contains(out, want) {
+					t.Errorf("open %d logged %q, want the loaded line with %s", round, out, want)
+				}
+				if strings.Contains(out, "level=WARN") || strings.Contains(out, "level=ERROR") {
+					t.Errorf("open %d of an intact store warned: %s", round, out)
+				}
+			}
+		})
+	}
+}
+
+// Damage that would lose acknowledged messages without a word refuses to
+// open, with ErrDamaged naming the file and what contradicts what.
+func TestOpenRefusesDamage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		crashed bool
+		damage  func(t *testing.T, dir string)
+		want    []string // in the error
+	}{
+		{"newest WAL truncated", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), func(b []byte) []byte { return b[:len(b)/2] })
+		}, []string{pebblestore.MarkFile, ".log", "lost its end"}},
+		{"newest WAL zeroed", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), func(b []byte) []byte { clear(b); return b })
+		}, []string{pebblestore.MarkFile, "lost its end"}},
+		{"newest WAL deleted", false, func(t *testing.T, dir string) {
+			os.Remove(logFile(t, dir, "*.log"))
+		}, []string{pebblestore.MarkFile, "write-ahead logs were deleted"}},
+		{"every WAL deleted, after a crash", true, func(t *testing.T, dir string) {
+			names, _ := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, "*.log"))
+			for _, n := range names {
+				os.Remove(n)
+			}
+		}, []string{pebblestore.MarkFile, "write-ahead logs were deleted"}},
+		{"newest WAL byte flipped near its end", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), flipAt(1, 200))
+		}, []string{".log", "damaged record"}},
+		{"newest WAL's last record flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), flipAt(1, 30))
+		}, []string{pebblestore.MarkFile, "lost its end"}},
+		{"newest WAL byte flipped in the middle, after a crash", true, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.log"), flipAt(0.5, 0))
+		}, []string{".log has a damaged record at offset", "says it was synced"}},
+		{"MANIFEST byte flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "MANIFEST-*"), flipAt(0, -20))
+		}, []string{"MANIFEST-", "damaged record at offset"}},
+		{"OPTIONS byte flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "OPTIONS-*"), flipAt(0.5, 0))
+		}, []string{"OPTIONS-", "does not parse", "delete it"}},
+		{"manifest marker deleted", false, func(t *testing.T, dir string) {
+			os.Remove(logFile(t, dir, "marker.manifest.*"))
+		}, []string{"no marker naming its current MANIFEST", ".sst"}},
+		{"format version marker deleted", false, func(t *testing.T, dir string) {
+			os.Remove(logFile(t, dir, "marker.format-version.*"))
+		}, []string{"not pristine"}},
+		{"table's first block flipped", false, func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "*.sst"), flipAt(0, -100))
+		}, []string{"file 0", "checksum mismatch"}},
+		{"format record lost", false, func(t *testing.T, dir string) {
+			if err := pebblestore.DeleteKeys(dir, pebblestore.FormatKey); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"not its format record"}},
+		{"queue record lost", false, func(t *testing.T, dir string) {
+			if err := pebblestore.DeleteKeys(dir, pebblestore.QueueKey(storetest.QueueID(2))); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{fmt.Sprintf("%d message records of queue id %d", fixtureMessages, storetest.QueueID(2)), "has no record of"}},
+		{"log directory deleted", false, func(t *testing.T, dir string) {
+			os.RemoveAll(filepath.Join(dir, pebblestore.LogDir))
+		}, []string{"is empty, but", pebblestore.MarkFile}},
+		{"mark file damaged", false, func(t *testing.T, dir string) {
+			rewrite(t, filepath.Join(dir, pebblestore.MarkFile), flipAt(0, -16))
+		}, []string{pebblestore.MarkFile + " is damaged"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := damageFixture(t, c.crashed)
+			c.damage(t, dir)
+			before := listing(t, dir)
+			s, logs, err := openLogged(t, dir)
+			if err == nil {
+				n := countMessages(t, s)
+				s.Close()
+				t.Fatalf("opened with %d of %d messages; log:\n%s", n, fixtureQueues*fixtureMessages, logs)
+			}
+			if !errors.Is(err, pebblestore.ErrDamaged) {
+				t.Errorf("error %v, want ErrDamaged", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			// Refusing wrote nothing, deleted nothing: it refuses again.
+			if after := listing(t, dir); before != "" && after != before {
+				t.Errorf("the refused open changed the log's files:\n%s\nto\n%s", before, after)
+			}
+			if s, _, err := openLogged(t, dir); err == nil {
+				s.Close()
+				t.Errorf("the second open went ahead")
+			}
+		})
+	}
+}
+
+// Damage to files that hold no data loses nothing: the store opens with
+// every message.
+func TestOpenDespiteHarmlessDamage(t *testing.T) {
+	t.Parallel()
+	for name, damage := range map[string]func(t *testing.T, dir string){
+		"OPTIONS truncated": func(t *testing.T, dir string) {
+			rewrite(t, logFile(t, dir, "OPTIONS-*"), func(b []byte) []byte { return b[:len(b)/2] })
+		},
+		"OPTIONS deleted": func(t *testing.T, dir string) { os.Remove(logFile(t, dir, "OPTIONS-*")) },
+	} {
+		dir := damageFixture(t, false)
+		damage(t, dir)
+		s, _, err := openLogged(t, dir)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := countMessages(t, s); got != fixtureQueues*fixtureMessages {
+			t.Errorf("%s: %d messages, want %d", name, got, fixtureQueues*fixtureMessages)
+		}
+		mustClose(t, s)
+	}
+}
+
+// Damage Pebble finds as it opens the log is ErrDamaged too, naming the
+// file.
+func TestOpenRefusesMissingTable(t *testing.T) {
+	t.Parallel()
+	for name, damage := range map[string]func([]byte) []byte{
+		"truncated": func(b []byte) []byte { return b[:len(b)/2] },
+		"deleted":   nil,
+	} {
+		dir := damageFixture(t, false)
+		table := logFile(t, dir, "*.sst")
+		if damage == nil {
+			os.Remove(table)
+		} else {
+			rewrite(t, table, damage)
+		}
+		s, _, err := openLogged(t, dir)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s table: opened", name)
+		}
+		if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), strings.TrimSuffix(filepath.Base(table), ".sst")) {
+			t.Errorf("%s table: %v, want ErrDamaged naming %s", name, err, table)
+		}
+	}
+}
+
+// A damaged body: the store opens (the start's read of every body logs
+// it), a receive that meets it fails with baton.ErrUnavailable and a log
+// line naming the message, and the store goes on serving.
+func TestDamagedBodyFailsItsReceive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
+	storetest.MustCreateQueue(t, s, q)
+	bodies := make([]string, 20)
+	for i := range bodies {
+		// Bodies that do not compress, to be found in the table.
+		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+		bodies[i] = strings.Repeat(hex.EncodeToString(sum[:]), 40)
+		m := storetest.NewMessage(i, base)
+		m.Body = bodies[i]
+		storetest.MustSend(t, s, q.ID, m)
+	}
+	pebblestore.Flush(t, s)
+	mustClose(t, s)
+	victim := 7
+	rewrite(t, logFile(t, dir, "*.sst"), func(b []byte) []byte {
+		i := bytes.Index(b, []byte(bodies[victim][:64]))
+		if i < 0 {
+			t.Fatal("body not found in the table")
+		}
+		b[i+10] ^= 0x5a
+		return b
+	})
+
+	s, logs, err := openLogged(t, dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer s.Close()
+	if !strings.Contains(logs.String(), "holds message bodies it cannot read") || !strings.Contains(logs.String(), ".sst") {
+		t.Errorf("the start did not report the damaged table:\n%s", logs)
+	}
+	var failed error
+	for range len(bodies) {
+		_, err := s.MessageReceive(t.Context(), baton.MessageReceiveParams{QueueID: q.ID, Now: base, VisibleAt: at(time.Hour), Max: 1})
+		if err != nil {
+			failed = err
+			break
+		}
+	}
+	if !errors.Is(failed, baton.ErrUnavailable) {
+		t.Fatalf("receives: %v, want one failing with ErrUnavailable", failed)
+	}
+	if !strings.Contains(logs.String(), "cannot read a message's body") || !strings.Contains(logs.String(), storetest.MessageID(victim)) {
+		t.Errorf("no log line names message %s:\n%s", storetest.MessageID(victim), logs)
+	}
+	if _, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: base}); err != nil {
+		t.Errorf("the store stopped serving: %v", err)
+	}
+}

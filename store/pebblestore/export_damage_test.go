@@ -1,0 +1,38 @@
+package pebblestore
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Flush flushes the log's memtables to a table.
+func Flush(tb testing.TB, s *Store) {
+	tb.Helper()
+	if err := s.db.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// FormatKey and QueueKey are the keys of the log's format record and of a
+// queue's record.
+var FormatKey = formatKey
+
+func QueueKey(id uint64) []byte { return queueKey(kindQueue, id) }
+
+// DeleteKeys deletes keys from the log in dir (a data directory closed
+// cleanly), as a damaged file would lose them, leaving the mark as it was.
+func DeleteKeys(dir string, keys ...[]byte) error {
+	db, err := pebble.Open(dir+"/"+LogDir, &pebble.Options{Logger: logger{slog.New(slog.DiscardHandler)}, FormatMajorVersion: pebble.FormatNewest})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := db.Delete(k, pebble.Sync); err != nil {
+			db.Close()
+			return err
+		}
+	}
+	return db.Close()
+}
