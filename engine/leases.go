@@ -68,9 +68,6 @@ const (
 	MaxLeaseTime     = ledger.MaxLeaseTime
 )
 
-// HungLeasesHelp says what QueueMetrics.HungLeases counts
-// (ledger.HungLeasesHelp).
-const HungLeasesHelp = ledger.HungLeasesHelp
 
 // LeaseDurationBounds are the upper bounds of QueueMetrics.LeaseDurations
 // (ledger.LeaseDurationBounds).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // metrics holds the server's Prometheus registry.
@@ -92,16 +93,16 @@ var (
 	descSent      = prometheus.NewDesc("baton_messages_sent_total", "Messages sent (duplicates excluded).", labels, nil)
 	descReceived  = prometheus.NewDesc("baton_messages_received_total", "Messages handed out by receives: leases begun.", labels, nil)
 	descDeleted   = prometheus.NewDesc("baton_messages_deleted_total", "Deletes by receipt: leases completed.", labels, nil)
-	descExpired   = prometheus.NewDesc("baton_lease_expired_total", "Leases that lapsed without a delete or release.", labels, nil)
+	descExpired   = prometheus.NewDesc(ledger.MetricExpired.Name, ledger.MetricExpired.Help, labels, nil)
 	descDLQ       = prometheus.NewDesc("baton_messages_dead_lettered_total", "Messages moved to the dead-letter queue.", labels, nil)
-	descLate      = prometheus.NewDesc("baton_lease_late_completions_total", "Deletes or visibility changes carrying the receipt of a lapsed lease.", labels, nil)
-	descDupes     = prometheus.NewDesc("baton_lease_confirmed_duplicates_total", "Leases completed late after their message was leased to another receiver: confirmed duplicate executions.", labels, nil)
-	descRenewals  = prometheus.NewDesc("baton_lease_renewals_total", "Lease renewals (ChangeMessageVisibility > 0).", labels, nil)
-	descDurations = prometheus.NewDesc("baton_lease_duration_seconds", "Lease duration from receive to delete.", labels, nil)
+	descLate      = prometheus.NewDesc(ledger.MetricLate.Name, ledger.MetricLate.Help, labels, nil)
+	descDupes     = prometheus.NewDesc(ledger.MetricDuplicates.Name, ledger.MetricDuplicates.Help, labels, nil)
+	descRenewals  = prometheus.NewDesc(ledger.MetricRenewals.Name, ledger.MetricRenewals.Help, labels, nil)
+	descDurations = prometheus.NewDesc(ledger.MetricDuration.Name, ledger.MetricDuration.Help, labels, nil)
 	descVisTO     = prometheus.NewDesc("baton_queue_visibility_timeout_seconds", "The queue's VisibilityTimeout attribute.", labels, nil)
 	descCeiling   = prometheus.NewDesc("baton_lease_ceiling_margin_seconds",
 		"Time left before the oldest running lease reaches 12 hours after its receive, which no renewal can pass (43200 when no lease runs).", labels, nil)
-	descHung = prometheus.NewDesc("baton_lease_hung", engine.HungLeasesHelp, labels, nil)
+	descHung = prometheus.NewDesc(ledger.MetricHung.Name, ledger.MetricHung.Help, labels, nil)
 )
 
 // queueCollector reads the per-queue figures from the engine at scrape time.
