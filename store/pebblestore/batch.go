@@ -10,6 +10,9 @@ import (
 // deletion is committed, in one commit. The outcomes' messages carry their
 // lease state only: the payloads stay on disk unread.
 func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
 	i := s.lockQueue(p.QueueID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
@@ -44,6 +47,15 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 // every change is committed, in one commit. The outcomes' messages carry
 // their lease state only.
 func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
+	return s.changeVisibilityBatch(ctx, p)
+}
+
+// changeVisibilityBatch is MessageChangeVisibilityBatch, taken even while
+// the store refuses changes.
+func (s *Store) changeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
 	i := s.lockQueue(p.QueueID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()

@@ -3,7 +3,6 @@ package pebblestore
 import (
 	"cmp"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -27,13 +26,15 @@ type afterCommitter interface {
 }
 
 // queueWrite is a queue-level change (create, update, delete, purge)
-// counted in the store's queueWrites until it commits.
+// counted in the store's queueWrites, under its queue's name, until it
+// commits.
 type queueWrite struct {
 	change
-	pending *atomic.Int64
+	pending *pendingQueues
+	name    queueName
 }
 
-func (c *queueWrite) afterCommit() { c.pending.Add(-1) }
+func (c *queueWrite) afterCommit() { c.pending.done(c.name) }
 
 // txn is the batch of one round being written.
 type txn struct {

@@ -8,6 +8,9 @@ import (
 // MessageExpire deletes the queue's messages sent before cutoff and
 // returns once the deletions are committed.
 func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error) {
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
 	i := s.lockQueue(queueID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()

@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -43,6 +44,11 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 			seen = n
 			continue
 		}
+		if s.diskTrouble() {
+			// Pebble is retrying a flush or the writer is stuck: an idle
+			// flush or compaction would only wait behind it, or fail too.
+			continue
+		}
 		flushed = n
 		removed := s.w.removed.Load()
 		if dead := removed - compacted; dead >= max(int64(s.index.Messages()), idleCompactMin) {
@@ -50,15 +56,22 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 			err := s.db.Compact(cctx, []byte{0}, []byte{0xff}, false)
 			cancel()
 			if err != nil && ctx.Err() == nil {
-				s.logger.Warn("pebblestore: compact the idle log", "err", err)
+				s.health.backgroundFailed(fmt.Errorf("compact the idle log: %w", err))
 			}
 			compacted = removed
 			continue
 		}
-		// The flush runs in the background; an error writing the table
-		// stops the process (logger.Fatalf), as any error writing the log.
+		// The flush runs in the background; Pebble tries a failed one
+		// again, and health hears of each failure.
 		if _, err := s.db.AsyncFlush(); err != nil {
-			s.logger.Warn("pebblestore: flush the idle memtable", "err", err)
+			s.health.backgroundFailed(fmt.Errorf("flush the idle memtable: %w", err))
 		}
 	}
+}
+
+// diskTrouble reports whether background writes are failing or the writer
+// cannot commit.
+func (s *Store) diskTrouble() bool {
+	d, _ := s.health.failingFor()
+	return d > 0 || s.w.refusal() != nil
 }

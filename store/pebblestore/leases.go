@@ -13,6 +13,9 @@ import (
 // lock before the call.
 func (s *Store) leaseCall(ctx context.Context, queueIDs []uint64, messageID string,
 	call func(pos int64) (baton.LeaseOutcome, []change, error)) (baton.LeaseOutcome, error) {
+	if err := s.writable(); err != nil {
+		return baton.LeaseOutcome{}, err
+	}
 	lk := held{unlock: s.lockQueues(queueIDs)}
 	defer lk.release()
 	pos, ok := s.rowOf(queueIDs[0], messageID)

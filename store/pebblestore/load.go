@@ -81,7 +81,7 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 		}
 	}
 	var err error
-	if s.db, err = openLog(logDir, opts); err != nil {
+	if s.db, s.diskChecks, err = openWatched(ctx, logDir, opts, s.health); err != nil {
 		return nil, err
 	}
 	if tasks == nil {

@@ -34,6 +34,28 @@ const walCategory vfs.DiskWriteCategory = "pebble-wal"
 
 // openLog opens (or creates) the log in dir and checks its format.
 func openLog(dir string, opts Options) (*pebble.DB, error) {
+	return openWith(dir, logOptions(opts), opts)
+}
+
+// openWith opens the log in dir with Pebble's options o and checks its
+// format.
+func openWith(dir string, o *pebble.Options, opts Options) (*pebble.DB, error) {
+	db, err := pebble.Open(dir, o)
+	if damagedOpen(err) {
+		return nil, fmt.Errorf("%w: open the log: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the log: %w", err)
+	}
+	if err := checkFormat(db, o.FS, dir, opts.readOnly); err != nil {
+		db.Close()
+		return nil, damagedRead(err)
+	}
+	return db, nil
+}
+
+// logOptions are the options of Pebble for a log.
+func logOptions(opts Options) *pebble.Options {
 	o := &pebble.Options{
 		CacheSize:                   logCacheSize,
 		MemTableSize:                logMemTableSize,
@@ -55,18 +77,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	}
 	o.ReadOnly = opts.readOnly
 	o.EventListener.DataCorruption = corruptionListener(opts.Logger)
-	db, err := pebble.Open(dir, o)
-	if damagedOpen(err) {
-		return nil, fmt.Errorf("%w: open the log: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open the log: %w", err)
-	}
-	if err := checkFormat(db, o.FS, dir, opts.readOnly); err != nil {
-		db.Close()
-		return nil, damagedRead(err)
-	}
-	return db, nil
+	return o
 }
 
 // damagedOpen reports whether Pebble refused to open the log because its

@@ -10,6 +10,9 @@ import (
 // MoveTaskSave queues the task and returns once it is committed. Saves of
 // one task must not run concurrently: the last one queued wins.
 func (s *Store) MoveTaskSave(ctx context.Context, t baton.MoveTask) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	return s.w.enqueue([]change{&moveTaskPut{t: t}}, nil).wait(ctx)
 }
 

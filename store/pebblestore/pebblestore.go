@@ -1,12 +1,14 @@
 package pebblestore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +90,13 @@ type Options struct {
 	// readOnly opens the log read-only, to check it and build the index
 	// before anything is written to it (openChecked).
 	readOnly bool
+	// WriteTimeout bounds how long a call waits for its commit before it
+	// fails with baton.ErrUnavailable (default DefaultWriteTimeout); see
+	// health.go for what the store does while its disk fails it.
+	WriteTimeout time.Duration
+	// DiskSlowThreshold is how long a disk operation may take before it
+	// counts as slow and is logged (default DefaultDiskSlowThreshold).
+	DiskSlowThreshold time.Duration
 }
 
 // stripes is how many locks order the changes of queues: a queue's changes
@@ -101,9 +110,12 @@ const stripes = 64
 // rests on state a crash could take back. A failed commit fails the calls
 // waiting for it with an error; their changes stay applied in memory and
 // are written with the next commit, so a call that failed may still take
-// effect, as may any SQS call that errs. (An error writing Pebble's own
-// write-ahead log, a full disk say, stops the process instead: the next
-// start recovers the log's prefix.)
+// effect, as may any SQS call that errs. A call waits for its commit at
+// most Options.WriteTimeout, then fails with baton.ErrUnavailable, and
+// while the disk takes no commit calls that would change something are
+// refused before they do (health.go). (An error writing Pebble's own
+// write-ahead log stops the process instead: the next start recovers the
+// log's prefix.)
 //
 // Lock order: qmu, then stripe locks (lower index first), then the index's
 // own locks, then the writer's and pendMu.
@@ -117,12 +129,12 @@ type Store struct {
 
 	// qmu orders the queue-level calls (create, update, delete, purge).
 	qmu sync.Mutex
-	// queueWrites counts the queue-level changes made in memory and not
-	// committed yet (queueWrite): while there are any, reads of queues wait
-	// for the latest commit, so that no caller is answered from a queue
-	// whose creation, say, a crash would undo. It is raised under qmu
-	// before the index changes.
-	queueWrites atomic.Int64
+	// queueWrites counts, by queue name, the queue-level changes made in
+	// memory and not committed yet (queueWrite): a read of a queue that
+	// has any waits for the latest commit, so that no caller is answered
+	// from a queue whose creation, say, a crash would undo. It is raised
+	// under qmu before the index changes.
+	queueWrites pendingQueues
 
 	stripes [stripes]sync.Mutex
 	// dropped collects, per stripe, the messages the index dropped as past
@@ -148,11 +160,19 @@ type Store struct {
 	gen        uint64
 	durability Durability
 
+	// health is what the store knows of its disk's trouble (health.go);
+	// diskChecks are Pebble's disk-health checks, closed after the log.
+	health     *health
+	diskChecks io.Closer
+
 	closeOnce sync.Once
 	closeErr  error
 }
 
-var _ baton.Store = (*Store)(nil)
+var (
+	_ baton.Store  = (*Store)(nil)
+	_ baton.Pinger = (*Store)(nil)
+)
 
 // Open opens the store in dir, creating the directory and the log if
 // needed, converts an SQLite store found there (see convert.go) and
@@ -177,6 +197,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err := s.open(ctx, opts); err != nil {
 		if s.db != nil {
 			s.db.Close()
+			if s.diskChecks != nil {
+				s.diskChecks.Close()
+			}
 		}
 		lock.Close()
 		return nil, fmt.Errorf("pebblestore: %s: %w", dir, err)
@@ -196,12 +219,14 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.logger, s.durability = opts.Logger, opts.Durability
+	s.health = newHealth(opts.Logger, cmp.Or(opts.DiskSlowThreshold, DefaultDiskSlowThreshold))
 	tasks, err := s.openChecked(ctx, opts)
 	if err != nil {
 		return err
 	}
-	s.w = newWriter(s.db, tasks, s.committed)
+	s.w = newWriter(s.db, tasks, s.committed, cmp.Or(opts.WriteTimeout, DefaultWriteTimeout))
 	s.w.start()
+	s.health.spaceRefusal() // logs, if the disk is full already
 	var idle context.Context
 	idle, s.idleStop = context.WithCancel(context.Background())
 	s.idleDone = make(chan struct{})
@@ -250,23 +275,33 @@ func lock(fs vfs.FS, path string) (io.Closer, error) {
 }
 
 // Close commits what is queued and closes the log. Calls after Close fail
-// with ErrClosed.
+// with ErrClosed. If the disk does not take the last commit within the
+// write timeout, Close returns an error and leaves the log open: Pebble
+// cannot close with a commit under way, and what it holds is safe in its
+// write-ahead log.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		timeout := s.w.timeout
 		if s.idleStop != nil {
 			s.idleStop()
-			<-s.idleDone
-		}
-		if s.w != nil {
-			s.closeErr = s.w.stop()
-			s.w.batch.Close()
-			if s.closeErr == nil {
-				s.closeErr = s.advanceMark(s.gen+1, true, s.durability)
+			select {
+			case <-s.idleDone:
+			case <-time.After(timeout): // waiting for the stuck commit
 			}
+		}
+		s.closeErr = s.w.stop(timeout)
+		if errors.Is(s.closeErr, errStuck) {
+			s.lock.Close()
+			return
+		}
+		s.w.batch.Close()
+		if s.closeErr == nil {
+			s.closeErr = s.advanceMark(s.gen+1, true, s.durability)
 		}
 		if err := s.db.Close(); err != nil && s.closeErr == nil {
 			s.closeErr = err
 		}
+		s.diskChecks.Close()
 		if err := s.lock.Close(); err != nil && s.closeErr == nil {
 			s.closeErr = err
 		}
@@ -285,10 +320,54 @@ type Stats struct {
 	Failures int64
 	// CommitTime is the time spent committing, failed commits included.
 	CommitTime time.Duration
+	// Unavailable is how many calls failed with baton.ErrUnavailable
+	// because the disk did not take their commit in time, or were refused
+	// while it did not.
+	Unavailable int64
+	// BackgroundFailures is how many background writes (Pebble's flushes
+	// and compactions, the store's idle compaction) failed.
+	BackgroundFailures int64
+	// SlowDiskOps is how many disk operations took longer than
+	// Options.DiskSlowThreshold.
+	SlowDiskOps int64
+	// DiskFree is the free space of the file system holding the log when
+	// last looked at (-1 if unknown).
+	DiskFree int64
 }
 
 // Stats returns the writer's counters.
 func (s *Store) Stats() Stats {
 	return Stats{Commits: s.w.commits.Load(), Changes: s.w.changes.Load(), Failures: s.w.failures.Load(),
-		CommitTime: time.Duration(s.w.commitNanos.Load())}
+		CommitTime: time.Duration(s.w.commitNanos.Load()), Unavailable: s.w.timedOut.Load(),
+		BackgroundFailures: s.health.bgFailures.Load(), SlowDiskOps: s.health.slowOps.Load(), DiskFree: s.health.free.Load()}
+}
+
+// Ping reports whether the store takes writes and its disk works: nil, or
+// an error naming each problem (a full disk, failing background writes,
+// a slow disk operation, writes held back or refused) for /healthz.
+func (s *Store) Ping(context.Context) error {
+	s.health.spaceRefusal() // looks again, if it is time to
+	var problems []string
+	if err := s.w.refusal(); err != nil {
+		problems = append(problems, strings.TrimPrefix(err.Error(), baton.ErrUnavailable.Error()+": pebblestore: "))
+	}
+	problems = append(problems, s.health.problems(s.w.timeout)...)
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New(joinProblems(problems))
+}
+
+// writable returns nil if the store takes changes now, or why not,
+// wrapping baton.ErrUnavailable; a call that changes something asks before
+// it changes anything.
+func (s *Store) writable() error {
+	err := s.w.refusal()
+	if err == nil {
+		err = s.health.spaceRefusal()
+	}
+	if err != nil {
+		s.w.timedOut.Add(1)
+	}
+	return err
 }

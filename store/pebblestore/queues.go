@@ -3,6 +3,9 @@ package pebblestore
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -10,6 +13,9 @@ import (
 
 // QueueCreate stores the queue and returns once it is committed.
 func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	put, err := newQueuePut(p.Queue)
 	if err != nil {
 		return fmt.Errorf("pebblestore: encode queue: %w", err)
@@ -20,13 +26,14 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 	i := s.lockQueue(p.Queue.ID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
-	s.queueWrites.Add(1)
+	name := queueName{p.Queue.Region, p.Queue.Account, p.Queue.Name}
+	s.queueWrites.add(name)
 	err = s.index.QueueCreate(ctx, p)
 	var changes []change
 	if err == nil {
-		changes = []change{s.queueWrite(put)}
+		changes = []change{s.queueWrite(name, put)}
 	} else {
-		s.queueWrites.Add(-1)
+		s.queueWrites.done(name)
 	}
 	// A refusal waits too: it must not rest on an uncommitted queue.
 	b := s.w.enqueue(changes, nil)
@@ -38,38 +45,42 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 	return err
 }
 
-// QueueGet answers from memory, once what it saw is committed.
+// QueueGet answers from memory, once what it saw of the queue is
+// committed.
 func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
 	q, err := s.index.QueueGet(ctx, region, account, name)
-	if werr := s.queuesCommitted(ctx); werr != nil {
-		return nil, werr
+	if s.queueWrites.pending(queueName{region, account, name}) {
+		if werr := s.queuesCommitted(ctx); werr != nil {
+			return nil, werr
+		}
 	}
 	return q, err
 }
 
-// QueueList answers from memory, once what it saw is committed.
+// QueueList answers from memory, once what it saw of the queues it may
+// list is committed.
 func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*baton.Queue, error) {
 	qs, err := s.index.QueueList(ctx, p)
-	if werr := s.queuesCommitted(ctx); werr != nil {
-		return nil, werr
+	if s.queueWrites.listed(p) {
+		if werr := s.queuesCommitted(ctx); werr != nil {
+			return nil, werr
+		}
 	}
 	return qs, err
 }
 
-// queueWrite counts c, a queue-level change, as uncommitted until it
-// commits; the caller raised queueWrites before changing the index.
-func (s *Store) queueWrite(c change) change {
-	return &queueWrite{change: c, pending: &s.queueWrites}
+// queueWrite counts c, a queue-level change of the queue named, as
+// uncommitted until it commits; the caller raised queueWrites before
+// changing the index.
+func (s *Store) queueWrite(name queueName, c change) change {
+	return &queueWrite{change: c, pending: &s.queueWrites, name: name}
 }
 
-// queuesCommitted returns once every queue-level change a read may have
-// seen in memory is committed: at once when none is pending, as almost
-// always; else after the latest commit, which holds them all (they are
-// queued under qmu, with the index change).
+// queuesCommitted returns once every queue-level change made so far is
+// committed: after the latest commit, which holds them all (they are
+// queued under qmu, with the index change). A read that saw a change in
+// memory checked, after it read, that the change was pending.
 func (s *Store) queuesCommitted(ctx context.Context) error {
-	if s.queueWrites.Load() == 0 {
-		return nil
-	}
 	s.qmu.Lock()
 	b := s.w.enqueue(nil, nil)
 	s.qmu.Unlock()
@@ -78,23 +89,27 @@ func (s *Store) queuesCommitted(ctx context.Context) error {
 
 // QueueUpdate changes the queue and returns once the change is committed.
 func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
 	s.qmu.Lock()
 	qm := held{unlock: s.qmu.Unlock}
 	defer qm.release()
-	s.queueWrites.Add(1)
+	name := queueName{p.Region, p.Account, p.Name}
+	s.queueWrites.add(name)
 	q, err := s.index.QueueUpdate(ctx, p)
 	if err != nil {
-		s.queueWrites.Add(-1)
+		s.queueWrites.done(name)
 		qm.release()
 		return nil, err
 	}
 	put, err := newQueuePut(q)
 	if err != nil {
-		s.queueWrites.Add(-1)
+		s.queueWrites.done(name)
 		qm.release()
 		return nil, fmt.Errorf("pebblestore: encode queue: %w", err)
 	}
-	b := s.w.enqueue([]change{s.queueWrite(put)}, nil)
+	b := s.w.enqueue([]change{s.queueWrite(name, put)}, nil)
 	qm.release()
 	if err := b.wait(ctx); err != nil {
 		return nil, err
@@ -105,6 +120,9 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 // QueueDelete deletes the queue, its messages and deduplication keys, and
 // records when, in one change.
 func (s *Store) QueueDelete(ctx context.Context, region, account, name string, now time.Time) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	s.qmu.Lock()
 	qm := held{unlock: s.qmu.Unlock}
 	defer qm.release()
@@ -116,13 +134,14 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 	i := s.lockQueue(q.ID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
-	s.queueWrites.Add(1)
+	qn := queueName{region, account, name}
+	s.queueWrites.add(qn)
 	err = s.index.QueueDelete(ctx, region, account, name, now)
 	var b *batch
 	if err == nil {
-		b = s.w.enqueue([]change{s.queueWrite(&queueDrop{id: q.ID, region: region, account: account, name: name, at: now})}, nil)
+		b = s.w.enqueue([]change{s.queueWrite(qn, &queueDrop{id: q.ID, region: region, account: account, name: name, at: now})}, nil)
 	} else {
-		s.queueWrites.Add(-1)
+		s.queueWrites.done(qn)
 	}
 	sl.release()
 	qm.release()
@@ -135,6 +154,9 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 // QueuePurge deletes the queue's messages and deduplication keys and
 // records when, in one change. The sequence counter goes on.
 func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	s.qmu.Lock()
 	qm := held{unlock: s.qmu.Unlock}
 	defer qm.release()
@@ -153,16 +175,17 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 	i := s.lockQueue(q.ID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
-	s.queueWrites.Add(1)
+	name := queueName{p.Region, p.Account, p.Name}
+	s.queueWrites.add(name)
 	err = s.index.QueuePurge(ctx, p)
 	var b *batch
 	if err != nil {
-		s.queueWrites.Add(-1)
+		s.queueWrites.done(name)
 	} else {
 		// Every message the queue holds or had came in, by send or move,
 		// under this stripe's lock with a pos taken from s.pos: they are
 		// all at most through, and later ones above it.
-		b = s.w.enqueue([]change{s.queueWrite(&queuePurge{put: put, through: s.pos.Load()})}, nil)
+		b = s.w.enqueue([]change{s.queueWrite(name, &queuePurge{put: put, through: s.pos.Load()})}, nil)
 	}
 	sl.release()
 	qm.release()
@@ -170,4 +193,65 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		return err
 	}
 	return b.wait(ctx)
+}
+
+// queueName names a queue in pendingQueues.
+type queueName struct{ region, account, name string }
+
+// pendingQueues counts the queue-level changes not committed yet, by the
+// name of their queue.
+type pendingQueues struct {
+	// n counts them all: while it is 0, as almost always, reads look no
+	// further.
+	n  atomic.Int64
+	mu sync.Mutex
+	by map[queueName]int
+}
+
+// add counts a change of queue q, before the index makes it.
+func (p *pendingQueues) add(q queueName) {
+	p.mu.Lock()
+	if p.by == nil {
+		p.by = make(map[queueName]int)
+	}
+	p.by[q]++
+	p.mu.Unlock()
+	p.n.Add(1)
+}
+
+// done uncounts a change of queue q: committed, or not made.
+func (p *pendingQueues) done(q queueName) {
+	p.mu.Lock()
+	if p.by[q]--; p.by[q] <= 0 {
+		delete(p.by, q)
+	}
+	p.mu.Unlock()
+	p.n.Add(-1)
+}
+
+// pending reports whether queue q has a change not committed yet.
+func (p *pendingQueues) pending(q queueName) bool {
+	if p.n.Load() == 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.by[q] > 0
+}
+
+// listed reports whether a queue that lp may list has a change not
+// committed yet.
+func (p *pendingQueues) listed(lp baton.QueueListParams) bool {
+	if p.n.Load() == 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for q := range p.by {
+		if (lp.Region == "" || q.region == lp.Region) && (lp.Account == "" || q.account == lp.Account) &&
+			strings.HasPrefix(q.name, lp.Prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,9 @@ import (
 // commit, and returns once they are committed. Messages past retention are
 // deleted in the same commit.
 func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
 	i := s.lockQueue(p.QueueID)
 	sl := held{unlock: s.stripes[i].Unlock}
 	defer sl.release()
@@ -52,8 +55,9 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 		// Nobody will hold these leases: give them back rather than leave
 		// the messages hidden for the whole visibility timeout. Best
 		// effort; the receives stay counted, as for an answer lost on the
-		// way.
-		s.MessageChangeVisibilityBatch(context.WithoutCancel(ctx), baton.MessageChangeVisibilityBatchParams{
+		// way. Queued even while the store refuses changes: committed
+		// after the leases, it frees them.
+		s.changeVisibilityBatch(context.WithoutCancel(ctx), baton.MessageChangeVisibilityBatchParams{
 			QueueID: p.QueueID, Now: p.Now, Entries: leases,
 		})
 		return nil, err

@@ -10,6 +10,9 @@ import (
 // queue's sequence counter, and returns once they are committed. A
 // duplicate returns once its original is.
 func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
 	// The index gets the messages without their payloads.
 	bare := make([]*baton.Message, len(p.Messages))
 	pays := make([]payload, len(p.Messages))

@@ -19,8 +19,12 @@ import (
 var ErrClosed = errors.New("pebblestore: store closed")
 
 // retryDelay is how long the writer waits after a failed commit before it
-// tries the same changes again.
-const retryDelay = 100 * time.Millisecond
+// tries the same changes again; it doubles with each failure in a row, up
+// to retryDelayMax.
+const (
+	retryDelay    = 100 * time.Millisecond
+	retryDelayMax = 2 * time.Second
+)
 
 // gatherYields is how many times the writer yields its processor, when the
 // last round held several changes, before it takes the next batch.
@@ -87,9 +91,21 @@ type writer struct {
 	changes     atomic.Int64
 	failures    atomic.Int64
 
-	// lastBatch is the number of changes the last round held; it
-	// belongs to the writer's goroutine.
-	lastBatch int
+	// lastBatch is the number of changes the last round held, and
+	// streak the failed rounds in a row; they belong to the writer's
+	// goroutine.
+	lastBatch, streak int
+
+	// timeout is how long a call waits for its commit (Options.WriteTimeout).
+	timeout time.Duration
+	// committing is when the round being committed began, failingSince
+	// when the commits began to fail (Unix nanoseconds, 0 if not); lastErr
+	// is the last commit's error, while they fail.
+	committing, failingSince atomic.Int64
+	lastErr                  atomic.Pointer[error]
+	// timedOut counts the calls answered unavailable: their commit took
+	// longer than timeout, or they were refused.
+	timedOut atomic.Int64
 
 	// beforeCommit, when tests set it, runs before each round is written,
 	// outside the lock; an error it returns fails the round.
@@ -98,6 +114,8 @@ type writer struct {
 
 // batch is the changes of one round and the calls waiting for it.
 type batch struct {
+	// w is the writer committing the batch, nil for one already settled.
+	w       *writer
 	changes []change
 	// inserted are the pos of the messages the changes insert or move,
 	// whose payloads wait in the store's pending map until the commit.
@@ -106,17 +124,18 @@ type batch struct {
 	err      error // set before done is closed
 }
 
-func newBatch() *batch { return &batch{done: make(chan struct{})} }
+func (w *writer) newBatch() *batch { return &batch{w: w, done: make(chan struct{})} }
 
 // settled returns a batch that is already over, with err.
 func settled(err error) *batch {
-	b := newBatch()
+	b := &batch{done: make(chan struct{})}
 	b.err = err
 	close(b.done)
 	return b
 }
 
-// wait blocks until the batch is committed or failed, or ctx ends; the
+// wait blocks until the batch is committed or failed, ctx ends, or the
+// writer's timeout passes (then it fails with baton.ErrUnavailable); the
 // change stays queued either way.
 func (b *batch) wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -125,14 +144,25 @@ func (b *batch) wait(ctx context.Context) error {
 	select {
 	case <-b.done:
 		return b.err
+	default:
+	}
+	t := time.NewTimer(b.w.timeout)
+	defer t.Stop()
+	select {
+	case <-b.done:
+		return b.err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-t.C:
+		b.w.timedOut.Add(1)
+		return fmt.Errorf("%w: pebblestore: the commit did not end within %v", baton.ErrUnavailable, b.w.timeout)
 	}
 }
 
-func newWriter(db *pebble.DB, tasks map[string]baton.MoveTask, committed func(rows []int64)) *writer {
+func newWriter(db *pebble.DB, tasks map[string]baton.MoveTask, committed func(rows []int64), timeout time.Duration) *writer {
 	w := &writer{db: db, batch: db.NewBatch(), pruned: make(map[uint64]time.Time), tasks: tasks,
-		committedFunc: committed, open: newBatch(), done: make(chan struct{})}
+		committedFunc: committed, done: make(chan struct{}), timeout: timeout}
+	w.open = w.newBatch()
 	w.wake = sync.NewCond(&w.mu)
 	return w
 }
@@ -140,15 +170,27 @@ func newWriter(db *pebble.DB, tasks map[string]baton.MoveTask, committed func(ro
 // start runs the writer until stop.
 func (w *writer) start() { go w.run() }
 
+// errStuck is returned by stop when the writer's commit did not end in
+// time.
+var errStuck = errors.New("pebblestore: a commit did not end: the changes still queued are not written (no call was told they were)")
+
 // stop commits what is queued, ends the writer and returns the error of its
-// last commit, if that failed.
-func (w *writer) stop() error {
+// last commit, if that failed. If the writer has not ended within timeout
+// (the disk does not take its commit) it returns errStuck, and the writer
+// still runs.
+func (w *writer) stop(timeout time.Duration) error {
 	w.mu.Lock()
 	w.closing = true
 	w.wake.Signal()
 	w.mu.Unlock()
-	<-w.done
-	return w.closeErr
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return w.closeErr
+	case <-t.C:
+		return errStuck
+	}
 }
 
 // enqueue queues cs behind every change queued before and returns the batch
@@ -198,13 +240,15 @@ func (w *writer) run() {
 		}
 		b := w.open
 		w.lastBatch = len(b.changes)
-		w.open = newBatch()
+		w.open = w.newBatch()
 		w.inflight = b
 		closing := w.closing
 		w.mu.Unlock()
 
 		start := clock.System{}.Now()
-		err := w.commit(b.changes)
+		w.committing.Store(start.UnixNano())
+		err := unavailable(w.commit(b.changes))
+		w.committing.Store(0)
 		w.commitNanos.Add(int64(clock.System{}.Now().Sub(start)))
 
 		w.mu.Lock()
@@ -215,7 +259,7 @@ func (w *writer) run() {
 				// The last try: fail everyone still waiting.
 				w.closeErr = err
 				rest := w.open
-				w.open = newBatch()
+				w.open = w.newBatch()
 				w.mu.Unlock()
 				b.err = err
 				close(b.done)
@@ -239,10 +283,43 @@ func (w *writer) run() {
 		}
 		b.err = err
 		close(b.done)
-		if err != nil {
-			time.Sleep(retryDelay)
-		}
+		w.noteOutcome(err, start)
 	}
+}
+
+// noteOutcome records how a round ended, and after a failure waits before
+// the next: retryDelay, doubled for each failure in a row.
+func (w *writer) noteOutcome(err error, start time.Time) {
+	if err == nil {
+		w.streak = 0
+		w.failingSince.Store(0)
+		w.lastErr.Store(nil)
+		return
+	}
+	w.lastErr.Store(&err)
+	w.failingSince.CompareAndSwap(0, start.UnixNano())
+	w.streak++
+	time.Sleep(min(retryDelay<<min(w.streak-1, 8), retryDelayMax))
+}
+
+// refusal returns why the writer cannot take changes now, wrapping
+// baton.ErrUnavailable, or nil: a commit has run longer than the timeout
+// (the disk does not take it), or commits have failed for that long.
+func (w *writer) refusal() error {
+	now := clock.System{}.Now().UnixNano()
+	if began := w.committing.Load(); began != 0 && time.Duration(now-began) >= w.timeout {
+		return fmt.Errorf("%w: pebblestore: writes refused: a commit has waited %v for the disk",
+			baton.ErrUnavailable, time.Duration(now-began).Round(time.Millisecond))
+	}
+	if since := w.failingSince.Load(); since != 0 && time.Duration(now-since) >= w.timeout {
+		msg := "commits failing"
+		if last := w.lastErr.Load(); last != nil {
+			msg = fmt.Sprintf("commits failing: %v", *last)
+		}
+		return fmt.Errorf("%w: pebblestore: writes refused: %s for %v", baton.ErrUnavailable, msg,
+			time.Duration(now-since).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // commit writes cs into one batch and commits it, synced.

@@ -1,0 +1,125 @@
+package pebblestore
+
+import (
+	"io"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// diskFS is the file system the log runs on: the given one, whose writes
+// it times (health logs those slower than its threshold when they end),
+// and whose failed background writes (flushes, compactions) it makes wait
+// before they fail, longer each time (health.backoff): Pebble tries a
+// failed flush again at once, for ever.
+//
+// Pebble's disk-health checks wrap it (watchDisk), reporting an operation
+// while it is still slow.
+type diskFS struct {
+	vfs.FS
+	h *health
+}
+
+// watchDisk returns fs as the log sees it, and the closer of its
+// disk-health checks, to be closed after the log.
+func watchDisk(fs vfs.FS, h *health) (vfs.FS, io.Closer) {
+	return vfs.WithDiskHealthChecks(diskFS{FS: fs, h: h}, h.slowAfter, nil, h.slowOngoing)
+}
+
+// background reports whether files of category are written by flushes and
+// compactions, in the background, rather than for a commit (the
+// write-ahead log) or once at the log's opening.
+func background(category vfs.DiskWriteCategory) bool {
+	switch category {
+	case "pebble-memtable-flush", "pebble-compaction", "pebble-blob-file-rewrite":
+		return true
+	}
+	return false
+}
+
+func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	return fs.wrap(f, err, name, background(category))
+}
+
+func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	return fs.wrap(f, err, newname, background(category))
+}
+
+func (fs diskFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.OpenReadWrite(name, category, opts...)
+	return fs.wrap(f, err, name, background(category))
+}
+
+func (fs diskFS) wrap(f vfs.File, err error, name string, bg bool) (vfs.File, error) {
+	if err != nil {
+		if bg {
+			fs.pause()
+		}
+		return f, err
+	}
+	return &diskFile{File: f, fs: fs, name: name, bg: bg}, nil
+}
+
+// pause makes a failed background write wait before it returns.
+func (fs diskFS) pause() { time.Sleep(fs.h.backoff()) }
+
+// diskFile is a file of diskFS open for writing.
+type diskFile struct {
+	vfs.File
+	fs   diskFS
+	name string
+	// bg is set for a file a flush or compaction writes.
+	bg bool
+}
+
+// timed runs a write operation, reports it if it was slow, and makes it
+// wait if it failed in the background.
+func (f *diskFile) timed(op vfs.OpType, do func() error) error {
+	start := f.fs.h.clock.Now()
+	err := do()
+	if took := f.fs.h.clock.Now().Sub(start); took > f.fs.h.slowAfter {
+		f.fs.h.slowDone(op, f.name, took, err)
+	}
+	if err != nil && f.bg {
+		f.fs.pause()
+	}
+	return err
+}
+
+func (f *diskFile) Write(p []byte) (n int, err error) {
+	err = f.timed(vfs.OpTypeWrite, func() error {
+		n, err = f.File.Write(p)
+		return err
+	})
+	return n, err
+}
+
+func (f *diskFile) WriteAt(p []byte, off int64) (n int, err error) {
+	err = f.timed(vfs.OpTypeWrite, func() error {
+		n, err = f.File.WriteAt(p, off)
+		return err
+	})
+	return n, err
+}
+
+func (f *diskFile) Sync() error {
+	return f.timed(vfs.OpTypeSync, f.File.Sync)
+}
+
+func (f *diskFile) SyncData() error {
+	return f.timed(vfs.OpTypeSyncData, f.File.SyncData)
+}
+
+func (f *diskFile) SyncTo(length int64) (full bool, err error) {
+	err = f.timed(vfs.OpTypeSyncTo, func() error {
+		full, err = f.File.SyncTo(length)
+		return err
+	})
+	return full, err
+}
+
+func (f *diskFile) Preallocate(off, length int64) error {
+	return f.timed(vfs.OpTypePreallocate, func() error { return f.File.Preallocate(off, length) })
+}

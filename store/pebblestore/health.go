@@ -1,0 +1,340 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+)
+
+// What the store does when its disk fails it (a full disk, too few file
+// descriptors, a stalled device):
+//
+//   - While the file system holding the log has less than diskHeadroom
+//     free, calls that would change something are refused with
+//     baton.ErrUnavailable (503 ServiceUnavailable): Pebble stops the
+//     process when it cannot write its write-ahead log, and a flush needs
+//     room for the table it writes before the log it replaces goes.
+//   - A call waits for its commit at most Options.WriteTimeout, then fails
+//     with baton.ErrUnavailable (503 ServiceUnavailable); its change stays
+//     queued and is written once the disk takes writes again, as with any
+//     failed commit (see Store). Once the writer has been stuck or failing
+//     that long, calls that would change something are refused at once,
+//     before they change anything, so memory does not fill with changes
+//     that cannot be written; calls that only read answer from memory.
+//   - Pebble retries a failed flush or compaction at once and without end
+//     (it cannot go on without it): the file system under it (diskFS) makes
+//     each failed background write wait before it returns, longer each
+//     time up to backoffMax, and health logs the first failure, then one
+//     line every summaryEvery with the count, and one when they succeed
+//     again.
+//   - A disk operation that takes longer than Options.DiskSlowThreshold is
+//     logged while it lasts (Pebble's disk-health checks) and when it ends.
+//   - Ping, which /healthz calls, names every problem while it lasts.
+const (
+	// DefaultWriteTimeout is Options.WriteTimeout's default, the bound of
+	// the PostgreSQL store's retries (pgstore.DefaultRetryFor) too.
+	DefaultWriteTimeout = 5 * time.Second
+	// DefaultDiskSlowThreshold is Options.DiskSlowThreshold's default,
+	// Pebble's own.
+	DefaultDiskSlowThreshold = 5 * time.Second
+	// summaryEvery is how often a run of failing background writes is
+	// logged again.
+	summaryEvery = time.Minute
+	// backoffMin and backoffMax bound the wait after a failed background
+	// write: backoffMin after the first, doubling with each one after.
+	backoffMin = 10 * time.Millisecond
+	backoffMax = time.Second
+	// slowFresh is how long after Pebble last reported an operation still
+	// running slow that Ping still reports it: Pebble looks every 2 s.
+	slowFresh = 5 * time.Second
+	// diskHeadroom is the free space below which the store refuses
+	// changes: room for the write-ahead logs of every memtable Pebble may
+	// fill, and for the tables their flushes write.
+	diskHeadroom = 2 * logMemTableSize * logMemTables
+	// spaceEvery is how often the free space is looked at, at most.
+	spaceEvery = 100 * time.Millisecond
+)
+
+// health is what the store knows of its disk's trouble: background writes
+// failing, a disk operation running slow, Pebble holding writes back. It
+// logs each problem when it begins and ends, and counts them for /metrics.
+type health struct {
+	log   *slog.Logger
+	clock clock.Clock
+	// slowAfter is Options.DiskSlowThreshold.
+	slowAfter time.Duration
+
+	mu sync.Mutex
+	// failing is the current run of failed background writes: zero
+	// since when none is failing.
+	failing struct {
+		since, lastLog time.Time
+		count, logged  int64
+		last           error
+	}
+	// slow is the slow operation Pebble reported last, and when.
+	slow struct {
+		info vfs.DiskSlowInfo
+		seen time.Time
+	}
+	// stall is Pebble's hold on writes, while there is one.
+	stall struct {
+		reason string
+		since  time.Time
+	}
+
+	// bgFailures counts failed background writes, slowOps the disk
+	// operations that took longer than slowAfter.
+	bgFailures atomic.Int64
+	slowOps    atomic.Int64
+
+	// fs and dir are where the log is, for its free space (spaceRefusal):
+	// free is what it was when spaceChecked (Unix nanoseconds), spaceMu
+	// serialises the looks, and short is set while it is below
+	// diskHeadroom.
+	fs           vfs.FS
+	dir          string
+	spaceMu      sync.Mutex
+	spaceChecked atomic.Int64
+	free         atomic.Int64
+	short        atomic.Bool
+}
+
+func newHealth(log *slog.Logger, slowAfter time.Duration) *health {
+	h := &health{log: log, clock: clock.System{}, slowAfter: slowAfter}
+	h.free.Store(-1)
+	return h
+}
+
+// listener is the part of Pebble's event listener that tells h.
+func (h *health) listener() pebble.EventListener {
+	return pebble.EventListener{
+		BackgroundError: h.backgroundFailed,
+		FlushEnd: func(info pebble.FlushInfo) {
+			if info.Err == nil {
+				h.backgroundSucceeded()
+			}
+		},
+		CompactionEnd: func(info pebble.CompactionInfo) {
+			if info.Err == nil {
+				h.backgroundSucceeded()
+			}
+		},
+		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+			h.mu.Lock()
+			h.stall.reason, h.stall.since = info.Reason, h.clock.Now()
+			h.mu.Unlock()
+		},
+		WriteStallEnd: func() {
+			h.mu.Lock()
+			h.stall.reason = ""
+			h.mu.Unlock()
+		},
+		LowDiskSpace: func(info pebble.LowDiskSpaceInfo) {
+			h.log.Warn("pebblestore: the disk is filling up", "free_bytes", info.AvailBytes, "total_bytes", info.TotalBytes,
+				"below_percent", info.PercentThreshold)
+		},
+	}
+}
+
+// backgroundFailed is told of each failed flush or compaction (Pebble
+// tries again) and of each failure of the store's own background work.
+// Pebble calls it holding its lock: it only counts and, now and then, logs.
+func (h *health) backgroundFailed(err error) {
+	if errors.Is(err, pebble.ErrCancelledCompaction) {
+		return
+	}
+	h.bgFailures.Add(1)
+	now := h.clock.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := &h.failing
+	f.count++
+	f.last = err
+	switch {
+	case f.since.IsZero():
+		f.since, f.lastLog, f.logged = now, now, f.count
+		h.log.Error("pebblestore: a background write failed; it is tried again, with growing pauses, and logged again every minute until it works",
+			"problem", diskProblem(err), "err", err.Error())
+	case now.Sub(f.lastLog) >= summaryEvery:
+		h.log.Error("pebblestore: background writes still failing", "problem", diskProblem(err),
+			"failures", f.count-f.logged, "failures_in_all", f.count, "for", now.Sub(f.since).Round(time.Second), "err", err.Error())
+		f.lastLog, f.logged = now, f.count
+	}
+}
+
+// backgroundSucceeded is told of each flush or compaction that worked.
+func (h *health) backgroundSucceeded() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := &h.failing
+	if f.since.IsZero() {
+		return
+	}
+	h.log.Warn("pebblestore: background writes work again", "failures", f.count,
+		"after", h.clock.Now().Sub(f.since).Round(time.Millisecond))
+	f.since, f.count, f.last = time.Time{}, 0, nil
+}
+
+// backoff is how long a background write that just failed waits before it
+// returns its error: backoffMin, doubled for each failure since the last
+// success, up to backoffMax.
+func (h *health) backoff() time.Duration {
+	h.mu.Lock()
+	n := h.failing.count
+	h.mu.Unlock()
+	return min(backoffMin<<min(n, 10), backoffMax)
+}
+
+// failingFor is how long background writes have been failing without a
+// success, and the last error; zero if they are not.
+func (h *health) failingFor() (time.Duration, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failing.since.IsZero() {
+		return 0, nil
+	}
+	return h.clock.Now().Sub(h.failing.since), h.failing.last
+}
+
+// slowOngoing is Pebble's report of a disk operation still running past
+// slowAfter: it is logged when it is the first of its operation.
+func (h *health) slowOngoing(info vfs.DiskSlowInfo) {
+	now := h.clock.Now()
+	h.mu.Lock()
+	prev := h.slow
+	h.slow.info, h.slow.seen = info, now
+	h.mu.Unlock()
+	if prev.seen.IsZero() || prev.info.Path != info.Path || prev.info.OpType != info.OpType || prev.info.Duration > info.Duration {
+		h.slowOps.Add(1)
+		h.log.Warn("pebblestore: a disk operation is slow, still waiting", "op", info.OpType.String(), "file", info.Path,
+			"waited", info.Duration.Round(time.Millisecond))
+	}
+}
+
+// slowDone is told of a disk operation that took longer than slowAfter,
+// when it ends.
+func (h *health) slowDone(op vfs.OpType, path string, took time.Duration, err error) {
+	h.mu.Lock()
+	reported := h.slow.info.Path == path && h.slow.info.OpType == op && !h.slow.seen.IsZero()
+	if reported {
+		h.slow.seen = time.Time{}
+	}
+	h.mu.Unlock()
+	if !reported {
+		h.slowOps.Add(1) // ended before Pebble looked
+	}
+	attrs := []any{"op", op.String(), "file", path, "took", took.Round(time.Millisecond)}
+	if err != nil {
+		attrs = append(attrs, "err", err.Error())
+	}
+	h.log.Warn("pebblestore: a slow disk operation ended", attrs...)
+}
+
+// problems names what is wrong with the disk now, for Ping; stuckFor is
+// how long Pebble has held writes back beyond which it counts.
+func (h *health) problems(stuckFor time.Duration) []string {
+	now := h.clock.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	if h.short.Load() {
+		out = append(out, fmt.Sprintf("disk full: %d bytes free on the file system of %s, less than the %d the store keeps free for its log",
+			h.free.Load(), h.dir, diskHeadroom))
+	}
+	if f := h.failing; !f.since.IsZero() {
+		out = append(out, fmt.Sprintf("%s: background writes failing for %v (%d failures), the last: %v",
+			diskProblem(f.last), now.Sub(f.since).Round(time.Second), f.count, f.last))
+	}
+	if s := h.slow; !s.seen.IsZero() && now.Sub(s.seen) < slowFresh {
+		out = append(out, fmt.Sprintf("disk slow: %s on %s has been running for %v", s.info.OpType, s.info.Path,
+			(s.info.Duration+now.Sub(s.seen)).Round(time.Second)))
+	}
+	if st := h.stall; st.reason != "" && now.Sub(st.since) >= stuckFor {
+		out = append(out, fmt.Sprintf("writes held back for %v: %s", now.Sub(st.since).Round(time.Second), st.reason))
+	}
+	return out
+}
+
+// diskProblem names the kind of failure err is, for the operator.
+func diskProblem(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "disk full"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "out of file descriptors"
+	case errors.Is(err, syscall.EROFS):
+		return "file system read-only"
+	case errors.Is(err, syscall.EIO):
+		return "disk I/O error"
+	}
+	return "disk write failed"
+}
+
+// exhausted reports whether err is the disk or the process running out of
+// something (space, file descriptors) that may come back.
+func exhausted(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// unavailable is err as a baton.ErrUnavailable if the resource it lacked
+// may come back, else err itself.
+func unavailable(err error) error {
+	if err == nil || !exhausted(err) || errors.Is(err, baton.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", baton.ErrUnavailable, diskProblem(err), err)
+}
+
+// joinProblems is problems as one line.
+func joinProblems(problems []string) string { return strings.Join(problems, "; ") }
+
+// spaceRefusal returns an error wrapping baton.ErrUnavailable while the
+// file system of the log has less than diskHeadroom free, else nil. It
+// looks at most every spaceEvery; a file system that cannot tell (an
+// in-memory one) never refuses.
+func (h *health) spaceRefusal() error {
+	now := h.clock.Now().UnixNano()
+	if h.fs != nil && time.Duration(now-h.spaceChecked.Load()) >= spaceEvery && h.spaceMu.TryLock() {
+		h.checkSpace(now)
+		h.spaceMu.Unlock()
+	}
+	if !h.short.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w: pebblestore: disk full: %d bytes free on the file system of %s, less than the %d the store keeps free for its log",
+		baton.ErrUnavailable, h.free.Load(), h.dir, diskHeadroom)
+}
+
+// checkSpace looks at the free space, and logs when it falls below
+// diskHeadroom or rises above it again.
+func (h *health) checkSpace(now int64) {
+	h.spaceChecked.Store(now)
+	u, err := h.fs.GetDiskUsage(h.dir)
+	if err != nil {
+		return // unknown: as before
+	}
+	h.free.Store(int64(u.AvailBytes))
+	short := u.AvailBytes < diskHeadroom
+	if short == h.short.Swap(short) {
+		return
+	}
+	if short {
+		h.log.Error("pebblestore: disk full: refusing calls that change something until there is room again",
+			"free_bytes", u.AvailBytes, "keeps_free", diskHeadroom, "dir", h.dir)
+	} else {
+		h.log.Warn("pebblestore: the disk has room again: taking changes", "free_bytes", u.AvailBytes, "dir", h.dir)
+	}
+}
