@@ -499,7 +499,8 @@ type Attempt struct {
 }
 
 // Pinger is the part of a SharedStore that tells whether its backend
-// answers, so that /healthz reports an unreachable database.
+// answers, so that /healthz reports an unreachable database. Another store
+// may have it too: the embedded store reports a disk that fails it.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }

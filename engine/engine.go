@@ -55,6 +55,9 @@ type Engine struct {
 	// sends, move tasks are locked and taken over, receive attempts and the
 	// lease ledger are kept across servers.
 	shared baton.SharedStore
+	// pinger is the store as a baton.Pinger, if it is one: /healthz asks
+	// it (StoreReady).
+	pinger baton.Pinger
 
 	tasks moveTasks
 	// resets lifts the 60-second rule on names a reset freed (state.go).
@@ -117,6 +120,7 @@ func New(cfg Config) (*Engine, error) {
 	} else {
 		e.attempts = &baton.AttemptLog{}
 	}
+	e.pinger, _ = cfg.Store.(baton.Pinger)
 	lc := ledger.Config{Clock: cfg.Clock, Started: e.started, Logger: cfg.Logger}
 	if e.shared != nil {
 		lc.Bus = e.shared
@@ -142,13 +146,14 @@ func (e *Engine) Close() {
 	e.ledger.Close()
 }
 
-// StoreReady returns the readiness check of a shared store, whose backend
-// can be unreachable (its Ping), or nil on a single node.
+// StoreReady returns the readiness check of a store that has one (a
+// baton.Pinger: a shared store's backend can be unreachable, the embedded
+// store's disk full), or nil.
 func (e *Engine) StoreReady() func(context.Context) error {
-	if e.shared == nil {
+	if e.pinger == nil {
 		return nil
 	}
-	return e.shared.Ping
+	return e.pinger.Ping
 }
 
 // Clock returns the engine's clock.

@@ -271,7 +271,11 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("closing the store", "err", err)
+		}
+	}()
 	var engClock clock.Clock = clock.System{}
 	var clockSyncer *clockSync
 	if pg, ok := store.(*pgstore.Store); ok {
