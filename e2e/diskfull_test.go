@@ -631,22 +631,25 @@ func TestFewFileDescriptors(t *testing.T) {
 		}
 	}
 	testutil.CheckFor(t, time.Minute, func() error {
-		if v := metric(t, p.URL, "baton_store_background_write_failures_total"); v < 1 {
-			return fmt.Errorf("baton_store_background_write_failures_total = %v, want > 0", v)
+		if !strings.Contains(p.logs.String(), "too many open files") {
+			return errors.New("no flush has failed yet")
 		}
 		return nil
 	})
-	h := healthz(p.URL)
-	t.Logf("/healthz: %d %s", h.status, h.body)
-	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "out of file descriptors") {
-		t.Errorf("/healthz with too few file descriptors: %d %q, want 503 naming them", h.status, h.body)
-	}
 	time.Sleep(5 * time.Second)
 	lines, spent := p.logLines()-before, time.Since(start)
 	rate := float64(lines) / spent.Seconds()
 	t.Logf("%d log lines in %v with too few file descriptors: %.1f a second", lines, spent.Round(time.Millisecond), rate)
 	if rate > 5 {
 		t.Errorf("%.1f log lines a second, want a few at most:\n%s", rate, tail(p.logs.String(), 20))
+	}
+	if v := metric(t, p.URL, "baton_store_background_write_failures_total"); v < 1 {
+		t.Errorf("baton_store_background_write_failures_total = %v, want > 0", v)
+	}
+	h := healthz(p.URL)
+	t.Logf("/healthz: %d %s", h.status, h.body)
+	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "out of file descriptors") {
+		t.Errorf("/healthz with too few file descriptors: %d %q, want 503 naming them", h.status, h.body)
 	}
 
 	for _, conn := range idle {
