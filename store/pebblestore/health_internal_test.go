@@ -1,0 +1,328 @@
+package pebblestore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
+)
+
+// logBuffer is a slog destination tests read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) lines() int { return strings.Count(b.String(), "\n") }
+
+func bufferLogger() (*slog.Logger, *logBuffer) {
+	b := &logBuffer{}
+	return slog.New(slog.NewTextHandler(b, nil)), b
+}
+
+// Background writes failing in a loop, as Pebble retries a flush on a full
+// disk: one line when they begin, one a minute with the count, one when
+// they work again; each failure waits longer, up to backoffMax; Ping
+// names the problem meanwhile.
+func TestBackgroundFailuresLoggedOnce(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, time.Second)
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	h.clock = fake
+	full := fmt.Errorf("write 000123.sst: %w", syscall.ENOSPC)
+	var last time.Duration
+	for i := range 1000 {
+		h.backgroundFailed(full)
+		if d := h.backoff(); d < last || d > backoffMax {
+			t.Fatalf("failure %d: backoff %v after %v, want growing up to %v", i, d, last, backoffMax)
+		} else {
+			last = d
+		}
+		fake.Advance(150 * time.Millisecond) // 150 s in all
+	}
+	if last != backoffMax {
+		t.Errorf("backoff after 1000 failures = %v, want %v", last, backoffMax)
+	}
+	if got := h.bgFailures.Load(); got != 1000 {
+		t.Errorf("bgFailures = %d, want 1000", got)
+	}
+	// The first, and one at 60 s and 120 s.
+	if n := buf.lines(); n != 3 {
+		t.Errorf("%d lines for 1000 failures over 150 s, want 3:\n%s", n, buf)
+	}
+	if !strings.Contains(buf.String(), `problem="disk full"`) || !strings.Contains(buf.String(), "failures=400") {
+		t.Errorf("the lines do not name the problem and count the failures:\n%s", buf)
+	}
+	if p := joinProblems(h.problems(time.Second)); !strings.Contains(p, "disk full: background writes failing for 2m30s (1000 failures)") {
+		t.Errorf("problems = %q, want the failing writes named", p)
+	}
+	h.backgroundSucceeded()
+	if n := buf.lines(); n != 4 || !strings.Contains(buf.String(), "background writes work again") {
+		t.Errorf("no line saying they work again:\n%s", buf)
+	}
+	if p := h.problems(time.Second); len(p) != 0 {
+		t.Errorf("problems after a success = %q, want none", p)
+	}
+	if d := h.backoff(); d != backoffMin {
+		t.Errorf("backoff after a success = %v, want %v", d, backoffMin)
+	}
+}
+
+// usageFS reports the free space a test sets.
+type usageFS struct {
+	vfs.FS
+	mu   sync.Mutex
+	free uint64
+}
+
+func (fs *usageFS) set(free uint64) {
+	fs.mu.Lock()
+	fs.free = free
+	fs.mu.Unlock()
+}
+
+func (fs *usageFS) GetDiskUsage(string) (vfs.DiskUsage, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return vfs.DiskUsage{AvailBytes: fs.free, TotalBytes: 1 << 40}, nil
+}
+
+// Below diskHeadroom free, changes are refused with ErrUnavailable, and
+// taken again once there is room; each turn is logged once.
+func TestSpaceRefusal(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, time.Second)
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	h.clock = fake
+	fs := &usageFS{FS: vfs.NewMem(), free: 1 << 30}
+	h.fs, h.dir = fs, "/data"
+	if err := h.spaceRefusal(); err != nil {
+		t.Fatalf("with 1 GiB free: %v", err)
+	}
+	fs.set(diskHeadroom - 1)
+	if err := h.spaceRefusal(); err != nil {
+		t.Fatalf("looked again before spaceEvery: %v", err)
+	}
+	fake.Advance(spaceEvery)
+	for range 3 {
+		err := h.spaceRefusal()
+		if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "disk full") {
+			t.Fatalf("below the headroom: %v, want ErrUnavailable naming the full disk", err)
+		}
+	}
+	if p := joinProblems(h.problems(time.Second)); !strings.Contains(p, "disk full") {
+		t.Errorf("problems = %q", p)
+	}
+	fs.set(1 << 30)
+	fake.Advance(spaceEvery)
+	if err := h.spaceRefusal(); err != nil {
+		t.Fatalf("with room again: %v", err)
+	}
+	if n := buf.lines(); n != 2 || !strings.Contains(buf.String(), "refusing calls") || !strings.Contains(buf.String(), "room again") {
+		t.Errorf("want one line when the disk fills and one when it has room:\n%s", buf)
+	}
+}
+
+// stallFS is a file system whose Sync waits while stalled.
+type stallFS struct {
+	vfs.FS
+	gate *sync.RWMutex // write-locked while stalled
+}
+
+func (fs stallFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil {
+		return nil, err
+	}
+	return stallFile{f, fs.gate}, nil
+}
+
+type stallFile struct {
+	vfs.File
+	gate *sync.RWMutex
+}
+
+func (f stallFile) Sync() error {
+	f.gate.RLock()
+	defer f.gate.RUnlock()
+	return f.File.Sync()
+}
+
+// A stalled fsync is reported while it lasts (Pebble's disk-health checks
+// look every 2 s) and logged when it ends, and counted.
+func TestStalledSyncReported(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, 100*time.Millisecond)
+	gate := &sync.RWMutex{}
+	fs, checks := watchDisk(stallFS{FS: vfs.NewMem(), gate: gate}, h)
+	defer checks.Close()
+	f, err := fs.Create("000001.log", walCategory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("record")); err != nil {
+		t.Fatal(err)
+	}
+	gate.Lock()
+	synced := make(chan error, 1)
+	go func() { synced <- f.Sync() }()
+	poll.For(t, 20*time.Second, func() error {
+		if p := joinProblems(h.problems(time.Hour)); !strings.Contains(p, "disk slow: sync on 000001.log") {
+			return fmt.Errorf("problems = %q", p)
+		}
+		return nil
+	})
+	if !strings.Contains(buf.String(), "a disk operation is slow, still waiting") {
+		t.Errorf("no line while the sync waits:\n%s", buf)
+	}
+	gate.Unlock()
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "a slow disk operation ended") {
+		t.Errorf("no line when the sync ended:\n%s", buf)
+	}
+	if p := h.problems(time.Hour); len(p) != 0 {
+		t.Errorf("problems after the sync = %q, want none", p)
+	}
+	if n := h.slowOps.Load(); n != 1 {
+		t.Errorf("slowOps = %d, want 1", n)
+	}
+}
+
+// A commit the disk does not take: the call waiting for it fails with
+// ErrUnavailable after the write timeout, later changes are refused at
+// once, before they change anything, reads are answered, Ping says why;
+// once the commit goes through, changes are taken again and nothing
+// acknowledged is lost.
+func TestStuckCommit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const timeout = 300 * time.Millisecond
+	s, err := Open(t.Context(), dir, Options{WriteTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	q := &baton.Queue{ID: 1, Region: "us-east-1", Account: "000000000000", Name: "orders", Attributes: baton.DefaultQueueAttributes(), CreatedAt: base, ModifiedAt: base}
+	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: q}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(id string) error {
+		_, err := s.MessageSend(t.Context(), baton.MessageSendParams{QueueID: q.ID, Messages: []*baton.Message{{ID: id, Body: id, SentAt: base, VisibleAt: base}}})
+		return err
+	}
+	if err := send("before"); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	held, _ := HoldCommits(s, release)
+	start := time.Now()
+	if err := send("waited"); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("send while the commit is stuck: %v, want ErrUnavailable", err)
+	}
+	<-held
+	if took := time.Since(start); took < timeout {
+		t.Errorf("answered after %v, before the write timeout (%v)", took, timeout)
+	}
+	// The refusal begins once the round has waited the timeout, a moment
+	// after the call that queued it.
+	poll.For(t, 10*time.Second, func() error {
+		if s.w.refusal() == nil {
+			return errors.New("no refusal yet")
+		}
+		return nil
+	})
+	start = time.Now()
+	if err := send("refused"); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "writes refused") {
+		t.Fatalf("send once the commit has waited the timeout: %v, want refused", err)
+	}
+	if took := time.Since(start); took >= timeout {
+		t.Errorf("refusal took %v, want at once", took)
+	}
+	if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+		t.Errorf("QueueGet while the commit is stuck: %v", err)
+	}
+	if _, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: base}); err != nil {
+		t.Errorf("MessageStats while the commit is stuck: %v", err)
+	}
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "writes refused") {
+		t.Errorf("Ping while the commit is stuck: %v", err)
+	}
+	if got := s.Stats().Unavailable; got != 2 {
+		t.Errorf("Stats().Unavailable = %d, want 2", got)
+	}
+
+	s.w.beforeCommit.Store(nil)
+	close(release)
+	poll.For(t, 10*time.Second, func() error { return s.writable() })
+	if err := send("after"); err != nil {
+		t.Fatalf("send once the commit went through: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(t.Context(), dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.MessageReceive(t.Context(), baton.MessageReceiveParams{QueueID: q.ID, Now: base, Max: 10, VisibleAt: base.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range got {
+		ids[m.ID] = true
+	}
+	// The send that waited may still have happened; the refused one did
+	// not.
+	if !ids["before"] || !ids["after"] || ids["refused"] {
+		t.Errorf("after reopening: %v, want before and after, not refused", ids)
+	}
+}
+
+// Close while the disk does not take the last commit returns, with an
+// error, within the write timeout.
+func TestCloseStuck(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	s, err := Open(t.Context(), t.TempDir(), Options{WriteTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	held, _ := HoldCommits(s, release)
+	s.w.enqueue([]change{&moveTaskPut{t: baton.MoveTask{Handle: "h"}}}, nil)
+	<-held
+	start := time.Now()
+	if err := s.Close(); !errors.Is(err, errStuck) {
+		t.Errorf("Close: %v, want errStuck", err)
+	}
+	if took := time.Since(start); took > 10*timeout {
+		t.Errorf("Close took %v", took)
+	}
+}
