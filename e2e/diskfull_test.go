@@ -38,14 +38,16 @@ import (
 // commit (pebblestore.DefaultWriteTimeout; `baton serve` has no flag).
 const writeTimeout = 5 * time.Second
 
-// needMount skips or fails t because mounting failed with out.
+// needMount skips or fails t because what (mounting, freezing, limiting a
+// process) failed with out.
 func needMount(t *testing.T, what string, err error, out []byte) {
 	t.Helper()
-	msg := fmt.Sprintf("cannot mount %s (%v: %s)", what, err, strings.TrimSpace(string(out)))
+	msg := fmt.Sprintf("cannot make %s (%v: %s)", what, err, strings.TrimSpace(string(out)))
 	if os.Getenv("BATON_REQUIRE_MOUNT") == "1" || os.Getenv("CI") == "true" {
 		t.Fatalf("%s and BATON_REQUIRE_MOUNT=1 or CI=true requires it", msg)
 	}
-	skipnote.Skip(t, "a file system mount (root)", "SKIPPED, NOT RUN: %s; run as root, or set BATON_REQUIRE_MOUNT=1 to fail instead", msg)
+	skipnote.Skip(t, "root and util-linux (mount, fsfreeze, prlimit)",
+		"SKIPPED, NOT RUN: %s; run as root, or set BATON_REQUIRE_MOUNT=1 to fail instead", msg)
 }
 
 // run runs a command, with a bound on its time.
@@ -604,7 +606,7 @@ func TestFewFileDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, err := run("prlimit", "--pid", strconv.Itoa(p.cmd.Process.Pid), "--nofile=256:256"); err != nil {
-		t.Fatalf("prlimit: %v: %s", err, out)
+		needMount(t, "a limit of the server's file descriptors (prlimit)", err, out)
 	}
 	addr := strings.TrimPrefix(p.URL, "http://")
 	var idle []net.Conn

@@ -11,6 +11,9 @@
 //
 // A test whose external client (aws, or python3 with boto3) is missing, or
 // a boto3 run whose botocore cannot be made to speak Query, is skipped,
-// unless BATON_REQUIRE_CLIENTS=1 is set, as CI does: then it fails.
+// unless BATON_REQUIRE_CLIENTS=1 is set, as CI does: then it fails. The
+// disk tests (diskfull_test.go) mount small file systems, freeze one and
+// limit the server's file descriptors, which needs root: without it they
+// are skipped, unless BATON_REQUIRE_MOUNT=1 or CI=true.
 // The package has no non-test code.
 package e2e
