@@ -326,3 +326,48 @@ func TestCloseStuck(t *testing.T) {
 		t.Errorf("Close took %v", took)
 	}
 }
+
+// While a queue's creation waits for a commit the disk does not take,
+// reads of other queues are answered at once; reads that could see the
+// new queue wait for its commit, and fail with ErrUnavailable.
+func TestReadsBesideStuckQueueChange(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	s, err := Open(t.Context(), t.TempDir(), Options{WriteTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer func() {
+		s.w.beforeCommit.Store(nil)
+		close(release)
+		s.Close()
+	}()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	queue := func(id uint64, name string) *baton.Queue {
+		return &baton.Queue{ID: id, Region: "us-east-1", Account: "000000000000", Name: name, Attributes: baton.DefaultQueueAttributes(), CreatedAt: base, ModifiedAt: base}
+	}
+	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: queue(1, "orders")}); err != nil {
+		t.Fatal(err)
+	}
+	HoldCommits(s, release)
+	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: queue(2, "invoices")}); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("create while the commit is stuck: %v, want ErrUnavailable", err)
+	}
+	start := time.Now()
+	if _, err := s.QueueGet(t.Context(), "us-east-1", "000000000000", "orders"); err != nil {
+		t.Errorf("QueueGet of a committed queue: %v", err)
+	}
+	if qs, err := s.QueueList(t.Context(), baton.QueueListParams{Prefix: "ord"}); err != nil || len(qs) != 1 {
+		t.Errorf("QueueList of committed queues: %v, %v", qs, err)
+	}
+	if took := time.Since(start); took >= timeout {
+		t.Errorf("reads of committed queues took %v, want at once", took)
+	}
+	if _, err := s.QueueGet(t.Context(), "us-east-1", "000000000000", "invoices"); !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("QueueGet of the queue whose creation is not committed: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.QueueList(t.Context(), baton.QueueListParams{}); !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("QueueList that could list it: %v, want ErrUnavailable", err)
+	}
+}
