@@ -641,7 +641,7 @@ func TestFewFileDescriptors(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	lines, spent := p.logLines()-before, time.Since(start)
 	rate := float64(lines) / spent.Seconds()
-	t.Logf("%d log lines in %v with too few file descriptors: %.1f a second", lines, spent.Round(time.Millisecond), rate)
+	t.Logf("%d log lines in %v with too few file descriptors: %.1f a second; the last:\n%s", lines, spent.Round(time.Millisecond), rate, tail(p.logs.String(), 6))
 	if rate > 5 {
 		t.Errorf("%.1f log lines a second, want a few at most:\n%s", rate, tail(p.logs.String(), 20))
 	}
