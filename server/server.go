@@ -119,6 +119,9 @@ type Server struct {
 	// dashboard serves the web dashboard and Basic-authenticated admin
 	// requests (ui.go).
 	dashboard http.Handler
+
+	// unavailable logs the requests answered ServiceUnavailable, a few.
+	unavailable *unavailableLog
 }
 
 // New returns a Server.
@@ -137,6 +140,7 @@ func New(cfg Config) *Server {
 	if cfg.SNS != nil {
 		s.sns, s.snsOps = cfg.SNS, s.snsOperations(cfg.SNS)
 	}
+	s.unavailable = &unavailableLog{log: cfg.Logger, clock: cfg.Engine.Clock()}
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
 	s.refusing = cfg.Refusing
@@ -401,7 +405,7 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 		if e := baton.AsError(err); e.Code == baton.ErrInternal {
 			s.log.Error("internal error", "request_id", reqID, "action", op.Name, "err", err)
 		} else if e.Code == baton.ErrServiceUnavailable {
-			s.log.Warn("store unavailable", "request_id", reqID, "action", op.Name, "err", err)
+			s.unavailable.note(reqID, op.Name, err)
 		} else {
 			s.log.Debug("request failed", "request_id", reqID, "action", op.Name, "code", e.Code, "message", e.Message)
 		}

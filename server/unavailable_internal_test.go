@@ -1,0 +1,33 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/clock"
+)
+
+// An outage under load logs a line every unavailableEvery with the count
+// of the requests it did not log, not one line per request.
+func TestUnavailableLogged(t *testing.T) {
+	var buf bytes.Buffer
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	u := &unavailableLog{log: slog.New(slog.NewTextHandler(&buf, nil)), clock: fake}
+	err := errors.New("store unavailable: disk full")
+	for range 1000 { // 100 a second for 10 s
+		u.note("r", "SendMessage", err)
+		fake.Advance(10 * time.Millisecond)
+	}
+	u.note("r", "SendMessage", err)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines for 1001 requests over 10 s, want 2:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[1], "more_answered_503=999") {
+		t.Errorf("the second line does not count the 999 requests between: %s", lines[1])
+	}
+}
