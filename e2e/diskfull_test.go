@@ -204,7 +204,7 @@ func receiveAll(t *testing.T, c *sqs.Client, queueURL string) map[string]bool {
 		// (the outcome unknown) leaves its messages hidden only that long.
 		out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &queueURL, MaxNumberOfMessages: 10,
 			WaitTimeSeconds: 3, VisibilityTimeout: 1})
-		if status, _ := errorStatus(err); err != nil && status == http.StatusOK && lost < 3 {
+		if status, _ := errorStatus(err); err != nil && status == http.StatusOK && lost < 20 {
 			lost++
 			t.Logf("receive: the answer was lost on the way (%v); again", err)
 			continue
