@@ -198,6 +198,10 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 // queueName names a queue in pendingQueues.
 type queueName struct{ region, account, name string }
 
+// topicsName stands in pendingQueues for the changes of SNS topics and
+// subscriptions: no queue has an empty region.
+var topicsName = queueName{name: "SNS topics"}
+
 // pendingQueues counts the queue-level changes not committed yet, by the
 // name of their queue.
 type pendingQueues struct {
@@ -248,6 +252,9 @@ func (p *pendingQueues) listed(lp baton.QueueListParams) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for q := range p.by {
+		if q == topicsName {
+			continue
+		}
 		if (lp.Region == "" || q.region == lp.Region) && (lp.Account == "" || q.account == lp.Account) &&
 			strings.HasPrefix(q.name, lp.Prefix) {
 			return true

@@ -13,8 +13,9 @@ import (
 // SNS topics and subscriptions are kept in the log as records of their
 // own, written whole (JSON: they are few and rarely written), and in the
 // index (memstore's topic set), which answers reads. Like queue-level
-// changes they are made under qmu and counted in queueWrites until
-// committed, so that no read is answered from a topic a crash would undo.
+// changes they are made under qmu and counted in queueWrites (under
+// topicsName) until committed, so that no read is answered from a topic a
+// crash would undo.
 const (
 	// kindTopic + region, account, name (length-prefixed): a topic
 	// (topicRecord).
@@ -104,14 +105,17 @@ func subscriptionPut(sub *baton.Subscription) (change, error) {
 // change to log, or an error (and no change). It returns once the change,
 // or for a refusal every change it may rest on, is committed.
 func (s *Store) topicWrite(ctx context.Context, f func() (change, error)) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	s.qmu.Lock()
-	s.queueWrites.Add(1)
+	s.queueWrites.add(topicsName)
 	c, err := f()
 	var cs []change
 	if c != nil {
-		cs = []change{s.queueWrite(c)}
+		cs = []change{s.queueWrite(topicsName, c)}
 	} else {
-		s.queueWrites.Add(-1)
+		s.queueWrites.done(topicsName)
 	}
 	b := s.w.enqueue(cs, nil)
 	s.qmu.Unlock()
@@ -236,6 +240,9 @@ func (s *Store) SubscriptionList(ctx context.Context, p baton.SubscriptionListPa
 // committedOr waits until what a read saw is committed, then returns the
 // read's error.
 func (s *Store) committedOr(ctx context.Context, err error) error {
+	if !s.queueWrites.pending(topicsName) {
+		return err
+	}
 	if werr := s.queuesCommitted(ctx); werr != nil {
 		return werr
 	}
