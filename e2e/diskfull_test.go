@@ -193,9 +193,9 @@ func metric(t *testing.T, base, name string) float64 {
 // logLines counts the lines the server has logged.
 func (p *batonProcess) logLines() int { return strings.Count(p.logs.String(), "\n") }
 
-// receiveAll receives every message of queueURL, deleting them, and
+// drainDisk receives every message of queueURL, deleting them, and
 // returns their bodies.
-func receiveAll(t *testing.T, c *sqs.Client, queueURL string) map[string]bool {
+func drainDisk(t *testing.T, c *sqs.Client, queueURL string) map[string]bool {
 	t.Helper()
 	got := map[string]bool{}
 	empty, lost := 0, 0
@@ -377,7 +377,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	p = startBatonArgs(t, "--data-dir", data, "--account-id", account)
 	c = diskClient(p.URL)
-	checkAcked(t, acked, receiveAll(t, c, p.queueURL("full")))
+	checkAcked(t, acked, drainDisk(t, c, p.queueURL("full")))
 }
 
 // tail is the last n lines of s.
@@ -451,7 +451,7 @@ func TestStartOnFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = startBatonArgs(t, "--data-dir", data, "--account-id", account)
-	checkAcked(t, acked, receiveAll(t, diskClient(p.URL), p.queueURL("q")))
+	checkAcked(t, acked, drainDisk(t, diskClient(p.URL), p.queueURL("q")))
 }
 
 // serverEnv is this process's environment without BATON_ settings, as
@@ -579,7 +579,7 @@ func TestDiskStall(t *testing.T) {
 	} else {
 		t.Logf("the slow operation took %s", m[1])
 	}
-	got := receiveAll(t, c, url)
+	got := drainDisk(t, c, url)
 	checkAcked(t, []string{"before", "after"}, got)
 }
 
@@ -672,5 +672,5 @@ func TestFewFileDescriptors(t *testing.T) {
 		}
 		return nil
 	})
-	checkAcked(t, acked, receiveAll(t, c, url))
+	checkAcked(t, acked, drainDisk(t, c, url))
 }
