@@ -68,7 +68,6 @@ const (
 	MaxLeaseTime     = ledger.MaxLeaseTime
 )
 
-
 // LeaseDurationBounds are the upper bounds of QueueMetrics.LeaseDurations
 // (ledger.LeaseDurationBounds).
 var LeaseDurationBounds = ledger.LeaseDurationBounds
