@@ -96,7 +96,7 @@ func exportCommand() *cobra.Command {
 				_, err := cmd.OutOrStdout().Write(b)
 				return err
 			}
-			if err := writeFileSynced(args[0], b); err != nil {
+			if err := writeSynced(args[0], b); err != nil {
 				return err
 			}
 			n := 0
@@ -110,24 +110,6 @@ func exportCommand() *cobra.Command {
 	o.register(cmd.Flags())
 	cmd.Flags().StringVar(&region, "only-region", "", "export only this region's queues")
 	return cmd
-}
-
-// writeFileSynced writes b to path and syncs it: an export that says it
-// was written is on disk.
-func writeFileSynced(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func importCommand() *cobra.Command {
