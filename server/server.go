@@ -189,7 +189,10 @@ func requestFrom(ctx context.Context) request {
 	return r
 }
 
-// ServeHTTP serves the SQS API and /healthz.
+// ServeHTTP serves everything on the listener: /healthz, /metrics,
+// /debug/pprof/, the dashboard, the admin API, the SNS API and its signing
+// certificate, and the SQS API (docs/architecture.md §2, "Handling one
+// request").
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(r.TransferEncoding) > 0 {
 		// net/http reads a chunked body by its chunks and drops a

@@ -42,7 +42,8 @@ const gatherYields = 3
 // writer is the group-commit service: the one goroutine that writes to the
 // log. Callers queue changes, in the order they made them, with enqueue;
 // the writer takes everything queued, writes it into one batch, commits the
-// batch (atomically, synced) and wakes every caller whose change it held.
+// batch (atomically, and synced under --durability full) and wakes every
+// caller whose change it held.
 //
 // A failed commit fails the calls waiting on it but keeps its changes, in
 // order, ahead of those queued since: the next batch tries them all again.
@@ -322,7 +323,10 @@ func (w *writer) refusal() error {
 	return nil
 }
 
-// commit writes cs into one batch and commits it, synced.
+// commit writes cs into one batch and commits it with pebble.Sync: under
+// --durability full the write-ahead log is fsynced before it returns; under
+// relaxed the log's files skip fsync (log.go), so it returns once the batch
+// is written to the operating system.
 func (w *writer) commit(cs []change) error {
 	if hook := w.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(); err != nil {
