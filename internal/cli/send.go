@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -46,7 +47,11 @@ func sendCommand() *cobra.Command {
 			if len(args) == 2 && args[1] != "-" {
 				body = args[1]
 			} else {
-				b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), maxStdinBody+1))
+				in := cmd.InOrStdin()
+				if f, ok := in.(*os.File); ok && isTerminal(f) {
+					fmt.Fprintln(cmd.ErrOrStderr(), "reading the body from standard input; end it with Ctrl-D (or give it as an argument)")
+				}
+				b, err := io.ReadAll(io.LimitReader(in, maxStdinBody+1))
 				if err != nil {
 					return fmt.Errorf("read the body from standard input: %w", err)
 				}

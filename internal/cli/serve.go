@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
@@ -317,6 +318,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
 	srv.TLSConfig = tlsCfg
 	ln, err := net.Listen("tcp", cfg.Listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: another process (another Baton?) listens there: stop it, or choose a free port with --listen 127.0.0.1:PORT (port 0 picks one)", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -495,3 +495,19 @@ func TestServeTrustProxyChecked(t *testing.T) {
 		t.Errorf("serve --trust-proxy with a host name: %v; want refused, naming the flag", r)
 	}
 }
+
+// A port another process holds gets a hint, not only the bind error.
+func TestServePortInUse(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{
+		"serve", "--store", "memory", "--listen", ln.Addr().String()})
+	if code == 0 || !strings.Contains(stderr.String(), "another process (another Baton?) listens there") {
+		t.Errorf("exit %d, stderr %q; want a non-zero exit and the hint", code, stderr.String())
+	}
+}
