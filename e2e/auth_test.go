@@ -33,6 +33,26 @@ func startBatonArgs(t testing.TB, args ...string) *batonProcess {
 // serving to start, such as one rebuilding the index of a large backlog.
 func startBatonWithin(t testing.TB, serving time.Duration, args ...string) *batonProcess {
 	t.Helper()
+	p := startBatonServing(t, serving, args...)
+	hc := &http.Client{Timeout: time.Second}
+	testutil.CheckFor(t, 15*time.Second, func() error {
+		resp, err := hc.Get(p.URL + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /healthz: status %d", resp.StatusCode)
+		}
+		return nil
+	})
+	return p
+}
+
+// startBatonServing starts the built server and returns once it logs that
+// it serves, whatever its /healthz says.
+func startBatonServing(t testing.TB, serving time.Duration, args ...string) *batonProcess {
+	t.Helper()
 	logs := &serverLog{addr: make(chan string, 1)}
 	cmd := exec.Command(batonBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "BATON_") })
@@ -68,18 +88,6 @@ func startBatonWithin(t testing.TB, serving time.Duration, args ...string) *bato
 	case <-time.After(serving):
 		t.Fatalf("no \"baton serving addr=\" line after %v; output:\n%s", serving, logs)
 	}
-	hc := &http.Client{Timeout: time.Second}
-	testutil.CheckFor(t, 15*time.Second, func() error {
-		resp, err := hc.Get(p.URL + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /healthz: status %d", resp.StatusCode)
-		}
-		return nil
-	})
 	return p
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,7 +244,21 @@ func TestDamagedBodyAnswers503(t *testing.T) {
 	dir := t.TempDir()
 	sent := damageFixture(t, dir, 60)
 	flipTable(t, dir, 0.6) // a block of bodies
-	p := startBatonArgs(t, "--data-dir", dir, "--account-id", account)
+	// Its /healthz may answer 503, naming the damage, once a compaction
+	// meets the damaged block; it must never blame a full disk.
+	p := startBatonServing(t, 15*time.Second, "--data-dir", dir, "--account-id", account)
+	defer func() {
+		resp, err := http.Get(p.URL + "/healthz")
+		if err != nil {
+			t.Errorf("GET /healthz: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK && !strings.Contains(string(body), "log damaged") {
+			t.Errorf("GET /healthz: %d %q; want 200, or 503 naming the damaged log", resp.StatusCode, body)
+		}
+	}()
 	if !strings.Contains(p.logs.String(), "the log holds message bodies it cannot read") {
 		t.Errorf("the start did not report the damaged table:\n%s", p.logs)
 	}

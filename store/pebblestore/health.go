@@ -278,6 +278,10 @@ func diskProblem(err error) string {
 		return "file system read-only"
 	case errors.Is(err, syscall.EIO):
 		return "disk I/O error"
+	case pebble.IsCorruptionError(err):
+		// A compaction that reads a damaged table fails each time it is
+		// tried: the disk is not full, the log is damaged.
+		return "log damaged (run `baton store check`)"
 	}
 	return "disk write failed"
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
@@ -369,5 +370,24 @@ func TestReadsBesideStuckQueueChange(t *testing.T) {
 	}
 	if _, err := s.QueueList(t.Context(), baton.QueueListParams{}); !errors.Is(err, baton.ErrUnavailable) {
 		t.Errorf("QueueList that could list it: %v, want ErrUnavailable", err)
+	}
+}
+
+// A background failure is named for its cause: a damaged table that every
+// compaction trips over is not a full disk.
+func TestDiskProblemNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("write 000019.sst: %w", syscall.ENOSPC), "disk full"},
+		{fmt.Errorf("open: %w", syscall.EMFILE), "out of file descriptors"},
+		{fmt.Errorf("pebble: file 000005: block 8106/447: crc32c checksum mismatch: %w", pebble.ErrCorruption), "log damaged (run `baton store check`)"},
+		{errors.New("something else"), "disk write failed"},
+	} {
+		if got := diskProblem(c.err); got != c.want {
+			t.Errorf("diskProblem(%v) = %q, want %q", c.err, got, c.want)
+		}
 	}
 }
