@@ -167,7 +167,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // waitFor polls a JavaScript condition until it is truthy, for at most 15 s.
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second)))
+	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, pageText(ctx))
 	}
