@@ -164,7 +164,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// waitFor polls a JavaScript condition until it is truthy, for at most 15 s.
+// waitFor polls a JavaScript condition until it is truthy, for at most 30 s.
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
