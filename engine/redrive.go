@@ -58,6 +58,18 @@ func parseARN(arn string) (queueARN, bool) {
 	return queueARN{region: parts[3], account: parts[4], name: parts[5]}, true
 }
 
+// QueueRefOfARN names the queue of an SQS queue ARN
+// (arn:aws:sqs:<region>:<account>:<name>), as redrive policies and SNS
+// subscriptions give it; false if arn is not one.
+func QueueRefOfARN(arn string) (QueueRef, bool) {
+	q, ok := parseARN(arn)
+	return QueueRef{Region: q.region, Account: q.account, Name: q.name}, ok
+}
+
+// ValidMessageChars reports whether s holds only the characters SQS (and
+// SNS) allow in a message body.
+func ValidMessageChars(s string) bool { return validChars(s) }
+
 // deadLetter moves the received messages that have passed the queue's
 // maxReceiveCount to its dead-letter queue and returns the others. A
 // message is moved inside the receive that would exceed the count, never

@@ -59,15 +59,3 @@ func (s *Service) parseSubscriptionARN(c Caller, arn string) (topicName, string,
 	}
 	return t, arn[i+1:], nil
 }
-
-// queueARN is an SQS queue named by ARN (a subscription's endpoint).
-type queueARN struct{ region, account, name string }
-
-// parseQueueARN reads arn:aws:sqs:<region>:<account>:<name>.
-func parseQueueARN(arn string) (queueARN, bool) {
-	parts := strings.Split(arn, ":")
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || !baton.ValidRegion(parts[3]) || parts[4] == "" || parts[5] == "" {
-		return queueARN{}, false
-	}
-	return queueARN{region: parts[3], account: parts[4], name: parts[5]}, true
-}

@@ -115,20 +115,6 @@ func checkSubject(subject *string) error {
 	return nil
 }
 
-// validChars reports whether s has only the characters SNS and SQS take:
-// #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
-func validChars(s string) bool {
-	for _, r := range s {
-		switch {
-		case r == 0x9 || r == 0xA || r == 0xD:
-		case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
-		default:
-			return false
-		}
-	}
-	return utf8.ValidString(s)
-}
-
 // structured is a message published with MessageStructure=json: a body per
 // protocol, and the default for the others.
 type structured map[string]string

@@ -166,7 +166,7 @@ func (pub *publication) check(attrPath string) error {
 	if pub.size() > MaxPublishSize {
 		return errTooLong()
 	}
-	if !validChars(pub.Message) {
+	if !engine.ValidMessageChars(pub.Message) {
 		return invalidParameter("Message Reason: it holds characters SNS does not take")
 	}
 	switch pub.MessageStructure {
@@ -244,9 +244,9 @@ func cmpErr(first, err error) error {
 // the copy may yet be taken (the store failed): a queue's refusal is the
 // subscription's client error, logged.
 func (s *Service) deliver(ctx context.Context, pub *publication, sub *baton.Subscription) error {
-	q, _ := parseQueueARN(sub.Endpoint) // checked at Subscribe
+	q, _ := engine.QueueRefOfARN(sub.Endpoint) // checked at Subscribe
 	send := s.copyFor(pub, sub)
-	_, err := s.engine.SendMessage(ctx, engine.QueueRef{Region: q.region, Account: q.account, Name: q.name}, send)
+	_, err := s.engine.SendMessage(ctx, q, send)
 	if err == nil {
 		return nil
 	}

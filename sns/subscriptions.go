@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 )
 
@@ -104,14 +105,14 @@ func checkEndpoint(c Caller, t *baton.Topic, protocol, endpoint string) error {
 	case protocol != "sqs":
 		return notBuilt("Protocol: %s subscriptions", protocol)
 	}
-	q, ok := parseQueueARN(endpoint)
+	q, ok := engine.QueueRefOfARN(endpoint)
 	if !ok {
 		return invalidParameter("SQS endpoint ARN")
 	}
-	if q.account != c.Account {
+	if q.Account != c.Account {
 		return notBuilt("Endpoint: a queue of another account")
 	}
-	if baton.IsFIFOName(q.name) && t.Attributes["FifoTopic"] != "true" {
+	if baton.IsFIFOName(q.Name) && t.Attributes["FifoTopic"] != "true" {
 		return invalidParameter("Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics")
 	}
 	return nil
