@@ -256,6 +256,14 @@ type MessageDeleteParams struct {
 	RequireLive bool
 }
 
+// DeleteRemoves reports whether a delete that found the receipt's lease res
+// removes the message: a current lease always does; a lapsed one does
+// unless requireLive (a FIFO queue). Every store, and the engine's account
+// of what a delete did, apply this one rule.
+func DeleteRemoves(res LeaseResult, requireLive bool) bool {
+	return res == LeaseCurrent || res == LeaseLapsed && !requireLive
+}
+
 // MessageChangeVisibilityParams are the arguments of
 // Store.MessageChangeVisibility.
 type MessageChangeVisibilityParams struct {

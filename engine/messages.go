@@ -766,7 +766,7 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 	unblocked, room := false, false
 	for j, out := range outs {
 		r := rs[j]
-		removed := out.Result == baton.LeaseCurrent || out.Result == baton.LeaseLapsed && !q.IsFIFO()
+		removed := baton.DeleteRemoves(out.Result, q.IsFIFO())
 		unblocked = unblocked || q.IsFIFO() && out.Result == baton.LeaseCurrent
 		room = room || out.Result == baton.LeaseCurrent
 		e.record(ledger.Event{

@@ -24,7 +24,7 @@ func (qs *queueState) leaseOf(id string, epoch uint32, now time.Time) (ref, bato
 func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
 	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, r ref, res baton.LeaseResult) baton.LeaseOutcome {
 		before := qs.message(qs.es.at(r), p.MessageID)
-		if res == baton.LeaseCurrent || !p.RequireLive {
+		if baton.DeleteRemoves(res, p.RequireLive) {
 			qs.remove(r, p.MessageID)
 		}
 		return baton.LeaseOutcome{Result: res, Message: &before}

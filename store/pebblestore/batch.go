@@ -28,7 +28,7 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 	}
 	changes := make([]change, 0, len(outs))
 	for j, out := range outs {
-		if out.Message == nil || out.Result != baton.LeaseCurrent && p.RequireLive {
+		if out.Message == nil || !baton.DeleteRemoves(out.Result, p.RequireLive) {
 			continue // gone, or kept
 		}
 		changes = append(changes, &msgDelete{queueID: p.QueueID, pos: rows[j]})

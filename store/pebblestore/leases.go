@@ -67,7 +67,7 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 		if err != nil || out.Message == nil {
 			return out, nil, err
 		}
-		if out.Result == baton.LeaseCurrent || !p.RequireLive {
+		if baton.DeleteRemoves(out.Result, p.RequireLive) {
 			return out, []change{&msgDelete{queueID: p.QueueID, pos: pos}}, nil
 		}
 		return out, nil, nil
