@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // The ledger keeps the requesting client in every lease event for as long
@@ -23,7 +24,7 @@ func TestLedgerCutsClientStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("é", 32<<10) // two bytes each: a cut must not split one
-	ctx := engine.WithClient(context.Background(), engine.Client{Addr: "10.0.0.1", UserAgent: long})
+	ctx := ledger.WithClient(context.Background(), ledger.Client{Addr: "10.0.0.1", UserAgent: long})
 	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: ptr(0)})
 	if err != nil || len(got) != 1 {
 		t.Fatal(got, err)

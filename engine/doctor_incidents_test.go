@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -107,7 +108,7 @@ func (in *incident) change(handle string, vt int) {
 	}
 }
 
-func (in *incident) report() *engine.LeaseReport {
+func (in *incident) report() *ledger.LeaseReport {
 	in.t.Helper()
 	r, err := in.e.LeaseReport(context.Background(), in.ref)
 	if err != nil {
@@ -116,7 +117,7 @@ func (in *incident) report() *engine.LeaseReport {
 	return r
 }
 
-func kinds(r *engine.LeaseReport) []string {
+func kinds(r *ledger.LeaseReport) []string {
 	var out []string
 	for _, f := range r.Findings {
 		out = append(out, f.Kind)
@@ -125,20 +126,20 @@ func kinds(r *engine.LeaseReport) []string {
 }
 
 // expect checks the report's findings, in order, and its diagnosis.
-func expect(t *testing.T, r *engine.LeaseReport, diagnosis string, findings ...string) {
+func expect(t *testing.T, r *ledger.LeaseReport, diagnosis string, findings ...string) {
 	t.Helper()
 	if got := kinds(r); !slices.Equal(got, findings) || r.Diagnosis != diagnosis {
 		t.Errorf("diagnosis %s, findings %v; want %s, %v\nadvice: %s", r.Diagnosis, got, diagnosis, findings, r.Advice)
 	}
 }
 
-func finding(r *engine.LeaseReport, kind string) engine.Finding {
+func finding(r *ledger.LeaseReport, kind string) ledger.Finding {
 	for _, f := range r.Findings {
 		if f.Kind == kind {
 			return f
 		}
 	}
-	return engine.Finding{}
+	return ledger.Finding{}
 }
 
 // The classic: a 90 s handler on a 30 s lease, three workers.
@@ -156,14 +157,14 @@ func TestDoctorIncidentOverrun(t *testing.T) {
 	// B and C are still at work: their lapsed leases are no sign of a
 	// failing handler yet.
 	r := in.report()
-	expect(t, r, engine.DiagnosisLeaseTooShort, engine.DiagnosisLeaseTooShort)
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
 	in.at(121)
 	in.del(b)
 	in.at(152)
 	in.del(c)
 	r = in.report()
-	expect(t, r, engine.DiagnosisLeaseTooShort, engine.DiagnosisLeaseTooShort)
-	f := finding(r, engine.DiagnosisLeaseTooShort)
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	f := finding(r, ledger.DiagnosisLeaseTooShort)
 	if f.Leases != 3 || r.RecommendedVisibilityTimeout < 135 || !strings.Contains(f.Evidence, "3 of 3 leases") ||
 		!strings.Contains(f.Fix, "Set VisibilityTimeout to") {
 		t.Errorf("finding %+v, recommended %d s; want it on 3 leases, at least 135 s", f, r.RecommendedVisibilityTimeout)
@@ -183,8 +184,8 @@ func TestDoctorIncidentErrorPath(t *testing.T) {
 	}
 	in.at(40)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHandlerFailing, engine.DiagnosisHandlerFailing)
-	f := finding(r, engine.DiagnosisHandlerFailing)
+	expect(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHandlerFailing)
+	f := finding(r, ledger.DiagnosisHandlerFailing)
 	if f.Leases != 3 || !strings.Contains(f.Fix, "A RedrivePolicy stops a poison message") || r.RecommendedVisibilityTimeout != 30 {
 		t.Errorf("finding %+v, recommended %d s", f, r.RecommendedVisibilityTimeout)
 	}
@@ -202,8 +203,8 @@ func TestDoctorIncidentErrorPathWithRedrive(t *testing.T) {
 	r := in.report()
 	// Received together and lapsed together twice, none completed: the
 	// batch reading is given beside the failing handlers.
-	expect(t, r, engine.DiagnosisHandlerFailing, engine.DiagnosisHandlerFailing, engine.DiagnosisBatchFailsWhole)
-	if f := finding(r, engine.DiagnosisHandlerFailing); strings.Contains(f.Fix, "A RedrivePolicy") ||
+	expect(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHandlerFailing, ledger.DiagnosisBatchFailsWhole)
+	if f := finding(r, ledger.DiagnosisHandlerFailing); strings.Contains(f.Fix, "A RedrivePolicy") ||
 		!strings.Contains(f.Fix, "The RedrivePolicy moves a message to throws-dlq after 5 receives") {
 		t.Errorf("fix %q advises the RedrivePolicy the queue has", f.Fix)
 	}
@@ -232,8 +233,8 @@ func TestDoctorIncidentMixed(t *testing.T) {
 	}
 	in.at(200)
 	r := in.report()
-	expect(t, r, engine.DiagnosisLeaseTooShort, engine.DiagnosisLeaseTooShort, engine.DiagnosisHandlerFailing)
-	short, failed := finding(r, engine.DiagnosisLeaseTooShort), finding(r, engine.DiagnosisHandlerFailing)
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisHandlerFailing)
+	short, failed := finding(r, ledger.DiagnosisLeaseTooShort), finding(r, ledger.DiagnosisHandlerFailing)
 	if !strings.Contains(short.Evidence, "3 late completions, 3 confirmed duplicate executions") || !strings.Contains(short.Fix, "VisibilityTimeout") {
 		t.Errorf("lease-too-short: %+v", short)
 	}
@@ -265,13 +266,13 @@ func TestDoctorIncidentHungHeartbeat(t *testing.T) {
 		if s == 140 {
 			// Held 40 s, renewed twice: long, but not yet far beyond the
 			// 8 s p99 (10 times it).
-			expect(t, in.report(), engine.DiagnosisHealthy)
+			expect(t, in.report(), ledger.DiagnosisHealthy)
 		}
 	}
 	in.at(710)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHeldRenewed, engine.DiagnosisHeldRenewed)
-	f := finding(r, engine.DiagnosisHeldRenewed)
+	expect(t, r, ledger.DiagnosisHeldRenewed, ledger.DiagnosisHeldRenewed)
+	f := finding(r, ledger.DiagnosisHeldRenewed)
 	if len(f.Held) != 1 || f.Held[0].MessageID != hung || f.Held[0].Held != 610*time.Second || f.Held[0].Renewals != 30 ||
 		f.Held[0].CeilingIn != 12*time.Hour-610*time.Second || f.Leases != 5 || f.Held[0].Progress {
 		t.Fatalf("finding %+v", f)
@@ -292,7 +293,7 @@ func TestDoctorIncidentHungHeartbeat(t *testing.T) {
 	// The heartbeat stops (the process is killed): the lease lapses and
 	// is hung no more.
 	in.at(760)
-	if r := in.report(); slices.Contains(kinds(r), engine.DiagnosisHeldRenewed) {
+	if r := in.report(); slices.Contains(kinds(r), ledger.DiagnosisHeldRenewed) {
 		t.Errorf("after the lapse: %v", kinds(r))
 	}
 }
@@ -318,7 +319,7 @@ func TestDoctorIncidentRenewedHealthy(t *testing.T) {
 	}
 	in.at(380)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHealthy)
+	expect(t, r, ledger.DiagnosisHealthy)
 	if strings.Contains(r.Advice, "within the 30s visibility timeout") || !strings.Contains(r.Advice, "3 of 3 completed leases were renewed") {
 		t.Errorf("advice %q", r.Advice)
 	}
@@ -339,7 +340,7 @@ func TestDoctorIncidentDeadLetterInspection(t *testing.T) {
 	second := in.receive(10, nil)
 	in.at(100)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHealthy)
+	expect(t, r, ledger.DiagnosisHealthy)
 	if r.Window.Expired != 8 || !strings.Contains(r.Advice, "dead-letter queue of orders") {
 		t.Errorf("expired %d, advice %q", r.Window.Expired, r.Advice)
 	}
@@ -348,7 +349,7 @@ func TestDoctorIncidentDeadLetterInspection(t *testing.T) {
 		in.del(h)
 	}
 	r = in.report()
-	expect(t, r, engine.DiagnosisHealthy)
+	expect(t, r, ledger.DiagnosisHealthy)
 	if r.Window.Late != 4 || !strings.Contains(r.Advice, "no handler or timeout is judged here") {
 		t.Errorf("late %d, advice %q", r.Window.Late, r.Advice)
 	}
@@ -362,7 +363,7 @@ func TestDoctorIncidentTwoLeases(t *testing.T) {
 	in.receive(2, nil)
 	in.at(100)
 	r := in.report()
-	expect(t, r, engine.DiagnosisTooFewLeases)
+	expect(t, r, ledger.DiagnosisTooFewLeases)
 	if !strings.Contains(r.Advice, "at least 3") {
 		t.Errorf("advice %q", r.Advice)
 	}
@@ -374,7 +375,7 @@ func TestDoctorIncidentTwoLeases(t *testing.T) {
 	for _, h := range got {
 		slow.del(h)
 	}
-	expect(t, slow.report(), engine.DiagnosisTooFewLeases)
+	expect(t, slow.report(), ledger.DiagnosisTooFewLeases)
 }
 
 // Receives with VisibilityTimeout=0 lease nothing: the message stays
@@ -397,7 +398,7 @@ func TestDoctorIncidentVisibilityTimeoutZero(t *testing.T) {
 		in.del(h)
 	}
 	r := in.report()
-	expect(t, r, engine.DiagnosisHealthy)
+	expect(t, r, ledger.DiagnosisHealthy)
 	if s := r.Window; s.Expired != 0 || s.Late != 0 || s.Received != 15 || s.Completed != 0 {
 		t.Errorf("window %+v", s)
 	}
@@ -429,7 +430,7 @@ func TestDoctorIncidentRelease(t *testing.T) {
 	}
 	in.at(100)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHealthy)
+	expect(t, r, ledger.DiagnosisHealthy)
 	if s := r.Window; s.Releases != 6 || s.Renewals != 0 || s.Expired != 0 || s.RedeliveriesNeverReturned != 0 || s.Completed != 3 {
 		t.Errorf("window %+v; want 6 releases, no renewal, lapse or redelivery", s)
 	}
@@ -539,8 +540,8 @@ func TestDoctorIncidentReleaseLoop(t *testing.T) {
 		}
 	}
 	r := in.report()
-	expect(t, r, engine.DiagnosisReleaseLoop, engine.DiagnosisReleaseLoop)
-	f := finding(r, engine.DiagnosisReleaseLoop)
+	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
+	f := finding(r, ledger.DiagnosisReleaseLoop)
 	if f.Leases != 4 || !strings.Contains(f.Fix, "Release with a delay") || !strings.Contains(f.Fix, "released 10 times in a row is moved to loop-dlq") {
 		t.Errorf("finding %+v", f)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -19,9 +20,9 @@ import (
 
 // Clients as the ledger sees them.
 var (
-	sdkClient    = engine.Client{Addr: "10.0.0.20", UserAgent: "aws-sdk-go-v2/1.36.3 os/linux lang/go#1.24 api/sqs#1.38.1"}
-	awsCLI       = engine.Client{Addr: "10.0.0.30", UserAgent: "aws-cli/2.15.30 Python/3.11.8 Linux/6.5 exe/x86_64.ubuntu.24 prompt/off command/sqs.receive-message"}
-	batonReceive = engine.Client{Addr: "10.0.0.31", UserAgent: "aws-sdk-go-v2/1.36.3 ua/2.1 os/linux lang/go#1.24 api/sqs#1.38.1 m/E app/baton-receive"}
+	sdkClient    = ledger.Client{Addr: "10.0.0.20", UserAgent: "aws-sdk-go-v2/1.36.3 os/linux lang/go#1.24 api/sqs#1.38.1"}
+	awsCLI       = ledger.Client{Addr: "10.0.0.30", UserAgent: "aws-cli/2.15.30 Python/3.11.8 Linux/6.5 exe/x86_64.ubuntu.24 prompt/off command/sqs.receive-message"}
+	batonReceive = ledger.Client{Addr: "10.0.0.31", UserAgent: "aws-sdk-go-v2/1.36.3 ua/2.1 os/linux lang/go#1.24 api/sqs#1.38.1 m/E app/baton-receive"}
 )
 
 // atMs sets the clock to ms milliseconds after testutil.Epoch.
@@ -30,10 +31,10 @@ func (in *incident) atMs(ms int) {
 }
 
 // as returns a context whose requests come from c.
-func as(c engine.Client) context.Context { return engine.WithClient(context.Background(), c) }
+func as(c ledger.Client) context.Context { return ledger.WithClient(context.Background(), c) }
 
 // receiveAs receives up to n messages as c, by message id.
-func (in *incident) receiveAs(c engine.Client, n int) map[string]string {
+func (in *incident) receiveAs(c ledger.Client, n int) map[string]string {
 	in.t.Helper()
 	msgs, err := in.e.ReceiveMessage(as(c), in.ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(n)})
 	if err != nil {
@@ -46,7 +47,7 @@ func (in *incident) receiveAs(c engine.Client, n int) map[string]string {
 	return out
 }
 
-func (in *incident) delAs(c engine.Client, handle string) {
+func (in *incident) delAs(c ledger.Client, handle string) {
 	in.t.Helper()
 	if err := in.e.DeleteMessage(as(c), in.ref, handle); err != nil {
 		in.t.Fatal(err)
@@ -55,7 +56,7 @@ func (in *incident) delAs(c engine.Client, handle string) {
 
 // quickLeases completes n leases of 200 ms as c, one after another from
 // ms, and returns when the last ended (in ms).
-func (in *incident) quickLeases(c engine.Client, n, ms int) int {
+func (in *incident) quickLeases(c ledger.Client, n, ms int) int {
 	in.t.Helper()
 	in.atMs(ms)
 	in.send(n)
@@ -72,9 +73,9 @@ func (in *incident) quickLeases(c engine.Client, n, ms int) int {
 
 // lacks checks that the report gives none of the findings named, and is
 // not healthy.
-func lacks(t *testing.T, r *engine.LeaseReport, findings ...string) {
+func lacks(t *testing.T, r *ledger.LeaseReport, findings ...string) {
 	t.Helper()
-	if r.Diagnosis == engine.DiagnosisHealthy {
+	if r.Diagnosis == ledger.DiagnosisHealthy {
 		t.Errorf("diagnosis healthy: %s", r.Advice)
 	}
 	for _, k := range findings {
@@ -103,7 +104,7 @@ func TestDoctorVerdictCrashOnLongLease(t *testing.T) {
 	in := newIncident(t, "long", map[string]string{"VisibilityTimeout": "43200"})
 	ms := in.quickLeases(sdkClient, 5, 0)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHealthy)
+	expect(t, r, ledger.DiagnosisHealthy)
 	contains(t, r.Advice, "The visibility timeout of 43200s is", "a consumer that crashes holding messages stalls them that long", "Set VisibilityTimeout to 1s")
 	if r.RecommendedVisibilityTimeout != 1 {
 		t.Errorf("recommended %d s before the crash, want 1 (0.2 s × 1.5, rounded up)", r.RecommendedVisibilityTimeout)
@@ -115,12 +116,12 @@ func TestDoctorVerdictCrashOnLongLease(t *testing.T) {
 	}
 	// The consumer is killed: no renewal, no delete, no release.
 	in.atMs(ms + 3000) // held 3 s: 15× the p99, but not yet the 5 s floor
-	expect(t, in.report(), engine.DiagnosisHealthy)
+	expect(t, in.report(), ledger.DiagnosisHealthy)
 	in.atMs(ms + 60_000)
 	r = in.report()
-	expect(t, r, engine.DiagnosisHeldUnrenewed, engine.DiagnosisHeldUnrenewed)
-	lacks(t, r, engine.DiagnosisHandlerFailing, engine.DiagnosisHeldRenewed)
-	f := finding(r, engine.DiagnosisHeldUnrenewed)
+	expect(t, r, ledger.DiagnosisHeldUnrenewed, ledger.DiagnosisHeldUnrenewed)
+	lacks(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHeldRenewed)
+	f := finding(r, ledger.DiagnosisHeldUnrenewed)
 	if len(f.Held) != 3 || f.Held[0].Held != time.Minute || f.Held[0].Renewals != 0 {
 		t.Fatalf("held %+v", f.Held)
 	}
@@ -167,8 +168,8 @@ func TestDoctorVerdictBatchFailsWhole(t *testing.T) {
 		t.Fatalf("received %d after maxReceiveCount", len(got))
 	}
 	r := in.report()
-	expect(t, r, engine.DiagnosisBatchFailsWhole, engine.DiagnosisBatchFailsWhole)
-	lacks(t, r, engine.DiagnosisReleaseLoop, engine.DiagnosisHandlerFailing)
+	expect(t, r, ledger.DiagnosisBatchFailsWhole, ledger.DiagnosisBatchFailsWhole)
+	lacks(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisHandlerFailing)
 	contains(t, r.Advice, "3 receives of several messages (up to 10) ended with none of their messages completed",
 		"10 messages failed with their whole batch again and again (up to 3 times in a row",
 		"one failing message takes the good ones with it", "after 3 receives moves them to orders-dlq", "--report-batch-item-failures")
@@ -186,8 +187,8 @@ func TestDoctorVerdictLongJobOnProgress(t *testing.T) {
 		want     string
 		other    string
 	}{
-		{"on progress", true, engine.DiagnosisLongJob, engine.DiagnosisHeldRenewed},
-		{"blind heartbeat", false, engine.DiagnosisHeldRenewed, engine.DiagnosisLongJob},
+		{"on progress", true, ledger.DiagnosisLongJob, ledger.DiagnosisHeldRenewed},
+		{"blind heartbeat", false, ledger.DiagnosisHeldRenewed, ledger.DiagnosisLongJob},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -201,7 +202,7 @@ func TestDoctorVerdictLongJobOnProgress(t *testing.T) {
 			}
 			ctx := as(sdkClient)
 			if tc.progress {
-				ctx = engine.WithProgress(ctx)
+				ctx = ledger.WithProgress(ctx)
 			}
 			for s := 1; s <= 80; s++ {
 				in.atMs(ms + 1000*s)
@@ -211,7 +212,7 @@ func TestDoctorVerdictLongJobOnProgress(t *testing.T) {
 				if s == 10 || s == 80 {
 					r := in.report()
 					expect(t, r, tc.want, tc.want)
-					lacks(t, r, tc.other, engine.DiagnosisHandlerFailing, engine.DiagnosisHeldUnrenewed)
+					lacks(t, r, tc.other, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHeldUnrenewed)
 					if strings.Contains(r.Advice, "A heartbeat is keeping a hung handler's lease alive") {
 						t.Errorf("a guess stated as a fact: %s", r.Advice)
 					}
@@ -236,7 +237,7 @@ func TestDoctorVerdictLongJobOnProgress(t *testing.T) {
 // inspection, not a failing handler.
 func TestDoctorVerdictInspection(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []engine.Client{awsCLI, batonReceive} {
+	for _, tool := range []ledger.Client{awsCLI, batonReceive} {
 		in := newIncident(t, "live", map[string]string{"VisibilityTimeout": "30"})
 		ms := in.quickLeases(sdkClient, 5, 0)
 		in.send(5)
@@ -250,9 +251,9 @@ func TestDoctorVerdictInspection(t *testing.T) {
 		}
 		in.at(100)
 		r := in.report()
-		expect(t, r, engine.DiagnosisInspection, engine.DiagnosisInspection)
-		lacks(t, r, engine.DiagnosisHandlerFailing, engine.DiagnosisHoldersStopped)
-		want := map[engine.Client]string{awsCLI: "5 leases taken by the AWS CLI lapsed", batonReceive: "5 leases taken by baton receive lapsed"}[tool]
+		expect(t, r, ledger.DiagnosisInspection, ledger.DiagnosisInspection)
+		lacks(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHoldersStopped)
+		want := map[ledger.Client]string{awsCLI: "5 leases taken by the AWS CLI lapsed", batonReceive: "5 leases taken by baton receive lapsed"}[tool]
 		contains(t, r.Advice, want, "an inspection by a person, not a handler failure", "baton peek")
 	}
 }
@@ -267,13 +268,13 @@ func TestDoctorVerdictStoppedFleet(t *testing.T) {
 	in.send(8)
 	for i := range 4 {
 		in.atMs(100 * i)
-		old := engine.Client{Addr: "10.0.1." + string(rune('1'+i)), UserAgent: sdkClient.UserAgent}
+		old := ledger.Client{Addr: "10.0.1." + string(rune('1'+i)), UserAgent: sdkClient.UserAgent}
 		if got := in.receiveAs(old, 2); len(got) != 2 {
 			t.Fatalf("consumer %d received %d", i, len(got))
 		}
 	}
 	// The deploy stops them at 1 s; the new consumers start.
-	fresh := engine.Client{Addr: "10.0.2.1", UserAgent: sdkClient.UserAgent}
+	fresh := ledger.Client{Addr: "10.0.2.1", UserAgent: sdkClient.UserAgent}
 	for s := 2; s <= 40; s += 2 {
 		in.at(s)
 		for _, h := range in.receiveAs(fresh, 10) {
@@ -282,8 +283,8 @@ func TestDoctorVerdictStoppedFleet(t *testing.T) {
 	}
 	in.at(70)
 	r := in.report()
-	expect(t, r, engine.DiagnosisHoldersStopped, engine.DiagnosisHoldersStopped)
-	lacks(t, r, engine.DiagnosisHandlerFailing)
+	expect(t, r, ledger.DiagnosisHoldersStopped, ledger.DiagnosisHoldersStopped)
+	lacks(t, r, ledger.DiagnosisHandlerFailing)
 	if strings.Contains(r.Advice, "throw") {
 		t.Errorf("blames throwing handlers: %s", r.Advice)
 	}
@@ -300,7 +301,7 @@ func TestDoctorVerdictStoppedFleet(t *testing.T) {
 	}
 	live.at(62)
 	r = live.report()
-	if !slices.Contains(kinds(r), engine.DiagnosisHandlerFailing) || slices.Contains(kinds(r), engine.DiagnosisHoldersStopped) {
+	if !slices.Contains(kinds(r), ledger.DiagnosisHandlerFailing) || slices.Contains(kinds(r), ledger.DiagnosisHoldersStopped) {
 		t.Errorf("a live consumer's throwing handler: %v, %s", kinds(r), r.Advice)
 	}
 	contains(t, r.Advice, "went on making requests on the queue afterward")
@@ -323,13 +324,13 @@ func TestDoctorVerdictCeilingRefused(t *testing.T) {
 		}
 	}
 	r := in.report()
-	expect(t, r, engine.DiagnosisCeilingRefused, engine.DiagnosisCeilingRefused)
+	expect(t, r, ledger.DiagnosisCeilingRefused, ledger.DiagnosisCeilingRefused)
 	if r.Window.RefusedRenewals != 5 {
 		t.Errorf("refused renewals %d, want 5", r.Window.RefusedRenewals)
 	}
 	contains(t, r.Advice, "5 renewals were refused by the 12-hour ceiling, on 1 lease (message "+id+", refused 5 times)",
 		"come back at the ceiling whatever the heartbeat does: message "+id+" in 11h59m55s")
-	if events, _, _ := in.e.MessageHistory(context.Background(), in.ref, id); len(events) != 6 || events[1].Kind != engine.EventRefused {
+	if events, _, _ := in.e.MessageHistory(context.Background(), in.ref, id); len(events) != 6 || events[1].Kind != ledger.EventRefused {
 		t.Errorf("history %+v; want the receive and 5 refusals", events)
 	}
 }
@@ -343,7 +344,7 @@ func TestDoctorVerdictNoP99(t *testing.T) {
 	in.receiveAs(sdkClient, 1)
 	in.at(600)
 	r := in.report()
-	expect(t, r, engine.DiagnosisTooFewLeases)
+	expect(t, r, ledger.DiagnosisTooFewLeases)
 	contains(t, r.Advice, "0 leases have completed (a p99 needs 3), so there is no p99 to judge the running leases by: message "+id+
 		" has been held at least 10m0s, never renewed.")
 	if r.RecommendedVisibilityTimeout != 43200 {
@@ -368,8 +369,8 @@ func TestDoctorVerdictDuplicatesNameIdempotence(t *testing.T) {
 		in.del(h)
 	}
 	r := in.report()
-	expect(t, r, engine.DiagnosisLeaseTooShort, engine.DiagnosisLeaseTooShort)
-	f := finding(r, engine.DiagnosisLeaseTooShort)
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	f := finding(r, ledger.DiagnosisLeaseTooShort)
 	contains(t, f.Fix, "Set VisibilityTimeout to", "Messages ran twice (2 confirmed duplicate executions)",
 		"Even with the right timeout a message can be delivered again", "consumer.Idempotency", "lease epochs (Lease.Epoch)")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -88,7 +89,7 @@ func TestRepeatedDeleteIsNotLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.SinceStart.Late != 0 || r.SinceStart.Completed != 1 || r.Diagnosis != engine.DiagnosisHealthy {
+	if r.SinceStart.Late != 0 || r.SinceStart.Completed != 1 || r.Diagnosis != ledger.DiagnosisHealthy {
 		t.Fatalf("after one receive and a retried delete: late=%d completed=%d diagnosis=%s (%s)",
 			r.SinceStart.Late, r.SinceStart.Completed, r.Diagnosis, r.Advice)
 	}
@@ -180,9 +181,9 @@ func TestDeleteAfterPurgeIsNotLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.SinceStart; s.Late != 0 || s.Expired != 0 || r.Diagnosis != engine.DiagnosisHealthy {
+	if s := r.SinceStart; s.Late != 0 || s.Expired != 0 || r.Diagnosis != ledger.DiagnosisHealthy {
 		t.Errorf("delete 10 s into a 30 s lease after a purge: late=%d expired=%d diagnosis=%s (%s); want 0, 0, %s",
-			s.Late, s.Expired, r.Diagnosis, r.Advice, engine.DiagnosisHealthy)
+			s.Late, s.Expired, r.Diagnosis, r.Advice, ledger.DiagnosisHealthy)
 	}
 	late, err := e.RecentLateCompletions(ctx, ref)
 	if err != nil || len(late) != 0 {
@@ -226,7 +227,7 @@ func TestReplayMovesLedgerDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.SinceStart; s.Expired != 0 || s.Late != 0 || s.Completed != 1 || r.Diagnosis != engine.DiagnosisHealthy {
+	if s := r.SinceStart; s.Expired != 0 || s.Late != 0 || s.Completed != 1 || r.Diagnosis != ledger.DiagnosisHealthy {
 		t.Errorf("after a replay and a delete in time: %s, %+v", r.Diagnosis, s)
 	}
 }
@@ -270,7 +271,7 @@ func TestLateHolderIsOneDuplicate(t *testing.T) {
 		t.Errorf("late %d, duplicates %d, completed %d; want 2 (the heartbeat and the delete), 1, 1", s.Late, s.Duplicates, s.Completed)
 	}
 	late, err := e.RecentLateCompletions(ctx, ref)
-	if err != nil || len(late) != 2 || late[0].Kind != engine.EventLateDelete || late[0].Late != 10*time.Second {
+	if err != nil || len(late) != 2 || late[0].Kind != ledger.EventLateDelete || late[0].Late != 10*time.Second {
 		t.Errorf("late completions = %+v, %v; want the heartbeat and the delete 10 s late", late, err)
 	}
 }
@@ -286,13 +287,13 @@ func TestLateHeartbeatGivesNoGrowingTimeout(t *testing.T) {
 	ctx := context.Background()
 	e, clock := newEngine(t)
 	ref := mkQueue(t, e, "q", nil)
-	for range engine.MinFindingLeases {
+	for range ledger.MinFindingLeases {
 		if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "a"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)}) // 30 s leases
-	if err != nil || len(got) != engine.MinFindingLeases {
+	if err != nil || len(got) != ledger.MinFindingLeases {
 		t.Fatal(got, err)
 	}
 	heartbeat := func() {
@@ -308,10 +309,10 @@ func TestLateHeartbeatGivesNoGrowingTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Diagnosis != engine.DiagnosisLeaseTooShort || r.RecommendedVisibilityTimeout != 30 ||
+	if r.Diagnosis != ledger.DiagnosisLeaseTooShort || r.RecommendedVisibilityTimeout != 30 ||
 		!strings.Contains(r.Advice, "no lease completed, so there is no p99: a holder was still working at least 40.0s after its receive") {
 		t.Errorf("diagnosis %s, recommended %d s; want %s, no figure but the timeout in force (30 s), and what is known: %s",
-			r.Diagnosis, r.RecommendedVisibilityTimeout, engine.DiagnosisLeaseTooShort, r.Advice)
+			r.Diagnosis, r.RecommendedVisibilityTimeout, ledger.DiagnosisLeaseTooShort, r.Advice)
 	}
 	clock.Advance(8 * time.Hour) // the hang goes on, and so do the late heartbeats
 	heartbeat()

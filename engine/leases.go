@@ -11,74 +11,9 @@ import (
 
 // The engine feeds its lease ledger (package ledger) every event it makes
 // and asks it, for a queue named on the wire, what it saw: the doctor's
-// report, a message's history, the dashboard's and /metrics' figures. The
-// ledger's types are the engine's API too, under the names they had here.
-
-// Types of the lease ledger's answers.
-type (
-	LeaseReport     = ledger.LeaseReport
-	LeaseStats      = ledger.LeaseStats
-	Finding         = ledger.Finding
-	HeldLease       = ledger.HeldLease
-	LeaseEvent      = ledger.LeaseEvent
-	QueueMetrics    = ledger.QueueMetrics
-	MinuteActivity  = ledger.MinuteActivity
-	ActiveLease     = ledger.ActiveLease
-	HistogramBucket = ledger.HistogramBucket
-	LateCompletion  = ledger.LateCompletion
-	Client          = ledger.Client
-)
-
-// Diagnoses of a queue's leases (ledger.DiagnosisHealthy and so on).
-const (
-	DiagnosisHealthy         = ledger.DiagnosisHealthy
-	DiagnosisLeaseTooShort   = ledger.DiagnosisLeaseTooShort
-	DiagnosisHandlerFailing  = ledger.DiagnosisHandlerFailing
-	DiagnosisHeldUnrenewed   = ledger.DiagnosisHeldUnrenewed
-	DiagnosisHeldRenewed     = ledger.DiagnosisHeldRenewed
-	DiagnosisLongJob         = ledger.DiagnosisLongJob
-	DiagnosisCeilingRefused  = ledger.DiagnosisCeilingRefused
-	DiagnosisBatchFailsWhole = ledger.DiagnosisBatchFailsWhole
-	DiagnosisHoldersStopped  = ledger.DiagnosisHoldersStopped
-	DiagnosisInspection      = ledger.DiagnosisInspection
-	DiagnosisTooFewLeases    = ledger.DiagnosisTooFewLeases
-	DiagnosisReleaseLoop     = ledger.DiagnosisReleaseLoop
-)
-
-// Lease event kinds, as the history reports them (ledger.EventReceive and
-// so on).
-const (
-	EventReceive    = ledger.EventReceive
-	EventRenew      = ledger.EventRenew
-	EventRelease    = ledger.EventRelease
-	EventExpire     = ledger.EventExpire
-	EventDelete     = ledger.EventDelete
-	EventLateDelete = ledger.EventLateDelete
-	EventLateChange = ledger.EventLateChange
-	EventDeadLetter = ledger.EventDeadLetter
-	EventRemoved    = ledger.EventRemoved
-	EventRefused    = ledger.EventRefused
-)
-
-// The doctor's bounds: see ledger.MinFindingLeases, ledger.FarBeyondFactor
-// and ledger.MaxLeaseTime.
-const (
-	MinFindingLeases = ledger.MinFindingLeases
-	FarBeyondFactor  = ledger.FarBeyondFactor
-	MaxLeaseTime     = ledger.MaxLeaseTime
-)
-
-// LeaseDurationBounds are the upper bounds of QueueMetrics.LeaseDurations
-// (ledger.LeaseDurationBounds).
-var LeaseDurationBounds = ledger.LeaseDurationBounds
-
-// WithClient records the requesting client in ctx, for lease histories
-// (ledger.WithClient).
-func WithClient(ctx context.Context, c Client) context.Context { return ledger.WithClient(ctx, c) }
-
-// WithProgress records in ctx that the request's visibility changes renew
-// on the handler's progress (ledger.WithProgress).
-func WithProgress(ctx context.Context) context.Context { return ledger.WithProgress(ctx) }
+// report, a message's history, the dashboard's and /metrics' figures. Its
+// answers are the ledger's own types (ledger.LeaseReport and so on), one
+// spelling everywhere.
 
 // record applies an event this node made to its ledger, which relays it to
 // the other nodes of a shared store.
@@ -93,7 +28,7 @@ func epochOf(m *baton.Message) uint32 {
 }
 
 // LeaseReport diagnoses the queue's leases.
-func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, error) {
+func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*ledger.LeaseReport, error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -116,7 +51,7 @@ func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*LeaseReport, e
 
 // MessageHistory returns the lease events the ledger remembers for a
 // message; ok is false when it remembers none.
-func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID string) (events []LeaseEvent, ok bool, err error) {
+func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID string) (events []ledger.LeaseEvent, ok bool, err error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, false, err
@@ -126,19 +61,19 @@ func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID str
 }
 
 // QueueMetrics reports every queue of every account and region.
-func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
+func (e *Engine) QueueMetrics(ctx context.Context) ([]ledger.QueueMetrics, error) {
 	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}
 	now := e.clock.Now()
-	out := make([]QueueMetrics, 0, len(queues))
+	out := make([]ledger.QueueMetrics, 0, len(queues))
 	for _, q := range queues {
 		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		m := QueueMetrics{
+		m := ledger.QueueMetrics{
 			Region: e.regionOr(q.Region), Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,
 			VisibilityTimeout: q.Attributes.VisibilityTimeout,
 		}
@@ -153,7 +88,7 @@ func (e *Engine) QueueMetrics(ctx context.Context) ([]QueueMetrics, error) {
 
 // QueueActivity returns the last 15 minutes of activity, oldest first, one
 // entry per minute (zero for quiet minutes).
-func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActivity, error) {
+func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]ledger.MinuteActivity, error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -163,7 +98,7 @@ func (e *Engine) QueueActivity(ctx context.Context, ref QueueRef) ([]MinuteActiv
 
 // ActiveLeases returns the running leases, soonest deadline first, at most
 // limit of them.
-func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]ActiveLease, error) {
+func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]ledger.ActiveLease, error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -174,7 +109,7 @@ func (e *Engine) ActiveLeases(ctx context.Context, ref QueueRef, limit int) ([]A
 // LeaseHistogram returns the 15-minute window's lease durations (receive to
 // delete) counted into buckets with the given upper bounds; a last bucket
 // with bound 0 holds longer leases (see ledger.Ledger.Histogram).
-func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time.Duration) ([]HistogramBucket, error) {
+func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time.Duration) ([]ledger.HistogramBucket, error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -184,7 +119,7 @@ func (e *Engine) LeaseHistogram(ctx context.Context, ref QueueRef, bounds []time
 
 // RecentLateCompletions returns the queue's latest late completions, newest
 // first.
-func (e *Engine) RecentLateCompletions(ctx context.Context, ref QueueRef) ([]LateCompletion, error) {
+func (e *Engine) RecentLateCompletions(ctx context.Context, ref QueueRef) ([]ledger.LateCompletion, error) {
 	q, err := e.queue(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -120,7 +121,7 @@ func mustReceiveOne(t *testing.T, e *engine.Engine) engine.ReceivedMessage {
 	return got[0]
 }
 
-func mustReport(t *testing.T, e *engine.Engine) *engine.LeaseReport {
+func mustReport(t *testing.T, e *engine.Engine) *ledger.LeaseReport {
 	t.Helper()
 	r, err := e.LeaseReport(context.Background(), clusterQueue)
 	if err != nil {
@@ -206,9 +207,9 @@ func testSharedIncident(t *testing.T, start startFunc) {
 		return nil
 	})
 	first := mustReport(t, nodes[0])
-	if first.Diagnosis != engine.DiagnosisLeaseTooShort || first.RecommendedVisibilityTimeout <= 90 {
+	if first.Diagnosis != ledger.DiagnosisLeaseTooShort || first.RecommendedVisibilityTimeout <= 90 {
 		t.Errorf("node 1: diagnosis %s, recommended timeout %d s; want %s and more than the 90 s handler",
-			first.Diagnosis, first.RecommendedVisibilityTimeout, engine.DiagnosisLeaseTooShort)
+			first.Diagnosis, first.RecommendedVisibilityTimeout, ledger.DiagnosisLeaseTooShort)
 	}
 	for i, e := range nodes[1:] {
 		r := mustReport(t, e)
@@ -220,7 +221,7 @@ func testSharedIncident(t *testing.T, start startFunc) {
 
 	// Each node's metrics count what it originated, so that their sum is
 	// the cluster's count.
-	var sum engine.LeaseStats
+	var sum ledger.LeaseStats
 	for _, e := range nodes {
 		qs, err := e.QueueMetrics(ctx)
 		if err != nil || len(qs) != 1 {
@@ -234,7 +235,7 @@ func testSharedIncident(t *testing.T, start startFunc) {
 		sum.Late += tot.Late
 		sum.Duplicates += tot.Duplicates
 	}
-	want := engine.LeaseStats{Sent: 1, Received: 3, Completed: 1, Expired: 2, Late: 1, Duplicates: 1}
+	want := ledger.LeaseStats{Sent: 1, Received: 3, Completed: 1, Expired: 2, Late: 1, Duplicates: 1}
 	if sum != want {
 		t.Errorf("metrics summed over the nodes: %+v, want %+v", sum, want)
 	}
@@ -284,7 +285,7 @@ func testSharedRenewal(t *testing.T, start startFunc) {
 	testutil.CheckFor(t, 10*time.Second, func() error {
 		for i, e := range nodes {
 			r := mustReport(t, e)
-			if s := r.SinceStart; s.Expired != 0 || s.Completed != 1 || s.Late != 0 || r.Diagnosis != engine.DiagnosisHealthy {
+			if s := r.SinceStart; s.Expired != 0 || s.Completed != 1 || s.Late != 0 || r.Diagnosis != ledger.DiagnosisHealthy {
 				return fmt.Errorf("node %d: %s, %+v", i+1, r.Diagnosis, s)
 			}
 			if h := historyOf(t, e, sent.MessageID); !slices.Equal(h, wantHistory) {

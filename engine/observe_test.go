@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -22,7 +23,7 @@ func TestObserveLeases(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx1 := engine.WithClient(ctx, engine.Client{Addr: "10.0.0.1", UserAgent: "worker/1"})
+	ctx1 := ledger.WithClient(ctx, ledger.Client{Addr: "10.0.0.1", UserAgent: "worker/1"})
 	msgs, err := e.ReceiveMessage(ctx1, ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(2)})
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("receive: %v, %d", err, len(msgs))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -63,14 +64,14 @@ func TestOlderHandleMovesCurrentLease(t *testing.T) {
 	var kinds []string
 	for _, ev := range hist {
 		kinds = append(kinds, ev.Kind)
-		if ev.Kind == engine.EventLateChange && (ev.Epoch != 1 || !ev.Duplicate || !ev.Deadline.Equal(want)) {
+		if ev.Kind == ledger.EventLateChange && (ev.Epoch != 1 || !ev.Duplicate || !ev.Deadline.Equal(want)) {
 			t.Errorf("late change %+v, want epoch 1, a duplicate, moving the current lease to %v", ev, want)
 		}
-		if ev.Kind == engine.EventRenew {
+		if ev.Kind == ledger.EventRenew {
 			t.Errorf("history has a renewal %+v: the change was not its holder's", ev)
 		}
 	}
-	if len(kinds) != 4 || kinds[3] != engine.EventLateChange {
+	if len(kinds) != 4 || kinds[3] != ledger.EventLateChange {
 		t.Errorf("history %v, want receive, expire, receive, late-change", kinds)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/memstore"
 )
@@ -116,9 +117,9 @@ func TestRetentionEndsLeaseInLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.SinceStart; s.Expired != 0 || s.Late != 0 || r.Diagnosis != engine.DiagnosisHealthy {
+	if s := r.SinceStart; s.Expired != 0 || s.Late != 0 || r.Diagnosis != ledger.DiagnosisHealthy {
 		t.Errorf("after retention removed a leased message: expired=%d late=%d diagnosis=%s (%s); want 0, 0, %s",
-			s.Expired, s.Late, r.Diagnosis, r.Advice, engine.DiagnosisHealthy)
+			s.Expired, s.Late, r.Diagnosis, r.Advice, ledger.DiagnosisHealthy)
 	}
 	evs, _, err := e.MessageHistory(ctx, ref, sent.MessageID)
 	if err != nil {
@@ -128,7 +129,7 @@ func TestRetentionEndsLeaseInLedger(t *testing.T) {
 	for _, ev := range evs {
 		kinds = append(kinds, ev.Kind)
 	}
-	if want := []string{engine.EventReceive, engine.EventRemoved, engine.EventDelete}; !slices.Equal(kinds, want) {
+	if want := []string{ledger.EventReceive, ledger.EventRemoved, ledger.EventDelete}; !slices.Equal(kinds, want) {
 		t.Errorf("history = %v, want %v", kinds, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // The admin API serves what the engine's lease ledger sees, as JSON with
@@ -27,7 +28,7 @@ import (
 // The dashboard's views and actions are listed in admin_views.go,
 // admin_actions.go and admin_stream.go.
 
-// LeaseStatsJSON is the wire form of engine.LeaseStats.
+// LeaseStatsJSON is the wire form of ledger.LeaseStats.
 type LeaseStatsJSON struct {
 	MessagesSent                   uint64  `json:"messages_sent"`
 	LeasesStarted                  uint64  `json:"leases_started"`
@@ -80,7 +81,7 @@ type FindingJSON struct {
 	HeldLeases []HeldLeaseJSON `json:"held_leases,omitempty"`
 }
 
-// HeldLeaseJSON is a lease a finding names (engine.HeldLease): held far
+// HeldLeaseJSON is a lease a finding names (ledger.HeldLease): held far
 // beyond the queue's p99, or refused a renewal by the 12-hour ceiling.
 type HeldLeaseJSON struct {
 	MessageID   string     `json:"message_id"`
@@ -121,7 +122,7 @@ type MessageHistoryJSON struct {
 	Events    []LeaseEventJSON `json:"events"`
 }
 
-func leaseStatsJSON(s engine.LeaseStats) LeaseStatsJSON {
+func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
 		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed,
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 )
 
 // The views the dashboard reads, each one JSON document served both by a
@@ -281,7 +282,7 @@ func redriveOf(policy string) (dlq string, maxReceiveCount int) {
 
 // ActivityToJSON is the admin API's form of a queue's activity by minute;
 // `baton proxy` answers in it too.
-func ActivityToJSON(act []engine.MinuteActivity) []MinuteActivityJSON {
+func ActivityToJSON(act []ledger.MinuteActivity) []MinuteActivityJSON {
 	out := make([]MinuteActivityJSON, len(act))
 	for i, m := range act {
 		out[i] = MinuteActivityJSON{Minute: m.Minute, Sent: m.Sent, Received: m.Received, Deleted: m.Deleted, Expired: m.Expired, Late: m.Late}
@@ -352,7 +353,7 @@ func (s *Server) activeLeases(ctx context.Context, ref engine.QueueRef) (ActiveL
 
 // ActiveLeasesToJSON is the admin API's form of the running leases;
 // `baton proxy` answers in it too.
-func ActiveLeasesToJSON(now time.Time, leases []engine.ActiveLease) ActiveLeasesJSON {
+func ActiveLeasesToJSON(now time.Time, leases []ledger.ActiveLease) ActiveLeasesJSON {
 	out := ActiveLeasesJSON{Now: now, Leases: make([]ActiveLeaseJSON, 0, len(leases))}
 	for _, l := range leases {
 		out.Leases = append(out.Leases, ActiveLeaseJSON{
@@ -408,7 +409,7 @@ func (s *Server) histogram(ctx context.Context, ref engine.QueueRef, visibilityT
 // HistogramToJSON is the admin API's form of a lease-duration histogram
 // counted into the buckets of HistogramBounds(visibilityTimeout);
 // `baton proxy` answers in it too.
-func HistogramToJSON(now time.Time, visibilityTimeout int, bounds []time.Duration, buckets []engine.HistogramBucket) HistogramJSON {
+func HistogramToJSON(now time.Time, visibilityTimeout int, bounds []time.Duration, buckets []ledger.HistogramBucket) HistogramJSON {
 	out := HistogramJSON{Now: now, VisibilityTimeoutSeconds: visibilityTimeout, WindowMinutes: 15,
 		Buckets: make([]HistogramBucketJSON, len(buckets))}
 	lower := 0.0
@@ -445,7 +446,7 @@ func (s *Server) lateCompletions(ctx context.Context, ref engine.QueueRef) (Late
 
 // LateCompletionsToJSON is the admin API's form of late completions;
 // `baton proxy` answers in it too.
-func LateCompletionsToJSON(now time.Time, late []engine.LateCompletion) LateCompletionsJSON {
+func LateCompletionsToJSON(now time.Time, late []ledger.LateCompletion) LateCompletionsJSON {
 	out := LateCompletionsJSON{Now: now, LateCompletions: make([]LateCompletionJSON, len(late))}
 	for i, l := range late {
 		out.LateCompletions[i] = LateCompletionJSON{
@@ -513,7 +514,7 @@ func (s *Server) viewMessage(r *http.Request) (any, error) {
 
 // LeaseEventsToJSON is the admin API's form of a message's lease events;
 // `baton proxy` answers in it too.
-func LeaseEventsToJSON(events []engine.LeaseEvent) []LeaseEventJSON {
+func LeaseEventsToJSON(events []ledger.LeaseEvent) []LeaseEventJSON {
 	out := make([]LeaseEventJSON, len(events))
 	for i, ev := range events {
 		j := LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,
@@ -529,12 +530,12 @@ func LeaseEventsToJSON(events []engine.LeaseEvent) []LeaseEventJSON {
 
 // LeaseReportToJSON is the admin API's form of a lease report, which
 // `baton doctor` reads; `baton proxy` answers in it too.
-func LeaseReportToJSON(rep *engine.LeaseReport) LeaseReportJSON {
+func LeaseReportToJSON(rep *ledger.LeaseReport) LeaseReportJSON {
 	out := LeaseReportJSON{
 		Queue: rep.Queue, VisibilityTimeoutSeconds: rep.VisibilityTimeout, WindowMinutes: 15,
 		LeaseStatsJSON: leaseStatsJSON(rep.Window), Diagnosis: rep.Diagnosis,
 		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
-		Findings: make([]FindingJSON, len(rep.Findings)), MinFindingLeases: engine.MinFindingLeases,
+		Findings: make([]FindingJSON, len(rep.Findings)), MinFindingLeases: ledger.MinFindingLeases,
 		SinceStart: leaseStatsJSON(rep.SinceStart), HistorySince: rep.HistorySince.UTC(),
 		HistoryNote: historyNote(rep.HistorySince),
 	}

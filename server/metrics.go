@@ -108,7 +108,7 @@ var (
 // queueCollector reads the per-queue figures from the engine at scrape time.
 //
 // The counters and the lease-duration histogram come from the lease ledger
-// and count only what this node originated (engine.QueueMetrics.Totals):
+// and count only what this node originated (ledger.QueueMetrics.Totals):
 // the requests it handled and the expiries of the leases it handed out. On
 // several nodes sharing a PostgreSQL store, whose ledgers hold every node's
 // events, summing a counter over the nodes (sum without(instance)) therefore
@@ -151,7 +151,7 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descMessages, float64(q.Delayed), "delayed")
 		gauge(descOldest, q.OldestAge.Seconds())
 		gauge(descVisTO, float64(q.VisibilityTimeout))
-		gauge(descCeiling, (engine.MaxLeaseTime - q.OldestLease).Seconds())
+		gauge(descCeiling, (ledger.MaxLeaseTime - q.OldestLease).Seconds())
 		gauge(descHung, float64(q.HungLeases))
 		t := q.Totals
 		counter(descSent, t.Sent)
@@ -162,8 +162,8 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLate, t.Late)
 		counter(descDupes, t.Duplicates)
 		counter(descRenewals, t.Renewals)
-		buckets := make(map[float64]uint64, len(engine.LeaseDurationBounds))
-		for i, b := range engine.LeaseDurationBounds {
+		buckets := make(map[float64]uint64, len(ledger.LeaseDurationBounds))
+		for i, b := range ledger.LeaseDurationBounds {
 			buckets[b.Seconds()] = q.LeaseDurations[i]
 		}
 		ch <- prometheus.MustNewConstHistogram(descDurations, t.Completed, q.LeaseSum.Seconds(), buckets, lv...)

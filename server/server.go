@@ -16,6 +16,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/leaf/ids"
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
@@ -235,9 +236,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
 		accessKey: signingKey(r), traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
-	ctx = engine.WithClient(ctx, engine.Client{Addr: client, UserAgent: r.UserAgent()})
+	ctx = ledger.WithClient(ctx, ledger.Client{Addr: client, UserAgent: r.UserAgent()})
 	if r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress {
-		ctx = engine.WithProgress(ctx)
+		ctx = ledger.WithProgress(ctx)
 	}
 	r = r.WithContext(ctx)
 	if s.localHostsOnly && !isLocalHost(r.Host) {
