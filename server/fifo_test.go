@@ -355,3 +355,53 @@ func TestFairQueueSpreadsAcrossGroups(t *testing.T) {
 	}
 	t.Logf("quiet groups drained after %d of 10000 noisy messages", noisyTaken)
 }
+
+// A tenant of a fair queue holding more than a tenth of the queue's
+// messages in flight, and at least 30, is noisy: while quiet tenants have
+// messages, a receive gives theirs (docs/sqs-behaviour.md §6.2).
+func TestFairQueueNoisyTenantWaits(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, srv *testutil.Server) {
+		c := srv.Client
+		url := srv.MustCreateQueue(t, "fair-noisy", nil)
+		send := func(group string, from, n int) {
+			var es []types.SendMessageBatchRequestEntry
+			for i := from; i < from+n; i++ {
+				es = append(es, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(group), MessageGroupId: aws.String(group)})
+			}
+			if _, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: es}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		receive := func(max int32) map[string]int {
+			out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: max, VisibilityTimeout: 600})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, m := range out.Messages {
+				got[*m.Body]++
+			}
+			return got
+		}
+		for i := range 4 {
+			send("noisy", 10*i, 10)
+		}
+		held := 0
+		for held < 35 {
+			got := receive(int32(min(10, 35-held)))
+			if got["noisy"] == 0 {
+				t.Fatalf("the noisy tenant's receive %d gave nothing", held)
+			}
+			held += got["noisy"]
+		}
+		send("quiet-a", 0, 2)
+		send("quiet-b", 0, 1)
+		if got := receive(3); got["quiet-a"] != 2 || got["quiet-b"] != 1 {
+			t.Errorf("receive 3 with noisy holding 35 of 35 in flight: got %v, want quiet-a's 2 and quiet-b's 1", got)
+		}
+		if got := receive(10); got["noisy"] != 5 || len(got) != 1 {
+			t.Errorf("receive the rest: got %v, want noisy's last 5", got)
+		}
+	})
+}

@@ -211,6 +211,9 @@ type group struct {
 	idx uint32 // in queueState.groupTab
 	chain
 	n int
+	// inflight counts the group's messages in flight (leased and hidden),
+	// for a fair queue's noisy tenants (groups.go).
+	inflight int
 	// oprev and onext link the queue's ring of groups.
 	oprev, onext *group
 	// On a FIFO queue (fifoorder.go): key is the group's place in the

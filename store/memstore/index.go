@@ -22,16 +22,18 @@ func (qs *queueState) add(r ref, id, groupID string) {
 func (qs *queueState) hide(r ref) {
 	qs.touch(r)
 	qs.hidden.push(&qs.es, r)
-	if qs.es.at(r).is(fLeased) {
+	if e := qs.es.at(r); e.is(fLeased) {
 		qs.leasedHidden++
+		qs.groupTab.get(e.g).inflight++
 	}
 }
 
 func (qs *queueState) unhide(r ref) {
 	qs.touch(r)
 	qs.hidden.remove(&qs.es, r)
-	if qs.es.at(r).is(fLeased) {
+	if e := qs.es.at(r); e.is(fLeased) {
 		qs.leasedHidden--
+		qs.groupTab.get(e.g).inflight--
 	}
 }
 

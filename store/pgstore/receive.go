@@ -167,32 +167,46 @@ const groupsCTE = `
 			WHERE x.queue_id = $1 AND x.group_id > g.group_id ORDER BY x.group_id LIMIT 1)
 		FROM groups g WHERE g.group_id IS NOT NULL)`
 
-// receiveFair leases from a standard queue with message groups: the first
-// visible message of every group, then the second, and so on. Groups tie in
-// an order drawn afresh by each receive, so that over many receives each
-// group comes first as often as any other.
+// receiveFair leases from a standard queue with message groups, its
+// tenants, by SQS's fair-queue rule (baton.NoisyTenant): the quiet groups
+// first, the first visible message of every group, then the second, and so
+// on; then the noisy groups, each message from the one with the fewest in
+// flight counting those this receive takes. Groups tie in an order drawn
+// afresh by each receive, so that over many receives each group comes
+// first as often as any other.
 func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	return collectLeased(s.pool.Query(ctx, `
 		WITH RECURSIVE `+groupsCTE+`,
+		inflight AS (
+			SELECT group_id, count(*) AS n FROM baton_messages
+			WHERE queue_id = $1 AND leased AND visible_at > $2
+			GROUP BY group_id),
+		tenants AS (
+			SELECT g.group_id, coalesce(i.n, 0) AS n,
+				g.group_id <> '' AND coalesce(i.n, 0) >= $7
+					AND coalesce(i.n, 0) * $8 > (SELECT coalesce(sum(n), 0) FROM inflight) AS noisy
+			FROM groups g LEFT JOIN inflight i ON i.group_id = g.group_id
+			WHERE g.group_id IS NOT NULL),
 		candidates AS (
-			SELECT c.pos, c.round, md5(g.group_id || $6) AS tie
-			FROM groups g CROSS JOIN LATERAL (
+			SELECT c.pos, CASE WHEN t.noisy THEN t.n + c.round ELSE c.round END AS round, t.noisy,
+				md5(t.group_id || $6) AS tie
+			FROM tenants t CROSS JOIN LATERAL (
 				SELECT x.pos, row_number() OVER (ORDER BY x.pos) AS round
 				FROM baton_messages x
-				WHERE x.queue_id = $1 AND x.group_id = g.group_id AND x.visible_at <= $2 AND x.sent_at >= $4
+				WHERE x.queue_id = $1 AND x.group_id = t.group_id AND x.visible_at <= $2 AND x.sent_at >= $4
 				ORDER BY x.pos
-				LIMIT $5) c
-			WHERE g.group_id IS NOT NULL),`+
+				LIMIT $5) c),`+
 		dropExpiredCTE+`,
 		picked AS (
-			SELECT m.pos, c.round, c.tie FROM baton_messages m JOIN candidates c ON m.pos = c.pos
+			SELECT m.pos, c.noisy, c.round, c.tie FROM baton_messages m JOIN candidates c ON m.pos = c.pos
 			WHERE m.visible_at <= $2
-			ORDER BY c.round, c.tie, c.pos
+			ORDER BY c.noisy, c.round, c.tie, c.pos
 			LIMIT $5
 			FOR UPDATE OF m SKIP LOCKED),`+
-		leaseCTE(`p.round, p.tie, p.pos`)+`
-		SELECT `+leasedColumns+` FROM leased ORDER BY round, tie, pos`,
-		int64(p.QueueID), p.Now, p.VisibleAt, p.RetentionCutoff, p.Max, salt()))
+		leaseCTE(`p.noisy, p.round, p.tie, p.pos`)+`
+		SELECT `+leasedColumns+` FROM leased ORDER BY noisy, round, tie, pos`,
+		int64(p.QueueID), p.Now, p.VisibleAt, p.RetentionCutoff, p.Max, salt(),
+		baton.NoisyTenantInFlight, baton.NoisyTenantShare))
 }
 
 // salt is a random string that orders a fair receive's ties.

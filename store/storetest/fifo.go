@@ -339,6 +339,64 @@ func testFairRoundRobin(t *testing.T, s baton.Store) {
 	}
 }
 
+// testFairNoisyTenantWaits: a tenant holding more than a tenth of the
+// queue's messages in flight, and at least baton.NoisyTenantInFlight, is
+// noisy: a receive gives every quiet tenant's visible messages first, and
+// the noisy tenant's only when no quiet one is left.
+func testFairNoisyTenantWaits(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "noisy")
+	var big []*baton.Message
+	for i := 1; i <= 40; i++ {
+		big = append(big, NewGroupMessage(i, "big", base))
+	}
+	MustSend(t, s, q.ID, big...)
+	now := at(time.Second)
+	if got := mustReceive(t, s, q.ID, now, now.Add(lease), 35); len(got) != 35 {
+		t.Fatalf("receive 35 of big: got %d", len(got))
+	}
+	later := at(2 * time.Second)
+	MustSend(t, s, q.ID, NewGroupMessage(41, "x", later), NewGroupMessage(42, "y", later), NewGroupMessage(43, "x", later))
+	now = at(3 * time.Second)
+	got := byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 3))
+	if len(got) != 2 || len(got["x"]) != 2 || len(got["y"]) != 1 {
+		t.Errorf("receive 3 with big holding 35 of 35 in flight: got %v, want x's 2 and y's 1 (big is noisy)", got)
+	}
+	got = byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 10))
+	if len(got) != 1 || len(got["big"]) != 5 {
+		t.Errorf("receive the rest: got %v, want the 5 left of big", got)
+	}
+}
+
+// testFairNoisyFewestInFlightFirst: of two noisy tenants, a receive serves
+// the one with fewer messages in flight first.
+func testFairNoisyFewestInFlightFirst(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "two-noisy")
+	var a, b []*baton.Message
+	for i := 1; i <= 40; i++ {
+		a = append(a, NewGroupMessage(i, "a", base))
+		b = append(b, NewGroupMessage(100+i, "b", at(2*time.Second)))
+	}
+	MustSend(t, s, q.ID, a...)
+	now := at(time.Second)
+	if got := mustReceive(t, s, q.ID, now, now.Add(lease), 38); len(got) != 38 {
+		t.Fatalf("receive 38 of a: got %d", len(got))
+	}
+	MustSend(t, s, q.ID, b...)
+	now = at(3 * time.Second)
+	// a is noisy (38 of 38 in flight): the quiet b comes first.
+	got := byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 32))
+	if len(got) != 1 || len(got["b"]) != 32 {
+		t.Fatalf("receive 32 with a noisy: got %v, want 32 of b", got)
+	}
+	// Both noisy now (38 and 32 of 70 in flight): b has fewer.
+	for range 3 {
+		got = byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 1))
+		if len(got["b"]) != 1 {
+			t.Errorf("receive 1 with a holding 38 and b fewer in flight: got %v, want b", got)
+		}
+	}
+}
+
 // testFIFOExpiredGroupsDoNotHide: groups whose messages are all past
 // retention (dropped by the receive) do not stand in the way of a fresh
 // message in another group: the first receive returns it, with Max 1 and

@@ -217,6 +217,8 @@ func groups() []group {
 		}},
 		{"Fair", []test{
 			{"RoundRobin", testFairRoundRobin},
+			{"NoisyTenantWaits", testFairNoisyTenantWaits},
+			{"NoisyFewestInFlightFirst", testFairNoisyFewestInFlightFirst},
 		}},
 		{"Concurrency", []test{
 			{"ReceiveLeasesOnce", testConcurrentReceiveLeasesOnce},
