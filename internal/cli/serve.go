@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/leaf/gcpace"
@@ -239,29 +241,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(cfg.Logs, &slog.HandlerOptions{Level: level}))
-	creds, err := cfg.credentials()
+	front, err := cfg.front(log)
 	if err != nil {
 		return err
-	}
-	tlsCfg, err := cfg.tlsConfig()
-	if err != nil {
-		return err
-	}
-	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
-		return fmt.Errorf("--advertise-url: %w", err)
-	}
-	trustProxies, err := server.ParseTrustedProxies(cfg.TrustProxy)
-	if err != nil {
-		return fmt.Errorf("--trust-proxy: %w", err)
-	}
-	if err := checkExposure(cfg.Listen, len(creds) > 0, cfg.AllowAnonymous, log); err != nil {
-		return err
-	}
-	var verifier *sigv4.Verifier
-	if len(creds) > 0 {
-		if verifier, err = sigv4.NewVerifier(clock.System{}, creds); err != nil {
-			return err
-		}
 	}
 	// Every declared queue is checked before any is created, in a scratch
 	// engine: a file refused halfway would leave its first queues behind.
@@ -277,29 +259,11 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	var engClock clock.Clock = clock.System{}
-	var clockSyncer *clockSync
-	if pg, ok := store.(*pgstore.Store); ok {
-		// Keep time by the database's clock (clocksync.go).
-		offset := clock.NewOffset(clock.System{})
-		clockSyncer = &clockSync{clock: offset, max: maxClockOffset, log: log,
-			measure: func(ctx context.Context) (time.Duration, error) { return pg.ClockOffset(ctx, time.Now) }}
-		if err := clockSyncer.sync(ctx); err != nil {
-			return err
-		}
-		go clockSyncer.run(ctx, clockSyncEvery)
-		engClock = offset
-	}
-	eng, err := engine.New(engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey, Clock: engClock})
+	back, err := startEngine(ctx, store, engine.Config{Store: store, Region: cfg.Region, Logger: log, ReceiptKey: receiptKey})
 	if err != nil {
 		return err
 	}
-	storeReady := eng.StoreReady()
-	var refusing func() error
-	if clockSyncer != nil {
-		storeReady = clockSyncer.ready(storeReady)
-		refusing = clockSyncer.refusal
-	}
+	eng := back.eng
 	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
 		return err
 	}
@@ -310,26 +274,115 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	sweeper.Start(ctx)
 	defer sweeper.Stop()
 	srv := httpServer(server.New(server.Config{
-		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
-		Ready: storeReady, Collectors: storeCollectors(store),
-		LocalHostsOnly: verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
-		TrustProxies: trustProxies, Refusing: refusing, Backup: backupFunc(store, cfg.BackupDir),
+		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: front.verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
+		Ready: back.ready, Collectors: storeCollectors(store),
+		LocalHostsOnly: front.verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
+		TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
 		SNS: sns.ForStore(eng, store, log),
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
-	srv.TLSConfig = tlsCfg
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("%w: another process (another Baton?) listens there: stop it, or choose a free port with --listen 127.0.0.1:PORT (port 0 picks one)", err)
-	}
+	srv.TLSConfig = front.tls
+	ln, err := listen(cfg.Listen)
 	if err != nil {
 		return err
 	}
-	auth := "none"
-	if verifier != nil {
-		auth = fmt.Sprintf("sigv4 (%d keys)", len(creds))
+	cfg.logServing(log, ln.Addr().String(), front)
+	if ready != nil {
+		ready <- ln.Addr().String()
 	}
-	endpoint := listenURL(ln.Addr().String(), tlsCfg != nil)
-	attrs := []any{"addr", ln.Addr().String(), "endpoint", endpoint, "dashboard", endpoint + "/", "tls", tlsCfg != nil, "auth", auth,
+	return serveUntil(ctx, srv, ln, eng, log)
+}
+
+// frontDoor is what Serve checks of the configuration before it opens the
+// store: how requests are authenticated, encrypted and attributed.
+type frontDoor struct {
+	creds        []sigv4.Credential
+	verifier     *sigv4.Verifier // nil: requests are not signed
+	tls          *tls.Config     // nil: plain HTTP
+	trustProxies []netip.Prefix
+}
+
+// front checks the flags that shape how requests arrive; a bad one is an
+// error naming it, before anything is opened.
+func (cfg ServeConfig) front(log *slog.Logger) (frontDoor, error) {
+	var f frontDoor
+	var err error
+	if f.creds, err = cfg.credentials(); err != nil {
+		return f, err
+	}
+	if f.tls, err = cfg.tlsConfig(); err != nil {
+		return f, err
+	}
+	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
+		return f, fmt.Errorf("--advertise-url: %w", err)
+	}
+	if f.trustProxies, err = server.ParseTrustedProxies(cfg.TrustProxy); err != nil {
+		return f, fmt.Errorf("--trust-proxy: %w", err)
+	}
+	if err := checkExposure(cfg.Listen, len(f.creds) > 0, cfg.AllowAnonymous, log); err != nil {
+		return f, err
+	}
+	if len(f.creds) > 0 {
+		if f.verifier, err = sigv4.NewVerifier(clock.System{}, f.creds); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// backEnd is the engine over the opened store, with what /healthz asks of
+// it.
+type backEnd struct {
+	eng      *engine.Engine
+	ready    func(context.Context) error // nil error: the store takes requests
+	refusing func() error                // non-nil: the node refuses requests (nil func: never)
+}
+
+// startEngine starts the engine over store with ec. On PostgreSQL the
+// engine keeps time by the database's clock (clocksync.go), and the node
+// is ready only while that clock is known.
+func startEngine(ctx context.Context, store baton.Store, ec engine.Config) (backEnd, error) {
+	ec.Clock = clock.System{}
+	var syncer *clockSync
+	if pg, ok := store.(*pgstore.Store); ok {
+		offset := clock.NewOffset(clock.System{})
+		syncer = &clockSync{clock: offset, max: maxClockOffset, log: ec.Logger,
+			measure: func(ctx context.Context) (time.Duration, error) { return pg.ClockOffset(ctx, time.Now) }}
+		if err := syncer.sync(ctx); err != nil {
+			return backEnd{}, err
+		}
+		go syncer.run(ctx, clockSyncEvery)
+		ec.Clock = offset
+	}
+	eng, err := engine.New(ec)
+	if err != nil {
+		return backEnd{}, err
+	}
+	b := backEnd{eng: eng, ready: eng.StoreReady()}
+	if syncer != nil {
+		b.ready = syncer.ready(b.ready)
+		b.refusing = syncer.refusal
+	}
+	return b, nil
+}
+
+// listen listens on addr, with a hint when the port is taken.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%w: another process (another Baton?) listens there: stop it, or choose a free port with --listen 127.0.0.1:PORT (port 0 picks one)", err)
+	}
+	return ln, err
+}
+
+// logServing writes the start-up line: where the server listens, its
+// endpoint and dashboard, how it authenticates and what it stores in.
+func (cfg ServeConfig) logServing(log *slog.Logger, addr string, f frontDoor) {
+	auth := "none"
+	if f.verifier != nil {
+		auth = fmt.Sprintf("sigv4 (%d keys)", len(f.creds))
+	}
+	endpoint := listenURL(addr, f.tls != nil)
+	attrs := []any{"addr", addr, "endpoint", endpoint, "dashboard", endpoint + "/", "tls", f.tls != nil, "auth", auth,
 		"store", storeName(cfg.Store)}
 	if isEmbedded(cfg.Store) {
 		dir, err := filepath.Abs(cfg.DataDir)
@@ -342,12 +395,14 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		attrs = append(attrs, "advertise_url", cfg.AdvertiseURL)
 	}
 	log.Info("baton serving", append(attrs, "account", cfg.AccountID, "region", cfg.Region)...)
-	if ready != nil {
-		ready <- ln.Addr().String()
-	}
+}
+
+// serveUntil serves on ln until ctx ends, then answers the waiting long
+// polls and shuts the server down, giving requests under way 25 s.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, eng *engine.Engine, log *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() {
-		if tlsCfg != nil {
+		if srv.TLSConfig != nil {
 			errc <- srv.ServeTLS(ln, "", "")
 			return
 		}
