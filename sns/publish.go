@@ -85,6 +85,8 @@ type publication struct {
 	// signature covers nothing that differs between sqs subscriptions,
 	// so one serves them all.
 	signatureVersion, signature, certURL string
+	// filterIn is what filter policies read of it, read once (filter_match.go).
+	filterIn *filterInput
 }
 
 // sign signs the envelope the publication's sqs subscriptions receive,
@@ -215,7 +217,7 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 		slots = make(chan struct{}, maxParallelCopies)
 	)
 	for _, sub := range subs {
-		if sub.Pending || sub.Protocol != "sqs" {
+		if sub.Pending || sub.Protocol != "sqs" || !s.admits(pub, sub) {
 			continue
 		}
 		wg.Add(1)
