@@ -108,8 +108,8 @@ func TestSNSSubscribeRefusals(t *testing.T) {
 			"Invalid parameter: Attributes Reason: RawMessageDelivery: Invalid value [yes]. Must be true or false."},
 		{"sqs", snsQueueARN("q"), map[string]string{"Bogus": "1"}, "Invalid parameter: Attributes Reason: AttributeName"},
 		{"https", "https://example.com/hook", nil, "Invalid parameter: Protocol: https subscriptions Reason: Baton does not serve this yet"},
-		{"sqs", snsQueueARN("q"), map[string]string{"FilterPolicy": `{"k":["v"]}`},
-			"Invalid parameter: Attributes Reason: FilterPolicy Reason: Baton does not serve this yet"},
+		{"sqs", snsQueueARN("q"), map[string]string{"FilterPolicy": `{"k":"v"}`},
+			`Invalid parameter: Attributes Reason: FilterPolicy: "k" must be an object or an array`},
 	} {
 		_, err := c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String(tc.protocol),
 			Endpoint: aws.String(tc.endpoint), Attributes: tc.attrs})

@@ -122,8 +122,8 @@ func checkEndpoint(c Caller, t *baton.Topic, protocol, endpoint string) error {
 // those Baton does not honour yet are refused, saying so.
 var subscriptionAttributes = map[string]bool{
 	"RawMessageDelivery":  true,
-	"FilterPolicy":        false,
-	"FilterPolicyScope":   false,
+	"FilterPolicy":        true,
+	"FilterPolicyScope":   true,
 	"RedrivePolicy":       false,
 	"DeliveryPolicy":      false,
 	"SubscriptionRoleArn": false,
@@ -141,7 +141,13 @@ func checkSubscriptionAttributes(attrs map[string]string) (map[string]string, er
 			e := baton.AsError(err)
 			return nil, invalidParameter("Attributes Reason: %s", strings.TrimPrefix(e.Message, "Invalid parameter: "))
 		}
-		out[name] = nv
+		if nv != "" || name != "FilterPolicy" { // "" sets no policy
+			out[name] = nv
+		}
+	}
+	if err := checkFilterAttributes(out); err != nil {
+		e := baton.AsError(err)
+		return nil, invalidParameter("Attributes Reason: %s", strings.TrimPrefix(e.Message, "Invalid parameter: "))
 	}
 	return out, nil
 }
@@ -156,6 +162,10 @@ func checkSubscriptionAttribute(name, v string) (string, error) {
 		return "", invalidParameter("AttributeName")
 	case !built:
 		return "", notBuilt("%s", name)
+	case name == "FilterPolicy":
+		return v, nil // checked with its scope: checkFilterAttributes
+	case name == "FilterPolicyScope":
+		return v, checkFilterScope(v)
 	}
 	lv := strings.ToLower(v)
 	if lv != "true" && lv != "false" {
@@ -164,14 +174,16 @@ func checkSubscriptionAttribute(name, v string) (string, error) {
 	return lv, nil
 }
 
+// subscriptionDefaults are the values of attributes never set.
+var subscriptionDefaults = map[string]string{"RawMessageDelivery": "false", "FilterPolicyScope": ScopeAttributes, "FilterPolicy": ""}
+
 // sameSubscriptionAttributes: every attribute given equals the
-// subscription's, a default (RawMessageDelivery false) equal to its
-// absence.
+// subscription's, a default equal to its absence.
 func sameSubscriptionAttributes(have, given map[string]string) bool {
 	for k, v := range given {
 		old, ok := have[k]
-		if !ok && k == "RawMessageDelivery" {
-			old, ok = "false", true
+		if !ok {
+			old, ok = subscriptionDefaults[k]
 		}
 		if !ok || old != v {
 			return false
@@ -232,6 +244,7 @@ func (s *Service) GetSubscriptionAttributes(ctx context.Context, c Caller, arn s
 		"TopicArn":                     TopicARN(sub.Region, sub.Account, sub.Topic),
 	}
 	maps.Copy(out, sub.Attributes)
+	showFilterAttributes(out)
 	return out, nil
 }
 
@@ -254,10 +267,18 @@ func (s *Service) SetSubscriptionAttributes(ctx context.Context, c Caller, arn, 
 	if err != nil {
 		return err
 	}
-	if sub.Attributes == nil {
-		sub.Attributes = make(map[string]string)
+	attrs := maps.Clone(sub.Attributes)
+	if attrs == nil {
+		attrs = make(map[string]string)
 	}
-	sub.Attributes[name] = nv
+	attrs[name] = nv
+	if name == "FilterPolicy" && nv == "" {
+		delete(attrs, name) // "" removes the policy
+	}
+	if err := checkFilterAttributes(attrs); err != nil {
+		return err
+	}
+	sub.Attributes = attrs
 	if err := s.store.SubscriptionUpdate(ctx, sub); errors.Is(err, baton.ErrNotFound) {
 		return errSubscriptionNotFound()
 	} else if err != nil {
