@@ -39,6 +39,7 @@ fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz='^FuzzDecodeLedgerBatch$$' -fuzztime=$(FUZZTIME) ./engine/ledger
 	go test -run='^$$' -fuzz='^FuzzParseBatchItemFailures$$' -fuzztime=$(FUZZTIME) ./worker
 	go test -run='^$$' -fuzz='^FuzzPublish$$' -fuzztime=$(FUZZTIME) ./sns
+	go test -run='^$$' -fuzz='^FuzzFilterPolicy$$' -fuzztime=$(FUZZTIME) ./sns
 
 bench: ## Run the Go benchmarks
 	go test -run='^$$' -bench=. -benchmem $$(go list ./... | grep -v /e2e)

@@ -48,3 +48,28 @@ func FuzzPublish(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFilterPolicy feeds any policy text, scope and message to
+// ParseFilterPolicy and Match: a policy is compiled or refused with
+// InvalidParameter, and a compiled one matches any message, without a
+// panic or another error.
+func FuzzFilterPolicy(f *testing.F) {
+	f.Add(`{"a":["x",{"prefix":"p"},{"numeric":[">",0,"<=",5]}],"$or":[{"b":[{"exists":false}]},{"c":[{"cidr":"10.0.0.0/8"}]}]}`,
+		"", `{"a":"x"}`, "a", "String.Array", `["x",1,true,null]`)
+	f.Add(`{"o":{"k":[{"anything-but":{"prefix":"a"}},{"equals-ignore-case":"Q"}]},"n":[1e2,null,true]}`, "MessageBody",
+		`{"o":{"k":["A",[["q"]]]},"n":100}`, "n", "Number", "1e2")
+	f.Add(`{"k":[{"numeric":["=",1,2]}]}`, "MessageAttributes", "m", "k", "Number", "x")
+	f.Add(`{"k":[{"cidr":"::ffff:1.2.3.4/200"}]}`, "MessageBody", `[1]`, "k", "Binary", "")
+	f.Add(`{"$or":[{"a":[{"suffix":""}]},{"$or":[{"b":[1]},{"c":[2]}]}]}`, "", `{}`, "c", "String", "2")
+	f.Fuzz(func(t *testing.T, policy, scope, body, attrName, attrType, attrValue string) {
+		fp, err := sns.ParseFilterPolicy(policy, scope)
+		if err != nil {
+			if e := baton.AsError(err); e.Code != baton.ErrSNSInvalidParameter {
+				t.Fatalf("ParseFilterPolicy(%q, %q): %v, want InvalidParameter or success", policy, scope, err)
+			}
+			return
+		}
+		attrs := []sns.MessageAttribute{{Name: attrName, MessageAttribute: baton.MessageAttribute{DataType: attrType, StringValue: attrValue}}}
+		fp.Match(body, attrs)
+	})
+}
