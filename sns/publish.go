@@ -37,8 +37,8 @@ type PublishParams struct {
 const maxParallelCopies = 8
 
 // Publish validates a message, sends a copy of it to every subscribed
-// queue and returns its MessageId once every copy is durable in its queue
-// (docs/architecture.md §8). A copy the queue refuses for good, as AWS
+// queue whose filter policy it matches and returns its MessageId once every
+// copy is durable in its queue (docs/architecture.md §8). A copy the queue refuses for good, as AWS
 // counts a client error (the queue deleted, a message its limits refuse),
 // is logged and dropped, and does not fail the publish, as on AWS. A copy
 // the store cannot take for now fails the publish (InternalError or
@@ -217,8 +217,11 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 		slots = make(chan struct{}, maxParallelCopies)
 	)
 	for _, sub := range subs {
-		if sub.Pending || sub.Protocol != "sqs" || !s.admits(pub, sub) {
+		if sub.Pending || sub.Protocol != "sqs" {
 			continue
+		}
+		if !s.admits(pub, sub) {
+			continue // filtered out by its FilterPolicy (filter_match.go)
 		}
 		wg.Add(1)
 		slots <- struct{}{}
