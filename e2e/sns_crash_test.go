@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,16 +15,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
-// TestSNSCrashRecovery publishes to a topic with an enveloped and a raw
-// queue subscription while `baton serve` (the durable store) is killed
+// TestSNSCrashRecovery publishes to a topic with an enveloped, a raw and
+// a filtered queue subscription while `baton serve` (the durable store) is killed
 // with SIGKILL at a random moment, restarts it on the same data directory,
 // twice, and then drains both queues. Every acknowledged publish must be
-// in each queue exactly once (no retries are made, so no copy twice);
+// in each queue exactly once (the filtered queue: each whose attribute its
+// policy matches, and no other; no retries are made, so no copy twice);
 // a publish the kill cut off may be in either, or neither, at most once;
 // nothing else may be there. The topic and its subscriptions outlive the
 // kills.
@@ -51,7 +54,9 @@ func TestSNSCrashRecovery(t *testing.T) {
 					mu.Lock()
 					acked[msg] = false
 					mu.Unlock()
-					_, err := snsc.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(msg)})
+					_, err := snsc.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(msg),
+						MessageAttributes: map[string]snstypes.MessageAttributeValue{
+							"worker": {DataType: aws.String("String"), StringValue: aws.String(fmt.Sprintf("w%d", w))}}})
 					if err == nil {
 						mu.Lock()
 						acked[msg] = true
@@ -97,11 +102,20 @@ func TestSNSCrashRecovery(t *testing.T) {
 	for _, q := range []struct {
 		name string
 		raw  bool
-	}{{"fan-env", false}, {"fan-raw", true}} {
+		// wants reports whether the queue's policy takes msg.
+		wants func(msg string) bool
+	}{{"fan-env", false, nil}, {"fan-raw", true, nil}, {"fan-w1", true, func(msg string) bool { return strings.Contains(msg, "-w1-") }}} {
 		got := drainMessages(t, sqsc, p.queueURL(q.name), q.raw)
 		mu.Lock()
 		lost, extra, twice, ackedN := 0, 0, 0, 0
 		for msg, ok := range acked {
+			if q.wants != nil && !q.wants(msg) {
+				if got[msg] > 0 {
+					extra++
+					t.Errorf("%s: %s is there, though its policy does not match it", q.name, msg)
+				}
+				continue
+			}
 			if ok {
 				ackedN++
 				if got[msg] == 0 {
@@ -135,10 +149,10 @@ func crashSNSClient(url string) *awssns.Client {
 	})
 }
 
-// setUpFanOut makes the queues, the topic and its two subscriptions.
+// setUpFanOut makes the queues, the topic and its three subscriptions.
 func setUpFanOut(ctx context.Context, t *testing.T, sqsc *sqs.Client, snsc *awssns.Client) {
 	t.Helper()
-	for _, q := range []string{"fan-env", "fan-raw"} {
+	for _, q := range []string{"fan-env", "fan-raw", "fan-w1"} {
 		if _, err := sqsc.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q)}); err != nil {
 			t.Fatalf("create queue %s: %v", q, err)
 		}
@@ -147,10 +161,11 @@ func setUpFanOut(ctx context.Context, t *testing.T, sqsc *sqs.Client, snsc *awss
 	if err != nil {
 		t.Fatalf("create topic: %v", err)
 	}
-	for q, raw := range map[string]string{"fan-env": "false", "fan-raw": "true"} {
+	for q, attrs := range map[string]map[string]string{"fan-env": {"RawMessageDelivery": "false"}, "fan-raw": {"RawMessageDelivery": "true"},
+		"fan-w1": {"RawMessageDelivery": "true", "FilterPolicy": `{"worker": ["w1"]}`}} {
 		if _, err := snsc.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: out.TopicArn, Protocol: aws.String("sqs"),
 			Endpoint:   aws.String("arn:aws:sqs:us-east-1:" + account + ":" + q),
-			Attributes: map[string]string{"RawMessageDelivery": raw}}); err != nil {
+			Attributes: attrs}); err != nil {
 			t.Fatalf("subscribe %s: %v", q, err)
 		}
 	}
