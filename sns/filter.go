@@ -363,7 +363,7 @@ func compileExpression(v *jsonValue) (condition, string) {
 	switch {
 	case msg != "":
 		return nil, msg
-	case len(v.keys) > 1 && (op == "numeric" || op == "anything-but"):
+	case len(v.keys) > 1 && (op == "numeric" || op == "anything-but" && arg.kind != '{'):
 		return nil, "Too many elements in numeric expression"
 	case len(v.keys) > 1:
 		return nil, "Only one key allowed in match expression"

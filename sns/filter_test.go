@@ -324,6 +324,18 @@ func TestFilterPolicyRefusals(t *testing.T) {
 			`"$or":[{"source":["a"]},{"type":["a","b","c"]}]}}`, sns.ScopeBody, "FilterPolicy: Filter policy is too complex"},
 		{`{"object":{"key":[{"prefix":"auto-"}]}}`, "", "Filter policy scope MessageAttributes does not support nested filter policy"},
 		{`{invalidjson}`, "", "FilterPolicy: failed to parse JSON. "},
+		// Not recorded on SNS: the texts of AWS's open-source matcher.
+		{`{}`, "", "FilterPolicy: Empty objects are not allowed"},
+		{`{"key":[{}]}`, "", "FilterPolicy: Match expression name not found"},
+		{`{"key":[{"anything-but":"a","x":1}]}`, "", "FilterPolicy: Too many elements in numeric expression"},
+		{`{"key":[{"anything-but":{"prefix":"a"},"x":1}]}`, "", "FilterPolicy: Only one key allowed in match expression"},
+		{`{"key":[{"anything-but":["a",1]}]}`, "", "FilterPolicy: Inside anything but list, either all values are number or string, mixed type is not supported"},
+		{`{"key":[{"anything-but":true}]}`, "", "FilterPolicy: Value of anything-but must be an array or single string/number value."},
+		{`{"$or":[{"a":["1"]}]}`, "", "FilterPolicy: There must have at least 2 Objects in $or relationship."},
+		{`{"$or":{"a":["1"]}}`, "", "FilterPolicy: It must be an Array followed with $or."},
+		{`{"$or":[{"prefix":["1"]},{"b":["2"]}]}`, "", "FilterPolicy: prefix is Ruler reserved fieldName which cannot be used inside $or."},
+		{`{"key":[{"cidr":"10.0.0.0/32"}]}`, "", "FilterPolicy: IPv4 mask bits must be < 32"},
+		{`["key"]`, "", "FilterPolicy: Filter is not an object"},
 	} {
 		scope := tc.scope
 		if scope == ScopeBodyOrAttr {
