@@ -87,6 +87,8 @@ type publication struct {
 	signatureVersion, signature, certURL string
 	// filterIn is what filter policies read of it, read once (filter_match.go).
 	filterIn *filterInput
+	// outcomes are what became of each subscription's copy (outcome.go).
+	outcomes outcomeList
 }
 
 // sign signs the envelope the publication's sqs subscriptions receive,
@@ -221,7 +223,8 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 			continue
 		}
 		if !s.admits(pub, sub) {
-			continue // filtered out by its FilterPolicy (filter_match.go)
+			pub.note(filteredOut(sub, sub.Attributes["FilterPolicy"])) // filtered out by its FilterPolicy (filter_match.go)
+			continue
 		}
 		wg.Add(1)
 		slots <- struct{}{}
@@ -235,6 +238,7 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 		}()
 	}
 	wg.Wait()
+	s.seen.record(pub, first)
 	return first
 }
 
@@ -253,8 +257,10 @@ func (s *Service) deliver(ctx context.Context, pub *publication, sub *baton.Subs
 	send := s.copyFor(pub, sub)
 	_, err := s.engine.SendMessage(ctx, q, send)
 	if err == nil {
+		pub.note(delivered(sub))
 		return nil
 	}
+	pub.note(failed(sub, err.Error()))
 	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrInternal && e.Code != baton.ErrServiceUnavailable {
 		s.log.Warn("sns: a subscribed queue refused its copy; the copy is dropped",
 			"subscription", SubscriptionARN(sub), "queue", sub.Endpoint, "message_id", pub.id, "code", e.Code, "reason", e.Message)

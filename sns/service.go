@@ -25,6 +25,10 @@ type Service struct {
 	// signMu guards sig, the signer, loaded on first use (signing.go).
 	signMu sync.Mutex
 	sig    *signer
+
+	// seen keeps the recent publishes and the per-topic counts
+	// (outcome.go).
+	seen seen
 }
 
 // Caller is who makes a request and where: the region it is for ("" is the
