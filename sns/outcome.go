@@ -72,7 +72,7 @@ type PublishRecord struct {
 	At        time.Time
 	// Outcomes are the first maxOutcomesKept outcomes, in subscription
 	// order; Delivered, Filtered and Failed count all of them.
-	Outcomes                     []Outcome
+	Outcomes                    []Outcome
 	Delivered, Filtered, Failed int
 	// Err is the error the publish was answered with, "" if it succeeded.
 	Err string
