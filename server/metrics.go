@@ -13,6 +13,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/sns"
 )
 
 // metrics holds the server's Prometheus registry.
@@ -28,6 +29,8 @@ type metrics struct {
 	// hashes them under a lock, which cost more than the observation. The
 	// actions are the operation table's, so the cache stays small.
 	byAction sync.Map
+	// sns, if set, gives the per-topic series (metrics_sns.go).
+	sns *sns.Service
 }
 
 type actionMetrics struct {
@@ -81,6 +84,9 @@ func (m *metrics) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		queues := prometheus.NewRegistry()
 		queues.MustRegister(queueCollector{engine: m.engine, account: baton.AccountFromContext(r.Context())})
+		if m.sns != nil {
+			queues.MustRegister(topicCollector{sns: m.sns, account: baton.AccountFromContext(r.Context())})
+		}
 		promhttp.HandlerFor(prometheus.Gatherers{m.registry, queues}, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	})
 }

@@ -150,6 +150,7 @@ func New(cfg Config) *Server {
 	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
+	s.metrics.sns = cfg.SNS
 	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
 	signIns := newSignInGuard(cfg.Engine.Clock())
 	s.dashboard = s.newDashboard(cfg.Verifier, signIns, s.admin) // before s.admin is wrapped for SigV4
