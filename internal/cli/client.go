@@ -151,6 +151,19 @@ func endpointRegion(endpoint string) string {
 // Baton without authentication accepts; a configured source that fails is an
 // error.
 func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
+	cfg, err := o.awsConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := o.resolvedEndpoint(cmd)
+	return sqs.NewFromConfig(cfg, func(so *sqs.Options) {
+		so.BaseEndpoint = aws.String(endpoint)
+	}), nil
+}
+
+// awsConfig is the AWS configuration client and snsClient build their
+// clients from: credentials and region as client says.
+func (o *clientOptions) awsConfig(cmd *cobra.Command) (aws.Config, error) {
 	ctx := cmd.Context()
 	opts := []func(*config.LoadOptions) error{
 		config.WithEC2IMDSClientEnableState(imds.ClientDisabled),
@@ -163,7 +176,7 @@ func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = endpointRegion(o.resolvedEndpoint(cmd))
@@ -182,13 +195,10 @@ func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 			// A configured source that fails (credential_process, SSO, a
 			// role) is reported, as the AWS CLI reports it: dummy
 			// credentials would only turn it into InvalidClientTokenId.
-			return nil, fmt.Errorf("load AWS credentials: %w", err)
+			return aws.Config{}, fmt.Errorf("load AWS credentials: %w", err)
 		}
 	}
-	endpoint := o.resolvedEndpoint(cmd)
-	return sqs.NewFromConfig(cfg, func(so *sqs.Options) {
-		so.BaseEndpoint = aws.String(endpoint)
-	}), nil
+	return cfg, nil
 }
 
 // clientFor is client for a command acting on queue, a name or a URL: a

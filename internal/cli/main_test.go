@@ -282,6 +282,7 @@ func TestCLIHelpBoolFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve", "--help"}, {"receive", "--help"}, {"send", "--help"}, {"queue", "--help"}, {"queue", "create", "--help"},
 		{"doctor", "--help"}, {"worker", "--help"}, {"bench", "--help"}, {"--help"},
+		{"topic", "subscribe", "--help"}, {"publish", "--help"},
 	} {
 		r := runCLI(t, cliEnv(t), nil, args...)
 		if r.code != 0 || strings.Contains(r.stdout, "[=true|false]") || !strings.Contains(r.stdout, "  -h, --help ") {
@@ -312,6 +313,8 @@ func TestCLISuggestions(t *testing.T) {
 		{[]string{"receive", "jobs", "--delte"}, "unknown flag: --delte\n\nDid you mean this?\n\t--delete\n"},
 		{[]string{"queue", "list", "--endpont", "x"}, "unknown flag: --endpont\n\nDid you mean this?\n\t--endpoint\n"},
 		{[]string{"serve", "--no-such-thing"}, "unknown flag: --no-such-thing\n"},
+		{[]string{"topic", "subscirbe", "t", "q"}, "unknown command \"subscirbe\" for \"baton topic\"\n\nDid you mean this?\n\tsubscribe\n"},
+		{[]string{"publish", "t", "m", "--subjet", "s"}, "unknown flag: --subjet\n\nDid you mean this?\n\t--subject\n"},
 	} {
 		r := runCLI(t, cliEnv(t), nil, tt.args...)
 		if r.code != 1 || r.stderr != "baton: "+tt.want {

@@ -43,22 +43,9 @@ func sendCommand() *cobra.Command {
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body string
-			if len(args) == 2 && args[1] != "-" {
-				body = args[1]
-			} else {
-				in := cmd.InOrStdin()
-				if f, ok := in.(*os.File); ok && isTerminal(f) {
-					fmt.Fprintln(cmd.ErrOrStderr(), "reading the body from standard input; end it with Ctrl-D (or give it as an argument)")
-				}
-				b, err := io.ReadAll(io.LimitReader(in, maxStdinBody+1))
-				if err != nil {
-					return fmt.Errorf("read the body from standard input: %w", err)
-				}
-				if len(b) > maxStdinBody {
-					return fmt.Errorf("the body on standard input is larger than %d bytes", maxStdinBody)
-				}
-				body = string(b)
+			body, err := bodyArg(cmd, args)
+			if err != nil {
+				return err
 			}
 			ma, err := parseMessageAttributes(attrs)
 			if err != nil {
@@ -115,6 +102,26 @@ func sendCommand() *cobra.Command {
 	f.StringVar(&dedupID, "dedup-id", "", "message deduplication id (FIFO queues)")
 	f.BoolVar(&asJSON, "json", false, "print the SendMessage result as JSON")
 	return cmd
+}
+
+// bodyArg is a message body given as args[1], or read from standard input
+// byte for byte when args has no second argument or it is "-".
+func bodyArg(cmd *cobra.Command, args []string) (string, error) {
+	if len(args) == 2 && args[1] != "-" {
+		return args[1], nil
+	}
+	in := cmd.InOrStdin()
+	if f, ok := in.(*os.File); ok && isTerminal(f) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "reading the body from standard input; end it with Ctrl-D (or give it as an argument)")
+	}
+	b, err := io.ReadAll(io.LimitReader(in, maxStdinBody+1))
+	if err != nil {
+		return "", fmt.Errorf("read the body from standard input: %w", err)
+	}
+	if len(b) > maxStdinBody {
+		return "", fmt.Errorf("the body on standard input is larger than %d bytes", maxStdinBody)
+	}
+	return string(b), nil
 }
 
 // sendResult is `baton send --json`'s output, spelled as SendMessage's
