@@ -14,6 +14,10 @@ package cli
 //	    tags: {team: billing}
 //	    dead-letter: {queue: orders-dlq, max-receive-count: 5}
 //	  - name: orders-dlq
+//	topics:
+//	  - name: order-events
+//	    subscriptions:
+//	      - {queue: orders, raw: true}
 //
 // Every other top-level key is one of serve's flags, spelled as the flag
 // is, so a setting has one name as a flag, a BATON_* variable and a key.
@@ -61,7 +65,7 @@ type QueueConfig struct {
 
 // addConfigFlags adds --config and --print-config to serve's flags.
 func addConfigFlags(f *pflag.FlagSet) {
-	f.String("config", "", "YAML file of settings and of queues to create at start-up (see README)")
+	f.String("config", "", "YAML file of settings and of queues and topics to create at start-up (see README)")
 	f.Bool("print-config", false, "print the effective configuration as YAML, secrets masked, and exit")
 }
 
@@ -83,7 +87,7 @@ func loadServeConfig(cmd *cobra.Command, cfg *ServeConfig) (done bool, err error
 		if err := file.apply(flags); err != nil {
 			return false, err
 		}
-		cfg.Queues = file.queues
+		cfg.Queues, cfg.Topics = file.queues, file.topics
 		if cfg.Credentials, err = file.resolveCredentials(cfg.AccountID); err != nil {
 			return false, err
 		}
@@ -112,6 +116,7 @@ type configFile struct {
 	settings []configSetting
 	creds    []fileCredential
 	queues   []QueueConfig
+	topics   []TopicConfig
 }
 
 // configSetting is a top-level key that sets the flag of the same name.

@@ -29,7 +29,7 @@ func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
 func (p *configParser) where(n *yaml.Node) string { return fmt.Sprintf("%s:%d", p.path, n.Line) }
 
 // readConfigFile parses path, refusing unknown keys and invalid values.
-// flags are serve's: each top-level key other than queues and credentials
+// flags are serve's: each top-level key other than queues, topics and credentials
 // must name one of them.
 func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 	data, err := os.ReadFile(path)
@@ -66,6 +66,9 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 		case "credentials":
 			file.creds, err = p.credentials(v)
 			return err
+		case "topics":
+			file.topics, err = p.topics(v)
+			return err
 		}
 		f := flags.Lookup(key)
 		if f == nil || notFileKeys[key] {
@@ -86,7 +89,7 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 
 // topKeys lists the keys a file may have at the top level.
 func (p *configParser) topKeys() []string {
-	keys := []string{"credentials", "queues"}
+	keys := []string{"credentials", "queues", "topics"}
 	p.flags.VisitAll(func(f *pflag.Flag) {
 		if !notFileKeys[f.Name] {
 			keys = append(keys, f.Name)
@@ -217,19 +220,27 @@ func (p *configParser) scalar(n *yaml.Node, what string) (string, error) {
 	return n.Value, nil
 }
 
-// attributes parses a queue's attributes: each value is taken as written,
-// except that a mapping or list (a policy) becomes its JSON.
+// attributes parses a queue's attributes (attributeValues).
 func (p *configParser) attributes(n *yaml.Node, in string, q *QueueConfig) error {
+	var err error
+	q.Attributes, err = p.attributeValues(n, in, q.attrWhere)
+	return err
+}
+
+// attributeValues parses a mapping of attributes: each value is taken as
+// written, except that a mapping or list (a policy) becomes its JSON. where,
+// if not nil, gets each attribute's file:line.
+func (p *configParser) attributeValues(n *yaml.Node, in string, where map[string]string) (map[string]string, error) {
 	if n.Kind != yaml.MappingNode {
-		return p.errorf(n, "%sattributes: want a mapping (Name: value), got %s", in, kindName(n))
+		return nil, p.errorf(n, "%sattributes: want a mapping (Name: value), got %s", in, kindName(n))
 	}
-	q.Attributes = map[string]string{}
-	return p.eachPair(n, in+"attributes: ", func(name string, k, v *yaml.Node) error {
+	attrs := map[string]string{}
+	return attrs, p.eachPair(n, in+"attributes: ", func(name string, k, v *yaml.Node) error {
 		switch {
 		case isNull(v):
 			return p.errorf(v, "%sattribute %s: no value", in, name)
 		case v.Kind == yaml.ScalarNode:
-			q.Attributes[name] = v.Value
+			attrs[name] = v.Value
 		default:
 			var doc any
 			if err := v.Decode(&doc); err != nil {
@@ -239,9 +250,11 @@ func (p *configParser) attributes(n *yaml.Node, in string, q *QueueConfig) error
 			if err != nil {
 				return p.errorf(v, "%sattribute %s: cannot be JSON: %v", in, name, err)
 			}
-			q.Attributes[name] = string(b)
+			attrs[name] = string(b)
 		}
-		q.attrWhere[name] = p.where(k)
+		if where != nil {
+			where[name] = p.where(k)
+		}
 		return nil
 	})
 }

@@ -97,6 +97,9 @@ func writeEffectiveConfig(w io.Writer, flags *pflag.FlagSet, file *configFile, c
 		}
 		root.Content = append(root.Content, strNode("queues"), list)
 	}
+	if len(cfg.Topics) > 0 {
+		root.Content = append(root.Content, strNode("topics"), topicsNode(cfg.Topics))
+	}
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/sns"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -161,10 +162,10 @@ func (q QueueConfig) errorWhere(err error) string {
 	return q.where
 }
 
-// checkQueues creates cfg's queues in a scratch in-memory engine, to report
+// checkQueues creates cfg's queues and topics in a scratch in-memory engine, to report
 // what the real start-up would refuse.
 func checkQueues(ctx context.Context, cfg ServeConfig) error {
-	if len(cfg.Queues) == 0 {
+	if len(cfg.Queues) == 0 && len(cfg.Topics) == 0 {
 		return nil
 	}
 	store := memstore.New()
@@ -174,5 +175,8 @@ func checkQueues(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	defer eng.Close()
-	return createQueues(ctx, eng, cfg.Queues, cfg.AccountID, slog.New(slog.DiscardHandler))
+	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	return createTopics(ctx, eng, sns.ForStore(eng, store, nil), cfg.Topics, cfg.AccountID, slog.New(slog.DiscardHandler))
 }

@@ -431,3 +431,112 @@ func TestConfigQueueRegions(t *testing.T) {
 		t.Errorf("queue list in eu-central-1: got %q", out)
 	}
 }
+
+// Topics declared in the file are created at start with their
+// subscriptions, before the server accepts requests, and are durable; a
+// restart with a changed file updates them, and with the same file says
+// they exist.
+func TestConfigTopics(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path := writeConfig(t, `queues:
+  - name: audit
+  - name: billing
+topics:
+  - name: orders
+    attributes: {DisplayName: Orders}
+    tags: {team: billing}
+    subscriptions:
+      - queue: billing
+        raw: true
+      - queue: audit
+  - name: refunds
+`)
+	p := startServe(t, cliEnv(t), "--store", "embedded", "--data-dir", data, "--config", path)
+	logs := p.logs.String()
+	for _, line := range []string{`config topic created" topic=orders `, `config topic created" topic=refunds`,
+		`config subscription created" topic=orders queue=billing`, `config subscription created" topic=orders queue=audit`} {
+		if at, serving := strings.Index(logs, line), strings.Index(logs, "baton serving"); at < 0 || at > serving {
+			t.Errorf("want %q before \"baton serving\":\n%s", line, logs)
+		}
+	}
+	topic := "arn:aws:sns:us-east-1:000000000000:orders"
+	mustSucceed(t, p.URL, "publish", "orders", "paid")
+	c := testutil.NewClient(p.URL)
+	base := p.URL + "/000000000000/"
+	if b := receiveBodyAt(t, c, base+"billing"); b != "paid" {
+		t.Errorf("billing (raw) got %q, want paid", b)
+	}
+	if b := receiveBodyAt(t, c, base+"audit"); !strings.Contains(b, `"TopicArn" : "`+topic+`"`) {
+		t.Errorf("audit (enveloped) got %q, want the envelope of %s", b, topic)
+	}
+	p.stop(t)
+
+	// The file now wants audit raw too and another display name.
+	changed := strings.Replace(strings.Replace(string(must(os.ReadFile(path))), "      - queue: audit\n", "      - {queue: audit, raw: true}\n", 1),
+		"DisplayName: Orders", "DisplayName: Sales", 1)
+	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, cliEnv(t), "--store", "embedded", "--data-dir", data, "--config", path)
+	logs = p.logs.String()
+	for _, line := range []string{`config topic updated" topic=orders `, `config topic exists" topic=refunds`,
+		`config subscription exists" topic=orders queue=billing`, `config subscription updated" topic=orders queue=audit`} {
+		if !strings.Contains(logs, line) {
+			t.Errorf("second start: want %q:\n%s", line, logs)
+		}
+	}
+	if got := mustSucceed(t, p.URL, "topic", "list"); got != topic+"\n"+strings.Replace(topic, "orders", "refunds", 1)+"\n" {
+		t.Errorf("topic list after the restart: %q", got)
+	}
+	mustSucceed(t, p.URL, "publish", "orders", "shipped")
+	if b := receiveBodyAt(t, c2(p.URL), p.URL+"/000000000000/audit"); b != "shipped" {
+		t.Errorf("audit, now raw, got %q, want shipped", b)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func c2(url string) *sqs.Client { return testutil.NewClient(url) }
+
+// receiveBodyAt receives the one message the queue at url holds.
+func receiveBodyAt(t *testing.T, c *sqs.Client, url string) string {
+	t.Helper()
+	out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("receive %s: %v, %v; want one message", url, out, err)
+	}
+	return aws.ToString(out.Messages[0].Body)
+}
+
+// A topic the API refuses, or a subscription without a queue, fails the
+// start with the file:line of its declaration, and nothing is created.
+func TestConfigTopicErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ file, want string }{
+		{"topics:\n  - name: ok\n  - name: not ok\n", ":3: topic not ok: InvalidParameter"},
+		{"topics:\n  - name: t\n    subscriptions:\n      - raw: true\n", ":4: topic t: subscriptions[0]: no queue"},
+		{"topics:\n  - name: t\n    subscriptions:\n      - queue: q\n        raw: maybe\n", ":5: topic t: subscriptions[0]: raw: want true or false"},
+		{"topics:\n  - name: t\n    colour: red\n", `:3: topic t: unknown key "colour"`},
+		{"topics:\n  - name: t\n  - name: t\n", ":3: topic t is declared twice (first at"},
+	} {
+		data := t.TempDir()
+		path := writeConfig(t, tt.file)
+		r := runCLI(t, cliEnv(t), nil, "serve", "--store", "embedded", "--data-dir", data, "--listen", "127.0.0.1:0", "--config", path)
+		if r.code != 1 || !strings.Contains(r.stderr, path+tt.want) {
+			t.Errorf("serve with\n%s: %v\nwant exit 1 and %q", tt.file, r, path+tt.want)
+		}
+	}
+	data := t.TempDir()
+	path := writeConfig(t, "topics:\n  - name: ok\n  - name: not ok\n")
+	runCLI(t, cliEnv(t), nil, "serve", "--store", "embedded", "--data-dir", data, "--listen", "127.0.0.1:0", "--config", path)
+	p := startServe(t, cliEnv(t), "--store", "embedded", "--data-dir", data)
+	if out := mustSucceed(t, p.URL, "topic", "list"); out != "" {
+		t.Errorf("topics after the refused file: %q, want none", out)
+	}
+}

@@ -68,6 +68,8 @@ type ServeConfig struct {
 	// Queues are created at start-up, before the server accepts requests
 	// (from --config; see QueueConfig).
 	Queues []QueueConfig
+	// Topics are created after them (from --config; see TopicConfig).
+	Topics []TopicConfig
 	// Import is an export file loaded at start-up (importAtStart).
 	Import string
 	// Credentials are keys from the --config file, each with its account.
@@ -267,6 +269,10 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err := createQueues(ctx, eng, cfg.Queues, cfg.AccountID, log); err != nil {
 		return err
 	}
+	snsService := sns.ForStore(eng, store, log)
+	if err := createTopics(ctx, eng, snsService, cfg.Topics, cfg.AccountID, log); err != nil {
+		return err
+	}
 	if err := importAtStart(ctx, eng, cfg.Import, cfg.AccountID, log); err != nil {
 		return err
 	}
@@ -278,7 +284,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Ready: back.ready, Collectors: storeCollectors(store),
 		LocalHostsOnly: front.verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
-		SNS: sns.ForStore(eng, store, log),
+		SNS: snsService,
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
 	srv.TLSConfig = front.tls
 	ln, err := listen(cfg.Listen)
