@@ -24,6 +24,13 @@
 // a queue from a one-line spec (attributes and a dead-letter queue
 // included) and returns its URL.
 //
+// The server serves Amazon SNS on the same endpoint: Server.SNSClient is an
+// SNS client for it, Server.Topic creates a topic from a spec of the same
+// form and returns its ARN, and Server.Subscribe subscribes a queue to it:
+//
+//	orders := srv.Topic(t, "orders")
+//	srv.Subscribe(t, orders, "billing?RawMessageDelivery=true")
+//
 // With WithFakeClock, time on the server passes only when the test moves
 // Server.Clock: a visibility timeout lapses, a delayed message becomes
 // visible and a long poll ends exactly when the clock passes them, and

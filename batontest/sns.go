@@ -1,6 +1,10 @@
 package batontest
 
 import (
+	"context"
+	"fmt"
+	"testing"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -29,4 +33,82 @@ func (s *Server) snsClient(creds aws.CredentialsProvider) *awssns.Client {
 		RetryMaxAttempts: 1,
 		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.clock},
 	})
+}
+
+// Topic creates the SNS topic spec describes, with SNSClient, and returns
+// its ARN; it fails the test if spec is malformed or the server refuses the
+// topic. A spec is a topic name, then optionally "?" and the topic's
+// attributes as CreateTopic takes them, in the form of a URL query, as for
+// Queue:
+//
+//	orders
+//	orders?DisplayName=Orders&SignatureVersion=2
+//
+// Creating a topic again with the same spec returns the same ARN.
+func (s *Server) Topic(tb testing.TB, spec string) string {
+	tb.Helper()
+	arn, err := s.CreateTopic(context.Background(), spec)
+	if err != nil {
+		tb.Fatalf("batontest: topic %q: %v", spec, err)
+	}
+	return arn
+}
+
+// CreateTopic is Topic for code without a testing.TB: it returns the error
+// instead of failing the test.
+func (s *Server) CreateTopic(ctx context.Context, spec string) (string, error) {
+	t, err := parseSNSSpec(spec)
+	if err != nil {
+		return "", err
+	}
+	out, err := s.SNSClient().CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String(t.name), Attributes: t.attrs})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.TopicArn), nil
+}
+
+// Subscribe subscribes the queue spec describes to the topic topicARN (as
+// Topic returns it), with SNSClient, and returns the subscription's ARN;
+// it fails the test if spec is malformed or the server refuses it. A spec
+// is a queue name of the server's account, then optionally "?" and the
+// subscription's attributes as Subscribe takes them, as for Topic:
+//
+//	billing
+//	billing?RawMessageDelivery=true
+//
+// The queue need not exist yet (as on AWS); until it does, its copies of
+// the topic's messages are dropped.
+func (s *Server) Subscribe(tb testing.TB, topicARN, spec string) string {
+	tb.Helper()
+	arn, err := s.SubscribeQueue(context.Background(), topicARN, spec)
+	if err != nil {
+		tb.Fatalf("batontest: subscribe %q to %s: %v", spec, topicARN, err)
+	}
+	return arn
+}
+
+// SubscribeQueue is Subscribe for code without a testing.TB: it returns
+// the error instead of failing the test.
+func (s *Server) SubscribeQueue(ctx context.Context, topicARN, spec string) (string, error) {
+	q, err := parseSNSSpec(spec)
+	if err != nil {
+		return "", err
+	}
+	out, err := s.SNSClient().Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topicARN), Protocol: aws.String("sqs"),
+		Endpoint: aws.String("arn:aws:sqs:" + Region + ":" + Account + ":" + q.name), Attributes: q.attrs, ReturnSubscriptionArn: true})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.SubscriptionArn), nil
+}
+
+// parseSNSSpec parses a topic's or subscription's spec: a queue's, without
+// its dlq key.
+func parseSNSSpec(spec string) (queueSpec, error) {
+	q, err := parseSpec(spec)
+	if err == nil && q.dlq != "" {
+		err = fmt.Errorf("the spec %q gives %s, which only a queue's spec takes", spec, dlqKey)
+	}
+	return q, err
 }
