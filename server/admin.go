@@ -152,6 +152,7 @@ func (s *Server) adminMux() http.Handler {
 		"/queues/{name}/late-completions": s.viewLateCompletions,
 		"/queues/{name}/move-tasks":       s.viewMoveTasks,
 		"/queues/{name}/messages/{id}":    s.viewMessage,
+		"/topics":                         s.viewTopics, // admin_topics.go
 	} {
 		mux.HandleFunc("GET /admin/api"+path, s.serveView(view))
 		mux.HandleFunc("GET /admin/api/events"+path, s.streamView(view, streams))

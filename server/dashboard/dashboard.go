@@ -24,7 +24,7 @@ var staticFS embed.FS
 // from the admin API; the template lays out the page and its forms.
 type pageData struct {
 	Title string
-	// Page names the page for app.js: queues, queue or message.
+	// Page names the page for app.js: queues, queue, messages, message or topics.
 	Page    string
 	Queue   string
 	Message string
@@ -92,6 +92,7 @@ func IsPageRequest(r *http.Request) bool {
 //	/ui/queues/{name}                   a queue
 //	/ui/queues/{name}/messages          its messages, browsed without receiving them
 //	/ui/queues/{name}/messages/{id}     a message's lease timeline
+//	/ui/topics                          the SNS topics, their subscriptions and where recent publishes went
 //	/ui/static/{file}                   the embedded script, style sheet and icon
 //
 // and a 404 page for other paths under /ui/. The pages read their data from
@@ -125,7 +126,7 @@ func HandlerWith(opts Options) http.Handler {
 	}
 	h.version = hex.EncodeToString(sum.Sum(nil)[:6])
 	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
-	for _, name := range []string{"queues", "queue", "messages", "message", "notfound"} {
+	for _, name := range []string{"queues", "queue", "messages", "message", "topics", "notfound"} {
 		h.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	h.mux.HandleFunc("GET /{$}", h.queues)
@@ -135,6 +136,9 @@ func HandlerWith(opts Options) http.Handler {
 	h.mux.HandleFunc("GET /ui/queues/{name}/messages/{id}", h.message)
 	if !opts.LeasesOnly {
 		h.mux.HandleFunc("GET /ui/queues/{name}/messages", h.messages)
+	}
+	if !opts.LeasesOnly {
+		h.mux.HandleFunc("GET /ui/topics", h.topics)
 	}
 	h.mux.HandleFunc("GET /ui/static/{file}", h.static)
 	h.mux.HandleFunc("/", h.notFound)
@@ -179,6 +183,10 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
 func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 	name, id := r.PathValue("name"), r.PathValue("id")
 	h.render(w, http.StatusOK, "message", pageData{Title: "Message " + id, Page: "message", Queue: name, Message: id})
+}
+
+func (h *handler) topics(w http.ResponseWriter, r *http.Request) {
+	h.render(w, http.StatusOK, "topics", pageData{Title: "Topics", Page: "topics"})
 }
 
 func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {

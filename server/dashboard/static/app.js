@@ -1338,6 +1338,80 @@
     load(false);
   }
 
+  // ---- Topics page ----
+
+  // The topics, their subscriptions and counts, and where each recent
+  // publish went: delivered to a queue, left out by a filter policy, or
+  // failed with the reason.
+  function topicsPage() {
+    const table = $('topics'), tbody = table.querySelector('tbody');
+    const pubs = $('publishes'), pubBody = pubs.querySelector('tbody');
+    live('/topics', (d) => {
+      const ts = d.topics || [], recent = d.recent || [];
+      table.hidden = ts.length === 0;
+      $('empty').hidden = ts.length !== 0;
+      if (!d.served) setText($('empty'), 'This server keeps no SNS topics: its store does not serve SNS.');
+      const subs = ts.reduce((a, t) => a + t.subscriptions.length, 0);
+      setText($('summary'), `${plural(ts.length, 'topic')} · ${plural(subs, 'subscription')} · ${plural(recent.length, 'recent publish', 'recent publishes')}`);
+      keyed(tbody, ts, (t) => t.arn, createTopicRow, updateTopicRow);
+      pubs.hidden = recent.length === 0;
+      $('recent-empty').hidden = recent.length !== 0;
+      keyed(pubBody, recent, (p) => p.message_id, createPublishRow, () => {});
+    }, () => {});
+  }
+
+  function createTopicRow(t) {
+    const c = {};
+    const tr = el('tr', { 'data-topic': t.name },
+      el('td', { class: 'name', 'data-label': 'Topic' }, el('span', { class: 'topic-name', text: t.name })),
+      c.subs = el('td', { class: 'subs', 'data-label': 'Subscriptions' }),
+      c.publishes = el('td', { class: 'num count', 'data-label': 'Published' }),
+      c.delivered = el('td', { class: 'num count', 'data-label': 'Delivered' }),
+      c.filtered = el('td', { class: 'num count', 'data-label': 'Filtered' }),
+      c.failed = el('td', { class: 'num count', 'data-label': 'Failed' }));
+    tr._c = c;
+    return tr;
+  }
+
+  function updateTopicRow(tr, t) {
+    const c = tr._c;
+    for (const [cell, v] of [[c.publishes, t.publishes], [c.delivered, t.delivered], [c.filtered, t.filtered], [c.failed, t.failed]]) {
+      setText(cell, fmtCount(v));
+      cell.classList.toggle('zero', !v);
+    }
+    c.failed.classList.toggle('bad-count', t.failed > 0);
+    rebuild(c.subs, JSON.stringify(t.subscriptions), () => {
+      if (!t.subscriptions.length) return el('span', { class: 'muted', text: 'none' });
+      return el('ul', { class: 'sub-list' }, t.subscriptions.map((s) => el('li', { 'data-endpoint': s.endpoint },
+        s.queue ? el('a', { href: queueHref(s.queue), text: s.queue }) : el('span', { class: 'mono', text: s.protocol + ' ' + s.endpoint }),
+        ' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' }),
+        s.filter_policy ? el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' }) : null,
+        s.pending ? el('span', { class: 'badge warn', text: 'pending confirmation' }) : null)));
+    });
+  }
+
+  const OUTCOMES = { delivered: ['delivered', 'ok'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'] };
+
+  function createPublishRow(p) {
+    const where = p.outcomes.length ? el('ul', { class: 'outcomes' }, p.outcomes.map((o) => {
+      const [text, cls] = OUTCOMES[o.outcome] || [o.outcome, 'plain'];
+      const target = o.queue ? el('a', { href: queueHref(o.queue), text: o.queue }) : el('span', { class: 'mono', text: o.endpoint });
+      return el('li', { 'data-outcome': o.outcome, 'data-queue': o.queue || '' },
+        el('span', { class: 'badge ' + cls, text }), ' ', target,
+        o.policy ? el('span', { class: 'muted' }, ' by the policy ', el('code', { text: o.policy })) : null,
+        o.reason ? el('span', { class: 'muted', text: ': ' + o.reason }) : null);
+    })) : el('span', { class: 'muted', text: 'no subscription took a copy' });
+    const more = p.delivered + p.filtered + p.failed - p.outcomes.length;
+    return el('tr', { 'data-message': p.message_id },
+      el('td', { class: 'when', 'data-label': 'Time', text: fmtStamp(p.at) }),
+      el('td', { 'data-label': 'Topic', text: p.topic }),
+      el('td', { class: 'mono', 'data-label': 'Message' }, el('span', { title: p.message_id, text: shortID(p.message_id) }),
+        p.subject ? el('div', { class: 'muted', text: p.subject }) : null,
+        p.error ? el('div', { class: 'bad-count', text: 'answered ' + p.error }) : null),
+      el('td', { class: 'where', 'data-label': 'Where it went' }, where,
+        more > 0 ? el('div', { class: 'muted', text: `and ${plural(more, 'other subscription')}` }) : null));
+  }
+
   // ---- Boot ----
 
   // The page's own links (the header, the breadcrumbs) stay in its region.
@@ -1356,6 +1430,7 @@
     deleteQueueControls();
   } else if (page === 'messages') messagesPage();
   else if (page === 'message') messagePage();
+  else if (page === 'topics') topicsPage();
   else {
     const s = $('live');
     s.dataset.state = 'off';
