@@ -95,6 +95,8 @@ type TopicStore interface {
 
 // TopicListParams select topics for TopicStore.TopicList.
 type TopicListParams struct {
+	// Region is the topics' region; "" lists every region's, in (region,
+	// name) order, for which After must be "".
 	Region  string
 	Account string
 	// After, if set, starts the list after this name.

@@ -59,11 +59,11 @@ func (s *Store) TopicList(_ context.Context, p baton.TopicListParams) ([]*baton.
 	defer ts.mu.RUnlock()
 	var out []*baton.Topic
 	for k, t := range ts.topics {
-		if k.region == p.Region && k.account == p.Account && k.name > p.After {
+		if (p.Region == "" || k.region == p.Region) && k.account == p.Account && k.name > p.After {
 			out = append(out, t)
 		}
 	}
-	slices.SortFunc(out, func(a, b *baton.Topic) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *baton.Topic) int { return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.Name, b.Name)) })
 	if p.Limit > 0 && len(out) > p.Limit {
 		out = out[:p.Limit]
 	}

@@ -40,12 +40,12 @@ func (s *Store) TopicGet(ctx context.Context, region, account, name string) (*ba
 	return t, topicErr(err, "get topic")
 }
 
-// TopicList returns topics in byte-wise name order.
+// TopicList returns topics in byte-wise (region, name) order.
 func (s *Store) TopicList(ctx context.Context, p baton.TopicListParams) ([]*baton.Topic, error) {
 	var ts []*baton.Topic
 	err := s.retry(ctx, func() error {
 		rows, err := s.pool.Query(ctx, `SELECT region, account, name, attributes, tags, created_at FROM baton_topics
-			WHERE region = $1 AND account = $2 AND name > $3 ORDER BY name LIMIT $4`, p.Region, p.Account, p.After, limitOf(p.Limit))
+			WHERE ($1 = '' OR region = $1) AND account = $2 AND name > $3 ORDER BY region, name LIMIT $4`, p.Region, p.Account, p.After, limitOf(p.Limit))
 		if err != nil {
 			return err
 		}

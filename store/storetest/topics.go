@@ -124,6 +124,8 @@ func testTopicList(t *testing.T, s TopicsStore) {
 		{baton.TopicListParams{Region: Region, Account: Account, After: "b", Limit: 10}, []string{"c", "d"}},
 		{baton.TopicListParams{Region: OtherRegion, Account: Account}, []string{"e"}},
 		{baton.TopicListParams{Region: Region, Account: OtherAccount}, []string{"f"}},
+		// Every region's, eu-central-1 before us-east-1.
+		{baton.TopicListParams{Account: Account}, []string{"e", "a", "b", "c", "d"}},
 	} {
 		ts, err := s.TopicList(ctx, tc.p)
 		if err != nil {
