@@ -17,6 +17,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/sns"
 )
 
 // Test-state controls: reset an account, export its queues and messages to
@@ -50,6 +51,9 @@ type StateJSON struct {
 	ExportedAt time.Time   `json:"exported_at"`
 	Account    string      `json:"account,omitempty"`
 	Queues     []QueueJSON `json:"queues"`
+	// Topics are the account's SNS topics with their subscriptions
+	// (admin_state_topics.go); an export without any leaves it out.
+	Topics []TopicStateJSON `json:"topics,omitempty"`
 }
 
 // QueueJSON is one exported queue: its settable attributes (Policy and
@@ -109,13 +113,17 @@ func (s *Server) actionReset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.log.Info("reset: queues deleted", "account", account, "region", cmp.Or(region, "every region"), "queues", n)
-	writeJSON(w, map[string]int{"deleted_queues": n})
+	topics, err := resetTopics(r.Context(), s.sns, account, region)
+	if err != nil {
+		return err
+	}
+	s.log.Info("reset: queues and topics deleted", "account", account, "region", cmp.Or(region, "every region"), "queues", n, "topics", topics)
+	writeJSON(w, map[string]int{"deleted_queues": n, "deleted_topics": topics})
 	return nil
 }
 
 func (s *Server) adminExport(w http.ResponseWriter, r *http.Request) {
-	st, err := ExportState(r.Context(), s.engine, s.requestAccount(r), r.URL.Query().Get("region"))
+	st, err := ExportState(r.Context(), s.engine, s.sns, s.requestAccount(r), r.URL.Query().Get("region"))
 	if err != nil {
 		s.adminError(w, err)
 		return
@@ -129,21 +137,24 @@ func (s *Server) actionImport(w http.ResponseWriter, r *http.Request) error {
 		return baton.Errorf(baton.ErrInvalidParameterValue, "%v", err)
 	}
 	account := s.requestAccount(r)
-	msgs, err := ImportState(r.Context(), s.engine, account, st)
+	msgs, err := ImportState(r.Context(), s.engine, s.sns, account, st)
 	if errors.Is(err, ErrStateQueueExists) {
 		return baton.Errorf(baton.ErrQueueNameExists, "%v", err)
+	}
+	if errors.Is(err, sns.ErrStateTopicExists) {
+		return baton.Errorf(baton.ErrInvalidParameterValue, "%v", err)
 	}
 	if err != nil {
 		return err
 	}
-	s.log.Info("import: queues loaded", "account", account, "queues", len(st.Queues), "messages", msgs)
-	writeJSON(w, map[string]int{"queues": len(st.Queues), "messages": msgs})
+	s.log.Info("import: queues and topics loaded", "account", account, "queues", len(st.Queues), "messages", msgs, "topics", len(st.Topics))
+	writeJSON(w, map[string]int{"queues": len(st.Queues), "messages": msgs, "topics": len(st.Topics)})
 	return nil
 }
 
 // ExportState reads the account's queues of region (every region if empty)
-// and their messages, changing nothing.
-func ExportState(ctx context.Context, eng *engine.Engine, account, region string) (*StateJSON, error) {
+// and their messages, and the topics of svc (nil: none), changing nothing.
+func ExportState(ctx context.Context, eng *engine.Engine, svc *sns.Service, account, region string) (*StateJSON, error) {
 	qs, err := eng.AccountQueues(ctx, account, region)
 	if err != nil {
 		return nil, err
@@ -158,6 +169,9 @@ func ExportState(ctx context.Context, eng *engine.Engine, account, region string
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
 		out.Queues = append(out.Queues, qj)
+	}
+	if out.Topics, err = exportTopics(ctx, svc, account, region); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -257,9 +271,15 @@ var ErrStateQueueExists = errors.New("queue already exists")
 
 // ImportState loads an export into the account: it creates every queue of
 // the file, first without the attributes naming other queues, which it then
-// sets, and stores their messages. It refuses, before creating anything, if
-// a queue of the file exists. It returns how many messages it stored.
-func ImportState(ctx context.Context, eng *engine.Engine, account string, st *StateJSON) (int, error) {
+// sets, and stores their messages; then the file's topics and their
+// subscriptions through svc. It refuses, before creating anything, if a
+// queue or topic of the file exists, and a file with topics when svc is
+// nil. It returns how many messages it stored.
+func ImportState(ctx context.Context, eng *engine.Engine, svc *sns.Service, account string, st *StateJSON) (int, error) {
+	topics, err := checkTopicImport(ctx, svc, account, st.Topics)
+	if err != nil {
+		return 0, err
+	}
 	for _, q := range st.Queues {
 		_, err := eng.GetQueue(ctx, stateRef(q, account))
 		if err == nil {
@@ -300,6 +320,11 @@ func ImportState(ctx context.Context, eng *engine.Engine, account string, st *St
 			return n, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
 		n += len(msgs)
+	}
+	if len(topics) > 0 {
+		if err := svc.ImportTopics(ctx, account, topics); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

@@ -273,7 +273,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err := createTopics(ctx, eng, snsService, cfg.Topics, cfg.AccountID, log); err != nil {
 		return err
 	}
-	if err := importAtStart(ctx, eng, cfg.Import, cfg.AccountID, log); err != nil {
+	if err := importAtStart(ctx, eng, snsService, cfg.Import, cfg.AccountID, log); err != nil {
 		return err
 	}
 	sweeper := engine.NewRetentionSweeper(eng, time.Minute)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/sns"
 )
 
 // The test-state commands: `baton reset`, `baton export` and `baton import`
@@ -37,11 +38,11 @@ func resetCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "reset",
-		Short: "Delete every queue, with its messages, of a running server",
+		Short: "Delete every queue, with its messages, and every SNS topic of a running server",
 		Long: "reset deletes every queue of the account (of the credentials) on the server, in every region\n" +
 			"unless --only-region names one, with their messages, cancelling the move tasks running from\n" +
-			"them. Unlike DeleteQueue it leaves no name taken for 60 seconds: a test can create its\n" +
-			"queues again at once.",
+			"them, and every SNS topic with its subscriptions. Unlike DeleteQueue it leaves no name taken\n" +
+			"for 60 seconds: a test can create its queues again at once.",
 		Example: "  baton reset\n  baton reset --endpoint http://127.0.0.1:9324 --only-region eu-west-1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,11 +52,12 @@ func resetCommand() *cobra.Command {
 			}
 			var out struct {
 				DeletedQueues int `json:"deleted_queues"`
+				DeletedTopics int `json:"deleted_topics"`
 			}
 			if err := adminPost(cmd, c, o.resolvedEndpoint(cmd), stateScope("/admin/api/reset", region), []byte("{}"), "reset", &out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted %d queues\n", out.DeletedQueues)
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted %d queues, %d topics\n", out.DeletedQueues, out.DeletedTopics)
 			return nil
 		},
 	}
@@ -71,11 +73,12 @@ func exportCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "export [FILE]",
-		Short: "Write a running server's queues and messages to a JSON file",
+		Short: "Write a running server's queues, messages and topics to a JSON file",
 		Long: "export writes the account's queues (attributes, tags) and their messages (body, attributes,\n" +
-			"group and deduplication ids, state, sent time, receive count) to FILE, or to standard output,\n" +
-			"as JSON (\"format\": 1). It takes no lease and changes nothing: messages in flight stay in\n" +
-			"flight, no receive count grows. `baton import` or `baton serve --import` loads the file.",
+			"group and deduplication ids, state, sent time, receive count), and its SNS topics (attributes,\n" +
+			"tags, subscriptions) to FILE, or to standard output, as JSON (\"format\": 1). It takes no lease\n" +
+			"and changes nothing: messages in flight stay in flight, no receive count grows. `baton import`\n" +
+			"or `baton serve --import` loads the file.",
 		Example: "  baton export state.json\n  baton export | jq '.queues[].name'",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,7 +106,7 @@ func exportCommand() *cobra.Command {
 			for _, q := range st.Queues {
 				n += len(q.Messages)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d queues, %d messages to %s\n", len(st.Queues), n, args[0])
+			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d queues, %d messages, %d topics to %s\n", len(st.Queues), n, len(st.Topics), args[0])
 			return nil
 		},
 	}
@@ -116,10 +119,11 @@ func importCommand() *cobra.Command {
 	var o clientOptions
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Load queues and messages from an export into a running server",
+		Short: "Load queues, messages and topics from an export into a running server",
 		Long: "import creates the queues of FILE (made by `baton export`, or written by hand: a message needs\n" +
 			"only a body) in the account of the credentials and stores their messages with their ids and\n" +
-			"state. It refuses, changing nothing, if one of the queues exists: reset first.",
+			"state, then creates its SNS topics and subscriptions. It refuses, changing nothing, if one of\n" +
+			"the queues or topics exists: reset first.",
 		Example: "  baton reset && baton import state.json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,11 +138,12 @@ func importCommand() *cobra.Command {
 			var out struct {
 				Queues   int `json:"queues"`
 				Messages int `json:"messages"`
+				Topics   int `json:"topics"`
 			}
 			if err := adminPost(cmd, c, o.resolvedEndpoint(cmd), "/admin/api/import", b, "import", &out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %d queues, %d messages\n", out.Queues, out.Messages)
+			fmt.Fprintf(cmd.OutOrStdout(), "imported %d queues, %d messages, %d topics\n", out.Queues, out.Messages, out.Topics)
 			return nil
 		},
 	}
@@ -167,7 +172,7 @@ func readImport(path string) ([]byte, error) {
 // account before it accepts requests. If a queue of the file exists (a
 // durable store started from it before) nothing is loaded and a line says
 // so: a restart neither fails nor loads the messages twice.
-func importAtStart(ctx context.Context, eng *engine.Engine, path, account string, log *slog.Logger) error {
+func importAtStart(ctx context.Context, eng *engine.Engine, svc *sns.Service, path, account string, log *slog.Logger) error {
 	if path == "" {
 		return nil
 	}
@@ -175,14 +180,14 @@ func importAtStart(ctx context.Context, eng *engine.Engine, path, account string
 	if err != nil {
 		return fmt.Errorf("--import: %w", err)
 	}
-	n, err := server.ImportState(ctx, eng, account, st)
-	if errors.Is(err, server.ErrStateQueueExists) {
-		log.Warn("--import skipped: the store already holds a queue of the file", "file", path, "err", err)
+	n, err := server.ImportState(ctx, eng, svc, account, st)
+	if errors.Is(err, server.ErrStateQueueExists) || errors.Is(err, sns.ErrStateTopicExists) {
+		log.Warn("--import skipped: the store already holds a queue or topic of the file", "file", path, "err", err)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("--import %s: %w", path, err)
 	}
-	log.Info("imported", "file", path, "queues", len(st.Queues), "messages", n)
+	log.Info("imported", "file", path, "queues", len(st.Queues), "messages", n, "topics", len(st.Topics))
 	return nil
 }
