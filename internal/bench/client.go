@@ -94,6 +94,9 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 // once per second (and endpoint), whoever sends it.
 type Request struct {
 	action string
+	// query marks an SNS Query request (NewQueryRequest): a form body,
+	// no X-Amz-Target, signed for the service sns.
+	query  bool
 	target []string
 	body   []byte
 	hash   string
@@ -135,7 +138,7 @@ func (c *Client) signed(r *Request, t time.Time) (*signedAt, error) {
 	if s := r.auth.Load(); s != nil && s.sec == sec && s.c == c {
 		return s, nil
 	}
-	date, auth, err := c.signer.sign(t, r.target[0], r.hash)
+	date, auth, err := c.signer.sign(t, r.target, r.hash)
 	if err != nil {
 		return nil, fmt.Errorf("sign %s: %w", r.action, err)
 	}
@@ -194,7 +197,7 @@ func (c *Client) NewCaller() *Caller {
 // failure, when it may still be at it, the caller starts a new map.
 func (k *Caller) newHeader() {
 	k.header = http.Header{
-		"Content-Type": {contentType},
+		"Content-Type": jsonContentType,
 		"User-Agent":   {"baton-bench"},
 	}
 	if creds := k.c.signer.creds; creds != nil && creds.SessionToken != "" {
@@ -225,7 +228,13 @@ func (k *Caller) do(ctx context.Context, r *Request) (_ []byte, start time.Time,
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	k.header["X-Amz-Target"] = r.target
+	if r.query {
+		k.header["Content-Type"] = queryContentType
+		delete(k.header, "X-Amz-Target")
+	} else {
+		k.header["Content-Type"] = jsonContentType
+		k.header["X-Amz-Target"] = r.target
+	}
 	k.header["X-Amz-Date"] = s.date
 	k.header["Authorization"] = s.auth
 	req := k.tmpl.WithContext(ctx)
@@ -250,9 +259,12 @@ func (k *Caller) do(ctx context.Context, r *Request) (_ []byte, start time.Time,
 	return k.buf.Bytes(), start, nil
 }
 
-// apiError reads an SQS JSON error response.
+// apiError reads an SQS JSON error response, or an SNS Query one (XML).
 func apiError(resp *http.Response, body []byte) *APIError {
 	e := &APIError{Status: resp.StatusCode}
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("<")) {
+		e.Code, e.Message = xmlElement(body, "Code"), xmlElement(body, "Message")
+	}
 	var b struct {
 		Type     string `json:"__type"`
 		Message  string `json:"message"`

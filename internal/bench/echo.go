@@ -66,7 +66,7 @@ func (e *Echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", contentType)
+	h.Set("Content-Type", jsonContentType[0])
 	// As Baton does: a response of more than 2 KiB would otherwise be sent
 	// chunked, work for the echo and its client that Baton's spare them.
 	h.Set("Content-Length", strconv.Itoa(len(b)))
@@ -169,7 +169,7 @@ func readBody(r *http.Request) ([]byte, error) {
 
 func echoError(w http.ResponseWriter, status int, shape, msg string) {
 	b, _ := json.Marshal(map[string]string{"__type": "com.amazonaws.sqs#" + shape, "message": msg})
-	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Type", jsonContentType[0])
 	w.WriteHeader(status)
 	w.Write(b)
 }

@@ -34,7 +34,8 @@ const (
 )
 
 // Scenarios lists every scenario, in the order "all" runs them.
-var Scenarios = []string{ScenarioSend, ScenarioSendBatch, ScenarioLifecycle, ScenarioLongPoll, ScenarioLeaseExpiry}
+var Scenarios = []string{ScenarioSend, ScenarioSendBatch, ScenarioLifecycle, ScenarioLongPoll, ScenarioLeaseExpiry,
+	ScenarioPublish1, ScenarioPublish5, ScenarioPublish20}
 
 // HasCeiling reports whether the echo server can stand in for a queue in
 // the scenario: the throughput scenarios. The latency ones measure waiting,
@@ -185,6 +186,8 @@ type run struct {
 	cfg    Config
 	client *Client
 	queues []*queue
+	// topicARN is the publish scenarios' topic (publish.go).
+	topicARN string
 
 	measureFrom, end time.Time
 	budget           atomic.Int64
@@ -243,12 +246,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.lp = newLongPoll()
 	case ScenarioLeaseExpiry:
 		loop = r.leaseExpiryLoop
+	case ScenarioPublish1, ScenarioPublish5, ScenarioPublish20:
+		loop = r.publishLoop // publish.go
 	default:
 		return nil, fmt.Errorf("bench: unknown scenario %q (want one of %v)", cfg.Scenario, Scenarios)
 	}
 	r.budget.Store(cfg.MaxRequests)
 
 	names := []string{cfg.Queue}
+	if n := publishFanOut(cfg.Scenario); n > 0 {
+		names = publishQueues(cfg.Queue, n)
+	}
 	if cfg.Scenario == ScenarioLeaseExpiry {
 		names = names[:0]
 		for i := 1; i <= cfg.Concurrency; i++ {
@@ -265,6 +273,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		r.queues = append(r.queues, q)
+	}
+	if publishFanOut(cfg.Scenario) > 0 {
+		if err := r.openTopic(setupCtx, setup); err != nil {
+			return nil, err
+		}
 	}
 
 	start := time.Now()
@@ -660,6 +673,7 @@ func (r *run) teardown(k *Caller) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
+	r.closeTopic(ctx, k)
 	for _, q := range r.queues {
 		action := "PurgeQueue"
 		if q.created {

@@ -23,13 +23,18 @@ type Credentials struct {
 }
 
 const (
-	contentType  = "application/x-amz-json-1.0"
 	targetPrefix = "AmazonSQS."
 	// dummyAccessKeyID names the key of an unsigned run's placeholder
 	// Authorization header.
 	dummyAccessKeyID = "baton"
 	// dummySignedHeaders is the SignedHeaders list of that placeholder.
 	dummySignedHeaders = "content-type;host;x-amz-date;x-amz-target"
+)
+
+// The Content-Type of the JSON 1.0 (SQS) and Query (SNS) requests.
+var (
+	jsonContentType  = []string{"application/x-amz-json-1.0"}
+	queryContentType = []string{"application/x-www-form-urlencoded; charset=utf-8"}
 )
 
 // signer computes AWS Signature Version 4 Authorization headers for the
@@ -56,14 +61,24 @@ func newSigner(creds *Credentials, region string, endpoint *url.URL) *signer {
 }
 
 // sign returns the X-Amz-Date and Authorization values of a request sent at
-// t with the given X-Amz-Target and hex SHA-256 of its body.
-func (s *signer) sign(t time.Time, target, payloadHash string) (amzDate, authorization string, err error) {
+// t with the given X-Amz-Target and hex SHA-256 of its body. A request
+// without a target is an SNS Query request, signed for the service sns (the
+// server tells SNS from SQS by it).
+func (s *signer) sign(t time.Time, target []string, payloadHash string) (amzDate, authorization string, err error) {
 	t = t.UTC()
+	service, header := "sqs", http.Header{"Content-Type": jsonContentType, "X-Amz-Target": target}
+	if target == nil {
+		service, header = "sns", http.Header{"Content-Type": queryContentType}
+	}
 	if s.creds == nil {
 		amzDate = t.Format("20060102T150405Z")
-		scope := amzDate[:8] + "/" + s.region + "/sqs/aws4_request"
+		scope := amzDate[:8] + "/" + s.region + "/" + service + "/aws4_request"
+		signed := dummySignedHeaders
+		if target == nil {
+			signed = strings.TrimSuffix(signed, ";x-amz-target")
+		}
 		return amzDate, "AWS4-HMAC-SHA256 Credential=" + dummyAccessKeyID + "/" + scope +
-			", SignedHeaders=" + dummySignedHeaders + ", Signature=" + strings.Repeat("0", 64), nil
+			", SignedHeaders=" + signed + ", Signature=" + strings.Repeat("0", 64), nil
 	}
 	// The request as the signer needs to see it: the headers Caller sends
 	// that are signed. Content-Length is left out, as ContentLength is 0.
@@ -74,9 +89,9 @@ func (s *signer) sign(t time.Time, target, payloadHash string) (amzDate, authori
 		Method: http.MethodPost,
 		URL:    &u,
 		Host:   u.Host,
-		Header: http.Header{"Content-Type": {contentType}, "X-Amz-Target": {target}},
+		Header: header,
 	}
-	if err := s.sdk.SignHTTP(context.Background(), s.awsCreds, req, payloadHash, "sqs", s.region, t); err != nil {
+	if err := s.sdk.SignHTTP(context.Background(), s.awsCreds, req, payloadHash, service, s.region, t); err != nil {
 		return "", "", err
 	}
 	return req.Header.Get("X-Amz-Date"), req.Header.Get("Authorization"), nil

@@ -67,7 +67,11 @@ func benchCommand() *cobra.Command {
 			"  longpoll-latency  time from a send's response to a waiting receiver's response, at low load\n" +
 			"                    (--concurrency receivers)\n" +
 			"  lease-expiry      how late after its lease's deadline (--visibility-timeout) a message that\n" +
-			"                    was received and not deleted is handed out again (--concurrency queues)\n\n" +
+			"                    was received and not deleted is handed out again (--concurrency queues)\n" +
+			"  publish-1, publish-5, publish-20\n" +
+			"                    one SNS Publish (Query protocol, signed for sns) per request to a topic with\n" +
+			"                    1, 5 or 20 subscribed queues (enveloped); a publish is answered once every\n" +
+			"                    copy is durable, and counts one message per queue\n\n" +
 			"--self starts a Baton in this process on 127.0.0.1 (--store, a temporary data directory) and\n" +
 			"measures it. --ceiling also measures, in the same run and with the same client, a bare JSON echo\n" +
 			"server that decodes each request and encodes a response of the same shape with encoding/json and\n" +
