@@ -10,52 +10,52 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// OutcomeKind is what became of one subscription's copy of a publish.
-type OutcomeKind string
+// CopyKind is what became of one subscription's copy of a publish.
+type CopyKind string
 
 // The outcomes of a copy (docs/sns.md, "Where a message went").
 const (
-	// Delivered: the copy is durable in the subscription's queue.
-	Delivered OutcomeKind = "delivered"
-	// Filtered: the subscription's filter policy did not match, so no
+	// CopyDelivered: the copy is durable in the subscription's queue.
+	CopyDelivered CopyKind = "delivered"
+	// CopyFiltered: the subscription's filter policy did not match, so no
 	// copy was made.
-	Filtered OutcomeKind = "filtered"
-	// Failed: the copy was not delivered (the queue refused it, or the
+	CopyFiltered CopyKind = "filtered"
+	// CopyFailed: the copy was not delivered (the queue refused it, or the
 	// store could not take it); Reason says why.
-	Failed OutcomeKind = "failed"
+	CopyFailed CopyKind = "failed"
 )
 
-// Outcome is what became of one subscription's copy of a publish.
-type Outcome struct {
+// CopyOutcome is what became of one subscription's copy of a publish.
+type CopyOutcome struct {
 	Subscription string // the subscription's ARN
 	Protocol     string
 	Endpoint     string // the queue's ARN for sqs
-	Kind         OutcomeKind
+	Kind         CopyKind
 	// Policy is, for Filtered, the filter policy that left the message out.
 	Policy string
 	// Reason is, for Failed, why the copy was not delivered.
 	Reason string
 }
 
-func outcomeOf(sub *baton.Subscription, kind OutcomeKind) Outcome {
-	return Outcome{Subscription: SubscriptionARN(sub), Protocol: sub.Protocol, Endpoint: sub.Endpoint, Kind: kind}
+func outcomeOf(sub *baton.Subscription, kind CopyKind) CopyOutcome {
+	return CopyOutcome{Subscription: SubscriptionARN(sub), Protocol: sub.Protocol, Endpoint: sub.Endpoint, Kind: kind}
 }
 
 // delivered is the outcome of a copy durable in its queue.
-func delivered(sub *baton.Subscription) Outcome { return outcomeOf(sub, Delivered) }
+func delivered(sub *baton.Subscription) CopyOutcome { return outcomeOf(sub, CopyDelivered) }
 
 // filteredOut is the outcome of a subscription whose filter policy left
 // the message out: the fan-out reports it for every subscription it skips
 // so (pub.note(filteredOut(sub, policy))).
-func filteredOut(sub *baton.Subscription, policy string) Outcome {
-	o := outcomeOf(sub, Filtered)
+func filteredOut(sub *baton.Subscription, policy string) CopyOutcome {
+	o := outcomeOf(sub, CopyFiltered)
 	o.Policy = policy
 	return o
 }
 
 // failed is the outcome of a copy not delivered, and why.
-func failed(sub *baton.Subscription, reason string) Outcome {
-	o := outcomeOf(sub, Failed)
+func failed(sub *baton.Subscription, reason string) CopyOutcome {
+	o := outcomeOf(sub, CopyFailed)
 	o.Reason = reason
 	return o
 }
@@ -72,7 +72,7 @@ type PublishRecord struct {
 	At        time.Time
 	// Outcomes are the first maxOutcomesKept outcomes, in subscription
 	// order; Delivered, Filtered and Failed count all of them.
-	Outcomes                    []Outcome
+	Outcomes                    []CopyOutcome
 	Delivered, Filtered, Failed int
 	// Err is the error the publish was answered with, "" if it succeeded.
 	Err string
@@ -106,11 +106,11 @@ type seen struct {
 // outcomeList gathers a publication's outcomes from the fan-out's goroutines.
 type outcomeList struct {
 	mu   sync.Mutex
-	list []Outcome
+	list []CopyOutcome
 }
 
 // note records what became of one subscription's copy.
-func (pub *publication) note(o Outcome) {
+func (pub *publication) note(o CopyOutcome) {
 	pub.outcomes.mu.Lock()
 	pub.outcomes.list = append(pub.outcomes.list, o)
 	pub.outcomes.mu.Unlock()
@@ -130,14 +130,14 @@ func (s *seen) record(pub *publication, err error) {
 	pub.outcomes.mu.Lock()
 	list := pub.outcomes.list
 	pub.outcomes.mu.Unlock()
-	slices.SortFunc(list, func(a, b Outcome) int { return strings.Compare(a.Subscription, b.Subscription) })
+	slices.SortFunc(list, func(a, b CopyOutcome) int { return strings.Compare(a.Subscription, b.Subscription) })
 	for _, o := range list {
 		switch o.Kind {
-		case Delivered:
+		case CopyDelivered:
 			rec.Delivered++
-		case Filtered:
+		case CopyFiltered:
 			rec.Filtered++
-		case Failed:
+		case CopyFailed:
 			rec.Failed++
 		}
 	}

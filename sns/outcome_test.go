@@ -65,9 +65,9 @@ func TestPublishOutcomes(t *testing.T) {
 	}
 	for _, o := range r.Outcomes {
 		q := subs[o.Subscription]
-		want := sns.Delivered
+		want := sns.CopyDelivered
 		if q == "gone" {
-			want = sns.Failed
+			want = sns.CopyFailed
 			if !strings.Contains(o.Reason, "QueueDoesNotExist") {
 				t.Errorf("the missing queue's reason = %q, want it to say QueueDoesNotExist", o.Reason)
 			}
