@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/sns"
@@ -115,5 +116,26 @@ func TestRecentPublishesBounded(t *testing.T) {
 	counts := svc.TopicCounts(c.Account)
 	if len(counts) != 2 || counts[0].Publishes != 164 || counts[1].Publishes != 41 {
 		t.Errorf("TopicCounts = %+v, want a 164 and b 41 publishes", counts)
+	}
+}
+
+// TestFilteredOutcome: a subscription a filter policy left out is recorded
+// as filtered, with the policy, and counted per topic.
+func TestFilteredOutcome(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	topic := sns.TopicARN("us-east-1", "000000000000", "orders")
+	sub := &baton.Subscription{Region: "us-east-1", Account: "000000000000", Topic: "orders", ID: "s1", Protocol: "sqs",
+		Endpoint: "arn:aws:sqs:us-east-1:000000000000:audit"}
+	sns.RecordFiltered(svc, topic, "m1", []*baton.Subscription{sub}, `{"kind":["refund"]}`)
+	r := svc.RecentPublishes("", "")
+	if len(r) != 1 || r[0].Filtered != 1 || len(r[0].Outcomes) != 1 {
+		t.Fatalf("RecentPublishes = %+v, want one publish with one filtered copy", r)
+	}
+	if o := r[0].Outcomes[0]; o.Kind != sns.CopyFiltered || o.Policy != `{"kind":["refund"]}` || o.Subscription != topic+":s1" {
+		t.Errorf("outcome = %+v, want filtered by the policy", o)
+	}
+	if c := svc.TopicCounts(""); len(c) != 1 || c[0].Filtered != 1 || c[0].Publishes != 1 {
+		t.Errorf("TopicCounts = %+v, want 1 publish, 1 filtered", c)
 	}
 }
