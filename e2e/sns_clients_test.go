@@ -123,7 +123,9 @@ func TestAWSCLISNS(t *testing.T) {
 	if !strings.HasPrefix(sub.SubscriptionArn, topic.TopicArn+":") {
 		t.Fatalf("subscribe: SubscriptionArn %q", sub.SubscriptionArn)
 	}
-	var subs struct{ Subscriptions []struct{ SubscriptionArn, Protocol, Endpoint string } }
+	var subs struct {
+		Subscriptions []struct{ SubscriptionArn, Protocol, Endpoint string }
+	}
 	aws(&subs, "sns", "list-subscriptions-by-topic", "--topic-arn", topic.TopicArn)
 	if len(subs.Subscriptions) != 1 || subs.Subscriptions[0].SubscriptionArn != sub.SubscriptionArn || subs.Subscriptions[0].Endpoint != qattrs.Attributes["QueueArn"] {
 		t.Errorf("list-subscriptions-by-topic: %+v", subs)

@@ -63,7 +63,9 @@ func (s *Store) TopicList(_ context.Context, p baton.TopicListParams) ([]*baton.
 			out = append(out, t)
 		}
 	}
-	slices.SortFunc(out, func(a, b *baton.Topic) int { return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(out, func(a, b *baton.Topic) int {
+		return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.Name, b.Name))
+	})
 	if p.Limit > 0 && len(out) > p.Limit {
 		out = out[:p.Limit]
 	}
