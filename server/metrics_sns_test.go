@@ -13,7 +13,8 @@ import (
 
 // TestMetricsSNSTopics: /metrics counts each topic's publishes and its
 // copies by outcome: a batch entry is a publish, a subscribed queue that
-// does not exist a failed copy.
+// does not exist a failed copy, a filter policy that does not match a
+// filtered one.
 func TestMetricsSNSTopics(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -24,6 +25,8 @@ func TestMetricsSNSTopics(t *testing.T) {
 	mustSubscribe(t, c, topic, snsQueueARN("m1"), nil)
 	mustSubscribe(t, c, topic, snsQueueARN("m2"), map[string]string{"RawMessageDelivery": "true"})
 	mustSubscribe(t, c, topic, snsQueueARN("never-made"), nil)
+	srv.MustCreateQueue(t, "refunds", nil)
+	mustSubscribe(t, c, topic, snsQueueARN("refunds"), map[string]string{"FilterPolicy": `{"kind":["refund"]}`})
 	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("one")}); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func TestMetricsSNSTopics(t *testing.T) {
 	fams := scrape(t, srv.URL)
 	labels := map[string]string{"account": testutil.Account, "topic": "metered", "region": "us-east-1"}
 	for name, want := range map[string]float64{
-		"baton_sns_publishes_total": 3, "baton_sns_deliveries_total": 6, "baton_sns_failed_total": 3, "baton_sns_filtered_total": 0,
+		"baton_sns_publishes_total": 3, "baton_sns_deliveries_total": 6, "baton_sns_failed_total": 3, "baton_sns_filtered_total": 3,
 	} {
 		if got := value(t, fams, name, labels).GetCounter().GetValue(); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)

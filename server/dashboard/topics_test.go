@@ -34,6 +34,8 @@ func TestBrowserTopicsPage(t *testing.T) {
 	subscribe("billing", map[string]string{"RawMessageDelivery": "true"})
 	subscribe("audit", nil)
 	subscribe("gone", nil)
+	srv.MustCreateQueue(t, "refunds", nil)
+	subscribe("refunds", map[string]string{"FilterPolicy": `{"kind":["refund"]}`})
 	if _, err := c.CreateTopic(bg, &awssns.CreateTopicInput{Name: aws.String("quiet")}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +54,13 @@ func TestBrowserTopicsPage(t *testing.T) {
 	row := `document.querySelector('#topics tr[data-topic="orders"]')`
 	waitFor(t, ctx, "the orders row", row+` && `+row+`.querySelector('td[data-label="Published"]').textContent === "1"`)
 	if got := eval[string](t, ctx, row+`.querySelector('.subs').innerText`); !strings.Contains(got, "billing raw") ||
-		!strings.Contains(got, "audit envelope") || !strings.Contains(got, "gone envelope") {
+		!strings.Contains(got, "audit envelope") || !strings.Contains(got, "gone envelope") || !strings.Contains(got, "refunds envelope filter") {
 		t.Errorf("orders' subscriptions cell = %q, want billing (raw), audit (envelope) and the missing queue gone", got)
 	}
 	if !eval[bool](t, ctx, row+`.querySelector('.subs a[href="/ui/queues/billing"]') !== null`) {
 		t.Error("the billing subscription does not link to the queue's page")
 	}
-	for label, want := range map[string]string{"Delivered": "2", "Filtered": "0", "Failed": "1"} {
+	for label, want := range map[string]string{"Delivered": "2", "Filtered": "1", "Failed": "1"} {
 		if got := eval[string](t, ctx, row+`.querySelector('td[data-label="`+label+`"]').textContent`); got != want {
 			t.Errorf("orders %s = %q, want %s", label, got, want)
 		}
@@ -79,6 +81,9 @@ func TestBrowserTopicsPage(t *testing.T) {
 	}
 	if got := outcome("gone"); !strings.HasPrefix(got, "failed gone") || !strings.Contains(got, "QueueDoesNotExist") {
 		t.Errorf("outcome for gone = %q, want failed with QueueDoesNotExist", got)
+	}
+	if got := outcome("refunds"); got != `filtered out refunds by the policy {"kind":["refund"]}` {
+		t.Errorf("outcome for refunds = %q, want filtered out by its policy", got)
 	}
 	if got := eval[string](t, ctx, pub+`.innerText`); !strings.Contains(got, "Order 7") {
 		t.Errorf("publish row = %q, want the subject Order 7", got)

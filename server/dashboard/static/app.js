@@ -1385,8 +1385,8 @@
       return el('ul', { class: 'sub-list' }, t.subscriptions.map((s) => el('li', { 'data-endpoint': s.endpoint },
         s.queue ? el('a', { href: queueHref(s.queue), text: s.queue }) : el('span', { class: 'mono', text: s.protocol + ' ' + s.endpoint }),
         ' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' }),
-        s.filter_policy ? el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' }) : null,
-        s.pending ? el('span', { class: 'badge warn', text: 'pending confirmation' }) : null)));
+        s.filter_policy ? [' ', el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' })] : null,
+        s.pending ? [' ', el('span', { class: 'badge warn', text: 'pending confirmation' })] : null)));
     });
   }
 
