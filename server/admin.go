@@ -59,6 +59,10 @@ type LeaseReportJSON struct {
 	Diagnosis                           string `json:"diagnosis"`
 	RecommendedVisibilityTimeoutSeconds int    `json:"recommended_visibility_timeout_seconds"`
 	Advice                              string `json:"advice"`
+	// Period is what the findings were judged on: "window" (the top-level
+	// figures) or, when the window saw no lease, "since_start". Figures
+	// shown beside the findings should be that period's.
+	Period string `json:"period"`
 	// Findings are the problems the doctor names, the first one the
 	// diagnosis; each rests on at least MinFindingLeases leases.
 	Findings         []FindingJSON `json:"findings"`

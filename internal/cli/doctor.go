@@ -114,9 +114,10 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 		verdict = append(verdict, strings.ToUpper(f.Kind))
 	}
 	fmt.Fprintf(w, "%s: %s\n", r.Queue, strings.Join(verdict, " + "))
+	// The figures of the period the findings were judged on.
 	s := r.LeaseStatsJSON
 	period := fmt.Sprintf("in the last %d minutes", r.WindowMinutes)
-	if s.LeasesStarted == 0 && s.LeasesCompleted == 0 && s.ExpiredLeases == 0 {
+	if r.Period == "since_start" {
 		s, period = r.SinceStart, "since this server started"
 	}
 	fmt.Fprintf(w, "  %d leases begun and %d completed %s; visibility timeout %ds\n", s.LeasesStarted, s.LeasesCompleted, period, r.VisibilityTimeoutSeconds)
