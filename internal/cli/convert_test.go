@@ -49,7 +49,7 @@ func TestConvertThenServe(t *testing.T) {
 	} {
 		t.Run(tt.format, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "baton.yaml")
-			res := runCLI(t, env, nil, "convert", tt.format, filepath.Join("..", "convert", "testdata", tt.file), "-o", out)
+			res := runCLI(t, env, nil, "convert", tt.format, filepath.Join("..", "..", "docs", "migrating", tt.file), "-o", out)
 			if res.code != 0 {
 				t.Fatalf("convert: %s", res)
 			}
