@@ -658,11 +658,10 @@
     // The findings, and the figures beside them, are of one period: the
     // window, or since the server started when the window saw no lease.
     const sinceStart = rep.period === 'since_start';
-    const period = sinceStart ? 'since the server started' : `in the last ${rep.window_minutes} minutes`;
     $('advice').hidden = findings.length > 0;
     setText($('advice'), rep.advice);
     rebuild($('findings'), JSON.stringify(findings), () => findings.map((f) => el('li', { class: 'finding', 'data-kind': f.kind },
-      el('div', { class: 'finding-head' }, diagnosisBadge(f.kind), el('span', { class: 'hint', text: 'on ' + plural(f.leases, 'lease') + ' begun, ended or lapsed ' + period })),
+      el('div', { class: 'finding-head' }, diagnosisBadge(f.kind), el('span', { class: 'hint', text: 'on ' + plural(f.leases, 'lease') })),
       el('p', { class: 'evidence', text: f.evidence }),
       (f.held_leases || []).length ? el('ul', { class: 'hung' }, f.held_leases.map((h) => el('li', null,
         el('a', { href: messageHref(q.name, h.message_id), class: 'mono', text: shortID(h.message_id) }),
