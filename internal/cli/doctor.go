@@ -126,8 +126,8 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}
 	if s.ExpiredLeases+s.LateCompletions > 0 {
-		fmt.Fprintf(w, "  %d leases lapsed; %d late completions, %d of them confirmed duplicate executions\n",
-			s.ExpiredLeases, s.LateCompletions, s.ConfirmedDuplicates)
+		fmt.Fprintf(w, "  %d leases lapsed; %d late completions (deletes or visibility changes after the lease lapsed) by %d leases, %d confirmed duplicate executions\n",
+			s.ExpiredLeases, s.LateCompletions, s.LateLeases, s.ConfirmedDuplicates)
 		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it never came back\n",
 			s.RedeliveriesLapsedWhileWorking, s.RedeliveriesNeverReturned)
 	}

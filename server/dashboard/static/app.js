@@ -687,6 +687,7 @@
       ['Leases completed', fmtCount(st.leases_completed), false],
       ['Leases lapsed', fmtCount(st.expired_leases), st.expired_leases > 0],
       ['Late deletes and visibility changes', fmtCount(st.late_completions), st.late_completions > 0],
+      ['Leases completed late', fmtCount(st.late_leases), st.late_leases > 0],
       ['Duplicate executions', fmtCount(st.confirmed_duplicates), st.confirmed_duplicates > 0],
       ['Renewals per lease', (Math.round(st.renewals_per_lease * 100) / 100).toString(), false],
     ];
