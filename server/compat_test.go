@@ -227,3 +227,17 @@ func TestPeekEndpoint(t *testing.T) {
 		t.Errorf("after the peeks: %q received with count %s, want waiting, 1", *m.Body, m.Attributes["ApproximateReceiveCount"])
 	}
 }
+
+// --allow-host takes names a page of any site cannot get under: one label
+// (com) would admit every .com site, a wildcard or port is no host name.
+func TestCheckAllowHosts(t *testing.T) {
+	t.Parallel()
+	if err := server.CheckAllowHosts([]string{"localhost.localstack.cloud", "Dev.Example.Com."}); err != nil {
+		t.Errorf("valid names refused: %v", err)
+	}
+	for _, bad := range []string{"com", "cloud.", "*.localstack.cloud", "localhost.localstack.cloud:4566", "http://x.example", "", ".example.com"} {
+		if err := server.CheckAllowHosts([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

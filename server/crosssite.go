@@ -93,6 +93,23 @@ func normalHosts(hosts []string) []string {
 	return out
 }
 
+// CheckAllowHosts refuses what Config.AllowHosts must not hold: a name of
+// one label (com, cloud), which would let the page of any site under it
+// rebind to the server, a wildcard (a name stands for its subdomains
+// already), a port, or anything but a host name.
+func CheckAllowHosts(hosts []string) error {
+	for _, h := range hosts {
+		n := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+		switch {
+		case n == "" || strings.Trim(n, "abcdefghijklmnopqrstuvwxyz0123456789-.") != "":
+			return fmt.Errorf("%q is not a host name (give one such as %s, without scheme, port or wildcard)", h, LocalStackDomain)
+		case !strings.Contains(n, ".") || strings.HasPrefix(n, ".") || strings.Contains(n, ".."):
+			return fmt.Errorf("%q would admit every site under it: give a name of two labels or more, such as %s", h, LocalStackDomain)
+		}
+	}
+	return nil
+}
+
 // LocalStackDomain is the domain whose names LocalStack's users have in
 // their endpoints and queue URLs (sqs.us-east-1.localhost.localstack.cloud):
 // every name under it resolves to 127.0.0.1 in public DNS. Its zone is not

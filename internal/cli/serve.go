@@ -321,6 +321,9 @@ func (cfg ServeConfig) front(log *slog.Logger) (frontDoor, error) {
 	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
 		return f, fmt.Errorf("--advertise-url: %w", err)
 	}
+	if err := server.CheckAllowHosts(cfg.AllowHosts); err != nil {
+		return f, fmt.Errorf("--allow-host: %w", err)
+	}
 	if f.trustProxies, err = server.ParseTrustedProxies(cfg.TrustProxy); err != nil {
 		return f, fmt.Errorf("--trust-proxy: %w", err)
 	}
