@@ -1,0 +1,59 @@
+package sns
+
+import (
+	"context"
+	"errors"
+	"net/url"
+
+	"github.com/baton-sqs/baton"
+)
+
+// pendingConfirmation is what Subscribe answers for a subscription that
+// waits for its confirmation, unless asked for the ARN.
+const pendingConfirmation = "pending confirmation"
+
+// checkHTTPEndpoint: an http or https subscription's endpoint is a URL of
+// that scheme, with a host.
+func checkHTTPEndpoint(protocol, endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme != protocol || u.Host == "" {
+		return invalidParameter("Endpoint must match the specified protocol")
+	}
+	return nil
+}
+
+// subscribed is Subscribe's answer once the subscription exists: its ARN
+// if it is confirmed; else, once its SubscriptionConfirmation is queued
+// for the endpoint (again, for a Subscribe repeated while it waits, as the
+// way to have it resent), "pending confirmation" or, if asked, the ARN.
+func (s *Service) subscribed(ctx context.Context, t *baton.Topic, sub *baton.Subscription, p SubscribeParams) (string, error) {
+	if !sub.Pending {
+		return SubscriptionARN(sub), nil
+	}
+	if err := s.sendConfirmation(ctx, t, sub, p.BaseURL); err != nil {
+		return "", err
+	}
+	if p.ReturnSubscriptionARN {
+		return SubscriptionARN(sub), nil
+	}
+	return pendingConfirmation, nil
+}
+
+// httpAttributes adds to an HTTP/S subscription's attributes what AWS
+// shows of one: whether it is pending, and its EffectiveDeliveryPolicy.
+func (s *Service) httpAttributes(ctx context.Context, sub *baton.Subscription, out map[string]string) error {
+	if sub.Pending {
+		out["PendingConfirmation"] = "true"
+		out["ConfirmationWasAuthenticated"] = "false"
+	}
+	t, err := s.store.TopicGet(ctx, sub.Region, sub.Account, sub.Topic)
+	if errors.Is(err, baton.ErrNotFound) {
+		return errSubscriptionNotFound()
+	}
+	if err != nil {
+		return storeErr(err, "get topic")
+	}
+	out["EffectiveDeliveryPolicy"] = effectiveSubscriptionDeliveryPolicy(
+		effectivePolicy(t.Attributes["DeliveryPolicy"], sub.Attributes["DeliveryPolicy"]))
+	return nil
+}
