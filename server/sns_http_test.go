@@ -281,11 +281,24 @@ func TestSNSHTTPDelivery(t *testing.T) {
 	if h.body != `{"order":"42 / ok"}` {
 		t.Errorf("raw body %q", h.body)
 	}
-	if _, err := srv.Client.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+	// Baton's own delivery queue shows in no listing.
+	qs, err := srv.Client.ListQueues(ctx, &sqs.ListQueuesInput{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if qs, _ := srv.Client.ListQueues(ctx, &sqs.ListQueuesInput{}); len(qs.QueueUrls) != 0 {
-		t.Errorf("ListQueues shows %v: Baton's own delivery queue must not show", qs.QueueUrls)
+	if len(qs.QueueUrls) != 0 {
+		t.Errorf("ListQueues shows %v", qs.QueueUrls)
+	}
+	for _, path := range []string{"/metrics", "/admin/api/queues"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(b), "sns-http-deliveries") {
+			t.Errorf("%s: %d, shows the delivery queue: %s", path, resp.StatusCode, b)
+		}
 	}
 	// The pending subscription got its confirmation and nothing else.
 	time.Sleep(50 * time.Millisecond)

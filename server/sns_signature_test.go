@@ -53,6 +53,16 @@ func certName(tb testing.TB, m sqstypes.Message) string {
 	return sm[1]
 }
 
+// certNameOf is certName of a message's body.
+func certNameOf(tb testing.TB, body string) string {
+	tb.Helper()
+	sm := certNameRE.FindStringSubmatch(fields(tb, body)["SigningCertURL"])
+	if sm == nil {
+		tb.Fatalf("SigningCertURL of %s is not <server>/SimpleNotificationService-<32 hex>.pem", body)
+	}
+	return sm[1]
+}
+
 // verifySignature checks an envelope's signature as a subscriber does (the
 // SNS Developer Guide's steps): the certificate fetched from
 // SigningCertURL, the string to sign built from the members in their
