@@ -532,3 +532,60 @@ func TestSNSDeliveryPolicy(t *testing.T) {
 		t.Errorf("dead-lettered %s", *m.Body)
 	}
 }
+
+// TestSNSHTTPThrottleRefusalAndAuth: maxReceivesPerSecond 1 puts a second
+// message off by a second of the engine's clock; an endpoint answering 4xx
+// is not retried and its copy goes to the dead-letter queue; credentials
+// in the endpoint's URL are sent as Basic authentication.
+func TestSNSHTTPThrottleRefusalAndAuth(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "throttle")
+	dlq := srv.MustCreateQueue(t, "throttle-dlq", nil)
+	ep := newEndpoint(t)
+	u := strings.Replace(ep.URL, "http://", "http://user:secret@", 1) + "/hook"
+	out, err := c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("http"), Endpoint: aws.String(u),
+		Attributes: map[string]string{"DeliveryPolicy": `{"throttlePolicy":{"maxReceivesPerSecond":1}}`,
+			"RedrivePolicy": `{"deadLetterTargetArn":"` + snsQueueARN("throttle-dlq") + `"}`}})
+	if err != nil || *out.SubscriptionArn != "pending confirmation" {
+		t.Fatalf("Subscribe: %v %v", out, err)
+	}
+	conf := ep.waitHits(t, 1)
+	if user, pass, ok := (&http.Request{Header: conf.header}).BasicAuth(); !ok || user != "user" || pass != "secret" {
+		t.Errorf("Basic authentication %q %q %v", user, pass, ok)
+	}
+	confirmByURL(t, conf)
+	srv.WaitForTimers(t, 8)
+	srv.Clock.Advance(time.Second) // the confirmation took this second's slot
+	for _, m := range []string{"one", "two"} {
+		if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ep.waitHits(t, 2)
+	srv.WaitForTimers(t, 8)
+	if n := ep.count(); n != 2 {
+		t.Fatalf("%d requests within one second, want 2 (the confirmation and one message)", n)
+	}
+	srv.Clock.Advance(time.Second)
+	ep.waitHits(t, 3)
+
+	ep.status.Store(404)
+	srv.WaitForTimers(t, 8)
+	srv.Clock.Advance(time.Second)
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("refused")}); err != nil {
+		t.Fatal(err)
+	}
+	ep.waitHits(t, 4)
+	m := receiveCopy(t, srv.Client, dlq)
+	if envelopeFields(t, m)["Message"] != "refused" {
+		t.Errorf("dead-lettered %s", *m.Body)
+	}
+	srv.WaitForTimers(t, 8)
+	srv.Clock.Advance(time.Minute)
+	srv.WaitForTimers(t, 8)
+	if n := ep.count(); n != 4 {
+		t.Errorf("%d requests, want 4: a 4xx is not retried", n)
+	}
+}

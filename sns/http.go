@@ -61,6 +61,8 @@ type job struct {
 type deliveries struct {
 	mu      sync.Mutex
 	started bool
+	// closed: Close was called; no worker starts any more.
+	closed bool
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -94,6 +96,9 @@ func (s *Service) startDeliveries(ctx context.Context) error {
 	d := &s.http
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return errors.New("sns: the server is stopping")
+	}
 	if d.started {
 		return nil
 	}
@@ -133,6 +138,7 @@ func (s *Service) Close() {
 	d := &s.http
 	d.mu.Lock()
 	started := d.started
+	d.closed = true
 	d.mu.Unlock()
 	if started {
 		d.cancel()
