@@ -578,6 +578,7 @@ func TestSNSHTTPThrottleRefusalAndAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep.waitHits(t, 4)
+	srv.WaitForTimers(t, 8) // the worker has dead-lettered it
 	m := receiveCopy(t, srv.Client, dlq)
 	if envelopeFields(t, m)["Message"] != "refused" {
 		t.Errorf("dead-lettered %s", *m.Body)
