@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
 // hit is one request an endpoint received.
@@ -588,5 +589,58 @@ func TestSNSHTTPThrottleRefusalAndAuth(t *testing.T) {
 	srv.WaitForTimers(t, 8)
 	if n := ep.count(); n != 4 {
 		t.Errorf("%d requests, want 4: a 4xx is not retried", n)
+	}
+}
+
+// TestSNSCrossAccountQueueConfirmation: a queue of another account is
+// subscribed pending, sent a signed SubscriptionConfirmation as a message,
+// given nothing until its owner confirms with the Token, and delivered to
+// after.
+func TestSNSCrossAccountQueueConfirmation(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t, testutil.Options{Credentials: []sigv4.Credential{
+		{AccessKeyID: "AKIDALICE", SecretAccessKey: "alice-secret", Account: "111111111111"},
+		{AccessKeyID: "AKIDBOB", SecretAccessKey: "bob-secret", Account: "222222222222"},
+	}})
+	ctx := context.Background()
+	alice, bobSNS, bobSQS := srv.SNSClient(), srv.SNSClientFor("AKIDBOB", "bob-secret"), srv.ClientFor("AKIDBOB", "bob-secret")
+	topic := mustCreateTopic(t, alice, "shared")
+	q, err := bobSQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("inbox")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := alice.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("sqs"),
+		Endpoint: aws.String("arn:aws:sqs:us-east-1:222222222222:inbox")})
+	if err != nil {
+		t.Fatalf("Subscribe another account's queue: %v", err)
+	}
+	if *out.SubscriptionArn != "pending confirmation" {
+		t.Fatalf("Subscribe another account's queue answered %q, want pending confirmation", *out.SubscriptionArn)
+	}
+	m := receiveCopy(t, bobSQS, *q.QueueUrl)
+	f := fields(t, *m.Body)
+	if f["Type"] != "SubscriptionConfirmation" || f["TopicArn"] != topic || f["Token"] == "" {
+		t.Fatalf("confirmation message: %s", *m.Body)
+	}
+	verifyBody(t, *m.Body, "")
+	if _, err := bobSQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("early")}); err != nil {
+		t.Fatal(err)
+	}
+	early, err := bobSQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+	if err != nil || len(early.Messages) != 0 {
+		t.Fatalf("a pending subscription's queue got %v (%v)", early.Messages, err)
+	}
+	conf, err := bobSNS.ConfirmSubscription(ctx, &awssns.ConfirmSubscriptionInput{TopicArn: aws.String(topic), Token: aws.String(f["Token"])})
+	if err != nil || !strings.HasPrefix(*conf.SubscriptionArn, topic+":") {
+		t.Fatalf("ConfirmSubscription by the queue's owner: %v %v", conf, err)
+	}
+	if _, err := alice.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("after")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := envelopeFields(t, receiveCopy(t, bobSQS, *q.QueueUrl))["Message"]; got != "after" {
+		t.Errorf("delivered %v, want after", got)
 	}
 }

@@ -164,7 +164,8 @@ func (m confirmation) body() []byte {
 }
 
 // sendConfirmation queues the SubscriptionConfirmation of a pending HTTP/S
-// subscription for its endpoint, signed under the topic's
+// subscription for its endpoint, or sends it to a queue of another
+// account, signed under the topic's
 // SignatureVersion. baseURL is the server's, which the SubscribeURL and
 // SigningCertURL start with.
 func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *baton.Subscription, baseURL string) error {
@@ -186,6 +187,9 @@ func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *bat
 		SigningCertURL:   baseURL + "/" + sig.certName}
 	if m.Signature, err = sig.sign(m.stringToSign(), m.SignatureVersion); err != nil {
 		return err
+	}
+	if sub.Protocol == "sqs" {
+		return s.confirmToQueue(ctx, sub, string(m.body()))
 	}
 	return s.enqueue(ctx, job{Type: "SubscriptionConfirmation", Subscription: SubscriptionARN(sub), MessageID: m.MessageID,
 		TopicARN: topicARN}, string(m.body()))

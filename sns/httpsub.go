@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
 )
 
 // pendingConfirmation is what Subscribe answers for a subscription that
@@ -20,6 +21,31 @@ func checkHTTPEndpoint(protocol, endpoint string) error {
 		return invalidParameter("Endpoint must match the specified protocol")
 	}
 	return nil
+}
+
+// needsConfirmation: HTTP/S endpoints and queues of another account than
+// the topic's wait for a confirmation (AWS's SNS API reference,
+// Subscribe).
+func needsConfirmation(t *baton.Topic, protocol, endpoint string) bool {
+	if isHTTP(protocol) {
+		return true
+	}
+	q, ok := engine.QueueRefOfARN(endpoint)
+	return protocol == "sqs" && ok && q.Account != t.Account
+}
+
+// confirmToQueue sends a queue of another account its subscription's
+// confirmation, durably before Subscribe answers. A queue that refuses it
+// (one that does not exist) leaves the subscription pending, logged.
+func (s *Service) confirmToQueue(ctx context.Context, sub *baton.Subscription, body string) error {
+	q, _ := engine.QueueRefOfARN(sub.Endpoint) // checked at Subscribe
+	_, err := s.engine.SendMessage(ctx, q, engine.SendParams{Body: body})
+	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrInternal && e.Code != baton.ErrServiceUnavailable {
+		s.log.Warn("sns: a subscribed queue of another account refused its subscription confirmation; the subscription stays pending",
+			"subscription", SubscriptionARN(sub), "queue", sub.Endpoint, "code", e.Code, "reason", e.Message)
+		return nil
+	}
+	return err
 }
 
 // subscribed is Subscribe's answer once the subscription exists: its ARN

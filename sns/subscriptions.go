@@ -38,8 +38,9 @@ var protocols = map[string]bool{
 // a SubscriptionConfirmation (confirm.go). It is idempotent on
 // (topic, protocol, endpoint): the same or no attributes give the same
 // ARN, others InvalidParameter "Subscription already exists with different
-// attributes". Other protocols, and queues of other accounts (which AWS
-// confirms through a message to the queue), are refused as not served yet.
+// attributes". A queue of another account than the topic's is pending
+// too, and its confirmation is sent to the queue, as AWS sends it. Other
+// protocols are refused as not served yet.
 func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (string, error) {
 	t, err := s.topic(ctx, c, "TopicArn", p.TopicARN)
 	if err != nil {
@@ -54,7 +55,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	}
 	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
 		Protocol: p.Protocol, Endpoint: p.Endpoint, Owner: c.Account, Principal: "arn:aws:iam::" + c.Account + ":root",
-		Attributes: attrs, CreatedAt: s.clock.Now(), Pending: isHTTP(p.Protocol)}
+		Attributes: attrs, CreatedAt: s.clock.Now(), Pending: needsConfirmation(t, p.Protocol, p.Endpoint)}
 	// The store keeps one subscription per (topic, protocol, endpoint):
 	// look for it, else create it; a creation that finds it made
 	// meanwhile looks again.
@@ -114,9 +115,6 @@ func checkEndpoint(c Caller, t *baton.Topic, protocol, endpoint string) error {
 	q, ok := engine.QueueRefOfARN(endpoint)
 	if !ok {
 		return invalidParameter("SQS endpoint ARN")
-	}
-	if q.Account != c.Account {
-		return notBuilt("Endpoint: a queue of another account")
 	}
 	if baton.IsFIFOName(q.Name) && t.Attributes["FifoTopic"] != "true" {
 		return invalidParameter("Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics")
