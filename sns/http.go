@@ -63,10 +63,10 @@ type deliveries struct {
 	started bool
 	// closed: Close was called; no worker starts any more.
 	closed bool
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	client  *http.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	client *http.Client
 	// throttle is each throttled subscription's next free moment.
 	throttle map[string]time.Time
 }
