@@ -200,6 +200,19 @@ func TestSNSHTTPSubscriptionConfirmation(t *testing.T) {
 		t.Errorf("attributes once confirmed: %v", a)
 	}
 
+	if a := attrs.Attributes; a["ConfirmationWasAuthenticated"] != "true" {
+		t.Errorf("confirmed by a signed call: ConfirmationWasAuthenticated %q", a["ConfirmationWasAuthenticated"])
+	}
+	pendingOut, err := c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("http"),
+		Endpoint: aws.String(newEndpoint(t).URL), ReturnSubscriptionArn: true})
+	if err != nil || !strings.HasPrefix(*pendingOut.SubscriptionArn, topic+":") {
+		t.Fatalf("Subscribe with ReturnSubscriptionArn: %v %v", pendingOut, err)
+	}
+	pa, err := c.GetSubscriptionAttributes(ctx, &awssns.GetSubscriptionAttributesInput{SubscriptionArn: pendingOut.SubscriptionArn})
+	if err != nil || pa.Attributes["PendingConfirmation"] != "true" || pa.Attributes["ConfirmationWasAuthenticated"] != "false" {
+		t.Errorf("a pending subscription's attributes: %v %v", pa, err)
+	}
+
 	// A token lasts two days.
 	token2, _ := subscribeHTTP(t, c, newEndpoint(t), topic, nil)
 	srv.Clock.Advance(49 * time.Hour)
@@ -633,9 +646,20 @@ func TestSNSCrossAccountQueueConfirmation(t *testing.T) {
 	if err != nil || len(early.Messages) != 0 {
 		t.Fatalf("a pending subscription's queue got %v (%v)", early.Messages, err)
 	}
+	attrs, err := alice.ListSubscriptionsByTopic(ctx, &awssns.ListSubscriptionsByTopicInput{TopicArn: aws.String(topic)})
+	if err != nil || len(attrs.Subscriptions) != 1 || *attrs.Subscriptions[0].SubscriptionArn != "PendingConfirmation" {
+		t.Fatalf("pending subscription listed as %v (%v)", attrs, err)
+	}
+	// The SubscribeURL confirms unsigned though credentials are required;
+	// the owner's signed ConfirmSubscription then answers the same ARN.
+	sub := confirmByURL(t, hit{body: *m.Body})
 	conf, err := bobSNS.ConfirmSubscription(ctx, &awssns.ConfirmSubscriptionInput{TopicArn: aws.String(topic), Token: aws.String(f["Token"])})
-	if err != nil || !strings.HasPrefix(*conf.SubscriptionArn, topic+":") {
-		t.Fatalf("ConfirmSubscription by the queue's owner: %v %v", conf, err)
+	if err != nil || *conf.SubscriptionArn != sub || !strings.HasPrefix(sub, topic+":") {
+		t.Fatalf("ConfirmSubscription by the queue's owner: %v %v, want %s", conf, err, sub)
+	}
+	sa, err := alice.GetSubscriptionAttributes(ctx, &awssns.GetSubscriptionAttributesInput{SubscriptionArn: aws.String(sub)})
+	if err != nil || sa.Attributes["PendingConfirmation"] != "false" {
+		t.Errorf("attributes once confirmed: %v %v", sa, err)
 	}
 	if _, err := alice.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("after")}); err != nil {
 		t.Fatal(err)

@@ -51,8 +51,10 @@ func (s *Service) tokenKey(ctx context.Context) ([]byte, error) {
 
 // ConfirmParams are the arguments of ConfirmSubscription.
 type ConfirmParams struct {
-	TopicARN                  string
-	Token                     string
+	TopicARN string
+	Token    string
+	// AuthenticateOnUnsubscribe is taken and not enforced: Baton's
+	// UnsubscribeURL unsubscribes unsigned whatever it says.
 	AuthenticateOnUnsubscribe string
 	// Authenticated says the call was signed (a visit of the SubscribeURL
 	// is not).
@@ -85,7 +87,9 @@ func (s *Service) ConfirmSubscription(ctx context.Context, c Caller, p ConfirmPa
 	if sub.Attributes == nil {
 		sub.Attributes = make(map[string]string)
 	}
-	sub.Attributes["ConfirmationWasAuthenticated"] = strconv.FormatBool(p.Authenticated && strings.EqualFold(p.AuthenticateOnUnsubscribe, "true"))
+	// "true if the subscription confirmation request was authenticated"
+	// (AWS's SNS API reference, GetSubscriptionAttributes).
+	sub.Attributes["ConfirmationWasAuthenticated"] = strconv.FormatBool(p.Authenticated)
 	if err := s.store.SubscriptionUpdate(ctx, sub); errors.Is(err, baton.ErrNotFound) {
 		return "", invalidParameter("Token")
 	} else if err != nil {

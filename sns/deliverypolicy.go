@@ -277,9 +277,9 @@ func effectiveTopicDeliveryPolicy(topicPolicy string) string {
 	}
 	h := orderedJSON{{"defaultHealthyRetryPolicy", p.retryJSON()}, {"disableSubscriptionOverrides", disable}}
 	if throttle != nil {
-		h = append(h, member2{"defaultThrottlePolicy", throttle})
+		h = append(h, jsonMember{"defaultThrottlePolicy", throttle})
 	}
-	h = append(h, member2{"defaultRequestPolicy", requestPolicy{HeaderContentType: &p.contentType}})
+	h = append(h, jsonMember{"defaultRequestPolicy", requestPolicy{HeaderContentType: &p.contentType}})
 	out := orderedJSON{{"http", h}}
 	b, _ := json.Marshal(out)
 	return string(b)
@@ -313,9 +313,9 @@ func (p deliveryPolicy) retryJSON() orderedJSON {
 }
 
 // orderedJSON is a JSON object whose members keep their order.
-type orderedJSON []member2
+type orderedJSON []jsonMember
 
-type member2 struct {
+type jsonMember struct {
 	k string
 	v any
 }

@@ -65,12 +65,15 @@ func (s *Service) subscribed(ctx context.Context, t *baton.Topic, sub *baton.Sub
 	return pendingConfirmation, nil
 }
 
-// httpAttributes adds to an HTTP/S subscription's attributes what AWS
-// shows of one: whether it is pending, and its EffectiveDeliveryPolicy.
-func (s *Service) httpAttributes(ctx context.Context, sub *baton.Subscription, out map[string]string) error {
+// confirmationAttributes adds to a subscription's attributes whether it
+// is pending and, for HTTP/S, its EffectiveDeliveryPolicy.
+func (s *Service) confirmationAttributes(ctx context.Context, sub *baton.Subscription, out map[string]string) error {
 	if sub.Pending {
 		out["PendingConfirmation"] = "true"
 		out["ConfirmationWasAuthenticated"] = "false"
+	}
+	if !isHTTP(sub.Protocol) {
+		return nil
 	}
 	t, err := s.store.TopicGet(ctx, sub.Region, sub.Account, sub.Topic)
 	if errors.Is(err, baton.ErrNotFound) {

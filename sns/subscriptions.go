@@ -253,10 +253,8 @@ func (s *Service) GetSubscriptionAttributes(ctx context.Context, c Caller, arn s
 	}
 	maps.Copy(out, sub.Attributes)
 	showFilterAttributes(out)
-	if isHTTP(sub.Protocol) {
-		if err := s.httpAttributes(ctx, sub, out); err != nil {
-			return nil, err
-		}
+	if err := s.confirmationAttributes(ctx, sub, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
