@@ -17,8 +17,14 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/server"
+	"github.com/baton-sqs/baton/sns"
+	"github.com/baton-sqs/baton/store/memstore"
 )
 
 // hit is one request an endpoint received.
@@ -666,5 +672,62 @@ func TestSNSCrossAccountQueueConfirmation(t *testing.T) {
 	}
 	if got := envelopeFields(t, receiveCopy(t, bobSQS, *q.QueueUrl))["Message"]; got != "after" {
 		t.Errorf("delivered %v, want after", got)
+	}
+}
+
+// TestSNSHTTPDeliveryOutlivesNode: on two nodes of one shared store, a
+// delivery queued by a node that then stops is delivered by the other,
+// which finds Baton's delivery queue made meanwhile and starts its
+// workers.
+func TestSNSHTTPDeliveryOutlivesNode(t *testing.T) {
+	t.Parallel()
+	cluster := memstore.NewCluster()
+	clk := clock.NewFake(testutil.Epoch)
+	type node struct {
+		url string
+		eng *engine.Engine
+		svc *sns.Service
+	}
+	start := func() node {
+		st := cluster.Open()
+		eng, err := engine.New(engine.Config{Store: st, Clock: clk, Region: batontest.Region})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := sns.ForStore(eng, st, nil)
+		if svc == nil {
+			t.Fatal("a cluster handle keeps no topics")
+		}
+		hs := httptest.NewServer(server.New(server.Config{Engine: eng, Account: testutil.Account, SNS: svc}))
+		t.Cleanup(func() { hs.Close(); eng.Close(); svc.Close(); st.Close() })
+		return node{url: hs.URL, eng: eng, svc: svc}
+	}
+	start() // node b, started before the delivery queue exists
+	a := start()
+	c := awssns.New(awssns.Options{BaseEndpoint: aws.String(a.url), Region: batontest.Region,
+		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+	ctx := context.Background()
+	topic := mustCreateTopic(t, c, "two-nodes")
+	ep := newEndpoint(t)
+	_, conf := subscribeHTTP(t, c, ep, topic, nil)
+	confirmByURL(t, conf)
+	ep.status.Store(500)
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("handed over")}); err != nil {
+		t.Fatal(err)
+	}
+	ep.waitHits(t, 2) // node a's attempt failed
+	deadline := time.Now().Add(10 * time.Second)
+	for clk.Timers() < 9 { // node a's eight workers and node b's look
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timers pending, want 9", clk.Timers())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.eng.Close()
+	a.svc.Close()
+	ep.status.Store(200)
+	clk.Advance(time.Minute) // node b looks again, and the retry is due
+	if f := fields(t, ep.waitHits(t, 3).body); f["Message"] != "handed over" {
+		t.Errorf("node b delivered %v", f)
 	}
 }

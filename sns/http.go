@@ -36,6 +36,9 @@ const (
 	// attemptLease is how long a delivery stays leased while it is tried:
 	// past it, a delivery whose server stopped is tried again.
 	attemptLease = 60
+	// lookAgain is how often a server that has not started its workers
+	// looks for the delivery queue another node of a shared store made.
+	lookAgain = time.Minute
 	// userAgent is the User-Agent SNS posts with.
 	userAgent = "Amazon Simple Notification Service Agent"
 )
@@ -63,10 +66,12 @@ type deliveries struct {
 	started bool
 	// closed: Close was called; no worker starts any more.
 	closed bool
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	client *http.Client
+	// running is closed when the workers start.
+	running chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	client  *http.Client
 	// throttle is each throttled subscription's next free moment.
 	throttle map[string]time.Time
 }
@@ -79,15 +84,38 @@ func (s *Service) deliveryQueue() engine.QueueRef {
 	return engine.QueueRef{Account: engine.InternalAccount, Name: deliveryQueueName}
 }
 
-// resumeDeliveries starts the workers if deliveries are queued from an
-// earlier run, so that they are delivered after a restart.
-func (s *Service) resumeDeliveries() {
-	_, err := s.engine.GetQueue(context.Background(), s.deliveryQueue())
-	if err == nil {
-		err = s.startDeliveries(context.Background())
-	}
-	if err != nil && baton.AsError(err).Code != baton.ErrQueueDoesNotExist {
-		s.log.Error("sns: HTTP/S deliveries cannot resume", "err", err)
+// resumeDeliveries starts the workers once the delivery queue exists:
+// made by an earlier run, so that its deliveries are delivered after a
+// restart, or by another node of a shared store, so that this node takes
+// its share and the deliveries outlive that node. On a shared store it
+// looks every lookAgain until the workers start or the engine closes; on
+// a store of one server, once (only this server makes the queue).
+func (s *Service) resumeDeliveries(running <-chan struct{}) {
+	_, shared := s.store.(baton.SharedStore)
+	for {
+		_, err := s.engine.GetQueue(context.Background(), s.deliveryQueue())
+		if err == nil {
+			err = s.startDeliveries(context.Background())
+		}
+		if err == nil {
+			return
+		}
+		if baton.AsError(err).Code != baton.ErrQueueDoesNotExist {
+			s.log.Error("sns: HTTP/S deliveries cannot resume", "err", err, "looking_again", shared)
+		}
+		if !shared {
+			return
+		}
+		t := s.clock.NewTimer(lookAgain)
+		select {
+		case <-t.C():
+		case <-running:
+			t.Stop()
+			return
+		case <-s.engine.Closing():
+			t.Stop()
+			return
+		}
 	}
 }
 
@@ -109,6 +137,7 @@ func (s *Service) startDeliveries(ctx context.Context) error {
 		return fmt.Errorf("sns: create the HTTP/S delivery queue: %w", err)
 	}
 	d.started = true
+	close(d.running)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.throttle = make(map[string]time.Time)
 	if d.client == nil {

@@ -54,7 +54,8 @@ func ForStore(eng *engine.Engine, store baton.Store, log *slog.Logger) *Service 
 		return nil
 	}
 	s := &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
-	go s.resumeDeliveries()
+	s.http.running = make(chan struct{})
+	go s.resumeDeliveries(s.http.running)
 	return s
 }
 
