@@ -39,11 +39,12 @@ const maxParallelCopies = 8
 // Publish validates a message, sends a copy of it to every subscribed
 // queue or endpoint whose filter policy it matches and returns its
 // MessageId once every copy is durable in its queue (docs/architecture.md
-// §8), and every HTTP/S subscription's is durable in the delivery queue. A copy the queue refuses for good, as AWS counts a
-// client error (the queue deleted, a message its limits refuse), goes to
-// the subscription's dead-letter queue, or without one is logged and
-// dropped, and does not fail the publish, as on AWS. A copy
-// the store cannot take for now fails the publish (InternalError or
+// §8), and every HTTP/S subscription's is durable in the delivery queue. A
+// copy the queue refuses for good, as AWS counts a client error (the queue
+// deleted, a message its limits refuse), goes to the subscription's
+// dead-letter queue, or without one is logged and dropped, and does not
+// fail the publish, as on AWS. A copy the store cannot take for now fails
+// the publish (InternalError or
 // ServiceUnavailable): the client retries, and queues that already took
 // their copy then get a second one, as SNS delivers at least once.
 func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (string, error) {

@@ -25,7 +25,8 @@ type SubscribeParams struct {
 	BaseURL string
 }
 
-// protocols are the subscription protocols AWS knows; Baton serves sqs.
+// protocols are the subscription protocols AWS knows; Baton serves sqs,
+// http and https.
 var protocols = map[string]bool{
 	"http": true, "https": true, "email": true, "email-json": true, "sms": true,
 	"sqs": true, "application": true, "lambda": true, "firehose": true,
