@@ -30,9 +30,9 @@ var topicAttributes = map[string]attrSpec{
 	"TracingConfig":    {settable: true, values: []string{"PassThrough", "Active"}},
 	"KmsMasterKeyId":   {settable: true},
 	"FifoTopic":        {settable: true, values: []string{"true", "false"}},
-	// HTTP/S delivery, which the delivery policy governs, and FIFO
-	// topics are not built yet.
-	"DeliveryPolicy":            {settable: true, notBuilt: true},
+	// The defaults of HTTP/S deliveries (deliverypolicy.go).
+	"DeliveryPolicy": {settable: true},
+	// FIFO topics are not built yet.
 	"ContentBasedDeduplication": {settable: true, notBuilt: true},
 	"FifoThroughputScope":       {settable: true, notBuilt: true},
 	"ArchivePolicy":             {settable: true, notBuilt: true},
@@ -75,6 +75,9 @@ func checkTopicAttribute(name, v string) error {
 		return invalidParameter("%s", name)
 	case spec.json && v != "" && !isJSONObject(v):
 		return invalidParameter("%s Reason: failed to parse JSON", name)
+	case name == "DeliveryPolicy":
+		_, err := checkTopicDeliveryPolicy(v)
+		return err
 	}
 	return nil
 }
@@ -125,7 +128,7 @@ func renderTopicAttributes(t *baton.Topic, subs []*baton.Subscription) map[strin
 		"Owner":                   t.Account,
 		"DisplayName":             "",
 		"Policy":                  defaultPolicy(arn, t.Account),
-		"EffectiveDeliveryPolicy": defaultEffectiveDeliveryPolicy,
+		"EffectiveDeliveryPolicy": effectiveTopicDeliveryPolicy(t.Attributes["DeliveryPolicy"]),
 		"SubscriptionsConfirmed":  strconv.Itoa(confirmed),
 		"SubscriptionsPending":    strconv.Itoa(pending),
 		// Baton forgets a subscription when it is deleted.

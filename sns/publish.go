@@ -37,11 +37,14 @@ type PublishParams struct {
 const maxParallelCopies = 8
 
 // Publish validates a message, sends a copy of it to every subscribed
-// queue whose filter policy it matches and returns its MessageId once every
-// copy is durable in its queue (docs/architecture.md §8). A copy the queue refuses for good, as AWS
-// counts a client error (the queue deleted, a message its limits refuse),
-// is logged and dropped, and does not fail the publish, as on AWS. A copy
-// the store cannot take for now fails the publish (InternalError or
+// queue or endpoint whose filter policy it matches and returns its
+// MessageId once every copy is durable in its queue (docs/architecture.md
+// §8), and every HTTP/S subscription's is durable in the delivery queue. A
+// copy the queue refuses for good, as AWS counts a client error (the queue
+// deleted, a message its limits refuse), goes to the subscription's
+// dead-letter queue, or without one is logged and dropped, and does not
+// fail the publish, as on AWS. A copy the store cannot take for now fails
+// the publish (InternalError or
 // ServiceUnavailable): the client retries, and queues that already took
 // their copy then get a second one, as SNS delivers at least once.
 func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (string, error) {
@@ -113,7 +116,7 @@ func (s *Service) sign(ctx context.Context, pub *publication, t *baton.Topic) er
 // is a publish signed.
 func enveloped(subs []*baton.Subscription) bool {
 	for _, sub := range subs {
-		if !sub.Pending && sub.Protocol == "sqs" && sub.Attributes["RawMessageDelivery"] != "true" {
+		if !sub.Pending && (sub.Protocol == "sqs" || isHTTP(sub.Protocol)) && sub.Attributes["RawMessageDelivery"] != "true" {
 			return true
 		}
 	}
@@ -217,7 +220,7 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 		slots = make(chan struct{}, maxParallelCopies)
 	)
 	for _, sub := range subs {
-		if sub.Pending || sub.Protocol != "sqs" {
+		if sub.Pending || sub.Protocol != "sqs" && !isHTTP(sub.Protocol) {
 			continue
 		}
 		if !s.admits(pub, sub) {
@@ -246,21 +249,30 @@ func cmpErr(first, err error) error {
 }
 
 // deliver sends one subscription its copy. It returns an error only when
-// the copy may yet be taken (the store failed): a queue's refusal is the
-// subscription's client error, logged.
+// the copy may yet be taken (the store failed).
 func (s *Service) deliver(ctx context.Context, pub *publication, sub *baton.Subscription) error {
+	_, err := s.deliverTo(ctx, pub, sub)
+	return err
+}
+
+// deliverTo sends one subscription its copy and says what became of it:
+// an HTTP/S one is queued for its endpoint (http.go); a queue's refusal is
+// the subscription's client error, and the copy goes to its dead-letter
+// queue (redrive.go).
+func (s *Service) deliverTo(ctx context.Context, pub *publication, sub *baton.Subscription) (Outcome, error) {
+	if isHTTP(sub.Protocol) {
+		return s.enqueueHTTP(ctx, pub, sub)
+	}
 	q, _ := engine.QueueRefOfARN(sub.Endpoint) // checked at Subscribe
 	send := s.copyFor(pub, sub)
 	_, err := s.engine.SendMessage(ctx, q, send)
 	if err == nil {
-		return nil
+		return Delivered, nil
 	}
 	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrInternal && e.Code != baton.ErrServiceUnavailable {
-		s.log.Warn("sns: a subscribed queue refused its copy; the copy is dropped",
-			"subscription", SubscriptionARN(sub), "queue", sub.Endpoint, "message_id", pub.id, "code", e.Code, "reason", e.Message)
-		return nil
+		return s.undeliverable(ctx, sub, pub.id, send, fmt.Sprintf("the queue refused the copy: %s: %s", e.Code, e.Message))
 	}
-	return err
+	return Lost, err
 }
 
 // copyFor is what one subscription's queue is sent: the message as

@@ -25,6 +25,9 @@ type Service struct {
 	// signMu guards sig, the signer, loaded on first use (signing.go).
 	signMu sync.Mutex
 	sig    *signer
+
+	// http runs the HTTP/S deliveries (http.go).
+	http deliveries
 }
 
 // Caller is who makes a request and where: the region it is for ("" is the
@@ -50,7 +53,10 @@ func ForStore(eng *engine.Engine, store baton.Store, log *slog.Logger) *Service 
 	if !ok {
 		return nil
 	}
-	return &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
+	s := &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
+	s.http.running = make(chan struct{})
+	go s.resumeDeliveries(s.http.running)
+	return s
 }
 
 func cmpLogger(l *slog.Logger) *slog.Logger {

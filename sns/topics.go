@@ -222,6 +222,9 @@ func (s *Service) SetTopicAttributes(ctx context.Context, c Caller, topicARN, na
 	if err := checkTopicAttribute(name, v); err != nil {
 		return err
 	}
+	if name == "DeliveryPolicy" {
+		v, _ = checkTopicDeliveryPolicy(v) // stored as AWS stores it
+	}
 	if t.Attributes == nil {
 		t.Attributes = make(map[string]string)
 	}

@@ -279,12 +279,14 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	sweeper := engine.NewRetentionSweeper(eng, time.Minute)
 	sweeper.Start(ctx)
 	defer sweeper.Stop()
+	snsSvc := sns.ForStore(eng, store, log)
+	defer snsSvc.Close() // HTTP/S deliveries stop before the store closes
 	srv := httpServer(server.New(server.Config{
 		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: front.verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 		Ready: back.ready, Collectors: storeCollectors(store),
 		LocalHostsOnly: front.verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		AllowHosts: cfg.AllowHosts, TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
-		SNS: sns.ForStore(eng, store, log),
+		SNS: snsSvc,
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
 	srv.TLSConfig = front.tls
 	ln, err := listen(cfg.Listen)

@@ -81,6 +81,14 @@ type SubscribeOutput struct{ SubscriptionArn string }
 
 type UnsubscribeInput struct{ SubscriptionArn string }
 
+type ConfirmSubscriptionInput struct {
+	TopicArn                  string
+	Token                     string
+	AuthenticateOnUnsubscribe string
+}
+
+type ConfirmSubscriptionOutput struct{ SubscriptionArn string }
+
 type GetSubscriptionAttributesInput struct{ SubscriptionArn string }
 
 type GetSubscriptionAttributesOutput struct{ Attributes AttributeMap }
