@@ -173,11 +173,11 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 				MessageGroupID: in.MessageGroupId, MessageDeduplicationID: in.MessageDeduplicationId,
 				TraceHeader: req.traceHeader, BaseURL: req.baseURL}
 			p.Attributes = wireAttributes(in.MessageAttributes)
-			id, err := svc.Publish(ctx, s.caller(ctx), p)
+			res, err := svc.Publish(ctx, s.caller(ctx), p)
 			if err != nil {
 				return nil, err
 			}
-			return &snswire.PublishOutput{MessageId: id}, nil
+			return &snswire.PublishOutput{MessageId: res.MessageID, SequenceNumber: res.SequenceNumber}, nil
 		}),
 	)
 }
@@ -198,7 +198,8 @@ func (s *Server) publishBatch(svc *sns.Service) protocol.Operation {
 		}
 		out := &snswire.PublishBatchOutput{}
 		for _, ok := range res.Successful {
-			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID})
+			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID,
+				SequenceNumber: ok.SequenceNumber})
 		}
 		for _, f := range res.Failed {
 			spec := f.Err.Code.Spec()

@@ -30,13 +30,14 @@ var topicAttributes = map[string]attrSpec{
 	"TracingConfig":    {settable: true, values: []string{"PassThrough", "Active"}},
 	"KmsMasterKeyId":   {settable: true},
 	"FifoTopic":        {settable: true, values: []string{"true", "false"}},
-	// HTTP/S delivery, which the delivery policy governs, and FIFO
-	// topics are not built yet.
-	"DeliveryPolicy":            {settable: true, notBuilt: true},
-	"ContentBasedDeduplication": {settable: true, notBuilt: true},
-	"FifoThroughputScope":       {settable: true, notBuilt: true},
-	"ArchivePolicy":             {settable: true, notBuilt: true},
-	"DataProtectionPolicy":      {settable: true, notBuilt: true},
+	// FIFO topics only (fifo.go).
+	"ContentBasedDeduplication": {settable: true, values: []string{"true", "false"}},
+	"FifoThroughputScope":       {settable: true, values: []string{"Topic", "MessageGroup"}},
+	// HTTP/S delivery, which the delivery policy governs, is not built
+	// yet.
+	"DeliveryPolicy":       {settable: true, notBuilt: true},
+	"ArchivePolicy":        {settable: true, notBuilt: true},
+	"DataProtectionPolicy": {settable: true, notBuilt: true},
 }
 
 func init() {
@@ -51,14 +52,14 @@ func init() {
 
 // checkTopicAttributes checks the attributes of a CreateTopic.
 func checkTopicAttributes(attrs map[string]string) error {
-	if attrs["FifoTopic"] == "true" {
-		return notBuilt("Attributes: FifoTopic (FIFO topics)")
-	}
 	for name, v := range attrs {
 		if !topicAttributes[name].settable {
 			return invalidParameter("AttributeName")
 		}
 		if err := checkTopicAttribute(name, v); err != nil {
+			return err
+		}
+		if err := checkFIFOOnly(name, attrs["FifoTopic"] == "true"); err != nil {
 			return err
 		}
 	}
