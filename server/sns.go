@@ -27,6 +27,9 @@ func (s *Server) isSNSRequest(r *http.Request) bool {
 	if v := r.Form.Get("Version"); v != "" {
 		return v == snsVersion
 	}
+	if action := r.Form.Get("Action"); sharedWithSQS[action] {
+		return isSNSSharedAction(r)
+	}
 	_, ok := s.snsOps[r.Form.Get("Action")]
 	return ok
 }
@@ -149,6 +152,7 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 			return subscriptionsOutput(svc.ListSubscriptionsByTopic(ctx, s.caller(ctx), in.TopicArn, in.NextToken))
 		}),
 		s.publishBatch(svc),
+		s.snsAddPermission(svc), s.snsRemovePermission(svc),
 		protocol.Op("TagResource", func(ctx context.Context, in *snswire.TagResourceInput) (*snswire.TagResourceOutput, error) {
 			return &snswire.TagResourceOutput{}, svc.TagResource(ctx, s.caller(ctx), in.ResourceArn, wireTags(in.Tags))
 		}),

@@ -103,9 +103,13 @@ const defaultEffectiveDeliveryPolicy = `{"http":{"defaultHealthyRetryPolicy":{"m
 func defaultPolicy(topicARN, account string) string {
 	arn, _ := json.Marshal(topicARN)
 	acct, _ := json.Marshal(account)
+	actions := make([]string, len(topicActions))
+	for i, a := range topicActions {
+		actions[i] = "SNS:" + a
+	}
+	list, _ := json.Marshal(actions)
 	return `{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{"Sid":"__default_statement_ID","Effect":"Allow",` +
-		`"Principal":{"AWS":"*"},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission",` +
-		`"SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],` +
+		`"Principal":{"AWS":"*"},"Action":` + string(list) + `,` +
 		`"Resource":` + string(arn) + `,"Condition":{"StringEquals":{"AWS:SourceOwner":` + string(acct) + `}}}]}`
 }
 
