@@ -12,9 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 func mustCreateFIFOTopic(tb testing.TB, c *awssns.Client, name string, attrs map[string]string) string {
@@ -396,5 +400,72 @@ func TestSNSFIFODedupSurvivesRestart(t *testing.T) {
 	}
 	if strings.Join(sorted(bodies...), ",") != "next,once" {
 		t.Errorf("standard queue holds %q, want once and next", bodies)
+	}
+}
+
+// TestSNSFIFODedupTwoNodes: two servers of one store deduplicate a FIFO
+// topic's publishes together, the records being the store's: a publish
+// repeated on the other node is answered as the first and delivered to no
+// queue. On handles of a memstore.Cluster and on two PostgreSQL stores of
+// one database.
+func TestSNSFIFODedupTwoNodes(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		c := memstore.NewCluster()
+		snsFIFODedupTwoNodes(t, c.Open(), c.Open())
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.MustDatabase(t)
+		var stores []baton.Store
+		for range 2 {
+			s, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stores = append(stores, s)
+		}
+		snsFIFODedupTwoNodes(t, stores[0], stores[1])
+	})
+}
+
+func snsFIFODedupTwoNodes(t *testing.T, a, b baton.Store) {
+	ctx := context.Background()
+	var nodes []*batontest.Server
+	for _, st := range []baton.Store{a, b} {
+		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		nodes = append(nodes, srv)
+	}
+	topic := mustCreateFIFOTopic(t, nodes[0].SNSClient(), "shared.fifo", nil)
+	std, err := nodes[0].Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("std")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSubscribe(t, nodes[0].SNSClient(), topic, snsQueueARN("std"), map[string]string{"RawMessageDelivery": "true"})
+	in := &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("once"), MessageGroupId: aws.String("g"),
+		MessageDeduplicationId: aws.String("d")}
+	first, err := nodes[0].SNSClient().Publish(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := nodes[1].SNSClient().Publish(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *again.MessageId != *first.MessageId || *again.SequenceNumber != *first.SequenceNumber {
+		t.Errorf("the other node answered %s/%s, want the first's %s/%s", *again.MessageId, *again.SequenceNumber,
+			*first.MessageId, *first.SequenceNumber)
+	}
+	out, err := nodes[1].Client().ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: std.QueueUrl, MaxNumberOfMessages: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Messages) != 1 {
+		t.Errorf("the standard queue holds %d copies, want 1", len(out.Messages))
 	}
 }
