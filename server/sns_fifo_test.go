@@ -469,3 +469,35 @@ func snsFIFODedupTwoNodes(t *testing.T, a, b baton.Store) {
 		t.Errorf("the standard queue holds %d copies, want 1", len(out.Messages))
 	}
 }
+
+// TestSNSFairQueueGroups: a standard topic passes a publish's
+// MessageGroupId on to its standard queues, enveloped or raw, from Publish
+// and from PublishBatch, as AWS does for SQS fair queues since 2025.
+func TestSNSFairQueueGroups(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "tenants")
+	envURL, rawURL := srv.MustCreateQueue(t, "fair-env", nil), srv.MustCreateQueue(t, "fair-raw", nil)
+	mustSubscribe(t, c, topic, snsQueueARN("fair-env"), nil)
+	mustSubscribe(t, c, topic, snsQueueARN("fair-raw"), map[string]string{"RawMessageDelivery": "true"})
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("one"),
+		MessageGroupId: aws.String("tenant-a")}); err != nil {
+		t.Fatal(err)
+	}
+	e := batchEntry("b", "two")
+	e.MessageGroupId = aws.String("tenant-b")
+	if _, err := c.PublishBatch(ctx, &awssns.PublishBatchInput{TopicArn: aws.String(topic),
+		PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{e}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{envURL, rawURL} {
+		groups := map[string]bool{}
+		for _, m := range receiveAll(t, srv.Client, u) {
+			groups[m.Attributes["MessageGroupId"]] = true
+		}
+		if len(groups) != 2 || !groups["tenant-a"] || !groups["tenant-b"] {
+			t.Errorf("%s: copies' MessageGroupIds %v, want tenant-a and tenant-b", u, groups)
+		}
+	}
+}
