@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -499,5 +502,48 @@ func TestSNSFairQueueGroups(t *testing.T) {
 		if len(groups) != 2 || !groups["tenant-a"] || !groups["tenant-b"] {
 			t.Errorf("%s: copies' MessageGroupIds %v, want tenant-a and tenant-b", u, groups)
 		}
+	}
+}
+
+// BenchmarkSNSPublishFIFO publishes as BenchmarkSNSPublish does to a FIFO
+// topic with 1 and 5 raw FIFO queue subscriptions, each publish of its own
+// group and deduplication id; each publish also writes its deduplication
+// record (a second commit) after its copies.
+func BenchmarkSNSPublishFIFO(b *testing.B) {
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
+			st, err := pebblestore.Open(context.Background(), b.TempDir(), pebblestore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := batontest.New(b, batontest.WithStore(st))
+			c, ctx := srv.SNSClient(), context.Background()
+			topic := mustCreateFIFOTopic(b, c, "bench.fifo", nil)
+			for i := range n {
+				q := fmt.Sprintf("q%d.fifo", i)
+				if _, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q),
+					Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+					b.Fatal(err)
+				}
+				mustSubscribe(b, c, topic, snsQueueARN(q), map[string]string{"RawMessageDelivery": "true"})
+			}
+			var seq atomic.Int64
+			b.SetParallelism(4) // 8 clients on 2 processors
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := strconv.FormatInt(seq.Add(1), 10)
+					if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic),
+						Message: aws.String("a message of some 40 bytes, as events are"), MessageGroupId: aws.String("g" + id),
+						MessageDeduplicationId: aws.String(id)}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			s := b.Elapsed().Seconds()
+			b.ReportMetric(float64(b.N)/s, "publishes/s")
+			b.ReportMetric(float64(b.N*n)/s, "copies/s")
+		})
 	}
 }
