@@ -109,8 +109,9 @@ func (cs changes) apply(t *txn) error {
 }
 
 // loadPublishRecords puts the log's publish records into the index, after
-// their topics; each goes in under the cutoff of its own time, so that
-// none is refused.
+// their topics, in the order they were made and with no cutoff: the index
+// forgets none of them until a new record of their topic finds them
+// expired.
 func (s *Store) loadPublishRecords(ctx context.Context) error {
 	var rs []publishRecord
 	lo, hi := span(kindPublish)
@@ -125,12 +126,11 @@ func (s *Store) loadPublishRecords(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load publish records: %w", err)
 	}
-	// In the order they were made, which the index forgets them in.
+	// In the order they were made, the order the index forgets them in.
 	slices.SortStableFunc(rs, func(a, b publishRecord) int { return cmp.Compare(a.At, b.At) })
 	for _, r := range rs {
-		at := decTime(r.At)
 		_, _, err := s.index.TopicDedupPutPruning(ctx, r.Region, r.Account, r.Topic,
-			&baton.PublishRecord{Key: r.Key, MessageID: r.MessageID, SequenceNumber: r.SequenceNumber, At: at}, at.Add(-time.Nanosecond))
+			&baton.PublishRecord{Key: r.Key, MessageID: r.MessageID, SequenceNumber: r.SequenceNumber, At: decTime(r.At)}, time.Time{})
 		if errors.Is(err, baton.ErrNotFound) {
 			return fmt.Errorf("load publish records: the record of topic %q key %q: its topic is not in the log", r.Topic, r.Key)
 		}

@@ -95,6 +95,7 @@ func TestPublishRecordsSurviveReopen(t *testing.T) {
 	put("t.fifo", "old", "m-old", base)
 	put("gone.fifo", "k", "m-gone", base)
 	put("t.fifo", "new", "m-new", base.Add(window+time.Second)) // finds "old" expired
+	put("t.fifo", "newer", "m-newer", base.Add(window+2*time.Second))
 	if err := s.TopicDelete(ctx, storetest.Region, storetest.Account, "gone.fifo"); err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +104,10 @@ func TestPublishRecordsSurviveReopen(t *testing.T) {
 	s = MustOpen(t, dir)
 	defer mustClose(t, s)
 	long := base.Add(-time.Hour) // a cutoff that would show every record kept
-	if r, err := s.TopicDedupGet(ctx, storetest.Region, storetest.Account, "t.fifo", "new", long); err != nil || r.MessageID != "m-new" {
-		t.Errorf("record after reopen: %+v, %v", r, err)
+	for key, id := range map[string]string{"new": "m-new", "newer": "m-newer"} {
+		if r, err := s.TopicDedupGet(ctx, storetest.Region, storetest.Account, "t.fifo", key, long); err != nil || r.MessageID != id {
+			t.Errorf("record %s after reopen: %+v, %v", key, r, err)
+		}
 	}
 	if _, err := s.TopicDedupGet(ctx, storetest.Region, storetest.Account, "t.fifo", "old", long); !errors.Is(err, baton.ErrNotFound) {
 		t.Errorf("expired record after reopen: %v, want ErrNotFound (deleted from the log)", err)
