@@ -28,6 +28,9 @@ func (s *Server) isSNSRequest(r *http.Request) bool {
 	if v := r.Form.Get("Version"); v != "" {
 		return v == snsVersion
 	}
+	if action := r.Form.Get("Action"); sharedWithSQS[action] {
+		return isSNSSharedAction(r)
+	}
 	_, ok := s.snsOps[r.Form.Get("Action")]
 	return ok
 }
@@ -152,6 +155,7 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 			return subscriptionsOutput(svc.ListSubscriptionsByTopic(ctx, s.caller(ctx), in.TopicArn, in.NextToken))
 		}),
 		s.publishBatch(svc),
+		s.snsAddPermission(svc), s.snsRemovePermission(svc),
 		protocol.Op("TagResource", func(ctx context.Context, in *snswire.TagResourceInput) (*snswire.TagResourceOutput, error) {
 			return &snswire.TagResourceOutput{}, svc.TagResource(ctx, s.caller(ctx), in.ResourceArn, wireTags(in.Tags))
 		}),
@@ -176,11 +180,11 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 				MessageGroupID: in.MessageGroupId, MessageDeduplicationID: in.MessageDeduplicationId,
 				TraceHeader: req.traceHeader, BaseURL: req.baseURL}
 			p.Attributes = wireAttributes(in.MessageAttributes)
-			id, err := svc.Publish(ctx, s.caller(ctx), p)
+			res, err := svc.Publish(ctx, s.caller(ctx), p)
 			if err != nil {
 				return nil, err
 			}
-			return &snswire.PublishOutput{MessageId: id}, nil
+			return &snswire.PublishOutput{MessageId: res.MessageID, SequenceNumber: res.SequenceNumber}, nil
 		}),
 	)
 }
@@ -201,7 +205,8 @@ func (s *Server) publishBatch(svc *sns.Service) protocol.Operation {
 		}
 		out := &snswire.PublishBatchOutput{}
 		for _, ok := range res.Successful {
-			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID})
+			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID,
+				SequenceNumber: ok.SequenceNumber})
 		}
 		for _, f := range res.Failed {
 			spec := f.Err.Code.Spec()

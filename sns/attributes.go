@@ -32,9 +32,9 @@ var topicAttributes = map[string]attrSpec{
 	"FifoTopic":        {settable: true, values: []string{"true", "false"}},
 	// The defaults of HTTP/S deliveries (deliverypolicy.go).
 	"DeliveryPolicy": {settable: true},
-	// FIFO topics are not built yet.
-	"ContentBasedDeduplication": {settable: true, notBuilt: true},
-	"FifoThroughputScope":       {settable: true, notBuilt: true},
+	// FIFO topics only (fifo.go).
+	"ContentBasedDeduplication": {settable: true, values: []string{"true", "false"}},
+	"FifoThroughputScope":       {settable: true, values: []string{"Topic", "MessageGroup"}},
 	"ArchivePolicy":             {settable: true, notBuilt: true},
 	"DataProtectionPolicy":      {settable: true, notBuilt: true},
 }
@@ -51,14 +51,14 @@ func init() {
 
 // checkTopicAttributes checks the attributes of a CreateTopic.
 func checkTopicAttributes(attrs map[string]string) error {
-	if attrs["FifoTopic"] == "true" {
-		return notBuilt("Attributes: FifoTopic (FIFO topics)")
-	}
 	for name, v := range attrs {
 		if !topicAttributes[name].settable {
 			return invalidParameter("AttributeName")
 		}
 		if err := checkTopicAttribute(name, v); err != nil {
+			return err
+		}
+		if err := checkFIFOOnly(name, attrs["FifoTopic"] == "true"); err != nil {
 			return err
 		}
 	}
@@ -105,9 +105,13 @@ const defaultEffectiveDeliveryPolicy = `{"http":{"defaultHealthyRetryPolicy":{"m
 func defaultPolicy(topicARN, account string) string {
 	arn, _ := json.Marshal(topicARN)
 	acct, _ := json.Marshal(account)
+	actions := make([]string, len(topicActions))
+	for i, a := range topicActions {
+		actions[i] = "SNS:" + a
+	}
+	list, _ := json.Marshal(actions)
 	return `{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{"Sid":"__default_statement_ID","Effect":"Allow",` +
-		`"Principal":{"AWS":"*"},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission",` +
-		`"SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],` +
+		`"Principal":{"AWS":"*"},"Action":` + string(list) + `,` +
 		`"Resource":` + string(arn) + `,"Condition":{"StringEquals":{"AWS:SourceOwner":` + string(acct) + `}}}]}`
 }
 

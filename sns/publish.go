@@ -47,33 +47,46 @@ const maxParallelCopies = 8
 // the publish (InternalError or
 // ServiceUnavailable): the client retries, and queues that already took
 // their copy then get a second one, as SNS delivers at least once.
-func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (string, error) {
+func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (PublishResult, error) {
 	pub, err := s.checkPublish(c, p)
 	if err != nil {
-		return "", err
+		return PublishResult{}, err
 	}
 	t, err := s.topic(ctx, c, pub.param, pub.arn)
 	if err != nil {
-		return "", err
+		return PublishResult{}, err
 	}
-	if err := pub.checkTopicRules(); err != nil {
-		return "", err
+	if err := pub.checkTopicRules(t); err != nil {
+		return PublishResult{}, err
 	}
 	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
 	if err != nil {
-		return "", storeErr(err, "list subscriptions")
+		return PublishResult{}, storeErr(err, "list subscriptions")
 	}
 	pub.id = ids.NewUUID()
 	pub.at = s.clock.Now()
-	if enveloped(subs) {
+	if err := s.deduplicated(ctx, pub, t, func() error { return s.send(ctx, pub, t, subs) }); err != nil {
+		return PublishResult{}, err
+	}
+	return PublishResult{MessageID: pub.id, SequenceNumber: pub.sequence}, nil
+}
+
+// PublishResult is what a publish is answered: its MessageId, and on a
+// FIFO topic its SequenceNumber.
+type PublishResult struct {
+	MessageID, SequenceNumber string
+}
+
+// send signs the publication if a subscription gets an envelope of a
+// standard topic (a FIFO topic's envelopes are not signed, as AWS's are
+// not), and sends every subscription its copy.
+func (s *Service) send(ctx context.Context, pub *publication, t *baton.Topic, subs []*baton.Subscription) error {
+	if !pub.fifo && enveloped(subs) {
 		if err := s.sign(ctx, pub, t); err != nil {
-			return "", err
+			return err
 		}
 	}
-	if err := s.fanOut(ctx, pub, subs); err != nil {
-		return "", err
-	}
-	return pub.id, nil
+	return s.fanOut(ctx, pub, subs)
 }
 
 // publication is a publish once checked.
@@ -84,6 +97,7 @@ type publication struct {
 	structure  structured
 	id         string
 	at         time.Time
+	fifoState
 	// signatureVersion, signature and certURL sign the envelopes: the
 	// signature covers nothing that differs between sqs subscriptions,
 	// so one serves them all.
@@ -130,7 +144,7 @@ func (pub *publication) notification(region, account, topic, protocol string) no
 	if pub.structure != nil {
 		msg = pub.structure.forProtocol(protocol)
 	}
-	return notification{MessageID: pub.id, TopicARN: TopicARN(region, account, topic), Subject: pub.Subject,
+	return notification{MessageID: pub.id, SequenceNumber: pub.sequence, TopicARN: TopicARN(region, account, topic), Subject: pub.Subject,
 		Message: msg, Timestamp: pub.at, Attributes: pub.Attributes,
 		SignatureVersion: pub.signatureVersion, Signature: pub.signature, SigningCertURL: pub.certURL}
 }
@@ -201,9 +215,12 @@ func (pub *publication) size() int {
 	return n
 }
 
-// checkTopicRules checks what the topic decides: a standard topic takes no
-// deduplication id.
-func (pub *publication) checkTopicRules() error {
+// checkTopicRules checks what the topic decides: a FIFO topic's rules
+// (fifo.go); a standard topic takes no deduplication id.
+func (pub *publication) checkTopicRules(t *baton.Topic) error {
+	if isFIFO(t) {
+		return pub.checkFIFORules(t)
+	}
 	if pub.MessageDeduplicationID != nil {
 		return invalidParameter("MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
 	}
@@ -284,11 +301,7 @@ func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.Send
 		msg = pub.structure.forProtocol(sub.Protocol)
 	}
 	p := engine.SendParams{TraceHeader: pub.TraceHeader}
-	if pub.MessageGroupID != nil {
-		// A standard topic's group id goes on to standard queues: to fair
-		// queues.
-		p.GroupID = *pub.MessageGroupID
-	}
+	p.GroupID, p.DedupID = pub.queueIDs(sub)
 	if sub.Attributes["RawMessageDelivery"] == "true" {
 		p.Body = msg
 		if len(pub.Attributes) > 0 {

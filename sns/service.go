@@ -22,6 +22,9 @@ type Service struct {
 	// attributes of one topic at the same instant may lose one.
 	mu sync.Mutex
 
+	// sequences numbers FIFO publishes (fifo.go).
+	sequences sequencer
+
 	// signMu guards sig, the signer, loaded on first use (signing.go).
 	signMu sync.Mutex
 	sig    *signer

@@ -47,6 +47,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	if err != nil {
 		return "", err
 	}
+	if err := checkFIFOProtocol(t, p.Protocol); err != nil {
+		return "", err
+	}
 	if err := checkEndpoint(c, t, p.Protocol, p.Endpoint); err != nil {
 		return "", err
 	}

@@ -212,3 +212,15 @@ type PublishBatchOutput struct {
 	Successful PublishBatchSuccessful
 	Failed     PublishBatchFailed
 }
+
+type AddPermissionInput struct {
+	TopicArn     string
+	Label        string
+	AWSAccountId []string `query:"AWSAccountId.member"`
+	ActionName   []string `query:"ActionName.member"`
+}
+
+type RemovePermissionInput struct {
+	TopicArn string
+	Label    string
+}
