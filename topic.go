@@ -91,6 +91,29 @@ type TopicStore interface {
 	// that a message any of them signed verifies with the certificate
 	// every one of them serves.
 	SigningKey(ctx context.Context, generate func() ([]byte, error)) ([]byte, error)
+
+	// TopicDedupGet returns the publish of a FIFO topic recorded under key
+	// at a time after cutoff, or ErrNotFound.
+	TopicDedupGet(ctx context.Context, region, account, topic, key string, cutoff time.Time) (*PublishRecord, error)
+	// TopicDedupPut records a publish of a FIFO topic under r.Key, unless
+	// a publish recorded under that key at a time after cutoff exists: it
+	// then returns that one and ErrExists, and records nothing. It
+	// returns ErrNotFound if the topic does not exist. It may forget the
+	// records of a time at or before cutoff; a topic's records go with
+	// it.
+	TopicDedupPut(ctx context.Context, region, account, topic string, r *PublishRecord, cutoff time.Time) (*PublishRecord, error)
+}
+
+// PublishRecord is a publish of a FIFO topic as a TopicStore remembers it
+// for deduplication: what the publish was answered, under its
+// deduplication key (package sns makes the key; the store compares it
+// byte for byte).
+type PublishRecord struct {
+	Key            string
+	MessageID      string
+	SequenceNumber string
+	// At is when the publish was accepted.
+	At time.Time
 }
 
 // TopicListParams select topics for TopicStore.TopicList.

@@ -121,6 +121,8 @@ type Server struct {
 	client *sqs.Client
 	http   *http.Server
 	store  baton.Store
+	// sns serves SNS; Close stops its HTTP/S deliveries before the store.
+	sns *sns.Service
 	// dir is WithEmbedded's directory, removed by Close.
 	dir string
 
@@ -183,8 +185,8 @@ func (s *Server) start(c config) error {
 	if s.engine, err = engine.New(engine.Config{Store: s.store, Clock: s.clock, Region: Region}); err != nil {
 		return err
 	}
-	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls,
-		SNS: sns.ForStore(s.engine, s.store, nil)}
+	s.sns = sns.ForStore(s.engine, s.store, nil)
+	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls, SNS: s.sns}
 	if len(c.creds) > 0 {
 		// The verifier reads the server's clock, so that the clients' own
 		// signatures, made at that clock's time, stay within its window
@@ -237,6 +239,9 @@ func (s *Server) release() error {
 	var err error
 	if s.engine != nil {
 		s.engine.Close()
+	}
+	if s.sns != nil {
+		s.sns.Close()
 	}
 	if s.store != nil {
 		err = s.store.Close()

@@ -42,4 +42,19 @@
 // The server's account is Account and its region Region; queue URLs are
 // URL()/Account/name. Its behaviour is that of Baton, described in the
 // repository's docs/sqs-behaviour.md.
+//
+// # Adding it to your module
+//
+// The module github.com/baton-sqs/baton is not published on a module proxy
+// yet, so `go get` cannot fetch it. Until it is, clone the Baton repository
+// beside your module and point your go.mod at the clone:
+//
+//	git clone <the Baton repository> ../baton
+//	go mod edit -require=github.com/baton-sqs/baton@v0.0.0 -replace=github.com/baton-sqs/baton=../baton
+//	go mod tidy
+//
+// The replace directive stays in your go.mod (and your CI needs the clone
+// at the same place) until a published version replaces it. The module
+// batontest/testdata/usemod is set up so, and TestOtherModule runs its
+// tests.
 package batontest

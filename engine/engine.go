@@ -162,6 +162,12 @@ func (e *Engine) Clock() clock.Clock { return e.clock }
 // Region returns the default region.
 func (e *Engine) Region() string { return e.region }
 
+// InternalAccount is the account of the queues Baton keeps for its own
+// work (SNS's HTTP/S deliveries, docs/architecture.md §8). No client can
+// name it, as it is not twelve digits; QueueMetrics leaves its queues out,
+// and every other listing is of one client account.
+const InternalAccount = "baton"
+
 // QueueRef names a queue on the wire: its region, account and name. An
 // empty Region is the engine's default region.
 type QueueRef struct {

@@ -60,7 +60,8 @@ func (e *Engine) MessageHistory(ctx context.Context, ref QueueRef, messageID str
 	return events, ok, nil
 }
 
-// QueueMetrics reports every queue of every account and region.
+// QueueMetrics reports every queue of every account and region but
+// InternalAccount's.
 func (e *Engine) QueueMetrics(ctx context.Context) ([]ledger.QueueMetrics, error) {
 	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
 	if err != nil {
@@ -69,6 +70,9 @@ func (e *Engine) QueueMetrics(ctx context.Context) ([]ledger.QueueMetrics, error
 	now := e.clock.Now()
 	out := make([]ledger.QueueMetrics, 0, len(queues))
 	for _, q := range queues {
+		if q.Account == InternalAccount {
+			continue
+		}
 		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
 		if err != nil {
 			continue // deleted meanwhile

@@ -160,7 +160,7 @@ func (e *Engine) storeMessages(ctx context.Context, q *baton.Queue, msgs []prepa
 	params := baton.MessageSendParams{QueueID: q.ID, Messages: make([]*baton.Message, len(msgs))}
 	if q.IsFIFO() {
 		params.DedupKeys = make([]string, len(msgs))
-		params.DedupCutoff = now.Add(-dedupWindow)
+		params.DedupCutoff = now.Add(-DedupWindow)
 	}
 	for i, m := range msgs {
 		params.Messages[i] = m.msg
@@ -189,8 +189,17 @@ func (e *Engine) storeMessages(ctx context.Context, q *baton.Queue, msgs []prepa
 	return out, nil
 }
 
-// dedupWindow is how long a FIFO queue remembers a deduplication id.
-const dedupWindow = 5 * time.Minute
+// DedupWindow is how long a FIFO queue remembers a deduplication id (and
+// an SNS FIFO topic, the same).
+const DedupWindow = 5 * time.Minute
+
+// ContentDedupID is the deduplication id content-based deduplication gives
+// a message: the lower-case hex SHA-256 of its body (of an SNS message, its
+// Message), and nothing of its attributes.
+func ContentDedupID(body string) string {
+	sum := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(sum[:])
+}
 
 // checkDedupSource: a FIFO message needs a deduplication id, given or
 // derived from its body.
@@ -259,8 +268,7 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 	if q.IsFIFO() {
 		dedupID = p.DedupID
 		if dedupID == "" && !p.EmptyDedupID {
-			sum := sha256.Sum256([]byte(p.Body))
-			dedupID = hex.EncodeToString(sum[:])
+			dedupID = ContentDedupID(p.Body)
 		} else if !validGroupID(dedupID) {
 			return prepared{}, baton.InvalidParameter("MessageDeduplicationId", dedupID,
 				"MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")

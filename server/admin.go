@@ -30,15 +30,19 @@ import (
 
 // LeaseStatsJSON is the wire form of ledger.LeaseStats.
 type LeaseStatsJSON struct {
-	MessagesSent                   uint64  `json:"messages_sent"`
-	LeasesStarted                  uint64  `json:"leases_started"`
-	LeasesCompleted                uint64  `json:"leases_completed"`
-	LeaseP50Seconds                float64 `json:"lease_p50_seconds"`
-	LeaseP90Seconds                float64 `json:"lease_p90_seconds"`
-	LeaseP99Seconds                float64 `json:"lease_p99_seconds"`
-	LeaseMaxSeconds                float64 `json:"lease_max_seconds"`
-	ExpiredLeases                  uint64  `json:"expired_leases"`
-	LateCompletions                uint64  `json:"late_completions"`
+	MessagesSent    uint64  `json:"messages_sent"`
+	LeasesStarted   uint64  `json:"leases_started"`
+	LeasesCompleted uint64  `json:"leases_completed"`
+	LeaseP50Seconds float64 `json:"lease_p50_seconds"`
+	LeaseP90Seconds float64 `json:"lease_p90_seconds"`
+	LeaseP99Seconds float64 `json:"lease_p99_seconds"`
+	LeaseMaxSeconds float64 `json:"lease_max_seconds"`
+	ExpiredLeases   uint64  `json:"expired_leases"`
+	LateCompletions uint64  `json:"late_completions"`
+	// LateLeases are the leases the late completions came by, each once:
+	// one lapsed lease may see several late requests, and a lease that
+	// lapsed before the period may complete late in it.
+	LateLeases                     uint64  `json:"late_leases"`
 	ConfirmedDuplicates            uint64  `json:"confirmed_duplicates"`
 	RedeliveriesLapsedWhileWorking uint64  `json:"redeliveries_lapsed_while_working"`
 	RedeliveriesNeverReturned      uint64  `json:"redeliveries_never_returned"`
@@ -59,6 +63,10 @@ type LeaseReportJSON struct {
 	Diagnosis                           string `json:"diagnosis"`
 	RecommendedVisibilityTimeoutSeconds int    `json:"recommended_visibility_timeout_seconds"`
 	Advice                              string `json:"advice"`
+	// Period is what the findings were judged on: "window" (the top-level
+	// figures) or, when the window saw no lease, "since_start". Figures
+	// shown beside the findings should be that period's.
+	Period string `json:"period"`
 	// Findings are the problems the doctor names, the first one the
 	// diagnosis; each rests on at least MinFindingLeases leases.
 	Findings         []FindingJSON `json:"findings"`
@@ -126,7 +134,7 @@ func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
 		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed,
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
-		ExpiredLeases: s.Expired, LateCompletions: s.Late, ConfirmedDuplicates: s.Duplicates,
+		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
 		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
 		RefusedRenewals: s.RefusedRenewals,

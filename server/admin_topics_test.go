@@ -59,3 +59,26 @@ func TestAdminTopicsView(t *testing.T) {
 		t.Errorf("eu-west-1's view = %+v, want abroad only and no publish", abroad)
 	}
 }
+
+// TestAdminTopicsHTTPOutcome: an HTTP/S subscription's copy is recorded as
+// queued for its endpoint, where AWS's delivery retries take over.
+func TestAdminTopicsHTTPOutcome(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.SNSClient()
+	topic := mustCreateTopic(t, c, "hooked")
+	ep := newEndpoint(t)
+	_, conf := subscribeHTTP(t, c, ep, topic, nil)
+	sub := confirmByURL(t, conf)
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m")}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := fetch(t, "GET", srv.URL+"/admin/api/topics", nil, "")
+	var v server.TopicListJSON
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &v) != nil {
+		t.Fatalf("GET /admin/api/topics: %d %s", code, body)
+	}
+	if len(v.Recent) != 1 || len(v.Recent[0].Outcomes) != 1 || v.Recent[0].Outcomes[0].Subscription != sub || v.Recent[0].Outcomes[0].Outcome != "queued" {
+		t.Errorf("recent publishes = %+v, want one copy queued for %s", v.Recent, sub)
+	}
+}

@@ -537,7 +537,10 @@ func LeaseReportToJSON(rep *ledger.LeaseReport) LeaseReportJSON {
 		RecommendedVisibilityTimeoutSeconds: rep.RecommendedVisibilityTimeout, Advice: rep.Advice,
 		Findings: make([]FindingJSON, len(rep.Findings)), MinFindingLeases: ledger.MinFindingLeases,
 		SinceStart: leaseStatsJSON(rep.SinceStart), HistorySince: rep.HistorySince.UTC(),
-		HistoryNote: historyNote(rep.HistorySince),
+		HistoryNote: historyNote(rep.HistorySince), Period: "window",
+	}
+	if rep.JudgedSinceStart {
+		out.Period = "since_start"
 	}
 	for i, f := range rep.Findings {
 		out.Findings[i] = FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}

@@ -69,6 +69,10 @@ type Config struct {
 	// Host is neither an IP address nor a localhost name: a web page whose
 	// name is pointed at 127.0.0.1 (DNS rebinding) is one (crosssite.go).
 	LocalHostsOnly bool
+	// AllowHosts are more host names a LocalHostsOnly server answers,
+	// each with its subdomains: names the operator trusts to resolve only
+	// to this machine, such as localhost.localstack.cloud (crosssite.go).
+	AllowHosts []string
 	// AdvertiseURL, if set, is the scheme://host[:port] the queue URLs the
 	// server hands out (CreateQueue, GetQueueUrl, ListQueues,
 	// ListDeadLetterSourceQueues) start with, as given, instead of the
@@ -113,6 +117,8 @@ type Server struct {
 	trustProxies []netip.Prefix
 	// localHostsOnly is Config.LocalHostsOnly.
 	localHostsOnly bool
+	// allowHosts is Config.AllowHosts, lowercase.
+	allowHosts []string
 	// advertiseURL is Config.AdvertiseURL without a trailing slash.
 	advertiseURL string
 	// pprof serves /debug/pprof/ to the admin credentials (pprof.go).
@@ -146,7 +152,7 @@ func New(cfg Config) *Server {
 	s.trustProxies = cfg.TrustProxies
 	s.refusing = cfg.Refusing
 	s.backup = cfg.Backup
-	s.localHostsOnly = cfg.LocalHostsOnly
+	s.localHostsOnly, s.allowHosts = cfg.LocalHostsOnly, normalHosts(cfg.AllowHosts)
 	s.advertiseURL = strings.TrimRight(cfg.AdvertiseURL, "/")
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
@@ -206,7 +212,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// its connection (AWS's SDKs send Content-Length).
 		w.Header().Set("Connection", "close")
 	}
-	if r.URL.Path == "/healthz" && r.Method == http.MethodGet {
+	if isHealthRequest(r) { // compat.go
 		s.serveHealth(w, r)
 		return
 	}
@@ -242,10 +248,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = ledger.WithProgress(ctx)
 	}
 	r = r.WithContext(ctx)
-	if s.localHostsOnly && !isLocalHost(r.Host) {
+	if s.localHostsOnly && !isLocalHost(r.Host, s.allowHosts) {
 		s.log.Debug("request refused: not a local host name", "request_id", reqID, "host", r.Host)
-		writeError(w, r, baton.Errorf(baton.ErrAccessDenied,
-			"This server has no credentials and answers only requests to an IP address or localhost, not to %q.", r.Host))
+		writeError(w, r, hostRefusal(r.Host)) // crosssite.go
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
@@ -293,6 +298,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveAPI dispatches an (authenticated) SQS request to its protocol.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	if isPeekPath(r.URL.Path) { // localstack.go
+		s.servePeek(w, r)
+		return
+	}
 	reqID := requestFrom(r.Context()).reqID
 	if name, ok := awsjson.Operation(r); ok {
 		if !awsjson.HasContentType(r) {
@@ -503,20 +512,29 @@ func queueURL(ctx context.Context, q *baton.Queue) string {
 }
 
 // serveHealth answers 200 "ok" while the server can serve requests, and 503
-// with the reason while its store cannot be reached.
+// with the reason while its store cannot be reached, at /healthz and at
+// the paths other emulators' users health-check (isHealthRequest);
+// /_localstack/health answers in LocalStack's shape (compat.go).
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain")
+	var notReady error
 	if s.ready != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := s.ready(ctx); err != nil {
-			s.log.Warn("not ready", "err", err)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			// What is wrong, for the operator or the load balancer's log:
-			// the store's words ("database unreachable: ...") on one line.
-			io.WriteString(w, "store unavailable: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
-			return
+		if notReady = s.ready(ctx); notReady != nil {
+			s.log.Warn("not ready", "err", notReady)
 		}
+	}
+	if r.URL.Path == localStackHealthPath {
+		s.writeLocalStackHealth(w, notReady)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	if notReady != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		// What is wrong, for the operator or the load balancer's log:
+		// the store's words ("database unreachable: ...") on one line.
+		io.WriteString(w, "store unavailable: "+strings.ReplaceAll(notReady.Error(), "\n", " ")+"\n")
+		return
 	}
 	io.WriteString(w, "ok\n")
 }

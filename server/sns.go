@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -26,6 +27,9 @@ func (s *Server) isSNSRequest(r *http.Request) bool {
 	}
 	if v := r.Form.Get("Version"); v != "" {
 		return v == snsVersion
+	}
+	if action := r.Form.Get("Action"); sharedWithSQS[action] {
+		return isSNSSharedAction(r)
 	}
 	_, ok := s.snsOps[r.Form.Get("Action")]
 	return ok
@@ -123,12 +127,14 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 		}),
 		protocol.Op("Subscribe", func(ctx context.Context, in *snswire.SubscribeInput) (*snswire.SubscribeOutput, error) {
 			arn, err := svc.Subscribe(ctx, s.caller(ctx), sns.SubscribeParams{TopicARN: in.TopicArn, Protocol: in.Protocol,
-				Endpoint: in.Endpoint, Attributes: in.Attributes, ReturnSubscriptionARN: in.ReturnSubscriptionArn})
+				Endpoint: in.Endpoint, Attributes: in.Attributes, ReturnSubscriptionARN: in.ReturnSubscriptionArn,
+				BaseURL: requestFrom(ctx).baseURL})
 			if err != nil {
 				return nil, err
 			}
 			return &snswire.SubscribeOutput{SubscriptionArn: arn}, nil
 		}),
+		s.confirmSubscription(svc),
 		protocol.Op("Unsubscribe", func(ctx context.Context, in *snswire.UnsubscribeInput) (*protocol.NoOutput, error) {
 			return nil, svc.Unsubscribe(ctx, s.caller(ctx), in.SubscriptionArn)
 		}),
@@ -149,6 +155,7 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 			return subscriptionsOutput(svc.ListSubscriptionsByTopic(ctx, s.caller(ctx), in.TopicArn, in.NextToken))
 		}),
 		s.publishBatch(svc),
+		s.snsAddPermission(svc), s.snsRemovePermission(svc),
 		protocol.Op("TagResource", func(ctx context.Context, in *snswire.TagResourceInput) (*snswire.TagResourceOutput, error) {
 			return &snswire.TagResourceOutput{}, svc.TagResource(ctx, s.caller(ctx), in.ResourceArn, wireTags(in.Tags))
 		}),
@@ -173,11 +180,11 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 				MessageGroupID: in.MessageGroupId, MessageDeduplicationID: in.MessageDeduplicationId,
 				TraceHeader: req.traceHeader, BaseURL: req.baseURL}
 			p.Attributes = wireAttributes(in.MessageAttributes)
-			id, err := svc.Publish(ctx, s.caller(ctx), p)
+			res, err := svc.Publish(ctx, s.caller(ctx), p)
 			if err != nil {
 				return nil, err
 			}
-			return &snswire.PublishOutput{MessageId: id}, nil
+			return &snswire.PublishOutput{MessageId: res.MessageID, SequenceNumber: res.SequenceNumber}, nil
 		}),
 	)
 }
@@ -198,7 +205,8 @@ func (s *Server) publishBatch(svc *sns.Service) protocol.Operation {
 		}
 		out := &snswire.PublishBatchOutput{}
 		for _, ok := range res.Successful {
-			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID})
+			out.Successful.Member = append(out.Successful.Member, snswire.PublishBatchResultEntry{Id: ok.ID, MessageId: ok.MessageID,
+				SequenceNumber: ok.SequenceNumber})
 		}
 		for _, f := range res.Failed {
 			spec := f.Err.Code.Spec()
@@ -263,15 +271,18 @@ func (s *Server) serveCertificate(w http.ResponseWriter, r *http.Request) {
 }
 
 // isUnsubscribeURL reports whether r is a visit of an envelope's
-// UnsubscribeURL: an unsigned GET of Action=Unsubscribe. AWS serves it
+// UnsubscribeURL or of a confirmation's SubscribeURL: an unsigned GET of
+// Action=Unsubscribe or Action=ConfirmSubscription. AWS serves them
 // without credentials, whoever has the URL.
 func isUnsubscribeURL(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Query().Get("Action") == "Unsubscribe" &&
+	a := r.URL.Query().Get("Action")
+	return r.Method == http.MethodGet && (a == "Unsubscribe" || a == "ConfirmSubscription") &&
 		r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Credential") == ""
 }
 
-// serveUnsubscribeURL serves an UnsubscribeURL, signed or not: it acts for
-// the account and in the region its SubscriptionArn names.
+// serveUnsubscribeURL serves an UnsubscribeURL or a SubscribeURL, signed
+// or not: it acts for the account and in the region its SubscriptionArn
+// or TopicArn names.
 func (s *Server) serveUnsubscribeURL(w http.ResponseWriter, r *http.Request) {
 	req := requestFrom(r.Context())
 	if err := r.ParseForm(); err != nil {
@@ -279,9 +290,23 @@ func (s *Server) serveUnsubscribeURL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if parts := strings.Split(r.Form.Get("SubscriptionArn"), ":"); len(parts) == 7 && baton.ValidRegion(parts[3]) {
+	arn := cmp.Or(r.Form.Get("SubscriptionArn"), r.Form.Get("TopicArn"))
+	if parts := strings.Split(arn, ":"); len(parts) >= 6 && baton.ValidRegion(parts[3]) {
 		req.region = parts[3]
 		ctx = baton.NewContextWithAccount(context.WithValue(ctx, requestKey{}, req), parts[4])
 	}
 	s.serveSNS(w, r.WithContext(ctx), req.reqID)
+}
+
+// confirmSubscription is ConfirmSubscription's handler: a signed call, or
+// a visit of a confirmation's SubscribeURL, which is not.
+func (s *Server) confirmSubscription(svc *sns.Service) protocol.Operation {
+	return protocol.Op("ConfirmSubscription", func(ctx context.Context, in *snswire.ConfirmSubscriptionInput) (*snswire.ConfirmSubscriptionOutput, error) {
+		arn, err := svc.ConfirmSubscription(ctx, s.caller(ctx), sns.ConfirmParams{TopicARN: in.TopicArn, Token: in.Token,
+			AuthenticateOnUnsubscribe: in.AuthenticateOnUnsubscribe, Authenticated: requestFrom(ctx).accessKey != ""})
+		if err != nil {
+			return nil, err
+		}
+		return &snswire.ConfirmSubscriptionOutput{SubscriptionArn: arn}, nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
@@ -93,4 +94,51 @@ func TestSNSSurvivesRestart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSNSHTTPDeliverySurvivesRestart: on the embedded store, a publish
+// acknowledged while its HTTP endpoint fails is delivered to the endpoint
+// after the server restarts, when its retry is due.
+func TestSNSHTTPDeliverySurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir, ctx := t.TempDir(), context.Background()
+	start := func() *batontest.Server {
+		st, err := pebblestore.Open(ctx, dir, pebblestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+		return srv
+	}
+	srv := start()
+	c := srv.SNSClient()
+	topic := mustCreateTopic(t, c, "durable-http")
+	ep := newEndpoint(t)
+	_, conf := subscribeHTTP(t, c, ep, topic, nil)
+	confirmByURL(t, conf)
+	ep.status.Store(500)
+	pub, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("kept")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.waitHits(t, 2) // the first attempt failed
+	srv.WaitForTimers(t, 8)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ep.status.Store(200)
+	srv = start()
+	defer srv.Close()
+	srv.WaitForTimers(t, 8)
+	srv.Clock().Advance(20 * time.Second)
+	h := ep.waitHits(t, 3)
+	if f := fields(t, h.body); f["Message"] != "kept" || f["MessageId"] != *pub.MessageId {
+		t.Errorf("after the restart the endpoint got %s", h.body)
+	}
+	verifyBody(t, h.body, srv.URL()+"/"+certNameOf(t, h.body))
 }

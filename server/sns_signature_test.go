@@ -53,6 +53,16 @@ func certName(tb testing.TB, m sqstypes.Message) string {
 	return sm[1]
 }
 
+// certNameOf is certName of a message's body.
+func certNameOf(tb testing.TB, body string) string {
+	tb.Helper()
+	sm := certNameRE.FindStringSubmatch(fields(tb, body)["SigningCertURL"])
+	if sm == nil {
+		tb.Fatalf("SigningCertURL of %s is not <server>/SimpleNotificationService-<32 hex>.pem", body)
+	}
+	return sm[1]
+}
+
 // verifySignature checks an envelope's signature as a subscriber does (the
 // SNS Developer Guide's steps): the certificate fetched from
 // SigningCertURL, the string to sign built from the members in their
@@ -66,10 +76,31 @@ func verifySignature(tb testing.TB, m sqstypes.Message) {
 // the server at base (one restarted on another port) if base is set.
 func verifySignatureAt(tb testing.TB, m sqstypes.Message, base string) {
 	tb.Helper()
-	f := envelopeFields(tb, m)
-	certURL, _ := f["SigningCertURL"].(string)
+	certURL := ""
 	if base != "" {
 		certURL = base + "/" + certName(tb, m)
+	}
+	verifyBody(tb, *m.Body, certURL)
+}
+
+// signedFields are the members a message's signature covers, by its Type,
+// in the order of the string to sign.
+var signedFields = map[string][]string{
+	"Notification":             {"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"},
+	"SubscriptionConfirmation": {"Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"},
+}
+
+// verifyBody is verifySignature of a message's body (an HTTP/S endpoint's
+// too), the certificate fetched from certURL if set, else from its
+// SigningCertURL.
+func verifyBody(tb testing.TB, body, certURL string) {
+	tb.Helper()
+	var f map[string]any
+	if err := json.Unmarshal([]byte(body), &f); err != nil {
+		tb.Fatalf("message is not JSON: %v: %s", err, body)
+	}
+	if certURL == "" {
+		certURL, _ = f["SigningCertURL"].(string)
 	}
 	resp, err := http.Get(certURL)
 	if err != nil {
@@ -86,7 +117,11 @@ func verifySignatureAt(tb testing.TB, m sqstypes.Message, base string) {
 		tb.Fatal(err)
 	}
 	var sts strings.Builder
-	for _, k := range []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"} {
+	typ, _ := f["Type"].(string)
+	if signedFields[typ] == nil {
+		tb.Fatalf("Type %q", typ)
+	}
+	for _, k := range signedFields[typ] {
 		if v, ok := f[k].(string); ok {
 			sts.WriteString(k + "\n" + v + "\n")
 		}

@@ -107,7 +107,9 @@ func TestSNSSubscribeRefusals(t *testing.T) {
 		{"sqs", snsQueueARN("q"), map[string]string{"RawMessageDelivery": "yes"},
 			"Invalid parameter: Attributes Reason: RawMessageDelivery: Invalid value [yes]. Must be true or false."},
 		{"sqs", snsQueueARN("q"), map[string]string{"Bogus": "1"}, "Invalid parameter: Attributes Reason: AttributeName"},
-		{"https", "https://example.com/hook", nil, "Invalid parameter: Protocol: https subscriptions Reason: Baton does not serve this yet"},
+		{"https", "http://example.com/hook", nil, "Invalid parameter: Endpoint must match the specified protocol"},
+		{"http", "example.com/hook", nil, "Invalid parameter: Endpoint must match the specified protocol"},
+		{"email", "a@example.com", nil, "Invalid parameter: Protocol: email subscriptions Reason: Baton does not serve this yet"},
 		{"sqs", snsQueueARN("q"), map[string]string{"FilterPolicy": `{"k":"v"}`},
 			`Invalid parameter: Attributes Reason: FilterPolicy: "k" must be an object or an array`},
 	} {

@@ -30,11 +30,11 @@ var topicAttributes = map[string]attrSpec{
 	"TracingConfig":    {settable: true, values: []string{"PassThrough", "Active"}},
 	"KmsMasterKeyId":   {settable: true},
 	"FifoTopic":        {settable: true, values: []string{"true", "false"}},
-	// HTTP/S delivery, which the delivery policy governs, and FIFO
-	// topics are not built yet.
-	"DeliveryPolicy":            {settable: true, notBuilt: true},
-	"ContentBasedDeduplication": {settable: true, notBuilt: true},
-	"FifoThroughputScope":       {settable: true, notBuilt: true},
+	// The defaults of HTTP/S deliveries (deliverypolicy.go).
+	"DeliveryPolicy": {settable: true},
+	// FIFO topics only (fifo.go).
+	"ContentBasedDeduplication": {settable: true, values: []string{"true", "false"}},
+	"FifoThroughputScope":       {settable: true, values: []string{"Topic", "MessageGroup"}},
 	"ArchivePolicy":             {settable: true, notBuilt: true},
 	"DataProtectionPolicy":      {settable: true, notBuilt: true},
 }
@@ -51,14 +51,14 @@ func init() {
 
 // checkTopicAttributes checks the attributes of a CreateTopic.
 func checkTopicAttributes(attrs map[string]string) error {
-	if attrs["FifoTopic"] == "true" {
-		return notBuilt("Attributes: FifoTopic (FIFO topics)")
-	}
 	for name, v := range attrs {
 		if !topicAttributes[name].settable {
 			return invalidParameter("AttributeName")
 		}
 		if err := checkTopicAttribute(name, v); err != nil {
+			return err
+		}
+		if err := checkFIFOOnly(name, attrs["FifoTopic"] == "true"); err != nil {
 			return err
 		}
 	}
@@ -75,6 +75,9 @@ func checkTopicAttribute(name, v string) error {
 		return invalidParameter("%s", name)
 	case spec.json && v != "" && !isJSONObject(v):
 		return invalidParameter("%s Reason: failed to parse JSON", name)
+	case name == "DeliveryPolicy":
+		_, err := checkTopicDeliveryPolicy(v)
+		return err
 	}
 	return nil
 }
@@ -102,9 +105,13 @@ const defaultEffectiveDeliveryPolicy = `{"http":{"defaultHealthyRetryPolicy":{"m
 func defaultPolicy(topicARN, account string) string {
 	arn, _ := json.Marshal(topicARN)
 	acct, _ := json.Marshal(account)
+	actions := make([]string, len(topicActions))
+	for i, a := range topicActions {
+		actions[i] = "SNS:" + a
+	}
+	list, _ := json.Marshal(actions)
 	return `{"Version":"2008-10-17","Id":"__default_policy_ID","Statement":[{"Sid":"__default_statement_ID","Effect":"Allow",` +
-		`"Principal":{"AWS":"*"},"Action":["SNS:GetTopicAttributes","SNS:SetTopicAttributes","SNS:AddPermission",` +
-		`"SNS:RemovePermission","SNS:DeleteTopic","SNS:Subscribe","SNS:ListSubscriptionsByTopic","SNS:Publish"],` +
+		`"Principal":{"AWS":"*"},"Action":` + string(list) + `,` +
 		`"Resource":` + string(arn) + `,"Condition":{"StringEquals":{"AWS:SourceOwner":` + string(acct) + `}}}]}`
 }
 
@@ -125,7 +132,7 @@ func renderTopicAttributes(t *baton.Topic, subs []*baton.Subscription) map[strin
 		"Owner":                   t.Account,
 		"DisplayName":             "",
 		"Policy":                  defaultPolicy(arn, t.Account),
-		"EffectiveDeliveryPolicy": defaultEffectiveDeliveryPolicy,
+		"EffectiveDeliveryPolicy": effectiveTopicDeliveryPolicy(t.Attributes["DeliveryPolicy"]),
 		"SubscriptionsConfirmed":  strconv.Itoa(confirmed),
 		"SubscriptionsPending":    strconv.Itoa(pending),
 		// Baton forgets a subscription when it is deleted.

@@ -30,8 +30,9 @@ type BatchResult struct {
 	Failed     []BatchFailure
 }
 
-// BatchSuccess is one published entry.
-type BatchSuccess struct{ ID, MessageID string }
+// BatchSuccess is one published entry: its MessageId, and on a FIFO topic
+// its SequenceNumber.
+type BatchSuccess struct{ ID, MessageID, SequenceNumber string }
 
 // BatchFailure is one entry that failed, with its error.
 type BatchFailure struct {
@@ -81,7 +82,7 @@ func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchPara
 		return nil, err
 	}
 	for _, pub := range pubs {
-		if err := pub.checkTopicRules(); err != nil {
+		if err := pub.checkTopicRules(t); err != nil {
 			return nil, err
 		}
 	}
@@ -92,20 +93,13 @@ func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchPara
 	res := &BatchResult{}
 	for i, pub := range pubs {
 		pub.id, pub.at = ids.NewUUID(), s.clock.Now()
-		var err error
-		if enveloped(subs) {
-			err = s.sign(ctx, pub, t)
-		}
-		if err == nil {
-			err = s.fanOut(ctx, pub, subs)
-		}
-		if err != nil {
+		if err := s.deduplicated(ctx, pub, t, func() error { return s.send(ctx, pub, t, subs) }); err != nil {
 			s.log.Warn("sns: a batch entry's copies were not all taken; the entry failed", "topic", p.TopicARN,
 				"entry", p.Entries[i].ID, "err", err)
 			res.Failed = append(res.Failed, BatchFailure{ID: p.Entries[i].ID, Err: baton.AsError(err)})
 			continue
 		}
-		res.Successful = append(res.Successful, BatchSuccess{ID: p.Entries[i].ID, MessageID: pub.id})
+		res.Successful = append(res.Successful, BatchSuccess{ID: p.Entries[i].ID, MessageID: pub.id, SequenceNumber: pub.sequence})
 	}
 	return res, nil
 }

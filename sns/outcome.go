@@ -23,6 +23,9 @@ const (
 	// CopyFailed: the copy was not delivered (the queue refused it, or the
 	// store could not take it); Reason says why.
 	CopyFailed CopyKind = "failed"
+	// CopyQueued: an HTTP/S subscription's copy is durable in the
+	// delivery queue, to be tried on its endpoint (http.go).
+	CopyQueued CopyKind = "queued"
 )
 
 // CopyOutcome is what became of one subscription's copy of a publish.
@@ -58,6 +61,20 @@ func failed(sub *baton.Subscription, reason string) CopyOutcome {
 	o := outcomeOf(sub, CopyFailed)
 	o.Reason = reason
 	return o
+}
+
+// httpOutcome is what became of an HTTP/S subscription's copy, from what
+// deliverTo answered.
+func httpOutcome(sub *baton.Subscription, o Outcome, err error) CopyOutcome {
+	switch {
+	case err != nil:
+		return failed(sub, err.Error())
+	case o == Queued:
+		return outcomeOf(sub, CopyQueued)
+	case o == Delivered:
+		return delivered(sub)
+	}
+	return failed(sub, "not queued for its endpoint: "+o.String())
 }
 
 // PublishRecord is where one publish went: kept in the Service's bounded

@@ -49,10 +49,11 @@ func TestPublishOutcomes(t *testing.T) {
 		}
 		subs[arn] = q
 	}
-	id, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: "hello", Subject: new("greeting")})
+	res, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: "hello", Subject: new("greeting")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := res.MessageID
 	recs := svc.RecentPublishes(c.Account, "")
 	if len(recs) != 1 {
 		t.Fatalf("RecentPublishes: %d records, want 1", len(recs))
@@ -100,11 +101,11 @@ func TestRecentPublishesBounded(t *testing.T) {
 		if i%5 == 0 {
 			topic = b
 		}
-		id, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: "m"})
+		res, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		last = id
+		last = res.MessageID
 	}
 	all := svc.RecentPublishes("", "")
 	if len(all) != 200 || all[0].MessageID != last {

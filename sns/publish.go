@@ -37,40 +37,56 @@ type PublishParams struct {
 const maxParallelCopies = 8
 
 // Publish validates a message, sends a copy of it to every subscribed
-// queue whose filter policy it matches and returns its MessageId once every
-// copy is durable in its queue (docs/architecture.md §8). A copy the queue refuses for good, as AWS
-// counts a client error (the queue deleted, a message its limits refuse),
-// is logged and dropped, and does not fail the publish, as on AWS. A copy
-// the store cannot take for now fails the publish (InternalError or
+// queue or endpoint whose filter policy it matches and returns its
+// MessageId once every copy is durable in its queue (docs/architecture.md
+// §8), and every HTTP/S subscription's is durable in the delivery queue. A
+// copy the queue refuses for good, as AWS counts a client error (the queue
+// deleted, a message its limits refuse), goes to the subscription's
+// dead-letter queue, or without one is logged and dropped, and does not
+// fail the publish, as on AWS. A copy the store cannot take for now fails
+// the publish (InternalError or
 // ServiceUnavailable): the client retries, and queues that already took
 // their copy then get a second one, as SNS delivers at least once.
-func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (string, error) {
+func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (PublishResult, error) {
 	pub, err := s.checkPublish(c, p)
 	if err != nil {
-		return "", err
+		return PublishResult{}, err
 	}
 	t, err := s.topic(ctx, c, pub.param, pub.arn)
 	if err != nil {
-		return "", err
+		return PublishResult{}, err
 	}
-	if err := pub.checkTopicRules(); err != nil {
-		return "", err
+	if err := pub.checkTopicRules(t); err != nil {
+		return PublishResult{}, err
 	}
 	subs, err := s.store.SubscriptionList(ctx, baton.SubscriptionListParams{Region: t.Region, Account: t.Account, Topic: t.Name})
 	if err != nil {
-		return "", storeErr(err, "list subscriptions")
+		return PublishResult{}, storeErr(err, "list subscriptions")
 	}
 	pub.id = ids.NewUUID()
 	pub.at = s.clock.Now()
-	if enveloped(subs) {
+	if err := s.deduplicated(ctx, pub, t, func() error { return s.send(ctx, pub, t, subs) }); err != nil {
+		return PublishResult{}, err
+	}
+	return PublishResult{MessageID: pub.id, SequenceNumber: pub.sequence}, nil
+}
+
+// PublishResult is what a publish is answered: its MessageId, and on a
+// FIFO topic its SequenceNumber.
+type PublishResult struct {
+	MessageID, SequenceNumber string
+}
+
+// send signs the publication if a subscription gets an envelope of a
+// standard topic (a FIFO topic's envelopes are not signed, as AWS's are
+// not), and sends every subscription its copy.
+func (s *Service) send(ctx context.Context, pub *publication, t *baton.Topic, subs []*baton.Subscription) error {
+	if !pub.fifo && enveloped(subs) {
 		if err := s.sign(ctx, pub, t); err != nil {
-			return "", err
+			return err
 		}
 	}
-	if err := s.fanOut(ctx, pub, subs); err != nil {
-		return "", err
-	}
-	return pub.id, nil
+	return s.fanOut(ctx, pub, subs)
 }
 
 // publication is a publish once checked.
@@ -81,6 +97,7 @@ type publication struct {
 	structure  structured
 	id         string
 	at         time.Time
+	fifoState
 	// signatureVersion, signature and certURL sign the envelopes: the
 	// signature covers nothing that differs between sqs subscriptions,
 	// so one serves them all.
@@ -115,7 +132,7 @@ func (s *Service) sign(ctx context.Context, pub *publication, t *baton.Topic) er
 // is a publish signed.
 func enveloped(subs []*baton.Subscription) bool {
 	for _, sub := range subs {
-		if !sub.Pending && sub.Protocol == "sqs" && sub.Attributes["RawMessageDelivery"] != "true" {
+		if !sub.Pending && (sub.Protocol == "sqs" || isHTTP(sub.Protocol)) && sub.Attributes["RawMessageDelivery"] != "true" {
 			return true
 		}
 	}
@@ -129,7 +146,7 @@ func (pub *publication) notification(region, account, topic, protocol string) no
 	if pub.structure != nil {
 		msg = pub.structure.forProtocol(protocol)
 	}
-	return notification{MessageID: pub.id, TopicARN: TopicARN(region, account, topic), Subject: pub.Subject,
+	return notification{MessageID: pub.id, SequenceNumber: pub.sequence, TopicARN: TopicARN(region, account, topic), Subject: pub.Subject,
 		Message: msg, Timestamp: pub.at, Attributes: pub.Attributes,
 		SignatureVersion: pub.signatureVersion, Signature: pub.signature, SigningCertURL: pub.certURL}
 }
@@ -200,9 +217,12 @@ func (pub *publication) size() int {
 	return n
 }
 
-// checkTopicRules checks what the topic decides: a standard topic takes no
-// deduplication id.
-func (pub *publication) checkTopicRules() error {
+// checkTopicRules checks what the topic decides: a FIFO topic's rules
+// (fifo.go); a standard topic takes no deduplication id.
+func (pub *publication) checkTopicRules(t *baton.Topic) error {
+	if isFIFO(t) {
+		return pub.checkFIFORules(t)
+	}
 	if pub.MessageDeduplicationID != nil {
 		return invalidParameter("MessageDeduplicationId Reason: The request includes MessageDeduplicationId parameter that is not valid for this topic type")
 	}
@@ -219,7 +239,7 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 		slots = make(chan struct{}, maxParallelCopies)
 	)
 	for _, sub := range subs {
-		if sub.Pending || sub.Protocol != "sqs" {
+		if sub.Pending || sub.Protocol != "sqs" && !isHTTP(sub.Protocol) {
 			continue
 		}
 		if !s.admits(pub, sub) {
@@ -250,23 +270,35 @@ func cmpErr(first, err error) error {
 }
 
 // deliver sends one subscription its copy. It returns an error only when
-// the copy may yet be taken (the store failed): a queue's refusal is the
-// subscription's client error, logged.
+// the copy may yet be taken (the store failed).
 func (s *Service) deliver(ctx context.Context, pub *publication, sub *baton.Subscription) error {
+	o, err := s.deliverTo(ctx, pub, sub)
+	if isHTTP(sub.Protocol) {
+		pub.note(httpOutcome(sub, o, err))
+	}
+	return err
+}
+
+// deliverTo sends one subscription its copy and says what became of it:
+// an HTTP/S one is queued for its endpoint (http.go); a queue's refusal is
+// the subscription's client error, and the copy goes to its dead-letter
+// queue (redrive.go).
+func (s *Service) deliverTo(ctx context.Context, pub *publication, sub *baton.Subscription) (Outcome, error) {
+	if isHTTP(sub.Protocol) {
+		return s.enqueueHTTP(ctx, pub, sub)
+	}
 	q, _ := engine.QueueRefOfARN(sub.Endpoint) // checked at Subscribe
 	send := s.copyFor(pub, sub)
 	_, err := s.engine.SendMessage(ctx, q, send)
 	if err == nil {
 		pub.note(delivered(sub))
-		return nil
+		return Delivered, nil
 	}
 	pub.note(failed(sub, err.Error()))
 	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrInternal && e.Code != baton.ErrServiceUnavailable {
-		s.log.Warn("sns: a subscribed queue refused its copy; the copy is dropped",
-			"subscription", SubscriptionARN(sub), "queue", sub.Endpoint, "message_id", pub.id, "code", e.Code, "reason", e.Message)
-		return nil
+		return s.undeliverable(ctx, sub, pub.id, send, fmt.Sprintf("the queue refused the copy: %s: %s", e.Code, e.Message))
 	}
-	return err
+	return Lost, err
 }
 
 // copyFor is what one subscription's queue is sent: the message as
@@ -278,11 +310,7 @@ func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.Send
 		msg = pub.structure.forProtocol(sub.Protocol)
 	}
 	p := engine.SendParams{TraceHeader: pub.TraceHeader}
-	if pub.MessageGroupID != nil {
-		// A standard topic's group id goes on to standard queues: to fair
-		// queues.
-		p.GroupID = *pub.MessageGroupID
-	}
+	p.GroupID, p.DedupID = pub.queueIDs(sub)
 	if sub.Attributes["RawMessageDelivery"] == "true" {
 		p.Body = msg
 		if len(pub.Attributes) > 0 {

@@ -22,9 +22,15 @@ type Service struct {
 	// attributes of one topic at the same instant may lose one.
 	mu sync.Mutex
 
+	// sequences numbers FIFO publishes (fifo.go).
+	sequences sequencer
+
 	// signMu guards sig, the signer, loaded on first use (signing.go).
 	signMu sync.Mutex
 	sig    *signer
+
+	// http runs the HTTP/S deliveries (http.go).
+	http deliveries
 
 	// seen keeps the recent publishes and the per-topic counts
 	// (outcome.go).
@@ -54,7 +60,10 @@ func ForStore(eng *engine.Engine, store baton.Store, log *slog.Logger) *Service 
 	if !ok {
 		return nil
 	}
-	return &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
+	s := &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
+	s.http.running = make(chan struct{})
+	go s.resumeDeliveries(s.http.running)
+	return s
 }
 
 func cmpLogger(l *slog.Logger) *slog.Logger {

@@ -18,27 +18,36 @@ type SubscribeParams struct {
 	Endpoint   string
 	Attributes map[string]string
 	// ReturnSubscriptionARN asks for the ARN even of a subscription pending
-	// confirmation. The sqs subscriptions Baton serves are confirmed at
-	// once, so their ARN is returned whatever it says.
+	// confirmation (HTTP/S), else answered "pending confirmation".
 	ReturnSubscriptionARN bool
+	// BaseURL is the scheme://host an HTTP/S subscription's SubscribeURL
+	// starts with: the server's, as its queue URLs.
+	BaseURL string
 }
 
-// protocols are the subscription protocols AWS knows; Baton serves sqs.
+// protocols are the subscription protocols AWS knows; Baton serves sqs,
+// http and https.
 var protocols = map[string]bool{
 	"http": true, "https": true, "email": true, "email-json": true, "sms": true,
 	"sqs": true, "application": true, "lambda": true, "firehose": true,
 }
 
-// Subscribe subscribes an SQS queue, named by its ARN, to a topic and
-// returns the subscription's ARN; the subscription is confirmed at once, as
-// AWS confirms a queue of the topic owner's account. It is idempotent on
+// Subscribe subscribes an SQS queue, named by its ARN, or an HTTP/S
+// endpoint to a topic and returns the subscription's ARN. A queue's
+// subscription is confirmed at once, as AWS confirms a queue of the topic
+// owner's account; an endpoint's is pending until confirmed, and is sent
+// a SubscriptionConfirmation (confirm.go). It is idempotent on
 // (topic, protocol, endpoint): the same or no attributes give the same
 // ARN, others InvalidParameter "Subscription already exists with different
-// attributes". Other protocols, and queues of other accounts (which AWS
-// confirms through a message to the queue), are refused as not served yet.
+// attributes". A queue of another account than the topic's is pending
+// too, and its confirmation is sent to the queue, as AWS sends it. Other
+// protocols are refused as not served yet.
 func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (string, error) {
 	t, err := s.topic(ctx, c, "TopicArn", p.TopicARN)
 	if err != nil {
+		return "", err
+	}
+	if err := checkFIFOProtocol(t, p.Protocol); err != nil {
 		return "", err
 	}
 	if err := checkEndpoint(c, t, p.Protocol, p.Endpoint); err != nil {
@@ -50,7 +59,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	}
 	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
 		Protocol: p.Protocol, Endpoint: p.Endpoint, Owner: c.Account, Principal: "arn:aws:iam::" + c.Account + ":root",
-		Attributes: attrs, CreatedAt: s.clock.Now()}
+		Attributes: attrs, CreatedAt: s.clock.Now(), Pending: needsConfirmation(t, p.Protocol, p.Endpoint)}
 	// The store keeps one subscription per (topic, protocol, endpoint):
 	// look for it, else create it; a creation that finds it made
 	// meanwhile looks again.
@@ -63,12 +72,12 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 			if !sameSubscriptionAttributes(old.Attributes, attrs) {
 				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
 			}
-			return SubscriptionARN(old), nil
+			return s.subscribed(ctx, t, old, p)
 		}
 		err = s.store.SubscriptionCreate(ctx, sub)
 		switch {
 		case err == nil:
-			return SubscriptionARN(sub), nil
+			return s.subscribed(ctx, t, sub, p)
 		case errors.Is(err, baton.ErrNotFound):
 			return "", errTopicNotFound()
 		case !errors.Is(err, baton.ErrExists):
@@ -102,15 +111,14 @@ func checkEndpoint(c Caller, t *baton.Topic, protocol, endpoint string) error {
 		return missing("Protocol")
 	case !protocols[protocol]:
 		return invalidParameter("Amazon SNS does not support this protocol string: %s", protocol)
+	case isHTTP(protocol):
+		return checkHTTPEndpoint(protocol, endpoint)
 	case protocol != "sqs":
 		return notBuilt("Protocol: %s subscriptions", protocol)
 	}
 	q, ok := engine.QueueRefOfARN(endpoint)
 	if !ok {
 		return invalidParameter("SQS endpoint ARN")
-	}
-	if q.Account != c.Account {
-		return notBuilt("Endpoint: a queue of another account")
 	}
 	if baton.IsFIFOName(q.Name) && t.Attributes["FifoTopic"] != "true" {
 		return invalidParameter("Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics")
@@ -124,8 +132,8 @@ var subscriptionAttributes = map[string]bool{
 	"RawMessageDelivery":  true,
 	"FilterPolicy":        true,
 	"FilterPolicyScope":   true,
-	"RedrivePolicy":       false,
-	"DeliveryPolicy":      false,
+	"RedrivePolicy":       true,
+	"DeliveryPolicy":      true,
 	"SubscriptionRoleArn": false,
 	"ReplayPolicy":        false,
 }
@@ -166,6 +174,10 @@ func checkSubscriptionAttribute(name, v string) (string, error) {
 		return v, nil // checked with its scope: checkFilterAttributes
 	case name == "FilterPolicyScope":
 		return v, checkFilterScope(v)
+	case name == "RedrivePolicy":
+		return checkRedrivePolicy(v)
+	case name == "DeliveryPolicy":
+		return checkSubscriptionDeliveryPolicy(v)
 	}
 	lv := strings.ToLower(v)
 	if lv != "true" && lv != "false" {
@@ -245,6 +257,9 @@ func (s *Service) GetSubscriptionAttributes(ctx context.Context, c Caller, arn s
 	}
 	maps.Copy(out, sub.Attributes)
 	showFilterAttributes(out)
+	if err := s.confirmationAttributes(ctx, sub, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -272,8 +287,8 @@ func (s *Service) SetSubscriptionAttributes(ctx context.Context, c Caller, arn, 
 		attrs = make(map[string]string)
 	}
 	attrs[name] = nv
-	if name == "FilterPolicy" && nv == "" {
-		delete(attrs, name) // "" removes the policy
+	if nv == "" {
+		delete(attrs, name) // "" removes a policy
 	}
 	if err := checkFilterAttributes(attrs); err != nil {
 		return err

@@ -100,9 +100,13 @@ func validTopicName(name, fifo string) bool {
 // without FifoTopic=false, which is a standard topic's absence of it.
 func createdAttributes(attrs map[string]string) map[string]string {
 	out := maps.Clone(attrs)
+	if out == nil {
+		out = make(map[string]string)
+	}
 	if out["FifoTopic"] == "false" {
 		delete(out, "FifoTopic")
 	}
+	fifoDefaults(out)
 	return out
 }
 
@@ -221,6 +225,12 @@ func (s *Service) SetTopicAttributes(ctx context.Context, c Caller, topicARN, na
 	}
 	if err := checkTopicAttribute(name, v); err != nil {
 		return err
+	}
+	if err := checkFIFOOnly(name, isFIFO(t)); err != nil {
+		return err
+	}
+	if name == "DeliveryPolicy" {
+		v, _ = checkTopicDeliveryPolicy(v) // stored as AWS stores it
 	}
 	if t.Attributes == nil {
 		t.Attributes = make(map[string]string)

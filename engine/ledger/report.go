@@ -126,6 +126,10 @@ type LeaseReport struct {
 	// finding's kind (see the Diagnosis constants).
 	Findings  []Finding
 	Diagnosis string
+	// JudgedSinceStart: the window saw no lease, so the findings were
+	// judged on SinceStart. Every figure shown beside them should be of
+	// the same period.
+	JudgedSinceStart bool
 	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up, at most 12 h:
 	// more than the timeout in force when leases are too short, less when
 	// the timeout is many times what the completed leases took (the stall
@@ -167,6 +171,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	judged, jc := r.Window, &window
 	if judged.Received == 0 && judged.Completed == 0 && judged.Late == 0 && judged.Expired == 0 {
 		judged, jc = r.SinceStart, &total
+		r.JudgedSinceStart = true
 	}
 	vis := time.Duration(r.VisibilityTimeout) * time.Second
 	d := doctor{r: r, s: judged, now: now, overran: jc.unrenewed.countAbove(vis)}

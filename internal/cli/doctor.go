@@ -114,9 +114,10 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 		verdict = append(verdict, strings.ToUpper(f.Kind))
 	}
 	fmt.Fprintf(w, "%s: %s\n", r.Queue, strings.Join(verdict, " + "))
+	// The figures of the period the findings were judged on.
 	s := r.LeaseStatsJSON
 	period := fmt.Sprintf("in the last %d minutes", r.WindowMinutes)
-	if s.LeasesStarted == 0 && s.LeasesCompleted == 0 && s.ExpiredLeases == 0 {
+	if r.Period == "since_start" {
 		s, period = r.SinceStart, "since this server started"
 	}
 	fmt.Fprintf(w, "  %d leases begun and %d completed %s; visibility timeout %ds\n", s.LeasesStarted, s.LeasesCompleted, period, r.VisibilityTimeoutSeconds)
@@ -125,8 +126,8 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}
 	if s.ExpiredLeases+s.LateCompletions > 0 {
-		fmt.Fprintf(w, "  %d leases lapsed; %d late completions, %d of them confirmed duplicate executions\n",
-			s.ExpiredLeases, s.LateCompletions, s.ConfirmedDuplicates)
+		fmt.Fprintf(w, "  %d leases lapsed; %d late completions (deletes or visibility changes after the lease lapsed) by %d leases, %d confirmed duplicate executions\n",
+			s.ExpiredLeases, s.LateCompletions, s.LateLeases, s.ConfirmedDuplicates)
 		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it never came back\n",
 			s.RedeliveriesLapsedWhileWorking, s.RedeliveriesNeverReturned)
 	}

@@ -42,3 +42,27 @@ func TestDoctorWritesEveryFinding(t *testing.T) {
 		}
 	}
 }
+
+// The figures printed are those of the period the findings were judged on
+// (the report's period), as the dashboard shows them: a window whose only
+// events are late completions of leases begun before it is still the
+// window judged, and its figures are printed, not those since the server
+// started; late completions are told apart from the leases they came by.
+func TestDoctorFiguresOfTheJudgedPeriod(t *testing.T) {
+	t.Parallel()
+	rep := server.LeaseReportJSON{Queue: "q", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "healthy", Period: "window"}
+	rep.LateCompletions, rep.LateLeases, rep.ExpiredLeases = 4, 2, 1
+	rep.SinceStart.LeasesStarted, rep.SinceStart.LeasesCompleted = 50, 46
+	var b strings.Builder
+	writeReport(&b, rep)
+	if out := b.String(); !strings.Contains(out, "0 leases begun and 0 completed in the last 15 minutes") ||
+		!strings.Contains(out, "1 leases lapsed; 4 late completions (deletes or visibility changes after the lease lapsed) by 2 leases") {
+		t.Errorf("window judged, figures printed:\n%s", out)
+	}
+	rep.Period, rep.LateCompletions, rep.LateLeases, rep.ExpiredLeases = "since_start", 0, 0, 0
+	b.Reset()
+	writeReport(&b, rep)
+	if out := b.String(); !strings.Contains(out, "50 leases begun and 46 completed since this server started") {
+		t.Errorf("since start judged, figures printed:\n%s", out)
+	}
+}

@@ -84,7 +84,7 @@ func (m Main) Run(ctx context.Context, args []string) int {
 		root.SetIn(m.Stdin)
 	}
 	root.SetArgs(args)
-	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), topicCommand(), publishCommand(), receiveCommand(), peekCommand(), resetCommand(), exportCommand(), importCommand(), doctorCommand(), backupCommand(), proxyCommand(), benchCommand(), workerCommand(), storeCommand(), versionCommand())
+	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), topicCommand(), publishCommand(), receiveCommand(), peekCommand(), resetCommand(), exportCommand(), importCommand(), convertCommand(), doctorCommand(), backupCommand(), proxyCommand(), benchCommand(), workerCommand(), storeCommand(), versionCommand())
 	usage := root.UsageFunc()
 	root.SetUsageFunc(func(c *cobra.Command) error {
 		quietBools(c.LocalFlags())

@@ -97,9 +97,10 @@ func (r cliResult) String() string {
 // standard input, and waits at most 60 s for it.
 func runCLI(t *testing.T, env []string, stdin io.Reader, args ...string) cliResult {
 	t.Helper()
+	bin := batonBinary(t) // before the 60 s start: the first call builds it
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, batonBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer

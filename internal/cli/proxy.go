@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/spf13/cobra"
 
 	"github.com/baton-sqs/baton/clock"
@@ -60,7 +59,7 @@ func proxyCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9325", "address to serve the SQS API on")
 	f.StringVar(&cfg.Upstream, "upstream", "", "SQS endpoint to forward to, as https://sqs.us-east-1.amazonaws.com (required)")
-	f.StringVar(&cfg.Region, "region", "", "region to sign the forwarded requests for (default: the upstream's, if its host is sqs.<region>.…)")
+	f.StringVar(&cfg.Region, "region", "", "region to sign the forwarded requests for (default: the upstream's, if its host is sqs.<region>.…; "+defaultLocalRegion+" for an upstream on this machine)")
 	f.StringVar(&cfg.Profile, "profile", "", "AWS profile of the proxy's credentials (default: the standard chain's)")
 	f.StringVar(&cfg.CredentialsFile, "credentials-file", "",
 		"check clients' SigV4 signatures against this file of access keys (baton serve's format: ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID)")
@@ -80,11 +79,9 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--upstream %q: want an http:// or https:// URL", cfg.Upstream)
 	}
-	region := cfg.Region
-	if region == "" {
-		if region = proxy.RegionOf(u.Hostname()); region == "" {
-			return fmt.Errorf("--upstream %s names no region (its host is not sqs.<region>.…): give --region", cfg.Upstream)
-		}
+	region, inferred, err := proxyRegion(cfg.Region, u) // proxy_upstream.go
+	if err != nil {
+		return err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
@@ -109,19 +106,15 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 		// AWS credentials.
 		return fmt.Errorf("--listen %s is not a loopback address: without --credentials-file the proxy signs any client's requests with its own AWS credentials", cfg.Listen)
 	}
-	opts := []func(*config.LoadOptions) error{config.WithRegion(region)}
-	if cfg.Profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
+	if inferred {
+		log.Info("signing for the region of the upstream, or a local upstream's default; --region to change", "region", region)
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	creds, err := proxyCredentials(ctx, cfg, region, isLocalUpstream(u), log)
 	if err != nil {
-		return fmt.Errorf("AWS credentials: %w", err)
-	}
-	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
-		return fmt.Errorf("AWS credentials: %w", err)
+		return err
 	}
 	p, err := proxy.New(proxy.Config{
-		Upstream: cfg.Upstream, Region: region, Credentials: awsCfg.Credentials, Verifier: verifier,
+		Upstream: cfg.Upstream, Region: region, Credentials: creds, Verifier: verifier,
 		Clock: clk, MaxLeases: cfg.MaxLeases, Logger: log,
 	})
 	if err != nil {

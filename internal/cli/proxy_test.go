@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,7 +67,7 @@ func TestProxyCommandRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"proxy"}, "--upstream is required"},
-		{[]string{"proxy", "--upstream", "http://127.0.0.1:1"}, "give --region"},
+		{[]string{"proxy", "--upstream", "http://queues.example.com:9324"}, "give --region"},
 		{[]string{"proxy", "--upstream", "ftp://sqs.us-east-1.amazonaws.com"}, "want an http:// or https:// URL"},
 		{[]string{"proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com", "--listen", "0.0.0.0:9325"}, "not a loopback address"},
 	} {
@@ -73,5 +76,60 @@ func TestProxyCommandRefuses(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("baton %s: exit %d, %s; want exit 1 and %q", strings.Join(tt.args, " "), code, stderr.String(), tt.want)
 		}
+	}
+}
+
+// In front of an upstream on this machine (a Baton, an emulator), baton
+// proxy needs no --region and no AWS credentials, and never asks EC2's
+// instance metadata service for them: it signs for us-east-1, a Baton's
+// default region, with placeholder credentials a Baton without
+// credentials accepts.
+func TestProxyLocalUpstream(t *testing.T) {
+	up := batontest.New(t)
+	var imdsHits atomic.Int32
+	imdsServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		imdsHits.Add(1)
+		http.Error(w, "not EC2", http.StatusNotFound)
+	}))
+	defer imdsServer.Close()
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_REGION": "",
+		"AWS_CONFIG_FILE": dir + "/config", "AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials",
+		"AWS_EC2_METADATA_DISABLED": "", "AWS_EC2_METADATA_SERVICE_ENDPOINT": imdsServer.URL,
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- cli.RunProxy(ctx, cli.ProxyConfig{Listen: "127.0.0.1:0", Upstream: up.URL(), LogLevel: "info", Logs: io.Discard}, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("baton proxy --upstream %s: %v", up.URL(), err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("baton proxy did not start")
+	}
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("baton proxy: %v", err)
+		}
+	}()
+	c := sqs.New(sqs.Options{BaseEndpoint: aws.String("http://" + addr), Region: "us-east-1", RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDANYONE", "whatever", "")})
+	if _, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("local")}); err != nil {
+		t.Fatalf("CreateQueue through baton proxy: %v", err)
+	}
+	if _, err := up.Client().GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String("local")}); err != nil {
+		t.Fatalf("the queue is not upstream in its default region: %v", err)
+	}
+	if n := imdsHits.Load(); n != 0 {
+		t.Errorf("the proxy asked the instance metadata service %d times", n)
 	}
 }

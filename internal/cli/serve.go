@@ -58,6 +58,10 @@ type ServeConfig struct {
 	// AdvertiseURL, if set, is the scheme://host[:port] of the queue URLs
 	// the server hands out (server.Config.AdvertiseURL).
 	AdvertiseURL string
+	// AllowHosts are host names (with their subdomains) a loopback server
+	// without credentials answers besides IP addresses and localhost
+	// (server.Config.AllowHosts).
+	AllowHosts []string
 	// MaxLongPollsPerClient bounds waiting long polls per client address
 	// (0: server.DefaultMaxLongPollsPerClient, negative: no bound).
 	MaxLongPollsPerClient int
@@ -128,6 +132,8 @@ func serveCommand() *cobra.Command {
 	f.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", false, "serve a non-loopback --listen address without credentials")
 	f.StringVar(&cfg.AdvertiseURL, "advertise-url", "",
 		"scheme://host[:port] the queue URLs handed out start with (default: the request's, from its Host header), for clients that reach the server by another name")
+	f.StringSliceVar(&cfg.AllowHosts, "allow-host", nil,
+		"host name a loopback server without credentials also answers, with its subdomains (repeatable; e.g. "+server.LocalStackDomain+" for LocalStack's endpoints and queue URLs; see docs/migrating.md)")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
@@ -270,6 +276,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	snsService := sns.ForStore(eng, store, log)
+	defer snsService.Close() // HTTP/S deliveries stop before the store closes
 	if err := createTopics(ctx, eng, snsService, cfg.Topics, cfg.AccountID, log); err != nil {
 		return err
 	}
@@ -283,7 +290,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: front.verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 		Ready: back.ready, Collectors: storeCollectors(store),
 		LocalHostsOnly: front.verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
-		TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
+		AllowHosts: cfg.AllowHosts, TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
 		SNS: snsService,
 	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
 	srv.TLSConfig = front.tls
@@ -320,6 +327,9 @@ func (cfg ServeConfig) front(log *slog.Logger) (frontDoor, error) {
 	}
 	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
 		return f, fmt.Errorf("--advertise-url: %w", err)
+	}
+	if err := server.CheckAllowHosts(cfg.AllowHosts); err != nil {
+		return f, fmt.Errorf("--allow-host: %w", err)
 	}
 	if f.trustProxies, err = server.ParseTrustedProxies(cfg.TrustProxy); err != nil {
 		return f, fmt.Errorf("--trust-proxy: %w", err)

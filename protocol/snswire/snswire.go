@@ -81,6 +81,14 @@ type SubscribeOutput struct{ SubscriptionArn string }
 
 type UnsubscribeInput struct{ SubscriptionArn string }
 
+type ConfirmSubscriptionInput struct {
+	TopicArn                  string
+	Token                     string
+	AuthenticateOnUnsubscribe string
+}
+
+type ConfirmSubscriptionOutput struct{ SubscriptionArn string }
+
 type GetSubscriptionAttributesInput struct{ SubscriptionArn string }
 
 type GetSubscriptionAttributesOutput struct{ Attributes AttributeMap }
@@ -203,4 +211,16 @@ type PublishBatchFailed struct {
 type PublishBatchOutput struct {
 	Successful PublishBatchSuccessful
 	Failed     PublishBatchFailed
+}
+
+type AddPermissionInput struct {
+	TopicArn     string
+	Label        string
+	AWSAccountId []string `query:"AWSAccountId.member"`
+	ActionName   []string `query:"ActionName.member"`
+}
+
+type RemovePermissionInput struct {
+	TopicArn string
+	Label    string
 }

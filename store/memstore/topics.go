@@ -19,6 +19,8 @@ type topicSet struct {
 	subs map[queueKey]map[string]*baton.Subscription
 	// signingKey is SigningKey's, nil until made.
 	signingKey []byte
+	// dedup are the FIFO topics' publish records (dedup.go).
+	dedup map[queueKey]*dedupRecords
 }
 
 var _ baton.TopicStore = (*Store)(nil)
@@ -99,6 +101,7 @@ func (s *Store) TopicDelete(_ context.Context, region, account, name string) err
 	}
 	delete(ts.topics, k)
 	delete(ts.subs, k)
+	delete(ts.dedup, k)
 	return nil
 }
 

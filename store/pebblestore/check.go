@@ -224,7 +224,7 @@ func (in *inspection) walk() {
 			in.problem("%d %s records of queue id %d, which the log has no record of", n, kindNames[kind], id)
 		}
 	}
-	for _, kind := range []byte{kindTombstone, kindTask, kindTopic, kindSubscription, kindSigningKey} {
+	for _, kind := range []byte{kindTombstone, kindTask, kindTopic, kindSubscription, kindSigningKey, kindPublish} {
 		in.scan(span(kind))(in.copy)
 	}
 	// A damaged table is skipped from the first block that fails to

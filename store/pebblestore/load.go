@@ -160,6 +160,9 @@ func (s *Store) load(ctx context.Context) (map[string]baton.MoveTask, loadCounts
 	if err := s.loadTopics(ctx); err != nil {
 		return nil, n, err
 	}
+	if err := s.loadPublishRecords(ctx); err != nil {
+		return nil, n, err
+	}
 	tasks := make(map[string]baton.MoveTask)
 	lo, hi := span(kindTask)
 	err = s.scan(lo, hi, func(k, v []byte) error {

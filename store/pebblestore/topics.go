@@ -168,7 +168,7 @@ func (s *Store) TopicDelete(ctx context.Context, region, account, name string) e
 		for _, sub := range subs {
 			d.keys = append(d.keys, namedKey(kindSubscription, region, account, name, sub.ID))
 		}
-		return d, nil
+		return changes{d, publishRecordsDrop(region, account, name)}, nil
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/storetest"
@@ -70,5 +71,49 @@ func TestTopicsSurviveReopen(t *testing.T) {
 	if len(subs) != 1 || subs[0].ID != "k1" || subs[0].Attributes["RawMessageDelivery"] != "false" ||
 		subs[0].Endpoint != sub.Endpoint || subs[0].Principal != sub.Principal || !subs[0].CreatedAt.Equal(sub.CreatedAt) {
 		t.Errorf("subscriptions after reopen: %+v", subs)
+	}
+}
+
+// TestPublishRecordsSurviveReopen: a FIFO topic's publish records are in
+// the log; one a later record found expired is deleted from it, and so
+// are a deleted topic's (or the store would not open again).
+func TestPublishRecordsSurviveReopen(t *testing.T) {
+	t.Parallel()
+	ctx, dir := context.Background(), t.TempDir()
+	s := MustOpen(t, dir)
+	storetest.MustCreateTopic(t, s, "t.fifo", nil)
+	storetest.MustCreateTopic(t, s, "gone.fifo", nil)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	window := 5 * time.Minute
+	put := func(topic, key, id string, at time.Time) {
+		t.Helper()
+		r := &baton.PublishRecord{Key: key, MessageID: id, SequenceNumber: "1", At: at}
+		if _, err := s.TopicDedupPut(ctx, storetest.Region, storetest.Account, topic, r, at.Add(-window)); err != nil {
+			t.Fatalf("TopicDedupPut %s %s: %v", topic, key, err)
+		}
+	}
+	put("t.fifo", "old", "m-old", base)
+	put("gone.fifo", "k", "m-gone", base)
+	put("t.fifo", "new", "m-new", base.Add(window+time.Second)) // finds "old" expired
+	put("t.fifo", "newer", "m-newer", base.Add(window+2*time.Second))
+	if err := s.TopicDelete(ctx, storetest.Region, storetest.Account, "gone.fifo"); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+
+	s = MustOpen(t, dir)
+	defer mustClose(t, s)
+	long := base.Add(-time.Hour) // a cutoff that would show every record kept
+	for key, id := range map[string]string{"new": "m-new", "newer": "m-newer"} {
+		if r, err := s.TopicDedupGet(ctx, storetest.Region, storetest.Account, "t.fifo", key, long); err != nil || r.MessageID != id {
+			t.Errorf("record %s after reopen: %+v, %v", key, r, err)
+		}
+	}
+	if _, err := s.TopicDedupGet(ctx, storetest.Region, storetest.Account, "t.fifo", "old", long); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("expired record after reopen: %v, want ErrNotFound (deleted from the log)", err)
+	}
+	storetest.MustCreateTopic(t, s, "gone.fifo", nil)
+	if _, err := s.TopicDedupGet(ctx, storetest.Region, storetest.Account, "gone.fifo", "k", long); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("a deleted topic's record after reopen: %v, want ErrNotFound", err)
 	}
 }

@@ -36,6 +36,7 @@ func RunTopics(t *testing.T, open func(t *testing.T) TopicsStore) {
 		{"SubscriptionUpdateDelete", testSubscriptionUpdateDelete},
 		{"CopiesAreApart", testTopicCopies},
 		{"SigningKey", testSigningKey},
+		{"TopicDedup", testTopicDedup},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -135,6 +135,20 @@
     const [text, cls] = DIAGNOSES[d] || [d || 'Unknown', 'plain'];
     return el('span', { class: 'badge ' + cls, text });
   }
+  // queueBadge is a queue's verdict: for a dead-letter queue holding
+  // messages, that it holds failed ones (its own leases may be healthy,
+  // the messages are not); else the lease doctor's.
+  const heldFailed = (q) => ((q.dead_letter_sources || []).length ? q.visible + q.in_flight + q.delayed : 0);
+  function queueBadge(q) {
+    const n = heldFailed(q);
+    return n ? el('span', { class: 'badge warn', text: 'Holds ' + plural(n, 'failed message') }) : diagnosisBadge(q.diagnosis);
+  }
+  // A system attribute as a person reads it: SQS's timestamps are epoch
+  // milliseconds, shown as a date with the number kept in its title.
+  function systemAttr(name, v) {
+    if (/Timestamp$/.test(name) && /^[0-9]+$/.test(v)) return el('dd', { text: fmtStamp(Number(v)), title: v });
+    return el('dd', { text: v });
+  }
 
   // ---- Talking to the server ----
 
@@ -380,7 +394,7 @@
 
   function updateQueueRow(tr, q) {
     const c = tr._c;
-    rebuild(c.diag, q.diagnosis, () => diagnosisBadge(q.diagnosis));
+    rebuild(c.diag, q.diagnosis + '/' + heldFailed(q), () => queueBadge(q));
     for (const [cell, v] of [[c.visible, q.visible], [c.inflight, q.in_flight], [c.delayed, q.delayed]]) {
       setText(cell, fmtCount(v));
       cell.classList.toggle('zero', !v);
@@ -391,7 +405,10 @@
     const sig = act.map((m) => m.sent + '/' + m.deleted).join(',');
     rebuild(c.spark, sig, () => {
       const sent = act.reduce((a, m) => a + m.sent, 0), del = act.reduce((a, m) => a + m.deleted, 0);
-      return el('div', { class: 'spark-cell' }, sparkline(act), el('span', { class: 'spark-text', 'aria-hidden': 'true', text: `${fmtCount(sent)} / ${fmtCount(del)}` }));
+      // Deletes in the window may be of messages sent before it: the two
+      // counts need not match, and the title says so.
+      return el('div', { class: 'spark-cell', title: `${fmtCount(sent)} sent and ${fmtCount(del)} deleted in the last 15 minutes; a delete may be of a message sent before them` },
+        sparkline(act), el('span', { class: 'spark-text', 'aria-hidden': 'true', text: `${fmtCount(sent)} sent · ${fmtCount(del)} deleted` }));
     });
     rebuild(c.dlq, JSON.stringify([q.dead_letter_queue, q.max_receive_count, q.dead_letter_sources]), () => el('div', null, dlqCell(q)));
   }
@@ -607,8 +624,8 @@
     body.classList.toggle('is-fifo', q.fifo);
     for (const n of document.querySelectorAll('.fifo-only')) n.hidden = !q.fifo;
 
-    rebuild($('tags'), JSON.stringify([q.fifo, q.dead_letter_sources.length > 0, q.diagnosis]), () => [
-      diagnosisBadge(q.diagnosis),
+    rebuild($('tags'), JSON.stringify([q.fifo, q.dead_letter_sources.length > 0, q.diagnosis, heldFailed(q)]), () => [
+      queueBadge(q),
       q.fifo ? el('span', { class: 'badge plain', text: 'FIFO' }) : null,
       q.dead_letter_sources.length ? el('span', { class: 'badge violet', text: 'Dead-letter queue' }) : null,
     ]);
@@ -638,6 +655,9 @@
     // Each finding on its own, with the leases it rests on; the advice
     // text alone when the doctor names nothing.
     const findings = rep.findings || [];
+    // The findings, and the figures beside them, are of one period: the
+    // window, or since the server started when the window saw no lease.
+    const sinceStart = rep.period === 'since_start';
     $('advice').hidden = findings.length > 0;
     setText($('advice'), rep.advice);
     rebuild($('findings'), JSON.stringify(findings), () => findings.map((f) => el('li', { class: 'finding', 'data-kind': f.kind },
@@ -657,18 +677,24 @@
     setText($('use-recommended'), `Set the visibility timeout to ${fmtDuration(rec)}…`);
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
-    const dur = (v) => (rep.leases_completed ? fmtDuration(v) : '–');
+    const st = sinceStart ? rep.since_start : rep;
+    const dur = (v) => (st.leases_completed ? fmtDuration(v) : '–');
     const figs = [
-      ['Lease p50', dur(rep.lease_p50_seconds), vt > 0 && rep.lease_p50_seconds > vt],
-      ['Lease p99', dur(rep.lease_p99_seconds), vt > 0 && rep.lease_p99_seconds > vt],
-      ['Longest lease', dur(rep.lease_max_seconds), vt > 0 && rep.lease_max_seconds > vt],
-      ['Leases started', fmtCount(rep.leases_started), false],
-      ['Leases expired', fmtCount(rep.expired_leases), rep.expired_leases > 0],
-      ['Late completions', fmtCount(rep.late_completions), rep.late_completions > 0],
-      ['Duplicate executions', fmtCount(rep.confirmed_duplicates), rep.confirmed_duplicates > 0],
-      ['Renewals per lease', (Math.round(rep.renewals_per_lease * 100) / 100).toString(), false],
+      ['Lease p50', dur(st.lease_p50_seconds), vt > 0 && st.lease_p50_seconds > vt],
+      ['Lease p99', dur(st.lease_p99_seconds), vt > 0 && st.lease_p99_seconds > vt],
+      ['Longest lease', dur(st.lease_max_seconds), vt > 0 && st.lease_max_seconds > vt],
+      ['Leases begun', fmtCount(st.leases_started), false],
+      ['Leases completed', fmtCount(st.leases_completed), false],
+      ['Leases lapsed', fmtCount(st.expired_leases), st.expired_leases > 0],
+      ['Late deletes and visibility changes', fmtCount(st.late_completions), st.late_completions > 0],
+      ['Leases completed late', fmtCount(st.late_leases), st.late_leases > 0],
+      ['Duplicate executions', fmtCount(st.confirmed_duplicates), st.confirmed_duplicates > 0],
+      ['Renewals per lease', (Math.round(st.renewals_per_lease * 100) / 100).toString(), false],
     ];
     rebuild($('figures'), JSON.stringify(figs), () => figs.map((f) => fig(...f)));
+    setText($('figures-period'), sinceStart
+      ? `Since the server started at ${fmtStamp(rep.history_since)}: the last ${rep.window_minutes} minutes saw no lease. A lease begun earlier can end or lapse in the period, so completed and lapsed leases may outnumber those begun.`
+      : `In the last ${rep.window_minutes} minutes, the period the findings are judged on. A lease begun earlier can end or lapse in it, so completed and lapsed leases may outnumber those begun; one lapsed lease can see several late deletes and visibility changes.`);
 
     // Leases in flight, with a countdown each.
     const leases = d.active_leases.leases || [];
@@ -1274,7 +1300,7 @@
         el('tr', null, el('td', { class: 'mono', text: name }), el('td', { text: a.data_type }),
           el('td', { class: 'mono', text: a.binary_value !== undefined ? a.binary_value + ' (base64)' : a.string_value }))));
       const sys = Object.entries(m.attributes || {}).sort(([a], [b]) => (a < b ? -1 : 1));
-      rebuild($('detail-system'), JSON.stringify(sys), () => sys.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
+      rebuild($('detail-system'), JSON.stringify(sys), () => sys.map(([k, v]) => [el('dt', { text: k }), systemAttr(k, v)]));
       $('release-button').hidden = m.state !== 'inflight';
       for (const tr of tbody.children) tr.classList.toggle('selected', tr._m && tr._m.message_id === m.message_id);
       if (focus) {
@@ -1390,7 +1416,7 @@
     });
   }
 
-  const OUTCOMES = { delivered: ['delivered', 'ok'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'] };
+  const OUTCOMES = { delivered: ['delivered', 'ok'], queued: ['queued for the endpoint', 'info'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'] };
 
   function createPublishRow(p) {
     const where = p.outcomes.length ? el('ul', { class: 'outcomes' }, p.outcomes.map((o) => {

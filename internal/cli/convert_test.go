@@ -1,0 +1,105 @@
+package cli_test
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// A user of ElasticMQ or goaws converts the file that declared their
+// queues, and baton serve --config creates the same queues from it: same
+// attributes, dead-letter queues and tags; what Baton does not do is
+// said, not dropped.
+func TestConvertThenServe(t *testing.T) {
+	t.Parallel()
+	env := cliEnv(t)
+	for _, tt := range []struct {
+		format, file string
+		notes        []string
+		attrs        map[string]map[string]string
+		dlq          map[string]string
+		tags         map[string]map[string]string
+	}{
+		{
+			format: "elasticmq", file: "elasticmq.conf",
+			notes: []string{`copyTo = "audit"`, "port 9325"},
+			attrs: map[string]map[string]string{
+				"orders":        {"VisibilityTimeout": "10", "DelaySeconds": "5", "ReceiveMessageWaitTimeSeconds": "0"},
+				"invoices.fifo": {"VisibilityTimeout": "120", "ReceiveMessageWaitTimeSeconds": "20", "FifoQueue": "true", "ContentBasedDeduplication": "true"},
+			},
+			dlq:  map[string]string{"orders": "orders-dead-letters", "invoices.fifo": "invoices-dlq.fifo"},
+			tags: map[string]map[string]string{"orders": {"team": "payments", "tier": "gold"}},
+		},
+		{
+			format: "goaws", file: "goaws.yaml",
+			notes: []string{"sns create-topic --name local-topic1", "RawMessageDelivery"},
+			attrs: map[string]map[string]string{
+				"local-queue1": {"VisibilityTimeout": "10", "ReceiveMessageWaitTimeSeconds": "10"},
+				"local-queue2": {"VisibilityTimeout": "150", "ReceiveMessageWaitTimeSeconds": "20", "MaximumMessageSize": "2048"},
+				"local-queue5": {"VisibilityTimeout": "10"},
+			},
+			dlq: map[string]string{"local-queue3": "local-queue3-dlq"},
+		},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "baton.yaml")
+			res := runCLI(t, env, nil, "convert", tt.format, filepath.Join("..", "..", "docs", "migrating", tt.file), "-o", out)
+			if res.code != 0 {
+				t.Fatalf("convert: %s", res)
+			}
+			yml, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tt.notes {
+				if !strings.Contains(res.stderr, n) || !strings.Contains(string(yml), n) {
+					t.Errorf("the note %q is missing from standard error or the file:\n%s\n%s", n, res.stderr, yml)
+				}
+			}
+			// listen: the converted file keeps goaws's port; the test
+			// needs a free one, which a flag gives over the file.
+			p := startServe(t, env, "--store", "memory", "--config", out)
+			c := client(p.URL, "AKIDTEST", "secret", nil)
+			for q, want := range tt.attrs {
+				got := getAttrs(t, c, p.URL+"/000000000000", q)
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("queue %s: %s = %q, want %q", q, k, got[k], v)
+					}
+				}
+			}
+			for q, dlq := range tt.dlq {
+				if rp := getAttrs(t, c, p.URL+"/000000000000", q)["RedrivePolicy"]; !strings.Contains(rp, ":"+dlq+`"`) {
+					t.Errorf("queue %s: RedrivePolicy %s, want its dead-letter queue %s", q, rp, dlq)
+				}
+			}
+			for q, want := range tt.tags {
+				got, err := c.ListQueueTags(context.Background(), &sqs.ListQueueTagsInput{QueueUrl: aws.String(p.URL + "/000000000000/" + q)})
+				if err != nil || !maps.Equal(got.Tags, want) {
+					t.Errorf("queue %s: tags %v %v, want %v", q, got, err, want)
+				}
+			}
+		})
+	}
+}
+
+// A converted file that baton serve would refuse is refused by convert,
+// with the reason, rather than written.
+func TestConvertRefusesWhatServeWould(t *testing.T) {
+	t.Parallel()
+	conf := writeFile(t, "elasticmq.conf", "queues {\n  standard {\n    contentBasedDeduplication = true\n  }\n}\n")
+	out := filepath.Join(t.TempDir(), "baton.yaml")
+	res := runCLI(t, cliEnv(t), nil, "convert", "elasticmq", conf, "-o", out)
+	if res.code == 0 || !strings.Contains(res.stderr, "ContentBasedDeduplication") || !strings.Contains(res.stderr, "output line ") {
+		t.Errorf("convert of a file serve refuses: %s", res)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the refused output was written: %v", err)
+	}
+}

@@ -1,0 +1,98 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHOCON(t *testing.T) {
+	root, err := parseHOCON(`include classpath("application.conf")
+# comment
+a.b = 1, a.c : "two // not a comment"
+a { d = 3 seconds // comment
+}
+"x.y" { z = [1, 2] }
+e = plain words # trailing
+a.b = 9
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := root.get("a").(*hObject)
+	for key, want := range map[string]string{"b": "9", "c": "two // not a comment", "d": "3 seconds"} {
+		if got := a.get(key).(hScalar).text; got != want {
+			t.Errorf("a.%s = %q, want %q", key, got, want)
+		}
+	}
+	if got := strings.Join(a.keys, ","); got != "b,c,d" {
+		t.Errorf("a's keys %s, want b,c,d (objects given twice merge)", got)
+	}
+	if arr := root.get("x.y").(*hObject).get("z").(hArray); len(arr.items) != 2 {
+		t.Errorf("a quoted key with a dot is one key: %+v", root.get("x.y"))
+	}
+	if got := root.get("e").(hScalar).text; got != "plain words" {
+		t.Errorf("e = %q", got)
+	}
+	for text, want := range map[string]string{
+		"a = ${HOME}":     "line 1: substitutions",
+		"a {\n b = 1\n":   "closing brace is missing",
+		"a = \"open\nb=1": "line 1: a quoted string runs past",
+		"a b":             "want =, : or {",
+	} {
+		if _, err := parseHOCON(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error containing %q", text, err, want)
+		}
+	}
+}
+
+func TestHOCONSeconds(t *testing.T) {
+	for text, want := range map[string]int64{"10 seconds": 10, "10s": 10, "1 second": 1, "2 minutes": 120, "1h": 3600, "5000 ms": 5, "0 seconds": 0, "1.5 minutes": 90} {
+		if got, err := hoconSeconds(text); err != nil || got != want {
+			t.Errorf("%q: %d %v, want %d", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"10", "500 ms", "ten seconds", "3 fortnights"} {
+		if got, err := hoconSeconds(text); err == nil {
+			t.Errorf("%q: %d, want an error", text, got)
+		}
+	}
+}
+
+func TestElasticMQErrorsNameTheLine(t *testing.T) {
+	for text, want := range map[string]string{
+		"queues {\n q {\n  deadLettersQueue { name = d }\n }\n}": "elasticmq.conf:3: queues.q.deadLettersQueue: needs both",
+		"queues {\n q {\n  delay = 2 weeks\n }\n}":               "elasticmq.conf:3: queues.q.delay",
+		"queues {\n q {\n  fifo = yes\n }\n}":                    "want true or false",
+		"queues = [1]":                                           "queues: want an object",
+	} {
+		if _, err := ElasticMQ(text, "elasticmq.conf"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
+
+func TestGoaws(t *testing.T) {
+	c, err := Goaws(`Dev:
+  Port: "4200"
+  QueueAttributeDefaults:
+    VisibilityTimeout: 7
+  Queues:
+    - Name: jobs
+      VisibilityTimeout: 0
+      RedrivePolicy: '{"maxReceiveCount": "4", "deadLetterTargetArn": "arn:aws:sqs:local:queue:jobs-dlq"}'
+    - Name: jobs-dlq
+`, "goaws.yaml", "Dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := c.Queues[0]
+	if c.Listen != "127.0.0.1:4200" || q.DeadLetter != "jobs-dlq" || q.MaxReceiveCount != 4 || len(q.Attributes) != 1 || q.Attributes[0] != (Pair{"VisibilityTimeout", "7"}) {
+		t.Errorf("converted %+v", c)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "/queue/NAME") {
+		t.Errorf("no note on goaws's queue URLs without AccountId: %v", c.Notes)
+	}
+	if _, err := Goaws("Local:\n  Port: 4100\n", "goaws.yaml", "Prod"); err == nil || !strings.Contains(err.Error(), `no environment "Prod"; it has Local`) {
+		t.Errorf("unknown environment: %v", err)
+	}
+}

@@ -1,0 +1,179 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// regionNote is said of every conversion: the emulators converted here
+// serve one set of queues whatever region a client signs with.
+const regionNote = "region: Baton keeps each region's queues apart, as SQS does, and a signed request sees the queues of the region it is signed for: set region to the one your clients use"
+
+// Goaws converts the environment env ("" for Local, goaws's default) of a
+// goaws configuration file (goaws.yaml): its Port, Region and AccountId,
+// its queues with QueueAttributeDefaults applied, and the queues its
+// topics' subscriptions name. Each queue's VisibilityTimeout,
+// ReceiveMessageWaitTimeSeconds and MaximumMessageSize stay themselves;
+// RedrivePolicy becomes dead-letter. Topics, which Baton's config file does
+// not declare, become notes with the commands that create them.
+func Goaws(text, source, env string) (*Config, error) {
+	var envs map[string]goawsEnv
+	if err := yaml.Unmarshal([]byte(text), &envs); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if env == "" {
+		env = "Local"
+	}
+	e, ok := envs[env]
+	if !ok {
+		names := make([]string, 0, len(envs))
+		for n := range envs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%s: no environment %q; it has %s", source, env, strings.Join(names, ", "))
+	}
+	c := &Config{Source: source + " (goaws, environment " + env + ")", Region: e.Region}
+	c.note("%s", regionNote)
+	switch {
+	case e.Port != "" && e.Port != "9324":
+		c.Listen = "127.0.0.1:" + e.Port
+	case e.Port == "" && e.SqsPort != "":
+		c.Listen = "127.0.0.1:" + e.SqsPort
+		if e.SnsPort != "" {
+			c.note("SnsPort %s: Baton serves SNS on the same port as SQS", e.SnsPort)
+		}
+	case e.Port == "":
+		c.Listen = "127.0.0.1:4100" // goaws's default
+	}
+	if e.AccountID != "" {
+		c.AccountID = e.AccountID
+	} else {
+		c.note("goaws's queue URLs without an AccountId are http://HOST:PORT/queue/NAME; Baton's are http://HOST:PORT/000000000000/NAME: get them from CreateQueue or GetQueueUrl")
+	}
+	for _, q := range e.Queues {
+		bq, err := q.convert(e.QueueAttributeDefaults)
+		if err != nil {
+			return nil, fmt.Errorf("%s: environment %s: %w", source, env, err)
+		}
+		c.Queues = append(c.Queues, bq)
+	}
+	for _, t := range e.Topics {
+		for _, s := range t.Subscriptions {
+			if s.QueueName != "" && c.queue(s.QueueName) == nil {
+				q, _ := goawsQueue{Name: s.QueueName}.convert(e.QueueAttributeDefaults)
+				c.Queues = append(c.Queues, q)
+			}
+		}
+		c.note("%s", t.note(cmpOr(e.Region, "us-east-1"), cmpOr(e.AccountID, "000000000000")))
+	}
+	return c, nil
+}
+
+type goawsEnv struct {
+	Port                   string       `yaml:"Port"`
+	SqsPort                string       `yaml:"SqsPort"`
+	SnsPort                string       `yaml:"SnsPort"`
+	Region                 string       `yaml:"Region"`
+	AccountID              string       `yaml:"AccountId"`
+	QueueAttributeDefaults goawsQueue   `yaml:"QueueAttributeDefaults"`
+	Queues                 []goawsQueue `yaml:"Queues"`
+	Topics                 []goawsTopic `yaml:"Topics"`
+}
+
+type goawsQueue struct {
+	Name                          string `yaml:"Name"`
+	VisibilityTimeout             string `yaml:"VisibilityTimeout"`
+	ReceiveMessageWaitTimeSeconds string `yaml:"ReceiveMessageWaitTimeSeconds"`
+	MaximumMessageSize            string `yaml:"MaximumMessageSize"`
+	RedrivePolicy                 string `yaml:"RedrivePolicy"`
+}
+
+type goawsTopic struct {
+	Name          string `yaml:"Name"`
+	Subscriptions []struct {
+		QueueName    string `yaml:"QueueName"`
+		Raw          bool   `yaml:"Raw"`
+		FilterPolicy string `yaml:"FilterPolicy"`
+		Protocol     string `yaml:"Protocol"`
+		EndPoint     string `yaml:"EndPoint"`
+	} `yaml:"Subscriptions"`
+}
+
+// convert is q as Baton declares it, defaults filling what q leaves
+// unset (goaws's rule).
+func (q goawsQueue) convert(defaults goawsQueue) (Queue, error) {
+	if q.Name == "" {
+		return Queue{}, fmt.Errorf("a queue without a Name")
+	}
+	out := Queue{Name: q.Name}
+	for _, a := range []struct{ name, v, def string }{
+		{"VisibilityTimeout", q.VisibilityTimeout, defaults.VisibilityTimeout},
+		{"ReceiveMessageWaitTimeSeconds", q.ReceiveMessageWaitTimeSeconds, defaults.ReceiveMessageWaitTimeSeconds},
+		{"MaximumMessageSize", q.MaximumMessageSize, defaults.MaximumMessageSize},
+	} {
+		v := a.v
+		if v == "" || v == "0" { // goaws takes 0 as unset
+			v = a.def
+		}
+		if v != "" && v != "0" {
+			out.setAttr(a.name, v)
+		}
+	}
+	if strings.HasSuffix(q.Name, ".fifo") {
+		out.setAttr("FifoQueue", "true")
+	}
+	if q.RedrivePolicy != "" {
+		var p struct {
+			Target string          `json:"deadLetterTargetArn"`
+			Count  json.RawMessage `json:"maxReceiveCount"`
+		}
+		if err := json.Unmarshal([]byte(q.RedrivePolicy), &p); err != nil {
+			return out, fmt.Errorf("queue %s: RedrivePolicy is not JSON: %v", q.Name, err)
+		}
+		n, err := strconv.Atoi(strings.Trim(string(p.Count), `"`))
+		if err != nil || p.Target == "" {
+			return out, fmt.Errorf("queue %s: RedrivePolicy needs deadLetterTargetArn and a whole maxReceiveCount", q.Name)
+		}
+		out.DeadLetter = p.Target[strings.LastIndexByte(p.Target, ':')+1:]
+		out.MaxReceiveCount = n
+	}
+	return out, nil
+}
+
+// note describes a topic and the AWS CLI commands that create it and its
+// subscriptions on Baton.
+func (t goawsTopic) note(region, account string) string {
+	arn := func(service, name string) string {
+		return "arn:aws:" + service + ":" + region + ":" + account + ":" + name
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "topic %s: Baton's config file declares no topics; create it with\n  aws --endpoint-url $BATON sns create-topic --name %s", t.Name, t.Name)
+	for _, s := range t.Subscriptions {
+		switch {
+		case s.QueueName != "":
+			fmt.Fprintf(&b, "\n  aws --endpoint-url $BATON sns subscribe --topic-arn %s --protocol sqs --notification-endpoint %s", arn("sns", t.Name), arn("sqs", s.QueueName))
+		case s.EndPoint != "":
+			fmt.Fprintf(&b, "\n  aws --endpoint-url $BATON sns subscribe --topic-arn %s --protocol %s --notification-endpoint %s", arn("sns", t.Name), cmpOr(s.Protocol, "http"), s.EndPoint)
+		default:
+			continue
+		}
+		attrs := map[string]string{}
+		if s.Raw {
+			attrs["RawMessageDelivery"] = "true"
+		}
+		if s.FilterPolicy != "" {
+			attrs["FilterPolicy"] = s.FilterPolicy
+		}
+		if len(attrs) > 0 {
+			j, _ := json.Marshal(attrs)
+			b.WriteString(" --attributes '" + strings.ReplaceAll(string(j), "'", `'\''`) + "'")
+		}
+	}
+	return b.String()
+}

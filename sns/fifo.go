@@ -1,0 +1,171 @@
+package sns
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
+)
+
+// FIFO topics (docs/architecture.md §8): a publish names its message group
+// and is deduplicated within engine.DedupWindow by its deduplication id,
+// given or the SHA-256 of its Message (ContentBasedDeduplication), across
+// the topic or, with FifoThroughputScope MessageGroup, within its group. A
+// duplicate is answered with the MessageId and SequenceNumber of the first
+// and not delivered, as AWS does. The first is recorded in the topic store
+// (TopicDedupPut) once its copies are all taken, so that a publish whose
+// copies were not all taken is sent again whole by the client's retry:
+// FIFO queues drop the copies they have, their deduplication id being the
+// topic's, and standard queues may get a second copy.
+
+// isFIFO reports whether the topic is a FIFO topic.
+func isFIFO(t *baton.Topic) bool { return t.Attributes["FifoTopic"] == "true" }
+
+// fifoOnly are the topic attributes only a FIFO topic takes.
+var fifoOnly = map[string]bool{"ContentBasedDeduplication": true, "FifoThroughputScope": true}
+
+// checkFIFOOnly refuses an attribute of FIFO topics on a standard topic.
+// AWS's text for it is not known; this one says what is wrong.
+func checkFIFOOnly(name string, fifo bool) error {
+	if fifoOnly[name] && !fifo {
+		return invalidParameter("%s Reason: %s is only for FIFO topics", name, name)
+	}
+	return nil
+}
+
+// fifoDefaults adds to a new FIFO topic's attributes the default of
+// ContentBasedDeduplication, which AWS always shows on a FIFO topic.
+func fifoDefaults(attrs map[string]string) {
+	if attrs["FifoTopic"] == "true" && attrs["ContentBasedDeduplication"] == "" {
+		attrs["ContentBasedDeduplication"] = "false"
+	}
+}
+
+// checkFIFORules checks what a FIFO topic asks of a publish, with AWS's
+// texts: a message group, and a deduplication id unless the topic derives
+// it from the content.
+func (pub *publication) checkFIFORules(t *baton.Topic) error {
+	pub.fifo = true
+	if pub.MessageGroupID == nil {
+		return invalidParameter("The MessageGroupId parameter is required for FIFO topics")
+	}
+	switch id := pub.MessageDeduplicationID; {
+	case id == nil && t.Attributes["ContentBasedDeduplication"] != "true":
+		return invalidParameter("The topic should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	case id == nil:
+		pub.dedupID = engine.ContentDedupID(pub.Message)
+	case !validID(*id):
+		return invalidParameter("MessageDeduplicationId Reason: MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	default:
+		pub.dedupID = *id
+	}
+	pub.dedupKey = pub.dedupID
+	if t.Attributes["FifoThroughputScope"] == "MessageGroup" {
+		pub.dedupKey = *pub.MessageGroupID + " " + pub.dedupID // a space is in neither id
+	}
+	return nil
+}
+
+// queueIDs are the MessageGroupId and MessageDeduplicationId of the copy a
+// queue of the subscription gets: a FIFO queue gets both, so that its own
+// deduplication drops a copy sent again; a standard queue gets the group
+// of a standard topic's publish (for fair queues) and nothing of a FIFO
+// topic's, as AWS sends them.
+func (pub *publication) queueIDs(sub *baton.Subscription) (group, dedup string) {
+	if pub.MessageGroupID == nil {
+		return "", ""
+	}
+	q, _ := engine.QueueRefOfARN(sub.Endpoint)
+	switch {
+	case baton.IsFIFOName(q.Name):
+		return *pub.MessageGroupID, pub.dedupID
+	case pub.fifo:
+		return "", ""
+	}
+	return *pub.MessageGroupID, ""
+}
+
+// deduplicated runs send, which delivers the publication, unless it is a
+// duplicate: on a FIFO topic it first looks for a publish of its
+// deduplication key within the window, and if there is one answers with
+// its MessageId and SequenceNumber and sends nothing; else it gives the
+// publication its sequence number, sends it and records it. A standard
+// topic's publication is sent as it is.
+func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.Topic, send func() error) error {
+	if !pub.fifo {
+		return send()
+	}
+	cutoff := pub.at.Add(-engine.DedupWindow)
+	old, err := s.store.TopicDedupGet(ctx, t.Region, t.Account, t.Name, pub.dedupKey, cutoff)
+	switch {
+	case err == nil:
+		pub.id, pub.sequence = old.MessageID, old.SequenceNumber
+		return nil
+	case !errors.Is(err, baton.ErrNotFound):
+		return storeErr(err, "get publish record")
+	}
+	pub.sequence = s.sequences.next(pub.at)
+	if err := send(); err != nil {
+		return err
+	}
+	rec := &baton.PublishRecord{Key: pub.dedupKey, MessageID: pub.id, SequenceNumber: pub.sequence, At: pub.at}
+	old, err = s.store.TopicDedupPut(ctx, t.Region, t.Account, t.Name, rec, cutoff)
+	switch {
+	case errors.Is(err, baton.ErrExists):
+		// A publish of the same key, sent at the same time, was recorded
+		// first: both answer as it.
+		pub.id, pub.sequence = old.MessageID, old.SequenceNumber
+	case errors.Is(err, baton.ErrNotFound):
+		// The topic was deleted while its copies were sent: they were
+		// taken, and nothing is left to deduplicate against.
+	case err != nil:
+		return storeErr(err, "put publish record")
+	}
+	return nil
+}
+
+// sequencer gives FIFO publishes their SequenceNumber: a 20-digit decimal
+// (as AWS's are) that increases with every publish of this server, from
+// 10^19 plus the publish time in Unix nanoseconds, so that it keeps
+// increasing across restarts as long as the clock does.
+type sequencer struct {
+	mu   sync.Mutex
+	last uint64
+}
+
+// sequenceBase keeps every SequenceNumber 20 digits long.
+const sequenceBase = 10_000_000_000_000_000_000
+
+func (q *sequencer) next(at time.Time) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := sequenceBase + uint64(max(at.UnixNano(), 0))
+	q.last = max(n, q.last+1)
+	return strconv.FormatUint(q.last, 10)
+}
+
+// checkFIFOProtocol: a FIFO topic delivers only to SQS queues (FIFO or,
+// since 2025, standard ones); another protocol AWS knows is refused with
+// AWS's text.
+func checkFIFOProtocol(t *baton.Topic, protocol string) error {
+	if isFIFO(t) && protocols[protocol] && protocol != "sqs" {
+		return invalidParameter("Invalid protocol type: %s", protocol)
+	}
+	return nil
+}
+
+// fifoState is what a publication of a FIFO topic carries.
+type fifoState struct {
+	// fifo: the topic is a FIFO topic.
+	fifo bool
+	// dedupID is the deduplication id, given or derived; dedupKey the
+	// key it is deduplicated under (with the group, in a topic whose
+	// FifoThroughputScope is MessageGroup).
+	dedupID, dedupKey string
+	// sequence is the publish's SequenceNumber.
+	sequence string
+}

@@ -1,0 +1,70 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// TopicDedupGet returns the record of key made after cutoff, or
+// baton.ErrNotFound.
+func (s *Store) TopicDedupGet(ctx context.Context, region, account, topic, key string, cutoff time.Time) (*baton.PublishRecord, error) {
+	var r *baton.PublishRecord
+	err := s.retry(ctx, func() error {
+		var err error
+		r, err = scanPublishRecord(s.pool.QueryRow(ctx, `SELECT key, message_id, sequence_number, at FROM baton_topic_publishes
+			WHERE region = $1 AND account = $2 AND topic = $3 AND key = $4 AND at > $5`, region, account, topic, key, cutoff))
+		return err
+	})
+	return r, topicErr(err, "get publish record")
+}
+
+// TopicDedupPut records r in one transaction, which first deletes the
+// topic's expired records: the topic's row is locked (KEY SHARE) so that
+// a concurrent delete of the topic waits for it or is seen, and a
+// concurrent record of the same key is waited for by the insert and then
+// read.
+func (s *Store) TopicDedupPut(ctx context.Context, region, account, topic string, r *baton.PublishRecord, cutoff time.Time) (*baton.PublishRecord, error) {
+	var old *baton.PublishRecord
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		old = nil
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM baton_topics WHERE region = $1 AND account = $2 AND name = $3 FOR KEY SHARE`,
+			region, account, topic).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return baton.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM baton_topic_publishes WHERE region = $1 AND account = $2 AND topic = $3 AND at <= $4`,
+			region, account, topic, cutoff); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO baton_topic_publishes (region, account, topic, key, message_id, sequence_number, at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+			region, account, topic, r.Key, r.MessageID, r.SequenceNumber, r.At)
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
+		old, err = scanPublishRecord(tx.QueryRow(ctx, `SELECT key, message_id, sequence_number, at FROM baton_topic_publishes
+			WHERE region = $1 AND account = $2 AND topic = $3 AND key = $4`, region, account, topic, r.Key))
+		return err
+	})
+	if err == nil && old != nil {
+		err = baton.ErrExists
+	}
+	return old, topicErr(err, "put publish record")
+}
+
+func scanPublishRecord(row pgx.Row) (*baton.PublishRecord, error) {
+	var r baton.PublishRecord
+	if err := row.Scan(&r.Key, &r.MessageID, &r.SequenceNumber, &r.At); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
