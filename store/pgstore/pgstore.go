@@ -137,6 +137,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	if err := s.checkSession(ctx, cfg.ConnConfig); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
