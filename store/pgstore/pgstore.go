@@ -181,6 +181,8 @@ func (s *Store) checkClock(ctx context.Context, now func() time.Time) {
 // round trips it takes the shortest, whose midpoint is the best guess of
 // when the database read its clock; the error is at most half that trip.
 func (s *Store) ClockOffset(ctx context.Context, now func() time.Time) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.retryFor) // a hung database fails it at the bound
+	defer cancel()
 	var best, bestTrip time.Duration
 	for i := range 3 {
 		var db time.Time
