@@ -29,7 +29,10 @@ func (c *Cluster) PgBouncer(tb testing.TB, mode, db string) string {
 	tb.Helper()
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
-		Unavailable(tb, fmt.Errorf("pgtest: no pgbouncer on PATH (Debian package pgbouncer): %w", err))
+		bin = "/usr/sbin/pgbouncer" // Debian's place, off a user's PATH
+		if _, statErr := os.Stat(bin); statErr != nil {
+			Unavailable(tb, fmt.Errorf("pgtest: no pgbouncer on PATH nor in /usr/sbin (Debian package pgbouncer): %w", err))
+		}
 	}
 	dir, err := os.MkdirTemp("", "baton-pgbouncer-")
 	if err != nil {
