@@ -450,3 +450,105 @@ func TestCommitWaitingForStandbyAnsweredTruly(t *testing.T) {
 		return nil
 	})
 }
+
+// TestFrozenPrimaryLeftForTheNext: a node whose URL lists two hosts with
+// target_session_attrs=read-write, the first frozen (SIGSTOP) and the
+// second taking writes (a standby promoted meanwhile, as a failover leaves
+// it), moves its connections to the second promptly: sends succeed again
+// within the retry bound plus the connect timeout spent on the frozen host
+// (and slack for a loaded machine), and /healthz passes again while the
+// first host is still frozen.
+func TestFrozenPrimaryLeftForTheNext(t *testing.T) {
+	t.Parallel()
+	first, second := pgtest.MustStart(t), pgtest.MustStart(t)
+	firstURL, secondURL := first.MustDatabase(t), second.MustDatabase(t)
+	db := pgtest.DatabaseName(firstURL)
+	if pgtest.DatabaseName(secondURL) != db {
+		t.Fatalf("the clusters' databases are %s and %s; want one name", db, pgtest.DatabaseName(secondURL))
+	}
+	// The second host's schema and queue, as the first's were replicated.
+	standby := startPGNode(t, secondURL, pgstore.Options{})
+	ctx := context.Background()
+	if _, err := standby.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("moving")}); err != nil {
+		t.Fatal(err)
+	}
+	node := startPGNode(t, pgtest.MultiHostURL(db, first, second)+"&target_session_attrs=read-write", pgstore.Options{})
+	q, err := node.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("moving")})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var lastFailure, firstSuccessAfter time.Time
+	var frozeAt time.Time
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, cancel := context.WithTimeout(ctx, 40*time.Second)
+				_, err := node.client.SendMessage(c, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprint(w, "-", i))})
+				cancel()
+				now := time.Now()
+				mu.Lock()
+				switch {
+				case err != nil:
+					lastFailure = now
+					var ae smithy.APIError
+					if !errors.As(err, &ae) || ae.ErrorCode() != "ServiceUnavailable" {
+						t.Errorf("send: %v; want success or 503 ServiceUnavailable", err)
+					}
+				case !frozeAt.IsZero() && firstSuccessAfter.IsZero() && now.Sub(frozeAt) > pgstore.DefaultRetryFor/2:
+					// (Sends answered just after the freeze were committed
+					// before it.)
+					firstSuccessAfter = now
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	frozeAt = time.Now()
+	mu.Unlock()
+	if err := first.Freeze(40 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Thaw()
+	poll.For(t, 30*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstSuccessAfter.IsZero() {
+			return errors.New("no send acknowledged since the freeze")
+		}
+		return nil
+	})
+	poll.For(t, 30*time.Second, func() error {
+		if h := node.healthz(); h.status != http.StatusOK {
+			return fmt.Errorf("/healthz %d %q", h.status, h.body)
+		}
+		return nil
+	})
+	// The load runs on past the limit, to see that no send fails after it.
+	limit := pgstore.DefaultRetryFor + 2*time.Second + 4*time.Second // the bound, one connect timeout, slack
+	time.Sleep(time.Until(frozeAt.Add(limit + 2*time.Second)))
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	back, failed := firstSuccessAfter.Sub(frozeAt), lastFailure.Sub(frozeAt)
+	t.Logf("sends acknowledged again %v after the freeze; the last failure %v after it", back.Round(time.Millisecond), failed.Round(time.Millisecond))
+	if back > limit {
+		t.Errorf("sends acknowledged again %v after the first host froze; want within %v", back.Round(time.Millisecond), limit)
+	}
+	if failed > limit {
+		t.Errorf("a send failed %v after the first host froze; want none after %v, the node on the second host", failed.Round(time.Millisecond), limit)
+	}
+}

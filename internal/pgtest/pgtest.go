@@ -242,6 +242,16 @@ func (c *Cluster) URL(db string) string {
 	return fmt.Sprintf("postgres://postgres@/%s?host=%s&port=%d&sslmode=disable", db, c.sockDir, port)
 }
 
+// MultiHostURL returns the URL of database db listing the clusters as
+// hosts, in order, for a client that picks one (target_session_attrs).
+func MultiHostURL(db string, clusters ...*Cluster) string {
+	hosts, ports := make([]string, len(clusters)), make([]string, len(clusters))
+	for i, c := range clusters {
+		hosts[i], ports[i] = c.sockDir, strconv.Itoa(port)
+	}
+	return fmt.Sprintf("postgres://postgres@/%s?host=%s&port=%s&sslmode=disable", db, strings.Join(hosts, ","), strings.Join(ports, ","))
+}
+
 // CreateDatabase creates an empty database from template0 and returns its
 // URL.
 func (c *Cluster) CreateDatabase(ctx context.Context) (name, url string, err error) {
