@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -407,14 +408,6 @@ func TestCommitWaitingForStandbyAnsweredTruly(t *testing.T) {
 			}
 		}()
 	}
-	// A send whose client gives up mid-commit: the commit is not cut short
-	// (no cancel turns it into one on the primary alone).
-	abandoned, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	_, err = node.client.SendMessage(abandoned, &sqs.SendMessageInput{QueueUrl: std.QueueUrl, MessageBody: aws.String("abandoned")})
-	cancel()
-	if err == nil {
-		t.Error("the abandoned send was acknowledged")
-	}
 	poll.For(t, 20*time.Second, func() error {
 		if h := node.healthz(); h.status == http.StatusOK || !strings.Contains(h.body, "commits not completing") {
 			return fmt.Errorf("/healthz %d %q", h.status, h.body)
@@ -422,6 +415,33 @@ func TestCommitWaitingForStandbyAnsweredTruly(t *testing.T) {
 		return nil
 	})
 	wg.Wait()
+
+	// A send whose client gives up once its commit waits: the commit is not
+	// cut short (no cancel turns it into one on the primary alone).
+	waiting := func() (n int) {
+		t.Helper()
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := waiting()
+	abandoned, cancel := context.WithCancel(ctx)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := node.client.SendMessage(abandoned, &sqs.SendMessageInput{QueueUrl: std.QueueUrl, MessageBody: aws.String("abandoned")})
+		sent <- err
+	}()
+	poll.For(t, 20*time.Second, func() error {
+		if n := waiting(); n <= before {
+			return fmt.Errorf("%d commits wait for a standby, as before the abandoned send", n)
+		}
+		return nil
+	})
+	cancel()
+	if err := <-sent; err == nil {
+		t.Error("the abandoned send was acknowledged")
+	}
 
 	var visible int
 	if err := admin.QueryRow(ctx, `SELECT count(*) FROM baton_messages WHERE body IN ('waited', 'waited-fifo', 'abandoned')`).Scan(&visible); err != nil {
@@ -466,17 +486,20 @@ func TestFrozenPrimaryLeftForTheNext(t *testing.T) {
 	if pgtest.DatabaseName(secondURL) != db {
 		t.Fatalf("the clusters' databases are %s and %s; want one name", db, pgtest.DatabaseName(secondURL))
 	}
-	// The second host's schema and queue, as the first's were replicated.
-	standby := startPGNode(t, secondURL, pgstore.Options{})
+	// The second host gets the schema, then the first's queues, as if
+	// replicated: the node may open a connection to either.
 	ctx := context.Background()
-	if _, err := standby.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("moving")}); err != nil {
+	if s, err := pgstore.Open(ctx, secondURL, pgstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err != nil {
 		t.Fatal(err)
+	} else {
+		s.Close()
 	}
-	node := startPGNode(t, pgtest.MultiHostURL(db, first, second)+"&target_session_attrs=read-write", pgstore.Options{})
-	q, err := node.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("moving")})
+	q, err := startPGNode(t, firstURL, pgstore.Options{}).client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("moving")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	copyQueues(t, firstURL, secondURL)
+	node := startPGNode(t, pgtest.MultiHostURL(db, first, second)+"&target_session_attrs=read-write", pgstore.Options{})
 
 	var mu sync.Mutex
 	var lastFailure, firstSuccessAfter time.Time
@@ -537,7 +560,9 @@ func TestFrozenPrimaryLeftForTheNext(t *testing.T) {
 		return nil
 	})
 	// The load runs on past the limit, to see that no send fails after it.
-	limit := pgstore.DefaultRetryFor + 2*time.Second + 4*time.Second // the bound, one connect timeout, slack
+	// The bound, then a connect timeout on the frozen host for each new
+	// connection a call opens (a queue read and a send), and slack.
+	limit := pgstore.DefaultRetryFor + 2*2*time.Second + 4*time.Second
 	time.Sleep(time.Until(frozeAt.Add(limit + 2*time.Second)))
 	close(stop)
 	wg.Wait()
@@ -550,5 +575,29 @@ func TestFrozenPrimaryLeftForTheNext(t *testing.T) {
 	}
 	if failed > limit {
 		t.Errorf("a send failed %v after the first host froze; want none after %v, the node on the second host", failed.Round(time.Millisecond), limit)
+	}
+}
+
+// copyQueues copies the queue rows of the database at from into the one at
+// to, which has the schema and no queues.
+func copyQueues(t *testing.T, from, to string) {
+	t.Helper()
+	ctx := context.Background()
+	src, err := pgx.Connect(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(ctx)
+	dst, err := pgx.Connect(ctx, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close(ctx)
+	var rows bytes.Buffer
+	if _, err := src.PgConn().CopyTo(ctx, &rows, `COPY baton_queues TO STDOUT`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.PgConn().CopyFrom(ctx, &rows, `COPY baton_queues FROM STDIN`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -360,7 +360,12 @@ func (s *Store) inTx(ctx context.Context, f func(context.Context, pgx.Tx) error)
 // the run before committed: done recognises that failure, which is then a
 // success.
 func (s *Store) inTxDone(ctx context.Context, f func(context.Context, pgx.Tx) error, done func(error) bool) error {
-	return s.retryWrite(ctx, func(ctx context.Context) error {
+	return s.inTxOpts(ctx, f, retryOpts{write: true, done: done})
+}
+
+// inTxOpts is inTx retried as retryOp does with o.
+func (s *Store) inTxOpts(ctx context.Context, f func(context.Context, pgx.Tx) error, o retryOpts) error {
+	return s.retryOp(ctx, func(ctx context.Context) error {
 		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 			return f(ctx, tx)
 		})
@@ -368,7 +373,7 @@ func (s *Store) inTxDone(ctx context.Context, f func(context.Context, pgx.Tx) er
 			err = s.fault("tx")
 		}
 		return err
-	}, done)
+	}, o)
 }
 
 // isForeignKeyViolation reports whether err is a reference to a missing

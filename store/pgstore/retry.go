@@ -126,7 +126,7 @@ func unavailable(what string, err error) error {
 // ctx is: a statement once sent is never abandoned because its caller left
 // (pause stops the retries then).
 func (s *Store) retry(ctx context.Context, f func(context.Context) error) error {
-	return s.retryOp(ctx, f, false, nil)
+	return s.retryOp(ctx, f, retryOpts{})
 }
 
 // retryWrite is retry for a write, whose failure after the bound says
@@ -135,16 +135,35 @@ func (s *Store) retry(ctx context.Context, f func(context.Context) error) error 
 // COMMIT's answer lost), that means the run before committed: it is then a
 // success.
 func (s *Store) retryWrite(ctx context.Context, f func(context.Context) error, done func(error) bool) error {
-	return s.retryOp(ctx, f, true, done)
+	return s.retryOp(ctx, f, retryOpts{write: true, done: done})
 }
 
-func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, write bool, done func(error) bool) error {
+// retryOpts say how retryOp treats an operation.
+type retryOpts struct {
+	// write: the operation changes something (see retryWrite), and done
+	// recognises a rerun's failure that means the run before committed.
+	write bool
+	done  func(error) bool
+	// unboundedRuns: each run may take as long as ctx allows (a schema
+	// migration, which may rewrite a large table); only the retries are
+	// bounded.
+	unboundedRuns bool
+}
+
+func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o retryOpts) error {
+	write, done := o.write, o.done
 	start := time.Now()
 	bound := start.Add(s.retryFor)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(bound) {
 		bound = dl
 	}
-	bctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), bound)
+	var bctx context.Context
+	var cancel context.CancelFunc
+	if o.unboundedRuns {
+		bctx, cancel = context.WithCancel(ctx)
+	} else {
+		bctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), bound)
+	}
 	defer cancel()
 	backoff := 10 * time.Millisecond
 	unsure := false // a run's outcome is unknown, and no later run learned it
@@ -154,6 +173,13 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, writ
 		if bctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) {
 			// The bound passed while the database had the run.
 			err = fmt.Errorf("%w: %w", errStalled, err)
+		}
+		if errors.Is(err, errStalled) && s.pool != nil {
+			// The pool's other connections are likely to the same server,
+			// which hangs: each would cost a run its bound. Close them
+			// (those in use once released), so that new ones find the
+			// database, or the next host of the URL.
+			s.pool.Reset()
 		}
 		end()
 		if unsure && err != nil && done != nil && done(err) {
