@@ -88,7 +88,11 @@ func Line(binary string) string {
 	defer skipped.mu.Unlock()
 	var said []string
 	if skipped.long > 0 {
-		said = append(said, fmt.Sprintf("SKIPPED %s (%s=1 runs them, as CI does)", plural(skipped.long, "long suite", "long suites"), LongEnv))
+		them := "them"
+		if skipped.long == 1 {
+			them = "it"
+		}
+		said = append(said, fmt.Sprintf("SKIPPED %s (%s=1 runs %s, as CI does)", plural(skipped.long, "long suite", "long suites"), LongEnv, them))
 	}
 	if len(skipped.why) > 0 {
 		var parts []string

@@ -28,7 +28,7 @@ func TestLine(t *testing.T) {
 	if ran {
 		t.Errorf("a long suite ran without %s=1", LongEnv)
 	}
-	want = "pgstore: SKIPPED 1 long suite (BATON_LONG_TESTS=1 runs them, as CI does); " +
+	want = "pgstore: SKIPPED 1 long suite (BATON_LONG_TESTS=1 runs it, as CI does); " +
 		"SKIPPED 1 test that needs Chromium, 2 tests that need PostgreSQL (missing here; see docs/testing.md)"
 	if got := Line("pgstore.test"); got != want {
 		t.Errorf("Line = %q, want %q", got, want)
