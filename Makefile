@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/baton-sqs/baton/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 15s
 
-.PHONY: help build test test-race lint fuzz bench memory loadtest run
+.PHONY: help build test test-long test-race lint fuzz bench memory loadtest run
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -14,8 +14,11 @@ build: ## Build ./baton with the version stamped in
 run: ## Run the server on 127.0.0.1:9324
 	go run ./cmd/baton serve
 
-test: ## Run every test (the README's test command)
+test: ## Run every test but the long fault suites (the README's test command)
 	go test ./...
+
+test-long: ## Run every test, the long fault suites too, as CI does
+	BATON_LONG_TESTS=1 go test -timeout 20m ./...
 
 test-race: ## Run every test with the race detector
 	go test -race ./...

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"net/http"
@@ -64,8 +65,18 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "baton")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	// The build runs before the tests' timer starts: bound it by the
+	// same -test.timeout (no bound of its own, which a fresh clone's empty
+	// build cache on a busy machine can outlast).
+	ctx := context.Background()
+	flag.Parse()
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if d, ok := f.Value.(flag.Getter).Get().(time.Duration); ok && d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+	}
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/baton")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // The crash test drives `baton serve` (the durable store, by default; with
@@ -69,9 +70,12 @@ func TestCrashRecovery(t *testing.T) {
 	} {
 		t.Run(c.durability, func(t *testing.T) {
 			t.Parallel()
+			// The README's test command runs a few rounds; the long
+			// suites (BATON_LONG_TESTS=1, as in CI) run them all.
 			rounds := c.rounds
-			if testing.Short() {
-				rounds = 5
+			if !skipnote.Long() || testing.Short() {
+				rounds = 3
+				t.Logf("%d rounds, not %d: %s=1 runs them all", rounds, c.rounds, skipnote.LongEnv)
 			}
 			// BATON_CRASH_ROUNDS sets the rounds of each durability, for a
 			// longer run than CI's.

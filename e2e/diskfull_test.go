@@ -260,6 +260,7 @@ func checkAcked(t *testing.T, acked []string, got map[string]bool) {
 //   - then, filled again, the server stops on SIGTERM within its deadline,
 //     and restarted with room it has every acknowledged send.
 func TestDiskFull(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "a tmpfs filled under the server")
 	t.Parallel()
 	mnt := mountTmpfs(t, "64m")
 	data := filepath.Join(mnt, "data")
@@ -395,6 +396,7 @@ func tail(s string, n int) string {
 // wrong and what to do, not hang; and start, with every acknowledged send,
 // once there is room.
 func TestStartOnFullDisk(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "the server started on a full tmpfs")
 	t.Parallel()
 	mnt := mountTmpfs(t, "64m")
 	data := filepath.Join(mnt, "data")
@@ -518,6 +520,7 @@ func freeze(t *testing.T, dir string) (thaw func()) {
 // disk meanwhile, /metrics counts it, reads are answered throughout, and
 // service resumes once the disk does.
 func TestDiskStall(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "an ext4 image frozen under the server")
 	t.Parallel()
 	mnt := mountExt4(t, 128<<20)
 	p := startBatonArgs(t, "--data-dir", filepath.Join(mnt, "data"), "--account-id", account)
@@ -592,6 +595,7 @@ func TestDiskStall(t *testing.T) {
 // /metrics counts it; once the connections close, the flush works, and
 // every acknowledged send is there.
 func TestFewFileDescriptors(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "the server out of file descriptors")
 	t.Parallel()
 	p := startBatonArgs(t, "--account-id", account)
 	c := diskClient(p.URL)

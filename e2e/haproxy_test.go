@@ -22,6 +22,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // requireHAProxyEnv turns a missing haproxy into a failure.
@@ -135,6 +136,7 @@ func (lb *loadBalancer) wantStatus(status string) error {
 //     waiting and is answered once the database is back, and the proxy
 //     serves again soon after.
 func TestHAProxy(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "HAProxy in front of two nodes, the database stopped")
 	t.Parallel()
 	const (
 		polls = 150

@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // TestMoveTaskMultiNodeTakeover starts a slow message move task on one of
@@ -21,6 +22,7 @@ import (
 // every message in the destination exactly once, the count right, and
 // every live node listing the task alike.
 func TestMoveTaskMultiNodeTakeover(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "a move task taken over when its node dies")
 	t.Parallel()
 	nodes := startMultiNodes(t, pgtest.MustStart(t), 3)
 	arn := func(name string) string { return "arn:aws:sqs:us-east-1:" + account + ":" + name }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // The multi-node test runs several `baton serve --store postgres://…`
@@ -47,6 +48,7 @@ import (
 // TestMultiNode is not parallel: it reports throughput and wake-up
 // latency, which other tests running at the same time would distort.
 func TestMultiNode(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "two nodes on one PostgreSQL under load")
 	cluster := pgtest.MustStart(t)
 	t.Run("Standard", func(t *testing.T) { testMultiNodeStandard(t, cluster) })
 	t.Run("FIFO", func(t *testing.T) { testMultiNodeFIFO(t, cluster) })

@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // storeRetryBound is how long a node retries a failing database before it
@@ -40,6 +41,7 @@ const storeRetryBound = 5 * time.Second
 //     no message whose delete was acknowledged comes back, and no message
 //     is leased twice at once.
 func TestPostgresOutage(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "PostgreSQL stopped under two nodes")
 	t.Parallel()
 	pg := pgtest.MustStart(t)
 	nodes := startMultiNodes(t, pg, 2)

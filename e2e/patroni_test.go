@@ -478,6 +478,7 @@ func (c *pfCounter) note(what string, err error) bool {
 }
 
 func TestPatroniFailover(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "a Patroni cluster's primary killed twice under two nodes")
 	if testing.Short() {
 		t.Skip("slow: starts a Patroni cluster")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -165,6 +166,7 @@ func drain(t *testing.T, e *engine.Engine, name string) []string {
 // has node 1 take the task over and finish it: every message moved exactly
 // once, the counts carried on.
 func TestMoveTaskTakenOverWhenNodeDies(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "a move task taken over when its node dies")
 	t.Parallel()
 	nodes, clock := mustSharedNodes(t, 2)
 	const n, rate = 20, 3

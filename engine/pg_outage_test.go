@@ -13,6 +13,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -24,6 +25,7 @@ import (
 // send on the other (its LISTEN connection is back), and the ledger bus
 // carries events between the nodes again.
 func TestDatabaseOutage(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "PostgreSQL stopped under two nodes")
 	t.Parallel()
 	pg := pgtest.MustStart(t)
 	const retryFor = time.Second
@@ -149,6 +151,7 @@ func TestDatabaseOutage(t *testing.T) {
 // receives, a delete) wait and succeed once it is back, and no message is
 // lost or stored twice.
 func TestDatabaseShortOutage(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "PostgreSQL stopped briefly under two nodes")
 	t.Parallel()
 	pg := pgtest.MustStart(t)
 	nodes, _ := startClusterWith(t, pg.MustDatabase(t), 2, pgstore.Options{Logger: clusterLog, RetryFor: time.Minute})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -21,6 +22,7 @@ import (
 // (which SDKs retry), not 500 InternalError; once the database is back the
 // same request succeeds.
 func TestDatabaseOutageIsServiceUnavailable(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "PostgreSQL stopped under the server")
 	t.Parallel()
 	pg := pgtest.MustStart(t)
 	store, err := pgstore.Open(context.Background(), pg.MustDatabase(t), pgstore.Options{

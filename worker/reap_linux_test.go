@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -24,7 +25,7 @@ const prSetChildSubreaper = 36
 // so this test runs while no other test does.
 func TestCommandOrphansReaped(t *testing.T) {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		t.Skipf("cannot become a subreaper: %v", e)
+		skipnote.Skip(t, "a Linux that lets a process be a subreaper", "cannot become a subreaper: %v", e)
 	}
 	t.Cleanup(func() { syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0) })
 	w := newWorld(t)

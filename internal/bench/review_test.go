@@ -99,7 +99,7 @@ func (f *fakeLeaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		empty := lease && f.leaseCalls == 2
 		f.mu.Unlock()
 		if empty {
-			time.Sleep(1100 * time.Millisecond)
+			time.Sleep(expiredGap)
 			io.WriteString(w, `{"Messages":[]}`)
 			return
 		}
@@ -150,21 +150,29 @@ func (f *fakeLeaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// expiredGap is how long fakeLeaseServer holds its second leasing receive,
+// so that the leases of the first have expired when the third takes their
+// messages again: a lateness measured from the first lease's deadline would
+// be at least this.
+const expiredGap = 2 * time.Second
+
 // A message leased again while the run is still leasing its round (its
 // first lease expired in between) has the new lease's deadline: its
-// lateness is measured from that, not from the expired lease's.
+// lateness is measured from that, not from the expired lease's. The bounds
+// are wide apart, for a loaded machine: the first round ends some 3.5 s
+// into a 10 s run, and a lateness measured right is far below expiredGap.
 func TestLeaseExpiryReleasedMessageTakesNewDeadline(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(&fakeLeaseServer{})
 	t.Cleanup(srv.Close)
 	cfg := smokeConfig(t, srv.URL, bench.ScenarioLeaseExpiry)
-	cfg.Concurrency, cfg.VisibilityTimeout, cfg.Warmup, cfg.Duration = 1, 1, 0, 2500*time.Millisecond
+	cfg.Concurrency, cfg.VisibilityTimeout, cfg.Warmup, cfg.Duration = 1, 1, 0, 10*time.Second
 	res := mustRun(t, cfg)
 	l := res.Lateness
 	if l == nil || l.Count < 10 {
 		t.Fatalf("lateness %+v, want the first round's ten redeliveries", l)
 	}
-	if l.Max > 500*time.Millisecond {
+	if l.Max >= expiredGap*3/4 {
 		t.Errorf("redelivery lateness max %v: measured from a lease that had expired and was taken again", l.Max)
 	}
 }

@@ -65,7 +65,7 @@ type QueueConfig struct {
 
 // addConfigFlags adds --config and --print-config to serve's flags.
 func addConfigFlags(f *pflag.FlagSet) {
-	f.String("config", "", "YAML file of settings and of queues and topics to create at start-up (see README)")
+	f.String("config", "", "YAML file of settings and of queues and topics to create at start-up (see docs/configuration.md)")
 	f.Bool("print-config", false, "print the effective configuration as YAML, secrets masked, and exit")
 }
 

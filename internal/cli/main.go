@@ -70,6 +70,19 @@ type Main struct {
 
 // Run executes args and returns the process exit code.
 func (m Main) Run(ctx context.Context, args []string) int {
+	root := m.root()
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		// cobra's unknown command error ends in a blank line.
+		fmt.Fprintln(m.Stderr, "baton:", strings.TrimRight(err.Error(), "\n"))
+		return 1
+	}
+	return 0
+}
+
+// root is the baton command with every subcommand and flag, writing to m's
+// streams: the one table of commands, which the docs check reads too.
+func (m Main) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "baton",
 		Short:         "Baton: a self-hosted queue that speaks the Amazon SQS API",
@@ -83,7 +96,6 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	if m.Stdin != nil {
 		root.SetIn(m.Stdin)
 	}
-	root.SetArgs(args)
 	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), topicCommand(), publishCommand(), receiveCommand(), peekCommand(), resetCommand(), exportCommand(), importCommand(), convertCommand(), doctorCommand(), backupCommand(), proxyCommand(), benchCommand(), workerCommand(), storeCommand(), versionCommand())
 	usage := root.UsageFunc()
 	root.SetUsageFunc(func(c *cobra.Command) error {
@@ -92,12 +104,7 @@ func (m Main) Run(ctx context.Context, args []string) int {
 		return usage(c)
 	})
 	root.SetFlagErrorFunc(suggestFlag)
-	if err := root.ExecuteContext(ctx); err != nil {
-		// cobra's unknown command error ends in a blank line.
-		fmt.Fprintln(m.Stderr, "baton:", strings.TrimRight(err.Error(), "\n"))
-		return 1
-	}
-	return 0
+	return root
 }
 
 // quietBool is a bool flag's value as help shows it. pflag writes

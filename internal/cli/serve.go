@@ -120,7 +120,7 @@ func serveCommand() *cobra.Command {
 	f.StringVar(&cfg.Durability, "durability", "full",
 		"embedded store's commits: full (fsync each before answering: survives a power cut) or relaxed (survives the process's crash or kill -9; a power cut or a crash of the machine loses the last seconds of acknowledged changes)")
 	f.StringVar(&cfg.BackupDir, "backup-dir", "",
-		"directory `baton backup` writes the embedded store's point-in-time copies into, each a new data directory (default: no backups)")
+		"`directory` baton backup writes the embedded store's point-in-time copies into, each a new data directory (default: no backups)")
 	f.StringVar(&cfg.AccountID, "account-id", "000000000000", "account id in queue URLs and ARNs")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "default region: of requests that name none (unsigned, to a plain host), of declared queues that name none, and of data written before queues had regions")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,8 @@ type Cluster struct {
 
 	bin, data string // for launch
 	cred      *syscall.Credential
+
+	frozen []int // the processes Freeze stopped
 }
 
 // launch starts the server on the cluster's data directory and waits until
@@ -96,9 +99,66 @@ func (c *Cluster) Down() {
 	select {
 	case <-c.exited:
 	default:
+		c.Thaw()
 		c.cmd.Process.Signal(syscall.SIGINT)
 		<-c.exited
 	}
+}
+
+// Freeze stops the server and every process of it (each backend leads a
+// process group of its own) with SIGSTOP, as a machine that hangs does:
+// connections stay open and nothing answers, and a new connection is
+// accepted by the kernel and never greeted. The server resumes after d, or
+// at Thaw; a process of its own resumes it even if the test binary dies
+// meanwhile.
+func (c *Cluster) Freeze(d time.Duration) error {
+	pids := []int{c.cmd.Process.Pid} // the postmaster first: it forks no more
+	pids = append(pids, children(c.cmd.Process.Pid)...)
+	c.frozen = pids
+	list := strings.Trim(fmt.Sprint(pids), "[]")
+	thaw := exec.Command("sh", "-c", fmt.Sprintf("sleep %.3f; kill -CONT %s", d.Seconds(), list))
+	thaw.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := thaw.Start(); err != nil {
+		return fmt.Errorf("pgtest: start the thaw: %w", err)
+	}
+	go thaw.Wait()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil && pid == pids[0] {
+			return fmt.Errorf("pgtest: SIGSTOP: %w", err)
+		}
+	}
+	return nil
+}
+
+// Thaw resumes a server Freeze stopped.
+func (c *Cluster) Thaw() error {
+	for _, pid := range slices.Backward(c.frozen) {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	c.frozen = nil
+	return nil
+}
+
+// children returns the ids of the processes whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ')'.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
 }
 
 // Up starts the server again after Down, on the same data.
@@ -182,6 +242,16 @@ func (c *Cluster) URL(db string) string {
 	return fmt.Sprintf("postgres://postgres@/%s?host=%s&port=%d&sslmode=disable", db, c.sockDir, port)
 }
 
+// MultiHostURL returns the URL of database db listing the clusters as
+// hosts, in order, for a client that picks one (target_session_attrs).
+func MultiHostURL(db string, clusters ...*Cluster) string {
+	hosts, ports := make([]string, len(clusters)), make([]string, len(clusters))
+	for i, c := range clusters {
+		hosts[i], ports[i] = c.sockDir, strconv.Itoa(port)
+	}
+	return fmt.Sprintf("postgres://postgres@/%s?host=%s&port=%s&sslmode=disable", db, strings.Join(hosts, ","), strings.Join(ports, ","))
+}
+
 // CreateDatabase creates an empty database from template0 and returns its
 // URL.
 func (c *Cluster) CreateDatabase(ctx context.Context) (name, url string, err error) {
@@ -239,6 +309,7 @@ func (c *Cluster) Stop() error {
 		select {
 		case <-c.exited:
 		default:
+			c.Thaw()
 			c.cmd.Process.Signal(syscall.SIGINT)
 			select {
 			case <-c.exited:
@@ -355,13 +426,21 @@ func Main(m *testing.M) int {
 // PostgreSQL cannot start.
 func MustDatabase(tb testing.TB) string {
 	tb.Helper()
+	return MustShared(tb).MustDatabase(tb)
+}
+
+// MustShared returns the cluster MustDatabase uses, starting it on first
+// use; it skips or fails the test (see Unavailable) when PostgreSQL cannot
+// start. Tests must not stop, freeze or reconfigure it.
+func MustShared(tb testing.TB) *Cluster {
+	tb.Helper()
 	shared.once.Do(func() {
 		shared.cluster, shared.err = Start(context.Background())
 	})
 	if shared.err != nil {
 		Unavailable(tb, shared.err)
 	}
-	return shared.cluster.MustDatabase(tb)
+	return shared.cluster
 }
 
 // tail returns the last n lines of s.

@@ -23,6 +23,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
@@ -80,10 +81,14 @@ func ref(name string) engine.QueueRef { return engine.QueueRef{Account: plAccoun
 
 func TestPowerLoss(t *testing.T) {
 	t.Parallel()
-	cuts := envInt(t, "BATON_POWERLOSS_CUTS", 100)
-	if testing.Short() {
+	// 100 cuts with the long suites (BATON_LONG_TESTS=1, as in CI), 20
+	// for the README's test command; BATON_POWERLOSS_CUTS sets any other.
+	cuts := 100
+	if !skipnote.Long() || testing.Short() {
 		cuts = 20
 	}
+	cuts = envInt(t, "BATON_POWERLOSS_CUTS", cuts)
+	t.Logf("%d power cuts (%s=1 runs 100, BATON_POWERLOSS_CUTS any number)", cuts, skipnote.LongEnv)
 	first := int64(1)
 	if v := os.Getenv("BATON_POWERLOSS_SEED"); v != "" {
 		seed, err := strconv.ParseInt(v, 10, 64)

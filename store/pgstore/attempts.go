@@ -19,7 +19,7 @@ func (s *Store) AttemptPut(ctx context.Context, p baton.Attempt) error {
 	for i, l := range p.Leases {
 		ids[i], epochs[i] = l.MessageID, int64(l.Epoch)
 	}
-	err := s.retry(ctx, func() error {
+	err := s.retryWrite(ctx, func(ctx context.Context) error {
 		_, err := s.pool.Exec(ctx, `
 			WITH gone AS (DELETE FROM baton_receive_attempts WHERE leased_at < $6)
 			INSERT INTO baton_receive_attempts (queue_id, attempt_id, leased_at, message_ids, epochs)
@@ -28,7 +28,7 @@ func (s *Store) AttemptPut(ctx context.Context, p baton.Attempt) error {
 				leased_at = excluded.leased_at, message_ids = excluded.message_ids, epochs = excluded.epochs`,
 			int64(p.QueueID), p.ID, p.LeasedAt, ids, epochs, p.Forget)
 		return err
-	})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("pgstore: record receive attempt: %w", err)
 	}
@@ -43,7 +43,7 @@ func (s *Store) AttemptGet(ctx context.Context, queueID uint64, id string, since
 		ids    []string
 		epochs []int64
 	)
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
 		SELECT leased_at, message_ids, epochs FROM baton_receive_attempts
 		WHERE queue_id = $1 AND attempt_id = $2 AND leased_at >= $3`,

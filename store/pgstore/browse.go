@@ -46,7 +46,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 		after = &k
 	}
 	var exists bool
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(p.QueueID)).Scan(&exists)
 	})
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 		q = browseNewestSQL
 	}
 	var msgs []*baton.Message
-	err = s.retry(ctx, func() error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		msgs, err = collectLeased(s.pool.Query(ctx, q, int64(p.QueueID), sentAt, id, int(states), p.Now, p.BodyContains, p.Limit+1))
 		return err

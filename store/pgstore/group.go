@@ -50,18 +50,20 @@ const (
 // about to queue their ops. A lone request (last round of one) never waits.
 const gatherYields = 3
 
-// roundTimeout bounds a round that the database does not answer (a
-// connection that hangs rather than breaks). Its ops then learn that the
-// outcome is unknown, and retry.
+// roundTimeout bounds a round whose ops have no deadline (they all have
+// one: their operation's bound, retry.go). A round ends at the latest of
+// its ops' deadlines: one that the database does not answer by then (a
+// connection that hangs rather than breaks) fails, and its ops learn that
+// the outcome is unknown.
 const roundTimeout = 15 * time.Second
 
 // errAlone tells an op that its round failed for a reason that is not
 // transient, so that it must run alone to learn its own answer.
 var errAlone = errors.New("pgstore: round failed; run alone")
 
-// errStalled is the failure of a round the database did not answer within
-// roundTimeout: transient, its outcome unknown (retry.go).
-var errStalled = errors.New("database did not answer the round")
+// errStalled is the failure of a run the database did not answer within
+// its bound: transient, its outcome unknown (retry.go).
+var errStalled = errors.New("database did not answer in time")
 
 // opKind is what an op does.
 type opKind int
@@ -250,7 +252,7 @@ func (g *grouper) finish(ops []*op) {
 	}
 	g.rounds.Add(1)
 	g.ops.Add(int64(len(live)))
-	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), roundDeadline(live))
 	err := g.s.commitRound(ctx, live)
 	if err == nil {
 		err = g.s.fault("round")
@@ -266,4 +268,20 @@ func (g *grouper) finish(ops []*op) {
 		o.err = err
 		close(o.done)
 	}
+}
+
+// roundDeadline is the latest of the ops' deadlines, or roundTimeout from
+// now if one has none.
+func roundDeadline(ops []*op) time.Time {
+	var latest time.Time
+	for _, o := range ops {
+		dl, ok := o.ctx.Deadline()
+		if !ok {
+			return time.Now().Add(roundTimeout)
+		}
+		if dl.After(latest) {
+			latest = dl
+		}
+	}
+	return latest
 }

@@ -64,13 +64,13 @@ var opNames = map[opKind]string{opSend: "send", opDelete: "delete", opChange: "c
 // the lease ends it set again.
 func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) {
 	what := opNames[o.kind]
-	err := s.retry(ctx, func() error {
+	err := s.retryWrite(ctx, func(ctx context.Context) error {
 		err := s.group.commit(ctx, o)
 		if err == nil {
 			err = s.fault(what)
 		}
 		return err
-	})
+	}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
@@ -120,7 +120,7 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 		return baton.LeaseOutcome{}, errors.New("pgstore: move within one queue")
 	}
 	var out baton.LeaseOutcome
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var targets, sources int
 		err := tx.QueryRow(ctx, `
 			WITH target AS (SELECT id FROM baton_queues WHERE id = $2 FOR NO KEY UPDATE)
@@ -192,7 +192,7 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 		b := int64(p.Bound)
 		bound = &b
 	}
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
 		SELECT (SELECT true FROM baton_queues WHERE id = $1),
 			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at <= $2 LIMIT $3) v),
@@ -217,7 +217,7 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.Time) (int, error) {
 	var exists bool
 	var n int64
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
 		WITH d AS (DELETE FROM baton_messages WHERE queue_id = $1 AND sent_at < $2 RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1), (SELECT count(*) FROM d)`,

@@ -35,7 +35,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	// A migration may rewrite a large table: its run is not cut off at the
+	// retry bound, as a queue operation's is.
+	err = s.inTxOpts(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return err
 		}
@@ -52,7 +54,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				s.log.Info("applied schema migration", "migration", m.Name)
 			},
 		}, all)
-	})
+	}, retryOpts{write: true, unboundedRuns: true})
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}

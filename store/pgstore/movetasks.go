@@ -21,7 +21,7 @@ import (
 // counts moves as they commit.
 func (s *Store) MoveTaskSave(ctx context.Context, t baton.MoveTask) error {
 	// An upsert: a rerun after a lost answer stores the same.
-	return s.retry(ctx, func() error { return saveMoveTask(ctx, s.pool, t) })
+	return s.retry(ctx, func(ctx context.Context) error { return saveMoveTask(ctx, s.pool, t) })
 }
 
 // execer is a pool or a connection.
@@ -63,7 +63,7 @@ func saveMoveTask(ctx context.Context, db execer, t baton.MoveTask) error {
 // MoveTaskList returns every task, in no particular order.
 func (s *Store) MoveTaskList(ctx context.Context) ([]baton.MoveTask, error) {
 	var out []baton.MoveTask
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = listMoveTasks(ctx, s.pool)
 		return err

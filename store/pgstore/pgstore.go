@@ -50,7 +50,10 @@ const (
 	defaultMinConns        = 2
 	defaultMaxConnLifetime = 30 * time.Minute
 	defaultMaxConnIdleTime = 5 * time.Minute
-	defaultConnectTimeout  = 5 * time.Second // per connection attempt
+	// per connection attempt, per host: a primary that hangs accepts
+	// the TCP connection and never answers, and a URL listing several
+	// hosts reaches the next one only once this passes (docs/postgresql.md)
+	defaultConnectTimeout = 2 * time.Second
 )
 
 // Store is a baton.Store in PostgreSQL, safe for concurrent use by any
@@ -86,6 +89,8 @@ type Store struct {
 
 	// retryFor is Options.RetryFor.
 	retryFor time.Duration
+	// runs watches the runs of operations, for Ping.
+	runs runWatch
 	// faultHook, if set by a test, fails a write after it succeeded.
 	faultHook func(op string) error
 }
@@ -126,8 +131,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
 		retryFor: opts.RetryFor}
+	s.reads.timeout = opts.RetryFor
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.checkSession(ctx, cfg.ConnConfig); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -171,6 +181,8 @@ func (s *Store) checkClock(ctx context.Context, now func() time.Time) {
 // round trips it takes the shortest, whose midpoint is the best guess of
 // when the database read its clock; the error is at most half that trip.
 func (s *Store) ClockOffset(ctx context.Context, now func() time.Time) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.retryFor) // a hung database fails it at the bound
+	defer cancel()
 	var best, bestTrip time.Duration
 	for i := range 3 {
 		var db time.Time
@@ -211,6 +223,7 @@ func poolConfig(url string) (*pgxpool.Config, error) {
 	if !set("connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
+	refuseCancels(cfg)
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "baton"
 	}
@@ -263,11 +276,22 @@ func pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Ping reports whether the database answers and takes writes: the
-// server's readiness. Its error says what is wrong, for /healthz.
+// Ping reports whether the database answers and takes writes, and
+// completes this node's statements: the server's readiness. Its error says
+// what is wrong, for /healthz. A commit that waits for a synchronous
+// standby (any node's, on this database) for more than stallAfter fails it,
+// as does a run of this node's that waits as long or ran out of its bound
+// (health.go).
 func (s *Store) Ping(ctx context.Context) error {
 	var standby, readOnly bool
-	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'`).Scan(&standby, &readOnly)
+	var syncWait float64
+	err := s.pool.QueryRow(ctx, `
+		SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
+			coalesce((SELECT extract(epoch FROM max(clock_timestamp() - query_start))::float8 FROM pg_stat_activity
+				WHERE wait_event = 'SyncRep' AND datname = current_database()), 0)`).Scan(&standby, &readOnly, &syncWait)
+	if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+		return fmt.Errorf("database not answering: %w", err)
+	}
 	if what, ok := transient(err); ok {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -283,7 +307,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	if readOnly {
 		return errors.New("database is read-only: default_transaction_read_only is on")
 	}
-	return nil
+	if wait := time.Duration(syncWait * float64(time.Second)); wait > stallAfter {
+		return fmt.Errorf("commits not completing: one has waited %v for a synchronous standby", wait.Round(100*time.Millisecond))
+	}
+	return s.runs.check()
 }
 
 // Close stops listening for other servers' notifications and closes the
@@ -324,7 +351,7 @@ func (s *Store) ReceiptKey(ctx context.Context) ([]byte, error) {
 // inTx runs f in a READ COMMITTED transaction, retried as retry does. The
 // FIFO receive relies on READ COMMITTED: each statement sees what committed
 // before it began, whatever the database's default isolation.
-func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, f func(context.Context, pgx.Tx) error) error {
 	return s.inTxDone(ctx, f, nil)
 }
 
@@ -332,14 +359,21 @@ func (s *Store) inTx(ctx context.Context, f func(pgx.Tx) error) error {
 // outcome is unknown (its COMMIT's answer lost), fails in a way that means
 // the run before committed: done recognises that failure, which is then a
 // success.
-func (s *Store) inTxDone(ctx context.Context, f func(pgx.Tx) error, done func(error) bool) error {
-	return s.retryDone(ctx, func() error {
-		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, f)
+func (s *Store) inTxDone(ctx context.Context, f func(context.Context, pgx.Tx) error, done func(error) bool) error {
+	return s.inTxOpts(ctx, f, retryOpts{write: true, done: done})
+}
+
+// inTxOpts is inTx retried as retryOp does with o.
+func (s *Store) inTxOpts(ctx context.Context, f func(context.Context, pgx.Tx) error, o retryOpts) error {
+	return s.retryOp(ctx, func(ctx context.Context) error {
+		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+			return f(ctx, tx)
+		})
 		if err == nil {
 			err = s.fault("tx")
 		}
 		return err
-	}, done)
+	}, o)
 }
 
 // isForeignKeyViolation reports whether err is a reference to a missing

@@ -21,6 +21,7 @@ import (
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pgstore"
 	"github.com/baton-sqs/baton/store/storetest"
@@ -360,7 +361,7 @@ func TestQueueListByteOrder(t *testing.T) {
 	defer admin.Close(context.Background())
 	name := fmt.Sprintf("icu_%d", time.Now().UnixNano())
 	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+name+" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"); err != nil {
-		t.Skipf("no ICU collation to test against: %v", err)
+		skipnote.Skip(t, "PostgreSQL built with ICU", "no ICU collation to test against: %v", err)
 	}
 	t.Cleanup(func() { admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	u, err := neturl.Parse(admin.Config().ConnString())

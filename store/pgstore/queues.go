@@ -17,7 +17,7 @@ import (
 // and the check, a later statement, then sees that delete.
 func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) error {
 	q := p.Queue
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope, fifo, region)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -50,7 +50,7 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 // QueueGet returns the queue or baton.ErrNotFound.
 func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
 	var q *baton.Queue
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		v, err := s.reads.do(ctx, "queue\x00"+region+"\x00"+account+"\x00"+name, func(ctx context.Context) (any, error) {
 			return scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
 				region, account, name))
@@ -81,7 +81,7 @@ func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*bato
 		limit = p.Limit
 	}
 	var out []*baton.Queue
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		rows, err := s.pool.Query(ctx, `
 		SELECT `+queueColumns+` FROM baton_queues q
 		WHERE ($1 = '' OR q.account = $1) AND starts_with(q.name, $2) AND q.name > $3 AND ($5 = '' OR q.region = $5)
@@ -104,7 +104,7 @@ func (s *Store) QueueList(ctx context.Context, p baton.QueueListParams) ([]*bato
 // changes on several servers do not lose each other's keys.
 func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*baton.Queue, error) {
 	var q *baton.Queue
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		q, err = scanQueue(tx.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3 FOR NO KEY UPDATE`,
 			p.Region, p.Account, p.Name))
@@ -148,7 +148,7 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 // lost COMMIT answer finds it deleted by the run before.
 func (s *Store) QueueDelete(ctx context.Context, region, account, name string, now time.Time) error {
 	gone := func(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
-	err := s.inTxDone(ctx, func(tx pgx.Tx) error {
+	err := s.inTxDone(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, `DELETE FROM baton_queues WHERE region = $1 AND account = $2 AND name = $3 RETURNING id`,
 			region, account, name).Scan(&id)
@@ -178,7 +178,7 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 	ours := func(err error) bool {
 		return errors.Is(err, baton.ErrPurgedRecently) && purgedAt != nil && purgedAt.Sub(p.Now).Abs() < time.Microsecond
 	}
-	err := s.inTxDone(ctx, func(tx pgx.Tx) error {
+	err := s.inTxDone(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var id int64
 		var purged bool
 		err := tx.QueryRow(ctx, `
@@ -215,17 +215,14 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 
 // isFIFO reports whether the queue is a FIFO queue; ErrNotFound if it does
 // not exist (now: a cached answer does not prove it still exists).
-func (s *Store) isFIFO(ctx context.Context, db querier, queueID uint64) (bool, error) {
+func (s *Store) isFIFO(ctx context.Context, queueID uint64) (bool, error) {
 	if fifo, ok := s.fifo.Load(queueID); ok {
 		return fifo.(bool), nil
 	}
 	var fifo bool
-	err := db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
-	if _, again := transient(err); again && db == querier(s.pool) {
-		err = s.retry(ctx, func() error {
-			return db.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
-		})
-	}
+	err := s.retry(ctx, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `SELECT fifo FROM baton_queues WHERE id = $1`, int64(queueID)).Scan(&fifo)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, baton.ErrNotFound
 	}
@@ -234,9 +231,4 @@ func (s *Store) isFIFO(ctx context.Context, db querier, queueID uint64) (bool, e
 	}
 	s.fifo.Store(queueID, fifo)
 	return fifo, nil
-}
-
-// querier is a pool or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Every request reads its queue's row first, and every receive reads
@@ -17,8 +18,11 @@ import (
 
 // reads shares the reads of concurrent calls with the same key.
 type reads struct {
-	mu   sync.Mutex
-	keys map[string]*readKey
+	// timeout bounds one shared read: the store's retry bound
+	// (roundTimeout if zero).
+	timeout time.Duration
+	mu      sync.Mutex
+	keys    map[string]*readKey
 }
 
 // readKey is the reads of one key: whether one runs, and the next one, to
@@ -37,7 +41,7 @@ type readRound struct {
 
 // do returns the answer of read, run once for the concurrent calls with
 // key: read must depend on nothing but key. It runs on a context of its
-// own, bounded by roundTimeout; a call waits at most until ctx ends.
+// own, bounded by r.timeout; a call waits at most until ctx ends.
 func (r *reads) do(ctx context.Context, key string, read func(context.Context) (any, error)) (any, error) {
 	r.mu.Lock()
 	if r.keys == nil {
@@ -74,7 +78,11 @@ func (r *reads) run(key string, k *readKey, read func(context.Context) (any, err
 	k.next = nil
 	r.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
+	timeout := r.timeout
+	if timeout <= 0 {
+		timeout = roundTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	rd.val, rd.err = read(ctx)
 	if rd.err != nil && ctx.Err() != nil {
 		rd.err = fmt.Errorf("%w: %w", errStalled, rd.err)

@@ -35,7 +35,7 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	// group_id > '' rather than <> '': a range of the group index, found in
 	// one probe instead of a scan of the queue.
 	var kind queueKind
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		v, err := s.reads.do(ctx, fmt.Sprint("kind\x00", p.QueueID), func(ctx context.Context) (any, error) {
 			var k queueKind
 			err := s.pool.QueryRow(ctx, `
@@ -58,7 +58,7 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 		return nil, nil
 	}
 	var msgs []*baton.Message
-	err = s.retry(ctx, func() error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		switch {
 		case kind.fifo:

@@ -50,12 +50,15 @@ var transientCodes = map[string]string{
 }
 
 // transient reports whether err is a failure after which the operation may
-// run again, and names it for /healthz and the logs.
+// run again, and names it for /healthz and the logs. A database that does
+// not answer is an outage like one that refuses: a connection attempt that
+// timed out, as much as one refused, and a run the operation's bound ended
+// (errStalled, retry).
 func transient(err error) (string, bool) {
 	if errors.Is(err, errStalled) {
 		return "database not answering", true
 	}
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return "", false
 	}
 	var pgErr *pgconn.PgError
@@ -67,9 +70,18 @@ func transient(err error) (string, bool) {
 		return "database unreachable", strings.HasPrefix(pgErr.Code, "08")
 	}
 	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+			return "database not answering", true
+		}
+		return "database unreachable", true
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "", false
+	}
 	var netErr net.Error
 	switch {
-	case errors.As(err, &connectErr), errors.Is(err, pgconn.ErrConnClosed), pgconn.SafeToRetry(err),
+	case errors.Is(err, pgconn.ErrConnClosed), pgconn.SafeToRetry(err),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &netErr),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return "database unreachable", true
@@ -78,11 +90,16 @@ func transient(err error) (string, bool) {
 }
 
 // outcomeUnknown reports whether err may have come after the statement
-// committed: a lost connection, not a refusal to start.
+// committed: a lost connection or a run the bound ended, not a refusal to
+// start (a connection never made, a statement never sent).
 func outcomeUnknown(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02"
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return false
 	}
 	_, ok := transient(err)
 	return ok && !pgconn.SafeToRetry(err)
@@ -100,63 +117,110 @@ func unavailable(what string, err error) error {
 }
 
 // retry runs f until it succeeds, fails for a reason that is not
-// transient, or the retry bound or ctx's deadline passes, backing off
-// between runs with jitter.
-func (s *Store) retry(ctx context.Context, f func() error) error {
+// transient, or the operation's bound passes, backing off between runs with
+// jitter. The bound is the store's retry bound (Options.RetryFor) from now,
+// or ctx's deadline if sooner; every run of f gets a context that ends at
+// the bound, so a database that hangs rather than fails (a frozen primary, a
+// commit waiting for a synchronous standby) fails the operation at the
+// bound like one that refuses it. The runs' context is not cancelled when
+// ctx is: a statement once sent is never abandoned because its caller left
+// (pause stops the retries then).
+func (s *Store) retry(ctx context.Context, f func(context.Context) error) error {
+	return s.retryOp(ctx, f, retryOpts{})
+}
+
+// retryWrite is retry for a write, whose failure after the bound says
+// whether its outcome is known (see giveUp). done (if not nil) recognises
+// the failure of a rerun, after a run whose outcome is unknown (its
+// COMMIT's answer lost), that means the run before committed: it is then a
+// success.
+func (s *Store) retryWrite(ctx context.Context, f func(context.Context) error, done func(error) bool) error {
+	return s.retryOp(ctx, f, retryOpts{write: true, done: done})
+}
+
+// retryOpts say how retryOp treats an operation.
+type retryOpts struct {
+	// write: the operation changes something (see retryWrite), and done
+	// recognises a rerun's failure that means the run before committed.
+	write bool
+	done  func(error) bool
+	// unboundedRuns: each run may take as long as ctx allows (a schema
+	// migration, which may rewrite a large table); only the retries are
+	// bounded.
+	unboundedRuns bool
+}
+
+func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o retryOpts) error {
+	write, done := o.write, o.done
 	start := time.Now()
+	bound := start.Add(s.retryFor)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(bound) {
+		bound = dl
+	}
+	var bctx context.Context
+	var cancel context.CancelFunc
+	if o.unboundedRuns {
+		bctx, cancel = context.WithCancel(ctx)
+	} else {
+		bctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), bound)
+	}
+	defer cancel()
 	backoff := 10 * time.Millisecond
-	var last error // the last transient failure
-	lastWhat := ""
+	unsure := false // a run's outcome is unknown, and no later run learned it
 	for attempt := 1; ; attempt++ {
-		err := f()
+		end := s.runs.begin()
+		err := f(bctx)
+		if bctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) {
+			// The bound passed while the database had the run.
+			err = fmt.Errorf("%w: %w", errStalled, err)
+		}
+		if errors.Is(err, errStalled) && s.pool != nil {
+			// The pool's other connections are likely to the same server,
+			// which hangs: each would cost a run its bound. Close them
+			// (those in use once released), so that new ones find the
+			// database, or the next host of the URL.
+			s.pool.Reset()
+		}
+		end()
+		if unsure && err != nil && done != nil && done(err) {
+			err = nil
+		}
+		unsure = write && (unsure || outcomeUnknown(err)) && err != nil
 		what, again := transient(err)
 		if !again {
-			switch {
-			case err != nil && last != nil && ctx.Err() != nil:
-				// The deadline passed during a rerun: the failure is the
-				// one that made it rerun.
-				err = s.giveUp(lastWhat, last, attempt, start)
-			case err == nil && attempt > 1:
+			if err == nil && attempt > 1 {
 				s.log.Info("PostgreSQL operation succeeded after retries", "attempts", attempt, "after", time.Since(start).Round(time.Millisecond))
 			}
 			return err
 		}
-		last, lastWhat = err, what
-		left := s.retryFor - time.Since(start)
-		if dl, ok := ctx.Deadline(); ok {
-			left = min(left, time.Until(dl))
-		}
+		left := time.Until(bound)
 		if left <= 0 {
-			return s.giveUp(what, err, attempt, start)
+			return s.giveUp(what, err, attempt, start, unsure)
 		}
 		d := min(backoff/2+time.Duration(mathrand.Int64N(int64(backoff))), left)
 		backoff = min(2*backoff, time.Second)
 		if !pause(ctx, d) {
-			return s.giveUp(what, err, attempt, start)
+			return s.giveUp(what, err, attempt, start, unsure)
 		}
 	}
 }
 
-// retryDone is retry for an f whose rerun, after a run whose outcome is
-// unknown (its COMMIT's answer lost), fails in a way that means the run
-// before committed: done (if not nil) recognises that failure, which is
-// then a success.
-func (s *Store) retryDone(ctx context.Context, f func() error, done func(error) bool) error {
-	unsure := false
-	return s.retry(ctx, func() error {
-		err := f()
-		if unsure && err != nil && done != nil && done(err) {
-			return nil
-		}
-		unsure = unsure || outcomeUnknown(err)
-		return err
-	})
-}
+// errOutcomeUnknown is what a client is told of a write whose commit was
+// sent but not confirmed within the bound: it may have been made.
+var errOutcomeUnknown = &baton.Error{Code: baton.ErrServiceUnavailable,
+	Message: "The service is unavailable: the database did not confirm the change in time, so it may or may not have been made. Please try again shortly."}
 
-// giveUp logs and returns the transient failure err that persisted.
-func (s *Store) giveUp(what string, err error, attempts int, start time.Time) error {
+// giveUp logs and returns the transient failure err that persisted:
+// baton.ErrUnavailable, which clients see as 503 ServiceUnavailable. A
+// write whose outcome is unknown (unsure) says so in its message
+// (errOutcomeUnknown); any other such answer means the call was not
+// carried out (docs/postgresql.md).
+func (s *Store) giveUp(what string, err error, attempts int, start time.Time, unsure bool) error {
 	s.log.Warn("PostgreSQL operation failed after retries", "problem", what, "attempts", attempts,
-		"after", time.Since(start).Round(time.Millisecond), "err", err)
+		"after", time.Since(start).Round(time.Millisecond), "outcome_unknown", unsure, "err", err)
+	if unsure {
+		return fmt.Errorf("%w: %w: %s: %w", baton.ErrUnavailable, errOutcomeUnknown, what, err)
+	}
 	return unavailable(what, err)
 }
 

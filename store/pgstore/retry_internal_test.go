@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,6 +48,62 @@ func TestTransient(t *testing.T) {
 		if _, got := transient(tt.err); got != tt.want {
 			t.Errorf("transient(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestConnectTimeoutIsTransient: a database that accepts a connection and
+// never answers (a frozen primary: the kernel completes the handshake)
+// fails the connection attempt by its connect timeout, and that is an
+// outage like a refused connection: transient, retried, and in the end
+// ServiceUnavailable (503), not an InternalError (500).
+func TestConnectTimeoutIsTransient(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn // accepted and never answered
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	url := fmt.Sprintf("postgres://baton@%s/baton?sslmode=disable&connect_timeout=1", ln.Addr())
+	_, connErr := pgconn.Connect(context.Background(), url)
+	if connErr == nil {
+		t.Fatal("connected to a listener that never answers")
+	}
+	if what, ok := transient(connErr); !ok || what != "database not answering" {
+		t.Errorf("transient(%v) = %q, %v; want \"database not answering\", true", connErr, what, ok)
+	}
+	if outcomeUnknown(connErr) {
+		t.Errorf("outcomeUnknown(%v) = true; a connection never made ran nothing", connErr)
+	}
+	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 2 * time.Second}
+	err = s.retryWrite(context.Background(), func(ctx context.Context) error {
+		_, err := pgconn.Connect(ctx, url)
+		return err
+	}, nil)
+	if !errors.Is(err, baton.ErrUnavailable) || baton.AsError(err).Code != baton.ErrServiceUnavailable {
+		t.Errorf("a write that never reached the database: %v; want ServiceUnavailable", err)
+	}
+	if e := baton.AsError(err); e == errOutcomeUnknown {
+		t.Errorf("a write that never reached the database is answered %q; want the plain 503 (not carried out)", e.Message)
 	}
 }
 
@@ -251,7 +309,7 @@ func TestRetryGivesUp(t *testing.T) {
 	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 300 * time.Millisecond}
 	runs := 0
 	start := time.Now()
-	err := s.retry(context.Background(), func() error { runs++; return lostAnswer })
+	err := s.retry(context.Background(), func(context.Context) error { runs++; return lostAnswer })
 	if !errors.Is(err, baton.ErrUnavailable) || !errors.Is(err, lostAnswer) {
 		t.Fatalf("err = %v; want ErrUnavailable wrapping the cause", err)
 	}
@@ -268,14 +326,14 @@ func TestRetryGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	err = s.retry(ctx, func() error { return lostAnswer })
+	err = s.retry(ctx, func(ctx context.Context) error { return lostAnswer })
 	if !errors.Is(err, baton.ErrUnavailable) {
 		t.Errorf("err = %v; want ErrUnavailable", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("gave up %v after the deadline", d)
 	}
-	if err := s.retry(ctx, func() error { return &pgconn.PgError{Code: "23505"} }); errors.Is(err, baton.ErrUnavailable) {
+	if err := s.retry(ctx, func(ctx context.Context) error { return &pgconn.PgError{Code: "23505"} }); errors.Is(err, baton.ErrUnavailable) {
 		t.Errorf("a unique violation was retried: %v", err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
 	var out []baton.MessageSent
 	var stored int
-	fifo, err := s.isFIFO(ctx, s.pool, p.QueueID)
+	fifo, err := s.isFIFO(ctx, p.QueueID)
 	switch {
 	case err != nil:
 	case !fifo:
@@ -35,7 +35,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 		// outlives the messages, which a consumer may have received and
 		// deleted before the rerun: the rerun must not store them again.
 		o := &op{kind: opSend, queueID: p.QueueID, msgs: p.Messages}
-		err = s.retryDone(ctx, func() error {
+		err = s.retryWrite(ctx, func(ctx context.Context) error {
 			err := s.group.commit(ctx, o)
 			if err == nil {
 				err = s.fault("send")
@@ -46,7 +46,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 	default:
 		// A rerun after a lost answer finds the deduplication keys the
 		// run before recorded and answers with its ids.
-		err = s.inTx(ctx, func(tx pgx.Tx) error {
+		err = s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			out = make([]baton.MessageSent, len(p.Messages))
 			store, err := s.numberFIFO(ctx, tx, p, out)
 			stored = len(store)

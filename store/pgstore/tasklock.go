@@ -40,6 +40,8 @@ func taskLockKey(name string) int64 {
 // TaskLock tries to take the advisory lock named key on a new connection.
 // It returns nil and no error if another session holds it.
 func (s *Store) TaskLock(ctx context.Context, key string) (baton.TaskLock, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.retryFor) // a hung database fails it at the bound
+	defer cancel()
 	// Most tries find the lock held by a live server: see so in pg_locks
 	// through the pool rather than open a connection for nothing.
 	var held bool
@@ -111,6 +113,8 @@ func (l *taskLock) MoveTaskSave(ctx context.Context, t baton.MoveTask) error {
 	if l.conn == nil {
 		return fmt.Errorf("pgstore: save move task: lock released")
 	}
+	ctx, cancel := context.WithTimeout(ctx, l.store.retryFor)
+	defer cancel()
 	return saveMoveTask(ctx, l.conn, t)
 }
 

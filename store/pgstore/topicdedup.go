@@ -14,7 +14,7 @@ import (
 // baton.ErrNotFound.
 func (s *Store) TopicDedupGet(ctx context.Context, region, account, topic, key string, cutoff time.Time) (*baton.PublishRecord, error) {
 	var r *baton.PublishRecord
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		r, err = scanPublishRecord(s.pool.QueryRow(ctx, `SELECT key, message_id, sequence_number, at FROM baton_topic_publishes
 			WHERE region = $1 AND account = $2 AND topic = $3 AND key = $4 AND at > $5`, region, account, topic, key, cutoff))
@@ -30,7 +30,7 @@ func (s *Store) TopicDedupGet(ctx context.Context, region, account, topic, key s
 // read.
 func (s *Store) TopicDedupPut(ctx context.Context, region, account, topic string, r *baton.PublishRecord, cutoff time.Time) (*baton.PublishRecord, error) {
 	var old *baton.PublishRecord
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		old = nil
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM baton_topics WHERE region = $1 AND account = $2 AND name = $3 FOR KEY SHARE`,

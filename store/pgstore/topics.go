@@ -15,7 +15,7 @@ var _ baton.TopicStore = (*Store)(nil)
 
 // TopicCreate stores a new topic; baton.ErrExists if its name is taken.
 func (s *Store) TopicCreate(ctx context.Context, t *baton.Topic) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO baton_topics (region, account, name, attributes, tags, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
@@ -31,7 +31,7 @@ func (s *Store) TopicCreate(ctx context.Context, t *baton.Topic) error {
 // TopicGet returns the topic or baton.ErrNotFound.
 func (s *Store) TopicGet(ctx context.Context, region, account, name string) (*baton.Topic, error) {
 	var t *baton.Topic
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		t, err = scanTopic(s.pool.QueryRow(ctx, `SELECT region, account, name, attributes, tags, created_at FROM baton_topics
 			WHERE region = $1 AND account = $2 AND name = $3`, region, account, name))
@@ -43,7 +43,7 @@ func (s *Store) TopicGet(ctx context.Context, region, account, name string) (*ba
 // TopicList returns topics in byte-wise (region, name) order.
 func (s *Store) TopicList(ctx context.Context, p baton.TopicListParams) ([]*baton.Topic, error) {
 	var ts []*baton.Topic
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		rows, err := s.pool.Query(ctx, `SELECT region, account, name, attributes, tags, created_at FROM baton_topics
 			WHERE ($1 = '' OR region = $1) AND account = $2 AND name > $3 ORDER BY region, name LIMIT $4`, p.Region, p.Account, p.After, limitOf(p.Limit))
 		if err != nil {
@@ -72,7 +72,7 @@ func (s *Store) TopicDelete(ctx context.Context, region, account, name string) e
 // topic's row is locked (KEY SHARE) first, so that a concurrent delete of
 // the topic waits for it or is seen.
 func (s *Store) SubscriptionCreate(ctx context.Context, sub *baton.Subscription) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM baton_topics WHERE region = $1 AND account = $2 AND name = $3 FOR KEY SHARE`,
 			sub.Region, sub.Account, sub.Topic).Scan(&one)
@@ -100,7 +100,7 @@ const subscriptionColumns = `region, account, topic, id, protocol, endpoint, own
 // SubscriptionGet returns the subscription or baton.ErrNotFound.
 func (s *Store) SubscriptionGet(ctx context.Context, region, account, topic, id string) (*baton.Subscription, error) {
 	var sub *baton.Subscription
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		sub, err = scanSubscription(s.pool.QueryRow(ctx, `SELECT `+subscriptionColumns+` FROM baton_subscriptions
 			WHERE region = $1 AND account = $2 AND topic = $3 AND id = $4`, region, account, topic, id))
@@ -112,7 +112,7 @@ func (s *Store) SubscriptionGet(ctx context.Context, region, account, topic, id 
 // SubscriptionList returns subscriptions in byte-wise (topic, id) order.
 func (s *Store) SubscriptionList(ctx context.Context, p baton.SubscriptionListParams) ([]*baton.Subscription, error) {
 	var subs []*baton.Subscription
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		rows, err := s.pool.Query(ctx, `SELECT `+subscriptionColumns+` FROM baton_subscriptions
 			WHERE region = $1 AND account = $2 AND ($3 = '' OR topic = $3) AND ($4 = '' OR (topic, id) > ($4, $5))
 			ORDER BY topic, id LIMIT $6`, p.Region, p.Account, p.Topic, p.AfterTopic, p.AfterID, limitOf(p.Limit))
@@ -141,13 +141,13 @@ func (s *Store) SubscriptionDelete(ctx context.Context, region, account, topic, 
 // exec runs one statement that must change a row; baton.ErrNotFound if
 // it changed none.
 func (s *Store) exec(ctx context.Context, sql string, args ...any) error {
-	return s.retry(ctx, func() error {
+	return s.retryWrite(ctx, func(ctx context.Context) error {
 		tag, err := s.pool.Exec(ctx, sql, args...)
 		if err == nil && tag.RowsAffected() == 0 {
 			return baton.ErrNotFound
 		}
 		return err
-	})
+	}, nil)
 }
 
 // limitOf is a LIMIT: NULL (none) for 0.
@@ -212,7 +212,7 @@ func scanSubscription(row pgx.Row) (*baton.Subscription, error) {
 func (s *Store) SigningKey(ctx context.Context, generate func() ([]byte, error)) ([]byte, error) {
 	var key []byte
 	read := func() error {
-		return s.retry(ctx, func() error {
+		return s.retry(ctx, func(ctx context.Context) error {
 			return s.pool.QueryRow(ctx, `SELECT key FROM baton_sns_signing_key WHERE id = 1`).Scan(&key)
 		})
 	}
@@ -222,7 +222,7 @@ func (s *Store) SigningKey(ctx context.Context, generate func() ([]byte, error))
 		if made, err = generate(); err != nil {
 			return nil, err
 		}
-		err = s.retry(ctx, func() error {
+		err = s.retry(ctx, func(ctx context.Context) error {
 			_, err := s.pool.Exec(ctx, `INSERT INTO baton_sns_signing_key (id, key) VALUES (1, $1) ON CONFLICT DO NOTHING`, made)
 			return err
 		})

@@ -18,7 +18,8 @@ import (
 // commit, WAL flush included, so every sending transaction on every server
 // committed one at a time (3,100 sends/s at 32 workers, most backends
 // waiting on Lock:object). The waker's transactions write nothing else and
-// commit with synchronous_commit off, so the lock is held for no flush; and
+// commit with synchronous_commit off (set in each), so the lock is held for
+// no flush; and
 // a notification now goes out after its messages can be seen, never before.
 // If a server dies between a commit and its NOTIFY, the other servers' long
 // polls find the messages by their bounded poll, as when a LISTEN
@@ -37,10 +38,6 @@ type waker struct {
 func (w *waker) init(s *Store, cfg *pgx.ConnConfig) {
 	w.s = s
 	w.cfg = cfg.Copy()
-	if w.cfg.RuntimeParams == nil {
-		w.cfg.RuntimeParams = map[string]string{}
-	}
-	w.cfg.RuntimeParams["synchronous_commit"] = "off"
 	w.pending = make(map[uint64]struct{})
 	w.kick = make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,9 +124,12 @@ func (w *waker) run(ctx context.Context) {
 }
 
 // notify sends one NOTIFY per queue, all in one round trip and one
-// transaction.
+// transaction, which commits with synchronous_commit off. The setting is
+// made inside the transaction, not as a start-up parameter of the
+// connection, which a pooler such as PgBouncer refuses (docs/postgresql.md).
 func (w *waker) notify(ctx context.Context, conn *pgx.Conn, ids []uint64) error {
 	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	for _, id := range ids {
 		b.Queue(`SELECT pg_notify($1, $2)`, wakeChannel, wakePayload(w.s.origin, id))
 	}

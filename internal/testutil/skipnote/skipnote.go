@@ -1,6 +1,7 @@
-// Package skipnote counts the tests a package skips because a component it
-// needs (PostgreSQL, Chromium, an AWS client) is missing, and says so in
-// one line when the package's tests end.
+// Package skipnote counts the tests a package skips, because a component
+// it needs (PostgreSQL, Chromium, an AWS client) is missing or because they
+// are long suites that run only when BATON_LONG_TESTS=1, and says so in one
+// line when the package's tests end.
 //
 // go test ./... shows nothing but "ok" for a package that passed, so a
 // suite that skipped everything for want of PostgreSQL would look like one
@@ -8,7 +9,8 @@
 // from (/dev/tty) when there is one, where it stands beside the package's
 // "ok", and to standard error otherwise (shown under -v, or when the
 // package fails). CI sets BATON_REQUIRE_* so that a missing component
-// fails instead of skipping.
+// fails instead of skipping, and BATON_LONG_TESTS=1 so that the long
+// suites run.
 package skipnote
 
 import (
@@ -23,8 +25,31 @@ import (
 )
 
 var skipped struct {
-	mu  sync.Mutex
-	why map[string]int // component: how many tests skipped for it
+	mu   sync.Mutex
+	why  map[string]int // component: how many tests skipped for it
+	long int            // long suites skipped (SkipUnlessLong)
+}
+
+// LongEnv is the variable that runs the long suites when "1": the fault
+// suites of minutes each (failover, crash rounds, full disks, several
+// nodes), which the README's test command leaves out. CI sets it.
+const LongEnv = "BATON_LONG_TESTS"
+
+// Long reports whether the long suites run (LongEnv is "1").
+func Long() bool { return os.Getenv(LongEnv) == "1" }
+
+// SkipUnlessLong skips tb, and counts it for Main's line, unless the long
+// suites run; what says in a few words what the suite does, for the skip
+// message.
+func SkipUnlessLong(tb testing.TB, what string) {
+	tb.Helper()
+	if Long() {
+		return
+	}
+	skipped.mu.Lock()
+	skipped.long++
+	skipped.mu.Unlock()
+	tb.Skipf("SKIPPED, NOT RUN: a long suite (%s); %s=1 runs it, as CI does", what, LongEnv)
 }
 
 // Skip records that tb is skipped because component is missing, then
@@ -57,21 +82,35 @@ func Main(m *testing.M) int {
 }
 
 // Line is the one line Main writes for the test binary named binary
-// ("pgstore.test"), or "" when no test was skipped for a component.
+// ("pgstore.test"), or "" when no test was skipped.
 func Line(binary string) string {
 	skipped.mu.Lock()
 	defer skipped.mu.Unlock()
-	if len(skipped.why) == 0 {
+	var said []string
+	if skipped.long > 0 {
+		them := "them"
+		if skipped.long == 1 {
+			them = "it"
+		}
+		said = append(said, fmt.Sprintf("SKIPPED %s (%s=1 runs %s, as CI does)", plural(skipped.long, "long suite", "long suites"), LongEnv, them))
+	}
+	if len(skipped.why) > 0 {
+		var parts []string
+		for _, c := range slices.Sorted(maps.Keys(skipped.why)) {
+			parts = append(parts, plural(skipped.why[c], "test that needs ", "tests that need ")+c)
+		}
+		said = append(said, fmt.Sprintf("SKIPPED %s (missing here; see docs/testing.md)", strings.Join(parts, ", ")))
+	}
+	if len(said) == 0 {
 		return ""
 	}
-	var parts []string
-	for _, c := range slices.Sorted(maps.Keys(skipped.why)) {
-		n := skipped.why[c]
-		tests := "tests that need"
-		if n == 1 {
-			tests = "test that needs"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s %s", n, tests, c))
+	return strings.TrimSuffix(binary, ".test") + ": " + strings.Join(said, "; ")
+}
+
+// plural is n with the noun that fits it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
 	}
-	return fmt.Sprintf("%s: SKIPPED %s (missing here; see README, Test it)", strings.TrimSuffix(binary, ".test"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d %s", n, many)
 }
