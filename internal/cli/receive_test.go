@@ -92,9 +92,10 @@ func TestCLIReceiveWait(t *testing.T) {
 	s := testutil.StartServer(t)
 	url := s.MustCreateQueue(t, "jobs", nil)
 
+	bin := batonBinary(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, batonBinary(t), "receive", "jobs", "--wait", "20", "--delete")
+	cmd := exec.CommandContext(ctx, bin, "receive", "jobs", "--wait", "20", "--delete")
 	cmd.Env = cliEnv(t, "BATON_ENDPOINT="+s.URL)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -123,19 +124,20 @@ func TestCLIExplicitZero(t *testing.T) {
 		"ReceiveMessageWaitTimeSeconds": "20", "VisibilityTimeout": "60", "DelaySeconds": "30"})
 	s.MustCreateQueue(t, "empty", map[string]string{"ReceiveMessageWaitTimeSeconds": "20"})
 
-	// run gives the binary 15 s: the server's clock is fake, so a long poll
-	// that was not asked for never ends.
+	// run gives the binary 30 s, built beforehand: the server's clock is
+	// fake, so a long poll that was not asked for never ends.
+	bin := batonBinary(t)
 	run := func(args ...string) cliResult {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, batonBinary(t), args...)
+		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = cliEnv(t, "BATON_ENDPOINT="+s.URL)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
 		if ctx.Err() != nil {
-			t.Fatalf("baton %s: still running after 15 s", strings.Join(args, " "))
+			t.Fatalf("baton %s: still running after 30 s", strings.Join(args, " "))
 		}
 		r := cliResult{stdout: stdout.String(), stderr: stderr.String()}
 		if ee, ok := err.(*exec.ExitError); ok {
