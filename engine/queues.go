@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine/ledger"

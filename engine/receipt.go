@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // A receipt handle names one lease: queue, message, lease epoch and the time

@@ -11,7 +11,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine/ledger"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // Test-state controls: a reset that deletes an account's queues at once,

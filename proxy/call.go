@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"

@@ -17,7 +17,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"

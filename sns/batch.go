@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // maxBatchEntries is how many entries a PublishBatch may carry.

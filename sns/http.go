@@ -15,7 +15,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // HTTP/S deliveries (docs/architecture.md §8) go through a queue of the

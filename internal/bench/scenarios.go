@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // payload returns n printable bytes, the same for every call with the same n:

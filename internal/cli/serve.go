@@ -20,7 +20,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
-	"github.com/baton-sqs/baton/internal/leaf/gcpace"
+	"github.com/baton-sqs/baton/internal/gcpace"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/sns"

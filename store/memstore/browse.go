@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // MessageBrowse lists a page of the queue's messages without changing

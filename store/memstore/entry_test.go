@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 

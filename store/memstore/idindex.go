@@ -3,7 +3,7 @@ package memstore
 import (
 	"encoding/binary"
 
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // idIndex finds a queue's entries by message id. The ids the engine makes

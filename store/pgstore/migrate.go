@@ -7,11 +7,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-sqs/baton/internal/leaf/migrate"
+	"github.com/baton-sqs/baton/internal/migrate"
 )
 
 // The schema is a series of migrations, migrations/NNNN_name.sql, applied
-// in order and each once by internal/leaf/migrate. A migration is never edited
+// in order and each once by internal/migrate. A migration is never edited
 // once released: a change is a new file.
 
 //go:embed migrations/*.sql

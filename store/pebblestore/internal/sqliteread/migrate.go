@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"embed"
 
-	"github.com/baton-sqs/baton/internal/leaf/migrate"
+	"github.com/baton-sqs/baton/internal/migrate"
 )
 
 // migrations are the schema's versions: NNNN_name.sql, applied in order by
-// internal/leaf/migrate, each in its own transaction, and recorded in
+// internal/migrate, each in its own transaction, and recorded in
 // schema_migrations.
 //
 //go:embed migrations/*.sql

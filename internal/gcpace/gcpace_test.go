@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/baton-sqs/baton/internal/leaf/gcpace"
+	"github.com/baton-sqs/baton/internal/gcpace"
 )
 
 func TestPercent(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/baton-sqs/baton/internal/leaf/migrate"
+	"github.com/baton-sqs/baton/internal/migrate"
 )
 
 var dialect = migrate.Dialect{

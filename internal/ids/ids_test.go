@@ -3,7 +3,7 @@ package ids_test
 import (
 	"testing"
 
-	"github.com/baton-sqs/baton/internal/leaf/ids"
+	"github.com/baton-sqs/baton/internal/ids"
 )
 
 // TestParseUUID checks that the UUIDs NewUUID makes parse to bytes that
