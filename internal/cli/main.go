@@ -96,7 +96,7 @@ func (m Main) root() *cobra.Command {
 	if m.Stdin != nil {
 		root.SetIn(m.Stdin)
 	}
-	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), topicCommand(), publishCommand(), receiveCommand(), peekCommand(), resetCommand(), exportCommand(), importCommand(), convertCommand(), doctorCommand(), backupCommand(), proxyCommand(), benchCommand(), workerCommand(), storeCommand(), versionCommand())
+	root.AddCommand(serveCommand(), queueCommand(), sendCommand(), topicCommand(), publishCommand(), receiveCommand(), peekCommand(), resetCommand(), exportCommand(), importCommand(), convertCommand(), doctorCommand(), backupCommand(), proxyCommand(), benchCommand(), workerCommand(), storeCommand(), versionCommand(), healthCommand())
 	usage := root.UsageFunc()
 	root.SetUsageFunc(func(c *cobra.Command) error {
 		quietBools(c.LocalFlags())

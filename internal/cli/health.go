@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// healthCommand is `baton health`: GET a server's /healthz and exit 0 only
+// on 200. It is the container image's health check, which has no shell,
+// curl or wget to make the request with.
+func healthCommand() *cobra.Command {
+	var (
+		url     string
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "Check a server's /healthz: exit 0 on 200, 1 otherwise",
+		Long: "health asks URL (a server's /healthz, which needs no credentials) and exits 0 when it\n" +
+			"answers 200 within --timeout, 1 with the reason on standard error otherwise: the\n" +
+			"container image's HEALTHCHECK, which has no shell or HTTP client of its own.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return checkHealth(cmd.Context(), url, timeout)
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask")
+	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
+	return cmd
+}
+
+// checkHealth returns nil when url answers 200 within timeout, and an error
+// naming the status or the failure otherwise.
+func checkHealth(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health: %s answered %s", url, resp.Status)
+	}
+	return nil
+}
