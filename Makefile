@@ -3,13 +3,19 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/baton-sqs/baton/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 15s
 
-.PHONY: help build test test-long test-race lint fuzz bench memory loadtest run
+.PHONY: help build test test-long test-race lint fuzz bench memory loadtest run image release
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## Build ./baton with the version stamped in
 	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o baton ./cmd/baton
+
+image: ## Build the container image baton:dev (deploy/image.sh: static binary, FROM scratch)
+	deploy/image.sh -t baton:dev --version $(VERSION)
+
+release: ## On a vX.Y.Z tag: binaries, SHA256SUMS, SBOMs and images into dist/ (docs/container.md)
+	deploy/release.sh
 
 run: ## Run the server on 127.0.0.1:9324
 	go run ./cmd/baton serve
