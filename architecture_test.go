@@ -165,6 +165,10 @@ func modulePackages(t *testing.T) map[string][]string {
 			if path != "." && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
 				return filepath.SkipDir
 			}
+			// A directory with a go.mod of its own (e2e/compat) is another module.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
