@@ -64,10 +64,11 @@ for target in $targets; do
   ext=; [ "$goos" = windows ] && ext=.exe
   bin="baton_${version}_${goos}_${goarch}${ext}"
   echo "build $bin"
-  CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath \
+  # -buildvcs=true: the binary records its commit (for the SBOM), whatever GOFLAGS says.
+  CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=true \
     -ldflags "-s -w -X github.com/baton-sqs/baton/internal/cli.Version=$version" \
     -o "$out/$bin" ./cmd/baton
-  "$tools/sbom" "$out/$bin" > "$out/$bin.spdx.json"
+  "$tools/sbom" "$out/$bin" "$version" > "$out/$bin.spdx.json"
   files+=("$bin" "$bin.spdx.json")
 done
 (cd "$out" && sha256sum "${files[@]}" > SHA256SUMS)

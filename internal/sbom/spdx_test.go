@@ -77,21 +77,22 @@ func TestBuild(t *testing.T) {
 }
 
 // TestRunOnThisBinary reads a real binary's build information (the test
-// binary's own) and checks the JSON written names its main module.
+// binary's own) and checks the JSON written names its main module at the
+// version given.
 func TestRunOnThisBinary(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(exe, &out); err != nil {
+	if err := run(exe, "v9.8.7", &out); err != nil {
 		t.Fatal(err)
 	}
 	var doc document
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out.Bytes())
 	}
-	if doc.Packages[0].Name != "github.com/baton-sqs/baton" || doc.Files[0].Checksums[0].ChecksumValue == "" {
-		t.Fatalf("SBOM of the test binary: main %q, file %+v", doc.Packages[0].Name, doc.Files[0])
+	if main := doc.Packages[0]; main.Name != "github.com/baton-sqs/baton" || main.VersionInfo != "v9.8.7" || doc.Files[0].Checksums[0].ChecksumValue == "" {
+		t.Fatalf("SBOM of the test binary: main %s %s, file %+v; want the module at the version given", main.Name, main.VersionInfo, doc.Files[0])
 	}
 }
