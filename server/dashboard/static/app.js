@@ -1184,7 +1184,15 @@
     setText($('confirm-ok'), ok);
     dialog.returnValue = '';
     return new Promise((resolve) => {
-      dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+      // A dialog's close event comes a task after it closed: one closed
+      // just before this showing may arrive while it is open again, and
+      // is not this showing's answer.
+      const onClose = () => {
+        if (dialog.open) return;
+        dialog.removeEventListener('close', onClose);
+        resolve(dialog.returnValue === 'ok');
+      };
+      dialog.addEventListener('close', onClose);
       dialog.showModal();
       $('confirm-cancel').focus();
     });
