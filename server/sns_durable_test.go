@@ -22,18 +22,7 @@ import (
 func TestSNSSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir, ctx := t.TempDir(), context.Background()
-	start := func() *batontest.Server {
-		st, err := pebblestore.Open(ctx, dir, pebblestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		return srv
-	}
+	start := func() *batontest.Server { return startEmbedded(t, dir) }
 	srv := start()
 	c := srv.SNSClient()
 	env, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("env")})
@@ -102,18 +91,7 @@ func TestSNSSurvivesRestart(t *testing.T) {
 func TestSNSHTTPDeliverySurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir, ctx := t.TempDir(), context.Background()
-	start := func() *batontest.Server {
-		st, err := pebblestore.Open(ctx, dir, pebblestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		return srv
-	}
+	start := func() *batontest.Server { return startEmbedded(t, dir) }
 	srv := start()
 	c := srv.SNSClient()
 	topic := mustCreateTopic(t, c, "durable-http")
@@ -141,4 +119,21 @@ func TestSNSHTTPDeliverySurvivesRestart(t *testing.T) {
 		t.Errorf("after the restart the endpoint got %s", h.body)
 	}
 	verifyBody(t, h.body, srv.URL()+"/"+certNameOf(t, h.body))
+}
+
+// startEmbedded starts a server on a fake clock over the embedded store in
+// dir: called again on the same dir after Close, it is that server
+// restarted.
+func startEmbedded(t *testing.T, dir string) *batontest.Server {
+	t.Helper()
+	st, err := pebblestore.Open(context.Background(), dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return srv
 }

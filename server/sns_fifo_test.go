@@ -341,18 +341,7 @@ func TestSNSFIFODeduplication(t *testing.T) {
 func TestSNSFIFODedupSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir, ctx := t.TempDir(), context.Background()
-	start := func() *batontest.Server {
-		st, err := pebblestore.Open(ctx, dir, pebblestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		return srv
-	}
+	start := func() *batontest.Server { return startEmbedded(t, dir) }
 	srv := start()
 	c := srv.SNSClient()
 	topic := mustCreateFIFOTopic(t, c, "durable.fifo", nil)

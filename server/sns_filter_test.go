@@ -13,7 +13,6 @@ import (
 
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/testutil"
-	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
 // drainBodies receives every message a queue holds and returns their
@@ -225,18 +224,7 @@ func TestSNSFilterPolicyRefusals(t *testing.T) {
 func TestSNSFilterPolicySurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir, ctx := t.TempDir(), context.Background()
-	start := func() *batontest.Server {
-		st, err := pebblestore.Open(ctx, dir, pebblestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		return srv
-	}
+	start := func() *batontest.Server { return startEmbedded(t, dir) }
 	srv := start()
 	q, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("kept")})
 	if err != nil {

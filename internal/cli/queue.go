@@ -55,14 +55,7 @@ func queueCreateCommand(o *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if strings.HasSuffix(args[0], ".fifo") {
-				if _, ok := a["FifoQueue"]; !ok {
-					if a == nil {
-						a = map[string]string{}
-					}
-					a["FifoQueue"] = "true"
-				}
-			}
+			a = impliedFIFO(args[0], "FifoQueue", a)
 			c, err := o.client(cmd)
 			if err != nil {
 				return err
@@ -227,4 +220,17 @@ func oneQueueCommand(o *clientOptions, use, short string, call func(ctx context.
 			return apiError(call(cmd.Context(), c, url))
 		},
 	}
+}
+
+// impliedFIFO sets attribute attr to "true" in a when name ends in .fifo
+// and a does not say otherwise: a FIFO queue's or topic's name implies it.
+func impliedFIFO(name, attr string, a map[string]string) map[string]string {
+	if _, given := a[attr]; given || !strings.HasSuffix(name, ".fifo") {
+		return a
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[attr] = "true"
+	return a
 }

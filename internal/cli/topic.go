@@ -82,14 +82,7 @@ func topicCreateCommand(o *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if strings.HasSuffix(args[0], ".fifo") {
-				if _, ok := a["FifoTopic"]; !ok {
-					if a == nil {
-						a = map[string]string{}
-					}
-					a["FifoTopic"] = "true"
-				}
-			}
+			a = impliedFIFO(args[0], "FifoTopic", a)
 			c, err := o.snsClient(cmd)
 			if err != nil {
 				return err
