@@ -169,7 +169,8 @@ func (m confirmation) body() []byte {
 
 // sendConfirmation queues the SubscriptionConfirmation of a pending HTTP/S
 // subscription for its endpoint, or sends it to a queue of another
-// account, signed under the topic's
+// account, or for a protocol Baton delivers nothing to logs its token;
+// signed under the topic's
 // SignatureVersion. baseURL is the server's, which the SubscribeURL and
 // SigningCertURL start with.
 func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *baton.Subscription, baseURL string) error {
@@ -177,15 +178,20 @@ func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *bat
 	if err != nil {
 		return err
 	}
+	topicARN := TopicARN(t.Region, t.Account, t.Name)
+	subscribeURL := baseURL + "/?Action=ConfirmSubscription&TopicArn=" + topicARN + "&Token=" + token
+	if !delivers(sub.Protocol) {
+		s.logConfirmation(sub, token, subscribeURL)
+		return nil
+	}
 	sig, err := s.signer(ctx)
 	if err != nil {
 		return err
 	}
-	topicARN := TopicARN(t.Region, t.Account, t.Name)
 	m := confirmation{MessageID: newMessageID(), Token: token, TopicARN: topicARN,
 		Message: "You have chosen to subscribe to the topic " + topicARN +
 			".\nTo confirm the subscription, visit the SubscribeURL included in this message.",
-		SubscribeURL:     baseURL + "/?Action=ConfirmSubscription&TopicArn=" + topicARN + "&Token=" + token,
+		SubscribeURL:     subscribeURL,
 		Timestamp:        s.clock.Now(),
 		SignatureVersion: signatureVersion(t),
 		SigningCertURL:   baseURL + "/" + sig.certName}

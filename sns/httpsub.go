@@ -23,11 +23,11 @@ func checkHTTPEndpoint(protocol, endpoint string) error {
 	return nil
 }
 
-// needsConfirmation: HTTP/S endpoints and queues of another account than
-// the topic's wait for a confirmation (AWS's SNS API reference,
+// needsConfirmation: HTTP/S endpoints, queues of another account than
+// the topic's and the endpoints pendingElsewhere names wait for a confirmation (AWS's SNS API reference,
 // Subscribe).
 func needsConfirmation(t *baton.Topic, protocol, endpoint string) bool {
-	if isHTTP(protocol) {
+	if isHTTP(protocol) || pendingElsewhere(t, protocol, endpoint) {
 		return true
 	}
 	q, ok := engine.QueueRefOfARN(endpoint)

@@ -239,11 +239,15 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 		slots = make(chan struct{}, maxParallelCopies)
 	)
 	for _, sub := range subs {
-		if sub.Pending || sub.Protocol != "sqs" && !isHTTP(sub.Protocol) {
+		if sub.Pending {
 			continue
 		}
 		if !s.admits(pub, sub) {
 			pub.note(filteredOut(sub, sub.Attributes["FilterPolicy"])) // filtered out by its FilterPolicy (filter_match.go)
+			continue
+		}
+		if !delivers(sub.Protocol) {
+			pub.note(skipped(sub)) // email, sms, lambda...: stored, never delivered (otherproto.go)
 			continue
 		}
 		wg.Add(1)

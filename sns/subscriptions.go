@@ -25,8 +25,8 @@ type SubscribeParams struct {
 	BaseURL string
 }
 
-// protocols are the subscription protocols AWS knows; Baton serves sqs,
-// http and https.
+// protocols are the subscription protocols AWS knows; Baton delivers to
+// sqs, http and https, and keeps the others (otherproto.go).
 var protocols = map[string]bool{
 	"http": true, "https": true, "email": true, "email-json": true, "sms": true,
 	"sqs": true, "application": true, "lambda": true, "firehose": true,
@@ -40,8 +40,9 @@ var protocols = map[string]bool{
 // (topic, protocol, endpoint): the same or no attributes give the same
 // ARN, others InvalidParameter "Subscription already exists with different
 // attributes". A queue of another account than the topic's is pending
-// too, and its confirmation is sent to the queue, as AWS sends it. Other
-// protocols are refused as not served yet.
+// too, and its confirmation is sent to the queue, as AWS sends it.
+// Subscriptions of other protocols are checked, kept and confirmed as on
+// AWS, and delivered nothing (otherproto.go).
 func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (string, error) {
 	t, err := s.topic(ctx, c, "TopicArn", p.TopicARN)
 	if err != nil {
@@ -55,6 +56,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	}
 	attrs, err := checkSubscriptionAttributes(p.Attributes)
 	if err != nil {
+		return "", err
+	}
+	if err := checkSubscriptionRole(p.Protocol, attrs); err != nil {
 		return "", err
 	}
 	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
@@ -77,6 +81,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 		err = s.store.SubscriptionCreate(ctx, sub)
 		switch {
 		case err == nil:
+			s.noteUndelivered(sub)
 			return s.subscribed(ctx, t, sub, p)
 		case errors.Is(err, baton.ErrNotFound):
 			return "", errTopicNotFound()
@@ -114,7 +119,7 @@ func checkEndpoint(c Caller, t *baton.Topic, protocol, endpoint string) error {
 	case isHTTP(protocol):
 		return checkHTTPEndpoint(protocol, endpoint)
 	case protocol != "sqs":
-		return notBuilt("Protocol: %s subscriptions", protocol)
+		return checkOtherEndpoint(protocol, endpoint)
 	}
 	q, ok := engine.QueueRefOfARN(endpoint)
 	if !ok {
@@ -134,7 +139,7 @@ var subscriptionAttributes = map[string]bool{
 	"FilterPolicyScope":   true,
 	"RedrivePolicy":       true,
 	"DeliveryPolicy":      true,
-	"SubscriptionRoleArn": false,
+	"SubscriptionRoleArn": true,
 	"ReplayPolicy":        false,
 }
 
@@ -178,6 +183,8 @@ func checkSubscriptionAttribute(name, v string) (string, error) {
 		return checkRedrivePolicy(v)
 	case name == "DeliveryPolicy":
 		return checkSubscriptionDeliveryPolicy(v)
+	case name == "SubscriptionRoleArn":
+		return v, nil // kept: Baton writes to no firehose
 	}
 	lv := strings.ToLower(v)
 	if lv != "true" && lv != "false" {
