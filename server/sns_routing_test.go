@@ -81,7 +81,7 @@ func TestSNSQueryRouting(t *testing.T) {
 	if status != 400 || !strings.Contains(body, `<ErrorResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><Error><Type>Sender</Type><Code>InvalidAction</Code>`) {
 		t.Errorf("ListQueues as SNS: %d %s", status, body)
 	}
-	status, body = get(url.Values{"Action": {"ListPlatformApplications"}, "Version": {"2010-03-31"}})
+	status, body = get(url.Values{"Action": {"CreatePlatformApplication"}, "Version": {"2010-03-31"}})
 	if status != 400 || !strings.Contains(body, "<Code>InvalidAction</Code>") {
 		t.Errorf("an SNS action not served: %d %s", status, body)
 	}
