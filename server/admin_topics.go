@@ -50,15 +50,18 @@ type SubscriptionJSON struct {
 
 // PublishJSON is where one publish went.
 type PublishJSON struct {
-	MessageID string        `json:"message_id"`
-	Topic     string        `json:"topic"`
-	At        time.Time     `json:"at"`
-	Subject   string        `json:"subject,omitempty"`
-	Error     string        `json:"error,omitempty"`
-	Delivered int           `json:"delivered"`
-	Filtered  int           `json:"filtered"`
-	Failed    int           `json:"failed"`
-	Outcomes  []OutcomeJSON `json:"outcomes"`
+	MessageID string    `json:"message_id"`
+	Topic     string    `json:"topic"`
+	At        time.Time `json:"at"`
+	Subject   string    `json:"subject,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Delivered int       `json:"delivered"`
+	Filtered  int       `json:"filtered"`
+	Failed    int       `json:"failed"`
+	// Copies counts every subscription's outcome; Outcomes lists the first
+	// 50 of them.
+	Copies   int           `json:"copies"`
+	Outcomes []OutcomeJSON `json:"outcomes"`
 }
 
 // OutcomeJSON is what became of one subscription's copy: delivered,
@@ -162,7 +165,7 @@ func queueOfARN(protocol, endpoint string) string {
 
 func publishJSON(p sns.PublishRecord) PublishJSON {
 	out := PublishJSON{MessageID: p.MessageID, Topic: p.Topic, At: p.At.UTC(), Subject: p.Subject, Error: p.Err,
-		Delivered: p.Delivered, Filtered: p.Filtered, Failed: p.Failed, Outcomes: make([]OutcomeJSON, 0, len(p.Outcomes))}
+		Delivered: p.Delivered, Filtered: p.Filtered, Failed: p.Failed, Copies: p.Copies, Outcomes: make([]OutcomeJSON, 0, len(p.Outcomes))}
 	for _, o := range p.Outcomes {
 		out.Outcomes = append(out.Outcomes, OutcomeJSON{Subscription: o.Subscription, Endpoint: o.Endpoint,
 			Queue: queueOfARN(o.Protocol, o.Endpoint), Outcome: string(o.Kind), Policy: o.Policy, Reason: o.Reason})

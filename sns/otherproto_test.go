@@ -120,7 +120,7 @@ func TestSkippedCopyRecorded(t *testing.T) {
 	if o := recs[0].Outcomes[0]; o.Kind != sns.CopySkipped || o.Subscription != arn || o.Reason != "Baton delivers nothing to sms subscriptions" {
 		t.Errorf("outcome %+v", o)
 	}
-	if r := recs[0]; r.Delivered+r.Filtered+r.Failed != 0 {
-		t.Errorf("counted %d delivered, %d filtered, %d failed; want none", r.Delivered, r.Filtered, r.Failed)
+	if r := recs[0]; r.Delivered+r.Filtered+r.Failed != 0 || r.Copies != 1 {
+		t.Errorf("counted %d delivered, %d filtered, %d failed of %d copies; want none of 1", r.Delivered, r.Filtered, r.Failed, r.Copies)
 	}
 }

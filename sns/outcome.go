@@ -91,8 +91,10 @@ type PublishRecord struct {
 	Subject   string
 	At        time.Time
 	// Outcomes are the first maxOutcomesKept outcomes, in subscription
-	// order; Delivered, Filtered and Failed count all of them.
+	// order, of Copies in all; Delivered, Filtered and Failed count all of
+	// them by kind (a copy queued or skipped is in none of the three).
 	Outcomes                    []CopyOutcome
+	Copies                      int
 	Delivered, Filtered, Failed int
 	// Err is the error the publish was answered with, "" if it succeeded.
 	Err string
@@ -161,7 +163,7 @@ func (s *seen) record(pub *publication, err error) {
 			rec.Failed++
 		}
 	}
-	rec.Outcomes = list[:min(len(list), maxOutcomesKept)]
+	rec.Outcomes, rec.Copies = list[:min(len(list), maxOutcomesKept)], len(list)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

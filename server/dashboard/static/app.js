@@ -1424,7 +1424,7 @@
     });
   }
 
-  const OUTCOMES = { delivered: ['delivered', 'ok'], queued: ['queued for the endpoint', 'info'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'] };
+  const OUTCOMES = { delivered: ['delivered', 'ok'], queued: ['queued for the endpoint', 'info'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'], skipped: ['not delivered (protocol)', 'plain'] };
 
   function createPublishRow(p) {
     const where = p.outcomes.length ? el('ul', { class: 'outcomes' }, p.outcomes.map((o) => {
@@ -1435,7 +1435,7 @@
         o.policy ? el('span', { class: 'muted' }, ' by the policy ', el('code', { text: o.policy })) : null,
         o.reason ? el('span', { class: 'muted', text: ': ' + o.reason }) : null);
     })) : el('span', { class: 'muted', text: 'no subscription took a copy' });
-    const more = p.delivered + p.filtered + p.failed - p.outcomes.length;
+    const more = p.copies - p.outcomes.length;
     return el('tr', { 'data-message': p.message_id },
       el('td', { class: 'when', 'data-label': 'Time', text: fmtStamp(p.at) }),
       el('td', { 'data-label': 'Topic', text: p.topic }),
