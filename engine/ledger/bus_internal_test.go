@@ -166,7 +166,11 @@ func TestLedgerSlowBusGathers(t *testing.T) {
 	t.Parallel()
 	bus := &slowBus{loopBus: loopBus{}, entered: make(chan struct{}), release: make(chan struct{})}
 	p := newLedgerPublisher(bus, 7, quietLog)
-	p.every = time.Millisecond
+	// Each time the flush interval passes while the backlog is read, a
+	// part-filled exchange goes out: an interval far above the time the
+	// read takes, even on a loaded machine, leaves the bound below to the
+	// gathering it checks.
+	p.every = 200 * time.Millisecond
 	p.Start(context.Background())
 	ev := func(i int) Event {
 		return Event{Kind: KindReceive, QueueID: 1, MessageID: fmt.Sprintf("m-%d", i), Epoch: 1, At: sec(i),
