@@ -72,21 +72,7 @@ func writeEffectiveConfig(w io.Writer, flags *pflag.FlagSet, file *configFile, c
 	if len(cfg.Queues) > 0 {
 		list := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, q := range cfg.Queues {
-			name := strNode(q.Name)
-			name.LineComment = "from " + q.where
-			item := mapNode("name", name)
-			if q.AccountID != "" {
-				item.Content = append(item.Content, strNode("account-id"), strNode(q.AccountID))
-			}
-			if q.Region != "" {
-				item.Content = append(item.Content, strNode("region"), strNode(q.Region))
-			}
-			if len(q.Attributes) > 0 {
-				item.Content = append(item.Content, strNode("attributes"), stringMapNode(q.Attributes))
-			}
-			if len(q.Tags) > 0 {
-				item.Content = append(item.Content, strNode("tags"), stringMapNode(q.Tags))
-			}
+			item := declaredNode(q.Name, q.where, q.AccountID, q.Region, q.Attributes, q.Tags)
 			if q.DeadLetterQueue != "" {
 				count := strNode(strconv.Itoa(q.MaxReceiveCount))
 				count.Tag = ""
@@ -135,4 +121,26 @@ func stringMapNode(m map[string]string) *yaml.Node {
 		n.Content = append(n.Content, strNode(k), v)
 	}
 	return n
+}
+
+// declaredNode is what a declared queue and topic have in common as
+// --print-config writes it: the name (with the file and line it came
+// from), account, region, attributes and tags, each only when set.
+func declaredNode(name, where, account, region string, attrs, tags map[string]string) *yaml.Node {
+	n := strNode(name)
+	n.LineComment = "from " + where
+	item := mapNode("name", n)
+	if account != "" {
+		item.Content = append(item.Content, strNode("account-id"), strNode(account))
+	}
+	if region != "" {
+		item.Content = append(item.Content, strNode("region"), strNode(region))
+	}
+	if len(attrs) > 0 {
+		item.Content = append(item.Content, strNode("attributes"), stringMapNode(attrs))
+	}
+	if len(tags) > 0 {
+		item.Content = append(item.Content, strNode("tags"), stringMapNode(tags))
+	}
+	return item
 }

@@ -331,21 +331,7 @@ func (p *configParser) subscriptions(n *yaml.Node, in string) ([]SubscriptionCon
 func topicsNode(topics []TopicConfig) *yaml.Node {
 	list := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, t := range topics {
-		name := strNode(t.Name)
-		name.LineComment = "from " + t.where
-		item := mapNode("name", name)
-		if t.AccountID != "" {
-			item.Content = append(item.Content, strNode("account-id"), strNode(t.AccountID))
-		}
-		if t.Region != "" {
-			item.Content = append(item.Content, strNode("region"), strNode(t.Region))
-		}
-		if len(t.Attributes) > 0 {
-			item.Content = append(item.Content, strNode("attributes"), stringMapNode(t.Attributes))
-		}
-		if len(t.Tags) > 0 {
-			item.Content = append(item.Content, strNode("tags"), stringMapNode(t.Tags))
-		}
+		item := declaredNode(t.Name, t.where, t.AccountID, t.Region, t.Attributes, t.Tags)
 		if len(t.Subscriptions) > 0 {
 			subs := &yaml.Node{Kind: yaml.SequenceNode}
 			for _, s := range t.Subscriptions {
