@@ -281,7 +281,12 @@ type health struct {
 }
 
 func healthz(base string) health {
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(base + "/healthz")
+	return healthOver(&http.Client{Timeout: 5 * time.Second}, base)
+}
+
+// healthOver is healthz asked with client.
+func healthOver(client *http.Client, base string) health {
+	resp, err := client.Get(base + "/healthz")
 	if err != nil {
 		return health{err: err}
 	}

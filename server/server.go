@@ -127,8 +127,10 @@ type Server struct {
 	// requests (ui.go).
 	dashboard http.Handler
 
-	// unavailable logs the requests answered ServiceUnavailable, a few.
+	// unavailable logs the requests answered ServiceUnavailable, a few;
+	// readiness the health checks' findings, a few.
 	unavailable *unavailableLog
+	readiness   *readinessLog
 }
 
 // New returns a Server.
@@ -148,6 +150,7 @@ func New(cfg Config) *Server {
 		s.sns, s.snsOps = cfg.SNS, s.snsOperations(cfg.SNS)
 	}
 	s.unavailable = &unavailableLog{log: cfg.Logger, clock: cfg.Engine.Clock()}
+	s.readiness = &readinessLog{log: cfg.Logger, clock: cfg.Engine.Clock()}
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
 	s.refusing = cfg.Refusing
@@ -520,9 +523,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if s.ready != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if notReady = s.ready(ctx); notReady != nil {
-			s.log.Warn("not ready", "err", notReady)
-		}
+		notReady = s.ready(ctx)
+		s.readiness.saw(notReady)
 	}
 	if r.URL.Path == localStackHealthPath {
 		s.writeLocalStackHealth(w, notReady)

@@ -43,3 +43,41 @@ func (u *unavailableLog) note(reqID, action string, err error) {
 	}
 	u.log.Warn("store unavailable", attrs...)
 }
+
+// readinessLog logs what health checks find: the first "not ready", then
+// at most one line every unavailableEvery while it lasts (a load balancer
+// or a test may ask many times a second), and one when the server is
+// ready again.
+type readinessLog struct {
+	log   *slog.Logger
+	clock clock.Clock
+
+	mu      sync.Mutex
+	down    time.Time // since when checks have failed; zero while ready
+	logged  time.Time // when the last line was written
+	unsaid  int       // failed checks since, not logged
+	lastErr error
+}
+
+// saw logs, or counts, the outcome of a health check: notReady nil when
+// the server was ready.
+func (r *readinessLog) saw(notReady error) {
+	now := r.clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case notReady == nil && r.down.IsZero():
+	case notReady == nil:
+		r.log.Info("ready again", "not_ready_for", now.Sub(r.down).Round(time.Millisecond), "last_err", r.lastErr)
+		r.down, r.unsaid, r.lastErr = time.Time{}, 0, nil
+	case r.down.IsZero():
+		r.log.Warn("not ready", "err", notReady)
+		r.down, r.logged, r.lastErr = now, now, notReady
+	case now.Sub(r.logged) < unavailableEvery:
+		r.unsaid++
+		r.lastErr = notReady
+	default:
+		r.log.Warn("still not ready", "err", notReady, "for", now.Sub(r.down).Round(time.Second), "checks_failed_unlogged", r.unsaid)
+		r.logged, r.unsaid, r.lastErr = now, 0, notReady
+	}
+}

@@ -31,3 +31,29 @@ func TestUnavailableLogged(t *testing.T) {
 		t.Errorf("the second line does not count the 999 requests between: %s", lines[1])
 	}
 }
+
+// Health checks many times a second while the store is not ready log the
+// first finding, one line every unavailableEvery with the count between,
+// and one when the server is ready again; checks while ready log nothing.
+func TestReadinessLogged(t *testing.T) {
+	var buf bytes.Buffer
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r := &readinessLog{log: slog.New(slog.NewTextHandler(&buf, nil)), clock: fake}
+	r.saw(nil)
+	for range 1000 { // 100 a second for 10 s
+		r.saw(errors.New("disk full: background writes failing"))
+		fake.Advance(10 * time.Millisecond)
+	}
+	r.saw(errors.New("disk full: background writes failing"))
+	r.saw(nil)
+	r.saw(nil)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines for 1001 failed checks over 10 s and two good ones, want 3:\n%s", len(lines), buf.String())
+	}
+	for i, want := range []string{`msg="not ready"`, "checks_failed_unlogged=999", `msg="ready again"`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d = %s, want %s", i+1, lines[i], want)
+		}
+	}
+}

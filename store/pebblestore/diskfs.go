@@ -39,12 +39,45 @@ func background(category vfs.DiskWriteCategory) bool {
 
 func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, category)
+	if err != nil && category == walCategory {
+		f, err = fs.awaitLogFile(name, err, func() (vfs.File, error) { return fs.FS.Create(name, category) })
+	}
 	return fs.wrap(f, err, name, background(category))
 }
 
 func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if err != nil && category == walCategory {
+		f, err = fs.awaitLogFile(newname, err, func() (vfs.File, error) {
+			// The rename may be done and only the open have failed.
+			if _, serr := fs.FS.Stat(newname); serr == nil {
+				return fs.FS.OpenReadWrite(newname, category)
+			}
+			return fs.FS.ReuseForWrite(oldname, newname, category)
+		})
+	}
 	return fs.wrap(f, err, newname, background(category))
+}
+
+// awaitLogFile tries open again, with growing pauses, while opening the
+// next write-ahead log file fails for want of something that comes back
+// (file descriptors, space): Pebble stops the process when it cannot open
+// it, so the commit waits instead, like any commit the disk does not take
+// (see health.go), and Ping names the problem meanwhile. Any other error
+// is returned at once.
+func (fs diskFS) awaitLogFile(name string, err error, open func() (vfs.File, error)) (vfs.File, error) {
+	if !exhausted(err) {
+		return nil, err
+	}
+	fs.h.logFileWaiting(name, err)
+	for wait := backoffMin; ; wait = min(2*wait, backoffMax) {
+		time.Sleep(wait)
+		f, err := open()
+		if err == nil || !exhausted(err) {
+			fs.h.logFileDone(err)
+			return f, err
+		}
+	}
 }
 
 func (fs diskFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {

@@ -38,6 +38,11 @@ import (
 //     time up to backoffMax, and health logs the first failure, then one
 //     line every summaryEvery with the count, and one when they succeed
 //     again.
+//   - When the next write-ahead log file cannot be opened for want of file
+//     descriptors or space, Pebble would stop the process: diskFS tries
+//     again with pauses up to backoffMax, and the commit waits (and fails
+//     after Options.WriteTimeout, as above); health logs when the wait
+//     begins and ends.
 //   - A disk operation that takes longer than Options.DiskSlowThreshold is
 //     logged while it lasts (Pebble's disk-health checks) and when it ends.
 //   - Ping, which /healthz calls, names every problem while it lasts.
@@ -55,6 +60,12 @@ const (
 	// write: backoffMin after the first, doubling with each one after.
 	backoffMin = 10 * time.Millisecond
 	backoffMax = time.Second
+	// staleAfter is how long after the last failed background write,
+	// with none since, the store tests the disk itself (probeIfStale):
+	// well above backoffMax, the pause between Pebble's own retries.
+	staleAfter = 10 * backoffMax
+	// probeFile is the file probeIfStale writes beside the log.
+	probeFile = "baton-disk-probe"
 	// slowFresh is how long after Pebble last reported an operation still
 	// running slow that Ping still reports it: Pebble looks every 2 s.
 	slowFresh = 5 * time.Second
@@ -79,14 +90,21 @@ type health struct {
 	// failing is the current run of failed background writes: zero
 	// since when none is failing.
 	failing struct {
-		since, lastLog time.Time
-		count, logged  int64
-		last           error
+		since, lastLog, lastAt time.Time
+		count, logged          int64
+		last                   error
 	}
 	// slow is the slow operation Pebble reported last, and when.
 	slow struct {
 		info vfs.DiskSlowInfo
 		seen time.Time
+	}
+	// logWait is the next write-ahead log file that cannot be opened
+	// (diskFS.awaitLogFile), while commits wait for it.
+	logWait struct {
+		name  string
+		since time.Time
+		err   error
 	}
 	// stall is Pebble's hold on writes, while there is one.
 	stall struct {
@@ -161,7 +179,7 @@ func (h *health) backgroundFailed(err error) {
 	defer h.mu.Unlock()
 	f := &h.failing
 	f.count++
-	f.last = err
+	f.last, f.lastAt = err, now
 	switch {
 	case f.since.IsZero():
 		f.since, f.lastLog, f.logged = now, now, f.count
@@ -175,16 +193,79 @@ func (h *health) backgroundFailed(err error) {
 }
 
 // backgroundSucceeded is told of each flush or compaction that worked.
-func (h *health) backgroundSucceeded() {
+func (h *health) backgroundSucceeded() { h.endFailing("pebblestore: background writes work again") }
+
+// endFailing ends the run of failed background writes, if there is one,
+// with a line saying why.
+func (h *health) endFailing(msg string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := &h.failing
 	if f.since.IsZero() {
 		return
 	}
-	h.log.Warn("pebblestore: background writes work again", "failures", f.count,
-		"after", h.clock.Now().Sub(f.since).Round(time.Millisecond))
+	h.log.Warn(msg, "failures", f.count, "after", h.clock.Now().Sub(f.since).Round(time.Millisecond))
 	f.since, f.count, f.last = time.Time{}, 0, nil
+}
+
+// probeIfStale writes, syncs and removes a small file beside the log when
+// background writes have failed but none for staleAfter. Pebble does not
+// retry everything that fails (a compaction it sets aside for a while, the
+// store's idle compaction), so a run of failures can outlive its cause:
+// Ping would name a failure that is no longer happening, and /healthz fail
+// for as long as nothing is written. The probe's outcome is the present
+// truth: it fails the run on, or ends it.
+func (h *health) probeIfStale() {
+	h.mu.Lock()
+	stale := !h.failing.since.IsZero() && h.clock.Now().Sub(h.failing.lastAt) >= staleAfter
+	h.mu.Unlock()
+	if !stale || h.fs == nil {
+		return
+	}
+	if err := h.probe(); err != nil {
+		h.backgroundFailed(fmt.Errorf("a test write beside the log: %w", err))
+		return
+	}
+	h.endFailing("pebblestore: the disk takes writes again: no background write has failed for a while, and a test write worked")
+}
+
+// probe writes, syncs and removes probeFile in the log's directory.
+func (h *health) probe() error {
+	name := h.fs.PathJoin(h.dir, probeFile)
+	f, err := h.fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(make([]byte, 4<<10))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close(), h.fs.Remove(name))
+}
+
+// logFileWaiting is told that the next write-ahead log file cannot be
+// opened now, and commits wait until it can.
+func (h *health) logFileWaiting(name string, err error) {
+	h.mu.Lock()
+	h.logWait.name, h.logWait.since, h.logWait.err = name, h.clock.Now(), err
+	h.mu.Unlock()
+	h.log.Error("pebblestore: the next write-ahead log file cannot be opened; commits wait, and it is tried again with growing pauses",
+		"problem", diskProblem(err), "file", name, "err", err.Error())
+}
+
+// logFileDone is told that the file logFileWaiting waited for is open,
+// or that opening it failed for another reason, err.
+func (h *health) logFileDone(err error) {
+	h.mu.Lock()
+	w := h.logWait
+	h.logWait.name = ""
+	h.mu.Unlock()
+	after := h.clock.Now().Sub(w.since).Round(time.Millisecond)
+	if err != nil {
+		h.log.Error("pebblestore: the next write-ahead log file cannot be opened", "file", w.name, "after", after, "err", err.Error())
+		return
+	}
+	h.log.Warn("pebblestore: the next write-ahead log file is open; commits go on", "file", w.name, "after", after)
 }
 
 // backoff is how long a background write that just failed waits before it
@@ -256,6 +337,10 @@ func (h *health) problems(stuckFor time.Duration) []string {
 	if f := h.failing; !f.since.IsZero() {
 		out = append(out, fmt.Sprintf("%s: background writes failing for %v (%d failures), the last: %v",
 			diskProblem(f.last), now.Sub(f.since).Round(time.Second), f.count, f.last))
+	}
+	if w := h.logWait; w.name != "" {
+		out = append(out, fmt.Sprintf("%s: the next write-ahead log file cannot be opened for %v, commits wait: %v",
+			diskProblem(w.err), now.Sub(w.since).Round(time.Second), w.err))
 	}
 	if s := h.slow; !s.seen.IsZero() && now.Sub(s.seen) < slowFresh {
 		out = append(out, fmt.Sprintf("disk slow: %s on %s has been running for %v", s.info.OpType, s.info.Path,

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -194,11 +196,12 @@ func TestStalledSyncReported(t *testing.T) {
 		if p := joinProblems(h.problems(time.Hour)); !strings.Contains(p, "disk slow: sync on 000001.log") {
 			return fmt.Errorf("problems = %q", p)
 		}
+		// The line follows the report, outside health's lock.
+		if !strings.Contains(buf.String(), "a disk operation is slow, still waiting") {
+			return fmt.Errorf("no line while the sync waits:\n%s", buf)
+		}
 		return nil
 	})
-	if !strings.Contains(buf.String(), "a disk operation is slow, still waiting") {
-		t.Errorf("no line while the sync waits:\n%s", buf)
-	}
 	gate.Unlock()
 	if err := <-synced; err != nil {
 		t.Fatal(err)
@@ -389,5 +392,131 @@ func TestDiskProblemNames(t *testing.T) {
 		if got := diskProblem(c.err); got != c.want {
 			t.Errorf("diskProblem(%v) = %q, want %q", c.err, got, c.want)
 		}
+	}
+}
+
+// flakyOpenFS fails to create files of the write-ahead log with EMFILE
+// while out is set.
+type flakyOpenFS struct {
+	vfs.FS
+	out *atomic.Bool
+}
+
+func (fs flakyOpenFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.out.Load() && c == walCategory {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EMFILE}
+	}
+	return fs.FS.Create(name, c)
+}
+
+// Opening the next write-ahead log file without a file descriptor to
+// spare waits (Pebble would stop the process on the error) until one is
+// free, and Ping names the problem meanwhile; one line when the wait
+// begins, one when it ends.
+func TestLogFileWaitsForFileDescriptors(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, time.Minute)
+	out := &atomic.Bool{}
+	out.Store(true)
+	fs, checks := watchDisk(flakyOpenFS{FS: vfs.NewMem(), out: out}, h)
+	defer checks.Close()
+	opened := make(chan error, 1)
+	go func() {
+		f, err := fs.Create("000002.log", walCategory)
+		if err == nil {
+			err = f.Close()
+		}
+		opened <- err
+	}()
+	poll.For(t, 20*time.Second, func() error {
+		p := joinProblems(h.problems(time.Hour))
+		if !strings.Contains(p, "out of file descriptors: the next write-ahead log file cannot be opened") {
+			return fmt.Errorf("problems = %q", p)
+		}
+		return nil
+	})
+	select {
+	case err := <-opened:
+		t.Fatalf("the open returned while no descriptor was free: %v", err)
+	case <-time.After(3 * backoffMax):
+	}
+	out.Store(false)
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("open once a descriptor is free: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the open still waits 20 s after a descriptor was free")
+	}
+	if p := h.problems(time.Hour); len(p) != 0 {
+		t.Errorf("problems once open = %q, want none", p)
+	}
+	if n := buf.lines(); n != 2 || !strings.Contains(buf.String(), "commits go on") {
+		t.Errorf("want one line when the wait began and one when it ended:\n%s", buf)
+	}
+	// Another error is returned at once.
+	if _, err := fs.Create("x/000003.log", walCategory); err == nil {
+		t.Error("a create in a missing directory worked")
+	}
+}
+
+// fullFS fails every create with ENOSPC while full is set.
+type fullFS struct {
+	vfs.FS
+	full *atomic.Bool
+}
+
+func (fs fullFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.full.Load() {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return fs.FS.Create(name, c)
+}
+
+// A run of failed background writes that nothing retries (a compaction
+// Pebble set aside) is not named for ever: once none has failed for
+// staleAfter the disk is tested, and the run goes on while the test write
+// fails, and ends when it works, with a line saying so.
+func TestStaleFailuresProbed(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, time.Minute)
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	h.clock = fake
+	full := &atomic.Bool{}
+	full.Store(true)
+	h.fs, h.dir = fullFS{FS: vfs.NewMem(), full: full}, ""
+	h.backgroundFailed(fmt.Errorf("compaction: write 000042.sst: %w", syscall.ENOSPC))
+
+	fake.Advance(staleAfter - time.Second)
+	h.probeIfStale()
+	if n := h.bgFailures.Load(); n != 1 {
+		t.Fatalf("probed %v after the last failure: %d failures, want 1", staleAfter-time.Second, n)
+	}
+	fake.Advance(time.Second)
+	h.probeIfStale()
+	if n := h.bgFailures.Load(); n != 2 {
+		t.Fatalf("the probe on a full disk: %d failures, want 2", n)
+	}
+	if p := joinProblems(h.problems(time.Hour)); !strings.Contains(p, "a test write beside the log") {
+		t.Errorf("problems = %q, want the failed test write named", p)
+	}
+	fake.Advance(time.Second)
+	h.probeIfStale() // the failed probe is the last failure now
+	if n := h.bgFailures.Load(); n != 2 {
+		t.Fatalf("probed again 1 s after a failed probe: %d failures", n)
+	}
+
+	full.Store(false)
+	fake.Advance(staleAfter)
+	h.probeIfStale()
+	if p := h.problems(time.Hour); len(p) != 0 {
+		t.Errorf("problems after a test write worked = %q, want none", p)
+	}
+	if !strings.Contains(buf.String(), "the disk takes writes again") {
+		t.Errorf("no line saying the disk takes writes again:\n%s", buf)
+	}
+	if names, _ := h.fs.List(""); len(names) != 0 {
+		t.Errorf("the probe left %v", names)
 	}
 }

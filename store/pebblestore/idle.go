@@ -24,7 +24,9 @@ const (
 )
 
 // flushWhenIdle flushes or compacts the log once the writer has been idle
-// for idleAfter after committing something, until ctx ends.
+// for idleAfter after committing something, until ctx ends; and tests the
+// disk when a run of failed background writes has gone stale
+// (health.probeIfStale).
 func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(idleAfter)
@@ -39,6 +41,7 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 			return
 		case <-t.C:
 		}
+		s.health.probeIfStale()
 		n := s.w.commits.Load()
 		if n != seen || n == flushed {
 			seen = n
