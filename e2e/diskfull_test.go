@@ -131,7 +131,10 @@ func diskClient(url string) *sqs.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDDISK", "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient:       &http.Client{Timeout: 30 * time.Second},
+		// A transport of its own: the fault tests kill and restart
+		// servers, and a port the system hands out again must not meet a
+		// connection another test's server left in a shared pool.
+		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}},
 	})
 }
 
