@@ -120,7 +120,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	srv := httpServer(p, DefaultBodyReadTimeout)
+	srv := httpServer(p, DefaultBodyReadTimeout, log)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

@@ -292,7 +292,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		LocalHostsOnly: front.verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		AllowHosts: cfg.AllowHosts, TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
 		SNS: snsService,
-	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout))
+	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), log)
 	srv.TLSConfig = front.tls
 	ln, err := listen(cfg.Listen)
 	if err != nil {
@@ -480,9 +480,11 @@ func listenURL(addr string, https bool) string {
 // a goroutine for ever. The read deadline ends with the body (net/http
 // clears it once the body is read), so a long poll waiting up to 20 s
 // afterwards is not cut. There is no WriteTimeout: it would run from the
-// request's start, across the long poll's wait.
-func httpServer(h http.Handler, bodyTimeout time.Duration) *http.Server {
+// request's start, across the long poll's wait. What net/http logs goes to
+// log (httpErrorLog).
+func httpServer(h http.Handler, bodyTimeout time.Duration, log *slog.Logger) *http.Server {
 	return &http.Server{
+		ErrorLog:          httpErrorLog(log, clock.System{}),
 		Handler:           h,
 		ReadTimeout:       bodyTimeout,
 		ReadHeaderTimeout: 10 * time.Second,
