@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
-	"github.com/baton-sqs/baton/clock"
-	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
-	"github.com/baton-sqs/baton/server"
-	"github.com/baton-sqs/baton/sns"
 	"github.com/baton-sqs/baton/store/memstore"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // visit GETs a URL unsigned, as a subscriber's browser does, and returns
@@ -314,55 +312,57 @@ func TestSNSPendingExpirySurvivesRestart(t *testing.T) {
 
 // TestSNSPendingExpiryOtherNode: on two nodes of one shared store, a
 // pending subscription made on a node that then stops is deleted at its
-// deadline by the other node.
+// deadline by the other node. On handles of a memstore.Cluster and on two
+// PostgreSQL stores of one database.
 func TestSNSPendingExpiryOtherNode(t *testing.T) {
-	t.Parallel()
-	cluster := memstore.NewCluster()
-	clk := clock.NewFake(testutil.Epoch)
-	type node struct {
-		url string
-		eng *engine.Engine
-		svc *sns.Service
-	}
-	start := func() node {
-		st := cluster.Open()
-		eng, err := engine.New(engine.Config{Store: st, Clock: clk, Region: batontest.Region})
-		if err != nil {
-			t.Fatal(err)
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		c := memstore.NewCluster()
+		pendingExpiryOtherNode(t, c.Open(), c.Open())
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.MustDatabase(t)
+		var stores []baton.Store
+		for range 2 {
+			s, err := pgstore.Open(context.Background(), url, pgstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stores = append(stores, s)
 		}
-		svc := sns.ForStore(eng, st, nil)
-		hs := httptest.NewServer(server.New(server.Config{Engine: eng, Account: testutil.Account, SNS: svc}))
-		t.Cleanup(func() { hs.Close(); eng.Close(); svc.Close(); st.Close() })
-		return node{url: hs.URL, eng: eng, svc: svc}
-	}
-	client := func(n node) *awssns.Client {
-		return awssns.New(awssns.Options{BaseEndpoint: aws.String(n.url), Region: batontest.Region,
-			Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
-	}
-	b := start()
-	a := start()
-	topic := mustCreateTopic(t, client(a), "two-nodes-pending")
-	subscribeHTTP(t, client(a), newEndpoint(t), topic, nil)
-	waitTimers(t, clk, 9) // node a's eight workers and node b's look
-	a.eng.Close()
-	a.svc.Close()
-	clk.Advance(time.Minute) // node b finds the delivery queue and starts its workers
-	waitTimers(t, clk, 8)
-	clk.Advance(48 * time.Hour)
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		if got := subscriptionsOf(t, client(b), topic); len(got) != 0 {
-			return fmt.Errorf("node b lists %v 48 hours on", got)
-		}
-		return nil
+		pendingExpiryOtherNode(t, stores[0], stores[1])
 	})
 }
 
-// waitTimers waits, in real time, for n timers pending on clk.
-func waitTimers(tb testing.TB, clk *clock.Fake, n int) {
-	tb.Helper()
-	testutil.CheckFor(tb, 10*time.Second, func() error {
-		if got := clk.Timers(); got < n {
-			return fmt.Errorf("%d timers pending, want %d", got, n)
+func pendingExpiryOtherNode(t *testing.T, storeA, storeB baton.Store) {
+	start := func(st baton.Store) *batontest.Server {
+		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		return srv
+	}
+	b := start(storeB) // started before the delivery queue exists
+	a := start(storeA)
+	topic := mustCreateTopic(t, a.SNSClient(), "two-nodes-pending")
+	subscribeHTTP(t, a.SNSClient(), newEndpoint(t), topic, nil)
+	a.WaitForTimers(t, 8)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.WaitForTimers(t, 1)
+	b.Clock().Advance(time.Minute) // node b looks again, finds the queue and starts its workers
+	b.WaitForTimers(t, 8)
+	if got := subscriptionsOf(t, b.SNSClient(), topic); len(got) != 1 {
+		t.Fatalf("node b lists %v before the deadline", got)
+	}
+	b.Clock().Advance(48 * time.Hour)
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if got := subscriptionsOf(t, b.SNSClient(), topic); len(got) != 0 {
+			return fmt.Errorf("node b lists %v 48 hours on", got)
 		}
 		return nil
 	})
