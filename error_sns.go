@@ -20,6 +20,9 @@ const (
 	ErrSNSResourceNotFound ErrorCode = "SNS.ResourceNotFound"
 	// ErrSNSTagLimitExceeded is a topic given more than 50 tags.
 	ErrSNSTagLimitExceeded ErrorCode = "SNS.TagLimitExceeded"
+	// ErrSNSAuthorization is a caller denied an action, such as an
+	// unsigned unsubscribe of a subscription that requires a signature.
+	ErrSNSAuthorization ErrorCode = "SNS.AuthorizationError"
 	// The PublishBatch refusals of a whole request.
 	ErrSNSEmptyBatchRequest            ErrorCode = "SNS.EmptyBatchRequest"
 	ErrSNSTooManyEntriesInBatchRequest ErrorCode = "SNS.TooManyEntriesInBatchRequest"
@@ -39,6 +42,7 @@ var snsErrors = map[ErrorCode]ErrorSpec{
 	ErrSNSNotFound:              {nsSNS, "NotFound", http.StatusNotFound, false, ""},
 	ErrSNSResourceNotFound:      {nsSNS, "ResourceNotFound", http.StatusNotFound, false, ""},
 	ErrSNSTagLimitExceeded:      {nsSNS, "TagLimitExceeded", http.StatusBadRequest, false, ""},
+	ErrSNSAuthorization:         {nsSNS, "AuthorizationError", http.StatusForbidden, false, ""},
 
 	ErrSNSEmptyBatchRequest:            {nsSNS, "EmptyBatchRequest", http.StatusBadRequest, false, ""},
 	ErrSNSTooManyEntriesInBatchRequest: {nsSNS, "TooManyEntriesInBatchRequest", http.StatusBadRequest, false, ""},

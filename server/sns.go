@@ -136,7 +136,8 @@ func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
 		}),
 		s.confirmSubscription(svc),
 		protocol.Op("Unsubscribe", func(ctx context.Context, in *snswire.UnsubscribeInput) (*protocol.NoOutput, error) {
-			return nil, svc.Unsubscribe(ctx, s.caller(ctx), in.SubscriptionArn)
+			return nil, svc.Unsubscribe(ctx, s.caller(ctx), sns.UnsubscribeParams{SubscriptionARN: in.SubscriptionArn,
+				Authenticated: requestFrom(ctx).accessKey != "", BaseURL: requestFrom(ctx).baseURL})
 		}),
 		protocol.Op("GetSubscriptionAttributes", func(ctx context.Context, in *snswire.GetSubscriptionAttributesInput) (*snswire.GetSubscriptionAttributesOutput, error) {
 			attrs, err := svc.GetSubscriptionAttributes(ctx, s.caller(ctx), in.SubscriptionArn)

@@ -88,6 +88,7 @@ func verifySignatureAt(tb testing.TB, m sqstypes.Message, base string) {
 var signedFields = map[string][]string{
 	"Notification":             {"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"},
 	"SubscriptionConfirmation": {"Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"},
+	"UnsubscribeConfirmation":  {"Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"},
 }
 
 // verifyBody is verifySignature of a message's body (an HTTP/S endpoint's

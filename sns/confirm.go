@@ -19,17 +19,18 @@ import (
 const tokenLifetime = 48 * time.Hour
 
 // confirmationToken makes the Token of a subscription's confirmation:
-// the subscription it confirms and when it expires, in hex, followed by an
-// HMAC of them under a key derived from the store's signing key, so that
-// every server of a shared store reads the tokens any of them made and no
-// one can forge one.
-func (s *Service) confirmationToken(ctx context.Context, sub *baton.Subscription) (string, error) {
+// the subscription it confirms and when it expires (and, for a token that
+// restores a deleted subscription, what restores it: restoreParts), in
+// hex, followed by an HMAC of them under a key derived from the store's
+// signing key, so that every server of a shared store reads the tokens any
+// of them made and no one can forge one.
+func (s *Service) confirmationToken(ctx context.Context, sub *baton.Subscription, restore ...string) (string, error) {
 	key, err := s.tokenKey(ctx)
 	if err != nil {
 		return "", err
 	}
-	payload := strings.Join([]string{sub.Region, sub.Account, sub.Topic, sub.ID,
-		strconv.FormatInt(s.clock.Now().Add(tokenLifetime).Unix(), 10)}, "\x00")
+	payload := strings.Join(append([]string{sub.Region, sub.Account, sub.Topic, sub.ID,
+		strconv.FormatInt(s.clock.Now().Add(tokenLifetime).Unix(), 10)}, restore...), "\x00")
 	return hex.EncodeToString([]byte(payload)) + hex.EncodeToString(tokenMAC(key, []byte(payload))), nil
 }
 
@@ -53,8 +54,8 @@ func (s *Service) tokenKey(ctx context.Context) ([]byte, error) {
 type ConfirmParams struct {
 	TopicARN string
 	Token    string
-	// AuthenticateOnUnsubscribe is taken and not enforced: Baton's
-	// UnsubscribeURL unsubscribes unsigned whatever it says.
+	// AuthenticateOnUnsubscribe "true" on a signed call makes the
+	// subscription refuse unsigned unsubscribes (unsubscribe.go).
 	AuthenticateOnUnsubscribe string
 	// Authenticated says the call was signed (a visit of the SubscribeURL
 	// is not).
@@ -76,20 +77,21 @@ func (s *Service) ConfirmSubscription(ctx context.Context, c Caller, p ConfirmPa
 	if _, err := s.parseTopicARN(c, "Topic", p.TopicARN); err != nil {
 		return "", invalidParameter("Topic")
 	}
-	sub, err := s.tokenSubscription(ctx, c, p.Token)
+	sub, restore, err := s.tokenSubscription(ctx, c, p.Token)
 	if err != nil {
 		return "", err
+	}
+	if restore {
+		return s.restoreSubscription(ctx, sub, p)
 	}
 	if !sub.Pending {
 		return SubscriptionARN(sub), nil
 	}
-	sub.Pending = false
-	if sub.Attributes == nil {
-		sub.Attributes = make(map[string]string)
+	if s.pendingExpired(sub) {
+		return "", invalidParameter("Token") // deleted at its deadline (unsubscribe.go)
 	}
-	// "true if the subscription confirmation request was authenticated"
-	// (AWS's SNS API reference, GetSubscriptionAttributes).
-	sub.Attributes["ConfirmationWasAuthenticated"] = strconv.FormatBool(p.Authenticated)
+	sub.Pending = false
+	markConfirmed(sub, p)
 	if err := s.store.SubscriptionUpdate(ctx, sub); errors.Is(err, baton.ErrNotFound) {
 		return "", invalidParameter("Token")
 	} else if err != nil {
@@ -99,43 +101,74 @@ func (s *Service) ConfirmSubscription(ctx context.Context, c Caller, p ConfirmPa
 	return SubscriptionARN(sub), nil
 }
 
-// tokenSubscription reads a token and loads the subscription it names.
-func (s *Service) tokenSubscription(ctx context.Context, c Caller, token string) (*baton.Subscription, error) {
+// markConfirmed records how a subscription was confirmed: "true if the
+// subscription confirmation request was authenticated" (AWS's SNS API
+// reference, GetSubscriptionAttributes), and whether unsigned unsubscribes
+// are refused from now on.
+func markConfirmed(sub *baton.Subscription, p ConfirmParams) {
+	if sub.Attributes == nil {
+		sub.Attributes = make(map[string]string)
+	}
+	sub.Attributes["ConfirmationWasAuthenticated"] = strconv.FormatBool(p.Authenticated)
+	delete(sub.Attributes, authOnUnsubscribe)
+	if p.Authenticated && strings.EqualFold(p.AuthenticateOnUnsubscribe, "true") {
+		sub.Attributes[authOnUnsubscribe] = "true"
+	}
+}
+
+// tokenSubscription reads a token and returns the subscription it names:
+// loaded from the store, or for a token restoring a deleted subscription
+// (restore true) as the token carries it.
+func (s *Service) tokenSubscription(ctx context.Context, c Caller, token string) (sub *baton.Subscription, restore bool, err error) {
 	raw, err := hex.DecodeString(token)
 	if err != nil || len(raw) <= sha256.Size {
-		return nil, baton.Errorf(baton.ErrSNSInvalidParameter, "Invalid token")
+		return nil, false, baton.Errorf(baton.ErrSNSInvalidParameter, "Invalid token")
 	}
 	payload, mac := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
 	key, err := s.tokenKey(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	parts := bytes.Split(payload, []byte{0})
-	if !hmac.Equal(mac, tokenMAC(key, payload)) || len(parts) != 5 {
-		return nil, invalidParameter("Token")
+	parts := strings.SplitN(string(payload), "\x00", 5+restoreParts)
+	if !hmac.Equal(mac, tokenMAC(key, payload)) || len(parts) != 5 && len(parts) != 5+restoreParts {
+		return nil, false, invalidParameter("Token")
 	}
-	if string(parts[0]) != s.region(c) {
-		return nil, invalidParameter("Topic")
+	if parts[0] != s.region(c) {
+		return nil, false, invalidParameter("Topic")
 	}
-	expiry, err := strconv.ParseInt(string(parts[4]), 10, 64)
+	expiry, err := strconv.ParseInt(parts[4], 10, 64)
 	if err != nil || !s.clock.Now().Before(time.Unix(expiry, 0)) {
-		return nil, invalidParameter("Token")
+		return nil, false, invalidParameter("Token")
 	}
-	sub, err := s.store.SubscriptionGet(ctx, string(parts[0]), string(parts[1]), string(parts[2]), string(parts[3]))
+	if len(parts) > 5 {
+		sub, err := restoredSubscription(parts)
+		return sub, true, err
+	}
+	sub, err = s.store.SubscriptionGet(ctx, parts[0], parts[1], parts[2], parts[3])
 	if errors.Is(err, baton.ErrNotFound) {
-		return nil, invalidParameter("Token")
+		return nil, false, invalidParameter("Token")
 	}
 	if err != nil {
-		return nil, storeErr(err, "get subscription")
+		return nil, false, storeErr(err, "get subscription")
 	}
-	return sub, nil
+	return sub, false, nil
 }
 
-// confirmation is a SubscriptionConfirmation as SNS posts it.
+// confirmation is a SubscriptionConfirmation, or an
+// UnsubscribeConfirmation, as SNS posts it: both have the same members.
 type confirmation struct {
+	// Type is SubscriptionConfirmation unless set.
+	Type                                              string
 	MessageID, Token, TopicARN, Message, SubscribeURL string
 	Timestamp                                         time.Time
 	SignatureVersion, Signature, SigningCertURL       string
+}
+
+func (m confirmation) kind() string {
+	if m.Type == "" {
+		return "SubscriptionConfirmation"
+	}
+	return m.Type
 }
 
 // stringToSign is what a confirmation's signature covers.
@@ -143,7 +176,7 @@ func (m confirmation) stringToSign() string {
 	var b strings.Builder
 	for _, kv := range [][2]string{{"Message", m.Message}, {"MessageId", m.MessageID}, {"SubscribeURL", m.SubscribeURL},
 		{"Timestamp", m.Timestamp.UTC().Format(timestampLayout)}, {"Token", m.Token}, {"TopicArn", m.TopicARN},
-		{"Type", "SubscriptionConfirmation"}} {
+		{"Type", m.kind()}} {
 		b.WriteString(kv[0] + "\n" + kv[1] + "\n")
 	}
 	return b.String()
@@ -153,7 +186,7 @@ func (m confirmation) stringToSign() string {
 func (m confirmation) body() []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	member(&b, "Type", "SubscriptionConfirmation", true)
+	member(&b, "Type", m.kind(), true)
 	member(&b, "MessageId", m.MessageID, true)
 	member(&b, "Token", m.Token, true)
 	member(&b, "TopicArn", m.TopicARN, true)
@@ -179,23 +212,13 @@ func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *bat
 		return err
 	}
 	topicARN := TopicARN(t.Region, t.Account, t.Name)
-	subscribeURL := baseURL + "/?Action=ConfirmSubscription&TopicArn=" + topicARN + "&Token=" + token
 	if !delivers(sub.Protocol) {
-		s.logConfirmation(sub, token, subscribeURL)
+		s.logConfirmation(sub, token, subscribeURL(baseURL, topicARN, token))
 		return nil
 	}
-	sig, err := s.signer(ctx)
+	m, err := s.signedConfirmation(ctx, t, confirmation{Token: token, Message: "You have chosen to subscribe to the topic " + topicARN +
+		".\nTo confirm the subscription, visit the SubscribeURL included in this message."}, baseURL)
 	if err != nil {
-		return err
-	}
-	m := confirmation{MessageID: newMessageID(), Token: token, TopicARN: topicARN,
-		Message: "You have chosen to subscribe to the topic " + topicARN +
-			".\nTo confirm the subscription, visit the SubscribeURL included in this message.",
-		SubscribeURL:     subscribeURL,
-		Timestamp:        s.clock.Now(),
-		SignatureVersion: signatureVersion(t),
-		SigningCertURL:   baseURL + "/" + sig.certName}
-	if m.Signature, err = sig.sign(m.stringToSign(), m.SignatureVersion); err != nil {
 		return err
 	}
 	if sub.Protocol == "sqs" {
@@ -203,6 +226,26 @@ func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *bat
 	}
 	return s.enqueue(ctx, job{Type: "SubscriptionConfirmation", Subscription: SubscriptionARN(sub), MessageID: m.MessageID,
 		TopicARN: topicARN}, string(m.body()))
+}
+
+// subscribeURL is the URL that confirms a token, unsigned.
+func subscribeURL(baseURL, topicARN, token string) string {
+	return baseURL + "/?Action=ConfirmSubscription&TopicArn=" + topicARN + "&Token=" + token
+}
+
+// signedConfirmation completes m (its Type, Token and Message set) for
+// topic t and signs it under the topic's SignatureVersion. baseURL is the
+// server's, which the SubscribeURL and SigningCertURL start with.
+func (s *Service) signedConfirmation(ctx context.Context, t *baton.Topic, m confirmation, baseURL string) (confirmation, error) {
+	sig, err := s.signer(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.MessageID, m.TopicARN = newMessageID(), TopicARN(t.Region, t.Account, t.Name)
+	m.SubscribeURL = subscribeURL(baseURL, m.TopicARN, m.Token)
+	m.Timestamp, m.SignatureVersion, m.SigningCertURL = s.clock.Now(), signatureVersion(t), baseURL+"/"+sig.certName
+	m.Signature, err = sig.sign(m.stringToSign(), m.SignatureVersion)
+	return m, err
 }
 
 // signatureVersion is the topic's SignatureVersion, 1 unless set.

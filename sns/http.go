@@ -47,7 +47,8 @@ const (
 // first line of its message in the internal queue, as JSON; the body
 // follows the newline as is.
 type job struct {
-	// Type is Notification or SubscriptionConfirmation.
+	// Type is Notification, SubscriptionConfirmation or
+	// UnsubscribeConfirmation, or PendingExpiry (unsubscribe.go).
 	Type         string `json:"type"`
 	Subscription string `json:"sub"`
 	MessageID    string `json:"id"`
@@ -58,6 +59,10 @@ type job struct {
 	Attempts int `json:"attempts,omitempty"`
 	// Attributes go with a raw notification to the dead-letter queue.
 	Attributes []MessageAttribute `json:"attrs,omitempty"`
+	// Endpoint and Protocol are an UnsubscribeConfirmation's, whose
+	// subscription is deleted.
+	Endpoint string `json:"endpoint,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // deliveries is the state of the HTTP/S delivery workers.
@@ -272,6 +277,10 @@ func (s *Service) attempt(ctx context.Context, m engine.ReceivedMessage) {
 		s.settle(ctx, m)
 		return
 	}
+	if j.Type == pendingExpiry {
+		s.expirePending(ctx, m, j) // unsubscribe.go
+		return
+	}
 	received, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	n := j.Attempts + max(received, 1) // this attempt, from 1
 	sub, t, err := s.deliveryTarget(ctx, j)
@@ -322,11 +331,12 @@ func (s *Service) attempt(ctx context.Context, m engine.ReceivedMessage) {
 
 // giveUp ends a delivery that will not be delivered: a notification goes
 // to the subscription's dead-letter queue (or is dropped, logged, without
-// one); a confirmation is dropped, logged.
+// one); a confirmation is dropped, logged (Subscribe again resends a
+// SubscriptionConfirmation).
 func (s *Service) giveUp(ctx context.Context, m engine.ReceivedMessage, j job, sub *baton.Subscription, body, why string) {
 	if j.Type != "Notification" {
-		s.log.Warn("sns: a subscription confirmation could not be delivered; it is dropped (Subscribe again to resend it)",
-			"subscription", j.Subscription, "endpoint", sub.Endpoint, "reason", why)
+		s.log.Warn("sns: a "+j.Type+" could not be delivered; it is dropped", "subscription", j.Subscription,
+			"endpoint", sub.Endpoint, "reason", why)
 		s.settle(ctx, m)
 		return
 	}
@@ -354,6 +364,9 @@ func (s *Service) settle(ctx context.Context, m engine.ReceivedMessage) {
 // deliveryTarget loads a delivery's subscription and topic; nil if either
 // is gone.
 func (s *Service) deliveryTarget(ctx context.Context, j job) (*baton.Subscription, *baton.Topic, error) {
+	if j.Type == unsubscribeConfirmation {
+		return s.farewellTarget(ctx, j) // unsubscribe.go
+	}
 	i := strings.LastIndexByte(j.Subscription, ':')
 	parts := strings.Split(j.Subscription[:max(i, 0)], ":")
 	if i < 0 || len(parts) != 6 {
@@ -407,9 +420,10 @@ func (s *Service) post(ctx context.Context, endpoint string, j job, body, conten
 	h["x-amz-sns-message-type"] = []string{j.Type}
 	h["x-amz-sns-message-id"] = []string{j.MessageID}
 	h["x-amz-sns-topic-arn"] = []string{j.TopicARN}
-	if j.Type == "Notification" {
+	if j.Type != "SubscriptionConfirmation" {
 		h["x-amz-sns-subscription-arn"] = []string{j.Subscription}
-	} else {
+	}
+	if j.Type != "Notification" {
 		contentType = defaultContentType
 	}
 	if j.Raw {

@@ -65,7 +65,8 @@ func (s *Service) ExportTopics(ctx context.Context, account, region string) ([]T
 		}
 		st := TopicState{Region: t.Region, Name: t.Name, Attributes: t.Attributes, Tags: t.Tags, Subscriptions: make([]SubscriptionState, 0, len(subs))}
 		for _, sub := range subs {
-			st.Subscriptions = append(st.Subscriptions, SubscriptionState{Protocol: sub.Protocol, Endpoint: sub.Endpoint, Attributes: sub.Attributes})
+			st.Subscriptions = append(st.Subscriptions, SubscriptionState{Protocol: sub.Protocol, Endpoint: sub.Endpoint,
+				Attributes: settableAttributes(sub.Attributes)})
 		}
 		out = append(out, st)
 	}

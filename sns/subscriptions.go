@@ -72,11 +72,24 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 		if err != nil {
 			return "", err
 		}
+		if old != nil && s.pendingExpired(old) {
+			// Deleted at its deadline, as far as anyone can tell: its
+			// expiry job may not have run yet.
+			if err := s.store.SubscriptionDelete(ctx, old.Region, old.Account, old.Topic, old.ID); err != nil && !errors.Is(err, baton.ErrNotFound) {
+				return "", storeErr(err, "delete subscription")
+			}
+			old = nil
+		}
 		if old != nil {
 			if !sameSubscriptionAttributes(old.Attributes, attrs) {
 				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
 			}
 			return s.subscribed(ctx, t, old, p)
+		}
+		if sub.Pending {
+			if err := s.schedulePendingExpiry(ctx, sub); err != nil { // unsubscribe.go
+				return "", err
+			}
 		}
 		err = s.store.SubscriptionCreate(ctx, sub)
 		switch {
@@ -231,19 +244,6 @@ func (s *Service) subscription(ctx context.Context, c Caller, arn string) (*bato
 	return sub, nil
 }
 
-// Unsubscribe deletes a subscription; one that does not exist is deleted
-// already, as AWS answers.
-func (s *Service) Unsubscribe(ctx context.Context, c Caller, arn string) error {
-	t, id, err := s.parseSubscriptionARN(c, arn)
-	if err != nil || t.account != c.Account {
-		return err
-	}
-	if err := s.store.SubscriptionDelete(ctx, t.region, t.account, t.name, id); err != nil && !errors.Is(err, baton.ErrNotFound) {
-		return storeErr(err, "delete subscription")
-	}
-	return nil
-}
-
 // GetSubscriptionAttributes returns a subscription's attributes as AWS
 // renders those of a confirmed sqs subscription.
 func (s *Service) GetSubscriptionAttributes(ctx context.Context, c Caller, arn string) (map[string]string, error) {
@@ -263,6 +263,7 @@ func (s *Service) GetSubscriptionAttributes(ctx context.Context, c Caller, arn s
 		"TopicArn":                     TopicARN(sub.Region, sub.Account, sub.Topic),
 	}
 	maps.Copy(out, sub.Attributes)
+	delete(out, authOnUnsubscribe) // Baton's, not AWS's
 	showFilterAttributes(out)
 	if err := s.confirmationAttributes(ctx, sub, out); err != nil {
 		return nil, err
