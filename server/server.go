@@ -419,7 +419,11 @@ func (s *Server) call(ctx context.Context, op protocol.Operation, in any, reqID 
 	out, err := op.Call(ctx, in)
 	s.metrics.observe(op.Name, err, clock.Now().Sub(start))
 	if err != nil {
-		if e := baton.AsError(err); e.Code == baton.ErrInternal {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The client hung up (a worker stopping mid long poll): it
+			// reads no answer, and nothing here failed.
+			s.log.Debug("request abandoned by its client", "request_id", reqID, "action", op.Name, "err", err)
+		} else if e := baton.AsError(err); e.Code == baton.ErrInternal {
 			s.log.Error("internal error", "request_id", reqID, "action", op.Name, "err", err)
 		} else if e.Code == baton.ErrServiceUnavailable {
 			s.unavailable.note(reqID, op.Name, err)

@@ -2,13 +2,18 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/protocol"
+	"github.com/baton-sqs/baton/store/memstore"
 )
 
 // An outage under load logs a line every unavailableEvery with the count
@@ -55,5 +60,34 @@ func TestReadinessLogged(t *testing.T) {
 		if !strings.Contains(lines[i], want) {
 			t.Errorf("line %d = %s, want %s", i+1, lines[i], want)
 		}
+	}
+}
+
+// A call whose client hung up (its context cancelled) is not an internal
+// error: nothing failed, and nobody reads the answer.
+func TestAbandonedCallNotAnInternalError(t *testing.T) {
+	var buf bytes.Buffer
+	eng, err := engine.New(engine.Config{Store: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Engine: eng, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	op := protocol.Operation{Name: "ReceiveMessage", Call: func(ctx context.Context, _ any) (any, error) {
+		<-ctx.Done()
+		return nil, fmt.Errorf("receive messages: %w", ctx.Err())
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.call(ctx, op, nil, "r1"); err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(buf.String(), "ERROR") {
+		t.Errorf("an abandoned call logged as an error:\n%s", buf.String())
+	}
+	// The same error from a call whose client is still there is one.
+	op.Call = func(context.Context, any) (any, error) { return nil, fmt.Errorf("receive messages: %w", context.Canceled) }
+	s.call(context.Background(), op, nil, "r2")
+	if !strings.Contains(buf.String(), `level=ERROR msg="internal error" request_id=r2`) {
+		t.Errorf("a failed call with its client there is not logged as an internal error:\n%s", buf.String())
 	}
 }
