@@ -85,7 +85,9 @@ func TestAbandonedCallNotAnInternalError(t *testing.T) {
 		t.Errorf("an abandoned call logged as an error:\n%s", buf.String())
 	}
 	// The same error from a call whose client is still there is one.
-	op.Call = func(context.Context, any) (any, error) { return nil, fmt.Errorf("receive messages: %w", context.Canceled) }
+	op.Call = func(context.Context, any) (any, error) {
+		return nil, fmt.Errorf("receive messages: %w", context.Canceled)
+	}
 	s.call(context.Background(), op, nil, "r2")
 	if !strings.Contains(buf.String(), `level=ERROR msg="internal error" request_id=r2`) {
 		t.Errorf("a failed call with its client there is not logged as an internal error:\n%s", buf.String())
