@@ -207,7 +207,7 @@ func (s *Service) logPolicyWarning(sub *baton.Subscription, queueARN, text strin
 	p.logged[key] = now
 	delete(p.suppressed, key)
 	p.mu.Unlock()
-	s.log.Warn("sns: a copy was delivered that AWS would not deliver, or might not: see the queue's Policy (--sns-queue-policies enforce refuses it)",
+	s.log.Warn("sns: a copy was delivered that AWS would not deliver, or might not: see the queue's Policy",
 		"subscription", SubscriptionARN(sub), "queue", queueARN, "reason", text, "same_warnings_not_logged", left, "mode", s.QueuePolicyMode().String())
 }
 
