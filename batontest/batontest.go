@@ -57,6 +57,7 @@ type config struct {
 	fake      *clock.Fake
 	creds     []sigv4.Credential
 	longPolls int
+	policies  sns.QueuePolicyMode
 }
 
 // WithEmbedded makes the server keep its queues in the embedded durable
@@ -110,6 +111,13 @@ func WithAccountCredentials(account, accessKeyID, secretAccessKey string) Option
 // with RequestThrottled. A negative n means no bound. Every client of a
 // test server has the address 127.0.0.1.
 func WithMaxLongPollsPerClient(n int) Option { return func(c *config) { c.longPolls = n } }
+
+// WithSNSQueuePolicies sets what SNS does with a subscribed queue whose
+// Policy does not let the topic send, as baton serve's
+// --sns-queue-policies does: sns.QueuePoliciesWarn (the default) delivers
+// and notes that AWS would not, sns.QueuePoliciesEnforce refuses the copy
+// as AWS does, sns.QueuePoliciesOff delivers without a word.
+func WithSNSQueuePolicies(m sns.QueuePolicyMode) Option { return func(c *config) { c.policies = m } }
 
 // Server is a Baton server running in the test's process, listening on a
 // free port of 127.0.0.1. Its methods are safe for concurrent use.
@@ -186,6 +194,9 @@ func (s *Server) start(c config) error {
 		return err
 	}
 	s.sns = sns.ForStore(s.engine, s.store, nil)
+	if s.sns != nil {
+		s.sns.SetQueuePolicyMode(c.policies)
+	}
 	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls, SNS: s.sns}
 	if len(c.creds) > 0 {
 		// The verifier reads the server's clock, so that the clients' own

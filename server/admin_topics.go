@@ -46,6 +46,12 @@ type SubscriptionJSON struct {
 	Raw          bool   `json:"raw"`
 	FilterPolicy string `json:"filter_policy,omitempty"`
 	Pending      bool   `json:"pending"`
+	// QueuePolicy is Baton's note, for an sqs subscription, that its
+	// queue's Policy does not let the topic send (AWS would not deliver
+	// the copies, or Baton refuses them with --sns-queue-policies
+	// enforce), or that Baton cannot tell; "" when it does. AWS's
+	// GetSubscriptionAttributes has no such attribute.
+	QueuePolicy string `json:"queue_policy,omitempty"`
 }
 
 // PublishJSON is where one publish went.
@@ -73,6 +79,9 @@ type OutcomeJSON struct {
 	Outcome      string `json:"outcome"`
 	Policy       string `json:"policy,omitempty"`
 	Reason       string `json:"reason,omitempty"`
+	// Warning is Baton's note on a delivered copy that AWS would not have
+	// delivered it, or might not have (the queue's Policy).
+	Warning string `json:"warning,omitempty"`
 }
 
 func (s *Server) viewTopics(r *http.Request) (any, error) {
@@ -143,7 +152,8 @@ func (s *Server) topicJSON(ctx context.Context, c sns.Caller, arn string) (Topic
 			}
 			t.Subscriptions = append(t.Subscriptions, SubscriptionJSON{ARN: sub.SubscriptionARN, Protocol: sub.Protocol,
 				Endpoint: sub.Endpoint, Queue: queueOfARN(sub.Protocol, sub.Endpoint), Raw: attrs["RawMessageDelivery"] == "true",
-				FilterPolicy: attrs["FilterPolicy"], Pending: attrs["PendingConfirmation"] == "true"})
+				FilterPolicy: attrs["FilterPolicy"], Pending: attrs["PendingConfirmation"] == "true",
+				QueuePolicy: s.sns.QueuePolicyNote(ctx, c, sub.SubscriptionARN)})
 		}
 		if next = token; next == "" {
 			return t, nil
@@ -168,7 +178,7 @@ func publishJSON(p sns.PublishRecord) PublishJSON {
 		Delivered: p.Delivered, Filtered: p.Filtered, Failed: p.Failed, Copies: p.Copies, Outcomes: make([]OutcomeJSON, 0, len(p.Outcomes))}
 	for _, o := range p.Outcomes {
 		out.Outcomes = append(out.Outcomes, OutcomeJSON{Subscription: o.Subscription, Endpoint: o.Endpoint,
-			Queue: queueOfARN(o.Protocol, o.Endpoint), Outcome: string(o.Kind), Policy: o.Policy, Reason: o.Reason})
+			Queue: queueOfARN(o.Protocol, o.Endpoint), Outcome: string(o.Kind), Policy: o.Policy, Reason: o.Reason, Warning: o.Warning})
 	}
 	return out
 }

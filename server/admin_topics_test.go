@@ -46,7 +46,8 @@ func TestAdminTopicsView(t *testing.T) {
 	if !home.Served || len(home.Topics) != 1 || home.Topics[0].Name != "home" || home.Topics[0].Publishes != 1 || home.Topics[0].Delivered != 1 {
 		t.Fatalf("topics view = %+v, want home with 1 publish delivered once", home)
 	}
-	want := server.SubscriptionJSON{ARN: sub, Protocol: "sqs", Endpoint: snsQueueARN("home-q"), Queue: "home-q", Raw: true}
+	want := server.SubscriptionJSON{ARN: sub, Protocol: "sqs", Endpoint: snsQueueARN("home-q"), Queue: "home-q", Raw: true,
+		QueuePolicy: "AWS would not deliver its copies: the queue has no Policy, and only a Policy statement lets sns.amazonaws.com sqs:SendMessage to it"}
 	if got := home.Topics[0].Subscriptions; len(got) != 1 || got[0] != want {
 		t.Errorf("home's subscriptions = %+v, want %+v", got, want)
 	}

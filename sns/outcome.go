@@ -41,6 +41,10 @@ type CopyOutcome struct {
 	Policy string
 	// Reason is, for Failed, why the copy was not delivered.
 	Reason string
+	// Warning is, for Delivered, Baton's note that AWS would not have
+	// delivered the copy, or might not have: the queue's Policy does not
+	// allow the topic (queuepolicy.go). AWS has no such note.
+	Warning string
 }
 
 func outcomeOf(sub *baton.Subscription, kind CopyKind) CopyOutcome {

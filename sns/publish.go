@@ -293,9 +293,14 @@ func (s *Service) deliverTo(ctx context.Context, pub *publication, sub *baton.Su
 	}
 	q, _ := engine.QueueRefOfARN(sub.Endpoint) // checked at Subscribe
 	send := s.copyFor(pub, sub)
+	policy := s.checkQueuePolicy(ctx, sub, q, sub.Endpoint) // what AWS would do with the queue's Policy (queuepolicy.go)
+	if policy.refuse != "" {
+		pub.note(failed(sub, policy.refuse))
+		return s.undeliverable(ctx, sub, pub.id, send, policy.refuse)
+	}
 	_, err := s.engine.SendMessage(ctx, q, send)
 	if err == nil {
-		pub.note(delivered(sub))
+		pub.note(policy.annotate(delivered(sub)))
 		return Delivered, nil
 	}
 	pub.note(failed(sub, err.Error()))

@@ -35,6 +35,10 @@ type Service struct {
 	// seen keeps the recent publishes and the per-topic counts
 	// (outcome.go).
 	seen seen
+
+	// queuePolicies is what the fan-out does with a queue's Policy
+	// (queuepolicy.go).
+	queuePolicies queuePolicies
 }
 
 // Caller is who makes a request and where: the region it is for ("" is the

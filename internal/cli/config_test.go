@@ -234,6 +234,7 @@ func TestConfigFlagChecks(t *testing.T) {
 		{nil, []string{"--durability", "bogus"}, "--durability: "},
 		{[]string{"BATON_SECRET_ACCESS_KEY=********"}, []string{"--access-key-id", "AKIDX"}, "BATON_SECRET_ACCESS_KEY: "},
 		{nil, []string{"--max-long-polls-per-client", "0"}, "--max-long-polls-per-client: 0 would allow no long poll"},
+		{nil, []string{"--sns-queue-policies", "strict"}, `--sns-queue-policies: "strict" is not a queue policy mode (off, warn or enforce)`},
 	} {
 		args := append([]string{"serve", "--store", "memory", "--print-config"}, tc.args...)
 		r := runCLI(t, cliEnv(t, tc.env...), nil, args...)
@@ -263,6 +264,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad-bool", `1: allow-anonymous: "maybe" is not true or false`},
 		{"bad-account", `1: account-id: "1234" is not an account id (12 digits)`},
 		{"bad-durability", `2: durability: unknown durability "eventually": want full or relaxed`},
+		{"bad-sns-queue-policies", `2: sns-queue-policies: "on" is not a queue policy mode (off, warn or enforce)`},
 		{"bad-attribute-value", `5: queue jobs: InvalidAttributeValue: Invalid value for the parameter VisibilityTimeout.`},
 		{"unknown-attribute", `5: queue jobs: InvalidAttributeName: Unknown Attribute Colour.`},
 		{"bad-queue-name", `3: queue no spaces please: InvalidParameterValue`},

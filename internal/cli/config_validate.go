@@ -103,7 +103,8 @@ var settingChecks = map[string]func(string) error{
 		}
 		return nil
 	},
-	"secret-access-key": checkNotMask,
+	"secret-access-key":  checkNotMask,
+	"sns-queue-policies": checkQueuePolicies,
 	"max-long-polls-per-client": func(v string) error {
 		if v == "0" { // the server would take 0 for its default, 100
 			return fmt.Errorf("0 would allow no long poll; give a bound above 0, or a negative number for none")

@@ -76,6 +76,10 @@ type ServeConfig struct {
 	Topics []TopicConfig
 	// Import is an export file loaded at start-up (importAtStart).
 	Import string
+	// SNSQueuePolicies is what SNS does with a queue whose Policy does not
+	// let the topic send: off, warn (the default) or enforce
+	// (sns.ParseQueuePolicyMode).
+	SNSQueuePolicies string
 	// Credentials are keys from the --config file, each with its account.
 	Credentials []sigv4.Credential
 	// Logs receives the server's log lines (standard error by default).
@@ -140,6 +144,8 @@ func serveCommand() *cobra.Command {
 		"long polls one client (access key; unsigned: account and address) may have waiting at once; more get RequestThrottled (negative: no bound)")
 	f.StringVar(&cfg.TrustProxy, "trust-proxy", "",
 		"proxies (load balancers) whose X-Forwarded-For header names the client: addresses or CIDR prefixes, comma separated")
+	f.StringVar(&cfg.SNSQueuePolicies, "sns-queue-policies", "warn",
+		"what SNS does with a subscribed queue whose Policy does not let the topic send (AWS delivers nothing to it): warn (deliver, and note and log that AWS would not), enforce (do not deliver, as AWS: to the subscription's dead-letter queue) or off (deliver, say nothing)")
 	f.StringVar(&cfg.Import, "import", "", "export file (baton export) whose queues and messages to load at start-up, unless the store holds one of its queues")
 	addConfigFlags(f)
 	return cmd
@@ -277,6 +283,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	}
 	snsService := sns.ForStore(eng, store, log)
 	defer snsService.Close() // HTTP/S deliveries stop before the store closes
+	if err := setQueuePolicies(snsService, cfg.SNSQueuePolicies); err != nil {
+		return err
+	}
 	if err := createTopics(ctx, eng, snsService, cfg.Topics, cfg.AccountID, log); err != nil {
 		return err
 	}

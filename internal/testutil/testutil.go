@@ -18,6 +18,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/protocol/sigv4"
+	"github.com/baton-sqs/baton/sns"
 )
 
 // Epoch is the fake clock's starting time in tests.
@@ -54,6 +55,9 @@ type Options struct {
 	// tests in which time must pass by itself (load tests whose leases
 	// lapse). Server.Clock is then nil.
 	Clock clock.Clock
+	// SNSQueuePolicies is batontest.WithSNSQueuePolicies' mode (the zero
+	// value is the default, sns.QueuePoliciesWarn).
+	SNSQueuePolicies sns.QueuePolicyMode
 }
 
 // StartServer starts a server with batontest on 127.0.0.1:0 with a fake
@@ -82,6 +86,7 @@ func StartServer(tb testing.TB, opts ...Options) *Server {
 	if o.MaxLongPollsPerClient != 0 {
 		bo = append(bo, batontest.WithMaxLongPollsPerClient(o.MaxLongPollsPerClient))
 	}
+	bo = append(bo, batontest.WithSNSQueuePolicies(o.SNSQueuePolicies))
 	bt := batontest.New(tb, bo...)
 	return &Server{URL: bt.URL(), Clock: bt.Clock(), Engine: bt.Engine(), Client: bt.Client(), bt: bt}
 }

@@ -60,6 +60,11 @@ func TestBrowserTopicsPage(t *testing.T) {
 	if !eval[bool](t, ctx, row+`.querySelector('.subs a[href="/ui/queues/billing"]') !== null`) {
 		t.Error("the billing subscription does not link to the queue's page")
 	}
+	// No queue has a Policy letting the topic send: each is marked, with
+	// Baton's note on hover (--sns-queue-policies warn, the default).
+	if got := eval[string](t, ctx, row+`.querySelector('li[data-endpoint$=":billing"] .queue-policy').title`); !strings.HasPrefix(got, "AWS would not deliver its copies: the queue has no Policy") {
+		t.Errorf("billing's queue-policy mark = %q, want AWS's refusal on hover", got)
+	}
 	for label, want := range map[string]string{"Delivered": "2", "Filtered": "1", "Failed": "1"} {
 		if got := eval[string](t, ctx, row+`.querySelector('td[data-label="`+label+`"]').textContent`); got != want {
 			t.Errorf("orders %s = %q, want %s", label, got, want)
@@ -75,8 +80,8 @@ func TestBrowserTopicsPage(t *testing.T) {
 		return eval[string](t, ctx, pub+`.querySelector('li[data-queue="`+queue+`"]').innerText`)
 	}
 	for _, q := range []string{"billing", "audit"} {
-		if got := outcome(q); !strings.HasPrefix(got, "delivered "+q) {
-			t.Errorf("outcome for %s = %q, want delivered", q, got)
+		if got := outcome(q); !strings.HasPrefix(got, "delivered "+q) || !strings.Contains(got, "queue policy AWS would not deliver this copy: the queue has no Policy") {
+			t.Errorf("outcome for %s = %q, want delivered, with the note that AWS would not deliver it", q, got)
 		}
 	}
 	if got := outcome("gone"); !strings.HasPrefix(got, "failed gone") || !strings.Contains(got, "QueueDoesNotExist") {

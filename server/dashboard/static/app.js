@@ -1420,7 +1420,8 @@
         s.queue ? el('a', { href: queueHref(s.queue), text: s.queue }) : el('span', { class: 'mono', text: s.protocol + ' ' + s.endpoint }),
         ' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' }),
         s.filter_policy ? [' ', el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' })] : null,
-        s.pending ? [' ', el('span', { class: 'badge warn', text: 'pending confirmation' })] : null)));
+        s.pending ? [' ', el('span', { class: 'badge warn', text: 'pending confirmation' })] : null,
+        s.queue_policy ? [' ', el('span', { class: 'badge warn queue-policy', title: s.queue_policy, text: 'queue policy' })] : null)));
     });
   }
 
@@ -1433,7 +1434,8 @@
       return el('li', { 'data-outcome': o.outcome, 'data-queue': o.queue || '' },
         el('span', { class: 'badge ' + cls, text }), ' ', target,
         o.policy ? el('span', { class: 'muted' }, ' by the policy ', el('code', { text: o.policy })) : null,
-        o.reason ? el('span', { class: 'muted', text: ': ' + o.reason }) : null);
+        o.reason ? el('span', { class: 'muted', text: ': ' + o.reason }) : null,
+        o.warning ? el('div', { class: 'policy-note' }, el('span', { class: 'badge warn', text: 'queue policy' }), ' ', el('span', { class: 'muted', text: o.warning })) : null);
     })) : el('span', { class: 'muted', text: 'no subscription took a copy' });
     const more = p.copies - p.outcomes.length;
     return el('tr', { 'data-message': p.message_id },

@@ -1,0 +1,83 @@
+package sns_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/sns"
+	"github.com/baton-sqs/baton/store/memstore"
+)
+
+// syncBuffer is a log destination safe for the fan-out's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) count(s string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Count(w.b.String(), s)
+}
+
+// TestQueuePolicyWarningRateLimited: warn mode logs a subscription's
+// warning once every ten minutes, and the next line says how many it left
+// out; each publish's record still carries the warning.
+func TestQueuePolicyWarningRateLimited(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	eng, err := engine.New(engine.Config{Store: st, Clock: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	logs := &syncBuffer{}
+	svc := sns.ForStore(eng, st, slog.New(slog.NewTextHandler(logs, nil)))
+	t.Cleanup(svc.Close)
+	c, ctx := sns.Caller{Account: "000000000000"}, context.Background()
+	if _, err := eng.CreateQueue(ctx, engine.CreateQueueParams{Account: c.Account, Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	topic, err := svc.CreateTopic(ctx, c, sns.CreateTopicParams{Name: "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Subscribe(ctx, c, sns.SubscribeParams{TopicARN: topic, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:q"}); err != nil {
+		t.Fatal(err)
+	}
+	publish := func() {
+		t.Helper()
+		if _, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: "m"}); err != nil {
+			t.Fatal(err)
+		}
+		if r := svc.RecentPublishes(c.Account, "")[0]; r.Delivered != 1 || !strings.HasPrefix(r.Outcomes[0].Warning, "AWS would not deliver this copy") {
+			t.Errorf("record = %+v, want delivered with the warning", r)
+		}
+	}
+	const line = "sns: a copy was delivered that AWS would not deliver"
+	for range 3 {
+		publish()
+	}
+	if got := logs.count(line); got != 1 {
+		t.Errorf("after 3 publishes within a minute: %d warning lines, want 1", got)
+	}
+	fake.Advance(10 * time.Minute)
+	publish()
+	if got := logs.count(line); got != 2 || logs.count("same_warnings_not_logged=2") != 1 {
+		t.Errorf("ten minutes on: %d warning lines (want 2), the second saying 2 were left out:\n%s", got, logs.b.String())
+	}
+}
