@@ -21,9 +21,3 @@ func RecordFiltered(s *Service, topicARN, messageID string, subs []*baton.Subscr
 	}
 	s.seen.record(pub, nil)
 }
-
-// SetQuotas lowers the Service's quotas: filter policies per topic and per
-// account, subscriptions per FIFO topic.
-func SetQuotas(s *Service, perTopic, perAccount, fifo int) {
-	s.quota = &quotas{filterPerTopic: perTopic, filterPerAccount: perAccount, fifoSubscriptions: fifo}
-}

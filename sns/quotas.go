@@ -23,13 +23,6 @@ const (
 	maxFIFOSubscriptions = 100
 )
 
-// quotas are the limits a Service enforces; tests lower them.
-type quotas struct {
-	filterPerTopic, filterPerAccount, fifoSubscriptions int
-}
-
-var defaultQuotas = quotas{maxFilterPoliciesPerTopic, maxFilterPoliciesPerAccount, maxFIFOSubscriptions}
-
 // checkNewSubscription refuses a new subscription of topic t with attrs
 // past AWS's quotas: a FIFO topic's subscriptions, and the topic's and the
 // account's filter policies (AWS counts a policy only when one is set:
@@ -43,14 +36,13 @@ func (s *Service) checkNewSubscription(ctx context.Context, t *baton.Topic, attr
 	if err != nil {
 		return err
 	}
-	q := s.limits()
-	if isFIFO(t) && n.topic >= q.fifoSubscriptions {
+	if isFIFO(t) && n.topic >= maxFIFOSubscriptions {
 		// AWS's text is not known; the code and status are the model's.
 		return baton.Errorf(baton.ErrSNSSubscriptionLimitExceeded,
-			"Subscription limit exceeded: a FIFO topic can have at most %d subscriptions", q.fifoSubscriptions)
+			"Subscription limit exceeded: a FIFO topic can have at most %d subscriptions", maxFIFOSubscriptions)
 	}
 	if policy {
-		return n.policyQuota(q)
+		return n.policyQuota()
 	}
 	return nil
 }
@@ -62,7 +54,7 @@ func (s *Service) checkAddedFilterPolicy(ctx context.Context, t *baton.Topic, id
 	if err != nil {
 		return err
 	}
-	return n.policyQuota(s.limits())
+	return n.policyQuota()
 }
 
 // subscriptionCounts are the subscriptions of a topic, and those with a
@@ -99,22 +91,14 @@ func (s *Service) countSubscriptions(ctx context.Context, t *baton.Topic, except
 // policyQuota refuses one more filter policy past the quotas. AWS's texts
 // are not known; the code and status are the model's
 // (FilterPolicyLimitExceeded, 403).
-func (n subscriptionCounts) policyQuota(q quotas) error {
+func (n subscriptionCounts) policyQuota() error {
 	switch {
-	case n.topicPolicies >= q.filterPerTopic:
+	case n.topicPolicies >= maxFilterPoliciesPerTopic:
 		return baton.Errorf(baton.ErrSNSFilterPolicyLimitExceeded,
-			"Filter policy limit exceeded: a topic can have at most %d subscriptions with a filter policy", q.filterPerTopic)
-	case n.accountPolicies >= q.filterPerAccount:
+			"Filter policy limit exceeded: a topic can have at most %d subscriptions with a filter policy", maxFilterPoliciesPerTopic)
+	case n.accountPolicies >= maxFilterPoliciesPerAccount:
 		return baton.Errorf(baton.ErrSNSFilterPolicyLimitExceeded,
-			"Filter policy limit exceeded: an account can have at most %d subscriptions with a filter policy in a region", q.filterPerAccount)
+			"Filter policy limit exceeded: an account can have at most %d subscriptions with a filter policy in a region", maxFilterPoliciesPerAccount)
 	}
 	return nil
-}
-
-// limits are the quotas in force: AWS's, unless a test set others.
-func (s *Service) limits() quotas {
-	if s.quota == nil {
-		return defaultQuotas
-	}
-	return *s.quota
 }

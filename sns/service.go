@@ -39,9 +39,6 @@ type Service struct {
 	// queuePolicies is what the fan-out does with a queue's Policy
 	// (queuepolicy.go).
 	queuePolicies queuePolicies
-
-	// quota, if set, replaces AWS's quotas (quotas.go) in tests.
-	quota *quotas
 }
 
 // Caller is who makes a request and where: the region it is for ("" is the
