@@ -95,7 +95,8 @@ func (s *arraySearch) fields(n *filterNode, i int, prefix string, ch choice, k f
 // eachValue goes on with k for each value at path that c matches and that
 // is consistent with ch, once per distinct set of array elements.
 func (s *arraySearch) eachValue(c condition, path string, ch choice, k func(choice) bool) bool {
-	tried := map[string]bool{}
+	var tried map[string]bool // by positions; outside arrays, triedFree
+	triedFree := false
 	for _, v := range s.body[path] {
 		if s.steps++; s.steps > maxArraySteps {
 			return false
@@ -103,11 +104,21 @@ func (s *arraySearch) eachValue(c condition, path string, ch choice, k func(choi
 		if !consistent(ch.bound, v.in) || !c.matches([]leaf{v}) {
 			continue
 		}
-		key := positionsKey(v.in)
-		if tried[key] {
-			continue
+		if len(v.in) == 0 {
+			if triedFree {
+				continue
+			}
+			triedFree = true
+		} else {
+			key := positionsKey(v.in)
+			if tried[key] {
+				continue
+			}
+			if tried == nil {
+				tried = map[string]bool{}
+			}
+			tried[key] = true
 		}
-		tried[key] = true
 		if k(choice{bound: bind(ch.bound, v.in), pending: ch.pending}) {
 			return true
 		}

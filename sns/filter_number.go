@@ -34,6 +34,9 @@ const errNumberBounds = "Value must be between -1.0E9 and 1.0E9, inclusive"
 // number within the bounds. Messages' numbers beyond the bounds match no
 // numeric condition.
 func fixedNumber(lit string) (int64, bool) {
+	if n, ok, plain := fixedDecimal(lit); plain {
+		return n, ok
+	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(lit), 64)
 	if (err != nil && !errors.Is(err, strconv.ErrRange)) || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 2*numberBound {
 		return 0, false
@@ -45,6 +48,33 @@ func fixedNumber(lit string) (int64, bool) {
 	r.Mul(r, big.NewRat(numberScale, 1))
 	// Euclidean division by a positive denominator rounds down.
 	return new(big.Int).Div(r.Num(), r.Denom()).Int64(), true
+}
+
+// fixedDecimal is fixedNumber for a plain decimal ("-12.345"), by its
+// digits alone; plain is false for any other form.
+func fixedDecimal(lit string) (n int64, ok, plain bool) {
+	digits, neg := strings.CutPrefix(lit, "-")
+	whole, frac, _ := strings.Cut(digits, ".")
+	if whole == "" || len(whole) > 10 || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
+		return 0, false, false
+	}
+	kept, rest := frac, ""
+	if len(frac) > 5 {
+		kept, rest = frac[:5], frac[5:]
+	}
+	n, err := strconv.ParseInt(whole+kept+strings.Repeat("0", 5-len(kept)), 10, 64)
+	if err != nil {
+		return 0, false, false
+	}
+	cut := strings.Trim(rest, "0") != "" // digits rounded away
+	if neg {
+		n = -n
+		if cut {
+			n-- // rounded down
+		}
+	}
+	const limit = numberBound * numberScale
+	return n, -limit <= n && (n < limit || n == limit && !cut), true
 }
 
 // exactNumber is the literal's exact value when it is a plain decimal with
