@@ -23,6 +23,12 @@ const (
 	// ErrSNSAuthorization is a caller denied an action, such as an
 	// unsigned unsubscribe of a subscription that requires a signature.
 	ErrSNSAuthorization ErrorCode = "SNS.AuthorizationError"
+	// ErrSNSFilterPolicyLimitExceeded is a filter policy past a topic's or
+	// an account's quota.
+	ErrSNSFilterPolicyLimitExceeded ErrorCode = "SNS.FilterPolicyLimitExceeded"
+	// ErrSNSSubscriptionLimitExceeded is a subscription past a topic's
+	// quota.
+	ErrSNSSubscriptionLimitExceeded ErrorCode = "SNS.SubscriptionLimitExceeded"
 	// The PublishBatch refusals of a whole request.
 	ErrSNSEmptyBatchRequest            ErrorCode = "SNS.EmptyBatchRequest"
 	ErrSNSTooManyEntriesInBatchRequest ErrorCode = "SNS.TooManyEntriesInBatchRequest"
@@ -43,6 +49,9 @@ var snsErrors = map[ErrorCode]ErrorSpec{
 	ErrSNSResourceNotFound:      {nsSNS, "ResourceNotFound", http.StatusNotFound, false, ""},
 	ErrSNSTagLimitExceeded:      {nsSNS, "TagLimitExceeded", http.StatusBadRequest, false, ""},
 	ErrSNSAuthorization:         {nsSNS, "AuthorizationError", http.StatusForbidden, false, ""},
+
+	ErrSNSFilterPolicyLimitExceeded: {nsSNS, "FilterPolicyLimitExceeded", http.StatusForbidden, false, ""},
+	ErrSNSSubscriptionLimitExceeded: {nsSNS, "SubscriptionLimitExceeded", http.StatusForbidden, false, ""},
 
 	ErrSNSEmptyBatchRequest:            {nsSNS, "EmptyBatchRequest", http.StatusBadRequest, false, ""},
 	ErrSNSTooManyEntriesInBatchRequest: {nsSNS, "TooManyEntriesInBatchRequest", http.StatusBadRequest, false, ""},

@@ -89,7 +89,7 @@ func (s *Server) caller(ctx context.Context) sns.Caller {
 // snsOperations is the table of the SNS actions Baton serves; any other
 // is InvalidAction, as an action SNS does not have.
 func (s *Server) snsOperations(svc *sns.Service) protocol.Table {
-	return protocol.NewTable(append(snsAbsentFeatures(),
+	return protocol.NewTable(append(append(snsAbsentFeatures(), s.snsAbsentWrites(svc)...),
 		protocol.Op("CreateTopic", func(ctx context.Context, in *snswire.CreateTopicInput) (*snswire.CreateTopicOutput, error) {
 			tags := wireTags(in.Tags)
 			if in.DataProtectionPolicy != "" {

@@ -82,8 +82,8 @@ func TestSNSQueryRouting(t *testing.T) {
 		t.Errorf("ListQueues as SNS: %d %s", status, body)
 	}
 	status, body = get(url.Values{"Action": {"CreatePlatformApplication"}, "Version": {"2010-03-31"}})
-	if status != 400 || !strings.Contains(body, "<Code>InvalidAction</Code>") {
-		t.Errorf("an SNS action not served: %d %s", status, body)
+	if status != 400 || !strings.Contains(body, "<Code>InvalidParameter</Code><Message>Invalid parameter: Name Reason: no value for required parameter</Message>") {
+		t.Errorf("CreatePlatformApplication without its parameters: %d %s", status, body)
 	}
 
 	topic := topicARN("routed")

@@ -315,6 +315,11 @@ func compileValues(v *jsonValue) ([]condition, string) {
 			conds = append(conds, c)
 		case '[':
 			return nil, "Match value must be String, number, true, false, or null"
+		case '0':
+			if _, msg := policyNumber(e); msg != "" {
+				return nil, msg
+			}
+			conds = append(conds, exactCond{want: leafOf(e)})
 		default:
 			conds = append(conds, exactCond{want: leafOf(e)})
 		}
@@ -393,7 +398,10 @@ func compileNumeric(e []*jsonValue) (condition, string) {
 	if len(e) < 2 || e[1].kind != '0' {
 		return nil, "Value of " + name + " must be numeric"
 	}
-	n := e[1].num
+	n, msg := policyNumber(e[1])
+	if msg != "" {
+		return nil, msg
+	}
 	r := numericCond{}
 	switch op {
 	case "=":
@@ -401,7 +409,7 @@ func compileNumeric(e []*jsonValue) (condition, string) {
 	case ">", ">=":
 		r.lo, r.hasLo, r.openLo = n, true, op == ">"
 		if len(e) > 2 {
-			return completeRange(r, e[2:])
+			return completeRange(r, e[1], e[2:])
 		}
 		return r, ""
 	default:
@@ -413,8 +421,8 @@ func compileNumeric(e []*jsonValue) (condition, string) {
 	return r, ""
 }
 
-// completeRange adds the upper bound of a range to its lower one.
-func completeRange(r numericCond, e []*jsonValue) (condition, string) {
+// completeRange adds the upper bound of a range to its lower one, lo.
+func completeRange(r numericCond, lo *jsonValue, e []*jsonValue) (condition, string) {
 	if e[0].kind != '"' {
 		return nil, "Bad value in numeric range: " + e[0].token()
 	}
@@ -428,8 +436,12 @@ func completeRange(r numericCond, e []*jsonValue) (condition, string) {
 	if len(e) > 2 {
 		return nil, "Too many terms in numeric range expression"
 	}
-	r.hi, r.hasHi, r.openHi = e[1].num, true, op == "<"
-	if r.lo >= r.hi {
+	hi, msg := policyNumber(e[1])
+	if msg != "" {
+		return nil, msg
+	}
+	r.hi, r.hasHi, r.openHi = hi, true, op == "<"
+	if lo.num >= e[1].num {
 		return nil, "Bottom must be less than top"
 	}
 	return r, ""
@@ -459,6 +471,9 @@ func compileAnythingBut(arg *jsonValue) (condition, string) {
 		}
 		return anythingButPrefixCond{prefix: p.text}, ""
 	case '"', '0':
+		if _, msg := policyNumber(arg); arg.kind == '0' && msg != "" {
+			return nil, msg
+		}
 		return anythingButCond{not: []leaf{leafOf(arg)}}, ""
 	case '[':
 		var not []leaf
@@ -469,6 +484,9 @@ func compileAnythingBut(arg *jsonValue) (condition, string) {
 				strs = true
 			case '0':
 				nums = true
+				if _, msg := policyNumber(e); msg != "" {
+					return nil, msg
+				}
 			default:
 				return nil, "Inside anything but list, start|null|boolean is not supported."
 			}

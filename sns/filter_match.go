@@ -21,15 +21,25 @@ import (
 
 // leaf is one value of a message: a string, a number, true, false or null.
 type leaf struct {
-	kind byte    // '"', '0', 't', 'f' or 'n', as jsonValue's
-	s    string  // a string, or a number's literal
-	n    float64 // a number
+	kind byte   // '"', '0', 't', 'f' or 'n', as jsonValue's
+	s    string // a string, or a number's literal
+	// fix is a number in units of 10^-5 (filter_number.go), when
+	// inBounds.
+	fix      int64
+	inBounds bool
+	// in is where the value lies in the arrays of a body (filter_arrays.go).
+	in []arrayPos
 }
 
-func leafOf(v *jsonValue) leaf { return leaf{kind: v.kind, s: v.text, n: v.num} }
+func leafOf(v *jsonValue) leaf {
+	if v.kind == '0' {
+		return numberLeaf(v.text)
+	}
+	return leaf{kind: v.kind, s: v.text}
+}
 
-// equal: same kind, and a string or number equal (a number by value, or by
-// its literal for those beyond a float's precision).
+// equal: same kind, and a string equal, or a number equal at AWS's
+// precision (both within its bounds).
 func (a leaf) equal(b leaf) bool {
 	if a.kind != b.kind {
 		return false
@@ -38,7 +48,7 @@ func (a leaf) equal(b leaf) bool {
 	case '"':
 		return a.s == b.s
 	case '0':
-		return a.n == b.n || a.s == b.s
+		return a.inBounds && b.inBounds && a.fix == b.fix
 	}
 	return true
 }
@@ -117,22 +127,22 @@ func (c anythingButPrefixCond) matches(vals []leaf) bool {
 }
 
 // numericCond: some number is within the bounds ("=" is both bounds,
-// closed).
+// closed), compared at AWS's precision (filter_number.go).
 type numericCond struct {
-	lo, hi                       float64
+	lo, hi                       int64
 	hasLo, hasHi, openLo, openHi bool
 }
 
 func (c numericCond) matches(vals []leaf) bool {
 	for _, v := range vals {
-		if v.kind == '0' && c.holds(v.n) {
+		if v.kind == '0' && v.inBounds && c.holds(v.fix) {
 			return true
 		}
 	}
 	return false
 }
 
-func (c numericCond) holds(n float64) bool {
+func (c numericCond) holds(n int64) bool {
 	switch {
 	case c.hasLo && (n < c.lo || c.openLo && n == c.lo):
 		return false
@@ -185,7 +195,7 @@ func (f *FilterPolicy) match(in *filterInput, message string) bool {
 	if !ok {
 		return false
 	}
-	return f.root.match("", func(path string) []leaf { return body[path] })
+	return f.matchBody(body)
 }
 
 // match evaluates the node with its keys under prefix; values gives the
@@ -271,11 +281,10 @@ func attributeLeaves(a baton.MessageAttribute) []leaf {
 	case base == "String":
 		return []leaf{{kind: '"', s: a.StringValue}}
 	case base == "Number":
-		n, err := strconv.ParseFloat(a.StringValue, 64)
-		if err != nil {
+		if _, err := strconv.ParseFloat(a.StringValue, 64); err != nil {
 			return nil
 		}
-		return []leaf{{kind: '0', s: a.StringValue, n: n}}
+		return []leaf{numberLeaf(a.StringValue)}
 	}
 	return nil
 }
@@ -322,38 +331,52 @@ func flattenJSON(s string, emit func(path string, l leaf), array bool) bool {
 	default:
 		return false
 	}
-	walkJSON("", v, emit)
+	w := jsonWalk{emit: emit}
+	w.walk("", v, nil)
 	return true
 }
 
-func walkJSON(path string, v any, emit func(string, leaf)) {
+// jsonWalk emits a JSON document's values with their paths and the array
+// elements they lie in (filter_arrays.go).
+type jsonWalk struct {
+	emit   func(string, leaf)
+	arrays int32
+}
+
+func (w *jsonWalk) walk(path string, v any, in []arrayPos) {
+	var l leaf
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			walkJSON(p, e, emit)
+			w.walk(joinPath(path, k), e, in)
 		}
+		return
 	case []any:
-		for _, e := range t {
-			walkJSON(path, e, emit)
+		id := w.arrays
+		w.arrays++
+		for i, e := range t {
+			sub := in
+			switch e.(type) {
+			case map[string]any, []any:
+				sub = append(in[:len(in):len(in)], arrayPos{array: id, index: int32(i)})
+			}
+			w.walk(path, e, sub)
 		}
+		return
 	case string:
-		emit(path, leaf{kind: '"', s: t})
+		l = leaf{kind: '"', s: t}
 	case json.Number:
-		n, _ := strconv.ParseFloat(string(t), 64)
-		emit(path, leaf{kind: '0', s: string(t), n: n})
+		l = numberLeaf(string(t))
 	case bool:
+		l = leaf{kind: 'f'}
 		if t {
-			emit(path, leaf{kind: 't'})
-		} else {
-			emit(path, leaf{kind: 'f'})
+			l.kind = 't'
 		}
 	case nil:
-		emit(path, leaf{kind: 'n'})
+		l = leaf{kind: 'n'}
 	}
+	l.in = in
+	w.emit(path, l)
 }
 
 // admits reports whether a subscription's filter policy lets the publish

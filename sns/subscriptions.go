@@ -61,6 +61,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	if err := checkSubscriptionRole(p.Protocol, attrs); err != nil {
 		return "", err
 	}
+	if err := checkFIFODeadLetter(t.Name, p.Protocol, p.Endpoint, attrs["RedrivePolicy"]); err != nil {
+		return "", invalidParameter("Attributes Reason: %s", strings.TrimPrefix(baton.AsError(err).Message, "Invalid parameter: "))
+	}
 	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
 		Protocol: p.Protocol, Endpoint: p.Endpoint, Owner: c.Account, Principal: "arn:aws:iam::" + c.Account + ":root",
 		Attributes: attrs, CreatedAt: s.clock.Now(), Pending: needsConfirmation(t, p.Protocol, p.Endpoint)}
@@ -85,6 +88,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
 			}
 			return s.subscribed(ctx, t, old, p)
+		}
+		if err := s.checkNewSubscription(ctx, t, attrs); err != nil {
+			return "", err
 		}
 		if sub.Pending {
 			if err := s.schedulePendingExpiry(ctx, sub); err != nil { // unsubscribe.go
@@ -299,6 +305,9 @@ func (s *Service) SetSubscriptionAttributes(ctx context.Context, c Caller, arn, 
 		delete(attrs, name) // "" removes a policy
 	}
 	if err := checkFilterAttributes(attrs); err != nil {
+		return err
+	}
+	if err := s.checkSubscriptionChange(ctx, sub, name, attrs); err != nil {
 		return err
 	}
 	sub.Attributes = attrs

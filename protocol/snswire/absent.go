@@ -70,3 +70,60 @@ type GetSMSAttributesInput struct {
 type GetSMSAttributesOutput struct {
 	Attributes AttributeMap `query:"attributes"`
 }
+
+// The mobile push and SMS actions that would create or change what Baton
+// does not keep (server/sns_absent_write.go).
+
+type CreatePlatformApplicationInput struct {
+	Name       string
+	Platform   string
+	Attributes map[string]string `query:"Attributes.entry,key,value"`
+}
+
+type CreatePlatformEndpointInput struct {
+	PlatformApplicationArn string
+	Token                  string
+	CustomUserData         string
+	Attributes             map[string]string `query:"Attributes.entry,key,value"`
+}
+
+// PlatformApplicationInput is the input of the actions naming one
+// platform application.
+type PlatformApplicationInput struct {
+	PlatformApplicationArn string
+	Attributes             map[string]string `query:"Attributes.entry,key,value"`
+}
+
+// EndpointInput is the input of the actions naming one platform endpoint.
+type EndpointInput struct {
+	EndpointArn string
+	Attributes  map[string]string `query:"Attributes.entry,key,value"`
+}
+
+type SetSMSAttributesInput struct {
+	Attributes map[string]string `query:"attributes.entry,key,value"`
+}
+
+type OptInPhoneNumberInput struct {
+	PhoneNumber string `query:"phoneNumber"`
+}
+
+// OptInPhoneNumberOutput is empty: AWS answers <OptInPhoneNumberResult/>.
+type OptInPhoneNumberOutput struct{}
+
+// SandboxPhoneNumberInput is the input of the SMS sandbox actions that
+// name a number.
+type SandboxPhoneNumberInput struct {
+	PhoneNumber     string
+	LanguageCode    string
+	OneTimePassword string
+}
+
+type PutDataProtectionPolicyInput struct {
+	ResourceArn          string
+	DataProtectionPolicy string
+}
+
+type GetDataProtectionPolicyInput struct{ ResourceArn string }
+
+type GetDataProtectionPolicyOutput struct{ DataProtectionPolicy string }
