@@ -65,7 +65,8 @@ func xmlElement(body []byte, name string) string {
 }
 
 // openTopic creates the publish scenario's topic and subscribes the run's
-// queues to it; the teardown deletes the topic, its subscriptions with it.
+// queues to it, each with the Policy AWS needs to let the topic send; the
+// teardown deletes the topic, its subscriptions with it.
 func (r *run) openTopic(ctx context.Context, k *Caller) error {
 	body, err := k.Do(ctx, k.c.NewQueryRequest("CreateTopic", url.Values{"Name": {r.cfg.Queue + "-topic"}}))
 	if err != nil {
@@ -82,6 +83,15 @@ func (r *run) openTopic(ctx context.Context, k *Caller) error {
 		var out struct{ Attributes map[string]string }
 		if err := json.Unmarshal(body, &out); err != nil || out.Attributes["QueueArn"] == "" {
 			return fmt.Errorf("queue %s: no QueueArn in the response %.200q", q.name, body)
+		}
+		// The policy a queue needs on AWS for the topic to send to it.
+		policy := mustJSON(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+			"Effect": "Allow", "Principal": map[string]string{"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+			"Resource": out.Attributes["QueueArn"], "Condition": map[string]any{"ArnEquals": map[string]string{"aws:SourceArn": r.topicARN}},
+		}}})
+		if _, err := k.Do(ctx, k.c.NewRequest("SetQueueAttributes", mustJSON(map[string]any{"QueueUrl": q.url,
+			"Attributes": map[string]string{"Policy": string(policy)}}))); err != nil {
+			return fmt.Errorf("queue %s: policy: %w", q.name, err)
 		}
 		sub := url.Values{"TopicArn": {r.topicARN}, "Protocol": {"sqs"}, "Endpoint": {out.Attributes["QueueArn"]}}
 		if _, err := k.Do(ctx, k.c.NewQueryRequest("Subscribe", sub)); err != nil {
