@@ -42,6 +42,9 @@ type options struct {
 	workers, bodySize int
 	nodes             []int
 	fsync             bool
+	statements        bool
+	pgSettings        []string
+	pgLog             string
 	logs              io.Writer
 	// River's fetch settings: its defaults (100 ms, 1 s) bound a queue of
 	// 32 workers to ~320 jobs/s; the flags default to its own benchmark's.
@@ -59,6 +62,12 @@ func main() {
 	flag.StringVar(&nodes, "nodes", "1,2,3", "Baton nodes sharing the PostgreSQL database, comma-separated counts")
 	flag.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", 2*time.Millisecond, "River's FetchCooldown (its default: 100ms)")
 	flag.DurationVar(&o.riverFetchPoll, "river-fetch-poll", 20*time.Millisecond, "River's FetchPollInterval (its default: 1s)")
+	flag.BoolVar(&o.statements, "statements", false, "load pg_stat_statements and print each PostgreSQL measurement's top statements")
+	flag.Func("pg-setting", "a PostgreSQL setting name=value for the cluster (repeatable; needs --fsync)", func(v string) error {
+		o.pgSettings = append(o.pgSettings, v)
+		return nil
+	})
+	flag.StringVar(&o.pgLog, "pg-log", "", "write the cluster's server log to this file at the end")
 	flag.BoolVar(&o.fsync, "fsync", true, "run PostgreSQL with fsync and synchronous commits (false: off, as the tests' clusters)")
 	flag.Parse()
 	o.logs = os.Stderr
@@ -98,15 +107,14 @@ type runFigures struct {
 // run starts the cluster, measures o.runs runs, printing each as it ends,
 // and then a summary.
 func run(ctx context.Context, o options, out io.Writer) error {
-	start := pgtest.Start
-	if o.fsync {
-		start = pgtest.StartDurable
-	}
-	cluster, err := start(ctx)
+	cluster, err := startCluster(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer cluster.Stop()
+	if o.pgLog != "" {
+		defer func() { os.WriteFile(o.pgLog, []byte(cluster.Log()), 0o644) }()
+	}
 	fmt.Fprintf(out, "River v0.51.2 and Baton side by side: %d workers, %d-byte payloads, %s windows after %s warm-up, PostgreSQL fsync=%v, River fetch cooldown %s, poll %s\n",
 		o.workers, o.bodySize, o.duration, o.warmup, o.fsync, o.riverFetchCooldown, o.riverFetchPoll)
 	var all []runFigures
@@ -122,6 +130,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	return nil
 }
 
+// startCluster starts the throwaway cluster the flags describe.
+func startCluster(ctx context.Context, o options) (*pgtest.Cluster, error) {
+	settings := o.pgSettings
+	if o.statements {
+		settings = append(settings, statementSettings...)
+	}
+	if o.fsync {
+		return pgtest.StartDurable(ctx, settings...)
+	}
+	if len(settings) > 0 {
+		return nil, errors.New("--statements and --pg-setting need --fsync")
+	}
+	return pgtest.Start(ctx)
+}
+
 // oneRun measures every system once, each PostgreSQL one on a new database.
 func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster) (runFigures, error) {
 	f := runFigures{pg: map[int]batonResult{}}
@@ -129,7 +152,11 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster) (runFigures
 	if err != nil {
 		return f, err
 	}
-	if f.river, err = measureRiver(ctx, o, url); err != nil {
+	st := statements{url: cluster.URL("postgres")}
+	if err := o.profiled(ctx, st, "river", func() error {
+		f.river, err = measureRiver(ctx, o, url)
+		return err
+	}); err != nil {
 		return f, err
 	}
 	if f.embedded, err = measureBaton(ctx, o, "embedded", 1); err != nil {
@@ -140,11 +167,29 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster) (runFigures
 		if err != nil {
 			return f, err
 		}
-		if f.pg[n], err = measureBaton(ctx, o, url, n); err != nil {
+		if err := o.profiled(ctx, st, fmt.Sprintf("baton postgres x%d", n), func() error {
+			var err error
+			f.pg[n], err = measureBaton(ctx, o, url, n)
+			return err
+		}); err != nil {
 			return f, err
 		}
 	}
 	return f, nil
+}
+
+// profiled runs measure, and with --statements prints its top statements.
+func (o options) profiled(ctx context.Context, st statements, label string, measure func() error) error {
+	if !o.statements {
+		return measure()
+	}
+	if err := st.reset(ctx); err != nil {
+		return err
+	}
+	if err := measure(); err != nil {
+		return err
+	}
+	return st.top(ctx, os.Stdout, label, 10)
 }
 
 // write prints one run's figures and its ratios.
