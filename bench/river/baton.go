@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/baton-sqs/baton/internal/bench"
 	"github.com/baton-sqs/baton/internal/cli"
@@ -13,6 +15,9 @@ import (
 type batonResult struct {
 	Enqueued  float64 // send-batch
 	Lifecycle float64 // send, receive and delete, counted once deleted
+	// The cluster's processor time per message, over the measured window
+	// (0 if not measured).
+	EnqueueCPU, LifecycleCPU time.Duration
 }
 
 // measureBaton starts nodes Baton servers on store (all on one database for
@@ -42,11 +47,18 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 	for _, sc := range []struct {
 		name string
 		into *float64
-	}{{bench.ScenarioSendBatch, &res.Enqueued}, {bench.ScenarioLifecycle, &res.Lifecycle}} {
+		cpu  *time.Duration
+	}{{bench.ScenarioSendBatch, &res.Enqueued, &res.EnqueueCPU}, {bench.ScenarioLifecycle, &res.Lifecycle, &res.LifecycleCPU}} {
+		var meter cpuMeter
 		r, err := bench.Run(ctx, bench.Config{
 			Client: clients[0], Clients: clients, Scenario: sc.name, Target: "baton",
 			Concurrency: o.workers, Duration: o.duration, Warmup: o.warmup, BodySize: o.bodySize,
 			Queue: "river-side-by-side-" + sc.name,
+			ProgressFunc: func(p bench.Progress) {
+				if !p.Warmup {
+					meter.read(o.cpu, int64(p.Messages))
+				}
+			},
 		})
 		if err != nil {
 			return res, fmt.Errorf("baton %s: %w", sc.name, err)
@@ -54,7 +66,7 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 		if r.ErrorCount > 0 {
 			return res, fmt.Errorf("baton %s: %d errors: %v", sc.name, r.ErrorCount, r.Errors)
 		}
-		*sc.into = r.MessagesPerSecond
+		*sc.into, *sc.cpu = r.MessagesPerSecond, meter.perMessage()
 	}
 	return res, nil
 }
@@ -86,4 +98,43 @@ func startNode(ctx context.Context, o options, store string) (endpoint string, s
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("baton serve: %w", err)
 	}
+}
+
+// cpuMeter keeps the first and the last of readings of the cluster's
+// processor time, each with the messages done by then.
+type cpuMeter struct {
+	mu          sync.Mutex
+	n           int
+	first, last struct {
+		cpu  time.Duration
+		msgs int64
+	}
+}
+
+func (m *cpuMeter) read(cpu func() (time.Duration, error), msgs int64) {
+	if cpu == nil {
+		return
+	}
+	t, err := cpu()
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		m.first.cpu, m.first.msgs = t, msgs
+	}
+	m.last.cpu, m.last.msgs = t, msgs
+	m.n++
+}
+
+// perMessage is the processor time per message between the first reading
+// and the last, or 0 without two readings apart.
+func (m *cpuMeter) perMessage() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n < 2 || m.last.msgs <= m.first.msgs {
+		return 0
+	}
+	return (m.last.cpu - m.first.cpu) / time.Duration(m.last.msgs-m.first.msgs)
 }

@@ -49,6 +49,8 @@ type options struct {
 	// River's fetch settings: its defaults (100 ms, 1 s) bound a queue of
 	// 32 workers to ~320 jobs/s; the flags default to its own benchmark's.
 	riverFetchCooldown, riverFetchPoll time.Duration
+	// cpu reads the cluster's processor time (pgtest.Cluster.CPUTime).
+	cpu func() (time.Duration, error)
 }
 
 func main() {
@@ -77,10 +79,24 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, o, os.Stdout); err != nil {
+	if err := startAndRun(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "river bench:", err)
 		os.Exit(1)
 	}
+}
+
+// startAndRun starts the cluster, runs, and removes the cluster.
+func startAndRun(ctx context.Context, o options, out io.Writer) error {
+	cluster, err := startCluster(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+	if o.pgLog != "" {
+		defer func() { os.WriteFile(o.pgLog, []byte(cluster.Log()), 0o644) }()
+	}
+	_, err = run(ctx, o, cluster, out)
+	return err
 }
 
 func (o *options) parseNodes(s string) error {
@@ -104,30 +120,23 @@ type runFigures struct {
 	pg       map[int]batonResult // by node count
 }
 
-// run starts the cluster, measures o.runs runs, printing each as it ends,
-// and then a summary.
-func run(ctx context.Context, o options, out io.Writer) error {
-	cluster, err := startCluster(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer cluster.Stop()
-	if o.pgLog != "" {
-		defer func() { os.WriteFile(o.pgLog, []byte(cluster.Log()), 0o644) }()
-	}
+// run measures o.runs runs on cluster, printing each as it ends, and then
+// a summary, and returns what each run measured.
+func run(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writer) ([]runFigures, error) {
+	o.cpu = cluster.CPUTime
 	fmt.Fprintf(out, "River v0.51.2 and Baton side by side: %d workers, %d-byte payloads, %s windows after %s warm-up, PostgreSQL fsync=%v, River fetch cooldown %s, poll %s\n",
 		o.workers, o.bodySize, o.duration, o.warmup, o.fsync, o.riverFetchCooldown, o.riverFetchPoll)
 	var all []runFigures
 	for i := 1; i <= o.runs; i++ {
-		f, err := oneRun(ctx, o, cluster)
+		f, err := oneRun(ctx, o, cluster, out)
 		if err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
+			return all, fmt.Errorf("run %d: %w", i, err)
 		}
 		all = append(all, f)
 		f.write(out, fmt.Sprintf("run %d", i), o.nodes)
 	}
 	summarize(out, all, o.nodes)
-	return nil
+	return all, nil
 }
 
 // startCluster starts the throwaway cluster the flags describe.
@@ -146,14 +155,14 @@ func startCluster(ctx context.Context, o options) (*pgtest.Cluster, error) {
 }
 
 // oneRun measures every system once, each PostgreSQL one on a new database.
-func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster) (runFigures, error) {
+func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writer) (runFigures, error) {
 	f := runFigures{pg: map[int]batonResult{}}
 	_, url, err := cluster.CreateDatabase(ctx)
 	if err != nil {
 		return f, err
 	}
 	st := statements{url: cluster.URL("postgres")}
-	if err := o.profiled(ctx, st, "river", func() error {
+	if err := o.profiled(ctx, out, st, "river", func() error {
 		f.river, err = measureRiver(ctx, o, url)
 		return err
 	}); err != nil {
@@ -167,7 +176,7 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster) (runFigures
 		if err != nil {
 			return f, err
 		}
-		if err := o.profiled(ctx, st, fmt.Sprintf("baton postgres x%d", n), func() error {
+		if err := o.profiled(ctx, out, st, fmt.Sprintf("baton postgres x%d", n), func() error {
 			var err error
 			f.pg[n], err = measureBaton(ctx, o, url, n)
 			return err
@@ -179,7 +188,7 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster) (runFigures
 }
 
 // profiled runs measure, and with --statements prints its top statements.
-func (o options) profiled(ctx context.Context, st statements, label string, measure func() error) error {
+func (o options) profiled(ctx context.Context, out io.Writer, st statements, label string, measure func() error) error {
 	if !o.statements {
 		return measure()
 	}
@@ -189,7 +198,7 @@ func (o options) profiled(ctx context.Context, st statements, label string, meas
 	if err := measure(); err != nil {
 		return err
 	}
-	return st.top(ctx, os.Stdout, label, 10)
+	return st.top(ctx, out, label, 10)
 }
 
 // write prints one run's figures and its ratios.
@@ -198,13 +207,15 @@ func (f runFigures) write(w io.Writer, label string, nodes []int) {
 	if f.river.Drained {
 		drained = " (backlog ran out: shorter window)"
 	}
-	fmt.Fprintf(w, "%s: river enqueue %.0f/s, worked %.0f/s%s; baton embedded enqueue %.0f/s, lifecycle %.0f/s\n",
-		label, f.river.Enqueued, f.river.Worked, drained, f.embedded.Enqueued, f.embedded.Lifecycle)
+	fmt.Fprintf(w, "%s: river enqueue %.0f/s (%s), worked %.0f/s (%s)%s; baton embedded enqueue %.0f/s, lifecycle %.0f/s\n",
+		label, f.river.Enqueued, perMsg(f.river.EnqueueCPU), f.river.Worked, perMsg(f.river.WorkCPU), drained,
+		f.embedded.Enqueued, f.embedded.Lifecycle)
 	one, hasOne := f.pg[1]
 	for _, n := range nodes {
 		p := f.pg[n]
-		fmt.Fprintf(w, "  baton postgres %d node(s): enqueue %.0f/s (%.2f of river), lifecycle %.0f/s (%.2f of river worked, %.2f of embedded",
-			n, p.Enqueued, ratio(p.Enqueued, f.river.Enqueued), p.Lifecycle, ratio(p.Lifecycle, f.river.Worked), ratio(p.Lifecycle, f.embedded.Lifecycle))
+		fmt.Fprintf(w, "  baton postgres %d node(s): enqueue %.0f/s (%s; %.2f of river), lifecycle %.0f/s (%s; %.2f of river worked, %.2f of embedded",
+			n, p.Enqueued, perMsg(p.EnqueueCPU), ratio(p.Enqueued, f.river.Enqueued),
+			p.Lifecycle, perMsg(p.LifecycleCPU), ratio(p.Lifecycle, f.river.Worked), ratio(p.Lifecycle, f.embedded.Lifecycle))
 		if hasOne && n != 1 {
 			fmt.Fprintf(w, ", %.2f of 1 node", ratio(p.Lifecycle, one.Lifecycle))
 		}
@@ -225,11 +236,15 @@ func summarize(w io.Writer, all []runFigures, nodes []int) {
 	}
 	line("river enqueue jobs/s", func(f runFigures) float64 { return f.river.Enqueued }, "%.0f")
 	line("river worked jobs/s", func(f runFigures) float64 { return f.river.Worked }, "%.0f")
+	line("river PostgreSQL CPU µs per job enqueued", func(f runFigures) float64 { return micros(f.river.EnqueueCPU) }, "%.0f")
+	line("river PostgreSQL CPU µs per job worked", func(f runFigures) float64 { return micros(f.river.WorkCPU) }, "%.0f")
 	line("baton embedded enqueue msgs/s", func(f runFigures) float64 { return f.embedded.Enqueued }, "%.0f")
 	line("baton embedded lifecycle msgs/s", func(f runFigures) float64 { return f.embedded.Lifecycle }, "%.0f")
 	for _, n := range nodes {
 		line(fmt.Sprintf("baton postgres x%d enqueue msgs/s", n), func(f runFigures) float64 { return f.pg[n].Enqueued }, "%.0f")
 		line(fmt.Sprintf("baton postgres x%d lifecycle msgs/s", n), func(f runFigures) float64 { return f.pg[n].Lifecycle }, "%.0f")
+		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg enqueued", n), func(f runFigures) float64 { return micros(f.pg[n].EnqueueCPU) }, "%.0f")
+		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg lifecycle", n), func(f runFigures) float64 { return micros(f.pg[n].LifecycleCPU) }, "%.0f")
 		line(fmt.Sprintf("  x%d enqueue / river enqueue", n), func(f runFigures) float64 { return ratio(f.pg[n].Enqueued, f.river.Enqueued) }, "%.2f")
 		line(fmt.Sprintf("  x%d lifecycle / river worked", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.river.Worked) }, "%.2f")
 		line(fmt.Sprintf("  x%d lifecycle / embedded lifecycle", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.embedded.Lifecycle) }, "%.2f")
@@ -238,6 +253,16 @@ func summarize(w io.Writer, all []runFigures, nodes []int) {
 		}
 	}
 }
+
+// perMsg says a PostgreSQL CPU time per message.
+func perMsg(d time.Duration) string {
+	if d <= 0 {
+		return "PostgreSQL CPU not measured"
+	}
+	return fmt.Sprintf("PostgreSQL CPU %.0f µs/msg", micros(d))
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func ratio(a, b float64) float64 {
 	if b == 0 {

@@ -43,6 +43,9 @@ type riverResult struct {
 	// Drained says the backlog ran out before the work window ended, so
 	// the work rate is over a shorter window.
 	Drained bool
+	// The cluster's processor time per job, over the measured windows
+	// (0 if not measured).
+	EnqueueCPU, WorkCPU time.Duration
 }
 
 // measureRiver migrates a new database, inserts jobs in batches of ten from
@@ -67,20 +70,20 @@ func measureRiver(ctx context.Context, o options, url string) (riverResult, erro
 	logger := slog.New(slog.NewTextHandler(o.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var res riverResult
 	var total int64
-	res.Enqueued, total, err = riverEnqueue(ctx, o, driver, logger)
+	res.Enqueued, res.EnqueueCPU, total, err = riverEnqueue(ctx, o, driver, logger)
 	if err != nil {
 		return res, err
 	}
-	res.Worked, res.Drained, err = riverWork(ctx, o, pool, driver, logger, total)
+	res.Worked, res.WorkCPU, res.Drained, err = riverWork(ctx, o, pool, driver, logger, total)
 	return res, err
 }
 
 // riverEnqueue inserts batches of ten from an insert-only client, and
 // returns the rate and the jobs inserted in all.
-func riverEnqueue(ctx context.Context, o options, driver *riverpgxv5.Driver, logger *slog.Logger) (rate float64, total int64, err error) {
+func riverEnqueue(ctx context.Context, o options, driver *riverpgxv5.Driver, logger *slog.Logger) (rate float64, cpu time.Duration, total int64, err error) {
 	client, err := river.NewClient(driver, &river.Config{Logger: logger})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	batch := make([]river.InsertManyParams, 10)
 	for i := range batch {
@@ -91,6 +94,13 @@ func riverEnqueue(ctx context.Context, o options, driver *riverpgxv5.Driver, log
 	var counted, all atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
+	var meter cpuMeter
+	wg.Go(func() {
+		sleep(ctx, time.Until(measureFrom))
+		meter.read(o.cpu, all.Load())
+		sleep(ctx, time.Until(end))
+		meter.read(o.cpu, all.Load())
+	})
 	for range o.workers {
 		wg.Go(func() {
 			for time.Now().Before(end) {
@@ -107,15 +117,15 @@ func riverEnqueue(ctx context.Context, o options, driver *riverpgxv5.Driver, log
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return 0, 0, fmt.Errorf("river: insert: %w", err)
+		return 0, 0, 0, fmt.Errorf("river: insert: %w", err)
 	}
-	return float64(counted.Load()) / o.duration.Seconds(), all.Load(), nil
+	return float64(counted.Load()) / o.duration.Seconds(), meter.perMessage(), all.Load(), nil
 }
 
 // riverWork starts a client with o.workers workers on the backlog and
 // counts completed jobs in the table at the window's edges; total is the
 // backlog.
-func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *riverpgxv5.Driver, logger *slog.Logger, total int64) (rate float64, drained bool, err error) {
+func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *riverpgxv5.Driver, logger *slog.Logger, total int64) (rate float64, cpu time.Duration, drained bool, err error) {
 	var worked atomic.Int64
 	workers := river.NewWorkers()
 	river.AddWorker(workers, benchWorker{worked: &worked})
@@ -127,10 +137,10 @@ func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *river
 		Workers:           workers,
 	})
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	if err := client.Start(ctx); err != nil {
-		return 0, false, fmt.Errorf("river: start: %w", err)
+		return 0, 0, false, fmt.Errorf("river: start: %w", err)
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -138,12 +148,14 @@ func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *river
 		client.Stop(stopCtx)
 	}()
 	sleep(ctx, o.warmup)
+	var meter cpuMeter
 	c0, t0, err := riverCompleted(ctx, pool)
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
+	meter.read(o.cpu, c0)
 	if worked.Load() >= total {
-		return 0, true, fmt.Errorf("river: the backlog ran out during the warm-up: insert for longer")
+		return 0, 0, true, fmt.Errorf("river: the backlog ran out during the warm-up: insert for longer")
 	}
 	end := t0.Add(o.duration)
 	for time.Now().Before(end) && ctx.Err() == nil {
@@ -156,9 +168,10 @@ func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *river
 	}
 	c1, t1, err := riverCompleted(ctx, pool)
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
-	return float64(c1-c0) / t1.Sub(t0).Seconds(), drained, nil
+	meter.read(o.cpu, c1)
+	return float64(c1-c0) / t1.Sub(t0).Seconds(), meter.perMessage(), drained, nil
 }
 
 // riverCompleted returns the jobs River's table holds as completed, and
