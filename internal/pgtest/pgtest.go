@@ -58,6 +58,12 @@ type Cluster struct {
 	cred      *syscall.Credential
 
 	frozen []int // the processes Freeze stopped
+
+	// durable runs the server with fsync, full-page writes and
+	// synchronous commits on (StartDurable); otherwise they are off.
+	durable bool
+	// settings are more -c settings for the server (StartDurable).
+	settings []string
 }
 
 // launch starts the server on the cluster's data directory and waits until
@@ -69,12 +75,18 @@ func (c *Cluster) launch(ctx context.Context) error {
 	}
 	defer logf.Close()
 	c.exited = make(chan struct{})
-	c.cmd = exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.data,
+	args := []string{"-D", c.data,
 		"-k", c.sockDir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=",
 		"-c", "max_connections=300",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "log_min_messages=warning")
+		"-c", "log_min_messages=warning"}
+	if !c.durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	for _, s := range c.settings {
+		args = append(args, "-c", s)
+	}
+	c.cmd = exec.Command(filepath.Join(c.bin, "postgres"), args...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	// The server dies with the test binary even if the binary is killed.
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
@@ -167,7 +179,17 @@ func (c *Cluster) Up(ctx context.Context) error { return c.launch(ctx) }
 // Start initialises a cluster in a new temporary directory and starts its
 // server. It fails when the binaries are missing or the server does not
 // accept connections within a minute.
-func Start(ctx context.Context) (c *Cluster, err error) {
+func Start(ctx context.Context) (c *Cluster, err error) { return start(ctx, false, nil) }
+
+// StartDurable is Start for a server that keeps PostgreSQL's durable
+// defaults (fsync, full-page writes, synchronous commits), as a measurement
+// of a store's speed needs: a commit answers once it is on disk. Settings
+// ("name=value") are passed to the server as -c options.
+func StartDurable(ctx context.Context, settings ...string) (*Cluster, error) {
+	return start(ctx, true, settings)
+}
+
+func start(ctx context.Context, durable bool, settings []string) (c *Cluster, err error) {
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -185,7 +207,7 @@ func Start(ctx context.Context) (c *Cluster, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	c = &Cluster{dir: dir, sockDir: filepath.Join(dir, "sock"), logPath: filepath.Join(dir, "postgres.log")}
+	c = &Cluster{dir: dir, sockDir: filepath.Join(dir, "sock"), logPath: filepath.Join(dir, "postgres.log"), durable: durable, settings: settings}
 	if err := os.Mkdir(c.sockDir, 0o700); err != nil {
 		return nil, err
 	}

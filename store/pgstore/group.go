@@ -13,7 +13,8 @@ import (
 )
 
 // Group commit. Sends to standard queues, deletes and visibility changes
-// (single or batched) are not run by the request that makes them: they
+// (single or batched), and receives from standard queues without message
+// groups are not run by the request that makes them: they
 // queue as ops, and a few committer goroutines each take everything queued
 // when they are free and run it as one round, a handful of statements that
 // each act on every op's rows (commitRound) in one transaction and one
@@ -72,6 +73,7 @@ const (
 	opSend opKind = iota
 	opDelete
 	opChange
+	opReceive // a standard queue's receive without message groups (receiveround.go)
 )
 
 // leaseEntry is one receipt of a delete or a visibility change.
@@ -105,11 +107,17 @@ type op struct {
 	now         time.Time
 	requireLive bool
 	anyLease    bool
+	// receives: at most max messages, leased until visibleAt, none sent
+	// before cutoff (now is the receive's).
+	max               int
+	visibleAt, cutoff time.Time
 
 	// Results, set by the round that ran it (commitRound): rows, one per
 	// entry, and whether the queue existed.
 	rows        []leaseRow
 	queueExists bool
+	// leased: a receive's messages, as leased, in pos order.
+	leased []*baton.Message
 
 	err  error
 	done chan struct{}
@@ -120,7 +128,7 @@ func (o *op) size() (entries, bytes int) {
 	for _, m := range o.msgs {
 		bytes += len(m.Body)
 	}
-	return len(o.msgs) + len(o.entries), bytes
+	return len(o.msgs) + len(o.entries) + o.max, bytes
 }
 
 // grouper gathers ops into rounds.

@@ -123,40 +123,6 @@ func collectLeased(rows pgx.Rows, err error) ([]*baton.Message, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Message, error) { return scanMessage(row) })
 }
 
-// receiveReady leases from a standard queue without message groups, the
-// earliest sent (lowest pos) first as far as two index range scans tell:
-// of the Max messages visible longest (baton_messages_by_visible) and the
-// Max requeued ones visible longest (leased before and visible again, a
-// lapsed or released lease: baton_messages_leased), the Max with the lowest
-// pos. A requeued message so comes back before the messages sent after it,
-// as on SQS, unless more than Max others were requeued before it (or at
-// the same instant: the partial index has no pos to order ties by, and a
-// sort would read every requeued message). Ordering every visible message
-// by pos would read them all, or every in-flight one.
-func (s *Store) receiveReady(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
-	return collectLeased(s.pool.Query(ctx, `
-		WITH `+dropExpiredCTE+`,
-		requeued AS (
-			SELECT pos FROM baton_messages
-			WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4
-			ORDER BY visible_at
-			LIMIT $5
-			FOR UPDATE SKIP LOCKED),
-		oldest AS (
-			SELECT pos FROM baton_messages
-			WHERE queue_id = $1 AND visible_at <= $2 AND sent_at >= $4
-			ORDER BY visible_at, pos
-			LIMIT $5
-			FOR UPDATE SKIP LOCKED),
-		picked AS (
-			SELECT pos FROM requeued UNION SELECT pos FROM oldest
-			ORDER BY pos
-			LIMIT $5),`+
-		leaseCTE(`p.pos`)+`
-		SELECT `+leasedColumns+` FROM leased ORDER BY pos`,
-		int64(p.QueueID), p.Now, p.VisibleAt, p.RetentionCutoff, p.Max))
-}
-
 // groupsCTE lists the queue's message groups (a loose index scan: one
 // index probe per group, not one row per message).
 const groupsCTE = `

@@ -91,7 +91,7 @@ type entryRef struct {
 // of statements ended by one Sync is one implicit transaction) and sets
 // their results: the standard queues' messages in one insert, the queues
 // the deletes and changes name looked up, then the deletes and the changes
-// in a statement or a few each.
+// in a statement or a few each, then the receives, a statement per queue.
 func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 	b := &pgx.Batch{}
 	var (
@@ -99,9 +99,14 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 		msgQueues     []int64 // of msgs
 		deletes, chgs []entryRef
 		queues        []int64 // of the deletes and changes
+		receives      []*op
 	)
 	for _, o := range ops {
 		switch o.kind {
+		case opReceive:
+			o.leased = nil
+			receives = append(receives, o)
+			continue
 		case opSend:
 			msgs = append(msgs, o.msgs...)
 			for range o.msgs {
@@ -139,6 +144,7 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 		}
 		queueLease(b, changeManySQL, layer, ends, anyLease)
 	}
+	queueReceives(b, receives)
 	return s.pool.SendBatch(ctx, b).Close()
 }
 

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton/internal/bench"
+	"github.com/baton-sqs/baton/internal/cli"
+)
+
+// batonResult is one run of one Baton set-up, in messages per second.
+type batonResult struct {
+	Enqueued  float64 // send-batch
+	Lifecycle float64 // send, receive and delete, counted once deleted
+	// The cluster's processor time per message, over the measured window
+	// (0 if not measured).
+	EnqueueCPU, LifecycleCPU time.Duration
+}
+
+// measureBaton starts nodes Baton servers on store (all on one database for
+// a postgres:// store; embedded: one node with a temporary data directory),
+// and runs bench's send-batch and lifecycle scenarios against them, the
+// workers spread across the nodes.
+func measureBaton(ctx context.Context, o options, store string, nodes int) (batonResult, error) {
+	var endpoints []string
+	for range nodes {
+		ep, stop, err := startNode(ctx, o, store)
+		if err != nil {
+			return batonResult{}, err
+		}
+		defer stop()
+		endpoints = append(endpoints, ep)
+	}
+	var clients []*bench.Client
+	for _, ep := range endpoints {
+		c, err := bench.NewClient(bench.ClientConfig{Endpoint: ep, Region: "us-east-1", Conns: o.workers})
+		if err != nil {
+			return batonResult{}, err
+		}
+		defer c.Close()
+		clients = append(clients, c)
+	}
+	var res batonResult
+	for _, sc := range []struct {
+		name string
+		into *float64
+		cpu  *time.Duration
+	}{{bench.ScenarioSendBatch, &res.Enqueued, &res.EnqueueCPU}, {bench.ScenarioLifecycle, &res.Lifecycle, &res.LifecycleCPU}} {
+		var meter cpuMeter
+		r, err := bench.Run(ctx, bench.Config{
+			Client: clients[0], Clients: clients, Scenario: sc.name, Target: "baton",
+			Concurrency: o.workers, Duration: o.duration, Warmup: o.warmup, BodySize: o.bodySize,
+			Queue: "river-side-by-side-" + sc.name,
+			ProgressFunc: func(p bench.Progress) {
+				if !p.Warmup {
+					meter.read(o.cpu, int64(p.Messages))
+				}
+			},
+		})
+		if err != nil {
+			return res, fmt.Errorf("baton %s: %w", sc.name, err)
+		}
+		if r.ErrorCount > 0 {
+			return res, fmt.Errorf("baton %s: %d errors: %v", sc.name, r.ErrorCount, r.Errors)
+		}
+		*sc.into, *sc.cpu = r.MessagesPerSecond, meter.perMessage()
+	}
+	return res, nil
+}
+
+// startNode starts one Baton in this process on 127.0.0.1, with a data
+// directory of its own, and returns its endpoint and what stops it.
+func startNode(ctx context.Context, o options, store string) (endpoint string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "baton-river-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg := cli.ServeConfig{
+		Listen: "127.0.0.1:0", DataDir: dir, Store: store, Durability: "full",
+		AccountID: "000000000000", Region: "us-east-1", LogLevel: "warn", Logs: o.logs,
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- cli.Serve(ctx, cfg, ready) }()
+	select {
+	case addr := <-ready:
+		return "http://" + addr, func() {
+			cancel()
+			<-errc
+			os.RemoveAll(dir)
+		}, nil
+	case err := <-errc:
+		cancel()
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("baton serve: %w", err)
+	}
+}
+
+// cpuMeter keeps the first and the last of readings of the cluster's
+// processor time, each with the messages done by then.
+type cpuMeter struct {
+	mu          sync.Mutex
+	n           int
+	first, last struct {
+		cpu  time.Duration
+		msgs int64
+	}
+}
+
+func (m *cpuMeter) read(cpu func() (time.Duration, error), msgs int64) {
+	if cpu == nil {
+		return
+	}
+	t, err := cpu()
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		m.first.cpu, m.first.msgs = t, msgs
+	}
+	m.last.cpu, m.last.msgs = t, msgs
+	m.n++
+}
+
+// perMessage is the processor time per message between the first reading
+// and the last, or 0 without two readings apart.
+func (m *cpuMeter) perMessage() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n < 2 || m.last.msgs <= m.first.msgs {
+		return 0
+	}
+	return (m.last.cpu - m.first.cpu) / time.Duration(m.last.msgs-m.first.msgs)
+}

@@ -1,0 +1,124 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+)
+
+// Receives from a standard queue without message groups run in the rounds
+// of group.go. Under load many requests receive from one queue at once;
+// alone, each would lease with a statement of its own, and each statement
+// would walk past the rows the others have just locked at the head of the
+// queue, then commit alone. In a round the receives of one queue share one
+// statement: it leases as many messages as they ask for in all, hands them
+// out in the order the receives were queued (the earliest sent to the
+// first), and commits with the round.
+
+// receiveManySQL leases, from queue $1, up to $5 messages visible at $2
+// and sent at $4 or later, the earliest sent (lowest pos) first as far as
+// two index range scans tell: of the $5 messages visible longest
+// (baton_messages_by_visible) and the $5 requeued ones visible longest
+// (leased before and visible again, a lapsed or released lease:
+// baton_messages_leased), the $5 with the lowest pos. A requeued message
+// so comes back before the messages sent after it, as on SQS, unless more
+// than $5 others were requeued before it (or at the same instant: the
+// partial index has no pos to order ties by, and a sort would read every
+// requeued message). Ordering every visible message by pos would read
+// them all, or every in-flight one. It hands them out to the receives of the arrays: for each, its now
+// ($6), lease end ($3) and maximum ($7). It returns each message as leased
+// (leasedColumns) and the number of its receive. The messages past
+// retention that it meets are dropped, as a receive does.
+var receiveManySQL = `
+	WITH ` + dropExpiredCTE + `,
+	requeued AS (
+		SELECT pos FROM baton_messages
+		WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4
+		ORDER BY visible_at
+		LIMIT $5
+		FOR UPDATE SKIP LOCKED),
+	oldest AS (
+		SELECT pos FROM baton_messages
+		WHERE queue_id = $1 AND visible_at <= $2 AND sent_at >= $4
+		ORDER BY visible_at, pos
+		LIMIT $5
+		FOR UPDATE SKIP LOCKED),
+	picked AS (
+		SELECT pos, row_number() OVER (ORDER BY pos) AS slot FROM (
+			SELECT pos FROM requeued UNION SELECT pos FROM oldest
+			ORDER BY pos
+			LIMIT $5) x),
+	slots AS (
+		SELECT r.ord, r.r_now, r.r_visible_at, row_number() OVER (ORDER BY r.ord, g.n) AS slot
+		FROM unnest($6::timestamptz[], $3::timestamptz[], $7::integer[]) WITH ORDINALITY AS r (r_now, r_visible_at, r_max, ord)
+		CROSS JOIN LATERAL generate_series(1, r.r_max) AS g (n)),
+	leased AS (
+		UPDATE baton_messages m SET
+			receive_count = m.receive_count + 1,
+			epoch = m.epoch + 1,
+			first_received_at = coalesce(m.first_received_at, s.r_now),
+			leased = true,
+			leased_at = s.r_now,
+			visible_at = s.r_visible_at
+		FROM picked p JOIN slots s ON s.slot = p.slot
+		WHERE m.pos = p.pos AND m.visible_at <= $2
+		RETURNING ` + messageColumns + `, p.pos, s.ord)
+	SELECT ` + leasedColumns + `, ord FROM leased ORDER BY pos`
+
+// receiveReady leases from a standard queue without message groups, in a
+// round.
+func (s *Store) receiveReady(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	o := &op{kind: opReceive, queueID: p.QueueID, now: p.Now, max: p.Max, visibleAt: p.VisibleAt, cutoff: p.RetentionCutoff}
+	if err := s.group.commit(ctx, o); err != nil {
+		return nil, err
+	}
+	return o.leased, nil
+}
+
+// queueReceives queues a receiveManySQL for each queue the receives name,
+// in the order they first name it, and has its rows handed to them. The
+// statement takes what is visible at the earliest of their nows and sent
+// at the latest of their retention cutoffs or after: a message none of them
+// may have.
+func queueReceives(b *pgx.Batch, receives []*op) {
+	var order []uint64
+	byQueue := map[uint64][]*op{}
+	for _, o := range receives {
+		if _, ok := byQueue[o.queueID]; !ok {
+			order = append(order, o.queueID)
+		}
+		byQueue[o.queueID] = append(byQueue[o.queueID], o)
+	}
+	for _, q := range order {
+		ops := byQueue[q]
+		n := len(ops)
+		nows, ends, maxes := make([]time.Time, n), make([]time.Time, n), make([]int32, n)
+		now, cutoff, total := ops[0].now, ops[0].cutoff, 0
+		for i, o := range ops {
+			nows[i], ends[i], maxes[i] = o.now, o.visibleAt, int32(o.max)
+			if o.now.Before(now) {
+				now = o.now
+			}
+			if o.cutoff.After(cutoff) {
+				cutoff = o.cutoff
+			}
+			total += o.max
+		}
+		b.Queue(receiveManySQL, int64(q), now, ends, cutoff, total, nows, maxes).Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			for rows.Next() {
+				var ord int64
+				m, err := scanMessage(rows, &ord)
+				if err != nil {
+					return err
+				}
+				o := ops[ord-1]
+				o.leased = append(o.leased, m)
+			}
+			return rows.Err()
+		})
+	}
+}
