@@ -294,7 +294,9 @@ func (d *threeHosts) killPostgresOnCleanup(t *testing.T) {
 }
 
 // haproxyPrimaries returns, per host, the members its HAProxy's postgres
-// proxy counts UP (from `show stat` on its stats socket).
+// proxy sends connections to (from `show stat` on its stats socket): UP,
+// and "UP 1/2", a member with a failed check that still counts as up.
+// HAProxy counts every member up at start until its checks fail.
 func (d *threeHosts) haproxyPrimaries() (map[string][]string, error) {
 	up := map[string][]string{}
 	for _, h := range d.hosts {
@@ -319,7 +321,7 @@ func (d *threeHosts) haproxyPrimaries() (map[string][]string, error) {
 		}
 		up[h.name] = []string{}
 		for _, r := range rows[1:] {
-			if len(r) == len(rows[0]) && r[col["pxname"]] == "postgres" && r[col["status"]] == "UP" && strings.HasPrefix(r[col["svname"]], "db") {
+			if len(r) == len(rows[0]) && r[col["pxname"]] == "postgres" && strings.HasPrefix(r[col["status"]], "UP") && strings.HasPrefix(r[col["svname"]], "db") {
 				up[h.name] = append(up[h.name], r[col["svname"]])
 			}
 		}
