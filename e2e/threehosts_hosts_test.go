@@ -34,7 +34,8 @@ type threeHosts struct {
 	hosts []*nsHost
 	// operator is an HTTPS client with the operator's certificate, for
 	// etcd's and Patroni's APIs.
-	operator *http.Client
+	operator   *http.Client
+	patroniBin string
 }
 
 // nsHost is one host: its namespace, address and root directory.
@@ -363,9 +364,9 @@ func (d *threeHosts) start(t *testing.T, patroniBin, etcdBin, haproxyBin string)
 		})
 	}
 	d.killPostgresOnCleanup(t)
-	pgEnv := append(append([]string{}, env...), envFile(t, d.hosts[0].etc("patroni.env"))...)
+	d.patroniBin = patroniBin
 	for i, h := range d.hosts {
-		h.patroni = d.inNS(t, h, "patroni", "postgres", append(pgEnv, "HOME="+h.root), patroniBin, h.etc("patroni.yml"))
+		d.startPatroni(t, h)
 		if i == 0 {
 			testutil.CheckFor(t, 90*time.Second, func() error {
 				if p, err := d.primary(); err != nil || p != h {
@@ -395,6 +396,14 @@ func (d *threeHosts) start(t *testing.T, patroniBin, etcdBin, haproxyBin string)
 			return nil
 		})
 	}
+}
+
+// startPatroni starts h's Patroni as the postgres user, with its
+// passwords in its environment (patroni.env).
+func (d *threeHosts) startPatroni(t *testing.T, h *nsHost) {
+	t.Helper()
+	env := append([]string{"PATH=/usr/sbin:/usr/bin:/bin", "LC_ALL=C.UTF-8", "LANG=C.UTF-8", "HOME=" + h.root}, envFile(t, h.etc("patroni.env"))...)
+	h.patroni = d.inNS(t, h, "patroni", "postgres", env, d.patroniBin, h.etc("patroni.yml"))
 }
 
 // nodeHealth asks base's GET /healthz.
