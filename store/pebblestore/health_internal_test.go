@@ -520,3 +520,37 @@ func TestStaleFailuresProbed(t *testing.T) {
 		t.Errorf("the probe left %v", names)
 	}
 }
+
+// A log whose next write-ahead log file cannot be opened (no file
+// descriptor to spare) when the server stops: Close gives up within the
+// write timeout, saying so, rather than wait for the disk for ever.
+func TestCloseWhileLogFileWaits(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	out := &atomic.Bool{}
+	s, err := Open(t.Context(), t.TempDir(), Options{FS: flakyOpenFS{FS: vfs.Default, out: out}, WriteTimeout: timeout, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Store(true)
+	defer out.Store(false) // lets the waiting open end after the test
+	go s.db.AsyncFlush() // rotates the write-ahead log, and waits for its next file
+	poll.For(t, 20*time.Second, func() error {
+		if p := joinProblems(s.health.problems(time.Hour)); !strings.Contains(p, "cannot be opened") {
+			return fmt.Errorf("problems = %q", p)
+		}
+		return nil
+	})
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if !errors.Is(err, errCloseStuck) {
+			t.Errorf("Close: %v, want errCloseStuck", err)
+		}
+		t.Logf("Close gave up after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close still waits 30 s after it began")
+	}
+}

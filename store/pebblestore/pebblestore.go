@@ -275,10 +275,10 @@ func lock(fs vfs.FS, path string) (io.Closer, error) {
 }
 
 // Close commits what is queued and closes the log. Calls after Close fail
-// with ErrClosed. If the disk does not take the last commit within the
-// write timeout, Close returns an error and leaves the log open: Pebble
-// cannot close with a commit under way, and what it holds is safe in its
-// write-ahead log.
+// with ErrClosed. If the disk does not take the last commit, or Pebble does
+// not close, within the write timeout, Close returns an error and leaves
+// the log open: Pebble cannot close with a commit under way, and what it
+// holds is safe in its write-ahead log.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		timeout := s.w.timeout
@@ -295,11 +295,12 @@ func (s *Store) Close() error {
 			return
 		}
 		s.w.batch.Close()
-		if s.closeErr == nil {
-			s.closeErr = s.advanceMark(s.gen+1, true, s.durability)
-		}
-		if err := s.db.Close(); err != nil && s.closeErr == nil {
+		if err := s.finish(timeout, s.closeErr == nil); err != nil && s.closeErr == nil {
 			s.closeErr = err
+		}
+		if errors.Is(s.closeErr, errCloseStuck) {
+			s.lock.Close()
+			return
 		}
 		s.diskChecks.Close()
 		if err := s.lock.Close(); err != nil && s.closeErr == nil {
@@ -307,6 +308,33 @@ func (s *Store) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// errCloseStuck is returned by Close when Pebble did not close within the
+// write timeout.
+var errCloseStuck = errors.New("pebblestore: the disk did not answer while the log was closing: it is left open; every change acknowledged is in its write-ahead log")
+
+// finish writes the closing mark (when mark is set: the writer stopped
+// with everything written) and closes Pebble, giving up after timeout with
+// errCloseStuck: Pebble may be waiting for the disk (the next write-ahead
+// log file, a sync), and its calls return only once the disk answers.
+func (s *Store) finish(timeout time.Duration, mark bool) error {
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		if mark {
+			err = s.advanceMark(s.gen+1, true, s.durability)
+		}
+		done <- errors.Join(err, s.db.Close())
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errCloseStuck
+	}
 }
 
 // Stats are counters of the writer since Open.
