@@ -534,7 +534,7 @@ func TestCloseWhileLogFileWaits(t *testing.T) {
 	}
 	out.Store(true)
 	defer out.Store(false) // lets the waiting open end after the test
-	go s.db.AsyncFlush() // rotates the write-ahead log, and waits for its next file
+	go s.db.AsyncFlush()   // rotates the write-ahead log, and waits for its next file
 	poll.For(t, 20*time.Second, func() error {
 		if p := joinProblems(s.health.problems(time.Hour)); !strings.Contains(p, "cannot be opened") {
 			return fmt.Errorf("problems = %q", p)
