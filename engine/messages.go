@@ -552,7 +552,8 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 		if err != nil {
 			return nil, false, storeErr(err, "receive messages")
 		}
-		if msgs, err = e.deadLetter(ctx, q, got, now); err != nil {
+		// The messages are leased now, whatever the client does (see lease).
+		if msgs, err = e.deadLetter(context.WithoutCancel(ctx), q, got, now); err != nil {
 			return nil, false, err
 		}
 		if len(msgs) > 0 || len(got) == 0 {

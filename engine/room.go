@@ -104,7 +104,12 @@ func (r *roomNotes) forget(queueID uint64) {
 // leased: every lease of the engine goes through it. A receive that failed
 // may have leased p.Max messages first.
 func (e *Engine) lease(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
-	msgs, err := e.store.MessageReceive(ctx, p)
+	// The lease is made whatever the client does meanwhile: a store may
+	// write a lease after its call has answered the client's cancelled
+	// context (the embedded store's change stays queued), and the message
+	// would then be leased to nobody with the ledger never told. The
+	// store's own bound (the write timeout) ends the wait.
+	msgs, err := e.store.MessageReceive(context.WithoutCancel(ctx), p)
 	n := len(msgs)
 	if err != nil {
 		n = p.Max
