@@ -528,13 +528,15 @@ func TestCloseWhileLogFileWaits(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	out := &atomic.Bool{}
-	s, err := Open(t.Context(), t.TempDir(), Options{FS: flakyOpenFS{FS: vfs.Default, out: out}, WriteTimeout: timeout, Logger: slog.New(slog.DiscardHandler)})
+	// In memory, and never given a descriptor back: the store is left
+	// open and waiting, and must not meet its files removed after the test
+	// (Pebble stops the process when its new log file is missing).
+	s, err := Open(t.Context(), "/data", Options{FS: flakyOpenFS{FS: vfs.NewMem(), out: out}, WriteTimeout: timeout, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out.Store(true)
-	defer out.Store(false) // lets the waiting open end after the test
-	go s.db.AsyncFlush()   // rotates the write-ahead log, and waits for its next file
+	go s.db.AsyncFlush() // rotates the write-ahead log, and waits for its next file
 	poll.For(t, 20*time.Second, func() error {
 		if p := joinProblems(s.health.problems(time.Hour)); !strings.Contains(p, "cannot be opened") {
 			return fmt.Errorf("problems = %q", p)
