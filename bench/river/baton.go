@@ -82,22 +82,11 @@ func startNode(ctx context.Context, o options, store string) (endpoint string, s
 		Listen: "127.0.0.1:0", DataDir: dir, Store: store, Durability: "full",
 		AccountID: "000000000000", Region: "us-east-1", LogLevel: "warn", Logs: o.logs,
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	ready := make(chan string, 1)
-	errc := make(chan error, 1)
-	go func() { errc <- cli.Serve(ctx, cfg, ready) }()
-	select {
-	case addr := <-ready:
-		return "http://" + addr, func() {
-			cancel()
-			<-errc
-			os.RemoveAll(dir)
-		}, nil
-	case err := <-errc:
-		cancel()
-		os.RemoveAll(dir)
+	endpoint, stop, err = cli.ServeInProcess(ctx, cfg)
+	if err != nil {
 		return "", nil, fmt.Errorf("baton serve: %w", err)
 	}
+	return endpoint, stop, nil
 }
 
 // cpuMeter keeps the first and the last of readings of the cluster's

@@ -519,6 +519,18 @@ func startSelf(ctx context.Context, store, durability string, creds *bench.Crede
 	if creds != nil {
 		cfg.AccessKeyID, cfg.SecretAccessKey = creds.AccessKeyID, creds.SecretAccessKey
 	}
+	endpoint, stop, err = ServeInProcess(ctx, cfg)
+	if err != nil {
+		return "", nil, fmt.Errorf("--self: %w", err)
+	}
+	return endpoint, stop, nil
+}
+
+// ServeInProcess runs `baton serve` with cfg in this process until the
+// returned stop, which shuts it down and removes cfg.DataDir; it returns
+// once the server listens, with its URL. For benchmarks that measure a
+// Baton beside something else (`baton bench --self`, bench/river).
+func ServeInProcess(ctx context.Context, cfg ServeConfig) (endpoint string, stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
@@ -528,11 +540,11 @@ func startSelf(ctx context.Context, store, durability string, creds *bench.Crede
 		return "http://" + addr, func() {
 			cancel()
 			<-errc
-			os.RemoveAll(dir)
+			os.RemoveAll(cfg.DataDir)
 		}, nil
 	case err := <-errc:
 		cancel()
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("--self: %w", err)
+		os.RemoveAll(cfg.DataDir)
+		return "", nil, err
 	}
 }
