@@ -407,7 +407,7 @@ func (d *decoder) event() Event {
 		copy(u[:], d.bytes(16))
 		ev.MessageID = ids.FormatUUID(u)
 	} else {
-		ev.MessageID = d.string()
+		ev.MessageID = d.string(-1)
 	}
 	ev.Epoch = uint32(d.uvarint())
 	at := d.varint()
@@ -425,8 +425,8 @@ func (d *decoder) event() Event {
 	ev.N = int(min(d.uvarint(), 1<<31))
 	ev.Result = baton.LeaseResult(d.byte())
 	ev.StoreEpoch = uint32(d.uvarint())
-	ev.Client.Addr = d.string()
-	ev.Client.UserAgent = d.string()
+	ev.Client.Addr = d.string(maxEventClient)
+	ev.Client.UserAgent = d.string(maxEventClient)
 	ev.duplicate = flags&flagDuplicate != 0
 	ev.Removed = flags&flagRemoved != 0
 	ev.Shortened = flags&flagShortened != 0
@@ -483,9 +483,11 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
-func (d *decoder) string() string {
+// string reads a string appendString wrote; one longer than limit (when
+// limit is not negative) no sender writes, so the batch is malformed.
+func (d *decoder) string(limit int) string {
 	n := d.uvarint()
-	if n > uint64(len(d.b)) {
+	if n > uint64(len(d.b)) || limit >= 0 && n > uint64(limit) {
 		d.err = errBadBatch
 		return ""
 	}

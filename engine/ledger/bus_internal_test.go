@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -287,6 +289,28 @@ func TestLedgerReadsVersion1(t *testing.T) {
 	}
 	if _, _, err := decodeBatch(append([]byte{batchVersion + 1}, b[1:]...)); err == nil {
 		t.Error("a batch of a later version decoded")
+	}
+}
+
+// A client string longer than any sender writes is a malformed batch, not
+// an event that would encode differently (found by FuzzDecodeLedgerBatch).
+func TestLedgerRefusesLongClientString(t *testing.T) {
+	t.Parallel()
+	head := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 1}
+	ok := appendEvent(head, evReceive(1, 0, 30))
+	if _, _, err := decodeBatch(ok); err != nil {
+		t.Fatalf("a well-formed batch: %v", err)
+	}
+	ev := evReceive(1, 0, 30)
+	ev.Client.Addr = "a"
+	b := appendEvent(append([]byte(nil), head...), ev)
+	// Make the address one byte longer than appendString would write:
+	// its length byte follows the one-byte address "a"; rebuild the tail.
+	i := bytes.LastIndex(b, []byte{1, 'a'})
+	long := strings.Repeat("a", maxEventClient+1)
+	b = append(binary.AppendUvarint(b[:i:i], uint64(len(long))), append([]byte(long), b[i+2:]...)...)
+	if _, _, err := decodeBatch(b); err == nil {
+		t.Fatalf("a client address of %d bytes decoded", len(long))
 	}
 }
 
