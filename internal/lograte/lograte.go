@@ -1,0 +1,86 @@
+// Package lograte holds back log lines that may repeat many times a second
+// (a request answered 503 during an outage, a health check failing, an
+// accept that fails for want of file descriptors): the first line of a
+// kind is written at once, then at most one every interval, which says
+// how many of its kind were held back since the one before.
+//
+// A Limiter only decides; the caller writes the line, in its own words.
+package lograte
+
+import (
+	"sync"
+	"time"
+
+	"github.com/baton-sqs/baton/clock"
+)
+
+// Limiter decides, for each kind of line, whether a line is written now.
+// It is safe for concurrent use.
+type Limiter struct {
+	every time.Duration
+	clock clock.Clock
+
+	mu    sync.Mutex
+	kinds map[string]kind
+	// sweepAt is the number of kinds at which Admit next drops those it
+	// has nothing left to say about (sweep).
+	sweepAt int
+}
+
+// kind is when a kind of line was last written, and how many of it have
+// been held back since.
+type kind struct {
+	at   time.Time
+	held int
+}
+
+// minSweep is the fewest kinds a Limiter keeps before it sweeps.
+const minSweep = 64
+
+// New returns a Limiter that writes a line of each kind at most once every
+// every, by clk's time.
+func New(clk clock.Clock, every time.Duration) *Limiter {
+	return &Limiter{every: every, clock: clk, kinds: map[string]kind{}, sweepAt: minSweep}
+}
+
+// Admit reports whether a line of kind key is written now (ok), and, when
+// it is, how many lines of that kind were held back since the last one
+// written (held). The first line of a kind, and the first after Forget,
+// is written at once with held 0.
+func (l *Limiter) Admit(key string) (held int, ok bool) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, seen := l.kinds[key]
+	if seen && now.Sub(k.at) < l.every {
+		k.held++
+		l.kinds[key] = k
+		return 0, false
+	}
+	if !seen && len(l.kinds) >= l.sweepAt {
+		l.sweep(now)
+	}
+	l.kinds[key] = kind{at: now}
+	return k.held, true
+}
+
+// Forget makes the next line of kind key the first again: written at once,
+// with nothing held back before it.
+func (l *Limiter) Forget(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.kinds, key)
+}
+
+// sweep drops the kinds whose interval has passed with none held back: a
+// line of such a kind is written at once with held 0, as a new kind's is,
+// so forgetting them changes nothing but the memory kept (kinds may name
+// a client's address). The next sweep comes once the kinds kept double.
+func (l *Limiter) sweep(now time.Time) {
+	for key, k := range l.kinds {
+		if k.held == 0 && now.Sub(k.at) >= l.every {
+			delete(l.kinds, key)
+		}
+	}
+	l.sweepAt = max(minSweep, 2*len(l.kinds))
+}

@@ -1,0 +1,71 @@
+package lograte
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/clock"
+)
+
+// admit is Admit for a test, failing it when the answer is not the one
+// wanted.
+func admit(t *testing.T, l *Limiter, key string, wantHeld int, wantOK bool) {
+	t.Helper()
+	if held, ok := l.Admit(key); held != wantHeld || ok != wantOK {
+		t.Fatalf("Admit(%q) = %d, %v; want %d, %v", key, held, ok, wantHeld, wantOK)
+	}
+}
+
+// The first line of a kind is written at once; those within the interval
+// after it are held back and counted; the first once the interval has
+// passed is written with that count; each kind keeps its own interval.
+func TestAdmitHoldsBackRepeats(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	l := New(fake, 10*time.Second)
+	admit(t, l, "a", 0, true)
+	for range 99 {
+		fake.Advance(100 * time.Millisecond)
+		admit(t, l, "a", 0, false)
+	}
+	admit(t, l, "b", 0, true)            // another kind is not held back by a
+	fake.Advance(100 * time.Millisecond) // 10 s since a's line
+	admit(t, l, "a", 99, true)
+	admit(t, l, "a", 0, false)
+	fake.Advance(10 * time.Second)
+	admit(t, l, "a", 1, true)
+	fake.Advance(time.Hour) // none held back since: a fresh start
+	admit(t, l, "a", 0, true)
+	admit(t, l, "b", 0, true)
+}
+
+// After Forget the next line of the kind is written at once, with nothing
+// held back before it.
+func TestForget(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	l := New(fake, 10*time.Second)
+	admit(t, l, "", 0, true)
+	admit(t, l, "", 0, false)
+	l.Forget("")
+	admit(t, l, "", 0, true)
+	admit(t, l, "", 0, false)
+}
+
+// Kinds that may name a client (one per address) do not pile up: those
+// whose interval passed with none held back are dropped, which changes no
+// answer, while one with lines held back keeps its count.
+func TestKindsDoNotPileUp(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	l := New(fake, 10*time.Second)
+	admit(t, l, "busy", 0, true)
+	admit(t, l, "busy", 0, false)
+	for i := range 10000 {
+		admit(t, l, fmt.Sprint("TLS handshake error from 10.0.", i/256, ".", i%256), 0, true)
+		fake.Advance(10 * time.Millisecond)
+	}
+	if n := len(l.kinds); n > 3000 {
+		t.Errorf("%d kinds kept after 10000 lines of distinct kinds, 1000 a second, for an interval of 10 s", n)
+	}
+	admit(t, l, "busy", 1, true)
+	admit(t, l, "TLS handshake error from 10.0.39.15", 0, false) // the last, within its interval, is kept
+}
