@@ -149,8 +149,8 @@ func New(cfg Config) *Server {
 	if cfg.SNS != nil {
 		s.sns, s.snsOps = cfg.SNS, s.snsOperations(cfg.SNS)
 	}
-	s.unavailable = &unavailableLog{log: cfg.Logger, clock: cfg.Engine.Clock()}
-	s.readiness = &readinessLog{log: cfg.Logger, clock: cfg.Engine.Clock()}
+	s.unavailable = newUnavailableLog(cfg.Logger, cfg.Engine.Clock())
+	s.readiness = newReadinessLog(cfg.Logger, cfg.Engine.Clock())
 	s.ready = cfg.Ready
 	s.trustProxies = cfg.TrustProxies
 	s.refusing = cfg.Refusing

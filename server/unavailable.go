@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/lograte"
 )
 
 // unavailableEvery is how often, at most, a request answered
@@ -17,26 +18,20 @@ const unavailableEvery = 10 * time.Second
 // at once, then at most one every unavailableEvery, which counts those
 // answered so since the last line. /metrics counts every one.
 type unavailableLog struct {
-	log   *slog.Logger
-	clock clock.Clock
+	log  *slog.Logger
+	pace *lograte.Limiter
+}
 
-	mu     sync.Mutex
-	logged time.Time // when the last line was written
-	unsaid int       // requests answered 503 since, not logged
+func newUnavailableLog(l *slog.Logger, clk clock.Clock) *unavailableLog {
+	return &unavailableLog{log: l, pace: lograte.New(clk, unavailableEvery)}
 }
 
 // note logs, or counts, a request answered ServiceUnavailable.
 func (u *unavailableLog) note(reqID, action string, err error) {
-	now := u.clock.Now()
-	u.mu.Lock()
-	if !u.logged.IsZero() && now.Sub(u.logged) < unavailableEvery {
-		u.unsaid++
-		u.mu.Unlock()
+	unsaid, ok := u.pace.Admit("")
+	if !ok {
 		return
 	}
-	unsaid := u.unsaid
-	u.logged, u.unsaid = now, 0
-	u.mu.Unlock()
 	attrs := []any{"request_id", reqID, "action", action, "err", err}
 	if unsaid > 0 {
 		attrs = append(attrs, "more_answered_503", unsaid, "in", unavailableEvery)
@@ -51,12 +46,15 @@ func (u *unavailableLog) note(reqID, action string, err error) {
 type readinessLog struct {
 	log   *slog.Logger
 	clock clock.Clock
+	pace  *lograte.Limiter // of the lines while not ready
 
 	mu      sync.Mutex
 	down    time.Time // since when checks have failed; zero while ready
-	logged  time.Time // when the last line was written
-	unsaid  int       // failed checks since, not logged
 	lastErr error
+}
+
+func newReadinessLog(l *slog.Logger, clk clock.Clock) *readinessLog {
+	return &readinessLog{log: l, clock: clk, pace: lograte.New(clk, unavailableEvery)}
 }
 
 // saw logs, or counts, the outcome of a health check: notReady nil when
@@ -67,17 +65,21 @@ func (r *readinessLog) saw(notReady error) {
 	defer r.mu.Unlock()
 	switch {
 	case notReady == nil && r.down.IsZero():
+		return
 	case notReady == nil:
 		r.log.Info("ready again", "not_ready_for", now.Sub(r.down).Round(time.Millisecond), "last_err", r.lastErr)
-		r.down, r.unsaid, r.lastErr = time.Time{}, 0, nil
+		r.down, r.lastErr = time.Time{}, nil
+		r.pace.Forget("")
+		return
+	}
+	r.lastErr = notReady
+	unsaid, ok := r.pace.Admit("")
+	switch {
+	case !ok:
 	case r.down.IsZero():
 		r.log.Warn("not ready", "err", notReady)
-		r.down, r.logged, r.lastErr = now, now, notReady
-	case now.Sub(r.logged) < unavailableEvery:
-		r.unsaid++
-		r.lastErr = notReady
+		r.down = now
 	default:
-		r.log.Warn("still not ready", "err", notReady, "for", now.Sub(r.down).Round(time.Second), "checks_failed_unlogged", r.unsaid)
-		r.logged, r.unsaid, r.lastErr = now, 0, notReady
+		r.log.Warn("still not ready", "err", notReady, "for", now.Sub(r.down).Round(time.Second), "checks_failed_unlogged", unsaid)
 	}
 }

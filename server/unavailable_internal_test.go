@@ -21,7 +21,7 @@ import (
 func TestUnavailableLogged(t *testing.T) {
 	var buf bytes.Buffer
 	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	u := &unavailableLog{log: slog.New(slog.NewTextHandler(&buf, nil)), clock: fake}
+	u := newUnavailableLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
 	err := errors.New("store unavailable: disk full")
 	for range 1000 { // 100 a second for 10 s
 		u.note("r", "SendMessage", err)
@@ -43,7 +43,7 @@ func TestUnavailableLogged(t *testing.T) {
 func TestReadinessLogged(t *testing.T) {
 	var buf bytes.Buffer
 	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	r := &readinessLog{log: slog.New(slog.NewTextHandler(&buf, nil)), clock: fake}
+	r := newReadinessLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
 	r.saw(nil)
 	for range 1000 { // 100 a second for 10 s
 		r.saw(errors.New("disk full: background writes failing"))

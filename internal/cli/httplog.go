@@ -4,10 +4,10 @@ import (
 	"log"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/lograte"
 )
 
 // httpLogEvery is how often, at most, net/http's server logs a line of
@@ -21,28 +21,18 @@ const httpLogEvery = 10 * time.Second
 // once every httpLogEvery with the count of those it held back. A panic
 // a handler raised is logged every time.
 func httpErrorLog(l *slog.Logger, clk clock.Clock) *log.Logger {
-	return log.New(&httpLogWriter{log: l, clock: clk, last: map[string]httpLogKind{}}, "", 0)
+	return log.New(&httpLogWriter{log: l, pace: lograte.New(clk, httpLogEvery)}, "", 0)
 }
 
 type httpLogWriter struct {
-	log   *slog.Logger
-	clock clock.Clock
-
-	mu   sync.Mutex
-	last map[string]httpLogKind
-}
-
-// httpLogKind is when a kind of line was last logged, and how many of it
-// have been held back since.
-type httpLogKind struct {
-	at   time.Time
-	held int
+	log  *slog.Logger
+	pace *lograte.Limiter // by httpLogKey
 }
 
 func (w *httpLogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimPrefix(strings.TrimSpace(string(p)), "http: ")
 	if !strings.Contains(line, "panic") {
-		held, ok := w.admit(httpLogKey(line))
+		held, ok := w.pace.Admit(httpLogKey(line))
 		if !ok {
 			return len(p), nil
 		}
@@ -53,22 +43,6 @@ func (w *httpLogWriter) Write(p []byte) (int, error) {
 	}
 	w.log.Warn("net/http: " + line)
 	return len(p), nil
-}
-
-// admit reports whether a line of kind key is logged now, and how many
-// were held back before it.
-func (w *httpLogWriter) admit(key string) (held int, ok bool) {
-	now := w.clock.Now()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	k, seen := w.last[key]
-	if seen && now.Sub(k.at) < httpLogEvery {
-		k.held++
-		w.last[key] = k
-		return 0, false
-	}
-	w.last[key] = httpLogKind{at: now}
-	return k.held, true
 }
 
 // httpLogKey is the kind of one of net/http's lines: its words before the
