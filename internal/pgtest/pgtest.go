@@ -2,10 +2,11 @@
 // initdb and postgres binaries installed on the machine.
 //
 // A server lives in a temporary directory, listens only on a unix socket
-// there (no TCP port at all), trusts every local connection and runs with
-// fsync off: it is for tests and nothing else. When the tests run as root
-// the server runs as the postgres user, since PostgreSQL refuses to run as
-// root. Each test gets a database of its own, created from template0 and
+// there (no TCP port at all), trusts every local connection (unless a test
+// makes it ask for passwords, RequirePasswords) and runs with fsync off:
+// it is for tests and nothing else. When the tests run as root the server
+// runs as the postgres user, since PostgreSQL refuses to run as root.
+// Each test gets a database of its own, created from template0 and
 // dropped when the test ends.
 //
 // When no PostgreSQL is installed or it cannot start, the tests that need
