@@ -137,7 +137,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	if err := s.checkSession(ctx, cfg.ConnConfig); err != nil {
+	if err := s.awaitSession(ctx, cfg.ConnConfig, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -250,6 +250,9 @@ func (s *Store) awaitDatabase(parent context.Context, where string, timeout time
 			}
 			return nil
 		}
+		if refused := refusedAtStart(where, err); refused != nil {
+			return refused
+		}
 		if ctx.Err() == nil {
 			s.log.Warn("PostgreSQL unreachable, retrying", "db", where, "attempt", attempt, "retry_in", backoff, "err", err)
 			if pause(ctx, backoff) {
@@ -336,12 +339,15 @@ func (s *Store) ReceiptKey(ctx context.Context) ([]byte, error) {
 	// DO UPDATE, not DO NOTHING: when another server's insert of the key
 	// is not committed yet, this one waits for it and returns the key it
 	// committed; a separate read in the same statement would see neither.
+	// A rerun after a lost answer returns the key the run before stored.
 	var key []byte
-	err := s.pool.QueryRow(ctx, `
+	err := s.retry(ctx, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `
 		INSERT INTO baton_settings (name, value) VALUES ('receipt_key', $1)
 		ON CONFLICT (name) DO UPDATE SET name = excluded.name
 		RETURNING value`,
-		fresh).Scan(&key)
+			fresh).Scan(&key)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: receipt key: %w", err)
 	}

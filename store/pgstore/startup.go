@@ -1,0 +1,80 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// At start, Open waits for the database (awaitDatabase) and then checks that
+// its connections keep their session (checkSession, run by awaitSession).
+// Both may meet a database, or a way to it, not settled yet: a server
+// starting up, a database not created yet, or a load balancer that counted
+// a standby up until its checks failed and then cut the connections it had
+// sent there (HAProxy's on-marked-down shutdown-sessions,
+// docs/deploy-three-hosts.md). Both retry, with back-off and a log line per
+// attempt, for up to Options.ConnectTimeout each. A definite refusal is not
+// retried: waiting would not change it, so Open fails at once with the
+// database's reason. That is a wrong password, a role that may not log in
+// or a missing permission (refusalCodes) while waiting for the database,
+// and any failure that is not transient (retry.go) in the session check,
+// such as a pooler that does not keep sessions (errNoSession).
+
+// refusalCodes are the SQLSTATEs of a connection refused for good
+// (PostgreSQL documentation, Appendix A). A database that does not exist
+// (3D000) is not one: one created after its server started is waited for.
+var refusalCodes = map[string]bool{
+	"28P01": true, // invalid_password
+	"28000": true, // invalid_authorization_specification: no pg_hba.conf entry, no such role, or a role that may not log in
+	"42501": true, // insufficient_privilege: no CONNECT on the database
+}
+
+// refusedAtStart returns the error Open fails with when err, met while
+// waiting for the database at where, is a refusal waiting will not change;
+// nil otherwise.
+func refusedAtStart(where string, err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || !refusalCodes[pgErr.Code] {
+		return nil
+	}
+	return fmt.Errorf("pgstore: PostgreSQL at %s refused the connection: %w", where, err)
+}
+
+// awaitSession runs checkSession until it passes, fails for a reason that is
+// not transient, or timeout passes, backing off between attempts.
+func (s *Store) awaitSession(parent context.Context, cfg *pgx.ConnConfig, where string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	backoff := 100 * time.Millisecond
+	var last error // the last transient failure
+	for attempt := 1; ; attempt++ {
+		err := s.checkSession(ctx, cfg)
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("PostgreSQL session check passed", "db", where, "attempts", attempt)
+			}
+			return nil
+		}
+		what, again := transient(err)
+		if again && ctx.Err() == nil {
+			last = err
+			s.log.Warn("PostgreSQL session check failed, retrying", "db", where, "problem", what,
+				"attempt", attempt, "retry_in", backoff, "err", err)
+			if pause(ctx, backoff) {
+				backoff = min(2*backoff, 5*time.Second)
+				continue
+			}
+		}
+		switch {
+		case parent.Err() != nil && !errors.Is(err, parent.Err()):
+			return fmt.Errorf("pgstore: check the database session: %w (after %d attempts: %v)", parent.Err(), attempt, err)
+		case parent.Err() == nil && ctx.Err() != nil && last != nil:
+			return fmt.Errorf("%w (gave up after %d attempts in %v)", last, attempt, timeout)
+		}
+		return err // a refusal, or the caller's end
+	}
+}
