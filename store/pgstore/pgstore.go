@@ -185,12 +185,16 @@ func (s *Store) ClockOffset(ctx context.Context, now func() time.Time) (time.Dur
 	defer cancel()
 	var best, bestTrip time.Duration
 	for i := range 3 {
-		var db time.Time
-		before := now()
-		if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
+		var db, before, after time.Time
+		err := s.retry(ctx, func(ctx context.Context) error { // a trip that fails is made again, and timed anew
+			before = now()
+			err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db)
+			after = now()
+			return err
+		})
+		if err != nil {
 			return 0, fmt.Errorf("pgstore: read the database's clock: %w", err)
 		}
-		after := now()
 		trip := after.Sub(before)
 		if i == 0 || trip < bestTrip {
 			best, bestTrip = db.Sub(before.Add(trip/2)), trip

@@ -21,18 +21,18 @@ import (
 )
 
 // cutProxy forwards TCP connections to a pgtest cluster's unix socket, as
-// a load balancer in front of the database does. The first time a client
-// sends one of its triggers, it cuts every connection it has open (that
-// one before the bytes reach the database), as HAProxy does to a server it
-// marks down (on-marked-down shutdown-sessions), and forwards the
-// connections made after.
+// a load balancer in front of the database does. When a client sends its
+// next trigger (they are watched for in order), it cuts every connection
+// it has open (that one before the bytes reach the database), as HAProxy
+// does to a server it marks down (on-marked-down shutdown-sessions), and
+// forwards the connections made after.
 type cutProxy struct {
 	ln     net.Listener
 	socket string
 
 	mu       sync.Mutex
-	triggers [][]byte          // those not yet sent
-	again    bool              // a trigger cuts every time it is sent, not once
+	triggers [][]byte          // those not yet sent, in order
+	again    bool              // the first trigger cuts every time it is sent, not once
 	open     map[net.Conn]bool // both ends of every connection forwarded
 	cut      int               // connections cut
 }
@@ -107,24 +107,22 @@ func (p *cutProxy) forward(from, to net.Conn, watch bool) {
 	}
 }
 
-// fired reports whether sent holds a trigger not sent before (or, with
-// again, any trigger), and forgets that trigger.
+// fired reports whether sent holds the next trigger, and unless again
+// moves on to the one after.
 func (p *cutProxy) fired(sent []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, tr := range p.triggers {
-		if bytes.Contains(sent, tr) {
-			if !p.again {
-				p.triggers = append(p.triggers[:i], p.triggers[i+1:]...)
-			}
-			return true
-		}
+	if len(p.triggers) == 0 || !bytes.Contains(sent, p.triggers[0]) {
+		return false
 	}
-	return false
+	if !p.again {
+		p.triggers = p.triggers[1:]
+	}
+	return true
 }
 
-// cutEveryTime makes each trigger cut the connections every time it is
-// sent.
+// cutEveryTime makes the first trigger cut the connections every time it
+// is sent.
 func (p *cutProxy) cutEveryTime() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -152,11 +150,13 @@ func (p *cutProxy) cuts() int {
 // that counted a standby up until its checks failed, and then cut what it
 // had sent there) retries its start-up check of the database session, with
 // a log line per attempt saying why, and starts: it used to exit with
-// "pgstore: check the database session: NOTIFY: conn closed". So does the
-// read of the receipt key that follows Open in `baton serve`.
+// "pgstore: check the database session: NOTIFY: conn closed". So do the
+// reads that follow Open in `baton serve`: the receipt key, and the
+// database's clock (which a node that cannot read it at start goes without
+// for a minute).
 func TestOpenRetriesSessionCheckOnCutConnections(t *testing.T) {
 	t.Parallel()
-	proxy, url := startCutProxy(t, pgtest.MustDatabase(t), "pg_notify", "receipt_key")
+	proxy, url := startCutProxy(t, pgtest.MustDatabase(t), "pg_notify", "receipt_key", "clock_timestamp")
 	logs := &syncBuffer{}
 	ctx := context.Background()
 	s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ConnectTimeout: 30 * time.Second})
@@ -175,8 +175,15 @@ func TestOpenRetriesSessionCheckOnCutConnections(t *testing.T) {
 	if _, err := s.ReceiptKey(ctx); err != nil {
 		t.Errorf("the receipt key, read through connections cut: %v", err)
 	}
-	if proxy.cuts() == cutAtOpen {
+	cutAtKey := proxy.cuts()
+	if cutAtKey == cutAtOpen {
 		t.Errorf("the proxy cut no connection at the receipt key's read")
+	}
+	if _, err := s.ClockOffset(ctx, time.Now); err != nil {
+		t.Errorf("the database's clock, read through connections cut: %v", err)
+	}
+	if proxy.cuts() == cutAtKey {
+		t.Errorf("the proxy cut no connection at the read of the database's clock")
 	}
 	// A connection cut while idle in the pool fails the one health check
 	// that takes it; the pool drops it then.
