@@ -25,7 +25,9 @@ type Options struct {
 	// Logger receives connection trouble; slog.Default() if nil.
 	Logger *slog.Logger
 	// ConnectTimeout is how long Open keeps trying to reach an unreachable
-	// database before it gives up; DefaultConnectTimeout if zero.
+	// database before it gives up, and then as long again to check its
+	// session through connections cut at start (startup.go);
+	// DefaultConnectTimeout if zero.
 	ConnectTimeout time.Duration
 	// DefaultRegion is the region a database written before queues had one
 	// gives its queues when Open migrates it (default us-east-1): the
@@ -100,7 +102,7 @@ var _ baton.SharedStore = (*Store)(nil)
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // connection string; pgxpool's pool_max_conns and friends are honoured),
-// waits for it for up to opts.ConnectTimeout, and brings its schema up to
+// waits for it as opts.ConnectTimeout says, and brings its schema up to
 // date before it returns. Several servers may open one database at once:
 // the migrations run under an advisory lock.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
