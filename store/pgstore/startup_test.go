@@ -197,7 +197,7 @@ func TestOpenGivesUpOnSessionCheckCutEveryTime(t *testing.T) {
 	t.Parallel()
 	proxy, url := startCutProxy(t, pgtest.MustDatabase(t), "pg_notify")
 	proxy.cutEveryTime()
-	s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ConnectTimeout: 2 * time.Second})
+	s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ConnectTimeout: 3 * time.Second})
 	if err == nil {
 		s.Close()
 		t.Fatal("Open succeeded through connections cut at every session check")
