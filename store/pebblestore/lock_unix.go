@@ -5,14 +5,15 @@ package pebblestore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
 
 // lockDir takes an exclusive lock on path, a file in the data directory, for
-// as long as the returned file stays open. The kernel drops the lock when the
-// process dies, however it dies.
-func lockDir(path string) (*os.File, error) {
+// as long as the returned closer stays open. The kernel drops the lock when
+// the process dies, however it dies.
+func lockDir(path string) (io.Closer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -24,5 +25,16 @@ func lockDir(path string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return f, nil
+	return dirLock{f}, nil
+}
+
+// dirLock is a held lock file.
+type dirLock struct{ f *os.File }
+
+// Close releases the lock, then closes the file. Closing alone would not
+// do: the lock belongs to the open file, which a child process this one
+// is starting shares from its fork until its exec, so the directory would
+// stay locked, to this process too, for as long as that takes.
+func (l dirLock) Close() error {
+	return errors.Join(syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN), l.f.Close())
 }
