@@ -20,14 +20,12 @@ import (
 
 // receiveManySQL leases, from queue $1, up to $5 messages visible at $2
 // and sent at $4 or later, the earliest sent (lowest pos) first as far as
-// two index range scans tell: of the $5 messages visible longest
-// (baton_messages_by_visible) and the $5 requeued ones visible longest
-// (leased before and visible again, a lapsed or released lease:
-// baton_messages_leased), the $5 with the lowest pos. A requeued message
-// so comes back before the messages sent after it, as on SQS, unless more
-// than $5 others were requeued before it (or at the same instant: the
-// partial index has no pos to order ties by, and a sort would read every
-// requeued message). Ordering every visible message by pos would read
+// two index range scans of baton_messages_by_state tell: of the $5 never
+// leased messages visible longest and the $5 requeued ones visible longest
+// (leased before and visible again, a lapsed or released lease), the $5
+// with the lowest pos. A requeued message so comes back before the
+// messages sent after it, as on SQS, unless more than $5 others were
+// requeued before it. Ordering every visible message by pos would read
 // them all, or every in-flight one. It hands them out to the receives of the arrays: for each, its now
 // ($6), lease end ($3) and maximum ($7). It returns each message as leased
 // (leasedColumns) and the number of its receive. The messages past
@@ -37,12 +35,12 @@ var receiveManySQL = `
 	requeued AS (
 		SELECT pos FROM baton_messages
 		WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4
-		ORDER BY visible_at
+		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
 	oldest AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND visible_at <= $2 AND sent_at >= $4
+		WHERE queue_id = $1 AND NOT leased AND visible_at <= $2 AND sent_at >= $4
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
