@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/baton-sqs/baton/internal/bench"
@@ -18,6 +19,9 @@ type batonResult struct {
 	// The cluster's processor time per message, over the measured window
 	// (0 if not measured).
 	EnqueueCPU, LifecycleCPU time.Duration
+	// This process's processor time per message over the same window: the
+	// Baton nodes' and the load's HTTP clients' together.
+	EnqueueProcCPU, LifecycleProcCPU time.Duration
 }
 
 // measureBaton starts nodes Baton servers on store (all on one database for
@@ -48,8 +52,10 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 		name string
 		into *float64
 		cpu  *time.Duration
-	}{{bench.ScenarioSendBatch, &res.Enqueued, &res.EnqueueCPU}, {bench.ScenarioLifecycle, &res.Lifecycle, &res.LifecycleCPU}} {
-		var meter cpuMeter
+		proc *time.Duration
+	}{{bench.ScenarioSendBatch, &res.Enqueued, &res.EnqueueCPU, &res.EnqueueProcCPU},
+		{bench.ScenarioLifecycle, &res.Lifecycle, &res.LifecycleCPU, &res.LifecycleProcCPU}} {
+		var meter, procMeter cpuMeter
 		r, err := bench.Run(ctx, bench.Config{
 			Client: clients[0], Clients: clients, Scenario: sc.name, Target: "baton",
 			Concurrency: o.workers, Duration: o.duration, Warmup: o.warmup, BodySize: o.bodySize,
@@ -57,6 +63,7 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 			ProgressFunc: func(p bench.Progress) {
 				if !p.Warmup {
 					meter.read(o.cpu, int64(p.Messages))
+					procMeter.read(processCPU, int64(p.Messages))
 				}
 			},
 		})
@@ -66,7 +73,7 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 		if r.ErrorCount > 0 {
 			return res, fmt.Errorf("baton %s: %d errors: %v", sc.name, r.ErrorCount, r.Errors)
 		}
-		*sc.into, *sc.cpu = r.MessagesPerSecond, meter.perMessage()
+		*sc.into, *sc.cpu, *sc.proc = r.MessagesPerSecond, meter.perMessage(), procMeter.perMessage()
 	}
 	return res, nil
 }
@@ -87,6 +94,16 @@ func startNode(ctx context.Context, o options, store string) (endpoint string, s
 		return "", nil, fmt.Errorf("baton serve: %w", err)
 	}
 	return endpoint, stop, nil
+}
+
+// processCPU returns the processor time this process has used so far,
+// user and system.
+func processCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // cpuMeter keeps the first and the last of readings of the cluster's

@@ -240,11 +240,13 @@ func summarize(w io.Writer, all []runFigures, nodes []int) {
 	line("river PostgreSQL CPU µs per job worked", func(f runFigures) float64 { return micros(f.river.WorkCPU) }, "%.0f")
 	line("baton embedded enqueue msgs/s", func(f runFigures) float64 { return f.embedded.Enqueued }, "%.0f")
 	line("baton embedded lifecycle msgs/s", func(f runFigures) float64 { return f.embedded.Lifecycle }, "%.0f")
+	line("  embedded Baton+client CPU µs per msg lifecycle", func(f runFigures) float64 { return micros(f.embedded.LifecycleProcCPU) }, "%.0f")
 	for _, n := range nodes {
 		line(fmt.Sprintf("baton postgres x%d enqueue msgs/s", n), func(f runFigures) float64 { return f.pg[n].Enqueued }, "%.0f")
 		line(fmt.Sprintf("baton postgres x%d lifecycle msgs/s", n), func(f runFigures) float64 { return f.pg[n].Lifecycle }, "%.0f")
 		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg enqueued", n), func(f runFigures) float64 { return micros(f.pg[n].EnqueueCPU) }, "%.0f")
 		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg lifecycle", n), func(f runFigures) float64 { return micros(f.pg[n].LifecycleCPU) }, "%.0f")
+		line(fmt.Sprintf("  x%d Baton+client CPU µs per msg lifecycle", n), func(f runFigures) float64 { return micros(f.pg[n].LifecycleProcCPU) }, "%.0f")
 		line(fmt.Sprintf("  x%d enqueue / river enqueue", n), func(f runFigures) float64 { return ratio(f.pg[n].Enqueued, f.river.Enqueued) }, "%.2f")
 		line(fmt.Sprintf("  x%d lifecycle / river worked", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.river.Worked) }, "%.2f")
 		line(fmt.Sprintf("  x%d lifecycle / embedded lifecycle", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.embedded.Lifecycle) }, "%.2f")

@@ -10,7 +10,8 @@ import (
 )
 
 // statementSettings load pg_stat_statements into the cluster (--statements).
-var statementSettings = []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"}
+var statementSettings = []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all",
+	"pg_stat_statements.track_planning=on"}
 
 // statements reads pg_stat_statements through the cluster's postgres
 // database: reset before a measurement, top after it.
@@ -34,7 +35,8 @@ func (s statements) reset(ctx context.Context) error {
 }
 
 // top prints the statements that took the most execution time since the
-// last reset, with their share of it, and the WAL they wrote.
+// last reset, with their share of it, their planning time, and the WAL
+// they wrote.
 func (s statements) top(ctx context.Context, w io.Writer, label string, n int) error {
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
@@ -42,7 +44,7 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	}
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `
-		SELECT calls, total_exec_time, total_exec_time / sum(total_exec_time) OVER (), rows, wal_bytes, query
+		SELECT calls, total_exec_time, total_exec_time / sum(total_exec_time) OVER (), total_plan_time, rows, wal_bytes, query
 		FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
 		ORDER BY total_exec_time DESC LIMIT $1`, n)
 	if err != nil {
@@ -52,17 +54,17 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	fmt.Fprintf(w, "  statements of %s by execution time:\n", label)
 	for rows.Next() {
 		var calls, nrows int64
-		var total, share float64
+		var total, share, plan float64
 		var wal any
 		var query string
-		if err := rows.Scan(&calls, &total, &share, &nrows, &wal, &query); err != nil {
+		if err := rows.Scan(&calls, &total, &share, &plan, &nrows, &wal, &query); err != nil {
 			return err
 		}
 		query = strings.Join(strings.Fields(query), " ")
 		if len(query) > 160 {
 			query = query[:160] + "…"
 		}
-		fmt.Fprintf(w, "    %5.1f%% %9.0f ms %8d calls %8d rows wal %v: %s\n", share*100, total, calls, nrows, wal, query)
+		fmt.Fprintf(w, "    %5.1f%% %9.0f ms (planning %.0f ms) %8d calls %8d rows wal %v: %s\n", share*100, total, plan, calls, nrows, wal, query)
 	}
 	return rows.Err()
 }

@@ -173,8 +173,9 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 }
 
 // MessageStats counts the queue's messages at p.Now. Each figure is its own
-// index range scan, so the cost is the visible messages' index entries (an
-// index-only scan once vacuumed) plus the hidden messages' rows.
+// scan of one or two ranges of baton_messages_by_state (queue, leased,
+// visible_at), so the cost is the counted messages' index entries (an
+// index-only scan once vacuumed) and no other's.
 func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
 	var (
 		st             baton.MessageStats
@@ -184,9 +185,9 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 	)
 	// Counting rows costs as many as there are: with p.Bound the visible
 	// and delayed counts stop there (LIMIT NULL is no limit). The in-flight
-	// count reads the leased rows alone (baton_messages_leased, a partial
-	// index), which the in-flight limit bounds, and the minima take one
-	// index entry each.
+	// count reads the leased rows not yet visible alone, which the
+	// in-flight limit bounds, and the minima take an index entry or two
+	// each.
 	var bound *int64
 	if p.Bound > 0 {
 		b := int64(p.Bound)
@@ -195,10 +196,12 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
 		SELECT (SELECT true FROM baton_queues WHERE id = $1),
-			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at <= $2 LIMIT $3) v),
-			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND visible_at > $2 AND leased),
-			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND visible_at > $2 AND NOT leased LIMIT $3) d),
-			(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND visible_at > $2),
+			(SELECT count(*) FROM (SELECT FROM baton_messages
+				WHERE queue_id = $1 AND leased IN (false, true) AND visible_at <= $2 LIMIT $3) v),
+			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND leased AND visible_at > $2),
+			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND NOT leased AND visible_at > $2 LIMIT $3) d),
+			least((SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND NOT leased AND visible_at > $2),
+				(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND leased AND visible_at > $2)),
 			(SELECT min(sent_at) FROM baton_messages WHERE queue_id = $1)`,
 			int64(p.QueueID), p.Now, bound).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
 	})

@@ -143,9 +143,11 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 	return q, nil
 }
 
-// QueueDelete deletes the queue; its messages and deduplication keys go
-// with it (ON DELETE CASCADE). A rerun that finds the queue gone after a
-// lost COMMIT answer finds it deleted by the run before.
+// QueueDelete deletes the queue, and its messages and deduplication keys
+// with it. Deleting the queue's row waits for the sends that locked it
+// (baton_lock_queues) to commit, so the messages deleted after include
+// theirs, and later sends find no queue. A rerun that finds the queue gone
+// after a lost COMMIT answer finds it deleted by the run before.
 func (s *Store) QueueDelete(ctx context.Context, region, account, name string, now time.Time) error {
 	gone := func(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 	err := s.inTxDone(ctx, func(ctx context.Context, tx pgx.Tx) error {
@@ -153,6 +155,9 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 		err := tx.QueryRow(ctx, `DELETE FROM baton_queues WHERE region = $1 AND account = $2 AND name = $3 RETURNING id`,
 			region, account, name).Scan(&id)
 		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM baton_messages WHERE queue_id = $1`, id); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `

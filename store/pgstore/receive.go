@@ -86,12 +86,13 @@ type queueKind struct{ fifo, grouped bool }
 // dropExpiredCTE deletes (a bounded number of) visible messages past
 // retention, which a receive drops instead of returning. The rows are
 // gathered into an array first and deleted by pos, so that whatever the
-// planner estimates the delete is primary-key lookups.
+// planner estimates the delete is primary-key lookups. Visible messages
+// are two ranges of baton_messages_by_state, leased before or not.
 const dropExpiredCTE = `
 	dropped AS (
 		DELETE FROM baton_messages WHERE pos = ANY (ARRAY(
 			SELECT pos FROM baton_messages
-			WHERE queue_id = $1 AND visible_at <= $2 AND sent_at < $4
+			WHERE queue_id = $1 AND leased IN (false, true) AND visible_at <= $2 AND sent_at < $4
 			LIMIT 100 FOR UPDATE SKIP LOCKED))
 		RETURNING 1)`
 

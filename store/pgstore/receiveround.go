@@ -20,29 +20,28 @@ import (
 
 // receiveManySQL leases, from queue $1, up to $5 messages visible at $2
 // and sent at $4 or later, the earliest sent (lowest pos) first as far as
-// two index range scans tell: of the $5 messages visible longest
-// (baton_messages_by_visible) and the $5 requeued ones visible longest
-// (leased before and visible again, a lapsed or released lease:
-// baton_messages_leased), the $5 with the lowest pos. A requeued message
-// so comes back before the messages sent after it, as on SQS, unless more
-// than $5 others were requeued before it (or at the same instant: the
-// partial index has no pos to order ties by, and a sort would read every
-// requeued message). Ordering every visible message by pos would read
-// them all, or every in-flight one. It hands them out to the receives of the arrays: for each, its now
-// ($6), lease end ($3) and maximum ($7). It returns each message as leased
-// (leasedColumns) and the number of its receive. The messages past
-// retention that it meets are dropped, as a receive does.
+// two index range scans of baton_messages_by_state tell: of the $5 never
+// leased messages visible longest and the $5 requeued ones visible longest
+// (leased before and visible again, a lapsed or released lease), the $5
+// with the lowest pos. A requeued message so comes back before the
+// messages sent after it, as on SQS, unless more than $5 others were
+// requeued before it. Ordering every visible message by pos would read
+// them all, or every in-flight one. It hands them out one per slot, the
+// k-th in pos order to slot k: the arrays give each slot its now ($6) and
+// lease end ($3), those of the receive it belongs to (receiveSlots). It
+// returns each message as leased (leasedColumns) and its slot. The
+// messages past retention that it meets are dropped, as a receive does.
 var receiveManySQL = `
 	WITH ` + dropExpiredCTE + `,
 	requeued AS (
 		SELECT pos FROM baton_messages
 		WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4
-		ORDER BY visible_at
+		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
 	oldest AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND visible_at <= $2 AND sent_at >= $4
+		WHERE queue_id = $1 AND NOT leased AND visible_at <= $2 AND sent_at >= $4
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
@@ -51,22 +50,18 @@ var receiveManySQL = `
 			SELECT pos FROM requeued UNION SELECT pos FROM oldest
 			ORDER BY pos
 			LIMIT $5) x),
-	slots AS (
-		SELECT r.ord, r.r_now, r.r_visible_at, row_number() OVER (ORDER BY r.ord, g.n) AS slot
-		FROM unnest($6::timestamptz[], $3::timestamptz[], $7::integer[]) WITH ORDINALITY AS r (r_now, r_visible_at, r_max, ord)
-		CROSS JOIN LATERAL generate_series(1, r.r_max) AS g (n)),
 	leased AS (
 		UPDATE baton_messages m SET
 			receive_count = m.receive_count + 1,
 			epoch = m.epoch + 1,
-			first_received_at = coalesce(m.first_received_at, s.r_now),
+			first_received_at = coalesce(m.first_received_at, ($6::timestamptz[])[p.slot]),
 			leased = true,
-			leased_at = s.r_now,
-			visible_at = s.r_visible_at
-		FROM picked p JOIN slots s ON s.slot = p.slot
+			leased_at = ($6::timestamptz[])[p.slot],
+			visible_at = ($3::timestamptz[])[p.slot]
+		FROM picked p
 		WHERE m.pos = p.pos AND m.visible_at <= $2
-		RETURNING ` + messageColumns + `, p.pos, s.ord)
-	SELECT ` + leasedColumns + `, ord FROM leased ORDER BY pos`
+		RETURNING ` + messageColumns + `, p.pos, p.slot)
+	SELECT ` + leasedColumns + `, slot FROM leased ORDER BY pos`
 
 // receiveReady leases from a standard queue without message groups, in a
 // round.
@@ -94,31 +89,40 @@ func queueReceives(b *pgx.Batch, receives []*op) {
 	}
 	for _, q := range order {
 		ops := byQueue[q]
-		n := len(ops)
-		nows, ends, maxes := make([]time.Time, n), make([]time.Time, n), make([]int32, n)
-		now, cutoff, total := ops[0].now, ops[0].cutoff, 0
-		for i, o := range ops {
-			nows[i], ends[i], maxes[i] = o.now, o.visibleAt, int32(o.max)
+		owners, nows, ends := receiveSlots(ops)
+		now, cutoff := ops[0].now, ops[0].cutoff
+		for _, o := range ops {
 			if o.now.Before(now) {
 				now = o.now
 			}
 			if o.cutoff.After(cutoff) {
 				cutoff = o.cutoff
 			}
-			total += o.max
 		}
-		b.Queue(receiveManySQL, int64(q), now, ends, cutoff, total, nows, maxes).Query(func(rows pgx.Rows) error {
+		b.Queue(receiveManySQL, int64(q), now, ends, cutoff, len(owners), nows).Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			for rows.Next() {
-				var ord int64
-				m, err := scanMessage(rows, &ord)
+				var slot int64
+				m, err := scanMessage(rows, &slot)
 				if err != nil {
 					return err
 				}
-				o := ops[ord-1]
+				o := owners[slot-1]
 				o.leased = append(o.leased, m)
 			}
 			return rows.Err()
 		})
 	}
+}
+
+// receiveSlots gives each receive of ops as many consecutive slots as it
+// may take messages, in the order of ops, and returns each slot's receive,
+// now and lease end.
+func receiveSlots(ops []*op) (owners []*op, nows, ends []time.Time) {
+	for _, o := range ops {
+		for range o.max {
+			owners, nows, ends = append(owners, o), append(nows, o.now), append(ends, o.visibleAt)
+		}
+	}
+	return owners, nows, ends
 }

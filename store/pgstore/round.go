@@ -16,7 +16,8 @@ import (
 // numbered (WITH ORDINALITY) so that the answers find their way back.
 
 // insertMessagesSQL stores messages, in array order (which gives them
-// their pos, so their send order).
+// their pos, so their send order). Their queues' rows must be locked
+// against deletion first: by baton_lock_queues, or FOR NO KEY UPDATE.
 const insertMessagesSQL = `
 	INSERT INTO baton_messages (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number,
 		sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at,
@@ -89,7 +90,9 @@ type entryRef struct {
 
 // commitRound runs ops in one transaction and one round trip (a pipeline
 // of statements ended by one Sync is one implicit transaction) and sets
-// their results: the standard queues' messages in one insert, the queues
+// their results: the standard queues' messages in one insert after
+// locking their queues' rows (a round with a send to a deleted queue fails
+// as the foreign key made it fail: isForeignKeyViolation), the queues
 // the deletes and changes name looked up, then the deletes and the changes
 // in a statement or a few each, then the receives, a statement per queue.
 func (s *Store) commitRound(ctx context.Context, ops []*op) error {
@@ -128,6 +131,7 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 	}
 	if len(msgs) > 0 {
 		s.queueSendTokens(b, ops)
+		b.Queue(`SELECT baton_lock_queues($1)`, distinctSorted(msgQueues))
 		b.Queue(insertMessagesSQL, messageArrays(msgQueues, msgs)...)
 	}
 	for _, layer := range layers(deletes) {
@@ -146,6 +150,13 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 	}
 	queueReceives(b, receives)
 	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// distinctSorted returns the distinct values of ids, in ascending order.
+func distinctSorted(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // appendRefs appends o's entries to refs.
