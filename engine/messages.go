@@ -74,6 +74,11 @@ func (e *Engine) SendMessage(ctx context.Context, ref QueueRef, p SendParams) (*
 	if err != nil {
 		return nil, err
 	}
+	return e.sendOne(ctx, q, ref, p)
+}
+
+// sendOne validates and stores one message in q, as read for ref.
+func (e *Engine) sendOne(ctx context.Context, q *baton.Queue, ref QueueRef, p SendParams) (*SendResult, error) {
 	if q.IsFIFO() && p.GroupID == "" && !p.EmptyGroupID {
 		return nil, baton.MissingParameter("MessageGroupId")
 	}

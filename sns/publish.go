@@ -2,7 +2,6 @@ package sns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -291,23 +290,7 @@ func (s *Service) deliverTo(ctx context.Context, pub *publication, sub *baton.Su
 	if isHTTP(sub.Protocol) {
 		return s.enqueueHTTP(ctx, pub, sub)
 	}
-	q, _ := engine.QueueRefOfARN(sub.Endpoint) // checked at Subscribe
-	send := s.copyFor(pub, sub)
-	policy := s.checkQueuePolicy(ctx, sub, q, sub.Endpoint) // what AWS would do with the queue's Policy (queuepolicy.go)
-	if policy.refuse != "" {
-		pub.note(failed(sub, policy.refuse))
-		return s.undeliverable(ctx, sub, pub.id, send, policy.refuse)
-	}
-	_, err := s.engine.SendMessage(ctx, q, send)
-	if err == nil {
-		pub.note(policy.annotate(delivered(sub)))
-		return Delivered, nil
-	}
-	pub.note(failed(sub, err.Error()))
-	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrInternal && e.Code != baton.ErrServiceUnavailable {
-		return s.undeliverable(ctx, sub, pub.id, send, fmt.Sprintf("the queue refused the copy: %s: %s", e.Code, e.Message))
-	}
-	return Lost, err
+	return s.deliverToQueue(ctx, pub, sub) // sqscopy.go
 }
 
 // copyFor is what one subscription's queue is sent: the message as

@@ -76,6 +76,8 @@ type queuePolicies struct {
 	// subscription every policyLogEvery, saying how many it left out.
 	logged     map[string]time.Time
 	suppressed map[string]int
+	// verdicts are the Policies' answers, kept (policycache.go).
+	verdicts verdicts
 }
 
 // policyLogEvery is how often warn mode logs one subscription's warning.
@@ -99,11 +101,23 @@ func (c policyCheck) annotate(o CopyOutcome) CopyOutcome {
 // sub or its dead-letter queue, whether AWS would let sub's topic send it
 // a copy, and logs a warning when it would not or cannot be told.
 func (s *Service) checkQueuePolicy(ctx context.Context, sub *baton.Subscription, q engine.QueueRef, queueARN string) policyCheck {
+	if s.QueuePolicyMode() == QueuePoliciesOff {
+		return policyCheck{}
+	}
+	queue, err := s.engine.GetQueue(ctx, q)
+	if err != nil {
+		return policyCheck{} // as queueVerdict: a send to it fails as it would anyway
+	}
+	return s.checkPolicyOf(sub, queue, queueARN)
+}
+
+// checkPolicyOf is checkQueuePolicy of queue as the caller read it.
+func (s *Service) checkPolicyOf(sub *baton.Subscription, queue *baton.Queue, queueARN string) policyCheck {
 	mode := s.QueuePolicyMode()
 	if mode == QueuePoliciesOff {
 		return policyCheck{}
 	}
-	refused, why := s.queueVerdict(ctx, sub, q, queueARN)
+	refused, why := s.policyVerdictOf(sub, queue, queueARN)
 	switch {
 	case why == "":
 		return policyCheck{}
@@ -157,7 +171,13 @@ func (s *Service) queueVerdict(ctx context.Context, sub *baton.Subscription, q e
 	if err != nil {
 		return false, ""
 	}
-	return policyVerdict(queue.Attributes.Policy, queueARN, TopicARN(sub.Region, sub.Account, sub.Topic), sub.Account)
+	return s.policyVerdictOf(sub, queue, queueARN)
+}
+
+// policyVerdictOf is policyVerdict of queue's Policy for a copy of sub's
+// topic, remembered while the Policy stays (policycache.go).
+func (s *Service) policyVerdictOf(sub *baton.Subscription, queue *baton.Queue, queueARN string) (refused bool, why string) {
+	return s.queuePolicies.verdicts.verdict(queue.Attributes.Policy, queueARN, TopicARN(sub.Region, sub.Account, sub.Topic), sub.Account)
 }
 
 // policyVerdict evaluates a queue's Policy for a copy of topicARN (of
