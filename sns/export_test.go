@@ -21,3 +21,7 @@ func RecordFiltered(s *Service, topicARN, messageID string, subs []*baton.Subscr
 	}
 	s.seen.record(pub, nil)
 }
+
+// CheckSubscriptionAttributes exposes Subscribe's check of its attributes
+// (a FilterPolicy with its FilterPolicyScope among them) to the tests.
+var CheckSubscriptionAttributes = checkSubscriptionAttributes

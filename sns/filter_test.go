@@ -259,11 +259,16 @@ func TestFilterPolicyOperators(t *testing.T) {
 	}
 }
 
-// TestFilterPolicyRefusals pins AWS's refusal of each kind of invalid
-// policy: code InvalidParameter, AWS's text (without the parser location
-// AWS appends after a line break).
-func TestFilterPolicyRefusals(t *testing.T) {
-	t.Parallel()
+// refusalCase is an invalid policy, its scope and AWS's refusal text (after
+// "Invalid parameter: "; one ending in a space is a prefix).
+type refusalCase struct {
+	policy, scope, msg string
+}
+
+// refusalCases are AWS's refusals of each kind of invalid policy, as
+// recorded on AWS (SNS-CONTRACT §6) or, where marked, as AWS's open-source
+// matcher words them.
+func refusalCases() []refusalCase {
 	values := func(n int) string {
 		vs := make([]string, n)
 		for i := range vs {
@@ -271,9 +276,7 @@ func TestFilterPolicyRefusals(t *testing.T) {
 		}
 		return "[" + strings.Join(vs, ",") + "]"
 	}
-	for _, tc := range []struct {
-		policy, scope, msg string
-	}{
+	return []refusalCase{
 		{`{"key":[["value"]]}`, "", "FilterPolicy: Match value must be String, number, true, false, or null"},
 		{`{"key":[{"wrong-operator":true}]}`, "", "FilterPolicy: Unrecognized match type wrong-operator"},
 		{`{"key":[{"suffix":"value","prefix":"value2"}]}`, "", "FilterPolicy: Only one key allowed in match expression"},
@@ -336,7 +339,15 @@ func TestFilterPolicyRefusals(t *testing.T) {
 		{`{"$or":[{"prefix":["1"]},{"b":["2"]}]}`, "", "FilterPolicy: prefix is Ruler reserved fieldName which cannot be used inside $or."},
 		{`{"key":[{"cidr":"10.0.0.0/32"}]}`, "", "FilterPolicy: IPv4 mask bits must be < 32"},
 		{`["key"]`, "", "FilterPolicy: Filter is not an object"},
-	} {
+	}
+}
+
+// TestFilterPolicyRefusals pins AWS's refusal of each kind of invalid
+// policy: code InvalidParameter, AWS's text (without the parser location
+// AWS appends after a line break).
+func TestFilterPolicyRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range refusalCases() {
 		scope := tc.scope
 		if scope == ScopeBodyOrAttr {
 			scope = sns.ScopeBody
