@@ -97,22 +97,11 @@ func (c policyCheck) annotate(o CopyOutcome) CopyOutcome {
 	return o
 }
 
-// checkQueuePolicy asks the Policy of queue q (queueARN), the endpoint of
-// sub or its dead-letter queue, whether AWS would let sub's topic send it
-// a copy, and logs a warning when it would not or cannot be told.
-func (s *Service) checkQueuePolicy(ctx context.Context, sub *baton.Subscription, q engine.QueueRef, queueARN string) policyCheck {
-	if s.QueuePolicyMode() == QueuePoliciesOff {
-		return policyCheck{}
-	}
-	queue, err := s.engine.GetQueue(ctx, q)
-	if err != nil {
-		return policyCheck{} // as queueVerdict: a send to it fails as it would anyway
-	}
-	return s.checkPolicyOf(sub, queue, queueARN)
-}
-
-// checkPolicyOf is checkQueuePolicy of queue as the caller read it.
-func (s *Service) checkPolicyOf(sub *baton.Subscription, queue *baton.Queue, queueARN string) policyCheck {
+// checkQueuePolicy asks the Policy of queue (queueARN), as the caller read
+// it, the endpoint of sub or its dead-letter queue, whether AWS would let
+// sub's topic send it a copy, and logs a warning when it would not or
+// cannot be told.
+func (s *Service) checkQueuePolicy(sub *baton.Subscription, queue *baton.Queue, queueARN string) policyCheck {
 	mode := s.QueuePolicyMode()
 	if mode == QueuePoliciesOff {
 		return policyCheck{}
@@ -229,12 +218,4 @@ func (s *Service) logPolicyWarning(sub *baton.Subscription, queueARN, text strin
 	p.mu.Unlock()
 	s.log.Warn("sns: a copy was delivered that AWS would not deliver, or might not: see the queue's Policy",
 		"subscription", SubscriptionARN(sub), "queue", queueARN, "reason", text, "same_warnings_not_logged", left, "mode", s.QueuePolicyMode().String())
-}
-
-// deadLetterRefused asks the Policy of a subscription's dead-letter queue
-// q (arn) whether AWS would let the topic send it the copy: "" if so, or
-// in warn mode (logged), else why not.
-func (s *Service) deadLetterRefused(ctx context.Context, sub *baton.Subscription, q engine.QueueRef, arn string) string {
-	c := s.checkQueuePolicy(ctx, sub, q, arn)
-	return c.refuse
 }

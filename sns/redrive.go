@@ -93,13 +93,17 @@ func (s *Service) undeliverable(ctx context.Context, sub *baton.Subscription, me
 			"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "message_id", messageID, "reason", why)
 		return Lost, nil
 	}
-	if refused := s.deadLetterRefused(ctx, sub, q, arn); refused != "" {
-		s.log.Error("sns: a copy could not be delivered and its dead-letter queue's Policy does not let the topic send it there; the copy is dropped",
-			"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "dead_letter_queue", arn, "message_id", messageID,
-			"reason", why, "dlq_reason", refused)
-		return Lost, nil
+	dlq, err := s.engine.GetQueue(ctx, q)
+	if err == nil {
+		// Its Policy is asked as the subscribed queue's is (queuepolicy.go).
+		if refused := s.checkQueuePolicy(sub, dlq, arn).refuse; refused != "" {
+			s.log.Error("sns: a copy could not be delivered and its dead-letter queue's Policy does not let the topic send it there; the copy is dropped",
+				"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "dead_letter_queue", arn, "message_id", messageID,
+				"reason", why, "dlq_reason", refused)
+			return Lost, nil
+		}
+		_, err = s.engine.SendMessageToQueue(ctx, dlq, copy)
 	}
-	_, err := s.engine.SendMessage(ctx, q, copy)
 	if err == nil {
 		s.log.Info("sns: a copy that could not be delivered went to the subscription's dead-letter queue",
 			"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "dead_letter_queue", arn, "message_id", messageID, "reason", why)

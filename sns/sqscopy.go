@@ -18,7 +18,7 @@ func (s *Service) deliverToQueue(ctx context.Context, pub *publication, sub *bat
 	send := s.copyFor(pub, sub)
 	queue, err := s.engine.GetQueue(ctx, q)
 	if err == nil {
-		policy := s.checkPolicyOf(sub, queue, sub.Endpoint)
+		policy := s.checkQueuePolicy(sub, queue, sub.Endpoint)
 		if policy.refuse != "" {
 			pub.note(failed(sub, policy.refuse))
 			return s.undeliverable(ctx, sub, pub.id, send, policy.refuse)
