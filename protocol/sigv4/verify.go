@@ -58,6 +58,8 @@ const (
 type Verifier struct {
 	clock clock.Clock
 	keys  map[string]Credential
+	// signingKeys are the keys derived from keys' secrets lately used.
+	signingKeys signingKeys
 }
 
 // NewVerifier returns a Verifier accepting creds, reading the time from
@@ -226,7 +228,7 @@ func (v *Verifier) verifyHeader(r *http.Request, st statement, body []byte) (Cre
 			"The provided 'x-amz-content-sha256' header does not match what was computed.")
 	}
 	canonical := canonicalRequest(r, query, a.SignedHeaders, payload)
-	if sts, ok := matches(cred, a, rawDate, canonical); !ok {
+	if sts, ok := v.matches(cred, a, rawDate, canonical); !ok {
 		return Credential{}, mismatch(canonical, sts)
 	}
 	return cred, nil
@@ -316,8 +318,8 @@ func (v *Verifier) verifyPresigned(r *http.Request, st statement, body []byte) (
 		// override the query string's), so only a URL signed over its
 		// hash covers it.
 		canonical := canonicalRequest(r, signed, a.SignedHeaders, hashHex(body))
-		if sts, ok := matches(cred, a, rawDate, canonical); !ok {
-			if _, unsigned := matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, UnsignedPayload)); unsigned {
+		if sts, ok := v.matches(cred, a, rawDate, canonical); !ok {
+			if _, unsigned := v.matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, UnsignedPayload)); unsigned {
 				return Credential{}, baton.Errorf(baton.ErrSignatureDoesNotMatch,
 					"The URL is presigned with %s, but the request has a body: a body must be signed.", UnsignedPayload)
 			}
@@ -326,9 +328,9 @@ func (v *Verifier) verifyPresigned(r *http.Request, st statement, body []byte) (
 		return cred, nil
 	}
 	canonical := canonicalRequest(r, signed, a.SignedHeaders, UnsignedPayload)
-	sts, ok := matches(cred, a, rawDate, canonical)
+	sts, ok := v.matches(cred, a, rawDate, canonical)
 	if !ok {
-		if _, ok = matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, hashHex(nil))); !ok {
+		if _, ok = v.matches(cred, a, rawDate, canonicalRequest(r, signed, a.SignedHeaders, hashHex(nil))); !ok {
 			return Credential{}, mismatch(canonical, sts)
 		}
 	}
@@ -404,14 +406,15 @@ func parseAmzDate(raw string) (time.Time, error) {
 // matches reports whether a's signature is the one cred's secret gives the
 // canonical request, comparing in constant time. It returns the string to
 // sign for the error message.
-func matches(cred Credential, a Authorization, rawDate, canonical string) (string, bool) {
+func (v *Verifier) matches(cred Credential, a Authorization, rawDate, canonical string) (string, bool) {
 	sts := Algorithm + "\n" + rawDate + "\n" + a.Scope.String() + "\n" + hashHex([]byte(canonical))
-	key := hmacSHA256([]byte("AWS4"+cred.SecretAccessKey), a.Scope.Date)
-	for _, part := range []string{a.Scope.Region, a.Scope.Service, a.Scope.Terminator} {
-		key = hmacSHA256(key, part)
-	}
+	key, ks, kept := v.signingKeys.derive(cred, a.Scope)
 	want := hex.EncodeToString(hmacSHA256(key, sts))
-	return sts, hmac.Equal([]byte(want), []byte(a.Signature))
+	ok := hmac.Equal([]byte(want), []byte(a.Signature))
+	if ok && !kept {
+		v.signingKeys.keep(ks, key)
+	}
+	return sts, ok
 }
 
 // mismatch is SignatureDoesNotMatch with what the server signed appended,
@@ -589,10 +592,4 @@ func uriEncode(s string, keepSlash bool) string {
 func hashHex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-func hmacSHA256(key []byte, data string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(data))
-	return m.Sum(nil)
 }
