@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,7 +41,8 @@ func Authenticate(v *sigv4.Verifier, log *slog.Logger, next http.Handler) http.H
 			writeError(w, r, e)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		body, buf, err := readSignedBody(w, r)
+		defer func() { releaseBody(buf, body) }() // next has copied what it keeps of the body
 		if err != nil {
 			writeError(w, r, readError(r, err))
 			return
@@ -54,9 +54,25 @@ func Authenticate(v *sigv4.Verifier, log *slog.Logger, next http.Handler) http.H
 			writeError(w, r, e)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = newBufferedBody(body)
 		next.ServeHTTP(w, r.WithContext(baton.NewContextWithAccount(r.Context(), cred.Account)))
 	})
+}
+
+// readSignedBody reads the body of a request whose signature Precheck
+// passed, at most maxBodyBytes of it, with the pooled buffer holding it,
+// if any, for releaseBody. A body of known length up to maxPooledBody (every
+// request of ten 1 KiB messages) is read in one go into a reused buffer;
+// a longer one grows as it arrives, so that a request that only claims a
+// large Content-Length does not get that much memory before it sends it.
+func readSignedBody(w http.ResponseWriter, r *http.Request) ([]byte, *[]byte, error) {
+	if r.ContentLength > 0 && r.ContentLength <= maxPooledBody {
+		buf := getBodyBuffer()
+		body, err := readBody(r, *buf)
+		return body, buf, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	return body, nil, err
 }
 
 // writeError writes e in the protocol r speaks.

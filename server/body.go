@@ -1,10 +1,33 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"sync"
 )
+
+// requestBody returns r's whole body and the pooled buffer holding it,
+// which releaseBody gives back once nothing refers to the body any more
+// (both codecs copy every string and byte slice out of it). A body
+// Authenticate has read already (bufferedBody) is handed on as it is, not
+// copied again, and with no buffer of its own.
+func requestBody(r *http.Request) (body []byte, buf *[]byte, err error) {
+	if bb, ok := r.Body.(*bufferedBody); ok && bb.Len() == len(bb.b) {
+		bb.Seek(0, io.SeekEnd) // read, as io.ReadAll would leave it
+		return bb.b, nil, nil
+	}
+	buf = getBodyBuffer()
+	body, err = readBody(r, *buf)
+	return body, buf, err
+}
+
+// releaseBody gives back the buffer of a body requestBody returned.
+func releaseBody(buf *[]byte, body []byte) {
+	if buf != nil {
+		putBodyBuffer(buf, body)
+	}
+}
 
 // readBody reads a request's whole body (already capped by
 // http.MaxBytesReader in ServeHTTP) into buf, grown if need be, and
@@ -43,6 +66,19 @@ func readBody(r *http.Request, buf []byte) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// bufferedBody is a request body read whole before the handler runs, by
+// Authenticate to check its hash. It reads as the original would have;
+// requestBody takes its bytes without a copy.
+type bufferedBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func newBufferedBody(b []byte) *bufferedBody { return &bufferedBody{Reader: bytes.NewReader(b), b: b} }
+
+// Close does nothing: the connection's body was read to its end already.
+func (*bufferedBody) Close() error { return nil }
 
 // bodyBuffers holds request body buffers for reuse by requests whose
 // decoded input keeps no reference into the body (both codecs copy every

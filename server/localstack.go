@@ -123,14 +123,13 @@ func (s *Server) peekQueueURL(r *http.Request) (string, error) {
 		if name != "ReceiveMessage" {
 			return "", baton.Errorf(baton.ErrInvalidAction, "The action %s is not valid for this endpoint, which answers ReceiveMessage only.", clip(name))
 		}
-		buf := getBodyBuffer()
-		body, err := readBody(r, *buf)
+		body, buf, err := requestBody(r)
 		if err != nil {
-			putBodyBuffer(buf, body)
+			releaseBody(buf, body)
 			return "", readError(r, err)
 		}
 		in, err := awsjson.Decode(body, s.ops["ReceiveMessage"])
-		putBodyBuffer(buf, body) // the input holds copies, not the body
+		releaseBody(buf, body) // the input holds copies, not the body
 		if err != nil {
 			return "", err
 		}

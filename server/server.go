@@ -335,14 +335,13 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 		awsjson.WriteError(w, baton.Errorf(baton.ErrUnknownOperation, "Unrecognized operation %q.", name))
 		return
 	}
-	buf := getBodyBuffer()
-	body, err := readBody(r, *buf)
+	body, buf, err := requestBody(r) // body.go
 	if err != nil {
 		awsjson.WriteError(w, readError(r, err))
 		return
 	}
 	in, err := awsjson.Decode(body, op)
-	putBodyBuffer(buf, body) // the input holds copies, not the body
+	releaseBody(buf, body) // the input holds copies, not the body
 	if err != nil {
 		s.metrics.observe(op.Name, err, 0) // refused before the call: counted all the same
 	} else {
