@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/protocol"
@@ -63,11 +64,24 @@ func fieldOf(f reflect.StructField) field {
 	return fd
 }
 
+// fieldsByType caches fieldsOf: reflect.Type to []field.
+var fieldsByType sync.Map
+
+// fieldsOf returns how each field of struct type t is flattened, in order.
+func fieldsOf(t reflect.Type) []field {
+	if fds, ok := fieldsByType.Load(t); ok {
+		return fds.([]field)
+	}
+	fds := make([]field, t.NumField())
+	for i := range fds {
+		fds[i] = fieldOf(t.Field(i))
+	}
+	fieldsByType.Store(t, fds)
+	return fds
+}
+
 func (d *decoder) fill(v reflect.Value, prefix string) error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		fd := fieldOf(sf)
+	for i, fd := range fieldsOf(v.Type()) {
 		if err := d.value(v.Field(i), prefix+fd.name, fd); err != nil {
 			return err
 		}

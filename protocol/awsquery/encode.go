@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/protocol"
@@ -24,26 +25,57 @@ func WriteResult(w http.ResponseWriter, op protocol.Operation, out any, requestI
 }
 
 func writeResult(w http.ResponseWriter, namespace string, op protocol.Operation, out any, requestID string) {
-	var b bytes.Buffer
-	b.WriteString(`<?xml version="1.0"?><` + op.Name + `Response xmlns="` + namespace + `">`)
+	b := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(b)
+	b.WriteString(`<?xml version="1.0"?><`)
+	b.WriteString(op.Name)
+	b.WriteString(`Response xmlns="`)
+	b.WriteString(namespace)
+	b.WriteString(`">`)
 	if op.HasOutput {
 		open := b.Len()
-		b.WriteString("<" + op.Name + "Result>")
+		openTag(b, op.Name+"Result")
 		empty := b.Len()
 		if out != nil {
-			writeStruct(&b, reflect.ValueOf(out).Elem())
+			writeStruct(b, reflect.ValueOf(out).Elem())
 		}
 		if b.Len() == empty {
 			b.Truncate(open)
 			b.WriteString("<" + op.Name + "Result/>")
 		} else {
-			b.WriteString("</" + op.Name + "Result>")
+			closeTag(b, op.Name+"Result")
 		}
 	}
-	b.WriteString("<ResponseMetadata><RequestId>" + requestID + "</RequestId></ResponseMetadata></" + op.Name + "Response>")
-	w.Header().Set("Content-Type", "text/xml")
+	b.WriteString("<ResponseMetadata><RequestId>")
+	b.WriteString(requestID)
+	b.WriteString("</RequestId></ResponseMetadata></")
+	b.WriteString(op.Name)
+	b.WriteString("Response>")
+	// Content-Length keeps a response of more than 2 KiB (a receive of a
+	// few messages) from being sent chunked, as the JSON protocol's.
+	h := w.Header()
+	h["Content-Type"] = xmlContentType
+	h["Content-Length"] = []string{strconv.Itoa(b.Len())}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b.Bytes())
+}
+
+var xmlContentType = []string{"text/xml"}
+
+// buffers holds response buffers for reuse, so that writing a response
+// neither allocates nor grows one.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer kept for reuse: a receive of ten
+// 1 MiB messages must not pin 10 MiB for good.
+const maxPooledBuffer = 256 << 10
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 // WriteError writes an <ErrorResponse> with the error's Query code.
@@ -78,9 +110,7 @@ func queryFault(e *baton.Error) (spec baton.ErrorSpec, fault, msg string) {
 }
 
 func writeStruct(b *bytes.Buffer, v reflect.Value) {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		fd := fieldOf(t.Field(i))
+	for i, fd := range fieldsOf(v.Type()) {
 		writeValue(b, v.Field(i), fd)
 	}
 }
@@ -115,7 +145,7 @@ func writeValue(b *bytes.Buffer, v reflect.Value, fd field) {
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 		for _, k := range keys {
-			b.WriteString("<" + fd.name + ">")
+			openTag(b, fd.name)
 			element(b, fd.key, k.String())
 			// A map entry always has its value element, even an empty
 			// string (a tag value may be ""): parsers pair Key with Value.
@@ -124,19 +154,31 @@ func writeValue(b *bytes.Buffer, v reflect.Value, fd field) {
 			} else {
 				writeValue(b, mv, field{name: fd.val})
 			}
-			b.WriteString("</" + fd.name + ">")
+			closeTag(b, fd.name)
 		}
 	case reflect.Struct:
-		b.WriteString("<" + fd.name + ">")
+		openTag(b, fd.name)
 		writeStruct(b, v)
-		b.WriteString("</" + fd.name + ">")
+		closeTag(b, fd.name)
 	}
 }
 
 func element(b *bytes.Buffer, name, text string) {
-	b.WriteString("<" + name + ">")
+	openTag(b, name)
 	escape(b, text)
-	b.WriteString("</" + name + ">")
+	closeTag(b, name)
+}
+
+func openTag(b *bytes.Buffer, name string) {
+	b.WriteByte('<')
+	b.WriteString(name)
+	b.WriteByte('>')
+}
+
+func closeTag(b *bytes.Buffer, name string) {
+	b.WriteString("</")
+	b.WriteString(name)
+	b.WriteByte('>')
 }
 
 // escape writes text as SQS does: &, <, >, " and CR escaped.
