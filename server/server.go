@@ -355,7 +355,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 }
 
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string) {
-	if err := r.ParseForm(); err != nil {
+	if err := parseForm(r); err != nil { // form.go
 		writeQueryError(w, r, readError(r, err), reqID)
 		return
 	}
