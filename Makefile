@@ -37,6 +37,7 @@ lint: ## go vet, gofmt and staticcheck
 fuzz: ## Run each fuzz target for FUZZTIME
 	go test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./protocol/awsjson
 	go test -run='^$$' -fuzz='^FuzzFastDecode$$' -fuzztime=$(FUZZTIME) ./protocol/awsjson
+	go test -run='^$$' -fuzz='^FuzzFastEncode$$' -fuzztime=$(FUZZTIME) ./protocol/awsjson
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./protocol/awsquery
 	go test -run='^$$' -fuzz='^FuzzReceiptDecode$$' -fuzztime=$(FUZZTIME) ./engine
 	go test -run='^$$' -fuzz='^FuzzParseAuthorization$$' -fuzztime=$(FUZZTIME) ./protocol/sigv4

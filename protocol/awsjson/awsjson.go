@@ -120,16 +120,21 @@ func describe(err error) string {
 func WriteResult(w http.ResponseWriter, out any) {
 	buf := buffers.Get().(*bytes.Buffer)
 	defer putBuffer(buf)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if out == nil {
-		out = struct{}{}
+	body, ok := fastEncode(buf.AvailableBuffer(), out) // encode_fast.go
+	if ok {
+		buf.Write(body) // the same bytes: only grows buf for its next use
+	} else {
+		enc := json.NewEncoder(buf)
+		enc.SetEscapeHTML(false)
+		if out == nil {
+			out = struct{}{}
+		}
+		if err := enc.Encode(out); err != nil {
+			WriteError(w, baton.AsError(err))
+			return
+		}
+		body = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
-	if err := enc.Encode(out); err != nil {
-		WriteError(w, baton.AsError(err))
-		return
-	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	// Content-Length keeps a response of more than 2 KiB (a receive of a
 	// few messages) from being sent chunked. The header values are set
 	// directly: their keys are canonical already.
