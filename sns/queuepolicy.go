@@ -3,12 +3,12 @@ package sns
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/lograte"
 	"github.com/baton-sqs/baton/sns/accesspolicy"
 )
 
@@ -67,15 +67,13 @@ func (s *Service) QueuePolicyMode() QueuePolicyMode {
 	return QueuePolicyMode(s.queuePolicies.mode.Load())
 }
 
-// queuePolicies is the Service's mode and the times it last logged each
-// subscription's policy warning.
+// queuePolicies is the Service's mode, the rate of the warn mode's log
+// lines and the Policies' answers kept.
 type queuePolicies struct {
 	mode atomic.Int32
-	mu   sync.Mutex
-	// logged and suppressed rate-limit the warn mode's log lines: one per
-	// subscription every policyLogEvery, saying how many it left out.
-	logged     map[string]time.Time
-	suppressed map[string]int
+	// logs holds the warn mode's log lines to one per subscription and
+	// queue every policyLogEvery, saying how many it left out.
+	logs *lograte.Limiter
 	// verdicts are the Policies' answers, kept (policycache.go).
 	verdicts verdicts
 }
@@ -199,23 +197,10 @@ func quoteSid(s string) string { return fmt.Sprintf("%q", s) }
 // logPolicyWarning logs, at most once every policyLogEvery for each
 // subscription, that a copy was delivered which AWS would refuse.
 func (s *Service) logPolicyWarning(sub *baton.Subscription, queueARN, text string) {
-	key := SubscriptionARN(sub) + " " + queueARN
-	now := s.clock.Now()
-	p := &s.queuePolicies
-	p.mu.Lock()
-	if p.logged == nil || len(p.logged) > 10000 {
-		p.logged, p.suppressed = map[string]time.Time{}, map[string]int{}
-	}
-	last, seen := p.logged[key]
-	if seen && now.Sub(last) < policyLogEvery {
-		p.suppressed[key]++
-		p.mu.Unlock()
+	left, ok := s.queuePolicies.logs.Admit(SubscriptionARN(sub) + " " + queueARN)
+	if !ok {
 		return
 	}
-	left := p.suppressed[key]
-	p.logged[key] = now
-	delete(p.suppressed, key)
-	p.mu.Unlock()
 	s.log.Warn("sns: a copy was delivered that AWS would not deliver, or might not: see the queue's Policy",
 		"subscription", SubscriptionARN(sub), "queue", queueARN, "reason", text, "same_warnings_not_logged", left, "mode", s.QueuePolicyMode().String())
 }

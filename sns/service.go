@@ -7,6 +7,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/lograte"
 )
 
 // Service implements the SNS actions. It is safe for concurrent use.
@@ -65,6 +66,7 @@ func ForStore(eng *engine.Engine, store baton.Store, log *slog.Logger) *Service 
 		return nil
 	}
 	s := &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
+	s.queuePolicies.logs = lograte.New(s.clock, policyLogEvery)
 	s.http.running = make(chan struct{})
 	go s.resumeDeliveries(s.http.running)
 	return s
