@@ -11,11 +11,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/bufpool"
 	"github.com/baton-sqs/baton/protocol"
 )
 
@@ -118,8 +118,8 @@ func describe(err error) string {
 
 // WriteResult writes a success response.
 func WriteResult(w http.ResponseWriter, out any) {
-	buf := buffers.Get().(*bytes.Buffer)
-	defer putBuffer(buf)
+	buf := bufpool.Get()
+	defer bufpool.Put(buf)
 	body, ok := fastEncode(buf.AvailableBuffer(), out) // encode_fast.go
 	if ok {
 		buf.Write(body) // the same bytes: only grows buf for its next use
@@ -146,22 +146,6 @@ func WriteResult(w http.ResponseWriter, out any) {
 }
 
 var contentTypeValue = []string{ContentType}
-
-// buffers holds response buffers for reuse, so that encoding a response
-// neither allocates nor grows one.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledBuffer is the largest buffer kept for reuse: a receive of ten
-// 1 MiB messages must not pin 10 MiB for good.
-const maxPooledBuffer = 256 << 10
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBuffer {
-		return
-	}
-	b.Reset()
-	buffers.Put(b)
-}
 
 // WriteError writes an error response: the __type and message in the body,
 // and the Query code in x-amzn-query-error, which SDKs report as the code.

@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/bufpool"
 	"github.com/baton-sqs/baton/protocol"
 )
 
@@ -25,8 +25,8 @@ func WriteResult(w http.ResponseWriter, op protocol.Operation, out any, requestI
 }
 
 func writeResult(w http.ResponseWriter, namespace string, op protocol.Operation, out any, requestID string) {
-	b := buffers.Get().(*bytes.Buffer)
-	defer putBuffer(b)
+	b := bufpool.Get()
+	defer bufpool.Put(b)
 	b.WriteString(`<?xml version="1.0"?><`)
 	b.WriteString(op.Name)
 	b.WriteString(`Response xmlns="`)
@@ -61,22 +61,6 @@ func writeResult(w http.ResponseWriter, namespace string, op protocol.Operation,
 }
 
 var xmlContentType = []string{"text/xml"}
-
-// buffers holds response buffers for reuse, so that writing a response
-// neither allocates nor grows one.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledBuffer is the largest buffer kept for reuse: a receive of ten
-// 1 MiB messages must not pin 10 MiB for good.
-const maxPooledBuffer = 256 << 10
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBuffer {
-		return
-	}
-	b.Reset()
-	buffers.Put(b)
-}
 
 // WriteError writes an <ErrorResponse> with the error's Query code.
 func WriteError(w http.ResponseWriter, e *baton.Error, requestID string) {
