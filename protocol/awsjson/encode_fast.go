@@ -75,59 +75,32 @@ func appendSendResult(dst []byte, r *wire.SendMessageOutput) []byte {
 
 func appendSendBatchResult(dst []byte, r *wire.SendMessageBatchOutput) []byte {
 	o := object{dst: append(dst, '{')}
-	if len(r.Successful) > 0 {
-		o.key("Successful")
-		o.dst = append(o.dst, '[')
-		for i, e := range r.Successful {
-			if i > 0 {
-				o.dst = append(o.dst, ',')
-			}
-			eo := object{dst: append(o.dst, '{')}
-			eo.str("Id", e.Id)
-			eo.str("MessageId", e.MessageId)
-			eo.str("MD5OfMessageBody", e.MD5OfMessageBody)
-			eo.strOmit("MD5OfMessageAttributes", e.MD5OfMessageAttributes)
-			eo.strOmit("MD5OfMessageSystemAttributes", e.MD5OfMessageSystemAttributes)
-			eo.strOmit("SequenceNumber", e.SequenceNumber)
-			o.dst = append(eo.dst, '}')
-		}
-		o.dst = append(o.dst, ']')
-	}
-	o.dst = appendFailed(&o, r.Failed)
+	appendObjects(&o, "Successful", r.Successful, func(eo object, e *wire.SendMessageBatchResultEntry) object {
+		eo.str("Id", e.Id)
+		eo.str("MessageId", e.MessageId)
+		eo.str("MD5OfMessageBody", e.MD5OfMessageBody)
+		eo.strOmit("MD5OfMessageAttributes", e.MD5OfMessageAttributes)
+		eo.strOmit("MD5OfMessageSystemAttributes", e.MD5OfMessageSystemAttributes)
+		eo.strOmit("SequenceNumber", e.SequenceNumber)
+		return eo
+	})
+	appendFailed(&o, r.Failed)
 	return append(o.dst, '}')
 }
 
 func appendDeleteBatchResult(dst []byte, r *wire.DeleteMessageBatchOutput) []byte {
 	o := object{dst: append(dst, '{')}
-	if len(r.Successful) > 0 {
-		o.key("Successful")
-		o.dst = append(o.dst, '[')
-		for i, e := range r.Successful {
-			if i > 0 {
-				o.dst = append(o.dst, ',')
-			}
-			eo := object{dst: append(o.dst, '{')}
-			eo.str("Id", e.Id)
-			o.dst = append(eo.dst, '}')
-		}
-		o.dst = append(o.dst, ']')
-	}
-	o.dst = appendFailed(&o, r.Failed)
+	appendObjects(&o, "Successful", r.Successful, func(eo object, e *wire.BatchResultEntry) object {
+		eo.str("Id", e.Id)
+		return eo
+	})
+	appendFailed(&o, r.Failed)
 	return append(o.dst, '}')
 }
 
 // appendFailed writes a batch answer's Failed member, if it has entries.
-func appendFailed(o *object, failed []wire.BatchResultErrorEntry) []byte {
-	if len(failed) == 0 {
-		return o.dst
-	}
-	o.key("Failed")
-	o.dst = append(o.dst, '[')
-	for i, e := range failed {
-		if i > 0 {
-			o.dst = append(o.dst, ',')
-		}
-		eo := object{dst: append(o.dst, '{')}
+func appendFailed(o *object, failed []wire.BatchResultErrorEntry) {
+	appendObjects(o, "Failed", failed, func(eo object, e *wire.BatchResultErrorEntry) object {
 		eo.str("Id", e.Id)
 		eo.key("SenderFault")
 		if e.SenderFault {
@@ -137,52 +110,60 @@ func appendFailed(o *object, failed []wire.BatchResultErrorEntry) []byte {
 		}
 		eo.str("Code", e.Code)
 		eo.strOmit("Message", e.Message)
-		o.dst = append(eo.dst, '}')
-	}
-	return append(o.dst, ']')
+		return eo
+	})
 }
 
 func appendReceiveResult(dst []byte, r *wire.ReceiveMessageOutput) []byte {
 	o := object{dst: append(dst, '{')}
-	if len(r.Messages) > 0 {
-		o.key("Messages")
-		o.dst = append(o.dst, '[')
-		var keys []string
-		for i := range r.Messages {
-			m := &r.Messages[i]
-			if i > 0 {
-				o.dst = append(o.dst, ',')
+	appendObjects(&o, "Messages", r.Messages, func(mo object, m *wire.Message) object {
+		mo.str("MessageId", m.MessageId)
+		mo.str("ReceiptHandle", m.ReceiptHandle)
+		mo.str("MD5OfBody", m.MD5OfBody)
+		mo.str("Body", m.Body)
+		if len(m.Attributes) > 0 {
+			mo.key("Attributes")
+			var names [16]string // a receive asks for a handful of attributes
+			keys := names[:0]
+			for k := range m.Attributes {
+				keys = append(keys, k)
 			}
-			mo := object{dst: append(o.dst, '{')}
-			mo.str("MessageId", m.MessageId)
-			mo.str("ReceiptHandle", m.ReceiptHandle)
-			mo.str("MD5OfBody", m.MD5OfBody)
-			mo.str("Body", m.Body)
-			if len(m.Attributes) > 0 {
-				mo.key("Attributes")
-				keys = keys[:0]
-				for k := range m.Attributes {
-					keys = append(keys, k)
+			slices.Sort(keys) // encoding/json writes a map in key order
+			mo.dst = append(mo.dst, '{')
+			for n, k := range keys {
+				if n > 0 {
+					mo.dst = append(mo.dst, ',')
 				}
-				slices.Sort(keys) // encoding/json writes a map in key order
-				ao := object{dst: append(mo.dst, '{')}
-				for _, k := range keys {
-					if ao.some {
-						ao.dst = append(ao.dst, ',')
-					}
-					ao.some = true
-					ao.dst = appendString(ao.dst, k)
-					ao.dst = append(ao.dst, ':')
-					ao.dst = appendString(ao.dst, m.Attributes[k])
-				}
-				mo.dst = append(ao.dst, '}')
+				mo.dst = appendString(mo.dst, k)
+				mo.dst = append(mo.dst, ':')
+				mo.dst = appendString(mo.dst, m.Attributes[k])
 			}
-			mo.strOmit("MD5OfMessageAttributes", m.MD5OfMessageAttributes)
-			o.dst = append(mo.dst, '}')
+			mo.dst = append(mo.dst, '}')
 		}
-		o.dst = append(o.dst, ']')
-	}
+		mo.strOmit("MD5OfMessageAttributes", m.MD5OfMessageAttributes)
+		return mo
+	})
 	return append(o.dst, '}')
+}
+
+// appendObjects writes member name, an array of one object per item whose
+// members each writes, unless items is empty (the members are omitempty).
+// The objects pass by value: a pointer into an unknown function would move
+// each to the heap.
+func appendObjects[T any](o *object, name string, items []T, each func(object, *T) object) {
+	if len(items) == 0 {
+		return
+	}
+	o.key(name)
+	o.dst = append(o.dst, '[')
+	for i := range items {
+		if i > 0 {
+			o.dst = append(o.dst, ',')
+		}
+		eo := each(object{dst: append(o.dst, '{')}, &items[i])
+		o.dst = append(eo.dst, '}')
+	}
+	o.dst = append(o.dst, ']')
 }
 
 // appendString appends s as a JSON string as encoding/json writes it with
