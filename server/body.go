@@ -31,15 +31,18 @@ func releaseBody(buf *[]byte, body []byte) {
 
 // readBody reads a request's whole body (already capped by
 // http.MaxBytesReader in ServeHTTP) into buf, grown if need be, and
-// returns it. When the request says how long it is, the body is read in
-// one go: io.ReadAll starts at 512 bytes and grows, so a 1 KiB message was
-// copied three times over and left two buffers for the collector. A body
+// returns it. When the request says it is at most maxPooledBody long, the
+// body is read in one go: io.ReadAll starts at 512 bytes and grows, so a
+// 1 KiB message was copied three times over and left two buffers for the
+// collector. A longer body is read as it arrives, so that a request
+// claiming megabytes it never sends is given no memory for them. A body
 // that ends early fails as io.ReadAll fails on it, with
 // io.ErrUnexpectedEOF.
 func readBody(r *http.Request, buf []byte) ([]byte, error) {
 	n := r.ContentLength
-	if n <= 0 || n > maxBodyBytes {
-		// Unknown length, or too long: MaxBytesReader reports it.
+	if n <= 0 || n > maxPooledBody {
+		// Unknown length, or long: grown as it arrives (and past
+		// maxBodyBytes, MaxBytesReader reports it).
 		for {
 			if len(buf) == cap(buf) {
 				buf = append(buf, 0)[:len(buf)]
