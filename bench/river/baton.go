@@ -14,14 +14,19 @@ import (
 
 // batonResult is one run of one Baton set-up, in messages per second.
 type batonResult struct {
-	Enqueued  float64 // send-batch
+	Enqueued float64 // send-batch
+	// Worked is receive-delete from the backlog the send-batch left, as
+	// River's jobs worked; RanOut says the backlog ran out before the window
+	// ended, so the rate is over a shorter window.
+	Worked    float64
+	RanOut    bool
 	Lifecycle float64 // send, receive and delete, counted once deleted
 	// The cluster's processor time per message, over the measured window
 	// (0 if not measured).
-	EnqueueCPU, LifecycleCPU time.Duration
+	EnqueueCPU, WorkCPU, LifecycleCPU time.Duration
 	// This process's processor time per message over the same window: the
 	// Baton nodes' and the load's HTTP clients' together.
-	EnqueueProcCPU, LifecycleProcCPU time.Duration
+	EnqueueProcCPU, WorkProcCPU, LifecycleProcCPU time.Duration
 }
 
 // measureBaton starts nodes Baton servers on store (all on one database for
@@ -48,18 +53,23 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 		clients = append(clients, c)
 	}
 	var res batonResult
+	// The send-batch leaves its queue's messages for receive-delete to
+	// work off, as River's jobs worked come from its enqueue's backlog.
+	backlog := "river-side-by-side-backlog"
 	for _, sc := range []struct {
-		name string
-		into *float64
-		cpu  *time.Duration
-		proc *time.Duration
-	}{{bench.ScenarioSendBatch, &res.Enqueued, &res.EnqueueCPU, &res.EnqueueProcCPU},
-		{bench.ScenarioLifecycle, &res.Lifecycle, &res.LifecycleCPU, &res.LifecycleProcCPU}} {
+		name, queue string
+		keep        bool
+		into        *float64
+		cpu         *time.Duration
+		proc        *time.Duration
+	}{{bench.ScenarioSendBatch, backlog, true, &res.Enqueued, &res.EnqueueCPU, &res.EnqueueProcCPU},
+		{bench.ScenarioReceiveDelete, backlog, false, &res.Worked, &res.WorkCPU, &res.WorkProcCPU},
+		{bench.ScenarioLifecycle, "river-side-by-side-lifecycle", false, &res.Lifecycle, &res.LifecycleCPU, &res.LifecycleProcCPU}} {
 		var meter, procMeter cpuMeter
 		r, err := bench.Run(ctx, bench.Config{
 			Client: clients[0], Clients: clients, Scenario: sc.name, Target: "baton",
 			Concurrency: o.workers, Duration: o.duration, Warmup: o.warmup, BodySize: o.bodySize,
-			Queue: "river-side-by-side-" + sc.name,
+			Queue: sc.queue, Keep: sc.keep,
 			ProgressFunc: func(p bench.Progress) {
 				if !p.Warmup {
 					meter.read(o.cpu, int64(p.Messages))
@@ -74,6 +84,9 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 			return res, fmt.Errorf("baton %s: %d errors: %v", sc.name, r.ErrorCount, r.Errors)
 		}
 		*sc.into, *sc.cpu, *sc.proc = r.MessagesPerSecond, meter.perMessage(), procMeter.perMessage()
+		if sc.name == bench.ScenarioReceiveDelete && r.Seconds < o.duration.Seconds() {
+			res.RanOut = true
+		}
 	}
 	return res, nil
 }

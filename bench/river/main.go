@@ -6,12 +6,22 @@
 //   - River: jobs inserted per second (InsertMany of ten from --workers
 //     goroutines), then jobs worked and completed per second from that
 //     backlog (--workers workers, the fetch settings of River's own
-//     benchmark: River's defaults cap 32 workers near 320 jobs/s);
+//     benchmark: River's defaults cap 32 workers near 320 jobs/s), then
+//     the lifecycle on a new database: --workers inserters each insert ten
+//     and wait for River to report them completed, while --workers workers
+//     work them;
 //   - Baton with the embedded store, then with the PostgreSQL store on one,
 //     two and three nodes sharing one database: messages sent per second
-//     (SendMessageBatch of ten) and the lifecycle (SendMessageBatch,
-//     ReceiveMessage of ten, DeleteMessageBatch; a message counts once
-//     deleted), from --workers connections over HTTP on 127.0.0.1.
+//     (SendMessageBatch of ten), then received and deleted per second from
+//     the backlog that left (ReceiveMessage of ten, DeleteMessageBatch),
+//     and the lifecycle (SendMessageBatch, ReceiveMessage of ten,
+//     DeleteMessageBatch; a message counts once deleted), from --workers
+//     connections over HTTP on 127.0.0.1.
+//
+// Like is compared with like: Baton's receive-delete with River's jobs
+// worked, Baton's lifecycle with River's. Baton's figures include HTTP
+// between client and server on both sides of every call, which River,
+// a library in its caller's process, does not have.
 //
 // The cluster listens on a unix socket only, with PostgreSQL's durable
 // defaults (fsync and synchronous commits on) unless --fsync=false, and is
@@ -49,6 +59,9 @@ type options struct {
 	// River's fetch settings: its defaults (100 ms, 1 s) bound a queue of
 	// 32 workers to ~320 jobs/s; the flags default to its own benchmark's.
 	riverFetchCooldown, riverFetchPoll time.Duration
+	// riverOutstanding bounds River's lifecycle: jobs per worker inserted
+	// and not yet worked.
+	riverOutstanding int
 	// cpu reads the cluster's processor time (pgtest.Cluster.CPUTime).
 	cpu func() (time.Duration, error)
 }
@@ -64,6 +77,7 @@ func main() {
 	flag.StringVar(&nodes, "nodes", "1,2,3", "Baton nodes sharing the PostgreSQL database, comma-separated counts")
 	flag.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", 2*time.Millisecond, "River's FetchCooldown (its default: 100ms)")
 	flag.DurationVar(&o.riverFetchPoll, "river-fetch-poll", 20*time.Millisecond, "River's FetchPollInterval (its default: 1s)")
+	flag.IntVar(&o.riverOutstanding, "river-outstanding", 10, "River's lifecycle: jobs per worker inserted and not yet worked, at most (Baton's lifecycle: ten)")
 	flag.BoolVar(&o.statements, "statements", false, "load pg_stat_statements and print each PostgreSQL measurement's top statements")
 	flag.Func("pg-setting", "a PostgreSQL setting name=value for the cluster (repeatable; needs --fsync)", func(v string) error {
 		o.pgSettings = append(o.pgSettings, v)
@@ -107,8 +121,8 @@ func (o *options) parseNodes(s string) error {
 		}
 		o.nodes = append(o.nodes, n)
 	}
-	if o.runs < 1 || o.workers < 1 || o.duration <= 0 || o.warmup < 0 || o.bodySize < 1 {
-		return errors.New("--runs, --workers, --duration and --body-size must be positive")
+	if o.runs < 1 || o.workers < 1 || o.duration <= 0 || o.warmup < 0 || o.bodySize < 1 || o.riverOutstanding < 1 {
+		return errors.New("--runs, --workers, --duration, --body-size and --river-outstanding must be positive")
 	}
 	return nil
 }
@@ -161,9 +175,13 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writ
 	if err != nil {
 		return f, err
 	}
+	_, lifecycleURL, err := cluster.CreateDatabase(ctx)
+	if err != nil {
+		return f, err
+	}
 	st := statements{url: cluster.URL("postgres")}
 	if err := o.profiled(ctx, out, st, "river", func() error {
-		f.river, err = measureRiver(ctx, o, url)
+		f.river, err = measureRiver(ctx, o, url, lifecycleURL)
 		return err
 	}); err != nil {
 		return f, err
@@ -201,26 +219,39 @@ func (o options) profiled(ctx context.Context, out io.Writer, st statements, lab
 	return st.top(ctx, out, label, 10)
 }
 
-// write prints one run's figures and its ratios.
+// write prints one run's figures and its ratios. Like is set beside like:
+// Baton's receive-delete of a backlog beside River's jobs worked off one,
+// Baton's lifecycle beside River's insert-and-work.
 func (f runFigures) write(w io.Writer, label string, nodes []int) {
 	drained := ""
 	if f.river.Drained {
 		drained = " (backlog ran out: shorter window)"
 	}
-	fmt.Fprintf(w, "%s: river enqueue %.0f/s (%s), worked %.0f/s (%s)%s; baton embedded enqueue %.0f/s, lifecycle %.0f/s\n",
-		label, f.river.Enqueued, perMsg(f.river.EnqueueCPU), f.river.Worked, perMsg(f.river.WorkCPU), drained,
-		f.embedded.Enqueued, f.embedded.Lifecycle)
+	fmt.Fprintf(w, "%s: river enqueue %.0f/s (%s), worked %.0f/s (%s)%s, lifecycle %.0f/s (%s)\n",
+		label, f.river.Enqueued, cpuPerMsg(f.river.EnqueueCPU, f.river.EnqueueProcCPU), f.river.Worked, cpuPerMsg(f.river.WorkCPU, f.river.WorkProcCPU), drained,
+		f.river.Lifecycle, cpuPerMsg(f.river.LifecycleCPU, f.river.LifecycleProcCPU))
+	fmt.Fprintf(w, "  baton embedded: enqueue %.0f/s, receive-delete %.0f/s%s, lifecycle %.0f/s\n",
+		f.embedded.Enqueued, f.embedded.Worked, ranOut(f.embedded), f.embedded.Lifecycle)
 	one, hasOne := f.pg[1]
 	for _, n := range nodes {
 		p := f.pg[n]
-		fmt.Fprintf(w, "  baton postgres %d node(s): enqueue %.0f/s (%s; %.2f of river), lifecycle %.0f/s (%s; %.2f of river worked, %.2f of embedded",
-			n, p.Enqueued, perMsg(p.EnqueueCPU), ratio(p.Enqueued, f.river.Enqueued),
-			p.Lifecycle, perMsg(p.LifecycleCPU), ratio(p.Lifecycle, f.river.Worked), ratio(p.Lifecycle, f.embedded.Lifecycle))
+		fmt.Fprintf(w, "  baton postgres %d node(s): enqueue %.0f/s (%s; %.2f of river), receive-delete %.0f/s%s (%s; %.2f of river worked), lifecycle %.0f/s (%s; %.2f of river lifecycle, %.2f of river worked, %.2f of embedded",
+			n, p.Enqueued, cpuPerMsg(p.EnqueueCPU, p.EnqueueProcCPU), ratio(p.Enqueued, f.river.Enqueued),
+			p.Worked, ranOut(p), cpuPerMsg(p.WorkCPU, p.WorkProcCPU), ratio(p.Worked, f.river.Worked),
+			p.Lifecycle, cpuPerMsg(p.LifecycleCPU, p.LifecycleProcCPU), ratio(p.Lifecycle, f.river.Lifecycle),
+			ratio(p.Lifecycle, f.river.Worked), ratio(p.Lifecycle, f.embedded.Lifecycle))
 		if hasOne && n != 1 {
 			fmt.Fprintf(w, ", %.2f of 1 node", ratio(p.Lifecycle, one.Lifecycle))
 		}
 		fmt.Fprintln(w, ")")
 	}
+}
+
+func ranOut(r batonResult) string {
+	if r.RanOut {
+		return " (backlog ran out: shorter window)"
+	}
+	return ""
 }
 
 // summarize prints the median and range of each figure over the runs.
@@ -232,36 +263,48 @@ func summarize(w io.Writer, all []runFigures, nodes []int) {
 			vals[i] = get(f)
 		}
 		slices.Sort(vals)
-		fmt.Fprintf(w, "  %-44s "+format+"  ("+format+"-"+format+")\n", name, vals[len(vals)/2], vals[0], vals[len(vals)-1])
+		fmt.Fprintf(w, "  %-48s "+format+"  ("+format+"-"+format+")\n", name, vals[len(vals)/2], vals[0], vals[len(vals)-1])
+	}
+	us := func(get func(runFigures) time.Duration) func(runFigures) float64 {
+		return func(f runFigures) float64 { return micros(get(f)) }
 	}
 	line("river enqueue jobs/s", func(f runFigures) float64 { return f.river.Enqueued }, "%.0f")
 	line("river worked jobs/s", func(f runFigures) float64 { return f.river.Worked }, "%.0f")
-	line("river PostgreSQL CPU µs per job enqueued", func(f runFigures) float64 { return micros(f.river.EnqueueCPU) }, "%.0f")
-	line("river PostgreSQL CPU µs per job worked", func(f runFigures) float64 { return micros(f.river.WorkCPU) }, "%.0f")
+	line("river lifecycle jobs/s", func(f runFigures) float64 { return f.river.Lifecycle }, "%.0f")
+	line("  river PostgreSQL CPU µs per job enqueued", us(func(f runFigures) time.Duration { return f.river.EnqueueCPU }), "%.0f")
+	line("  river PostgreSQL CPU µs per job worked", us(func(f runFigures) time.Duration { return f.river.WorkCPU }), "%.0f")
+	line("  river PostgreSQL CPU µs per job lifecycle", us(func(f runFigures) time.Duration { return f.river.LifecycleCPU }), "%.0f")
+	line("  river client CPU µs per job lifecycle", us(func(f runFigures) time.Duration { return f.river.LifecycleProcCPU }), "%.0f")
 	line("baton embedded enqueue msgs/s", func(f runFigures) float64 { return f.embedded.Enqueued }, "%.0f")
+	line("baton embedded receive-delete msgs/s", func(f runFigures) float64 { return f.embedded.Worked }, "%.0f")
 	line("baton embedded lifecycle msgs/s", func(f runFigures) float64 { return f.embedded.Lifecycle }, "%.0f")
-	line("  embedded Baton+client CPU µs per msg lifecycle", func(f runFigures) float64 { return micros(f.embedded.LifecycleProcCPU) }, "%.0f")
+	line("  embedded Baton+client CPU µs per msg lifecycle", us(func(f runFigures) time.Duration { return f.embedded.LifecycleProcCPU }), "%.0f")
 	for _, n := range nodes {
-		line(fmt.Sprintf("baton postgres x%d enqueue msgs/s", n), func(f runFigures) float64 { return f.pg[n].Enqueued }, "%.0f")
-		line(fmt.Sprintf("baton postgres x%d lifecycle msgs/s", n), func(f runFigures) float64 { return f.pg[n].Lifecycle }, "%.0f")
-		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg enqueued", n), func(f runFigures) float64 { return micros(f.pg[n].EnqueueCPU) }, "%.0f")
-		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg lifecycle", n), func(f runFigures) float64 { return micros(f.pg[n].LifecycleCPU) }, "%.0f")
-		line(fmt.Sprintf("  x%d Baton+client CPU µs per msg lifecycle", n), func(f runFigures) float64 { return micros(f.pg[n].LifecycleProcCPU) }, "%.0f")
-		line(fmt.Sprintf("  x%d enqueue / river enqueue", n), func(f runFigures) float64 { return ratio(f.pg[n].Enqueued, f.river.Enqueued) }, "%.2f")
-		line(fmt.Sprintf("  x%d lifecycle / river worked", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.river.Worked) }, "%.2f")
-		line(fmt.Sprintf("  x%d lifecycle / embedded lifecycle", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.embedded.Lifecycle) }, "%.2f")
+		pg := func(f runFigures) batonResult { return f.pg[n] }
+		line(fmt.Sprintf("baton postgres x%d enqueue msgs/s", n), func(f runFigures) float64 { return pg(f).Enqueued }, "%.0f")
+		line(fmt.Sprintf("baton postgres x%d receive-delete msgs/s", n), func(f runFigures) float64 { return pg(f).Worked }, "%.0f")
+		line(fmt.Sprintf("baton postgres x%d lifecycle msgs/s", n), func(f runFigures) float64 { return pg(f).Lifecycle }, "%.0f")
+		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg enqueued", n), us(func(f runFigures) time.Duration { return pg(f).EnqueueCPU }), "%.0f")
+		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg receive-delete", n), us(func(f runFigures) time.Duration { return pg(f).WorkCPU }), "%.0f")
+		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg lifecycle", n), us(func(f runFigures) time.Duration { return pg(f).LifecycleCPU }), "%.0f")
+		line(fmt.Sprintf("  x%d Baton+client CPU µs per msg lifecycle", n), us(func(f runFigures) time.Duration { return pg(f).LifecycleProcCPU }), "%.0f")
+		line(fmt.Sprintf("  x%d enqueue / river enqueue", n), func(f runFigures) float64 { return ratio(pg(f).Enqueued, f.river.Enqueued) }, "%.2f")
+		line(fmt.Sprintf("  x%d receive-delete / river worked", n), func(f runFigures) float64 { return ratio(pg(f).Worked, f.river.Worked) }, "%.2f")
+		line(fmt.Sprintf("  x%d lifecycle / river lifecycle", n), func(f runFigures) float64 { return ratio(pg(f).Lifecycle, f.river.Lifecycle) }, "%.2f")
+		line(fmt.Sprintf("  x%d lifecycle / river worked", n), func(f runFigures) float64 { return ratio(pg(f).Lifecycle, f.river.Worked) }, "%.2f")
+		line(fmt.Sprintf("  x%d lifecycle / embedded lifecycle", n), func(f runFigures) float64 { return ratio(pg(f).Lifecycle, f.embedded.Lifecycle) }, "%.2f")
 		if n != 1 && slices.Contains(nodes, 1) {
-			line(fmt.Sprintf("  x%d lifecycle / x1 lifecycle", n), func(f runFigures) float64 { return ratio(f.pg[n].Lifecycle, f.pg[1].Lifecycle) }, "%.2f")
+			line(fmt.Sprintf("  x%d lifecycle / x1 lifecycle", n), func(f runFigures) float64 { return ratio(pg(f).Lifecycle, f.pg[1].Lifecycle) }, "%.2f")
 		}
 	}
 }
 
-// perMsg says a PostgreSQL CPU time per message.
-func perMsg(d time.Duration) string {
-	if d <= 0 {
-		return "PostgreSQL CPU not measured"
+// cpuPerMsg says the PostgreSQL and this process's CPU time per message.
+func cpuPerMsg(pg, proc time.Duration) string {
+	if pg <= 0 {
+		return "CPU not measured"
 	}
-	return fmt.Sprintf("PostgreSQL CPU %.0f µs/msg", micros(d))
+	return fmt.Sprintf("CPU µs/msg: PostgreSQL %.0f, this process %.0f", micros(pg), micros(proc))
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -31,11 +31,21 @@ const (
 	// does not delete them, and measures how late after the lease's deadline
 	// each is handed out again.
 	ScenarioLeaseExpiry = "lease-expiry"
+	// ScenarioReceiveDelete receives up to ten with a short long poll and
+	// deletes what it received, sending nothing: it works off the backlog
+	// the queue already holds (a send-batch run with Keep fills one), as a
+	// job queue's workers do, and its messages are the ones deleted. The
+	// run ends when the queue has run out.
+	ScenarioReceiveDelete = "receive-delete"
 )
 
-// Scenarios lists every scenario, in the order "all" runs them.
+// Scenarios lists every scenario "all" runs, in its order.
 var Scenarios = []string{ScenarioSend, ScenarioSendBatch, ScenarioLifecycle, ScenarioLongPoll, ScenarioLeaseExpiry,
 	ScenarioPublish1, ScenarioPublish5, ScenarioPublish20}
+
+// BacklogScenarios are the scenarios that need a queue filled beforehand,
+// which "all" does not run.
+var BacklogScenarios = []string{ScenarioReceiveDelete}
 
 // HasCeiling reports whether the echo server can stand in for a queue in
 // the scenario: the throughput scenarios. The latency ones measure waiting,
@@ -197,6 +207,9 @@ type run struct {
 
 	lp *longPoll
 
+	// ranOut says a receive-delete worker found the queue empty.
+	ranOut atomic.Bool
+
 	// cpuFrom and cpuTo are the process's CPU time at the window's ends.
 	cpuFrom, cpuTo time.Duration
 
@@ -246,6 +259,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.lp = newLongPoll()
 	case ScenarioLeaseExpiry:
 		loop = r.leaseExpiryLoop
+	case ScenarioReceiveDelete:
+		loop = r.receiveDeleteLoop
 	case ScenarioPublish1, ScenarioPublish5, ScenarioPublish20:
 		loop = r.publishLoop // publish.go
 	default:
@@ -411,6 +426,24 @@ func (r *run) result(ctx context.Context, workers []*worker) *Result {
 		}
 		window = min(window, max(last.Sub(r.measureFrom), 0))
 	}
+	if r.ranOut.Load() {
+		// The backlog ran out: the window closes with the last message
+		// done, not when the workers had waited out their empty receives.
+		var last time.Time
+		for _, w := range workers {
+			if w.lastDelivered.After(last) {
+				last = w.lastDelivered
+			}
+		}
+		switch shorter := max(last.Sub(r.measureFrom), 0); {
+		case last.IsZero():
+			window = 0
+			r.note("the queue had no messages to work off in the window: fill it first (such as with send-batch, keeping the queue)")
+		case shorter < window:
+			window = shorter
+			r.note("the queue ran out of messages %.1fs into the window; the rates are over that time", window.Seconds())
+		}
+	}
 	res.Seconds = window.Seconds()
 	h := res.hists
 	for _, w := range workers {
@@ -556,6 +589,9 @@ type worker struct {
 	errors             map[string]uint64
 	lateness           Histogram
 	scratch            []byte
+	handles            []string
+	// lastDelivered is when the last message counted was done.
+	lastDelivered time.Time
 }
 
 func (r *run) newWorker(id int) *worker {
@@ -634,6 +670,7 @@ func (w *worker) delivered(n int, t time.Time) {
 	w.run.liveMessages.Add(uint64(n))
 	if w.run.inWindow(t) {
 		w.messages += uint64(n)
+		w.lastDelivered = t
 	}
 }
 

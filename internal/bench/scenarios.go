@@ -187,7 +187,6 @@ func (r *run) lifecycleLoop(ctx context.Context, w *worker) {
 	send := r.newSendBatch(q.url, payload(r.cfg.BodySize))
 	recv := r.client.NewRequest("ReceiveMessage", mustJSON(receiveBody{QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: lifecycleWait}))
 	qurl := mustJSON(q.url)
-	handles := make([]string, 0, 10)
 	for {
 		s, err := w.do(ctx, send)
 		if err == errStopped {
@@ -203,26 +202,69 @@ func (r *run) lifecycleLoop(ctx context.Context, w *worker) {
 		if err != nil {
 			continue
 		}
-		var got receiveResponse
-		if !w.decode("ReceiveMessage", s.body, &got) {
-			continue
+		if _, stopped := r.deleteReceived(ctx, w, qurl, s.body); stopped {
+			return
 		}
-		handles = handles[:0]
-		for _, m := range got.Messages {
-			handles = append(handles, m.ReceiptHandle)
-		}
-		if len(handles) == 0 {
-			continue
-		}
-		w.scratch = appendDeleteBatch(w.scratch[:0], qurl, handles)
-		s, err = w.do(ctx, r.client.NewRequest("DeleteMessageBatch", w.scratch))
+	}
+}
+
+// deleteReceived deletes, in one DeleteMessageBatch, the messages of the
+// ReceiveMessage response body, counting those deleted as delivered. It
+// returns how many the response held, and whether the run is over.
+func (r *run) deleteReceived(ctx context.Context, w *worker, qurl, body []byte) (received int, stopped bool) {
+	var got receiveResponse
+	if !w.decode("ReceiveMessage", body, &got) || len(got.Messages) == 0 {
+		return 0, false
+	}
+	w.handles = w.handles[:0]
+	for _, m := range got.Messages {
+		w.handles = append(w.handles, m.ReceiptHandle)
+	}
+	w.scratch = appendDeleteBatch(w.scratch[:0], qurl, w.handles)
+	s, err := w.do(ctx, r.client.NewRequest("DeleteMessageBatch", w.scratch))
+	if err == errStopped {
+		return len(got.Messages), true
+	}
+	if err == nil {
+		w.delivered(w.batchResult("DeleteMessageBatch", s.body, len(w.handles)), s.end)
+	}
+	return len(got.Messages), false
+}
+
+// receiveDeleteWait is receive-delete's long poll, in seconds: long
+// enough to ride out a moment with every message leased to other workers.
+const receiveDeleteWait = 1
+
+// receiveDeleteEmpties is how many receives in a row must come back empty
+// before a receive-delete worker takes the queue to have run out.
+const receiveDeleteEmpties = 2
+
+// receiveDeleteLoop is the receive-delete scenario: receive up to ten with
+// a short long poll, delete what came; a message counts once deleted. A
+// worker stops once the queue has run out.
+func (r *run) receiveDeleteLoop(ctx context.Context, w *worker) {
+	q := r.queues[0]
+	recv := r.client.NewRequest("ReceiveMessage", mustJSON(receiveBody{QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: receiveDeleteWait}))
+	qurl := mustJSON(q.url)
+	for empties := 0; empties < receiveDeleteEmpties; {
+		s, err := w.do(ctx, recv)
 		if err == errStopped {
 			return
 		}
-		if err == nil {
-			w.delivered(w.batchResult("DeleteMessageBatch", s.body, len(handles)), s.end)
+		if err != nil {
+			continue
+		}
+		n, stopped := r.deleteReceived(ctx, w, qurl, s.body)
+		if stopped {
+			return
+		}
+		if n > 0 {
+			empties = 0
+		} else {
+			empties++
 		}
 	}
+	r.ranOut.Store(true)
 }
 
 // longPollGap is how long the longpoll-latency sender waits after a

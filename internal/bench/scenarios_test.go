@@ -3,6 +3,8 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +150,50 @@ func TestSmokeLifecycle(t *testing.T) {
 	}
 	if res.Messages > 10*deletes {
 		t.Errorf("%d messages deleted by %d batches of at most ten", res.Messages, deletes)
+	}
+}
+
+// TestSmokeReceiveDelete works off a backlog of 400 messages with a window
+// far longer than that takes: every message is deleted once, the run ends
+// when the queue has run out rather than at the window's end, and the rate
+// is over the time the messages took, which the result says.
+func TestSmokeReceiveDelete(t *testing.T) {
+	t.Parallel()
+	srv := startRealTimeServer(t)
+	const backlog = 400
+	u, err := srv.Client.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("smoke-receive-delete")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range backlog / 10 {
+		entries := make([]types.SendMessageBatchRequestEntry, 10)
+		for j := range entries {
+			entries[j] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), MessageBody: aws.String(strconv.Itoa(i*10 + j))}
+		}
+		if _, err := srv.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: u.QueueUrl, Entries: entries}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := smokeConfig(t, srv.URL, bench.ScenarioReceiveDelete)
+	cfg.Warmup, cfg.Duration = 0, 2*time.Minute
+	start := time.Now()
+	res := mustRun(t, cfg)
+	took := time.Since(start)
+	checkCounts(t, res)
+	if res.Messages != backlog {
+		t.Errorf("%d messages deleted, want the backlog's %d", res.Messages, backlog)
+	}
+	if res.Actions["SendMessageBatch"].Count != 0 {
+		t.Errorf("actions %v: the scenario sent", res.Actions)
+	}
+	if took > time.Minute {
+		t.Errorf("the run took %v: it did not end when the queue ran out", took)
+	}
+	if res.Seconds >= took.Seconds() || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "ran out of messages") }) {
+		t.Errorf("window %.2fs of a %v run, notes %q: want the window cut at the last delete, and said", res.Seconds, took, res.Notes)
+	}
+	if got := visibleMessages(t, srv, "smoke-receive-delete"); got != 0 {
+		t.Errorf("%d messages left visible", got)
 	}
 }
 

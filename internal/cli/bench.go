@@ -71,7 +71,10 @@ func benchCommand() *cobra.Command {
 			"  publish-1, publish-5, publish-20\n" +
 			"                    one SNS Publish (Query protocol, signed for sns) per request to a topic with\n" +
 			"                    1, 5 or 20 subscribed queues (enveloped); a publish is answered once every\n" +
-			"                    copy is durable, and counts one message per queue\n\n" +
+			"                    copy is durable, and counts one message per queue\n" +
+			"  receive-delete    ReceiveMessage of 10 (1 s long poll) and DeleteMessageBatch, sending nothing:\n" +
+			"                    works off the queue's backlog (fill it first: --scenario send-batch --keep)\n" +
+			"                    and ends when the queue runs out; not part of all\n\n" +
 			"--self starts a Baton in this process on 127.0.0.1 (--store, a temporary data directory) and\n" +
 			"measures it. --ceiling also measures, in the same run and with the same client, a bare JSON echo\n" +
 			"server that decodes each request and encodes a response of the same shape with encoding/json and\n" +
@@ -110,7 +113,7 @@ func benchCommand() *cobra.Command {
 	f.StringVar(&o.store, "store", "memory", "store of the --self server: memory, or a durable store that baton serve --store accepts")
 	f.StringVar(&o.durability, "durability", "full", "commits of a --self embedded store: full (fsync each commit) or relaxed")
 	f.BoolVar(&o.ceiling, "ceiling", false, "also measure an in-process JSON echo server and report the ratio to it")
-	f.StringVar(&o.scenarios, "scenario", bench.ScenarioSend, "scenarios, comma-separated: "+strings.Join(bench.Scenarios, ", ")+", or all")
+	f.StringVar(&o.scenarios, "scenario", bench.ScenarioSend, "scenarios, comma-separated: "+strings.Join(slices.Concat(bench.Scenarios, bench.BacklogScenarios), ", ")+", or all")
 	f.IntVar(&o.concurrency, "concurrency", 0, "workers (connections; longpoll-latency: receivers; lease-expiry: queues); 0: 32, or 4 for the latency scenarios")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long each scenario is measured")
 	f.DurationVar(&o.warmup, "warmup", time.Second, "load before measuring starts, not counted")
@@ -161,8 +164,8 @@ func (o benchOptions) scenarioList() ([]string, error) {
 	var out []string
 	for _, s := range strings.Split(o.scenarios, ",") {
 		s = strings.TrimSpace(s)
-		if !slices.Contains(bench.Scenarios, s) {
-			return nil, fmt.Errorf("--scenario %q: want %s, or all", s, strings.Join(bench.Scenarios, ", "))
+		if !slices.Contains(bench.Scenarios, s) && !slices.Contains(bench.BacklogScenarios, s) {
+			return nil, fmt.Errorf("--scenario %q: want %s, or all", s, strings.Join(slices.Concat(bench.Scenarios, bench.BacklogScenarios), ", "))
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)
