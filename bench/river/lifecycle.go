@@ -25,26 +25,11 @@ import (
 // for the jobs worked off a backlog.
 func riverLifecycle(ctx context.Context, o options, pool *pgxpool.Pool, driver *riverpgxv5.Driver, logger *slog.Logger) (rate float64, cpu, proc time.Duration, err error) {
 	tokens := make(chan struct{}, o.workers*o.riverOutstanding)
-	workers := river.NewWorkers()
-	river.AddWorker(workers, benchWorker{worked: new(atomic.Int64), done: func() { <-tokens }})
-	client, err := river.NewClient(driver, &river.Config{
-		FetchCooldown:     o.riverFetchCooldown,
-		FetchPollInterval: o.riverFetchPoll,
-		Logger:            logger,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.workers}},
-		Workers:           workers,
-	})
+	client, stop, err := startWorking(ctx, o, driver, logger, benchWorker{worked: new(atomic.Int64), done: func() { <-tokens }})
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if err := client.Start(ctx); err != nil {
-		return 0, 0, 0, fmt.Errorf("river: start: %w", err)
-	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		client.Stop(stopCtx)
-	}()
+	defer stop()
 
 	end := time.Now().Add(o.warmup + o.duration)
 	batch := make([]river.InsertManyParams, 10)

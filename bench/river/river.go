@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -159,26 +160,11 @@ func riverEnqueue(ctx context.Context, o options, driver *riverpgxv5.Driver, log
 // backlog.
 func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *riverpgxv5.Driver, logger *slog.Logger, total int64) (rate float64, cpu, proc time.Duration, drained bool, err error) {
 	var worked atomic.Int64
-	workers := river.NewWorkers()
-	river.AddWorker(workers, benchWorker{worked: &worked})
-	client, err := river.NewClient(driver, &river.Config{
-		FetchCooldown:     o.riverFetchCooldown,
-		FetchPollInterval: o.riverFetchPoll,
-		Logger:            logger,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.workers}},
-		Workers:           workers,
-	})
+	_, stop, err := startWorking(ctx, o, driver, logger, benchWorker{worked: &worked})
 	if err != nil {
 		return 0, 0, 0, false, err
 	}
-	if err := client.Start(ctx); err != nil {
-		return 0, 0, 0, false, fmt.Errorf("river: start: %w", err)
-	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		client.Stop(stopCtx)
-	}()
+	defer stop()
 	sleep(ctx, o.warmup)
 	var meter, procMeter cpuMeter
 	c0, t0, err := riverCompleted(ctx, pool)
@@ -206,6 +192,31 @@ func riverWork(ctx context.Context, o options, pool *pgxpool.Pool, driver *river
 	meter.read(o.cpu, c1)
 	procMeter.read(processCPU, c1)
 	return float64(c1-c0) / t1.Sub(t0).Seconds(), meter.perMessage(), procMeter.perMessage(), drained, nil
+}
+
+// startWorking starts a client that works the default queue with o.workers
+// of w, and returns it and what stops it.
+func startWorking(ctx context.Context, o options, driver *riverpgxv5.Driver, logger *slog.Logger, w benchWorker) (client *river.Client[pgx.Tx], stop func(), err error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, w)
+	client, err = river.NewClient(driver, &river.Config{
+		FetchCooldown:     o.riverFetchCooldown,
+		FetchPollInterval: o.riverFetchPoll,
+		Logger:            logger,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.workers}},
+		Workers:           workers,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := client.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("river: start: %w", err)
+	}
+	return client, func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		client.Stop(stopCtx)
+	}, nil
 }
 
 // riverCompleted returns the jobs River's table holds as completed, and
