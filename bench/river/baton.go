@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -66,6 +69,10 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 		{bench.ScenarioReceiveDelete, backlog, false, &res.Worked, &res.WorkCPU, &res.WorkProcCPU},
 		{bench.ScenarioLifecycle, "river-side-by-side-lifecycle", false, &res.Lifecycle, &res.LifecycleCPU, &res.LifecycleProcCPU}} {
 		var meter, procMeter cpuMeter
+		stopProfile, err := o.profileCPU(fmt.Sprintf("%s-x%d-%s", storeKind(store), nodes, sc.name))
+		if err != nil {
+			return res, err
+		}
 		r, err := bench.Run(ctx, bench.Config{
 			Client: clients[0], Clients: clients, Scenario: sc.name, Target: "baton",
 			Concurrency: o.workers, Duration: o.duration, Warmup: o.warmup, BodySize: o.bodySize,
@@ -77,6 +84,7 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 				}
 			},
 		})
+		stopProfile()
 		if err != nil {
 			return res, fmt.Errorf("baton %s: %w", sc.name, err)
 		}
@@ -156,4 +164,29 @@ func (m *cpuMeter) perMessage() time.Duration {
 		return 0
 	}
 	return (m.last.cpu - m.first.cpu) / time.Duration(m.last.msgs-m.first.msgs)
+}
+
+// profileCPU starts profiling this process's CPU into name.pprof in
+// o.cpuProfiles, if set, and returns what stops it.
+func (o options) profileCPU(name string) (stop func(), err error) {
+	if o.cpuProfiles == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(o.cpuProfiles, name+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// storeKind names a store for a file name: embedded or postgres.
+func storeKind(store string) string {
+	if strings.HasPrefix(store, "postgres") {
+		return "postgres"
+	}
+	return store
 }

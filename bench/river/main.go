@@ -53,6 +53,7 @@ type options struct {
 	nodes             []int
 	fsync             bool
 	statements        bool
+	cpuProfiles       string // directory for the Baton measurements' CPU profiles
 	pgSettings        []string
 	pgLog             string
 	logs              io.Writer
@@ -83,6 +84,7 @@ func main() {
 		o.pgSettings = append(o.pgSettings, v)
 		return nil
 	})
+	flag.StringVar(&o.cpuProfiles, "cpuprofile-dir", "", "write a CPU profile of this process (Baton's nodes and clients) for each Baton measurement into this directory")
 	flag.StringVar(&o.pgLog, "pg-log", "", "write the cluster's server log to this file at the end")
 	flag.BoolVar(&o.fsync, "fsync", true, "run PostgreSQL with fsync and synchronous commits (false: off, as the tests' clusters)")
 	flag.Parse()
