@@ -1,0 +1,178 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/server"
+)
+
+// deliveries reads GET /admin/api/sns/deliveries?query.
+func deliveries(tb *testing.T, srv *testutil.Server, query string) server.SNSDeliveriesJSON {
+	tb.Helper()
+	code, _, body := fetch(tb, http.MethodGet, srv.URL+"/admin/api/sns/deliveries?"+query, nil, "")
+	var v server.SNSDeliveriesJSON
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &v) != nil {
+		tb.Fatalf("GET /admin/api/sns/deliveries?%s: %d %s", query, code, body)
+	}
+	return v
+}
+
+// onlyDelivery is the one record query matches.
+func onlyDelivery(tb *testing.T, srv *testutil.Server, query string) server.SNSDeliveryJSON {
+	tb.Helper()
+	v := deliveries(tb, srv, query)
+	if len(v.Deliveries) != 1 {
+		tb.Fatalf("deliveries?%s = %+v, want one", query, v.Deliveries)
+	}
+	return v.Deliveries[0]
+}
+
+func subscribeOther(tb testing.TB, c *awssns.Client, topic, protocol, endpoint string, attrs map[string]string) string {
+	tb.Helper()
+	out, err := c.Subscribe(context.Background(), &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String(protocol),
+		Endpoint: aws.String(endpoint), Attributes: attrs, ReturnSubscriptionArn: true})
+	if err != nil {
+		tb.Fatalf("Subscribe %s %s: %v", protocol, endpoint, err)
+	}
+	return *out.SubscriptionArn
+}
+
+// confirmRecorded confirms a pending email or email-json subscription as
+// a test does: by the SubscribeURL of the confirmation recorded for it.
+func confirmRecorded(tb *testing.T, srv *testutil.Server, protocol, endpoint string) server.SNSDeliveryJSON {
+	tb.Helper()
+	conf := onlyDelivery(tb, srv, "type=SubscriptionConfirmation&protocol="+protocol+"&endpoint="+url.QueryEscape(endpoint))
+	link := conf.Payload[strings.LastIndex(conf.Payload, "\n")+1:]
+	if protocol == "email-json" {
+		var f map[string]string
+		if err := json.Unmarshal([]byte(conf.Payload), &f); err != nil {
+			tb.Fatalf("email-json confirmation %q: %v", conf.Payload, err)
+		}
+		link = f["SubscribeURL"]
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET %s: %d", link, resp.StatusCode)
+	}
+	return conf
+}
+
+// TestSNSRecordedPayloads pins what Baton records, through the admin API,
+// of a publish to a topic subscribed by each protocol it does not deliver
+// to, as AWS would send it: the SMS prefixed by the topic's DisplayName in
+// upper case, the email's subject and footer, the email-json envelope and
+// the Lambda event signed, the Firehose record unsigned and compact, and
+// raw; and the confirmations the email subscriptions are sent.
+func TestSNSRecordedPayloads(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	out, err := c.CreateTopic(ctx, &awssns.CreateTopicInput{Name: aws.String("alarms"), Attributes: map[string]string{"DisplayName": "Ops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := *out.TopicArn
+	sms := subscribeOther(t, c, topic, "sms", "+15555550100", nil)
+	lambda := subscribeOther(t, c, topic, "lambda", lambdaEndpoint, nil)
+	firehose := subscribeOther(t, c, topic, "firehose", firehoseEndpoint, map[string]string{"SubscriptionRoleArn": firehoseRole})
+	rawStream := "arn:aws:firehose:us-east-1:" + testutil.Account + ":deliverystream/raw"
+	subscribeOther(t, c, topic, "firehose", rawStream, map[string]string{"SubscriptionRoleArn": firehoseRole, "RawMessageDelivery": "true"})
+	email := subscribeOther(t, c, topic, "email", "ops@example.com", nil)
+	emailJSON := subscribeOther(t, c, topic, "email-json", "robot@example.com", nil)
+
+	conf := confirmRecorded(t, srv, "email", "ops@example.com")
+	wantConf := "You have chosen to subscribe to the topic: \n" + topic +
+		"\n\nTo confirm this subscription, click or visit the link below (If this was in error no action is necessary): \n" +
+		srv.URL + "/?Action=ConfirmSubscription&TopicArn=" + topic + "&Token="
+	if conf.Subject != "AWS Notification - Subscription Confirmation" || !strings.HasPrefix(conf.Payload, wantConf) || conf.SubscriptionARN != email {
+		t.Errorf("email confirmation = %+v, want subject AWS Notification - Subscription Confirmation and text %q…", conf, wantConf)
+	}
+	conf = confirmRecorded(t, srv, "email-json", "robot@example.com")
+	verifyBody(t, conf.Payload, "")
+
+	pub, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(`disk "full" <90%>`), Subject: aws.String("Alarm"),
+		MessageAttributes: map[string]snstypes.MessageAttributeValue{"severity": {DataType: aws.String("String"), StringValue: aws.String("high")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := *pub.MessageId
+	unsub := func(sub string) string { return srv.URL + "/?Action=Unsubscribe&SubscriptionArn=" + sub }
+	const stamp = "2026-01-02T03:04:05.000Z"
+	if all := deliveries(t, srv, "type=Notification"); len(all.Deliveries) != 6 || all.Kept != 8 || all.Max != 1000 || all.Dropped != 0 {
+		t.Errorf("records: %d notifications, kept %d of %d, dropped %d; want 6, 8 of 1000, 0", len(all.Deliveries), all.Kept, all.Max, all.Dropped)
+	}
+
+	d := onlyDelivery(t, srv, "type=Notification&protocol=sms")
+	if d.Payload != `OPS> disk "full" <90%>` || d.SubscriptionARN != sms || d.TopicARN != topic || d.MessageID != id || d.Endpoint != "+15555550100" ||
+		d.MessageAttributes["severity"].StringValue != "high" {
+		t.Errorf("sms record = %+v", d)
+	}
+
+	d = onlyDelivery(t, srv, "type=Notification&protocol=email")
+	wantEmail := `disk "full" <90%>` + "\n\n--\nIf you wish to stop receiving notifications from this topic, please click or visit the link below to unsubscribe:\n" +
+		unsub(email) + "\n\nPlease do not reply directly to this email. If you have any questions or comments regarding this email, please contact us at https://aws.amazon.com/support"
+	if d.Subject != "Alarm" || d.Payload != wantEmail || d.Endpoint != "ops@example.com" {
+		t.Errorf("email record = %+v\nwant subject Alarm and body\n%s", d, wantEmail)
+	}
+
+	d = onlyDelivery(t, srv, "type=Notification&protocol=email-json")
+	var env map[string]any
+	if err := json.Unmarshal([]byte(d.Payload), &env); err != nil {
+		t.Fatalf("email-json payload %q: %v", d.Payload, err)
+	}
+	if env["Type"] != "Notification" || env["MessageId"] != id || env["Subject"] != "Alarm" || env["Message"] != `disk "full" <90%>` ||
+		env["UnsubscribeURL"] != unsub(emailJSON) || !strings.HasPrefix(d.Payload, "{\n  \"Type\" : \"Notification\",\n") {
+		t.Errorf("email-json payload = %s", d.Payload)
+	}
+	verifyBody(t, d.Payload, "")
+
+	d = onlyDelivery(t, srv, "type=Notification&protocol=lambda")
+	var ev struct {
+		Records []struct {
+			EventSource, EventVersion, EventSubscriptionArn string
+			Sns                                             map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(d.Payload), &ev); err != nil || len(ev.Records) != 1 {
+		t.Fatalf("lambda payload %q: %v", d.Payload, err)
+	}
+	r := ev.Records[0]
+	s := r.Sns
+	sig, _ := s["Signature"].(string)
+	certURL, _ := s["SigningCertUrl"].(string)
+	wantLambda := `{"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","EventSubscriptionArn":"` + lambda + `","Sns":{` +
+		`"Type":"Notification","MessageId":"` + id + `","TopicArn":"` + topic + `","Subject":"Alarm","Message":"disk \"full\" <90%>",` +
+		`"Timestamp":"` + stamp + `","SignatureVersion":"1","Signature":"` + sig + `","SigningCertUrl":"` + certURL + `",` +
+		`"UnsubscribeUrl":"` + unsub(lambda) + `","MessageAttributes":{"severity":{"Type":"String","Value":"high"}}}}]}`
+	if d.Payload != wantLambda || !strings.HasPrefix(certURL, srv.URL+"/SimpleNotificationService-") {
+		t.Errorf("lambda payload:\n%s\nwant:\n%s", d.Payload, wantLambda)
+	}
+	signedPart, _ := json.Marshal(map[string]string{"Type": "Notification", "MessageId": id, "TopicArn": topic, "Subject": "Alarm",
+		"Message": `disk "full" <90%>`, "Timestamp": stamp, "SignatureVersion": "1", "Signature": sig, "SigningCertURL": certURL})
+	verifyBody(t, string(signedPart), "")
+
+	d = onlyDelivery(t, srv, "type=Notification&protocol=firehose&endpoint="+url.QueryEscape(firehoseEndpoint))
+	wantFirehose := `{"Type":"Notification","MessageId":"` + id + `","TopicArn":"` + topic + `","Subject":"Alarm","Message":"disk \"full\" <90%>",` +
+		`"Timestamp":"` + stamp + `","UnsubscribeURL":"` + unsub(firehose) + `","MessageAttributes":{"severity":{"Type":"String","Value":"high"}}}`
+	if d.Payload != wantFirehose || d.Raw {
+		t.Errorf("firehose payload:\n%s\nwant:\n%s", d.Payload, wantFirehose)
+	}
+	d = onlyDelivery(t, srv, "type=Notification&endpoint="+url.QueryEscape(rawStream))
+	if d.Payload != `disk "full" <90%>` || !d.Raw {
+		t.Errorf("raw firehose record = %+v, want the message alone", d)
+	}
+}
