@@ -176,3 +176,154 @@ func TestSNSRecordedPayloads(t *testing.T) {
 		t.Errorf("raw firehose record = %+v, want the message alone", d)
 	}
 }
+
+// TestSNSRecordFilterAndStructure: a subscription's filter policy decides
+// what is recorded, as it decides what is delivered (the publish's record
+// says filtered or recorded); a message published with
+// MessageStructure=json records each protocol's entry, or the default.
+func TestSNSRecordFilterAndStructure(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "orders")
+	lambda := subscribeOther(t, c, topic, "lambda", lambdaEndpoint, map[string]string{"FilterPolicy": `{"kind":["refund"]}`})
+	subscribeOther(t, c, topic, "sms", "+15555550100", nil)
+	publish := func(in *awssns.PublishInput) string {
+		t.Helper()
+		in.TopicArn = aws.String(topic)
+		out, err := c.Publish(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *out.MessageId
+	}
+	kind := func(v string) map[string]snstypes.MessageAttributeValue {
+		return map[string]snstypes.MessageAttributeValue{"kind": {DataType: aws.String("String"), StringValue: aws.String(v)}}
+	}
+	sale := publish(&awssns.PublishInput{Message: aws.String("sold"), MessageAttributes: kind("sale")})
+	if got := deliveries(t, srv, "protocol=lambda").Deliveries; len(got) != 0 {
+		t.Errorf("a publish the lambda's filter policy leaves out is recorded for it: %+v", got)
+	}
+	if d := onlyDelivery(t, srv, "protocol=sms"); d.MessageID != sale || d.Payload != "sold" {
+		t.Errorf("sms record = %+v, want sold", d)
+	}
+	var view server.TopicListJSON
+	code, _, body := fetch(t, http.MethodGet, srv.URL+"/admin/api/topics", nil, "")
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &view) != nil || len(view.Recent) != 1 {
+		t.Fatalf("GET /admin/api/topics: %d %s", code, body)
+	}
+	outcomes := map[string]string{}
+	for _, o := range view.Recent[0].Outcomes {
+		outcomes[o.Endpoint] = o.Outcome + ": " + o.Reason
+	}
+	if outcomes[lambdaEndpoint] != "filtered: " || outcomes["+15555550100"] != "recorded: Baton delivers nothing to sms subscriptions; what AWS would send is recorded" {
+		t.Errorf("the publish's outcomes = %v", outcomes)
+	}
+
+	structured := `{"default":"plain","sms":"short","lambda":"{\"id\":7}"}`
+	refund := publish(&awssns.PublishInput{Message: aws.String(structured), MessageStructure: aws.String("json"), MessageAttributes: kind("refund")})
+	d := onlyDelivery(t, srv, "protocol=lambda")
+	if d.MessageID != refund || d.SubscriptionARN != lambda || !strings.Contains(d.Payload, `"Message":"{\"id\":7}"`) {
+		t.Errorf("lambda record = %+v, want its entry of the structured message", d)
+	}
+	if got := deliveries(t, srv, "protocol=sms").Deliveries; len(got) != 2 || got[1].Payload != "short" || got[0].Seq >= got[1].Seq {
+		t.Errorf("sms records = %+v, want sold then short, in order", got)
+	}
+}
+
+// TestSNSPublishToPhoneNumber: a publish to a phone number is answered
+// with a MessageId and recorded, with its SMS attributes; a number not in
+// E.164 form is refused with AWS's text.
+func TestSNSPublishToPhoneNumber(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	out, err := c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("+15555550123"), Message: aws.String("Your code is 123456"),
+		MessageAttributes: map[string]snstypes.MessageAttributeValue{
+			"AWS.SNS.SMS.SMSType":  {DataType: aws.String("String"), StringValue: aws.String("Transactional")},
+			"AWS.SNS.SMS.SenderID": {DataType: aws.String("String"), StringValue: aws.String("Shop")}}})
+	if err != nil {
+		t.Fatalf("Publish to a phone number: %v", err)
+	}
+	d := onlyDelivery(t, srv, "endpoint="+url.QueryEscape("+15555550123"))
+	if d.MessageID != *out.MessageId || d.Protocol != "sms" || d.Type != "Notification" || d.Payload != "Your code is 123456" ||
+		d.TopicARN != "" || d.SubscriptionARN != "" || d.MessageAttributes["AWS.SNS.SMS.SMSType"].StringValue != "Transactional" ||
+		d.MessageAttributes["AWS.SNS.SMS.SenderID"].StringValue != "Shop" {
+		t.Errorf("record = %+v", d)
+	}
+	_, err = c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("555-CALL"), Message: aws.String("x")})
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: PhoneNumber Reason: 555-CALL is not valid to publish to")
+	_, err = c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("+15555550123"), Message: aws.String("")})
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Empty message")
+	if n := len(deliveries(t, srv, "").Deliveries); n != 1 {
+		t.Errorf("%d records after the refused publishes, want 1", n)
+	}
+}
+
+// TestSNSDeliveriesFilterAndClear: the admin API's filters select by
+// protocol, endpoint and topic (name or ARN) in the request's account;
+// DELETE clears what they select and nothing else, and refuses a request
+// a browser marks as another site's.
+func TestSNSDeliveriesFilterAndClear(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	a, b := mustCreateTopic(t, c, "a"), mustCreateTopic(t, c, "b")
+	subscribeOther(t, c, a, "sms", "+15555550100", nil)
+	subscribeOther(t, c, b, "sms", "+15555550100", nil)
+	subscribeOther(t, c, b, "sms", "+15555550199", nil)
+	for _, topic := range []string{a, b} {
+		if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(query string) int { return len(deliveries(t, srv, query).Deliveries) }
+	if n, byName, byARN, byEndpoint, other := count(""), count("topic=b"), count("topic="+url.QueryEscape(b)),
+		count("endpoint="+url.QueryEscape("+15555550100")), count("protocol=email"); n != 3 || byName != 2 || byARN != 2 || byEndpoint != 2 || other != 0 {
+		t.Errorf("counts: all %d, topic b %d, b's ARN %d, +15555550100 %d, email %d; want 3 2 2 2 0", n, byName, byARN, byEndpoint, other)
+	}
+	code, _, body := fetch(t, http.MethodDelete, srv.URL+"/admin/api/sns/deliveries?topic=b", http.Header{"Sec-Fetch-Site": {"cross-site"}}, "")
+	if code != http.StatusForbidden || count("") != 3 {
+		t.Errorf("a cross-site DELETE: %d %s, %d records left; want 403 and all 3", code, body, count(""))
+	}
+	code, _, body = fetch(t, http.MethodDelete, srv.URL+"/admin/api/sns/deliveries?topic=b&endpoint="+url.QueryEscape("+15555550100"), nil, "")
+	if code != http.StatusOK || body != "{\n  \"cleared\": 1\n}\n" {
+		t.Errorf("DELETE: %d %q, want 200 cleared 1", code, body)
+	}
+	if n, left := count(""), count("topic=a"); n != 2 || left != 1 {
+		t.Errorf("after clearing one, %d records and %d of topic a; want 2 and 1", n, left)
+	}
+	code, _, _ = fetch(t, http.MethodDelete, srv.URL+"/admin/api/sns/deliveries", nil, "")
+	if code != http.StatusOK || count("") != 0 {
+		t.Errorf("DELETE of all: %d, %d left", code, count(""))
+	}
+}
+
+// TestSNSRawDeliveryProtocols: RawMessageDelivery, true or false, is
+// refused with AWS's text on a subscription of a protocol without raw
+// delivery (email, email-json, sms, lambda), on Subscribe and on
+// SetSubscriptionAttributes; firehose takes it.
+func TestSNSRawDeliveryProtocols(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "rawness")
+	for _, tc := range []struct{ protocol, endpoint string }{
+		{"email", "ops@example.com"}, {"email-json", "ops@example.com"}, {"sms", "+15555550100"}, {"lambda", lambdaEndpoint},
+	} {
+		for _, v := range []string{"true", "false"} {
+			_, err := c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String(tc.protocol),
+				Endpoint: aws.String(tc.endpoint), Attributes: map[string]string{"RawMessageDelivery": v}})
+			wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Delivery protocol ["+tc.protocol+"] does not support raw message delivery.")
+		}
+	}
+	sub := subscribeOther(t, c, topic, "lambda", lambdaEndpoint, nil)
+	_, err := c.SetSubscriptionAttributes(ctx, &awssns.SetSubscriptionAttributesInput{SubscriptionArn: aws.String(sub),
+		AttributeName: aws.String("RawMessageDelivery"), AttributeValue: aws.String("true")})
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Delivery protocol [lambda] does not support raw message delivery.")
+	stream := subscribeOther(t, c, topic, "firehose", firehoseEndpoint, map[string]string{"SubscriptionRoleArn": firehoseRole})
+	if _, err := c.SetSubscriptionAttributes(ctx, &awssns.SetSubscriptionAttributesInput{SubscriptionArn: aws.String(stream),
+		AttributeName: aws.String("RawMessageDelivery"), AttributeValue: aws.String("true")}); err != nil {
+		t.Errorf("firehose RawMessageDelivery: %v", err)
+	}
+}
