@@ -263,7 +263,7 @@ func TestSNSPublishToPhoneNumber(t *testing.T) {
 // TestSNSDeliveriesFilterAndClear: the admin API's filters select by
 // protocol, endpoint and topic (name or ARN) in the request's account;
 // DELETE clears what they select and nothing else, and refuses a request
-// a browser marks as another site's.
+// a browser marks as another site's; a reset of the account clears them.
 func TestSNSDeliveriesFilterAndClear(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -296,6 +296,12 @@ func TestSNSDeliveriesFilterAndClear(t *testing.T) {
 	code, _, _ = fetch(t, http.MethodDelete, srv.URL+"/admin/api/sns/deliveries", nil, "")
 	if code != http.StatusOK || count("") != 0 {
 		t.Errorf("DELETE of all: %d, %d left", code, count(""))
+	}
+	if _, err := c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("+15555550100"), Message: aws.String("m")}); err != nil {
+		t.Fatal(err)
+	}
+	if code := post(t, srv.URL+"/admin/api/reset", "{}", nil); code != http.StatusOK || count("") != 0 {
+		t.Errorf("reset: %d, %d records left; want 200 and none", code, count(""))
 	}
 }
 
