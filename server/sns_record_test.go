@@ -180,7 +180,8 @@ func TestSNSRecordedPayloads(t *testing.T) {
 // TestSNSRecordFilterAndStructure: a subscription's filter policy decides
 // what is recorded, as it decides what is delivered (the publish's record
 // says filtered or recorded); a message published with
-// MessageStructure=json records each protocol's entry, or the default.
+// MessageStructure=json records each protocol's entry, or the default;
+// PublishBatch's entries are recorded as publishes are.
 func TestSNSRecordFilterAndStructure(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -229,11 +230,24 @@ func TestSNSRecordFilterAndStructure(t *testing.T) {
 	if got := deliveries(t, srv, "protocol=sms").Deliveries; len(got) != 2 || got[1].Payload != "short" || got[0].Seq >= got[1].Seq {
 		t.Errorf("sms records = %+v, want sold then short, in order", got)
 	}
+
+	batch, err := c.PublishBatch(ctx, &awssns.PublishBatchInput{TopicArn: aws.String(topic), PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
+		{Id: aws.String("1"), Message: aws.String("one")}, {Id: aws.String("2"), Message: aws.String("two"), MessageAttributes: kind("refund")}}})
+	if err != nil || len(batch.Successful) != 2 {
+		t.Fatalf("PublishBatch: %+v, %v", batch, err)
+	}
+	if got := deliveries(t, srv, "protocol=sms").Deliveries; len(got) != 4 || got[2].Payload != "one" || got[3].Payload != "two" {
+		t.Errorf("sms records after PublishBatch = %+v, want one and two recorded", got)
+	}
+	if got := deliveries(t, srv, "protocol=lambda").Deliveries; len(got) != 2 || got[1].MessageID != *batch.Successful[1].MessageId {
+		t.Errorf("lambda records after PublishBatch = %+v, want the refund entry's", got)
+	}
 }
 
 // TestSNSPublishToPhoneNumber: a publish to a phone number is answered
 // with a MessageId and recorded, with its SMS attributes; a number not in
-// E.164 form is refused with AWS's text.
+// E.164 form is refused with AWS's text, an empty message and a group id
+// too; none of them is recorded.
 func TestSNSPublishToPhoneNumber(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -255,6 +269,8 @@ func TestSNSPublishToPhoneNumber(t *testing.T) {
 	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: PhoneNumber Reason: 555-CALL is not valid to publish to")
 	_, err = c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("+15555550123"), Message: aws.String("")})
 	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Empty message")
+	_, err = c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("+15555550123"), Message: aws.String("x"), MessageGroupId: aws.String("g")})
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: PhoneNumber Reason: a publish to a phone number takes no MessageGroupId or MessageDeduplicationId")
 	if n := len(deliveries(t, srv, "").Deliveries); n != 1 {
 		t.Errorf("%d records after the refused publishes, want 1", n)
 	}

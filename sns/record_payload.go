@@ -218,6 +218,9 @@ func (s *Service) publishSMS(c Caller, p PublishParams) (PublishResult, error) {
 	if !e164.MatchString(p.PhoneNumber) {
 		return PublishResult{}, invalidParameter("PhoneNumber Reason: %s is not valid to publish to", p.PhoneNumber)
 	}
+	if p.MessageGroupID != nil || p.MessageDeduplicationID != nil {
+		return PublishResult{}, invalidParameter("PhoneNumber Reason: a publish to a phone number takes no MessageGroupId or MessageDeduplicationId")
+	}
 	pub := &publication{PublishParams: p}
 	if err := pub.check("messageAttributes"); err != nil {
 		return PublishResult{}, err
