@@ -175,6 +175,32 @@ func TestSNSRecordedPayloads(t *testing.T) {
 	if d.Payload != `disk "full" <90%>` || !d.Raw {
 		t.Errorf("raw firehose record = %+v, want the message alone", d)
 	}
+
+	// Without a subject or attributes: the email's default subject, the
+	// Lambda event's null Subject and empty MessageAttributes, the Firehose
+	// record without either.
+	pub, err = c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("plain")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := func(protocol string) server.SNSDeliveryJSON {
+		got := deliveries(t, srv, "type=Notification&protocol="+protocol).Deliveries
+		if len(got) == 0 {
+			t.Fatalf("no %s record", protocol)
+		}
+		return got[len(got)-1]
+	}
+	if d := last("email"); d.Subject != "AWS Notification Message" || !strings.HasPrefix(d.Payload, "plain\n\n--\n") {
+		t.Errorf("email without a subject = %+v", d)
+	}
+	if d := last("lambda"); !strings.Contains(d.Payload, `"Subject":null,"Message":"plain"`) || !strings.HasSuffix(d.Payload, `"MessageAttributes":{}}}]}`) {
+		t.Errorf("lambda event without a subject or attributes: %s", d.Payload)
+	}
+	wantFirehose = `{"Type":"Notification","MessageId":"` + *pub.MessageId + `","TopicArn":"` + topic + `","Message":"plain",` +
+		`"Timestamp":"` + stamp + `","UnsubscribeURL":"` + unsub(firehose) + `"}`
+	if got := deliveries(t, srv, "type=Notification&endpoint="+url.QueryEscape(firehoseEndpoint)).Deliveries; len(got) != 2 || got[1].Payload != wantFirehose {
+		t.Errorf("firehose record without a subject or attributes:\n%s\nwant:\n%s", got[1].Payload, wantFirehose)
+	}
 }
 
 // TestSNSRecordFilterAndStructure: a subscription's filter policy decides
