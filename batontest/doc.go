@@ -31,6 +31,11 @@
 //	orders := srv.Topic(t, "orders")
 //	srv.Subscribe(t, orders, "billing?RawMessageDelivery=true")
 //
+// Baton sends no email or SMS and invokes no Lambda function or Firehose
+// stream: Server.SNSDeliveries returns what AWS would have sent them (an
+// SMS's text, an email's subject and body, the Lambda event), and
+// Server.ClearSNSDeliveries forgets it.
+//
 // With WithFakeClock, time on the server passes only when the test moves
 // Server.Clock: a visibility timeout lapses, a delayed message becomes
 // visible and a long poll ends exactly when the clock passes them, and

@@ -9,6 +9,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/baton-sqs/baton/sns"
 )
 
 // SNSClient returns an SNS client of aws-sdk-go-v2 for the server, as
@@ -111,4 +113,38 @@ func parseSNSSpec(spec string) (queueSpec, error) {
 		err = fmt.Errorf("the spec %q gives %s, which only a queue's spec takes", spec, dlqKey)
 	}
 	return q, err
+}
+
+// SNSDeliveries returns what AWS would have sent, and Baton records
+// instead of sending (docs/sns.md, "Other protocols"): each copy of a
+// publish for the email, email-json, sms, lambda and firehose
+// subscriptions whose filter policy matched, each publish to a phone
+// number, and the confirmations email subscriptions are sent; oldest
+// first. f selects them, its fields left "" matching all; its Account is
+// the server's Account unless set. The record holds the
+// sns.MaxDeliveryRecords newest. A server whose store keeps no topics
+// returns none.
+//
+//	texts := srv.SNSDeliveries(sns.DeliveryFilter{Protocol: "sms", Endpoint: "+15555550100"})
+//	// texts[0].Payload is the SMS's text
+func (s *Server) SNSDeliveries(f sns.DeliveryFilter) []sns.DeliveryRecord {
+	if s.sns == nil {
+		return nil
+	}
+	if f.Account == "" {
+		f.Account = Account
+	}
+	return s.sns.Deliveries(f).Records
+}
+
+// ClearSNSDeliveries deletes the records f selects, as SNSDeliveries
+// selects them, and returns how many.
+func (s *Server) ClearSNSDeliveries(f sns.DeliveryFilter) int {
+	if s.sns == nil {
+		return 0
+	}
+	if f.Account == "" {
+		f.Account = Account
+	}
+	return s.sns.ClearDeliveries(f)
 }

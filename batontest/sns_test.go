@@ -10,6 +10,7 @@ import (
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/sns"
 )
 
 // TestTopicSubscribe: Topic and Subscribe declare a topic and its queues,
@@ -57,5 +58,35 @@ func TestTopicSubscribe(t *testing.T) {
 	}
 	if _, err := srv.SubscribeQueue(ctx, topic, "env?RawMessageDelivery=maybe"); err == nil {
 		t.Error("SubscribeQueue with a bad attribute succeeded, want the server's refusal")
+	}
+}
+
+// TestSNSDeliveries: what AWS would have sent an sms subscription and a
+// phone number is read with SNSDeliveries, selected by its filter, and
+// forgotten with ClearSNSDeliveries.
+func TestSNSDeliveries(t *testing.T) {
+	t.Parallel()
+	srv := batontest.New(t)
+	ctx, c := context.Background(), srv.SNSClient()
+	alerts := srv.Topic(t, "alerts?DisplayName=Shop")
+	if _, err := c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(alerts), Protocol: aws.String("sms"),
+		Endpoint: aws.String("+15555550100")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(alerts), Message: aws.String("shipped")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, &awssns.PublishInput{PhoneNumber: aws.String("+15555550199"), Message: aws.String("code 42")}); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.SNSDeliveries(sns.DeliveryFilter{Protocol: "sms", Endpoint: "+15555550100"})
+	if len(got) != 1 || got[0].Payload != "SHOP> shipped" || got[0].TopicARN != alerts {
+		t.Errorf("SNSDeliveries of +15555550100 = %+v, want SHOP> shipped from %s", got, alerts)
+	}
+	if all := srv.SNSDeliveries(sns.DeliveryFilter{}); len(all) != 2 || all[1].Payload != "code 42" {
+		t.Errorf("SNSDeliveries = %+v, want both, the direct publish last", all)
+	}
+	if n := srv.ClearSNSDeliveries(sns.DeliveryFilter{Endpoint: "+15555550199"}); n != 1 || len(srv.SNSDeliveries(sns.DeliveryFilter{})) != 1 {
+		t.Errorf("ClearSNSDeliveries = %d, want 1, the other kept", n)
 	}
 }

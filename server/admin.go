@@ -181,6 +181,9 @@ func (s *Server) adminMux() http.Handler {
 	mux.HandleFunc("POST /admin/api/reset", s.action(s.actionReset))
 	mux.HandleFunc("GET /admin/api/export", s.adminExport)
 	mux.HandleFunc("POST /admin/api/import", s.action(s.actionImport))
+	// What SNS would have sent email, sms, lambda... (admin_sns_deliveries.go).
+	mux.HandleFunc("GET /admin/api/sns/deliveries", s.adminSNSDeliveries)
+	mux.HandleFunc("DELETE /admin/api/sns/deliveries", s.adminClearSNSDeliveries)
 	mux.HandleFunc("/admin/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "no such admin endpoint")
 	})

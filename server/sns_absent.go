@@ -10,7 +10,8 @@ import (
 
 // snsAbsentFeatures are the read-only mobile push and SMS actions,
 // answered as AWS answers an account without platform applications,
-// phone numbers or SMS settings: Baton keeps none (docs/sns.md).
+// phone numbers or SMS settings, out of the SMS sandbox: Baton keeps none
+// (docs/sns.md).
 func snsAbsentFeatures() []protocol.Operation {
 	return []protocol.Operation{
 		protocol.Op("ListPlatformApplications", func(context.Context, *snswire.ListPlatformApplicationsInput) (*snswire.ListPlatformApplicationsOutput, error) {
@@ -23,7 +24,9 @@ func snsAbsentFeatures() []protocol.Operation {
 			return nil, baton.Errorf(baton.ErrSNSNotFound, "PlatformApplication does not exist")
 		}),
 		protocol.Op("GetSMSSandboxAccountStatus", func(context.Context, *snswire.GetSMSSandboxAccountStatusInput) (*snswire.GetSMSSandboxAccountStatusOutput, error) {
-			return &snswire.GetSMSSandboxAccountStatusOutput{IsInSandbox: true}, nil
+			// Out of the sandbox: a publish to any phone number is taken
+			// (and recorded, sns/record_payload.go).
+			return &snswire.GetSMSSandboxAccountStatusOutput{IsInSandbox: false}, nil
 		}),
 		protocol.Op("ListSMSSandboxPhoneNumbers", func(context.Context, *snswire.ListPhoneNumbersInput) (*snswire.ListPhoneNumbersOutput, error) {
 			return &snswire.ListPhoneNumbersOutput{}, nil

@@ -12,7 +12,7 @@ import (
 
 // TestSNSMobileAndSMSActions: the read-only mobile push and SMS actions
 // answer, through the SDK, as AWS answers an account with no platform
-// applications, phone numbers or SMS settings, in the SMS sandbox.
+// applications, phone numbers or SMS settings, out of the SMS sandbox.
 func TestSNSMobileAndSMSActions(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -27,8 +27,8 @@ func TestSNSMobileAndSMSActions(t *testing.T) {
 	wantSNSError(t, err, "NotFound", 404, "PlatformApplication does not exist")
 
 	sandbox, err := c.GetSMSSandboxAccountStatus(ctx, &awssns.GetSMSSandboxAccountStatusInput{})
-	if err != nil || !sandbox.IsInSandbox {
-		t.Errorf("GetSMSSandboxAccountStatus = %+v, %v; want IsInSandbox true", sandbox, err)
+	if err != nil || sandbox.IsInSandbox {
+		t.Errorf("GetSMSSandboxAccountStatus = %+v, %v; want IsInSandbox false", sandbox, err)
 	}
 	sbNumbers, err := c.ListSMSSandboxPhoneNumbers(ctx, &awssns.ListSMSSandboxPhoneNumbersInput{})
 	if err != nil || len(sbNumbers.PhoneNumbers) != 0 {

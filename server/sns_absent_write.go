@@ -22,7 +22,10 @@ import (
 
 const (
 	noPush = "Reason: Baton delivers no mobile push notifications and keeps no platform applications"
-	noSMS  = "Reason: Baton sends no SMS and keeps no SMS settings or sandbox numbers"
+	noSMS  = "Reason: Baton sends no SMS and keeps no SMS settings"
+	// noSandbox: the account is out of the SMS sandbox
+	// (GetSMSSandboxAccountStatus), so every number is published to.
+	noSandbox = "Reason: Baton's account is not in the SMS sandbox: a publish to any phone number is taken and recorded"
 )
 
 // snsRequired refuses a required parameter left out, as SNS does.
@@ -120,7 +123,7 @@ func (s *Server) snsAbsentWrites(svc *sns.Service) []protocol.Operation {
 			if err := snsRequired([2]string{"PhoneNumber", in.PhoneNumber}); err != nil {
 				return nil, err
 			}
-			return nil, baton.Errorf(baton.ErrSNSInvalidParameter, "Invalid parameter: PhoneNumber "+noSMS)
+			return nil, baton.Errorf(baton.ErrSNSInvalidParameter, "Invalid parameter: PhoneNumber "+noSandbox)
 		}),
 		protocol.Op("VerifySMSSandboxPhoneNumber", func(_ context.Context, in *snswire.SandboxPhoneNumberInput) (*protocol.NoOutput, error) {
 			if err := snsRequired([2]string{"PhoneNumber", in.PhoneNumber}, [2]string{"OneTimePassword", in.OneTimePassword}); err != nil {

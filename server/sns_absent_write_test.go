@@ -52,13 +52,13 @@ func TestSNSMobileAndSMSWrites(t *testing.T) {
 	}
 
 	_, err = c.SetSMSAttributes(ctx, &awssns.SetSMSAttributesInput{Attributes: map[string]string{"DefaultSMSType": "Transactional"}})
-	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: attributes Reason: Baton sends no SMS and keeps no SMS settings or sandbox numbers")
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: attributes Reason: Baton sends no SMS and keeps no SMS settings")
 	if _, err := c.OptInPhoneNumber(ctx, &awssns.OptInPhoneNumberInput{PhoneNumber: aws.String("+15555550100")}); err != nil {
 		t.Errorf("OptInPhoneNumber: %v", err)
 	}
 	_, err = c.CreateSMSSandboxPhoneNumber(ctx, &awssns.CreateSMSSandboxPhoneNumberInput{PhoneNumber: aws.String("+15555550100"),
 		LanguageCode: snstypes.LanguageCodeStringEnUs})
-	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: PhoneNumber Reason: Baton sends no SMS and keeps no SMS settings or sandbox numbers")
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: PhoneNumber Reason: Baton's account is not in the SMS sandbox: a publish to any phone number is taken and recorded")
 	_, err = c.VerifySMSSandboxPhoneNumber(ctx, &awssns.VerifySMSSandboxPhoneNumberInput{PhoneNumber: aws.String("+15555550100"), OneTimePassword: aws.String("123456")})
 	wantSNSError(t, err, "ResourceNotFound", 404, "Resource does not exist")
 	_, err = c.DeleteSMSSandboxPhoneNumber(ctx, &awssns.DeleteSMSSandboxPhoneNumberInput{PhoneNumber: aws.String("+15555550100")})

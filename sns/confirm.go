@@ -214,10 +214,9 @@ func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *bat
 	topicARN := TopicARN(t.Region, t.Account, t.Name)
 	if !delivers(sub.Protocol) {
 		s.logConfirmation(sub, token, subscribeURL(baseURL, topicARN, token))
-		return nil
+		return s.recordConfirmation(ctx, t, sub, token, baseURL) // record_payload.go
 	}
-	m, err := s.signedConfirmation(ctx, t, confirmation{Token: token, Message: "You have chosen to subscribe to the topic " + topicARN +
-		".\nTo confirm the subscription, visit the SubscribeURL included in this message."}, baseURL)
+	m, err := s.signedConfirmation(ctx, t, confirmation{Token: token, Message: confirmationMessage(topicARN)}, baseURL)
 	if err != nil {
 		return err
 	}
@@ -226,6 +225,11 @@ func (s *Service) sendConfirmation(ctx context.Context, t *baton.Topic, sub *bat
 	}
 	return s.enqueue(ctx, job{Type: "SubscriptionConfirmation", Subscription: SubscriptionARN(sub), MessageID: m.MessageID,
 		TopicARN: topicARN}, string(m.body()))
+}
+
+// confirmationMessage is a SubscriptionConfirmation's Message.
+func confirmationMessage(topicARN string) string {
+	return "You have chosen to subscribe to the topic " + topicARN + ".\nTo confirm the subscription, visit the SubscribeURL included in this message."
 }
 
 // subscribeURL is the URL that confirms a token, unsigned.

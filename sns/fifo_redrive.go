@@ -31,6 +31,8 @@ func checkFIFODeadLetter(topic, protocol, endpoint, redrivePolicy string) error 
 // subscription had none.
 func (s *Service) checkSubscriptionChange(ctx context.Context, sub *baton.Subscription, name string, attrs map[string]string) error {
 	switch name {
+	case "RawMessageDelivery":
+		return checkRawDelivery(sub.Protocol, attrs)
 	case "RedrivePolicy":
 		return checkFIFODeadLetter(sub.Topic, sub.Protocol, sub.Endpoint, attrs["RedrivePolicy"])
 	case "FilterPolicy":

@@ -214,19 +214,10 @@ func (s *Service) enqueueHTTP(ctx context.Context, pub *publication, sub *baton.
 			body = pub.structure.forProtocol(sub.Protocol)
 		}
 	} else {
-		n := pub.notification(sub.Region, sub.Account, sub.Topic, sub.Protocol)
-		if n.Message != pub.notification(sub.Region, sub.Account, sub.Topic, "sqs").Message {
-			// A structured message says something else to this protocol:
-			// sign what it says.
-			sig, err := s.signer(ctx)
-			if err != nil {
-				return Lost, err
-			}
-			if n.Signature, err = sig.sign(notificationStringToSign(n), n.SignatureVersion); err != nil {
-				return Lost, err
-			}
+		n, err := s.signedNotification(ctx, pub, sub)
+		if err != nil {
+			return Lost, err
 		}
-		n.UnsubscribeURL = pub.BaseURL + "/?Action=Unsubscribe&SubscriptionArn=" + SubscriptionARN(sub)
 		body = string(envelope(n))
 	}
 	if err := s.enqueue(ctx, j, body); err != nil {

@@ -9,8 +9,9 @@ import (
 
 // Subscriptions of the protocols Baton delivers nothing to (email,
 // email-json, sms, application, lambda, firehose) are checked, stored,
-// confirmed and listed as AWS does them, and skipped by the fan-out
-// (docs/sns.md, "Other protocols").
+// confirmed and listed as AWS does them; the fan-out records what AWS
+// would have sent them (record.go) and sends nothing (docs/sns.md, "Other
+// protocols").
 
 // delivers reports whether Baton delivers to subscriptions of protocol:
 // sqs queues and HTTP/S endpoints only.
@@ -93,13 +94,24 @@ func checkSubscriptionRole(protocol string, attrs map[string]string) error {
 	return nil
 }
 
+// checkRawDelivery refuses RawMessageDelivery, true or false, to a
+// protocol that has no raw delivery: only sqs, http, https and firehose
+// have it (AWS's SNS Developer Guide, "Amazon SNS raw message delivery").
+// The text is AWS's, as its answers were seen to give it.
+func checkRawDelivery(protocol string, attrs map[string]string) error {
+	if _, set := attrs["RawMessageDelivery"]; !set || delivers(protocol) || protocol == "firehose" {
+		return nil
+	}
+	return invalidParameter("Delivery protocol [%s] does not support raw message delivery.", protocol)
+}
+
 // noteUndelivered logs, once at its creation, that a subscription of a
 // protocol Baton delivers nothing to is kept and nothing more.
 func (s *Service) noteUndelivered(sub *baton.Subscription) {
 	if delivers(sub.Protocol) {
 		return
 	}
-	s.log.Warn("sns: subscription of protocol "+sub.Protocol+" is stored and listed; Baton delivers nothing to it",
+	s.log.Warn("sns: subscription of protocol "+sub.Protocol+" is stored and listed; Baton delivers nothing to it and records what AWS would send (GET /admin/api/sns/deliveries)",
 		"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "pending", sub.Pending)
 }
 
@@ -110,12 +122,4 @@ func (s *Service) noteUndelivered(sub *baton.Subscription) {
 func (s *Service) logConfirmation(sub *baton.Subscription, token, subscribeURL string) {
 	s.log.Info("sns: Baton sends no "+sub.Protocol+" confirmation; confirm the subscription with ConfirmSubscription and this token, or visit the SubscribeURL",
 		"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "token", token, "subscribe_url", subscribeURL)
-}
-
-// skipped is the outcome of a copy the fan-out does not make because
-// Baton delivers nothing to the subscription's protocol.
-func skipped(sub *baton.Subscription) CopyOutcome {
-	o := outcomeOf(sub, CopySkipped)
-	o.Reason = "Baton delivers nothing to " + sub.Protocol + " subscriptions"
-	return o
 }

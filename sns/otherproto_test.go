@@ -75,7 +75,7 @@ func TestEmailSubscriptionConfirmedByLoggedToken(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Subscribe: %v", err)
 	}
-	if n := len(logs.records(t, "subscription of protocol email is stored and listed; Baton delivers nothing to it")); n != 1 {
+	if n := len(logs.records(t, "subscription of protocol email is stored and listed; Baton delivers nothing to it and records what AWS would send (GET /admin/api/sns/deliveries)")); n != 1 {
 		t.Errorf("%d records say the subscription gets nothing, want 1", n)
 	}
 	conf := logs.records(t, "Baton sends no email confirmation")
@@ -96,8 +96,9 @@ func TestEmailSubscriptionConfirmedByLoggedToken(t *testing.T) {
 	}
 }
 
-// TestSkippedCopyRecorded: a publish records the copy it does not make
-// for a confirmed subscription Baton delivers nothing to as skipped.
+// TestSkippedCopyRecorded: a publish notes the copy it does not send to a
+// confirmed subscription Baton delivers nothing to as recorded, and
+// records it.
 func TestSkippedCopyRecorded(t *testing.T) {
 	t.Parallel()
 	svc, _ := newLoggedService(t)
@@ -117,8 +118,12 @@ func TestSkippedCopyRecorded(t *testing.T) {
 	if len(recs) != 1 || len(recs[0].Outcomes) != 1 {
 		t.Fatalf("records %+v, want one with one outcome", recs)
 	}
-	if o := recs[0].Outcomes[0]; o.Kind != sns.CopySkipped || o.Subscription != arn || o.Reason != "Baton delivers nothing to sms subscriptions" {
+	if o := recs[0].Outcomes[0]; o.Kind != sns.CopyRecorded || o.Subscription != arn ||
+		o.Reason != "Baton delivers nothing to sms subscriptions; what AWS would send is recorded" {
 		t.Errorf("outcome %+v", o)
+	}
+	if got := svc.Deliveries(sns.DeliveryFilter{}).Records; len(got) != 1 || got[0].SubscriptionARN != arn || got[0].Payload != "hi" {
+		t.Errorf("recorded %+v, want the one copy for %s", got, arn)
 	}
 	if r := recs[0]; r.Delivered+r.Filtered+r.Failed != 0 || r.Copies != 1 {
 		t.Errorf("counted %d delivered, %d filtered, %d failed of %d copies; want none of 1", r.Delivered, r.Filtered, r.Failed, r.Copies)

@@ -26,9 +26,10 @@ const (
 	// CopyQueued: an HTTP/S subscription's copy is durable in the
 	// delivery queue, to be tried on its endpoint (http.go).
 	CopyQueued CopyKind = "queued"
-	// CopySkipped: the subscription's protocol is one Baton delivers
-	// nothing to (email, sms, lambda...), so no copy was made.
-	CopySkipped CopyKind = "skipped"
+	// CopyRecorded: the subscription's protocol is one Baton delivers
+	// nothing to (email, sms, lambda...): what AWS would have sent it is
+	// recorded (Service.Deliveries), and nothing is sent.
+	CopyRecorded CopyKind = "recorded"
 )
 
 // CopyOutcome is what became of one subscription's copy of a publish.

@@ -15,7 +15,8 @@ import (
 type PublishParams struct {
 	// TopicARN or TargetARN names the topic.
 	TopicARN, TargetARN string
-	// PhoneNumber (SMS) is refused: Baton sends no SMS.
+	// PhoneNumber (SMS): Baton sends no SMS and records the message
+	// (record_payload.go).
 	PhoneNumber      string
 	Message          string
 	Subject          *string
@@ -47,6 +48,9 @@ const maxParallelCopies = 8
 // ServiceUnavailable): the client retries, and queues that already took
 // their copy then get a second one, as SNS delivers at least once.
 func (s *Service) Publish(ctx context.Context, c Caller, p PublishParams) (PublishResult, error) {
+	if p.PhoneNumber != "" {
+		return s.publishSMS(c, p)
+	}
 	pub, err := s.checkPublish(c, p)
 	if err != nil {
 		return PublishResult{}, err
@@ -80,6 +84,7 @@ type PublishResult struct {
 // standard topic (a FIFO topic's envelopes are not signed, as AWS's are
 // not), and sends every subscription its copy.
 func (s *Service) send(ctx context.Context, pub *publication, t *baton.Topic, subs []*baton.Subscription) error {
+	pub.displayName = t.Attributes["DisplayName"]
 	if !pub.fifo && enveloped(subs) {
 		if err := s.sign(ctx, pub, t); err != nil {
 			return err
@@ -101,6 +106,8 @@ type publication struct {
 	// signature covers nothing that differs between sqs subscriptions,
 	// so one serves them all.
 	signatureVersion, signature, certURL string
+	// displayName is the topic's DisplayName, which prefixes an SMS.
+	displayName string
 	// filterIn is what filter policies read of it, read once (filter_match.go).
 	filterIn *filterInput
 	// outcomes are what became of each subscription's copy (outcome.go).
@@ -127,15 +134,46 @@ func (s *Service) sign(ctx context.Context, pub *publication, t *baton.Topic) er
 	return nil
 }
 
-// enveloped reports whether any subscription gets an envelope: only then
-// is a publish signed.
+// enveloped reports whether any subscription gets a signed notification
+// (an envelope, an email-json document, a Lambda event): only then is a
+// publish signed.
 func enveloped(subs []*baton.Subscription) bool {
 	for _, sub := range subs {
-		if !sub.Pending && (sub.Protocol == "sqs" || isHTTP(sub.Protocol)) && sub.Attributes["RawMessageDelivery"] != "true" {
+		if !sub.Pending && signed(sub.Protocol) && sub.Attributes["RawMessageDelivery"] != "true" {
 			return true
 		}
 	}
 	return false
+}
+
+// signed reports whether a subscription of protocol gets signed
+// notifications: email, sms and firehose get none.
+func signed(protocol string) bool {
+	return protocol == "sqs" || isHTTP(protocol) || protocol == "email-json" || protocol == "lambda"
+}
+
+// signedNotification is the notification a subscription gets, with its
+// UnsubscribeURL, and signed for what it says: a structured message that
+// says something else to the subscription's protocol than the signed one
+// is signed again.
+func (s *Service) signedNotification(ctx context.Context, pub *publication, sub *baton.Subscription) (notification, error) {
+	n := pub.notification(sub.Region, sub.Account, sub.Topic, sub.Protocol)
+	if n.Signature != "" && n.Message != pub.notification(sub.Region, sub.Account, sub.Topic, "sqs").Message {
+		sig, err := s.signer(ctx)
+		if err != nil {
+			return n, err
+		}
+		if n.Signature, err = sig.sign(notificationStringToSign(n), n.SignatureVersion); err != nil {
+			return n, fmt.Errorf("sns: sign: %w", err)
+		}
+	}
+	n.UnsubscribeURL = unsubscribeURL(pub, sub)
+	return n, nil
+}
+
+// unsubscribeURL is the URL that deletes sub, as its notifications give it.
+func unsubscribeURL(pub *publication, sub *baton.Subscription) string {
+	return pub.BaseURL + "/?Action=Unsubscribe&SubscriptionArn=" + SubscriptionARN(sub)
 }
 
 // notification is the envelope of the publication for a subscription of
@@ -155,8 +193,6 @@ func (pub *publication) notification(region, account, topic, protocol string) no
 func (s *Service) checkPublish(c Caller, p PublishParams) (*publication, error) {
 	pub := &publication{PublishParams: p, param: "TopicArn", arn: p.TopicARN}
 	switch {
-	case p.PhoneNumber != "":
-		return nil, notBuilt("PhoneNumber (SMS)")
 	case p.TopicARN == "" && p.TargetARN == "":
 		return nil, invalidParameter("TopicArn or TargetArn Reason: no value for required parameter")
 	case p.TopicARN == "":
@@ -246,7 +282,7 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 			continue
 		}
 		if !delivers(sub.Protocol) {
-			pub.note(skipped(sub)) // email, sms, lambda...: stored, never delivered (otherproto.go)
+			pub.note(s.recordCopy(ctx, pub, sub)) // email, sms, lambda...: recorded, never delivered (record_payload.go)
 			continue
 		}
 		wg.Add(1)
@@ -314,7 +350,7 @@ func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.Send
 		return p
 	}
 	n := pub.notification(sub.Region, sub.Account, sub.Topic, sub.Protocol)
-	n.UnsubscribeURL = pub.BaseURL + "/?Action=Unsubscribe&SubscriptionArn=" + SubscriptionARN(sub)
+	n.UnsubscribeURL = unsubscribeURL(pub, sub)
 	p.Body = string(envelope(n))
 	return p
 }

@@ -40,6 +40,10 @@ type Service struct {
 	// queuePolicies is what the fan-out does with a queue's Policy
 	// (queuepolicy.go).
 	queuePolicies queuePolicies
+
+	// records keeps what AWS would have sent the protocols Baton does
+	// not deliver to (record.go).
+	records deliveryLog
 }
 
 // Caller is who makes a request and where: the region it is for ("" is the

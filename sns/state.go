@@ -33,8 +33,11 @@ type SubscriptionState struct {
 var ErrStateTopicExists = errors.New("topic already exists")
 
 // Reset deletes every topic of the account in region (every region when
-// region is empty), with its subscriptions, and returns how many.
+// region is empty), with its subscriptions, and returns how many. It
+// forgets the account's recorded deliveries of that region too
+// (record.go), which a test suite's reset means to start afresh.
 func (s *Service) Reset(ctx context.Context, account, region string) (int, error) {
+	s.ClearDeliveries(DeliveryFilter{Account: account, Region: region})
 	ts, err := s.store.TopicList(ctx, baton.TopicListParams{Region: region, Account: account})
 	if err != nil {
 		return 0, storeErr(err, "list topics")

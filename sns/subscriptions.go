@@ -61,6 +61,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	if err := checkSubscriptionRole(p.Protocol, attrs); err != nil {
 		return "", err
 	}
+	if err := checkRawDelivery(p.Protocol, attrs); err != nil {
+		return "", err
+	}
 	if err := checkFIFODeadLetter(t.Name, p.Protocol, p.Endpoint, attrs["RedrivePolicy"]); err != nil {
 		return "", invalidParameter("Attributes Reason: %s", strings.TrimPrefix(baton.AsError(err).Message, "Invalid parameter: "))
 	}

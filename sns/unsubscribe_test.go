@@ -108,7 +108,7 @@ func TestExportLeavesOutConfirmation(t *testing.T) {
 	svc, _, topic, toks := newTopicService(t)
 	c, ctx := sns.Caller{Account: "000000000000"}, context.Background()
 	if _, err := svc.Subscribe(ctx, c, sns.SubscribeParams{TopicARN: topic, Protocol: "email-json", Endpoint: "ops@example.com",
-		Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+		Attributes: map[string]string{"FilterPolicy": `{"kind":["a"]}`}}); err != nil {
 		t.Fatal(err)
 	}
 	arn, err := svc.ConfirmSubscription(ctx, c, sns.ConfirmParams{TopicARN: topic, Token: toks.last(t),
@@ -127,7 +127,7 @@ func TestExportLeavesOutConfirmation(t *testing.T) {
 	if err != nil || len(ts) != 1 || len(ts[0].Subscriptions) != 1 {
 		t.Fatalf("export %v %v", ts, err)
 	}
-	if got, want := ts[0].Subscriptions[0].Attributes, map[string]string{"RawMessageDelivery": "true"}; !maps.Equal(got, want) {
+	if got, want := ts[0].Subscriptions[0].Attributes, map[string]string{"FilterPolicy": `{"kind":["a"]}`}; !maps.Equal(got, want) {
 		t.Errorf("exported attributes %v, want %v", got, want)
 	}
 	other, _, _, _ := newTopicService(t)

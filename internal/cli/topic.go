@@ -29,7 +29,7 @@ func topicCommand() *cobra.Command {
 	groupOnly(cmd)
 	o.register(cmd.PersistentFlags())
 	cmd.AddCommand(topicCreateCommand(&o), topicListCommand(&o), topicDeleteCommand(&o),
-		topicSubscribeCommand(&o), topicSubscriptionsCommand(&o))
+		topicSubscribeCommand(&o), topicSubscriptionsCommand(&o), topicDeliveriesCommand(&o))
 	return cmd
 }
 

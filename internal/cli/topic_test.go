@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -84,4 +85,32 @@ func receiveBody(t *testing.T, s *testutil.Server, url string) copyReceived {
 		m.attrs[k] = aws.ToString(v.StringValue)
 	}
 	return m
+}
+
+// TestCLITopicDeliveries: `baton topic deliveries` prints what Baton
+// recorded for an sms subscription instead of sending it, selected by its
+// flags, and --clear forgets it.
+func TestCLITopicDeliveries(t *testing.T) {
+	t.Parallel()
+	s := testutil.StartServer(t)
+	mustSucceed(t, s.URL, "topic", "create", "alarms", "-a", "DisplayName=Ops")
+	topic := "arn:aws:sns:us-east-1:" + testutil.Account + ":alarms"
+	if _, err := s.SNSClient().Subscribe(context.Background(), &awssns.SubscribeInput{TopicArn: aws.String(topic),
+		Protocol: aws.String("sms"), Endpoint: aws.String("+15555550100")}); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(mustSucceed(t, s.URL, "publish", "alarms", "disk full"))
+	want := "2026-01-02T03:04:05.000Z  Notification  sms +15555550100  topic alarms  message " + id + "\nOPS> disk full\n\n"
+	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--protocol", "sms", "--topic", "alarms"); got != want {
+		t.Errorf("topic deliveries: got %q, want %q", got, want)
+	}
+	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--protocol", "email"); got != "" {
+		t.Errorf("topic deliveries --protocol email: got %q, want nothing", got)
+	}
+	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--clear"); got != "cleared 1\n" {
+		t.Errorf("topic deliveries --clear: got %q", got)
+	}
+	if got := mustSucceed(t, s.URL, "topic", "deliveries"); got != "" {
+		t.Errorf("topic deliveries after --clear: got %q, want nothing", got)
+	}
 }

@@ -1425,7 +1425,7 @@
     });
   }
 
-  const OUTCOMES = { delivered: ['delivered', 'ok'], queued: ['queued for the endpoint', 'info'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'], skipped: ['not delivered (protocol)', 'plain'] };
+  const OUTCOMES = { delivered: ['delivered', 'ok'], queued: ['queued for the endpoint', 'info'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'], recorded: ['recorded, not sent', 'plain'] };
 
   function createPublishRow(p) {
     const where = p.outcomes.length ? el('ul', { class: 'outcomes' }, p.outcomes.map((o) => {
