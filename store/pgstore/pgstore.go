@@ -290,15 +290,18 @@ func pause(ctx context.Context, d time.Duration) bool {
 // what is wrong, for /healthz. A commit that waits for a synchronous
 // standby (any node's, on this database) for more than stallAfter fails it,
 // as does a run of this node's that waits as long or ran out of its bound
-// (health.go).
+// (health.go). A pooled connection found dead is not the database down:
+// Ping then asks on another (onLiveConn).
 func (s *Store) Ping(ctx context.Context) error {
 	var standby, readOnly bool
 	var syncWait float64
-	err := s.pool.QueryRow(ctx, `
+	err := s.onLiveConn(ctx, func(c *pgxpool.Conn) error {
+		return c.QueryRow(ctx, `
 		SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
 			coalesce((SELECT extract(epoch FROM max(clock_timestamp() - query_start))::float8 FROM pg_stat_activity
 				WHERE wait_event = 'SyncRep' AND datname = current_database()), 0)`).Scan(&standby, &readOnly, &syncWait)
-	if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+	})
+	if timedOut(err) {
 		return fmt.Errorf("database not answering: %w", err)
 	}
 	if what, ok := transient(err); ok {
