@@ -243,34 +243,22 @@ func describe(c *pgx.ConnConfig) string {
 }
 
 // awaitDatabase pings until the database answers or timeout passes,
-// backing off between attempts.
+// backing off between attempts (awaitStart). A refusal is not waited out.
 func (s *Store) awaitDatabase(parent context.Context, where string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := s.pool.Ping(ctx)
-		if err == nil {
-			if attempt > 1 {
-				s.log.Info("PostgreSQL reachable", "db", where, "attempts", attempt)
+	return s.awaitStart(parent, timeout, startWait{
+		where: where, retrying: "PostgreSQL unreachable, retrying", passed: "PostgreSQL reachable",
+		try:   s.pool.Ping,
+		retry: func(err error) ([]any, bool) { return nil, refusedAtStart(where, err) == nil },
+		end: func(err error, attempts int, _ error, _ bool) error {
+			if refused := refusedAtStart(where, err); refused != nil {
+				return refused
 			}
-			return nil
-		}
-		if refused := refusedAtStart(where, err); refused != nil {
-			return refused
-		}
-		if ctx.Err() == nil {
-			s.log.Warn("PostgreSQL unreachable, retrying", "db", where, "attempt", attempt, "retry_in", backoff, "err", err)
-			if pause(ctx, backoff) {
-				backoff = min(2*backoff, 5*time.Second)
-				continue
+			if parent.Err() != nil {
+				return fmt.Errorf("pgstore: waiting for PostgreSQL at %s: %w (after %d attempts: %v)", where, parent.Err(), attempts, err)
 			}
-		}
-		if parent.Err() != nil {
-			return fmt.Errorf("pgstore: waiting for PostgreSQL at %s: %w (after %d attempts: %v)", where, parent.Err(), attempt, err)
-		}
-		return fmt.Errorf("pgstore: cannot reach PostgreSQL at %s (gave up after %d attempts in %v): %w", where, attempt, timeout, err)
-	}
+			return fmt.Errorf("pgstore: cannot reach PostgreSQL at %s (gave up after %d attempts in %v): %w", where, attempts, timeout, err)
+		},
+	})
 }
 
 // pause waits d or until ctx ends; it reports whether d passed.
