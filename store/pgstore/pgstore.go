@@ -89,8 +89,8 @@ type Store struct {
 	// old send tokens (tokensPruneDue).
 	tokensPruneAt atomic.Int64
 
-	// retryFor is Options.RetryFor.
-	retryFor time.Duration
+	// retryFor is Options.RetryFor; connectTimeout, Options.ConnectTimeout.
+	retryFor, connectTimeout time.Duration
 	// runs watches the runs of operations, for Ping.
 	runs runWatch
 	// faultHook, if set by a test, fails a write after it succeeded.
@@ -132,7 +132,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
-		retryFor: opts.RetryFor}
+		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout}
 	s.reads.timeout = opts.RetryFor
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
@@ -149,33 +149,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s.wake.init(s, cfg.ConnConfig)
 	s.group.init(s)
-	s.checkClock(ctx, time.Now)
 	return s, nil
-}
-
-// maxClockSkew is how far a server's clock may be from the database's
-// before Open warns.
-const maxClockSkew = time.Second
-
-// checkClock warns when this server's clock, now, is more than maxClockSkew
-// from the database's. Every time the store keeps (deadlines, send and
-// delay times) comes from the clock of the server that made it, so servers
-// sharing a database must agree: one N seconds ahead ends the leases the
-// others hand out N seconds early (a second receiver gets the message while
-// the first still works) and sees their sends delayed by N seconds. The
-// database's clock stands in for the others'.
-func (s *Store) checkClock(ctx context.Context, now func() time.Time) {
-	before := now()
-	var db time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
-		return // the first call that needs the database will say why
-	}
-	after := now()
-	skew := before.Add(after.Sub(before) / 2).Sub(db)
-	if skew.Abs() > maxClockSkew+after.Sub(before) {
-		s.log.Warn("this server's clock differs from the database's: servers sharing the database must keep their clocks in sync (NTP), or leases end early and sends look delayed on the others",
-			"skew", skew.Round(time.Millisecond).String())
-	}
 }
 
 // ClockOffset measures how far the database's clock is ahead of now (behind,

@@ -8,21 +8,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/baton-sqs/baton"
 )
 
 // At start, Open waits for the database (awaitDatabase) and then checks that
-// its connections keep their session (checkSession, run by awaitSession).
-// Both may meet a database, or a way to it, not settled yet: a server
-// starting up, a database not created yet, or a load balancer that counted
-// a standby up until its checks failed and then cut the connections it had
-// sent there (HAProxy's on-marked-down shutdown-sessions,
-// docs/deploy-three-hosts.md). Both retry, with back-off and a log line per
-// attempt, for up to Options.ConnectTimeout each. A definite refusal is not
-// retried: waiting would not change it, so Open fails at once with the
-// database's reason. That is a wrong password, a role that may not log in
-// or a missing permission (refusalCodes) while waiting for the database,
-// and any failure that is not transient (retry.go) in the session check,
-// such as a pooler that does not keep sessions (errNoSession).
+// its connections keep their session (checkSession, run by awaitSession);
+// a server then reads the database's clock (AwaitClockOffset). Each may
+// meet a database, or a way to it, not settled yet: a server starting up,
+// a database not created yet, or a load balancer that counted a standby up
+// until its checks failed and then cut the connections it had sent there
+// (HAProxy's on-marked-down shutdown-sessions, docs/deploy-three-hosts.md).
+// Each retries, with back-off and a log line per attempt, for up to
+// Options.ConnectTimeout (awaitStart). A definite refusal is not retried:
+// waiting would not change it, so Open fails at once with the database's
+// reason. That is a wrong password, a role that may not log in or a
+// missing permission (refusalCodes) while waiting for the database, and
+// any failure that is not transient (retry.go) in the session check, such
+// as a pooler that does not keep sessions (errNoSession).
 
 // refusalCodes are the SQLSTATEs of a connection refused for good
 // (PostgreSQL documentation, Appendix A). A database that does not exist
@@ -113,4 +116,29 @@ func (s *Store) awaitStart(parent context.Context, timeout time.Duration, w star
 		}
 		return w.end(err, attempt, last, parent.Err() == nil && ctx.Err() != nil)
 	}
+}
+
+// AwaitClockOffset is ClockOffset as a server's start needs it: a reading
+// the database is unavailable for is made again, with back-off and a log
+// line each time, for up to Options.ConnectTimeout, as Open waits for the
+// database. A server that keeps the database's time must know its offset
+// before it serves (internal/cli/clocksync.go).
+func (s *Store) AwaitClockOffset(ctx context.Context, now func() time.Time) (time.Duration, error) {
+	where := describe(s.connCfg)
+	var off time.Duration
+	err := s.awaitStart(ctx, s.connectTimeout, startWait{
+		where: where, retrying: "could not read the database's clock, retrying", passed: "read the database's clock",
+		try: func(ctx context.Context) (err error) {
+			off, err = s.ClockOffset(ctx, now)
+			return err
+		},
+		retry: func(err error) ([]any, bool) { return nil, errors.Is(err, baton.ErrUnavailable) },
+		end: func(err error, attempts int, _ error, timedOut bool) error {
+			if timedOut {
+				return fmt.Errorf("pgstore: cannot read the clock of PostgreSQL at %s (gave up after %d attempts in %v): %w", where, attempts, s.connectTimeout, err)
+			}
+			return err
+		},
+	})
+	return off, err
 }

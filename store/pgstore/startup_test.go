@@ -128,6 +128,21 @@ func (p *cutProxy) cutEveryTime() {
 	p.again = true
 }
 
+// cutOn makes the proxy cut its connections every time a client sends
+// trigger, from now on, until stopCutting.
+func (p *cutProxy) cutOn(trigger string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.triggers, p.again = [][]byte{[]byte(trigger)}, true
+}
+
+// stopCutting makes the proxy forward everything from now on.
+func (p *cutProxy) stopCutting() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.triggers = nil
+}
+
 // cutAll closes both ends of every connection open.
 func (p *cutProxy) cutAll() {
 	p.mu.Lock()
