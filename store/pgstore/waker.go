@@ -112,46 +112,50 @@ func (w *waker) run(ctx context.Context) {
 		case <-ctx.Done():
 			stopping = true
 		}
-		ids := w.take()
-		if len(ids) > 0 {
-			rctx := ctx
-			if stopping {
-				var cancel context.CancelFunc
-				rctx, cancel = context.WithTimeout(context.Background(), time.Second)
-				defer cancel()
-			}
+		if ids := w.take(); len(ids) > 0 {
 			var err error
-			if conn == nil {
-				conn, err = pgx.ConnectConfig(rctx, w.cfg.Copy())
-			}
-			if err == nil {
-				err = w.notify(rctx, conn, ids)
-			}
-			switch {
-			case err == nil && failures > 0:
+			if conn, err = w.send(ctx, conn, ids, stopping); err == nil && failures > 0 {
 				w.s.log.Info("notifying other servers of new messages again", "failed_attempts", failures)
 				backoff, failures = 100*time.Millisecond, 0
-			case err != nil:
-				if conn != nil {
-					conn.Close(context.Background())
-					conn = nil
+			}
+			if err != nil && !stopping && ctx.Err() == nil {
+				failures++
+				w.s.log.Warn("could not notify other servers of new messages; their long polls on these queues find them at their next re-check, at most a second late, until a retry gets through",
+					"queues", len(ids), "attempt", failures, "retry_in", backoff, "err", err)
+				w.requeue(ids)
+				if !pause(ctx, backoff) {
+					return
 				}
-				if !stopping && ctx.Err() == nil {
-					failures++
-					w.s.log.Warn("could not notify other servers of new messages; their long polls on these queues find them at their next re-check, at most a second late, until a retry gets through",
-						"queues", len(ids), "attempt", failures, "retry_in", backoff, "err", err)
-					w.requeue(ids)
-					if !pause(ctx, backoff) {
-						return
-					}
-					backoff = min(2*backoff, 5*time.Second)
-				}
+				backoff = min(2*backoff, 5*time.Second)
 			}
 		}
 		if stopping || ctx.Err() != nil {
 			return
 		}
 	}
+}
+
+// send notifies ids on conn, connecting first if conn is nil, and returns
+// the connection to use next time: nil after a failure, which closes it.
+// Once the waker is stopping it has a second.
+func (w *waker) send(ctx context.Context, conn *pgx.Conn, ids []uint64, stopping bool) (*pgx.Conn, error) {
+	if stopping {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+	}
+	var err error
+	if conn == nil {
+		conn, err = pgx.ConnectConfig(ctx, w.cfg.Copy())
+	}
+	if err == nil {
+		err = w.notify(ctx, conn, ids)
+	}
+	if err != nil && conn != nil {
+		conn.Close(context.Background())
+		conn = nil
+	}
+	return conn, err
 }
 
 // notify sends one NOTIFY per queue, all in one round trip and one
