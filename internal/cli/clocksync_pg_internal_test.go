@@ -98,9 +98,7 @@ func TestStartEngineNeedsTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
 	url := pg.MustDatabase(t)
-	logs := &lockedLog{}
-	log := slog.New(slog.NewTextHandler(logs, nil))
-	open := func(timeout time.Duration) *pgstore.Store {
+	open := func(timeout time.Duration, log *slog.Logger) *pgstore.Store {
 		t.Helper()
 		s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: log, ConnectTimeout: timeout, RetryFor: 300 * time.Millisecond})
 		if err != nil {
@@ -109,12 +107,15 @@ func TestStartEngineNeedsTheDatabaseClock(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	patient, hasty := open(60*time.Second), open(2*time.Second)
+	logs := &lockedLog{} // the patient node's
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	patient, hasty := open(60*time.Second, log), open(2*time.Second, quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // ends the clock syncs
 	pg.Down()
 
-	if _, err := startEngine(ctx, hasty, engine.Config{Store: hasty, Logger: log}); err == nil ||
+	if _, err := startEngine(ctx, hasty, engine.Config{Store: hasty, Logger: quiet}); err == nil ||
 		!strings.Contains(err.Error(), "clock offset to the database's is unknown") {
 		t.Fatalf("start with the database down past the connect timeout: %v; want a refusal to start with an unknown clock offset", err)
 	}
