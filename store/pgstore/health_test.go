@@ -2,11 +2,14 @@ package pgstore_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/store/pgstore"
@@ -69,4 +72,48 @@ func TestPingThroughIdleConnectionsCut(t *testing.T) {
 		t.Errorf("Ping with the database gone took %v", took)
 	}
 	t.Logf("Ping with the database gone: %v", err)
+}
+
+// So are connections the database ended while idle (an operator's
+// pg_terminate_backend, idle_session_timeout): Ping still answers that the
+// database is fine.
+func TestPingAfterIdleSessionsEnded(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	admin, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	for round := range 3 {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if _, err := s.ReceiptKey(context.Background()); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		var ended int
+		if err := admin.QueryRow(context.Background(), `
+			SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND application_name = 'baton'`).Scan(&ended); err != nil {
+			t.Fatal(err)
+		}
+		if ended == 0 {
+			t.Fatalf("round %d: no idle connection of the store to end", round)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := s.Ping(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("round %d: Ping after %d idle sessions were ended: %v", round, ended, err)
+		}
+	}
 }
