@@ -17,10 +17,10 @@ import (
 // engine's time as its own clock plus that offset: every node keeps time
 // by the database's clock. At start the measurement waits for the database
 // as the node's start does, and a node that cannot make it does not start:
-// its offset would be unknown. An offset past maxClockOffset is not a drift to
-// correct but a broken clock: the node refuses to start, or, found later,
-// answers ServiceUnavailable and fails /healthz (so the load balancer
-// drains it) until it is back within.
+// its offset would be unknown. An offset past maxClockOffset is not a drift
+// to correct but a broken clock: the node refuses to start, or, found
+// later, answers ServiceUnavailable and fails /healthz (so the load
+// balancer drains it) until it is back within.
 
 const (
 	maxClockOffset = 30 * time.Second
