@@ -558,8 +558,9 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 			return nil, false, storeErr(err, "receive messages")
 		}
 		// The messages are leased now, whatever the client does (see lease).
-		if msgs, err = e.deadLetter(context.WithoutCancel(ctx), q, got, now); err != nil {
-			return nil, false, err
+		var unmoved []*baton.Message
+		if msgs, unmoved, err = e.deadLetter(context.WithoutCancel(ctx), q, got, now); err != nil {
+			return e.afterFailedMove(context.WithoutCancel(ctx), q, msgs, unmoved, now, err)
 		}
 		if len(msgs) > 0 || len(got) == 0 {
 			break

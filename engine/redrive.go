@@ -71,60 +71,74 @@ func QueueRefOfARN(arn string) (QueueRef, bool) {
 func ValidMessageChars(s string) bool { return validChars(s) }
 
 // deadLetter moves the received messages that have passed the queue's
-// maxReceiveCount to its dead-letter queue and returns the others. A
+// maxReceiveCount to its dead-letter queue and returns the others, kept. A
 // message is moved inside the receive that would exceed the count, never
-// merely because its lease lapsed.
-func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time) ([]*baton.Message, error) {
+// merely because its lease lapsed. Once a move fails (or the dead-letter
+// queue cannot be read), it tries no more: unmoved are the messages it was
+// to move from that one on, still leased by this receive, and err says
+// why (leaseVisible gives them back).
+func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time) (kept, unmoved []*baton.Message, err error) {
 	policy, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy)
 	if !ok || policy.target == e.QueueARN(q) {
 		// A queue that is its own dead-letter queue keeps its messages:
 		// moving one to where it is would only hide it from every receive.
-		return msgs, nil
+		return msgs, nil, nil
 	}
 	var dlq *baton.Queue
-	kept := msgs[:0]
+	kept = msgs[:0]
 	for _, m := range msgs {
 		if m.ReceiveCount <= policy.maxReceiveCount {
 			kept = append(kept, m)
 			continue
 		}
-		if dlq == nil {
+		if err == nil && dlq == nil {
 			target, _ := parseARN(policy.target)
-			var err error
 			dlq, err = e.store.QueueGet(ctx, target.region, target.account, target.name)
 			if errors.Is(err, baton.ErrNotFound) {
-				// The dead-letter queue is gone: deliver as if no policy.
-				return msgs, nil
+				// The dead-letter queue is gone: deliver as if no policy
+				// (every message before this one was kept).
+				return msgs, nil, nil
 			}
 			if err != nil {
-				return nil, fmt.Errorf("get dead-letter queue: %w", err)
+				err = fmt.Errorf("get dead-letter queue: %w", err)
 			}
 		}
-		// Move it only while this receive's lease holds it, unless the lease
-		// had no length (VisibilityTimeout 0), which leaves it visible.
-		epoch := m.Epoch
-		if !m.VisibleAt.After(now) {
-			epoch = 0
+		if err == nil {
+			err = e.moveToDeadLetter(ctx, q, dlq, m, now)
 		}
-		out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
-			QueueID: q.ID, MessageID: m.ID, Epoch: epoch, ToQueueID: dlq.ID, Now: now,
-			ReceiveCount:        m.ReceiveCount - 1, // this receive did not deliver it
-			DeadLetterSourceARN: e.QueueARN(q),
-			ResetSentAt:         q.IsFIFO(),
-			ReplaceDedupID:      q.IsFIFO(),
-		})
 		if err != nil {
-			return nil, storeErr(err, "dead-letter message")
-		}
-		if out.Result == baton.LeaseCurrent {
-			e.record(ledger.Event{
-				Kind: ledger.KindDeadLetter, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: now,
-				ReceiveCount: m.ReceiveCount - 1, // this receive did not deliver it
-			})
-			e.notify(dlq.ID)
+			unmoved = append(unmoved, m)
 		}
 	}
-	return kept, nil
+	return kept, unmoved, err
+}
+
+// moveToDeadLetter moves m, leased by a receive at now, from q to dlq.
+func (e *Engine) moveToDeadLetter(ctx context.Context, q, dlq *baton.Queue, m *baton.Message, now time.Time) error {
+	// Move it only while this receive's lease holds it, unless the lease
+	// had no length (VisibilityTimeout 0), which leaves it visible.
+	epoch := m.Epoch
+	if !m.VisibleAt.After(now) {
+		epoch = 0
+	}
+	out, err := e.store.MessageMove(ctx, baton.MessageMoveParams{
+		QueueID: q.ID, MessageID: m.ID, Epoch: epoch, ToQueueID: dlq.ID, Now: now,
+		ReceiveCount:        m.ReceiveCount - 1, // this receive did not deliver it
+		DeadLetterSourceARN: e.QueueARN(q),
+		ResetSentAt:         q.IsFIFO(),
+		ReplaceDedupID:      q.IsFIFO(),
+	})
+	if err != nil {
+		return storeErr(err, "dead-letter message")
+	}
+	if out.Result == baton.LeaseCurrent {
+		e.record(ledger.Event{
+			Kind: ledger.KindDeadLetter, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: now,
+			ReceiveCount: m.ReceiveCount - 1, // this receive did not deliver it
+		})
+		e.notify(dlq.ID)
+	}
+	return nil
 }
 
 // checkRedriveAllowed checks that the dead-letter queue's RedriveAllowPolicy

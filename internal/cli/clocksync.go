@@ -15,14 +15,19 @@ import (
 // their leases N seconds early. Each node therefore measures its offset to
 // the database's clock, at start and every clockSyncEvery, and reads its
 // engine's time as its own clock plus that offset: every node keeps time
-// by the database's clock. An offset past maxClockOffset is not a drift to
-// correct but a broken clock: the node refuses to start, or, found later,
-// answers ServiceUnavailable and fails /healthz (so the load balancer
-// drains it) until it is back within.
+// by the database's clock. At start the measurement waits for the database
+// as the node's start does, and a node that cannot make it does not start:
+// its offset would be unknown. An offset past maxClockOffset is not a drift
+// to correct but a broken clock: the node refuses to start, or, found
+// later, answers ServiceUnavailable and fails /healthz (so the load
+// balancer drains it) until it is back within.
 
 const (
 	maxClockOffset = 30 * time.Second
-	clockSyncEvery = time.Minute
+	// warnClockOffset is the offset past which a node's start warns that
+	// its clock is not kept in sync.
+	warnClockOffset = time.Second
+	clockSyncEvery  = time.Minute
 	// minClockStep is the least change of the measured offset that moves
 	// the clock: smaller ones are the measurement's own noise (half a
 	// round trip), and each step moves the engine's time.
@@ -42,6 +47,24 @@ type clockSync struct {
 	refused error // why the node refuses to serve, if it does
 }
 
+// start sets the clock by a first measurement, made by first, or fails:
+// a node whose offset to the database's clock is unknown would stamp
+// deadlines by its own clock, which may be any distance from the others'.
+// first is to wait for the database as the node's start does
+// (pgstore.Store.AwaitClockOffset). It returns the error or refusal the
+// node does not start for.
+func (c *clockSync) start(ctx context.Context, first func(context.Context) (time.Duration, error)) error {
+	off, err := first(ctx)
+	if err != nil {
+		return fmt.Errorf("this server's clock offset to the database's is unknown, and Baton keeps the database's time: %w", err)
+	}
+	if off.Abs() > warnClockOffset && off.Abs() <= c.max {
+		c.log.Warn("this server's clock differs from the database's: Baton keeps the database's time, but keep the clocks in sync (NTP)",
+			"offset", off.Round(time.Millisecond).String())
+	}
+	return c.apply(off)
+}
+
 // sync measures the offset once and applies it, or refuses to serve past
 // the bound; it returns the refusal. A failed measurement keeps the
 // offset: the database's unreachability is the store's to report.
@@ -51,6 +74,12 @@ func (c *clockSync) sync(ctx context.Context) error {
 		c.log.Warn("could not read the database's clock; keeping the last offset", "offset", c.clock.Get(), "err", err)
 		return nil
 	}
+	return c.apply(off)
+}
+
+// apply keeps time by the measured offset off, or refuses to serve past
+// the bound; it returns the refusal.
+func (c *clockSync) apply(off time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if off.Abs() > c.max {

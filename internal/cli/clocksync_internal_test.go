@@ -82,3 +82,45 @@ func TestClockSync(t *testing.T) {
 		t.Errorf("offset %v after a failed measurement", offset.Get())
 	}
 }
+
+// TestClockSyncStart: a node's start sets its clock by the first
+// measurement, warning when the clock is more than a second off, and fails
+// when the measurement does: its offset would be unknown.
+func TestClockSyncStart(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		measured time.Duration
+		err      error
+		want     string // in the error, or else in the log
+	}{
+		{"in step", 300 * time.Millisecond, nil, ""},
+		{"5 s behind", 5 * time.Second, nil, "this server's clock differs from the database's"},
+		{"unreadable", 0, errors.New("cannot read the clock of PostgreSQL"), "clock offset to the database's is unknown"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			offset := clock.NewOffset(clock.NewFake(start))
+			var logs bytes.Buffer
+			c := &clockSync{clock: offset, max: maxClockOffset, log: slog.New(slog.NewTextHandler(&logs, nil))}
+			err := c.start(context.Background(), func(context.Context) (time.Duration, error) { return tt.measured, tt.err })
+			if tt.err != nil {
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.err.Error()) {
+					t.Errorf("start: %v; want %q with the reading's error", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := offset.Get(); got != tt.measured {
+				t.Errorf("offset %v, want %v", got, tt.measured)
+			}
+			warned := strings.Contains(logs.String(), "level=WARN")
+			if tt.want == "" && warned || tt.want != "" && !strings.Contains(logs.String(), tt.want) {
+				t.Errorf("log: %s; want a warning only when the clock is more than 1 s off", logs.String())
+			}
+		})
+	}
+}

@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -82,4 +87,83 @@ func TestClockSyncKeepsLeases(t *testing.T) {
 	if again, err := uncorrected.ReceiveMessage(ctx, ref, engine.ReceiveParams{MaxNumberOfMessages: &max}); err != nil || len(again) != 1 {
 		t.Errorf("node 25 s ahead, uncorrected: received %d (%v); want the message, its lease ended early there", len(again), err)
 	}
+}
+
+// A node whose database cannot be read at start does not start with an
+// unknown clock offset: the reading waits for the database as the rest of
+// the start does, and starts the node once it comes back, or fails the
+// start at the connect timeout. It used to warn once and serve with its own
+// clock, unchecked.
+func TestStartEngineNeedsTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.MustStart(t)
+	url := pg.MustDatabase(t)
+	open := func(timeout time.Duration, log *slog.Logger) *pgstore.Store {
+		t.Helper()
+		s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: log, ConnectTimeout: timeout, RetryFor: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	logs := &lockedLog{} // the patient node's
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	patient, hasty := open(60*time.Second, log), open(2*time.Second, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // ends the clock syncs
+	pg.Down()
+
+	if _, err := startEngine(ctx, hasty, engine.Config{Store: hasty, Logger: quiet}); err == nil ||
+		!strings.Contains(err.Error(), "clock offset to the database's is unknown") {
+		t.Fatalf("start with the database down past the connect timeout: %v; want a refusal to start with an unknown clock offset", err)
+	}
+
+	started := make(chan error, 1)
+	go func() {
+		back, err := startEngine(ctx, patient, engine.Config{Store: patient, Logger: log})
+		if err == nil {
+			back.eng.Close()
+		}
+		started <- err
+	}()
+	testutil.CheckFor(t, 30*time.Second, func() error {
+		if !strings.Contains(logs.String(), "could not read the database's clock, retrying") {
+			return errors.New("no retry of the clock reading logged yet")
+		}
+		return nil
+	})
+	if err := pg.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("start once the database came back: %v\n%s", err, logs)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the node did not start within 60 s of the database coming back\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), "clock set by the database's") {
+		t.Errorf("the node started without setting its clock:\n%s", logs)
+	}
+}
+
+// lockedLog is a log a node writes while a test reads it.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

@@ -372,7 +372,7 @@ func startEngine(ctx context.Context, store baton.Store, ec engine.Config) (back
 		offset := clock.NewOffset(clock.System{})
 		syncer = &clockSync{clock: offset, max: maxClockOffset, log: ec.Logger,
 			measure: func(ctx context.Context) (time.Duration, error) { return pg.ClockOffset(ctx, time.Now) }}
-		if err := syncer.sync(ctx); err != nil {
+		if err := syncer.start(ctx, func(ctx context.Context) (time.Duration, error) { return pg.AwaitClockOffset(ctx, time.Now) }); err != nil {
 			return backEnd{}, err
 		}
 		go syncer.run(ctx, clockSyncEvery)

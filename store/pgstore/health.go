@@ -1,9 +1,14 @@
 package pgstore
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A database can stop completing commits while it still answers a query:
@@ -60,4 +65,52 @@ func (w *runWatch) check() error {
 		}
 	}
 	return nil
+}
+
+// A pooled connection can die while idle: a proxy or PgBouncer between the
+// node and the database restarted, a firewall dropped it after an idle
+// timeout, the database ended it (idle_session_timeout). The pool pings a
+// connection idle for more than a second before it hands it out, but not
+// one used just before it was cut, and the first statement on it fails.
+// An operation runs again (retry.go); Ping runs once, and would report the
+// database unreachable while it is fine, so that a load balancer drains
+// the node for nothing.
+
+// onLiveConn runs f on a connection of the pool, and again on another each
+// time the one f got turned out dead: f failed, the failure closed the
+// connection, and not because the database took too long (one that does
+// not answer is not answering on any connection). It tries at most once
+// per connection the pool may hold and once more, so that the last try is
+// on a connection made afresh: a database really down refuses that one,
+// and f's caller hears so.
+func (s *Store) onLiveConn(ctx context.Context, f func(*pgxpool.Conn) error) error {
+	tries := int(s.pool.Stat().MaxConns()) + 1
+	var dead int
+	var first error // what the first dead connection said
+	for {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		err = f(c)
+		closed := c.Conn().IsClosed()
+		c.Release() // a closed connection leaves the pool
+		if err == nil || !closed || timedOut(err) || ctx.Err() != nil || dead+1 >= tries {
+			if err == nil && dead > 0 {
+				s.log.Info("PostgreSQL health check found pooled connections closed while idle (a proxy, pooler or firewall between node and database cut them, or the database ended them); the database answered on another",
+					"closed", dead, "err", first)
+			}
+			return err
+		}
+		if dead == 0 {
+			first = err
+		}
+		dead++
+	}
+}
+
+// timedOut reports whether err is the end of a wait for the database: a
+// deadline that passed, or a network timeout.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
 }

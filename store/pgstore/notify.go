@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Servers sharing a database tell each other of sends, releases and moves
@@ -174,7 +172,7 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 		switch {
 		case ctx.Err() != nil:
 			return true, ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+		case timedOut(err):
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			err = conn.Ping(pctx)
 			cancel()

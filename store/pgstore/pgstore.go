@@ -89,8 +89,8 @@ type Store struct {
 	// old send tokens (tokensPruneDue).
 	tokensPruneAt atomic.Int64
 
-	// retryFor is Options.RetryFor.
-	retryFor time.Duration
+	// retryFor is Options.RetryFor; connectTimeout, Options.ConnectTimeout.
+	retryFor, connectTimeout time.Duration
 	// runs watches the runs of operations, for Ping.
 	runs runWatch
 	// faultHook, if set by a test, fails a write after it succeeded.
@@ -132,7 +132,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
-		retryFor: opts.RetryFor}
+		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout}
 	s.reads.timeout = opts.RetryFor
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
@@ -149,33 +149,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s.wake.init(s, cfg.ConnConfig)
 	s.group.init(s)
-	s.checkClock(ctx, time.Now)
 	return s, nil
-}
-
-// maxClockSkew is how far a server's clock may be from the database's
-// before Open warns.
-const maxClockSkew = time.Second
-
-// checkClock warns when this server's clock, now, is more than maxClockSkew
-// from the database's. Every time the store keeps (deadlines, send and
-// delay times) comes from the clock of the server that made it, so servers
-// sharing a database must agree: one N seconds ahead ends the leases the
-// others hand out N seconds early (a second receiver gets the message while
-// the first still works) and sees their sends delayed by N seconds. The
-// database's clock stands in for the others'.
-func (s *Store) checkClock(ctx context.Context, now func() time.Time) {
-	before := now()
-	var db time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
-		return // the first call that needs the database will say why
-	}
-	after := now()
-	skew := before.Add(after.Sub(before) / 2).Sub(db)
-	if skew.Abs() > maxClockSkew+after.Sub(before) {
-		s.log.Warn("this server's clock differs from the database's: servers sharing the database must keep their clocks in sync (NTP), or leases end early and sends look delayed on the others",
-			"skew", skew.Round(time.Millisecond).String())
-	}
 }
 
 // ClockOffset measures how far the database's clock is ahead of now (behind,
@@ -243,34 +217,22 @@ func describe(c *pgx.ConnConfig) string {
 }
 
 // awaitDatabase pings until the database answers or timeout passes,
-// backing off between attempts.
+// backing off between attempts (awaitStart). A refusal is not waited out.
 func (s *Store) awaitDatabase(parent context.Context, where string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := s.pool.Ping(ctx)
-		if err == nil {
-			if attempt > 1 {
-				s.log.Info("PostgreSQL reachable", "db", where, "attempts", attempt)
+	return s.awaitStart(parent, timeout, startWait{
+		where: where, retrying: "PostgreSQL unreachable, retrying", passed: "PostgreSQL reachable",
+		try:   s.pool.Ping,
+		retry: func(err error) ([]any, bool) { return nil, refusedAtStart(where, err) == nil },
+		end: func(err error, attempts int, _ error, _ bool) error {
+			if refused := refusedAtStart(where, err); refused != nil {
+				return refused
 			}
-			return nil
-		}
-		if refused := refusedAtStart(where, err); refused != nil {
-			return refused
-		}
-		if ctx.Err() == nil {
-			s.log.Warn("PostgreSQL unreachable, retrying", "db", where, "attempt", attempt, "retry_in", backoff, "err", err)
-			if pause(ctx, backoff) {
-				backoff = min(2*backoff, 5*time.Second)
-				continue
+			if parent.Err() != nil {
+				return fmt.Errorf("pgstore: waiting for PostgreSQL at %s: %w (after %d attempts: %v)", where, parent.Err(), attempts, err)
 			}
-		}
-		if parent.Err() != nil {
-			return fmt.Errorf("pgstore: waiting for PostgreSQL at %s: %w (after %d attempts: %v)", where, parent.Err(), attempt, err)
-		}
-		return fmt.Errorf("pgstore: cannot reach PostgreSQL at %s (gave up after %d attempts in %v): %w", where, attempt, timeout, err)
-	}
+			return fmt.Errorf("pgstore: cannot reach PostgreSQL at %s (gave up after %d attempts in %v): %w", where, attempts, timeout, err)
+		},
+	})
 }
 
 // pause waits d or until ctx ends; it reports whether d passed.
@@ -290,15 +252,18 @@ func pause(ctx context.Context, d time.Duration) bool {
 // what is wrong, for /healthz. A commit that waits for a synchronous
 // standby (any node's, on this database) for more than stallAfter fails it,
 // as does a run of this node's that waits as long or ran out of its bound
-// (health.go).
+// (health.go). A pooled connection found dead is not the database down:
+// Ping then asks on another (onLiveConn).
 func (s *Store) Ping(ctx context.Context) error {
 	var standby, readOnly bool
 	var syncWait float64
-	err := s.pool.QueryRow(ctx, `
+	err := s.onLiveConn(ctx, func(c *pgxpool.Conn) error {
+		return c.QueryRow(ctx, `
 		SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
 			coalesce((SELECT extract(epoch FROM max(clock_timestamp() - query_start))::float8 FROM pg_stat_activity
 				WHERE wait_event = 'SyncRep' AND datname = current_database()), 0)`).Scan(&standby, &readOnly, &syncWait)
-	if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+	})
+	if timedOut(err) {
 		return fmt.Errorf("database not answering: %w", err)
 	}
 	if what, ok := transient(err); ok {

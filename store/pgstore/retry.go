@@ -71,7 +71,7 @@ func transient(err error) (string, bool) {
 	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
-		if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+		if timedOut(err) {
 			return "database not answering", true
 		}
 		return "database unreachable", true
@@ -170,7 +170,7 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 	for attempt := 1; ; attempt++ {
 		end := s.runs.begin()
 		err := f(bctx)
-		if bctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)) {
+		if bctx.Err() != nil && timedOut(err) {
 			// The bound passed while the database had the run.
 			err = fmt.Errorf("%w: %w", errStalled, err)
 		}

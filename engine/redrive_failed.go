@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/baton-sqs/baton"
+)
+
+// A receive whose dead-letter move fails (the store refused or lost the
+// move) has leased every message it found: those within maxReceiveCount,
+// to deliver, and those past it, to move. Answering the client an error
+// would leave them all leased to nobody, unknown to the lease ledger,
+// hidden until the lease ends and counted as received once more; a long
+// poll that tried again would count the deliverable ones again each time,
+// until the server's failure had them moved to the dead-letter queue too.
+// So the receive delivers the messages within their count, and gives back
+// at once those it could not move: the next receive that leases one moves
+// it, its count being past the maximum already. On a FIFO queue this keeps
+// the order a consumer sees: a message bound for the dead-letter queue is
+// never delivered, and its group stays locked while the later messages
+// delivered are in flight. Only when nothing is left to deliver does the
+// client get the error (a 503 for a store that is unavailable), and a
+// long poll tries again.
+
+// afterFailedMove ends a receive's lease round whose dead-letter move of
+// unmoved failed with err (leaseVisible): it gives unmoved back and returns
+// kept to deliver, or err if kept is empty.
+func (e *Engine) afterFailedMove(ctx context.Context, q *baton.Queue, kept, unmoved []*baton.Message, now time.Time, err error) ([]*baton.Message, bool, error) {
+	e.giveBack(ctx, q, unmoved, now, err)
+	if len(kept) == 0 {
+		return nil, false, err
+	}
+	return kept, true, nil
+}
+
+// giveBack makes msgs, leased by a receive at now whose dead-letter move
+// of them failed with moveErr, visible again now, and logs what became of
+// them.
+func (e *Engine) giveBack(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time, moveErr error) {
+	var entries []baton.VisibilityChange
+	var ids []string
+	var until time.Time // when the last lease would have ended
+	for _, m := range msgs {
+		if !m.VisibleAt.After(now) {
+			continue // leased for no time (VisibilityTimeout 0): visible already
+		}
+		entries = append(entries, baton.VisibilityChange{MessageID: m.ID, Epoch: m.Epoch, VisibleAt: now})
+		ids = append(ids, m.ID)
+		until = later(until, m.VisibleAt)
+	}
+	if len(entries) == 0 {
+		e.log.Warn("dead-letter move failed; the messages it could not move are visible already (VisibilityTimeout 0)",
+			"queue", q.Name, "err", moveErr)
+		return
+	}
+	if _, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
+		QueueID: q.ID, Now: now, Entries: entries,
+	}); err != nil {
+		e.log.Warn("dead-letter move failed and the receive could not give back the messages it could not move: they stay hidden until their lease ends",
+			"queue", q.Name, "messages", ids, "until", until, "err", moveErr, "give_back_err", err)
+		return
+	}
+	e.log.Warn("dead-letter move failed; the receive gave back the messages it could not move, visible again now for the next receive to move",
+		"queue", q.Name, "messages", ids, "err", moveErr)
+	e.notify(q.ID)
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
