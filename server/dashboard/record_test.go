@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -196,6 +197,23 @@ func TestBrowserTopicRecord(t *testing.T) {
 	waitFor(t, ctx, "the clear", `document.getElementById('record-result').textContent === 'Cleared 1 copy.'`)
 	if n, topicSMS := recordCount(t, srv, "direct=true"), recordCount(t, srv, "topic=alerts&protocol=sms"); n != 0 || topicSMS != 1 {
 		t.Errorf("after clearing the SMS page: %d SMS to phone numbers and %d of the topic's recorded, want 0 and 1", n, topicSMS)
+	}
+
+	// Past the record's bound the oldest copies go, and the page says how
+	// many: 3 kept, then 340 messages of 3 copies each.
+	for range 34 {
+		entries := make([]snstypes.PublishBatchRequestEntry, 10)
+		for j := range entries {
+			entries[j] = snstypes.PublishBatchRequestEntry{Id: aws.String(fmt.Sprint("e", j)), Message: aws.String("m")}
+		}
+		if out, err := c.PublishBatch(bg, &awssns.PublishBatchInput{TopicArn: topic.TopicArn, PublishBatchRequestEntries: entries}); err != nil || len(out.Failed) != 0 {
+			t.Fatalf("PublishBatch: %v %+v", err, out)
+		}
+	}
+	waitFor(t, ctx, "the dropped notice", `!document.getElementById('record-dropped').hidden`)
+	if got := eval[string](t, ctx, `document.getElementById('record-dropped').textContent`); got !=
+		"23 older copies of any topic, phone number or account were dropped for room since the server started; this server holds 1,000 of at most 1,000." {
+		t.Errorf("dropped notice = %q", got)
 	}
 }
 
