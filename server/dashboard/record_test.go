@@ -168,6 +168,7 @@ func TestBrowserTopicRecord(t *testing.T) {
 	viewportScreenshot(t, ctx, "record-clear-dialog")
 	do(t, ctx, chromedp.Click(chromedp.ID("confirm-cancel")))
 	waitFor(t, ctx, "the dialog to close", `!document.getElementById('confirm-dialog').open`)
+	waitFor(t, ctx, "the focus back on Clear", activeID+` === 'record-clear'`)
 	if n := recordCount(t, srv, "topic=alerts"); n != 6 {
 		t.Fatalf("after cancelling, %d copies recorded for the topic, want 6", n)
 	}
@@ -176,6 +177,8 @@ func TestBrowserTopicRecord(t *testing.T) {
 	do(t, ctx, chromedp.Click(chromedp.ID("confirm-ok")))
 	waitFor(t, ctx, "the clear", `document.getElementById('record-result').textContent === 'Cleared 6 copies.'`)
 	waitFor(t, ctx, "the empty record", `!document.getElementById('record-empty').hidden && `+rows+`.length === 0`)
+	// The button is gone with the rows: the focus goes to the panel's heading.
+	waitFor(t, ctx, "the focus on the heading", activeID+` === 'record-h'`)
 	if n, phone := recordCount(t, srv, "topic=alerts"), recordCount(t, srv, "direct=true"); n != 0 || phone != 1 {
 		t.Errorf("after clearing the topic: %d of its copies and %d SMS to a phone number recorded, want 0 and 1", n, phone)
 	}

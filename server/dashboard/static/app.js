@@ -1422,14 +1422,15 @@
   }
 
   // The protocols whose copies are the envelope, or the message alone
-  // with RawMessageDelivery; the others' have forms of their own.
+  // with RawMessageDelivery; the others' have forms of their own. A
+  // pending subscription's attributes cannot be read (it has no ARN yet).
   const RAW_PROTOCOLS = ['sqs', 'http', 'https', 'firehose'];
 
   // subscriptionItem is a subscription as the topic pages list it.
   function subscriptionItem(s) {
     return el('li', { 'data-endpoint': s.endpoint },
       s.queue ? el('a', { href: queueHref(s.queue), text: s.queue }) : el('span', { class: 'mono', text: s.protocol + ' ' + s.endpoint }),
-      RAW_PROTOCOLS.includes(s.protocol) ? [' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' })] : null,
+      RAW_PROTOCOLS.includes(s.protocol) && !s.pending ? [' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' })] : null,
       s.filter_policy ? [' ', el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' })] : null,
       s.pending ? [' ', el('span', { class: 'badge warn', text: 'pending confirmation' })] : null,
       s.queue_policy ? [' ', el('span', { class: 'badge warn queue-policy', title: s.queue_policy, text: 'queue policy' })] : null);
