@@ -161,6 +161,9 @@ func (s *Server) adminMux() http.Handler {
 		"/queues/{name}/move-tasks":       s.viewMoveTasks,
 		"/queues/{name}/messages/{id}":    s.viewMessage,
 		"/topics":                         s.viewTopics, // admin_topics.go
+		// A topic's page and the record of what SNS did not deliver (admin_sns_record_view.go).
+		"/topics/{name}": s.viewTopic,
+		"/sns/record":    s.viewSNSRecord,
 	} {
 		mux.HandleFunc("GET /admin/api"+path, s.serveView(view))
 		mux.HandleFunc("GET /admin/api/events"+path, s.streamView(view, streams))

@@ -12,12 +12,13 @@ import (
 // for tests to read and clear (sns/record.go, docs/sns.md "Other
 // protocols"), in the request's account:
 //
-//	GET    /admin/api/sns/deliveries?protocol=&endpoint=&topic=&type=&region=  → a SNSDeliveriesJSON, oldest first
-//	DELETE /admin/api/sns/deliveries?protocol=&endpoint=&topic=&type=&region=  → {"cleared": N}
+//	GET    /admin/api/sns/deliveries?protocol=&endpoint=&topic=&type=&region=&direct=  → a SNSDeliveriesJSON, oldest first
+//	DELETE /admin/api/sns/deliveries?protocol=&endpoint=&topic=&type=&region=&direct=  → {"cleared": N}
 //
 // Each parameter left out matches every record; topic is a topic's ARN or
-// name; type is Notification or SubscriptionConfirmation. The record is
-// the answering node's, in memory.
+// name; type is Notification or SubscriptionConfirmation; direct=true
+// selects the publishes to a phone number, which have no topic. The record
+// is the answering node's, in memory.
 
 // SNSDeliveriesJSON answers GET /admin/api/sns/deliveries.
 type SNSDeliveriesJSON struct {
@@ -58,7 +59,7 @@ type SNSDeliveryJSON struct {
 func (s *Server) deliveryFilter(r *http.Request) sns.DeliveryFilter {
 	q := r.URL.Query()
 	return sns.DeliveryFilter{Account: s.requestAccount(r), Region: q.Get("region"), Protocol: q.Get("protocol"),
-		Endpoint: q.Get("endpoint"), TopicARN: q.Get("topic"), Type: q.Get("type")}
+		Endpoint: q.Get("endpoint"), TopicARN: q.Get("topic"), Type: q.Get("type"), Direct: q.Get("direct") == "true"}
 }
 
 func (s *Server) adminSNSDeliveries(w http.ResponseWriter, r *http.Request) {

@@ -137,7 +137,9 @@ func (s *Server) allTopics(ctx context.Context, c sns.Caller) ([]string, error) 
 }
 
 // topicJSON is a topic with its subscriptions and their attributes. A
-// subscription removed meanwhile is left out.
+// subscription removed meanwhile is left out. A pending one is listed as
+// ListSubscriptionsByTopic lists it, its ARN PendingConfirmation, without
+// attributes: none can be read without its ARN.
 func (s *Server) topicJSON(ctx context.Context, c sns.Caller, arn string) (TopicJSON, error) {
 	t := TopicJSON{Name: arn[strings.LastIndexByte(arn, ':')+1:], ARN: arn, Subscriptions: []SubscriptionJSON{}}
 	for next := ""; ; {
@@ -146,6 +148,10 @@ func (s *Server) topicJSON(ctx context.Context, c sns.Caller, arn string) (Topic
 			return t, err
 		}
 		for _, sub := range subs {
+			if sub.SubscriptionARN == pendingARN {
+				t.Subscriptions = append(t.Subscriptions, SubscriptionJSON{ARN: sub.SubscriptionARN, Protocol: sub.Protocol, Endpoint: sub.Endpoint, Pending: true})
+				continue
+			}
 			attrs, err := s.sns.GetSubscriptionAttributes(ctx, c, sub.SubscriptionARN)
 			if err != nil {
 				continue // unsubscribed meanwhile
@@ -160,6 +166,10 @@ func (s *Server) topicJSON(ctx context.Context, c sns.Caller, arn string) (Topic
 		}
 	}
 }
+
+// pendingARN is the ARN ListSubscriptionsByTopic gives a subscription
+// waiting for its confirmation, as AWS's does.
+const pendingARN = "PendingConfirmation"
 
 // queueOfARN is the queue name of an sqs subscription's endpoint, else "".
 func queueOfARN(protocol, endpoint string) string {

@@ -55,18 +55,21 @@ type DeliveryRecord struct {
 	Attributes []MessageAttribute
 }
 
-// DeliveryFilter selects records: each field left "" matches every
-// record. TopicARN matches the topic's ARN or its name.
+// DeliveryFilter selects records: each field left "" (or false) matches
+// every record. TopicARN matches the topic's ARN or its name.
 type DeliveryFilter struct {
 	Account, Region, Protocol, Endpoint, TopicARN string
 	// Type is Notification or SubscriptionConfirmation.
 	Type string
+	// Direct selects the publishes to a phone number alone: the records
+	// of no topic.
+	Direct bool
 }
 
 func (f DeliveryFilter) matches(r *DeliveryRecord) bool {
 	topicOK := f.TopicARN == "" || r.TopicARN == f.TopicARN ||
 		r.TopicARN != "" && !strings.Contains(f.TopicARN, ":") && strings.HasSuffix(r.TopicARN, ":"+f.TopicARN)
-	return topicOK && (f.Type == "" || r.Type == f.Type) && (f.Account == "" || r.Account == f.Account) && (f.Region == "" || r.Region == f.Region) &&
+	return topicOK && (!f.Direct || r.TopicARN == "") && (f.Type == "" || r.Type == f.Type) && (f.Account == "" || r.Account == f.Account) && (f.Region == "" || r.Region == f.Region) &&
 		(f.Protocol == "" || r.Protocol == f.Protocol) && (f.Endpoint == "" || r.Endpoint == f.Endpoint)
 }
 

@@ -24,10 +24,12 @@ var staticFS embed.FS
 // from the admin API; the template lays out the page and its forms.
 type pageData struct {
 	Title string
-	// Page names the page for app.js: queues, queue, messages, message or topics.
+	// Page names the page for app.js: queues, queue, messages, message,
+	// topics, topic or sms.
 	Page    string
 	Queue   string
 	Message string
+	Topic   string
 	// Version changes with the embedded assets, so their URLs do.
 	Version string
 	// LeasesOnly, Note and Queues are the Options the handler was made
@@ -93,6 +95,8 @@ func IsPageRequest(r *http.Request) bool {
 //	/ui/queues/{name}/messages          its messages, browsed without receiving them
 //	/ui/queues/{name}/messages/{id}     a message's lease timeline
 //	/ui/topics                          the SNS topics, their subscriptions and where recent publishes went
+//	/ui/topics/{name}                   a topic: its subscriptions and what was recorded, not sent, to them
+//	/ui/sms                             the SMS published to phone numbers, recorded, not sent
 //	/ui/static/{file}                   the embedded script, style sheet and icon
 //
 // and a 404 page for other paths under /ui/. The pages read their data from
@@ -125,8 +129,8 @@ func HandlerWith(opts Options) http.Handler {
 		panic("dashboard: embedded assets: " + err.Error()) // the build embeds them: cannot happen
 	}
 	h.version = hex.EncodeToString(sum.Sum(nil)[:6])
-	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
-	for _, name := range []string{"queues", "queue", "messages", "message", "topics", "notfound"} {
+	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html", "templates/record.html"))
+	for _, name := range []string{"queues", "queue", "messages", "message", "topics", "topic", "sms", "notfound"} {
 		h.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	h.mux.HandleFunc("GET /{$}", h.queues)
@@ -139,6 +143,8 @@ func HandlerWith(opts Options) http.Handler {
 	}
 	if !opts.LeasesOnly {
 		h.mux.HandleFunc("GET /ui/topics", h.topics)
+		h.mux.HandleFunc("GET /ui/topics/{name}", h.topic)
+		h.mux.HandleFunc("GET /ui/sms", h.sms)
 	}
 	h.mux.HandleFunc("GET /ui/static/{file}", h.static)
 	h.mux.HandleFunc("/", h.notFound)
@@ -187,6 +193,15 @@ func (h *handler) message(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) topics(w http.ResponseWriter, r *http.Request) {
 	h.render(w, http.StatusOK, "topics", pageData{Title: "Topics", Page: "topics"})
+}
+
+func (h *handler) topic(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	h.render(w, http.StatusOK, "topic", pageData{Title: name, Page: "topic", Topic: name})
+}
+
+func (h *handler) sms(w http.ResponseWriter, r *http.Request) {
+	h.render(w, http.StatusOK, "sms", pageData{Title: "SMS to phone numbers", Page: "sms"})
 }
 
 func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {

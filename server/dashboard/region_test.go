@@ -42,4 +42,9 @@ func TestBrowserRegion(t *testing.T) {
 	if got := eval[string](t, bctx, `document.querySelector('.crumbs a').getAttribute('href')`); got != "/?region=eu-central-1" {
 		t.Errorf("breadcrumb link = %q, want the region's queue list", got)
 	}
+
+	// The Messages tab browses the region's queue: its query carries the
+	// region after its own parameters.
+	navigate(t, bctx, srv.URL+"/ui/queues/away/messages?region=eu-central-1")
+	waitFor(t, bctx, "the away queue's messages", `document.querySelectorAll('#browse tbody tr').length === 2`)
 }

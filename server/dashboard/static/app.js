@@ -105,8 +105,9 @@
   // queues of its own, and the admin API acts in the one it is given, else
   // the server's default region. Links and API calls carry it on.
   const REGION = new URLSearchParams(location.search).get('region') || '';
-  const inRegion = (path) => (REGION ? path + '?region=' + encodeURIComponent(REGION) : path);
+  const inRegion = (path) => (REGION ? path + (path.includes('?') ? '&' : '?') + 'region=' + encodeURIComponent(REGION) : path);
   const queueHref = (name) => inRegion('/ui/queues/' + encodeURIComponent(name));
+  const topicHref = (name) => inRegion('/ui/topics/' + encodeURIComponent(name));
   const messageHref = (q, id) => inRegion('/ui/queues/' + encodeURIComponent(q) + '/messages/' + encodeURIComponent(id));
   const shortID = (id) => (id.length > 13 ? id.slice(0, 8) + '…' + id.slice(-4) : id);
 
@@ -1397,7 +1398,7 @@
   function createTopicRow(t) {
     const c = {};
     const tr = el('tr', { 'data-topic': t.name },
-      el('td', { class: 'name', 'data-label': 'Topic' }, el('span', { class: 'topic-name', text: t.name })),
+      el('td', { class: 'name', 'data-label': 'Topic' }, el('a', { class: 'topic-name', href: topicHref(t.name), text: t.name })),
       c.subs = el('td', { class: 'subs', 'data-label': 'Subscriptions' }),
       c.publishes = el('td', { class: 'num count', 'data-label': 'Published' }),
       c.delivered = el('td', { class: 'num count', 'data-label': 'Delivered' }),
@@ -1416,13 +1417,23 @@
     c.failed.classList.toggle('bad-count', t.failed > 0);
     rebuild(c.subs, JSON.stringify(t.subscriptions), () => {
       if (!t.subscriptions.length) return el('span', { class: 'muted', text: 'none' });
-      return el('ul', { class: 'sub-list' }, t.subscriptions.map((s) => el('li', { 'data-endpoint': s.endpoint },
-        s.queue ? el('a', { href: queueHref(s.queue), text: s.queue }) : el('span', { class: 'mono', text: s.protocol + ' ' + s.endpoint }),
-        ' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' }),
-        s.filter_policy ? [' ', el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' })] : null,
-        s.pending ? [' ', el('span', { class: 'badge warn', text: 'pending confirmation' })] : null,
-        s.queue_policy ? [' ', el('span', { class: 'badge warn queue-policy', title: s.queue_policy, text: 'queue policy' })] : null)));
+      return el('ul', { class: 'sub-list' }, t.subscriptions.map(subscriptionItem));
     });
+  }
+
+  // The protocols whose copies are the envelope, or the message alone
+  // with RawMessageDelivery; the others' have forms of their own. A
+  // pending subscription's attributes cannot be read (it has no ARN yet).
+  const RAW_PROTOCOLS = ['sqs', 'http', 'https', 'firehose'];
+
+  // subscriptionItem is a subscription as the topic pages list it.
+  function subscriptionItem(s) {
+    return el('li', { 'data-endpoint': s.endpoint },
+      s.queue ? el('a', { href: queueHref(s.queue), text: s.queue }) : el('span', { class: 'mono', text: s.protocol + ' ' + s.endpoint }),
+      RAW_PROTOCOLS.includes(s.protocol) && !s.pending ? [' ', el('span', { class: 'badge plain', text: s.raw ? 'raw' : 'envelope' })] : null,
+      s.filter_policy ? [' ', el('span', { class: 'badge info', title: s.filter_policy, text: 'filter' })] : null,
+      s.pending ? [' ', el('span', { class: 'badge warn', text: 'pending confirmation' })] : null,
+      s.queue_policy ? [' ', el('span', { class: 'badge warn queue-policy', title: s.queue_policy, text: 'queue policy' })] : null);
   }
 
   const OUTCOMES = { delivered: ['delivered', 'ok'], queued: ['queued for the endpoint', 'info'], filtered: ['filtered out', 'plain'], failed: ['failed', 'bad'], recorded: ['recorded, not sent', 'plain'] };
@@ -1440,12 +1451,192 @@
     const more = p.copies - p.outcomes.length;
     return el('tr', { 'data-message': p.message_id },
       el('td', { class: 'when', 'data-label': 'Time', text: fmtStamp(p.at) }),
-      el('td', { 'data-label': 'Topic', text: p.topic }),
+      el('td', { 'data-label': 'Topic' }, el('a', { href: topicHref(p.topic), text: p.topic })),
       el('td', { class: 'mono', 'data-label': 'Message' }, el('span', { title: p.message_id, text: shortID(p.message_id) }),
         p.subject ? el('div', { class: 'muted', text: p.subject }) : null,
         p.error ? el('div', { class: 'bad-count', text: 'answered ' + p.error }) : null),
       el('td', { class: 'where', 'data-label': 'Where it went' }, where,
         more > 0 ? el('div', { class: 'muted', text: `and ${plural(more, 'other subscription')}` }) : null));
+  }
+
+  // ---- A topic's page, the SMS page: what was recorded, not sent ----
+
+  // topicPage shows a topic's subscriptions and what Baton recorded, not
+  // sent, to those of the protocols it does not deliver to.
+  function topicPage() {
+    const name = body.dataset.topic;
+    const record = recordPanel('this topic');
+    live('/topics/' + encodeURIComponent(name), (d) => {
+      showFailure($('failure'), null);
+      if (!d.served) {
+        setText($('summary'), 'This server keeps no SNS topics: its store does not serve SNS.');
+        return;
+      }
+      const t = d.topic, subs = t.subscriptions;
+      setText($('topic-arn'), t.arn);
+      setText($('summary'), `${plural(subs.length, 'subscription')} · ${plural(t.publishes, 'publish', 'publishes')} since the server started`);
+      $('subs-empty').hidden = subs.length !== 0;
+      rebuild($('subs'), JSON.stringify(subs), () => subs.map(subscriptionItem));
+      record.update(d.record, 'topic=' + encodeURIComponent(t.arn), subs);
+    }, (err) => showFailure($('failure'), err));
+  }
+
+  // smsPage shows the SMS published to phone numbers, not to a topic.
+  function smsPage() {
+    const record = recordPanel('published to phone numbers');
+    live('/sns/record?direct=true', (d) => {
+      showFailure($('failure'), null);
+      if (!d.served) setText($('record-empty'), 'This server serves no SNS: its store keeps no topics and takes no publish.');
+      record.update(d.record, 'direct=true', []);
+    }, (err) => showFailure($('failure'), err));
+  }
+
+  // recordPanel draws the records a selection of GET
+  // /admin/api/sns/deliveries takes, newest first. The live view gives a
+  // summary of them; they are read again when it changes. Clear deletes
+  // them, after asking.
+  function recordPanel(whose) {
+    const table = $('record-table'), tbody = table.querySelector('tbody');
+    let sel = '', seen = '', subs = [], loads = 0, rows = [];
+    async function load() {
+      const n = ++loads;
+      try {
+        const d = await api('GET', '/sns/deliveries?' + sel);
+        if (n !== loads) return; // a later read is on its way
+        rows = d.deliveries.slice().reverse();
+        showFailure($('failure'), null);
+      } catch (err) {
+        if (n !== loads) return;
+        showFailure($('failure'), err);
+      }
+      draw();
+    }
+    function draw() {
+      table.hidden = rows.length === 0;
+      $('record-empty').hidden = rows.length !== 0;
+      $('record-clear').hidden = rows.length === 0;
+      setText($('record-count'), rows.length ? plural(rows.length, 'copy', 'copies') + ' recorded' : '');
+      keyed(tbody, rows, (r) => r.seq, createRecordRow, (tr, r) => updateRecordRow(tr, r, subs));
+    }
+    $('record-clear').addEventListener('click', async () => {
+      const button = $('record-clear');
+      const ok = await confirmAction(`Clear the ${plural(rows.length, 'recorded copy', 'recorded copies')}?`,
+        `Every copy recorded for ${whose} is deleted from this server's record; a copy recorded meanwhile is deleted with them. This cannot be undone.`, 'Clear');
+      if (ok) {
+        await busy(button, async () => {
+          try {
+            const d = await api('DELETE', '/sns/deliveries?' + sel);
+            showResult($('record-result'), true, `Cleared ${plural(d.cleared, 'copy', 'copies')}.`);
+            await load();
+          } catch (err) {
+            showResult($('record-result'), false, errorKids(err));
+          }
+        });
+      }
+      (button.hidden ? $('record-h') : button).focus();
+    });
+    return {
+      update(rec, selection, subscriptions) {
+        setText($('record-max'), fmtCount(rec.max));
+        setText($('record-max-bytes'), fmtBytes(rec.max_bytes));
+        const dropped = $('record-dropped');
+        dropped.hidden = !rec.dropped;
+        if (rec.dropped) {
+          setText(dropped, `${plural(rec.dropped, 'older copy', 'older copies')} of any topic, phone number or account ` +
+            `${rec.dropped === 1 ? 'was' : 'were'} dropped for room since the server started; this server holds ${fmtCount(rec.kept)} of at most ${fmtCount(rec.max)}.`);
+        }
+        subs = subscriptions;
+        const sig = selection + ' ' + rec.selected + ' ' + rec.last;
+        if (sig !== seen) {
+          sel = selection;
+          seen = sig;
+          load();
+        } else {
+          draw(); // a subscription's confirmation may have changed
+        }
+      },
+    };
+  }
+
+  function fmtBytes(n) {
+    if (n >= 1 << 20 && n % (1 << 20) === 0) return fmtCount(n / (1 << 20)) + ' MiB';
+    return plural(n, 'byte');
+  }
+
+  // prettyPayload is a payload to read: JSON indented, else as it is.
+  function prettyPayload(p) {
+    const t = p.trim();
+    if (t.startsWith('{') || t.startsWith('[')) {
+      try { return { text: JSON.stringify(JSON.parse(t), null, 2), json: true }; } catch (e) { /* not JSON */ }
+    }
+    return { text: p, json: false };
+  }
+
+  // subscribeURL is the link a recorded confirmation carries: the
+  // email-json document's SubscribeURL, the last line of the email's text.
+  function subscribeURL(r) {
+    let u = '';
+    if (r.protocol === 'email-json') {
+      try { u = JSON.parse(r.payload).SubscribeURL || ''; } catch (e) { /* not JSON */ }
+    } else {
+      const m = /(\S+)\s*$/.exec(r.payload);
+      u = m ? m[1] : '';
+    }
+    try {
+      const url = new URL(u);
+      return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : '';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  function createRecordRow(r) {
+    const c = {};
+    const oneLine = r.payload.replace(/\s+/g, ' ').trim();
+    const details = el('details', { class: 'payload' },
+      el('summary', null, el('span', { class: 'body-preview', text: oneLine.length > 80 ? oneLine.slice(0, 80) + '…' : oneLine || '(empty)' })));
+    // The payload is drawn when first opened: a page may hold a thousand.
+    details.addEventListener('toggle', () => {
+      if (!details.open || details._drawn) return;
+      details._drawn = true;
+      const p = prettyPayload(r.payload);
+      const attrs = Object.entries(r.message_attributes || {}).sort(([a], [b]) => (a < b ? -1 : 1));
+      details.append(
+        el('p', { class: 'hint' }, p.json ? 'JSON, shown indented.' : 'Text, as recorded.',
+          r.raw ? ' Raw message delivery: the message alone.' : null),
+        el('pre', { class: 'body-full mono', tabindex: 0, 'aria-label': 'Payload', text: p.text }),
+        attrs.length ? el('table', { class: 'table attrs' },
+          el('thead', null, el('tr', null, el('th', { scope: 'col', text: 'Attribute' }), el('th', { scope: 'col', text: 'Type' }), el('th', { scope: 'col', text: 'Value' }))),
+          el('tbody', null, attrs.map(([name, a]) => el('tr', null, el('td', { class: 'mono', text: name }), el('td', { text: a.data_type }),
+            el('td', { class: 'mono', text: a.binary_value !== undefined ? a.binary_value + ' (base64)' : a.string_value }))))) : null,
+        el('p', { class: 'hint mono', text: 'Message ' + r.message_id + (r.subscription_arn ? ' · ' + r.subscription_arn : '') }));
+    });
+    const confirmation = r.type === 'SubscriptionConfirmation';
+    const tr = el('tr', { 'data-seq': r.seq, 'data-protocol': r.protocol, 'data-type': r.type },
+      el('td', { class: 'when', 'data-label': 'Time', text: fmtStamp(r.at) }),
+      el('td', { 'data-label': 'Protocol' }, el('span', { class: 'badge plain', text: r.protocol })),
+      el('td', { class: 'mono endpoint', 'data-label': 'Endpoint', text: r.endpoint }),
+      c.type = el('td', { class: 'type', 'data-label': 'Type' }, confirmation ? 'Subscription confirmation' : 'Notification', c.confirm = el('div', { class: 'confirm' })),
+      el('td', { class: 'subject', 'data-label': 'Subject' }, r.subject ? r.subject : el('span', { class: 'muted', text: '–' })),
+      el('td', { class: 'payload-cell', 'data-label': 'Payload' }, details));
+    tr._c = c;
+    tr._url = confirmation ? subscribeURL(r) : '';
+    return tr;
+  }
+
+  // updateRecordRow marks a confirmation with its subscription's state:
+  // pending, with the SubscribeURL to follow, or confirmed.
+  function updateRecordRow(tr, r, subs) {
+    if (r.type !== 'SubscriptionConfirmation') return;
+    const s = subs.find((x) => x.protocol === r.protocol && x.endpoint === r.endpoint);
+    const state = !s ? 'gone' : s.pending ? 'pending' : 'confirmed';
+    rebuild(tr._c.confirm, state, () => {
+      if (state === 'confirmed') return el('span', { class: 'badge ok', text: 'confirmed' });
+      if (state === 'gone') return el('span', { class: 'muted', text: 'no such subscription now' });
+      return [el('span', { class: 'badge warn', text: 'pending' }), ' ',
+        tr._url ? el('a', { class: 'subscribe-url', href: tr._url, target: '_blank', rel: 'noopener noreferrer', title: tr._url, text: 'Confirm subscription' })
+          : el('span', { class: 'muted', text: 'no SubscribeURL in the payload' })];
+    });
   }
 
   // ---- Boot ----
@@ -1467,6 +1658,8 @@
   } else if (page === 'messages') messagesPage();
   else if (page === 'message') messagePage();
   else if (page === 'topics') topicsPage();
+  else if (page === 'topic') topicPage();
+  else if (page === 'sms') smsPage();
   else {
     const s = $('live');
     s.dataset.state = 'off';
