@@ -19,7 +19,7 @@ import (
 func topicDeliveriesCommand(o *clientOptions) *cobra.Command {
 	var (
 		protocol, endpoint, topic, typ string
-		clearThem, asJSON              bool
+		clearThem, asJSON, direct      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "deliveries",
@@ -29,7 +29,7 @@ func topicDeliveriesCommand(o *clientOptions) *cobra.Command {
 			"each as a line saying when, what and where, the email's subject, then the payload. The server keeps the\n" +
 			"1000 newest, in memory, per node. --clear deletes the records the flags select instead.",
 		Example: "  baton topic deliveries --protocol sms --endpoint +15555550100\n" +
-			"  baton topic deliveries --topic alarms --json\n  baton topic deliveries --clear",
+			"  baton topic deliveries --topic alarms --json\n  baton topic deliveries --direct --clear",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := url.Values{}
@@ -37,6 +37,9 @@ func topicDeliveriesCommand(o *clientOptions) *cobra.Command {
 				if v != "" {
 					q.Set(k, v)
 				}
+			}
+			if direct {
+				q.Set("direct", "true")
 			}
 			c, err := o.client(cmd)
 			if err != nil {
@@ -71,6 +74,7 @@ func topicDeliveriesCommand(o *clientOptions) *cobra.Command {
 	f.StringVar(&endpoint, "endpoint", "", "only this endpoint: an email address, a phone number, a function's or stream's ARN")
 	f.StringVar(&topic, "topic", "", "only this topic (a name or ARN)")
 	f.StringVar(&typ, "type", "", "only Notification or SubscriptionConfirmation")
+	f.BoolVar(&direct, "direct", false, "only the publishes made to a phone number, not through a topic")
 	f.BoolVar(&clearThem, "clear", false, "delete the selected records instead of printing them")
 	f.BoolVar(&asJSON, "json", false, "print the admin API's JSON")
 	return cmd

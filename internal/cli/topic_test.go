@@ -107,6 +107,16 @@ func TestCLITopicDeliveries(t *testing.T) {
 	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--protocol", "email"); got != "" {
 		t.Errorf("topic deliveries --protocol email: got %q, want nothing", got)
 	}
+	// A publish straight to a number, which --direct selects alone.
+	if _, err := s.SNSClient().Publish(context.Background(), &awssns.PublishInput{PhoneNumber: aws.String("+15555550199"), Message: aws.String("code 1234")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--direct"); !strings.Contains(got, "sms +15555550199  published to the number") || strings.Contains(got, "alarms") {
+		t.Errorf("topic deliveries --direct: got %q, want the publish to +15555550199 alone", got)
+	}
+	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--direct", "--clear"); got != "cleared 1\n" {
+		t.Errorf("topic deliveries --direct --clear: got %q", got)
+	}
 	if got := mustSucceed(t, s.URL, "topic", "deliveries", "--clear"); got != "cleared 1\n" {
 		t.Errorf("topic deliveries --clear: got %q", got)
 	}
