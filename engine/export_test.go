@@ -20,3 +20,7 @@ func RunningMoveTasks(e *Engine) []string {
 	sort.Strings(out)
 	return out
 }
+
+// RoomCountWaiters is how many receives of the queue wait for another's
+// in-flight count to end.
+func RoomCountWaiters(e *Engine, queueID uint64) int { return e.room.waiters(queueID) }
