@@ -3,8 +3,10 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
@@ -56,5 +58,79 @@ func TestReceiveSkipsInFlightCountWithRoom(t *testing.T) {
 	}
 	if n := st.calls.Load(); n != 4 {
 		t.Fatalf("%d in-flight counts for 5 receives, want 4", n)
+	}
+}
+
+// blockingStats is a store whose MessageStats calls count themselves and
+// wait until release is closed.
+type blockingStats struct {
+	baton.Store
+	calls   atomic.Int32
+	queue   atomic.Uint64
+	release chan struct{}
+}
+
+func (s *blockingStats) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
+	s.queue.Store(p.QueueID)
+	s.calls.Add(1)
+	<-s.release
+	return s.Store.MessageStats(ctx, p)
+}
+
+// Receives that arrive while another receive counts the queue's in-flight
+// messages wait for that count and go by it, rather than each counting: a
+// node's concurrent receives made one count each whenever the last went
+// stale.
+func TestConcurrentReceivesShareOneInFlightCount(t *testing.T) {
+	ctx := context.Background()
+	st := &blockingStats{Store: memstore.New(), release: make(chan struct{})}
+	e, err := engine.New(engine.Config{Store: st, Clock: clock.NewFake(testutil.Epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	ref := mkQueue(t, e, "q", nil)
+	const receives = 8
+	for range receives {
+		if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, receives)
+	receive := func() {
+		got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: ptr(600)})
+		if err == nil && len(got) != 1 {
+			err = fmt.Errorf("%d messages, want 1", len(got))
+		}
+		errs <- err
+	}
+	go receive()
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if st.calls.Load() != 1 {
+			return errors.New("the first receive has not started its count")
+		}
+		return nil
+	})
+	for range receives - 1 {
+		go receive()
+	}
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if n := st.calls.Load(); n > 1 {
+			close(st.release)
+			t.Fatalf("%d in-flight counts ran at once, want the receives arriving during the first to wait for it", n)
+		}
+		if n := engine.RoomCountWaiters(e, st.queue.Load()); n != receives-1 {
+			return fmt.Errorf("%d receives wait for the running count, want %d", n, receives-1)
+		}
+		return nil
+	})
+	close(st.release)
+	for range receives {
+		if err := <-errs; err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+	}
+	if n := st.calls.Load(); n != 1 {
+		t.Fatalf("%d in-flight counts for %d concurrent receives, want 1", n, receives)
 	}
 }
