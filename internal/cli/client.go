@@ -234,6 +234,20 @@ func queueURL(ctx context.Context, c *sqs.Client, queue string) (string, error) 
 	return aws.ToString(out.QueueUrl), nil
 }
 
+// queueClient is clientFor a command acting on queue, a name or a URL,
+// with the queue's URL (queueURL).
+func (o *clientOptions) queueClient(cmd *cobra.Command, queue string) (*sqs.Client, string, error) {
+	c, err := o.clientFor(cmd, queue)
+	if err != nil {
+		return nil, "", err
+	}
+	url, err := queueURL(cmd.Context(), c, queue)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, url, nil
+}
+
 // sendZero makes a request carry each of the named integer members, as 0
 // when the input leaves it out. aws-sdk-go-v2 does not serialize an int32
 // member that is 0, and SQS then applies the queue's attribute instead

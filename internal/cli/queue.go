@@ -115,11 +115,7 @@ func queueGetCommand(o *clientOptions) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -168,11 +164,7 @@ func queueSetCommand(o *clientOptions) *cobra.Command {
 			if len(a) == 0 {
 				return errors.New("nothing to set: give at least one --attribute NAME=VALUE")
 			}
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -209,11 +201,7 @@ func oneQueueCommand(o *clientOptions, use, short string, call func(ctx context.
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}

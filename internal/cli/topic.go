@@ -208,11 +208,7 @@ func queueARN(cmd *cobra.Command, o *clientOptions, queue string) (string, error
 	if strings.HasPrefix(queue, "arn:") {
 		return queue, nil
 	}
-	c, err := o.clientFor(cmd, queue)
-	if err != nil {
-		return "", err
-	}
-	url, err := queueURL(cmd.Context(), c, queue)
+	c, url, err := o.queueClient(cmd, queue)
 	if err != nil {
 		return "", err
 	}
