@@ -64,6 +64,20 @@ func topicARN(ctx context.Context, c *awssns.Client, topic string) (string, erro
 	return "", fmt.Errorf("topic %s: NotFound: no topic of that name (`baton topic list` lists them)", topic)
 }
 
+// topicClient is snsClient for a command acting on topic, a name or an
+// ARN, with the topic's ARN (topicARN).
+func (o *clientOptions) topicClient(cmd *cobra.Command, topic string) (*awssns.Client, string, error) {
+	c, err := o.snsClient(cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	arn, err := topicARN(cmd.Context(), c, topic)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, arn, nil
+}
+
 func topicCreateCommand(o *clientOptions) *cobra.Command {
 	var attrs, tags []string
 	cmd := &cobra.Command{
@@ -135,11 +149,7 @@ func topicDeleteCommand(o *clientOptions) *cobra.Command {
 		Short: "Delete a topic and its subscriptions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.snsClient(cmd)
-			if err != nil {
-				return err
-			}
-			arn, err := topicARN(cmd.Context(), c, args[0])
+			c, arn, err := o.topicClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -180,11 +190,7 @@ func topicSubscribeCommand(o *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.snsClient(cmd)
-			if err != nil {
-				return err
-			}
-			topic, err := topicARN(cmd.Context(), c, args[0])
+			c, topic, err := o.topicClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -296,11 +302,7 @@ func publishCommand() *cobra.Command {
 					*p = aws.String(v)
 				}
 			}
-			c, err := o.snsClient(cmd)
-			if err != nil {
-				return err
-			}
-			arn, err := topicARN(cmd.Context(), c, args[0])
+			c, arn, err := o.topicClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
