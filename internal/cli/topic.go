@@ -88,15 +88,10 @@ func topicCreateCommand(o *clientOptions) *cobra.Command {
 		Example: "  baton topic create orders\n  baton topic create orders -a DisplayName=Orders -t team=billing",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := parsePairs("--attribute", attrs)
+			a, t, err := createPairs(args[0], "FifoTopic", attrs, tags)
 			if err != nil {
 				return err
 			}
-			t, err := parsePairs("--tag", tags)
-			if err != nil {
-				return err
-			}
-			a = impliedFIFO(args[0], "FifoTopic", a)
 			c, err := o.snsClient(cmd)
 			if err != nil {
 				return err
