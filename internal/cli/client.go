@@ -238,14 +238,22 @@ func queueURL(ctx context.Context, c *sqs.Client, queue string) (string, error) 
 // with the queue's URL (queueURL).
 func (o *clientOptions) queueClient(cmd *cobra.Command, queue string) (*sqs.Client, string, error) {
 	c, err := o.clientFor(cmd, queue)
+	return resolveArg(cmd, c, err, queueURL, queue)
+}
+
+// resolveArg returns a client opened for cmd (c, or its error) with what
+// resolve makes of the command's argument arg through it, such as a queue's
+// URL or a topic's ARN; it fails if either step did.
+func resolveArg[C any](cmd *cobra.Command, c C, err error, resolve func(context.Context, C, string) (string, error), arg string) (C, string, error) {
+	var none C
 	if err != nil {
-		return nil, "", err
+		return none, "", err
 	}
-	url, err := queueURL(cmd.Context(), c, queue)
+	to, err := resolve(cmd.Context(), c, arg)
 	if err != nil {
-		return nil, "", err
+		return none, "", err
 	}
-	return c, url, nil
+	return c, to, nil
 }
 
 // sendZero makes a request carry each of the named integer members, as 0

@@ -68,14 +68,7 @@ func topicARN(ctx context.Context, c *awssns.Client, topic string) (string, erro
 // ARN, with the topic's ARN (topicARN).
 func (o *clientOptions) topicClient(cmd *cobra.Command, topic string) (*awssns.Client, string, error) {
 	c, err := o.snsClient(cmd)
-	if err != nil {
-		return nil, "", err
-	}
-	arn, err := topicARN(cmd.Context(), c, topic)
-	if err != nil {
-		return nil, "", err
-	}
-	return c, arn, nil
+	return resolveArg(cmd, c, err, topicARN, topic)
 }
 
 func topicCreateCommand(o *clientOptions) *cobra.Command {
