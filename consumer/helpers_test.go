@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -161,6 +162,18 @@ type gate struct {
 func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+// waiter is a handler that waits for the gate to open, ignoring its
+// cancellation, and counts its calls in started unless started is nil.
+func (g *gate) waiter(started *atomic.Int32) consumer.Handler {
+	return consumer.HandlerFunc(func(context.Context, *consumer.Delivery) error {
+		if started != nil {
+			started.Add(1)
+		}
+		<-g.ch
+		return nil
+	})
+}
 
 // counter counts handler calls per message id.
 type counter struct {

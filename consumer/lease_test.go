@@ -58,10 +58,7 @@ func TestRenewOnlyNearExpiry(t *testing.T) {
 		h := newHarness(t, "renew", nil)
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch
-			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
+		h.start(g.waiter(nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
 		defer g.open()
 		h.advance(19*time.Second, time.Second)
 		if n := len(cmvCalls(h)); n != 0 {

@@ -68,10 +68,7 @@ func TestLogsToSlogDefaultWithoutObserver(t *testing.T) {
 		fake.Send(url, "x", "")
 		g := newGate()
 		defer g.open()
-		c, err := consumer.New(fake, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithClock(clock), consumer.WithConcurrency(1), consumer.WithAttemptTimeout(20*time.Second))
+		c, err := consumer.New(fake, url, g.waiter(nil), consumer.WithClock(clock), consumer.WithConcurrency(1), consumer.WithAttemptTimeout(20*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -433,11 +433,7 @@ func TestShutdownRetriesThrottledReleases(t *testing.T) {
 		g := newGate()
 		defer g.open()
 		var started atomic.Int32
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			started.Add(1)
-			<-g.ch
-			return nil
-		}), consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
+		h.start(g.waiter(&started), consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
 		poll.For(t, 5*time.Second, func() error {
 			if started.Load() != 1 {
 				return fmt.Errorf("started %d", started.Load())
@@ -472,10 +468,7 @@ func TestShutdownWithoutDeadlineSkipsAbandonedHandler(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0), consumer.WithStallTimeout(10*time.Second),
+		h.start(g.waiter(nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0), consumer.WithStallTimeout(10*time.Second),
 			consumer.WithGrace(2*time.Second), consumer.WithShutdownTimeout(time.Hour))
 		done := make(chan consumer.Report, 1)
 		go func() { done <- h.c.Shutdown(context.Background()) }()
@@ -505,10 +498,7 @@ func TestShutdownWithoutDeadlineIsBounded(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second), consumer.WithWaitTime(5*time.Second),
+		h.start(g.waiter(nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second), consumer.WithWaitTime(5*time.Second),
 			consumer.WithShutdownTimeout(10*time.Second)) // 5 s drain, 5 s reserve
 		done := make(chan consumer.Report, 1)
 		go func() { done <- h.c.Shutdown(context.Background()) }()
@@ -541,11 +531,7 @@ func TestShutdownStuckHandlerKeepsReleaseTime(t *testing.T) {
 		g := newGate()
 		defer g.open()
 		var started atomic.Int32
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			started.Add(1)
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
+		h.start(g.waiter(&started), consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
 		poll.For(t, 5*time.Second, func() error {
 			if started.Load() != 1 {
 				return fmt.Errorf("started %d", started.Load())
