@@ -184,7 +184,7 @@ func TestFIFOGroupBlocking(t *testing.T) {
 			m2 = m
 		}
 	}
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m2.ReceiptHandle, VisibilityTimeout: 300}); err != nil {
+	if err := changeVisibility(c, url, m2.ReceiptHandle, 300); err != nil {
 		t.Fatal(err)
 	}
 	srv.Clock.Advance(30 * time.Second)
@@ -289,7 +289,7 @@ func TestFIFOExpiredReceiptCannotDelete(t *testing.T) {
 	url := srv.MustCreateQueue(t, "expiry.fifo", fifoAttrs("ContentBasedDeduplication", "true", "VisibilityTimeout", "10"))
 	sendFIFO(t, c, url, "x", "g", "")
 	m := receiveBodies(t, c, url, 1)[0]
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60}); err != nil {
+	if err := changeVisibility(c, url, m.ReceiptHandle, 60); err != nil {
 		t.Fatal(err)
 	}
 	srv.Clock.Advance(30 * time.Second) // inside the extended window
