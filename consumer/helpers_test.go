@@ -64,6 +64,20 @@ func (h *harness) start(handler consumer.Handler, opts ...consumer.Option) {
 	h.run(c)
 }
 
+// startStuck starts a consumer whose handler waits on g, ignoring its
+// cancellation (gate.waiter), and waits until one handler call has begun.
+func (h *harness) startStuck(g *gate, opts ...consumer.Option) {
+	h.t.Helper()
+	var started atomic.Int32
+	h.start(g.waiter(&started), opts...)
+	poll.For(h.t, 5*time.Second, func() error {
+		if started.Load() != 1 {
+			return fmt.Errorf("started %d", started.Load())
+		}
+		return nil
+	})
+}
+
 func (h *harness) startBatch(handler consumer.BatchHandler, opts ...consumer.Option) {
 	h.t.Helper()
 	c, err := consumer.NewBatch(h.sqs, h.url, handler, h.opts(opts)...)

@@ -432,14 +432,7 @@ func TestShutdownRetriesThrottledReleases(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		var started atomic.Int32
-		h.start(g.waiter(&started), consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
-		poll.For(t, 5*time.Second, func() error {
-			if started.Load() != 1 {
-				return fmt.Errorf("started %d", started.Load())
-			}
-			return nil
-		})
+		h.startStuck(g, consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
 		h.settle()
 		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
 			if c.Op == "ChangeMessageVisibilityBatch" && c.N <= 3 {
@@ -530,14 +523,7 @@ func TestShutdownStuckHandlerKeepsReleaseTime(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		var started atomic.Int32
-		h.start(g.waiter(&started), consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
-		poll.For(t, 5*time.Second, func() error {
-			if started.Load() != 1 {
-				return fmt.Errorf("started %d", started.Load())
-			}
-			return nil
-		})
+		h.startStuck(g, consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
 		r := awaitReportTogether(h, shutdownAsync(h, 20*time.Second), 100*time.Millisecond)
 		r.Duration = 0
 		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
