@@ -102,6 +102,17 @@ func (h *harness) run(c *consumer.Consumer) {
 	h.settle()
 }
 
+// awaitReleases waits until the consumer has released n leases for reason.
+func (h *harness) awaitReleases(reason consumer.Reason, n int) {
+	h.t.Helper()
+	poll.For(h.t, 5*time.Second, func() error {
+		if got := h.obs.Reasons(consumer.EventReleased)[reason]; got != n {
+			return fmt.Errorf("%s releases %d, want %d", reason, got, n)
+		}
+		return nil
+	})
+}
+
 // settle waits until every goroutine of the test (the consumer's, the
 // handlers', the fake's) is durably blocked: whatever the last clock move
 // set off is done. It never moves the fake clock. It must run in a bubble.

@@ -201,12 +201,7 @@ func TestCancellationCauses(t *testing.T) {
 					t.Fatalf("cancelled early, at %v: %v", tt.wantAt-time.Second, got)
 				}
 				h.advance(time.Second, time.Second)
-				poll.For(t, 5*time.Second, func() error {
-					if got := h.obs.Reasons(consumer.EventReleased)[tt.reason]; got != 1 {
-						return fmt.Errorf("released(%s) = %d, want 1", tt.reason, got)
-					}
-					return nil
-				})
+				h.awaitReleases(tt.reason, 1)
 				if got := hd.got(); len(got) != 1 || !errors.Is(got[0], tt.wantCause) {
 					t.Fatalf("causes %v, want [%v]", got, tt.wantCause)
 				}
