@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,20 +201,11 @@ func (s *SQS) Calls(ops ...string) []Call {
 	defer s.mu.Unlock()
 	var out []Call
 	for _, c := range s.calls {
-		if len(ops) == 0 || contains(ops, c.Op) {
+		if len(ops) == 0 || slices.Contains(ops, c.Op) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, v := range ss {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // MessageState is a message as the fake holds it.
@@ -842,10 +834,10 @@ func (s *SQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributes
 	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
 	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inflight)
 	attrs["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(delayed)
-	if !contains(names(in.AttributeNames), "All") {
+	if !slices.Contains(names(in.AttributeNames), "All") {
 		// Only the attributes asked for, as SQS answers.
 		for k := range attrs {
-			if !contains(names(in.AttributeNames), k) {
+			if !slices.Contains(names(in.AttributeNames), k) {
 				delete(attrs, k)
 			}
 		}
