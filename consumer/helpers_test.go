@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -176,6 +177,19 @@ func (h *harness) state(id string) consumertest.MessageState {
 	}
 	h.t.Fatalf("no message %s", id)
 	return consumertest.MessageState{}
+}
+
+// allCalls makes throttle throttle every call of its action.
+const allCalls = math.MaxInt
+
+// throttle is a fault injector that throttles the first n calls of op.
+func throttle(op string, n int) consumertest.FaultFunc {
+	return func(c consumertest.Call) consumertest.Fault {
+		if c.Op == op && c.N <= n {
+			return consumertest.Fault{Err: consumertest.Throttled()}
+		}
+		return consumertest.Fault{}
+	}
 }
 
 // gate is a handler helper: handlers block on it until the test opens it.

@@ -112,12 +112,7 @@ func TestLoggerWithObserver(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		h := newHarness(t, "lostlog", nil)
 		h.sqs.Send(h.url, "x", "")
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("ChangeMessageVisibilityBatch", allCalls))
 		g := newGate()
 		defer g.open()
 		h.start(holdUntil(h.clock, g, nil, nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1),

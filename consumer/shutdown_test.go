@@ -353,12 +353,7 @@ func TestShutdownLateArrivalsWithinDeadline(t *testing.T) {
 		fake := consumertest.NewSQS(clock)
 		url := fake.CreateQueue("late", map[string]string{"VisibilityTimeout": "600"})
 		fake.Send(url, "a", "")
-		fake.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		fake.SetFaults(throttle("ChangeMessageVisibilityBatch", allCalls))
 		lr := &lateReceiver{SQS: fake}
 		c, err := consumer.New(lr, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }),
 			consumer.WithClock(clock), consumer.WithWaitTime(5*time.Second))
@@ -406,12 +401,7 @@ func TestShutdownRetriesThrottledDeletes(t *testing.T) {
 			return nil
 		})
 		h.settle()
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "DeleteMessageBatch" && c.N <= 3 {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("DeleteMessageBatch", 3))
 		r := awaitReport(h, shutdownAsync(h, 30*time.Second), 100*time.Millisecond)
 		if r.DeletesFlushed != 3 || r.DeleteFailed != 0 {
 			t.Errorf("report %+v, want 3 deletes flushed, none failed", r)
@@ -434,12 +424,7 @@ func TestShutdownRetriesThrottledReleases(t *testing.T) {
 		defer g.open()
 		h.startStuck(g, consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
 		h.settle()
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" && c.N <= 3 {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("ChangeMessageVisibilityBatch", 3))
 		r := awaitReport(h, shutdownAsync(h, 5*time.Second), 500*time.Millisecond) // all reserve: no drain
 		r.Duration, r.Err = 0, nil
 		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
