@@ -42,7 +42,7 @@ func step(srv *testutil.Server, t int) {
 
 func del(t *testing.T, c *sqs.Client, url string, m types.Message) {
 	t.Helper()
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, m.ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -218,7 +218,7 @@ func TestFIFODeduplication(t *testing.T) {
 
 	// Duplicates stay suppressed after the original is received and deleted.
 	for _, m := range receiveBodies(t, c, url, 10) {
-		if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+		if err := deleteMessage(c, url, m.ReceiptHandle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -298,11 +298,10 @@ func TestFIFOExpiredReceiptCannotDelete(t *testing.T) {
 		t.Fatalf("message redelivered inside its extended lease")
 	}
 	srv.Clock.Advance(31 * time.Second) // now past it
-	_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
-	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+	wantAPIError(t, deleteMessage(c, url, m.ReceiptHandle), "InvalidParameterValue", http.StatusBadRequest)
 	checkCounts(t, c, url, 1, 0, 0) // still there
 	fresh := receiveBodies(t, c, url, 1)[0]
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: fresh.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, fresh.ReceiptHandle); err != nil {
 		t.Errorf("delete inside the lease: %v", err)
 	}
 }

@@ -29,6 +29,13 @@ func changeVisibility(c *sqs.Client, url string, handle *string, timeout int32) 
 	return err
 }
 
+// deleteMessage deletes the message that handle, a receipt handle of the
+// queue at url, names.
+func deleteMessage(c *sqs.Client, url string, handle *string) error {
+	_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: handle})
+	return err
+}
+
 // The classic incident: a 90 s handler on a 30 s lease. The message is handed
 // out three times; the first worker's late delete still succeeds, as on SQS.
 func TestClassicIncidentTimeline(t *testing.T) {
@@ -66,7 +73,7 @@ func TestClassicIncidentTimeline(t *testing.T) {
 	}
 
 	srv.Clock.Advance(28 * time.Second) // t=90: A finally deletes, with its stale handle
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: a.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, a.ReceiptHandle); err != nil {
 		t.Fatalf("A's late delete: %v", err)
 	}
 	checkCounts(t, c, url, 0, 0, 0)
@@ -183,7 +190,7 @@ func TestChangeVisibilityAfterLapse(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounts(t, c, url, 1, 0, 0)
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: current.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, current.ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
 	wantAPIError(t, changeVisibility(c, url, current.ReceiptHandle, 10), "InvalidParameterValue", http.StatusBadRequest)
