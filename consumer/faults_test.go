@@ -200,12 +200,7 @@ func TestLateDelete(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		h := newHarness(t, "late", nil)
 		id := h.sqs.Send(h.url, "x", "")
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("ChangeMessageVisibilityBatch", allCalls))
 		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
 			<-ctx.Done()
 			return nil // finished anyway
@@ -253,12 +248,7 @@ func TestReceiveBacksOff(t *testing.T) {
 	t.Parallel()
 	bubble(t, func(t *testing.T) {
 		h := newHarness(t, "recvthrottle", nil)
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ReceiveMessage" && c.N <= 3 {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("ReceiveMessage", 3))
 		id := h.sqs.Send(h.url, "x", "")
 		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }))
 		if n := len(h.sqs.Calls("ReceiveMessage")); n != 1 {

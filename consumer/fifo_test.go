@@ -116,12 +116,7 @@ func TestFIFOFailureSkipsRestOfGroup(t *testing.T) {
 			}
 			return err
 		}), consumer.WithConcurrency(3), consumer.WithRetryPolicy(consumer.RetryPolicy{Base: 5 * time.Second, Jitter: consumer.NoJitter}))
-		poll.For(t, 5*time.Second, func() error {
-			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonGroupSkipped]; got != 2 {
-				return fmt.Errorf("group-skipped releases %d, want 2", got)
-			}
-			return nil
-		})
+		h.awaitReleases(consumer.ReasonGroupSkipped, 2)
 		if got := j.list(); fmt.Sprint(got) != "[a1]" {
 			t.Errorf("ran %v before the backoff, want [a1]", got)
 		}
@@ -154,12 +149,7 @@ func TestFIFONotReadyChangesVisibility(t *testing.T) {
 			once.Do(func() { err = consumer.NotReady(8 * time.Second) })
 			return err
 		}), consumer.WithConcurrency(2))
-		poll.For(t, 5*time.Second, func() error {
-			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonNotReady]; got != 1 {
-				return fmt.Errorf("not-ready releases %d, want 1", got)
-			}
-			return nil
-		})
+		h.awaitReleases(consumer.ReasonNotReady, 1)
 		if n := len(h.sqs.Calls("SendMessage")); n != 0 {
 			t.Errorf("re-sends on a FIFO queue: %d, want 0", n)
 		}

@@ -3,7 +3,9 @@ package consumer_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -63,6 +65,20 @@ func (h *harness) start(handler consumer.Handler, opts ...consumer.Option) {
 	h.run(c)
 }
 
+// startStuck starts a consumer whose handler waits on g, ignoring its
+// cancellation (gate.waiter), and waits until one handler call has begun.
+func (h *harness) startStuck(g *gate, opts ...consumer.Option) {
+	h.t.Helper()
+	var started atomic.Int32
+	h.start(g.waiter(&started), opts...)
+	poll.For(h.t, 5*time.Second, func() error {
+		if started.Load() != 1 {
+			return fmt.Errorf("started %d", started.Load())
+		}
+		return nil
+	})
+}
+
 func (h *harness) startBatch(handler consumer.BatchHandler, opts ...consumer.Option) {
 	h.t.Helper()
 	c, err := consumer.NewBatch(h.sqs, h.url, handler, h.opts(opts)...)
@@ -85,6 +101,17 @@ func (h *harness) run(c *consumer.Consumer) {
 		return nil
 	})
 	h.settle()
+}
+
+// awaitReleases waits until the consumer has released n leases for reason.
+func (h *harness) awaitReleases(reason consumer.Reason, n int) {
+	h.t.Helper()
+	poll.For(h.t, 5*time.Second, func() error {
+		if got := h.obs.Reasons(consumer.EventReleased)[reason]; got != n {
+			return fmt.Errorf("%s releases %d, want %d", reason, got, n)
+		}
+		return nil
+	})
 }
 
 // settle waits until every goroutine of the test (the consumer's, the
@@ -152,6 +179,19 @@ func (h *harness) state(id string) consumertest.MessageState {
 	return consumertest.MessageState{}
 }
 
+// allCalls makes throttle throttle every call of its action.
+const allCalls = math.MaxInt
+
+// throttle is a fault injector that throttles the first n calls of op.
+func throttle(op string, n int) consumertest.FaultFunc {
+	return func(c consumertest.Call) consumertest.Fault {
+		if c.Op == op && c.N <= n {
+			return consumertest.Fault{Err: consumertest.Throttled()}
+		}
+		return consumertest.Fault{}
+	}
+}
+
 // gate is a handler helper: handlers block on it until the test opens it.
 type gate struct {
 	once sync.Once
@@ -161,6 +201,18 @@ type gate struct {
 func newGate() *gate { return &gate{ch: make(chan struct{})} }
 
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+// waiter is a handler that waits for the gate to open, ignoring its
+// cancellation, and counts its calls in started unless started is nil.
+func (g *gate) waiter(started *atomic.Int32) consumer.Handler {
+	return consumer.HandlerFunc(func(context.Context, *consumer.Delivery) error {
+		if started != nil {
+			started.Add(1)
+		}
+		<-g.ch
+		return nil
+	})
+}
 
 // counter counts handler calls per message id.
 type counter struct {

@@ -64,6 +64,27 @@ func (w *world) sendGroups(url string, msgs ...string) {
 	}
 }
 
+// withDeadLetter creates the queue name (name.fifo if fifo) with a 30 s
+// visibility timeout and a RedrivePolicy to name-dlq (name-dlq.fifo) after
+// maxReceiveCount receives, and sends it bodies in order, in group "g" on a
+// FIFO queue. It returns the queue's URL and the dead-letter queue's.
+func (w *world) withDeadLetter(fifo bool, name string, maxReceiveCount int, bodies ...string) (url, dlq string) {
+	w.t.Helper()
+	create := func(name string, attrs map[string]string) string { return w.srv.MustCreateQueue(w.t, name, attrs) }
+	suffix, group := "", ""
+	if fifo {
+		create, suffix, group = w.createFIFO, ".fifo", "g"
+	}
+	dlq = create(name+"-dlq"+suffix, nil)
+	url = create(name+suffix, map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": w.redrive(dlq, maxReceiveCount)})
+	msgs := make([]string, len(bodies))
+	for i, b := range bodies {
+		msgs[i] = group + "/" + b
+	}
+	w.sendGroups(url, msgs...)
+	return url, dlq
+}
+
 // drain receives (and deletes) what a queue holds, bypassing the consumer.
 func (w *world) drain(url string) []types.Message {
 	w.t.Helper()
@@ -355,16 +376,7 @@ func TestServerPermanentDeadLetters(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
-			var dlq, url string
-			if fifo {
-				dlq = w.createFIFO("perm-dlq.fifo", nil)
-				url = w.createFIFO("perm.fifo", map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": w.redrive(dlq, 5)})
-				w.sendGroups(url, "g/ok1", "g/bad", "g/ok2")
-			} else {
-				dlq = w.srv.MustCreateQueue(t, "perm-dlq", nil)
-				url = w.srv.MustCreateQueue(t, "perm", map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": w.redrive(dlq, 5)})
-				w.sendGroups(url, "/ok1", "/bad", "/ok2")
-			}
+			url, dlq := w.withDeadLetter(fifo, "perm", 5, "ok1", "bad", "ok2")
 			log := newDeliveryLog()
 			obs := &recorder{}
 			c := w.newConsumer(url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
@@ -434,16 +446,7 @@ func TestServerAttemptsLeftThenDeadLetter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
-			var dlq, url string
-			if fifo {
-				dlq = w.createFIFO("budget-dlq.fifo", nil)
-				url = w.createFIFO("budget.fifo", map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": w.redrive(dlq, 3)})
-				w.sendGroups(url, "g/doomed", "g/next")
-			} else {
-				dlq = w.srv.MustCreateQueue(t, "budget-dlq", nil)
-				url = w.srv.MustCreateQueue(t, "budget", map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": w.redrive(dlq, 3)})
-				w.sendGroups(url, "/doomed", "/next")
-			}
+			url, dlq := w.withDeadLetter(fifo, "budget", 3, "doomed", "next")
 			log := newDeliveryLog()
 			obs := &recorder{}
 			c := w.newConsumer(url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {

@@ -58,10 +58,7 @@ func TestRenewOnlyNearExpiry(t *testing.T) {
 		h := newHarness(t, "renew", nil)
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch
-			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
+		h.start(g.waiter(nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithRenewAhead(10*time.Second))
 		defer g.open()
 		h.advance(19*time.Second, time.Second)
 		if n := len(cmvCalls(h)); n != 0 {
@@ -204,12 +201,7 @@ func TestCancellationCauses(t *testing.T) {
 					t.Fatalf("cancelled early, at %v: %v", tt.wantAt-time.Second, got)
 				}
 				h.advance(time.Second, time.Second)
-				poll.For(t, 5*time.Second, func() error {
-					if got := h.obs.Reasons(consumer.EventReleased)[tt.reason]; got != 1 {
-						return fmt.Errorf("released(%s) = %d, want 1", tt.reason, got)
-					}
-					return nil
-				})
+				h.awaitReleases(tt.reason, 1)
 				if got := hd.got(); len(got) != 1 || !errors.Is(got[0], tt.wantCause) {
 					t.Fatalf("causes %v, want [%v]", got, tt.wantCause)
 				}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
-	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // The handler's own lease calls: Extend moves the deadline, Release ends
@@ -55,12 +54,7 @@ func TestLeaseAPI(t *testing.T) {
 		if !errors.Is(r.extendAgain, consumer.ErrLeaseEnded) || !errors.Is(r.relTwice, consumer.ErrLeaseEnded) {
 			t.Errorf("after release: Extend %v, Release %v; want ErrLeaseEnded", r.extendAgain, r.relTwice)
 		}
-		poll.For(t, 5*time.Second, func() error {
-			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonHandler]; got != 1 {
-				return fmt.Errorf("handler releases %d", got)
-			}
-			return nil
-		})
+		h.awaitReleases(consumer.ReasonHandler, 1)
 		h.settle()
 		if got := consumertestVisibilities(h); fmt.Sprint(got) != "[120 10]" {
 			t.Errorf("visibility changes %v, want [120 10]", got)
@@ -121,12 +115,7 @@ func TestLeaseCeiling(t *testing.T) {
 		if n := h.obs.Count(consumer.EventLeaseLost); n != 0 {
 			t.Errorf("lost leases %d, want 0", n)
 		}
-		poll.For(t, 5*time.Second, func() error {
-			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonTimeout]; got != 1 {
-				return fmt.Errorf("timeout releases %d", got)
-			}
-			return nil
-		})
+		h.awaitReleases(consumer.ReasonTimeout, 1)
 		if m := h.state(id); m.Receives < 1 || m.Deleted {
 			t.Errorf("message %+v, want released, not deleted", m)
 		}

@@ -68,10 +68,7 @@ func TestLogsToSlogDefaultWithoutObserver(t *testing.T) {
 		fake.Send(url, "x", "")
 		g := newGate()
 		defer g.open()
-		c, err := consumer.New(fake, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithClock(clock), consumer.WithConcurrency(1), consumer.WithAttemptTimeout(20*time.Second))
+		c, err := consumer.New(fake, url, g.waiter(nil), consumer.WithClock(clock), consumer.WithConcurrency(1), consumer.WithAttemptTimeout(20*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,12 +112,7 @@ func TestLoggerWithObserver(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		h := newHarness(t, "lostlog", nil)
 		h.sqs.Send(h.url, "x", "")
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("ChangeMessageVisibilityBatch", allCalls))
 		g := newGate()
 		defer g.open()
 		h.start(holdUntil(h.clock, g, nil, nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1),

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,20 +184,10 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: bufio.NewWriter(w)}
 	m.mu.Lock()
-	names := make([]string, 0, len(m.families))
-	for n := range m.families {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(m.families)) {
 		f := m.families[n]
 		fmt.Fprintf(cw, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
-		keys := make([]string, 0, len(f.series))
-		for k := range f.series {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(f.series)) {
 			s := f.series[k]
 			if f.typ != "histogram" {
 				fmt.Fprintf(cw, "%s%s %s\n", f.name, braces(k), formatFloat(s.value))

@@ -2,6 +2,8 @@ package consumer
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,16 +19,45 @@ type scheduler struct {
 	c    *Consumer
 	kick chan struct{}
 
-	mu       sync.Mutex
-	leases   map[*Lease]struct{}
-	attempts map[*attempt]struct{}
+	leases   tracked[*Lease]
+	attempts tracked[*attempt]
 
 	calls sync.WaitGroup
 }
 
 func newScheduler(c *Consumer) *scheduler {
-	return &scheduler{c: c, kick: make(chan struct{}, 1),
-		leases: map[*Lease]struct{}{}, attempts: map[*attempt]struct{}{}}
+	return &scheduler{c: c, kick: make(chan struct{}, 1)}
+}
+
+// tracked is a set that callers change while the loop reads it; the zero
+// value is empty and ready.
+type tracked[K comparable] struct {
+	mu sync.Mutex
+	m  map[K]struct{}
+}
+
+func (t *tracked[K]) add(ks ...K) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[K]struct{}{}
+	}
+	for _, k := range ks {
+		t.m[k] = struct{}{}
+	}
+}
+
+func (t *tracked[K]) remove(k K) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, k)
+}
+
+// all returns the members, in no order.
+func (t *tracked[K]) all() []K {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Collect(maps.Keys(t.m))
 }
 
 // wake makes the loop look again now.
@@ -38,54 +69,24 @@ func (s *scheduler) wake() {
 }
 
 func (s *scheduler) track(ls ...*Lease) {
-	s.mu.Lock()
-	for _, l := range ls {
-		s.leases[l] = struct{}{}
-	}
-	s.mu.Unlock()
+	s.leases.add(ls...)
 	s.wake()
 }
 
-func (s *scheduler) forget(l *Lease) {
-	s.mu.Lock()
-	delete(s.leases, l)
-	s.mu.Unlock()
-}
+func (s *scheduler) forget(l *Lease) { s.leases.remove(l) }
 
 func (s *scheduler) watch(a *attempt) {
-	s.mu.Lock()
-	s.attempts[a] = struct{}{}
-	s.mu.Unlock()
+	s.attempts.add(a)
 	s.wake()
 }
 
-func (s *scheduler) unwatch(a *attempt) {
-	s.mu.Lock()
-	delete(s.attempts, a)
-	s.mu.Unlock()
-}
+func (s *scheduler) unwatch(a *attempt) { s.attempts.remove(a) }
 
 // running returns the attempts being watched.
-func (s *scheduler) running() []*attempt {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*attempt, 0, len(s.attempts))
-	for a := range s.attempts {
-		out = append(out, a)
-	}
-	return out
-}
+func (s *scheduler) running() []*attempt { return s.attempts.all() }
 
 // held returns the leases being tracked.
-func (s *scheduler) held() []*Lease {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*Lease, 0, len(s.leases))
-	for l := range s.leases {
-		out = append(out, l)
-	}
-	return out
-}
+func (s *scheduler) held() []*Lease { return s.leases.all() }
 
 // run loops until ctx ends, then waits for renewal calls in flight.
 func (s *scheduler) run(ctx context.Context) {

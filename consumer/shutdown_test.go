@@ -353,12 +353,7 @@ func TestShutdownLateArrivalsWithinDeadline(t *testing.T) {
 		fake := consumertest.NewSQS(clock)
 		url := fake.CreateQueue("late", map[string]string{"VisibilityTimeout": "600"})
 		fake.Send(url, "a", "")
-		fake.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		fake.SetFaults(throttle("ChangeMessageVisibilityBatch", allCalls))
 		lr := &lateReceiver{SQS: fake}
 		c, err := consumer.New(lr, url, consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }),
 			consumer.WithClock(clock), consumer.WithWaitTime(5*time.Second))
@@ -406,12 +401,7 @@ func TestShutdownRetriesThrottledDeletes(t *testing.T) {
 			return nil
 		})
 		h.settle()
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "DeleteMessageBatch" && c.N <= 3 {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("DeleteMessageBatch", 3))
 		r := awaitReport(h, shutdownAsync(h, 30*time.Second), 100*time.Millisecond)
 		if r.DeletesFlushed != 3 || r.DeleteFailed != 0 {
 			t.Errorf("report %+v, want 3 deletes flushed, none failed", r)
@@ -432,25 +422,9 @@ func TestShutdownRetriesThrottledReleases(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		var started atomic.Int32
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			started.Add(1)
-			<-g.ch
-			return nil
-		}), consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
-		poll.For(t, 5*time.Second, func() error {
-			if started.Load() != 1 {
-				return fmt.Errorf("started %d", started.Load())
-			}
-			return nil
-		})
+		h.startStuck(g, consumer.WithVisibilityTimeout(300*time.Second), consumer.WithGrace(2*time.Second))
 		h.settle()
-		h.sqs.SetFaults(func(c consumertest.Call) consumertest.Fault {
-			if c.Op == "ChangeMessageVisibilityBatch" && c.N <= 3 {
-				return consumertest.Fault{Err: consumertest.Throttled()}
-			}
-			return consumertest.Fault{}
-		})
+		h.sqs.SetFaults(throttle("ChangeMessageVisibilityBatch", 3))
 		r := awaitReport(h, shutdownAsync(h, 5*time.Second), 500*time.Millisecond) // all reserve: no drain
 		r.Duration, r.Err = 0, nil
 		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {
@@ -472,10 +446,7 @@ func TestShutdownWithoutDeadlineSkipsAbandonedHandler(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0), consumer.WithStallTimeout(10*time.Second),
+		h.start(g.waiter(nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithAutoRenew(0), consumer.WithStallTimeout(10*time.Second),
 			consumer.WithGrace(2*time.Second), consumer.WithShutdownTimeout(time.Hour))
 		done := make(chan consumer.Report, 1)
 		go func() { done <- h.c.Shutdown(context.Background()) }()
@@ -505,10 +476,7 @@ func TestShutdownWithoutDeadlineIsBounded(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second), consumer.WithWaitTime(5*time.Second),
+		h.start(g.waiter(nil), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithGrace(time.Second), consumer.WithWaitTime(5*time.Second),
 			consumer.WithShutdownTimeout(10*time.Second)) // 5 s drain, 5 s reserve
 		done := make(chan consumer.Report, 1)
 		go func() { done <- h.c.Shutdown(context.Background()) }()
@@ -540,18 +508,7 @@ func TestShutdownStuckHandlerKeepsReleaseTime(t *testing.T) {
 		id := h.sqs.Send(h.url, "x", "")
 		g := newGate()
 		defer g.open()
-		var started atomic.Int32
-		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
-			started.Add(1)
-			<-g.ch // ignores its cancellation
-			return nil
-		}), consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
-		poll.For(t, 5*time.Second, func() error {
-			if started.Load() != 1 {
-				return fmt.Errorf("started %d", started.Load())
-			}
-			return nil
-		})
+		h.startStuck(g, consumer.WithWaitTime(2*time.Second), consumer.WithShutdownReserve(4*time.Second))
 		r := awaitReportTogether(h, shutdownAsync(h, 20*time.Second), 100*time.Millisecond)
 		r.Duration = 0
 		if want := (consumer.Report{ReceivesAwaited: 1, Cancelled: 1, Stuck: 1, Released: 1}); r != want {

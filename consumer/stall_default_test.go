@@ -2,13 +2,11 @@ package consumer_test
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
-	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
 // With no option that bounds it, a hung handler (no progress, its
@@ -37,12 +35,7 @@ func TestHungHandlerBoundedByDefault(t *testing.T) {
 			t.Fatal("lease lapsed inside the auto-renew budget")
 		}
 		h.advance(time.Second+grace, time.Second)
-		poll.For(t, 5*time.Second, func() error {
-			if got := h.obs.Reasons(consumer.EventReleased)[consumer.ReasonStalled]; got != 1 {
-				return fmt.Errorf("stalled releases %d, want 1", got)
-			}
-			return nil
-		})
+		h.awaitReleases(consumer.ReasonStalled, 1)
 		if got := hd.got(); len(got) != 1 || !errors.Is(got[0], consumer.ErrStalled) {
 			t.Fatalf("causes %v, want [ErrStalled]", got)
 		}

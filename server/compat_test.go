@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -193,7 +194,7 @@ func TestPeekEndpoint(t *testing.T) {
 	for _, m := range doc.ReceiveMessageResponse.ReceiveMessageResult.Messages {
 		got[m.Body] = m.Attributes["IsVisible"] + "/" + m.Attributes["IsDelayed"]
 	}
-	if want := map[string]string{"leased": "false/false", "waiting": "true/false", "later": "false/true"}; !equalMaps(got, want) {
+	if want := map[string]string{"leased": "false/false", "waiting": "true/false", "later": "false/true"}; !maps.Equal(got, want) {
 		t.Errorf("ShowInvisible and ShowDelayed: IsVisible/IsDelayed %v, want %v (%.600s)", got, want, body)
 	}
 	code, _, body = fetch(t, "POST", srv.URL+"/_aws/sqs/messages", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}},

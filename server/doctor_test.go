@@ -42,7 +42,7 @@ func step(srv *testutil.Server, t int) {
 
 func del(t *testing.T, c *sqs.Client, url string, m types.Message) {
 	t.Helper()
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, m.ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -139,7 +139,7 @@ func TestDoctorHealthyWithRenewals(t *testing.T) {
 		m := receiveOne(t, c, url, nil)
 		for s := 10; s < 90; s += 10 {
 			step(srv, start+s)
-			if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30}); err != nil {
+			if err := changeVisibility(c, url, m.ReceiptHandle, 30); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -193,7 +193,7 @@ func TestDoctorHungHeartbeat(t *testing.T) {
 	m := receiveOne(t, c, url, nil)
 	for s := 120; s <= 400; s += 20 {
 		step(srv, s)
-		if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30}); err != nil {
+		if err := changeVisibility(c, url, m.ReceiptHandle, 30); err != nil {
 			t.Fatal(err)
 		}
 	}

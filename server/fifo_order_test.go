@@ -104,7 +104,7 @@ var fifoOrderCases = []struct {
 		got := n.receive(t, url, 2, "g1-m1", "g1-m2")
 		n.advance(time.Second)
 		for _, m := range got {
-			if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+			if err := deleteMessage(c, url, m.ReceiptHandle); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -184,7 +184,7 @@ func TestFIFOGroupBlocking(t *testing.T) {
 			m2 = m
 		}
 	}
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m2.ReceiptHandle, VisibilityTimeout: 300}); err != nil {
+	if err := changeVisibility(c, url, m2.ReceiptHandle, 300); err != nil {
 		t.Fatal(err)
 	}
 	srv.Clock.Advance(30 * time.Second)
@@ -218,7 +218,7 @@ func TestFIFODeduplication(t *testing.T) {
 
 	// Duplicates stay suppressed after the original is received and deleted.
 	for _, m := range receiveBodies(t, c, url, 10) {
-		if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+		if err := deleteMessage(c, url, m.ReceiptHandle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -289,7 +289,7 @@ func TestFIFOExpiredReceiptCannotDelete(t *testing.T) {
 	url := srv.MustCreateQueue(t, "expiry.fifo", fifoAttrs("ContentBasedDeduplication", "true", "VisibilityTimeout", "10"))
 	sendFIFO(t, c, url, "x", "g", "")
 	m := receiveBodies(t, c, url, 1)[0]
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 60}); err != nil {
+	if err := changeVisibility(c, url, m.ReceiptHandle, 60); err != nil {
 		t.Fatal(err)
 	}
 	srv.Clock.Advance(30 * time.Second) // inside the extended window
@@ -298,11 +298,10 @@ func TestFIFOExpiredReceiptCannotDelete(t *testing.T) {
 		t.Fatalf("message redelivered inside its extended lease")
 	}
 	srv.Clock.Advance(31 * time.Second) // now past it
-	_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
-	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+	wantAPIError(t, deleteMessage(c, url, m.ReceiptHandle), "InvalidParameterValue", http.StatusBadRequest)
 	checkCounts(t, c, url, 1, 0, 0) // still there
 	fresh := receiveBodies(t, c, url, 1)[0]
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: fresh.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, fresh.ReceiptHandle); err != nil {
 		t.Errorf("delete inside the lease: %v", err)
 	}
 }

@@ -22,6 +22,20 @@ func mustSend(tb testing.TB, c *sqs.Client, url, body string) string {
 	return *out.MessageId
 }
 
+// changeVisibility sets the visibility timeout of the message that handle,
+// a receipt handle of the queue at url, names.
+func changeVisibility(c *sqs.Client, url string, handle *string, timeout int32) error {
+	_, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: handle, VisibilityTimeout: timeout})
+	return err
+}
+
+// deleteMessage deletes the message that handle, a receipt handle of the
+// queue at url, names.
+func deleteMessage(c *sqs.Client, url string, handle *string) error {
+	_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: handle})
+	return err
+}
+
 // The classic incident: a 90 s handler on a 30 s lease. The message is handed
 // out three times; the first worker's late delete still succeeds, as on SQS.
 func TestClassicIncidentTimeline(t *testing.T) {
@@ -59,13 +73,12 @@ func TestClassicIncidentTimeline(t *testing.T) {
 	}
 
 	srv.Clock.Advance(28 * time.Second) // t=90: A finally deletes, with its stale handle
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: a.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, a.ReceiptHandle); err != nil {
 		t.Fatalf("A's late delete: %v", err)
 	}
 	checkCounts(t, c, url, 0, 0, 0)
 	// C, still working, can no longer extend: the message is gone.
-	_, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: cc.ReceiptHandle, VisibilityTimeout: 30})
-	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+	wantAPIError(t, changeVisibility(c, url, cc.ReceiptHandle, 30), "InvalidParameterValue", http.StatusBadRequest)
 }
 
 func TestRenewalCountsFromNow(t *testing.T) {
@@ -76,7 +89,7 @@ func TestRenewalCountsFromNow(t *testing.T) {
 	mustSend(t, c, url, "x")
 	m := receiveOne(t, c, url, aws.Int32(30))
 	srv.Clock.Advance(20 * time.Second)
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30}); err != nil {
+	if err := changeVisibility(c, url, m.ReceiptHandle, 30); err != nil {
 		t.Fatal(err)
 	}
 	srv.Clock.Advance(29 * time.Second) // t=49: 30 s from the renewal is t=50, not t=60
@@ -101,7 +114,7 @@ func TestReleaseWithZero(t *testing.T) {
 	id := mustSend(t, c, url, "x")
 	m := receiveOne(t, c, url, nil)
 	receiveNone(t, c, url)
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+	if err := changeVisibility(c, url, m.ReceiptHandle, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := receiveOne(t, c, url, nil); *got.MessageId != id {
@@ -138,10 +151,7 @@ func TestTwelveHourCeiling(t *testing.T) {
 	url := srv.MustCreateQueue(t, "ceiling", nil)
 	mustSend(t, c, url, "x")
 	m := receiveOne(t, c, url, nil)
-	cmv := func(timeout int32) error {
-		_, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: timeout})
-		return err
-	}
+	cmv := func(timeout int32) error { return changeVisibility(c, url, m.ReceiptHandle, timeout) }
 	// Extensions do not reset the ceiling: it stays 12 h after the receive.
 	for hour := 0; hour < 11; hour++ {
 		srv.Clock.Advance(time.Hour)
@@ -154,8 +164,7 @@ func TestTwelveHourCeiling(t *testing.T) {
 		t.Errorf("extension to exactly 12 h: %v", err)
 	}
 	wantAPIError(t, cmv(1801), "InvalidParameterValue", http.StatusBadRequest)
-	_, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 43201})
-	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+	wantAPIError(t, cmv(43201), "InvalidParameterValue", http.StatusBadRequest)
 }
 
 // A visibility change with the handle of a lapsed lease succeeds and leaves
@@ -171,21 +180,20 @@ func TestChangeVisibilityAfterLapse(t *testing.T) {
 	mustSend(t, c, url, "x")
 	old := receiveOne(t, c, url, aws.Int32(10))
 	srv.Clock.Advance(11 * time.Second)
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: old.ReceiptHandle, VisibilityTimeout: 300}); err != nil {
+	if err := changeVisibility(c, url, old.ReceiptHandle, 300); err != nil {
 		t.Fatalf("change with a lapsed handle: %v", err)
 	}
 	checkCounts(t, c, url, 1, 0, 0)
 	current := receiveOne(t, c, url, nil)
 	// The older handle still addresses the message in flight: it releases it.
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: old.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+	if err := changeVisibility(c, url, old.ReceiptHandle, 0); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(t, c, url, 1, 0, 0)
-	if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: current.ReceiptHandle}); err != nil {
+	if err := deleteMessage(c, url, current.ReceiptHandle); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: current.ReceiptHandle, VisibilityTimeout: 10})
-	wantAPIError(t, err, "InvalidParameterValue", http.StatusBadRequest)
+	wantAPIError(t, changeVisibility(c, url, current.ReceiptHandle, 10), "InvalidParameterValue", http.StatusBadRequest)
 }
 
 type received struct {
@@ -303,7 +311,7 @@ func oldHandleExtendsAfterRedelivery(t *testing.T, srv *testutil.Server) {
 	srv.Clock.Advance(11 * time.Second)
 	receiveOne(t, c, url, aws.Int32(10)) // until t=21
 	srv.Clock.Advance(4 * time.Second)   // t=15
-	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 60}); err != nil {
+	if err := changeVisibility(c, url, first.ReceiptHandle, 60); err != nil {
 		t.Fatalf("extend with the first handle: %v", err)
 	}
 	srv.Clock.Advance(10 * time.Second) // t=25

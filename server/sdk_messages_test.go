@@ -3,6 +3,7 @@ package server_test
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func TestSendAndReceiveMessage(t *testing.T) {
 		"ApproximateFirstReceiveTimestamp": first, "MessageGroupId": "tenant-7",
 		"AWSTraceHeader": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
 	}
-	if !equalMaps(m.Attributes, wantAttrs) {
+	if !maps.Equal(m.Attributes, wantAttrs) {
 		t.Errorf("system attributes = %v, want %v", m.Attributes, wantAttrs)
 	}
 	if p := byID[*plain.MessageId]; p.MessageAttributes != nil || p.MD5OfMessageAttributes != nil {
@@ -366,7 +367,7 @@ func TestDeleteMessage(t *testing.T) {
 	_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &other, ReceiptHandle: m.ReceiptHandle})
 	wantAPIError(t, err, "ReceiptHandleIsInvalid", 404)
 	for i := range 2 { // deleting an already-deleted message succeeds
-		if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+		if err := deleteMessage(c, url, m.ReceiptHandle); err != nil {
 			t.Fatalf("delete %d: %v", i+1, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -247,7 +248,7 @@ func TestQueueAttributes(t *testing.T) {
 		"MessageRetentionPeriod": "345600", "QueueArn": "arn:aws:sqs:us-east-1:000000000000:attrs",
 		"ReceiveMessageWaitTimeSeconds": "0", "SqsManagedSseEnabled": "true", "VisibilityTimeout": "30",
 	}
-	if !equalMaps(all.Attributes, want) {
+	if !maps.Equal(all.Attributes, want) {
 		t.Errorf("All = %v, want %v", all.Attributes, want)
 	}
 	none, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url})
@@ -270,7 +271,7 @@ func TestQueueAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = map[string]string{"VisibilityTimeout": "5", "Policy": policy, "LastModifiedTimestamp": strconv.FormatInt(testutil.Epoch.Unix()+10, 10)}
-	if !equalMaps(some.Attributes, want) {
+	if !maps.Equal(some.Attributes, want) {
 		t.Errorf("after set = %v, want %v", some.Attributes, want)
 	}
 	// An empty Policy removes it.
@@ -331,18 +332,6 @@ func checkCounts(tb testing.TB, c *sqs.Client, url string, visible, inFlight, de
 	}
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 func TestPurgeQueue(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartServer(t)
@@ -395,7 +384,7 @@ func TestTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]string{"team": "b", "empty": ""}; !equalMaps(out.Tags, want) {
+	if want := map[string]string{"team": "b", "empty": ""}; !maps.Equal(out.Tags, want) {
 		t.Errorf("tags = %v, want %v", out.Tags, want)
 	}
 	_, err = c.TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: &url, Tags: map[string]string{strings.Repeat("k", 129): "v"}})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,20 +201,11 @@ func (s *SQS) Calls(ops ...string) []Call {
 	defer s.mu.Unlock()
 	var out []Call
 	for _, c := range s.calls {
-		if len(ops) == 0 || contains(ops, c.Op) {
+		if len(ops) == 0 || slices.Contains(ops, c.Op) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, v := range ss {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // MessageState is a message as the fake holds it.
@@ -624,40 +616,68 @@ func entryFailure(id string, err error) types.BatchResultErrorEntry {
 	return types.BatchResultErrorEntry{Id: &idc, Code: &code, Message: &msg, SenderFault: code != "InternalError"}
 }
 
-// ChangeMessageVisibilityBatch implements consumer.Client.
-func (s *SQS) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
-	fl, err := s.begin(ctx, "ChangeMessageVisibilityBatch", in)
+// batchEntry is what a batch action reads of every entry.
+type batchEntry struct{ id, handle string }
+
+// batch does what both batch actions do around their own step: it records
+// the call op and applies its fault, refuses the entries as SQS does, finds
+// the queue at url, then runs do on each entry (by index) that the fault
+// does not fail. It returns the fault, for end, and the ids that succeeded
+// and the failures, each in entry order.
+func (s *SQS) batch(ctx context.Context, op string, in any, url string, entries []batchEntry,
+	do func(q *queue, now time.Time, i int) error) (Fault, []string, []types.BatchResultErrorEntry, error) {
+	fl, err := s.begin(ctx, op, in)
 	if err != nil {
-		return nil, err
+		return fl, nil, nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = deref(e.Id)
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.id
 	}
-	if err := checkBatch("ChangeMessageVisibilityBatchRequestEntry", ids); err != nil {
-		return end(fl, (*sqs.ChangeMessageVisibilityBatchOutput)(nil), err)
+	if err := checkBatch(op+"RequestEntry", ids); err != nil {
+		return fl, nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.queues[deref(in.QueueUrl)]
+	q := s.queues[url]
 	if q == nil {
-		return nil, queueErr(deref(in.QueueUrl))
+		return fl, nil, nil, queueErr(url)
 	}
 	now := s.clock.Now()
-	out := &sqs.ChangeMessageVisibilityBatchOutput{}
-	for _, e := range in.Entries {
-		id, h := deref(e.Id), deref(e.ReceiptHandle)
-		if code, ok := fl.FailEntries[h]; ok {
-			out.Failed = append(out.Failed, entryFailure(id, &APIError{Code: code, Message: "injected"}))
+	var ok []string
+	var failed []types.BatchResultErrorEntry
+	for i, e := range entries {
+		if code, injected := fl.FailEntries[e.handle]; injected {
+			failed = append(failed, entryFailure(e.id, &APIError{Code: code, Message: "injected"}))
 			continue
 		}
-		if err := q.change(now, h, time.Duration(e.VisibilityTimeout)*time.Second); err != nil {
-			out.Failed = append(out.Failed, entryFailure(id, err))
+		if err := do(q, now, i); err != nil {
+			failed = append(failed, entryFailure(e.id, err))
 			continue
 		}
-		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: &id})
+		ok = append(ok, e.id)
 	}
 	s.wake()
+	return fl, ok, failed, nil
+}
+
+// ChangeMessageVisibilityBatch implements consumer.Client.
+func (s *SQS) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	entries := make([]batchEntry, len(in.Entries))
+	for i, e := range in.Entries {
+		entries[i] = batchEntry{id: deref(e.Id), handle: deref(e.ReceiptHandle)}
+	}
+	fl, ok, failed, err := s.batch(ctx, "ChangeMessageVisibilityBatch", in, deref(in.QueueUrl), entries,
+		func(q *queue, now time.Time, i int) error {
+			return q.change(now, entries[i].handle, time.Duration(in.Entries[i].VisibilityTimeout)*time.Second)
+		})
+	if err != nil {
+		return nil, err
+	}
+	out := &sqs.ChangeMessageVisibilityBatchOutput{Failed: failed}
+	for _, id := range ok {
+		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: &id})
+	}
 	return end(fl, out, nil)
 }
 
@@ -684,48 +704,38 @@ func (q *queue) change(now time.Time, handle string, vis time.Duration) error {
 
 // DeleteMessageBatch implements consumer.Client.
 func (s *SQS) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
-	fl, err := s.begin(ctx, "DeleteMessageBatch", in)
+	entries := make([]batchEntry, len(in.Entries))
+	for i, e := range in.Entries {
+		entries[i] = batchEntry{id: deref(e.Id), handle: deref(e.ReceiptHandle)}
+	}
+	fl, ok, failed, err := s.batch(ctx, "DeleteMessageBatch", in, deref(in.QueueUrl), entries,
+		func(q *queue, now time.Time, i int) error { return q.delete(now, entries[i].handle) })
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = deref(e.Id)
-	}
-	if err := checkBatch("DeleteMessageBatchRequestEntry", ids); err != nil {
-		return end(fl, (*sqs.DeleteMessageBatchOutput)(nil), err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.queues[deref(in.QueueUrl)]
-	if q == nil {
-		return nil, queueErr(deref(in.QueueUrl))
-	}
-	now := s.clock.Now()
-	out := &sqs.DeleteMessageBatchOutput{}
-	for _, e := range in.Entries {
-		id, h := deref(e.Id), deref(e.ReceiptHandle)
-		if code, ok := fl.FailEntries[h]; ok {
-			out.Failed = append(out.Failed, entryFailure(id, &APIError{Code: code, Message: "injected"}))
-			continue
-		}
-		m, epoch, err := q.find(h)
-		if err != nil {
-			out.Failed = append(out.Failed, entryFailure(id, err))
-			continue
-		}
-		if m != nil && !m.deleted && q.fifo && (epoch != m.epoch || !m.inFlight(now)) {
-			out.Failed = append(out.Failed, entryFailure(id, &APIError{Code: "InvalidParameterValue",
-				Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.", h)}))
-			continue
-		}
-		if m != nil {
-			m.deleted = true
-		}
+	out := &sqs.DeleteMessageBatchOutput{Failed: failed}
+	for _, id := range ok {
 		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: &id})
 	}
-	s.wake()
 	return end(fl, out, nil)
+}
+
+// delete deletes the message a receipt handle of q names. A FIFO handle
+// that a later receive superseded, or whose lease lapsed, is refused; a
+// handle whose message the fake does not hold, or has deleted, succeeds.
+func (q *queue) delete(now time.Time, handle string) error {
+	m, epoch, err := q.find(handle)
+	if err != nil {
+		return err
+	}
+	if m != nil && !m.deleted && q.fifo && (epoch != m.epoch || !m.inFlight(now)) {
+		return &APIError{Code: "InvalidParameterValue",
+			Message: fmt.Sprintf("Value %s for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.", handle)}
+	}
+	if m != nil {
+		m.deleted = true
+	}
+	return nil
 }
 
 // SendMessage implements consumer.Client.
@@ -824,10 +834,10 @@ func (s *SQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributes
 	attrs["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
 	attrs["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inflight)
 	attrs["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(delayed)
-	if !contains(names(in.AttributeNames), "All") {
+	if !slices.Contains(names(in.AttributeNames), "All") {
 		// Only the attributes asked for, as SQS answers.
 		for k := range attrs {
-			if !contains(names(in.AttributeNames), k) {
+			if !slices.Contains(names(in.AttributeNames), k) {
 				delete(attrs, k)
 			}
 		}

@@ -94,6 +94,20 @@ func (w *worker) decode(action string, body []byte, out any) bool {
 	return true
 }
 
+// receive does a ReceiveMessage request and reads its answer into out. It
+// reports stopped when the run is over; ok is false when the call failed or
+// its answer was unreadable, either already counted as an error.
+func (w *worker) receive(ctx context.Context, req *Request, out any) (s sent, ok, stopped bool) {
+	s, err := w.do(ctx, req)
+	if err == errStopped {
+		return s, false, true
+	}
+	if err != nil {
+		return s, false, false
+	}
+	return s, w.decode("ReceiveMessage", s.body, out), false
+}
+
 // batchResult reads the response to a batch of entries, counts its failed
 // entries, and those it names in neither list, as errors and returns how
 // many succeeded.
@@ -426,15 +440,12 @@ func (r *run) longPollReceiver(ctx context.Context, w *worker) {
 		case lp.polling <- struct{}{}:
 		default:
 		}
-		s, err := w.do(ctx, recv)
-		if err == errStopped {
+		var got receiveBodyResponse
+		s, ok, stopped := w.receive(ctx, recv, &got)
+		if stopped {
 			return
 		}
-		if err != nil {
-			continue
-		}
-		var got receiveBodyResponse
-		if !w.decode("ReceiveMessage", s.body, &got) {
+		if !ok {
 			continue
 		}
 		for _, m := range got.Messages {
@@ -495,15 +506,12 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 		// the message last plus the timeout.
 		deadlines := map[string]time.Time{}
 		for tries := 0; len(deadlines) < n && tries < 10; tries++ {
-			s, err := w.do(ctx, lease)
-			if err == errStopped {
+			var got receiveResponse
+			s, ok, stopped := w.receive(ctx, lease, &got)
+			if stopped {
 				return
 			}
-			if err != nil {
-				continue
-			}
-			var got receiveResponse
-			if !w.decode("ReceiveMessage", s.body, &got) {
+			if !ok {
 				continue
 			}
 			// A message seen before was leased again (its first lease
@@ -517,15 +525,12 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 		var handles []string
 		giveUp := time.Now().Add(vis + 10*time.Second)
 		for len(deadlines) > 0 && time.Now().Before(giveUp) {
-			s, err := w.do(ctx, again)
-			if err == errStopped {
+			var got receiveResponse
+			s, ok, stopped := w.receive(ctx, again, &got)
+			if stopped {
 				return
 			}
-			if err != nil {
-				continue
-			}
-			var got receiveResponse
-			if !w.decode("ReceiveMessage", s.body, &got) {
+			if !ok {
 				continue
 			}
 			for _, m := range got.Messages {

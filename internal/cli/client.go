@@ -234,6 +234,28 @@ func queueURL(ctx context.Context, c *sqs.Client, queue string) (string, error) 
 	return aws.ToString(out.QueueUrl), nil
 }
 
+// queueClient is clientFor a command acting on queue, a name or a URL,
+// with the queue's URL (queueURL).
+func (o *clientOptions) queueClient(cmd *cobra.Command, queue string) (*sqs.Client, string, error) {
+	c, err := o.clientFor(cmd, queue)
+	return resolveArg(cmd, c, err, queueURL, queue)
+}
+
+// resolveArg returns a client opened for cmd (c, or its error) with what
+// resolve makes of the command's argument arg through it, such as a queue's
+// URL or a topic's ARN; it fails if either step did.
+func resolveArg[C any](cmd *cobra.Command, c C, err error, resolve func(context.Context, C, string) (string, error), arg string) (C, string, error) {
+	var none C
+	if err != nil {
+		return none, "", err
+	}
+	to, err := resolve(cmd.Context(), c, arg)
+	if err != nil {
+		return none, "", err
+	}
+	return c, to, nil
+}
+
 // sendZero makes a request carry each of the named integer members, as 0
 // when the input leaves it out. aws-sdk-go-v2 does not serialize an int32
 // member that is 0, and SQS then applies the queue's attribute instead

@@ -4,22 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/baton-sqs/baton/internal/cli"
 )
 
 // baton doctor reports on every queue, not only the first page of 1,000
 // that one ListQueues call returns.
 func TestDoctorEveryQueue(t *testing.T) {
 	t.Parallel()
-	addr := serve(t, cli.ServeConfig{AccessKeyID: "AKIDDOC", SecretAccessKey: "doc-secret", AccountID: "444444444444"})
-	url := "http://" + addr
-	c := client(url, "AKIDDOC", "doc-secret", http.DefaultClient)
+	url, c := serveSigned(t, "AKIDDOC", "doc-secret", "444444444444")
 	const n = 1003
 	for i := range n {
 		if _, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("q%04d", i))}); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/server"
 )
@@ -122,16 +120,8 @@ func TestCLIPeekPages(t *testing.T) {
 // peek signs its admin API request as the SQS requests are signed.
 func TestCLIPeekSigned(t *testing.T) {
 	t.Parallel()
-	addr := serve(t, cli.ServeConfig{AccessKeyID: "AKIDPEEK", SecretAccessKey: "peek-secret", AccountID: "444444444444"})
-	url := "http://" + addr
-	c := client(url, "AKIDPEEK", "peek-secret", http.DefaultClient)
-	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("jobs")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("signed")}); err != nil {
-		t.Fatal(err)
-	}
+	url, c := serveSigned(t, "AKIDPEEK", "peek-secret", "444444444444")
+	jobsHolding(t, c, "signed")
 	r := runCLI(t, cliEnv(t, "AWS_ACCESS_KEY_ID=AKIDPEEK", "AWS_SECRET_ACCESS_KEY=peek-secret"), nil, "peek", "--endpoint", url, "jobs")
 	if r.code != 0 || !strings.Contains(r.stdout, "\nsigned\n") {
 		t.Errorf("peek with the key: %v", r)

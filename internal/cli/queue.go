@@ -47,15 +47,10 @@ func queueCreateCommand(o *clientOptions) *cobra.Command {
 			"  baton queue create orders.fifo -a ContentBasedDeduplication=true",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := parsePairs("--attribute", attrs)
+			a, t, err := createPairs(args[0], "FifoQueue", attrs, tags)
 			if err != nil {
 				return err
 			}
-			t, err := parsePairs("--tag", tags)
-			if err != nil {
-				return err
-			}
-			a = impliedFIFO(args[0], "FifoQueue", a)
 			c, err := o.client(cmd)
 			if err != nil {
 				return err
@@ -115,11 +110,7 @@ func queueGetCommand(o *clientOptions) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -168,11 +159,7 @@ func queueSetCommand(o *clientOptions) *cobra.Command {
 			if len(a) == 0 {
 				return errors.New("nothing to set: give at least one --attribute NAME=VALUE")
 			}
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -209,17 +196,26 @@ func oneQueueCommand(o *clientOptions, use, short string, call func(ctx context.
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			return apiError(call(cmd.Context(), c, url))
 		},
 	}
+}
+
+// createPairs parses a create command's --attribute and --tag flags. A
+// name ending in .fifo implies fifoAttr=true unless the attributes say
+// otherwise (impliedFIFO).
+func createPairs(name, fifoAttr string, attrs, tags []string) (a, t map[string]string, err error) {
+	if a, err = parsePairs("--attribute", attrs); err != nil {
+		return nil, nil, err
+	}
+	if t, err = parsePairs("--tag", tags); err != nil {
+		return nil, nil, err
+	}
+	return impliedFIFO(name, fifoAttr, a), t, nil
 }
 
 // impliedFIFO sets attribute attr to "true" in a when name ends in .fifo

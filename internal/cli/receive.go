@@ -81,11 +81,7 @@ func receiveCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -63,11 +63,7 @@ func sendCommand() *cobra.Command {
 			if dedupID != "" {
 				in.MessageDeduplicationId = aws.String(dedupID)
 			}
-			c, err := o.clientFor(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			url, err := queueURL(cmd.Context(), c, args[0])
+			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -112,6 +112,28 @@ func client(endpoint, keyID, secret string, hc *http.Client) *sqs.Client {
 	return sqs.New(o)
 }
 
+// serveSigned starts a server that checks signatures, with one key acting
+// for account, and returns its URL and a client signing with that key.
+func serveSigned(t *testing.T, keyID, secret, account string) (string, *sqs.Client) {
+	t.Helper()
+	url := "http://" + serve(t, cli.ServeConfig{AccessKeyID: keyID, SecretAccessKey: secret, AccountID: account})
+	return url, client(url, keyID, secret, http.DefaultClient)
+}
+
+// jobsHolding creates the queue "jobs" through c, sends it one message of
+// body, and returns its URL.
+func jobsHolding(t *testing.T, c *sqs.Client, body string) string {
+	t.Helper()
+	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("jobs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(body)}); err != nil {
+		t.Fatal(err)
+	}
+	return *q.QueueUrl
+}
+
 func wantCode(t *testing.T, err error, code string, status int) {
 	t.Helper()
 	var ae smithy.APIError

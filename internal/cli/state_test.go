@@ -21,16 +21,8 @@ import (
 // refused and changes nothing.
 func TestCLIStateSigned(t *testing.T) {
 	t.Parallel()
-	addr := serve(t, cli.ServeConfig{AccessKeyID: "AKIDSTATE", SecretAccessKey: "state-secret", AccountID: "555555555555"})
-	url := "http://" + addr
-	c := client(url, "AKIDSTATE", "state-secret", http.DefaultClient)
-	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("jobs")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("kept")}); err != nil {
-		t.Fatal(err)
-	}
+	url, c := serveSigned(t, "AKIDSTATE", "state-secret", "555555555555")
+	jobs := jobsHolding(t, c, "kept")
 	good := cliEnv(t, "AWS_ACCESS_KEY_ID=AKIDSTATE", "AWS_SECRET_ACCESS_KEY=state-secret")
 	bad := cliEnv(t, "AWS_ACCESS_KEY_ID=AKIDSTATE", "AWS_SECRET_ACCESS_KEY=wrong")
 	file := filepath.Join(t.TempDir(), "state.json")
@@ -49,7 +41,7 @@ func TestCLIStateSigned(t *testing.T) {
 	if r := runCLI(t, good, nil, "import", "--endpoint", url, file); r.code != 0 || !strings.Contains(r.stdout, "imported 1 queues, 1 messages") {
 		t.Fatalf("import: %v", r)
 	}
-	got, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+	got, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &jobs})
 	if err != nil || len(got.Messages) != 1 || *got.Messages[0].Body != "kept" {
 		t.Errorf("receive after the import: %v %v", err, got)
 	}

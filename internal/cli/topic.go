@@ -64,6 +64,13 @@ func topicARN(ctx context.Context, c *awssns.Client, topic string) (string, erro
 	return "", fmt.Errorf("topic %s: NotFound: no topic of that name (`baton topic list` lists them)", topic)
 }
 
+// topicClient is snsClient for a command acting on topic, a name or an
+// ARN, with the topic's ARN (topicARN).
+func (o *clientOptions) topicClient(cmd *cobra.Command, topic string) (*awssns.Client, string, error) {
+	c, err := o.snsClient(cmd)
+	return resolveArg(cmd, c, err, topicARN, topic)
+}
+
 func topicCreateCommand(o *clientOptions) *cobra.Command {
 	var attrs, tags []string
 	cmd := &cobra.Command{
@@ -74,15 +81,10 @@ func topicCreateCommand(o *clientOptions) *cobra.Command {
 		Example: "  baton topic create orders\n  baton topic create orders -a DisplayName=Orders -t team=billing",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := parsePairs("--attribute", attrs)
+			a, t, err := createPairs(args[0], "FifoTopic", attrs, tags)
 			if err != nil {
 				return err
 			}
-			t, err := parsePairs("--tag", tags)
-			if err != nil {
-				return err
-			}
-			a = impliedFIFO(args[0], "FifoTopic", a)
 			c, err := o.snsClient(cmd)
 			if err != nil {
 				return err
@@ -135,11 +137,7 @@ func topicDeleteCommand(o *clientOptions) *cobra.Command {
 		Short: "Delete a topic and its subscriptions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.snsClient(cmd)
-			if err != nil {
-				return err
-			}
-			arn, err := topicARN(cmd.Context(), c, args[0])
+			c, arn, err := o.topicClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -180,11 +178,7 @@ func topicSubscribeCommand(o *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.snsClient(cmd)
-			if err != nil {
-				return err
-			}
-			topic, err := topicARN(cmd.Context(), c, args[0])
+			c, topic, err := o.topicClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -208,11 +202,7 @@ func queueARN(cmd *cobra.Command, o *clientOptions, queue string) (string, error
 	if strings.HasPrefix(queue, "arn:") {
 		return queue, nil
 	}
-	c, err := o.clientFor(cmd, queue)
-	if err != nil {
-		return "", err
-	}
-	url, err := queueURL(cmd.Context(), c, queue)
+	c, url, err := o.queueClient(cmd, queue)
 	if err != nil {
 		return "", err
 	}
@@ -300,11 +290,7 @@ func publishCommand() *cobra.Command {
 					*p = aws.String(v)
 				}
 			}
-			c, err := o.snsClient(cmd)
-			if err != nil {
-				return err
-			}
-			arn, err := topicARN(cmd.Context(), c, args[0])
+			c, arn, err := o.topicClient(cmd, args[0])
 			if err != nil {
 				return err
 			}
