@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -34,6 +33,35 @@ func (s *gatedStats) MessageStats(ctx context.Context, p baton.MessageStatsParam
 	return s.Store.MessageStats(ctx, p)
 }
 
+// checkShared starts call once and, once it waits in MessageStats, n-1
+// more, and checks that these wait for the first one's read (waiters, of
+// the queue read, says how many do) rather than each reading; then it
+// lets the read end. what names the read in a failure.
+func (s *gatedStats) checkShared(t *testing.T, n int, call func(), waiters func(queueID uint64) int, what string) {
+	t.Helper()
+	go call()
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if s.calls.Load() != 1 {
+			return fmt.Errorf("the first call has not started its %s", what)
+		}
+		return nil
+	})
+	for range n - 1 {
+		go call()
+	}
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if c := s.calls.Load(); c > 1 {
+			close(s.release)
+			t.Fatalf("%d calls each made their own %s at once, want the calls arriving during the first to share it", c, what)
+		}
+		if w := waiters(s.queue.Load()); w != n-1 {
+			return fmt.Errorf("%d calls wait for the running %s, want %d", w, what, n-1)
+		}
+		return nil
+	})
+	close(s.release)
+}
+
 // Long polls of one queue that find nothing at once read when its next
 // hidden message becomes visible once between them: each used to ask the
 // store itself.
@@ -59,27 +87,7 @@ func TestLongPollsShareOneNextVisibleRead(t *testing.T) {
 		_, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{WaitTimeSeconds: ptr(20)})
 		errs <- err
 	}
-	go poll()
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		if st.calls.Load() != 1 {
-			return errors.New("the first long poll has not asked the store")
-		}
-		return nil
-	})
-	for range polls - 1 {
-		go poll()
-	}
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		if n := st.calls.Load(); n > 1 {
-			close(st.release)
-			t.Fatalf("%d reads of the next visible moment ran at once, want the polls arriving during the first to share it", n)
-		}
-		if n := engine.NextVisibleWaiters(e, st.queue.Load()); n != polls-1 {
-			return fmt.Errorf("%d long polls wait for the running read, want %d", n, polls-1)
-		}
-		return nil
-	})
-	close(st.release)
+	st.checkShared(t, polls, poll, func(q uint64) int { return engine.NextVisibleWaiters(e, q) }, "read of the next visible moment")
 	cancel() // the polls now sleep on the fake clock; let them go
 	for range polls {
 		if err := <-errs; err != nil {

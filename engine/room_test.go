@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
@@ -61,29 +60,14 @@ func TestReceiveSkipsInFlightCountWithRoom(t *testing.T) {
 	}
 }
 
-// blockingStats is a store whose MessageStats calls count themselves and
-// wait until release is closed.
-type blockingStats struct {
-	baton.Store
-	calls   atomic.Int32
-	queue   atomic.Uint64
-	release chan struct{}
-}
-
-func (s *blockingStats) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
-	s.queue.Store(p.QueueID)
-	s.calls.Add(1)
-	<-s.release
-	return s.Store.MessageStats(ctx, p)
-}
-
 // Receives that arrive while another receive counts the queue's in-flight
 // messages wait for that count and go by it, rather than each counting: a
 // node's concurrent receives made one count each whenever the last went
 // stale.
 func TestConcurrentReceivesShareOneInFlightCount(t *testing.T) {
 	ctx := context.Background()
-	st := &blockingStats{Store: memstore.New(), release: make(chan struct{})}
+	st := &gatedStats{Store: memstore.New(), release: make(chan struct{})}
+	st.gated.Store(true)
 	e, err := engine.New(engine.Config{Store: st, Clock: clock.NewFake(testutil.Epoch)})
 	if err != nil {
 		t.Fatal(err)
@@ -104,27 +88,7 @@ func TestConcurrentReceivesShareOneInFlightCount(t *testing.T) {
 		}
 		errs <- err
 	}
-	go receive()
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		if st.calls.Load() != 1 {
-			return errors.New("the first receive has not started its count")
-		}
-		return nil
-	})
-	for range receives - 1 {
-		go receive()
-	}
-	testutil.CheckFor(t, 10*time.Second, func() error {
-		if n := st.calls.Load(); n > 1 {
-			close(st.release)
-			t.Fatalf("%d in-flight counts ran at once, want the receives arriving during the first to wait for it", n)
-		}
-		if n := engine.RoomCountWaiters(e, st.queue.Load()); n != receives-1 {
-			return fmt.Errorf("%d receives wait for the running count, want %d", n, receives-1)
-		}
-		return nil
-	})
-	close(st.release)
+	st.checkShared(t, receives, receive, func(q uint64) int { return engine.RoomCountWaiters(e, q) }, "in-flight count")
 	for range receives {
 		if err := <-errs; err != nil {
 			t.Fatalf("receive: %v", err)
