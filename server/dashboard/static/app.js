@@ -579,10 +579,15 @@
     });
     dialog.addEventListener('close', () => {
       const button = $('purge-button');
-      if (dialog.returnValue !== 'purge') {
+      // One confirmation, one purge: the answer is taken once, and a close
+      // while a purge is on its way starts no other.
+      const answer = dialog.returnValue;
+      dialog.returnValue = '';
+      if (answer !== 'purge') {
         button.focus();
         return;
       }
+      if (button.disabled) return;
       busy(button, async () => {
         try {
           await api('POST', path + '/purge', {});
