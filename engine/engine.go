@@ -46,9 +46,12 @@ type Engine struct {
 	// in-flight limit (waitForRoom).
 	full map[uint64]bool
 	// room lets receives skip counting in-flight messages (room.go).
-	room    roomNotes
-	closing chan struct{}
-	once    sync.Once
+	room roomNotes
+	// nextVisible shares long polls' reads of when a hidden message
+	// becomes visible (nextvisible.go).
+	nextVisible nextVisibleFlights
+	closing     chan struct{}
+	once        sync.Once
 
 	// shared is the store as a SharedStore, nil unless several servers
 	// share it (New decides once): then long polls hear of the others'

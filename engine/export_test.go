@@ -20,3 +20,11 @@ func RunningMoveTasks(e *Engine) []string {
 	sort.Strings(out)
 	return out
 }
+
+// RoomCountWaiters is how many receives of the queue wait for another's
+// in-flight count to end.
+func RoomCountWaiters(e *Engine, queueID uint64) int { return e.room.waiters(queueID) }
+
+// NextVisibleWaiters is how many long polls of the queue wait for another's
+// read of when its next hidden message becomes visible.
+func NextVisibleWaiters(e *Engine, queueID uint64) int { return e.nextVisibleWaiters(queueID) }

@@ -511,17 +511,23 @@ func (e *Engine) receiveOnce(ctx context.Context, q *baton.Queue, now time.Time,
 //
 // With room known to be left (room.go) it does not count: the receive then
 // looks for visible messages itself, and finding none is the same answer.
+// While another receive counts the queue it waits for that count, which may
+// leave room known.
 func (e *Engine) receivable(ctx context.Context, q *baton.Queue, now time.Time, wait int) (bool, error) {
-	if e.room.roomy(q.ID, now, e.inFlightLimit) {
+	if e.room.roomy(q.ID, now, e.inFlightLimit) ||
+		e.room.awaitCount(ctx, q.ID) && e.room.roomy(q.ID, now, e.inFlightLimit) {
 		return true, nil
 	}
 	// Only the in-flight count and "any visible?" matter here.
-	base := e.room.counting(q.ID)
+	base, done := e.room.counting(q.ID)
 	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now, Bound: 1})
+	if err == nil {
+		e.room.counted(q.ID, now, base, st.InFlight)
+	}
+	done()
 	if err != nil {
 		return false, storeErr(err, "message stats")
 	}
-	e.room.counted(q.ID, now, base, st.InFlight)
 	if st.InFlight >= e.inFlightLimit {
 		if wait == 0 && !q.IsFIFO() { // a FIFO receive just gets nothing
 			return false, baton.Errorf(baton.ErrOverLimit, "Too many messages in flight for queue %s.", q.Name)

@@ -28,6 +28,13 @@ import (
 // receives skip counting.
 const roomFresh = time.Second
 
+// When a count goes stale under load, every receive that arrives before a
+// new count ends would count too: a node's concurrent receives made
+// several counts a second where one would do, each a scan of the queue's
+// in-flight index entries on the PostgreSQL store. A receive that finds a
+// count running waits for it and judges with its result, counting itself
+// only if the queue is not roomy by it either.
+
 // roomNote is what a node knows of a queue's in-flight messages: leases
 // is how many it ever leased from the queue; inFlight is its last count, at
 // (engine clock), taken when leases was base. A lease that commits while a
@@ -37,6 +44,11 @@ const roomFresh = time.Second
 type roomNote struct {
 	leases, base, inFlight int
 	at                     time.Time
+	// counts is how many counts of the queue run now; ended is closed
+	// when the last of them ends (nil while none runs); waiting is how
+	// many receives wait for it.
+	counts, waiting int
+	ended           chan struct{}
 }
 
 // roomNotes are the queues' roomNotes.
@@ -69,12 +81,55 @@ func (r *roomNotes) roomy(queueID uint64, now time.Time, limit int) bool {
 		n.inFlight+n.leases-n.base < limit/2
 }
 
-// counting returns what to pass to counted once a count of the queue that
-// starts now ends.
-func (r *roomNotes) counting(queueID uint64) (base int) {
+// awaitCount waits until no count of the queue runs, or ctx ends, and
+// reports whether a count was running.
+func (r *roomNotes) awaitCount(ctx context.Context, queueID uint64) bool {
+	r.mu.Lock()
+	n := r.note(queueID)
+	ended := n.ended
+	if ended != nil {
+		n.waiting++
+	}
+	r.mu.Unlock()
+	if ended == nil {
+		return false
+	}
+	select {
+	case <-ended:
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	n.waiting--
+	r.mu.Unlock()
+	return true
+}
+
+// waiters is how many receives wait for a count of the queue to end.
+func (r *roomNotes) waiters(queueID uint64) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.note(queueID).leases
+	return r.note(queueID).waiting
+}
+
+// counting notes that a count of the queue starts now and returns what to
+// pass to counted once it ends; done must be called then, whatever the
+// count's outcome.
+func (r *roomNotes) counting(queueID uint64) (base int, done func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.note(queueID)
+	if n.counts == 0 {
+		n.ended = make(chan struct{})
+	}
+	n.counts++
+	return n.leases, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if n.counts--; n.counts == 0 {
+			close(n.ended)
+			n.ended = nil
+		}
+	}
 }
 
 // counted notes an in-flight count of the queue taken at now, which began

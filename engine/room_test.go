@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -56,5 +57,44 @@ func TestReceiveSkipsInFlightCountWithRoom(t *testing.T) {
 	}
 	if n := st.calls.Load(); n != 4 {
 		t.Fatalf("%d in-flight counts for 5 receives, want 4", n)
+	}
+}
+
+// Receives that arrive while another receive counts the queue's in-flight
+// messages wait for that count and go by it, rather than each counting: a
+// node's concurrent receives made one count each whenever the last went
+// stale.
+func TestConcurrentReceivesShareOneInFlightCount(t *testing.T) {
+	ctx := context.Background()
+	st := &gatedStats{Store: memstore.New(), release: make(chan struct{})}
+	st.gated.Store(true)
+	e, err := engine.New(engine.Config{Store: st, Clock: clock.NewFake(testutil.Epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	ref := mkQueue(t, e, "q", nil)
+	const receives = 8
+	for range receives {
+		if _, err := e.SendMessage(ctx, ref, engine.SendParams{Body: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, receives)
+	receive := func() {
+		got, err := e.ReceiveMessage(ctx, ref, engine.ReceiveParams{VisibilityTimeout: ptr(600)})
+		if err == nil && len(got) != 1 {
+			err = fmt.Errorf("%d messages, want 1", len(got))
+		}
+		errs <- err
+	}
+	st.checkShared(t, receives, receive, func(q uint64) int { return engine.RoomCountWaiters(e, q) }, "in-flight count")
+	for range receives {
+		if err := <-errs; err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+	}
+	if n := st.calls.Load(); n != 1 {
+		t.Fatalf("%d in-flight counts for %d concurrent receives, want 1", n, receives)
 	}
 }

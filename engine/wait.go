@@ -123,16 +123,19 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 		if sleep <= 0 {
 			return nil
 		}
-		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: queueID, Now: now, Bound: 1})
+		next, err := e.nextVisibleAt(ctx, queueID, now)
 		if errors.Is(err, baton.ErrUnavailable) {
-			st, err = baton.MessageStats{}, nil // look again after a while
+			next, err = time.Time{}, nil // look again after a while
 			sleep = min(sleep, unavailablePause)
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil // the client has gone
 		}
 		if err != nil {
 			return storeErr(err, "message stats")
 		}
-		if !st.NextVisibleAt.IsZero() {
-			if d := st.NextVisibleAt.Sub(now); d < sleep {
+		if !next.IsZero() {
+			if d := next.Sub(now); d < sleep {
 				sleep = d
 			}
 		}

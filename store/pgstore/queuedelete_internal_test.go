@@ -32,9 +32,9 @@ func TestQueueDeleteTakesItsMessages(t *testing.T) {
 }
 
 // TestQueueDeleteWaitsForSend: a send's transaction that has locked its
-// queue (as a round does, baton_lock_queues) and stored a message holds
-// off the queue's deletion until it commits, and the deletion then takes
-// that message too: no message outlives its queue.
+// queue and stored a message (a round's sendMessagesSQL) holds off the
+// queue's deletion until it commits, and the deletion then takes that
+// message too: no message outlives its queue.
 func TestQueueDeleteWaitsForSend(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
@@ -45,11 +45,8 @@ func TestQueueDeleteWaitsForSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SELECT baton_lock_queues($1)`, []int64{int64(qid)}); err != nil {
-		t.Fatal(err)
-	}
 	m := testMessage("in-flight-send", time.Now())
-	if _, err := tx.Exec(ctx, insertMessagesSQL, messageArrays([]int64{int64(qid)}, []*baton.Message{m})...); err != nil {
+	if _, err := tx.Exec(ctx, sendMessagesSQL, sendArgs(qid, m)...); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -88,5 +85,39 @@ func TestLockQueuesRefusesMissing(t *testing.T) {
 	_, err := s.pool.Exec(context.Background(), `SELECT baton_lock_queues($1)`, []int64{int64(qid), int64(qid) + 1})
 	if !isForeignKeyViolation(err) {
 		t.Errorf("locking a missing queue: %v, want a foreign key violation", err)
+	}
+}
+
+// sendArgs are sendMessagesSQL's arguments for a send of m alone to queue
+// qid.
+func sendArgs(qid uint64, m *baton.Message) []any {
+	msgs := []*baton.Message{m}
+	return append(messageArrays([]int64{int64(qid)}, msgs),
+		[]string{sendToken(qid, msgs)}, []time.Time{m.SentAt}, []int64{int64(qid)})
+}
+
+// TestSendToMissingQueueStoresNothing: a round's send statement that names
+// a queue that does not exist fails as the foreign key did, and neither
+// its message nor its token is stored, so that a rerun of the send is not
+// taken for one that committed.
+func TestSendToMissingQueueStoresNothing(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx := context.Background()
+	qid := mustQueue(t, s, "gone", false)
+	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "gone", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	m := testMessage("to-nowhere", time.Now())
+	_, err := s.pool.Exec(ctx, sendMessagesSQL, sendArgs(qid, m)...)
+	if !isForeignKeyViolation(err) {
+		t.Fatalf("send to a deleted queue: %v, want a foreign key violation", err)
+	}
+	var tokens int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM baton_send_tokens`).Scan(&tokens); err != nil {
+		t.Fatal(err)
+	}
+	if n := countMessages(t, s, qid); n != 0 || tokens != 0 {
+		t.Errorf("%d messages and %d tokens stored by a send to a deleted queue, want none", n, tokens)
 	}
 }

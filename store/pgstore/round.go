@@ -18,7 +18,26 @@ import (
 // insertMessagesSQL stores messages, in array order (which gives them
 // their pos, so their send order). Their queues' rows must be locked
 // against deletion first: by baton_lock_queues, or FOR NO KEY UPDATE.
-const insertMessagesSQL = `
+const insertMessagesSQL = messageInsert + ` ORDER BY ord`
+
+// sendMessagesSQL is a round's one statement for the sends to standard
+// queues: it locks the rows of the queues $21 (distinct) against deletion,
+// or fails as the foreign key did when one is gone (baton_lock_queues),
+// records the sends' tokens ($19, sent at $20), and stores the messages as
+// insertMessagesSQL does. It was three statements; one saves the database
+// two statements' fixed costs per round. Within the transaction the order
+// of the lock and the inserts does not matter: a queue deleted before the
+// lock fails the statement, and so the transaction, inserts and tokens
+// alike; one not yet deleted waits for the transaction to commit, and its
+// deletion then deletes the messages too.
+const sendMessagesSQL = `
+	WITH locked AS MATERIALIZED (SELECT baton_lock_queues($21::bigint[])),
+	tokens AS (INSERT INTO baton_send_tokens (token, sent_at) SELECT * FROM unnest($19::text[], $20::timestamptz[]))` +
+	messageInsert + `, locked ORDER BY ord`
+
+// messageInsert inserts the messages of the arrays $1 to $18
+// (messageArrays), numbered ord in array order; a statement adds its order.
+const messageInsert = `
 	INSERT INTO baton_messages (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number,
 		sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at,
 		body_md5)
@@ -30,8 +49,7 @@ const insertMessagesSQL = `
 		$16::bigint[], $17::timestamptz[], $18::text[]) WITH ORDINALITY
 		AS t (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number,
 			sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at,
-			body_md5, ord)
-	ORDER BY ord`
+			body_md5, ord)`
 
 // Deletes and visibility changes lock each message's row, judge the
 // receipt's lease on the row as it is once locked, and act, all in one
@@ -90,9 +108,10 @@ type entryRef struct {
 
 // commitRound runs ops in one transaction and one round trip (a pipeline
 // of statements ended by one Sync is one implicit transaction) and sets
-// their results: the standard queues' messages in one insert after
-// locking their queues' rows (a round with a send to a deleted queue fails
-// as the foreign key made it fail: isForeignKeyViolation), the queues
+// their results: the standard queues' messages and the sends' tokens in
+// one statement that locks their queues' rows (a round with a send to a
+// deleted queue fails as the foreign key made it fail:
+// isForeignKeyViolation), the queues
 // the deletes and changes name looked up, then the deletes and the changes
 // in a statement or a few each, then the receives, a statement per queue.
 func (s *Store) commitRound(ctx context.Context, ops []*op) error {
@@ -130,9 +149,11 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 		})
 	}
 	if len(msgs) > 0 {
-		s.queueSendTokens(b, ops)
-		b.Queue(`SELECT baton_lock_queues($1)`, distinctSorted(msgQueues))
-		b.Queue(insertMessagesSQL, messageArrays(msgQueues, msgs)...)
+		tokens, at := sendTokens(ops)
+		b.Queue(sendMessagesSQL, append(messageArrays(msgQueues, msgs), tokens, at, distinctSorted(msgQueues))...)
+		if s.tokensPruneDue(at[0]) {
+			b.Queue(`DELETE FROM baton_send_tokens WHERE sent_at < $1`, at[0].Add(-sendTokenTTL))
+		}
 	}
 	for _, layer := range layers(deletes) {
 		requireLive := make([]bool, len(layer))
@@ -267,18 +288,13 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// queueSendTokens records a token for each send of ops (sendToken), and
-// now and then forgets those older than sendTokenTTL.
-func (s *Store) queueSendTokens(b *pgx.Batch, ops []*op) {
-	var tokens []string
-	var at []time.Time
+// sendTokens returns a token for each send of ops (sendToken), and the time
+// each was sent.
+func sendTokens(ops []*op) (tokens []string, at []time.Time) {
 	for _, o := range ops {
 		if o.kind == opSend && len(o.msgs) > 0 {
 			tokens, at = append(tokens, sendToken(o.queueID, o.msgs)), append(at, o.msgs[0].SentAt)
 		}
 	}
-	b.Queue(`INSERT INTO baton_send_tokens (token, sent_at) SELECT * FROM unnest($1::text[], $2::timestamptz[])`, tokens, at)
-	if s.tokensPruneDue(at[0]) {
-		b.Queue(`DELETE FROM baton_send_tokens WHERE sent_at < $1`, at[0].Add(-sendTokenTTL))
-	}
+	return tokens, at
 }
