@@ -12,6 +12,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/lograte"
 )
 
 // Config configures an Engine.
@@ -50,8 +51,11 @@ type Engine struct {
 	// nextVisible shares long polls' reads of when a hidden message
 	// becomes visible (nextvisible.go).
 	nextVisible nextVisibleFlights
-	closing     chan struct{}
-	once        sync.Once
+	// giveBackLogs paces the lines of receives whose dead-letter move
+	// failed (redrive_failed.go).
+	giveBackLogs *lograte.Limiter
+	closing      chan struct{}
+	once         sync.Once
 
 	// shared is the store as a SharedStore, nil unless several servers
 	// share it (New decides once): then long polls hear of the others'
@@ -111,6 +115,8 @@ func New(cfg Config) (*Engine, error) {
 		waiters:  make(map[uint64]chan struct{}),
 		full:     make(map[uint64]bool),
 		closing:  make(chan struct{}),
+
+		giveBackLogs: lograte.New(cfg.Clock, giveBackLogEvery),
 
 		inFlightLimit: inFlightLimit,
 		started:       cfg.Clock.Now(),

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -22,6 +23,12 @@ import (
 // delivered are in flight. Only when nothing is left to deliver does the
 // client get the error (a 503 for a store that is unavailable), and a
 // long poll tries again.
+
+// giveBackLogEvery is how often a queue's receives log each kind of line
+// about a failed dead-letter move: while the store fails, every receive of
+// the queue meets the failure, and one line a while, saying how many like
+// it were held back, tells as much.
+const giveBackLogEvery = 10 * time.Second
 
 // afterFailedMove ends a receive's lease round whose dead-letter move of
 // unmoved failed with err (leaseVisible): it gives unmoved back and returns
@@ -50,20 +57,31 @@ func (e *Engine) giveBack(ctx context.Context, q *baton.Queue, msgs []*baton.Mes
 		until = later(until, m.VisibleAt)
 	}
 	if len(entries) == 0 {
-		e.log.Warn("dead-letter move failed; the messages it could not move are visible already (VisibilityTimeout 0)",
-			"queue", q.Name, "err", moveErr)
+		e.logGiveBack(q, "dead-letter move failed; the messages it could not move are visible already (VisibilityTimeout 0)",
+			"err", moveErr)
 		return
 	}
 	if _, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
 		QueueID: q.ID, Now: now, Entries: entries,
 	}); err != nil {
-		e.log.Warn("dead-letter move failed and the receive could not give back the messages it could not move: they stay hidden until their lease ends",
-			"queue", q.Name, "messages", ids, "until", until, "err", moveErr, "give_back_err", err)
+		e.logGiveBack(q, "dead-letter move failed and the receive could not give back the messages it could not move: they stay hidden until their lease ends",
+			"messages", ids, "until", until, "err", moveErr, "give_back_err", err)
 		return
 	}
-	e.log.Warn("dead-letter move failed; the receive gave back the messages it could not move, visible again now for the next receive to move",
-		"queue", q.Name, "messages", ids, "err", moveErr)
+	e.logGiveBack(q, "dead-letter move failed; the receive gave back the messages it could not move, visible again now for the next receive to move",
+		"messages", ids, "err", moveErr)
 	e.notify(q.ID)
+}
+
+// logGiveBack logs msg about queue q with args, unless a line alike was
+// logged within giveBackLogEvery; the line says how many alike were held
+// back since the last one.
+func (e *Engine) logGiveBack(q *baton.Queue, msg string, args ...any) {
+	held, ok := e.giveBackLogs.Admit(fmt.Sprint(q.ID, "\x00", msg))
+	if !ok {
+		return
+	}
+	e.log.Warn(msg, append([]any{"queue", q.Name}, append(args, "same_lines_not_logged", held)...)...)
 }
 
 // later returns the later of a and b.

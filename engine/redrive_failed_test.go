@@ -229,3 +229,32 @@ func TestReceiveFailedDeadLetterMoveFIFO(t *testing.T) {
 	r.mustReceive(t, r.src, 10)
 	r.mustReceive(t, r.dlq, 10, "g1")
 }
+
+// While dead-letter moves keep failing, every receive of the queue meets
+// the failure: the log says so once, then once every 10 s with how many
+// lines alike it held back, not once per receive.
+func TestReceiveFailedDeadLetterMoveLogsPaced(t *testing.T) {
+	t.Parallel()
+	r := newRedriveRig(t, false)
+	r.send(t, "poison", "")
+	r.mustReceive(t, r.src, 1, "poison")
+	r.clock.Advance(31 * time.Second)
+
+	r.store.failMove.Store(true)
+	const line = "gave back the messages it could not move"
+	for range 5 {
+		if _, err := r.receive(r.src, 10); !errors.Is(err, baton.ErrUnavailable) {
+			t.Fatalf("receive while moves fail: %v; want the store's unavailability", err)
+		}
+	}
+	if n := strings.Count(r.log.String(), line); n != 1 {
+		t.Fatalf("%d lines for 5 receives within a second, want 1:\n%s", n, r.log)
+	}
+	r.clock.Advance(10 * time.Second)
+	if _, err := r.receive(r.src, 10); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("receive while moves fail: %v; want the store's unavailability", err)
+	}
+	if l := r.log.String(); strings.Count(l, line) != 2 || !strings.Contains(l, "same_lines_not_logged=4") {
+		t.Errorf("10 s later: want a second line saying 4 were held back:\n%s", l)
+	}
+}
