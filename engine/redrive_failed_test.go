@@ -101,6 +101,15 @@ func (r *redriveRig) send(t *testing.T, body, group string) {
 	}
 }
 
+// poisonPastCount sends "poison" and receives it once, and lets its 30 s
+// lease lapse: its next receive must move it to the dead-letter queue.
+func (r *redriveRig) poisonPastCount(t *testing.T) {
+	t.Helper()
+	r.send(t, "poison", "")
+	r.mustReceive(t, r.src, 1, "poison")
+	r.clock.Advance(31 * time.Second)
+}
+
 // receive receives up to max messages of ref, leased for 30 s, and returns
 // their bodies.
 func (r *redriveRig) receive(ref engine.QueueRef, max int) ([]string, error) {
@@ -127,9 +136,7 @@ func (r *redriveRig) mustReceive(t *testing.T, ref engine.QueueRef, max int, wan
 func TestReceiveDeliversPastFailedDeadLetterMove(t *testing.T) {
 	t.Parallel()
 	r := newRedriveRig(t, false)
-	r.send(t, "poison", "")
-	r.mustReceive(t, r.src, 1, "poison")
-	r.clock.Advance(31 * time.Second) // its lease lapses
+	r.poisonPastCount(t)
 	r.send(t, "good", "")
 
 	r.store.failMove.Store(true)
@@ -159,9 +166,7 @@ func TestReceiveDeliversPastFailedDeadLetterMove(t *testing.T) {
 func TestReceiveFailedDeadLetterMoveGivesBack(t *testing.T) {
 	t.Parallel()
 	r := newRedriveRig(t, false)
-	r.send(t, "poison", "")
-	r.mustReceive(t, r.src, 1, "poison")
-	r.clock.Advance(31 * time.Second)
+	r.poisonPastCount(t)
 
 	r.store.failMove.Store(true)
 	if got, err := r.receive(r.src, 10); !errors.Is(err, baton.ErrUnavailable) || len(got) != 0 {
@@ -177,9 +182,7 @@ func TestReceiveFailedDeadLetterMoveGivesBack(t *testing.T) {
 func TestReceiveFailedDeadLetterMoveGiveBackFails(t *testing.T) {
 	t.Parallel()
 	r := newRedriveRig(t, false)
-	r.send(t, "poison", "")
-	r.mustReceive(t, r.src, 1, "poison")
-	r.clock.Advance(31 * time.Second)
+	r.poisonPastCount(t)
 
 	r.store.failMove.Store(true)
 	r.store.failChange.Store(true)
@@ -236,9 +239,7 @@ func TestReceiveFailedDeadLetterMoveFIFO(t *testing.T) {
 func TestReceiveFailedDeadLetterMoveLogsPaced(t *testing.T) {
 	t.Parallel()
 	r := newRedriveRig(t, false)
-	r.send(t, "poison", "")
-	r.mustReceive(t, r.src, 1, "poison")
-	r.clock.Advance(31 * time.Second)
+	r.poisonPastCount(t)
 
 	r.store.failMove.Store(true)
 	const line = "gave back the messages it could not move"
