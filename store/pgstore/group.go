@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/clock"
 )
 
 // Group commit. Sends to standard queues, deletes and visibility changes
@@ -139,18 +138,12 @@ type grouper struct {
 	cond    *sync.Cond
 	queue   []*op
 	closing bool
-	// last is how many ops the last round taken held; inflight, how many
-	// rounds are taken and not yet answered.
-	last, inflight int
-	wg             sync.WaitGroup
-	// round runs a round: the store's commitRound, or a test's.
-	round func(ctx context.Context, ops []*op) error
-	// clock times the holds of small rounds (pace.go).
-	clock clock.Clock
+	// last is how many ops the last round taken held.
+	last int
+	wg   sync.WaitGroup
 
-	// rounds and ops count the rounds run and the ops they held; holds,
-	// the rounds held for more ops (pace.go).
-	rounds, ops, holds atomic.Int64
+	// rounds and ops count the rounds run and the ops they held.
+	rounds, ops atomic.Int64
 
 	// held, set by tests, keeps the committers from taking ops.
 	held bool
@@ -158,12 +151,6 @@ type grouper struct {
 
 func (g *grouper) init(s *Store) {
 	g.s = s
-	g.round, g.clock = s.commitRound, clock.System{}
-	g.start()
-}
-
-// start starts the committers.
-func (g *grouper) start() {
 	g.cond = sync.NewCond(&g.mu)
 	for range committers {
 		g.wg.Add(1)
@@ -198,7 +185,7 @@ func (g *grouper) commit(ctx context.Context, o *op) error {
 		return ctx.Err()
 	}
 	if errors.Is(o.err, errAlone) {
-		return g.round(ctx, []*op{o})
+		return g.s.commitRound(ctx, []*op{o})
 	}
 	return o.err
 }
@@ -212,9 +199,7 @@ func (g *grouper) run() {
 		if ops == nil {
 			return
 		}
-		if len(ops) > 0 {
-			g.finish(ops)
-		}
+		g.finish(ops)
 	}
 }
 
@@ -240,10 +225,6 @@ func (g *grouper) take() []*op {
 			return []*op{}
 		}
 	}
-	g.hold()
-	if len(g.queue) == 0 { // the other committer took them meanwhile
-		return []*op{}
-	}
 	n, entries, bytes := 0, 0, 0
 	for n < len(g.queue) {
 		e, b := g.queue[n].size()
@@ -259,19 +240,12 @@ func (g *grouper) take() []*op {
 		g.cond.Signal() // more than a round's worth: another committer starts
 	}
 	g.last = n
-	g.inflight++
 	return ops
 }
 
 // finish runs ops as one round, leaving out those whose callers have left,
 // and answers each.
 func (g *grouper) finish(ops []*op) {
-	defer func() {
-		g.mu.Lock()
-		g.inflight--
-		g.cond.Broadcast() // a held round may go (pace.go)
-		g.mu.Unlock()
-	}()
 	live := ops[:0]
 	for _, o := range ops {
 		if err := o.ctx.Err(); err != nil {
@@ -287,8 +261,8 @@ func (g *grouper) finish(ops []*op) {
 	g.rounds.Add(1)
 	g.ops.Add(int64(len(live)))
 	ctx, cancel := context.WithDeadline(context.Background(), roundDeadline(live))
-	err := g.round(ctx, live)
-	if err == nil && g.s != nil {
+	err := g.s.commitRound(ctx, live)
+	if err == nil {
 		err = g.s.fault("round")
 	}
 	if err != nil && ctx.Err() != nil {
