@@ -3,6 +3,7 @@ package pgstore
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -153,6 +154,28 @@ const messageColumns = `m.id, m.body, m.attributes, m.trace_header, m.group_id, 
 	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
 	m.first_received_at, m.epoch, m.leased_at, m.body_md5`
 
+// leaseStateColumns are messageColumns but the payload (body, attributes,
+// trace header, body MD5), in scanLeaseState's order.
+const leaseStateColumns = `m.id, m.group_id, m.dedup_id, m.sequence_number,
+	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
+	m.first_received_at, m.epoch, m.leased_at`
+
+// messageShape is which of a message's columns a statement selects, and
+// how to scan them.
+type messageShape struct {
+	columns string // from baton_messages m
+	scan    func(row pgx.Row, extra ...any) (*baton.Message, error)
+}
+
+// The shapes: a whole message, or its state without the payload.
+var (
+	fullMessage = messageShape{messageColumns, scanMessage}
+	leaseState  = messageShape{leaseStateColumns, scanLeaseState}
+)
+
+// selected are the shape's columns as a CTE that selected them names them.
+func (sh messageShape) selected() string { return strings.ReplaceAll(sh.columns, "m.", "") }
+
 // scanMessage scans messageColumns, then extra.
 func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	var (
@@ -169,6 +192,24 @@ func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	}
 	var err error
 	if m.Attributes, err = decodeMessageAttributes(attrs); err != nil {
+		return nil, err
+	}
+	m.FirstReceivedAt, m.LeasedAt, m.Epoch = timeOf(firstRecv), timeOf(leasedAt), uint32(epoch)
+	return &m, nil
+}
+
+// scanLeaseState scans leaseStateColumns, then extra: a message without
+// its payload.
+func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
+	var (
+		m                   baton.Message
+		firstRecv, leasedAt *time.Time
+		epoch               int64
+	)
+	dest := append([]any{&m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
+		&m.SenderID, &m.SentAt, &m.DeadLetterSourceARN, &m.VisibleAt, &m.Leased, &m.ReceiveCount,
+		&firstRecv, &epoch, &leasedAt}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	m.FirstReceivedAt, m.LeasedAt, m.Epoch = timeOf(firstRecv), timeOf(leasedAt), uint32(epoch)
