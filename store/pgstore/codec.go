@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +41,40 @@ func encodeQueueAttributes(a baton.QueueAttributes) []byte {
 	return b
 }
 
+// queueAttributeCache remembers how stored queue attributes decode: every
+// request reads its queue's row (QueueGet), and the attributes it finds
+// are nearly always ones met before. Keyed by the stored JSON itself, an
+// entry can never be stale; the cache is emptied when it is full.
+var queueAttributeCache struct {
+	mu sync.Mutex
+	m  map[string]baton.QueueAttributes
+}
+
+// queueAttributeCacheSize bounds the distinct attribute sets remembered.
+const queueAttributeCacheSize = 1024
+
+// decodeQueueAttributesCached is decodeQueueAttributes, remembered.
+func decodeQueueAttributesCached(b []byte) (baton.QueueAttributes, error) {
+	c := &queueAttributeCache
+	c.mu.Lock()
+	a, ok := c.m[string(b)]
+	c.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := decodeQueueAttributes(b)
+	if err != nil {
+		return a, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= queueAttributeCacheSize {
+		c.m = make(map[string]baton.QueueAttributes)
+	}
+	c.m[string(b)] = a
+	c.mu.Unlock()
+	return a, nil
+}
+
 func decodeQueueAttributes(b []byte) (baton.QueueAttributes, error) {
 	var a queueAttributes
 	if err := json.Unmarshal(b, &a); err != nil {
@@ -56,7 +91,12 @@ func encodeTags(tags map[string]string) []byte {
 	return b
 }
 
+// decodeTags decodes stored tags; the usual "{}" is a new empty map
+// without a trip through the JSON decoder.
 func decodeTags(b []byte) (map[string]string, error) {
+	if string(b) == "{}" {
+		return map[string]string{}, nil
+	}
 	var tags map[string]string
 	if err := json.Unmarshal(b, &tags); err != nil {
 		return nil, fmt.Errorf("queue tags: %w", err)
@@ -138,7 +178,7 @@ func scanQueue(row pgx.Row) (*baton.Queue, error) {
 		return nil, err
 	}
 	var err error
-	if q.Attributes, err = decodeQueueAttributes(attrs); err != nil {
+	if q.Attributes, err = decodeQueueAttributesCached(attrs); err != nil {
 		return nil, err
 	}
 	if q.Tags, err = decodeTags(tags); err != nil {
