@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-sqs/baton"
 )
@@ -148,6 +149,16 @@ func nullTime(t time.Time) any {
 	return t
 }
 
+// nullTimeOf is t's time, or the zero time for NULL. Rows scan a NULL-able
+// time into a pgtype.Timestamptz, which, unlike a *time.Time, costs the
+// scan no allocation.
+func nullTimeOf(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time
+}
+
 // timeOf is *t, or the zero time for NULL.
 func timeOf(t *time.Time) time.Time {
 	if t == nil {
@@ -221,7 +232,7 @@ func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	var (
 		m                   baton.Message
 		attrs               []byte
-		firstRecv, leasedAt *time.Time
+		firstRecv, leasedAt pgtype.Timestamptz
 		epoch               int64
 	)
 	dest := append([]any{&m.ID, &m.Body, &attrs, &m.TraceHeader, &m.GroupID, &m.DedupID, &m.SequenceNumber,
@@ -234,7 +245,7 @@ func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	if m.Attributes, err = decodeMessageAttributes(attrs); err != nil {
 		return nil, err
 	}
-	m.FirstReceivedAt, m.LeasedAt, m.Epoch = timeOf(firstRecv), timeOf(leasedAt), uint32(epoch)
+	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
 	return &m, nil
 }
 
@@ -243,7 +254,7 @@ func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
 	var (
 		m                   baton.Message
-		firstRecv, leasedAt *time.Time
+		firstRecv, leasedAt pgtype.Timestamptz
 		epoch               int64
 	)
 	dest := append([]any{&m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
@@ -252,6 +263,6 @@ func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.FirstReceivedAt, m.LeasedAt, m.Epoch = timeOf(firstRecv), timeOf(leasedAt), uint32(epoch)
+	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
 	return &m, nil
 }
