@@ -35,3 +35,27 @@ func BenchmarkLifecycle(b *testing.B) {
 			LeasedAt: at, Result: baton.LeaseCurrent, StoreEpoch: epoch, Removed: true})
 	}
 }
+
+// BenchmarkOwnEcho is what a node pays for its own batch of events when
+// the bus (PostgreSQL's NOTIFY) hands it back, as it does every batch: a
+// full batch of receives and deletes.
+func BenchmarkOwnEcho(b *testing.B) {
+	l := New(Config{})
+	defer l.Close()
+	p := newLedgerPublisher(nil, l.node, l.log)
+	batch := p.header()
+	for i := 0; ; i++ {
+		at := applyBase.Add(time.Duration(i) * time.Millisecond)
+		ev := Event{Kind: KindReceive, QueueID: applyQueue, MessageID: fmt.Sprintf("5f1c1a52-0a8e-4bb4-9d1e-%012d", i), Epoch: 1, At: at,
+			Deadline: at.Add(30 * time.Second), ReceiveCount: 1, SentAt: at}
+		enc := appendEvent(nil, ev)
+		if len(batch)+len(enc) > p.maxBatch {
+			break
+		}
+		batch = append(batch, enc...)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		l.applyBatch(batch)
+	}
+}

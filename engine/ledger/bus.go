@@ -96,17 +96,18 @@ func (l *Ledger) Record(ev Event) {
 }
 
 // applyBatch applies a batch the bus delivered, unless this node
-// published it.
+// published it: its own batches, which the bus echoes back, are told by
+// their header and dropped without being decoded.
 func (l *Ledger) applyBatch(b []byte) {
-	node, evs, err := decodeBatch(b)
+	if len(b) >= batchHeader && binary.BigEndian.Uint64(b[1:]) == l.node {
+		return
+	}
+	_, evs, err := decodeBatch(b)
 	if err != nil {
 		// A node of another version keeps sending them: say so now and then.
 		if n := l.badBatches.Add(1); n == 1 || n%1000 == 0 {
 			l.log.Warn("dropped malformed lease-ledger batches", "err", err, "bytes", len(b), "dropped", n)
 		}
-		return
-	}
-	if node == l.node {
 		return
 	}
 	// Times travel as Unix nanoseconds; show them in the zone of this
@@ -211,8 +212,9 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 			due = timer.C
 		}
 	}
+	var enc []byte // one event's encoding, its buffer reused
 	add := func(ev Event) {
-		enc := appendEvent(nil, ev)
+		enc = appendEvent(enc[:0], ev)
 		if len(batch)+len(enc) > p.maxBatch {
 			ready = append(ready, batch)
 			batch = p.header()

@@ -3,9 +3,12 @@ package pgstore
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-sqs/baton"
 )
@@ -39,6 +42,40 @@ func encodeQueueAttributes(a baton.QueueAttributes) []byte {
 	return b
 }
 
+// queueAttributeCache remembers how stored queue attributes decode: every
+// request reads its queue's row (QueueGet), and the attributes it finds
+// are nearly always ones met before. Keyed by the stored JSON itself, an
+// entry can never be stale; the cache is emptied when it is full.
+var queueAttributeCache struct {
+	mu sync.Mutex
+	m  map[string]baton.QueueAttributes
+}
+
+// queueAttributeCacheSize bounds the distinct attribute sets remembered.
+const queueAttributeCacheSize = 1024
+
+// decodeQueueAttributesCached is decodeQueueAttributes, remembered.
+func decodeQueueAttributesCached(b []byte) (baton.QueueAttributes, error) {
+	c := &queueAttributeCache
+	c.mu.Lock()
+	a, ok := c.m[string(b)]
+	c.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := decodeQueueAttributes(b)
+	if err != nil {
+		return a, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= queueAttributeCacheSize {
+		c.m = make(map[string]baton.QueueAttributes)
+	}
+	c.m[string(b)] = a
+	c.mu.Unlock()
+	return a, nil
+}
+
 func decodeQueueAttributes(b []byte) (baton.QueueAttributes, error) {
 	var a queueAttributes
 	if err := json.Unmarshal(b, &a); err != nil {
@@ -55,7 +92,12 @@ func encodeTags(tags map[string]string) []byte {
 	return b
 }
 
+// decodeTags decodes stored tags; the usual "{}" is a new empty map
+// without a trip through the JSON decoder.
 func decodeTags(b []byte) (map[string]string, error) {
+	if string(b) == "{}" {
+		return map[string]string{}, nil
+	}
 	var tags map[string]string
 	if err := json.Unmarshal(b, &tags); err != nil {
 		return nil, fmt.Errorf("queue tags: %w", err)
@@ -107,6 +149,16 @@ func nullTime(t time.Time) any {
 	return t
 }
 
+// nullTimeOf is t's time, or the zero time for NULL. Rows scan a NULL-able
+// time into a pgtype.Timestamptz, which, unlike a *time.Time, costs the
+// scan no allocation.
+func nullTimeOf(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time
+}
+
 // timeOf is *t, or the zero time for NULL.
 func timeOf(t *time.Time) time.Time {
 	if t == nil {
@@ -137,7 +189,7 @@ func scanQueue(row pgx.Row) (*baton.Queue, error) {
 		return nil, err
 	}
 	var err error
-	if q.Attributes, err = decodeQueueAttributes(attrs); err != nil {
+	if q.Attributes, err = decodeQueueAttributesCached(attrs); err != nil {
 		return nil, err
 	}
 	if q.Tags, err = decodeTags(tags); err != nil {
@@ -153,12 +205,34 @@ const messageColumns = `m.id, m.body, m.attributes, m.trace_header, m.group_id, 
 	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
 	m.first_received_at, m.epoch, m.leased_at, m.body_md5`
 
+// leaseStateColumns are messageColumns but the payload (body, attributes,
+// trace header, body MD5), in scanLeaseState's order.
+const leaseStateColumns = `m.id, m.group_id, m.dedup_id, m.sequence_number,
+	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
+	m.first_received_at, m.epoch, m.leased_at`
+
+// messageShape is which of a message's columns a statement selects, and
+// how to scan them.
+type messageShape struct {
+	columns string // from baton_messages m
+	scan    func(row pgx.Row, extra ...any) (*baton.Message, error)
+}
+
+// The shapes: a whole message, or its state without the payload.
+var (
+	fullMessage = messageShape{messageColumns, scanMessage}
+	leaseState  = messageShape{leaseStateColumns, scanLeaseState}
+)
+
+// selected are the shape's columns as a CTE that selected them names them.
+func (sh messageShape) selected() string { return strings.ReplaceAll(sh.columns, "m.", "") }
+
 // scanMessage scans messageColumns, then extra.
 func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	var (
 		m                   baton.Message
 		attrs               []byte
-		firstRecv, leasedAt *time.Time
+		firstRecv, leasedAt pgtype.Timestamptz
 		epoch               int64
 	)
 	dest := append([]any{&m.ID, &m.Body, &attrs, &m.TraceHeader, &m.GroupID, &m.DedupID, &m.SequenceNumber,
@@ -171,6 +245,24 @@ func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
 	if m.Attributes, err = decodeMessageAttributes(attrs); err != nil {
 		return nil, err
 	}
-	m.FirstReceivedAt, m.LeasedAt, m.Epoch = timeOf(firstRecv), timeOf(leasedAt), uint32(epoch)
+	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
+	return &m, nil
+}
+
+// scanLeaseState scans leaseStateColumns, then extra: a message without
+// its payload.
+func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
+	var (
+		m                   baton.Message
+		firstRecv, leasedAt pgtype.Timestamptz
+		epoch               int64
+	)
+	dest := append([]any{&m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
+		&m.SenderID, &m.SentAt, &m.DeadLetterSourceARN, &m.VisibleAt, &m.Leased, &m.ReceiveCount,
+		&firstRecv, &epoch, &leasedAt}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
 	return &m, nil
 }

@@ -107,6 +107,9 @@ type op struct {
 	now         time.Time
 	requireLive bool
 	anyLease    bool
+	// payload: the outcomes' messages carry their payload (a single
+	// delete's or change's; a batch's need not).
+	payload bool
 	// receives: at most max messages, leased until visibleAt, none sent
 	// before cutoff (now is the receive's).
 	max               int

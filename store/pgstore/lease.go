@@ -28,7 +28,7 @@ const currentCTE = `
 // Deleting a live lease of a FIFO queue (p.RequireLive) unblocks its group:
 // it notifies the other servers.
 func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) (baton.LeaseOutcome, error) {
-	outs, err := s.lease(ctx, &op{kind: opDelete, queueID: p.QueueID, now: p.Now, requireLive: p.RequireLive,
+	outs, err := s.lease(ctx, &op{kind: opDelete, queueID: p.QueueID, now: p.Now, requireLive: p.RequireLive, payload: true,
 		entries: []leaseEntry{{MessageID: p.MessageID, Epoch: p.Epoch}}})
 	if err != nil {
 		return baton.LeaseOutcome{}, err
@@ -44,7 +44,7 @@ func (s *Store) MessageDelete(ctx context.Context, p baton.MessageDeleteParams) 
 // not after Now) notifies the other servers, whose long polls may want the
 // message.
 func (s *Store) MessageChangeVisibility(ctx context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
-	o := &op{kind: opChange, queueID: p.QueueID, now: p.Now, anyLease: p.AnyLease,
+	o := &op{kind: opChange, queueID: p.QueueID, now: p.Now, anyLease: p.AnyLease, payload: true,
 		entries: []leaseEntry{{MessageID: p.MessageID, Epoch: p.Epoch, VisibleAt: p.VisibleAt}}}
 	outs, err := s.lease(ctx, o)
 	if err != nil {

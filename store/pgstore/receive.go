@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -114,7 +113,7 @@ func leaseCTE(sortKeys string) string {
 }
 
 // leasedColumns are messageColumns as the CTE leased names them.
-var leasedColumns = strings.ReplaceAll(messageColumns, "m.", "")
+var leasedColumns = fullMessage.selected()
 
 // collectLeased reads the rows of a SELECT of leasedColumns.
 func collectLeased(rows pgx.Rows, err error) ([]*baton.Message, error) {

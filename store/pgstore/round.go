@@ -59,46 +59,75 @@ const messageInsert = `
 // their rows in one order.
 
 // leaseCurrentCTE locks the messages named by the req CTE (columns r_queue,
-// r_id, r_epoch, r_now) and says whether each receipt's lease is live.
-const leaseCurrentCTE = `
+// r_id, r_epoch, r_now) and says whether each receipt's lease is live; it
+// keeps each message's columns of shape.
+func leaseCurrentCTE(shape messageShape) string {
+	return `
 	cur AS (
-		SELECT r.*, m.pos, ` + messageColumns + `,
+		SELECT r.*, m.pos, ` + shape.columns + `,
 			(m.epoch = r.r_epoch AND m.leased AND m.visible_at > r.r_now) AS live
 		FROM req r JOIN baton_messages m ON m.queue_id = r.r_queue AND m.id = r.r_id
 		FOR UPDATE OF m)`
+}
+
+// leaseStatement is a lease statement (deleteMany or changeMany) in each
+// shape: a batch's outcomes need not carry the messages' payload
+// (baton.Store), which is most of what the statement would send back.
+type leaseStatement struct {
+	full, lean string
+}
+
+func newLeaseStatement(of func(messageShape) string) leaseStatement {
+	return leaseStatement{full: of(fullMessage), lean: of(leaseState)}
+}
+
+// sql is the statement for layer: with the payload if an op of the layer
+// wants it.
+func (st leaseStatement) sql(layer []entryRef) (string, messageShape) {
+	for _, r := range layer {
+		if r.o.payload {
+			return st.full, fullMessage
+		}
+	}
+	return st.lean, leaseState
+}
 
 // deleteManySQL deletes, for each entry, its message if the receipt's
 // lease is live, or in any case unless its require_live, and returns each
-// message found as it was (leasedColumns), whether the lease was live,
-// whether it deleted, and the entry's number.
-var deleteManySQL = `
+// message found as it was (the shape's columns), whether the lease was
+// live, whether it deleted, and the entry's number.
+var deleteManySQL = newLeaseStatement(func(shape messageShape) string {
+	return `
 	WITH req AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::boolean[]) WITH ORDINALITY
 			AS r (r_queue, r_id, r_epoch, r_now, r_require_live, ord)),` +
-	leaseCurrentCTE + `,
+		leaseCurrentCTE(shape) + `,
 	del AS (
 		DELETE FROM baton_messages d USING cur
 		WHERE d.pos = cur.pos AND (cur.live OR NOT cur.r_require_live)
 		RETURNING d.pos)
-	SELECT ` + leasedColumns + `, live, pos IN (SELECT pos FROM del), false, ord FROM cur`
+	SELECT ` + shape.selected() + `, live, pos IN (SELECT pos FROM del), false, ord FROM cur`
+})
 
 // changeManySQL moves, for each entry, the end of its message's lease to
 // its r_visible_at if the receipt's lease is live, or if r_any_lease and a
 // later lease is, and returns each message found as it was, whether the
 // receipt's lease was live, whether the change took effect, whether it
 // released the message (made it visible at once), and the entry's number.
-var changeManySQL = `
+var changeManySQL = newLeaseStatement(func(shape messageShape) string {
+	return `
 	WITH req AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::boolean[])
 			WITH ORDINALITY AS r (r_queue, r_id, r_epoch, r_now, r_visible_at, r_any_lease, ord)),` +
-	leaseCurrentCTE + `,
+		leaseCurrentCTE(shape) + `,
 	upd AS (
 		UPDATE baton_messages u SET visible_at = cur.r_visible_at FROM cur
 		WHERE u.pos = cur.pos
 			AND (cur.live OR cur.r_any_lease AND cur.epoch > cur.r_epoch AND cur.leased AND cur.visible_at > cur.r_now)
 		RETURNING u.pos)
-	SELECT ` + leasedColumns + `, live, pos IN (SELECT pos FROM upd), pos IN (SELECT pos FROM upd) AND r_visible_at <= r_now, ord
+	SELECT ` + shape.selected() + `, live, pos IN (SELECT pos FROM upd), pos IN (SELECT pos FROM upd) AND r_visible_at <= r_now, ord
 	FROM cur`
+})
 
 // entryRef is one entry of an op in a round.
 type entryRef struct {
@@ -232,7 +261,8 @@ func layers(refs []entryRef) [][]entryRef {
 // queueLease queues a lease statement (deleteManySQL or changeManySQL) over
 // the entries of layer, whose arrays are queue, message id, epoch and now,
 // then extra, and has its rows read into the entries' results.
-func queueLease(b *pgx.Batch, sql string, layer []entryRef, extra ...any) {
+func queueLease(b *pgx.Batch, st leaseStatement, layer []entryRef, extra ...any) {
+	sql, shape := st.sql(layer)
 	n := len(layer)
 	queues, ids, epochs, nows := make([]int64, n), make([]string, n), make([]int64, n), make([]time.Time, n)
 	for j, r := range layer {
@@ -244,7 +274,7 @@ func queueLease(b *pgx.Batch, sql string, layer []entryRef, extra ...any) {
 		for rows.Next() {
 			var row leaseRow
 			var ord int64
-			m, err := scanMessage(rows, &row.live, &row.changed, &row.released, &ord)
+			m, err := shape.scan(rows, &row.live, &row.changed, &row.released, &ord)
 			if err != nil {
 				return err
 			}
