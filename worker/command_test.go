@@ -52,7 +52,7 @@ printf '%s\n' "$event" >> "$STATE/events"
 touch "$STATE/answered"
 `+tt.first+"\n")
 			w.start(worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd}, ReportBatchItemFailures: true})
-			w.drive(time.Minute, step, w.empty(url))
+			w.drivePrompt(time.Minute, step, w.empty(url))
 			events := readEvents(t, filepath.Join(dir, "events"))
 			if len(events) == 0 || len(events[0].Records) != 10 {
 				t.Fatalf("events %v, want a first one of ten", events)
@@ -112,7 +112,7 @@ while [ ! -e "$STATE/done" ]; do echo working >&3; echo . >> "$STATE/ticks"; sle
 	if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w.drive(time.Minute, step, w.empty(url))
+	w.drivePrompt(time.Minute, step, w.empty(url))
 	events := readEvents(t, filepath.Join(dir, "events"))
 	if len(events) != 1 || strings.Join(receiveCounts(events[0]), "") != "11111" {
 		t.Errorf("runs %d (receive counts %v), want one run of first deliveries", len(events), receiveCounts(events[0]))
@@ -126,7 +126,9 @@ while [ ! -e "$STATE/done" ]; do echo working >&3; echo . >> "$STATE/ticks"; sle
 
 // A command that stops reporting progress is stalled: its process group
 // gets SIGTERM, and SIGKILL after the grace since it ignores SIGTERM; the
-// batch is released with backoff and retried.
+// batch is released with backoff and retried. The retry, which takes a
+// moment of real time and no progress line, succeeds: fake time does not
+// pass under it.
 func TestStalledCommandKilled(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -151,7 +153,7 @@ func TestStalledCommandKilled(t *testing.T) {
 			w.send(url, numbered("m", 3)...)
 			cmd, dir := script(t, `event=$(cat)
 printf '%s\n' "$event" >> "$STATE/events"
-[ -e "$STATE/pid" ] && exit 0
+[ -e "$STATE/pid" ] && { sleep 0.5; exit 0; }
 trap 'echo TERM >> "$STATE/term"' TERM
 sleep 60 &
 echo "$! $$" > "$STATE/pid"
@@ -171,32 +173,51 @@ while :; do sleep 0.02; done
 				fmt.Sscan(string(b), &child, &shell)
 				return nil
 			})
+			// Fake time runs up to the SIGTERM's time (or an early SIGTERM),
+			// then stands still while the shell, in real time, runs its
+			// trap: however slowly it does, the SIGTERM was due then.
 			w.drive(10*time.Second, step, func() error {
-				due := w.clock.Now().Sub(t0) >= tt.termAfter
-				if !exists("term") && !(due && waitReal(func() bool { return exists("term") })) {
+				if !exists("term") && w.clock.Now().Sub(t0) < tt.termAfter {
 					return errors.New("no SIGTERM yet")
 				}
 				return nil
 			})
-			if at := w.clock.Now().Sub(t0); at < tt.termAfter || at > tt.termAfter+3*step {
+			checkFor(t, func() error {
+				if !exists("term") {
+					return fmt.Errorf("no SIGTERM %v after the start", w.clock.Now().Sub(t0))
+				}
+				return nil
+			})
+			if at := w.clock.Now().Sub(t0); at != tt.termAfter {
 				t.Errorf("SIGTERM %v after the start, want %v", at, tt.termAfter)
 			}
 			if !alive(shell) {
 				t.Fatalf("the command died at SIGTERM; it ignores it")
 			}
 			// The stall or timeout timer started with the command, at t0.
+			// The same for the SIGKILL, due a grace after the SIGTERM.
 			termAt := t0.Add(tt.termAfter)
-			w.drive(10*time.Second, step, func() error {
-				gone := func() bool { return !alive(shell) && !alive(child) }
-				if gone() || w.clock.Now().Sub(termAt) >= time.Second && waitReal(gone) {
-					return nil
+			gone := func() error {
+				if alive(shell) || alive(child) {
+					return fmt.Errorf("%v after SIGTERM: shell %d alive %v, its child %d alive %v",
+						w.clock.Now().Sub(termAt), shell, alive(shell), child, alive(child))
 				}
-				return fmt.Errorf("shell %d alive %v, its child %d alive %v", shell, alive(shell), child, alive(child))
+				return nil
+			}
+			w.drive(10*time.Second, step, func() error {
+				if err := gone(); err != nil && w.clock.Now().Sub(termAt) < time.Second {
+					return err
+				}
+				return nil
 			})
+			checkFor(t, gone)
 			if killed := w.clock.Now().Sub(termAt); killed < time.Second {
 				t.Errorf("SIGKILL %v after SIGTERM, want the 1 s grace", killed)
 			}
-			w.drive(time.Minute, step, w.empty(url))
+			// The retry ends by itself, after half a second of real time,
+			// as a slow start on a busy machine would: no fake time passes
+			// while it runs, or it would stall too.
+			w.drivePrompt(time.Minute, step, w.empty(url))
 			events := readEvents(t, filepath.Join(dir, "events"))
 			if len(events) != 2 || strings.Join(receiveCounts(events[1]), "") != "222" {
 				t.Errorf("runs %d, want 2 (killed, retried with receive count 2)", len(events))
@@ -231,19 +252,6 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
-// waitReal polls cond for a little real time (for a process to react to a
-// signal the worker has just sent) and reports whether it came true.
-func waitReal(cond func() bool) bool {
-	deadline := time.Now().Add(time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
-}
-
 // checkFor polls cond in real time (bounded).
 func checkFor(t *testing.T, cond func() error) {
 	t.Helper()
@@ -271,17 +279,26 @@ func TestCommandLeftoversKilled(t *testing.T) {
 	cmd, dir := script(t, `cat > /dev/null; sleep 30 & echo $! > "$STATE/bg"; exit 0`)
 	const grace = 5 * time.Second
 	w.start(worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd, KillGrace: grace}})
-	took := w.drive(time.Minute, step, w.empty(url))
-	b, err := os.ReadFile(filepath.Join(dir, "bg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	// The clock stands still while the command runs, in real time, to its
+	// exit: its leftover must go then, not after a grace of fake time.
+	var pid int
+	checkFor(t, func() error {
+		b, err := os.ReadFile(filepath.Join(dir, "bg"))
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return errors.New("the command has not started its background process yet")
+		}
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return nil
+	})
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	if !waitReal(func() bool { return !alive(pid) }) {
-		t.Errorf("the command's background process %d still runs after its batch was deleted", pid)
-	}
-	if took >= grace {
-		t.Errorf("batch deleted after %v of fake time, want less than the kill grace %v", took, grace)
-	}
+	checkFor(t, func() error {
+		if alive(pid) {
+			return fmt.Errorf("the command's background process %d still runs: the command's exit did not end it", pid)
+		}
+		return nil
+	})
+	// Its delivery ends with the clock still: it does not wait KillGrace
+	// for the output the leftover held open.
+	w.awaitDeliveries()
+	w.drive(time.Minute, step, w.empty(url))
 }

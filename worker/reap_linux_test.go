@@ -33,7 +33,7 @@ func TestCommandOrphansReaped(t *testing.T) {
 	w.send(url, "m0")
 	cmd, dir := script(t, `cat > /dev/null; sleep 0.2 >/dev/null 2>&1 3>&- & echo $! > "$STATE/bg"; exit 0`)
 	w.start(worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd}})
-	w.drive(time.Minute, step, w.empty(url))
+	w.drivePrompt(time.Minute, step, w.empty(url))
 	b, err := os.ReadFile(filepath.Join(dir, "bg"))
 	if err != nil {
 		t.Fatal(err)
