@@ -279,11 +279,19 @@ func TestBrowserPurge(t *testing.T) {
 	}
 	waitFor(t, ctx, "the empty queue", `document.getElementById('st-visible').textContent === '0'`)
 
-	// SQS allows one purge a minute: the second shows its error.
+	// SQS allows one purge a minute: the second shows its error. Confirmed,
+	// then Purge pressed again at once, in one task: the confirmation still
+	// purges, and the new showing, cancelled, purges nothing more.
+	noteSends(t, ctx)
 	do(t, ctx, chromedp.Click(chromedp.ID("purge-button")))
 	waitFor(t, ctx, "the dialog a third time", `document.getElementById('purge-dialog').open`)
-	do(t, ctx, chromedp.Click(chromedp.ID("purge-confirm")))
+	eval[bool](t, ctx, `document.getElementById('purge-confirm').click(), document.getElementById('purge-button').click(), true`)
+	waitFor(t, ctx, "the dialog a fourth time", `document.getElementById('purge-dialog').open`)
+	do(t, ctx, chromedp.Click(chromedp.ID("purge-cancel")))
 	waitFor(t, ctx, "the refusal", `document.getElementById('purge-result').textContent.includes('PurgeQueueInProgress')`)
+	if n := sends(t, ctx, "POST", "/admin/api/queues/trash/purge"); n != 1 {
+		t.Errorf("a confirmation and a cancel sent %d purges, want 1", n)
+	}
 }
 
 // The classic incident: a 30 s lease, a 90 s handler. Worker A receives at

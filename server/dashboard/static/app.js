@@ -237,6 +237,28 @@
     try { await f(); } finally { button.disabled = false; }
   }
 
+  // ask shows a modal dialog whose form has method="dialog", the focus on
+  // its cancel button, and resolves with the value of the button that
+  // closed it: '' for Cancel or Escape. The browser fires a dialog's close
+  // event at its next rendering, not when it closes, and the event can only
+  // read returnValue as it is then. Shown again in between (a quick user, or
+  // input ahead of a late frame on a loaded machine), one showing's close
+  // event would be read as another's answer: one confirmation acting twice,
+  // or a confirmed action dropped. So a dialog is shown again only after
+  // the close event of its last showing has come, and each showing takes
+  // the next close event, its own.
+  const showings = new WeakMap(); // dialog → its last showing's answer
+  function ask(dialog, cancel) {
+    const answer = (showings.get(dialog) || Promise.resolve()).then(() => new Promise((resolve) => {
+      dialog.returnValue = '';
+      dialog.addEventListener('close', () => resolve(dialog.returnValue), { once: true });
+      dialog.showModal();
+      cancel.focus();
+    }));
+    showings.set(dialog, answer.catch(() => ''));
+    return answer;
+  }
+
   // ---- Charts ----
 
   function width(node, fallback) {
@@ -567,28 +589,17 @@
       });
     });
 
-    const dialog = $('purge-dialog');
-    $('purge-button').addEventListener('click', () => {
+    $('purge-button').addEventListener('click', async () => {
+      const button = $('purge-button');
       const total = last ? last.queue.visible + last.queue.in_flight + last.queue.delayed : null;
       setText($('purge-text'), (total === null ? 'Every message in the queue' : `All ${plural(total, 'message')} in the queue`) +
         ' (visible, in flight and delayed) will be deleted. This cannot be undone.');
       setText($('purge-result'), '');
-      dialog.returnValue = '';
-      dialog.showModal();
-      $('purge-cancel').focus();
-    });
-    dialog.addEventListener('close', () => {
-      const button = $('purge-button');
-      // One confirmation, one purge: the answer is taken once, and a close
-      // while a purge is on its way starts no other.
-      const answer = dialog.returnValue;
-      dialog.returnValue = '';
-      if (answer !== 'purge') {
+      if (await ask($('purge-dialog'), $('purge-cancel')) !== 'purge') {
         button.focus();
         return;
       }
-      if (button.disabled) return;
-      busy(button, async () => {
+      await busy(button, async () => {
         try {
           await api('POST', path + '/purge', {});
           showResult($('purge-result'), true, 'Purged.');
@@ -1158,18 +1169,13 @@
   function deleteQueueControls() {
     const dialog = $('delete-queue-dialog'), button = $('delete-queue-button');
     if (!dialog) return;
-    button.addEventListener('click', () => {
+    button.addEventListener('click', async () => {
       setText($('delete-queue-result'), '');
-      dialog.returnValue = '';
-      dialog.showModal();
-      $('delete-queue-cancel').focus();
-    });
-    dialog.addEventListener('close', () => {
-      if (dialog.returnValue !== 'delete') {
+      if (await ask(dialog, $('delete-queue-cancel')) !== 'delete') {
         button.focus();
         return;
       }
-      busy(button, async () => {
+      await busy(button, async () => {
         try {
           await api('POST', '/queues/' + encodeURIComponent(queueName) + '/delete', {});
           showResult($('delete-queue-result'), true, 'Deleted. ', el('a', { href: '/', text: 'Back to the queues' }));
@@ -1183,25 +1189,11 @@
 
   // confirmAction asks, in the page's confirmation dialog, whether to go
   // on with something that cannot be undone.
-  function confirmAction(title, text, ok) {
-    const dialog = $('confirm-dialog');
+  async function confirmAction(title, text, ok) {
     setText($('confirm-title'), title);
     setText($('confirm-text'), text);
     setText($('confirm-ok'), ok);
-    dialog.returnValue = '';
-    return new Promise((resolve) => {
-      // A dialog's close event comes a task after it closed: one closed
-      // just before this showing may arrive while it is open again, and
-      // is not this showing's answer.
-      const onClose = () => {
-        if (dialog.open) return;
-        dialog.removeEventListener('close', onClose);
-        resolve(dialog.returnValue === 'ok');
-      };
-      dialog.addEventListener('close', onClose);
-      dialog.showModal();
-      $('confirm-cancel').focus();
-    });
+    return await ask($('confirm-dialog'), $('confirm-cancel')) === 'ok';
   }
 
   // ---- Messages page ----
