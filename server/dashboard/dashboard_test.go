@@ -487,10 +487,28 @@ func TestBrowserRedrive(t *testing.T) {
 	waitFor(t, ctx, "the redrive panel", `!document.getElementById('redrive').hidden && document.getElementById('redrive-dest').options.length === 2`)
 
 	// One message a second on the fake clock: the task moves one and waits.
+	// The live view may show the running task before the start's answer
+	// comes: here the answer is held until the page shows the task, and the
+	// button stays disabled after it.
+	eval[bool](t, ctx, `(() => {
+		const f = window.fetch;
+		window.fetch = async (url, opts) => {
+			const res = await f(url, opts);
+			if (opts && opts.method === 'POST' && new URL(url, location.href).pathname.endsWith('/move-tasks')) {
+				await new Promise((shown) => {
+					const check = () => document.querySelector('#tasks tbody tr') ? shown() : setTimeout(check, 20);
+					check();
+				});
+			}
+			return res;
+		};
+		return true;
+	})()`)
 	do(t, ctx, chromedp.SetValue(chromedp.ID("redrive-dest"), "billing"), chromedp.SetValue(chromedp.ID("redrive-rate"), "1"),
 		chromedp.Click(chromedp.ID("redrive-button")))
 	waitFor(t, ctx, "the running task", `(() => { const r = document.querySelector('#tasks tbody tr');
 		return r && r.textContent.includes('running') && r.textContent.includes('1 of 3') && r.querySelector('button'); })()`)
+	waitFor(t, ctx, "the start's answer", `document.getElementById('redrive-result').textContent === 'Redrive started.'`)
 	if !eval[bool](t, ctx, `document.getElementById('redrive-button').disabled`) {
 		t.Error("a second redrive can be started while one runs")
 	}

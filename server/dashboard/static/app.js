@@ -232,9 +232,23 @@
   function errorKids(err) {
     return [el('strong', { text: err.code || 'Error' }), ' ', err.message];
   }
+  // busy disables button while f runs; then it is enabled again unless
+  // the page holds it.
   async function busy(button, f) {
+    button.busy = true;
     button.disabled = true;
-    try { await f(); } finally { button.disabled = false; }
+    try {
+      await f();
+    } finally {
+      button.busy = false;
+      button.disabled = !!button.held;
+    }
+  }
+  // hold disables button while on, for a reason the live view gives (a
+  // task running, say), whether busy's work ends before or after.
+  function hold(button, on) {
+    button.held = on;
+    button.disabled = on || !!button.busy;
   }
 
   // ask shows a modal dialog whose form has method="dialog", the focus on
@@ -750,7 +764,7 @@
       dest.value = q.dead_letter_sources.includes(keep) ? keep : '';
     }
     const running = tasks.some((t) => t.status === 'RUNNING' || t.status === 'CANCELLING');
-    $('redrive-button').disabled = running;
+    hold($('redrive-button'), running);
     $('tasks').hidden = tasks.length === 0;
     keyed($('tasks').querySelector('tbody'), tasks, (t) => t.task_handle, createTask, updateTask);
 
