@@ -1508,19 +1508,25 @@
   // them, after asking.
   function recordPanel(whose) {
     const table = $('record-table'), tbody = table.querySelector('tbody');
-    let sel = '', seen = '', subs = [], loads = 0, rows = [];
-    async function load() {
+    let sel = '', seen = '', subs = [], loads = 0, rows = [], latest = null;
+    // load reads the records and draws them. It resolves once the newest
+    // read is drawn: a read overtaken by a later one draws nothing and
+    // waits for that one, so what follows a load sees the rows drawn.
+    function load() {
       const n = ++loads;
-      try {
-        const d = await api('GET', '/sns/deliveries?' + sel);
-        if (n !== loads) return; // a later read is on its way
-        rows = d.deliveries.slice().reverse();
-        showFailure($('failure'), null);
-      } catch (err) {
-        if (n !== loads) return;
-        showFailure($('failure'), err);
-      }
-      draw();
+      latest = (async () => {
+        try {
+          const d = await api('GET', '/sns/deliveries?' + sel);
+          if (n !== loads) return latest;
+          rows = d.deliveries.slice().reverse();
+          showFailure($('failure'), null);
+        } catch (err) {
+          if (n !== loads) return latest;
+          showFailure($('failure'), err);
+        }
+        draw();
+      })();
+      return latest;
     }
     function draw() {
       table.hidden = rows.length === 0;
