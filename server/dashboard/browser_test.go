@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -237,6 +238,33 @@ func noHorizontalOverflow(t *testing.T, ctx context.Context, page string) {
 	if d.Scroll > d.Inner {
 		t.Errorf("%s: scrollWidth %v > innerWidth %v (first too wide: %s)", page, d.Scroll, d.Inner, d.Widest)
 	}
+}
+
+// noteSends makes the page note, from now on, each request other than a GET
+// it makes, for sends to count.
+func noteSends(t *testing.T, ctx context.Context) {
+	t.Helper()
+	eval[bool](t, ctx, `(() => {
+		window.sends = [];
+		const f = window.fetch;
+		window.fetch = (url, opts) => {
+			const method = (opts && opts.method) || 'GET';
+			if (method !== 'GET') window.sends.push(method + ' ' + new URL(url, location.href).pathname);
+			return f(url, opts);
+		};
+		return true;
+	})()`)
+}
+
+// sends counts the requests noted by noteSends that are method to path,
+// once the page has rendered a frame: a dialog's close event, whose
+// listener may send one, comes at the rendering after the dialog closed.
+func sends(t *testing.T, ctx context.Context, method, path string) int {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise((r) => requestAnimationFrame(() => r(true)))`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("waiting for a frame: %v", err)
+	}
+	return eval[int](t, ctx, `window.sends.filter((s) => s === `+strconv.Quote(method+" "+path)+`).length`)
 }
 
 // activeID describes the focused element.

@@ -279,11 +279,19 @@ func TestBrowserPurge(t *testing.T) {
 	}
 	waitFor(t, ctx, "the empty queue", `document.getElementById('st-visible').textContent === '0'`)
 
-	// SQS allows one purge a minute: the second shows its error.
+	// SQS allows one purge a minute: the second shows its error. Confirmed,
+	// then Purge pressed again at once, in one task: the confirmation still
+	// purges, and the new showing, cancelled, purges nothing more.
+	noteSends(t, ctx)
 	do(t, ctx, chromedp.Click(chromedp.ID("purge-button")))
 	waitFor(t, ctx, "the dialog a third time", `document.getElementById('purge-dialog').open`)
-	do(t, ctx, chromedp.Click(chromedp.ID("purge-confirm")))
+	eval[bool](t, ctx, `document.getElementById('purge-confirm').click(), document.getElementById('purge-button').click(), true`)
+	waitFor(t, ctx, "the dialog a fourth time", `document.getElementById('purge-dialog').open`)
+	do(t, ctx, chromedp.Click(chromedp.ID("purge-cancel")))
 	waitFor(t, ctx, "the refusal", `document.getElementById('purge-result').textContent.includes('PurgeQueueInProgress')`)
+	if n := sends(t, ctx, "POST", "/admin/api/queues/trash/purge"); n != 1 {
+		t.Errorf("a confirmation and a cancel sent %d purges, want 1", n)
+	}
 }
 
 // The classic incident: a 30 s lease, a 90 s handler. Worker A receives at
@@ -479,10 +487,28 @@ func TestBrowserRedrive(t *testing.T) {
 	waitFor(t, ctx, "the redrive panel", `!document.getElementById('redrive').hidden && document.getElementById('redrive-dest').options.length === 2`)
 
 	// One message a second on the fake clock: the task moves one and waits.
+	// The live view may show the running task before the start's answer
+	// comes: here the answer is held until the page shows the task, and the
+	// button stays disabled after it.
+	eval[bool](t, ctx, `(() => {
+		const f = window.fetch;
+		window.fetch = async (url, opts) => {
+			const res = await f(url, opts);
+			if (opts && opts.method === 'POST' && new URL(url, location.href).pathname.endsWith('/move-tasks')) {
+				await new Promise((shown) => {
+					const check = () => document.querySelector('#tasks tbody tr') ? shown() : setTimeout(check, 20);
+					check();
+				});
+			}
+			return res;
+		};
+		return true;
+	})()`)
 	do(t, ctx, chromedp.SetValue(chromedp.ID("redrive-dest"), "billing"), chromedp.SetValue(chromedp.ID("redrive-rate"), "1"),
 		chromedp.Click(chromedp.ID("redrive-button")))
 	waitFor(t, ctx, "the running task", `(() => { const r = document.querySelector('#tasks tbody tr');
 		return r && r.textContent.includes('running') && r.textContent.includes('1 of 3') && r.querySelector('button'); })()`)
+	waitFor(t, ctx, "the start's answer", `document.getElementById('redrive-result').textContent === 'Redrive started.'`)
 	if !eval[bool](t, ctx, `document.getElementById('redrive-button').disabled`) {
 		t.Error("a second redrive can be started while one runs")
 	}

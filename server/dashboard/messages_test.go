@@ -129,8 +129,9 @@ func TestBrowserMessagesTab(t *testing.T) {
 	waitFor(t, ctx, "the move's confirmation", `document.getElementById('confirm-dialog').open`)
 	viewportScreenshot(t, ctx, "move-dialog")
 	// Cancelled, then asked again at once, in one task: the cancelled
-	// showing's close event, which comes a task later, must not answer the
-	// new one.
+	// showing's close event, which comes at the next frame, must not answer
+	// the new one, and one confirmation moves once.
+	noteSends(t, ctx)
 	eval[bool](t, ctx, `document.getElementById('confirm-cancel').click(), document.getElementById('move-button').click(), true`)
 	waitFor(t, ctx, "the confirmation again", `document.getElementById('confirm-dialog').open`)
 	if got := visibleCount(t, srv, other); got != "0" {
@@ -139,6 +140,9 @@ func TestBrowserMessagesTab(t *testing.T) {
 	do(t, ctx, chromedp.Click("#confirm-ok"))
 	waitFor(t, ctx, "two rows", `document.querySelectorAll('#browse tbody tr').length === 2`)
 	waitFor(t, ctx, "the move's result", `document.getElementById('action-result').textContent.includes('Moved to other')`)
+	if n := sends(t, ctx, "POST", "/admin/api/queues/work/messages/"+*gamma.MessageId+"/move"); n != 1 {
+		t.Errorf("one confirmation sent %d moves", n)
+	}
 	if got := visibleCount(t, srv, other); got != "1" {
 		t.Errorf("after the move, %s messages in other, want 1", got)
 	}
@@ -201,10 +205,19 @@ func TestBrowserCreateDeleteQueue(t *testing.T) {
 	if _, err := srv.Client.GetQueueUrl(bg, &sqs.GetQueueUrlInput{QueueName: aws.String("made.fifo")}); err != nil {
 		t.Fatalf("cancelled delete deleted: %v", err)
 	}
+	// Confirmed, then Delete pressed again at once, in one task: the
+	// confirmation still deletes, and the new showing, cancelled, sends
+	// nothing more.
+	noteSends(t, ctx)
 	do(t, ctx, chromedp.Click("#delete-queue-button"))
 	waitFor(t, ctx, "the confirmation again", `document.getElementById('delete-queue-dialog').open`)
-	do(t, ctx, chromedp.Click("#delete-queue-confirm"))
+	eval[bool](t, ctx, `document.getElementById('delete-queue-confirm').click(), document.getElementById('delete-queue-button').click(), true`)
+	waitFor(t, ctx, "the confirmation a third time", `document.getElementById('delete-queue-dialog').open`)
+	do(t, ctx, chromedp.Click("#delete-queue-cancel"))
 	waitFor(t, ctx, "the delete", `document.getElementById('delete-queue-result').textContent.startsWith('Deleted')`)
+	if n := sends(t, ctx, "POST", "/admin/api/queues/made.fifo/delete"); n != 1 {
+		t.Errorf("a confirmation and a cancel sent %d deletes, want 1", n)
+	}
 	if _, err := srv.Client.GetQueueUrl(bg, &sqs.GetQueueUrlInput{QueueName: aws.String("made.fifo")}); err == nil {
 		t.Error("the queue is still there")
 	}

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -33,6 +36,61 @@ func recordCount(t *testing.T, srv *testutil.Server, query string) int {
 	}
 	return len(v.Deliveries)
 }
+
+// holdableStream makes the pages the tab loads from now on hold their live
+// stream's snapshots while window.holdStream is true, until
+// window.releaseStream() hands them on.
+func holdableStream(t *testing.T, ctx context.Context) {
+	t.Helper()
+	do(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
+			const ES = window.EventSource, held = [];
+			window.holdStream = false;
+			window.releaseStream = () => { window.holdStream = false; held.splice(0).forEach((f) => f()); };
+			window.EventSource = class extends ES {
+				set onmessage(fn) { super.onmessage = (e) => (window.holdStream ? held.push(() => fn(e)) : fn(e)); }
+				get onmessage() { return super.onmessage; }
+			};
+		})()`})
+		return err
+	}))
+}
+
+// overtakeOwnRead makes the record's next read, the clear's own, be
+// overtaken: the live stream is held until that read is sent, then a
+// snapshot starts a later read, and the own read is answered before the
+// later one. window.readOrder tells what happened.
+const overtakeOwnRead = `(() => {
+	const f = window.fetch, signal = () => { let open; const p = new Promise((r) => { open = r; }); p.open = open; return p; };
+	const laterSent = signal(), ownAnswered = signal();
+	let own = false, later = false;
+	window.readOrder = [];
+	window.fetch = async (url, opts) => {
+		const read = !(opts && opts.method && opts.method !== 'GET') && new URL(url, location.href).pathname === '/admin/api/sns/deliveries';
+		if (read && !own && window.holdStream) {
+			own = true;
+			window.readOrder.push('own sent');
+			setTimeout(window.releaseStream, 0);
+			const res = await f(url, opts);
+			await Promise.race([laterSent, new Promise((r) => setTimeout(r, 10000))]);
+			window.readOrder.push('own answered');
+			setTimeout(ownAnswered.open, 0);
+			return res;
+		}
+		if (read && own && !later) {
+			later = true;
+			window.readOrder.push('later sent');
+			laterSent.open();
+			const res = await f(url, opts);
+			await ownAnswered;
+			window.readOrder.push('later answered');
+			return res;
+		}
+		return f(url, opts);
+	};
+	window.holdStream = true;
+	return true;
+})()`
 
 // A topic's page lists what Baton recorded, not sent, to its sms, email
 // and lambda subscriptions, newest first, its payloads opened on demand
@@ -70,6 +128,7 @@ func TestBrowserTopicRecord(t *testing.T) {
 	}
 
 	ctx := tab(t, 1280, 900, nil)
+	holdableStream(t, ctx)
 	navigate(t, ctx, srv.URL+"/ui/topics")
 	waitFor(t, ctx, "the link to the topic's page", `document.querySelector('#topics a[href="/ui/topics/alerts"]') !== null`)
 	navigate(t, ctx, srv.URL+"/ui/topics/alerts")
@@ -173,11 +232,31 @@ func TestBrowserTopicRecord(t *testing.T) {
 	if n := recordCount(t, srv, "topic=alerts"); n != 6 {
 		t.Fatalf("after cancelling, %d copies recorded for the topic, want 6", n)
 	}
+	// Cancelled, then asked again at once, in one task: the cancelled
+	// showing's close event, which comes at the next frame, answers for that
+	// showing alone, and one confirmation clears once.
+	noteSends(t, ctx)
 	do(t, ctx, chromedp.Click(chromedp.ID("record-clear")))
 	waitFor(t, ctx, "the dialog again", `document.getElementById('confirm-dialog').open`)
+	eval[bool](t, ctx, `document.getElementById('confirm-cancel').click(), document.getElementById('record-clear').click(), true`)
+	waitFor(t, ctx, "the dialog a third time", `document.getElementById('confirm-dialog').open`)
+	if n := sends(t, ctx, "DELETE", "/admin/api/sns/deliveries"); n != 0 {
+		t.Fatalf("after two cancelled showings, %d clears sent", n)
+	}
+	// The clear's own read of the record may be overtaken by one the live
+	// view starts: here it is, and the focus still follows the rows drawn.
+	eval[bool](t, ctx, overtakeOwnRead)
 	do(t, ctx, chromedp.Click(chromedp.ID("confirm-ok")))
-	waitFor(t, ctx, "the clear", `document.getElementById('record-result').textContent === 'Cleared 6 copies.'`)
+	waitFor(t, ctx, "the clear", `document.getElementById('record-result').textContent.startsWith('Cleared')`)
+	if n := sends(t, ctx, "DELETE", "/admin/api/sns/deliveries"); n != 1 {
+		t.Fatalf("one confirmation sent %d clears", n)
+	}
+	waitFor(t, ctx, "the clear's count", `document.getElementById('record-result').textContent === 'Cleared 6 copies.'`)
 	waitFor(t, ctx, "the empty record", `!document.getElementById('record-empty').hidden && `+rows+`.length === 0`)
+	waitFor(t, ctx, "both reads answered", `window.readOrder.length === 4`)
+	if got := eval[string](t, ctx, `window.readOrder.join(', ')`); got != "own sent, later sent, own answered, later answered" {
+		t.Fatalf("reads went %s; want the clear's own overtaken by a later one", got)
+	}
 	// The button is gone with the rows: the focus goes to the panel's heading.
 	waitFor(t, ctx, "the focus on the heading", activeID+` === 'record-h'`)
 	if n, phone := recordCount(t, srv, "topic=alerts"), recordCount(t, srv, "direct=true"); n != 0 || phone != 1 {
@@ -195,10 +274,19 @@ func TestBrowserTopicRecord(t *testing.T) {
 		t.Errorf("SMS preview = %q", got)
 	}
 	screenshot(t, ctx, "sms")
+	// Confirmed, then Clear pressed again at once, in one task: the
+	// confirmation still clears, and the new showing, cancelled, clears
+	// nothing more.
+	noteSends(t, ctx)
 	do(t, ctx, chromedp.Click(chromedp.ID("record-clear")))
 	waitFor(t, ctx, "the dialog", `document.getElementById('confirm-dialog').open`)
-	do(t, ctx, chromedp.Click(chromedp.ID("confirm-ok")))
+	eval[bool](t, ctx, `document.getElementById('confirm-ok').click(), document.getElementById('record-clear').click(), true`)
+	waitFor(t, ctx, "the dialog again", `document.getElementById('confirm-dialog').open`)
+	do(t, ctx, chromedp.Click(chromedp.ID("confirm-cancel")))
 	waitFor(t, ctx, "the clear", `document.getElementById('record-result').textContent === 'Cleared 1 copy.'`)
+	if n := sends(t, ctx, "DELETE", "/admin/api/sns/deliveries"); n != 1 {
+		t.Errorf("a confirmation and a cancel sent %d clears, want 1", n)
+	}
 	if n, topicSMS := recordCount(t, srv, "direct=true"), recordCount(t, srv, "topic=alerts&protocol=sms"); n != 0 || topicSMS != 1 {
 		t.Errorf("after clearing the SMS page: %d SMS to phone numbers and %d of the topic's recorded, want 0 and 1", n, topicSMS)
 	}

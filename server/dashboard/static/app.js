@@ -232,9 +232,45 @@
   function errorKids(err) {
     return [el('strong', { text: err.code || 'Error' }), ' ', err.message];
   }
+  // busy disables button while f runs; then it is enabled again unless
+  // the page holds it.
   async function busy(button, f) {
+    button.busy = true;
     button.disabled = true;
-    try { await f(); } finally { button.disabled = false; }
+    try {
+      await f();
+    } finally {
+      button.busy = false;
+      button.disabled = !!button.held;
+    }
+  }
+  // hold disables button while on, for a reason the live view gives (a
+  // task running, say), whether busy's work ends before or after.
+  function hold(button, on) {
+    button.held = on;
+    button.disabled = on || !!button.busy;
+  }
+
+  // ask shows a modal dialog whose form has method="dialog", the focus on
+  // its cancel button, and resolves with the value of the button that
+  // closed it: '' for Cancel or Escape. The browser fires a dialog's close
+  // event at its next rendering, not when it closes, and the event can only
+  // read returnValue as it is then. Shown again in between (a quick user, or
+  // input ahead of a late frame on a loaded machine), one showing's close
+  // event would be read as another's answer: one confirmation acting twice,
+  // or a confirmed action dropped. So a dialog is shown again only after
+  // the close event of its last showing has come, and each showing takes
+  // the next close event, its own.
+  const showings = new WeakMap(); // dialog → its last showing's answer
+  function ask(dialog, cancel) {
+    const answer = (showings.get(dialog) || Promise.resolve()).then(() => new Promise((resolve) => {
+      dialog.returnValue = '';
+      dialog.addEventListener('close', () => resolve(dialog.returnValue), { once: true });
+      dialog.showModal();
+      cancel.focus();
+    }));
+    showings.set(dialog, answer.catch(() => ''));
+    return answer;
   }
 
   // ---- Charts ----
@@ -567,28 +603,17 @@
       });
     });
 
-    const dialog = $('purge-dialog');
-    $('purge-button').addEventListener('click', () => {
+    $('purge-button').addEventListener('click', async () => {
+      const button = $('purge-button');
       const total = last ? last.queue.visible + last.queue.in_flight + last.queue.delayed : null;
       setText($('purge-text'), (total === null ? 'Every message in the queue' : `All ${plural(total, 'message')} in the queue`) +
         ' (visible, in flight and delayed) will be deleted. This cannot be undone.');
       setText($('purge-result'), '');
-      dialog.returnValue = '';
-      dialog.showModal();
-      $('purge-cancel').focus();
-    });
-    dialog.addEventListener('close', () => {
-      const button = $('purge-button');
-      // One confirmation, one purge: the answer is taken once, and a close
-      // while a purge is on its way starts no other.
-      const answer = dialog.returnValue;
-      dialog.returnValue = '';
-      if (answer !== 'purge') {
+      if (await ask($('purge-dialog'), $('purge-cancel')) !== 'purge') {
         button.focus();
         return;
       }
-      if (button.disabled) return;
-      busy(button, async () => {
+      await busy(button, async () => {
         try {
           await api('POST', path + '/purge', {});
           showResult($('purge-result'), true, 'Purged.');
@@ -739,7 +764,7 @@
       dest.value = q.dead_letter_sources.includes(keep) ? keep : '';
     }
     const running = tasks.some((t) => t.status === 'RUNNING' || t.status === 'CANCELLING');
-    $('redrive-button').disabled = running;
+    hold($('redrive-button'), running);
     $('tasks').hidden = tasks.length === 0;
     keyed($('tasks').querySelector('tbody'), tasks, (t) => t.task_handle, createTask, updateTask);
 
@@ -1158,18 +1183,13 @@
   function deleteQueueControls() {
     const dialog = $('delete-queue-dialog'), button = $('delete-queue-button');
     if (!dialog) return;
-    button.addEventListener('click', () => {
+    button.addEventListener('click', async () => {
       setText($('delete-queue-result'), '');
-      dialog.returnValue = '';
-      dialog.showModal();
-      $('delete-queue-cancel').focus();
-    });
-    dialog.addEventListener('close', () => {
-      if (dialog.returnValue !== 'delete') {
+      if (await ask(dialog, $('delete-queue-cancel')) !== 'delete') {
         button.focus();
         return;
       }
-      busy(button, async () => {
+      await busy(button, async () => {
         try {
           await api('POST', '/queues/' + encodeURIComponent(queueName) + '/delete', {});
           showResult($('delete-queue-result'), true, 'Deleted. ', el('a', { href: '/', text: 'Back to the queues' }));
@@ -1183,25 +1203,11 @@
 
   // confirmAction asks, in the page's confirmation dialog, whether to go
   // on with something that cannot be undone.
-  function confirmAction(title, text, ok) {
-    const dialog = $('confirm-dialog');
+  async function confirmAction(title, text, ok) {
     setText($('confirm-title'), title);
     setText($('confirm-text'), text);
     setText($('confirm-ok'), ok);
-    dialog.returnValue = '';
-    return new Promise((resolve) => {
-      // A dialog's close event comes a task after it closed: one closed
-      // just before this showing may arrive while it is open again, and
-      // is not this showing's answer.
-      const onClose = () => {
-        if (dialog.open) return;
-        dialog.removeEventListener('close', onClose);
-        resolve(dialog.returnValue === 'ok');
-      };
-      dialog.addEventListener('close', onClose);
-      dialog.showModal();
-      $('confirm-cancel').focus();
-    });
+    return await ask($('confirm-dialog'), $('confirm-cancel')) === 'ok';
   }
 
   // ---- Messages page ----
@@ -1502,19 +1508,25 @@
   // them, after asking.
   function recordPanel(whose) {
     const table = $('record-table'), tbody = table.querySelector('tbody');
-    let sel = '', seen = '', subs = [], loads = 0, rows = [];
-    async function load() {
+    let sel = '', seen = '', subs = [], loads = 0, rows = [], latest = null;
+    // load reads the records and draws them. It resolves once the newest
+    // read is drawn: a read overtaken by a later one draws nothing and
+    // waits for that one, so what follows a load sees the rows drawn.
+    function load() {
       const n = ++loads;
-      try {
-        const d = await api('GET', '/sns/deliveries?' + sel);
-        if (n !== loads) return; // a later read is on its way
-        rows = d.deliveries.slice().reverse();
-        showFailure($('failure'), null);
-      } catch (err) {
-        if (n !== loads) return;
-        showFailure($('failure'), err);
-      }
-      draw();
+      latest = (async () => {
+        try {
+          const d = await api('GET', '/sns/deliveries?' + sel);
+          if (n !== loads) return latest;
+          rows = d.deliveries.slice().reverse();
+          showFailure($('failure'), null);
+        } catch (err) {
+          if (n !== loads) return latest;
+          showFailure($('failure'), err);
+        }
+        draw();
+      })();
+      return latest;
     }
     function draw() {
       table.hidden = rows.length === 0;
