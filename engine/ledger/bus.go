@@ -99,7 +99,7 @@ func (l *Ledger) Record(ev Event) {
 // published it: its own batches, which the bus echoes back, are told by
 // their header and dropped without being decoded.
 func (l *Ledger) applyBatch(b []byte) {
-	if len(b) >= batchHeader && binary.BigEndian.Uint64(b[1:]) == l.node {
+	if node, ok := batchNode(b); ok && node == l.node {
 		return
 	}
 	_, evs, err := decodeBatch(b)
@@ -371,12 +371,20 @@ func appendString(b []byte, s string, limit int) []byte {
 
 var errBadBatch = errors.New("malformed lease-ledger batch")
 
+// batchNode is the node id in a batch's header, if it has one.
+func batchNode(b []byte) (uint64, bool) {
+	if len(b) < batchHeader {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[1:]), true
+}
+
 // decodeBatch decodes a batch made by appendEvent after a header.
 func decodeBatch(b []byte) (node uint64, evs []Event, err error) {
 	if len(b) < batchHeader || b[0] < 1 || b[0] > batchVersion {
 		return 0, nil, errBadBatch
 	}
-	node = binary.BigEndian.Uint64(b[1:])
+	node, _ = batchNode(b)
 	d := decoder{b: b[batchHeader:], version: b[0]}
 	for len(d.b) > 0 && d.err == nil {
 		ev := d.event()

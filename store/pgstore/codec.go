@@ -199,17 +199,16 @@ func scanQueue(row pgx.Row) (*baton.Queue, error) {
 	return &q, nil
 }
 
-// messageColumns are selected from baton_messages m, in scanMessage's
-// order.
-const messageColumns = `m.id, m.body, m.attributes, m.trace_header, m.group_id, m.dedup_id, m.sequence_number,
-	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
-	m.first_received_at, m.epoch, m.leased_at, m.body_md5`
-
-// leaseStateColumns are messageColumns but the payload (body, attributes,
-// trace header, body MD5), in scanLeaseState's order.
+// leaseStateColumns are a message's columns but its payload, selected
+// from baton_messages m, in scanLeaseState's order.
 const leaseStateColumns = `m.id, m.group_id, m.dedup_id, m.sequence_number,
 	m.sender_id, m.sent_at, m.dead_letter_source_arn, m.visible_at, m.leased, m.receive_count,
 	m.first_received_at, m.epoch, m.leased_at`
+
+// messageColumns are all of a message's columns, its lease state and then
+// its payload (body, attributes, trace header, body MD5), in scanMessage's
+// order.
+const messageColumns = leaseStateColumns + `, m.body, m.attributes, m.trace_header, m.body_md5`
 
 // messageShape is which of a message's columns a statement selects, and
 // how to scan them.
@@ -229,39 +228,39 @@ func (sh messageShape) selected() string { return strings.ReplaceAll(sh.columns,
 
 // scanMessage scans messageColumns, then extra.
 func scanMessage(row pgx.Row, extra ...any) (*baton.Message, error) {
+	return scanColumns(row, true, extra)
+}
+
+// scanLeaseState scans leaseStateColumns, then extra: a message without
+// its payload.
+func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
+	return scanColumns(row, false, extra)
+}
+
+// scanColumns scans leaseStateColumns, the payload's if payload (as
+// messageColumns has them), then extra.
+func scanColumns(row pgx.Row, payload bool, extra []any) (*baton.Message, error) {
 	var (
 		m                   baton.Message
 		attrs               []byte
 		firstRecv, leasedAt pgtype.Timestamptz
 		epoch               int64
 	)
-	dest := append([]any{&m.ID, &m.Body, &attrs, &m.TraceHeader, &m.GroupID, &m.DedupID, &m.SequenceNumber,
+	dest := make([]any, 0, 17+len(extra))
+	dest = append(dest, &m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
 		&m.SenderID, &m.SentAt, &m.DeadLetterSourceARN, &m.VisibleAt, &m.Leased, &m.ReceiveCount,
-		&firstRecv, &epoch, &leasedAt, &m.BodyMD5}, extra...)
-	if err := row.Scan(dest...); err != nil {
+		&firstRecv, &epoch, &leasedAt)
+	if payload {
+		dest = append(dest, &m.Body, &attrs, &m.TraceHeader, &m.BodyMD5)
+	}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
-	var err error
-	if m.Attributes, err = decodeMessageAttributes(attrs); err != nil {
-		return nil, err
-	}
-	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
-	return &m, nil
-}
-
-// scanLeaseState scans leaseStateColumns, then extra: a message without
-// its payload.
-func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
-	var (
-		m                   baton.Message
-		firstRecv, leasedAt pgtype.Timestamptz
-		epoch               int64
-	)
-	dest := append([]any{&m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
-		&m.SenderID, &m.SentAt, &m.DeadLetterSourceARN, &m.VisibleAt, &m.Leased, &m.ReceiveCount,
-		&firstRecv, &epoch, &leasedAt}, extra...)
-	if err := row.Scan(dest...); err != nil {
-		return nil, err
+	if payload {
+		var err error
+		if m.Attributes, err = decodeMessageAttributes(attrs); err != nil {
+			return nil, err
+		}
 	}
 	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
 	return &m, nil
