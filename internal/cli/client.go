@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/server"
 )
 
@@ -181,6 +182,7 @@ func (o *clientOptions) awsConfig(cmd *cobra.Command) (aws.Config, error) {
 	if cfg.Region == "" {
 		cfg.Region = endpointRegion(o.resolvedEndpoint(cmd))
 	}
+	cfg.HTTPClient = sdkhttp.Client(cfg.HTTPClient)
 	if cfg.Credentials == nil {
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(dummyAccessKeyID, dummySecretAccessKey, "")
 	} else {
