@@ -19,6 +19,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/sns"
@@ -270,7 +271,9 @@ func (s *Server) URL() string { return s.url }
 // Client returns an SQS client of aws-sdk-go-v2 for the server: its
 // endpoint, Region, static credentials (WithCredentials' first key, if
 // any) and no retries, so that a test sees every error the server answers.
-// It signs requests at the server clock's time (see ClientFor).
+// It signs requests at the server clock's time (see ClientFor). Its HTTP
+// client hands Go's transport a copy of each request body, so that the SDK's
+// early close of its own cannot cut an answer off on a busy machine.
 func (s *Server) Client() *sqs.Client { return s.client }
 
 // ClientFor returns a client like Client that signs with the given key,
@@ -285,6 +288,7 @@ func (s *Server) ClientFor(accessKeyID, secretAccessKey string) *sqs.Client {
 		Credentials:      credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
 		RetryMaxAttempts: 1,
 		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.clock},
+		HTTPClient:       sdkhttp.Client(nil),
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/sns"
 )
 
@@ -34,6 +35,7 @@ func (s *Server) snsClient(creds aws.CredentialsProvider) *awssns.Client {
 		Credentials:      creds,
 		RetryMaxAttempts: 1,
 		HTTPSignerV4:     clockSigner{signer: v4.NewSigner(), clock: s.clock},
+		HTTPClient:       sdkhttp.Client(nil),
 	})
 }
 

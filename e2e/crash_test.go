@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
@@ -138,7 +139,7 @@ func crashClient(url string) *sqs.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDCRASH", "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient:       &http.Client{Timeout: 10 * time.Second},
+		HTTPClient:       sdkhttp.Client(&http.Client{Timeout: 10 * time.Second}),
 	})
 }
 

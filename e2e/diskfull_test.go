@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
@@ -134,7 +135,7 @@ func diskClient(url string) *sqs.Client {
 		// A transport of its own: the fault tests kill and restart
 		// servers, and a port the system hands out again must not meet a
 		// connection another test's server left in a shared pool.
-		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}},
+		HTTPClient: sdkhttp.Client(&http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}),
 	})
 }
 
@@ -614,7 +615,7 @@ func TestFewFileDescriptors(t *testing.T) {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDDISK", "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient:       keep(),
+		HTTPClient:       sdkhttp.Client(keep()),
 	})
 	checks := keep()
 	ctx := context.Background()

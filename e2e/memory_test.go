@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -195,9 +196,9 @@ func benchClient(url string, conns int) *sqs.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDBENCH", "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient: &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		HTTPClient: sdkhttp.Client(&http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
 			MaxIdleConns: conns, MaxIdleConnsPerHost: conns,
-		}},
+		}}),
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
@@ -94,7 +95,7 @@ func keyClient(url, key string, hc *http.Client) *sqs.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider(key, "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient:       hc,
+		HTTPClient:       sdkhttp.Client(hc),
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -145,7 +146,7 @@ func crashSNSClient(url string) *awssns.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDCRASH", "secret", ""),
 		RetryMaxAttempts: 1,
-		HTTPClient:       &http.Client{Timeout: 10 * time.Second},
+		HTTPClient:       sdkhttp.Client(&http.Client{Timeout: 10 * time.Second}),
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
@@ -133,7 +134,7 @@ func TestThreeHosts(t *testing.T) {
 			Region:           "us-east-1",
 			Credentials:      credentials.NewStaticCredentialsProvider(id, secret, ""),
 			RetryMaxAttempts: 1, // every error is seen and counted
-			HTTPClient:       &http.Client{Timeout: 40 * time.Second},
+			HTTPClient:       sdkhttp.Client(&http.Client{Timeout: 40 * time.Second}),
 		}))
 	}
 	out, err := l.clients[0].CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("three-hosts"),

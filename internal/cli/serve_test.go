@@ -33,6 +33,7 @@ import (
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -105,9 +106,10 @@ func client(endpoint, keyID, secret string, hc *http.Client) *sqs.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider(keyID, secret, ""),
 		RetryMaxAttempts: 1,
+		HTTPClient:       sdkhttp.Client(nil),
 	}
 	if hc != nil {
-		o.HTTPClient = hc
+		o.HTTPClient = sdkhttp.Client(hc)
 	}
 	return sqs.New(o)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/sns"
@@ -104,6 +105,7 @@ func NewClient(endpoint string) *sqs.Client {
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""),
 		RetryMaxAttempts: 1,
+		HTTPClient:       sdkhttp.Client(nil),
 	})
 }
 
