@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -81,29 +82,55 @@ func TestFIFOStopsAtFirstFailure(t *testing.T) {
 
 // A batch over ten is gathered from several receives: it is delivered
 // when it is full, or when its window ends; the leases are kept meanwhile.
+//
+// The clock stays still while the worker receives and opens a window, and
+// again from the window's end until the batch has reached the target: the
+// real time a busy machine takes to receive, seal and post a batch never
+// shows as fake time, so the batch is delivered exactly at its window's end.
 func TestBatchingWindowGathersOverTen(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "2"})
 	const window = 5 * time.Second
 	rec, target := w.httpTarget(ok)
+	delivered := func(n int) func() error {
+		return func() error {
+			if got := rec.n(); got < n {
+				return fmt.Errorf("%d deliveries, waiting for %d", got, n)
+			}
+			return nil
+		}
+	}
 	w.send(url, numbered("a", 15)...)
 	t0 := w.clock.Now()
 	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 25,
 		BatchingWindow: window, MaxConcurrency: 1})
+	opened := w.awaitTimers(window, 1)
+	w.awaitReceived(15)
+	w.drive(time.Minute, step, w.reached(opened.Add(window)))
+	testutil.CheckFor(t, time.Minute, delivered(1))
 	w.drive(time.Minute, step, w.empty(url))
 	if n := rec.n(); n != 1 || len(rec.get(0).Records) != 15 {
 		t.Fatalf("deliveries %d, want one of all 15", n)
 	}
 	rec.mu.Lock()
-	waited := rec.at[0].Sub(w.firstReceive(t0))
+	first := w.firstReceive(t0)
+	waited := rec.at[0].Sub(first)
 	rec.mu.Unlock()
-	if waited < window || waited > window+3*step {
-		t.Errorf("a partial batch was delivered %v after its first message, want the %v window", waited, window)
+	if !opened.Equal(first) || waited != window {
+		t.Errorf("a partial batch was delivered %v after its first message (its window opened %v after it), want the %v window",
+			waited, opened.Sub(first), window)
 	}
 
 	w.send(url, numbered("b", 30)...)
 	t1 := w.clock.Now()
+	// The first 25 fill the second window's batch, which goes at once; the
+	// last 5 open the third window.
+	opened = w.awaitTimers(window, 3)
+	w.awaitReceived(45)
+	testutil.CheckFor(t, time.Minute, delivered(2))
+	w.drive(time.Minute, step, w.reached(opened.Add(window)))
+	testutil.CheckFor(t, time.Minute, delivered(3))
 	w.drive(time.Minute, step, w.empty(url))
 	if n := rec.n(); n != 3 {
 		t.Fatalf("deliveries %d, want 3 (a full 25, then the last 5)", n)
@@ -112,11 +139,11 @@ func TestBatchingWindowGathersOverTen(t *testing.T) {
 	tr := w.firstReceive(t1)
 	full, rest := rec.at[1].Sub(tr), rec.at[2].Sub(tr)
 	rec.mu.Unlock()
-	if got := len(rec.get(1).Records); got != 25 || full >= window {
+	if got := len(rec.get(1).Records); got != 25 || full != 0 {
 		t.Errorf("second delivery: %d messages after %v, want 25 at once", got, full)
 	}
-	if got := len(rec.get(2).Records); got != 5 || rest < window {
-		t.Errorf("third delivery: %d messages after %v, want 5 after the window", got, rest)
+	if got := len(rec.get(2).Records); got != 5 || rest != window {
+		t.Errorf("third delivery: %d messages after %v, want 5 after the %v window", got, rest, window)
 	}
 	for i := 0; i < 3; i++ {
 		for _, c := range receiveCounts(rec.get(i)) {

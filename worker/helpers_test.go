@@ -46,6 +46,13 @@ type fakeClock struct {
 	fc   *clock.Fake
 	mu   sync.Mutex
 	live map[*fakeTimer]struct{}
+	made []madeTimer // every timer of the worker's, in the order made
+}
+
+// madeTimer is when, in fake time, the worker made a timer, and its length.
+type madeTimer struct {
+	at time.Time
+	d  time.Duration
 }
 
 type fakeTimer struct {
@@ -59,8 +66,22 @@ func (c *fakeClock) NewTimer(d time.Duration) clock.Timer {
 	t := &fakeTimer{t: c.fc.NewTimer(d), c: c}
 	c.mu.Lock()
 	c.live[t] = struct{}{}
+	c.made = append(c.made, madeTimer{at: c.fc.Now(), d: d})
 	c.mu.Unlock()
 	return t
+}
+
+// madeOf returns when the worker made each of its timers of length d.
+func (c *fakeClock) madeOf(d time.Duration) []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var at []time.Time
+	for _, m := range c.made {
+		if m.d == d {
+			at = append(at, m.at)
+		}
+	}
+	return at
 }
 
 func (t *fakeTimer) C() <-chan time.Time { return t.t.C() }
@@ -239,6 +260,48 @@ func (w *world) awaitDeliveries() {
 		}
 		return nil
 	})
+}
+
+// awaitTimers waits, up to a minute of real time and never moving the
+// clock, until the worker has made n timers of length d (a batching
+// window's, say), and returns when it made the nth, in fake time.
+func (w *world) awaitTimers(d time.Duration, n int) time.Time {
+	w.t.Helper()
+	var at []time.Time
+	testutil.CheckFor(w.t, time.Minute, func() error {
+		if at = w.clock.madeOf(d); len(at) < n {
+			return fmt.Errorf("%d timers of %v made, waiting for %d", len(at), d, n)
+		}
+		return nil
+	})
+	return at[n-1]
+}
+
+// awaitReceived waits, up to a minute of real time and never moving the
+// clock, until the worker's receives have returned n messages in all.
+func (w *world) awaitReceived(n int) {
+	w.t.Helper()
+	testutil.CheckFor(w.t, time.Minute, func() error {
+		received := 0
+		for _, e := range w.obs.All(consumer.EventReceived) {
+			received += e.Count
+		}
+		if received < n {
+			return fmt.Errorf("%d messages received, waiting for %d", received, n)
+		}
+		return nil
+	})
+}
+
+// reached is a drive condition: the clock has come to at. Driven with it,
+// the clock stops at the first step at or past at.
+func (w *world) reached(at time.Time) func() error {
+	return func() error {
+		if now := w.clock.Now(); now.Before(at) {
+			return fmt.Errorf("the clock is at %v, not yet at %v", now, at)
+		}
+		return nil
+	}
 }
 
 // queue creates a queue, its attributes given in a batontest spec.
