@@ -93,14 +93,6 @@ func TestBatchingWindowGathersOverTen(t *testing.T) {
 	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "2"})
 	const window = 5 * time.Second
 	rec, target := w.httpTarget(ok)
-	delivered := func(n int) func() error {
-		return func() error {
-			if got := rec.n(); got < n {
-				return fmt.Errorf("%d deliveries, waiting for %d", got, n)
-			}
-			return nil
-		}
-	}
 	w.send(url, numbered("a", 15)...)
 	t0 := w.clock.Now()
 	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 25,
@@ -108,7 +100,7 @@ func TestBatchingWindowGathersOverTen(t *testing.T) {
 	opened := w.awaitTimers(window, 1)
 	w.awaitReceived(15)
 	w.drive(time.Minute, step, w.reached(opened.Add(window)))
-	testutil.CheckFor(t, time.Minute, delivered(1))
+	testutil.CheckFor(t, time.Minute, rec.reach(1))
 	w.drive(time.Minute, step, w.empty(url))
 	if n := rec.n(); n != 1 || len(rec.get(0).Records) != 15 {
 		t.Fatalf("deliveries %d, want one of all 15", n)
@@ -128,9 +120,9 @@ func TestBatchingWindowGathersOverTen(t *testing.T) {
 	// last 5 open the third window.
 	opened = w.awaitTimers(window, 3)
 	w.awaitReceived(45)
-	testutil.CheckFor(t, time.Minute, delivered(2))
+	testutil.CheckFor(t, time.Minute, rec.reach(2))
 	w.drive(time.Minute, step, w.reached(opened.Add(window)))
-	testutil.CheckFor(t, time.Minute, delivered(3))
+	testutil.CheckFor(t, time.Minute, rec.reach(3))
 	w.drive(time.Minute, step, w.empty(url))
 	if n := rec.n(); n != 3 {
 		t.Fatalf("deliveries %d, want 3 (a full 25, then the last 5)", n)

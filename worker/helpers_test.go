@@ -415,6 +415,16 @@ func (r *received) n() int {
 	return len(r.events)
 }
 
+// reach is a condition to wait for: the target has had n deliveries.
+func (r *received) reach(n int) func() error {
+	return func() error {
+		if got := r.n(); got < n {
+			return fmt.Errorf("%d deliveries, waiting for %d", got, n)
+		}
+		return nil
+	}
+}
+
 func (r *received) get(i int) event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
