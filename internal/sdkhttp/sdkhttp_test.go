@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,31 +38,60 @@ const queues = 1000
 // 200 is read whole.
 func TestAnswerBeforeWriteEnds(t *testing.T) {
 	t.Parallel()
-	r := listDuringWrite(t, sdkhttp.Client)
-	if r.err != nil {
-		t.Fatalf("ListQueues: %v", r.err)
+	r := newRig(t, sdkhttp.Client, listAnswer(t), 1)
+	out, err := r.c.ListQueues(r.ctx(t), &sqs.ListQueuesInput{})
+	if err != nil {
+		t.Fatalf("ListQueues: %v", err)
 	}
-	if r.urls != queues {
-		t.Errorf("ListQueues answered %d queue URLs, want %d", r.urls, queues)
+	if len(out.QueueUrls) != queues {
+		t.Errorf("ListQueues answered %d queue URLs, want %d", len(out.QueueUrls), queues)
 	}
-	if r.writeErr != nil {
-		t.Errorf("the transport's write of the request failed: %v", r.writeErr)
+	r.check(t)
+	if r.g.writes[0] != nil {
+		t.Errorf("the transport's write of the request failed: %v", r.g.writes[0])
 	}
-	if r.clientClosed {
+	if r.g.clientClosed() {
 		t.Error("the client closed the connection while the answer was being read")
 	}
 }
 
-// The same interleaving through the SDK's client as it comes fails: the
-// defect Client works around. When this test fails, the SDK no longer
-// closes the body under the transport, and Client can go.
+// With the SDK's own retries, as baton's client commands have them, a
+// message whose answer came early is sent once.
+func TestSendAnsweredBeforeWriteEndsGoesOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, sdkhttp.Client, sendAnswer, 0)
+	if _, err := r.c.SendMessage(r.ctx(t), sendInput(r)); err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	r.check(t)
+	if n := r.requests.Load(); n != 1 {
+		t.Errorf("the server had %d SendMessage requests for one call, want 1", n)
+	}
+}
+
+// The same interleavings through the SDK's client as it comes: the 200 is
+// lost to net.ErrClosed, and with the SDK's retries (which retry
+// net.ErrClosed) a message the server took is sent again. This is the defect
+// Client works around; when this test fails, the SDK no longer closes the
+// body under the transport, and Client can go.
 func TestPlainSDKClientLosesTheAnswer(t *testing.T) {
 	t.Parallel()
-	r := listDuringWrite(t, func(hc aws.HTTPClient) aws.HTTPClient { return hc })
-	t.Logf("the plain client's call: %v (the write: %v)", r.err, r.writeErr)
-	if !errors.Is(r.err, net.ErrClosed) || r.writeErr == nil || !r.clientClosed {
+	plain := func(hc aws.HTTPClient) aws.HTTPClient { return hc }
+	r := newRig(t, plain, listAnswer(t), 1)
+	_, err := r.c.ListQueues(r.ctx(t), &sqs.ListQueuesInput{})
+	r.check(t)
+	t.Logf("ListQueues through the plain client: %v (the write: %v)", err, r.g.writes[0])
+	if !errors.Is(err, net.ErrClosed) || r.g.writes[0] == nil || !r.g.clientClosed() {
 		t.Errorf("ListQueues through the plain client: err %v, write error %v, connection closed by the client %v; want net.ErrClosed after a failed write",
-			r.err, r.writeErr, r.clientClosed)
+			err, r.g.writes[0], r.g.clientClosed())
+	}
+
+	r = newRig(t, plain, sendAnswer, 0)
+	_, err = r.c.SendMessage(r.ctx(t), sendInput(r))
+	r.check(t)
+	// More than twice when a retry meets the same race by chance.
+	if n := r.requests.Load(); n < 2 {
+		t.Errorf("SendMessage through the plain client with the SDK's retries: err %v, %d requests; want the message sent again", err, n)
 	}
 }
 
@@ -76,21 +107,8 @@ func TestClientWrapsOnce(t *testing.T) {
 	}
 }
 
-// outcome is how one ListQueues call of listDuringWrite ended.
-type outcome struct {
-	err          error // the call's
-	urls         int   // queue URLs answered
-	writeErr     error // the transport's write of the request, as httptrace saw it
-	clientClosed bool  // whether the client closed the connection before the call returned
-}
-
-// listDuringWrite calls ListQueues through wrap(a client of its own) against
-// a server answering 1,000 queue URLs, holding the transport's write of the
-// request after its last byte is sent until the SDK has had the answer's
-// headers back from Do (and closed its request body), then letting it
-// finish before the SDK reads the answer's body.
-func listDuringWrite(t *testing.T, wrap func(aws.HTTPClient) aws.HTTPClient) outcome {
-	t.Helper()
+// listAnswer is a ListQueues answer of 1,000 queue URLs.
+func listAnswer(t *testing.T) []byte {
 	urls := make([]string, queues)
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://127.0.0.1/000000000000/queue-%04d", i)
@@ -99,50 +117,83 @@ func listDuringWrite(t *testing.T, wrap func(aws.HTTPClient) aws.HTTPClient) out
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+	return answer
+}
+
+// sendAnswer is a SendMessage answer for the body "hello", padded past the
+// transport's read buffer with a member the SDK ignores.
+var sendAnswer = []byte(`{"MessageId":"00000000-0000-0000-0000-000000000000","MD5OfMessageBody":"5d41402abc4b2a76b9719d911017c592","Padding":"` +
+	strings.Repeat("x", 64<<10) + `"}`)
+
+func sendInput(r *rig) *sqs.SendMessageInput {
+	return &sqs.SendMessageInput{QueueUrl: aws.String(r.url + "/000000000000/q"), MessageBody: aws.String("hello")}
+}
+
+// rig is an SQS client of wrap(a client of its own) and a server that
+// answers every request with the same answer, counting them. The
+// transport's write of the first request is held after its last byte is
+// sent until the SDK has had the answer's headers back from Do (and closed
+// its request body), then let finish before the SDK reads the answer's
+// body (see gate).
+type rig struct {
+	c        *sqs.Client
+	url      string
+	g        *gate
+	requests atomic.Int64
+}
+
+// newRig starts a rig; attempts is the SDK's RetryMaxAttempts (0: the
+// SDK's default, three).
+func newRig(t *testing.T, wrap func(aws.HTTPClient) aws.HTTPClient, answer []byte, attempts int) *rig {
+	t.Helper()
+	r := &rig{g: newGate()}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
 			return
 		}
+		r.requests.Add(1)
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 		w.Header().Set("X-Amzn-Requestid", "00000000-0000-0000-0000-000000000000")
 		w.Write(answer)
 	}))
 	t.Cleanup(srv.Close)
-
-	g := newGate()
+	r.url = srv.URL
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &gatedConn{Conn: c, g: g}, nil
+		return &gatedConn{Conn: c, g: r.g}, nil
 	}}
 	t.Cleanup(tr.CloseIdleConnections)
-	c := sqs.New(sqs.Options{
+	r.c = sqs.New(sqs.Options{
 		BaseEndpoint:     aws.String(srv.URL),
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
-		RetryMaxAttempts: 1,
+		RetryMaxAttempts: attempts,
 		HTTPClient:       wrap(&http.Client{Transport: tr}),
-		APIOptions:       []func(*middleware.Stack) error{g.holdAfterDo},
+		APIOptions:       []func(*middleware.Stack) error{r.g.holdAfterDo},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) { g.wrote <- i.Err }})
-	out, err := c.ListQueues(ctx, &sqs.ListQueuesInput{})
-	r := outcome{err: err, writeErr: g.writeErr}
-	if out != nil {
-		r.urls = len(out.QueueUrls)
-	}
-	select {
-	case <-g.closed:
-		r.clientClosed = true
-	default:
-	}
-	if g.failure != "" {
-		t.Fatal(g.failure)
-	}
 	return r
+}
+
+// ctx is the context of a call through the rig: at most 30 s, with the
+// trace that tells the gate how each write ended.
+func (r *rig) ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) { r.g.wrote <- i.Err }})
+}
+
+// check fails the test if the rig's interleaving did not happen.
+func (r *rig) check(t *testing.T) {
+	t.Helper()
+	if r.g.failure != "" {
+		t.Fatal(r.g.failure)
+	}
+	if len(r.g.writes) == 0 {
+		t.Fatal("no request was written")
+	}
 }
 
 // gate holds the transport's write of the first request after its last
@@ -158,12 +209,22 @@ type gate struct {
 	sent []byte // what the client wrote before the hold
 	held bool
 
-	writeErr error  // set by holdAfterDo
-	failure  string // what went wrong with the set-up, if anything did
+	writes  []error // how each attempt's write ended, set by holdAfterDo
+	failure string  // what went wrong with the set-up, if anything did
 }
 
 func newGate() *gate {
-	return &gate{release: make(chan struct{}), wrote: make(chan error, 1), closed: make(chan struct{})}
+	return &gate{release: make(chan struct{}), wrote: make(chan error, 10), closed: make(chan struct{})}
+}
+
+// clientClosed reports whether the client has closed the connection.
+func (g *gate) clientClosed() bool {
+	select {
+	case <-g.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // holdAfterDo is a middleware next to the transport: when Do has returned
@@ -175,13 +236,15 @@ func (g *gate) holdAfterDo(stack *middleware.Stack) error {
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 			out, md, err := next.HandleDeserialize(ctx, in)
 			g.releaseOnce.Do(func() { close(g.release) })
+			var werr error
 			select {
-			case g.writeErr = <-g.wrote:
+			case werr = <-g.wrote:
+				g.writes = append(g.writes, werr)
 			case <-time.After(20 * time.Second):
 				g.failure = "the transport never finished writing the request"
 				return out, md, err
 			}
-			if g.writeErr != nil {
+			if werr != nil {
 				select {
 				case <-g.closed:
 				case <-time.After(20 * time.Second):
