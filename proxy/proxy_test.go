@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/proxy"
 )
@@ -72,6 +73,7 @@ func (e *env) client(key, secret string) *sqs.Client {
 		BaseEndpoint: aws.String(e.url), Region: batontest.Region,
 		Credentials:      credentials.NewStaticCredentialsProvider(key, secret, ""),
 		RetryMaxAttempts: 1, HTTPSignerV4: clockSigner{v4.NewSigner(), e.clock},
+		HTTPClient: sdkhttp.Client(nil),
 	})
 }
 

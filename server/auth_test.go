@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
@@ -54,6 +55,7 @@ func clientAt(srv *testutil.Server, c sigv4.Credential, at time.Time) *sqs.Clien
 		Credentials:      credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, ""),
 		RetryMaxAttempts: 1,
 		HTTPSignerV4:     fixedSigner{at},
+		HTTPClient:       sdkhttp.Client(nil),
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -36,7 +37,7 @@ func localStackClient(addr string) *sqs.Client {
 		BaseEndpoint:     aws.String("http://sqs.us-east-1.localhost.localstack.cloud:4566"),
 		Region:           "us-east-1",
 		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
-		HTTPClient:       hc,
+		HTTPClient:       sdkhttp.Client(hc),
 		RetryMaxAttempts: 1,
 	})
 }
