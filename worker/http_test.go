@@ -180,13 +180,40 @@ func TestThrottledTargetHonoursRetryAfter(t *testing.T) {
 			w := newWorld(t)
 			url := w.queue("jobs", map[string]string{"VisibilityTimeout": tt.lease})
 			w.send(url, numbered("m", 5)...)
+			var (
+				mu   sync.Mutex
+				hint string    // the Retry-After answered
+				at   time.Time // when, in fake time
+			)
 			rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
 				if n == 1 {
-					return tt.status, http.Header{"Retry-After": {tt.retryAfter(w.clock.Now())}}, "slow down"
+					mu.Lock()
+					defer mu.Unlock()
+					at = w.clock.Now()
+					hint = tt.retryAfter(at)
+					return tt.status, http.Header{"Retry-After": {hint}}, "slow down"
 				}
 				return http.StatusOK, nil, ""
 			})
 			w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
+			// The clock stays still from the first delivery until the worker
+			// has begun the wait Retry-After asks for, and from the wait's end
+			// until the retry has arrived: the real time a busy machine takes
+			// to answer and read the 429 never shows as fake time, which would
+			// push the wait's end past the lease and release the batch.
+			var wait time.Duration
+			testutil.CheckFor(t, time.Minute, func() error {
+				mu.Lock()
+				defer mu.Unlock()
+				if hint == "" {
+					return fmt.Errorf("not throttled yet")
+				}
+				wait, _ = worker.ParseRetryAfter(hint, at)
+				return nil
+			})
+			began := w.awaitTimers(wait, 1)
+			w.drive(time.Minute, step, w.reached(began.Add(wait)))
+			testutil.CheckFor(t, time.Minute, rec.reach(2))
 			w.drive(time.Minute, step, w.empty(url))
 			if n := rec.n(); n != 2 {
 				t.Fatalf("deliveries %d, want 2 (throttled, then served)", n)
