@@ -163,7 +163,9 @@ func (o *clientOptions) client(cmd *cobra.Command) (*sqs.Client, error) {
 }
 
 // awsConfig is the AWS configuration client and snsClient build their
-// clients from: credentials and region as client says.
+// clients from: credentials and region as client says, requests sent
+// through sdkhttp's client (so that a busy machine cannot cut off an
+// answer, which the SDK's retries would then send again).
 func (o *clientOptions) awsConfig(cmd *cobra.Command) (aws.Config, error) {
 	ctx := cmd.Context()
 	opts := []func(*config.LoadOptions) error{
