@@ -54,7 +54,7 @@ func (c ownBody) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the request body: %w", err)
 	}
-	own := req.WithContext(req.Context()) // a shallow copy: the caller's request stays as it was
+	own := req.WithContext(req.Context()) // a shallow copy: the caller's request keeps its own Body field
 	own.Body = io.NopCloser(bytes.NewReader(b))
 	return c.next.Do(own)
 }
