@@ -45,15 +45,8 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 		}
 		after = &k
 	}
-	var exists bool
-	err := s.retry(ctx, func(ctx context.Context) error {
-		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(p.QueueID)).Scan(&exists)
-	})
-	if err != nil {
-		return baton.MessageBrowsePage{}, fmt.Errorf("pgstore: browse: %w", err)
-	}
-	if !exists {
-		return baton.MessageBrowsePage{}, baton.ErrNotFound
+	if err := s.queueExists(ctx, p.QueueID); err != nil {
+		return baton.MessageBrowsePage{}, storeErr("browse", err)
 	}
 	// A text column holds valid UTF-8 without NUL only: no body holds
 	// another substring.
@@ -74,7 +67,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 		q = browseNewestSQL
 	}
 	var msgs []*baton.Message
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		msgs, err = collectLeased(s.pool.Query(ctx, q, int64(p.QueueID), sentAt, id, int(states), p.Now, p.BodyContains, p.Limit+1))
 		return err

@@ -116,9 +116,8 @@ type op struct {
 	visibleAt, cutoff time.Time
 
 	// Results, set by the round that ran it (commitRound): rows, one per
-	// entry, and whether the queue existed.
-	rows        []leaseRow
-	queueExists bool
+	// entry.
+	rows []leaseRow
 	// leased: a receive's messages, as leased, in pos order.
 	leased []*baton.Message
 

@@ -74,8 +74,13 @@ func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) 
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
-	if !o.queueExists {
-		return nil, baton.ErrNotFound
+	if !foundAny(o.rows) {
+		// A message found proves its queue existed (the foreign key):
+		// only a round that found none asks. A queue deleted since
+		// the round is gone for a request the round did nothing for.
+		if err := s.queueExists(ctx, o.queueID); err != nil {
+			return nil, storeErr(what, err)
+		}
 	}
 	outs := make([]baton.LeaseOutcome, len(o.rows))
 	for i, r := range o.rows {
@@ -86,6 +91,37 @@ func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) 
 		}
 	}
 	return outs, nil
+}
+
+// foundAny reports whether a row of rows found its message.
+func foundAny(rows []leaseRow) bool {
+	for _, r := range rows {
+		if r.msg != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// storeErr is err as an operation named what returns it: ErrNotFound as
+// it is, others with the operation's name.
+func storeErr(what string, err error) error {
+	if errors.Is(err, baton.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("pgstore: %s: %w", what, err)
+}
+
+// queueExists returns nil if the queue exists, baton.ErrNotFound if not.
+func (s *Store) queueExists(ctx context.Context, queueID uint64) error {
+	var exists bool
+	err := s.retry(ctx, func(ctx context.Context) error {
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID)).Scan(&exists)
+	})
+	if err == nil && !exists {
+		err = baton.ErrNotFound
+	}
+	return err
 }
 
 // wakeReleased notifies the other servers if a visibility change op made

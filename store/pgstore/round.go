@@ -140,16 +140,22 @@ type entryRef struct {
 // their results: the standard queues' messages and the sends' tokens in
 // one statement that locks their queues' rows (a round with a send to a
 // deleted queue fails as the foreign key made it fail:
-// isForeignKeyViolation), the queues
-// the deletes and changes name looked up, then the deletes and the changes
-// in a statement or a few each, then the receives, a statement per queue.
+// isForeignKeyViolation), then the deletes and the changes in a statement
+// or a few each, then the receives, a statement per queue. Whether the
+// queue of a delete or change exists is left to lease, which asks only
+// when none of the op's messages was found.
 func (s *Store) commitRound(ctx context.Context, ops []*op) error {
+	return s.pool.SendBatch(ctx, s.roundBatch(ops)).Close()
+}
+
+// roundBatch is commitRound's statements for ops, each with the reading of
+// its rows into the ops' results.
+func (s *Store) roundBatch(ops []*op) *pgx.Batch {
 	b := &pgx.Batch{}
 	var (
 		msgs          []*baton.Message
 		msgQueues     []int64 // of msgs
 		deletes, chgs []entryRef
-		queues        []int64 // of the deletes and changes
 		receives      []*op
 	)
 	for _, o := range ops {
@@ -169,13 +175,7 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 		case opChange:
 			chgs = appendRefs(chgs, o)
 		}
-		o.rows, o.queueExists = make([]leaseRow, len(o.entries)), false
-		queues = append(queues, int64(o.queueID))
-	}
-	if len(queues) > 0 {
-		b.Queue(`SELECT id FROM baton_queues WHERE id = ANY($1)`, queues).Query(func(rows pgx.Rows) error {
-			return markQueues(rows, ops)
-		})
+		o.rows = make([]leaseRow, len(o.entries))
 	}
 	if len(msgs) > 0 {
 		tokens, at := sendTokens(ops)
@@ -199,7 +199,7 @@ func (s *Store) commitRound(ctx context.Context, ops []*op) error {
 		queueLease(b, changeManySQL, layer, ends, anyLease)
 	}
 	queueReceives(b, receives)
-	return s.pool.SendBatch(ctx, b).Close()
+	return b
 }
 
 // distinctSorted returns the distinct values of ids, in ascending order.
@@ -215,19 +215,6 @@ func appendRefs(refs []entryRef, o *op) []entryRef {
 		refs = append(refs, entryRef{o, i})
 	}
 	return refs
-}
-
-// markQueues reads the ids of the queues that exist into the ops naming
-// them.
-func markQueues(rows pgx.Rows, ops []*op) error {
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	for _, o := range ops {
-		o.queueExists = slices.Contains(ids, int64(o.queueID))
-	}
-	return nil
 }
 
 // layers sorts refs by queue and message id and splits them into the
