@@ -75,7 +75,8 @@ func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) 
 		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	if !foundAny(o.rows) {
-		// A message found proves its queue existed (the foreign key):
+		// A message found proves its queue existed (deleting a queue
+		// deletes its messages in the same transaction, QueueDelete):
 		// only a round that found none asks. A queue deleted since
 		// the round is gone for a request the round did nothing for.
 		if err := s.queueExists(ctx, o.queueID); err != nil {
