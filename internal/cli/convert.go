@@ -65,7 +65,7 @@ func convertCommand() *cobra.Command {
 }
 
 // checkConverted reads yml as `baton serve --config` would, and creates
-// its queues in a scratch engine, so that a file Baton would refuse is
+// its queues and topics in a scratch engine, so that a file Baton would refuse is
 // refused here, with the reason.
 func checkConverted(cmd *cobra.Command, c *convert.Config, yml []byte) error {
 	dir, err := os.MkdirTemp("", "baton-convert-")
@@ -79,7 +79,7 @@ func checkConverted(cmd *cobra.Command, c *convert.Config, yml []byte) error {
 	}
 	file, err := readConfigFile(path, serveCommand().Flags())
 	if err == nil {
-		cfg := ServeConfig{Queues: file.queues, Region: cmp.Or(c.Region, "us-east-1"), AccountID: cmp.Or(c.AccountID, "000000000000")}
+		cfg := ServeConfig{Queues: file.queues, Topics: file.topics, Region: cmp.Or(c.Region, "us-east-1"), AccountID: cmp.Or(c.AccountID, "000000000000")}
 		err = checkQueues(cmd.Context(), cfg)
 	}
 	if err != nil {

@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // A user of ElasticMQ or goaws converts the file that declared their
 // queues, and baton serve --config creates the same queues from it: same
 // attributes, dead-letter queues and tags; what Baton does not do is
-// said, not dropped.
+// said, not dropped. goaws's topics are created with their queue
+// subscriptions.
 func TestConvertThenServe(t *testing.T) {
 	t.Parallel()
 	env := cliEnv(t)
@@ -25,6 +28,9 @@ func TestConvertThenServe(t *testing.T) {
 		attrs        map[string]map[string]string
 		dlq          map[string]string
 		tags         map[string]map[string]string
+		// topics: each topic's subscribed queues, with the attributes
+		// their subscriptions must have.
+		topics map[string]map[string]map[string]string
 	}{
 		{
 			format: "elasticmq", file: "elasticmq.conf",
@@ -38,13 +44,20 @@ func TestConvertThenServe(t *testing.T) {
 		},
 		{
 			format: "goaws", file: "goaws.yaml",
-			notes: []string{"sns create-topic --name local-topic1", "RawMessageDelivery"},
+			notes: []string{"region: Baton keeps each region's queues apart"},
 			attrs: map[string]map[string]string{
 				"local-queue1": {"VisibilityTimeout": "10", "ReceiveMessageWaitTimeSeconds": "10"},
 				"local-queue2": {"VisibilityTimeout": "150", "ReceiveMessageWaitTimeSeconds": "20", "MaximumMessageSize": "2048"},
 				"local-queue5": {"VisibilityTimeout": "10"},
 			},
 			dlq: map[string]string{"local-queue3": "local-queue3-dlq"},
+			topics: map[string]map[string]map[string]string{
+				"local-topic1": {
+					"local-queue4": {"RawMessageDelivery": "false"},
+					"local-queue5": {"RawMessageDelivery": "true", "FilterPolicy": `{"foo":["bar"]}`},
+				},
+				"local-topic2": {},
+			},
 		},
 	} {
 		t.Run(tt.format, func(t *testing.T) {
@@ -85,8 +98,41 @@ func TestConvertThenServe(t *testing.T) {
 					t.Errorf("queue %s: tags %v %v, want %v", q, got, err, want)
 				}
 			}
+			for topic, want := range tt.topics {
+				if got := subscribedQueues(t, p.URL, topic); !maps.EqualFunc(got, want, maps.Equal) {
+					t.Errorf("topic %s: subscriptions %v, want %v", topic, got, want)
+				}
+			}
 		})
 	}
+}
+
+// subscribedQueues lists the subscriptions of the topic named topic on the
+// server at url: each subscribed queue's name, with the subscription's
+// RawMessageDelivery and FilterPolicy (when set).
+func subscribedQueues(t *testing.T, url, topic string) map[string]map[string]string {
+	t.Helper()
+	c := awssns.New(awssns.Options{BaseEndpoint: aws.String(url), Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", ""), RetryMaxAttempts: 1})
+	ctx := context.Background()
+	list, err := c.ListSubscriptionsByTopic(ctx, &awssns.ListSubscriptionsByTopicInput{TopicArn: aws.String("arn:aws:sns:us-east-1:000000000000:" + topic)})
+	if err != nil {
+		t.Fatalf("topic %s: %v", topic, err)
+	}
+	got := map[string]map[string]string{}
+	for _, s := range list.Subscriptions {
+		a, err := c.GetSubscriptionAttributes(ctx, &awssns.GetSubscriptionAttributesInput{SubscriptionArn: s.SubscriptionArn})
+		if err != nil {
+			t.Fatalf("subscription %s: %v", aws.ToString(s.SubscriptionArn), err)
+		}
+		attrs := map[string]string{"RawMessageDelivery": a.Attributes["RawMessageDelivery"]}
+		if fp, ok := a.Attributes["FilterPolicy"]; ok {
+			attrs["FilterPolicy"] = fp
+		}
+		endpoint := aws.ToString(s.Endpoint)
+		got[endpoint[strings.LastIndexByte(endpoint, ':')+1:]] = attrs
+	}
+	return got
 }
 
 // A converted file that baton serve would refuse is refused by convert,

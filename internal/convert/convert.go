@@ -24,6 +24,9 @@ type Config struct {
 	// out, when the source fixed it.
 	AdvertiseURL string
 	Queues       []Queue
+	// Topics are SNS topics with their queue subscriptions, created after
+	// the queues.
+	Topics []Topic
 	// Notes say what the source declares that Baton does not do, or does
 	// otherwise.
 	Notes []string
@@ -39,6 +42,20 @@ type Queue struct {
 	DeadLetter      string
 	MaxReceiveCount int
 	Tags            []Pair
+}
+
+// Topic is one SNS topic of Baton's config file.
+type Topic struct {
+	Name          string
+	Subscriptions []Subscription
+}
+
+// Subscription subscribes a queue of the file to a topic. FilterPolicy is
+// the policy's JSON text, "" for none.
+type Subscription struct {
+	Queue        string
+	Raw          bool
+	FilterPolicy string
 }
 
 // Pair is a name and its value.
@@ -96,6 +113,13 @@ func (c *Config) YAML() ([]byte, error) {
 		}
 		root.Content = append(root.Content, str("queues"), list)
 	}
+	if len(c.Topics) > 0 {
+		list := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, t := range c.Topics {
+			list.Content = append(list.Content, t.node())
+		}
+		root.Content = append(root.Content, str("topics"), list)
+	}
 	var b strings.Builder
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -118,6 +142,26 @@ func (q Queue) node() *yaml.Node {
 	if len(q.Tags) > 0 {
 		n.Content = append(n.Content, str("tags"), pairs(q.Tags))
 	}
+	return n
+}
+
+func (t Topic) node() *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("name"), str(t.Name)}}
+	if len(t.Subscriptions) == 0 {
+		return n
+	}
+	list := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, s := range t.Subscriptions {
+		sn := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("queue"), str(s.Queue)}}
+		if s.Raw {
+			sn.Content = append(sn.Content, str("raw"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
+		if s.FilterPolicy != "" {
+			sn.Content = append(sn.Content, str("attributes"), &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("FilterPolicy"), str(s.FilterPolicy)}})
+		}
+		list.Content = append(list.Content, sn)
+	}
+	n.Content = append(n.Content, str("subscriptions"), list)
 	return n
 }
 

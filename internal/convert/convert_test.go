@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,16 @@ func TestGoaws(t *testing.T) {
       VisibilityTimeout: 0
       RedrivePolicy: '{"maxReceiveCount": "4", "deadLetterTargetArn": "arn:aws:sqs:local:queue:jobs-dlq"}'
     - Name: jobs-dlq
+  Topics:
+    - Name: events
+      Subscriptions:
+        - QueueName: jobs
+          Raw: true
+          FilterPolicy: '{"kind":["paid"]}'
+        - QueueName: audit
+        - Protocol: http
+          EndPoint: http://hooks:8080/events
+    - Name: quiet
 `, "goaws.yaml", "Dev")
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +100,42 @@ func TestGoaws(t *testing.T) {
 	if c.Listen != "127.0.0.1:4200" || q.DeadLetter != "jobs-dlq" || q.MaxReceiveCount != 4 || len(q.Attributes) != 1 || q.Attributes[0] != (Pair{"VisibilityTimeout", "7"}) {
 		t.Errorf("converted %+v", c)
 	}
-	if !strings.Contains(strings.Join(c.Notes, "\n"), "/queue/NAME") {
+	notes := strings.Join(c.Notes, "\n")
+	if !strings.Contains(notes, "/queue/NAME") {
 		t.Errorf("no note on goaws's queue URLs without AccountId: %v", c.Notes)
+	}
+	// Topics and their queue subscriptions are declared; a subscribed
+	// queue the file does not list is created; an HTTP endpoint's
+	// subscription is a note with the command that makes it.
+	wantTopics := []Topic{
+		{Name: "events", Subscriptions: []Subscription{{Queue: "jobs", Raw: true, FilterPolicy: `{"kind":["paid"]}`}, {Queue: "audit"}}},
+		{Name: "quiet"},
+	}
+	if !reflect.DeepEqual(c.Topics, wantTopics) {
+		t.Errorf("topics %+v, want %+v", c.Topics, wantTopics)
+	}
+	if c.queue("audit") == nil {
+		t.Errorf("the subscribed queue audit is not declared: %+v", c.Queues)
+	}
+	if !strings.Contains(notes, "sns subscribe --topic-arn arn:aws:sns:us-east-1:000000000000:events --protocol http --notification-endpoint http://hooks:8080/events") || strings.Contains(notes, "create-topic") {
+		t.Errorf("notes %q: want the HTTP subscription's command alone", notes)
+	}
+	yml, err := c.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantYAML := `topics:
+  - name: events
+    subscriptions:
+      - queue: jobs
+        raw: true
+        attributes:
+          FilterPolicy: '{"kind":["paid"]}'
+      - queue: audit
+  - name: quiet
+`
+	if !strings.HasSuffix(string(yml), wantYAML) {
+		t.Errorf("YAML ends\n%s\nwant it to end\n%s", yml, wantYAML)
 	}
 	if _, err := Goaws("Local:\n  Port: 4100\n", "goaws.yaml", "Prod"); err == nil || !strings.Contains(err.Error(), `no environment "Prod"; it has Local`) {
 		t.Errorf("unknown environment: %v", err)

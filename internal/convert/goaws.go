@@ -19,8 +19,10 @@ const regionNote = "region: Baton keeps each region's queues apart, as SQS does,
 // its queues with QueueAttributeDefaults applied, and the queues its
 // topics' subscriptions name. Each queue's VisibilityTimeout,
 // ReceiveMessageWaitTimeSeconds and MaximumMessageSize stay themselves;
-// RedrivePolicy becomes dead-letter. Topics, which Baton's config file does
-// not declare, become notes with the commands that create them.
+// RedrivePolicy becomes dead-letter. Topics become topics, with their queue
+// subscriptions (Raw and FilterPolicy kept); a subscription of an HTTP
+// endpoint, which the config file does not declare, becomes a note with
+// the command that makes it.
 func Goaws(text, source, env string) (*Config, error) {
 	var envs map[string]goawsEnv
 	if err := yaml.Unmarshal([]byte(text), &envs); err != nil {
@@ -64,13 +66,23 @@ func Goaws(text, source, env string) (*Config, error) {
 		c.Queues = append(c.Queues, bq)
 	}
 	for _, t := range e.Topics {
+		if t.Name == "" {
+			return nil, fmt.Errorf("%s: environment %s: a topic without a Name", source, env)
+		}
+		bt := Topic{Name: t.Name}
 		for _, s := range t.Subscriptions {
-			if s.QueueName != "" && c.queue(s.QueueName) == nil {
-				q, _ := goawsQueue{Name: s.QueueName}.convert(e.QueueAttributeDefaults)
-				c.Queues = append(c.Queues, q)
+			switch {
+			case s.QueueName != "":
+				if c.queue(s.QueueName) == nil {
+					q, _ := goawsQueue{Name: s.QueueName}.convert(e.QueueAttributeDefaults)
+					c.Queues = append(c.Queues, q)
+				}
+				bt.Subscriptions = append(bt.Subscriptions, Subscription{Queue: s.QueueName, Raw: s.Raw, FilterPolicy: s.FilterPolicy})
+			case s.EndPoint != "":
+				c.note("%s", s.note(t.Name, cmpOr(e.Region, "us-east-1"), cmpOr(e.AccountID, "000000000000")))
 			}
 		}
-		c.note("%s", t.note(cmpOr(e.Region, "us-east-1"), cmpOr(e.AccountID, "000000000000")))
+		c.Topics = append(c.Topics, bt)
 	}
 	return c, nil
 }
@@ -95,14 +107,16 @@ type goawsQueue struct {
 }
 
 type goawsTopic struct {
-	Name          string `yaml:"Name"`
-	Subscriptions []struct {
-		QueueName    string `yaml:"QueueName"`
-		Raw          bool   `yaml:"Raw"`
-		FilterPolicy string `yaml:"FilterPolicy"`
-		Protocol     string `yaml:"Protocol"`
-		EndPoint     string `yaml:"EndPoint"`
-	} `yaml:"Subscriptions"`
+	Name          string              `yaml:"Name"`
+	Subscriptions []goawsSubscription `yaml:"Subscriptions"`
+}
+
+type goawsSubscription struct {
+	QueueName    string `yaml:"QueueName"`
+	Raw          bool   `yaml:"Raw"`
+	FilterPolicy string `yaml:"FilterPolicy"`
+	Protocol     string `yaml:"Protocol"`
+	EndPoint     string `yaml:"EndPoint"`
 }
 
 // convert is q as Baton declares it, defaults filling what q leaves
@@ -146,34 +160,22 @@ func (q goawsQueue) convert(defaults goawsQueue) (Queue, error) {
 	return out, nil
 }
 
-// note describes a topic and the AWS CLI commands that create it and its
-// subscriptions on Baton.
-func (t goawsTopic) note(region, account string) string {
-	arn := func(service, name string) string {
-		return "arn:aws:" + service + ":" + region + ":" + account + ":" + name
+// note says that an endpoint's subscription to the topic named topic is
+// not declared by the config file, with the AWS CLI command that makes it
+// on Baton.
+func (s goawsSubscription) note(topic, region, account string) string {
+	arn := "arn:aws:sns:" + region + ":" + account + ":" + topic
+	cmd := fmt.Sprintf("aws --endpoint-url $BATON sns subscribe --topic-arn %s --protocol %s --notification-endpoint %s", arn, cmpOr(s.Protocol, "http"), s.EndPoint)
+	attrs := map[string]string{}
+	if s.Raw {
+		attrs["RawMessageDelivery"] = "true"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "topic %s: Baton's config file declares no topics; create it with\n  aws --endpoint-url $BATON sns create-topic --name %s", t.Name, t.Name)
-	for _, s := range t.Subscriptions {
-		switch {
-		case s.QueueName != "":
-			fmt.Fprintf(&b, "\n  aws --endpoint-url $BATON sns subscribe --topic-arn %s --protocol sqs --notification-endpoint %s", arn("sns", t.Name), arn("sqs", s.QueueName))
-		case s.EndPoint != "":
-			fmt.Fprintf(&b, "\n  aws --endpoint-url $BATON sns subscribe --topic-arn %s --protocol %s --notification-endpoint %s", arn("sns", t.Name), cmpOr(s.Protocol, "http"), s.EndPoint)
-		default:
-			continue
-		}
-		attrs := map[string]string{}
-		if s.Raw {
-			attrs["RawMessageDelivery"] = "true"
-		}
-		if s.FilterPolicy != "" {
-			attrs["FilterPolicy"] = s.FilterPolicy
-		}
-		if len(attrs) > 0 {
-			j, _ := json.Marshal(attrs)
-			b.WriteString(" --attributes '" + strings.ReplaceAll(string(j), "'", `'\''`) + "'")
-		}
+	if s.FilterPolicy != "" {
+		attrs["FilterPolicy"] = s.FilterPolicy
 	}
-	return b.String()
+	if len(attrs) > 0 {
+		j, _ := json.Marshal(attrs)
+		cmd += " --attributes '" + strings.ReplaceAll(string(j), "'", `'\''`) + "'"
+	}
+	return fmt.Sprintf("topic %s: the subscription of %s: Baton's config file declares queue subscriptions only; make it, once the server runs, with\n  %s", topic, s.EndPoint, cmd)
 }
