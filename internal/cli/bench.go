@@ -495,17 +495,6 @@ func startProfile(file, scenario string, several bool, round, rounds int) (stop 
 	}, nil
 }
 
-// isTerminal reports whether w is a terminal, where a progress line that
-// rewrites itself can be shown.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // startSelf runs `baton serve` in this process on 127.0.0.1 with the given
 // store (and durability, for the embedded store) and a temporary data directory, requiring creds' signature if set,
 // and returns its URL and a stop that shuts it down and removes the

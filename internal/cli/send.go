@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,7 +102,9 @@ func sendCommand() *cobra.Command {
 }
 
 // bodyArg is a message body given as args[1], or read from standard input
-// byte for byte when args has no second argument or it is "-".
+// byte for byte when args has no second argument or it is "-". Empty
+// standard input is an error that says so: what reaches the server
+// otherwise is a missing parameter, which does not say where it went.
 func bodyArg(cmd *cobra.Command, args []string) (string, error) {
 	if len(args) == 2 && args[1] != "-" {
 		return args[1], nil
@@ -116,6 +119,9 @@ func bodyArg(cmd *cobra.Command, args []string) (string, error) {
 	}
 	if len(b) > maxStdinBody {
 		return "", fmt.Errorf("the body on standard input is larger than %d bytes", maxStdinBody)
+	}
+	if len(b) == 0 {
+		return "", errors.New("no body: standard input was empty (give the body as an argument, or on standard input)")
 	}
 	return string(b), nil
 }

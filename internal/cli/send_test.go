@@ -93,6 +93,14 @@ func TestCLISend(t *testing.T) {
 		t.Errorf("FIFO message attributes: got %v", m.Attributes)
 	}
 
+	// No body and standard input from /dev/null (a script, a CI job):
+	// no hint to type one, and an error that says where the body was
+	// looked for.
+	r = runCLI(t, cliEnv(t, "BATON_ENDPOINT="+s.URL), nil, "send", "jobs")
+	if r.code != 1 || strings.Contains(r.stderr, "Ctrl-D") || !strings.Contains(r.stderr, "baton: no body: standard input was empty (give the body as an argument, or on standard input)") {
+		t.Errorf("send with standard input from /dev/null: %v", r)
+	}
+
 	mustFail(t, s.URL, "InvalidParameterValue", "send", "jobs", "late", "--delay", "901")
 	mustFail(t, s.URL, "a Binary value is base64", "send", "jobs", "x", "-a", "Blob=Binary:not base64!")
 }
