@@ -54,6 +54,9 @@ func openStore(ctx context.Context, cfg ServeConfig, log *slog.Logger) (baton.St
 			return nil, nil, fmt.Errorf("--durability: %w", err)
 		}
 		s, err := pebblestore.Open(ctx, cfg.DataDir, pebblestore.Options{Durability: d, DefaultRegion: cfg.Region, Logger: log})
+		if errors.Is(err, pebblestore.ErrLocked) {
+			return nil, nil, fmt.Errorf("%w: stop it, or give this one another --data-dir (or --store memory)", err)
+		}
 		if err != nil {
 			return nil, nil, err // names the directory and what is wrong with it
 		}

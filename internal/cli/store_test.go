@@ -79,7 +79,7 @@ func TestOpenStoreChoices(t *testing.T) {
 	// A second server on the same directory is refused, saying why; also
 	// under the store's former name.
 	if _, _, err := openStore(t.Context(), ServeConfig{Store: "sqlite", DataDir: dir}, quietLog); !errors.Is(err, pebblestore.ErrLocked) ||
-		!strings.Contains(err.Error(), "in use by another baton process") {
+		!strings.Contains(err.Error(), "in use by another baton process: stop it, or give this one another --data-dir (or --store memory)") {
 		t.Errorf("open a data directory in use: got %v, want ErrLocked", err)
 	}
 }
