@@ -11,7 +11,8 @@ import (
 
 // Diagnoses of a queue's leases. A report's Diagnosis is its first
 // finding's kind, or DiagnosisHealthy, or DiagnosisTooFewLeases when the
-// leases hint at a problem too few of them show to name it. The findings'
+// leases hint at a problem too few of them show to name it, or
+// DiagnosisNoLeases when the period judged saw no lease at all. The findings'
 // texts are made here and nowhere else: `baton doctor`, the dashboard, the
 // admin API and `baton proxy` show them as they are.
 const (
@@ -41,6 +42,11 @@ const (
 	// `baton receive`) left to lapse.
 	DiagnosisInspection   = "inspection"
 	DiagnosisTooFewLeases = "too-few-leases"
+	// DiagnosisNoLeases: no lease began, completed or lapsed in the period
+	// judged (the node's life, the window being empty): nothing shows the
+	// queue's consumers healthy, nor failing. A queue whose messages
+	// wait with no consumer reads so, not healthy.
+	DiagnosisNoLeases = "no-leases"
 	// DiagnosisReleaseLoop: messages released at once ("not ready") again
 	// and again, each receive counting toward maxReceiveCount.
 	DiagnosisReleaseLoop = "release-loop"
@@ -152,6 +158,9 @@ func (d *doctor) diagnose() {
 		return
 	}
 	r.Diagnosis = DiagnosisHealthy
+	if d.s.none() {
+		r.Diagnosis = DiagnosisNoLeases
+	}
 	if len(d.notes) > 0 {
 		if d.tooFew {
 			r.Diagnosis = DiagnosisTooFewLeases
@@ -167,6 +176,8 @@ func (d *doctor) healthyAdvice() string {
 	r, s := d.r, d.s
 	var advice string
 	switch {
+	case s.none():
+		return "No lease seen yet: nothing to judge."
 	case s.Completed == 0:
 		return "No lease has completed yet."
 	case s.Renewals > 0 && s.UnrenewedCompleted < s.Completed:

@@ -265,3 +265,23 @@ func TestDoctorRecommendation(t *testing.T) {
 		t.Errorf("no p99: %s, recommended %d s: %s", r.Diagnosis, r.RecommendedVisibilityTimeout, r.Advice)
 	}
 }
+
+// A queue whose messages were sent and never leased is not judged
+// healthy: no lease shows its consumers working. Its first completed
+// lease is; one that began and runs is not yet nothing.
+func TestDoctorNoLeasesIsNotHealthy(t *testing.T) {
+	t.Parallel()
+	d := newDoc(t, 30)
+	d.l.applyLocal(Event{Kind: KindSent, QueueID: applyQueue, At: ms(0), N: 3})
+	r := d.report(60_000)
+	wantFindings(t, r, DiagnosisNoLeases)
+	if r.SinceStart.Sent != 3 || r.Advice != "No lease seen yet: nothing to judge." {
+		t.Errorf("sent %d, advice %q", r.SinceStart.Sent, r.Advice)
+	}
+	d.receive(consumerA, 61_000, 1, "waiting-0")
+	if r := d.report(61_500); r.Diagnosis == DiagnosisNoLeases {
+		t.Errorf("a lease running: diagnosis %s (%s)", r.Diagnosis, r.Advice)
+	}
+	d.del(consumerA, "waiting-0", 1, 61_000, 61_200)
+	wantFindings(t, d.report(62_000), DiagnosisHealthy)
+}

@@ -49,6 +49,12 @@ type LeaseStats struct {
 	LateWorkedMax time.Duration
 }
 
+// none reports whether the stats saw no lease: none began, completed,
+// lapsed or completed late.
+func (s LeaseStats) none() bool {
+	return s.Received == 0 && s.Completed == 0 && s.Late == 0 && s.Expired == 0
+}
+
 func statsOf(c *counters) LeaseStats {
 	s := LeaseStats{
 		Sent: c.sent, Received: c.received, Completed: c.completed,
@@ -169,7 +175,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: l.started,
 	}
 	judged, jc := r.Window, &window
-	if judged.Received == 0 && judged.Completed == 0 && judged.Late == 0 && judged.Expired == 0 {
+	if judged.none() {
 		judged, jc = r.SinceStart, &total
 		r.JudgedSinceStart = true
 	}

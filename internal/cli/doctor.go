@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/server"
 )
 
@@ -82,7 +83,7 @@ func doctorCommand() *cobra.Command {
 				if i > 0 {
 					fmt.Fprintln(w)
 				}
-				if !allRows && len(args) == 0 && rep.Diagnosis == "healthy" && rep.LeasesStarted == 0 && rep.SinceStart.LeasesStarted == 0 {
+				if !allRows && len(args) == 0 && rep.Diagnosis == ledger.DiagnosisNoLeases {
 					fmt.Fprintf(w, "%s: no leases yet\n", rep.Queue)
 					continue
 				}
