@@ -12,18 +12,19 @@ import (
 	"github.com/baton-sqs/baton/internal/convert"
 )
 
-// convertCommand is `baton convert`: another emulator's queue definitions
-// as Baton's config file (package convert), checked as `baton serve
+// convertCommand is `baton convert`: another emulator's queues (and
+// goaws's topics) as Baton's config file (package convert), checked as `baton serve
 // --config` would check it.
 func convertCommand() *cobra.Command {
 	var out, env string
 	cmd := &cobra.Command{
 		Use:   "convert {elasticmq|goaws} FILE",
 		Short: "Write Baton's config file from ElasticMQ's elasticmq.conf or goaws's goaws.yaml",
-		Long: "Write Baton's config file (baton serve --config) from another emulator's queue definitions:\n" +
-			"ElasticMQ's elasticmq.conf (HOCON) or goaws's goaws.yaml. What has no counterpart in Baton is\n" +
-			"listed in comments at the top of the output, and on standard error. The output is checked as\n" +
-			"baton serve checks a config file. See docs/migrating.md.",
+		Long: "Write Baton's config file (baton serve --config) from another emulator's queues, and goaws's\n" +
+			"topics with their queue subscriptions: ElasticMQ's elasticmq.conf (HOCON) or goaws's\n" +
+			"goaws.yaml. What has no counterpart in Baton is listed in comments at the top of the output,\n" +
+			"and on standard error. The output is checked as baton serve checks a config file.\n" +
+			"See docs/migrating.md.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := os.ReadFile(args[1])
