@@ -44,7 +44,7 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	}
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `
-		SELECT calls, total_exec_time, total_exec_time / sum(total_exec_time) OVER (), total_plan_time, plans, rows, wal_bytes, query
+		SELECT calls, total_exec_time, total_exec_time / sum(total_exec_time) OVER (), total_plan_time, plans, rows, shared_blks_hit + shared_blks_read, wal_bytes, query
 		FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
 		ORDER BY total_exec_time DESC LIMIT $1`, n)
 	if err != nil {
@@ -53,18 +53,18 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	defer rows.Close()
 	fmt.Fprintf(w, "  statements of %s by execution time:\n", label)
 	for rows.Next() {
-		var calls, plans, nrows int64
+		var calls, plans, nrows, blocks int64
 		var total, share, plan float64
 		var wal any
 		var query string
-		if err := rows.Scan(&calls, &total, &share, &plan, &plans, &nrows, &wal, &query); err != nil {
+		if err := rows.Scan(&calls, &total, &share, &plan, &plans, &nrows, &blocks, &wal, &query); err != nil {
 			return err
 		}
 		query = strings.Join(strings.Fields(query), " ")
 		if len(query) > 160 {
 			query = query[:160] + "…"
 		}
-		fmt.Fprintf(w, "    %5.1f%% %9.0f ms (planning %.0f ms, %d plans) %8d calls %8d rows wal %v: %s\n", share*100, total, plan, plans, calls, nrows, wal, query)
+		fmt.Fprintf(w, "    %5.1f%% %9.0f ms (planning %.0f ms, %d plans) %8d calls %8d rows %9d buffers wal %v: %s\n", share*100, total, plan, plans, calls, nrows, blocks, wal, query)
 	}
 	return rows.Err()
 }
