@@ -196,12 +196,18 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writ
 		if err != nil {
 			return f, err
 		}
-		if err := o.profiled(ctx, out, st, fmt.Sprintf("baton postgres x%d", n), func() error {
+		label := fmt.Sprintf("baton postgres x%d", n)
+		if err := o.profiled(ctx, out, st, label, func() error {
 			var err error
 			f.pg[n], err = measureBaton(ctx, o, url, n)
 			return err
 		}); err != nil {
 			return f, err
+		}
+		if o.statements {
+			if err := indexReads(ctx, out, url, label); err != nil {
+				return f, err
+			}
 		}
 	}
 	return f, nil

@@ -68,3 +68,30 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	}
 	return rows.Err()
 }
+
+// indexReads prints, for each index of the messages' table of the database
+// at url (one measurement's, fresh), its scans and the entries they read.
+func indexReads(ctx context.Context, w io.Writer, url, label string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `
+		SELECT indexrelname, idx_scan, idx_tup_read, idx_tup_fetch FROM pg_stat_user_indexes
+		WHERE relname = 'baton_messages' ORDER BY indexrelname`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Fprintf(w, "  index reads of %s:\n", label)
+	for rows.Next() {
+		var name string
+		var scans, read, fetched int64
+		if err := rows.Scan(&name, &scans, &read, &fetched); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "    %-28s %9d scans %10d entries read %10d rows fetched\n", name, scans, read, fetched)
+	}
+	return rows.Err()
+}
