@@ -56,5 +56,9 @@ func (c ownBody) Do(req *http.Request) (*http.Response, error) {
 	}
 	own := req.WithContext(req.Context()) // a shallow copy: the caller's request keeps its own Body field
 	own.Body = io.NopCloser(bytes.NewReader(b))
+	// The transport may send a request again on a fresh connection when it
+	// knows the server did not take the first (one found closed before
+	// the request was written); it rewinds the body with GetBody.
+	own.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	return c.next.Do(own)
 }

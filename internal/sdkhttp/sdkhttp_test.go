@@ -107,6 +107,43 @@ func TestClientWrapsOnce(t *testing.T) {
 	}
 }
 
+// The copy Client sends can be rewound (GetBody), so that the transport
+// may send it again on a fresh connection when it knows the server did not
+// take it, as it can a request made by http.NewRequest.
+func TestClientBodyRewinds(t *testing.T) {
+	t.Parallel()
+	var sent *http.Request
+	next := doFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r
+		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+	})
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", io.NopCloser(strings.NewReader("Action=ListQueues")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len("Action=ListQueues"))
+	if _, err := sdkhttp.Client(next).Do(req); err != nil {
+		t.Fatal(err)
+	}
+	if sent.GetBody == nil {
+		t.Fatal("the request sent has no GetBody")
+	}
+	for range 2 {
+		body, err := sent.GetBody()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := io.ReadAll(body); string(b) != "Action=ListQueues" {
+			t.Errorf("GetBody gave %q, want the request's body", b)
+		}
+	}
+}
+
+// doFunc is an aws.HTTPClient of a function.
+type doFunc func(*http.Request) (*http.Response, error)
+
+func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
 // listAnswer is a ListQueues answer of 1,000 queue URLs.
 func listAnswer(t *testing.T) []byte {
 	urls := make([]string, queues)
