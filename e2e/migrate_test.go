@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 )
 
 // The commands docs/migrating.md gives, run as a user of each emulator
@@ -61,9 +63,9 @@ func TestMigrateFromLocalStack(t *testing.T) {
 	c := sqs.New(sqs.Options{
 		BaseEndpoint: aws.String("http://sqs.us-east-1.localhost.localstack.cloud:" + port), Region: "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), RetryMaxAttempts: 1,
-		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		HTTPClient: sdkhttp.Client(&http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return dialer.DialContext(ctx, network, addr)
-		}}},
+		}}}),
 	})
 	got, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("orders")})
 	if err != nil {

@@ -255,7 +255,7 @@ func TestUnreachableUpstream(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	c := sqs.New(sqs.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDX", "x", "")})
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDX", "x", ""), HTTPClient: sdkhttp.Client(nil)})
 	_, err = c.ListQueues(context.Background(), &sqs.ListQueuesInput{})
 	if got := errCode(err); got != "ServiceUnavailable" || !strings.Contains(err.Error(), "upstream") {
 		t.Fatalf("unreachable upstream: %v (code %q)", err, got)

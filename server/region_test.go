@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
@@ -255,7 +256,7 @@ func TestRegionFromHost(t *testing.T) {
 	// An SDK client with a regional endpoint gets queue URLs of it.
 	eu := sqs.New(sqs.Options{
 		BaseEndpoint: aws.String("http://sqs.eu-central-1.localhost:" + port), Region: "eu-central-1",
-		Credentials: srv.Client.Options().Credentials, HTTPClient: hc, RetryMaxAttempts: 1,
+		Credentials: srv.Client.Options().Credentials, HTTPClient: sdkhttp.Client(hc), RetryMaxAttempts: 1,
 	})
 	got, err := eu.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("a")})
 	if err != nil || *got.QueueUrl != "http://sqs.eu-central-1.localhost:"+port+"/000000000000/a" {

@@ -20,6 +20,7 @@ import (
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
@@ -705,7 +706,7 @@ func TestSNSHTTPDeliveryOutlivesNode(t *testing.T) {
 	start() // node b, started before the delivery queue exists
 	a := start()
 	c := awssns.New(awssns.Options{BaseEndpoint: aws.String(a.url), Region: batontest.Region,
-		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1})
+		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1, HTTPClient: sdkhttp.Client(nil)})
 	ctx := context.Background()
 	topic := mustCreateTopic(t, c, "two-nodes")
 	ep := newEndpoint(t)

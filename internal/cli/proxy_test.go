@@ -17,6 +17,7 @@ import (
 
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/sdkhttp"
 )
 
 // baton proxy forwards to an upstream with the credentials of the standard
@@ -51,7 +52,7 @@ func TestProxyCommand(t *testing.T) {
 		}
 	}()
 	c := sqs.New(sqs.Options{BaseEndpoint: aws.String("http://" + addr), Region: batontest.Region, RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDANYONE", "whatever", "")})
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDANYONE", "whatever", ""), HTTPClient: sdkhttp.Client(nil)})
 	if _, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("through")}); err != nil {
 		t.Fatalf("CreateQueue through baton proxy: %v", err)
 	}
@@ -122,7 +123,7 @@ func TestProxyLocalUpstream(t *testing.T) {
 		}
 	}()
 	c := sqs.New(sqs.Options{BaseEndpoint: aws.String("http://" + addr), Region: "us-east-1", RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDANYONE", "whatever", "")})
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDANYONE", "whatever", ""), HTTPClient: sdkhttp.Client(nil)})
 	if _, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("local")}); err != nil {
 		t.Fatalf("CreateQueue through baton proxy: %v", err)
 	}
