@@ -46,7 +46,7 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 		after = &k
 	}
 	if err := s.queueExists(ctx, p.QueueID); err != nil {
-		return baton.MessageBrowsePage{}, storeErr("browse", err)
+		return baton.MessageBrowsePage{}, storeErr(err, "browse")
 	}
 	// A text column holds valid UTF-8 without NUL only: no body holds
 	// another substring.

@@ -80,7 +80,7 @@ func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) 
 		// only a round that found none asks. A queue deleted since
 		// the round is gone for a request the round did nothing for.
 		if err := s.queueExists(ctx, o.queueID); err != nil {
-			return nil, storeErr(what, err)
+			return nil, storeErr(err, what)
 		}
 	}
 	outs := make([]baton.LeaseOutcome, len(o.rows))
@@ -102,15 +102,6 @@ func foundAny(rows []leaseRow) bool {
 		}
 	}
 	return false
-}
-
-// storeErr is err as an operation named what returns it: ErrNotFound as
-// it is, others with the operation's name.
-func storeErr(what string, err error) error {
-	if errors.Is(err, baton.ErrNotFound) {
-		return err
-	}
-	return fmt.Errorf("pgstore: %s: %w", what, err)
 }
 
 // queueExists returns nil if the queue exists, baton.ErrNotFound if not.

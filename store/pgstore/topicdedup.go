@@ -20,7 +20,7 @@ func (s *Store) TopicDedupGet(ctx context.Context, region, account, topic, key s
 			WHERE region = $1 AND account = $2 AND topic = $3 AND key = $4 AND at > $5`, region, account, topic, key, cutoff))
 		return err
 	})
-	return r, topicErr(err, "get publish record")
+	return r, storeErr(err, "get publish record")
 }
 
 // TopicDedupPut records r in one transaction, which first deletes the
@@ -58,7 +58,7 @@ func (s *Store) TopicDedupPut(ctx context.Context, region, account, topic string
 	if err == nil && old != nil {
 		err = baton.ErrExists
 	}
-	return old, topicErr(err, "put publish record")
+	return old, storeErr(err, "put publish record")
 }
 
 func scanPublishRecord(row pgx.Row) (*baton.PublishRecord, error) {

@@ -25,7 +25,7 @@ func (s *Store) TopicCreate(ctx context.Context, t *baton.Topic) error {
 		}
 		return err
 	})
-	return topicErr(err, "create topic")
+	return storeErr(err, "create topic")
 }
 
 // TopicGet returns the topic or baton.ErrNotFound.
@@ -37,7 +37,7 @@ func (s *Store) TopicGet(ctx context.Context, region, account, name string) (*ba
 			WHERE region = $1 AND account = $2 AND name = $3`, region, account, name))
 		return err
 	})
-	return t, topicErr(err, "get topic")
+	return t, storeErr(err, "get topic")
 }
 
 // TopicList returns topics in byte-wise (region, name) order.
@@ -52,19 +52,19 @@ func (s *Store) TopicList(ctx context.Context, p baton.TopicListParams) ([]*bato
 		ts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*baton.Topic, error) { return scanTopic(r) })
 		return err
 	})
-	return ts, topicErr(err, "list topics")
+	return ts, storeErr(err, "list topics")
 }
 
 // TopicUpdate replaces the topic's attributes and tags.
 func (s *Store) TopicUpdate(ctx context.Context, t *baton.Topic) error {
-	return topicErr(s.exec(ctx, `UPDATE baton_topics SET attributes = $4, tags = $5 WHERE region = $1 AND account = $2 AND name = $3`,
+	return storeErr(s.exec(ctx, `UPDATE baton_topics SET attributes = $4, tags = $5 WHERE region = $1 AND account = $2 AND name = $3`,
 		t.Region, t.Account, t.Name, encodeTags(t.Attributes), encodeTags(t.Tags)), "update topic")
 }
 
 // TopicDelete deletes the topic; its subscriptions go with it (ON DELETE
 // CASCADE).
 func (s *Store) TopicDelete(ctx context.Context, region, account, name string) error {
-	return topicErr(s.exec(ctx, `DELETE FROM baton_topics WHERE region = $1 AND account = $2 AND name = $3`,
+	return storeErr(s.exec(ctx, `DELETE FROM baton_topics WHERE region = $1 AND account = $2 AND name = $3`,
 		region, account, name), "delete topic")
 }
 
@@ -92,7 +92,7 @@ func (s *Store) SubscriptionCreate(ctx context.Context, sub *baton.Subscription)
 		}
 		return err
 	})
-	return topicErr(err, "create subscription")
+	return storeErr(err, "create subscription")
 }
 
 const subscriptionColumns = `region, account, topic, id, protocol, endpoint, owner, principal, pending, attributes, created_at`
@@ -106,7 +106,7 @@ func (s *Store) SubscriptionGet(ctx context.Context, region, account, topic, id 
 			WHERE region = $1 AND account = $2 AND topic = $3 AND id = $4`, region, account, topic, id))
 		return err
 	})
-	return sub, topicErr(err, "get subscription")
+	return sub, storeErr(err, "get subscription")
 }
 
 // SubscriptionList returns subscriptions in byte-wise (topic, id) order.
@@ -122,19 +122,19 @@ func (s *Store) SubscriptionList(ctx context.Context, p baton.SubscriptionListPa
 		subs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*baton.Subscription, error) { return scanSubscription(r) })
 		return err
 	})
-	return subs, topicErr(err, "list subscriptions")
+	return subs, storeErr(err, "list subscriptions")
 }
 
 // SubscriptionUpdate replaces the subscription's Pending and Attributes.
 func (s *Store) SubscriptionUpdate(ctx context.Context, sub *baton.Subscription) error {
-	return topicErr(s.exec(ctx, `UPDATE baton_subscriptions SET pending = $5, attributes = $6
+	return storeErr(s.exec(ctx, `UPDATE baton_subscriptions SET pending = $5, attributes = $6
 		WHERE region = $1 AND account = $2 AND topic = $3 AND id = $4`,
 		sub.Region, sub.Account, sub.Topic, sub.ID, sub.Pending, encodeTags(sub.Attributes)), "update subscription")
 }
 
 // SubscriptionDelete deletes the subscription.
 func (s *Store) SubscriptionDelete(ctx context.Context, region, account, topic, id string) error {
-	return topicErr(s.exec(ctx, `DELETE FROM baton_subscriptions WHERE region = $1 AND account = $2 AND topic = $3 AND id = $4`,
+	return storeErr(s.exec(ctx, `DELETE FROM baton_subscriptions WHERE region = $1 AND account = $2 AND topic = $3 AND id = $4`,
 		region, account, topic, id), "delete subscription")
 }
 
@@ -158,8 +158,9 @@ func limitOf(n int) any {
 	return n
 }
 
-// topicErr passes the store's own errors on and wraps the others.
-func topicErr(err error, what string) error {
+// storeErr passes the store's own errors on (ErrNotFound, ErrExists; no
+// row read is ErrNotFound) and wraps the others with the operation's name.
+func storeErr(err error, what string) error {
 	switch {
 	case err == nil, errors.Is(err, baton.ErrExists), errors.Is(err, baton.ErrNotFound):
 		return err
