@@ -104,8 +104,8 @@ func TestBrowserQueuesPage(t *testing.T) {
 	}
 	// orders' messages were sent and never leased: nothing shows its
 	// consumers healthy.
-	if got := eval[string](t, ctx, rowCell("orders", "Leases")); got != "No leases yet" {
-		t.Errorf("orders diagnosis = %q, want No leases yet", got)
+	if got := eval[string](t, ctx, rowCell("orders", "Leases")); got != "No leases seen" {
+		t.Errorf("orders diagnosis = %q, want No leases seen", got)
 	}
 	waitFor(t, ctx, "the live indicator", `document.getElementById('live').dataset.state === 'live'`)
 

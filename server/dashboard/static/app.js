@@ -123,7 +123,7 @@
     'holders-stopped': ['Holders stopped', 'warn'],
     'inspection': ['Inspection', 'plain'],
     'too-few-leases': ['Too few leases', 'plain'],
-    'no-leases': ['No leases yet', 'plain'],
+    'no-leases': ['No leases seen', 'plain'],
     'release-loop': ['Release loop', 'warn'],
   };
   // What a lease named by a finding is marked with in the leases list.
