@@ -108,9 +108,6 @@ type doctor struct {
 	s       LeaseStats
 	now     time.Time
 	pending uint64
-	// overran counts the judged leases never renewed that completed after
-	// the visibility timeout.
-	overran uint64
 	// renewed and stalled are the running leases held far beyond the p99
 	// (heldLeases); oldest, with too few completed leases for a p99, the
 	// lease running longest.
@@ -216,14 +213,17 @@ func idempotenceAdvice(duplicates uint64) string {
 		duplicates)
 }
 
-// tooShortFinding names leases that overran their visibility timeout.
+// tooShortFinding names leases that overran their visibility timeout: a
+// late completion proves it, since a lease completed in time ran within
+// the lease it was given, whatever the queue's timeout now is (a receive
+// may ask for a longer lease, the queue's may have been lowered since).
 func (d *doctor) tooShortFinding() {
 	r, s := d.r, d.s
-	vis := time.Duration(r.VisibilityTimeout) * time.Second
-	if s.LateLeases == 0 && s.UnrenewedP99 <= vis {
+	if s.LateLeases == 0 {
+		d.timeoutBelowP99Note()
 		return
 	}
-	overran := max(s.LateLeases, d.overran)
+	overran := s.LateLeases
 	leases := max(s.Received, s.Completed, s.Expired, overran)
 	if leases >= MinFindingLeases && d.deadLetterQueue() {
 		return
@@ -234,37 +234,84 @@ func (d *doctor) tooShortFinding() {
 			overran, plural(int(leases), "lease", "leases"), r.VisibilityTimeout, s.Late, MinFindingLeases))
 		return
 	}
-	if s.Completed == 0 {
+	vis := time.Duration(r.VisibilityTimeout) * time.Second
+	if s.Completed == 0 || max(s.P99, s.Max) <= vis {
 		d.tooShortNoP99(leases, overran)
 		return
 	}
-	rec := int(math.Ceil(s.P99.Seconds() * recommendedTimeoutFactor))
-	r.RecommendedVisibilityTimeout = min(max(rec, r.VisibilityTimeout+1), baton.MaxVisibilityTimeout)
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions, "+
 		"%d redeliveries while the holder was still working; lease p99 is %s against a visibility timeout of %ds.",
 		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, fmtSeconds(s.P99), r.VisibilityTimeout)
-	fix := fmt.Sprintf("Set VisibilityTimeout to %ds (the p99 × %.1f, not the mean)", r.RecommendedVisibilityTimeout, recommendedTimeoutFactor)
-	if s.P50 > 0 && s.P99 > renewAdviceSpreadFactor*s.P50 {
-		fix += fmt.Sprintf(", or renew the lease while working (ChangeMessageVisibility): the slowest handlers take more than %d× the median (p50 %s)",
-			renewAdviceSpreadFactor, fmtSeconds(s.P50))
-	}
-	fix += "."
+	fix := d.tooShortFix(vis)
 	if s.Duplicates > 0 {
 		fix += " " + idempotenceAdvice(s.Duplicates)
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
 }
 
-// tooShortNoP99 names leases that overran when none completed (only late
-// heartbeats came): there is no p99 to size a timeout from, and how long a
-// late holder was seen working grows with every heartbeat of a hung one,
-// so the doctor says what is known and recommends no figure.
+// tooShortFix sizes the timeout that overrunning leases need: the p99 ×
+// 1.5 when the p99 overran the timeout vis; when it did not, the leases
+// that overran are the slowest, beyond the p99, and the figure is the
+// longest completed lease × 1.5, beside renewing while the handler works.
+func (d *doctor) tooShortFix(vis time.Duration) string {
+	r, s := d.r, d.s
+	if s.P99 <= vis {
+		r.RecommendedVisibilityTimeout = recommendedTimeout(s.Max, r.VisibilityTimeout)
+		return fmt.Sprintf("The timeout covers the p99 (%s), but the slowest leases overran it: the longest took %s. "+
+			"Either renew the lease while the handler works (ChangeMessageVisibility), so that only the slow ones hold it longer, "+
+			"or set VisibilityTimeout to %ds (the longest × %.1f).",
+			fmtSeconds(s.P99), fmtSeconds(s.Max), r.RecommendedVisibilityTimeout, recommendedTimeoutFactor)
+	}
+	r.RecommendedVisibilityTimeout = recommendedTimeout(s.P99, r.VisibilityTimeout)
+	fix := fmt.Sprintf("Set VisibilityTimeout to %ds (the p99 × %.1f, not the mean)", r.RecommendedVisibilityTimeout, recommendedTimeoutFactor)
+	if s.P50 > 0 && s.P99 > renewAdviceSpreadFactor*s.P50 {
+		fix += fmt.Sprintf(", or renew the lease while working (ChangeMessageVisibility): the slowest handlers take more than %d× the median (p50 %s)",
+			renewAdviceSpreadFactor, fmtSeconds(s.P50))
+	}
+	return fix + "."
+}
+
+// recommendedTimeout is d × 1.5 in whole seconds, more than the timeout in
+// force and at most the 12-hour ceiling.
+func recommendedTimeout(d time.Duration, current int) int {
+	rec := int(math.Ceil(d.Seconds() * recommendedTimeoutFactor))
+	return min(max(rec, current+1), baton.MaxVisibilityTimeout)
+}
+
+// timeoutBelowP99Note says, when no lease overran, that the leases
+// completed without renewal took longer than the timeout now in force:
+// they had longer leases (a receive's VisibilityTimeout, the queue's
+// before it was lowered), and at this timeout they would overrun.
+func (d *doctor) timeoutBelowP99Note() {
+	r, s := d.r, d.s
+	vis := time.Duration(r.VisibilityTimeout) * time.Second
+	if s.UnrenewedCompleted < MinFindingLeases || s.UnrenewedP99 <= vis || d.deadLetterQueue() {
+		return
+	}
+	r.RecommendedVisibilityTimeout = recommendedTimeout(s.UnrenewedP99, r.VisibilityTimeout)
+	d.notes = append(d.notes, fmt.Sprintf("Leases end in time: no lease lapsed or completed late. But the leases completed without renewal have p99 %s, "+
+		"longer than the %ds visibility timeout now in force: they were received with a longer VisibilityTimeout, or before the queue's was lowered; "+
+		"at %ds such leases would overrun. Set VisibilityTimeout to %ds (the p99 × %.1f), or receive with a VisibilityTimeout that covers them.",
+		fmtSeconds(s.UnrenewedP99), r.VisibilityTimeout, r.VisibilityTimeout, r.RecommendedVisibilityTimeout, recommendedTimeoutFactor))
+}
+
+// tooShortNoP99 names leases that overran when no lease that completed
+// shows how long the overrunning handlers take (none completed, or all
+// that did completed in time; only late heartbeats came): there is no
+// figure to size a timeout from, and how long a late holder was seen
+// working grows with every heartbeat of a hung one, so the doctor says
+// what is known and recommends no figure.
 func (d *doctor) tooShortNoP99(leases, overran uint64) {
 	r, s := d.r, d.s
+	why := "no lease completed, so there is no p99"
+	if s.Completed > 0 {
+		why = fmt.Sprintf("the %s that completed ended within the timeout (the longest %s), so none shows how long the others take",
+			plural(int(s.Completed), "lease", "leases"), fmtSeconds(s.Max))
+	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions; "+
-		"no lease completed, so there is no p99: a holder was still working at least %s after its receive, against a visibility timeout of %ds.",
-		overran, leases, s.Late, s.Duplicates, fmtSeconds(s.LateWorkedMax), r.VisibilityTimeout)
-	fix := "Set VisibilityTimeout above what the handlers take when they complete (the doctor gives the p99 × 1.5 once leases complete), " +
+		"%s: a holder was still working at least %s after its receive, against a visibility timeout of %ds.",
+		overran, leases, s.Late, s.Duplicates, why, fmtSeconds(s.LateWorkedMax), r.VisibilityTimeout)
+	fix := "Set VisibilityTimeout above what the handlers take when they complete (the doctor gives a figure once overrunning leases complete), " +
 		"or renew the lease while the handler makes progress; a handler still working hours later may be hung rather than slow."
 	if s.Duplicates > 0 {
 		fix += " " + idempotenceAdvice(s.Duplicates)

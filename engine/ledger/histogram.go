@@ -81,15 +81,3 @@ func (h *histogram) quantile(q float64) time.Duration {
 	}
 	return h.max
 }
-
-// countAbove counts the durations above d, as far as the buckets tell:
-// within 2% of d a duration may be placed on either side.
-func (h *histogram) countAbove(d time.Duration) uint64 {
-	var n uint64
-	for b, c := range h.counts {
-		if bucketValue(b) > d {
-			n += c
-		}
-	}
-	return n
-}

@@ -179,8 +179,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		judged, jc = r.SinceStart, &total
 		r.JudgedSinceStart = true
 	}
-	vis := time.Duration(r.VisibilityTimeout) * time.Second
-	d := doctor{r: r, s: judged, now: now, overran: jc.unrenewed.countAbove(vis)}
+	d := doctor{r: r, s: judged, now: now}
 	since := time.Time{}
 	if jc == &window {
 		since = now.Add(-windowMinutes * time.Minute)

@@ -1,0 +1,98 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// The doctor at the edges where it could say more than its leases show:
+// leases longer or shorter than the queue's timeout, a slow tail beyond
+// the p99.
+
+// Receives that ask for a longer lease (ReceiveMessage VisibilityTimeout
+// 120 on a 30 s queue) and complete within it overran nothing: no
+// lease-too-short, and no "within the 30s visibility timeout" either.
+func TestDoctorEdgeLongerLeaseOnReceive(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "override", map[string]string{"VisibilityTimeout": "30"})
+	in.send(5)
+	got := in.receive(10, ptr(120))
+	in.at(90)
+	for _, h := range got {
+		in.del(h)
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+	if strings.Contains(r.Advice, "overran") || strings.Contains(r.Advice, "within the 30s visibility timeout") {
+		t.Errorf("advice says more than the leases show: %s", r.Advice)
+	}
+	contains(t, r.Advice, "no lease lapsed or completed late", "p99 90.0s", "longer than the 30s visibility timeout now in force",
+		"received with a longer VisibilityTimeout, or before the queue's was lowered")
+	if r.RecommendedVisibilityTimeout != 135 {
+		t.Errorf("recommended %d s, want 135 (the p99 × 1.5)", r.RecommendedVisibilityTimeout)
+	}
+}
+
+// Leases of 90 s within a 120 s timeout, then the timeout lowered to 30 s:
+// those leases did not overrun, and the doctor says that at 30 s they
+// would.
+func TestDoctorEdgeTimeoutLowered(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "lowered", map[string]string{"VisibilityTimeout": "120"})
+	in.send(5)
+	got := in.receive(10, nil)
+	in.at(90)
+	for _, h := range got {
+		in.del(h)
+	}
+	expect(t, in.report(), ledger.DiagnosisHealthy)
+	if err := in.e.SetQueueAttributes(context.Background(), in.ref, map[string]string{"VisibilityTimeout": "30"}); err != nil {
+		t.Fatal(err)
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+	if strings.Contains(r.Advice, "overran their lease") || strings.Contains(r.Advice, "within the 30s") {
+		t.Errorf("advice says more than the leases show: %s", r.Advice)
+	}
+	contains(t, r.Advice, "longer than the 30s visibility timeout now in force", "at 30s such leases would overrun")
+}
+
+// A timeout sized from the mean: 300 handlers of 1 s and three of 45 s on
+// a 30 s lease. The p99 fits the timeout; the tail overruns it. The fix
+// covers the tail, never "the p99 × 1.5" of a p99 the overruns are beyond.
+func TestDoctorEdgeTailBeyondP99(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "tail", map[string]string{"VisibilityTimeout": "30"})
+	in.send(300)
+	sec := 0
+	for i := range 300 {
+		in.at(sec)
+		_, h := in.receiveOne()
+		in.at(sec + 1)
+		in.del(h)
+		sec++
+		if i%100 == 50 {
+			in.send(1)
+			in.at(sec)
+			_, slow := in.receiveOne()
+			in.at(sec + 45)
+			in.del(slow)
+			sec += 46
+		}
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	f := finding(r, ledger.DiagnosisLeaseTooShort)
+	if strings.Contains(f.Fix, "the p99 × 1.5") {
+		t.Errorf("fix sizes the timeout from a p99 the overruns are beyond: %s", f.Fix)
+	}
+	contains(t, f.Evidence, "3 of 303 leases", "lease p99 is 1.0s")
+	contains(t, f.Fix, "the slowest leases overran it", "the longest took 45.0s", "renew the lease while the handler works",
+		"set VisibilityTimeout to 68s (the longest × 1.5)")
+	if r.RecommendedVisibilityTimeout != 68 {
+		t.Errorf("recommended %d s, want 68 (45 s × 1.5)", r.RecommendedVisibilityTimeout)
+	}
+}
