@@ -10,7 +10,7 @@ import (
 
 // The doctor at the edges where it could say more than its leases show:
 // leases longer or shorter than the queue's timeout, a slow tail beyond
-// the p99.
+// the p99, release loops too short for a finding.
 
 // Receives that ask for a longer lease (ReceiveMessage VisibilityTimeout
 // 120 on a 30 s queue) and complete within it overran nothing: no
@@ -95,4 +95,22 @@ func TestDoctorEdgeTailBeyondP99(t *testing.T) {
 	if r.RecommendedVisibilityTimeout != 68 {
 		t.Errorf("recommended %d s, want 68 (45 s × 1.5)", r.RecommendedVisibilityTimeout)
 	}
+}
+
+// One "not ready" message released at once on every receive until its
+// RedrivePolicy dead-letters it: too few leases for a finding, but not
+// healthy.
+func TestDoctorEdgeReleaseLoopTooFew(t *testing.T) {
+	t.Parallel()
+	in := newRedriveIncident(t, "loop", 3)
+	in.send(1)
+	for i := range 4 {
+		in.at(i)
+		for _, h := range in.receive(10, nil) {
+			in.change(h, 0)
+		}
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisTooFewLeases)
+	contains(t, r.Advice, "2 leases were released at once", "too few to name a problem")
 }

@@ -363,7 +363,13 @@ func (d *doctor) failingFinding() {
 // maxReceiveCount of them, though nothing failed.
 func (d *doctor) releaseLoopFinding() {
 	s := d.s
-	if s.Rereleased < MinFindingLeases || d.has(DiagnosisBatchFailsWhole) {
+	if s.Rereleased == 0 || d.has(DiagnosisBatchFailsWhole) {
+		return
+	}
+	if s.Rereleased < MinFindingLeases {
+		d.tooFew = true
+		d.notes = append(d.notes, fmt.Sprintf("%s released at once right after the message's lease before had been: too few to name a problem (a finding rests on at least %d leases).",
+			either(s.Rereleased == 1, "1 lease was", fmt.Sprintf("%d leases were", s.Rereleased)), MinFindingLeases))
 		return
 	}
 	ev := fmt.Sprintf("%d leases were released at once (ChangeMessageVisibility 0) right after the message's lease before had been: "+
