@@ -114,3 +114,55 @@ func TestDoctorEdgeReleaseLoopTooFew(t *testing.T) {
 	expect(t, r, ledger.DiagnosisTooFewLeases)
 	contains(t, r.Advice, "2 leases were released at once", "too few to name a problem")
 }
+
+// A 12-hour timeout as a blanket fix, and a handler that throws before
+// DeleteMessage: its lease runs on for hours while its holder goes on
+// polling. The held leases' holder is not gone: the doctor says so, and
+// names the error path among the readings.
+func TestDoctorEdgeHeldByLiveHolder(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "blanket", map[string]string{"VisibilityTimeout": "43200"})
+	ms := in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	in.atMs(ms)
+	if got := in.receiveAs(sdkClient, 10); len(got) != 3 {
+		t.Fatalf("received %d", len(got))
+	}
+	for s := 5; s <= 60; s += 5 { // the handlers threw; the consumer polls on
+		in.atMs(ms + 1000*s)
+		in.receiveAs(sdkClient, 10)
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHeldUnrenewed, ledger.DiagnosisHeldUnrenewed)
+	if strings.Contains(r.Advice, "Their holder is gone") {
+		t.Errorf("says the holder is gone though it went on polling: %s", r.Advice)
+	}
+	contains(t, r.Advice, "Their holder went on making requests on the queue since it received them (the last 0s ago): it is not gone",
+		"failed without deleting or releasing the message (an error path)", "hung without a heartbeat",
+		"a consumer that crashes holding messages stalls them that long")
+}
+
+// Held leases of a live holder beside those of one that stopped: each
+// reading is given for the leases it fits.
+func TestDoctorEdgeHeldByLiveAndStoppedHolders(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "blanket", map[string]string{"VisibilityTimeout": "43200"})
+	ms := in.quickLeases(sdkClient, 5, 0)
+	stopped := ledger.Client{Addr: "10.0.0.21", UserAgent: sdkClient.UserAgent}
+	in.send(5)
+	in.atMs(ms)
+	if got := in.receiveAs(stopped, 2); len(got) != 2 {
+		t.Fatalf("received %d", len(got))
+	}
+	if got := in.receiveAs(sdkClient, 10); len(got) != 3 {
+		t.Fatalf("received %d", len(got))
+	}
+	for s := 5; s <= 60; s += 5 {
+		in.atMs(ms + 1000*s)
+		in.receiveAs(sdkClient, 10)
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHeldUnrenewed, ledger.DiagnosisHeldUnrenewed)
+	contains(t, r.Advice, "5 leases held far beyond", "The holders of 3 of them went on making requests on the queue since they received them",
+		"an error path", "the others' holders made no request since: gone (crashed, killed, or stopped without releasing) or hung whole")
+}

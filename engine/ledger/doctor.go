@@ -21,7 +21,9 @@ const (
 	DiagnosisHandlerFailing = "handler-failing"
 	// DiagnosisHeldUnrenewed: running leases held far beyond the queue's
 	// p99 and not renewed since: their holder is gone, or hung without a
-	// heartbeat (or the job is far slower than every one that completed).
+	// heartbeat, or (when it went on making requests) its handler failed
+	// without deleting or releasing; or the job is far slower than every
+	// one that completed.
 	DiagnosisHeldUnrenewed = "held-unrenewed"
 	// DiagnosisHeldRenewed: running leases held far beyond the p99 and
 	// still renewed, with no word that their handler progresses: a long
@@ -87,7 +89,7 @@ const (
 // HungLeasesHelp says what QueueMetrics.HungLeases (the baton_lease_hung
 // gauge) counts.
 const HungLeasesHelp = "Running leases held more than 10x the p99 of completed leases (and 5 s) with no sign of progress: " +
-	"not renewed since (a holder gone, or hung without a heartbeat), or renewed without word that the handler progressed " +
+	"not renewed since (a holder gone, hung without a heartbeat, or failed without releasing), or renewed without word that the handler progressed " +
 	"(a long job, or a hung handler behind a heartbeat)."
 
 // MaxLeaseTime is the longest a message can stay in flight: SQS limits a

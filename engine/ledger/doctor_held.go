@@ -13,8 +13,9 @@ import (
 
 // heldUnrenewedFinding names the running leases held far beyond the p99
 // and not renewed since: their holder crashed, was killed or stopped
-// without releasing, or hangs without a heartbeat; each comes back only
-// when its lease ends.
+// without releasing, or hangs without a heartbeat, or (a holder that went
+// on making requests) its handler failed without deleting or releasing;
+// each comes back only when its lease ends.
 func (d *doctor) heldUnrenewedFinding() {
 	if len(d.stalled) == 0 {
 		return
@@ -27,14 +28,47 @@ func (d *doctor) heldUnrenewedFinding() {
 	}
 	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %d completed leases (%s), %s; %s",
 		plural(len(d.stalled), "lease", "leases"), who, times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99), renewedSince(h), comeBack(d.stalled, d.now))
-	fix := "Their holder is gone (crashed, killed, or stopped without releasing) or hung without a heartbeat; " +
-		"or these jobs are far slower than every one that completed."
+	fix := heldReadings(d.stalled, d.now)
 	if stall := d.longTimeout(); stall != "" {
 		fix += " " + stall
 	} else {
 		fix += " Renew the lease while the handler makes progress (a heartbeat tied to the work), so that a holder that dies is found out soon."
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHeldUnrenewed, Leases: all.Completed, Evidence: ev, Fix: fix, Held: d.stalled})
+}
+
+// heldReadings says what can keep leases held unrenewed, by what their
+// holders did since they received them: a holder that went on making
+// requests on the queue is not gone, and a handler that failed without
+// deleting or releasing leaves its lease to run out as a hung one does.
+func heldReadings(hs []HeldLease, now time.Time) string {
+	const slower = "or these jobs are far slower than every one that completed."
+	const live = "failed without deleting or releasing the message (an error path), or hung without a heartbeat; "
+	var seen int
+	last := time.Time{}
+	for _, h := range hs {
+		if !h.HolderSeen.IsZero() {
+			seen++
+			last = later(last, h.HolderSeen)
+		}
+	}
+	switch {
+	case seen == 0:
+		return "Their holder is gone (crashed, killed, or stopped without releasing) or hung without a heartbeat; " + slower
+	case seen == len(hs):
+		return fmt.Sprintf("%s went on making requests on the queue since it received %s (the last %s ago): it is not gone; its handler ",
+			either(len(hs) == 1, "Its holder", "Their holder"), either(len(hs) == 1, "it", "them"), fmtDuration(now.Sub(last))) + live + slower
+	}
+	return fmt.Sprintf("The holders of %d of them went on making requests on the queue since they received them (the last %s ago): "+
+		"not gone, their handlers ", seen, fmtDuration(now.Sub(last))) + live +
+		"the others' holders made no request since: gone (crashed, killed, or stopped without releasing) or hung whole; " + slower
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // heldRenewedFindings names the running leases held far beyond the p99

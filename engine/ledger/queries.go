@@ -63,6 +63,9 @@ func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (r
 			Deadline: r.deadline, CeilingIn: max(r.begin.Add(MaxLeaseTime).Sub(now), 0),
 			Progress: r.progress, Refusals: r.refusals, Running: true, Client: r.client,
 		}
+		if last, ok := ql.seen[r.client]; ok && r.client != (Client{}) && last.After(r.begin) {
+			h.HolderSeen = last
+		}
 		if r.renewals > 0 {
 			h.LastRenewal = r.deadlineAt
 		}

@@ -110,6 +110,10 @@ type HeldLease struct {
 	// Running: the lease has not ended.
 	Running bool
 	Client  Client
+	// HolderSeen is when its holder (Client) last made a request on the
+	// queue after the request that began the lease, zero if it made none
+	// since: a holder seen since is not gone.
+	HolderSeen time.Time
 }
 
 // LeaseReport is what the queue has seen of its leases and what to do
