@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,37 @@ func TestDoctorIncidents(t *testing.T) {
 		rep := doctor(t, "failing")
 		if rep.Diagnosis != "handler-failing" || rep.ExpiredLeases != 3 || rep.RedeliveriesNeverReturned != 3 || rep.LateCompletions != 0 {
 			t.Errorf("report = %+v", rep)
+		}
+	})
+	t.Run("longer lease asked on receive", func(t *testing.T) {
+		t.Parallel()
+		// A 1 s queue whose consumer asks for 10 s leases on ReceiveMessage
+		// (as SQS allows) and takes 2 s: no lease overran.
+		url := newQueue(t, "asks-longer", "1")
+		for range 2 {
+			if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("job")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []types.Message
+		for deadline := time.Now().Add(15 * time.Second); len(got) < 3 && time.Now().Before(deadline); {
+			out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10, VisibilityTimeout: 10, WaitTimeSeconds: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, out.Messages...)
+		}
+		if len(got) != 3 {
+			t.Fatalf("received %d messages, want 3", len(got))
+		}
+		time.Sleep(2 * time.Second) // the handlers' work
+		for _, m := range got {
+			del(t, url, m)
+		}
+		rep := doctor(t, "asks-longer")
+		if rep.Diagnosis != "healthy" || rep.LateCompletions != 0 || rep.ExpiredLeases != 0 ||
+			!strings.Contains(rep.Advice, "longer than the 1s visibility timeout now in force") {
+			t.Errorf("report = %+v; want healthy, no overrun, and the leases said longer than the queue's timeout", rep)
 		}
 	})
 	t.Run("healthy with renewals", func(t *testing.T) {
