@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -297,4 +298,43 @@ func testSharedRenewal(t *testing.T, start startFunc) {
 	if qs, err := nodes[0].QueueMetrics(ctx); err != nil || qs[0].Totals.Expired != 0 {
 		t.Errorf("node 1 metrics: %+v, %v; want no expiry", qs, err)
 	}
+}
+
+// A holder that receives through one node and goes on polling through
+// another is seen by every node's doctor: its held leases are not said to
+// be held by one gone.
+func TestLedgerHolderSeenThroughOtherNode(t *testing.T) {
+	t.Parallel()
+	nodes, clock := startMemCluster(t, 2)
+	ctx := ledger.WithClient(context.Background(), ledger.Client{Addr: "10.0.0.20", UserAgent: "aws-sdk-go-v2/1.36.3"})
+	for range 8 {
+		if _, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: "job"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 { // the p99: 0.2 s
+		m := mustReceiveOne(t, nodes[0])
+		clock.Advance(200 * time.Millisecond)
+		if err := nodes[0].DeleteMessage(ctx, clusterQueue, m.ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := nodes[0].ReceiveMessage(ctx, clusterQueue, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)}); err != nil || len(got) != 3 {
+		t.Fatalf("received %d, %v; want 3", len(got), err)
+	}
+	for range 25 { // the handlers threw; the consumer polls on through node 2
+		clock.Advance(time.Second)
+		if _, err := nodes[1].ReceiveMessage(ctx, clusterQueue, engine.ReceiveParams{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		for i, e := range nodes {
+			r := mustReport(t, e)
+			if r.Diagnosis != ledger.DiagnosisHeldUnrenewed || !strings.Contains(r.Advice, "Their holder went on making requests on the queue since it received them") {
+				return fmt.Errorf("node %d: %s: %s", i+1, r.Diagnosis, r.Advice)
+			}
+		}
+		return nil
+	})
 }
