@@ -237,7 +237,7 @@ func (d *doctor) tooShortFinding() {
 		return
 	}
 	vis := time.Duration(r.VisibilityTimeout) * time.Second
-	if s.Completed == 0 || max(s.P99, s.Max) <= vis {
+	if s.Completed == 0 || s.Max <= vis {
 		d.tooShortNoP99(leases, overran)
 		return
 	}
