@@ -133,6 +133,36 @@ func TestDoctorIncidents(t *testing.T) {
 			t.Errorf("report = %+v; want healthy, no overrun, and the leases said longer than the queue's timeout", rep)
 		}
 	})
+	t.Run("held by a holder that polls on", func(t *testing.T) {
+		t.Parallel()
+		// A long timeout as a blanket fix, and a handler that throws before
+		// DeleteMessage: the lease runs on while its consumer goes on
+		// polling. Quick leases first, for a p99.
+		url := newQueue(t, "blanket", "600")
+		for range 4 {
+			if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("job")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 4 {
+			m, _ := receive(t, url)
+			del(t, url, m)
+		}
+		receive(t, url) // the fifth handler throws
+		var rep server.LeaseReportJSON
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+			if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if rep = doctor(t, "blanket"); rep.Diagnosis == "held-unrenewed" {
+				break
+			}
+		}
+		if rep.Diagnosis != "held-unrenewed" || strings.Contains(rep.Advice, "Their holder is gone") ||
+			!strings.Contains(rep.Advice, "Its holder went on making requests on the queue since it received it") {
+			t.Errorf("report = %+v; want held-unrenewed by a holder not gone", rep)
+		}
+	})
 	t.Run("healthy with renewals", func(t *testing.T) {
 		t.Parallel()
 		url := newQueue(t, "renewing", "2")
