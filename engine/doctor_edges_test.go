@@ -166,3 +166,32 @@ func TestDoctorEdgeHeldByLiveAndStoppedHolders(t *testing.T) {
 	contains(t, r.Advice, "5 leases held far beyond", "The holders of 3 of them went on making requests on the queue since they received them",
 		"an error path", "the others' holders made no request since: gone (crashed, killed, or stopped without releasing) or hung whole")
 }
+
+// Receives that ask for a shorter lease than the queue's (VisibilityTimeout
+// 10 on a 300 s queue) and overrun it: the leases overran the 10 s they
+// asked for, so the fix is to ask for more, not a queue timeout above the
+// 300 s they never had.
+func TestDoctorEdgeShorterLeaseOnReceive(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "asks-less", map[string]string{"VisibilityTimeout": "300"})
+	in.send(5)
+	got := in.receive(10, ptr(10))
+	in.at(20)
+	for _, h := range got {
+		in.del(h)
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	f := finding(r, ledger.DiagnosisLeaseTooShort)
+	for _, wrong := range []string{"Set VisibilityTimeout to 301s", "ended within the timeout"} {
+		if strings.Contains(r.Advice, wrong) {
+			t.Errorf("advice says %q: %s", wrong, r.Advice)
+		}
+	}
+	contains(t, f.Evidence, "5 of 5 leases", "the leases that overran were given at most 10.0s",
+		"shorter than the queue's 300s")
+	contains(t, f.Fix, "Ask for at least 30s", "(the p99 × 1.5)", "or leave it out for the queue's 300s")
+	if r.RecommendedVisibilityTimeout != 300 {
+		t.Errorf("recommended %d s; want the queue's 300 s, which covers the leases", r.RecommendedVisibilityTimeout)
+	}
+}

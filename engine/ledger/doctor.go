@@ -110,6 +110,9 @@ type doctor struct {
 	s       LeaseStats
 	now     time.Time
 	pending uint64
+	// lateLease is the longest lease that overran, as its holder was
+	// given it (overrunLease).
+	lateLease time.Duration
 	// renewed and stalled are the running leases held far beyond the p99
 	// (heldLeases); oldest, with too few completed leases for a p99, the
 	// lease running longest.
@@ -232,19 +235,33 @@ func (d *doctor) tooShortFinding() {
 	}
 	if leases < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%d of %s overran the %ds visibility timeout (%d late completions): too few leases to name a problem (a finding rests on at least %d).",
-			overran, plural(int(leases), "lease", "leases"), r.VisibilityTimeout, s.Late, MinFindingLeases))
+		d.notes = append(d.notes, fmt.Sprintf("%d of %s overran their lease (%d late completions): too few leases to name a problem (a finding rests on at least %d).",
+			overran, plural(int(leases), "lease", "leases"), s.Late, MinFindingLeases))
 		return
 	}
+	// The lease the overruns were against: the queue's timeout, or the
+	// shorter one their receives or renewals asked for.
 	vis := time.Duration(r.VisibilityTimeout) * time.Second
-	if s.Completed == 0 || s.Max <= vis {
+	lease, asked := vis, d.lateLease > 0 && d.lateLease < vis
+	if asked {
+		lease = d.lateLease
+	}
+	if s.Completed == 0 || s.Max <= lease {
 		d.tooShortNoP99(leases, overran)
 		return
 	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions, "+
-		"%d redeliveries while the holder was still working; lease p99 is %s against a visibility timeout of %ds.",
+		"%d redeliveries while the holder was still working; lease p99 is %s against a visibility timeout of %ds",
 		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, fmtSeconds(s.P99), r.VisibilityTimeout)
-	fix := d.tooShortFix(vis)
+	var fix string
+	if asked {
+		ev += fmt.Sprintf(", but the leases that overran were given at most %s (the VisibilityTimeout their receive or last renewal asked for), shorter than the queue's %ds.",
+			fmtSeconds(lease), r.VisibilityTimeout)
+		fix = d.askedFix(lease)
+	} else {
+		ev += "."
+		fix = d.tooShortFix(vis)
+	}
 	if s.Duplicates > 0 {
 		fix += " " + idempotenceAdvice(s.Duplicates)
 	}
@@ -271,6 +288,26 @@ func (d *doctor) tooShortFix(vis time.Duration) string {
 			renewAdviceSpreadFactor, fmtSeconds(s.P50))
 	}
 	return fix + "."
+}
+
+// askedFix sizes the lease that receives or renewals must ask for when
+// the leases that overran were shorter than the queue's timeout (at most
+// lease): the p99 × 1.5, or the longest × 1.5 when the p99 fits. The
+// queue's timeout is recommended only if it is too short as well.
+func (d *doctor) askedFix(lease time.Duration) string {
+	r, s := d.r, d.s
+	base, what := s.P99, "the p99"
+	if s.P99 <= lease {
+		base, what = s.Max, "the longest"
+	}
+	need := int(math.Ceil(base.Seconds() * recommendedTimeoutFactor))
+	fix := fmt.Sprintf("Ask for at least %ds (%s × %.1f) in the VisibilityTimeout of those receives (or of the heartbeat's renewals)",
+		need, what, recommendedTimeoutFactor)
+	if need <= r.VisibilityTimeout {
+		return fix + fmt.Sprintf(", or leave it out for the queue's %ds.", r.VisibilityTimeout)
+	}
+	r.RecommendedVisibilityTimeout = recommendedTimeout(base, r.VisibilityTimeout)
+	return fix + fmt.Sprintf(", and set the queue's VisibilityTimeout to %ds.", r.RecommendedVisibilityTimeout)
 }
 
 // recommendedTimeout is d × 1.5 in whole seconds, more than the timeout in
@@ -307,7 +344,7 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 	r, s := d.r, d.s
 	why := "no lease completed, so there is no p99"
 	if s.Completed > 0 {
-		why = fmt.Sprintf("the %s that completed ended within the timeout (the longest %s), so none shows how long the others take",
+		why = fmt.Sprintf("the %s that completed ended within their lease (the longest %s), so none shows how long the others take",
 			plural(int(s.Completed), "lease", "leases"), fmtSeconds(s.Max))
 	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions; "+

@@ -47,6 +47,25 @@ func (l *Ledger) pendingLapsed(queueID uint64, now time.Time, within time.Durati
 	return n
 }
 
+// overrunLease returns the longest lease, begun after since, that its
+// holder overran (a late completion came by its receipt), as it was given:
+// from the receive or renewal that set its end to that end, which is the
+// VisibilityTimeout that request asked for, or the queue's. Zero if the
+// ledger knows none.
+func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) time.Duration {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var longest time.Duration
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.proven && r.received && !r.begin.Before(since) && !r.deadlineAt.IsZero() {
+				longest = max(longest, r.deadline.Sub(r.deadlineAt))
+			}
+		}
+	}
+	return longest
+}
+
 // heldLeases returns the running leases held at least farHeld(p99),
 // longest held first: those renewed after they had been held the p99
 // (still renewed), and those never renewed since (stalled).
