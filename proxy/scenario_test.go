@@ -503,3 +503,44 @@ func TestLongJobAndCeilingThroughProxy(t *testing.T) {
 		t.Errorf("proxy: findings %+v, %d refused renewals", viaProxy.Findings, viaProxy.RefusedRenewals)
 	}
 }
+
+// Receives that ask for their own lease, through the proxy as upstream:
+// longer than the queue's and completed within it is no overrun; shorter
+// and overrun, the fix is to ask for more, not a longer queue timeout.
+func TestLeaseAskedOnReceive(t *testing.T) {
+	for _, tc := range []struct {
+		queue        string
+		vis, asked   int
+		work         int
+		want, advice string
+		recommended  int
+	}{
+		{"asks-longer", 30, 120, 90, "healthy", "longer than the 30s visibility timeout now in force", 135},
+		{"asks-less", 300, 10, 20, "lease-too-short", "Ask for at least 30s (the p99 × 1.5)", 300},
+	} {
+		t.Run(tc.queue, func(t *testing.T) {
+			e := newEnv(t)
+			q := e.up.Queue(t, tc.queue+"?VisibilityTimeout="+strconv.Itoa(tc.vis))
+			c := e.client("AKIDAPP", "app")
+			ctx := context.Background()
+			for i := range 3 {
+				if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job " + strconv.Itoa(i))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10, VisibilityTimeout: int32(tc.asked)})
+			if err != nil || len(out.Messages) != 3 {
+				t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+			}
+			e.at(tc.work)
+			for _, m := range out.Messages {
+				deleteOne(t, c, q, m)
+			}
+			viaProxy, upstream := e.reports(t, tc.queue)
+			sameDiagnosis(t, viaProxy, upstream, tc.want)
+			if !strings.Contains(viaProxy.Advice, tc.advice) || viaProxy.RecommendedVisibilityTimeoutSeconds != tc.recommended {
+				t.Errorf("proxy advice %q, recommended %d s; want %q and %d s", viaProxy.Advice, viaProxy.RecommendedVisibilityTimeoutSeconds, tc.advice, tc.recommended)
+			}
+		})
+	}
+}
