@@ -137,7 +137,7 @@ func TestDoctorEdgeHeldByLiveHolder(t *testing.T) {
 	if strings.Contains(r.Advice, "Their holder is gone") {
 		t.Errorf("says the holder is gone though it went on polling: %s", r.Advice)
 	}
-	contains(t, r.Advice, "Their holder went on making requests on the queue since it received them (the last 0s ago): it is not gone",
+	contains(t, r.Advice, "Their holder went on making requests on the queue since it received them (the last 0s ago): it is not gone, unless another consumer shares its address and user agent",
 		"failed without deleting or releasing the message (an error path)", "hung without a heartbeat",
 		"a consumer that crashes holding messages stalls them that long")
 }

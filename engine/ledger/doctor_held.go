@@ -41,6 +41,8 @@ func (d *doctor) heldUnrenewedFinding() {
 // holders did since they received them: a holder that went on making
 // requests on the queue is not gone, and a handler that failed without
 // deleting or releasing leaves its lease to run out as a hung one does.
+// Holders are told apart by address and user agent (holders.go), so the
+// reading says that another consumer sharing both would look the same.
 func heldReadings(hs []HeldLease, now time.Time) string {
 	const slower = "or these jobs are far slower than every one that completed."
 	const live = "failed without deleting or releasing the message (an error path), or hung without a heartbeat; "
@@ -56,11 +58,12 @@ func heldReadings(hs []HeldLease, now time.Time) string {
 	case seen == 0:
 		return "Their holder is gone (crashed, killed, or stopped without releasing) or hung without a heartbeat; " + slower
 	case seen == len(hs):
-		return fmt.Sprintf("%s went on making requests on the queue since it received %s (the last %s ago): it is not gone; its handler ",
+		return fmt.Sprintf("%s went on making requests on the queue since it received %s (the last %s ago): it is not gone, "+
+			"unless another consumer shares its address and user agent; its handler ",
 			either(len(hs) == 1, "Its holder", "Their holder"), either(len(hs) == 1, "it", "them"), fmtDuration(now.Sub(last))) + live + slower
 	}
 	return fmt.Sprintf("The holders of %d of them went on making requests on the queue since they received them (the last %s ago): "+
-		"not gone, their handlers ", seen, fmtDuration(now.Sub(last))) + live +
+		"not gone (unless other consumers share their address and user agent), their handlers ", seen, fmtDuration(now.Sub(last))) + live +
 		"the others' holders made no request since: gone (crashed, killed, or stopped without releasing) or hung whole; " + slower
 }
 
