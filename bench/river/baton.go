@@ -30,6 +30,9 @@ type batonResult struct {
 	// This process's processor time per message over the same window: the
 	// Baton nodes' and the load's HTTP clients' together.
 	EnqueueProcCPU, WorkProcCPU, LifecycleProcCPU time.Duration
+	// Counts of the lifecycle on PostgreSQL with --statements: the HTTP
+	// calls here, the database's once the nodes have stopped (counts.go).
+	Counts lifecycleCounts
 }
 
 // measureBaton starts nodes Baton servers on store (all on one database for
@@ -68,6 +71,12 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 	}{{bench.ScenarioSendBatch, backlog, true, &res.Enqueued, &res.EnqueueCPU, &res.EnqueueProcCPU},
 		{bench.ScenarioReceiveDelete, backlog, false, &res.Worked, &res.WorkCPU, &res.WorkProcCPU},
 		{bench.ScenarioLifecycle, "river-side-by-side-lifecycle", false, &res.Lifecycle, &res.LifecycleCPU, &res.LifecycleProcCPU}} {
+		counted := o.statements && sc.name == bench.ScenarioLifecycle && storeKind(store) == "postgres"
+		if counted {
+			if err := resetCounts(ctx, o.statementsDB, store); err != nil {
+				return res, err
+			}
+		}
 		var meter, procMeter cpuMeter
 		stopProfile, err := o.profileCPU(fmt.Sprintf("%s-x%d-%s", storeKind(store), nodes, sc.name))
 		if err != nil {
@@ -92,6 +101,14 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 			return res, fmt.Errorf("baton %s: %d errors: %v", sc.name, r.ErrorCount, r.Errors)
 		}
 		*sc.into, *sc.cpu, *sc.proc = r.MessagesPerSecond, meter.perMessage(), procMeter.perMessage()
+		if counted {
+			// A receive that leased something is followed by one delete.
+			recv, del := r.Actions["ReceiveMessage"].Count, r.Actions["DeleteMessageBatch"].Count
+			res.Counts.receives, res.Counts.deleteCalls, res.Counts.windowMessages = recv, del, r.Messages
+			if recv > del {
+				res.Counts.receivesEmpty = recv - del
+			}
+		}
 		if sc.name == bench.ScenarioReceiveDelete && r.Seconds < o.duration.Seconds() {
 			res.RanOut = true
 		}

@@ -65,6 +65,8 @@ type options struct {
 	riverOutstanding int
 	// cpu reads the cluster's processor time (pgtest.Cluster.CPUTime).
 	cpu func() (time.Duration, error)
+	// statementsDB reads and resets pg_stat_statements (--statements).
+	statementsDB statements
 }
 
 func main() {
@@ -79,7 +81,7 @@ func main() {
 	flag.DurationVar(&o.riverFetchCooldown, "river-fetch-cooldown", 2*time.Millisecond, "River's FetchCooldown (its default: 100ms)")
 	flag.DurationVar(&o.riverFetchPoll, "river-fetch-poll", 20*time.Millisecond, "River's FetchPollInterval (its default: 1s)")
 	flag.IntVar(&o.riverOutstanding, "river-outstanding", 10, "River's lifecycle: jobs per worker inserted and not yet worked, at most (Baton's lifecycle: ten)")
-	flag.BoolVar(&o.statements, "statements", false, "load pg_stat_statements and print each PostgreSQL measurement's top statements")
+	flag.BoolVar(&o.statements, "statements", false, "load pg_stat_statements and print each PostgreSQL measurement's top statements (a Baton one's: its lifecycle's), and the counts of each Baton lifecycle per message")
 	flag.Func("pg-setting", "a PostgreSQL setting name=value for the cluster (repeatable; needs --fsync)", func(v string) error {
 		o.pgSettings = append(o.pgSettings, v)
 		return nil
@@ -140,6 +142,7 @@ type runFigures struct {
 // a summary, and returns what each run measured.
 func run(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writer) ([]runFigures, error) {
 	o.cpu = cluster.CPUTime
+	o.statementsDB = statements{url: cluster.URL("postgres")}
 	fmt.Fprintf(out, "River v0.51.2 and Baton side by side: %d workers, %d-byte payloads, %s windows after %s warm-up, PostgreSQL fsync=%v, River fetch cooldown %s, poll %s\n",
 		o.workers, o.bodySize, o.duration, o.warmup, o.fsync, o.riverFetchCooldown, o.riverFetchPoll)
 	var all []runFigures
@@ -205,9 +208,16 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writ
 			return f, err
 		}
 		if o.statements {
-			if err := indexReads(ctx, out, url, label); err != nil {
+			counts, err := readCounts(ctx, o.statementsDB, url)
+			if err != nil {
 				return f, err
 			}
+			if err := indexReads(ctx, out, url, label+" lifecycle"); err != nil {
+				return f, err
+			}
+			c := f.pg[n].Counts
+			counts.receives, counts.receivesEmpty, counts.deleteCalls, counts.windowMessages = c.receives, c.receivesEmpty, c.deleteCalls, c.windowMessages
+			counts.write(out, label)
 		}
 	}
 	return f, nil
