@@ -118,8 +118,11 @@ type op struct {
 	// Results, set by the round that ran it (commitRound): rows, one per
 	// entry.
 	rows []leaseRow
-	// leased: a receive's messages, as leased, in pos order.
-	leased []*baton.Message
+	// leased: a receive's messages, as leased, in pos order; notPlain: the
+	// round found its queue gone or holding messages with a group id, and
+	// leased nothing (receiveManySQL).
+	leased   []*baton.Message
+	notPlain bool
 
 	err  error
 	done chan struct{}

@@ -30,7 +30,41 @@ import (
 //     lease the group's previous holder committed.
 
 // MessageReceive leases up to p.Max visible messages; see baton.Store.
+// A receive from a standard queue runs in a round (receiveReady), which
+// reads the queue's kind itself; only a receive from a FIFO queue, one the
+// round found not plain, and one of no messages (which must still learn
+// whether the queue exists) read the kind first.
 func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	if p.Max > 0 {
+		fifo, err := s.isFIFO(ctx, p.QueueID)
+		if errors.Is(err, baton.ErrNotFound) {
+			return nil, err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pgstore: receive: %w", err)
+		}
+		if !fifo {
+			var msgs []*baton.Message
+			plain := false
+			err := s.retry(ctx, func(ctx context.Context) error {
+				var err error
+				msgs, plain, err = s.receiveReady(ctx, p)
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("pgstore: receive: %w", err)
+			}
+			if plain {
+				return msgs, nil
+			}
+		}
+	}
+	return s.receiveByKind(ctx, p)
+}
+
+// receiveByKind reads whether the queue is FIFO or holds messages with a
+// group id, and receives as its kind asks.
+func (s *Store) receiveByKind(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	// group_id > '' rather than <> '': a range of the group index, found in
 	// one probe instead of a scan of the queue.
 	var kind queueKind
@@ -65,7 +99,13 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 		case kind.grouped:
 			msgs, err = s.receiveFair(ctx, p)
 		default:
-			msgs, err = s.receiveReady(ctx, p)
+			// The messages with a group id the round found are gone
+			// since, or came after the read: the fair receive takes
+			// both kinds of queue.
+			var plain bool
+			if msgs, plain, err = s.receiveReady(ctx, p); err == nil && !plain {
+				msgs, err = s.receiveFair(ctx, p)
+			}
 		}
 		return err
 	})
@@ -82,18 +122,22 @@ type queueKind struct{ fifo, grouped bool }
 // Parameters shared by the receive statements: $1 queue id, $2 now, $3 the
 // new leases' end, $4 the retention cutoff, $5 Max.
 
-// dropExpiredCTE deletes (a bounded number of) visible messages past
-// retention, which a receive drops instead of returning. The rows are
-// gathered into an array first and deleted by pos, so that whatever the
-// planner estimates the delete is primary-key lookups. Visible messages
-// are two ranges of baton_messages_by_state, leased before or not.
-const dropExpiredCTE = `
+// dropExpired is a CTE, dropped, that deletes (a bounded number of)
+// visible messages past retention, which a receive drops instead of
+// returning; guard, if not empty, is a further condition on the rows. The
+// rows are gathered into an array first and deleted by pos, so that
+// whatever the planner estimates the delete is primary-key lookups.
+// Visible messages are two ranges of baton_messages_by_state, leased
+// before or not.
+func dropExpired(guard string) string {
+	return `
 	dropped AS (
 		DELETE FROM baton_messages WHERE pos = ANY (ARRAY(
 			SELECT pos FROM baton_messages
-			WHERE queue_id = $1 AND leased IN (false, true) AND visible_at <= $2 AND sent_at < $4
+			WHERE queue_id = $1 AND leased IN (false, true) AND visible_at <= $2 AND sent_at < $4` + guard + `
 			LIMIT 100 FOR UPDATE SKIP LOCKED))
 		RETURNING 1)`
+}
 
 // leaseCTE leases the messages of the CTE picked (columns pos and the sort
 // keys) and returns them with the sort keys as leased.
@@ -162,7 +206,7 @@ func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) (
 				WHERE x.queue_id = $1 AND x.group_id = t.group_id AND x.visible_at <= $2 AND x.sent_at >= $4
 				ORDER BY x.pos
 				LIMIT $5) c),`+
-		dropExpiredCTE+`,
+		dropExpired("")+`,
 		picked AS (
 			SELECT m.pos, c.noisy, c.round, c.tie FROM baton_messages m JOIN candidates c ON m.pos = c.pos
 			WHERE m.visible_at <= $2

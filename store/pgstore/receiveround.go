@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,17 +32,23 @@ import (
 // lease end ($3), those of the receive it belongs to (receiveSlots). It
 // returns each message as leased (leasedColumns) and its slot. The
 // messages past retention that it meets are dropped, as a receive does.
+//
+// It reads the queue's kind itself (plainCTE), so that a receive reads
+// nothing before its round: from a queue that does not exist or holds a
+// message with a group id it leases and drops nothing, and returns one
+// row, its slot NULL, instead; its receives then run as MessageReceive
+// runs them for such a queue.
 var receiveManySQL = `
-	WITH ` + dropExpiredCTE + `,
+	WITH ` + plainCTE + `,` + dropExpired(plainGuard) + `,
 	requeued AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4
+		WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
 	oldest AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND NOT leased AND visible_at <= $2 AND sent_at >= $4
+		WHERE queue_id = $1 AND NOT leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
@@ -61,16 +68,33 @@ var receiveManySQL = `
 		FROM picked p
 		WHERE m.pos = p.pos AND m.visible_at <= $2
 		RETURNING ` + messageColumns + `, p.pos, p.slot)
-	SELECT ` + leasedColumns + `, slot FROM leased ORDER BY pos`
+	SELECT ` + leasedColumns + `, slot FROM leased
+	UNION ALL
+	SELECT ` + strings.Repeat("NULL, ", strings.Count(messageColumns, ",")+1) + `NULL FROM plain WHERE NOT plain
+	ORDER BY slot`
+
+// plainCTE says whether queue $1 is a standard queue's without message
+// groups, as far as a receive of a queue not FIFO (Store.isFIFO) needs to
+// know: it exists, and no message has a group id (a range of the group
+// index above the empty group id, found in one probe).
+const plainCTE = `
+	plain AS MATERIALIZED (
+		SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)
+			AND NOT EXISTS (SELECT 1 FROM baton_messages WHERE queue_id = $1 AND group_id > '') AS plain)`
+
+// plainGuard keeps a scan of receiveManySQL to a plain queue (plainCTE).
+const plainGuard = `
+		AND (SELECT plain FROM plain)`
 
 // receiveReady leases from a standard queue without message groups, in a
-// round.
-func (s *Store) receiveReady(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+// round. plain is false, and nothing leased, if the round found the queue
+// gone or holding messages with a group id (receiveManySQL).
+func (s *Store) receiveReady(ctx context.Context, p baton.MessageReceiveParams) (msgs []*baton.Message, plain bool, err error) {
 	o := &op{kind: opReceive, queueID: p.QueueID, now: p.Now, max: p.Max, visibleAt: p.VisibleAt, cutoff: p.RetentionCutoff}
 	if err := s.group.commit(ctx, o); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return o.leased, nil
+	return o.leased, !o.notPlain, nil
 }
 
 // queueReceives queues a receiveManySQL for each queue the receives name,
@@ -102,6 +126,12 @@ func queueReceives(b *pgx.Batch, receives []*op) {
 		b.Queue(receiveManySQL, int64(q), now, ends, cutoff, len(owners), nows).Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			for rows.Next() {
+				if raw := rows.RawValues(); raw[len(raw)-1] == nil { // no slot: not a plain queue
+					for _, o := range ops {
+						o.notPlain = true
+					}
+					continue
+				}
 				var slot int64
 				m, err := scanMessage(rows, &slot)
 				if err != nil {

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -117,4 +118,62 @@ func sentIndex(t *testing.T, m *baton.Message) int {
 		t.Fatalf("message %q", m.ID)
 	}
 	return n
+}
+
+// TestPlainReceiveOneRoundTrip: a receive from a standard queue without
+// message groups is one round trip, its round's, which reads the queue's
+// kind itself; a receive from a queue with message groups, or from one
+// deleted, still gets the answer its queue's kind gives.
+func TestPlainReceiveOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx := context.Background()
+	qid := mustQueue(t, s, "one-round-trip", false)
+	now := time.Now().Truncate(time.Millisecond)
+	sendN(t, s, qid, "m", 3, now)
+	receive := func() ([]*baton.Message, error) {
+		return s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: qid, Now: now, Max: 1,
+			VisibleAt: now.Add(time.Minute), RetentionCutoff: now.Add(-time.Hour)})
+	}
+	if _, err := receive(); err != nil { // learns that the queue is not FIFO, once
+		t.Fatal(err)
+	}
+	before := s.pool.Stat().AcquireCount()
+	got, err := receive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.pool.Stat().AcquireCount() - before; n != 1 {
+		t.Errorf("a receive took %d connections from the pool, want 1 (its round's)", n)
+	}
+	if len(got) != 1 || got[0].ID != "m-1" {
+		t.Errorf("second receive got %v, want m-1", got)
+	}
+
+	// A message with a group id: the fair receive, which takes the oldest
+	// of each group first (m-2 of group "", then g-0).
+	grouped := testMessage("g-0", now)
+	grouped.GroupID = "tenant"
+	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{grouped}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: qid, Now: now, Max: 2,
+		VisibleAt: now.Add(time.Minute), RetentionCutoff: now.Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range got {
+		ids[m.ID] = true
+	}
+	if len(got) != 2 || !ids["m-2"] || !ids["g-0"] {
+		t.Errorf("receive from a queue with groups got %v, want m-2 and g-0", got)
+	}
+
+	if err := s.QueueDelete(ctx, "us-east-1", "000000000000", "one-round-trip", now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receive(); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("receive from a deleted queue: %v, want ErrNotFound", err)
+	}
 }

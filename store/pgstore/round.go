@@ -161,7 +161,7 @@ func (s *Store) roundBatch(ops []*op) *pgx.Batch {
 	for _, o := range ops {
 		switch o.kind {
 		case opReceive:
-			o.leased = nil
+			o.leased, o.notPlain = nil, false
 			receives = append(receives, o)
 			continue
 		case opSend:
