@@ -38,11 +38,12 @@ type statementCount struct {
 
 // resetCounts resets the counters of the database at url (its own), and
 // through st the WAL's and the statements', before a lifecycle. It waits
-// two seconds first: a backend flushes its counts at most once a second,
-// and within a second of going idle, so the measurements before would
+// eleven seconds first: a backend hands its counts on at most once a
+// second, and one that goes idle less than a second after it last did
+// hands the rest on ten seconds later, so the measurements before would
 // otherwise land in the lifecycle's.
 func resetCounts(ctx context.Context, st statements, url string) error {
-	sleep(ctx, 2*time.Second)
+	sleep(ctx, 11*time.Second)
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err

@@ -54,3 +54,62 @@ func TestSideBySide(t *testing.T) {
 		}
 	}
 }
+
+// TestLifecycleCounted: with --statements, a Baton lifecycle on two nodes
+// is counted on the database, and only it (not the receive-delete run
+// just before it): messages sent, commits, WAL, each statement's calls,
+// and the HTTP receives of the window, printed per message sent.
+func TestLifecycleCounted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := options{
+		runs: 1, duration: 500 * time.Millisecond, warmup: 100 * time.Millisecond, workers: 4, bodySize: 1024,
+		nodes: []int{2}, logs: io.Discard, statements: true, fsync: true,
+	}
+	cluster, err := startCluster(ctx, o)
+	if err != nil {
+		pgtest.Unavailable(t, err)
+	}
+	defer cluster.Stop()
+	o.cpu, o.statementsDB = cluster.CPUTime, statements{url: cluster.URL("postgres")}
+	if err := o.statementsDB.reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, url, err := cluster.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := measureBaton(ctx, o, url, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := readCounts(ctx, o.statementsDB, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts.receives, counts.windowMessages = res.Counts.receives, res.Counts.windowMessages
+	var out bytes.Buffer
+	counts.write(&out, "baton postgres x2")
+	t.Log("\n" + out.String())
+	if counts.inserted <= 0 || counts.commits <= 0 || counts.walRecords <= 0 || counts.receives == 0 {
+		t.Errorf("counted %d sent, %d commits, %d WAL records, %d receives: want each positive",
+			counts.inserted, counts.commits, counts.walRecords, counts.receives)
+	}
+	// The lifecycle deletes what it sent, at most: more would be the
+	// receive-delete before it, counted in the lifecycle's figures.
+	if counts.deleted > counts.inserted {
+		t.Errorf("counted %d messages deleted, %d sent: the measurement before leaked into the counts", counts.deleted, counts.inserted)
+	}
+	calls := int64(0)
+	for _, s := range counts.statements {
+		if strings.Contains(s.query, "baton_messages") {
+			calls += s.calls
+		}
+	}
+	if calls == 0 {
+		t.Error("no statement on baton_messages counted")
+	}
+	if !strings.Contains(out.String(), "per message sent") {
+		t.Error("the counts were not printed per message sent")
+	}
+}
