@@ -27,9 +27,8 @@ func openThrough(t *testing.T, url string) *Store {
 
 // TestPgBouncerSessionMode runs two stores, as two servers, through
 // PgBouncer in session mode: a send on one wakes the other's subscriber
-// (the waker's connection is accepted: it sets synchronous_commit inside its
-// transactions, not as a start-up parameter, which PgBouncer refuses), the
-// prepared statements of a send, receive and delete work, and a task lock
+// (the waker's connection is accepted: it sets no start-up parameter,
+// which PgBouncer refuses), the prepared statements of a send, receive and delete work, and a task lock
 // is held by one store alone and taken over once released.
 func TestPgBouncerSessionMode(t *testing.T) {
 	t.Parallel()

@@ -17,10 +17,12 @@ import (
 // PostgreSQL's notification lock from the NOTIFY through that transaction's
 // commit, WAL flush included, so every sending transaction on every server
 // committed one at a time (3,100 sends/s at 32 workers, most backends
-// waiting on Lock:object). The waker's transactions write nothing else and
-// commit with synchronous_commit off (set in each), so the lock is held for
-// no flush; and
-// a notification now goes out after its messages can be seen, never before.
+// waiting on Lock:object). The waker's transactions write nothing else, and
+// a transaction that wrote no WAL before its commit does not wait for its
+// commit's flush (nor for a synchronous standby), whatever
+// synchronous_commit says, so the lock is held for no flush
+// (TestWakeUpNotWaitingForCommits); and a notification now goes out after
+// its messages can be seen, never before.
 // If a server dies between a commit and its NOTIFY, or the NOTIFY fails
 // until it is retried (run), the other servers' long polls find the
 // messages by their bounded poll, as when a LISTEN connection is down.
@@ -159,12 +161,9 @@ func (w *waker) send(ctx context.Context, conn *pgx.Conn, ids []uint64, stopping
 }
 
 // notify sends one NOTIFY per queue, all in one round trip and one
-// transaction, which commits with synchronous_commit off. The setting is
-// made inside the transaction, not as a start-up parameter of the
-// connection, which a pooler such as PgBouncer refuses (docs/postgresql.md).
+// transaction.
 func (w *waker) notify(ctx context.Context, conn *pgx.Conn, ids []uint64) error {
 	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	for _, id := range ids {
 		b.Queue(`SELECT pg_notify($1, $2)`, wakeChannel, wakePayload(w.s.origin, id))
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
@@ -97,4 +99,79 @@ func TestWakeUpSentAfterFailedNotify(t *testing.T) {
 		return nil
 	})
 	t.Logf("the log:\n%s", logs)
+}
+
+// TestWakeUpNotWaitingForCommits: a wake-up goes out and is delivered
+// while every commit that waits for its flush waits for ever
+// (synchronous_commit on, as PostgreSQL's default is, and a synchronous
+// standby required that never comes): the waker's transactions, NOTIFYs
+// alone, write no WAL before their commit, so they wait for no flush
+// without asking for it.
+func TestWakeUpNotWaitingForCommits(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.MustStart(t)
+	url := pg.MustDatabase(t)
+	admin, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(context.Background(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	// pgtest runs with synchronous_commit off; the database's own setting
+	// wins for the sessions opened after it.
+	exec(`ALTER DATABASE ` + pgx.Identifier{pgtest.DatabaseName(url)}.Sanitize() + ` SET synchronous_commit = on`)
+	open := func() *Store {
+		s, err := Open(context.Background(), url, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	woke := make(chan uint64, 16)
+	b.Subscribe(func(id uint64) { woke <- id })
+	select {
+	case <-b.Listening():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the other store never listened")
+	}
+	exec(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`)
+	exec(`SELECT pg_reload_conf()`)
+	t.Cleanup(func() {
+		exec(`ALTER SYSTEM RESET synchronous_standby_names`)
+		exec(`SELECT pg_reload_conf()`)
+	})
+	// A commit that writes waits, as the test means it to (until the
+	// standby requirement is lifted at the end).
+	writer, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := writer.Exec(context.Background(), `CREATE TABLE waits_for_standby (x int)`)
+		wrote <- err
+		writer.Close(context.Background())
+	}()
+	select {
+	case err := <-wrote:
+		t.Fatalf("a commit that wrote did not wait for the standby (%v): the test proves nothing", err)
+	case <-time.After(2 * time.Second):
+	}
+	const queue = 4343
+	a.wake.add(queue)
+	select {
+	case id := <-woke:
+		if id != queue {
+			t.Errorf("woken for queue %d, want %d", id, queue)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the wake-up was not delivered while writing commits wait")
+	}
 }
