@@ -56,13 +56,7 @@ func TestWakeUpSentAfterFailedNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	woke := make(chan uint64, 16)
-	b.Subscribe(func(id uint64) { woke <- id })
-	select {
-	case <-b.Listening():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the other store never listened")
-	}
+	woke := subscribed(t, b)
 
 	// a's waker has made no connection yet (it makes it for its first
 	// notification): make its connections fail until the test says.
@@ -134,13 +128,7 @@ func TestWakeUpNotWaitingForCommits(t *testing.T) {
 		return s
 	}
 	a, b := open(), open()
-	woke := make(chan uint64, 16)
-	b.Subscribe(func(id uint64) { woke <- id })
-	select {
-	case <-b.Listening():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the other store never listened")
-	}
+	woke := subscribed(t, b)
 	exec(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`)
 	exec(`SELECT pg_reload_conf()`)
 	t.Cleanup(func() {
@@ -174,4 +162,18 @@ func TestWakeUpNotWaitingForCommits(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Error("the wake-up was not delivered while writing commits wait")
 	}
+}
+
+// subscribed subscribes to s's wake-ups once s listens, and returns the
+// channel they come on.
+func subscribed(t *testing.T, s *Store) <-chan uint64 {
+	t.Helper()
+	woke := make(chan uint64, 16)
+	s.Subscribe(func(id uint64) { woke <- id })
+	select {
+	case <-s.Listening():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the other store never listened")
+	}
+	return woke
 }
