@@ -42,6 +42,7 @@ func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 	if err != nil && category == walCategory {
 		f, err = fs.awaitLogFile(name, err, func() (vfs.File, error) { return fs.FS.Create(name, category) })
 	}
+	fs.walOpened(f, err, name, category)
 	return fs.wrap(f, err, name, background(category))
 }
 
@@ -56,7 +57,16 @@ func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 			return fs.FS.ReuseForWrite(oldname, newname, category)
 		})
 	}
+	fs.walOpened(f, err, newname, category)
 	return fs.wrap(f, err, newname, background(category))
+}
+
+// walOpened tells the store's walWatch of a write-ahead log file opened
+// to write.
+func (fs diskFS) walOpened(f vfs.File, err error, name string, category vfs.DiskWriteCategory) {
+	if err == nil && category == walCategory {
+		fs.h.wal.opened(fs.FS, name, f)
+	}
 }
 
 // awaitLogFile tries open again, with growing pauses, while opening the

@@ -127,10 +127,14 @@ type health struct {
 	spaceChecked atomic.Int64
 	free         atomic.Int64
 	short        atomic.Bool
+
+	// wal watches the write-ahead log file in its place (walwatch.go).
+	wal walWatch
 }
 
 func newHealth(log *slog.Logger, slowAfter time.Duration) *health {
 	h := &health{log: log, clock: clock.System{}, slowAfter: slowAfter}
+	h.wal.log = log
 	h.free.Store(-1)
 	return h
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // lockDir takes an exclusive lock on path, a file in the data directory, for
@@ -37,4 +39,12 @@ type dirLock struct{ f *os.File }
 // stay locked, to this process too, for as long as that takes.
 func (l dirLock) Close() error {
 	return errors.Join(syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN), l.f.Close())
+}
+
+// sameFile reports whether a and b describe the same file (device and
+// inode); true when either cannot say (a file system of its own).
+func sameFile(a, b vfs.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return !ok1 || !ok2 || sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }

@@ -225,6 +225,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.w = newWriter(s.db, tasks, s.committed, cmp.Or(opts.WriteTimeout, DefaultWriteTimeout))
+	s.w.wal = &s.health.wal
 	s.w.start()
 	s.health.spaceRefusal() // logs, if the disk is full already
 	var idle context.Context
@@ -295,8 +296,14 @@ func (s *Store) Close() error {
 			return
 		}
 		s.w.batch.Close()
-		if err := s.finish(timeout, s.closeErr == nil); err != nil && s.closeErr == nil {
+		// With the write-ahead log removed, the directory in its place (if
+		// any) is not this log's: no mark is written into it.
+		gone := s.w.wal.refusal()
+		if err := s.finish(timeout, s.closeErr == nil && gone == nil); err != nil && s.closeErr == nil {
 			s.closeErr = err
+		}
+		if s.closeErr == nil {
+			s.closeErr = gone
 		}
 		if errors.Is(s.closeErr, errCloseStuck) {
 			s.lock.Close()

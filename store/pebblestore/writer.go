@@ -108,6 +108,11 @@ type writer struct {
 	// longer than timeout, or they were refused.
 	timedOut atomic.Int64
 
+	// wal watches the write-ahead log file in its place: a round
+	// committed once it is gone is answered unavailable, and changes
+	// refused after it (walwatch.go).
+	wal *walWatch
+
 	// beforeCommit, when tests set it, runs before each round is written,
 	// outside the lock; an error it returns fails the round.
 	beforeCommit atomic.Pointer[func() error]
@@ -283,6 +288,9 @@ func (w *writer) run() {
 			}
 		}
 		b.err = err
+		if err == nil {
+			b.err = w.wal.check()
+		}
 		close(b.done)
 		w.noteOutcome(err, start)
 	}
@@ -304,9 +312,13 @@ func (w *writer) noteOutcome(err error, start time.Time) {
 }
 
 // refusal returns why the writer cannot take changes now, wrapping
-// baton.ErrUnavailable, or nil: a commit has run longer than the timeout
-// (the disk does not take it), or commits have failed for that long.
+// baton.ErrUnavailable, or nil: the write-ahead log file was removed, a
+// commit has run longer than the timeout (the disk does not take it), or
+// commits have failed for that long.
 func (w *writer) refusal() error {
+	if err := w.wal.refusal(); err != nil {
+		return err
+	}
 	now := clock.System{}.Now().UnixNano()
 	if began := w.committing.Load(); began != 0 && time.Duration(now-began) >= w.timeout {
 		return fmt.Errorf("%w: pebblestore: writes refused: a commit has waited %v for the disk",

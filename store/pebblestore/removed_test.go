@@ -1,0 +1,129 @@
+package pebblestore_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/pebblestore"
+)
+
+// removedQueue creates a queue in s and sends one message to it.
+func removedQueue(t *testing.T, s *pebblestore.Store, id uint64, msg string) *baton.Queue {
+	t.Helper()
+	q := &baton.Queue{ID: id, Region: "us-east-1", Account: "000000000000", Name: "q", Attributes: baton.DefaultQueueAttributes(),
+		CreatedAt: base, ModifiedAt: base}
+	if err := s.QueueCreate(t.Context(), baton.QueueCreateParams{Queue: q}); err != nil {
+		t.Fatal(err)
+	}
+	if err := removedSend(t, s, q, msg); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func removedSend(t *testing.T, s *pebblestore.Store, q *baton.Queue, id string) error {
+	t.Helper()
+	_, err := s.MessageSend(t.Context(), baton.MessageSendParams{QueueID: q.ID,
+		Messages: []*baton.Message{{ID: id, Body: id, SentAt: base, VisibleAt: base}}})
+	return err
+}
+
+// wantRefused checks that a send to q fails with ErrUnavailable naming
+// the removed files, and that Ping names them.
+func wantRefused(t *testing.T, s *pebblestore.Store, q *baton.Queue, id string) {
+	t.Helper()
+	if err := removedSend(t, s, q, id); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("send %s once the log's files are removed: %v, want ErrUnavailable naming them", id, err)
+	}
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("Ping once the log's files are removed: %v, want an error naming them", err)
+	}
+}
+
+// Files of the data directory removed while the store runs: what it
+// commits then goes to files no start will find, so it must not
+// acknowledge it. Each call that would change something is refused
+// (ErrUnavailable, a 503), Ping says why, calls that only read are
+// answered, and Close writes nothing into the directory.
+func TestRemovedFilesRefuseChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		remove func(t *testing.T, dir string)
+	}{
+		{"data directory removed", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"data directory moved away", func(t *testing.T, dir string) {
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"write-ahead log removed", func(t *testing.T, dir string) {
+			logs, _ := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, "*.log"))
+			if len(logs) == 0 {
+				t.Fatal("no write-ahead log")
+			}
+			for _, l := range logs {
+				if err := os.Remove(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			s := MustOpen(t, dir)
+			defer s.Close()
+			q := removedQueue(t, s, 1, "before")
+			tc.remove(t, dir)
+			wantRefused(t, s, q, "after")
+			wantRefused(t, s, q, "again")
+			if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+				t.Errorf("QueueGet once the log's files are removed: %v", err)
+			}
+			s.Close()
+			if _, err := os.Stat(filepath.Join(dir, pebblestore.MarkFile)); tc.name != "write-ahead log removed" && err == nil {
+				t.Errorf("Close wrote %s into the removed directory's place", pebblestore.MarkFile)
+			}
+		})
+	}
+}
+
+// The data directory replaced by another (a restored copy, say) while the
+// store runs: the store must refuse changes, and its Close must not write
+// its mark into the directory now in its place, which would then refuse
+// to open.
+func TestReplacedDirectoryLeftAlone(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	first := MustOpen(t, dir)
+	q := removedQueue(t, first, 1, "first")
+	// Reopened, its mark's generation runs ahead of the other's.
+	first = reopen(t, reopen(t, first, dir), dir)
+
+	other := filepath.Join(t.TempDir(), "other")
+	s := MustOpen(t, other)
+	q2 := removedQueue(t, s, 1, "other")
+	mustClose(t, s)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, first, q, "after")
+	first.Close()
+
+	s = MustOpen(t, dir)
+	defer s.Close()
+	if got := idsOf(receive(t, s, q2.ID, base, at(lease), 10)); len(got) != 1 || got[0] != "other" {
+		t.Errorf("the directory put in place holds %v, want [other]", got)
+	}
+}

@@ -1,0 +1,100 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton"
+)
+
+// walWatch tells whether the write-ahead log file Pebble writes is still
+// the one the next start will read. Removed under the running server (the
+// data directory deleted, moved away or replaced by another), it takes
+// commits and syncs them as before, to a file no start will find: on a
+// file system each call would be acknowledged and lost at the next
+// restart, with /healthz answering 200. After each commit the writer
+// looks (one stat): once the file is gone the calls of that round are
+// answered unavailable, and every call that would change something after
+// it is refused, for good (the file the log writes to cannot come back);
+// calls that only read are answered from memory, so that `baton export`
+// can still save what the server holds.
+type walWatch struct {
+	log *slog.Logger
+	// cur is the write-ahead log file opened last: Pebble writes to its
+	// newest one only.
+	cur atomic.Pointer[walFile]
+	// gone is why the file is not where it was, once found so.
+	gone atomic.Pointer[error]
+}
+
+// walFile is a write-ahead log file as it was when opened.
+type walFile struct {
+	fs   vfs.FS
+	name string
+	info vfs.FileInfo
+}
+
+// opened is told of each write-ahead log file Pebble opens to write, f.
+func (w *walWatch) opened(fs vfs.FS, name string, f vfs.File) {
+	if w == nil {
+		return
+	}
+	info, err := f.Stat()
+	if err != nil {
+		info = nil // unknown: its name only is checked
+	}
+	w.cur.Store(&walFile{fs: fs, name: name, info: info})
+}
+
+// check looks whether the write-ahead log file is still in its place, and
+// returns the refusal if not.
+func (w *walWatch) check() error {
+	if w == nil {
+		return nil
+	}
+	if err := w.refusal(); err != nil {
+		return err
+	}
+	f := w.cur.Load()
+	if f == nil {
+		return nil
+	}
+	info, err := f.fs.Stat(f.name)
+	var problem string
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		problem = "was removed"
+	case err != nil:
+		return nil // cannot tell: the disk's own trouble is reported apart
+	case f.info != nil && !sameFile(f.info, info):
+		problem = "was replaced by another file"
+	default:
+		return nil
+	}
+	refused := fmt.Errorf("%w: pebblestore: writes refused: the write-ahead log %s %s while the server runs "+
+		"(its data directory deleted, moved or replaced): the changes written since would not be found at the next start. "+
+		"What the server holds is in its memory only: save it with `baton export` (for each account) before stopping it",
+		baton.ErrUnavailable, f.name, problem)
+	if w.gone.CompareAndSwap(nil, &refused) {
+		w.log.Error("pebblestore: the write-ahead log was removed under the running server; refusing calls that change something",
+			"file", f.name, "problem", problem)
+	}
+	return w.refusal()
+}
+
+// refusal returns the refusal once the write-ahead log was found gone,
+// else nil.
+func (w *walWatch) refusal() error {
+	if w == nil {
+		return nil
+	}
+	if err := w.gone.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
