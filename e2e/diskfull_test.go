@@ -476,7 +476,13 @@ func serverEnv() []string {
 // directory and unmounts it when the test ends.
 func mountExt4(t *testing.T, size int64) string {
 	t.Helper()
-	img := filepath.Join(t.TempDir(), "disk.img")
+	return mountExt4In(t, t.TempDir(), size)
+}
+
+// mountExt4In is mountExt4 with the image, a sparse file, in dir.
+func mountExt4In(t *testing.T, dir string, size int64) string {
+	t.Helper()
+	img := filepath.Join(dir, "disk.img")
 	f, err := os.Create(img)
 	if err != nil {
 		t.Fatal(err)
@@ -488,12 +494,12 @@ func mountExt4(t *testing.T, size int64) string {
 	if out, err := run("mkfs.ext4", "-q", "-F", img); err != nil {
 		needMount(t, "an ext4 image (mkfs.ext4)", err, out)
 	}
-	dir := t.TempDir()
-	if out, err := run("mount", "-o", "loop", img, dir); err != nil {
+	mnt := t.TempDir()
+	if out, err := run("mount", "-o", "loop", img, mnt); err != nil {
 		needMount(t, "a loop-mounted ext4 image", err, out)
 	}
-	t.Cleanup(func() { unmount(t, dir) })
-	return dir
+	t.Cleanup(func() { unmount(t, mnt) })
+	return mnt
 }
 
 // freeze stalls every write to the file system at dir (fsfreeze) until

@@ -74,3 +74,69 @@ func TestDataDirRemovedWhileServing(t *testing.T) {
 		t.Errorf("baton export once the data directory is removed: exit %d, want the message sent before:\n%s", code, out)
 	}
 }
+
+// TestLogWriteFailsEIO runs the built server on an ext4 image whose loop
+// device's backing file, sparse, is on a small tmpfs, then fills the
+// tmpfs: the device fails every write it must allocate for, and the
+// kernel fails the fsync of the write-ahead log with EIO, as a failing
+// disk does. The server must not acknowledge the send whose sync failed,
+// nor stop (Pebble panics or exits on the error): the send is answered 503
+// within the write timeout and a margin, every call that would change
+// something after it is refused at once, /healthz answers 503 naming the
+// I/O error, the log says it, reads are answered, and the server is still
+// up, without a panic, after its idle flush.
+func TestLogWriteFailsEIO(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "an ext4 image whose device fails its writes")
+	t.Parallel()
+	outer := mountTmpfs(t, "48m")
+	mnt := mountExt4In(t, outer, 256<<20)
+	p := startBatonArgs(t, "--data-dir", filepath.Join(mnt, "data"), "--account-id", account)
+	c := diskClient(p.URL)
+	ctx := context.Background()
+	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")}); err != nil {
+		t.Fatal(err)
+	}
+	url := p.queueURL("q")
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("before")}); err != nil {
+		t.Fatal(err)
+	}
+
+	fillDisk(t, outer)
+	failing := time.Now()
+	_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("during")})
+	took := time.Since(failing)
+	wantUnavailable(t, "send whose fsync fails", err)
+	t.Logf("send whose fsync fails answered after %v: %v", took.Round(time.Millisecond), err)
+	if took > writeTimeout+10*time.Second {
+		t.Errorf("send whose fsync fails answered after %v, want about the write timeout (%v)", took, writeTimeout)
+	}
+	start := time.Now()
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("after")})
+	wantUnavailable(t, "send after the failed fsync", err)
+	if took := time.Since(start); took > writeTimeout/2 {
+		t.Errorf("send after the failed fsync answered after %v, want at once", took)
+	}
+	if _, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url}); err != nil {
+		t.Errorf("GetQueueAttributes after the failed fsync: %v", err)
+	}
+	h := healthz(p.URL)
+	t.Logf("/healthz: %d %s", h.status, h.body)
+	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "input/output error") {
+		t.Errorf("/healthz after the failed fsync: %d %q, want 503 naming the I/O error", h.status, h.body)
+	}
+	if !strings.Contains(p.logs.String(), "a write of the log failed") {
+		t.Errorf("no log line of the failed write:\n%s", tail(p.logs.String(), 10))
+	}
+	// Past two ticks of the idle flush (every 5 s).
+	if rest := 12*time.Second - time.Since(failing); rest > 0 {
+		time.Sleep(rest)
+	}
+	select {
+	case <-p.exited:
+		t.Fatalf("the server stopped (%v):\n%s", p.waitErr, tail(p.logs.String(), 30))
+	default:
+	}
+	if h := healthz(p.URL); h.status != http.StatusServiceUnavailable {
+		t.Errorf("/healthz 12 s after the failed fsync: %d %q, want 503", h.status, h.body)
+	}
+}

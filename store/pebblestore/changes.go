@@ -13,8 +13,9 @@ import (
 // A change is one effect of a Store call on the log, recorded when the call
 // changed the index and written later by the writer into the batch of its
 // round. Every change sets absolute values, so writing one again after a
-// round failed before its commit is harmless; a commit that fails in Pebble
-// stops the process (logger.Fatalf), so no round is written twice.
+// round failed before its commit is harmless; a commit whose write to the
+// log fails in Pebble never returns (walwatch.go), so no round is written
+// twice.
 type change interface {
 	apply(t *txn) error
 }

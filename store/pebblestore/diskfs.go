@@ -43,7 +43,7 @@ func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 		f, err = fs.awaitLogFile(name, err, func() (vfs.File, error) { return fs.FS.Create(name, category) })
 	}
 	fs.walOpened(f, err, name, category)
-	return fs.wrap(f, err, name, background(category))
+	return fs.wrap(f, err, name, category)
 }
 
 func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -58,7 +58,7 @@ func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 		})
 	}
 	fs.walOpened(f, err, newname, category)
-	return fs.wrap(f, err, newname, background(category))
+	return fs.wrap(f, err, newname, category)
 }
 
 // walOpened tells the store's walWatch of a write-ahead log file opened
@@ -92,17 +92,21 @@ func (fs diskFS) awaitLogFile(name string, err error, open func() (vfs.File, err
 
 func (fs diskFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	f, err := fs.FS.OpenReadWrite(name, category, opts...)
-	return fs.wrap(f, err, name, background(category))
+	return fs.wrap(f, err, name, category)
 }
 
-func (fs diskFS) wrap(f vfs.File, err error, name string, bg bool) (vfs.File, error) {
+// manifestCategory is the category of Pebble's MANIFEST files.
+const manifestCategory vfs.DiskWriteCategory = "pebble-manifest"
+
+func (fs diskFS) wrap(f vfs.File, err error, name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	bg := background(category)
 	if err != nil {
 		if bg {
 			fs.pause()
 		}
 		return f, err
 	}
-	return &diskFile{File: f, fs: fs, name: name, bg: bg}, nil
+	return &diskFile{File: f, fs: fs, name: name, bg: bg, log: category == walCategory || category == manifestCategory}, nil
 }
 
 // pause makes a failed background write wait before it returns.
@@ -113,12 +117,15 @@ type diskFile struct {
 	vfs.File
 	fs   diskFS
 	name string
-	// bg is set for a file a flush or compaction writes.
-	bg bool
+	// bg is set for a file a flush or compaction writes; log for a
+	// write-ahead log or MANIFEST, whose failed write Pebble cannot go on
+	// from.
+	bg, log bool
 }
 
 // timed runs a write operation, reports it if it was slow, and makes it
-// wait if it failed in the background.
+// wait if it failed in the background; a failed write of the log never
+// returns (logFailed).
 func (f *diskFile) timed(op vfs.OpType, do func() error) error {
 	start := f.fs.h.clock.Now()
 	err := do()
@@ -127,6 +134,29 @@ func (f *diskFile) timed(op vfs.OpType, do func() error) error {
 	}
 	if err != nil && f.bg {
 		f.fs.pause()
+	}
+	if err != nil && f.log && op != vfs.OpTypePreallocate {
+		f.logFailed(op.String(), err)
+	}
+	return err
+}
+
+// logFailed is a write, sync or close of a write-ahead log or MANIFEST
+// that failed with err. Pebble cannot go on from it: handed the error, it
+// panics or stops the process, and a sync tried again may succeed
+// although the kernel dropped the pages it could not write. So the
+// store's walWatch refuses every change from now on, saying why, and the
+// failed operation never returns: the commit waiting on it is answered
+// unavailable after the write timeout, and nothing after it is written.
+func (f *diskFile) logFailed(op string, err error) {
+	f.fs.h.wal.failed(f.name, op, err)
+	select {}
+}
+
+func (f *diskFile) Close() error {
+	err := f.File.Close()
+	if err != nil && f.log {
+		f.logFailed("close", err)
 	}
 	return err
 }

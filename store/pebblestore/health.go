@@ -43,6 +43,9 @@ import (
 //     again with pauses up to backoffMax, and the commit waits (and fails
 //     after Options.WriteTimeout, as above); health logs when the wait
 //     begins and ends.
+//   - A write, sync or close of the write-ahead log or MANIFEST that fails
+//     never returns, and every change after it is refused until the
+//     server is restarted (walwatch.go): Pebble cannot go on from it.
 //   - A disk operation that takes longer than Options.DiskSlowThreshold is
 //     logged while it lasts (Pebble's disk-health checks) and when it ends.
 //   - Ping, which /healthz calls, names every problem while it lasts.
@@ -346,7 +349,7 @@ func (h *health) problems(stuckFor time.Duration) []string {
 		out = append(out, fmt.Sprintf("%s: the next write-ahead log file cannot be opened for %v, commits wait: %v",
 			diskProblem(w.err), now.Sub(w.since).Round(time.Second), w.err))
 	}
-	if s := h.slow; !s.seen.IsZero() && now.Sub(s.seen) < slowFresh {
+	if s := h.slow; !s.seen.IsZero() && now.Sub(s.seen) < slowFresh && !h.wal.failedWrite(s.info.Path) {
 		out = append(out, fmt.Sprintf("disk slow: %s on %s has been running for %v", s.info.OpType, s.info.Path,
 			(s.info.Duration+now.Sub(s.seen)).Round(time.Second)))
 	}

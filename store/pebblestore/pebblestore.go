@@ -114,8 +114,9 @@ const stripes = 64
 // most Options.WriteTimeout, then fails with baton.ErrUnavailable, and
 // while the disk takes no commit calls that would change something are
 // refused before they do (health.go). (An error writing Pebble's own
-// write-ahead log stops the process instead: the next start recovers the
-// log's prefix.)
+// write-ahead log leaves its commit waiting for good, and every change
+// after it refused, until a restart recovers the log's prefix: see
+// walwatch.go.)
 //
 // Lock order: qmu, then stripe locks (lower index first), then the index's
 // own locks, then the writer's and pendMu.

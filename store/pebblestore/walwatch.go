@@ -12,8 +12,17 @@ import (
 	"github.com/baton-sqs/baton"
 )
 
-// walWatch tells whether the write-ahead log file Pebble writes is still
-// the one the next start will read. Removed under the running server (the
+// walWatch refuses changes, for good, once the log cannot go on: its
+// write-ahead log file removed, or a write of the log failed.
+//
+// A write, sync or close of a write-ahead log or MANIFEST that fails
+// (an I/O error, a full disk under Pebble) is reported by diskFS, and
+// never returns (diskFile.logFailed): Pebble panics or stops the process
+// on such an error, and after a failed fsync the kernel may have dropped
+// the pages it could not write, so a later sync that works proves nothing.
+//
+// The write-ahead log file Pebble writes must also stay the one the next
+// start will read. Removed under the running server (the
 // data directory deleted, moved away or replaced by another), it takes
 // commits and syncs them as before, to a file no start will find: on a
 // file system each call would be acknowledged and lost at the next
@@ -28,8 +37,10 @@ type walWatch struct {
 	// cur is the write-ahead log file opened last: Pebble writes to its
 	// newest one only.
 	cur atomic.Pointer[walFile]
-	// gone is why the file is not where it was, once found so.
-	gone atomic.Pointer[error]
+	// gone is why changes are refused, once they are; failedFile is the
+	// file whose write failed, if that is why.
+	gone       atomic.Pointer[error]
+	failedFile atomic.Pointer[string]
 }
 
 // walFile is a write-ahead log file as it was when opened.
@@ -87,8 +98,26 @@ func (w *walWatch) check() error {
 	return w.refusal()
 }
 
-// refusal returns the refusal once the write-ahead log was found gone,
-// else nil.
+// failed is told that a write, sync or close (op) of name, a file of the
+// log, failed with err.
+func (w *walWatch) failed(name, op string, err error) {
+	refused := fmt.Errorf("%w: pebblestore: writes refused: the disk failed a %s of %s (%w): what the log wrote since "+
+		"its last sync may not be on the disk, and the log cannot go on. Check the disk (its kernel log), then restart the server, "+
+		"which reads what the log holds", baton.ErrUnavailable, op, name, err)
+	if w.gone.CompareAndSwap(nil, &refused) {
+		w.failedFile.Store(&name)
+		w.log.Error("pebblestore: a write of the log failed; refusing calls that change something until the server is restarted",
+			"op", op, "file", name, "problem", diskProblem(err), "err", err.Error())
+	}
+}
+
+// failedWrite reports whether the write of name failed (and never ends).
+func (w *walWatch) failedWrite(name string) bool {
+	f := w.failedFile.Load()
+	return f != nil && *f == name
+}
+
+// refusal returns the refusal once the log cannot go on, else nil.
 func (w *walWatch) refusal() error {
 	if w == nil {
 		return nil

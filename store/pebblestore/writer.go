@@ -48,10 +48,9 @@ const gatherYields = 3
 // A failed commit fails the calls waiting on it but keeps its changes, in
 // order, ahead of those queued since: the next batch tries them all again.
 // So the log only ever holds a prefix of the queued changes, and a change
-// no caller was told about is never lost behind one that was. (Pebble
-// itself stops the process when it cannot write its log, rather than
-// answer from memory what the log may lack; a restart then recovers the
-// prefix.)
+// no caller was told about is never lost behind one that was. (A commit
+// whose write or sync of the log fails in Pebble never returns, and every
+// change after it is refused (walwatch.go): a restart recovers the prefix.)
 //
 // Each call could instead apply a batch of its own to Pebble under its
 // stripe's lock and wait for the log's sync outside it (Pebble groups the

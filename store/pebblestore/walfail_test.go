@@ -1,0 +1,140 @@
+package pebblestore_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/store/pebblestore"
+)
+
+// failingSyncFS fails the next sync of a write-ahead log file with EIO
+// once armed, as a disk whose writeback failed does.
+type failingSyncFS struct {
+	vfs.FS
+	armed *atomic.Bool
+}
+
+func (fs failingSyncFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	return fs.wrap(f, err, name)
+}
+
+func (fs failingSyncFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	return fs.wrap(f, err, newname)
+}
+
+func (fs failingSyncFS) wrap(f vfs.File, err error, name string) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return failingSyncFile{File: f, name: name, armed: fs.armed}, nil
+}
+
+type failingSyncFile struct {
+	vfs.File
+	name  string
+	armed *atomic.Bool
+}
+
+func (f failingSyncFile) fail() error {
+	if f.armed.CompareAndSwap(true, false) {
+		return &os.PathError{Op: "sync", Path: f.name, Err: syscall.EIO}
+	}
+	return nil
+}
+
+func (f failingSyncFile) Sync() error {
+	if err := f.fail(); err != nil {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (f failingSyncFile) SyncData() error {
+	if err := f.fail(); err != nil {
+		return err
+	}
+	return f.File.SyncData()
+}
+
+func (f failingSyncFile) SyncTo(length int64) (bool, error) {
+	if err := f.fail(); err != nil {
+		return false, err
+	}
+	return f.File.SyncTo(length)
+}
+
+// An fsync of the write-ahead log failing once (EIO): the kernel may have
+// dropped the pages it could not write, so a later sync that works proves
+// nothing. The store must not answer the commit as done, nor take changes
+// after it as if the log were whole, nor stop the process (Pebble panics or
+// exits when its log fails): the call waiting is answered ErrUnavailable
+// within the write timeout, every change after it is refused, Ping says
+// why, reads are answered, Close returns, and what was acknowledged before
+// is there after a restart that keeps only what was synced.
+func TestWALSyncFailureRefusesChanges(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewCrashableMem()
+	var armed atomic.Bool
+	const timeout = 2 * time.Second
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: failingSyncFS{FS: mem, armed: &armed}, WriteTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := removedQueue(t, s, 1, "before")
+
+	armed.Store(true)
+	start := time.Now()
+	err = removedSend(t, s, q, "during")
+	took := time.Since(start)
+	if armed.Load() {
+		t.Fatal("no sync of the write-ahead log was made")
+	}
+	if !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("send whose sync failed: %v, want ErrUnavailable", err)
+	}
+	if took > timeout+10*time.Second {
+		t.Errorf("send whose sync failed answered after %v, want about the write timeout (%v)", took, timeout)
+	}
+	// The disk syncs again; the store must still refuse.
+	start = time.Now()
+	if err := removedSend(t, s, q, "after"); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("send after the failed sync: %v, want ErrUnavailable naming the failure", err)
+	}
+	if took := time.Since(start); took > timeout/2 {
+		t.Errorf("send after the failed sync refused after %v, want at once", took)
+	}
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "input/output error") || strings.Contains(err.Error(), "disk slow") {
+		t.Errorf("Ping after the failed sync: %v, want it named (and no slow disk)", err)
+	}
+	if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+		t.Errorf("QueueGet after the failed sync: %v", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		t.Logf("Close: %v", err)
+	case <-time.After(3*timeout + 10*time.Second):
+		t.Fatal("Close did not return")
+	}
+
+	// A restart on what was synced.
+	if s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := idsOf(receive(t, s, q.ID, base, at(lease), 10))
+	if len(got) == 0 || got[0] != "before" || len(got) > 2 || strings.Contains(strings.Join(got, " "), "after") {
+		t.Errorf("after a restart: %v, want before (and perhaps during)", got)
+	}
+}
