@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -102,6 +103,15 @@ func damagedRead(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
+}
+
+// readFailed adds to err, if the disk failed a read (EIO), what to do.
+func readFailed(err error) error {
+	if !errors.Is(err, syscall.EIO) {
+		return err
+	}
+	return fmt.Errorf("%w. The disk failed a read: check it (its kernel log); `baton store check` lists what it cannot read, "+
+		"and `baton store salvage` copies the rest to a new data directory", err)
 }
 
 // firstLine is the first line of err's message: Pebble's errors of damage

@@ -82,7 +82,7 @@ func (s *Store) payloads(queueID uint64, rs []row) (map[int64]payload, error) {
 		}
 		if err != nil {
 			s.logger.Error("pebblestore: cannot read a message's body; the receive fails (503). Run `baton store check`",
-				"queue_id", queueID, "message", r.id, "err", err)
+				"queue_id", queueID, "message", r.id, "err", firstLine(err))
 			return nil, fmt.Errorf("%w: pebblestore: read the body of message %s: %w", baton.ErrUnavailable, r.id, err)
 		}
 		out[r.pos] = p

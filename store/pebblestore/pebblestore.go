@@ -203,7 +203,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			}
 		}
 		lock.Close()
-		return nil, fmt.Errorf("pebblestore: %s: %w", dir, err)
+		return nil, fmt.Errorf("pebblestore: %s: %w", dir, readFailed(err))
 	}
 	return s, nil
 }
