@@ -277,6 +277,16 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	url := p.queueURL("full")
+	// A message leased before the disk fills, to delete and change later.
+	otherURL := p.queueURL("other")
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &otherURL, MessageBody: aws.String("leased")}); err != nil {
+		t.Fatal(err)
+	}
+	leased, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &otherURL, VisibilityTimeout: 600})
+	if err != nil || len(leased.Messages) != 1 {
+		t.Fatalf("receive: %v, %v", leased, err)
+	}
+	handle := leased.Messages[0].ReceiptHandle
 
 	acked, took := sendUntilRefused(t, c, url)
 	t.Logf("disk full after %d sends of 150 KiB; the refused send was answered 503 after %v", len(acked), took.Round(time.Millisecond))
@@ -292,7 +302,7 @@ func TestDiskFull(t *testing.T) {
 
 	// Calls that would change something are refused at once now.
 	start := time.Now()
-	_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("refused")})
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("refused")})
 	wantUnavailable(t, "send while the disk is full", err)
 	t.Logf("next send answered 503 after %v", time.Since(start).Round(time.Millisecond))
 	_, err = c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 1})
@@ -311,6 +321,21 @@ func TestDiskFull(t *testing.T) {
 	if _, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("other")}); err != nil {
 		t.Errorf("GetQueueUrl while the disk is full: %v", err)
 	}
+	// Every other kind of change is refused the same way, before it is
+	// made: checked once the disk has room again.
+	_, err = c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &url,
+		Entries: []types.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("refused")}}})
+	wantUnavailable(t, "SendMessageBatch while the disk is full", err)
+	_, err = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &otherURL, ReceiptHandle: handle})
+	wantUnavailable(t, "DeleteMessage while the disk is full", err)
+	_, err = c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &otherURL, ReceiptHandle: handle, VisibilityTimeout: 0})
+	wantUnavailable(t, "ChangeMessageVisibility while the disk is full", err)
+	_, err = c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("third")})
+	wantUnavailable(t, "CreateQueue while the disk is full", err)
+	_, err = c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &otherURL, Attributes: map[string]string{"DelaySeconds": "5"}})
+	wantUnavailable(t, "SetQueueAttributes while the disk is full", err)
+	_, err = c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &otherURL})
+	wantUnavailable(t, "DeleteQueue while the disk is full", err)
 	h := healthz(p.URL)
 	t.Logf("/healthz: %d %s", h.status, h.body)
 	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "disk full") {
@@ -351,6 +376,22 @@ func TestDiskFull(t *testing.T) {
 		return err
 	})
 	t.Logf("sends acknowledged again %v after the disk had room", time.Since(back).Round(time.Millisecond))
+	// None of the refused changes was made: the leased message is still
+	// leased (its handle takes a visibility change), the queue created
+	// and the one deleted are as before, and the attribute is unchanged.
+	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &otherURL, ReceiptHandle: handle, VisibilityTimeout: 0}); err != nil {
+		t.Errorf("ChangeMessageVisibility once the disk has room: %v", err)
+	}
+	if out, err := c.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil || len(out.QueueUrls) != 2 {
+		t.Errorf("ListQueues once the disk has room: %v, %v, want the 2 queues", out, err)
+	}
+	if out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &otherURL,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameDelaySeconds}}); err != nil || out.Attributes["DelaySeconds"] != "0" {
+		t.Errorf("DelaySeconds once the disk has room: %v, %v, want 0", out, err)
+	}
+	if got := drainDisk(t, c, otherURL); !got["leased"] {
+		t.Errorf("the leased message, whose delete was refused, is gone: %v", got)
+	}
 	testutil.CheckFor(t, 30*time.Second, func() error {
 		if h := healthz(p.URL); h.status != http.StatusOK {
 			return fmt.Errorf("/healthz: %d %s", h.status, h.body)
