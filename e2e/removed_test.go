@@ -55,7 +55,7 @@ func TestDataDirRemovedWhileServing(t *testing.T) {
 	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "was removed") {
 		t.Errorf("/healthz once the data directory is removed: %d %q, want 503 naming the removed write-ahead log", h.status, h.body)
 	}
-	if !strings.Contains(p.logs.String(), "the write-ahead log was removed under the running server") {
+	if !strings.Contains(p.logs.String(), "the write-ahead log was removed or changed under the running server") {
 		t.Errorf("no log line of the removed write-ahead log:\n%s", tail(p.logs.String(), 10))
 	}
 
