@@ -575,15 +575,8 @@ func TestDiskStall(t *testing.T) {
 	t.Parallel()
 	mnt := mountExt4(t, 128<<20)
 	p := startBatonArgs(t, "--data-dir", filepath.Join(mnt, "data"), "--account-id", account)
-	c := diskClient(p.URL)
+	c, url := diskQueue(t, p)
 	ctx := context.Background()
-	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")}); err != nil {
-		t.Fatal(err)
-	}
-	url := p.queueURL("q")
-	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("before")}); err != nil {
-		t.Fatal(err)
-	}
 
 	thaw := freeze(t, mnt)
 	stalled := time.Now()

@@ -29,15 +29,8 @@ func TestDataDirRemovedWhileServing(t *testing.T) {
 	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	p := startBatonArgs(t, "--data-dir", data, "--account-id", account)
-	c := diskClient(p.URL)
+	c, url := diskQueue(t, p)
 	ctx := context.Background()
-	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")}); err != nil {
-		t.Fatal(err)
-	}
-	url := p.queueURL("q")
-	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("before")}); err != nil {
-		t.Fatal(err)
-	}
 
 	if err := os.RemoveAll(data); err != nil {
 		t.Fatal(err)
@@ -47,27 +40,7 @@ func TestDataDirRemovedWhileServing(t *testing.T) {
 	wantUnavailable(t, "send once the data directory is removed", err)
 	_, err = c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("other")})
 	wantUnavailable(t, "CreateQueue once the data directory is removed", err)
-	if _, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url}); err != nil {
-		t.Errorf("GetQueueAttributes once the data directory is removed: %v", err)
-	}
-	h := healthz(p.URL)
-	t.Logf("/healthz: %d %s", h.status, h.body)
-	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "was removed") {
-		t.Errorf("/healthz once the data directory is removed: %d %q, want 503 naming the removed write-ahead log", h.status, h.body)
-	}
-	if !strings.Contains(p.logs.String(), "the write-ahead log was removed or changed under the running server") {
-		t.Errorf("no log line of the removed write-ahead log:\n%s", tail(p.logs.String(), 10))
-	}
-
-	// Past two ticks of the idle flush (every 5 s).
-	if rest := 12*time.Second - time.Since(removed); rest > 0 {
-		time.Sleep(rest)
-	}
-	select {
-	case <-p.exited:
-		t.Fatalf("the server stopped (%v):\n%s", p.waitErr, tail(p.logs.String(), 10))
-	default:
-	}
+	refusingAndUp(t, p, c, url, removed, "was removed", "the write-ahead log was removed or changed under the running server")
 	// (The send answered 503 may be there too, as after any 503.)
 	out, code := runBaton(t, "export", "--endpoint", p.URL)
 	if code != 0 || !strings.Contains(out, `"before"`) {
@@ -91,15 +64,8 @@ func TestLogWriteFailsEIO(t *testing.T) {
 	outer := mountTmpfs(t, "48m")
 	mnt := mountExt4In(t, outer, 256<<20)
 	p := startBatonArgs(t, "--data-dir", filepath.Join(mnt, "data"), "--account-id", account)
-	c := diskClient(p.URL)
+	c, url := diskQueue(t, p)
 	ctx := context.Background()
-	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")}); err != nil {
-		t.Fatal(err)
-	}
-	url := p.queueURL("q")
-	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("before")}); err != nil {
-		t.Fatal(err)
-	}
 
 	fillDisk(t, outer)
 	failing := time.Now()
@@ -116,19 +82,43 @@ func TestLogWriteFailsEIO(t *testing.T) {
 	if took := time.Since(start); took > writeTimeout/2 {
 		t.Errorf("send after the failed fsync answered after %v, want at once", took)
 	}
-	if _, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url}); err != nil {
-		t.Errorf("GetQueueAttributes after the failed fsync: %v", err)
+	refusingAndUp(t, p, c, url, failing, "input/output error", "a write of the log failed")
+}
+
+// diskQueue creates queue q on p's server and sends it "before", and
+// returns the client and the queue's URL.
+func diskQueue(t *testing.T, p *batonProcess) (*sqs.Client, string) {
+	t.Helper()
+	c := diskClient(p.URL)
+	ctx := context.Background()
+	if _, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")}); err != nil {
+		t.Fatal(err)
+	}
+	url := p.queueURL("q")
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("before")}); err != nil {
+		t.Fatal(err)
+	}
+	return c, url
+}
+
+// refusingAndUp checks a server that refuses changes since the fault at
+// since: reads are answered, /healthz answers 503 with health in its
+// reason, the log holds logged, and the server is still up past two
+// ticks of its idle flush (every 5 s), and /healthz still 503.
+func refusingAndUp(t *testing.T, p *batonProcess, c *sqs.Client, url string, since time.Time, health, logged string) {
+	t.Helper()
+	if _, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url}); err != nil {
+		t.Errorf("GetQueueAttributes after the fault: %v", err)
 	}
 	h := healthz(p.URL)
 	t.Logf("/healthz: %d %s", h.status, h.body)
-	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, "input/output error") {
-		t.Errorf("/healthz after the failed fsync: %d %q, want 503 naming the I/O error", h.status, h.body)
+	if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, health) {
+		t.Errorf("/healthz after the fault: %d %q, want 503 naming %q", h.status, h.body, health)
 	}
-	if !strings.Contains(p.logs.String(), "a write of the log failed") {
-		t.Errorf("no log line of the failed write:\n%s", tail(p.logs.String(), 10))
+	if !strings.Contains(p.logs.String(), logged) {
+		t.Errorf("no log line %q:\n%s", logged, tail(p.logs.String(), 10))
 	}
-	// Past two ticks of the idle flush (every 5 s).
-	if rest := 12*time.Second - time.Since(failing); rest > 0 {
+	if rest := 12*time.Second - time.Since(since); rest > 0 {
 		time.Sleep(rest)
 	}
 	select {
@@ -137,6 +127,6 @@ func TestLogWriteFailsEIO(t *testing.T) {
 	default:
 	}
 	if h := healthz(p.URL); h.status != http.StatusServiceUnavailable {
-		t.Errorf("/healthz 12 s after the failed fsync: %d %q, want 503", h.status, h.body)
+		t.Errorf("/healthz 12 s after the fault: %d %q, want 503", h.status, h.body)
 	}
 }
