@@ -2,7 +2,6 @@ package pebblestore
 
 import (
 	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -43,6 +42,7 @@ func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 	if err != nil && category == walCategory {
 		f, err = fs.awaitLogFile(name, err, func() (vfs.File, error) { return fs.FS.Create(name, category) })
 	}
+	fs.walOpened(f, err, name, category)
 	return fs.wrap(f, err, name, category)
 }
 
@@ -57,7 +57,16 @@ func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 			return fs.FS.ReuseForWrite(oldname, newname, category)
 		})
 	}
+	fs.walOpened(f, err, newname, category)
 	return fs.wrap(f, err, newname, category)
+}
+
+// walOpened tells the store's walWatch of a write-ahead log file opened
+// to write.
+func (fs diskFS) walOpened(f vfs.File, err error, name string, category vfs.DiskWriteCategory) {
+	if err == nil && category == walCategory {
+		fs.h.wal.opened(fs.FS, name, f)
+	}
 }
 
 // awaitLogFile tries open again, with growing pauses, while opening the
@@ -97,12 +106,7 @@ func (fs diskFS) wrap(f vfs.File, err error, name string, category vfs.DiskWrite
 		}
 		return f, err
 	}
-	df := &diskFile{File: f, fs: fs, name: name, bg: bg, log: category == walCategory || category == manifestCategory}
-	if category == walCategory {
-		df.written = new(atomic.Int64)
-		fs.h.wal.opened(fs.FS, name, f, df.written)
-	}
-	return df, nil
+	return &diskFile{File: f, fs: fs, name: name, bg: bg, log: category == walCategory || category == manifestCategory}, nil
 }
 
 // pause makes a failed background write wait before it returns.
@@ -117,9 +121,6 @@ type diskFile struct {
 	// write-ahead log or MANIFEST, whose failed write Pebble cannot go on
 	// from.
 	bg, log bool
-	// written counts the bytes written to a write-ahead log file (nil
-	// for other files), for walWatch.
-	written *atomic.Int64
 }
 
 // timed runs a write operation, reports it if it was slow, and makes it
@@ -165,9 +166,6 @@ func (f *diskFile) Write(p []byte) (n int, err error) {
 		n, err = f.File.Write(p)
 		return err
 	})
-	if f.written != nil {
-		f.written.Add(int64(n))
-	}
 	return n, err
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // walWatch refuses changes, for good, once the log cannot go on: its
-// write-ahead log file removed or truncated, or a write of the log failed.
+// write-ahead log file removed, or a write of the log failed.
 //
 // A write, sync or close of a write-ahead log or MANIFEST that fails
 // (an I/O error, a full disk under Pebble) is reported by diskFS, and
@@ -22,13 +22,12 @@ import (
 // the pages it could not write, so a later sync that works proves nothing.
 //
 // The write-ahead log file Pebble writes must also stay the one the next
-// start will read. Removed under the running server (the data directory
-// deleted, moved away or replaced by another) or truncated, it takes
+// start will read. Removed under the running server (the
+// data directory deleted, moved away or replaced by another), it takes
 // commits and syncs them as before, to a file no start will find: on a
 // file system each call would be acknowledged and lost at the next
-// restart, with /healthz answering 200. Before and after each commit the
-// writer looks (a stat each): once the file is gone (or shorter than what
-// was written to it) the calls of that round are
+// restart, with /healthz answering 200. After each commit the writer
+// looks (one stat): once the file is gone the calls of that round are
 // answered unavailable, and every call that would change something after
 // it is refused, for good (the file the log writes to cannot come back);
 // calls that only read are answered from memory, so that `baton export`
@@ -49,13 +48,10 @@ type walFile struct {
 	fs   vfs.FS
 	name string
 	info vfs.FileInfo
-	// written counts the bytes written to it since.
-	written *atomic.Int64
 }
 
-// opened is told of each write-ahead log file Pebble opens to write, f,
-// and of the count of the bytes written to it.
-func (w *walWatch) opened(fs vfs.FS, name string, f vfs.File, written *atomic.Int64) {
+// opened is told of each write-ahead log file Pebble opens to write, f.
+func (w *walWatch) opened(fs vfs.FS, name string, f vfs.File) {
 	if w == nil {
 		return
 	}
@@ -63,7 +59,7 @@ func (w *walWatch) opened(fs vfs.FS, name string, f vfs.File, written *atomic.In
 	if err != nil {
 		info = nil // unknown: its name only is checked
 	}
-	w.cur.Store(&walFile{fs: fs, name: name, info: info, written: written})
+	w.cur.Store(&walFile{fs: fs, name: name, info: info})
 }
 
 // check looks whether the write-ahead log file is still in its place, and
@@ -79,27 +75,24 @@ func (w *walWatch) check() error {
 	if f == nil {
 		return nil
 	}
-	written := f.written.Load() // before the stat: the file only grows meanwhile
 	info, err := f.fs.Stat(f.name)
 	var problem string
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		problem = "was removed (its data directory deleted or moved?)"
+		problem = "was removed"
 	case err != nil:
 		return nil // cannot tell: the disk's own trouble is reported apart
 	case f.info != nil && !sameFile(f.info, info):
-		problem = "was replaced by another file (its data directory replaced?)"
-	case info.Size() < written:
-		problem = fmt.Sprintf("was truncated (%d bytes, of %d written)", info.Size(), written)
+		problem = "was replaced by another file"
 	default:
 		return nil
 	}
-	refused := fmt.Errorf("%w: pebblestore: writes refused: the write-ahead log %s %s while the server runs: "+
-		"the changes written since would not be found at the next start. "+
+	refused := fmt.Errorf("%w: pebblestore: writes refused: the write-ahead log %s %s while the server runs "+
+		"(its data directory deleted, moved or replaced): the changes written since would not be found at the next start. "+
 		"What the server holds is in its memory only: save it with `baton export` (for each account) before stopping it",
 		baton.ErrUnavailable, f.name, problem)
 	if w.gone.CompareAndSwap(nil, &refused) {
-		w.log.Error("pebblestore: the write-ahead log was removed or changed under the running server; refusing calls that change something",
+		w.log.Error("pebblestore: the write-ahead log was removed under the running server; refusing calls that change something",
 			"file", f.name, "problem", problem)
 	}
 	return w.refusal()

@@ -344,11 +344,6 @@ func (w *writer) commit(cs []change) error {
 			return err
 		}
 	}
-	// Before as well as after (run), where the round is answered: a
-	// write-ahead log truncated shows only until the next write past its
-	// new end. The round is committed all the same, so that reads, which
-	// wait for the changes they may see, still answer.
-	_ = w.wal.check()
 	w.batch.Reset()
 	t := &txn{b: w.batch, w: w, key: w.key, val: w.val}
 	defer func() { w.key, w.val = t.key, t.val }()
