@@ -227,6 +227,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	s.w = newWriter(s.db, tasks, s.committed, cmp.Or(opts.WriteTimeout, DefaultWriteTimeout))
 	s.w.wal = &s.health.wal
+	if opts.Durability == DurabilityRelaxed {
+		s.health.wal.every = relaxedWALCheckEvery
+	}
 	s.w.start()
 	s.health.spaceRefusal() // logs, if the disk is full already
 	var idle context.Context

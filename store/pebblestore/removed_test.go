@@ -2,10 +2,12 @@ package pebblestore_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/pebblestore"
@@ -126,4 +128,35 @@ func TestReplacedDirectoryLeftAlone(t *testing.T) {
 	if got := idsOf(receive(t, s, q2.ID, base, at(lease), 10)); len(got) != 1 || got[0] != "other" {
 		t.Errorf("the directory put in place holds %v, want [other]", got)
 	}
+}
+
+// Under DurabilityRelaxed the log's file is looked at once an interval,
+// not after each commit (walwatch.go): a send within the interval after
+// the data directory went may be acknowledged, but the store refuses
+// changes soon after, as under DurabilityFull.
+func TestRemovedFilesRefuseChangesRelaxed(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := removedQueue(t, s, 1, "before")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	acked := 0
+	for deadline := time.Now().Add(30 * time.Second); ; acked++ {
+		err := removedSend(t, s, q, fmt.Sprint("after-", acked))
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sends acknowledged in 30 s after the data directory was removed, want a refusal", acked)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	wantRefused(t, s, q, "again")
+	t.Logf("%d sends acknowledged before the refusal", acked)
 }
