@@ -139,6 +139,7 @@ func New(cfg Config) (*Engine, error) {
 		e.ledger.Close()
 		return nil, err
 	}
+	e.seedLedger(context.Background(), e.started)
 	e.subscribeStore()
 	return e, nil
 }

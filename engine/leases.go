@@ -19,6 +19,53 @@ import (
 // the other nodes of a shared store.
 func (e *Engine) record(ev ledger.Event) { e.ledger.Record(ev) }
 
+// seedLedger gives the ledger the leases running in the store at now, when
+// the engine starts: each queue's in-flight messages, as a browse lists
+// them, at most ledger.MaxSeeds a queue. The ledger starts empty, and
+// without them a lease taken before a restart, held by a consumer that
+// crashed, would be invisible to the doctor until it lapsed. A queue that
+// cannot be read is left unseeded, and said so in the log.
+func (e *Engine) seedLedger(ctx context.Context, now time.Time) {
+	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
+	if err != nil {
+		e.log.Warn("lease ledger: leases running before start not read", "err", err)
+		return
+	}
+	for _, q := range queues {
+		seeds, err := e.runningLeases(ctx, q.ID, now)
+		if err != nil {
+			e.log.Warn("lease ledger: leases running before start not read", "queue", q.Name, "err", err)
+		}
+		if len(seeds) > 0 {
+			e.ledger.Seed(q.ID, seeds, now)
+		}
+	}
+}
+
+// runningLeases lists the queue's in-flight messages at now as the
+// ledger's seeds, at most ledger.MaxSeeds of them.
+func (e *Engine) runningLeases(ctx context.Context, queueID uint64, now time.Time) ([]ledger.Seed, error) {
+	var seeds []ledger.Seed
+	p := baton.MessageBrowseParams{QueueID: queueID, Now: now, States: baton.StateInFlight}
+	for {
+		p.Limit = min(MaxBrowseLimit, ledger.MaxSeeds-len(seeds))
+		page, err := e.store.MessageBrowse(ctx, p)
+		if err != nil {
+			return seeds, err
+		}
+		for _, m := range page.Messages {
+			seeds = append(seeds, ledger.Seed{
+				MessageID: m.ID, Epoch: m.Epoch, LeasedAt: m.LeasedAt, Deadline: m.VisibleAt,
+				SentAt: m.SentAt, ReceiveCount: m.ReceiveCount,
+			})
+		}
+		if page.Next == "" || len(seeds) >= ledger.MaxSeeds {
+			return seeds, nil
+		}
+		p.Cursor = page.Next
+	}
+}
+
 // epochOf is m's lease epoch, 0 if m is nil (the message was gone).
 func epochOf(m *baton.Message) uint32 {
 	if m == nil {

@@ -30,6 +30,9 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 	tm := ql.message(ev.MessageID)
 	r := tm.lease(ev.Epoch)
 	if r.received {
+		if r.seeded {
+			ql.seedReceived(r, ev, local)
+		}
 		return // applied already
 	}
 	r.received, r.local, r.begin = true, local, ev.At

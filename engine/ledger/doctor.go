@@ -382,10 +382,19 @@ func (d *doctor) failingFinding() {
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
-	if d.lapses.alive >= gone {
-		ev += ", and went on making requests on the queue afterward"
+	switch seeded := min(d.lapses.seeded, gone); {
+	case seeded == gone:
+		ev += fmt.Sprintf(": %s leased before this server started, by holders not known: handlers that fail before DeleteMessage "+
+			"or consumers that crashed or stopped without releasing; the server cannot tell which.", either(gone == 1, "it was", "all were"))
+	case seeded > 0:
+		ev += fmt.Sprintf(" (%d of them leased before this server started, by holders not known: a consumer that crashed or stopped without releasing "+
+			"leaves the same lapse): the handlers are failing (an error path or a crash before DeleteMessage), not slow.", seeded)
+	default:
+		if d.lapses.alive >= gone {
+			ev += ", and went on making requests on the queue afterward"
+		}
+		ev += ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
 	}
-	ev += ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
 	if d.hasRedrive {
 		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)

@@ -26,6 +26,7 @@ func (d *doctor) heldUnrenewedFinding() {
 	if len(d.stalled) > 1 {
 		who = fmt.Sprintf("messages %s, the longest held %s", heldIDs(d.stalled), fmtDuration(h.Held))
 	}
+	who += seededText(d.stalled)
 	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %d completed leases (%s), %s; %s",
 		plural(len(d.stalled), "lease", "leases"), who, times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99), renewedSince(h), comeBack(d.stalled, d.now))
 	fix := heldReadings(d.stalled, d.now)
@@ -44,6 +45,48 @@ func (d *doctor) heldUnrenewedFinding() {
 // Holders are told apart by address and user agent (holders.go), so the
 // reading says that another consumer sharing both would look the same.
 func heldReadings(hs []HeldLease, now time.Time) string {
+	var known []HeldLease
+	for _, h := range hs {
+		if !h.Seeded {
+			known = append(known, h)
+		}
+	}
+	if len(known) == len(hs) {
+		return knownReadings(hs, now)
+	}
+	unknown := fmt.Sprintf("%s leased before this server started %s not known: ",
+		either(len(hs)-len(known) == 1, "The holder of the lease", "The holders of the leases"), either(len(hs)-len(known) == 1, "is", "are")) +
+		"a consumer that crashed or stopped without releasing (its leases run on through a restart), one hung without a heartbeat, " +
+		"or jobs far slower than every one that completed; the server cannot tell which."
+	if len(known) == 0 {
+		return unknown
+	}
+	return "Of the leases begun since: " + knownReadings(known, now) + " " + unknown
+}
+
+// seededText says which of hs were leased before this server started,
+// whose holder is not known; "" if none.
+func seededText(hs []HeldLease) string {
+	n := 0
+	for _, h := range hs {
+		if h.Seeded {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case len(hs) == 1:
+		return " (leased before this server started; its holder is not known)"
+	case n == len(hs):
+		return " (all leased before this server started; their holders are not known)"
+	}
+	return fmt.Sprintf(" (%d of them leased before this server started; their holders are not known)", n)
+}
+
+// knownReadings is heldReadings for leases whose holders the ledger saw
+// receive them.
+func knownReadings(hs []HeldLease, now time.Time) string {
 	const slower = "or these jobs are far slower than every one that completed."
 	const live = "failed without deleting or releasing the message (an error path), or hung without a heartbeat; "
 	var seen int
@@ -170,12 +213,15 @@ func (d *doctor) noP99Note() {
 	}
 	d.tooFew = true
 	d.notes = append(d.notes, fmt.Sprintf("%s completed (a p99 needs %d), so there is no p99 to judge the running leases by: "+
-		"message %s has been held at least %s, %s.",
-		plural(int(s.Completed), "lease has", "leases have"), MinFindingLeases, h.MessageID, fmtDuration(h.Held), renewedSince(h)))
+		"message %s has been held at least %s%s, %s.",
+		plural(int(s.Completed), "lease has", "leases have"), MinFindingLeases, h.MessageID, fmtDuration(h.Held), seededText([]HeldLease{h}), renewedSince(h)))
 }
 
 // renewedSince says when a held lease was last renewed.
 func renewedSince(h HeldLease) string {
+	if h.Seeded && (h.Renewals == 0 || h.LastRenewal.IsZero()) {
+		return "not renewed since this server started"
+	}
 	if h.Renewals == 0 || h.LastRenewal.IsZero() {
 		return "never renewed"
 	}

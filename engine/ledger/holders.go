@@ -100,6 +100,9 @@ type lapses struct {
 	// its lease lapsed; waiting: not yet known (within holderGrace of the
 	// lapse).
 	inspected, alive, stopped, waiting uint64
+	// seeded: leased before the node started (Seed), by a holder not
+	// known; such a lease is judged by the end of its lease, not its begin.
+	seeded uint64
 	// tools are the interactive clients; holders, the stopped ones, with
 	// the first and last of their last requests.
 	tools, holders        []Client
@@ -114,7 +117,16 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since time.Time) lapses {
 	var out lapses
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
-			if r.state != leaseExpired || r.proven || !r.received || r.begin.Before(since) {
+			if r.state != leaseExpired || r.proven || !r.received {
+				continue
+			}
+			if r.seeded {
+				if !r.deadline.Before(since) {
+					out.seeded++
+				}
+				continue
+			}
+			if r.begin.Before(since) {
 				continue
 			}
 			ql.sortLapse(&out, r, now)

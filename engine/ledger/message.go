@@ -57,8 +57,11 @@ type leaseRec struct {
 	batchSize int
 	// zeroLength: received with VisibilityTimeout 0, it leased nothing.
 	zeroLength bool
-	client     Client
-	heapIdx    int
+	// seeded: it was running in the store when the node started (Seed);
+	// its holder is not known, nor whether it was renewed before.
+	seeded  bool
+	client  Client
+	heapIdx int
 }
 
 type trackedMessage struct {

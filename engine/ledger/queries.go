@@ -80,7 +80,7 @@ func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (r
 		h := HeldLease{
 			MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Held: now.Sub(r.begin), Renewals: r.renewals,
 			Deadline: r.deadline, CeilingIn: max(r.begin.Add(MaxLeaseTime).Sub(now), 0),
-			Progress: r.progress, Refusals: r.refusals, Running: true, Client: r.client,
+			Progress: r.progress, Refusals: r.refusals, Running: true, Client: r.client, Seeded: r.seeded,
 		}
 		if last, ok := ql.seen[r.client]; ok && r.client != (Client{}) && last.After(r.begin) {
 			h.HolderSeen = last
@@ -112,7 +112,7 @@ func (l *Ledger) refusedLeases(queueID uint64, now, since time.Time) []HeldLease
 				continue
 			}
 			h := HeldLease{MessageID: tm.id, Epoch: r.epoch, Begin: r.begin, Renewals: r.renewals, Refusals: r.refusals,
-				Deadline: r.deadline, Client: r.client, Running: r.state == leaseActive}
+				Deadline: r.deadline, Client: r.client, Running: r.state == leaseActive, Seeded: r.seeded}
 			if h.Running {
 				h.Held, h.CeilingIn = now.Sub(r.begin), max(r.begin.Add(MaxLeaseTime).Sub(now), 0)
 			}
@@ -218,7 +218,7 @@ func (l *Ledger) oldestRunning(queueID uint64, now time.Time) HeldLease {
 		return HeldLease{}
 	}
 	h := HeldLease{MessageID: oldest.msg.id, Epoch: oldest.epoch, Begin: oldest.begin, Held: now.Sub(oldest.begin),
-		Renewals: oldest.renewals, Deadline: oldest.deadline, Running: true, Client: oldest.client}
+		Renewals: oldest.renewals, Deadline: oldest.deadline, Running: true, Client: oldest.client, Seeded: oldest.seeded}
 	if oldest.renewals > 0 {
 		h.LastRenewal = oldest.deadlineAt
 	}

@@ -114,6 +114,10 @@ type HeldLease struct {
 	// queue after the request that began the lease, zero if it made none
 	// since: a holder seen since is not gone.
 	HolderSeen time.Time
+	// Seeded: it was running when this node started (ledger Seed): its
+	// holder (Client is zero) is not known, nor whether it was renewed
+	// before then; Renewals counts those made since.
+	Seeded bool
 }
 
 // LeaseReport is what the queue has seen of its leases and what to do
