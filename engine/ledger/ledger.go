@@ -18,7 +18,9 @@ import (
 // queue, statistics since start and over a sliding window, and a bounded
 // history per message.
 //
-// The ledger lives in the node's memory and starts empty. Every change to
+// The ledger lives in the node's memory and starts empty but for the
+// leases the store held when the node started (seed.go), seeded by the
+// engine with their holders unknown. Every change to
 // it is an Event; when the store is shared by several nodes (a
 // baton.SharedStore), each node publishes the events it makes and applies
 // the others' (bus.go), so every node's reports cover the whole cluster,
@@ -35,7 +37,8 @@ import (
 // queues and their bounds; event.go the events and their dispatch;
 // apply.go what a receive, delete or visibility change does to a lease;
 // lapse.go the leases that end without their holder (lapses, delayed
-// releases, purges, retention); message.go a message's leases and history;
+// releases, purges, retention); seed.go the leases running before the
+// node started; message.go a message's leases and history;
 // counters.go the tallies; queries.go, observe.go and doctor.go the
 // answers; bus.go the events' travel between nodes.
 

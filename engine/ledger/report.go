@@ -132,7 +132,8 @@ type LeaseReport struct {
 	Window     LeaseStats
 	SinceStart LeaseStats
 	// HistorySince is when this node's ledger began: it is kept in memory
-	// and starts empty whenever the server starts, whatever the store.
+	// and starts whenever the server starts, whatever the store, with the
+	// leases then in flight (Seed) and nothing of those that had ended.
 	HistorySince time.Time
 	// Findings are judged on the window (on everything since start when
 	// the window saw nothing); the held-lease findings on the leases
