@@ -107,7 +107,7 @@ func TestDoctorFindings(t *testing.T) {
 			"3 late completions, 3 confirmed duplicate executions",
 			"[2/2] handler-failing, on 3 leases\n",
 			"fix:  Look at the consumers' errors",
-			"starts empty when the server starts",
+			"kept in memory and starts when the server starts",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("baton doctor mixed lacks %q:\n%s", want, out)

@@ -108,6 +108,9 @@ type HeldLeaseJSON struct {
 	CeilingInSeconds float64 `json:"ceiling_in_seconds"`
 	Receiver         string  `json:"receiver,omitempty"`
 	UserAgent        string  `json:"user_agent,omitempty"`
+	// BeforeStart: the lease was running when the server started; its
+	// holder is not known, and Renewals counts only those made since.
+	BeforeStart bool `json:"leased_before_start,omitempty"`
 }
 
 // LeaseEventJSON is one event of a message's lease history.

@@ -548,7 +548,7 @@ func LeaseReportToJSON(rep *ledger.LeaseReport) LeaseReportJSON {
 			j := HeldLeaseJSON{
 				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,
 				Deadline: h.Deadline, CeilingInSeconds: h.CeilingIn.Seconds(), Progress: h.Progress, Refusals: h.Refusals,
-				Running: h.Running, Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent,
+				Running: h.Running, Receiver: h.Client.Addr, UserAgent: h.Client.UserAgent, BeforeStart: h.Seeded,
 			}
 			if !h.LastRenewal.IsZero() {
 				last := h.LastRenewal
@@ -563,8 +563,9 @@ func LeaseReportToJSON(rep *ledger.LeaseReport) LeaseReportJSON {
 // historyNote says plainly that the lease history does not survive a
 // restart: the ledger is in memory, whatever the store keeps.
 func historyNote(since time.Time) string {
-	return "Lease history is kept in memory and starts empty when the server starts: this server started at " +
-		since.UTC().Format(time.RFC3339) + "; leases before then are not counted."
+	return "Lease history is kept in memory and starts when the server starts: this server started at " +
+		since.UTC().Format(time.RFC3339) + "; leases that ended before then are not counted, and those then in flight " +
+		"are judged from when they began, their holders not known."
 }
 
 // adminError writes a failure of the dashboard's endpoints: the SQS error's

@@ -31,7 +31,8 @@ func doctorCommand() *cobra.Command {
 			"holders stopped without releasing, leases are held far beyond what the others took,\n" +
 			"batches fail whole, a person's look left leases to lapse, or all is well, with the\n" +
 			"visibility timeout to set. Each finding says how many leases it rests on; none is made on\n" +
-			"fewer than 3. The server keeps this history in memory: it starts empty when the server starts.",
+			"fewer than 3. The server keeps this history in memory: it starts when the server starts, with\n" +
+			"the leases then in flight, whose holders it does not know.",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: opts.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -160,7 +161,11 @@ func heldLine(h server.HeldLeaseJSON) string {
 	if h.Running {
 		line += fmt.Sprintf(" held %s", seconds(h.HeldSeconds))
 	}
-	line += fmt.Sprintf(", renewed %d times", h.Renewals)
+	if h.BeforeStart {
+		line += fmt.Sprintf(", leased before the server started (holder not known), renewed %d times since", h.Renewals)
+	} else {
+		line += fmt.Sprintf(", renewed %d times", h.Renewals)
+	}
 	if h.Progress {
 		line += " (on progress)"
 	}

@@ -68,7 +68,7 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	if got := eval[string](t, ctx, `[...document.querySelectorAll('#leases .lease.hung .who')].map(e => e.textContent).join('|')`); !strings.HasPrefix(got, "held far beyond the p99, still renewed · lease 1 · 18 renewals") {
 		t.Errorf("hung lease in flight %q", got)
 	}
-	if note := eval[string](t, ctx, `document.getElementById('history-note').textContent`); !strings.Contains(note, "starts empty when the server starts") {
+	if note := eval[string](t, ctx, `document.getElementById('history-note').textContent`); !strings.Contains(note, "kept in memory and starts when the server starts") {
 		t.Errorf("history note %q", note)
 	}
 	screenshot(t, ctx, "findings")
