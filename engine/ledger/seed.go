@@ -58,8 +58,9 @@ func (ql *queueLedger) seed(s Seed, now time.Time) {
 	r.begin, r.deadline, r.deadlineAt = s.LeasedAt, s.Deadline, s.LeasedAt
 	tm.latest = max(tm.latest, s.Epoch)
 	tm.sentAt = s.SentAt
-	// Its deadline then is not known (it may have been renewed since).
-	tm.record(LeaseEvent{At: s.LeasedAt, Kind: EventReceive, Epoch: s.Epoch, ReceiveCount: s.ReceiveCount})
+	// Its receive, with the end the lease has at start: whether a renewal
+	// set that end is not known, and no renewal is made up.
+	tm.record(LeaseEvent{At: s.LeasedAt, Kind: EventReceive, Epoch: s.Epoch, ReceiveCount: s.ReceiveCount, Deadline: s.Deadline})
 	heap.Push(&ql.active, r)
 }
 
