@@ -8,9 +8,11 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/memstore"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // A node that joins a cluster takes the leases running then from the
@@ -18,15 +20,58 @@ import (
 // begin. The lapse is counted once over the nodes' metrics.
 func TestLedgerSeedOfJoiningNode(t *testing.T) {
 	t.Parallel()
+	t.Run("InMemory", func(t *testing.T) {
+		t.Parallel()
+		c := memstore.NewCluster()
+		testSeedOfJoiningNode(t, []byte("one receipt key for every node.."), func() baton.SharedStore {
+			h := c.Open()
+			t.Cleanup(func() { h.Close() })
+			return h
+		}, func(baton.SharedStore) {})
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.MustStart(t).MustDatabase(t)
+		ctx := context.Background()
+		open := func() baton.SharedStore {
+			s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: clusterLog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		// What the others publish before a node listens is lost.
+		listening := func(s baton.SharedStore) {
+			select {
+			case <-s.(*pgstore.Store).Listening():
+			case <-time.After(30 * time.Second):
+				t.Fatal("node's store not listening after 30 s")
+			}
+		}
+		first := open()
+		key, err := first.(*pgstore.Store).ReceiptKey(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened := false
+		testSeedOfJoiningNode(t, key, func() baton.SharedStore {
+			if !opened {
+				opened = true
+				return first
+			}
+			return open()
+		}, listening)
+	})
+}
+
+// testSeedOfJoiningNode plays the story on stores open returns, one a
+// node, all with receipt key key; listening waits until a node's store
+// hears the others.
+func testSeedOfJoiningNode(t *testing.T, key []byte, open func() baton.SharedStore, listening func(baton.SharedStore)) {
 	ctx := context.Background()
-	c := memstore.NewCluster()
-	open := func() baton.SharedStore {
-		h := c.Open()
-		t.Cleanup(func() { h.Close() })
-		return h
-	}
-	key := []byte("one receipt key for every node..")
-	nodes, clock := startNodes(t, []baton.SharedStore{open(), open()}, key, nil)
+	stores := []baton.SharedStore{open(), open()}
+	nodes, clock := startNodes(t, stores, key, func(i int) { listening(stores[i]) })
 	first := nodes[0]
 	sent, err := first.SendMessage(ctx, clusterQueue, engine.SendParams{Body: "job"})
 	if err != nil {
@@ -44,11 +89,13 @@ func TestLedgerSeedOfJoiningNode(t *testing.T) {
 		return nil
 	})
 	clock.Set(testutil.Epoch.Add(10 * time.Second))
-	joined, err := engine.New(engine.Config{Store: open(), Clock: clock, ReceiptKey: key, Logger: clusterLog})
+	joinedStore := open()
+	joined, err := engine.New(engine.Config{Store: joinedStore, Clock: clock, ReceiptKey: key, Logger: clusterLog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(joined.Close)
+	listening(joinedStore)
 
 	active, err := joined.ActiveLeases(ctx, clusterQueue, 10)
 	if err != nil || len(active) != 1 || active[0].MessageID != sent.MessageID || !active[0].Begin.Equal(testutil.Epoch) {
