@@ -74,7 +74,8 @@ type LeaseReportJSON struct {
 	// SinceStart covers the life of the node that answers.
 	SinceStart LeaseStatsJSON `json:"since_start"`
 	// HistorySince is when the answering node started: its lease ledger
-	// is kept in memory and starts empty then, whatever the store.
+	// is kept in memory and starts then, whatever the store, with the
+	// leases then in flight (BeforeStart) and none of those that had ended.
 	HistorySince time.Time `json:"history_since"`
 	HistoryNote  string    `json:"history_note"`
 }
