@@ -116,3 +116,27 @@ func TestDoctorRestartSeedLapses(t *testing.T) {
 		t.Errorf("lapses %d since start after another look; want 1", r.SinceStart.Expired)
 	}
 }
+
+// Three leases taken before the restart lapse after it: three lapses,
+// whose holder the doctor does not know, so it does not say their
+// handlers are failing as a fact.
+func TestDoctorRestartSeedsLapseUnknown(t *testing.T) {
+	t.Parallel()
+	in, st := newRestartIncident(t, "lapsing", map[string]string{"VisibilityTimeout": "60"})
+	in.send(3)
+	if got := in.receiveAs(sdkClient, 3); len(got) != 3 {
+		t.Fatalf("received %d", len(got))
+	}
+	in.at(10)
+	in.restart(st)
+	in.at(120)
+	r := in.report()
+	if r.Window.Expired != 3 || r.Window.Received != 0 {
+		t.Errorf("window: %d lapses, %d receives; want 3 and 0", r.Window.Expired, r.Window.Received)
+	}
+	expect(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHandlerFailing)
+	contains(t, r.Advice, "3 leases lapsed", "all were leased before this server started, by holders not known", "the server cannot tell which")
+	if strings.Contains(r.Advice, "the handlers are failing") {
+		t.Errorf("says the handlers are failing though their holders are not known: %s", r.Advice)
+	}
+}
