@@ -140,3 +140,32 @@ func TestDoctorRestartSeedsLapseUnknown(t *testing.T) {
 		t.Errorf("says the handlers are failing though their holders are not known: %s", r.Advice)
 	}
 }
+
+// Three leases taken before the restart and one after lapse, its holder
+// polling on: one lapse of a known holder is too few to say that the
+// handlers are failing, and the three others' holders are not known.
+func TestDoctorRestartSeedsOutnumberKnownLapses(t *testing.T) {
+	t.Parallel()
+	in, st := newRestartIncident(t, "mixed", map[string]string{"VisibilityTimeout": "60"})
+	in.send(4)
+	if got := in.receiveAs(sdkClient, 3); len(got) != 3 {
+		t.Fatalf("received %d", len(got))
+	}
+	in.at(10)
+	in.restart(st)
+	in.at(11)
+	if got := in.receiveAs(sdkClient, 1); len(got) != 1 {
+		t.Fatalf("received %d after the restart", len(got))
+	}
+	in.at(80)
+	in.receiveAs(sdkClient, 10) // the holder polls on, and takes the lapsed messages again
+	in.at(81)
+	r := in.report()
+	if r.Window.Expired != 4 {
+		t.Errorf("window: %d lapses, want 4", r.Window.Expired)
+	}
+	contains(t, r.Advice, "3 of them were leased before this server started, by holders not known", "the server cannot tell which")
+	if strings.Contains(r.Advice, "the handlers are failing") {
+		t.Errorf("says the handlers are failing on one lapse of a known holder: %s", r.Advice)
+	}
+}

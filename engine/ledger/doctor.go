@@ -382,10 +382,17 @@ func (d *doctor) failingFinding() {
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
+	// A lapse of a lease taken before this server started has no known
+	// holder: a crashed consumer leaves the same. The handlers are said to
+	// fail only on as many lapses of known holders as a finding rests on.
 	switch seeded := min(d.lapses.seeded, gone); {
-	case seeded == gone:
+	case seeded > 0 && gone-seeded < MinFindingLeases:
+		which := either(gone == 1, "it was", "all were")
+		if seeded < gone {
+			which = fmt.Sprintf("%d of them were", seeded)
+		}
 		ev += fmt.Sprintf(": %s leased before this server started, by holders not known: handlers that fail before DeleteMessage "+
-			"or consumers that crashed or stopped without releasing; the server cannot tell which.", either(gone == 1, "it was", "all were"))
+			"or consumers that crashed or stopped without releasing; the server cannot tell which.", which)
 	case seeded > 0:
 		ev += fmt.Sprintf(" (%d of them leased before this server started, by holders not known: a consumer that crashed or stopped without releasing "+
 			"leaves the same lapse): the handlers are failing (an error path or a crash before DeleteMessage), not slow.", seeded)
