@@ -12,7 +12,7 @@ import (
 
 // browseSQL lists a page of a queue's messages in browse order, oldest
 // first: $1 queue id, $2 and $3 the cursor's sent_at and id (NULL from the
-// start), $4 the states as bits, $5 now, $6 the body's substring (” for
+// start), $4 the states as bits, $5 now, $6 the body's substring (empty for
 // any), $7 the limit. The range on sent_at is one of
 // baton_messages_by_sent; the row comparison then skips the cursor's own
 // instant's earlier ids.
