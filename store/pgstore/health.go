@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,76 @@ func (w *runWatch) check() error {
 		}
 	}
 	return nil
+}
+
+// A database can refuse changes while it answers the health check's query:
+// its disk full, the schema's tables dropped, a database made read-only
+// for new sessions. Only the operations meet it. Ping fails while an
+// operation was refused so within the last refusalHeld, saying how long
+// ago and why, so that a load balancer drains the node; it passes again
+// once none has been for that long. A database that is away or does not
+// answer is not recorded here: Ping's own query meets that.
+
+// refusalHeld is how long Ping reports an operation the database refused:
+// far longer than a load balancer's checks are apart (HAProxy's every
+// second, deploy/haproxy.cfg), so that it drains the node while refusals
+// go on; no longer, since a drained node gets no operations to learn from
+// that the database takes changes again.
+const refusalHeld = 10 * time.Second
+
+// refusalWatch holds the last refusal an operation gave up on.
+type refusalWatch struct {
+	now func() time.Time // time.Now if nil; set by tests
+
+	mu   sync.Mutex
+	at   time.Time
+	what string
+	err  error
+}
+
+func (w *refusalWatch) clock() time.Time {
+	if w.now == nil {
+		return time.Now()
+	}
+	return w.now()
+}
+
+// saw records that an operation gave up on err (what names it), if err is
+// the database refusing the work rather than being away or not answering.
+func (w *refusalWatch) saw(what string, err error) {
+	if !refused(err) {
+		return
+	}
+	now := w.clock()
+	w.mu.Lock()
+	w.at, w.what, w.err = now, what, err
+	w.mu.Unlock()
+}
+
+// check says why the last operation refused within refusalHeld failed, or
+// returns nil.
+func (w *refusalWatch) check() error {
+	now := w.clock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		return nil
+	}
+	if ago := now.Sub(w.at); ago < refusalHeld {
+		return fmt.Errorf("%s: an operation was refused %v ago: %w", w.what, ago.Round(100*time.Millisecond), w.err)
+	}
+	return nil
+}
+
+// refused reports whether err is the database's answer refusing the work
+// (an error with a SQLSTATE), not a connection lost, refused or timed out,
+// nor a server going away or starting up, which Ping meets by itself.
+func refused(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	return !strings.HasPrefix(pgErr.Code, "08") && !strings.HasPrefix(pgErr.Code, "57P")
 }
 
 // A pooled connection can die while idle: a proxy or PgBouncer between the

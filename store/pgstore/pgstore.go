@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/lograte"
 )
 
 // Options configure Open. The zero value is usable.
@@ -91,8 +93,12 @@ type Store struct {
 
 	// retryFor is Options.RetryFor; connectTimeout, Options.ConnectTimeout.
 	retryFor, connectTimeout time.Duration
-	// runs watches the runs of operations, for Ping.
-	runs runWatch
+	// runs watches the runs of operations, for Ping; refusals, what the
+	// database refused them.
+	runs     runWatch
+	refusals refusalWatch
+	// giveUpLogs paces giveUp's log lines.
+	giveUpLogs *lograte.Limiter
 	// faultHook, if set by a test, fails a write after it succeeded.
 	faultHook func(op string) error
 }
@@ -132,7 +138,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
-		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout}
+		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(clock.System{}, giveUpLogEvery)}
 	s.reads.timeout = opts.RetryFor
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
@@ -251,8 +257,8 @@ func pause(ctx context.Context, d time.Duration) bool {
 // completes this node's statements: the server's readiness. Its error says
 // what is wrong, for /healthz. A commit that waits for a synchronous
 // standby (any node's, on this database) for more than stallAfter fails it,
-// as does a run of this node's that waits as long or ran out of its bound
-// (health.go). A pooled connection found dead is not the database down:
+// as does a run of this node's that waits as long or ran out of its bound,
+// and, for a while, an operation the database refused (health.go). A pooled connection found dead is not the database down:
 // Ping then asks on another (onLiveConn).
 func (s *Store) Ping(ctx context.Context) error {
 	var standby, readOnly bool
@@ -269,6 +275,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	if what, ok := transient(err); ok {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	if what, ok := refusalOutage(err); ok {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	if err != nil {
 		return fmt.Errorf("database check failed: %w", err)
 	}
@@ -283,6 +292,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	if wait := time.Duration(syncWait * float64(time.Second)); wait > stallAfter {
 		return fmt.Errorf("commits not completing: one has waited %v for a synchronous standby", wait.Round(100*time.Millisecond))
+	}
+	if err := s.refusals.check(); err != nil {
+		return err
 	}
 	return s.runs.check()
 }

@@ -49,6 +49,38 @@ var transientCodes = map[string]string{
 	"53300": "database has no connections", // too_many_connections
 }
 
+// SQLSTATEs of a database that answers but cannot do the work, for a
+// reason a rerun within the bound would not change and an operator must
+// mend: its disk full, this server's login refused, the database or the
+// schema's tables gone (PostgreSQL documentation, Appendix A). It is an
+// outage all the same: the operation fails at once with
+// baton.ErrUnavailable (503, which clients retry), not as a fault of the
+// request, and /healthz says so while it lasts (refusalWatch).
+var refusalOutageCodes = map[string]string{
+	"53100": "database disk full",                                          // disk_full
+	"53000": "database out of resources",                                   // insufficient_resources
+	"53200": "database out of memory",                                      // out_of_memory
+	"58030": "database I/O error",                                          // io_error
+	"28P01": "database refused this server's password",                     // invalid_password
+	"28000": "database refused this server's login",                        // invalid_authorization_specification
+	"42501": "database denied this server permission",                      // insufficient_privilege
+	"3D000": "database does not exist",                                     // invalid_catalog_name
+	"3F000": "database schema missing: Baton's schema is not there",        // invalid_schema_name
+	"42P01": "database schema missing: a table of Baton's is not there",    // undefined_table
+	"42883": "database schema missing: a function of Baton's is not there", // undefined_function
+}
+
+// refusalOutage reports whether err is the database refusing the work for
+// a reason in refusalOutageCodes, and names it.
+func refusalOutage(err error) (string, bool) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return "", false
+	}
+	what, ok := refusalOutageCodes[pgErr.Code]
+	return what, ok
+}
+
 // transient reports whether err is a failure after which the operation may
 // run again, and names it for /healthz and the logs. A database that does
 // not answer is an outage like one that refuses: a connection attempt that
@@ -188,22 +220,30 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 		unsure = write && (unsure || outcomeUnknown(err)) && err != nil
 		what, again := transient(err)
 		if !again {
+			if what, ok := refusalOutage(err); ok {
+				return s.giveUp(what, err, attempt, start, unsure)
+			}
 			if err == nil && attempt > 1 {
 				s.log.Info("PostgreSQL operation succeeded after retries", "attempts", attempt, "after", time.Since(start).Round(time.Millisecond))
 			}
 			return err
 		}
-		left := time.Until(bound)
-		if left <= 0 {
+		d := backoff/2 + time.Duration(mathrand.Int64N(int64(backoff)))
+		backoff = min(2*backoff, time.Second)
+		if time.Until(bound) <= d {
+			// A run after the pause would start at the bound, and fail
+			// only for the want of time: its failure would hide this
+			// one's cause, and read as a database not answering.
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
-		d := min(backoff/2+time.Duration(mathrand.Int64N(int64(backoff))), left)
-		backoff = min(2*backoff, time.Second)
 		if !pause(ctx, d) {
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
 	}
 }
+
+// giveUpLogEvery is how often, at most, giveUp logs one problem.
+const giveUpLogEvery = 10 * time.Second
 
 // errOutcomeUnknown is what a client is told of a write whose commit was
 // sent but not confirmed within the bound: it may have been made.
@@ -215,9 +255,28 @@ var errOutcomeUnknown = &baton.Error{Code: baton.ErrServiceUnavailable,
 // write whose outcome is unknown (unsure) says so in its message
 // (errOutcomeUnknown); any other such answer means the call was not
 // carried out (docs/postgresql.md).
+//
+// The log line is written for the first failure of each problem, then at
+// most once every giveUpLogEvery with the count of those not written:
+// during an outage every request may fail so.
 func (s *Store) giveUp(what string, err error, attempts int, start time.Time, unsure bool) error {
-	s.log.Warn("PostgreSQL operation failed after retries", "problem", what, "attempts", attempts,
-		"after", time.Since(start).Round(time.Millisecond), "outcome_unknown", unsure, "err", err)
+	s.refusals.saw(what, err)
+	held, ok := 0, true
+	if s.giveUpLogs != nil {
+		held, ok = s.giveUpLogs.Admit(fmt.Sprint(what, unsure))
+	}
+	if ok {
+		attrs := []any{"problem", what, "attempts", attempts,
+			"after", time.Since(start).Round(time.Millisecond), "outcome_unknown", unsure, "err", err}
+		if held > 0 {
+			attrs = append(attrs, "more_failed_so", held, "in", giveUpLogEvery)
+		}
+		msg := "PostgreSQL operation failed after retries"
+		if attempts == 1 {
+			msg = "PostgreSQL operation failed" // a refusal, not run again
+		}
+		s.log.Warn(msg, attrs...)
+	}
 	if unsure {
 		return fmt.Errorf("%w: %w: %s: %w", baton.ErrUnavailable, errOutcomeUnknown, what, err)
 	}

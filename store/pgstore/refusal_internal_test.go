@@ -1,0 +1,207 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/lograte"
+	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+// A database can answer and still refuse the work for a reason a rerun
+// within the bound would not change: its disk full (53100), the schema's
+// tables dropped (42P01), this server's password changed (28P01). Each is
+// an outage: the call is answered 503 ServiceUnavailable at once, which
+// clients retry, with the plain message (nothing was changed); Ping, the
+// node's /healthz, says why while it lasts, though its own query still
+// passes; and the log says it once, not once per failed call. Each used
+// to be an InternalError (500) logged per request, with /healthz passing
+// through a full disk and dropped tables.
+
+// refusalStore opens a store on url that logs to logs, holds refusals by
+// a fake clock it returns, and paces its log lines by that clock.
+func refusalStore(t *testing.T, url string, logs io.Writer) (*Store, *atomic.Int64) {
+	t.Helper()
+	s, err := Open(context.Background(), url, Options{RetryFor: time.Minute, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	s.refusals.now = func() time.Time { return time.Unix(0, now.Load()) }
+	s.giveUpLogs = lograte.New(clock.NewFake(time.Now()), giveUpLogEvery)
+	return s, &now
+}
+
+// wantRefusalOutage checks that err is a 503 with the plain message naming
+// what, returned without retrying to the bound.
+func wantRefusalOutage(t *testing.T, op string, err error, took time.Duration, what string) {
+	t.Helper()
+	if !errors.Is(err, baton.ErrUnavailable) || baton.AsError(err).Code != baton.ErrServiceUnavailable {
+		t.Errorf("%s: %v; want ServiceUnavailable", op, err)
+		return
+	}
+	if e := baton.AsError(err); e == errOutcomeUnknown {
+		t.Errorf("%s: answered %q; the database refused it, so nothing was changed", op, e.Message)
+	}
+	if !strings.Contains(err.Error(), what) {
+		t.Errorf("%s: %v; want it to say %q", op, err, what)
+	}
+	// The retry bound is a minute: a refusal is not run again.
+	if took > 30*time.Second {
+		t.Errorf("%s: answered after %v; a refusal is not retried", op, took)
+	}
+}
+
+func TestRefusedWorkIsAnOutage(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	logs := &lockedBuf{}
+	s, now := refusalStore(t, url, logs)
+	ctx := context.Background()
+	qid := mustQueue(t, s, "refused", false)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+
+	// The disk full: PostgreSQL's own answer to a file it cannot extend,
+	// raised by a trigger (the e2e tests fill a real one).
+	exec(`CREATE FUNCTION refuse_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`)
+	exec(`CREATE TRIGGER disk_full BEFORE INSERT ON baton_messages FOR EACH STATEMENT EXECUTE FUNCTION refuse_disk_full()`)
+	for i := range 20 {
+		start := time.Now()
+		_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("full-"+string(rune('a'+i)), time.Now())}})
+		wantRefusalOutage(t, "send to a full disk", err, time.Since(start), "database disk full")
+	}
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "database disk full") {
+		t.Errorf("Ping while sends are refused for a full disk: %v; want it to say so", err)
+	}
+	if n := strings.Count(logs.String(), "PostgreSQL operation failed"); n != 1 {
+		t.Errorf("20 sends refused, %d log lines of it; want 1:\n%s", n, logs)
+	}
+	exec(`DROP TRIGGER disk_full ON baton_messages`)
+	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("room", time.Now())}}); err != nil {
+		t.Fatalf("send once there is room: %v", err)
+	}
+	now.Add(int64(refusalHeld))
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping %v after the last refusal: %v", refusalHeld, err)
+	}
+
+	// The schema's tables dropped under the running store.
+	exec(`DROP SCHEMA public CASCADE`)
+	exec(`CREATE SCHEMA public`)
+	start := time.Now()
+	_, err = s.QueueGet(ctx, "us-east-1", "000000000000", "refused")
+	wantRefusalOutage(t, "queue read with the tables dropped", err, time.Since(start), "database schema missing")
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "database schema missing") {
+		t.Errorf("Ping with the tables dropped: %v; want it to say so", err)
+	}
+}
+
+func TestLoginRefusedWhileServing(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.MustStart(t)
+	ctx := context.Background()
+	if err := pg.RequirePasswords(ctx, "baton_pw", "right"); err != nil {
+		t.Fatal(err)
+	}
+	db := pgtest.DatabaseName(pg.MustDatabase(t))
+	admin, err := pgx.Connect(ctx, pg.URL(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`GRANT ALL ON SCHEMA public TO baton_pw`)
+	s, _ := refusalStore(t, strings.Replace(pg.URL(db), "postgres@", "baton_pw:right@", 1), io.Discard)
+	mustQueue(t, s, "login", false)
+
+	// The password changed, and the connections made with the old one
+	// gone (a restart, their lifetime's end).
+	exec(`ALTER ROLE baton_pw PASSWORD 'changed'`)
+	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'baton_pw'`)
+	testutil.CheckFor(t, 30*time.Second, func() error {
+		start := time.Now()
+		_, err := s.QueueGet(ctx, "us-east-1", "000000000000", "login")
+		if errors.Is(err, baton.ErrUnavailable) && !strings.Contains(err.Error(), "28P01") {
+			return err // a pooled connection not yet closed
+		}
+		wantRefusalOutage(t, "queue read with the password changed", err, time.Since(start), "database refused this server's password")
+		return nil
+	})
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "database refused this server's password") {
+		t.Errorf("Ping with the password changed: %v; want it to say so", err)
+	}
+}
+
+// TestReadOnlyGivesUpSayingSo: a send to a database that stays read-only
+// past the bound is answered 503 saying so, with the plain message: every
+// run was refused before it changed anything; the sends that give up so
+// are logged once. It used to be answered that
+// the database did not answer and the change may have been made: the last
+// run started at the bound, and failed for the want of time.
+func TestReadOnlyGivesUpSayingSo(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	ctx := context.Background()
+	logs := &lockedBuf{}
+	s, err := Open(ctx, url, Options{RetryFor: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	s.giveUpLogs = lograte.New(clock.NewFake(time.Now()), giveUpLogEvery)
+	qid := mustQueue(t, s, "read-only-bound", false)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for _, sql := range []string{
+		`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$`,
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+	} {
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	for i := range 3 {
+		_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("ro-"+string(rune('a'+i)), time.Now())}})
+		if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "database is read-only") {
+			t.Errorf("send %d to a read-only database: %v; want ServiceUnavailable saying it is read-only", i, err)
+		}
+		if e := baton.AsError(err); e == errOutcomeUnknown {
+			t.Errorf("send %d to a read-only database answered %q; every run was refused", i, e.Message)
+		}
+	}
+	if n := strings.Count(logs.String(), "PostgreSQL operation failed"); n != 1 {
+		t.Errorf("3 sends gave up on a read-only database, %d log lines of it; want 1:\n%s", n, logs)
+	}
+}
