@@ -205,3 +205,60 @@ func TestReadOnlyGivesUpSayingSo(t *testing.T) {
 		t.Errorf("3 sends gave up on a read-only database, %d log lines of it; want 1:\n%s", n, logs)
 	}
 }
+
+// TestOperatorTimeoutsAreOutages: a statement_timeout or a lock_timeout
+// the operator set on the database cancels the node's statements under a
+// load or behind another's lock. Such a statement was rolled back; it is
+// run again, and answered 503 naming the timeout if it keeps failing, as
+// for any outage. They were answered 500 InternalError.
+func TestOperatorTimeoutsAreOutages(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{RetryFor: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	qid := mustQueue(t, s, "timeouts", false)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET statement_timeout = ''300ms''', current_database());
+		EXECUTE format('ALTER DATABASE %I SET lock_timeout = ''20ms''', current_database()); END $$`)
+	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	send := func(id string) error {
+		_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage(id, time.Now())}})
+		return err
+	}
+
+	exec(`BEGIN`)
+	exec(`LOCK TABLE baton_messages IN ACCESS EXCLUSIVE MODE`)
+	err = send("behind-a-lock")
+	exec(`COMMIT`)
+	if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "lock_timeout") || baton.AsError(err) == errOutcomeUnknown {
+		t.Errorf("send behind a lock held past the bound, with lock_timeout set: %v; want the plain 503 naming lock_timeout", err)
+	}
+
+	exec(`CREATE FUNCTION slow_send() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$`)
+	exec(`CREATE TRIGGER slow_send BEFORE INSERT ON baton_messages FOR EACH STATEMENT EXECUTE FUNCTION slow_send()`)
+	err = send("slow")
+	exec(`DROP TRIGGER slow_send ON baton_messages`)
+	if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "statement_timeout") || baton.AsError(err) == errOutcomeUnknown {
+		t.Errorf("send slower than statement_timeout: %v; want the plain 503 naming statement_timeout", err)
+	}
+	if err := send("after"); err != nil {
+		t.Errorf("send once nothing holds it up: %v", err)
+	}
+	if n := countMessages(t, s, qid); n != 1 {
+		t.Errorf("%d messages stored, want 1 (the refused sends were rolled back)", n)
+	}
+}

@@ -47,6 +47,16 @@ var transientCodes = map[string]string{
 	"57P03": "database starting up",        // cannot_connect_now
 	"25006": "database is read-only",       // read_only_sql_transaction: a demoted primary
 	"53300": "database has no connections", // too_many_connections
+	// Set by the operator on the database or the role. The node never
+	// cancels a statement itself (it closes the connection), so a
+	// cancelled one met the server's statement_timeout (or an operator's
+	// pg_cancel_backend); either kind of statement was rolled back.
+	"57014": "database cancelled a statement (statement_timeout)", // query_canceled
+	"55P03": "database lock wait timed out (lock_timeout)",        // lock_not_available
+	// The database ended an idle session: its connection is gone, and the
+	// statement sent on it never ran.
+	"57P05": "database ended an idle connection (idle_session_timeout)",                              // idle_session_timeout
+	"25P03": "database ended an idle transaction's connection (idle_in_transaction_session_timeout)", // idle_in_transaction_session_timeout
 }
 
 // SQLSTATEs of a database that answers but cannot do the work, for a
