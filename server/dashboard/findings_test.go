@@ -1,12 +1,14 @@
 package dashboard_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/memstore"
 )
 
 // The lease panel lists every finding with the leases it rests on: here a
@@ -87,5 +89,49 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	waitFor(t, ctx, "the summary", `document.getElementById('summary').textContent.includes('1 queue needs attention')`)
 	if got := eval[string](t, ctx, rowCell("two", "Leases")); !strings.Contains(got, "Too few leases") {
 		t.Errorf("queue two's lease cell %q", got)
+	}
+}
+
+// A server restarted while a consumer held three leases under a 12-hour
+// timeout: the finding names them as leased before the server started,
+// their holder not known, and counts their renewals since the start only.
+// It used to list them as any lease, "renewed 0 times", as if the server
+// had seen them begin and never renewed.
+func TestBrowserLeaseFindingsBeforeStart(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	first := testutil.StartServer(t, testutil.Options{Store: st})
+	url := first.MustCreateQueue(t, "restarted", map[string]string{"VisibilityTimeout": "43200"})
+	held := send(t, first, url, 3)
+	receive(t, first, url, 3)
+
+	// Two hours later a server starts on the same store; new work flows
+	// and completes in a second.
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	at(srv, 7200)
+	url = srv.MustCreateQueue(t, "restarted", map[string]string{"VisibilityTimeout": "43200"})
+	for i := range 5 {
+		at(srv, 7200+2*i)
+		send(t, srv, url, 1)
+		m := receive(t, srv, url, 1)[0]
+		at(srv, 7200+2*i+1)
+		deleteMessage(t, srv, url, m)
+	}
+	at(srv, 7220)
+
+	ctx := tab(t, 1280, 900, nil)
+	navigate(t, ctx, srv.URL+"/ui/queues/restarted")
+	waitFor(t, ctx, "the held leases", `document.querySelectorAll('#findings .hung li').length === 3`)
+	lines := eval[[]string](t, ctx, `[...document.querySelectorAll('#findings .hung li')].map(li => li.textContent)`)
+	for _, line := range lines {
+		if !strings.Contains(line, "held 2h, leased before the server started; holder not known, renewed 0 times since the server started") {
+			t.Errorf("held lease %q: want it said leased before the server started, holder not known, renewals since the start", line)
+		}
+	}
+	hrefs := eval[[]string](t, ctx, `[...document.querySelectorAll('#findings .hung a')].map(a => a.getAttribute('href'))`)
+	for _, id := range held {
+		if !slices.Contains(hrefs, "/ui/queues/restarted/messages/"+id) {
+			t.Errorf("held leases link to %v; want %s among them", hrefs, id)
+		}
 	}
 }

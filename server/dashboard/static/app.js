@@ -697,7 +697,11 @@
       el('p', { class: 'evidence', text: f.evidence }),
       (f.held_leases || []).length ? el('ul', { class: 'hung' }, f.held_leases.map((h) => el('li', null,
         el('a', { href: messageHref(q.name, h.message_id), class: 'mono', text: shortID(h.message_id) }),
-        [h.running ? ` held ${fmtDuration(h.held_seconds)}` : '', `, renewed ${plural(h.renewals, 'time')}`,
+        [h.running ? ` held ${fmtDuration(h.held_seconds)}` : '',
+          // A lease running when the server started: who holds it is not
+          // known, and its renewals are counted only since.
+          h.leased_before_start ? ', leased before the server started; holder not known' : '',
+          `, renewed ${plural(h.renewals, 'time')}${h.leased_before_start ? ' since the server started' : ''}`,
           h.refused_renewals ? `, ${plural(h.refused_renewals, 'renewal')} refused` : '',
           h.running ? `, 12 h ceiling in ${fmtDuration(h.ceiling_in_seconds)}` : ''].join('')))) : null,
       el('p', { class: 'fix', text: f.fix }))));
