@@ -54,6 +54,9 @@ type Engine struct {
 	// giveBackLogs paces the lines of receives whose dead-letter move
 	// failed (redrive_failed.go).
 	giveBackLogs *lograte.Limiter
+	// takeoverLogs paces the takeover loop's line of a failed list
+	// (movetask_shared.go).
+	takeoverLogs *lograte.Limiter
 	closing      chan struct{}
 	once         sync.Once
 
@@ -117,6 +120,7 @@ func New(cfg Config) (*Engine, error) {
 		closing:  make(chan struct{}),
 
 		giveBackLogs: lograte.New(cfg.Clock, giveBackLogEvery),
+		takeoverLogs: lograte.New(cfg.Clock, takeoverLogEvery),
 
 		inFlightLimit: inFlightLimit,
 		started:       cfg.Clock.Now(),

@@ -32,6 +32,10 @@ import (
 // its tasks cancelled elsewhere.
 const takeoverEvery = time.Second
 
+// takeoverLogEvery is how often, at most, the takeover loop logs that it
+// cannot list the tasks: during a database outage every run fails so.
+const takeoverLogEvery = 10 * time.Second
+
 // startSharedMoveTask locks the new task, saves it (the store refuses a
 // second active task of the source) and runs it here.
 func (e *Engine) startSharedMoveTask(ctx context.Context, t *moveTask, src, dest *baton.Queue) (string, error) {
@@ -152,9 +156,16 @@ func (e *Engine) superviseMoveTasks() {
 func (e *Engine) takeOverMoveTasks(ctx context.Context) {
 	stored, err := e.store.MoveTaskList(ctx)
 	if err != nil {
-		e.log.Warn("move task takeover: list failed", "err", err)
+		if held, ok := e.takeoverLogs.Admit(""); ok {
+			attrs := []any{"err", err}
+			if held > 0 {
+				attrs = append(attrs, "failed_unlogged", held, "in", takeoverLogEvery)
+			}
+			e.log.Warn("move task takeover: list failed", attrs...)
+		}
 		return
 	}
+	e.takeoverLogs.Forget("") // the next failure is news
 	for _, mt := range stored {
 		if mt.Status != TaskRunning && mt.Status != TaskCancelling {
 			continue
