@@ -258,8 +258,9 @@ func pause(ctx context.Context, d time.Duration) bool {
 // what is wrong, for /healthz. A commit that waits for a synchronous
 // standby (any node's, on this database) for more than stallAfter fails it,
 // as does a run of this node's that waits as long or ran out of its bound,
-// and, for a while, an operation the database refused (health.go). A pooled connection found dead is not the database down:
-// Ping then asks on another (onLiveConn).
+// and, for a while, an operation the database refused (health.go). A
+// pooled connection found dead is not the database down: Ping then asks on
+// another (onLiveConn).
 func (s *Store) Ping(ctx context.Context) error {
 	var standby, readOnly bool
 	var syncWait float64
