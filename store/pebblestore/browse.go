@@ -70,7 +70,8 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 }
 
 // bodyMatches returns the pos of the queue's messages in the log whose
-// body holds sub, byte for byte.
+// body holds sub, byte for byte; it fails with baton.ErrUnavailable if
+// one cannot be read.
 func (s *Store) bodyMatches(queueID uint64, sub string) (map[int64]bool, error) {
 	match := make(map[int64]bool)
 	err := s.scan(queueKey(kindPayload, queueID), queueEnd(kindPayload, queueID), func(k, v []byte) error {
@@ -85,7 +86,11 @@ func (s *Store) bodyMatches(queueID uint64, sub string) (map[int64]bool, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pebblestore: browse bodies: %w", err)
+		// A table that cannot be read (damaged, or the disk failing):
+		// 503, as for a receive, never a page without its messages.
+		s.logger.Error("pebblestore: cannot read the queue's message bodies; the browse fails (503). Run `baton store check`",
+			"queue_id", queueID, "err", firstLine(err))
+		return nil, fmt.Errorf("%w: pebblestore: browse bodies: %w", baton.ErrUnavailable, err)
 	}
 	return match, nil
 }

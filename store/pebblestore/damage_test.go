@@ -406,3 +406,91 @@ func TestDamagedBodyFailsItsReceive(t *testing.T) {
 		t.Errorf("the store stopped serving: %v", err)
 	}
 }
+
+// A table damaged while the server runs (its bytes changed on the disk
+// after it was written): a receive that reads a body there fails with
+// baton.ErrUnavailable, and so does a browse that filters on bodies (no
+// call answers as if the messages were not there), the counts stay
+// whole, and Ping names the file from then on, also after a restart. A
+// compaction that meets the damage fails each time Pebble tries it again,
+// at once and for ever: each try waits first, rather than take a core.
+func TestDamagedTableWhileServing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, logs, err := openLogged(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
+	storetest.MustCreateQueue(t, s, q)
+	bodies := make([]string, 20)
+	for i := range bodies {
+		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+		bodies[i] = strings.Repeat(hex.EncodeToString(sum[:]), 40)
+		m := storetest.NewMessage(i, base)
+		m.Body = bodies[i]
+		storetest.MustSend(t, s, q.ID, m)
+	}
+	pebblestore.Flush(t, s)
+	table := logFile(t, dir, "*.sst")
+	rewrite(t, table, func(b []byte) []byte {
+		i := bytes.Index(b, []byte(bodies[7][:64]))
+		if i < 0 {
+			t.Fatal("body not found in the table")
+		}
+		b[i+10] ^= 0x5a
+		return b
+	})
+
+	if err := s.Ping(t.Context()); err != nil {
+		t.Errorf("Ping before any read met the damage: %v", err)
+	}
+	_, err = s.MessageBrowse(t.Context(), baton.MessageBrowseParams{QueueID: q.ID, Now: base, Limit: 50, BodyContains: "a"})
+	if !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("browse filtering on bodies: %v, want ErrUnavailable", err)
+	}
+	var failed error
+	received := 0
+	for range len(bodies) + 2 {
+		got, err := s.MessageReceive(t.Context(), baton.MessageReceiveParams{QueueID: q.ID, Now: base, VisibleAt: at(time.Hour), Max: 1})
+		if err != nil {
+			failed = err
+		}
+		received += len(got)
+	}
+	if !errors.Is(failed, baton.ErrUnavailable) || received == len(bodies) {
+		t.Errorf("receives: %d of %d messages, last error %v; want some failing with ErrUnavailable", received, len(bodies), failed)
+	}
+	st, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: base})
+	if err != nil || st.Visible+st.InFlight != len(bodies) {
+		t.Errorf("counts: %+v, %v; want all %d messages", st, err, len(bodies))
+	}
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), filepath.Base(table)) ||
+		!strings.Contains(err.Error(), "baton store check") {
+		t.Errorf("Ping after a receive met the damage: %v, want it to name %s and what to run", err, filepath.Base(table))
+	}
+
+	start := time.Now()
+	stop := pebblestore.CompactInBackground(s)
+	for s.Stats().BackgroundFailures < 3 && time.Since(start) < time.Minute {
+		time.Sleep(10 * time.Millisecond)
+	}
+	took := time.Since(start)
+	stop()
+	if n := s.Stats().BackgroundFailures; n < 3 || took < time.Second {
+		t.Errorf("a compaction meeting the damage failed %d times in %v, want 3, with a pause before each try", n, took.Round(time.Millisecond))
+	}
+	if n := strings.Count(logs.String(), "background write failed"); n != 1 {
+		t.Errorf("the failing compaction was logged %d times, want once:\n%s", n, logs)
+	}
+	mustClose(t, s)
+
+	s, _, err = openLogged(t, dir)
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	defer s.Close()
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), filepath.Base(table)) {
+		t.Errorf("Ping after a restart that found the damage: %v, want it to name %s", err, filepath.Base(table))
+	}
+}

@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 
@@ -35,4 +36,16 @@ func DeleteKeys(dir string, keys ...[]byte) error {
 		}
 	}
 	return db.Close()
+}
+
+// CompactInBackground compacts the whole log, as the idle compaction
+// does, until stop is called (before the store is closed).
+func CompactInBackground(s *Store) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.db.Compact(ctx, []byte{0}, []byte{0xff}, false)
+	}()
+	return func() { cancel(); <-done }
 }

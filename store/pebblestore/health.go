@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +48,9 @@ import (
 //   - A write, sync or close of the write-ahead log or MANIFEST that fails
 //     never returns, and every change after it is refused until the
 //     server is restarted (walwatch.go): Pebble cannot go on from it.
+//   - A table found failing its checksum (a read met it) is named by
+//     Ping until the server is restarted on a salvaged copy, and each
+//     compaction Pebble tries again on it waits backoffMax (diskFS.Open).
 //   - A disk operation that takes longer than Options.DiskSlowThreshold is
 //     logged while it lasts (Pebble's disk-health checks) and when it ends.
 //   - Ping, which /healthz calls, names every problem while it lasts.
@@ -114,6 +119,11 @@ type health struct {
 		reason string
 		since  time.Time
 	}
+	// damaged are the files of the log found failing their checksums,
+	// with the error of the first read that met each: what they hold
+	// cannot be read until the server is stopped and the directory
+	// salvaged.
+	damaged map[string]error
 
 	// bgFailures counts failed background writes, slowOps the disk
 	// operations that took longer than slowAfter.
@@ -166,6 +176,7 @@ func (h *health) listener() pebble.EventListener {
 			h.stall.reason = ""
 			h.mu.Unlock()
 		},
+		DataCorruption: func(info pebble.DataCorruptionInfo) { h.corrupted(info.Path, info.Details) },
 		LowDiskSpace: func(info pebble.LowDiskSpaceInfo) {
 			h.log.Warn("pebblestore: the disk is filling up", "free_bytes", info.AvailBytes, "total_bytes", info.TotalBytes,
 				"below_percent", info.PercentThreshold)
@@ -248,6 +259,27 @@ func (h *health) probe() error {
 		err = f.Sync()
 	}
 	return errors.Join(err, f.Close(), h.fs.Remove(name))
+}
+
+// corrupted is told of a read of file that failed its checksum, err (the
+// read's caller is told too, and log.go's corruptionListener logs it).
+func (h *health) corrupted(file string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.damaged == nil {
+		h.damaged = make(map[string]error)
+	}
+	if _, ok := h.damaged[file]; !ok {
+		h.damaged[file] = err
+	}
+}
+
+// isDamaged reports whether file was found failing its checksum.
+func (h *health) isDamaged(file string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.damaged[file]
+	return ok
 }
 
 // logFileWaiting is told that the next write-ahead log file cannot be
@@ -352,6 +384,10 @@ func (h *health) problems(stuckFor time.Duration) []string {
 	if s := h.slow; !s.seen.IsZero() && now.Sub(s.seen) < slowFresh && !h.wal.failedWrite(s.info.Path) {
 		out = append(out, fmt.Sprintf("disk slow: %s on %s has been running for %v", s.info.OpType, s.info.Path,
 			(s.info.Duration+now.Sub(s.seen)).Round(time.Second)))
+	}
+	for _, file := range slices.Sorted(maps.Keys(h.damaged)) {
+		out = append(out, fmt.Sprintf("log damaged: a read of %s failed its checksum (%s): what it holds cannot be read. "+
+			"Stop the server and run `baton store check`", file, firstLine(h.damaged[file])))
 	}
 	if st := h.stall; st.reason != "" && now.Sub(st.since) >= stuckFor {
 		out = append(out, fmt.Sprintf("writes held back for %v: %s", now.Sub(st.since).Round(time.Second), st.reason))

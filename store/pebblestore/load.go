@@ -139,6 +139,9 @@ func (s *Store) checkBodies() {
 	}
 	lo, hi := span(kindPayload)
 	if err := s.scan(lo, hi, func(_, _ []byte) error { return nil }); err != nil {
+		if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
+			s.health.corrupted(info.Path, info.Details)
+		}
 		s.logger.Error("pebblestore: the log holds message bodies it cannot read: receives of those messages will answer 503. "+
 			"Stop the server and run `baton store check`", "err", err)
 	}
