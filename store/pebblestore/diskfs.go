@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"io"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -44,6 +45,7 @@ func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 		f, err = fs.awaitLogFile(name, err, func() (vfs.File, error) { return fs.FS.Create(name, category) })
 	}
 	fs.walOpened(f, err, name, category)
+	fs.logOpenFailed(err, name, category)
 	return fs.wrap(f, err, name, category)
 }
 
@@ -59,7 +61,31 @@ func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 		})
 	}
 	fs.walOpened(f, err, newname, category)
+	fs.logOpenFailed(err, newname, category)
 	return fs.wrap(f, err, newname, category)
+}
+
+// logOpenFailed is told of each file opened to write: a write-ahead log
+// or MANIFEST that cannot be created (err, other than a lack
+// awaitLogFile waits out: an I/O error, a file system gone read-only) is
+// a failed write of the log (logFailed), which Pebble cannot go on from
+// (it panics, or stops the process).
+func (fs diskFS) logOpenFailed(err error, name string, category vfs.DiskWriteCategory) {
+	if err != nil && (category == walCategory || category == manifestCategory) {
+		fs.logFailed(name, "create", err)
+	}
+}
+
+// OpenDir opens a directory: that of the log is synced after each file
+// of the log is created, and a sync of it that fails is a failed write of
+// the log (logFailed): Pebble panics when it cannot sync it for its next
+// write-ahead log.
+func (fs diskFS) OpenDir(name string) (vfs.File, error) {
+	f, err := fs.FS.OpenDir(name)
+	if err != nil || filepath.Clean(name) != filepath.Clean(fs.h.dir) {
+		return f, err
+	}
+	return &diskFile{File: f, fs: fs, name: name, log: true}, nil
 }
 
 // walOpened tells the store's walWatch of a write-ahead log file opened
@@ -162,8 +188,10 @@ func (f *diskFile) timed(op vfs.OpType, do func() error) error {
 // store's walWatch refuses every change from now on, saying why, and the
 // failed operation never returns: the commit waiting on it is answered
 // unavailable after the write timeout, and nothing after it is written.
-func (f *diskFile) logFailed(op string, err error) {
-	f.fs.h.wal.failed(f.name, op, err)
+func (f *diskFile) logFailed(op string, err error) { f.fs.logFailed(f.name, op, err) }
+
+func (fs diskFS) logFailed(name, op string, err error) {
+	fs.h.wal.failed(name, op, err)
 	select {}
 }
 

@@ -66,6 +66,10 @@ func openWatched(ctx context.Context, dir string, opts Options, h *health) (*peb
 			abandon()
 			return nil, nil, fmt.Errorf("open the log: %w", ctx.Err())
 		case <-tick.C:
+			if err := h.wal.refusal(); err != nil {
+				abandon()
+				return nil, nil, fmt.Errorf("cannot open the log: %w", err)
+			}
 			if d, err := h.failingFor(); d >= openGiveUp {
 				abandon()
 				return nil, nil, fmt.Errorf("cannot open the log: replaying it must write a table, and writing failed for %v (%s; %s): %w",

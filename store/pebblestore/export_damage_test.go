@@ -49,3 +49,10 @@ func CompactInBackground(s *Store) (stop func()) {
 	}()
 	return func() { cancel(); <-done }
 }
+
+// FlushAsync flushes the log's memtable and waits for the flush.
+func FlushAsync(s *Store) {
+	if ch, err := s.db.AsyncFlush(); err == nil {
+		<-ch
+	}
+}

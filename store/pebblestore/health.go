@@ -45,9 +45,11 @@ import (
 //     again with pauses up to backoffMax, and the commit waits (and fails
 //     after Options.WriteTimeout, as above); health logs when the wait
 //     begins and ends.
-//   - A write, sync or close of the write-ahead log or MANIFEST that fails
-//     never returns, and every change after it is refused until the
-//     server is restarted (walwatch.go): Pebble cannot go on from it.
+//   - A write, sync or close of the write-ahead log or MANIFEST that fails,
+//     a creation of one, or a sync of the log's directory, never returns,
+//     and every change after it is refused until the server is restarted
+//     (walwatch.go): Pebble cannot go on from it. A start that meets one
+//     fails with it.
 //   - A table found failing its checksum (a read met it) is named by
 //     Ping until the server is restarted on a salvaged copy, and each
 //     compaction Pebble tries again on it waits backoffMax (diskFS.Open).

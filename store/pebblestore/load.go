@@ -89,13 +89,34 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 		// openLog refuses when a mark says there was one).
 		tasks = make(map[string]baton.MoveTask)
 	}
-	if err := s.advanceMark(gen+1, false, opts.Durability); err != nil {
+	if err := s.whileLogWorks(func() error { return s.advanceMark(gen+1, false, opts.Durability) }); err != nil {
 		return nil, err
 	}
 	s.logger.Info("pebblestore: loaded the log", "dir", logDir, "queues", n.queues, "messages", n.messages,
 		"deleted_queue_names", n.tombstones, "move_tasks", len(tasks), "mark", s.gen,
 		"took", time.Since(start).Round(time.Millisecond).String())
 	return tasks, nil
+}
+
+// whileLogWorks runs fn, which writes to the log, and returns its error;
+// or, as soon as a write of the log fails (and fn, waiting on it, never
+// returns: diskFile.logFailed), the refusal, so that a start on a disk
+// that fails its writes ends with the failure rather than hang.
+func (s *Store) whileLogWorks(fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if err := s.health.wal.refusal(); err != nil {
+				return fmt.Errorf("cannot open the log: %w", err)
+			}
+		}
+	}
 }
 
 // checkAndLoad checks the log opened read-only in s.db and builds the

@@ -14,6 +14,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton"
 )
 
 // Pebble's memory, bounded: its block cache, and the memtables that take
@@ -107,7 +109,7 @@ func damagedRead(err error) error {
 
 // readFailed adds to err, if the disk failed a read (EIO), what to do.
 func readFailed(err error) error {
-	if !errors.Is(err, syscall.EIO) {
+	if !errors.Is(err, syscall.EIO) || errors.Is(err, baton.ErrUnavailable) { // a failed write of the log says what to do
 		return err
 	}
 	return fmt.Errorf("%w. The disk failed a read: check it (its kernel log); `baton store check` lists what it cannot read, "+

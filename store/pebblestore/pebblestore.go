@@ -196,7 +196,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s := &Store{dir: dir, fs: opts.FS, lock: lock, pending: make(map[int64]payload)}
 	s.index = memstore.NewWithOptions(memstore.Options{ExpiredFunc: s.expired})
 	if err := s.open(ctx, opts); err != nil {
-		if s.db != nil {
+		// A log whose write failed is left open: its failed write never
+		// returns, and closing it would wait for it.
+		if s.db != nil && s.health.wal.refusal() == nil {
 			s.db.Close()
 			if s.diskChecks != nil {
 				s.diskChecks.Close()

@@ -138,3 +138,159 @@ func TestWALSyncFailureRefusesChanges(t *testing.T) {
 		t.Errorf("after a restart: %v, want before (and perhaps during)", got)
 	}
 }
+
+// logFaultFS fails, once armed, one kind of write of the log that Pebble
+// cannot go on from: a sync of the log's directory (after it creates a
+// write-ahead log), the creation of a write-ahead log, or a sync of the
+// MANIFEST.
+type logFaultFS struct {
+	vfs.FS
+	fault string // "dir sync", "wal create" or "manifest sync"
+	armed *atomic.Bool
+}
+
+func (fs logFaultFS) err(op, name string, errno syscall.Errno) error {
+	if fs.armed.Load() {
+		return &os.PathError{Op: op, Path: name, Err: errno}
+	}
+	return nil
+}
+
+func (fs logFaultFS) OpenDir(name string) (vfs.File, error) {
+	f, err := fs.FS.OpenDir(name)
+	if err != nil || fs.fault != "dir sync" {
+		return f, err
+	}
+	return logFaultFile{File: f, name: name, fs: fs}, nil
+}
+
+func (fs logFaultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.fault == "wal create" && strings.HasSuffix(name, ".log") {
+		if err := fs.err("open", name, syscall.EROFS); err != nil {
+			return nil, err
+		}
+	}
+	f, err := fs.FS.Create(name, category)
+	if err != nil || fs.fault != "manifest sync" || !strings.Contains(name, "MANIFEST-") {
+		return f, err
+	}
+	return logFaultFile{File: f, name: name, fs: fs}, nil
+}
+
+func (fs logFaultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.fault == "wal create" {
+		if err := fs.err("open", newname, syscall.EROFS); err != nil {
+			return nil, err
+		}
+	}
+	return fs.FS.ReuseForWrite(oldname, newname, category)
+}
+
+type logFaultFile struct {
+	vfs.File
+	name string
+	fs   logFaultFS
+}
+
+func (f logFaultFile) Sync() error {
+	if err := f.fs.err("sync", f.name, syscall.EIO); err != nil {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (f logFaultFile) SyncData() error { return f.Sync() }
+
+// A write of the log that Pebble cannot go on from, failing while the
+// store serves (a sync of the log's directory or the creation of the next
+// write-ahead log, both made when the memtable is flushed, and a sync of
+// the MANIFEST, which records the flush): Pebble panicked on the first
+// two (the process died). Now, as for a failed fsync of the write-ahead
+// log, every change after it is refused, Ping says why, reads are
+// answered, Close returns, and what was acknowledged before is there
+// after a restart.
+func TestLogFaultsWhileServing(t *testing.T) {
+	for _, fault := range []string{"dir sync", "wal create", "manifest sync"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			mem := vfs.NewCrashableMem()
+			var armed atomic.Bool
+			const timeout = time.Second
+			s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: logFaultFS{FS: mem, fault: fault, armed: &armed},
+				WriteTimeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := removedQueue(t, s, 1, "before")
+			armed.Store(true)
+			// The flush meets the failure and never returns: as the idle
+			// flush would, it runs on its own.
+			go pebblestore.FlushAsync(s)
+			deadline := time.Now().Add(time.Minute)
+			for s.Ping(t.Context()) == nil && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			armed.Store(false) // the disk works again; the store must still refuse
+			for _, want := range []string{"writes refused", "the disk failed"} {
+				if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Ping after the failure: %v, want it to say %q", err, want)
+				}
+			}
+			if err := removedSend(t, s, q, "after"); !errors.Is(err, baton.ErrUnavailable) {
+				t.Errorf("send after the failure: %v, want ErrUnavailable", err)
+			}
+			if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+				t.Errorf("QueueGet after the failure: %v", err)
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			select {
+			case err := <-closed:
+				t.Logf("Close: %v", err)
+			case <-time.After(3*timeout + 10*time.Second):
+				t.Fatal("Close did not return")
+			}
+
+			if s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})}); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := idsOf(receive(t, s, q.ID, base, at(lease), 10)); len(got) != 1 || got[0] != "before" {
+				t.Errorf("after a restart: %v, want before", got)
+			}
+		})
+	}
+}
+
+// A start whose first sync of the write-ahead log fails (EIO) ends with
+// an error naming it, rather than hang for good (as it did) on the write
+// that never returns.
+func TestOpenOnFailingLogSync(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewMem()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removedQueue(t, s, 1, "before")
+	mustClose(t, s)
+
+	var armed atomic.Bool
+	armed.Store(true)
+	opened := make(chan error, 1)
+	go func() {
+		s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: failingSyncFS{FS: mem, armed: &armed}})
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err == nil || !strings.Contains(err.Error(), "input/output error") || strings.Contains(err.Error(), "failed a read") {
+			t.Errorf("start on a failing sync: %v, want an error naming the failed write", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the start did not end")
+	}
+}

@@ -18,8 +18,9 @@ import (
 // write-ahead log file removed, or a write of the log failed.
 //
 // A write, sync or close of a write-ahead log or MANIFEST that fails
-// (an I/O error, a full disk under Pebble) is reported by diskFS, and
-// never returns (diskFile.logFailed): Pebble panics or stops the process
+// (an I/O error, a full disk under Pebble), a creation of one that fails,
+// and a failed sync of the log's directory are reported by diskFS, and
+// never return (diskFS.logFailed): Pebble panics or stops the process
 // on such an error, and after a failed fsync the kernel may have dropped
 // the pages it could not write, so a later sync that works proves nothing.
 //
