@@ -66,9 +66,9 @@ func openWatched(ctx context.Context, dir string, opts Options, h *health) (*peb
 			abandon()
 			return nil, nil, fmt.Errorf("open the log: %w", ctx.Err())
 		case <-tick.C:
-			if err := h.wal.refusal(); err != nil {
+			if err := h.openFailed(); err != nil {
 				abandon()
-				return nil, nil, fmt.Errorf("cannot open the log: %w", err)
+				return nil, nil, err
 			}
 			if d, err := h.failingFor(); d >= openGiveUp {
 				abandon()
@@ -77,6 +77,17 @@ func openWatched(ctx context.Context, dir string, opts Options, h *health) (*peb
 			}
 		}
 	}
+}
+
+// openFailed is, once a write of the log failed while it opens (and
+// never returns: diskFS.logFailed), the error the opening ends with;
+// else nil.
+func (h *health) openFailed() error {
+	err := h.wal.refusal()
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("cannot open the log: a write of it failed (%s; %s): %w", diskProblem(err), remedy(h.fs, h.dir, err), err)
 }
 
 // remedy says what the operator can do about err, a failed write in dir.

@@ -112,8 +112,8 @@ func (s *Store) whileLogWorks(fn func() error) error {
 		case err := <-done:
 			return err
 		case <-tick.C:
-			if err := s.health.wal.refusal(); err != nil {
-				return fmt.Errorf("cannot open the log: %w", err)
+			if err := s.health.openFailed(); err != nil {
+				return err
 			}
 		}
 	}

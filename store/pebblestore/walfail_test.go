@@ -287,8 +287,9 @@ func TestOpenOnFailingLogSync(t *testing.T) {
 	}()
 	select {
 	case err := <-opened:
-		if err == nil || !strings.Contains(err.Error(), "input/output error") || strings.Contains(err.Error(), "failed a read") {
-			t.Errorf("start on a failing sync: %v, want an error naming the failed write", err)
+		if err == nil || !strings.Contains(err.Error(), "input/output error") || !strings.Contains(err.Error(), "check the disk") ||
+			strings.Contains(err.Error(), "failed a read") {
+			t.Errorf("start on a failing sync: %v, want an error naming the failed write and what to do", err)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the start did not end")
