@@ -135,7 +135,16 @@ func checkFormat(db *pebble.DB, fs vfs.FS, dir string, readOnly bool) error {
 		if err := checkEmpty(db, fs, dir); err != nil || readOnly {
 			return err
 		}
-		return db.Set(formatKey, []byte{format}, pebble.Sync)
+		if err := db.Set(formatKey, []byte{format}, pebble.Sync); err != nil {
+			return err
+		}
+		// A new log's first write-ahead log was created before Pebble
+		// raised the log to its format: its records lack the synced
+		// offsets that tell damage in its middle from an end cut short
+		// (checkNewestWAL), and a start after a crash would drop what
+		// follows a damaged record without a word. A flush starts the
+		// next one, in the log's format.
+		return db.Flush()
 	}
 	if err != nil {
 		return fmt.Errorf("read the log's format: %w", err)
