@@ -44,9 +44,9 @@ func (fs diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 	if err != nil && category == walCategory {
 		f, err = fs.awaitLogFile(name, err, func() (vfs.File, error) { return fs.FS.Create(name, category) })
 	}
-	fs.walOpened(f, err, name, category)
+	wf := fs.walOpened(f, err, name, category)
 	fs.logOpenFailed(err, name, category)
-	return fs.wrap(f, err, name, category)
+	return fs.wrap(f, err, name, category, wf)
 }
 
 func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -60,9 +60,9 @@ func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 			return fs.FS.ReuseForWrite(oldname, newname, category)
 		})
 	}
-	fs.walOpened(f, err, newname, category)
+	wf := fs.walOpened(f, err, newname, category)
 	fs.logOpenFailed(err, newname, category)
-	return fs.wrap(f, err, newname, category)
+	return fs.wrap(f, err, newname, category, wf)
 }
 
 // logOpenFailed is told of each file opened to write: a write-ahead log
@@ -89,11 +89,12 @@ func (fs diskFS) OpenDir(name string) (vfs.File, error) {
 }
 
 // walOpened tells the store's walWatch of a write-ahead log file opened
-// to write.
-func (fs diskFS) walOpened(f vfs.File, err error, name string, category vfs.DiskWriteCategory) {
+// to write, and returns what it knows of it (nil for another file).
+func (fs diskFS) walOpened(f vfs.File, err error, name string, category vfs.DiskWriteCategory) *walFile {
 	if err == nil && category == walCategory {
-		fs.h.wal.opened(fs.FS, name, f)
+		return fs.h.wal.opened(fs.FS, name, f)
 	}
+	return nil
 }
 
 // awaitLogFile tries open again, with growing pauses, while opening the
@@ -132,13 +133,13 @@ func (fs diskFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 
 func (fs diskFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	f, err := fs.FS.OpenReadWrite(name, category, opts...)
-	return fs.wrap(f, err, name, category)
+	return fs.wrap(f, err, name, category, nil)
 }
 
 // manifestCategory is the category of Pebble's MANIFEST files.
 const manifestCategory vfs.DiskWriteCategory = "pebble-manifest"
 
-func (fs diskFS) wrap(f vfs.File, err error, name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+func (fs diskFS) wrap(f vfs.File, err error, name string, category vfs.DiskWriteCategory, wal *walFile) (vfs.File, error) {
 	bg := background(category)
 	if err != nil {
 		if bg {
@@ -146,7 +147,7 @@ func (fs diskFS) wrap(f vfs.File, err error, name string, category vfs.DiskWrite
 		}
 		return f, err
 	}
-	return &diskFile{File: f, fs: fs, name: name, bg: bg, log: category == walCategory || category == manifestCategory}, nil
+	return &diskFile{File: f, fs: fs, name: name, bg: bg, log: category == walCategory || category == manifestCategory, wal: wal}, nil
 }
 
 // pause makes a failed background write wait before it returns.
@@ -161,6 +162,9 @@ type diskFile struct {
 	// write-ahead log or MANIFEST, whose failed write Pebble cannot go on
 	// from.
 	bg, log bool
+	// wal is set for a write-ahead log file: it is told how far Pebble
+	// wrote it.
+	wal *walFile
 }
 
 // timed runs a write operation, reports it if it was slow, and makes it
@@ -208,6 +212,9 @@ func (f *diskFile) Write(p []byte) (n int, err error) {
 		n, err = f.File.Write(p)
 		return err
 	})
+	if f.wal != nil {
+		f.wal.wrote(p, n)
+	}
 	return n, err
 }
 

@@ -160,3 +160,46 @@ func TestRemovedFilesRefuseChangesRelaxed(t *testing.T) {
 	wantRefused(t, s, q, "again")
 	t.Logf("%d sends acknowledged before the refusal", acked)
 }
+
+// The write-ahead log cut short while the store runs (`truncate -s 0`, a
+// shell's `>`): what it held would not be replayed by the next start, so
+// changes are refused from the first commit after it, as when it is
+// removed; Ping says why. (Before, every change was acknowledged and the
+// cut found only at the next start.)
+func TestTruncatedWALRefusesChanges(t *testing.T) {
+	for _, d := range []pebblestore.Durability{pebblestore.DurabilityFull, pebblestore.DurabilityRelaxed} {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Durability: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			q := removedQueue(t, s, 1, "before")
+			if err := os.Truncate(logFile(t, dir, "*.log"), 0); err != nil {
+				t.Fatal(err)
+			}
+			acked := 0
+			for deadline := time.Now().Add(30 * time.Second); ; acked++ {
+				err := removedSend(t, s, q, fmt.Sprint("after-", acked))
+				if err != nil {
+					if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "truncated") {
+						t.Errorf("send once the write-ahead log is cut: %v, want ErrUnavailable naming the cut", err)
+					}
+					break
+				}
+				if d == pebblestore.DurabilityFull || time.Now().After(deadline) {
+					t.Fatalf("%d sends acknowledged after the write-ahead log was cut, want a refusal", acked+1)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "truncated") {
+				t.Errorf("Ping once the write-ahead log is cut: %v, want it named", err)
+			}
+			if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+				t.Errorf("QueueGet once the write-ahead log is cut: %v", err)
+			}
+		})
+	}
+}

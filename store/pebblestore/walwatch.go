@@ -1,8 +1,10 @@
 package pebblestore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -25,7 +27,8 @@ import (
 // the pages it could not write, so a later sync that works proves nothing.
 //
 // The write-ahead log file Pebble writes must also stay the one the next
-// start will read. Removed under the running server (the
+// start will read, and hold what was written to it (a file cut short,
+// by `truncate` or a shell's `>`, loses what a start would replay). Removed under the running server (the
 // data directory deleted, moved away or replaced by another), it takes
 // commits and syncs them as before, to a file no start will find: on a
 // file system each call would be acknowledged and lost at the next
@@ -57,23 +60,56 @@ type walWatch struct {
 	failedFile atomic.Pointer[string]
 }
 
-// walFile is a write-ahead log file as it was when opened.
+// walFile is a write-ahead log file as it was when opened, and how far
+// Pebble has written it since (diskFile.Write).
 type walFile struct {
-	fs   vfs.FS
-	name string
-	info vfs.FileInfo
+	fs      vfs.FS
+	name    string
+	info    vfs.FileInfo
+	file    vfs.File
+	written atomic.Int64
+	// head is the first bytes written, to read back (cut): a file cut
+	// short while Pebble writes it grows back to where Pebble was at its
+	// next write, with zeros in the place of what it held.
+	head atomic.Pointer[[]byte]
 }
 
-// opened is told of each write-ahead log file Pebble opens to write, f.
-func (w *walWatch) opened(fs vfs.FS, name string, f vfs.File) {
+// wrote is told of each write to the file, p, n bytes of it written.
+func (f *walFile) wrote(p []byte, n int) {
+	if f.written.Load() == 0 && n > 0 {
+		head := bytes.Clone(p[:min(n, 8)])
+		f.head.Store(&head)
+	}
+	f.written.Add(int64(n))
+}
+
+// cut reports whether the first bytes written to the file are gone.
+func (f *walFile) cut() bool {
+	head := f.head.Load()
+	if head == nil {
+		return false
+	}
+	got := make([]byte, len(*head))
+	n, err := f.file.ReadAt(got, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false // cannot tell: the disk's own trouble is reported apart
+	}
+	return !bytes.Equal(got[:n], *head)
+}
+
+// opened is told of each write-ahead log file Pebble opens to write, f;
+// it returns the file, to be told of its writes.
+func (w *walWatch) opened(fs vfs.FS, name string, f vfs.File) *walFile {
 	if w == nil {
-		return
+		return nil
 	}
 	info, err := f.Stat()
 	if err != nil {
 		info = nil // unknown: its name only is checked
 	}
-	w.cur.Store(&walFile{fs: fs, name: name, info: info})
+	wf := &walFile{fs: fs, name: name, info: info, file: f}
+	w.cur.Store(wf)
+	return wf
 }
 
 // check looks whether the write-ahead log file is still in its place, and
@@ -89,6 +125,8 @@ func (w *walWatch) check() error {
 	if f == nil || !w.due() {
 		return nil
 	}
+	// What was written before the stat is in the file, unless it was cut.
+	written := f.written.Load()
 	info, err := f.fs.Stat(f.name)
 	var problem string
 	switch {
@@ -98,15 +136,17 @@ func (w *walWatch) check() error {
 		return nil // cannot tell: the disk's own trouble is reported apart
 	case f.info != nil && !sameFile(f.info, info):
 		problem = "was replaced by another file"
+	case info.Size() < written || f.cut():
+		problem = "was truncated"
 	default:
 		return nil
 	}
 	refused := fmt.Errorf("%w: pebblestore: writes refused: the write-ahead log %s %s while the server runs "+
-		"(its data directory deleted, moved or replaced): the changes written since would not be found at the next start. "+
+		"(its data directory deleted, moved or replaced, or the file cut): the changes written to it would not be found at the next start. "+
 		"What the server holds is in its memory only: save it with `baton export` (for each account) before stopping it",
 		baton.ErrUnavailable, f.name, problem)
 	if w.gone.CompareAndSwap(nil, &refused) {
-		w.log.Error("pebblestore: the write-ahead log was removed under the running server; refusing calls that change something",
+		w.log.Error("pebblestore: the write-ahead log was removed or cut under the running server; refusing calls that change something",
 			"file", f.name, "problem", problem)
 	}
 	return w.refusal()
