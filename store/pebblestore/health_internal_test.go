@@ -458,9 +458,15 @@ func TestLogFileWaitsForFileDescriptors(t *testing.T) {
 	if n := buf.lines(); n != 2 || !strings.Contains(buf.String(), "commits go on") {
 		t.Errorf("want one line when the wait began and one when it ended:\n%s", buf)
 	}
-	// Another error is returned at once.
-	if _, err := fs.Create("x/000003.log", walCategory); err == nil {
-		t.Error("a create in a missing directory worked")
+	// Another error fails the log for good, as Pebble cannot go on from
+	// it: the create never returns, and changes are refused.
+	go fs.Create("x/000003.log", walCategory)
+	deadline := time.Now().Add(20 * time.Second)
+	for h.wal.refusal() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := h.wal.refusal(); err == nil || !strings.Contains(err.Error(), "000003.log") {
+		t.Errorf("a create in a missing directory: refusal %v, want one naming it", err)
 	}
 }
 
