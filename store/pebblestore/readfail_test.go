@@ -102,3 +102,56 @@ func TestTableReadEIO(t *testing.T) {
 		}
 	}
 }
+
+// walReadFS fails every read of a write-ahead log with EIO while armed.
+type walReadFS struct {
+	vfs.FS
+	armed *atomic.Bool
+}
+
+func (fs walReadFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.Open(name, opts...)
+	if err != nil || !strings.HasSuffix(name, ".log") || !fs.armed.Load() {
+		return f, err
+	}
+	return walReadFile{File: f, name: name}, nil
+}
+
+type walReadFile struct {
+	vfs.File
+	name string
+}
+
+func (f walReadFile) ReadAt(p []byte, off int64) (int, error) {
+	return 0, &os.PathError{Op: "read", Path: f.name, Err: syscall.EIO}
+}
+func (f walReadFile) Read(p []byte) (int, error) {
+	return 0, &os.PathError{Op: "read", Path: f.name, Err: syscall.EIO}
+}
+
+// A disk that fails the reads of the write-ahead log at a start (EIO):
+// the start refuses, naming the I/O error, the file and what to do, and
+// does not start without what the log holds.
+func TestWALReadEIOAtStart(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewMem()
+	var armed atomic.Bool
+	fs := walReadFS{FS: mem, armed: &armed}
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removedQueue(t, s, 1, "before")
+	s.Close()
+	armed.Store(true)
+	s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs})
+	if err == nil {
+		s.Close()
+		t.Fatal("opened while its write-ahead log cannot be read")
+	}
+	for _, want := range []string{"input/output error", ".log", "baton store check"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("open while the write-ahead log cannot be read: %v, want it to name %q", err, want)
+		}
+	}
+}
