@@ -412,6 +412,15 @@ func (fs flakyOpenFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, er
 	return fs.FS.Create(name, c)
 }
 
+// ReuseForWrite fails as Create does: Pebble reuses an obsolete
+// write-ahead log file for its next one when it has one.
+func (fs flakyOpenFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.out.Load() && c == walCategory {
+		return nil, &os.PathError{Op: "open", Path: newname, Err: syscall.EMFILE}
+	}
+	return fs.FS.ReuseForWrite(oldname, newname, c)
+}
+
 // Opening the next write-ahead log file without a file descriptor to
 // spare waits (Pebble would stop the process on the error) until one is
 // free, and Ping names the problem meanwhile; one line when the wait
