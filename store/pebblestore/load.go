@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"time"
@@ -65,7 +66,13 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 		tasks map[string]baton.MoveTask
 		n     loadCounts
 	)
-	if desc, err := pebble.Peek(logDir, s.fs); err == nil && desc.Exists {
+	desc, err := pebble.Peek(logDir, s.fs)
+	switch {
+	case errors.Is(err, os.ErrNotExist) || err == nil && !desc.Exists:
+		if err := createLog(logDir, opts); err != nil {
+			return nil, err
+		}
+	case err == nil:
 		ro := opts
 		ro.readOnly = true
 		if s.db, err = openLog(logDir, ro); err != nil {
@@ -80,7 +87,6 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 			return nil, damagedRead(err)
 		}
 	}
-	var err error
 	if s.db, s.diskChecks, err = openWatched(ctx, logDir, opts, s.health); err != nil {
 		return nil, err
 	}

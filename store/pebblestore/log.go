@@ -57,6 +57,20 @@ func openWith(dir string, o *pebble.Options, opts Options) (*pebble.DB, error) {
 	return db, nil
 }
 
+// createLog creates a new log in dir, and closes it. Pebble writes a new
+// log's first write-ahead log before it raises the log to its format:
+// that file's records lack the synced offsets that tell damage in its
+// middle from an end cut short (checkNewestWAL), and a start after a
+// crash would drop what follows a damaged record without a word. Opened
+// again, the log writes to a new write-ahead log, in its format.
+func createLog(dir string, opts Options) error {
+	db, err := pebble.Open(dir, logOptions(opts))
+	if err != nil {
+		return fmt.Errorf("create the log: %w", err)
+	}
+	return db.Close()
+}
+
 // logOptions are the options of Pebble for a log.
 func logOptions(opts Options) *pebble.Options {
 	o := &pebble.Options{
@@ -135,16 +149,7 @@ func checkFormat(db *pebble.DB, fs vfs.FS, dir string, readOnly bool) error {
 		if err := checkEmpty(db, fs, dir); err != nil || readOnly {
 			return err
 		}
-		if err := db.Set(formatKey, []byte{format}, pebble.Sync); err != nil {
-			return err
-		}
-		// A new log's first write-ahead log was created before Pebble
-		// raised the log to its format: its records lack the synced
-		// offsets that tell damage in its middle from an end cut short
-		// (checkNewestWAL), and a start after a crash would drop what
-		// follows a damaged record without a word. A flush starts the
-		// next one, in the log's format.
-		return db.Flush()
+		return db.Set(formatKey, []byte{format}, pebble.Sync)
 	}
 	if err != nil {
 		return fmt.Errorf("read the log's format: %w", err)
