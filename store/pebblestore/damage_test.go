@@ -461,6 +461,9 @@ func TestDamagedTableWhileServing(t *testing.T) {
 	if !errors.Is(failed, baton.ErrUnavailable) || received == len(bodies) {
 		t.Errorf("receives: %d of %d messages, last error %v; want some failing with ErrUnavailable", received, len(bodies), failed)
 	}
+	if n := strings.Count(logs.String(), "cannot read a message's body"); n == 0 || n > 2 {
+		t.Errorf("the failing receives logged %d lines, want one for each of the (at most 2) messages they met:\n%s", n, logs)
+	}
 	st, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: base})
 	if err != nil || st.Visible+st.InFlight != len(bodies) {
 		t.Errorf("counts: %+v, %v; want all %d messages", st, err, len(bodies))

@@ -406,6 +406,8 @@ func diskProblem(err error) string {
 		return "out of file descriptors"
 	case errors.Is(err, syscall.EROFS):
 		return "file system read-only"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "permission denied (the data directory's owner, mode or attributes changed?)"
 	case errors.Is(err, syscall.EIO):
 		return "disk I/O error"
 	case pebble.IsCorruptionError(err):

@@ -390,6 +390,7 @@ func TestDiskProblemNames(t *testing.T) {
 		{fmt.Errorf("write 000019.sst: %w", syscall.ENOSPC), "disk full"},
 		{fmt.Errorf("open: %w", syscall.EMFILE), "out of file descriptors"},
 		{fmt.Errorf("pebble: file 000005: block 8106/447: crc32c checksum mismatch: %w", pebble.ErrCorruption), "log damaged (run `baton store check`)"},
+		{fmt.Errorf("open 000004.log: %w", syscall.EACCES), "permission denied (the data directory's owner, mode or attributes changed?)"},
 		{errors.New("something else"), "disk write failed"},
 	} {
 		if got := diskProblem(c.err); got != c.want {

@@ -53,7 +53,7 @@ type row struct {
 // the rest in the log. A message found in neither is gone and is missing
 // from the result, which is keyed by pos. A payload the log cannot read (a
 // damaged table) fails the call with baton.ErrUnavailable, which clients
-// see as 503 and may try again, and is logged with the message's id.
+// see as 503 and may try again, and is logged with the message's id, once.
 func (s *Store) payloads(queueID uint64, rs []row) (map[int64]payload, error) {
 	out := make(map[int64]payload, len(rs))
 	var rest []row
@@ -81,8 +81,12 @@ func (s *Store) payloads(queueID uint64, rs []row) (map[int64]payload, error) {
 			closer.Close()
 		}
 		if err != nil {
-			s.logger.Error("pebblestore: cannot read a message's body; the receive fails (503). Run `baton store check`",
-				"queue_id", queueID, "message", r.id, "err", firstLine(err))
+			// Once per message: each receive meets it again, as long as
+			// it stays in the queue.
+			if _, logged := s.unreadable.LoadOrStore(r.pos, true); !logged {
+				s.logger.Error("pebblestore: cannot read a message's body; its receives fail (503). Run `baton store check`",
+					"queue_id", queueID, "message", r.id, "err", firstLine(err))
+			}
 			return nil, fmt.Errorf("%w: pebblestore: read the body of message %s: %w", baton.ErrUnavailable, r.id, err)
 		}
 		out[r.pos] = p

@@ -152,6 +152,9 @@ type Store struct {
 	// before the commit.
 	pendMu  sync.Mutex
 	pending map[int64]payload
+	// unreadable holds, by pos, the messages whose payload a read failed
+	// to give, once logged.
+	unreadable sync.Map
 
 	// idleStop and idleDone stop flushWhenIdle.
 	idleStop context.CancelFunc
