@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
@@ -128,5 +130,53 @@ func refusingAndUp(t *testing.T, p *batonProcess, c *sqs.Client, url string, sin
 	}
 	if h := healthz(p.URL); h.status != http.StatusServiceUnavailable {
 		t.Errorf("/healthz 12 s after the fault: %d %q, want 503", h.status, h.body)
+	}
+}
+
+// TestDataDirImmutableWhileServing makes the built server's log directory
+// immutable while it serves (`chattr +i`: as root, the way to have the
+// kernel refuse the server's writes there with EPERM, as it refuses
+// EACCES to a server whose directory's owner or mode was changed): the
+// next write-ahead log cannot be created at the idle flush, which made
+// Pebble panic and the process die. The server must instead refuse
+// changes (503), answer /healthz 503 naming the refused create, log
+// it, answer reads and stay up; and restarted once the attribute is
+// removed, serve what it acknowledged before.
+func TestDataDirImmutableWhileServing(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "the log directory made immutable under the server")
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "data")
+	p := startBatonArgs(t, "--data-dir", data, "--account-id", account)
+	c, url := diskQueue(t, p)
+	logDir := filepath.Join(data, "pebble")
+	if out, err := run("chattr", "+i", logDir); err != nil {
+		needMount(t, "an immutable directory (chattr +i)", err, out)
+	}
+	t.Cleanup(func() { run("chattr", "-i", logDir) })
+	since := time.Now()
+	// The idle flush (5 s after the last commit, looked at every 5 s)
+	// opens the next write-ahead log.
+	testutil.CheckFor(t, 60*time.Second, func() error {
+		if h := healthz(p.URL); h.status != http.StatusServiceUnavailable {
+			return fmt.Errorf("/healthz %d %s", h.status, h.body)
+		}
+		return nil
+	})
+	_, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("after")})
+	wantUnavailable(t, "send once the log directory is immutable", err)
+	refusingAndUp(t, p, c, url, since, "operation not permitted", `problem="permission denied`)
+	stopBaton(t, p)
+
+	if out, err := run("chattr", "-i", logDir); err != nil {
+		t.Fatalf("chattr -i: %v: %s", err, out)
+	}
+	p = startBatonArgs(t, "--data-dir", data, "--account-id", account)
+	got := receiveAll(t, crashClient(p.URL), p.queueURL("q"))
+	found := false
+	for _, body := range got {
+		found = found || body == "before"
+	}
+	if !found {
+		t.Errorf("after a restart: %v, want the message sent before", got)
 	}
 }
