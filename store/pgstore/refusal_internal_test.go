@@ -72,17 +72,7 @@ func TestRefusedWorkIsAnOutage(t *testing.T) {
 	s, now := refusalStore(t, url, logs)
 	ctx := context.Background()
 	qid := mustQueue(t, s, "refused", false)
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := admin.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := adminExec(t, url)
 
 	// The disk full: PostgreSQL's own answer to a file it cannot extend,
 	// raised by a trigger (the e2e tests fill a real one).
@@ -113,7 +103,7 @@ func TestRefusedWorkIsAnOutage(t *testing.T) {
 	exec(`DROP SCHEMA public CASCADE`)
 	exec(`CREATE SCHEMA public`)
 	start := time.Now()
-	_, err = s.QueueGet(ctx, "us-east-1", "000000000000", "refused")
+	_, err := s.QueueGet(ctx, "us-east-1", "000000000000", "refused")
 	wantRefusalOutage(t, "queue read with the tables dropped", err, time.Since(start), "database schema missing")
 	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "database schema missing") {
 		t.Errorf("Ping with the tables dropped: %v; want it to say so", err)
@@ -128,17 +118,7 @@ func TestLoginRefusedWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := pgtest.DatabaseName(pg.MustDatabase(t))
-	admin, err := pgx.Connect(ctx, pg.URL(db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := admin.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := adminExec(t, pg.URL(db))
 	exec(`GRANT ALL ON SCHEMA public TO baton_pw`)
 	s, _ := refusalStore(t, strings.Replace(pg.URL(db), "postgres@", "baton_pw:right@", 1), io.Discard)
 	mustQueue(t, s, "login", false)
@@ -221,17 +201,7 @@ func TestOperatorTimeoutsAreOutages(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	qid := mustQueue(t, s, "timeouts", false)
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := admin.Exec(ctx, sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := adminExec(t, url)
 	exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET statement_timeout = ''300ms''', current_database());
 		EXECUTE format('ALTER DATABASE %I SET lock_timeout = ''20ms''', current_database()); END $$`)
 	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
@@ -260,5 +230,23 @@ func TestOperatorTimeoutsAreOutages(t *testing.T) {
 	}
 	if n := countMessages(t, s, qid); n != 1 {
 		t.Errorf("%d messages stored, want 1 (the refused sends were rolled back)", n)
+	}
+}
+
+// adminExec connects to the database at url as its owner, for the test's
+// length, and returns a function that runs one statement on it, failing
+// the test if it fails.
+func adminExec(t *testing.T, url string) func(sql string) {
+	t.Helper()
+	admin, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	return func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(context.Background(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
 	}
 }

@@ -211,7 +211,14 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 	unsure := false // a run's outcome is unknown, and no later run learned it
 	for attempt := 1; ; attempt++ {
 		end := s.runs.begin()
+		began := time.Now()
 		err := f(bctx)
+		// How long the database took to refuse the run, if it answered:
+		// another run is likely to take as long.
+		var answeredIn time.Duration
+		if refused(err) {
+			answeredIn = time.Since(began)
+		}
 		if bctx.Err() != nil && timedOut(err) {
 			// The bound passed while the database had the run.
 			err = fmt.Errorf("%w: %w", errStalled, err)
@@ -240,10 +247,11 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 		}
 		d := backoff/2 + time.Duration(mathrand.Int64N(int64(backoff)))
 		backoff = min(2*backoff, time.Second)
-		if time.Until(bound) <= d {
-			// A run after the pause would start at the bound, and fail
-			// only for the want of time: its failure would hide this
-			// one's cause, and read as a database not answering.
+		if time.Until(bound) <= d+answeredIn {
+			// A run after the pause would start at the bound, or not be
+			// answered before it, and fail only for the want of time: its
+			// failure would hide this one's cause, and read as a database
+			// not answering.
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
 		if !pause(ctx, d) {

@@ -105,17 +105,7 @@ func TestWakeUpNotWaitingForCommits(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
 	url := pg.MustDatabase(t)
-	admin, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := admin.Exec(context.Background(), sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := adminExec(t, url)
 	// pgtest runs with synchronous_commit off; the database's own setting
 	// wins for the sessions opened after it.
 	exec(`ALTER DATABASE ` + pgx.Identifier{pgtest.DatabaseName(url)}.Sanitize() + ` SET synchronous_commit = on`)
