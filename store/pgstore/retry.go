@@ -245,20 +245,27 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 			}
 			return err
 		}
-		d := backoff/2 + time.Duration(mathrand.Int64N(int64(backoff)))
-		backoff = min(2*backoff, time.Second)
-		if time.Until(bound) <= d+answeredIn {
-			// A run after the pause would start at the bound, or not be
-			// answered before it, and fail only for the want of time: its
-			// failure would hide this one's cause, and read as a database
-			// not answering.
+		// A run that starts too near the bound to be answered before it
+		// fails only for the want of time: its failure would hide this
+		// one's cause, and read as a database not answering. So the last
+		// run starts while there is time left for it (what the last
+		// refused run took, and a margin), the pause shortened to let it.
+		need := answeredIn + runMargin
+		left := time.Until(bound)
+		if left <= need {
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
+		d := min(backoff/2+time.Duration(mathrand.Int64N(int64(backoff))), left-need)
+		backoff = min(2*backoff, time.Second)
 		if !pause(ctx, d) {
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
 	}
 }
+
+// runMargin is the least time left before the bound in which a run is
+// started, beyond what the database took to refuse the last one.
+const runMargin = 50 * time.Millisecond
 
 // giveUpLogEvery is how often, at most, giveUp logs one problem.
 const giveUpLogEvery = 10 * time.Second

@@ -342,6 +342,28 @@ func TestRetryGivesUp(t *testing.T) {
 	}
 }
 
+// TestRetryRunsToTheBound: an operation keeps retrying a quick failure
+// until the bound is near, not giving up while a long pause would still
+// leave time for a run: a database back within the bound is met. The pause
+// before the last run is shortened so that the run starts in time.
+func TestRetryRunsToTheBound(t *testing.T) {
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: bound}
+	for i := range 20 {
+		var last time.Time
+		start := time.Now()
+		err := s.retry(context.Background(), func(context.Context) error { last = time.Now(); return lostAnswer })
+		if !errors.Is(err, baton.ErrUnavailable) {
+			t.Fatalf("call %d: err = %v; want ErrUnavailable", i, err)
+		}
+		// Load only makes the calls later; an early give-up is not load.
+		if d := last.Sub(start); d < bound-100*time.Millisecond {
+			t.Fatalf("call %d: the last run began %v after the first, with the bound %v away: gave up early", i, d, bound)
+		}
+	}
+}
+
 // TestQueueDeleteAndPurgeAfterLostCommit: a purge whose commit's answer is
 // lost is not refused as purged recently by its own rerun, and a queue
 // delete's rerun does not find the queue missing.
