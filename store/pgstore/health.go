@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-sqs/baton/clock"
 )
 
 // A database can stop completing commits while it still answers a query:
@@ -85,7 +87,7 @@ const refusalHeld = 10 * time.Second
 
 // refusalWatch holds the last refusal an operation gave up on.
 type refusalWatch struct {
-	now func() time.Time // time.Now if nil; set by tests
+	clock clock.Clock // clock.System if nil
 
 	mu   sync.Mutex
 	at   time.Time
@@ -93,11 +95,11 @@ type refusalWatch struct {
 	err  error
 }
 
-func (w *refusalWatch) clock() time.Time {
-	if w.now == nil {
+func (w *refusalWatch) now() time.Time {
+	if w.clock == nil {
 		return time.Now()
 	}
-	return w.now()
+	return w.clock.Now()
 }
 
 // saw records that an operation gave up on err (what names it), if err is
@@ -106,7 +108,7 @@ func (w *refusalWatch) saw(what string, err error) {
 	if !refused(err) {
 		return
 	}
-	now := w.clock()
+	now := w.now()
 	w.mu.Lock()
 	w.at, w.what, w.err = now, what, err
 	w.mu.Unlock()
@@ -115,7 +117,7 @@ func (w *refusalWatch) saw(what string, err error) {
 // check says why the last operation refused within refusalHeld failed, or
 // returns nil.
 func (w *refusalWatch) check() error {
-	now := w.clock()
+	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,18 +30,17 @@ import (
 
 // refusalStore opens a store on url that logs to logs, holds refusals by
 // a fake clock it returns, and paces its log lines by that clock.
-func refusalStore(t *testing.T, url string, logs io.Writer) (*Store, *atomic.Int64) {
+func refusalStore(t *testing.T, url string, logs io.Writer) (*Store, *clock.Fake) {
 	t.Helper()
 	s, err := Open(context.Background(), url, Options{RetryFor: time.Minute, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	var now atomic.Int64
-	now.Store(time.Now().UnixNano())
-	s.refusals.now = func() time.Time { return time.Unix(0, now.Load()) }
-	s.giveUpLogs = lograte.New(clock.NewFake(time.Now()), giveUpLogEvery)
-	return s, &now
+	now := clock.NewFake(time.Now())
+	s.refusals.clock = now
+	s.giveUpLogs = lograte.New(now, giveUpLogEvery)
+	return s, now
 }
 
 // wantRefusalOutage checks that err is a 503 with the plain message naming
@@ -94,7 +92,7 @@ func TestRefusedWorkIsAnOutage(t *testing.T) {
 	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("room", time.Now())}}); err != nil {
 		t.Fatalf("send once there is room: %v", err)
 	}
-	now.Add(int64(refusalHeld))
+	now.Advance(refusalHeld)
 	if err := s.Ping(ctx); err != nil {
 		t.Errorf("Ping %v after the last refusal: %v", refusalHeld, err)
 	}
