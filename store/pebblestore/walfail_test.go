@@ -119,14 +119,7 @@ func TestWALSyncFailureRefusesChanges(t *testing.T) {
 	if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
 		t.Errorf("QueueGet after the failed sync: %v", err)
 	}
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	select {
-	case err := <-closed:
-		t.Logf("Close: %v", err)
-	case <-time.After(3*timeout + 10*time.Second):
-		t.Fatal("Close did not return")
-	}
+	closeWithin(t, s, 3*timeout+10*time.Second)
 
 	// A restart on what was synced.
 	if s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})}); err != nil {
@@ -242,14 +235,7 @@ func TestLogFaultsWhileServing(t *testing.T) {
 			if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
 				t.Errorf("QueueGet after the failure: %v", err)
 			}
-			closed := make(chan error, 1)
-			go func() { closed <- s.Close() }()
-			select {
-			case err := <-closed:
-				t.Logf("Close: %v", err)
-			case <-time.After(3*timeout + 10*time.Second):
-				t.Fatal("Close did not return")
-			}
+			closeWithin(t, s, 3*timeout+10*time.Second)
 
 			if s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})}); err != nil {
 				t.Fatal(err)
@@ -293,5 +279,20 @@ func TestOpenOnFailingLogSync(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the start did not end")
+	}
+}
+
+// closeWithin closes s, whose log failed, and fails the test if Close does
+// not return within d: a failed write never returns, and Close must not
+// wait for it.
+func closeWithin(t *testing.T, s *pebblestore.Store, d time.Duration) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		t.Logf("Close: %v", err)
+	case <-time.After(d):
+		t.Fatal("Close did not return")
 	}
 }
