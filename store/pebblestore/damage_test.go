@@ -359,15 +359,7 @@ func TestDamagedBodyFailsItsReceive(t *testing.T) {
 	s := MustOpen(t, dir)
 	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
 	storetest.MustCreateQueue(t, s, q)
-	bodies := make([]string, 20)
-	for i := range bodies {
-		// Bodies that do not compress, to be found in the table.
-		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
-		bodies[i] = strings.Repeat(hex.EncodeToString(sum[:]), 40)
-		m := storetest.NewMessage(i, base)
-		m.Body = bodies[i]
-		storetest.MustSend(t, s, q.ID, m)
-	}
+	bodies := sendIncompressible(t, s, q.ID, 20)
 	pebblestore.Flush(t, s)
 	mustClose(t, s)
 	victim := 7
@@ -423,14 +415,7 @@ func TestDamagedTableWhileServing(t *testing.T) {
 	}
 	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
 	storetest.MustCreateQueue(t, s, q)
-	bodies := make([]string, 20)
-	for i := range bodies {
-		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
-		bodies[i] = strings.Repeat(hex.EncodeToString(sum[:]), 40)
-		m := storetest.NewMessage(i, base)
-		m.Body = bodies[i]
-		storetest.MustSend(t, s, q.ID, m)
-	}
+	bodies := sendIncompressible(t, s, q.ID, 20)
 	pebblestore.Flush(t, s)
 	table := logFile(t, dir, "*.sst")
 	rewrite(t, table, func(b []byte) []byte {
@@ -526,4 +511,20 @@ func TestOpenRefusesDamageInFirstWAL(t *testing.T) {
 	if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), "says it was synced") {
 		t.Errorf("open: %v, want ErrDamaged saying the damaged record was synced", err)
 	}
+}
+
+// sendIncompressible sends n messages to queueID whose bodies do not
+// compress, so that each is found in the table it is flushed to, and
+// returns the bodies.
+func sendIncompressible(t *testing.T, s *pebblestore.Store, queueID uint64, n int) []string {
+	t.Helper()
+	bodies := make([]string, n)
+	for i := range bodies {
+		sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+		bodies[i] = strings.Repeat(hex.EncodeToString(sum[:]), 40)
+		m := storetest.NewMessage(i, base)
+		m.Body = bodies[i]
+		storetest.MustSend(t, s, queueID, m)
+	}
+	return bodies
 }
