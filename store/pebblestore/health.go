@@ -122,7 +122,7 @@ type health struct {
 		since  time.Time
 	}
 	// damaged are the files of the log found failing their checksums,
-	// with the error of the first read that met each: what they hold
+	// with the error of the first read that met each: what is damaged in them
 	// cannot be read until the server is stopped and the directory
 	// salvaged.
 	damaged map[string]error
@@ -388,7 +388,7 @@ func (h *health) problems(stuckFor time.Duration) []string {
 			(s.info.Duration+now.Sub(s.seen)).Round(time.Second)))
 	}
 	for _, file := range slices.Sorted(maps.Keys(h.damaged)) {
-		out = append(out, fmt.Sprintf("log damaged: a read of %s failed its checksum (%s): what it holds cannot be read. "+
+		out = append(out, fmt.Sprintf("log damaged: a read of %s failed its checksum (%s): some of what it holds cannot be read. "+
 			"Stop the server and run `baton store check`", file, firstLine(h.damaged[file])))
 	}
 	if st := h.stall; st.reason != "" && now.Sub(st.since) >= stuckFor {
