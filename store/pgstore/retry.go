@@ -249,8 +249,9 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 		// fails only for the want of time: its failure would hide this
 		// one's cause, and read as a database not answering. So the last
 		// run starts while there is time left for it (what the last
-		// refused run took, and a margin), the pause shortened to let it.
-		need := answeredIn + runMargin
+		// refused run took and half as much again, for a loaded machine,
+		// and a margin), the pause shortened to let it.
+		need := answeredIn + answeredIn/2 + runMargin
 		left := time.Until(bound)
 		if left <= need {
 			return s.giveUp(what, err, attempt, start, unsure)
@@ -264,7 +265,7 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 }
 
 // runMargin is the least time left before the bound in which a run is
-// started, beyond what the database took to refuse the last one.
+// started, beyond what the database may take to refuse it (see retryOp).
 const runMargin = 50 * time.Millisecond
 
 // giveUpLogEvery is how often, at most, giveUp logs one problem.
