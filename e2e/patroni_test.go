@@ -831,11 +831,19 @@ func (a *sendAcks) resumed(node int, kill time.Time) time.Time {
 	return end
 }
 
+// followBound is how soon after a primary can take commits again (it has
+// a synchronous standby) a node's sends are acknowledged again, at most:
+// the store's retry bound (pgstore.DefaultRetryFor), within which a send
+// that met the outage runs again.
+const followBound = 5 * time.Second
+
 // failoverRound starts a long poll on every node and kills the current
 // primary's postmaster with the polls waiting. It waits for Patroni to
 // name a new primary and for every node to acknowledge a send asked after
 // that, checks that sends were acknowledged again within bound of the
-// kill, and answers the long polls, which must still be waiting.
+// kill (or, when Patroni itself took longer, within followBound of the
+// new primary taking commits), and answers the long polls, which must
+// still be waiting.
 func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniMember, nodes []*mnNode, pollQueue string,
 	acks *sendAcks, bound time.Duration) *killRound {
 	t.Helper()
@@ -885,9 +893,6 @@ func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniM
 	for i := range nodes {
 		r.recovered[i] = acks.resumed(i, r.at).Sub(r.at)
 		t.Logf("kill %d: node %d: sends acknowledged again %v after the kill", k, i, r.recovered[i].Round(time.Millisecond))
-		if r.recovered[i] > bound {
-			t.Errorf("kill %d: node %d: sends failed for %v after the kill, want under %v", k, i, r.recovered[i].Round(time.Millisecond), bound)
-		}
 	}
 	// Sends are acknowledged again, so the new primary has a synchronous
 	// standby by now; and no primary ever ran requiring none.
@@ -901,6 +906,16 @@ func failoverRound(ctx context.Context, t *testing.T, k int, members []*patroniM
 	r.promoted, r.synced = promoted.Sub(r.at), synced.Sub(r.at)
 	t.Logf("kill %d: %s seen as primary %v after the kill, with a synchronous standby after %v",
 		k, r.successor, r.promoted.Round(time.Millisecond), r.synced.Round(time.Millisecond))
+	for i := range nodes {
+		// Past the bound, the nodes are still on time if they followed the
+		// database within followBound of its taking commits again: Patroni
+		// itself can take the bound or longer (restarting the killed
+		// member in place, say).
+		if lag := r.recovered[i] - r.synced; r.recovered[i] > bound && lag > followBound {
+			t.Errorf("kill %d: node %d: sends failed for %v after the kill, want under %v, or under %v after the primary %s had a synchronous standby (it had after %v)",
+				k, i, r.recovered[i].Round(time.Millisecond), bound, followBound, r.successor, r.synced.Round(time.Millisecond))
+		}
+	}
 	for _, u := range watch.halt() {
 		t.Errorf("kill %d: a primary required no synchronous standby (synchronous_standby_names empty), so acknowledged commits on it alone: %s", k, u)
 	}
