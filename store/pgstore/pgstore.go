@@ -97,6 +97,9 @@ type Store struct {
 	// database refused them.
 	runs     runWatch
 	refusals refusalWatch
+	// schema knows Baton's tables and functions, to tell a schema
+	// dropped from a statement's fault (schema.go).
+	schema schemaWatch
 	// giveUpLogs paces giveUp's log lines.
 	giveUpLogs *lograte.Limiter
 	// faultHook, if set by a test, fails a write after it succeeded.
@@ -150,6 +153,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.learnSchema(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}

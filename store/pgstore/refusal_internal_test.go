@@ -248,3 +248,67 @@ func adminExec(t *testing.T, url string) func(sql string) {
 		}
 	}
 }
+
+// TestUndefinedObjectIsAnOutageOnlyWithTheSchemaGone: a statement naming a
+// table or function the database does not have is an outage (503 naming
+// what is missing, /healthz failing) when Baton's schema lost it, and a
+// fault in the statement (InternalError, 500, saying the schema is whole
+// and the statement's error) when the schema is whole. Every such failure
+// used to be answered 503 "database schema missing", and /healthz failed,
+// so that a wrong name in a statement read as an outage.
+func TestUndefinedObjectIsAnOutageOnlyWithTheSchemaGone(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	s, now := refusalStore(t, url, io.Discard)
+	s.schema.clock = now
+	ctx := context.Background()
+	qid := mustQueue(t, s, "undefined", false)
+	exec := adminExec(t, url)
+
+	for _, sql := range []string{
+		`SELECT count(*) FROM baton_mesages`,               // a table's name misspelt
+		`SELECT baton_lock_queue(ARRAY[1]::bigint[])`,      // a function's
+		`SELECT count(*) FROM batonn.baton_messages`,       // a schema's
+		`SELECT count(*) FROM baton_messages WHERE nope()`, // a function that never was
+	} {
+		start := time.Now()
+		err := s.retry(ctx, func(ctx context.Context) error {
+			_, err := s.pool.Exec(ctx, sql)
+			return err
+		})
+		if time.Since(start) > 30*time.Second {
+			t.Errorf("%s: answered after %v; a statement's fault is not retried", sql, time.Since(start))
+		}
+		if errors.Is(err, baton.ErrUnavailable) || baton.AsError(err).Code != baton.ErrInternal {
+			t.Errorf("%s with the schema whole: %v; want an InternalError", sql, err)
+			continue
+		}
+		if !errors.Is(err, errSchemaFault) || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("%s with the schema whole: %v; want it to say the schema is whole, and the statement's error", sql, err)
+		}
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("Ping after statements' faults, with the schema whole: %v", err)
+	}
+
+	// A function of the schema dropped: the sends' round calls it.
+	exec(`DROP FUNCTION baton_lock_queues(bigint[])`)
+	now.Advance(schemaCheckHeld)
+	start := time.Now()
+	_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage("no-function", time.Now())}})
+	wantRefusalOutage(t, "send with baton_lock_queues dropped", err, time.Since(start), "database schema missing: baton_lock_queues(bigint[]) not there")
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "database schema missing") {
+		t.Errorf("Ping with a function of the schema dropped: %v; want it to say so", err)
+	}
+
+	// A table dropped.
+	exec(`DROP TABLE baton_receive_attempts`)
+	now.Advance(schemaCheckHeld)
+	start = time.Now()
+	err = s.retry(ctx, func(ctx context.Context) error {
+		_, err := s.pool.Exec(ctx, `SELECT count(*) FROM baton_receive_attempts`)
+		return err
+	})
+	wantRefusalOutage(t, "read with baton_receive_attempts dropped", err, time.Since(start),
+		"database schema missing: baton_receive_attempts, baton_lock_queues(bigint[]) not there")
+}

@@ -61,23 +61,22 @@ var transientCodes = map[string]string{
 
 // SQLSTATEs of a database that answers but cannot do the work, for a
 // reason a rerun within the bound would not change and an operator must
-// mend: its disk full, this server's login refused, the database or the
-// schema's tables gone (PostgreSQL documentation, Appendix A). It is an
-// outage all the same: the operation fails at once with
-// baton.ErrUnavailable (503, which clients retry), not as a fault of the
-// request, and /healthz says so while it lasts (refusalWatch).
+// mend: its disk full, this server's login refused, the database gone
+// (PostgreSQL documentation, Appendix A). It is an outage all the same:
+// the operation fails at once with baton.ErrUnavailable (503, which
+// clients retry), not as a fault of the request, and /healthz says so
+// while it lasts (refusalWatch). A statement naming a table, function or
+// schema that is not there is one only when Baton's schema is missing
+// (schema.go).
 var refusalOutageCodes = map[string]string{
-	"53100": "database disk full",                                          // disk_full
-	"53000": "database out of resources",                                   // insufficient_resources
-	"53200": "database out of memory",                                      // out_of_memory
-	"58030": "database I/O error",                                          // io_error
-	"28P01": "database refused this server's password",                     // invalid_password
-	"28000": "database refused this server's login",                        // invalid_authorization_specification
-	"42501": "database denied this server permission",                      // insufficient_privilege
-	"3D000": "database does not exist",                                     // invalid_catalog_name
-	"3F000": "database schema missing: Baton's schema is not there",        // invalid_schema_name
-	"42P01": "database schema missing: a table of Baton's is not there",    // undefined_table
-	"42883": "database schema missing: a function of Baton's is not there", // undefined_function
+	"53100": "database disk full",                      // disk_full
+	"53000": "database out of resources",               // insufficient_resources
+	"53200": "database out of memory",                  // out_of_memory
+	"58030": "database I/O error",                      // io_error
+	"28P01": "database refused this server's password", // invalid_password
+	"28000": "database refused this server's login",    // invalid_authorization_specification
+	"42501": "database denied this server permission",  // insufficient_privilege
+	"3D000": "database does not exist",                 // invalid_catalog_name
 }
 
 // refusalOutage reports whether err is the database refusing the work for
@@ -237,6 +236,12 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 		unsure = write && (unsure || outcomeUnknown(err)) && err != nil
 		what, again := transient(err)
 		if !again {
+			if undefinedObject(err) {
+				var outage bool
+				if what, outage, err = s.undefinedObjectOutage(bctx, err); outage {
+					return s.giveUp(what, err, attempt, start, unsure)
+				}
+			}
 			if what, ok := refusalOutage(err); ok {
 				return s.giveUp(what, err, attempt, start, unsure)
 			}
