@@ -524,12 +524,15 @@ type LedgerBus interface {
 	// it can: a busy node publishes what gathered during its last
 	// exchange's round trip at once, instead of falling behind one round
 	// trip per batch. It returns when the batches are handed to the
-	// backend, or with the backend's error; the engine then drops them.
+	// backend, or with the backend's error; the engine then publishes them
+	// again later (each batch is numbered, so a batch that arrives twice
+	// is applied once).
 	PublishLedger(ctx context.Context, batches [][]byte) error
 	// SubscribeLedger registers f, to be called with every batch published
 	// on the store (by any server, this one included) for as long as the
 	// store is open. f does not block and must not keep batch. Batches may
-	// be lost while the store's link to the others is down.
+	// be lost while the store's link to the others is down; once it is up
+	// again, f is called with a nil batch to say so.
 	SubscribeLedger(f func(batch []byte))
 }
 

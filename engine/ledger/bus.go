@@ -20,9 +20,15 @@ import (
 // publishes a batch when it would grow past that or ledgerFlushEvery after
 // its first event, whichever comes first, so a request never waits on the
 // network. Each Ledger draws a random node id and drops its own batches when
-// the store echoes them back. Events are lost, not delayed, when the queue
-// is full or the store's link is down: the ledger is a diagnosis, not a
-// record of truth.
+// the store echoes them back. A node numbers its batches in turn; an
+// exchange the bus refuses is tried again with its batches, in order,
+// before any later, as long as they are few (ledgerKeptBatches), and a
+// node that gets a batch twice (the first try's outcome was lost) applies
+// it once. Events are lost, not delayed, when the queue is full, the
+// store's link stays down, or a node's own link to the bus is down: the
+// ledger is a diagnosis, not a record of truth, and a node that learns it
+// missed events (a jump in a node's numbers, the bus's word that its link
+// was down) says so instead of a verdict on the period (missed.go).
 
 const (
 	// ledgerFlushEvery bounds how long an event waits for its batch.
@@ -35,14 +41,24 @@ const (
 	ledgerExchangeBatches = 16
 	// ledgerPublishTimeout bounds one publication.
 	ledgerPublishTimeout = 5 * time.Second
+	// ledgerKeptBatches bounds the batches kept to publish again after the
+	// bus refused them; beyond it the oldest are dropped, and the other
+	// nodes learn of the gap by the batches' numbers.
+	ledgerKeptBatches = 4 * ledgerExchangeBatches
+	// ledgerRetryMax bounds the pause before an exchange the bus refused
+	// is tried again; the first is ledgerFlushEvery, doubled each time.
+	ledgerRetryMax = 5 * time.Second
 	// maxEventClient bounds a client's address and user agent in an event.
 	maxEventClient = 160
 
 	// batchVersion 2 added the second flags byte and the batch id (Event's
-	// Batch and Progress); a node reads batches of version 1 too, and a
-	// node of version 1 drops this one's batches with a warning.
-	batchVersion = 2
-	batchHeader  = 1 + 8 // version, node id
+	// Batch and Progress); 3, the batch's number in its node's turn. A
+	// node reads batches of versions 1 and 2 too, and a node of an older
+	// version drops this one's batches with a warning.
+	batchVersion = 3
+	batchHeader  = 1 + 8 + 8 // version, node id, number (big endian)
+	// batchHeaderV2 is the header of versions 1 and 2: version, node id.
+	batchHeaderV2 = 1 + 8
 )
 
 // Config configures a Ledger.
@@ -97,12 +113,20 @@ func (l *Ledger) Record(ev Event) {
 
 // applyBatch applies a batch the bus delivered, unless this node
 // published it: its own batches, which the bus echoes back, are told by
-// their header and dropped without being decoded.
+// their header and dropped without being decoded. A nil batch is the bus's
+// word that batches may have been lost (baton.LedgerBus).
 func (l *Ledger) applyBatch(b []byte) {
-	if node, ok := batchNode(b); ok && node == l.node {
+	now := l.clock.Now()
+	if b == nil {
+		l.missed.linkLost(l.started, now)
+		l.log.Warn("lease-ledger batches of other nodes may have been lost while the link to them was down; lease reports judged on that time say so instead of a verdict")
 		return
 	}
-	_, evs, err := decodeBatch(b)
+	if node, ok := batchNode(b); ok && node == l.node {
+		l.missed.delivered(now)
+		return
+	}
+	node, evs, err := decodeBatch(b)
 	if err != nil {
 		// A node of another version keeps sending them: say so now and then.
 		if n := l.badBatches.Add(1); n == 1 || n%1000 == 0 {
@@ -110,9 +134,14 @@ func (l *Ledger) applyBatch(b []byte) {
 		}
 		return
 	}
+	if seq, ok := batchSeq(b); !ok {
+		l.missed.delivered(now)
+	} else if !l.missed.admit(node, seq, now) {
+		return // applied before
+	}
 	// Times travel as Unix nanoseconds; show them in the zone of this
 	// node's own, so that one history does not mix zones.
-	loc := l.clock.Now().Location()
+	loc := now.Location()
 	for _, ev := range evs {
 		ev.At, ev.Deadline, ev.LeasedAt = inZone(ev.At, loc), inZone(ev.Deadline, loc), inZone(ev.LeasedAt, loc)
 		ev.SentAt = inZone(ev.SentAt, loc)
@@ -140,6 +169,9 @@ type ledgerPublisher struct {
 	stop    chan struct{}
 	done    chan struct{}
 	dropped atomic.Uint64
+	// seq numbers the batches: the last one made. An event dropped
+	// takes a number too, so that the other nodes see the gap.
+	seq atomic.Uint64
 }
 
 func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *ledgerPublisher {
@@ -162,6 +194,7 @@ func (p *ledgerPublisher) queue(ev Event) {
 	select {
 	case p.events <- ev:
 	default:
+		p.seq.Add(1)
 		if p.dropped.Add(1) == 1 {
 			p.log.Warn("lease-ledger events are dropped: the publisher is behind; other nodes' lease reports miss them")
 		}
@@ -190,8 +223,13 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 	var ready [][]byte
 	var timer *time.Timer
 	var due <-chan time.Time
+	// retryIn, while an exchange the bus refused waits to be tried
+	// again, is the pause before that: ready holds its batches.
+	var retryIn time.Duration
 	// flush publishes the ready batches, and with all the partial one
-	// too, in exchanges of at most ledgerExchangeBatches.
+	// too, in exchanges of at most ledgerExchangeBatches; an exchange the
+	// bus refuses keeps its batches and the rest in ready, to be tried
+	// again after a pause (retryIn).
 	flush := func(all bool) {
 		if timer != nil {
 			timer.Stop()
@@ -201,14 +239,23 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 			ready = append(ready, batch)
 			batch = p.header()
 		}
-		for len(ready) > 0 {
+		refused := false
+		for len(ready) > 0 && !refused {
 			n := min(len(ready), ledgerExchangeBatches)
-			p.publish(ctx, ready[:n])
-			ready = ready[n:]
+			if refused = !p.publish(ctx, ready[:n]); !refused {
+				ready = ready[n:]
+			}
 		}
-		ready = nil
-		if len(batch) > batchHeader {
-			timer = time.NewTimer(p.every)
+		wait := p.every
+		if refused {
+			ready = p.keep(ready)
+			retryIn = min(max(2*retryIn, p.every), ledgerRetryMax)
+			wait = retryIn
+		} else {
+			ready, retryIn = nil, 0
+		}
+		if len(batch) > batchHeader || len(ready) > 0 {
+			timer = time.NewTimer(wait)
 			due = timer.C
 		}
 	}
@@ -218,7 +265,7 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 		if len(batch)+len(enc) > p.maxBatch {
 			ready = append(ready, batch)
 			batch = p.header()
-			if len(ready) == ledgerExchangeBatches {
+			if len(ready) >= ledgerExchangeBatches && retryIn == 0 {
 				flush(false)
 			}
 		}
@@ -253,19 +300,35 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 	}
 }
 
+// header starts the next batch, with its number.
 func (p *ledgerPublisher) header() []byte {
 	b := make([]byte, batchHeader, p.maxBatch)
 	b[0] = batchVersion
 	binary.BigEndian.PutUint64(b[1:], p.node)
+	binary.BigEndian.PutUint64(b[9:], p.seq.Add(1))
 	return b
 }
 
-func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) {
+// publish hands batches to the bus; it reports whether the bus took them.
+func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, ledgerPublishTimeout)
 	defer cancel()
 	if err := p.bus.PublishLedger(ctx, batches); err != nil {
-		p.log.Warn("could not publish lease-ledger events; other nodes' lease reports miss them", "err", err, "batches", len(batches))
+		p.log.Warn("could not publish lease-ledger events; they are tried again, and other nodes' lease reports say they may be missing them meanwhile",
+			"err", err, "batches", len(batches))
+		return false
 	}
+	return true
+}
+
+// keep bounds the batches waiting to be tried again to ledgerKeptBatches,
+// dropping the oldest: the other nodes see the gap in their numbers.
+func (p *ledgerPublisher) keep(ready [][]byte) [][]byte {
+	if over := len(ready) - ledgerKeptBatches; over > 0 {
+		p.log.Warn("lease-ledger batches dropped: the bus refused them for too long; other nodes' lease reports say they missed them", "batches", over)
+		ready = append(ready[:0], ready[over:]...)
+	}
+	return ready
 }
 
 // The batch encoding: a version byte and the node id (8 bytes, big
@@ -373,19 +436,36 @@ var errBadBatch = errors.New("malformed lease-ledger batch")
 
 // batchNode is the node id in a batch's header, if it has one.
 func batchNode(b []byte) (uint64, bool) {
-	if len(b) < batchHeader {
+	if len(b) < batchHeaderV2 {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(b[1:]), true
 }
 
+// batchSeq is a batch's number in its node's turn, if it has one (version
+// 3 on).
+func batchSeq(b []byte) (uint64, bool) {
+	if len(b) < batchHeader || b[0] < 3 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[9:]), true
+}
+
+// headerLen is the length of the header of a batch of version v.
+func headerLen(v byte) int {
+	if v < 3 {
+		return batchHeaderV2
+	}
+	return batchHeader
+}
+
 // decodeBatch decodes a batch made by appendEvent after a header.
 func decodeBatch(b []byte) (node uint64, evs []Event, err error) {
-	if len(b) < batchHeader || b[0] < 1 || b[0] > batchVersion {
+	if len(b) < 1 || b[0] < 1 || b[0] > batchVersion || len(b) < headerLen(b[0]) {
 		return 0, nil, errBadBatch
 	}
 	node, _ = batchNode(b)
-	d := decoder{b: b[batchHeader:], version: b[0]}
+	d := decoder{b: b[headerLen(b[0]):], version: b[0]}
 	for len(d.b) > 0 && d.err == nil {
 		ev := d.event()
 		if d.err == nil {

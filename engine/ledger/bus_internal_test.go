@@ -254,7 +254,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{Kind: KindRefused, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(74), Deadline: sec(74 + 43200), LeasedAt: sec(72), Client: client},
 		{Kind: KindSeen, QueueID: 2, At: sec(75), Client: client},
 	}
-	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 7}
+	b := testHeader(7, 1)
 	for _, ev := range evs {
 		b = appendEvent(b, ev)
 	}
@@ -296,7 +296,7 @@ func TestLedgerReadsVersion1(t *testing.T) {
 // an event that would encode differently (found by FuzzDecodeLedgerBatch).
 func TestLedgerRefusesLongClientString(t *testing.T) {
 	t.Parallel()
-	head := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 1}
+	head := testHeader(1, 1)
 	ok := appendEvent(head, evReceive(1, 0, 30))
 	if _, _, err := decodeBatch(ok); err != nil {
 		t.Fatalf("a well-formed batch: %v", err)
@@ -317,7 +317,7 @@ func TestLedgerRefusesLongClientString(t *testing.T) {
 // FuzzDecodeLedgerBatch: a batch from the wire never panics the decoder,
 // and what decodes re-encodes to the same events.
 func FuzzDecodeLedgerBatch(f *testing.F) {
-	b := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 1}
+	b := testHeader(1, 1)
 	f.Add(appendEvent(b, evLateDelete(1, 0, 90, 3)))
 	f.Add(appendEvent(b, Event{Kind: KindReceive, QueueID: 1, MessageID: "x", At: sec(0), Deadline: sec(30)}))
 	f.Add([]byte{batchVersion})
@@ -326,7 +326,7 @@ func FuzzDecodeLedgerBatch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again := []byte{batchVersion, 0, 0, 0, 0, 0, 0, 0, 0}
+		again := testHeader(0, 1)
 		for _, ev := range evs {
 			again = appendEvent(again, ev)
 		}

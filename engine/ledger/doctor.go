@@ -52,6 +52,10 @@ const (
 	// DiagnosisReleaseLoop: messages released at once ("not ready") again
 	// and again, each receive counting toward maxReceiveCount.
 	DiagnosisReleaseLoop = "release-loop"
+	// DiagnosisEvidenceMissed: this node may have missed other nodes'
+	// lease events in the period judged (missed.go): it names no finding
+	// nor health, and says what it missed instead.
+	DiagnosisEvidenceMissed = "evidence-missed"
 
 	renewAdviceSpreadFactor  = 4   // p99 above this many medians: renew rather than lengthen
 	recommendedTimeoutFactor = 1.5 // recommended timeout = p99 × this

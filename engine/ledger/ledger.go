@@ -102,6 +102,9 @@ type Ledger struct {
 	node       uint64
 	publisher  *ledgerPublisher
 	badBatches atomic.Uint64
+	// missed is what this node knows it missed of the others' events
+	// (missed.go).
+	missed missedLog
 
 	mu     sync.Mutex
 	queues map[uint64]*queueLedger

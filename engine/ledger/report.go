@@ -223,6 +223,11 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		return d.sources
 	}
 	d.diagnose()
+	judgedFrom := since
+	if judgedFrom.IsZero() {
+		judgedFrom = l.started
+	}
+	l.withholdOnGap(r, judgedFrom)
 	return r
 }
 

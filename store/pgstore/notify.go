@@ -23,7 +23,9 @@ import (
 // lease-ledger batches (baton.LedgerBus) base64-encoded, since a NOTIFY
 // payload is text. They are published outside any transaction, from the
 // pool, and delivered to this store's subscribers too: an engine tells its
-// own batches by the node id inside them.
+// own batches by the node id inside them. Once the connection LISTENs again
+// after it was lost, the ledger's subscribers are told (a nil batch) that
+// batches published meanwhile were missed.
 
 // wakeChannel is the NOTIFY channel. A payload is "<origin> <queue id>".
 const wakeChannel = "baton_wake"
@@ -164,7 +166,11 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel); err != nil {
 		return false, err
 	}
-	n.listeningOnce.Do(func() { close(n.listening) })
+	first := false
+	n.listeningOnce.Do(func() { close(n.listening); first = true })
+	if !first {
+		n.deliverLedgerLost()
+	}
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenCheck)
 		note, err := conn.WaitForNotification(wctx)
@@ -214,6 +220,17 @@ func (n *notifier) deliverLedger(payload string) {
 	n.mu.Unlock()
 	for _, f := range subs {
 		f(batch)
+	}
+}
+
+// deliverLedgerLost tells the ledger's subscribers that batches may have
+// been published while this store did not listen.
+func (n *notifier) deliverLedgerLost() {
+	n.mu.Lock()
+	subs := n.ledgerSubs
+	n.mu.Unlock()
+	for _, f := range subs {
+		f(nil)
 	}
 }
 

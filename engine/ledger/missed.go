@@ -1,0 +1,154 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Other nodes' events can fail to arrive: a node's publication the bus
+// refused beyond what it keeps to publish again (bus.go), events it
+// dropped when its publisher fell behind, batches published while this
+// node's link to the bus was down. A report judged on a period with such a
+// gap would rest on missing evidence: a lease whose delete was missed
+// reads as lapsed, its holder as stopped. So this node notes each gap it
+// learns of, by the numbers every node gives its batches in turn and by
+// the bus's word that its link was down, and its reports name no finding
+// on a period a gap falls in: they say what was missed instead
+// (DiagnosisEvidenceMissed).
+
+// maxMissedSpans bounds the gaps a ledger remembers; the oldest go first,
+// and with them the reports they held back, so that a node with gaps over
+// days is not silent for ever: the window of 15 minutes is what most
+// reports are judged on.
+const maxMissedSpans = 16
+
+// missedSpan is a time in which this node may have missed other nodes'
+// events.
+type missedSpan struct {
+	from, to time.Time
+	// batches is how many batches a node's numbers say were missed; link,
+	// that the bus said the link was down, which does not count them.
+	batches uint64
+	link    bool
+}
+
+// missedLog tracks the other nodes' batch numbers and the gaps found.
+type missedLog struct {
+	mu sync.Mutex
+	// last is when a batch, any node's (this one's echoes too), was last
+	// delivered: a link that was down was down since then at most.
+	last time.Time
+	// peers is each other node's last batch number, and when it came.
+	peers map[uint64]peerBatch
+	spans []missedSpan
+}
+
+type peerBatch struct {
+	seq uint64
+	at  time.Time
+}
+
+// admit notes a batch of node numbered seq arriving at now; it reports
+// whether to apply it: not when it was applied before (a publication run
+// again after its first try's outcome was lost). A jump in the numbers is
+// a gap, from the node's batch before to this one. A node's first batch
+// seen sets its numbers' start: it may have started before this node.
+func (m *missedLog) admit(node, seq uint64, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last = now
+	if m.peers == nil {
+		m.peers = make(map[uint64]peerBatch)
+	}
+	p, known := m.peers[node]
+	if known && seq <= p.seq {
+		return false
+	}
+	if known && seq > p.seq+1 {
+		m.addLocked(missedSpan{from: p.at, to: now, batches: seq - p.seq - 1})
+	}
+	m.peers[node] = peerBatch{seq: seq, at: now}
+	return true
+}
+
+// delivered notes that a batch without numbers (this node's own echo, or a
+// node of an older version) arrived at now.
+func (m *missedLog) delivered(now time.Time) {
+	m.mu.Lock()
+	m.last = now
+	m.mu.Unlock()
+}
+
+// linkLost notes the bus's word, at now, that batches since the last one
+// delivered (or since started) may have been lost.
+func (m *missedLog) linkLost(started, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	from := m.last
+	if from.IsZero() {
+		from = started
+	}
+	m.addLocked(missedSpan{from: from, to: now, link: true})
+	m.last = now
+}
+
+func (m *missedLog) addLocked(s missedSpan) {
+	if len(m.spans) == maxMissedSpans {
+		m.spans = append(m.spans[:0], m.spans[1:]...)
+	}
+	m.spans = append(m.spans, s)
+}
+
+// since returns the gaps that end at or after from, merged into one span
+// from the first's start to the last's end, and whether there are any.
+func (m *missedLog) since(from time.Time) (missedSpan, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out missedSpan
+	found := false
+	for _, s := range m.spans {
+		if s.to.Before(from) {
+			continue
+		}
+		if !found || s.from.Before(out.from) {
+			out.from = s.from
+		}
+		if !found || s.to.After(out.to) {
+			out.to = s.to
+		}
+		out.batches += s.batches
+		out.link = out.link || s.link
+		found = true
+	}
+	return out, found
+}
+
+// withholdOnGap replaces the report's findings, judged on the period from
+// judgedFrom, with what this node missed, when a gap falls in that period.
+func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
+	gap, ok := l.missed.since(judgedFrom)
+	if !ok {
+		return
+	}
+	r.Findings = nil
+	r.Diagnosis = DiagnosisEvidenceMissed
+	r.RecommendedVisibilityTimeout = r.VisibilityTimeout
+	var what []string
+	if gap.batches > 0 {
+		what = append(what, fmt.Sprintf("%d of their batches of lease events (or events their publisher dropped) did not arrive", gap.batches))
+	}
+	if gap.link {
+		what = append(what, "its link to them was down")
+	}
+	r.Advice = fmt.Sprintf("This node may have missed other nodes' lease events between %s and %s: %s. "+
+		"The leases of the period judged are not all known here, so no verdict is given: ask a node that did not miss them, ",
+		gap.from.Format(time.TimeOnly), gap.to.Format(time.TimeOnly), strings.Join(what, ", and "))
+	if r.JudgedSinceStart {
+		r.Advice += "or wait for leases in the last 15 minutes to judge."
+	} else {
+		r.Advice += fmt.Sprintf("or wait until %s, when the last 15 minutes no longer hold the gap.",
+			gap.to.Add(windowMinutes*time.Minute).Format(time.TimeOnly))
+	}
+}

@@ -1,0 +1,170 @@
+package ledger
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
+)
+
+// testHeader is the header of node's batch numbered seq.
+func testHeader(node, seq uint64) []byte {
+	b := make([]byte, batchHeader)
+	b[0] = batchVersion
+	binary.BigEndian.PutUint64(b[1:], node)
+	binary.BigEndian.PutUint64(b[9:], seq)
+	return b
+}
+
+// testBatch is node's batch numbered seq of evs.
+func testBatch(node, seq uint64, evs ...Event) []byte {
+	b := testHeader(node, seq)
+	for _, ev := range evs {
+		b = appendEvent(b, ev)
+	}
+	return b
+}
+
+// gapLeases are three leases of 30 s taken at 0 s on another node, and
+// their deletes at 5 s.
+func gapLeases() (receives, deletes []Event) {
+	for i := range 3 {
+		id := fmt.Sprintf("m%d", i)
+		receives = append(receives, Event{Kind: KindReceive, QueueID: applyQueue, MessageID: id, Epoch: 1, At: sec(0),
+			Deadline: sec(30), ReceiveCount: 1, Client: consumerA})
+		deletes = append(deletes, Event{Kind: KindDelete, QueueID: applyQueue, MessageID: id, Epoch: 1, At: sec(5),
+			LeasedAt: sec(0), StoreEpoch: 1, Removed: true, Client: consumerA})
+	}
+	return receives, deletes
+}
+
+// TestLedgerGapIsSaidNotJudged: a node that missed another node's batches
+// (a jump in its numbers) or was told by the bus that its link was down
+// names no finding on a period the gap falls in, and says what it missed:
+// the leases whose deletes it missed would otherwise read as lapsed, their
+// holders as stopped. They used to: a verdict on missing evidence. Once the
+// window no longer holds the gap, the doctor judges again; a batch
+// delivered twice is applied once.
+func TestLedgerGapIsSaidNotJudged(t *testing.T) {
+	t.Parallel()
+	receives, _ := gapLeases()
+	q := Queue{ID: applyQueue, Name: "gap", VisibilityTimeout: 30}
+	for _, tc := range []struct {
+		name    string
+		deliver func(l *Ledger)
+		says    string
+		next    uint64 // the node's next batch number
+	}{
+		{"numbers jump", func(l *Ledger) {
+			l.applyBatch(testBatch(9, 1, receives...))
+			// Batch 2, the deletes, never arrives; 3 does.
+			l.applyBatch(testBatch(9, 3, Event{Kind: KindSeen, QueueID: applyQueue, At: sec(6), Client: consumerB}))
+		}, "1 of their batches of lease events", 4},
+		{"link down", func(l *Ledger) {
+			l.applyBatch(testBatch(9, 1, receives...))
+			l.applyBatch(nil) // the deletes were published meanwhile
+		}, "its link to them was down", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := clock.NewFake(sec(1))
+			l := New(Config{Clock: now, Started: sec(-60), Logger: quietLog})
+			tc.deliver(l)
+			now.Set(sec(60))
+			r := l.Report(q, now.Now())
+			if r.Diagnosis != DiagnosisEvidenceMissed || len(r.Findings) != 0 {
+				t.Fatalf("after missing the deletes: diagnosis %s, findings %v; want %s and none\n%s",
+					r.Diagnosis, findingKinds(r), DiagnosisEvidenceMissed, r.Advice)
+			}
+			for _, want := range []string{"may have missed other nodes' lease events", tc.says, "no verdict"} {
+				if !strings.Contains(r.Advice, want) {
+					t.Errorf("advice lacks %q: %s", want, r.Advice)
+				}
+			}
+			// Once the window no longer holds the gap, leases judged in it
+			// are judged.
+			now.Set(sec(2000))
+			later := make([]Event, len(receives))
+			for i, ev := range receives {
+				ev.Epoch, ev.At, ev.Deadline = 2, sec(2000), sec(2030)
+				later[i] = ev
+			}
+			l.applyBatch(testBatch(9, tc.next, later...))
+			l.applyBatch(testBatch(9, tc.next, later...)) // again: applied once
+			r = l.Report(q, sec(2000).Add(time.Second))
+			if r.Diagnosis == DiagnosisEvidenceMissed {
+				t.Errorf("15 minutes after the gap: %s\n%s", r.Diagnosis, r.Advice)
+			}
+			if r.Window.Received != 3 {
+				t.Errorf("a batch delivered twice: %d leases received, want 3", r.Window.Received)
+			}
+		})
+	}
+}
+
+// flakyBus is a loopBus that refuses its first exchanges: lost (never
+// delivered) or, with delivered, delivered and then its answer lost.
+type flakyBus struct {
+	loopBus
+	mu        sync.Mutex
+	refuse    int
+	delivered bool
+}
+
+func (b *flakyBus) PublishLedger(ctx context.Context, batches [][]byte) error {
+	b.mu.Lock()
+	refuse := b.refuse > 0
+	b.refuse--
+	b.mu.Unlock()
+	if !refuse {
+		return b.loopBus.PublishLedger(ctx, batches)
+	}
+	if b.delivered {
+		b.loopBus.PublishLedger(ctx, batches)
+	}
+	return errors.New("connection lost")
+}
+
+// TestLedgerRefusedBatchesAreSentAgain: batches whose publication the bus
+// refused are published again, in order, and another node applies each
+// once, whether the refused exchange reached it or not. They used to be
+// dropped, and the other nodes' reports to miss their leases.
+func TestLedgerRefusedBatchesAreSentAgain(t *testing.T) {
+	t.Parallel()
+	for _, delivered := range []bool{false, true} {
+		t.Run(fmt.Sprint("delivered=", delivered), func(t *testing.T) {
+			bus := &flakyBus{refuse: 2, delivered: delivered}
+			now := clock.NewFake(sec(1))
+			a := New(Config{Bus: bus, Clock: now, Logger: quietLog})
+			b := New(Config{Bus: bus, Clock: now, Logger: quietLog})
+			t.Cleanup(a.Close)
+			t.Cleanup(b.Close)
+			receives, deletes := gapLeases()
+			for _, ev := range receives {
+				a.Record(ev)
+			}
+			for _, ev := range deletes {
+				a.Record(ev)
+			}
+			q := Queue{ID: applyQueue, Name: "again", VisibilityTimeout: 30}
+			poll.For(t, 30*time.Second, func() error {
+				if s := b.Report(q, sec(10)).SinceStart; s.Completed != 3 {
+					return fmt.Errorf("the other node saw %d leases completed, want 3", s.Completed)
+				}
+				return nil
+			})
+			if s := b.Report(q, sec(10)).SinceStart; s.Received != 3 || s.Completed != 3 {
+				t.Errorf("the other node saw %d received, %d completed; want each once: 3, 3", s.Received, s.Completed)
+			}
+			if r := b.Report(q, sec(10)); r.Diagnosis == DiagnosisEvidenceMissed {
+				t.Errorf("every batch arrived, yet: %s", r.Advice)
+			}
+		})
+	}
+}
