@@ -313,7 +313,12 @@ type MessageChangeVisibilityBatchParams struct {
 	Now     time.Time
 	// AnyLease is MessageChangeVisibilityParams.AnyLease, for every entry.
 	AnyLease bool
-	Entries  []VisibilityChange
+	// Unreceive takes back, with each change of a live lease (LeaseCurrent),
+	// the receive that lease counted: its receive delivered the message to
+	// nobody (a dead-letter move that failed gives it back so), and its
+	// receive count is as before that receive.
+	Unreceive bool
+	Entries   []VisibilityChange
 }
 
 // LeaseOutcome says what a delete or visibility change found.

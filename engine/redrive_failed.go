@@ -16,8 +16,11 @@ import (
 // poll that tried again would count the deliverable ones again each time,
 // until the server's failure had them moved to the dead-letter queue too.
 // So the receive delivers the messages within their count, and gives back
-// at once those it could not move: the next receive that leases one moves
-// it, its count being past the maximum already. On a FIFO queue this keeps
+// at once those it could not move, taking back the receive it counted (it
+// delivered them to nobody): the next receive that leases one moves it, its
+// count being past the maximum again, and the dead-letter queue holds it
+// with the count of its deliveries, however many moves failed before. On
+// a FIFO queue this keeps
 // the order a consumer sees: a message bound for the dead-letter queue is
 // never delivered, and its group stays locked while the later messages
 // delivered are in flight. Only when nothing is left to deliver does the
@@ -62,7 +65,7 @@ func (e *Engine) giveBack(ctx context.Context, q *baton.Queue, msgs []*baton.Mes
 		return
 	}
 	if _, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
-		QueueID: q.ID, Now: now, Entries: entries,
+		QueueID: q.ID, Now: now, Entries: entries, Unreceive: true,
 	}); err != nil {
 		e.logGiveBack(q, "dead-letter move failed and the receive could not give back the messages it could not move: they stay hidden until their lease ends",
 			"messages", ids, "until", until, "err", moveErr, "give_back_err", err)

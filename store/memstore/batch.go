@@ -35,10 +35,10 @@ func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.Messag
 	}
 	out := make([]baton.LeaseOutcome, len(p.Entries))
 	for i, en := range p.Entries {
-		o, err := s.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{
+		o, err := s.changeVisibility(baton.MessageChangeVisibilityParams{
 			QueueID: p.QueueID, MessageID: en.MessageID, Epoch: en.Epoch, Now: p.Now, VisibleAt: en.VisibleAt,
 			AnyLease: p.AnyLease,
-		})
+		}, p.Unreceive)
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,12 @@ func (s *Store) MessageDelete(_ context.Context, p baton.MessageDeleteParams) (b
 }
 
 func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChangeVisibilityParams) (baton.LeaseOutcome, error) {
+	return s.changeVisibility(p, false)
+}
+
+// changeVisibility is MessageChangeVisibility; unreceive takes back the
+// receive of a live lease changed (MessageChangeVisibilityBatchParams).
+func (s *Store) changeVisibility(p baton.MessageChangeVisibilityParams, unreceive bool) (baton.LeaseOutcome, error) {
 	return s.onLease(p.QueueID, p.MessageID, p.Epoch, p.Now, func(qs *queueState, r ref, res baton.LeaseResult) baton.LeaseOutcome {
 		e := qs.es.at(r)
 		if res == baton.LeaseLapsed && p.AnyLease && e.epoch > p.Epoch && e.is(fLeased) && e.visibleAt > nanos(p.Now) {
@@ -42,6 +48,9 @@ func (s *Store) MessageChangeVisibility(_ context.Context, p baton.MessageChange
 			// A read at a later time than p.Now may have made it visible.
 			qs.take(r)
 			e.visibleAt = nanos(p.VisibleAt)
+			if unreceive && res == baton.LeaseCurrent && e.receiveCount > 0 {
+				e.receiveCount--
+			}
 			if p.VisibleAt.After(p.Now) {
 				qs.hide(r)
 			} else {

@@ -75,6 +75,9 @@ func (s *Store) changeVisibilityBatch(ctx context.Context, p baton.MessageChange
 		}
 		m := *out.Message
 		m.VisibleAt = p.Entries[j].VisibleAt
+		if p.Unreceive && out.Result == baton.LeaseCurrent && m.ReceiveCount > 0 {
+			m.ReceiveCount-- // as the index did
+		}
 		changes = append(changes, stateOf(p.QueueID, pos, &m))
 	}
 	b := s.w.enqueue(changes, nil)

@@ -32,7 +32,8 @@ func (s *Store) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBat
 // entry as MessageChangeVisibility does, in entry order; the other servers
 // hear of the releases once the round commits.
 func (s *Store) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
-	o := &op{kind: opChange, queueID: p.QueueID, now: p.Now, anyLease: p.AnyLease, entries: make([]leaseEntry, len(p.Entries))}
+	o := &op{kind: opChange, queueID: p.QueueID, now: p.Now, anyLease: p.AnyLease, unreceive: p.Unreceive,
+		entries: make([]leaseEntry, len(p.Entries))}
 	for i, en := range p.Entries {
 		o.entries[i] = leaseEntry{MessageID: en.MessageID, Epoch: en.Epoch, VisibleAt: en.VisibleAt}
 	}

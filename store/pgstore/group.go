@@ -101,12 +101,13 @@ type op struct {
 	// sends: a standard queue's messages, stored together.
 	msgs []*baton.Message
 	// deletes and visibility changes: the receipts, acted on in order, at
-	// now; requireLive (deletes) and anyLease (changes) as in the store's
-	// parameters.
+	// now; requireLive (deletes), anyLease and unreceive (changes) as in
+	// the store's parameters.
 	entries     []leaseEntry
 	now         time.Time
 	requireLive bool
 	anyLease    bool
+	unreceive   bool
 	// payload: the outcomes' messages carry their payload (a single
 	// delete's or change's; a batch's need not).
 	payload bool

@@ -111,17 +111,21 @@ var deleteManySQL = newLeaseStatement(func(shape messageShape) string {
 
 // changeManySQL moves, for each entry, the end of its message's lease to
 // its r_visible_at if the receipt's lease is live, or if r_any_lease and a
-// later lease is, and returns each message found as it was, whether the
+// later lease is (taking back the receive of a live one if r_unreceive:
+// a rerun finds it released, not live, and takes nothing more), and returns each message found as it was, whether the
 // receipt's lease was live, whether the change took effect, whether it
 // released the message (made it visible at once), and the entry's number.
 var changeManySQL = newLeaseStatement(func(shape messageShape) string {
 	return `
 	WITH req AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::boolean[])
-			WITH ORDINALITY AS r (r_queue, r_id, r_epoch, r_now, r_visible_at, r_any_lease, ord)),` +
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::boolean[],
+			$7::boolean[])
+			WITH ORDINALITY AS r (r_queue, r_id, r_epoch, r_now, r_visible_at, r_any_lease, r_unreceive, ord)),` +
 		leaseCurrentCTE(shape) + `,
 	upd AS (
-		UPDATE baton_messages u SET visible_at = cur.r_visible_at FROM cur
+		UPDATE baton_messages u SET visible_at = cur.r_visible_at,
+			receive_count = greatest(u.receive_count - (cur.r_unreceive AND cur.live)::int, 0)
+		FROM cur
 		WHERE u.pos = cur.pos
 			AND (cur.live OR cur.r_any_lease AND cur.epoch > cur.r_epoch AND cur.leased AND cur.visible_at > cur.r_now)
 		RETURNING u.pos)
@@ -192,11 +196,11 @@ func (s *Store) roundBatch(ops []*op) *pgx.Batch {
 		queueLease(b, deleteManySQL, layer, requireLive)
 	}
 	for _, layer := range layers(chgs) {
-		ends, anyLease := make([]time.Time, len(layer)), make([]bool, len(layer))
+		ends, anyLease, unreceive := make([]time.Time, len(layer)), make([]bool, len(layer)), make([]bool, len(layer))
 		for j, r := range layer {
-			ends[j], anyLease[j] = r.o.entries[r.i].VisibleAt, r.o.anyLease
+			ends[j], anyLease[j], unreceive[j] = r.o.entries[r.i].VisibleAt, r.o.anyLease, r.o.unreceive
 		}
-		queueLease(b, changeManySQL, layer, ends, anyLease)
+		queueLease(b, changeManySQL, layer, ends, anyLease, unreceive)
 	}
 	queueReceives(b, receives)
 	return b

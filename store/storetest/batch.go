@@ -200,6 +200,36 @@ func testMessageChangeVisibilityBatchAnyLease(t *testing.T, s baton.Store) {
 	checkIDs(t, "receive when the moved lease ends", mustReceive(t, s, q.ID, at(time.Minute), at(time.Hour), 10), MessageID(2))
 }
 
+// With Unreceive a change of a live lease takes back the receive that lease
+// counted; a lease not live keeps its count, and a rerun of the batch takes
+// nothing more.
+func testMessageChangeVisibilityBatchUnreceive(t *testing.T, s baton.Store) {
+	q, _ := leaseFixture(t, s)
+	p := baton.MessageChangeVisibilityBatchParams{QueueID: q.ID, Now: batchNow, Unreceive: true, Entries: []baton.VisibilityChange{
+		{MessageID: MessageID(3), Epoch: 1, VisibleAt: batchNow}, // live: released, its receive taken back
+		{MessageID: MessageID(2), Epoch: 1, VisibleAt: batchNow}, // superseded: nothing
+		{MessageID: MessageID(1), Epoch: 1, VisibleAt: batchNow}, // expired: nothing
+	}}
+	checkOutcomes(t, "change visibility batch", mustChangeVisibilityBatch(t, s, p), []wantOutcome{
+		{baton.LeaseCurrent, 1, 1},
+		{baton.LeaseLapsed, 2, 2},
+		{baton.LeaseLapsed, 1, 1},
+	})
+	checkOutcomes(t, "the batch run again", mustChangeVisibilityBatch(t, s, p), []wantOutcome{
+		{baton.LeaseLapsed, 1, 0},
+		{baton.LeaseLapsed, 2, 2},
+		{baton.LeaseLapsed, 1, 1},
+	})
+	counts := map[string]int{}
+	for _, m := range mustReceive(t, s, q.ID, batchNow, at(time.Hour), 10) {
+		counts[m.ID] = m.ReceiveCount
+	}
+	if counts[MessageID(3)] != 1 || counts[MessageID(1)] != 2 || len(counts) != 2 {
+		t.Errorf("receive counts after the batch and a receive: %v; want %s 1 (its receive taken back), %s 2",
+			counts, MessageID(3), MessageID(1))
+	}
+}
+
 func testMessageChangeVisibilityBatchUnknownQueue(t *testing.T, s baton.Store) {
 	_, err := s.MessageChangeVisibilityBatch(t.Context(), baton.MessageChangeVisibilityBatchParams{QueueID: QueueID(1), Now: base,
 		Entries: []baton.VisibilityChange{{MessageID: MessageID(1), Epoch: 1, VisibleAt: at(lease)}}})

@@ -174,6 +174,7 @@ func groups() []group {
 		{"MessageChangeVisibilityBatch", []test{
 			{"Mixed", testMessageChangeVisibilityBatchMixed},
 			{"AnyLease", testMessageChangeVisibilityBatchAnyLease},
+			{"Unreceive", testMessageChangeVisibilityBatchUnreceive},
 			{"UnknownQueue", testMessageChangeVisibilityBatchUnknownQueue},
 		}},
 		{"MessageMove", []test{
