@@ -85,6 +85,9 @@ type ActiveLeaseJSON struct {
 	Renewals  int       `json:"renewals"`
 	Receiver  string    `json:"receiver,omitempty"`
 	UserAgent string    `json:"user_agent,omitempty"`
+	// BeforeStart: the lease was running when the server started; its
+	// holder is not known, and Renewals counts only those made since.
+	BeforeStart bool `json:"leased_before_start,omitempty"`
 }
 
 // ActiveLeasesJSON lists running leases, soonest deadline first, at most
@@ -358,7 +361,7 @@ func ActiveLeasesToJSON(now time.Time, leases []ledger.ActiveLease) ActiveLeases
 	for _, l := range leases {
 		out.Leases = append(out.Leases, ActiveLeaseJSON{
 			MessageID: l.MessageID, Epoch: l.Epoch, Begin: l.Begin, Deadline: l.Deadline, Renewals: l.Renewals,
-			Receiver: l.Client.Addr, UserAgent: l.Client.UserAgent,
+			Receiver: l.Client.Addr, UserAgent: l.Client.UserAgent, BeforeStart: l.Seeded,
 		})
 	}
 	return out

@@ -33,6 +33,9 @@ type ActiveLease struct {
 	Deadline  time.Time
 	Renewals  int
 	Client    Client
+	// Seeded: it was running when this node started (Seed): its holder
+	// (Client is zero) is not known, and Renewals counts those made since.
+	Seeded bool
 }
 
 // HistogramBucket counts completed leases up to an upper bound.
@@ -66,7 +69,8 @@ func (l *Ledger) ActiveLeases(queueID uint64, now time.Time, limit int) []Active
 	defer l.mu.Unlock()
 	out := make([]ActiveLease, 0, min(limit, len(ql.active)))
 	for _, r := range ql.active {
-		out = append(out, ActiveLease{MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Deadline: r.deadline, Renewals: r.renewals, Client: r.client})
+		out = append(out, ActiveLease{MessageID: r.msg.id, Epoch: r.epoch, Begin: r.begin, Deadline: r.deadline, Renewals: r.renewals, Client: r.client,
+			Seeded: r.seeded})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Deadline.Before(out[j].Deadline) })
 	if len(out) > limit {

@@ -135,3 +135,45 @@ func TestBrowserLeaseFindingsBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// The leases in flight that were running when the server started say so
+// in the list of leases in flight, as the findings do: their holder is not
+// known, and their renewals are counted since the start. The list used to
+// show them as any lease, as if the server had seen them begin.
+func TestBrowserInFlightBeforeStart(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	first := testutil.StartServer(t, testutil.Options{Store: st})
+	url := first.MustCreateQueue(t, "restarted", map[string]string{"VisibilityTimeout": "43200"})
+	send(t, first, url, 2)
+	receive(t, first, url, 2)
+
+	// An hour later a server starts on the same store; one lease begins
+	// there.
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	at(srv, 3600)
+	url = srv.MustCreateQueue(t, "restarted", map[string]string{"VisibilityTimeout": "43200"})
+	send(t, srv, url, 1)
+	receive(t, srv, url, 1)
+	at(srv, 3610)
+
+	ctx := tab(t, 1280, 900, nil)
+	navigate(t, ctx, srv.URL+"/ui/queues/restarted")
+	waitFor(t, ctx, "the leases in flight", `document.querySelectorAll('#leases li').length === 3`)
+	lines := eval[[]string](t, ctx, `[...document.querySelectorAll('#leases li .who')].map(w => w.textContent)`)
+	var before, known int
+	for _, line := range lines {
+		switch {
+		case strings.Contains(line, "leased before the server started; holder not known"):
+			before++
+		case strings.Contains(line, "held 10s of 12h"):
+			known++
+		default:
+			t.Errorf("lease in flight %q: want it said whether it was leased before the server started", line)
+		}
+	}
+	if before != 2 || known != 1 {
+		t.Errorf("leases in flight %q: want 2 leased before the server started and 1 since", lines)
+	}
+	screenshot(t, ctx, "in-flight-before-start")
+}

@@ -819,7 +819,11 @@
     c.bar.setAttribute('aria-valuenow', Math.round(left / 1000));
     c.bar.setAttribute('aria-valuetext', fmtDuration(left / 1000) + ' left of ' + fmtDuration(span / 1000));
     setText(c.left, fmtDuration(Math.ceil(left / 1000)) + ' left');
-    setText(c.who, [mark || null, `lease ${l.lease}`, l.renewals ? plural(l.renewals, 'renewal') : null,
+    // A lease running when the server started: who holds it is not known,
+    // nor whether it was renewed before then.
+    const before = !!l.leased_before_start;
+    setText(c.who, [mark || null, `lease ${l.lease}`, before ? 'leased before the server started; holder not known' : null,
+      l.renewals ? plural(l.renewals, 'renewal') + (before ? ' since the server started' : '') : null,
       `held ${fmtDuration(Math.floor((now - begin) / 1000))} of ${fmtDuration(span / 1000)}`, l.receiver].filter(Boolean).join(' · '));
   }
 
