@@ -172,6 +172,9 @@ type ledgerPublisher struct {
 	// seq numbers the batches: the last one made. An event dropped
 	// takes a number too, so that the other nodes see the gap.
 	seq atomic.Uint64
+	// keptDropped: batches kept to publish again were dropped since the
+	// bus last took an exchange (keep); run's alone.
+	keptDropped bool
 }
 
 func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *ledgerPublisher {
@@ -253,6 +256,7 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 			wait = retryIn
 		} else {
 			ready, retryIn = nil, 0
+			p.keptDropped = false
 		}
 		if len(batch) > batchHeader || len(ready) > 0 {
 			timer = time.NewTimer(wait)
@@ -265,7 +269,10 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 		if len(batch)+len(enc) > p.maxBatch {
 			ready = append(ready, batch)
 			batch = p.header()
-			if len(ready) >= ledgerExchangeBatches && retryIn == 0 {
+			switch {
+			case retryIn > 0:
+				ready = p.keep(ready) // the bus refuses: wait for the retry
+			case len(ready) >= ledgerExchangeBatches:
 				flush(false)
 			}
 		}
@@ -322,10 +329,14 @@ func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) bool {
 }
 
 // keep bounds the batches waiting to be tried again to ledgerKeptBatches,
-// dropping the oldest: the other nodes see the gap in their numbers.
+// dropping the oldest: the other nodes see the gap in their numbers. It
+// says so once while the bus refuses.
 func (p *ledgerPublisher) keep(ready [][]byte) [][]byte {
 	if over := len(ready) - ledgerKeptBatches; over > 0 {
-		p.log.Warn("lease-ledger batches dropped: the bus refused them for too long; other nodes' lease reports say they missed them", "batches", over)
+		if !p.keptDropped {
+			p.keptDropped = true
+			p.log.Warn("lease-ledger batches dropped: the bus refuses them for too long; other nodes' lease reports say they missed them")
+		}
 		ready = append(ready[:0], ready[over:]...)
 	}
 	return ready

@@ -168,3 +168,45 @@ func TestLedgerRefusedBatchesAreSentAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerKeptBatchesBounded: while the bus refuses, the publisher keeps
+// at most ledgerKeptBatches batches to publish again, the newest, and once
+// the bus takes them they go out in order; the oldest are dropped, which
+// the other nodes see as a jump in the numbers.
+func TestLedgerKeptBatchesBounded(t *testing.T) {
+	t.Parallel()
+	bus := &flakyBus{refuse: 1 << 30}
+	p := newLedgerPublisher(bus, 5, quietLog)
+	p.maxBatch = batchHeader + 40 // a batch an event
+	p.Start(context.Background())
+	const n = 4 * ledgerKeptBatches
+	for i := range n {
+		p.queue(Event{Kind: KindSent, QueueID: 1, MessageID: fmt.Sprintf("m-%d", i), At: sec(i), N: 1})
+	}
+	// Let the events be read, and refused, before the bus takes them.
+	poll.For(t, 30*time.Second, func() error {
+		if len(p.events) > 0 {
+			return fmt.Errorf("%d events not read yet", len(p.events))
+		}
+		return nil
+	})
+	bus.mu.Lock()
+	bus.refuse = 0
+	bus.mu.Unlock()
+	p.Stop()
+	got := bus.published()
+	if got == 0 || got > ledgerKeptBatches+1 {
+		t.Fatalf("%d batches published after the bus refused %d events' worth; want some, at most %d", got, n, ledgerKeptBatches+1)
+	}
+	var prev uint64
+	for i, b := range bus.batches {
+		seq, ok := batchSeq(b)
+		if !ok || i > 0 && seq != prev+1 {
+			t.Fatalf("batch %d numbered %d after %d: want the kept batches in order", i, seq, prev)
+		}
+		prev = seq
+	}
+	if first, _ := batchSeq(bus.batches[0]); first <= 1 {
+		t.Errorf("the first batch published is numbered %d: want the oldest dropped, so that other nodes see the gap", first)
+	}
+}
