@@ -40,7 +40,8 @@ import (
 // releases, purges, retention); seed.go the leases running before the
 // node started; message.go a message's leases and history;
 // counters.go the tallies; queries.go, observe.go and doctor.go the
-// answers; bus.go the events' travel between nodes.
+// answers; bus.go the events' travel between nodes, missed.go what this
+// node knows it missed of them.
 
 const (
 	windowMinutes = 15
