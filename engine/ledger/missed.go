@@ -126,8 +126,17 @@ func (m *missedLog) since(from time.Time) (missedSpan, bool) {
 }
 
 // withholdOnGap replaces the report's findings, judged on the period from
-// judgedFrom, with what this node missed, when a gap falls in that period.
+// judgedFrom, with what this node missed, when a gap falls in that period
+// or in the life of a lease a finding names (one ended in the gap may read
+// as held still).
 func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
+	for _, f := range r.Findings {
+		for _, h := range f.Held {
+			if h.Begin.Before(judgedFrom) {
+				judgedFrom = h.Begin
+			}
+		}
+	}
 	gap, ok := l.missed.since(judgedFrom)
 	if !ok {
 		return

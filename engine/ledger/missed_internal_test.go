@@ -210,3 +210,22 @@ func TestLedgerKeptBatchesBounded(t *testing.T) {
 		t.Errorf("the first batch published is numbered %d: want the oldest dropped, so that other nodes see the gap", first)
 	}
 }
+
+// TestLedgerGapInAHeldLeaseLife: a gap before the window still withholds a
+// finding that names a lease running through it: its delete may be what
+// was missed, and "held far beyond the p99" would then be said of a lease
+// long ended.
+func TestLedgerGapInAHeldLeaseLife(t *testing.T) {
+	t.Parallel()
+	d := newDoc(t, 43200)
+	d.quick(consumerA, 5, 0) // p99 100 ms
+	d.receive(consumerA, 2000, 1, "h1", "h2", "h3")
+	d.l.missed.delivered(ms(50_000))
+	d.l.missed.linkLost(time.Time{}, ms(70_000)) // the deletes may have come meanwhile
+	d.quick(consumerA, 5, 29*60_000)             // the window sees leases of its own
+	r := d.report(30 * 60_000)
+	if r.JudgedSinceStart {
+		t.Fatal("judged since start: want the window judged, the gap before it")
+	}
+	wantFindings(t, r, DiagnosisEvidenceMissed)
+}
