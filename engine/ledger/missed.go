@@ -130,6 +130,7 @@ func (m *missedLog) since(from time.Time) (missedSpan, bool) {
 // or in the life of a lease a finding names (one ended in the gap may read
 // as held still).
 func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
+	period := judgedFrom
 	for _, f := range r.Findings {
 		for _, h := range f.Held {
 			if h.Begin.Before(judgedFrom) {
@@ -153,11 +154,14 @@ func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
 	}
 	r.Advice = fmt.Sprintf("This node may have missed other nodes' lease events between %s and %s: %s. "+
 		"The leases of the period judged are not all known here, so no verdict is given: ask a node that did not miss them, ",
-		gap.from.Format(time.TimeOnly), gap.to.Format(time.TimeOnly), strings.Join(what, ", and "))
-	if r.JudgedSinceStart {
+		gap.from.Format(time.RFC3339), gap.to.Format(time.RFC3339), strings.Join(what, ", and "))
+	switch {
+	case gap.to.Before(period):
+		r.Advice += "or wait until the leases that ran through the gap have ended."
+	case r.JudgedSinceStart:
 		r.Advice += "or wait for leases in the last 15 minutes to judge."
-	} else {
+	default:
 		r.Advice += fmt.Sprintf("or wait until %s, when the last 15 minutes no longer hold the gap.",
-			gap.to.Add(windowMinutes*time.Minute).Format(time.TimeOnly))
+			gap.to.Add(windowMinutes*time.Minute).Format(time.RFC3339))
 	}
 }

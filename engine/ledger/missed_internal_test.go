@@ -228,4 +228,7 @@ func TestLedgerGapInAHeldLeaseLife(t *testing.T) {
 		t.Fatal("judged since start: want the window judged, the gap before it")
 	}
 	wantFindings(t, r, DiagnosisEvidenceMissed)
+	if !strings.Contains(r.Advice, "wait until the leases that ran through the gap have ended") {
+		t.Errorf("advice %q: want it to say the leases running through the gap hold the verdict back", r.Advice)
+	}
 }
