@@ -4,6 +4,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -65,16 +66,33 @@ func (fs diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 	return fs.wrap(f, err, newname, category, wf)
 }
 
-// logOpenFailed is told of each file opened to write: a write-ahead log
-// or MANIFEST that cannot be created (err, other than a lack
-// awaitLogFile waits out: an I/O error, a file system gone read-only) is
-// a failed write of the log (logFailed), which Pebble cannot go on from
-// (it panics, or stops the process).
+// logOpenFailed is told of each file opened to write: a file of the log
+// (ofLog) that cannot be created (err, other than a lack awaitLogFile
+// waits out: an I/O error, a file system gone read-only) is a failed
+// write of the log (logFailed), which Pebble cannot go on from (it
+// panics, or stops the process).
 func (fs diskFS) logOpenFailed(err error, name string, category vfs.DiskWriteCategory) {
-	if err != nil && (category == walCategory || category == manifestCategory) {
+	if err != nil && fs.ofLog(name, category) {
 		fs.logFailed(name, "create", err)
 	}
 }
+
+// ofLog reports whether name, opened to write with category, is a file of
+// the log whose failed write Pebble cannot go on from: a write-ahead log,
+// a MANIFEST, or a marker of the log's directory. Pebble names its current
+// MANIFEST (and the log's format) by an empty file it creates and closes,
+// marker.manifest.000002.MANIFEST-000005, and stops the process when
+// either fails. (A backup writes its own markers, in its own directory:
+// its failure is the backup's.)
+func (fs diskFS) ofLog(name string, category vfs.DiskWriteCategory) bool {
+	if category == walCategory || category == manifestCategory {
+		return true
+	}
+	return strings.HasPrefix(filepath.Base(name), markerPrefix) && filepath.Dir(filepath.Clean(name)) == filepath.Clean(fs.h.dir)
+}
+
+// markerPrefix begins the name of each of Pebble's marker files.
+const markerPrefix = "marker."
 
 // OpenDir opens a directory: that of the log is synced after each file
 // of the log is created, and a sync of it that fails is a failed write of
@@ -147,7 +165,7 @@ func (fs diskFS) wrap(f vfs.File, err error, name string, category vfs.DiskWrite
 		}
 		return f, err
 	}
-	return &diskFile{File: f, fs: fs, name: name, bg: bg, log: category == walCategory || category == manifestCategory, wal: wal}, nil
+	return &diskFile{File: f, fs: fs, name: name, bg: bg, log: fs.ofLog(name, category), wal: wal}, nil
 }
 
 // pause makes a failed background write wait before it returns.
@@ -158,9 +176,8 @@ type diskFile struct {
 	vfs.File
 	fs   diskFS
 	name string
-	// bg is set for a file a flush or compaction writes; log for a
-	// write-ahead log or MANIFEST, whose failed write Pebble cannot go on
-	// from.
+	// bg is set for a file a flush or compaction writes; log for a file
+	// of the log whose failed write Pebble cannot go on from (ofLog).
 	bg, log bool
 	// wal is set for a write-ahead log file: it is told how far Pebble
 	// wrote it.
@@ -185,8 +202,8 @@ func (f *diskFile) timed(op vfs.OpType, do func() error) error {
 	return err
 }
 
-// logFailed is a write, sync or close of a write-ahead log or MANIFEST
-// that failed with err. Pebble cannot go on from it: handed the error, it
+// logFailed is a write, sync or close of a file of the log (ofLog) that
+// failed with err. Pebble cannot go on from it: handed the error, it
 // panics or stops the process, and a sync tried again may succeed
 // although the kernel dropped the pages it could not write. So the
 // store's walWatch refuses every change from now on, saying why, and the

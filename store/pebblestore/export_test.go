@@ -186,3 +186,10 @@ func FlushedDeletions(tb testing.TB, s *Store) uint64 {
 	}
 	return n
 }
+
+// RotatingManifest makes the log start a new MANIFEST (and move the marker
+// naming the current one) at nearly every flush, as a log grown large does.
+func RotatingManifest(o Options) Options {
+	o.manifestSize = 1
+	return o
+}

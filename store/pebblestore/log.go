@@ -93,6 +93,9 @@ func logOptions(opts Options) *pebble.Options {
 		o.FS = relaxedFS{o.FS}
 	}
 	o.ReadOnly = opts.readOnly
+	if opts.manifestSize > 0 {
+		o.MaxManifestFileSize = opts.manifestSize
+	}
 	o.EventListener.DataCorruption = corruptionListener(opts.Logger)
 	return o
 }

@@ -90,6 +90,9 @@ type Options struct {
 	// readOnly opens the log read-only, to check it and build the index
 	// before anything is written to it (openChecked).
 	readOnly bool
+	// manifestSize, if set, is the size past which Pebble starts a new
+	// MANIFEST (tests: its default is 128 MiB).
+	manifestSize int64
 	// WriteTimeout bounds how long a call waits for its commit before it
 	// fails with baton.ErrUnavailable (default DefaultWriteTimeout); see
 	// health.go for what the store does while its disk fails it.

@@ -2,7 +2,9 @@ package pebblestore_test
 
 import (
 	"errors"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -134,11 +136,14 @@ func TestWALSyncFailureRefusesChanges(t *testing.T) {
 
 // logFaultFS fails, once armed, one kind of write of the log that Pebble
 // cannot go on from: a sync of the log's directory (after it creates a
-// write-ahead log), the creation of a write-ahead log, or a sync of the
-// MANIFEST.
+// write-ahead log), the creation of a write-ahead log, a sync of the
+// MANIFEST, the creation of the next MANIFEST, or the creation or close
+// of the marker file naming the current MANIFEST.
 type logFaultFS struct {
 	vfs.FS
-	fault string // "dir sync", "wal create" or "manifest sync"
+	// "dir sync", "wal create", "manifest sync", "manifest create",
+	// "marker create" or "marker close"
+	fault string
 	armed *atomic.Bool
 }
 
@@ -158,16 +163,25 @@ func (fs logFaultFS) OpenDir(name string) (vfs.File, error) {
 }
 
 func (fs logFaultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
-	if fs.fault == "wal create" && strings.HasSuffix(name, ".log") {
+	base := filepath.Base(name)
+	created := map[string]bool{
+		"wal create":      strings.HasSuffix(base, ".log"),
+		"manifest create": strings.HasPrefix(base, "MANIFEST-"),
+		"marker create":   strings.HasPrefix(base, "marker.manifest."),
+	}
+	if created[fs.fault] {
 		if err := fs.err("open", name, syscall.EROFS); err != nil {
 			return nil, err
 		}
 	}
 	f, err := fs.FS.Create(name, category)
-	if err != nil || fs.fault != "manifest sync" || !strings.Contains(name, "MANIFEST-") {
+	switch {
+	case err != nil:
 		return f, err
+	case fs.fault == "manifest sync" && strings.HasPrefix(base, "MANIFEST-"), fs.fault == "marker close" && strings.HasPrefix(base, "marker.manifest."):
+		return logFaultFile{File: f, name: name, fs: fs}, nil
 	}
-	return logFaultFile{File: f, name: name, fs: fs}, nil
+	return f, err
 }
 
 func (fs logFaultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -194,23 +208,50 @@ func (f logFaultFile) Sync() error {
 
 func (f logFaultFile) SyncData() error { return f.Sync() }
 
+func (f logFaultFile) Close() error {
+	if f.fs.fault != "marker close" {
+		return f.File.Close()
+	}
+	if err := f.fs.err("close", f.name, syscall.EIO); err != nil {
+		f.File.Close()
+		return err
+	}
+	return f.File.Close()
+}
+
 // A write of the log that Pebble cannot go on from, failing while the
 // store serves (a sync of the log's directory or the creation of the next
-// write-ahead log, both made when the memtable is flushed, and a sync of
-// the MANIFEST, which records the flush): Pebble panicked on the first
-// two (the process died). Now, as for a failed fsync of the write-ahead
-// log, every change after it is refused, Ping says why, reads are
-// answered, Close returns, and what was acknowledged before is there
-// after a restart.
+// write-ahead log, both made when the memtable is flushed; a sync of the
+// MANIFEST, which records the flush; and, where the flush starts a new
+// MANIFEST, its creation or that of the marker file naming it): Pebble
+// panicked on the first two and stopped the process on the marker's. Now,
+// as for a failed fsync of the write-ahead log, every change after it is
+// refused, Ping names the file and the error, the log says it once,
+// reads are answered, Close returns, and what was acknowledged before is
+// there after a restart.
 func TestLogFaultsWhileServing(t *testing.T) {
-	for _, fault := range []string{"dir sync", "wal create", "manifest sync"} {
-		t.Run(fault, func(t *testing.T) {
+	for _, c := range []struct {
+		fault, file, errno string
+	}{
+		{"dir sync", "/data/pebble ", "input/output error"},
+		{"wal create", ".log", "read-only file system"},
+		{"manifest sync", "MANIFEST-", "input/output error"},
+		{"manifest create", "MANIFEST-", "read-only file system"},
+		{"marker create", "marker.manifest.", "read-only file system"},
+		{"marker close", "marker.manifest.", "input/output error"},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
 			t.Parallel()
 			mem := vfs.NewCrashableMem()
 			var armed atomic.Bool
+			var log syncBuffer
 			const timeout = time.Second
-			s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: logFaultFS{FS: mem, fault: fault, armed: &armed},
-				WriteTimeout: timeout})
+			opts := pebblestore.Options{FS: logFaultFS{FS: mem, fault: c.fault, armed: &armed},
+				WriteTimeout: timeout, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+			if strings.HasPrefix(c.fault, "manifest create") || strings.HasPrefix(c.fault, "marker") {
+				opts = pebblestore.RotatingManifest(opts)
+			}
+			s, err := pebblestore.Open(t.Context(), "/data", opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +265,7 @@ func TestLogFaultsWhileServing(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			armed.Store(false) // the disk works again; the store must still refuse
-			for _, want := range []string{"writes refused", "the disk failed"} {
+			for _, want := range []string{"writes refused", "the disk failed", c.file, c.errno} {
 				if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), want) {
 					t.Errorf("Ping after the failure: %v, want it to say %q", err, want)
 				}
@@ -236,6 +277,9 @@ func TestLogFaultsWhileServing(t *testing.T) {
 				t.Errorf("QueueGet after the failure: %v", err)
 			}
 			closeWithin(t, s, 3*timeout+10*time.Second)
+			if n := strings.Count(log.String(), "a write of the log failed"); n != 1 {
+				t.Errorf("the failure logged %d times, want once:\n%s", n, log.String())
+			}
 
 			if s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})}); err != nil {
 				t.Fatal(err)
@@ -279,6 +323,49 @@ func TestOpenOnFailingLogSync(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the start did not end")
+	}
+}
+
+// A start that cannot create its new MANIFEST, or the marker naming it
+// (a file system gone read-only), ends with an error naming the file and
+// the failure, rather than stop the process (as it did on the marker's).
+func TestOpenOnFailingManifest(t *testing.T) {
+	for _, c := range []struct{ fault, file string }{
+		{"manifest create", "MANIFEST-"},
+		{"marker create", "marker.manifest."},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			t.Parallel()
+			mem := vfs.NewMem()
+			s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			removedQueue(t, s, 1, "before")
+			mustClose(t, s)
+
+			var armed atomic.Bool
+			armed.Store(true)
+			opened := make(chan error, 1)
+			go func() {
+				s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: logFaultFS{FS: mem, fault: c.fault, armed: &armed},
+					Logger: slog.New(slog.DiscardHandler)})
+				if err == nil {
+					s.Close()
+				}
+				opened <- err
+			}()
+			select {
+			case err := <-opened:
+				for _, want := range []string{c.file, "read-only file system", "check the disk"} {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("start that cannot create its MANIFEST: %v, want it to say %q", err, want)
+					}
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the start did not end")
+			}
+		})
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 //
 // A write, sync or close of a write-ahead log or MANIFEST that fails
 // (an I/O error, a full disk under Pebble), a creation of one that fails,
-// and a failed sync of the log's directory are reported by diskFS, and
+// a creation or close of the marker naming the current MANIFEST that
+// fails, and a failed sync of the log's directory are reported by diskFS, and
 // never return (diskFS.logFailed): Pebble panics or stops the process
 // on such an error, and after a failed fsync the kernel may have dropped
 // the pages it could not write, so a later sync that works proves nothing.
