@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/storetest"
@@ -468,8 +471,8 @@ func TestDamagedTableWhileServing(t *testing.T) {
 	if n := s.Stats().BackgroundFailures; n < 3 || took < time.Second {
 		t.Errorf("a compaction meeting the damage failed %d times in %v, want 3, with a pause before each try", n, took.Round(time.Millisecond))
 	}
-	if n := strings.Count(logs.String(), "background write failed"); n != 1 {
-		t.Errorf("the failing compaction was logged %d times, want once:\n%s", n, logs)
+	if n := strings.Count(logs.String(), "a compaction failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
+		t.Errorf("the failing compaction was logged %d times, want once (and not as a failing write):\n%s", n, logs)
 	}
 	mustClose(t, s)
 
@@ -481,6 +484,103 @@ func TestDamagedTableWhileServing(t *testing.T) {
 	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), filepath.Base(table)) {
 		t.Errorf("Ping after a restart that found the damage: %v, want it to name %s", err, filepath.Base(table))
 	}
+}
+
+// A table whose index block is damaged (rather than a block of its
+// data): every read of it fails, receives answer ErrUnavailable and Ping
+// names the file from the first. A compaction reading it fails before it
+// reopens the table, and Pebble, which sets no table of level 0 aside,
+// tried it again at once, thousands of times a second (a core), and held
+// the idle compaction waiting for ten minutes. Now each failed try holds
+// its place a while, the idle compaction gives way, the failure is logged
+// once, and sends go on.
+func TestDamagedIndexWhileServing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, logs, err := openLogged(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
+	storetest.MustCreateQueue(t, s, q)
+	sendIncompressible(t, s, q.ID, 20)
+	pebblestore.Flush(t, s)
+	table := logFile(t, dir, "*.sst")
+	off, length := indexBlock(t, table)
+	rewrite(t, table, func(b []byte) []byte { b[off+length/2] ^= 0x5a; return b })
+
+	if err := s.Ping(t.Context()); err != nil {
+		t.Errorf("Ping before any read met the damage: %v", err)
+	}
+	if _, err := s.MessageReceive(t.Context(), baton.MessageReceiveParams{QueueID: q.ID, Now: base, VisibleAt: at(time.Hour), Max: 1}); !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("receive: %v, want ErrUnavailable", err)
+	}
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), filepath.Base(table)) ||
+		!strings.Contains(err.Error(), "some of what it holds cannot be read") {
+		t.Errorf("Ping after a receive met the damage: %v, want it to name %s and say what it means", err, filepath.Base(table))
+	}
+
+	// More tables in level 0 make Pebble compact it, the damaged table
+	// with the rest.
+	for i := range 8 {
+		storetest.MustSend(t, s, q.ID, storetest.NewMessage(100+i, base))
+		pebblestore.FlushAsync(s)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for s.Stats().BackgroundFailures == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	first, start := s.Stats().BackgroundFailures, time.Now()
+	for s.Stats().BackgroundFailures < first+4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n, took := s.Stats().BackgroundFailures-first, time.Since(start); n < 4 || took < time.Second {
+		t.Errorf("compactions meeting the damage failed %d more times in %v, want 4, with a pause after each", n, took.Round(time.Millisecond))
+	}
+
+	idle := make(chan struct{})
+	go func() { pebblestore.CompactIdle(s); close(idle) }()
+	select {
+	case <-idle:
+	case <-time.After(time.Minute):
+		t.Error("the idle compaction did not give way")
+	}
+	if n := strings.Count(logs.String(), "a compaction failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
+		t.Errorf("the failing compactions were logged %d times, want once (and not as failing writes):\n%s", n, logs)
+	}
+	storetest.MustSend(t, s, q.ID, storetest.NewMessage(200, base))
+	if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), filepath.Base(table)) || strings.Contains(err.Error(), "background writes") {
+		t.Errorf("Ping while compactions fail: %v, want it to name %s (and no failing disk)", err, filepath.Base(table))
+	}
+	mustClose(t, s)
+}
+
+// indexBlock returns the place of the (top-level) index block of the
+// table at path.
+func indexBlock(t *testing.T, path string) (off, length uint64) {
+	t.Helper()
+	f, err := vfs.Default.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sstable.NewReader(t.Context(), readable, sstable.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, err := r.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := l.TopIndex
+	if h.Length == 0 {
+		h = l.Index[0]
+	}
+	return h.Offset, h.Length
 }
 
 // The write-ahead log a new data directory writes first, damaged in its

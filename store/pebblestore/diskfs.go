@@ -3,7 +3,6 @@ package pebblestore
 import (
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -134,19 +133,6 @@ func (fs diskFS) awaitLogFile(name string, err error, open func() (vfs.File, err
 			return f, err
 		}
 	}
-}
-
-// Open opens name to read. A compaction opens each table it reads anew
-// (with vfs.SequentialReadsOption); if the table was found damaged, it
-// fails again wherever its damage is, and Pebble tries it again at once,
-// for ever: a table of level 0 hundreds of times a second, a core's
-// worth of CPU. So such an open waits backoffMax first. (A receive reads
-// through the table's cached handle, and does not wait.)
-func (fs diskFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
-	if slices.Contains(opts, vfs.SequentialReadsOption) && fs.h.isDamaged(name) {
-		time.Sleep(backoffMax)
-	}
-	return fs.FS.Open(name, opts...)
 }
 
 func (fs diskFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {

@@ -56,3 +56,7 @@ func FlushAsync(s *Store) {
 		<-ch
 	}
 }
+
+// CompactIdle compacts the whole log as the idle compaction does, and
+// returns when that does.
+func CompactIdle(s *Store) { s.compactIdle(context.Background()) }

@@ -52,7 +52,8 @@ import (
 //     fails with it.
 //   - A table found failing its checksum (a read met it) is named by
 //     Ping until the server is restarted on a salvaged copy, and each
-//     compaction Pebble tries again on it waits backoffMax (diskFS.Open).
+//     compaction that fails on it holds its place backoffMax before the
+//     next starts (pacer), as Pebble tries it again at once.
 //   - A disk operation that takes longer than Options.DiskSlowThreshold is
 //     logged while it lasts (Pebble's disk-health checks) and when it ends.
 //   - Ping, which /healthz calls, names every problem while it lasts.
@@ -131,6 +132,9 @@ type health struct {
 	// operations that took longer than slowAfter.
 	bgFailures atomic.Int64
 	slowOps    atomic.Int64
+	// damagedFailures counts the background writes that failed on a
+	// damaged table: the pacer makes each hold its place a while.
+	damagedFailures atomic.Int64
 
 	// fs and dir are where the log is, for its free space (spaceRefusal):
 	// free is what it was when spaceChecked (Unix nanoseconds), spaceMu
@@ -189,11 +193,25 @@ func (h *health) listener() pebble.EventListener {
 // backgroundFailed is told of each failed flush or compaction (Pebble
 // tries again) and of each failure of the store's own background work.
 // Pebble calls it holding its lock: it only counts and, now and then, logs.
+//
+// A compaction that failed on a damaged table is no failing disk: the
+// table is named by Ping from the read that found it (corrupted), and
+// compactions reading it fail until the server runs on a salvaged copy,
+// while the disk's flushes and other compactions work. So it is counted,
+// and logged the first time, but it neither begins nor goes on with a run
+// of failing writes, whose next success would say, falsely, that it ended.
 func (h *health) backgroundFailed(err error) {
 	if errors.Is(err, pebble.ErrCancelledCompaction) {
 		return
 	}
 	h.bgFailures.Add(1)
+	if pebble.IsCorruptionError(err) {
+		if h.damagedFailures.Add(1) == 1 {
+			h.log.Error("pebblestore: a compaction failed on a damaged table; compactions that read it fail until the server runs on a salvaged copy, "+
+				"and are tried again at most about once a second", "err", firstLine(err))
+		}
+		return
+	}
 	now := h.clock.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -276,12 +294,12 @@ func (h *health) corrupted(file string, err error) {
 	}
 }
 
-// isDamaged reports whether file was found failing its checksum.
-func (h *health) isDamaged(file string) bool {
+// anyDamaged reports whether a file of the log was found failing its
+// checksum.
+func (h *health) anyDamaged() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, ok := h.damaged[file]
-	return ok
+	return len(h.damaged) > 0
 }
 
 // logFileWaiting is told that the next write-ahead log file cannot be

@@ -54,13 +54,8 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 		}
 		flushed = n
 		removed := s.w.removed.Load()
-		if dead := removed - compacted; dead >= max(int64(s.index.Messages()), idleCompactMin) {
-			cctx, cancel := context.WithTimeout(ctx, idleCompactTime)
-			err := s.db.Compact(cctx, []byte{0}, []byte{0xff}, false)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				s.health.backgroundFailed(fmt.Errorf("compact the idle log: %w", err))
-			}
+		if dead := removed - compacted; dead >= max(int64(s.index.Messages()), idleCompactMin) && !s.health.anyDamaged() {
+			s.compactIdle(ctx)
 			compacted = removed
 			continue
 		}
@@ -77,4 +72,43 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 func (s *Store) diskTrouble() bool {
 	d, _ := s.health.failingFor()
 	return d > 0 || s.w.refusal() != nil
+}
+
+// compactIdle compacts the whole log, for at most idleCompactTime, and
+// gives up as soon as a background write fails meanwhile: a damaged
+// table fails each try of a compaction that reads it, and Pebble, trying
+// again, held the idle compaction waiting until idleCompactTime. (A log
+// known to be damaged is not compacted when idle: the compaction cannot
+// end, and the log is to be salvaged.) A failure it did not meet itself
+// is Pebble's to report.
+func (s *Store) compactIdle(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, idleCompactTime)
+	defer cancel()
+	failures := s.health.bgFailures.Load()
+	gaveWay := make(chan struct{})
+	go func() {
+		t := time.NewTicker(grantEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-t.C:
+				if s.health.bgFailures.Load() != failures {
+					close(gaveWay)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := s.db.Compact(cctx, []byte{0}, []byte{0xff}, false)
+	select {
+	case <-gaveWay:
+		return
+	default:
+	}
+	if err != nil && ctx.Err() == nil {
+		s.health.backgroundFailed(fmt.Errorf("compact the idle log: %w", err))
+	}
 }

@@ -1,0 +1,157 @@
+package pebblestore
+
+import (
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// pacer is Pebble's compaction scheduler: it runs as many compactions at
+// once as Pebble asks for (DBForCompaction.GetAllowedWithoutPermission),
+// as Pebble's own does, and makes a compaction that failed on a damaged
+// table hold its place for backoffMax before the next may start.
+//
+// Pebble picks a failed compaction again at once, and a table of level 0
+// is never set aside: a compaction reading one whose index is damaged
+// failed thousands of times a second (a core's worth of CPU) for as long
+// as the table stayed there. Pebble calls Done, at the end of every
+// compaction it scheduled, holding no lock and after it was told of the
+// failure (health.backgroundFailed), so the pause is made there.
+type pacer struct {
+	h *health
+
+	mu      sync.Mutex
+	db      pebble.DBForCompaction
+	running int
+	started bool
+	// poke asks the granter to look for a waiting compaction; stop ends
+	// it, and stopped is closed once it has.
+	poke          chan struct{}
+	stop, stopped chan struct{}
+}
+
+// grantEvery is how often the granter looks for a compaction Pebble is
+// waiting to run, besides when one ends (Pebble's own looks as often).
+const grantEvery = 100 * time.Millisecond
+
+func newPacer(h *health) *pacer {
+	return &pacer{h: h, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// Register implements pebble.CompactionScheduler.
+func (p *pacer) Register(_ int, db pebble.DBForCompaction) {
+	p.mu.Lock()
+	p.db, p.started = db, true
+	p.mu.Unlock()
+	go p.granter()
+}
+
+// Unregister implements pebble.CompactionScheduler: no compaction is
+// granted after it returns.
+func (p *pacer) Unregister() {
+	p.mu.Lock()
+	close(p.stop)
+	started := p.started
+	p.mu.Unlock()
+	if started {
+		<-p.stopped
+	}
+}
+
+// TrySchedule implements pebble.CompactionScheduler.
+func (p *pacer) TrySchedule() (bool, pebble.CompactionGrantHandle) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.roomLocked() {
+		return false, nil
+	}
+	p.running++
+	return true, p.grant()
+}
+
+// UpdateGetAllowedWithoutPermission implements pebble.CompactionScheduler.
+func (p *pacer) UpdateGetAllowedWithoutPermission() { p.wake() }
+
+// roomLocked reports whether another compaction may start.
+func (p *pacer) roomLocked() bool {
+	select {
+	case <-p.stop:
+		return false
+	default:
+	}
+	return p.db != nil && p.running < p.db.GetAllowedWithoutPermission()
+}
+
+func (p *pacer) wake() {
+	select {
+	case p.poke <- struct{}{}:
+	default:
+	}
+}
+
+// granter starts the compactions Pebble waits to run, while there is
+// room, until Unregister.
+func (p *pacer) granter() {
+	defer close(p.stopped)
+	t := time.NewTicker(grantEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		case <-p.poke:
+		}
+		for p.grantOne() {
+		}
+	}
+}
+
+// grantOne starts one compaction Pebble waits to run, if there is one
+// and room for it, and reports whether it did.
+func (p *pacer) grantOne() bool {
+	p.mu.Lock()
+	if !p.roomLocked() {
+		p.mu.Unlock()
+		return false
+	}
+	p.running++
+	db := p.db
+	p.mu.Unlock()
+	if waiting, _ := db.GetWaitingCompaction(); waiting && db.Schedule(p.grant()) {
+		return true
+	}
+	p.done()
+	return false
+}
+
+// grant is the handle of a compaction that starts now.
+func (p *pacer) grant() *paced { return &paced{p: p, damaged: p.h.damagedFailures.Load()} }
+
+func (p *pacer) done() {
+	p.mu.Lock()
+	p.running--
+	p.mu.Unlock()
+}
+
+// paced is a compaction's place: damaged is the count of compactions
+// failed on a damaged table when it began.
+type paced struct {
+	p       *pacer
+	damaged int64
+}
+
+func (g *paced) Started()                                          {}
+func (g *paced) MeasureCPU(pebble.CompactionGoroutineKind)         {}
+func (g *paced) CumulativeStats(pebble.CompactionGrantHandleStats) {}
+
+// Done ends the compaction: if one failed on a damaged table meanwhile
+// (this one, most likely), it holds its place backoffMax first.
+func (g *paced) Done() {
+	if g.p.h.damagedFailures.Load() != g.damaged {
+		time.Sleep(backoffMax)
+	}
+	g.p.done()
+	g.p.wake()
+}
