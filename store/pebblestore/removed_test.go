@@ -162,44 +162,72 @@ func TestRemovedFilesRefuseChangesRelaxed(t *testing.T) {
 }
 
 // The write-ahead log cut short while the store runs (`truncate -s 0`, a
-// shell's `>`): what it held would not be replayed by the next start, so
-// changes are refused from the first commit after it, as when it is
-// removed; Ping says why. (Before, every change was acknowledged and the
-// cut found only at the next start.)
+// shell's `>`, `truncate -s` to some size): what it held past the cut
+// would not be replayed by the next start (the file grows back at the
+// next write, with zeros in the place of what it held), so changes are
+// refused from the first commit after it, as when it is removed; Ping
+// says why. (Before, every change was acknowledged and the cut found only
+// at the next start; and a cut that kept the file's first 8 bytes, to
+// 100 bytes or by 10, was not found at all.)
 func TestTruncatedWALRefusesChanges(t *testing.T) {
 	for _, d := range []pebblestore.Durability{pebblestore.DurabilityFull, pebblestore.DurabilityRelaxed} {
-		t.Run(d.String(), func(t *testing.T) {
-			t.Parallel()
-			dir := filepath.Join(t.TempDir(), "data")
-			s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Durability: d})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			q := removedQueue(t, s, 1, "before")
-			if err := os.Truncate(logFile(t, dir, "*.log"), 0); err != nil {
-				t.Fatal(err)
-			}
-			acked := 0
-			for deadline := time.Now().Add(30 * time.Second); ; acked++ {
-				err := removedSend(t, s, q, fmt.Sprint("after-", acked))
+		for _, cut := range []struct {
+			name string
+			size func(int64) int64
+		}{
+			{"to 0", func(int64) int64 { return 0 }},
+			{"to 100 bytes", func(int64) int64 { return 100 }},
+			{"by 10 bytes", func(n int64) int64 { return n - 10 }},
+		} {
+			t.Run(d.String()+" "+cut.name, func(t *testing.T) {
+				t.Parallel()
+				dir := filepath.Join(t.TempDir(), "data")
+				s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Durability: d})
 				if err != nil {
-					if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "truncated") {
-						t.Errorf("send once the write-ahead log is cut: %v, want ErrUnavailable naming the cut", err)
+					t.Fatal(err)
+				}
+				defer s.Close()
+				q := removedQueue(t, s, 1, "before")
+				for i := range 20 {
+					if err := removedSend(t, s, q, fmt.Sprint("before-", i)); err != nil {
+						t.Fatal(err)
 					}
-					break
 				}
-				if d == pebblestore.DurabilityFull || time.Now().After(deadline) {
-					t.Fatalf("%d sends acknowledged after the write-ahead log was cut, want a refusal", acked+1)
+				// Under relaxed the file is looked at once a while: the
+				// cut must come after a look that found it whole.
+				time.Sleep(150 * time.Millisecond)
+				if err := removedSend(t, s, q, "looked"); err != nil {
+					t.Fatal(err)
 				}
-				time.Sleep(time.Millisecond)
-			}
-			if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "truncated") {
-				t.Errorf("Ping once the write-ahead log is cut: %v, want it named", err)
-			}
-			if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
-				t.Errorf("QueueGet once the write-ahead log is cut: %v", err)
-			}
-		})
+				wal := logFile(t, dir, "*.log")
+				info, err := os.Stat(wal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(wal, cut.size(info.Size())); err != nil {
+					t.Fatal(err)
+				}
+				acked := 0
+				for deadline := time.Now().Add(30 * time.Second); ; acked++ {
+					err := removedSend(t, s, q, fmt.Sprint("after-", acked))
+					if err != nil {
+						if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "truncated") {
+							t.Errorf("send once the write-ahead log is cut: %v, want ErrUnavailable naming the cut", err)
+						}
+						break
+					}
+					if d == pebblestore.DurabilityFull || time.Now().After(deadline) {
+						t.Fatalf("%d sends acknowledged after the write-ahead log was cut (from %d bytes), want a refusal", acked+1, info.Size())
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if err := s.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "truncated") {
+					t.Errorf("Ping once the write-ahead log is cut: %v, want it named", err)
+				}
+				if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+					t.Errorf("QueueGet once the write-ahead log is cut: %v", err)
+				}
+			})
+		}
 	}
 }

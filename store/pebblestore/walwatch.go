@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,38 +65,73 @@ type walWatch struct {
 // walFile is a write-ahead log file as it was when opened, and how far
 // Pebble has written it since (diskFile.Write).
 type walFile struct {
-	fs      vfs.FS
-	name    string
-	info    vfs.FileInfo
-	file    vfs.File
-	written atomic.Int64
-	// head is the first bytes written, to read back (cut): a file cut
-	// short while Pebble writes it grows back to where Pebble was at its
-	// next write, with zeros in the place of what it held.
-	head atomic.Pointer[[]byte]
+	fs   vfs.FS
+	name string
+	info vfs.FileInfo
+	file vfs.File
+
+	mu sync.Mutex
+	// written is how far Pebble wrote the file, and last the bytes it
+	// wrote last, up to tailLen of them (fewer if it wrote fewer).
+	written int64
+	last    [tailLen]byte
+	// seen is how far the file was written when check last found it
+	// whole, and seenTail the bytes just before that point, to read back
+	// (cut): a file cut short grows back at Pebble's next write to where
+	// Pebble was, with zeros in the place of what it held, so a cut
+	// anywhere before them zeroes them.
+	seen     int64
+	seenTail [tailLen]byte
 }
+
+// tailLen is how many bytes check reads back.
+const tailLen = 8
 
 // wrote is told of each write to the file, p, n bytes of it written.
 func (f *walFile) wrote(p []byte, n int) {
-	if f.written.Load() == 0 && n > 0 {
-		head := bytes.Clone(p[:min(n, 8)])
-		f.head.Store(&head)
+	if n <= 0 {
+		return
 	}
-	f.written.Add(int64(n))
+	k := min(n, tailLen)
+	f.mu.Lock()
+	copy(f.last[:], f.last[k:])
+	copy(f.last[tailLen-k:], p[n-k:n])
+	f.written += int64(n)
+	f.mu.Unlock()
 }
 
-// cut reports whether the first bytes written to the file are gone.
+// mark returns how far the file is written, and its last bytes.
+func (f *walFile) mark() (int64, [tailLen]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.written, f.last
+}
+
+// found records that check found the file whole up to written, whose
+// last bytes are tail.
+func (f *walFile) found(written int64, tail [tailLen]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen, f.seenTail = written, tail
+}
+
+// cut reports whether the bytes before where check last found the file
+// whole are gone.
 func (f *walFile) cut() bool {
-	head := f.head.Load()
-	if head == nil {
+	f.mu.Lock()
+	at, tail := f.seen, f.seenTail
+	f.mu.Unlock()
+	k := min(at, tailLen)
+	if k == 0 {
 		return false
 	}
-	got := make([]byte, len(*head))
-	n, err := f.file.ReadAt(got, 0)
+	want := tail[tailLen-k:]
+	got := make([]byte, k)
+	n, err := f.file.ReadAt(got, at-k)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false // cannot tell: the disk's own trouble is reported apart
 	}
-	return !bytes.Equal(got[:n], *head)
+	return !bytes.Equal(got[:n], want)
 }
 
 // opened is told of each write-ahead log file Pebble opens to write, f;
@@ -127,7 +163,7 @@ func (w *walWatch) check() error {
 		return nil
 	}
 	// What was written before the stat is in the file, unless it was cut.
-	written := f.written.Load()
+	written, tail := f.mark()
 	info, err := f.fs.Stat(f.name)
 	var problem string
 	switch {
@@ -140,6 +176,7 @@ func (w *walWatch) check() error {
 	case info.Size() < written || f.cut():
 		problem = "was truncated"
 	default:
+		f.found(written, tail)
 		return nil
 	}
 	refused := fmt.Errorf("%w: pebblestore: writes refused: the write-ahead log %s %s while the server runs "+
