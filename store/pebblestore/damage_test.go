@@ -408,7 +408,8 @@ func TestDamagedBodyFailsItsReceive(t *testing.T) {
 // call answers as if the messages were not there), the counts stay
 // whole, and Ping names the file from then on, also after a restart. A
 // compaction that meets the damage fails each time Pebble tries it again,
-// at once and for ever: each try waits first, rather than take a core.
+// at once and for ever: each failed try holds its place a while, rather
+// than take a core.
 func TestDamagedTableWhileServing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -469,7 +470,7 @@ func TestDamagedTableWhileServing(t *testing.T) {
 	took := time.Since(start)
 	stop()
 	if n := s.Stats().BackgroundFailures; n < 3 || took < time.Second {
-		t.Errorf("a compaction meeting the damage failed %d times in %v, want 3, with a pause before each try", n, took.Round(time.Millisecond))
+		t.Errorf("a compaction meeting the damage failed %d times in %v, want 3, with a pause between tries", n, took.Round(time.Millisecond))
 	}
 	if n := strings.Count(logs.String(), "a compaction failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
 		t.Errorf("the failing compaction was logged %d times, want once (and not as a failing write):\n%s", n, logs)

@@ -21,6 +21,9 @@ const (
 	idleAfter       = 5 * time.Second
 	idleCompactMin  = 10000
 	idleCompactTime = 10 * time.Minute
+	// idleCompactLook is how often an idle compaction looks whether a
+	// background write failed (compactIdle).
+	idleCompactLook = 100 * time.Millisecond
 )
 
 // flushWhenIdle flushes or compacts the log once the writer has been idle
@@ -87,7 +90,7 @@ func (s *Store) compactIdle(ctx context.Context) {
 	failures := s.health.bgFailures.Load()
 	gaveWay := make(chan struct{})
 	go func() {
-		t := time.NewTicker(grantEvery)
+		t := time.NewTicker(idleCompactLook)
 		defer t.Stop()
 		for {
 			select {
