@@ -49,9 +49,7 @@ func (s *Store) backup(dest string) error {
 	if err := makeDir(s.fs, tmp); err != nil {
 		return err
 	}
-	// The log flushed and synced first: the copy holds every commit made
-	// so far, whatever the durability.
-	if err := s.db.Checkpoint(filepath.Join(tmp, LogDir), pebble.WithFlushedWAL()); err != nil {
+	if err := s.checkpoint(filepath.Join(tmp, LogDir)); err != nil {
 		return err
 	}
 	if err := s.copyOtherFiles(tmp); err != nil {
@@ -69,6 +67,28 @@ func (s *Store) backup(dest string) error {
 		return err
 	}
 	return syncDir(s.fs, filepath.Dir(dest))
+}
+
+// checkpoint writes into dir a copy of the log, flushed and synced first:
+// it holds every commit made so far, whatever the durability. Pebble
+// panics when the disk fails a sync of the copy's directory, made as it
+// writes the marker naming the copy's MANIFEST or format (it holds none
+// of its locks then): that is the backup's failure, returned as its
+// error, not the server's. Any other panic goes on.
+func (s *Store) checkpoint(dir string) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		var perr *iofs.PathError
+		if rerr, ok := r.(error); ok && errors.As(rerr, &perr) && filepath.Clean(perr.Path) == dir {
+			err = fmt.Errorf("write the copy of the log: %w", rerr)
+			return
+		}
+		panic(r)
+	}()
+	return s.db.Checkpoint(dir, pebble.WithFlushedWAL())
 }
 
 // copyOtherFiles copies into dir, synced, the regular files of the data

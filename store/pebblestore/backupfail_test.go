@@ -1,0 +1,58 @@
+package pebblestore_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton/store/pebblestore"
+)
+
+// backupDirFaultFS fails each sync of the log's directory of a backup
+// under /backups (EIO).
+type backupDirFaultFS struct{ vfs.FS }
+
+func (fs backupDirFaultFS) OpenDir(name string) (vfs.File, error) {
+	f, err := fs.FS.OpenDir(name)
+	if err != nil || !strings.HasPrefix(name, "/backups/") || !strings.HasSuffix(name, "/pebble") {
+		return f, err
+	}
+	return failingDirFile{File: f, name: name}, nil
+}
+
+type failingDirFile struct {
+	vfs.File
+	name string
+}
+
+func (f failingDirFile) Sync() error {
+	return &os.PathError{Op: "sync", Path: f.name, Err: syscall.EIO}
+}
+
+// A backup whose directory the disk does not sync (EIO) fails with the
+// error, and the store serves on, and backs up elsewhere. (Pebble
+// panicked when it could not sync the directory of the marker naming the
+// copy's format: the server answered 500, or stopped.)
+func TestBackupDirSyncFails(t *testing.T) {
+	t.Parallel()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: backupDirFaultFS{FS: vfs.NewMem()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := removedQueue(t, s, 1, "before")
+	err = s.Backup(t.Context(), "/backups/b1")
+	if err == nil || !errors.Is(err, syscall.EIO) {
+		t.Errorf("backup onto a directory that does not sync: %v, want the EIO", err)
+	}
+	if err := removedSend(t, s, q, "after"); err != nil {
+		t.Errorf("send after the failed backup: %v", err)
+	}
+	if err := s.Backup(t.Context(), "/elsewhere/b2"); err != nil {
+		t.Errorf("backup elsewhere after the failed one: %v", err)
+	}
+}
