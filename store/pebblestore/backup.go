@@ -25,10 +25,15 @@ const partialSuffix = ".partial"
 // (tables never change once written), else copies. Every file of the copy
 // is synced, and dest appears, by a rename, only once complete; a failed
 // backup leaves dest+".partial", which the next backup to dest refuses
-// until it is removed.
+// until it is removed. Once a write of the log failed (walwatch.go) it
+// refuses: the copy begins by flushing the log, which would wait for good
+// behind the failed write.
 func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if err := s.health.wal.refusal(); err != nil {
+		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
 	if err := s.backup(filepath.Clean(dest)); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)

@@ -134,6 +134,35 @@ func TestWALSyncFailureRefusesChanges(t *testing.T) {
 	}
 }
 
+// A backup asked for once a write of the log failed is refused at once,
+// naming the failure (it waited for good, its call never answered: the
+// copy begins by flushing the log, behind the failed write).
+func TestBackupAfterLogFailure(t *testing.T) {
+	t.Parallel()
+	var armed atomic.Bool
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: failingSyncFS{FS: vfs.NewCrashableMem(), armed: &armed},
+		WriteTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := removedQueue(t, s, 1, "before")
+	armed.Store(true)
+	if err := removedSend(t, s, q, "during"); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("send whose sync failed: %v, want ErrUnavailable", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Backup(t.Context(), "/backups/b1") }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "input/output error") {
+			t.Errorf("backup after the failed write: %v, want ErrUnavailable naming it", err)
+		}
+	case <-time.After(time.Minute):
+		t.Error("the backup did not return")
+	}
+	closeWithin(t, s, 20*time.Second)
+}
+
 // logFaultFS fails, once armed, one kind of write of the log that Pebble
 // cannot go on from: a sync of the log's directory (after it creates a
 // write-ahead log), the creation of a write-ahead log, a sync of the
