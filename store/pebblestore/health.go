@@ -46,7 +46,8 @@ import (
 //     after Options.WriteTimeout, as above); health logs when the wait
 //     begins and ends.
 //   - A write, sync or close of the write-ahead log or MANIFEST that fails,
-//     a creation of one, or a sync of the log's directory, never returns,
+//     a creation of one or of the marker naming the current MANIFEST, or a
+//     sync of the log's directory, never returns,
 //     and every change after it is refused until the server is restarted
 //     (walwatch.go): Pebble cannot go on from it. A start that meets one
 //     fails with it.
