@@ -27,8 +27,9 @@ var (
 // Store persists queues and messages and selects messages for receive. It
 // holds no queue semantics beyond what keeps a selection atomic: validation,
 // defaults and every SQS rule live in the engine, which also passes in the
-// time, so a store never reads a clock. store/storetest is the conformance
-// suite every implementation passes.
+// time, so no answer of a store depends on its clock (a store may read one
+// to tell how long it has kept a row it read: QueueGet). store/storetest
+// is the conformance suite every implementation passes.
 type Store interface {
 	// A queue is named by its region, account and name together: each
 	// region is a namespace of its own, as each account is, so queues of
@@ -40,7 +41,12 @@ type Store interface {
 	// queue of that region, account and name was deleted after
 	// params.DeletedCutoff.
 	QueueCreate(ctx context.Context, params QueueCreateParams) error
-	// QueueGet returns the queue or ErrNotFound.
+	// QueueGet returns the queue or ErrNotFound. A store shared by several
+	// servers may answer with the row as it read it a moment before, so
+	// that a change made through another server reaches it a moment late
+	// (SQS's own changes take up to a minute to propagate), never with a
+	// row older than its own last change; given a context marked by Fresh,
+	// it reads the row as it stands.
 	QueueGet(ctx context.Context, region, account, name string) (*Queue, error)
 	// QueueList returns queues in name order (then account, then region
 	// order).
@@ -544,3 +550,20 @@ type LedgerBus interface {
 // MaxLedgerBatch bounds the bytes of one LedgerBus batch: base64 makes it
 // 7,868 characters, under PostgreSQL's 8,000-byte NOTIFY payload limit.
 const MaxLedgerBatch = 5900
+
+// freshKey marks a context whose QueueGet must read the queue as it stands.
+type freshKey struct{}
+
+// Fresh marks ctx so that QueueGet reads the queue as it stands rather than
+// as a store kept it: for a caller that writes back what it read changed
+// (SetQueueAttributes writes every attribute), which must not write back a
+// change another server made meanwhile undone.
+func Fresh(ctx context.Context) context.Context {
+	return context.WithValue(ctx, freshKey{}, true)
+}
+
+// IsFresh reports whether ctx was marked by Fresh.
+func IsFresh(ctx context.Context) bool {
+	v, _ := ctx.Value(freshKey{}).(bool)
+	return v
+}

@@ -227,6 +227,14 @@ func (e *Engine) queue(ctx context.Context, ref QueueRef) (*baton.Queue, error) 
 	return q, nil
 }
 
+// queueToChange loads a queue as it stands, for an action that writes
+// back what it read changed (every attribute, or the tags counted): a
+// store may answer QueueGet with a row another server has changed since
+// (baton.Fresh), whose old values the write would restore.
+func (e *Engine) queueToChange(ctx context.Context, ref QueueRef) (*baton.Queue, error) {
+	return e.queue(baton.Fresh(ctx), ref)
+}
+
 func errQueueDoesNotExist() *baton.Error {
 	return baton.Errorf(baton.ErrQueueDoesNotExist, "The specified queue does not exist.")
 }

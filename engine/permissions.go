@@ -76,7 +76,7 @@ func (e *Engine) AddPermission(ctx context.Context, ref QueueRef, p AddPermissio
 			return baton.InvalidParameter("ActionName", "SQS:"+a, "Please refer to the appropriate WSDL for a list of valid actions.")
 		}
 	}
-	q, err := e.queue(ctx, ref)
+	q, err := e.queueToChange(ctx, ref)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (e *Engine) RemovePermission(ctx context.Context, ref QueueRef, label strin
 	if label == "" {
 		return baton.MissingParameter("Label")
 	}
-	q, err := e.queue(ctx, ref)
+	q, err := e.queueToChange(ctx, ref)
 	if err != nil {
 		return err
 	}

@@ -82,8 +82,10 @@ func (e *Engine) CreateQueue(ctx context.Context, p CreateQueueParams) (*baton.Q
 		return nil, err
 	}
 
+	// The queue as it stands: one another server deleted a moment ago is
+	// not there to compare with (QueueDeletedRecently).
 	for range 3 {
-		if existing, err := e.store.QueueGet(ctx, region, p.Account, p.Name); err == nil {
+		if existing, err := e.store.QueueGet(baton.Fresh(ctx), region, p.Account, p.Name); err == nil {
 			if err := sameAttributes(existing, p.Attributes); err != nil {
 				return existing, err
 			}
@@ -266,7 +268,7 @@ func (e *Engine) SetQueueAttributes(ctx context.Context, ref QueueRef, attrs map
 	if len(attrs) == 0 {
 		return baton.MissingParameter("Attributes")
 	}
-	q, err := e.queue(ctx, ref)
+	q, err := e.queueToChange(ctx, ref)
 	if err != nil {
 		return err
 	}
@@ -319,7 +321,7 @@ func (e *Engine) TagQueue(ctx context.Context, ref QueueRef, tags map[string]str
 	if err := checkTags(ref.Name, tags); err != nil {
 		return err
 	}
-	q, err := e.queue(ctx, ref)
+	q, err := e.queueToChange(ctx, ref)
 	if err != nil {
 		return err
 	}
