@@ -80,7 +80,7 @@ func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) 
 		// only a round that found none asks. A queue deleted since
 		// the round is gone for a request the round did nothing for.
 		if err := s.queueExists(ctx, o.queueID); err != nil {
-			return nil, storeErr(err, what)
+			return nil, storeErr(s.queueGone(o.queueID, err), what)
 		}
 	}
 	outs := make([]baton.LeaseOutcome, len(o.rows))
@@ -189,7 +189,8 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if errors.Is(err, baton.ErrNotFound) {
-		return baton.LeaseOutcome{}, err
+		s.queueGone(p.ToQueueID, err)
+		return baton.LeaseOutcome{}, s.queueGone(p.QueueID, err)
 	}
 	if err != nil {
 		return baton.LeaseOutcome{}, fmt.Errorf("pgstore: move: %w", err)
@@ -237,7 +238,7 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 		return st, fmt.Errorf("pgstore: stats: %w", err)
 	}
 	if exists == nil {
-		return st, baton.ErrNotFound
+		return st, s.queueGone(p.QueueID, baton.ErrNotFound)
 	}
 	st.Visible, st.InFlight, st.Delayed = int(vis), int(fly), int(wait)
 	st.NextVisibleAt, st.OldestSentAt = timeOf(next), timeOf(oldest)
@@ -258,7 +259,7 @@ func (s *Store) MessageExpire(ctx context.Context, queueID uint64, cutoff time.T
 		return 0, fmt.Errorf("pgstore: expire: %w", err)
 	}
 	if !exists {
-		return 0, baton.ErrNotFound
+		return 0, s.queueGone(queueID, baton.ErrNotFound)
 	}
 	return int(n), nil
 }

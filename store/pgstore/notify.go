@@ -19,7 +19,9 @@ import (
 // with backoff when it breaks; meanwhile notifications are lost, and the
 // engine's bounded poll (baton.Notifier) finds the messages instead.
 //
-// The same connection LISTENs on ledgerChannel, which carries the engines'
+// The same connection LISTENs on queueChannel, which carries the changes
+// to queues, for the rows this store keeps (queuecache.go); and on
+// ledgerChannel, which carries the engines'
 // lease-ledger batches (baton.LedgerBus) base64-encoded, since a NOTIFY
 // payload is text. They are published outside any transaction, from the
 // pool, and delivered to this store's subscribers too: an engine tells its
@@ -140,13 +142,14 @@ func (n *notifier) run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for {
 		listened, err := n.listen(ctx)
+		n.store.queues.listening(false)
 		if ctx.Err() != nil {
 			return
 		}
 		if listened {
 			backoff = 100 * time.Millisecond
 		}
-		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling and other nodes' lease-ledger events are missed until it is back",
+		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling, queues are read for each request, and other nodes' lease-ledger events are missed until it is back",
 			"err", err, "retry_in", backoff)
 		if !pause(ctx, backoff) {
 			return
@@ -163,9 +166,12 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel+"; LISTEN "+queueChannel); err != nil {
 		return false, err
 	}
+	// Changes committed from now on are heard of; those before, by a row
+	// kept before, are not: keep rows read from now on.
+	n.store.queues.listening(true)
 	first := false
 	n.listeningOnce.Do(func() { close(n.listening); first = true })
 	if !first {
@@ -189,8 +195,14 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 		case err != nil:
 			return true, err
 		}
-		if note.Channel == ledgerChannel {
+		switch note.Channel {
+		case ledgerChannel:
 			n.deliverLedger(note.Payload)
+			continue
+		case queueChannel:
+			if origin, key, ok := parseQueueChange(note.Payload); ok && origin != n.store.origin {
+				n.store.queues.drop(key)
+			}
 			continue
 		}
 		origin, id, ok := parseWake(note.Payload)

@@ -40,6 +40,9 @@ type Options struct {
 	// baton.ErrUnavailable; DefaultRetryFor if zero, at most 2m30s (half
 	// the time a send is remembered for its reruns).
 	RetryFor time.Duration
+	// Clock tells how long a queue's row read has been kept (queuecache.go);
+	// clock.System if nil.
+	Clock clock.Clock
 }
 
 // DefaultConnectTimeout is how long Open waits for the database by default:
@@ -80,6 +83,8 @@ type Store struct {
 	group grouper
 	// reads shares the reads of concurrent requests of the same row.
 	reads reads
+	// queues keeps the queues' rows read by name, for a moment.
+	queues queueCache
 	// wake notifies the other servers of committed sends, releases and
 	// moves.
 	wake waker
@@ -126,6 +131,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	// A send rerun after a lost answer must find its token (send.go).
 	opts.RetryFor = min(opts.RetryFor, sendTokenTTL/2)
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
+	}
 	if opts.DefaultRegion == "" {
 		opts.DefaultRegion = "us-east-1"
 	}
@@ -143,6 +151,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
 		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(clock.System{}, giveUpLogEvery)}
 	s.reads.timeout = opts.RetryFor
+	s.queues.clock = opts.Clock
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
 		pool.Close()

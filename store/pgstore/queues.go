@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +16,7 @@ import (
 // and the check, a later statement, then sees that delete.
 func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) error {
 	q := p.Queue
+	key := queueKey(q.Region, q.Account, q.Name)
 	err := s.inTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, purged_at, dedup_scope, fifo, region)
@@ -39,27 +39,39 @@ func (s *Store) QueueCreate(ctx context.Context, p baton.QueueCreateParams) erro
 		if recent {
 			return baton.ErrDeletedRecently
 		}
-		return nil
+		return s.notifyQueueChange(ctx, tx, key)
 	})
+	s.queues.drop(key)
 	if err != nil && !errors.Is(err, baton.ErrExists) && !errors.Is(err, baton.ErrDeletedRecently) {
 		return fmt.Errorf("pgstore: create queue: %w", err)
 	}
 	return err
 }
 
-// QueueGet returns the queue or baton.ErrNotFound.
+// QueueGet returns the queue or baton.ErrNotFound: the row kept a moment
+// unless ctx is marked by baton.Fresh (queuecache.go), or else the row
+// read, by a read shared with concurrent calls (reads.go).
 func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
+	key := queueKey(region, account, name)
+	if !baton.IsFresh(ctx) {
+		if q, ok := s.queues.get(key); ok {
+			return q, nil
+		}
+	}
 	var q *baton.Queue
 	err := s.retry(ctx, func(ctx context.Context) error {
-		v, err := s.reads.do(ctx, "queue\x00"+region+"\x00"+account+"\x00"+name, func(ctx context.Context) (any, error) {
-			return scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
+		v, err := s.reads.do(ctx, "queue\x00"+key, func(ctx context.Context) (any, error) {
+			gen := s.queues.generation()
+			row, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM baton_queues q WHERE q.region = $1 AND q.account = $2 AND q.name = $3`,
 				region, account, name))
+			if err == nil {
+				s.queues.put(key, row, gen)
+			}
+			return row, err
 		})
 		if err == nil {
-			// The read is shared (reads.go): each caller gets a copy.
-			c := *v.(*baton.Queue)
-			c.Tags = maps.Clone(c.Tags)
-			q = &c
+			// The read is shared: each caller gets a copy.
+			q = copyQueue(v.(*baton.Queue))
 		}
 		return err
 	})
@@ -70,6 +82,16 @@ func (s *Store) QueueGet(ctx context.Context, region, account, name string) (*ba
 		return nil, fmt.Errorf("pgstore: get queue: %w", err)
 	}
 	return q, nil
+}
+
+// notifyQueueChange tells the other servers, once tx commits, that the
+// queue under key changed, so that they drop the row they keep
+// (queuecache.go). PostgreSQL takes its notification lock as tx commits
+// and holds it through the commit's flush, so other notifiers (the waker,
+// the lease ledger) may wait for one flush: a change to a queue is rare.
+func (s *Store) notifyQueueChange(ctx context.Context, tx pgx.Tx, key string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, queueChannel, queueChange(s.origin, key))
+	return err
 }
 
 // QueueList compares names byte-wise (the columns are COLLATE "C"), so its
@@ -132,8 +154,12 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 		}
 		_, err = tx.Exec(ctx, `UPDATE baton_queues SET attributes = $2, tags = $3, modified_at = $4 WHERE id = $1`,
 			int64(q.ID), encodeQueueAttributes(q.Attributes), encodeTags(q.Tags), q.ModifiedAt)
-		return err
+		if err != nil {
+			return err
+		}
+		return s.notifyQueueChange(ctx, tx, queueKey(p.Region, p.Account, p.Name))
 	})
+	s.queues.drop(queueKey(p.Region, p.Account, p.Name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, baton.ErrNotFound
 	}
@@ -164,8 +190,12 @@ func (s *Store) QueueDelete(ctx context.Context, region, account, name string, n
 			INSERT INTO baton_deleted_queues (region, account, name, deleted_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (region, account, name) DO UPDATE SET deleted_at = greatest(baton_deleted_queues.deleted_at, excluded.deleted_at)`,
 			region, account, name, now)
-		return err
+		if err != nil {
+			return err
+		}
+		return s.notifyQueueChange(ctx, tx, queueKey(region, account, name))
 	}, gone)
+	s.queues.drop(queueKey(region, account, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return baton.ErrNotFound
 	}
@@ -204,9 +234,12 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		if _, err := tx.Exec(ctx, `DELETE FROM baton_messages WHERE queue_id = $1`, id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM baton_dedup WHERE queue_id = $1`, id)
-		return err
+		if _, err := tx.Exec(ctx, `DELETE FROM baton_dedup WHERE queue_id = $1`, id); err != nil {
+			return err
+		}
+		return s.notifyQueueChange(ctx, tx, queueKey(p.Region, p.Account, p.Name))
 	}, ours)
+	s.queues.drop(queueKey(p.Region, p.Account, p.Name))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return baton.ErrNotFound
@@ -216,6 +249,15 @@ func (s *Store) QueuePurge(ctx context.Context, p baton.QueuePurgeParams) error 
 		return fmt.Errorf("pgstore: purge queue: %w", err)
 	}
 	return nil
+}
+
+// queueGone drops the row kept of the queue id if err says the queue is
+// gone (queuecache.go), and returns err.
+func (s *Store) queueGone(id uint64, err error) error {
+	if errors.Is(err, baton.ErrNotFound) {
+		s.queues.dropID(id)
+	}
+	return err
 }
 
 // isFIFO reports whether the queue is a FIFO queue; ErrNotFound if it does

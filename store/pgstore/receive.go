@@ -38,7 +38,7 @@ func (s *Store) MessageReceive(ctx context.Context, p baton.MessageReceiveParams
 	if p.Max > 0 {
 		fifo, err := s.isFIFO(ctx, p.QueueID)
 		if errors.Is(err, baton.ErrNotFound) {
-			return nil, err
+			return nil, s.queueGone(p.QueueID, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("pgstore: receive: %w", err)
@@ -82,7 +82,7 @@ func (s *Store) receiveByKind(ctx context.Context, p baton.MessageReceiveParams)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, baton.ErrNotFound
+		return nil, s.queueGone(p.QueueID, baton.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: receive: %w", err)

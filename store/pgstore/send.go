@@ -63,7 +63,7 @@ func (s *Store) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]b
 	}
 	switch {
 	case errors.Is(err, baton.ErrNotFound) || isForeignKeyViolation(err):
-		return nil, baton.ErrNotFound
+		return nil, s.queueGone(p.QueueID, baton.ErrNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("pgstore: send: %w", err)
 	}
