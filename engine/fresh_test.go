@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
@@ -122,5 +123,48 @@ func TestChangesReadTheQueueAsItStands(t *testing.T) {
 	_, err = e.CreateQueue(ctx, engine.CreateQueueParams{Account: ref.Account, Name: ref.Name, Attributes: map[string]string{"DelaySeconds": "7"}})
 	if err != nil {
 		t.Errorf("CreateQueue with the attributes set elsewhere: %v, want the queue", err)
+	}
+}
+
+// TestDeadLetterQueueReadAsItStands: a receive that moves a message to the
+// dead-letter queue reads that queue as it stands: one deleted elsewhere a
+// moment before leaves the message delivered, as if there were no policy,
+// rather than failing the receive.
+func TestDeadLetterQueueReadAsItStands(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem := memstore.New()
+	s := &keepingStore{Store: mem, kept: map[string]*baton.Queue{}}
+	e, err := engine.New(engine.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	dlq := engine.QueueRef{Account: "000000000000", Name: "dead"}
+	src := engine.QueueRef{Account: "000000000000", Name: "work"}
+	if _, err := e.CreateQueue(ctx, engine.CreateQueueParams{Account: dlq.Account, Name: dlq.Name}); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"deadLetterTargetArn":"` + e.ARN(dlq.Account, dlq.Name) + `","maxReceiveCount":1}`
+	if _, err := e.CreateQueue(ctx, engine.CreateQueueParams{Account: src.Account, Name: src.Name,
+		Attributes: map[string]string{"RedrivePolicy": policy}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.GetQueueAttributes(ctx, dlq, []string{"QueueArn"}); err != nil { // the store keeps the row
+		t.Fatal(err)
+	}
+	if _, err := e.SendMessage(ctx, src, engine.SendParams{Body: "twice"}); err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	if got, err := e.ReceiveMessage(ctx, src, engine.ReceiveParams{VisibilityTimeout: &zero}); err != nil || len(got) != 1 {
+		t.Fatalf("first receive: %d messages, %v", len(got), err)
+	}
+	if err := mem.QueueDelete(ctx, "us-east-1", dlq.Account, dlq.Name, time.Now()); err != nil { // elsewhere
+		t.Fatal(err)
+	}
+	got, err := e.ReceiveMessage(ctx, src, engine.ReceiveParams{VisibilityTimeout: &zero})
+	if err != nil || len(got) != 1 {
+		t.Errorf("second receive, past maxReceiveCount with the dead-letter queue deleted elsewhere: %d messages, %v; want the message", len(got), err)
 	}
 }

@@ -92,8 +92,10 @@ func (e *Engine) deadLetter(ctx context.Context, q *baton.Queue, msgs []*baton.M
 			continue
 		}
 		if err == nil && dlq == nil {
+			// As it stands: one another server deleted a moment ago
+			// would fail the move, and so the receive.
 			target, _ := parseARN(policy.target)
-			dlq, err = e.store.QueueGet(ctx, target.region, target.account, target.name)
+			dlq, err = e.store.QueueGet(baton.Fresh(ctx), target.region, target.account, target.name)
 			if errors.Is(err, baton.ErrNotFound) {
 				// The dead-letter queue is gone: deliver as if no policy
 				// (every message before this one was kept).

@@ -43,9 +43,10 @@ import (
 //     answer from the row, as SQS may during a deletion.
 //
 // Actions that write back what they read (SetQueueAttributes, the
-// permissions, TagQueue's count, CreateQueue's comparison) read the row as
-// it stands (baton.Fresh). A queue's FIFO kind and its DedupScope never
-// change; PurgedAt, which a purge changes, no request reads.
+// permissions, TagQueue's count, CreateQueue's comparison), and a
+// receive's dead-letter move, read the row as it stands (baton.Fresh). A
+// queue's FIFO kind and its DedupScope never change; PurgedAt, which a
+// purge changes, no request reads.
 //
 // Rows that are not found are not kept: a queue another server has just
 // created is found at once.
