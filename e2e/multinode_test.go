@@ -41,7 +41,9 @@ import (
 //   - a FIFO group hands out its messages in send order, and none while an
 //     earlier one of the group is still held;
 //   - a long poll on one node answers a send on another at once, not at the
-//     engine's fallback poll a second later.
+//     engine's fallback poll a second later;
+//   - a change to a queue through one node reaches the other promptly
+//     (testMultiNodeQueueChanges).
 //
 // It runs three nodes, one of which is killed with SIGKILL halfway through
 // draining the standard queue. Every loop is bounded in count and time.
@@ -54,6 +56,7 @@ func TestMultiNode(t *testing.T) {
 	t.Run("Standard", func(t *testing.T) { testMultiNodeStandard(t, cluster) })
 	t.Run("FIFO", func(t *testing.T) { testMultiNodeFIFO(t, cluster) })
 	t.Run("LongPollWake", func(t *testing.T) { testMultiNodeWake(t, cluster) })
+	t.Run("QueueChanges", func(t *testing.T) { testMultiNodeQueueChanges(t, cluster) })
 }
 
 // mnNode is one running server and a client for it.
