@@ -543,7 +543,10 @@ type LedgerBus interface {
 	// on the store (by any server, this one included) for as long as the
 	// store is open. f does not block and must not keep batch. Batches may
 	// be lost while the store's link to the others is down; once it is up
-	// again, f is called with a nil batch to say so.
+	// again, f is called with a nil batch to say so, or with an empty one
+	// if the store then finds no other server subscribed: only a server
+	// that both started and stopped while the link was down can have
+	// published batches that were lost.
 	SubscribeLedger(f func(batch []byte))
 }
 

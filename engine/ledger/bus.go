@@ -114,10 +114,17 @@ func (l *Ledger) Record(ev Event) {
 // applyBatch applies a batch the bus delivered, unless this node
 // published it: its own batches, which the bus echoes back, are told by
 // their header and dropped without being decoded. A nil batch is the bus's
-// word that batches may have been lost (baton.LedgerBus).
+// word that batches may have been lost (baton.LedgerBus); an empty one,
+// that the link was down but no other node listens now, which is a gap
+// only for a node that heard from another before.
 func (l *Ledger) applyBatch(b []byte) {
 	now := l.clock.Now()
-	if b == nil {
+	if b != nil && len(b) == 0 && !l.missed.heardOthers() {
+		l.missed.delivered(now)
+		l.log.Info("lease-ledger link to the other nodes was down; no other node listens and none was ever heard from, so nothing was missed")
+		return
+	}
+	if len(b) == 0 {
 		l.missed.linkLost(l.started, now)
 		l.log.Warn("lease-ledger batches of other nodes may have been lost while the link to them was down; lease reports judged on that time say so instead of a verdict")
 		return
@@ -135,7 +142,7 @@ func (l *Ledger) applyBatch(b []byte) {
 		return
 	}
 	if seq, ok := batchSeq(b); !ok {
-		l.missed.delivered(now)
+		l.missed.deliveredFrom(now)
 	} else if !l.missed.admit(node, seq, now) {
 		return // applied before
 	}

@@ -16,7 +16,10 @@ import (
 // learns of, by the numbers every node gives its batches in turn and by
 // the bus's word that its link was down, and its reports name no finding
 // on a period a gap falls in: they say what was missed instead
-// (DiagnosisEvidenceMissed).
+// (DiagnosisEvidenceMissed). A link that was down while no other node
+// listened (the bus says so) is a gap only for a node that ever heard
+// from another: one that did may have missed it publishing, then
+// stopping; one that never did is alone.
 
 // maxMissedSpans bounds the gaps a ledger remembers; the oldest go first,
 // and with them the reports they held back, so that a node with gaps over
@@ -42,7 +45,10 @@ type missedLog struct {
 	last time.Time
 	// peers is each other node's last batch number, and when it came.
 	peers map[uint64]peerBatch
-	spans []missedSpan
+	// unnumbered: a batch without numbers came from another node (one of
+	// an older version).
+	unnumbered bool
+	spans      []missedSpan
 }
 
 type peerBatch struct {
@@ -73,12 +79,26 @@ func (m *missedLog) admit(node, seq uint64, now time.Time) bool {
 	return true
 }
 
-// delivered notes that a batch without numbers (this node's own echo, or a
-// node of an older version) arrived at now.
+// delivered notes that this node's own echo arrived at now.
 func (m *missedLog) delivered(now time.Time) {
 	m.mu.Lock()
 	m.last = now
 	m.mu.Unlock()
+}
+
+// deliveredFrom notes that another node's batch without numbers (a node
+// of an older version) arrived at now.
+func (m *missedLog) deliveredFrom(now time.Time) {
+	m.mu.Lock()
+	m.last, m.unnumbered = now, true
+	m.mu.Unlock()
+}
+
+// heardOthers reports whether a batch of another node ever arrived.
+func (m *missedLog) heardOthers() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.peers) > 0 || m.unnumbered
 }
 
 // linkLost notes the bus's word, at now, that batches since the last one

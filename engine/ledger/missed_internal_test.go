@@ -232,3 +232,47 @@ func TestLedgerGapInAHeldLeaseLife(t *testing.T) {
 		t.Errorf("advice %q: want it to say the leases running through the gap hold the verdict back", r.Advice)
 	}
 }
+
+// TestLedgerLinkDownAloneIsNoGap: a node alone on its database, whose link
+// to the bus was down, missed nothing; the bus says so with an empty batch
+// (no other node listens), and the node's own lapses are still judged
+// rather than withheld for 15 minutes with advice to ask nodes that do not
+// exist. A node that heard from another node before is told the same, yet
+// still says what it may have missed: that node may have published while
+// the link was down and stopped since.
+func TestLedgerLinkDownAloneIsNoGap(t *testing.T) {
+	t.Parallel()
+	receives, _ := gapLeases()
+	q := Queue{ID: applyQueue, Name: "alone", VisibilityTimeout: 30}
+	for _, tc := range []struct {
+		name      string
+		heardPeer bool
+		word      []byte
+		withheld  bool
+	}{
+		{"alone, never heard another", false, []byte{}, false},
+		{"alone now, heard another before", true, []byte{}, true},
+		{"others listen", false, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := clock.NewFake(sec(0))
+			l := New(Config{Clock: now, Started: sec(-60), Logger: quietLog})
+			if tc.heardPeer {
+				l.applyBatch(testBatch(9, 1, Event{Kind: KindSeen, QueueID: applyQueue, At: sec(0), Client: consumerB}))
+			}
+			for _, ev := range receives {
+				l.Record(ev) // leased here; never deleted: they lapse at 30 s
+			}
+			now.Set(sec(10))
+			l.applyBatch(tc.word)
+			now.Set(sec(60))
+			r := l.Report(q, now.Now())
+			if withheld := r.Diagnosis == DiagnosisEvidenceMissed; withheld != tc.withheld {
+				t.Fatalf("diagnosis %s (findings %v); want withheld=%v\n%s", r.Diagnosis, findingKinds(r), tc.withheld, r.Advice)
+			}
+			if !tc.withheld && r.Window.Expired != 3 {
+				t.Errorf("the node's own leases: %d lapsed, want 3", r.Window.Expired)
+			}
+		})
+	}
+}

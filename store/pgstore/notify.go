@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Servers sharing a database tell each other of sends, releases and moves
@@ -26,8 +27,10 @@ import (
 // payload is text. They are published outside any transaction, from the
 // pool, and delivered to this store's subscribers too: an engine tells its
 // own batches by the node id inside them. Once the connection LISTENs again
-// after it was lost, the ledger's subscribers are told (a nil batch) that
-// batches published meanwhile were missed.
+// after it was lost, the ledger's subscribers are told that
+// batches published meanwhile were missed (a nil batch), or, if no other
+// server listens on the database, only that the link was down (an empty
+// batch).
 
 // wakeChannel is the NOTIFY channel. A payload is "<origin> <queue id>".
 const wakeChannel = "baton_wake"
@@ -53,7 +56,13 @@ type notifier struct {
 	// listening is closed once the listener has first LISTENed.
 	listening     chan struct{}
 	listeningOnce sync.Once
+	// pastListeners are the server processes of the listener's last
+	// connections; run's alone.
+	pastListeners []uint32
 }
+
+// maxPastListeners bounds notifier.pastListeners.
+const maxPastListeners = 8
 
 func (n *notifier) init(s *Store, cfg *pgx.ConnConfig) {
 	n.store, n.cfg = s, cfg.Copy()
@@ -166,16 +175,24 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel+"; LISTEN "+queueChannel); err != nil {
+	// This store's listening connections cut before may linger on the
+	// server (until it notices they are gone): they are not others.
+	own := append(n.store.backends.pids(), n.pastListeners...)
+	others, err := listenAndCount(ctx, conn, own)
+	if err != nil {
 		return false, err
 	}
+	if len(n.pastListeners) == maxPastListeners {
+		n.pastListeners = n.pastListeners[1:]
+	}
+	n.pastListeners = append(n.pastListeners, conn.PgConn().PID())
 	// Changes committed from now on are heard of; those before, by a row
 	// kept before, are not: keep rows read from now on.
 	n.store.queues.listening(true)
 	first := false
 	n.listeningOnce.Do(func() { close(n.listening); first = true })
 	if !first {
-		n.deliverLedgerLost()
+		n.deliverLedgerLost(others)
 	}
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenCheck)
@@ -186,7 +203,9 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 			return true, ctx.Err()
 		case timedOut(err):
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err = conn.Ping(pctx)
+			// LISTENing again on a channel listened to changes nothing;
+			// it keeps the statement others look for (listenAndCount).
+			_, err = conn.Exec(pctx, "LISTEN "+ledgerChannel)
 			cancel()
 			if err != nil {
 				return true, err
@@ -236,14 +255,48 @@ func (n *notifier) deliverLedger(payload string) {
 }
 
 // deliverLedgerLost tells the ledger's subscribers that batches may have
-// been published while this store did not listen.
-func (n *notifier) deliverLedgerLost() {
+// been published while this store did not listen (a nil batch), or, if no
+// other server listened on the database once it listened again, only that
+// the link was down (an empty batch): what the ledger makes of that depends
+// on whether it ever heard of another node (baton.LedgerBus).
+func (n *notifier) deliverLedgerLost(others bool) {
 	n.mu.Lock()
 	subs := n.ledgerSubs
 	n.mu.Unlock()
-	for _, f := range subs {
-		f(nil)
+	word := []byte{}
+	if others {
+		word = nil
 	}
+	for _, f := range subs {
+		f(word)
+	}
+}
+
+// listenAndCount LISTENs on conn, and reports whether another session of
+// the database, not one of this store's, may listen for lease-ledger
+// batches: one whose last statement is a listener's LISTEN (listen keeps it
+// so), or pgx's ping, which a listener of an older version sent. It errs on
+// the side of others: any other client's ping counts, and so do this
+// store's own connections where a pooler hides their server processes.
+func listenAndCount(ctx context.Context, conn *pgx.Conn, own []uint32) (others bool, err error) {
+	mine := "0"
+	for _, pid := range own {
+		mine += "," + strconv.FormatUint(uint64(pid), 10)
+	}
+	// One simple-protocol exchange: the LISTENs come first, so a server
+	// that starts listening after the count is heard from.
+	results, err := conn.PgConn().Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel+"; LISTEN "+queueChannel+`;
+		SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid NOT IN (`+mine+`)
+			AND (query LIKE 'LISTEN %`+ledgerChannel+`%' OR query = '-- ping'))`).ReadAll()
+	if err != nil {
+		return false, err
+	}
+	last := results[len(results)-1]
+	if len(last.Rows) != 1 || len(last.Rows[0]) != 1 {
+		return false, fmt.Errorf("pgstore: count of listeners: unexpected answer")
+	}
+	return string(last.Rows[0][0]) == "t", nil
 }
 
 func parseWake(payload string) (origin string, queueID uint64, ok bool) {
@@ -253,4 +306,37 @@ func parseWake(payload string) (origin string, queueID uint64, ok bool) {
 	}
 	queueID, err := strconv.ParseUint(id, 10, 64)
 	return origin, queueID, err == nil
+}
+
+// backendSet is the server processes of a pool's open connections.
+type backendSet struct{ m sync.Map }
+
+// track makes the pool made with cfg note its connections' processes.
+func (b *backendSet) track(cfg *pgxpool.Config) {
+	after, before := cfg.AfterConnect, cfg.BeforeClose
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		if after != nil {
+			if err := after(ctx, c); err != nil {
+				return err
+			}
+		}
+		b.m.Store(c.PgConn().PID(), struct{}{})
+		return nil
+	}
+	cfg.BeforeClose = func(c *pgx.Conn) {
+		b.m.Delete(c.PgConn().PID())
+		if before != nil {
+			before(c)
+		}
+	}
+}
+
+// pids returns the processes noted.
+func (b *backendSet) pids() []uint32 {
+	var out []uint32
+	b.m.Range(func(k, _ any) bool {
+		out = append(out, k.(uint32))
+		return true
+	})
+	return out
 }

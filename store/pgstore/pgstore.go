@@ -78,7 +78,10 @@ type Store struct {
 	// is created, and ids are never reused.
 	fifo sync.Map
 
-	notify notifier
+	// backends are the server processes of the pool's connections, for
+	// the listener's count of other servers (listenAndCount).
+	backends *backendSet
+	notify   notifier
 	// group gathers sends, deletes and visibility changes into rounds.
 	group grouper
 	// reads shares the reads of concurrent requests of the same row.
@@ -144,11 +147,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
+	var backends backendSet
+	backends.track(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
+	s := &Store{pool: pool, backends: &backends, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
 		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(clock.System{}, giveUpLogEvery)}
 	s.reads.timeout = opts.RetryFor
 	s.queues.clock = opts.Clock
