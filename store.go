@@ -545,8 +545,9 @@ type LedgerBus interface {
 	// be lost while the store's link to the others is down; once it is up
 	// again, f is called with a nil batch to say so, or with an empty one
 	// if the store then finds no other server subscribed: only a server
-	// that both started and stopped while the link was down can have
-	// published batches that were lost.
+	// that published while the link was down and had stopped, or was
+	// itself without its link, by the time it was up again can have
+	// published batches that were lost unseen.
 	SubscribeLedger(f func(batch []byte))
 }
 
