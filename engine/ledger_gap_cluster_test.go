@@ -72,3 +72,54 @@ func TestLedgerLinkLostIsSaid(t *testing.T) {
 		return nil
 	})
 }
+
+// TestLedgerLinkLostAloneJudges: a node alone on its database whose
+// listening connection was cut missed no other node's events, and its
+// doctor still judges the leases of that time: a lease that lapsed there
+// reads as lapsed. It used to say evidence-missed for 15 minutes, with
+// advice to ask nodes that did not exist, hiding the lapse it saw itself.
+func TestLedgerLinkLostAloneJudges(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustStart(t).MustDatabase(t)
+	nodes, clock := startClusterOn(t, url, 1)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	listener := func() (pid int, idle bool) {
+		t.Helper()
+		err := admin.QueryRow(ctx, `SELECT pid, state = 'idle' FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN%'`).Scan(&pid, &idle)
+		if err != nil && err != pgx.ErrNoRows {
+			t.Fatal(err)
+		}
+		return pid, idle
+	}
+	cut, _ := listener()
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend($1)`, cut); err != nil {
+		t.Fatal(err)
+	}
+	// Once the new connection's LISTEN has been answered, the bus has said
+	// what became of the time it was down.
+	testutil.CheckFor(t, 30*time.Second, func() error {
+		if pid, idle := listener(); pid == 0 || pid == cut || !idle {
+			return fmt.Errorf("listening connection %d (idle %v), cut %d: not back yet", pid, idle, cut)
+		}
+		return nil
+	})
+
+	for _, body := range []string{"a", "b", "c"} {
+		if _, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		mustReceiveOne(t, nodes[0]) // held, never deleted
+	}
+	clock.Advance(time.Minute) // the leases of 30 s lapse
+	r := mustReport(t, nodes[0])
+	if r.Diagnosis == ledger.DiagnosisEvidenceMissed || r.Window.Expired != 3 {
+		t.Fatalf("a node alone, its link cut and back: %s, %d leases lapsed (want a verdict on 3): %s",
+			r.Diagnosis, r.Window.Expired, r.Advice)
+	}
+}
