@@ -544,10 +544,10 @@ type LedgerBus interface {
 	// store is open. f does not block and must not keep batch. Batches may
 	// be lost while the store's link to the others is down; once it is up
 	// again, f is called with a nil batch to say so, or with an empty one
-	// if the store then finds no other server subscribed: only a server
-	// that published while the link was down and had stopped, or was
-	// itself without its link, by the time it was up again can have
-	// published batches that were lost unseen.
+	// if the store then finds no other server connected: only a server
+	// that published while the link was down and had stopped by the time
+	// it was up again (or that the store cannot tell from other clients)
+	// can have published batches that were lost unseen.
 	SubscribeLedger(f func(batch []byte))
 }
 

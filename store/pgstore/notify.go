@@ -273,11 +273,14 @@ func (n *notifier) deliverLedgerLost(others bool) {
 }
 
 // listenAndCount LISTENs on conn, and reports whether another session of
-// the database, not one of this store's, may listen for lease-ledger
-// batches: one whose last statement is a listener's LISTEN (listen keeps it
-// so), or pgx's ping, which a listener of an older version sent. It errs on
-// the side of others: any other client's ping counts, and so do this
-// store's own connections where a pooler hides their server processes.
+// the database, not one of this store's, may be another server's: one of
+// this server's application_name (another server's pool keeps
+// connections open even while its listener is down too, as after a
+// database restart), or whose last statement is a listener's LISTEN
+// (listen keeps it so), or pgx's ping, which a listener of an older
+// version sent. It errs on the side of others: any other client's ping
+// counts, and so do this store's own connections where a pooler hides
+// their server processes.
 func listenAndCount(ctx context.Context, conn *pgx.Conn, own []uint32) (others bool, err error) {
 	mine := "0"
 	for _, pid := range own {
@@ -288,7 +291,8 @@ func listenAndCount(ctx context.Context, conn *pgx.Conn, own []uint32) (others b
 	results, err := conn.PgConn().Exec(ctx, "LISTEN "+wakeChannel+"; LISTEN "+ledgerChannel+"; LISTEN "+queueChannel+`;
 		SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid NOT IN (`+mine+`)
-			AND (query LIKE 'LISTEN %`+ledgerChannel+`%' OR query = '-- ping'))`).ReadAll()
+			AND (application_name = current_setting('application_name')
+				OR query LIKE 'LISTEN %`+ledgerChannel+`%' OR query = '-- ping'))`).ReadAll()
 	if err != nil {
 		return false, err
 	}
