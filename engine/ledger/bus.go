@@ -121,7 +121,7 @@ func (l *Ledger) applyBatch(b []byte) {
 	now := l.clock.Now()
 	if b != nil && len(b) == 0 && !l.missed.heardOthers() {
 		l.missed.delivered(now)
-		l.log.Info("lease-ledger link to the other nodes was down; no other node listens and none was ever heard from, so nothing was missed")
+		l.log.Info("lease-ledger link to the other nodes was down; no other server is connected to the database and none was ever heard from, so this node judges as one alone (one that published and stopped meanwhile would go unseen)")
 		return
 	}
 	if len(b) == 0 {
