@@ -32,7 +32,9 @@ func openWatched(ctx context.Context, dir string, opts Options, h *health) (*peb
 	h.fs, h.dir = base, dir
 	l := pebble.TeeEventListener(*o.EventListener, h.listener())
 	o.EventListener = &l
-	o.Experimental.CompactionScheduler = newPacer(h)
+	if !opts.pebbleScheduler {
+		o.Experimental.CompactionScheduler = newPacer(h)
+	}
 
 	type opened struct {
 		db  *pebble.DB

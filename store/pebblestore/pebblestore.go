@@ -93,6 +93,9 @@ type Options struct {
 	// manifestSize, if set, is the size past which Pebble starts a new
 	// MANIFEST (tests: its default is 128 MiB).
 	manifestSize int64
+	// pebbleScheduler leaves compactions to Pebble's own scheduler instead
+	// of the pacer (tests: to compare the two).
+	pebbleScheduler bool
 	// WriteTimeout bounds how long a call waits for its commit before it
 	// fails with baton.ErrUnavailable (default DefaultWriteTimeout); see
 	// health.go for what the store does while its disk fails it.
