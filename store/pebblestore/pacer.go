@@ -20,6 +20,8 @@ import (
 // failure (health.backgroundFailed), so the pause is made there.
 type pacer struct {
 	h *health
+	// pause holds a compaction's place (time.Sleep; tests count).
+	pause func(time.Duration)
 
 	mu      sync.Mutex
 	db      pebble.DBForCompaction
@@ -36,7 +38,7 @@ type pacer struct {
 const grantEvery = 100 * time.Millisecond
 
 func newPacer(h *health) *pacer {
-	return &pacer{h: h, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	return &pacer{h: h, pause: time.Sleep, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 // Register implements pebble.CompactionScheduler.
@@ -150,7 +152,7 @@ func (g *paced) CumulativeStats(pebble.CompactionGrantHandleStats) {}
 // (this one, most likely), it holds its place backoffMax first.
 func (g *paced) Done() {
 	if g.p.h.damagedFailures.Load() != g.damaged {
-		time.Sleep(backoffMax)
+		g.p.pause(backoffMax)
 	}
 	g.p.done()
 	g.p.wake()
