@@ -111,21 +111,24 @@ func (p *pacer) granter() {
 }
 
 // grantOne starts one compaction Pebble waits to run, if there is one
-// and room for it, and reports whether it did.
+// and room for it, and reports whether it did. As Pebble's own scheduler,
+// it counts the compaction once Pebble took it: a slot held while it
+// looks would refuse a TrySchedule made meanwhile, and Pebble, refused,
+// leaves the compaction waiting for the next look.
 func (p *pacer) grantOne() bool {
 	p.mu.Lock()
-	if !p.roomLocked() {
-		p.mu.Unlock()
+	room, db := p.roomLocked(), p.db
+	p.mu.Unlock()
+	if !room {
 		return false
 	}
-	p.running++
-	db := p.db
-	p.mu.Unlock()
-	if waiting, _ := db.GetWaitingCompaction(); waiting && db.Schedule(p.grant()) {
-		return true
+	if waiting, _ := db.GetWaitingCompaction(); !waiting || !db.Schedule(p.grant()) {
+		return false
 	}
-	p.done()
-	return false
+	p.mu.Lock()
+	p.running++
+	p.mu.Unlock()
+	return true
 }
 
 // grant is the handle of a compaction that starts now.

@@ -1,0 +1,100 @@
+package pebblestore
+
+import (
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// fakeCompactionDB is Pebble's side of the scheduler: allowed compactions
+// may run at once, waiting are picked and waiting to run, and onLook, if
+// set, runs (once) when the scheduler looks for one, as a call of
+// Pebble's may run meanwhile.
+type fakeCompactionDB struct {
+	mu        sync.Mutex
+	allowed   int
+	waiting   int
+	scheduled int
+	onLook    func()
+}
+
+func (f *fakeCompactionDB) GetAllowedWithoutPermission() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.allowed
+}
+
+func (f *fakeCompactionDB) GetWaitingCompaction() (bool, pebble.WaitingCompaction) {
+	f.mu.Lock()
+	look := f.onLook
+	f.onLook = nil
+	waiting := f.waiting > 0
+	f.mu.Unlock()
+	if look != nil {
+		look()
+	}
+	return waiting, pebble.WaitingCompaction{}
+}
+
+func (f *fakeCompactionDB) Schedule(pebble.CompactionGrantHandle) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == 0 {
+		return false
+	}
+	f.waiting--
+	f.scheduled++
+	return true
+}
+
+// testPacer is a pacer scheduling db's compactions, its granter not
+// started (the test grants), and a count of its pauses.
+func testPacer(db pebble.DBForCompaction) (*pacer, *health, *int) {
+	h := newHealth(slog.New(slog.DiscardHandler), time.Second)
+	p := newPacer(h)
+	p.db = db
+	pauses := new(int)
+	p.pause = func(time.Duration) { *pauses++ }
+	return p, h, pauses
+}
+
+// Pebble asks the scheduler to run a compaction (TrySchedule) whenever a
+// flush or compaction ends, and when refused remembers it as waiting and
+// asks no more: the scheduler must come back for it. A TrySchedule made
+// while the pacer looked for a waiting compaction (on a compaction's end,
+// a flush's, or its tick) was refused, a slot free, as if the look had
+// already started one; the compaction then waited for the next tick. As
+// Pebble's own scheduler, the pacer refuses only for want of a slot.
+func TestPacerGrantsWhileLooking(t *testing.T) {
+	db := &fakeCompactionDB{allowed: 1}
+	p, _, _ := testPacer(db)
+	var granted bool
+	db.onLook = func() { granted, _ = p.TrySchedule() }
+	if p.grantOne() {
+		t.Error("the pacer started a compaction while none waited")
+	}
+	if !granted {
+		t.Error("a compaction asked for while the pacer looked for a waiting one was refused, no compaction running")
+	}
+	if ok, _ := p.TrySchedule(); ok {
+		t.Error("a second compaction granted while the one slot is taken")
+	}
+}
+
+// The granter starts waiting compactions while there are slots, and no
+// more.
+func TestPacerGrantsWaitingUpToAllowed(t *testing.T) {
+	db := &fakeCompactionDB{allowed: 2, waiting: 5}
+	p, _, _ := testPacer(db)
+	for p.grantOne() {
+	}
+	if db.scheduled != 2 {
+		t.Fatalf("started %d of 5 waiting compactions with 2 slots, want 2", db.scheduled)
+	}
+	if ok, _ := p.TrySchedule(); ok {
+		t.Error("a compaction granted with both slots taken")
+	}
+}
