@@ -134,8 +134,10 @@ type health struct {
 	bgFailures atomic.Int64
 	slowOps    atomic.Int64
 	// damagedFailures counts the background writes that failed on a
-	// damaged table: the pacer makes each hold its place a while.
-	damagedFailures atomic.Int64
+	// damaged table, damagedCompactions the compactions among them: the
+	// pacer makes each hold its place a while.
+	damagedFailures    atomic.Int64
+	damagedCompactions atomic.Int64
 
 	// fs and dir are where the log is, for its free space (spaceRefusal):
 	// free is what it was when spaceChecked (Unix nanoseconds), spaceMu
@@ -169,8 +171,11 @@ func (h *health) listener() pebble.EventListener {
 			}
 		},
 		CompactionEnd: func(info pebble.CompactionInfo) {
-			if info.Err == nil {
+			switch {
+			case info.Err == nil:
 				h.backgroundSucceeded()
+			case pebble.IsCorruptionError(info.Err):
+				h.damagedCompactions.Add(1)
 			}
 		},
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {

@@ -16,8 +16,10 @@ import (
 // is never set aside: a compaction reading one whose index is damaged
 // failed thousands of times a second (a core's worth of CPU) for as long
 // as the table stayed there. Pebble calls Done, at the end of every
-// compaction it scheduled, holding no lock and after it was told of the
-// failure (health.backgroundFailed), so the pause is made there.
+// compaction it scheduled, holding no lock and after it told of the
+// compaction's end (health counts those failed on a damaged table), so
+// the pause is made there, once for each such failure: compactions that
+// work, meanwhile or after, are not held back.
 type pacer struct {
 	h *health
 	// pause holds a compaction's place (time.Sleep; tests count).
@@ -26,6 +28,9 @@ type pacer struct {
 	mu      sync.Mutex
 	db      pebble.DBForCompaction
 	running int
+	// paused counts the compactions failed on a damaged table
+	// (health.damagedCompactions) whose place was held.
+	paused  int64
 	started bool
 	// poke asks the granter to look for a waiting compaction; stop ends
 	// it, and stopped is closed once it has.
@@ -69,7 +74,7 @@ func (p *pacer) TrySchedule() (bool, pebble.CompactionGrantHandle) {
 		return false, nil
 	}
 	p.running++
-	return true, p.grant()
+	return true, &paced{p: p}
 }
 
 // UpdateGetAllowedWithoutPermission implements pebble.CompactionScheduler.
@@ -122,7 +127,7 @@ func (p *pacer) grantOne() bool {
 	if !room {
 		return false
 	}
-	if waiting, _ := db.GetWaitingCompaction(); !waiting || !db.Schedule(p.grant()) {
+	if waiting, _ := db.GetWaitingCompaction(); !waiting || !db.Schedule(&paced{p: p}) {
 		return false
 	}
 	p.mu.Lock()
@@ -131,30 +136,36 @@ func (p *pacer) grantOne() bool {
 	return true
 }
 
-// grant is the handle of a compaction that starts now.
-func (p *pacer) grant() *paced { return &paced{p: p, damaged: p.h.damagedFailures.Load()} }
-
 func (p *pacer) done() {
 	p.mu.Lock()
 	p.running--
 	p.mu.Unlock()
 }
 
-// paced is a compaction's place: damaged is the count of compactions
-// failed on a damaged table when it began.
-type paced struct {
-	p       *pacer
-	damaged int64
+// owesPause reports whether a compaction failed on a damaged table
+// that has not held its place yet, and counts the pause as held.
+func (p *pacer) owesPause() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.h.damagedCompactions.Load() <= p.paused {
+		return false
+	}
+	p.paused++
+	return true
 }
+
+// paced is a compaction's place.
+type paced struct{ p *pacer }
 
 func (g *paced) Started()                                          {}
 func (g *paced) MeasureCPU(pebble.CompactionGoroutineKind)         {}
 func (g *paced) CumulativeStats(pebble.CompactionGrantHandleStats) {}
 
-// Done ends the compaction: if one failed on a damaged table meanwhile
-// (this one, most likely), it holds its place backoffMax first.
+// Done ends the compaction: if one failed on a damaged table and has not
+// paused yet (this one: Pebble tells of a compaction's end, then calls its
+// Done), it holds its place backoffMax first.
 func (g *paced) Done() {
-	if g.p.h.damagedFailures.Load() != g.damaged {
+	if g.p.owesPause() {
 		g.p.pause(backoffMax)
 	}
 	g.p.done()

@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -96,5 +97,50 @@ func TestPacerGrantsWaitingUpToAllowed(t *testing.T) {
 	}
 	if ok, _ := p.TrySchedule(); ok {
 		t.Error("a compaction granted with both slots taken")
+	}
+}
+
+// A compaction that failed on a damaged table holds its place a while;
+// one that ran meanwhile, or began after, and worked, does not: it held
+// its slot a second too, and with the damaged one retried every second,
+// healthy compactions ran at most one a second. Nor does a failure on a
+// damaged table that was no compaction's (Pebble's loading of a table's
+// statistics reports one for each flush or compaction that follows).
+func TestPacerPausesOnlyTheDamagedCompaction(t *testing.T) {
+	db := &fakeCompactionDB{allowed: 2}
+	p, h, pauses := testPacer(db)
+	l := h.listener()
+	damage := fmt.Errorf("pebble: file 000005: block 8106/447: crc32c checksum mismatch: %w", pebble.ErrCorruption)
+
+	_, healthy := p.TrySchedule()
+	_, damaged := p.TrySchedule()
+	// Pebble's order for a compaction that failed: its end, the
+	// background error, then Done.
+	l.CompactionEnd(pebble.CompactionInfo{Done: true, Err: damage})
+	l.BackgroundError(damage)
+	damaged.Done()
+	if *pauses != 1 {
+		t.Fatalf("the damaged compaction paused %d times, want once", *pauses)
+	}
+	l.CompactionEnd(pebble.CompactionInfo{Done: true})
+	healthy.Done()
+	if *pauses != 1 {
+		t.Errorf("a compaction that worked, running while one failed on damage, paused (%d pauses in all, want 1)", *pauses)
+	}
+
+	_, next := p.TrySchedule()
+	l.BackgroundError(damage) // no compaction's
+	l.CompactionEnd(pebble.CompactionInfo{Done: true})
+	next.Done()
+	if *pauses != 1 {
+		t.Errorf("a compaction that worked paused after a failure that was no compaction's (%d pauses in all, want 1)", *pauses)
+	}
+
+	_, again := p.TrySchedule()
+	l.CompactionEnd(pebble.CompactionInfo{Done: true, Err: damage})
+	l.BackgroundError(damage)
+	again.Done()
+	if *pauses != 2 {
+		t.Errorf("the damaged compaction tried again paused %d times in all, want 2", *pauses)
 	}
 }
