@@ -32,8 +32,10 @@ func openWatched(ctx context.Context, dir string, opts Options, h *health) (*peb
 	h.fs, h.dir = base, dir
 	l := pebble.TeeEventListener(*o.EventListener, h.listener())
 	o.EventListener = &l
+	var sched *pacer
 	if !opts.pebbleScheduler {
-		o.Experimental.CompactionScheduler = newPacer(h)
+		sched = newPacer(h)
+		o.Experimental.CompactionScheduler = sched
 	}
 
 	type opened struct {
@@ -43,6 +45,12 @@ func openWatched(ctx context.Context, dir string, opts Options, h *health) (*peb
 	done := make(chan opened, 1)
 	go func() {
 		db, err := openWith(dir, o, opts)
+		if err != nil && sched != nil {
+			// Pebble unregisters from the scheduler only as it closes:
+			// an opening that failed once registered left the pacer
+			// granting, for good, on the half-opened log.
+			sched.Unregister()
+		}
 		done <- opened{db: db, err: err}
 	}()
 	// abandon leaves Pebble's opening to finish, or not, on its own; it

@@ -30,8 +30,9 @@ type pacer struct {
 	running int
 	// paused counts the compactions failed on a damaged table
 	// (health.damagedCompactions) whose place was held.
-	paused  int64
-	started bool
+	paused int64
+	// started is set by Register, unregistered by Unregister.
+	started, unregistered bool
 	// poke asks the granter to look for a waiting compaction; stop ends
 	// it, and stopped is closed once it has.
 	poke          chan struct{}
@@ -55,10 +56,14 @@ func (p *pacer) Register(_ int, db pebble.DBForCompaction) {
 }
 
 // Unregister implements pebble.CompactionScheduler: no compaction is
-// granted after it returns.
+// granted after it returns. It may be called more than once, and without
+// Register (an opening of the log that failed).
 func (p *pacer) Unregister() {
 	p.mu.Lock()
-	close(p.stop)
+	if !p.unregistered {
+		p.unregistered = true
+		close(p.stop)
+	}
 	started := p.started
 	p.mu.Unlock()
 	if started {
@@ -82,12 +87,7 @@ func (p *pacer) UpdateGetAllowedWithoutPermission() { p.wake() }
 
 // roomLocked reports whether another compaction may start.
 func (p *pacer) roomLocked() bool {
-	select {
-	case <-p.stop:
-		return false
-	default:
-	}
-	return p.db != nil && p.running < p.db.GetAllowedWithoutPermission()
+	return !p.unregistered && p.db != nil && p.running < p.db.GetAllowedWithoutPermission()
 }
 
 func (p *pacer) wake() {

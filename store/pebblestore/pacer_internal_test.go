@@ -3,11 +3,17 @@ package pebblestore
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // fakeCompactionDB is Pebble's side of the scheduler: allowed compactions
@@ -142,5 +148,83 @@ func TestPacerPausesOnlyTheDamagedCompaction(t *testing.T) {
 	again.Done()
 	if *pauses != 2 {
 		t.Errorf("the damaged compaction tried again paused %d times in all, want 2", *pauses)
+	}
+}
+
+// optionsFaultFS fails to create the temporary file Pebble writes its
+// OPTIONS to, which it does once registered with the scheduler, while
+// armed is set.
+type optionsFaultFS struct {
+	vfs.FS
+	armed *atomic.Bool
+}
+
+func (fs optionsFaultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if fs.armed.Load() && strings.HasSuffix(name, ".dbtmp") {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EACCES}
+	}
+	return fs.FS.Create(name, c)
+}
+
+// granters counts the pacers' granter goroutines.
+func granters() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "pebblestore.(*pacer).granter(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// An opening Pebble fails once registered with the pacer (here: writing
+// its OPTIONS) never unregisters it: the pacer's granter ran on, every
+// 100 ms for good, asking the half-opened log for compactions to start.
+// A failed opening stops it.
+func TestFailedOpenStopsThePacer(t *testing.T) {
+	dir := t.TempDir()
+	armed := &atomic.Bool{}
+	opts := Options{FS: optionsFaultFS{FS: vfs.Default, armed: armed}, Logger: slog.New(slog.DiscardHandler)}
+	s, err := Open(t.Context(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := granters()
+	armed.Store(true)
+	if s, err := Open(t.Context(), dir, opts); err == nil {
+		s.Close()
+		t.Fatal("opened while Pebble cannot write its OPTIONS")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for granters() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := granters(); n > before {
+		t.Errorf("%d pacer granters after a failed opening, %d before", n, before)
+	}
+}
+
+// A log whose format check fails once Pebble opened it is closed, which
+// unregisters the pacer, and then the failed opening unregisters it
+// again; an opening that failed before Pebble registered it unregisters
+// it without Register. Neither panics nor waits, and nothing is granted
+// after.
+func TestPacerUnregisterTwice(t *testing.T) {
+	p, _, _ := testPacer(nil)
+	p.Unregister()
+	p.Unregister()
+
+	db := &fakeCompactionDB{allowed: 1}
+	h := newHealth(slog.New(slog.DiscardHandler), time.Second)
+	p = newPacer(h)
+	p.Register(2, db)
+	p.Unregister()
+	p.Unregister()
+	if ok, _ := p.TrySchedule(); ok {
+		t.Error("a compaction granted after Unregister")
 	}
 }
