@@ -1,10 +1,12 @@
 package pebblestore
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton/engine"
 )
 
 // fakeCompactionDB is Pebble's side of the scheduler: allowed compactions
@@ -226,5 +230,88 @@ func TestPacerUnregisterTwice(t *testing.T) {
 	p.Unregister()
 	if ok, _ := p.TrySchedule(); ok {
 		t.Error("a compaction granted after Unregister")
+	}
+}
+
+// With the pacer scheduling them, compactions keep up with a burst of
+// flushes: once the burst is over, level 0 goes back below the sublevels
+// that make Pebble compact it. (Pebble, refused a compaction, asks for it
+// no more: a pacer that did not come back for it would leave level 0
+// growing with every flush.)
+func TestPacerKeepsLevelZeroDown(t *testing.T) {
+	s, err := Open(t.Context(), t.TempDir(), Options{Durability: DurabilityRelaxed, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// stalled is set when Pebble holds the burst's writes for good: the
+	// store cannot be closed then.
+	stalled := false
+	defer func() {
+		if !stalled {
+			s.Close()
+		}
+	}()
+	e, err := engine.New(engine.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if !stalled {
+			e.Close()
+		}
+	}()
+	ref := engine.QueueRef{Account: "000000000000", Name: "burst"}
+	if _, err := e.CreateQueue(t.Context(), engine.CreateQueueParams{Account: ref.Account, Name: ref.Name}); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("l", 8<<10)
+	entries := make([]engine.SendParams, 10)
+	for i := range entries {
+		entries[i] = engine.SendParams{ID: strconv.Itoa(i), Body: body}
+	}
+	var maxSub atomic.Int32
+	burst := make(chan error, 1)
+	go func() {
+		for range 60 {
+			for range 3 {
+				if _, _, err := e.SendMessageBatch(context.Background(), ref, entries); err != nil {
+					burst <- err
+					return
+				}
+			}
+			if _, err := s.db.AsyncFlush(); err != nil {
+				burst <- err
+				return
+			}
+			maxSub.Store(max(maxSub.Load(), s.db.Metrics().Levels[0].Sublevels))
+		}
+		burst <- nil
+	}()
+	select {
+	case err := <-burst:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		stalled = true
+		m := s.db.Metrics()
+		t.Fatalf("the burst's writes held for good: level 0 has %d sublevels (%d tables); %d compactions, %d running",
+			m.Levels[0].Sublevels, m.Levels[0].TablesCount, m.Compact.Count, m.Compact.NumInProgress)
+	}
+	o := logOptions(Options{})
+	o.EnsureDefaults()
+	threshold := int32(o.L0CompactionThreshold)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		m := s.db.Metrics()
+		if m.Levels[0].Sublevels < threshold && m.Compact.NumInProgress == 0 {
+			t.Logf("level 0: %d sublevels at most during the burst, %d after; %d compactions", maxSub.Load(), m.Levels[0].Sublevels, m.Compact.Count)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("level 0 still has %d sublevels (%d tables), Pebble compacts it from %d; %d compactions, %d running",
+				m.Levels[0].Sublevels, m.Levels[0].TablesCount, threshold, m.Compact.Count, m.Compact.NumInProgress)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
