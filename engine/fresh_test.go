@@ -20,6 +20,19 @@ type keepingStore struct {
 	kept map[string]*baton.Queue
 }
 
+// keepingEngine is an engine on a memstore that keeps the queues' rows as
+// a store shared by several servers may (keepingStore).
+func keepingEngine(t *testing.T) (*engine.Engine, *keepingStore) {
+	t.Helper()
+	s := &keepingStore{Store: memstore.New(), kept: map[string]*baton.Queue{}}
+	e, err := engine.New(engine.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e, s
+}
+
 func (s *keepingStore) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
 	if baton.IsFresh(ctx) {
 		return s.Store.QueueGet(ctx, region, account, name)
@@ -46,13 +59,7 @@ func (s *keepingStore) QueueGet(ctx context.Context, region, account, name strin
 func TestChangesReadTheQueueAsItStands(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	mem := memstore.New()
-	s := &keepingStore{Store: mem, kept: map[string]*baton.Queue{}}
-	e, err := engine.New(engine.Config{Store: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	e, s := keepingEngine(t)
 	ref := engine.QueueRef{Account: "000000000000", Name: "shared"}
 	if _, err := e.CreateQueue(ctx, engine.CreateQueueParams{Account: ref.Account, Name: ref.Name}); err != nil {
 		t.Fatal(err)
@@ -63,14 +70,14 @@ func TestChangesReadTheQueueAsItStands(t *testing.T) {
 	// Another server's change, through the store beneath.
 	elsewhere := func(attrs baton.QueueAttributes, tags map[string]string) {
 		t.Helper()
-		if _, err := mem.QueueUpdate(ctx, baton.QueueUpdateParams{Region: "us-east-1", Account: ref.Account, Name: ref.Name,
+		if _, err := s.Store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: "us-east-1", Account: ref.Account, Name: ref.Name,
 			Attributes: &attrs, TagsSet: tags}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	stored := func() *baton.Queue {
 		t.Helper()
-		q, err := mem.QueueGet(ctx, "us-east-1", ref.Account, ref.Name)
+		q, err := s.Store.QueueGet(ctx, "us-east-1", ref.Account, ref.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +121,7 @@ func TestChangesReadTheQueueAsItStands(t *testing.T) {
 		tags[string(rune('a'+i/26))+string(rune('a'+i%26))] = "v"
 	}
 	elsewhere(stored().Attributes, tags)
-	err = e.TagQueue(ctx, ref, map[string]string{"x1": "v", "x2": "v"})
+	err := e.TagQueue(ctx, ref, map[string]string{"x1": "v", "x2": "v"})
 	if be := baton.AsError(err); be == nil {
 		t.Errorf("TagQueue past 50 tags with 49 set elsewhere: %v, want refused", err)
 	}
@@ -133,13 +140,7 @@ func TestChangesReadTheQueueAsItStands(t *testing.T) {
 func TestDeadLetterQueueReadAsItStands(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	mem := memstore.New()
-	s := &keepingStore{Store: mem, kept: map[string]*baton.Queue{}}
-	e, err := engine.New(engine.Config{Store: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
+	e, s := keepingEngine(t)
 	dlq := engine.QueueRef{Account: "000000000000", Name: "dead"}
 	src := engine.QueueRef{Account: "000000000000", Name: "work"}
 	if _, err := e.CreateQueue(ctx, engine.CreateQueueParams{Account: dlq.Account, Name: dlq.Name}); err != nil {
@@ -160,7 +161,7 @@ func TestDeadLetterQueueReadAsItStands(t *testing.T) {
 	if got, err := e.ReceiveMessage(ctx, src, engine.ReceiveParams{VisibilityTimeout: &zero}); err != nil || len(got) != 1 {
 		t.Fatalf("first receive: %d messages, %v", len(got), err)
 	}
-	if err := mem.QueueDelete(ctx, "us-east-1", dlq.Account, dlq.Name, time.Now()); err != nil { // elsewhere
+	if err := s.Store.QueueDelete(ctx, "us-east-1", dlq.Account, dlq.Name, time.Now()); err != nil { // elsewhere
 		t.Fatal(err)
 	}
 	got, err := e.ReceiveMessage(ctx, src, engine.ReceiveParams{VisibilityTimeout: &zero})

@@ -326,6 +326,20 @@ func TestLogFaultsWhileServing(t *testing.T) {
 // that never returns.
 func TestOpenOnFailingLogSync(t *testing.T) {
 	t.Parallel()
+	mem := storeWithMessage(t)
+	var armed atomic.Bool
+	armed.Store(true)
+	err := openEnds(t, pebblestore.Options{FS: failingSyncFS{FS: mem, armed: &armed}})
+	if err == nil || !strings.Contains(err.Error(), "input/output error") || !strings.Contains(err.Error(), "check the disk") ||
+		strings.Contains(err.Error(), "failed a read") {
+		t.Errorf("start on a failing sync: %v, want an error naming the failed write and what to do", err)
+	}
+}
+
+// storeWithMessage returns an in-memory file system holding, at /data, a
+// closed store whose queue 1 holds the message "before".
+func storeWithMessage(t *testing.T) *vfs.MemFS {
+	t.Helper()
 	mem := vfs.NewMem()
 	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
 	if err != nil {
@@ -333,12 +347,17 @@ func TestOpenOnFailingLogSync(t *testing.T) {
 	}
 	removedQueue(t, s, 1, "before")
 	mustClose(t, s)
+	return mem
+}
 
-	var armed atomic.Bool
-	armed.Store(true)
+// openEnds opens the store at /data with opts, closes it if it opened, and
+// returns the opening's error; it fails the test if the start has not
+// ended within a minute (a start that hangs on a write that never returns).
+func openEnds(t *testing.T, opts pebblestore.Options) error {
+	t.Helper()
 	opened := make(chan error, 1)
 	go func() {
-		s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: failingSyncFS{FS: mem, armed: &armed}})
+		s, err := pebblestore.Open(t.Context(), "/data", opts)
 		if err == nil {
 			s.Close()
 		}
@@ -346,12 +365,10 @@ func TestOpenOnFailingLogSync(t *testing.T) {
 	}()
 	select {
 	case err := <-opened:
-		if err == nil || !strings.Contains(err.Error(), "input/output error") || !strings.Contains(err.Error(), "check the disk") ||
-			strings.Contains(err.Error(), "failed a read") {
-			t.Errorf("start on a failing sync: %v, want an error naming the failed write and what to do", err)
-		}
+		return err
 	case <-time.After(time.Minute):
 		t.Fatal("the start did not end")
+		return nil
 	}
 }
 
@@ -365,34 +382,15 @@ func TestOpenOnFailingManifest(t *testing.T) {
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			t.Parallel()
-			mem := vfs.NewMem()
-			s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
-			if err != nil {
-				t.Fatal(err)
-			}
-			removedQueue(t, s, 1, "before")
-			mustClose(t, s)
-
+			mem := storeWithMessage(t)
 			var armed atomic.Bool
 			armed.Store(true)
-			opened := make(chan error, 1)
-			go func() {
-				s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: logFaultFS{FS: mem, fault: c.fault, armed: &armed},
-					Logger: slog.New(slog.DiscardHandler)})
-				if err == nil {
-					s.Close()
+			err := openEnds(t, pebblestore.Options{FS: logFaultFS{FS: mem, fault: c.fault, armed: &armed},
+				Logger: slog.New(slog.DiscardHandler)})
+			for _, want := range []string{c.file, "read-only file system", "check the disk"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("start that cannot create its MANIFEST: %v, want it to say %q", err, want)
 				}
-				opened <- err
-			}()
-			select {
-			case err := <-opened:
-				for _, want := range []string{c.file, "read-only file system", "check the disk"} {
-					if err == nil || !strings.Contains(err.Error(), want) {
-						t.Errorf("start that cannot create its MANIFEST: %v, want it to say %q", err, want)
-					}
-				}
-			case <-time.After(time.Minute):
-				t.Fatal("the start did not end")
 			}
 		})
 	}
