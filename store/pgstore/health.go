@@ -87,19 +87,12 @@ const refusalHeld = 10 * time.Second
 
 // refusalWatch holds the last refusal an operation gave up on.
 type refusalWatch struct {
-	clock clock.Clock // clock.System if nil
+	clock clock.Clock // the store's (Options.Clock)
 
 	mu   sync.Mutex
 	at   time.Time
 	what string
 	err  error
-}
-
-func (w *refusalWatch) now() time.Time {
-	if w.clock == nil {
-		return time.Now()
-	}
-	return w.clock.Now()
 }
 
 // saw records that an operation gave up on err (what names it), if err is
@@ -108,7 +101,7 @@ func (w *refusalWatch) saw(what string, err error) {
 	if !refused(err) {
 		return
 	}
-	now := w.now()
+	now := w.clock.Now()
 	w.mu.Lock()
 	w.at, w.what, w.err = now, what, err
 	w.mu.Unlock()
@@ -117,7 +110,7 @@ func (w *refusalWatch) saw(what string, err error) {
 // check says why the last operation refused within refusalHeld failed, or
 // returns nil.
 func (w *refusalWatch) check() error {
-	now := w.now()
+	now := w.clock.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {

@@ -40,8 +40,11 @@ type Options struct {
 	// baton.ErrUnavailable; DefaultRetryFor if zero, at most 2m30s (half
 	// the time a send is remembered for its reruns).
 	RetryFor time.Duration
-	// Clock tells how long a queue's row read has been kept (queuecache.go);
-	// clock.System if nil.
+	// Clock tells the time for what the store holds for a while: a
+	// queue's row read (queuecache.go), a refusal /healthz reports
+	// (health.go), a check of the schema (schema.go), the pacing of its
+	// give-up log lines; clock.System if nil. (The time a call acts at is
+	// the engine's, passed in.)
 	Clock clock.Clock
 }
 
@@ -154,9 +157,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s := &Store{pool: pool, backends: &backends, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
-		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(clock.System{}, giveUpLogEvery)}
+		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(opts.Clock, giveUpLogEvery)}
 	s.reads.timeout = opts.RetryFor
-	s.queues.clock = opts.Clock
+	s.queues.clock, s.refusals.clock, s.schema.clock = opts.Clock, opts.Clock, opts.Clock
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
 		pool.Close()

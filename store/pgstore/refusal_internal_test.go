@@ -32,14 +32,12 @@ import (
 // a fake clock it returns, and paces its log lines by that clock.
 func refusalStore(t *testing.T, url string, logs io.Writer) (*Store, *clock.Fake) {
 	t.Helper()
-	s, err := Open(context.Background(), url, Options{RetryFor: time.Minute, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	now := clock.NewFake(time.Now())
+	s, err := Open(context.Background(), url, Options{RetryFor: time.Minute, Logger: slog.New(slog.NewTextHandler(logs, nil)), Clock: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	now := clock.NewFake(time.Now())
-	s.refusals.clock = now
-	s.giveUpLogs = lograte.New(now, giveUpLogEvery)
 	return s, now
 }
 
@@ -260,7 +258,6 @@ func TestUndefinedObjectIsAnOutageOnlyWithTheSchemaGone(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
 	s, now := refusalStore(t, url, io.Discard)
-	s.schema.clock = now
 	ctx := context.Background()
 	qid := mustQueue(t, s, "undefined", false)
 	exec := adminExec(t, url)

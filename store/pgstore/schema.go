@@ -43,7 +43,7 @@ var errSchemaFault = errors.New("a statement named a table, function or schema t
 // schemaWatch knows Baton's tables and functions, and checks that they are
 // there.
 type schemaWatch struct {
-	clock clock.Clock // clock.System if nil
+	clock clock.Clock // the store's (Options.Clock)
 	// tables and functions are those found at Open, as the search path
 	// names them: "baton_queues", "baton_lock_queues(bigint[])".
 	tables, functions []string
@@ -51,13 +51,6 @@ type schemaWatch struct {
 	mu      sync.Mutex // held through a check, so that one runs at a time
 	at      time.Time  // when the last check answered
 	missing string     // what it found missing, or ""
-}
-
-func (w *schemaWatch) now() time.Time {
-	if w.clock == nil {
-		return time.Now()
-	}
-	return w.clock.Now()
 }
 
 // undefinedObject reports whether err is a statement naming a table,
@@ -90,7 +83,7 @@ func (s *Store) schemaMissing(ctx context.Context) (string, error) {
 	w := &s.schema
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.at.IsZero() && w.now().Sub(w.at) < schemaCheckHeld {
+	if !w.at.IsZero() && w.clock.Now().Sub(w.at) < schemaCheckHeld {
 		return w.missing, nil
 	}
 	var tables, functions []string
@@ -102,7 +95,7 @@ func (s *Store) schemaMissing(ctx context.Context) (string, error) {
 		return "", err
 	}
 	w.missing = strings.Join(append(tables, functions...), ", ")
-	w.at = w.now()
+	w.at = w.clock.Now()
 	return w.missing, nil
 }
 
