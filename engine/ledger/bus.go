@@ -328,7 +328,7 @@ func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, ledgerPublishTimeout)
 	defer cancel()
 	if err := p.bus.PublishLedger(ctx, batches); err != nil {
-		p.log.Warn("could not publish lease-ledger events; they are tried again, and other nodes' lease reports say they may be missing them meanwhile",
+		p.log.Warn("could not publish lease-ledger events; they are tried again, and reach the other nodes late meanwhile",
 			"err", err, "batches", len(batches))
 		return false
 	}
@@ -342,7 +342,7 @@ func (p *ledgerPublisher) keep(ready [][]byte) [][]byte {
 	if over := len(ready) - ledgerKeptBatches; over > 0 {
 		if !p.keptDropped {
 			p.keptDropped = true
-			p.log.Warn("lease-ledger batches dropped: the bus refuses them for too long; other nodes' lease reports say they missed them")
+			p.log.Warn("lease-ledger batches dropped: the bus refuses them for too long; the other nodes' lease reports say they missed them once a later batch of this node reaches them")
 		}
 		ready = append(ready[:0], ready[over:]...)
 	}

@@ -213,7 +213,7 @@ func (h *health) backgroundFailed(err error) {
 	h.bgFailures.Add(1)
 	if pebble.IsCorruptionError(err) {
 		if h.damagedFailures.Add(1) == 1 {
-			h.log.Error("pebblestore: a compaction failed on a damaged table; compactions that read it fail until the server runs on a salvaged copy, "+
+			h.log.Error("pebblestore: background work (a compaction, or Pebble's reading of a table's statistics) failed on a damaged table; compactions that read it fail until the server runs on a salvaged copy, "+
 				"and are tried again at most about once a second", "err", firstLine(err))
 		}
 		return
