@@ -540,16 +540,32 @@ type LedgerBus interface {
 	// is applied once).
 	PublishLedger(ctx context.Context, batches [][]byte) error
 	// SubscribeLedger registers f, to be called with every batch published
-	// on the store (by any server, this one included) for as long as the
-	// store is open. f does not block and must not keep batch. Batches may
-	// be lost while the store's link to the others is down; once it is up
-	// again, f is called with a nil batch to say so, or with an empty one
-	// if the store then finds no other server connected: only a server
-	// that published while the link was down and had stopped by the time
-	// it was up again (or that the store cannot tell from other clients)
-	// can have published batches that were lost unseen.
-	SubscribeLedger(f func(batch []byte))
+	// on the store (by any server, this one included), with gap
+	// LedgerNoGap, for as long as the store is open. f does not block and
+	// must not keep batch. Batches may be lost while the store's link to
+	// the others is down; once it is up again, f is called without a batch
+	// and with gap LedgerLinkLost to say so, or LedgerLinkLostAlone if the
+	// store then finds no other server connected.
+	SubscribeLedger(f func(batch []byte, gap LedgerGap))
 }
+
+// LedgerGap is a LedgerBus's word, with each call of a subscriber, on what
+// the subscriber may have missed: a call with a gap carries no batch.
+type LedgerGap uint8
+
+const (
+	// LedgerNoGap: the call carries a batch published.
+	LedgerNoGap LedgerGap = iota
+	// LedgerLinkLost: the store's link to the other servers was down and is
+	// up again; batches they published meanwhile may have been lost.
+	LedgerLinkLost
+	// LedgerLinkLostAlone: the link was down and is up again, and no other
+	// server is connected now: only a server that published while the
+	// link was down and had stopped by the time it was up again (or that
+	// the store cannot tell from other clients) can have published
+	// batches that were lost unseen.
+	LedgerLinkLostAlone
+)
 
 // MaxLedgerBatch bounds the bytes of one LedgerBus batch: base64 makes it
 // 7,868 characters, under PostgreSQL's 8,000-byte NOTIFY payload limit.

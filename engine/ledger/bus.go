@@ -88,7 +88,7 @@ func New(cfg Config) *Ledger {
 	l := &Ledger{started: cfg.Started, clock: cfg.Clock, log: cfg.Logger, node: ids.NewUint64()}
 	if cfg.Bus != nil {
 		l.publisher = newLedgerPublisher(cfg.Bus, l.node, l.log)
-		cfg.Bus.SubscribeLedger(l.applyBatch)
+		cfg.Bus.SubscribeLedger(l.deliver)
 		l.publisher.Start(context.Background())
 	}
 	return l
@@ -111,24 +111,38 @@ func (l *Ledger) Record(ev Event) {
 	}
 }
 
-// applyBatch applies a batch the bus delivered, unless this node
-// published it: its own batches, which the bus echoes back, are told by
-// their header and dropped without being decoded. A nil batch is the bus's
-// word that batches may have been lost (baton.LedgerBus); an empty one,
-// that the link was down but no other node listens now, which is a gap
-// only for a node that heard from another before.
-func (l *Ledger) applyBatch(b []byte) {
+// deliver is the ledger's subscription to the bus: a batch, or the bus's
+// word on batches that may have been lost (baton.LedgerGap).
+func (l *Ledger) deliver(b []byte, gap baton.LedgerGap) {
+	switch gap {
+	case baton.LedgerNoGap:
+		l.applyBatch(b)
+	case baton.LedgerLinkLostAlone:
+		l.linkLost(false)
+	default:
+		l.linkLost(true)
+	}
+}
+
+// linkLost notes the bus's word that its link was down: a gap, unless no
+// other node was connected once it was up again (others false) and none
+// was ever heard from.
+func (l *Ledger) linkLost(others bool) {
 	now := l.clock.Now()
-	if b != nil && len(b) == 0 && !l.missed.heardOthers() {
+	if !others && !l.missed.heardOthers() {
 		l.missed.delivered(now)
 		l.log.Info("lease-ledger link to the other nodes was down; no other server is connected to the database and none was ever heard from, so this node judges as one alone (one that published and stopped meanwhile would go unseen)")
 		return
 	}
-	if len(b) == 0 {
-		l.missed.linkLost(l.started, now)
-		l.log.Warn("lease-ledger batches of other nodes may have been lost while the link to them was down; lease reports judged on that time say so instead of a verdict")
-		return
-	}
+	l.missed.linkLost(l.started, now)
+	l.log.Warn("lease-ledger batches of other nodes may have been lost while the link to them was down; lease reports judged on that time say so instead of a verdict")
+}
+
+// applyBatch applies a batch the bus delivered, unless this node
+// published it: its own batches, which the bus echoes back, are told by
+// their header and dropped without being decoded.
+func (l *Ledger) applyBatch(b []byte) {
+	now := l.clock.Now()
 	if node, ok := batchNode(b); ok && node == l.node {
 		l.missed.delivered(now)
 		return

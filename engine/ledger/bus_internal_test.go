@@ -22,7 +22,7 @@ import (
 // publisher included, as PostgreSQL's NOTIFY does.
 type loopBus struct {
 	mu        sync.Mutex
-	subs      []func([]byte)
+	subs      []func([]byte, baton.LedgerGap)
 	batches   [][]byte
 	exchanges int // calls of PublishLedger
 }
@@ -37,13 +37,13 @@ func (b *loopBus) PublishLedger(_ context.Context, batches [][]byte) error {
 	b.mu.Unlock()
 	for _, batch := range batches {
 		for _, f := range subs {
-			f(batch)
+			f(batch, baton.LedgerNoGap)
 		}
 	}
 	return nil
 }
 
-func (b *loopBus) SubscribeLedger(f func([]byte)) {
+func (b *loopBus) SubscribeLedger(f func([]byte, baton.LedgerGap)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.subs = append(b.subs, f)

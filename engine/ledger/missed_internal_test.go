@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
@@ -69,7 +70,7 @@ func TestLedgerGapIsSaidNotJudged(t *testing.T) {
 		}, "1 of their batches of lease events", 4},
 		{"link down", func(l *Ledger) {
 			l.applyBatch(testBatch(9, 1, receives...))
-			l.applyBatch(nil) // the deletes were published meanwhile
+			l.deliver(nil, baton.LedgerLinkLost) // the deletes were published meanwhile
 		}, "its link to them was down", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,8 +235,8 @@ func TestLedgerGapInAHeldLeaseLife(t *testing.T) {
 }
 
 // TestLedgerLinkDownAloneIsNoGap: a node alone on its database, whose link
-// to the bus was down, missed nothing; the bus says so with an empty batch
-// (no other node listens), and the node's own lapses are still judged
+// to the bus was down, missed nothing; the bus says so (no other node
+// listens: baton.LedgerLinkLostAlone), and the node's own lapses are still judged
 // rather than withheld for 15 minutes with advice to ask nodes that do not
 // exist. A node that heard from another node before is told the same, yet
 // still says what it may have missed: that node may have published while
@@ -247,12 +248,12 @@ func TestLedgerLinkDownAloneIsNoGap(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		heardPeer bool
-		word      []byte
+		word      baton.LedgerGap
 		withheld  bool
 	}{
-		{"alone, never heard another", false, []byte{}, false},
-		{"alone now, heard another before", true, []byte{}, true},
-		{"others listen", false, nil, true},
+		{"alone, never heard another", false, baton.LedgerLinkLostAlone, false},
+		{"alone now, heard another before", true, baton.LedgerLinkLostAlone, true},
+		{"others listen", false, baton.LedgerLinkLost, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := clock.NewFake(sec(0))
@@ -264,7 +265,7 @@ func TestLedgerLinkDownAloneIsNoGap(t *testing.T) {
 				l.Record(ev) // leased here; never deleted: they lapse at 30 s
 			}
 			now.Set(sec(10))
-			l.applyBatch(tc.word)
+			l.deliver(nil, tc.word)
 			now.Set(sec(60))
 			r := l.Report(q, now.Now())
 			if withheld := r.Diagnosis == DiagnosisEvidenceMissed; withheld != tc.withheld {
@@ -274,5 +275,40 @@ func TestLedgerLinkDownAloneIsNoGap(t *testing.T) {
 				t.Errorf("the node's own leases: %d lapsed, want 3", r.Window.Expired)
 			}
 		})
+	}
+}
+
+// TestLedgerEmptyBatchIsNoGap: a batch the bus carries is a batch, even an
+// empty one (a NOTIFY on the ledger's channel without a payload, from any
+// client of the database): it is dropped as malformed, not taken for the
+// bus's word that the link was down. The bus used to say that with an
+// empty batch, so such a NOTIFY made a node that had heard from another
+// withhold its verdicts for 15 minutes.
+func TestLedgerEmptyBatchIsNoGap(t *testing.T) {
+	t.Parallel()
+	receives, _ := gapLeases()
+	q := Queue{ID: applyQueue, Name: "empty", VisibilityTimeout: 30}
+	now := clock.NewFake(sec(0))
+	bus := &loopBus{}
+	l := New(Config{Clock: now, Started: sec(-60), Logger: quietLog, Bus: bus})
+	defer l.Close()
+	l.applyBatch(testBatch(9, 1, Event{Kind: KindSeen, QueueID: applyQueue, At: sec(0), Client: consumerB}))
+	for _, ev := range receives {
+		l.Record(ev) // leased here; never deleted: they lapse at 30 s
+	}
+	now.Set(sec(10))
+	if err := bus.PublishLedger(t.Context(), [][]byte{{}}); err != nil {
+		t.Fatal(err)
+	}
+	now.Set(sec(60))
+	r := l.Report(q, now.Now())
+	if r.Diagnosis == DiagnosisEvidenceMissed {
+		t.Fatalf("an empty batch was taken for a link lost: %s\n%s", r.Diagnosis, r.Advice)
+	}
+	if r.Window.Expired != 3 {
+		t.Errorf("the node's own leases: %d lapsed, want 3", r.Window.Expired)
+	}
+	if n := l.badBatches.Load(); n != 1 {
+		t.Errorf("%d malformed batches counted, want the empty one", n)
 	}
 }

@@ -59,7 +59,7 @@ type Shared struct {
 
 	// Guarded by c.mu.
 	subs       []func(queueID uint64)
-	ledgerSubs []func(batch []byte)
+	ledgerSubs []func(batch []byte, gap baton.LedgerGap)
 	closed     bool
 }
 
@@ -305,21 +305,21 @@ func (h *Shared) PublishLedger(_ context.Context, batches [][]byte) error {
 		c.mu.Unlock()
 		return fmt.Errorf("memstore: publish: %w", errClosed)
 	}
-	var fs []func([]byte)
+	var fs []func([]byte, baton.LedgerGap)
 	for _, o := range c.handles {
 		fs = append(fs, o.ledgerSubs...)
 	}
 	c.mu.Unlock()
 	for _, b := range batches {
 		for _, f := range fs {
-			f(b)
+			f(b, baton.LedgerNoGap)
 		}
 	}
 	return nil
 }
 
 // SubscribeLedger registers f for every batch published on the cluster.
-func (h *Shared) SubscribeLedger(f func(batch []byte)) {
+func (h *Shared) SubscribeLedger(f func(batch []byte, gap baton.LedgerGap)) {
 	h.c.mu.Lock()
 	defer h.c.mu.Unlock()
 	if !h.closed {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-sqs/baton"
 )
 
 // Servers sharing a database tell each other of sends, releases and moves
@@ -28,9 +30,9 @@ import (
 // pool, and delivered to this store's subscribers too: an engine tells its
 // own batches by the node id inside them. Once the connection LISTENs again
 // after it was lost, the ledger's subscribers are told that
-// batches published meanwhile were missed (a nil batch), or, if no other
-// server listens on the database, only that the link was down (an empty
-// batch).
+// batches published meanwhile may have been missed (baton.LedgerLinkLost),
+// or, if no other server listens on the database, only that the link was
+// down (baton.LedgerLinkLostAlone).
 
 // wakeChannel is the NOTIFY channel. A payload is "<origin> <queue id>".
 const wakeChannel = "baton_wake"
@@ -49,7 +51,7 @@ type notifier struct {
 
 	mu         sync.Mutex
 	subs       []func(uint64)
-	ledgerSubs []func([]byte)
+	ledgerSubs []func([]byte, baton.LedgerGap)
 	cancel     context.CancelFunc // stops the listener; nil until it starts
 	done       chan struct{}      // closed when the listener has stopped
 	stopped    bool
@@ -113,7 +115,7 @@ const maxNotifyPayload = 8000
 // SubscribeLedger calls f with every lease-ledger batch published on the
 // database, until the store closes. The first subscriber of either kind
 // starts the listening connection.
-func (s *Store) SubscribeLedger(f func(batch []byte)) {
+func (s *Store) SubscribeLedger(f func(batch []byte, gap baton.LedgerGap)) {
 	n := &s.notify
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -250,25 +252,25 @@ func (n *notifier) deliverLedger(payload string) {
 	subs := n.ledgerSubs
 	n.mu.Unlock()
 	for _, f := range subs {
-		f(batch)
+		f(batch, baton.LedgerNoGap)
 	}
 }
 
 // deliverLedgerLost tells the ledger's subscribers that batches may have
-// been published while this store did not listen (a nil batch), or, if no
-// other server listened on the database once it listened again, only that
-// the link was down (an empty batch): what the ledger makes of that depends
-// on whether it ever heard of another node (baton.LedgerBus).
+// been published while this store did not listen, or, if no other server
+// listened on the database once it listened again, only that the link was
+// down: what the ledger makes of that depends on whether it ever heard of
+// another node (baton.LedgerGap).
 func (n *notifier) deliverLedgerLost(others bool) {
 	n.mu.Lock()
 	subs := n.ledgerSubs
 	n.mu.Unlock()
-	word := []byte{}
+	gap := baton.LedgerLinkLostAlone
 	if others {
-		word = nil
+		gap = baton.LedgerLinkLost
 	}
 	for _, f := range subs {
-		f(word)
+		f(nil, gap)
 	}
 }
 

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/pgtest"
 )
 
@@ -19,8 +21,8 @@ import (
 // the lease reports judged on that time say so rather than judge on what
 // is missing. They used to hear nothing of it. With no other server
 // listening on the database, they are told only that the link was down
-// (an empty batch): a node alone used to be told it missed batches, and
-// withheld its own verdicts for 15 minutes.
+// (baton.LedgerLinkLostAlone): a node alone used to be told it missed
+// batches, and withheld its own verdicts for 15 minutes.
 func TestLedgerLinkLossIsSaid(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
@@ -30,29 +32,30 @@ func TestLedgerLinkLossIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	got := make(chan []byte, 16)
-	s.SubscribeLedger(func(b []byte) {
-		if b != nil {
-			b = append([]byte{}, b...)
-		}
-		got <- b
+	type delivery struct {
+		batch []byte
+		gap   baton.LedgerGap
+	}
+	got := make(chan delivery, 16)
+	s.SubscribeLedger(func(b []byte, gap baton.LedgerGap) {
+		got <- delivery{bytes.Clone(b), gap}
 	})
 	<-s.Listening()
-	next := func(what string) []byte {
+	next := func(what string) delivery {
 		t.Helper()
 		select {
-		case b := <-got:
-			return b
+		case d := <-got:
+			return d
 		case <-time.After(30 * time.Second):
 			t.Fatalf("no %s within 30s", what)
-			return nil
+			return delivery{}
 		}
 	}
 	if err := s.PublishLedger(ctx, [][]byte{[]byte("one")}); err != nil {
 		t.Fatal(err)
 	}
-	if b := next("batch"); string(b) != "one" {
-		t.Fatalf("delivered %q, want the batch published", b)
+	if d := next("batch"); string(d.batch) != "one" || d.gap != baton.LedgerNoGap {
+		t.Fatalf("delivered %q, gap %d, want the batch published", d.batch, d.gap)
 	}
 
 	exec := adminExec(t, url)
@@ -62,14 +65,22 @@ func TestLedgerLinkLossIsSaid(t *testing.T) {
 			WHERE datname = current_database() AND query LIKE 'LISTEN%%' AND pid <> %d`, spare))
 	}
 	cut(0)
-	if b := next("word of the link lost"); b == nil || len(b) != 0 {
-		t.Fatalf("after the listening connection of the only server was cut: delivered %q (nil: %v), want the empty batch that says no other server listens", b, b == nil)
+	if d := next("word of the link lost"); d.batch != nil || d.gap != baton.LedgerLinkLostAlone {
+		t.Fatalf("after the listening connection of the only server was cut: delivered %q, gap %d, want the word that no other server listens", d.batch, d.gap)
 	}
 	if err := s.PublishLedger(ctx, [][]byte{[]byte("two")}); err != nil {
 		t.Fatal(err)
 	}
-	if b := next("batch"); string(b) != "two" {
-		t.Fatalf("delivered %q after the link came back, want the batch published", b)
+	if d := next("batch"); string(d.batch) != "two" || d.gap != baton.LedgerNoGap {
+		t.Fatalf("delivered %q, gap %d after the link came back, want the batch published", d.batch, d.gap)
+	}
+	// A NOTIFY without a payload, from any client, is an (empty) batch,
+	// not word of a gap.
+	if _, err := s.pool.Exec(ctx, "NOTIFY "+ledgerChannel); err != nil {
+		t.Fatal(err)
+	}
+	if d := next("empty batch"); len(d.batch) != 0 || d.gap != baton.LedgerNoGap {
+		t.Fatalf("a NOTIFY without a payload: delivered %q, gap %d, want an empty batch", d.batch, d.gap)
 	}
 
 	// Another server's listener, as it stands between its checks.
@@ -82,7 +93,7 @@ func TestLedgerLinkLossIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut(other.PgConn().PID())
-	if b := next("word of the link lost"); b != nil {
-		t.Fatalf("after the listening connection was cut while another server listened: delivered %q, want the nil batch that says batches were missed", b)
+	if d := next("word of the link lost"); d.batch != nil || d.gap != baton.LedgerLinkLost {
+		t.Fatalf("after the listening connection was cut while another server listened: delivered %q, gap %d, want the word that batches may have been missed", d.batch, d.gap)
 	}
 }

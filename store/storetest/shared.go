@@ -353,10 +353,14 @@ func testSharedAttemptReplay(t *testing.T, a, b baton.SharedStore) {
 func testSharedLedgerRelay(t *testing.T, a, b baton.SharedStore) {
 	var mu sync.Mutex
 	got := map[string][][]byte{}
+	gaps := 0 // batches delivered with a gap's word
 	for name, s := range map[string]baton.SharedStore{"a": a, "b": b} {
-		s.SubscribeLedger(func(batch []byte) {
+		s.SubscribeLedger(func(batch []byte, gap baton.LedgerGap) {
 			mu.Lock()
 			got[name] = append(got[name], bytes.Clone(batch))
+			if gap != baton.LedgerNoGap {
+				gaps++
+			}
 			mu.Unlock()
 		})
 	}
@@ -378,6 +382,9 @@ func testSharedLedgerRelay(t *testing.T, a, b baton.SharedStore) {
 			if !bytes.Equal(got[name][0], first) || !bytes.Equal(got[name][1], second) {
 				return fmt.Errorf("handle %s heard other bytes or order: %d and %d bytes", name, len(got[name][0]), len(got[name][1]))
 			}
+		}
+		if gaps > 0 {
+			t.Fatalf("%d batches delivered with a gap's word", gaps)
 		}
 		return nil
 	})
