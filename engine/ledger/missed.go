@@ -27,6 +27,19 @@ import (
 // reports are judged on.
 const maxMissedSpans = 16
 
+// peerHorizon is how long a node's batch numbers are remembered after its
+// last batch arrived. Every node draws a new id when it starts, so without
+// it the numbers of every node that ever ran would be kept for ever. A
+// node forgotten and heard from again is taken for one seen first: a jump
+// in its numbers goes unnoticed. The events a jump stands for are older
+// than the batch after them, so that loses nothing a verdict rests on once
+// the node's last batch is older than any evidence judged: the window
+// (windowMinutes) and, for a lease a finding names, the lease's life
+// before it (at most MaxLeaseTime). Events the node dropped are older than
+// its next batch heard; a node whose bus refused it that long had, as a
+// rule, no store to serve leases with either: the two are one database.
+const peerHorizon = windowMinutes*time.Minute + MaxLeaseTime
+
 // missedSpan is a time in which this node may have missed other nodes'
 // events.
 type missedSpan struct {
@@ -43,12 +56,12 @@ type missedLog struct {
 	// last is when a batch, any node's (this one's echoes too), was last
 	// delivered: a link that was down was down since then at most.
 	last time.Time
-	// peers is each other node's last batch number, and when it came.
+	// peers is each other node's last batch number, and when it came, for
+	// those heard from within peerHorizon; heard, that another node's
+	// batch (numbered or not: one of an older version) ever arrived.
 	peers map[uint64]peerBatch
-	// unnumbered: a batch without numbers came from another node (one of
-	// an older version).
-	unnumbered bool
-	spans      []missedSpan
+	heard bool
+	spans []missedSpan
 }
 
 type peerBatch struct {
@@ -68,9 +81,13 @@ func (m *missedLog) admit(node, seq uint64, now time.Time) bool {
 	if m.peers == nil {
 		m.peers = make(map[uint64]peerBatch)
 	}
+	m.heard = true
 	p, known := m.peers[node]
 	if known && seq <= p.seq {
 		return false
+	}
+	if !known {
+		m.forgetLocked(now)
 	}
 	if known && seq > p.seq+1 {
 		m.addLocked(missedSpan{from: p.at, to: now, batches: seq - p.seq - 1})
@@ -90,7 +107,7 @@ func (m *missedLog) delivered(now time.Time) {
 // of an older version) arrived at now.
 func (m *missedLog) deliveredFrom(now time.Time) {
 	m.mu.Lock()
-	m.last, m.unnumbered = now, true
+	m.last, m.heard = now, true
 	m.mu.Unlock()
 }
 
@@ -98,7 +115,18 @@ func (m *missedLog) deliveredFrom(now time.Time) {
 func (m *missedLog) heardOthers() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.peers) > 0 || m.unnumbered
+	return m.heard
+}
+
+// forgetLocked forgets the numbers of the nodes not heard from within
+// peerHorizon of now. It runs when a node is heard from first, so that the
+// nodes remembered are bounded by the starts within peerHorizon.
+func (m *missedLog) forgetLocked(now time.Time) {
+	for node, p := range m.peers {
+		if now.Sub(p.at) > peerHorizon {
+			delete(m.peers, node)
+		}
+	}
 }
 
 // linkLost notes the bus's word, at now, that batches since the last one

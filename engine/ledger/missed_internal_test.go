@@ -312,3 +312,39 @@ func TestLedgerEmptyBatchIsNoGap(t *testing.T) {
 		t.Errorf("%d malformed batches counted, want the empty one", n)
 	}
 }
+
+// TestLedgerForgetsSilentNodes: a node forgets the batch numbers of nodes
+// not heard from for longer than any evidence judged (peerHorizon), when
+// another is heard from first; it still knows it heard from others, and a
+// node heard from within the horizon keeps its numbers, and a jump in them
+// is still a gap. Every node that ever ran (each start draws a new id)
+// used to be remembered for ever.
+func TestLedgerForgetsSilentNodes(t *testing.T) {
+	t.Parallel()
+	now := clock.NewFake(sec(0))
+	l := New(Config{Clock: now, Started: sec(-60), Logger: quietLog})
+	seen := func(node, seq uint64) {
+		l.applyBatch(testBatch(node, seq, Event{Kind: KindSeen, QueueID: applyQueue, At: now.Now(), Client: consumerB}))
+	}
+	for node := uint64(1); node <= 100; node++ {
+		seen(node, 1) // nodes that ran once and stopped
+	}
+	now.Advance(peerHorizon - time.Minute)
+	seen(200, 1) // a node heard from within the horizon of the first
+	now.Advance(2 * time.Minute)
+	seen(300, 1) // the first 100 are now past it
+	l.missed.mu.Lock()
+	peers := len(l.missed.peers)
+	_, kept := l.missed.peers[200]
+	l.missed.mu.Unlock()
+	if peers != 2 || !kept {
+		t.Fatalf("%d nodes' numbers remembered (node 200 kept: %v), want 2: those heard from within %v", peers, kept, peerHorizon)
+	}
+	if !l.missed.heardOthers() {
+		t.Fatal("the node forgot it heard from others")
+	}
+	seen(200, 3)
+	if gap, ok := l.missed.since(now.Now().Add(-time.Minute)); !ok || gap.batches != 1 {
+		t.Fatalf("a jump in the numbers of a node remembered: gap %+v, %v; want 1 batch missed", gap, ok)
+	}
+}
