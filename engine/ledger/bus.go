@@ -94,8 +94,8 @@ func New(cfg Config) *Ledger {
 	return l
 }
 
-// Close publishes the events not yet sent to the other nodes and stops
-// publishing.
+// Close publishes the events not yet sent to the other nodes, those the
+// bus refused before too, once more, and stops publishing.
 func (l *Ledger) Close() {
 	if l.publisher != nil {
 		l.publisher.Stop()
@@ -196,6 +196,9 @@ type ledgerPublisher struct {
 	// keptDropped: batches kept to publish again were dropped since the
 	// bus last took an exchange (keep); run's alone.
 	keptDropped bool
+	// stopping: the last exchange, as the publisher stops, is under way;
+	// run's alone.
+	stopping bool
 }
 
 func newLedgerPublisher(bus baton.LedgerBus, node uint64, log *slog.Logger) *ledgerPublisher {
@@ -230,7 +233,8 @@ func (p *ledgerPublisher) Start(ctx context.Context) {
 	go p.run(ctx)
 }
 
-// Stop publishes what is queued and stops the publisher.
+// Stop publishes what is queued, with what the bus refused before, once
+// more, and stops the publisher; it says what the bus refused then.
 func (p *ledgerPublisher) Stop() {
 	select {
 	case <-p.stop:
@@ -320,7 +324,9 @@ func (p *ledgerPublisher) run(ctx context.Context) {
 					break drain
 				}
 			}
+			p.stopping = true
 			flush(true)
+			p.droppedAtStop(len(ready))
 			return
 		case <-ctx.Done():
 			return
@@ -342,11 +348,26 @@ func (p *ledgerPublisher) publish(ctx context.Context, batches [][]byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, ledgerPublishTimeout)
 	defer cancel()
 	if err := p.bus.PublishLedger(ctx, batches); err != nil {
-		p.log.Warn("could not publish lease-ledger events; they are tried again, and reach the other nodes late meanwhile",
-			"err", err, "batches", len(batches))
+		if !p.stopping {
+			p.log.Warn("could not publish lease-ledger events; they are tried again, and reach the other nodes late meanwhile",
+				"err", err, "batches", len(batches))
+		} else {
+			p.log.Warn("could not publish lease-ledger events as this node stops", "err", err, "batches", len(batches))
+		}
 		return false
 	}
 	return true
+}
+
+// droppedAtStop says that n batches, which the bus refused the last time
+// they were tried as the publisher stopped, are dropped. No later batch of
+// this node shows the other nodes the gap in its numbers, so they cannot
+// say they missed them.
+func (p *ledgerPublisher) droppedAtStop(n int) {
+	if n > 0 {
+		p.log.Warn("lease-ledger batches dropped as this node stops: the bus refused them; the other nodes never learn they missed them, so their lease reports may judge leases on events missing (a lease whose delete was among them reads as lapsed)",
+			"batches", n)
+	}
 }
 
 // keep bounds the batches waiting to be tried again to ledgerKeptBatches,

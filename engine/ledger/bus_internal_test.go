@@ -341,3 +341,49 @@ func FuzzDecodeLedgerBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestLedgerStopSaysWhatItDrops: batches the bus refuses are tried once
+// more as the node stops, with what is still queued; those it refuses then
+// are dropped, and the node says how many and what that means for the
+// other nodes, which no later batch will tell of the gap. They used to be
+// dropped without a word.
+func TestLedgerStopSaysWhatItDrops(t *testing.T) {
+	t.Parallel()
+	for _, refused := range []bool{true, false} {
+		t.Run(fmt.Sprint("refused=", refused), func(t *testing.T) {
+			bus := &flakyBus{refuse: 1 << 30}
+			var logs bytes.Buffer
+			p := newLedgerPublisher(bus, 5, slog.New(slog.NewTextHandler(&logs, nil)))
+			p.maxBatch = batchHeader + 40 // a batch an event
+			p.Start(context.Background())
+			for i := range 3 {
+				p.queue(Event{Kind: KindSent, QueueID: 1, MessageID: fmt.Sprintf("m-%d", i), At: sec(i), N: 1})
+			}
+			poll.For(t, 30*time.Second, func() error {
+				bus.mu.Lock()
+				defer bus.mu.Unlock()
+				if bus.refuse == 1<<30 {
+					return errors.New("the batches not tried yet")
+				}
+				return nil
+			})
+			if !refused {
+				bus.mu.Lock()
+				bus.refuse = 0
+				bus.mu.Unlock()
+			}
+			p.Stop() // Stop waits for the publisher: logs are written
+			said := strings.Contains(logs.String(), "dropped as this node stops")
+			if !refused {
+				if said || bus.published() != 3 {
+					t.Fatalf("the bus took the batches at stop: %d published, want 3; logs:\n%s", bus.published(), logs.String())
+				}
+				return
+			}
+			if !said || !strings.Contains(logs.String(), "batches=3") ||
+				!strings.Contains(logs.String(), "could not publish lease-ledger events as this node stops") {
+				t.Fatalf("3 batches refused at stop; logs do not say they were dropped:\n%s", logs.String())
+			}
+		})
+	}
+}
