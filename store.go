@@ -524,6 +524,18 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// InFlightLister is a Store that lists the in-flight messages of every
+// queue at once, in one exchange with its backend, where a browse of each
+// queue is one exchange or more a queue. The engine seeds its lease ledger
+// with them when it starts; a store without it is browsed queue by queue.
+type InFlightLister interface {
+	// MessagesInFlight returns, by queue id, the messages in flight at now
+	// (StateInFlight) of every queue: at most perQueue of a queue, those
+	// whose lease ends first, each without its payload (Body, BodyMD5,
+	// Attributes, TraceHeader).
+	MessagesInFlight(ctx context.Context, now time.Time, perQueue int) (map[uint64][]*Message, error)
+}
+
 // LedgerBus is the part of a SharedStore that carries the lease ledger's events between them,
 // so that each server's lease reports cover the leases every server handed
 // out, renewed and ended. A batch is opaque to the store; the engine encodes

@@ -68,6 +68,9 @@ type Engine struct {
 	// pinger is the store as a baton.Pinger, if it is one: /healthz asks
 	// it (StoreReady).
 	pinger baton.Pinger
+	// inFlight is the store as a baton.InFlightLister, if it is one: the
+	// ledger's seeds are read at once (seedLedger).
+	inFlight baton.InFlightLister
 
 	tasks moveTasks
 	// resets lifts the 60-second rule on names a reset freed (state.go).
@@ -134,6 +137,7 @@ func New(cfg Config) (*Engine, error) {
 		e.attempts = &baton.AttemptLog{}
 	}
 	e.pinger, _ = cfg.Store.(baton.Pinger)
+	e.inFlight, _ = cfg.Store.(baton.InFlightLister)
 	lc := ledger.Config{Clock: cfg.Clock, Started: e.started, Logger: cfg.Logger}
 	if e.shared != nil {
 		lc.Bus = e.shared

@@ -20,12 +20,25 @@ import (
 func (e *Engine) record(ev ledger.Event) { e.ledger.Record(ev) }
 
 // seedLedger gives the ledger the leases running in the store at now, when
-// the engine starts: each queue's in-flight messages, as a browse lists
-// them, at most ledger.MaxSeeds a queue. The ledger starts empty, and
-// without them a lease taken before a restart, held by a consumer that
-// crashed, would be invisible to the doctor until it lapsed. A queue that
-// cannot be read is left unseeded, and said so in the log.
+// the engine starts: each queue's in-flight messages, at most
+// ledger.MaxSeeds a queue, read at once from a store that lists them so
+// (baton.InFlightLister), else as a browse lists them, queue by queue. The
+// ledger starts empty, and without them a lease taken before a restart,
+// held by a consumer that crashed, would be invisible to the doctor until
+// it lapsed. A queue that cannot be read is left unseeded, and said so in
+// the log.
 func (e *Engine) seedLedger(ctx context.Context, now time.Time) {
+	if e.inFlight != nil {
+		inFlight, err := e.inFlight.MessagesInFlight(ctx, now, ledger.MaxSeeds)
+		if err != nil {
+			e.log.Warn("lease ledger: leases running before start not read", "err", err)
+			return
+		}
+		for id, msgs := range inFlight {
+			e.ledger.Seed(id, seedsOf(nil, msgs), now)
+		}
+		return
+	}
 	queues, err := e.store.QueueList(ctx, baton.QueueListParams{})
 	if err != nil {
 		e.log.Warn("lease ledger: leases running before start not read", "err", err)
@@ -53,17 +66,23 @@ func (e *Engine) runningLeases(ctx context.Context, queueID uint64, now time.Tim
 		if err != nil {
 			return seeds, err
 		}
-		for _, m := range page.Messages {
-			seeds = append(seeds, ledger.Seed{
-				MessageID: m.ID, Epoch: m.Epoch, LeasedAt: m.LeasedAt, Deadline: m.VisibleAt,
-				SentAt: m.SentAt, ReceiveCount: m.ReceiveCount,
-			})
-		}
+		seeds = seedsOf(seeds, page.Messages)
 		if page.Next == "" || len(seeds) >= ledger.MaxSeeds {
 			return seeds, nil
 		}
 		p.Cursor = page.Next
 	}
+}
+
+// seedsOf appends in-flight messages to seeds as the ledger's seeds.
+func seedsOf(seeds []ledger.Seed, msgs []*baton.Message) []ledger.Seed {
+	for _, m := range msgs {
+		seeds = append(seeds, ledger.Seed{
+			MessageID: m.ID, Epoch: m.Epoch, LeasedAt: m.LeasedAt, Deadline: m.VisibleAt,
+			SentAt: m.SentAt, ReceiveCount: m.ReceiveCount,
+		})
+	}
+	return seeds
 }
 
 // epochOf is m's lease epoch, 0 if m is nil (the message was gone).

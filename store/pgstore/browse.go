@@ -83,3 +83,43 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 	page.Messages = msgs
 	return page, nil
 }
+
+// inFlightSQL lists every queue's messages in flight at $1, at most $2 of
+// a queue, those whose lease ends first: one probe of
+// baton_messages_by_state a queue, in one statement.
+const inFlightSQL = `
+	SELECT ` + leaseStateColumns + `, q.id FROM baton_queues q
+	CROSS JOIN LATERAL (
+		SELECT * FROM baton_messages x
+		WHERE x.queue_id = q.id AND x.leased AND x.visible_at > $1
+		ORDER BY x.visible_at LIMIT $2) m`
+
+// MessagesInFlight lists every queue's messages in flight at now, at most
+// perQueue of a queue, in one statement; see baton.InFlightLister.
+func (s *Store) MessagesInFlight(ctx context.Context, now time.Time, perQueue int) (map[uint64][]*baton.Message, error) {
+	out := map[uint64][]*baton.Message{}
+	if perQueue <= 0 {
+		return out, nil
+	}
+	err := s.retry(ctx, func(ctx context.Context) error {
+		clear(out)
+		rows, err := s.pool.Query(ctx, inFlightSQL, now, perQueue)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var queueID int64
+			m, err := scanLeaseState(rows, &queueID)
+			if err != nil {
+				return err
+			}
+			out[uint64(queueID)] = append(out[uint64(queueID)], m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list the messages in flight: %w", err)
+	}
+	return out, nil
+}
