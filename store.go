@@ -3,6 +3,7 @@ package baton
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"time"
 )
@@ -22,6 +23,9 @@ var (
 	// database unreachable, failing over) and gave up retrying: the same
 	// request may succeed later. Clients see ServiceUnavailable (HTTP 503).
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrTooManyTags means a QueueUpdate would leave the queue more tags
+	// than its MaxTags.
+	ErrTooManyTags = errors.New("too many tags")
 )
 
 // Store persists queues and messages and selects messages for receive. It
@@ -206,7 +210,31 @@ type QueueUpdateParams struct {
 	Attributes *QueueAttributes
 	TagsSet    map[string]string
 	TagsDelete []string
+	// MaxTags, if set, refuses the update with ErrTooManyTags when the
+	// queue would have more tags after it: the store counts them as it
+	// writes them, so that two updates at once cannot pass it together.
+	MaxTags    int
 	ModifiedAt time.Time
+}
+
+// Tags returns the tags of a queue whose tags were tags after the update:
+// TagsSet set, then TagsDelete deleted; tags itself when the update
+// changes none. It fails with ErrTooManyTags when there would be more
+// than MaxTags (if set).
+func (p QueueUpdateParams) Tags(tags map[string]string) (map[string]string, error) {
+	if len(p.TagsSet) == 0 && len(p.TagsDelete) == 0 {
+		return tags, nil
+	}
+	out := make(map[string]string, len(tags)+len(p.TagsSet))
+	maps.Copy(out, tags)
+	maps.Copy(out, p.TagsSet)
+	for _, k := range p.TagsDelete {
+		delete(out, k)
+	}
+	if p.MaxTags > 0 && len(out) > p.MaxTags {
+		return nil, ErrTooManyTags
+	}
+	return out, nil
 }
 
 // QueuePurgeParams are the arguments of Store.QueuePurge.

@@ -325,16 +325,13 @@ func (e *Engine) TagQueue(ctx context.Context, ref QueueRef, tags map[string]str
 	if err != nil {
 		return err
 	}
-	n := len(q.Tags)
-	for k := range tags {
-		if _, ok := q.Tags[k]; !ok {
-			n++
-		}
-	}
-	if n > maxTags {
+	// The store counts the tags as it writes them: two nodes tagging the
+	// queue at once cannot pass maxTags together.
+	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: q.Region, Account: ref.Account, Name: ref.Name,
+		TagsSet: tags, MaxTags: maxTags})
+	if errors.Is(err, baton.ErrTooManyTags) {
 		return errTooManyTags(ref.Name)
 	}
-	_, err = e.store.QueueUpdate(ctx, baton.QueueUpdateParams{Region: q.Region, Account: ref.Account, Name: ref.Name, TagsSet: tags})
 	return storeErrOrNil(err, "tag queue")
 }
 

@@ -139,22 +139,14 @@ func (s *Store) QueueUpdate(_ context.Context, p baton.QueueUpdateParams) (*bato
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
+	tags, err := p.Tags(qs.q.Tags)
+	if err != nil {
+		return nil, err
+	}
 	if p.Attributes != nil {
 		qs.q.Attributes = *p.Attributes
 	}
-	if len(p.TagsSet) > 0 || len(p.TagsDelete) > 0 {
-		tags := make(map[string]string, len(qs.q.Tags)+len(p.TagsSet))
-		for k, v := range qs.q.Tags {
-			tags[k] = v
-		}
-		for k, v := range p.TagsSet {
-			tags[k] = v
-		}
-		for _, k := range p.TagsDelete {
-			delete(tags, k)
-		}
-		qs.q.Tags = tags
-	}
+	qs.q.Tags = tags
 	if !p.ModifiedAt.IsZero() {
 		qs.q.ModifiedAt = p.ModifiedAt
 	}

@@ -136,18 +136,9 @@ func (s *Store) QueueUpdate(ctx context.Context, p baton.QueueUpdateParams) (*ba
 		if p.Attributes != nil {
 			q.Attributes = *p.Attributes
 		}
-		if len(p.TagsSet) > 0 || len(p.TagsDelete) > 0 {
-			tags := make(map[string]string, len(q.Tags)+len(p.TagsSet))
-			for k, v := range q.Tags {
-				tags[k] = v
-			}
-			for k, v := range p.TagsSet {
-				tags[k] = v
-			}
-			for _, k := range p.TagsDelete {
-				delete(tags, k)
-			}
-			q.Tags = tags
+		// The row is locked: another update's tags wait for this one's.
+		if q.Tags, err = p.Tags(q.Tags); err != nil {
+			return err
 		}
 		if !p.ModifiedAt.IsZero() {
 			q.ModifiedAt = p.ModifiedAt

@@ -1090,6 +1090,38 @@ func testQueueUpdateTags(t *testing.T, s baton.Store) {
 		checkQueue(t, "queue returned by update ("+st.name+")", got, want)
 		checkQueue(t, "get after update ("+st.name+")", MustGetQueue(t, s, Account, "orders"), want)
 	}
+
+	// MaxTags counts the tags after the update: keys set again and keys
+	// deleted count as they will stand; one more is refused, and changes
+	// nothing.
+	bound := []struct {
+		name string
+		p    baton.QueueUpdateParams
+		err  error
+		want map[string]string
+	}{
+		{"up to the bound", baton.QueueUpdateParams{TagsSet: map[string]string{"a": "1", "b": "2"}, MaxTags: 2, ModifiedAt: at(6 * time.Second)},
+			nil, map[string]string{"a": "1", "b": "2"}},
+		{"a key set again", baton.QueueUpdateParams{TagsSet: map[string]string{"b": "3"}, MaxTags: 2, ModifiedAt: at(7 * time.Second)},
+			nil, map[string]string{"a": "1", "b": "3"}},
+		{"one over", baton.QueueUpdateParams{TagsSet: map[string]string{"c": "4"}, MaxTags: 2, ModifiedAt: at(8 * time.Second)},
+			baton.ErrTooManyTags, map[string]string{"a": "1", "b": "3"}},
+		{"one in, one out", baton.QueueUpdateParams{TagsSet: map[string]string{"c": "4"}, TagsDelete: []string{"a"}, MaxTags: 2, ModifiedAt: at(9 * time.Second)},
+			nil, map[string]string{"b": "3", "c": "4"}},
+	}
+	for _, st := range bound {
+		p := st.p
+		p.Region, p.Account, p.Name = Region, Account, "orders"
+		_, err := s.QueueUpdate(t.Context(), p)
+		if !errors.Is(err, st.err) || st.err == nil && err != nil {
+			t.Fatalf("update (%s): %v, want %v", st.name, err, st.err)
+		}
+		if err == nil {
+			want.ModifiedAt = st.p.ModifiedAt
+		}
+		want.Tags = st.want
+		checkQueue(t, "get after update ("+st.name+")", MustGetQueue(t, s, Account, "orders"), want)
+	}
 }
 
 func testQueueUpdateOtherAccountUntouched(t *testing.T, s baton.Store) {
