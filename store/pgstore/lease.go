@@ -80,7 +80,7 @@ func (s *Store) lease(ctx context.Context, o *op) ([]baton.LeaseOutcome, error) 
 		// only a round that found none asks. A queue deleted since
 		// the round is gone for a request the round did nothing for.
 		if err := s.queueExists(ctx, o.queueID); err != nil {
-			return nil, storeErr(s.queueGone(o.queueID, err), what)
+			return nil, storeErr(err, what)
 		}
 	}
 	outs := make([]baton.LeaseOutcome, len(o.rows))
@@ -104,14 +104,15 @@ func foundAny(rows []leaseRow) bool {
 	return false
 }
 
-// queueExists returns nil if the queue exists, baton.ErrNotFound if not.
+// queueExists returns nil if the queue exists, baton.ErrNotFound if not,
+// and then drops the row kept of it (queueGone).
 func (s *Store) queueExists(ctx context.Context, queueID uint64) error {
 	var exists bool
 	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)`, int64(queueID)).Scan(&exists)
 	})
 	if err == nil && !exists {
-		err = baton.ErrNotFound
+		err = s.queueGone(queueID, baton.ErrNotFound)
 	}
 	return err
 }

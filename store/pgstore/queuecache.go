@@ -34,8 +34,8 @@ import (
 // requests to a queue during the 60 seconds its deletion takes may succeed
 // (DeleteQueue). What a row kept of a deleted queue does:
 //
-//   - Sends, receives, deletes, visibility changes, moves, counts and
-//     expiries name the queue by its id, and their statements find it gone
+//   - Sends, receives, deletes, visibility changes, moves, counts,
+//     expiries and browses name the queue by its id, and their statements find it gone
 //     (the send's baton_lock_queues, the receive round's check, lease's
 //     queueExists, ...): they store nothing and answer ErrNotFound
 //     (QueueDoesNotExist), and the row is dropped (dropID).

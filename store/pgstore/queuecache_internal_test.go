@@ -246,6 +246,10 @@ func TestKeptQueueDeletedElsewhere(t *testing.T) {
 			_, err := b.MessageStats(ctx, baton.MessageStatsParams{QueueID: stale.ID, Now: now})
 			return err
 		},
+		"browse": func() error {
+			_, err := b.MessageBrowse(ctx, baton.MessageBrowseParams{QueueID: stale.ID, Now: now, Limit: 10})
+			return err
+		},
 	}
 	for what, call := range calls {
 		keepStale()
