@@ -45,28 +45,34 @@ func (e *Engine) afterFailedMove(ctx context.Context, q *baton.Queue, kept, unmo
 }
 
 // giveBack makes msgs, leased by a receive at now whose dead-letter move
-// of them failed with moveErr, visible again now, and logs what became of
-// them.
+// of them failed with moveErr, visible again, and takes back the receive
+// each counted, and logs what became of them. It acts at the instant
+// before the receive (giveBackBefore): a lease taken for no time
+// (VisibilityTimeout 0) ends at now, so only then is every lease of the
+// receive live, as the store's Unreceive requires, its own included; and
+// once given back none is, so that a store that runs the change again (its
+// first try's answer lost) takes back nothing more.
 func (e *Engine) giveBack(ctx context.Context, q *baton.Queue, msgs []*baton.Message, now time.Time, moveErr error) {
+	back := now.Add(-giveBackBefore)
 	var entries []baton.VisibilityChange
 	var ids []string
 	var until time.Time // when the last lease would have ended
 	for _, m := range msgs {
-		if !m.VisibleAt.After(now) {
-			continue // leased for no time (VisibilityTimeout 0): visible already
-		}
-		entries = append(entries, baton.VisibilityChange{MessageID: m.ID, Epoch: m.Epoch, VisibleAt: now})
+		entries = append(entries, baton.VisibilityChange{MessageID: m.ID, Epoch: m.Epoch, VisibleAt: back})
 		ids = append(ids, m.ID)
 		until = later(until, m.VisibleAt)
 	}
 	if len(entries) == 0 {
-		e.logGiveBack(q, "dead-letter move failed; the messages it could not move are visible already (VisibilityTimeout 0)",
-			"err", moveErr)
 		return
 	}
 	if _, err := e.store.MessageChangeVisibilityBatch(ctx, baton.MessageChangeVisibilityBatchParams{
-		QueueID: q.ID, Now: now, Entries: entries, Unreceive: true,
+		QueueID: q.ID, Now: back, Entries: entries, Unreceive: true,
 	}); err != nil {
+		if !until.After(now) {
+			e.logGiveBack(q, "dead-letter move failed and the receive could not take back the receive it counted of the messages it could not move: they are visible already (VisibilityTimeout 0), each with one receive more",
+				"messages", ids, "err", moveErr, "give_back_err", err)
+			return
+		}
 		e.logGiveBack(q, "dead-letter move failed and the receive could not give back the messages it could not move: they stay hidden until their lease ends",
 			"messages", ids, "until", until, "err", moveErr, "give_back_err", err)
 		return
@@ -75,6 +81,10 @@ func (e *Engine) giveBack(ctx context.Context, q *baton.Queue, msgs []*baton.Mes
 		"messages", ids, "err", moveErr)
 	e.notify(q.ID)
 }
+
+// giveBackBefore is how long before a receive giveBack acts: the finest
+// time every store keeps (PostgreSQL's is the microsecond).
+const giveBackBefore = time.Microsecond
 
 // logGiveBack logs msg about queue q with args, unless a line alike was
 // logged within giveBackLogEvery; the line says how many alike were held

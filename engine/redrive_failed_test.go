@@ -266,25 +266,36 @@ func TestReceiveFailedDeadLetterMoveLogsPaced(t *testing.T) {
 // receive there of a message of maxReceiveCount 1 shows 2), however many
 // moves failed before one succeeded. Each failed move used to count one
 // receive more.
+//
+// So too for receives with VisibilityTimeout 0, whose leases end as they
+// begin: they used to keep their counted receive, the message being
+// visible already.
 func TestFailedDeadLetterMovesCountNoReceive(t *testing.T) {
 	t.Parallel()
-	r := newRedriveRig(t, false)
-	r.poisonPastCount(t)
+	for _, vis := range []int{30, 0} {
+		t.Run(fmt.Sprint("VisibilityTimeout=", vis), func(t *testing.T) {
+			t.Parallel()
+			r := newRedriveRig(t, false)
+			r.poisonPastCount(t)
 
-	r.store.failMove.Store(true)
-	for range 3 {
-		if got, err := r.receive(r.src, 10); !errors.Is(err, baton.ErrUnavailable) || len(got) != 0 {
-			t.Fatalf("receive of the poison message while moves fail: %q, %v; want the store's unavailability", got, err)
-		}
-	}
-	r.store.failMove.Store(false)
-	r.mustReceive(t, r.src, 10)
-	msgs, err := r.e.ReceiveMessage(context.Background(), r.dlq, engine.ReceiveParams{
-		MaxNumberOfMessages: ptr(10), VisibilityTimeout: r.visibility, AttributeNames: []string{"ApproximateReceiveCount"}})
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("receive of the dead-letter queue: %v, %v; want the poison message", msgs, err)
-	}
-	if got := msgs[0].Attributes["ApproximateReceiveCount"]; got != "2" {
-		t.Errorf("first receive in the dead-letter queue: ApproximateReceiveCount %s, want 2 (its one delivery, and this receive)", got)
+			r.store.failMove.Store(true)
+			r.visibility = ptr(vis)
+			for range 3 {
+				if got, err := r.receive(r.src, 10); !errors.Is(err, baton.ErrUnavailable) || len(got) != 0 {
+					t.Fatalf("receive of the poison message while moves fail: %q, %v; want the store's unavailability", got, err)
+				}
+			}
+			r.visibility = ptr(30)
+			r.store.failMove.Store(false)
+			r.mustReceive(t, r.src, 10)
+			msgs, err := r.e.ReceiveMessage(context.Background(), r.dlq, engine.ReceiveParams{
+				MaxNumberOfMessages: ptr(10), VisibilityTimeout: r.visibility, AttributeNames: []string{"ApproximateReceiveCount"}})
+			if err != nil || len(msgs) != 1 {
+				t.Fatalf("receive of the dead-letter queue: %v, %v; want the poison message", msgs, err)
+			}
+			if got := msgs[0].Attributes["ApproximateReceiveCount"]; got != "2" {
+				t.Errorf("first receive in the dead-letter queue: ApproximateReceiveCount %s, want 2 (its one delivery, and this receive)", got)
+			}
+		})
 	}
 }

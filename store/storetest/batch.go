@@ -230,6 +230,27 @@ func testMessageChangeVisibilityBatchUnreceive(t *testing.T, s baton.Store) {
 	}
 }
 
+// A lease taken for no time (VisibilityTimeout 0) ends as it begins: a
+// change with Unreceive at the instant before, the finest time every store
+// keeps, finds it live and takes back its receive, once, at any instant's
+// fraction of a microsecond.
+func testMessageChangeVisibilityBatchUnreceiveNoTime(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "orders")
+	MustSend(t, s, q.ID, NewMessage(1, base))
+	now := at(time.Second + 123456789) // not a whole microsecond
+	mustReceiveOne(t, s, q.ID, now, now, MessageID(1))
+	back := now.Add(-time.Microsecond)
+	p := baton.MessageChangeVisibilityBatchParams{QueueID: q.ID, Now: back, Unreceive: true, Entries: []baton.VisibilityChange{
+		{MessageID: MessageID(1), Epoch: 1, VisibleAt: back},
+	}}
+	checkOutcomes(t, "give back a lease for no time", mustChangeVisibilityBatch(t, s, p), []wantOutcome{{baton.LeaseCurrent, 1, 1}})
+	checkOutcomes(t, "the give-back run again", mustChangeVisibilityBatch(t, s, p), []wantOutcome{{baton.LeaseLapsed, 1, 0}})
+	got := mustReceive(t, s, q.ID, now, at(time.Hour), 10)
+	if len(got) != 1 || got[0].ReceiveCount != 1 {
+		t.Errorf("receive after the give-back: %d messages, first %+v; want message 1 received once", len(got), got)
+	}
+}
+
 func testMessageChangeVisibilityBatchUnknownQueue(t *testing.T, s baton.Store) {
 	_, err := s.MessageChangeVisibilityBatch(t.Context(), baton.MessageChangeVisibilityBatchParams{QueueID: QueueID(1), Now: base,
 		Entries: []baton.VisibilityChange{{MessageID: MessageID(1), Epoch: 1, VisibleAt: at(lease)}}})

@@ -175,6 +175,7 @@ func groups() []group {
 			{"Mixed", testMessageChangeVisibilityBatchMixed},
 			{"AnyLease", testMessageChangeVisibilityBatchAnyLease},
 			{"Unreceive", testMessageChangeVisibilityBatchUnreceive},
+			{"UnreceiveNoTime", testMessageChangeVisibilityBatchUnreceiveNoTime},
 			{"UnknownQueue", testMessageChangeVisibilityBatchUnknownQueue},
 		}},
 		{"MessageMove", []test{
