@@ -328,6 +328,40 @@ func TestSNSHTTPDelivery(t *testing.T) {
 	}
 }
 
+// TestSNSHTTPDeliveryOfCharactersNoQueueTakes: SNS takes in a Subject and
+// in a message attribute's value characters that a queue's message may not
+// hold (U+FFFE, U+FFFF). A publish with them to HTTP/S subscriptions is
+// answered as any other, not InternalError (which the client would retry,
+// each retry a new copy for every other subscription), and each endpoint
+// is posted what was published: the envelope, signed, with the subject and
+// the attribute as sent; the raw message.
+func TestSNSHTTPDeliveryOfCharactersNoQueueTakes(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "odd-characters")
+	env, raw := newEndpoint(t), newEndpoint(t)
+	_, conf := subscribeHTTP(t, c, env, topic, nil)
+	confirmByURL(t, conf)
+	_, conf = subscribeHTTP(t, c, raw, topic, map[string]string{"RawMessageDelivery": "true"})
+	confirmByURL(t, conf)
+
+	subject, value := "a\uFFFEb", "c\uFFFFd"
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("hello"), Subject: aws.String(subject),
+		MessageAttributes: map[string]snstypes.MessageAttributeValue{"odd": {DataType: aws.String("String"), StringValue: aws.String(value)}}}); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	h := env.waitHits(t, 2)
+	f := fields(t, h.body)
+	if f["Subject"] != subject || f["Message"] != "hello" || !strings.Contains(h.body, `"odd" : {"Type":"String","Value":"`+value+`"}`) {
+		t.Errorf("envelope posted: %s", h.body)
+	}
+	verifyBody(t, h.body, "")
+	if h = raw.waitHits(t, 2); h.body != "hello" {
+		t.Errorf("raw body %q, want hello", h.body)
+	}
+}
+
 // TestSNSHTTPRetriesAndDeadLetter: an endpoint answering 500 is tried
 // again by the default policy, 20 s apart on the engine's clock (never
 // sooner), and taken once it answers 200; one that keeps failing is tried

@@ -2,7 +2,6 @@ package sns
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +62,9 @@ type job struct {
 	// subscription is deleted.
 	Endpoint string `json:"endpoint,omitempty"`
 	Protocol string `json:"protocol,omitempty"`
+	// Base64: the text after the line is the base64 of the delivery
+	// (deliverytext.go).
+	Base64 bool `json:"b64,omitempty"`
 }
 
 // deliveries is the state of the HTTP/S delivery workers.
@@ -189,11 +191,11 @@ func (s *Service) enqueueAfter(ctx context.Context, j job, body string, delay in
 	if err := s.startDeliveries(ctx); err != nil {
 		return err
 	}
-	meta, err := json.Marshal(j)
+	text, err := deliveryText(j, body)
 	if err != nil {
-		return fmt.Errorf("sns: delivery: %w", err)
+		return err
 	}
-	_, err = s.engine.SendMessage(ctx, s.deliveryQueue(), engine.SendParams{Body: string(meta) + "\n" + body, DelaySeconds: &delay})
+	_, err = s.engine.SendMessage(ctx, s.deliveryQueue(), engine.SendParams{Body: text, DelaySeconds: &delay})
 	if e := (*baton.Error)(nil); errors.As(err, &e) && e.Code != baton.ErrServiceUnavailable {
 		return fmt.Errorf("sns: queue an HTTP/S delivery: %s: %s", e.Code, e.Message)
 	}
@@ -261,9 +263,8 @@ func (s *Service) pause(ctx context.Context, d time.Duration) {
 // delivered, dead-lettered or given up; put off to its next retry
 // otherwise.
 func (s *Service) attempt(ctx context.Context, m engine.ReceivedMessage) {
-	meta, body, _ := strings.Cut(m.Body, "\n")
-	var j job
-	if err := json.Unmarshal([]byte(meta), &j); err != nil {
+	j, body, err := readDelivery(m.Body)
+	if err != nil {
 		s.log.Error("sns: an HTTP/S delivery cannot be read; it is dropped", "err", err)
 		s.settle(ctx, m)
 		return
