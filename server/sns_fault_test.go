@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/pgstore"
+)
+
+// TestSNSFIFOBatchEntryFailedHoldsItsGroup: PostgreSQL refuses one copy
+// of a PublishBatch entry to a FIFO topic (its disk full, as a trigger
+// says it) after another queue took its copy. The entry is Failed, not the
+// sender's fault, and so is every later entry of its message group, unsent,
+// while another group's entry is published: AWS publishes a FIFO batch in
+// entry order, and an entry published after one that failed would reach
+// the queue before the client's retry of it. Once the database takes work
+// again, the retry of the failed entries leaves each queue the group in
+// the order sent, once each.
+func TestSNSFIFOBatchEntryFailedHoldsItsGroup(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.MustDatabase(t)
+	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Options{RetryFor: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateFIFOTopic(t, c, "orders.fifo", nil)
+	envURL := srv.MustCreateQueue(t, "env.fifo", map[string]string{"FifoQueue": "true"})
+	rawURL := srv.MustCreateQueue(t, "raw.fifo", map[string]string{"FifoQueue": "true"})
+	mustSubscribe(t, c, topic, snsQueueARN("env.fifo"), nil)
+	mustSubscribe(t, c, topic, snsQueueARN("raw.fifo"), map[string]string{"RawMessageDelivery": "true"})
+
+	admin, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	// Only the raw queue's copy of "two" is refused: the envelope queue
+	// takes its copy first or after, as the fan-out goes.
+	exec(`CREATE FUNCTION refuse_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`)
+	exec(`CREATE TRIGGER disk_full BEFORE INSERT ON baton_messages FOR EACH ROW WHEN (NEW.body = 'two') EXECUTE FUNCTION refuse_disk_full()`)
+
+	entry := func(id, group, body string) snstypes.PublishBatchRequestEntry {
+		e := batchEntry(id, body)
+		e.MessageGroupId, e.MessageDeduplicationId = aws.String(group), aws.String(body)
+		return e
+	}
+	out, err := c.PublishBatch(ctx, &awssns.PublishBatchInput{TopicArn: aws.String(topic), PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
+		entry("e1", "g", "one"), entry("e2", "g", "two"), entry("e3", "g", "three"), entry("e4", "h", "other")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok []string
+	for _, s := range out.Successful {
+		ok = append(ok, *s.Id)
+	}
+	failed := map[string]bool{}
+	for _, f := range out.Failed {
+		failed[*f.Id] = true
+		if f.SenderFault || aws.ToString(f.Code) != "ServiceUnavailable" {
+			t.Errorf("entry %s failed with %s (sender's fault %v): %s, want ServiceUnavailable, not the sender's fault",
+				*f.Id, aws.ToString(f.Code), f.SenderFault, aws.ToString(f.Message))
+		}
+	}
+	if len(ok) != 2 || ok[0] != "e1" || ok[1] != "e4" || len(failed) != 2 || !failed["e2"] || !failed["e3"] {
+		t.Errorf("successful %v, failed %v; want e1 and e4 published, e2 (refused) and e3 (after it in its group) failed", ok, failed)
+	}
+
+	exec(`DROP TRIGGER disk_full ON baton_messages`)
+	retry, err := c.PublishBatch(ctx, &awssns.PublishBatchInput{TopicArn: aws.String(topic), PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
+		entry("e2", "g", "two"), entry("e3", "g", "three")}})
+	if err != nil || len(retry.Successful) != 2 {
+		t.Fatalf("retry once the database takes work: %v, %+v", err, retry)
+	}
+	for _, q := range []struct {
+		url string
+		raw bool
+	}{{envURL, false}, {rawURL, true}} {
+		got := groupBodies(t, srv.Client, q.url, q.raw, "g")
+		if want := []string{"one", "two", "three"}; !slices.Equal(got, want) {
+			t.Errorf("%s holds group g as %v, want %v", q.url, got, want)
+		}
+	}
+}
+
+// groupBodies receives and deletes everything a FIFO queue holds (within a
+// bound) and returns the messages of group in the order received:
+// the raw bodies, or the envelopes' Message.
+func groupBodies(tb testing.TB, c *sqs.Client, queueURL string, raw bool, group string) []string {
+	tb.Helper()
+	var got []string
+	for range 10 {
+		msgs := receiveAll(tb, c, queueURL)
+		if len(msgs) == 0 {
+			return got
+		}
+		for _, m := range msgs {
+			if m.Attributes["MessageGroupId"] == group {
+				body := *m.Body
+				if !raw {
+					var env struct{ Message string }
+					if err := json.Unmarshal([]byte(body), &env); err != nil {
+						tb.Fatalf("envelope: %v: %s", err, body)
+					}
+					body = env.Message
+				}
+				got = append(got, body)
+			}
+			if _, err := c.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	tb.Fatalf("%s still holds messages after ten receives", queueURL)
+	return nil
+}
