@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -135,4 +139,94 @@ func groupBodies(tb testing.TB, c *sqs.Client, queueURL string, raw bool, group 
 	}
 	tb.Fatalf("%s still holds messages after ten receives", queueURL)
 	return nil
+}
+
+// slowCopyStore holds one queue's copy of the message "first" until a
+// copy of "second" is stored, or for at most a few seconds: a store slow
+// for one queue while another publish of the same group comes in.
+type slowCopyStore struct {
+	*memstore.Store
+	slowQueue          uint64
+	waiting            chan struct{} // closed when the slow copy waits
+	second             chan struct{} // closed when a copy of "second" is stored
+	waitOnce, sentOnce sync.Once
+}
+
+func (s *slowCopyStore) MessageSend(ctx context.Context, p baton.MessageSendParams) ([]baton.MessageSent, error) {
+	if p.QueueID == s.slowQueue && p.Messages[0].Body == "first" {
+		s.waitOnce.Do(func() { close(s.waiting) })
+		select {
+		case <-s.second:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	sent, err := s.Store.MessageSend(ctx, p)
+	if err == nil && p.Messages[0].Body == "second" {
+		s.sentOnce.Do(func() { close(s.second) })
+	}
+	return sent, err
+}
+
+// TestSNSFIFOGroupInSequenceOrder: a publish to a FIFO topic comes in
+// while the one before it of the same message group is still being
+// copied (one queue's store slow). Every subscribed queue gets the group
+// in the order of the publishes' SequenceNumbers, as AWS delivers a FIFO
+// topic's group: the second is numbered and sent only once the first's
+// copies are all taken. (Before, the second overtook the first in the slow
+// queue, and the queues disagreed.)
+func TestSNSFIFOGroupInSequenceOrder(t *testing.T) {
+	t.Parallel()
+	st := &slowCopyStore{Store: memstore.New(), waiting: make(chan struct{}), second: make(chan struct{})}
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateFIFOTopic(t, c, "ordered.fifo", nil)
+	var urls []string
+	for _, name := range []string{"fast.fifo", "slow.fifo"} {
+		urls = append(urls, srv.MustCreateQueue(t, name, map[string]string{"FifoQueue": "true"}))
+		mustSubscribe(t, c, topic, snsQueueARN(name), map[string]string{"RawMessageDelivery": "true"})
+	}
+	slow, err := srv.Engine.GetQueue(ctx, engine.QueueRef{Region: "us-east-1", Account: testutil.Account, Name: "slow.fifo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.slowQueue = slow.ID
+
+	publish := func(body string) (string, error) {
+		out, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(body),
+			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String(body)})
+		if err != nil {
+			return "", err
+		}
+		return *out.SequenceNumber, nil
+	}
+	type answer struct {
+		seq string
+		err error
+	}
+	firstDone := make(chan answer, 1)
+	go func() {
+		seq, err := publish("first")
+		firstDone <- answer{seq, err}
+	}()
+	select {
+	case <-st.waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first publish's slow copy never began")
+	}
+	secondSeq, err := publish("second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := <-firstDone
+	if first.err != nil {
+		t.Fatal(first.err)
+	}
+	if first.seq >= secondSeq {
+		t.Errorf("SequenceNumbers: first %s, second %s; want the first lower", first.seq, secondSeq)
+	}
+	for _, u := range urls {
+		if got := groupBodies(t, srv.Client, u, true, "g"); !slices.Equal(got, []string{"first", "second"}) {
+			t.Errorf("%s holds group g as %v, want [first second] (SequenceNumber order)", u, got)
+		}
+	}
 }

@@ -108,6 +108,11 @@ func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.T
 	case !errors.Is(err, baton.ErrNotFound):
 		return storeErr(err, "get publish record")
 	}
+	release, err := s.groups.hold(ctx, t, *pub.MessageGroupID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	pub.sequence = s.sequences.next(pub.at)
 	if err := send(); err != nil {
 		return err
@@ -146,6 +151,55 @@ func (q *sequencer) next(at time.Time) string {
 	n := sequenceBase + uint64(max(at.UnixNano(), 0))
 	q.last = max(n, q.last+1)
 	return strconv.FormatUint(q.last, 10)
+}
+
+// groupLocks hold a FIFO topic's message group while one publish of it is
+// numbered and sent: the next is numbered only once every queue took (or
+// refused) this one's copy, so that each subscribed queue gets the group
+// in SequenceNumber order, as AWS delivers it. They hold on this server:
+// two PostgreSQL nodes order one group's publishes only as their clocks
+// do (docs/architecture.md §8).
+type groupLocks struct {
+	mu   sync.Mutex
+	held map[string]*groupLock
+}
+
+// groupLock is one group's turn, taken by a send on turn, and how many
+// publishes hold or await it.
+type groupLock struct {
+	turn  chan struct{}
+	users int
+}
+
+// hold waits for the group's turn, or for ctx to end, and returns what
+// gives the turn back.
+func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (release func(), err error) {
+	key := t.Region + "\x00" + t.Account + "\x00" + t.Name + "\x00" + group
+	g.mu.Lock()
+	if g.held == nil {
+		g.held = make(map[string]*groupLock)
+	}
+	l := g.held[key]
+	if l == nil {
+		l = &groupLock{turn: make(chan struct{}, 1)}
+		g.held[key] = l
+	}
+	l.users++
+	g.mu.Unlock()
+	done := func() {
+		g.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(g.held, key)
+		}
+		g.mu.Unlock()
+	}
+	select {
+	case l.turn <- struct{}{}:
+		return func() { <-l.turn; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
 }
 
 // checkFIFOProtocol: a FIFO topic delivers only to SQS queues (FIFO or,

@@ -23,8 +23,10 @@ type Service struct {
 	// attributes of one topic at the same instant may lose one.
 	mu sync.Mutex
 
-	// sequences numbers FIFO publishes (fifo.go).
+	// sequences numbers FIFO publishes, one at a time in each message
+	// group (groups; fifo.go).
 	sequences sequencer
+	groups    groupLocks
 
 	// signMu guards sig, the signer, loaded on first use (signing.go).
 	signMu sync.Mutex
