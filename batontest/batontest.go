@@ -198,7 +198,10 @@ func (s *Server) start(c config) error {
 	if s.sns != nil {
 		s.sns.SetQueuePolicyMode(c.policies)
 	}
-	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls, SNS: s.sns}
+	// /healthz asks the store, as baton serve's does: a store that
+	// refuses work (a failed disk, a database down) is not "ok".
+	cfg := server.Config{Engine: s.engine, Account: Account, MaxLongPollsPerClient: c.longPolls, SNS: s.sns,
+		Ready: s.engine.StoreReady()}
 	if len(c.creds) > 0 {
 		// The verifier reads the server's clock, so that the clients' own
 		// signatures, made at that clock's time, stay within its window

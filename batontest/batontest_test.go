@@ -3,6 +3,8 @@ package batontest_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
@@ -367,5 +370,33 @@ func TestStartOptionErrors(t *testing.T) {
 	_, err := batontest.Start(batontest.WithCredentials("", "secret"))
 	if err == nil {
 		t.Fatal("an empty access key id was accepted")
+	}
+}
+
+// pingFailing is a store whose Ping says it cannot take work.
+type pingFailing struct{ *memstore.Store }
+
+func (pingFailing) Ping(context.Context) error { return errors.New("disk failed: writes refused") }
+
+// TestHealthzAsksTheStore: the server's /healthz answers 503 with the
+// store's reason while the store's Ping fails, as baton serve's does, not
+// "ok" while every change is refused.
+func TestHealthzAsksTheStore(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		store  baton.Store
+		status int
+		body   string
+	}{{memstore.New(), http.StatusOK, "ok"}, {pingFailing{memstore.New()}, http.StatusServiceUnavailable, "disk failed: writes refused"}} {
+		srv := batontest.New(t, batontest.WithStore(c.store))
+		resp, err := http.Get(srv.URL() + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.body) {
+			t.Errorf("/healthz with %T: %d %q, want %d saying %q", c.store, resp.StatusCode, b, c.status, c.body)
+		}
 	}
 }
