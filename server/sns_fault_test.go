@@ -230,3 +230,61 @@ func TestSNSFIFOGroupInSequenceOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSNSFIFORetryWhileFirstIsSent: a client gives up waiting for a
+// publish to a FIFO topic (one queue's store slow) and publishes it again,
+// same deduplication id, while the first is still being copied. The retry
+// is answered as the first, with its MessageId and SequenceNumber, and
+// sends nothing: the standard queue subscribed (which has no
+// deduplication of its own) holds one copy, not two.
+func TestSNSFIFORetryWhileFirstIsSent(t *testing.T) {
+	t.Parallel()
+	st := &slowCopyStore{Store: memstore.New(), waiting: make(chan struct{}), second: make(chan struct{})}
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateFIFOTopic(t, c, "retried.fifo", nil)
+	fifoURL := srv.MustCreateQueue(t, "copies.fifo", map[string]string{"FifoQueue": "true"})
+	stdURL := srv.MustCreateQueue(t, "standard", nil)
+	mustSubscribe(t, c, topic, snsQueueARN("copies.fifo"), map[string]string{"RawMessageDelivery": "true"})
+	mustSubscribe(t, c, topic, snsQueueARN("standard"), map[string]string{"RawMessageDelivery": "true"})
+	slow, err := srv.Engine.GetQueue(ctx, engine.QueueRef{Region: "us-east-1", Account: testutil.Account, Name: "standard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.slowQueue = slow.ID
+
+	publish := func() (*awssns.PublishOutput, error) {
+		return c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("first"),
+			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("order-1")})
+	}
+	type answer struct {
+		out *awssns.PublishOutput
+		err error
+	}
+	firstDone := make(chan answer, 1)
+	go func() {
+		out, err := publish()
+		firstDone <- answer{out, err}
+	}()
+	select {
+	case <-st.waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first publish's slow copy never began")
+	}
+	retry, err := publish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := <-firstDone
+	if first.err != nil {
+		t.Fatal(first.err)
+	}
+	if *retry.MessageId != *first.out.MessageId || *retry.SequenceNumber != *first.out.SequenceNumber {
+		t.Errorf("retry answered %s/%s, want the first's %s/%s", *retry.MessageId, *retry.SequenceNumber, *first.out.MessageId, *first.out.SequenceNumber)
+	}
+	for _, u := range []string{fifoURL, stdURL} {
+		if n := len(receiveAll(t, srv.Client, u)); n != 1 {
+			t.Errorf("%s holds %d copies, want 1", u, n)
+		}
+	}
+}

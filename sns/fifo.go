@@ -99,6 +99,14 @@ func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.T
 	if !pub.fifo {
 		return send()
 	}
+	// The group's turn is taken first: a publish of its key still being
+	// sent on this server (a client's retry of one it gave up waiting
+	// for) is recorded by the time the lookup is made.
+	release, err := s.groups.hold(ctx, t, *pub.MessageGroupID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	cutoff := pub.at.Add(-engine.DedupWindow)
 	old, err := s.store.TopicDedupGet(ctx, t.Region, t.Account, t.Name, pub.dedupKey, cutoff)
 	switch {
@@ -108,11 +116,6 @@ func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.T
 	case !errors.Is(err, baton.ErrNotFound):
 		return storeErr(err, "get publish record")
 	}
-	release, err := s.groups.hold(ctx, t, *pub.MessageGroupID)
-	if err != nil {
-		return err
-	}
-	defer release()
 	pub.sequence = s.sequences.next(pub.at)
 	if err := send(); err != nil {
 		return err
@@ -121,8 +124,9 @@ func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.T
 	old, err = s.store.TopicDedupPut(ctx, t.Region, t.Account, t.Name, rec, cutoff)
 	switch {
 	case errors.Is(err, baton.ErrExists):
-		// A publish of the same key, sent at the same time, was recorded
-		// first: both answer as it.
+		// A publish of the same key, sent at the same time by another
+		// node or in another message group, was recorded first: both
+		// answer as it.
 		pub.id, pub.sequence = old.MessageID, old.SequenceNumber
 	case errors.Is(err, baton.ErrNotFound):
 		// The topic was deleted while its copies were sent: they were
@@ -154,9 +158,10 @@ func (q *sequencer) next(at time.Time) string {
 }
 
 // groupLocks hold a FIFO topic's message group while one publish of it is
-// numbered and sent: the next is numbered only once every queue took (or
-// refused) this one's copy, so that each subscribed queue gets the group
-// in SequenceNumber order, as AWS delivers it. They hold on this server:
+// looked up, numbered, sent and recorded: the next is looked up only once
+// every queue took (or refused) this one's copy, so that each subscribed
+// queue gets the group in SequenceNumber order, as AWS delivers it, and a
+// retry of this one finds its record. They hold on this server:
 // two PostgreSQL nodes order one group's publishes only as their clocks
 // do (docs/architecture.md §8).
 type groupLocks struct {
