@@ -70,6 +70,11 @@ func QueueRefOfARN(arn string) (QueueRef, bool) {
 // SNS) allow in a message body.
 func ValidMessageChars(s string) bool { return validChars(s) }
 
+// ValidNumber reports whether s is a Number attribute's value as SQS (and
+// SNS) take it: a decimal of at most 38 significant digits between
+// 10^-128 and 10^126.
+func ValidNumber(s string) bool { return validNumber(s) }
+
 // deadLetter moves the received messages that have passed the queue's
 // maxReceiveCount to its dead-letter queue and returns the others, kept. A
 // message is moved inside the receive that would exceed the count, never

@@ -292,6 +292,43 @@ func TestSNSPublishRefusals(t *testing.T) {
 	}
 }
 
+// TestSNSPublishNumberAttributes: a Number attribute is taken within the
+// range and precision AWS documents for message attribute numbers (38
+// significant digits, 10^-128 to 10^126), and its raw subscription's
+// queue gets it; a value outside them, or not a decimal number at all,
+// is refused with SNS's text, not taken and then refused by the queue
+// (before, "NaN", "Infinity", "1_000" and 39 digits were answered 200 and
+// the raw copy dropped).
+func TestSNSPublishNumberAttributes(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	qURL := srv.MustCreateQueue(t, "numbers", nil)
+	topic := mustCreateTopic(t, c, "numbers")
+	mustSubscribe(t, c, topic, snsQueueARN("numbers"), map[string]string{"RawMessageDelivery": "true"})
+	publish := func(v string) error {
+		_, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m"),
+			MessageAttributes: map[string]snstypes.MessageAttributeValue{"n": {DataType: aws.String("Number"), StringValue: aws.String(v)}}})
+		return err
+	}
+	for _, v := range []string{"NaN", "Infinity", "-Inf", "1_000", "0x1p4", "1e127", "1e-129", "1234567890123456789012345678901234567890", "12a"} {
+		wantSNSError(t, publish(v), "ParameterValueInvalid", 400, "Could not cast message attribute 'n' value to number.")
+	}
+	for _, v := range []string{"1e126", "-0.5", "+3", "1E-128", "12345678901234567890123456789012345678", "0"} {
+		if err := publish(v); err != nil {
+			t.Errorf("Number %s: %v", v, err)
+			continue
+		}
+		m := receiveCopy(t, srv.Client, qURL)
+		if a := m.MessageAttributes["n"]; aws.ToString(a.StringValue) != v {
+			t.Errorf("Number %s: the queue's copy carries %q", v, aws.ToString(a.StringValue))
+		}
+		if _, err := srv.Client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(qURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestSNSMissingDataType: an attribute without a DataType is refused with
 // code ValidationError, as AWS answered it, naming where it is in a
 // Publish and in a PublishBatch (the SDK would not send one, so the

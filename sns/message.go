@@ -2,11 +2,11 @@ package sns
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine"
 )
 
 // MaxPublishSize is the most bytes a publish may carry: the message and
@@ -89,10 +89,11 @@ func checkAttributeValue(a MessageAttribute, path string) error {
 		return valueInvalid("The message attribute '%s' with type '%s' must use field '%s'.", a.Name, base, field)
 	case field == "String" && !hasString, field == "Binary" && !hasBinary:
 		return valueInvalid("The message attribute '%s' must contain non-empty message attribute value for message attribute type '%s'.", a.Name, base)
-	case base == "Number":
-		if _, err := strconv.ParseFloat(a.StringValue, 64); err != nil {
-			return valueInvalid("Could not cast message attribute '%s' value to number.", a.Name)
-		}
+	case base == "Number" && !engine.ValidNumber(a.StringValue):
+		// AWS documents SQS's range and precision for SNS's numbers: a
+		// value outside them (NaN, Infinity, 39 digits), taken, would
+		// be refused by every raw subscription's queue.
+		return valueInvalid("Could not cast message attribute '%s' value to number.", a.Name)
 	}
 	return nil
 }
