@@ -3,10 +3,13 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
@@ -286,5 +290,58 @@ func TestSNSFIFORetryWhileFirstIsSent(t *testing.T) {
 		if n := len(receiveAll(t, srv.Client, u)); n != 1 {
 			t.Errorf("%s holds %d copies, want 1", u, n)
 		}
+	}
+}
+
+// refusingStore refuses every message send as a store that cannot take
+// work now (baton.ErrUnavailable), and counts the sends asked of it.
+type refusingStore struct {
+	*memstore.Store
+	sends atomic.Int64
+}
+
+func (s *refusingStore) MessageSend(context.Context, baton.MessageSendParams) ([]baton.MessageSent, error) {
+	s.sends.Add(1)
+	return nil, fmt.Errorf("%w: writes refused", baton.ErrUnavailable)
+}
+
+// TestSNSPublishStopsAtTheFirstStoreFailure: once a copy fails for the
+// store, the publish starts no more copies: it is answered
+// ServiceUnavailable (the client retries it whole), at most the copies
+// already under way (eight at a time) were asked of the store, and the
+// others are noted as not sent. Before, every one of 40 subscriptions was
+// tried, each after the store's retry bound on a database that refuses
+// writes (a primary gone read-only): 25 s, where one send takes 5.
+func TestSNSPublishStopsAtTheFirstStoreFailure(t *testing.T) {
+	t.Parallel()
+	st := &refusingStore{Store: memstore.New()}
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "refused")
+	const subs = 40
+	for i := range subs {
+		name := fmt.Sprintf("q%02d", i)
+		srv.MustCreateQueue(t, name, nil)
+		mustSubscribe(t, c, topic, snsQueueARN(name), nil)
+	}
+	_, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m")})
+	wantAPIError(t, err, "ServiceUnavailable", 503)
+	if n := st.sends.Load(); n < 1 || n > 8 {
+		t.Errorf("%d copies asked of the store, want 1 to 8 (those under way when the first failed)", n)
+	}
+	var topics server.TopicListJSON
+	getJSON(t, srv.URL+"/admin/api/topics", &topics)
+	if len(topics.Recent) != 1 {
+		t.Fatalf("%d publishes recorded, want 1", len(topics.Recent))
+	}
+	p, notSent := topics.Recent[0], 0
+	for _, o := range p.Outcomes {
+		if o.Outcome == "failed" && strings.HasPrefix(o.Reason, "not sent: another copy of this publish failed") {
+			notSent++
+		}
+	}
+	if want := subs - int(st.sends.Load()); notSent != want || p.Failed != subs || p.Error == "" {
+		t.Errorf("publish recorded with %d copies failed, %d of them noted as not sent, error %q; want %d, %d and the error",
+			p.Failed, notSent, p.Error, subs, want)
 	}
 }

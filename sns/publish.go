@@ -265,7 +265,12 @@ func (pub *publication) checkTopicRules(t *baton.Topic) error {
 }
 
 // fanOut sends the publication to every confirmed sqs subscription, a few
-// at a time, and returns the first error that must fail the publish.
+// at a time, and returns the first error that must fail the publish. Once
+// one has, it starts no more copies: the publish is answered that error
+// and the client's retry sends every copy again, so the copies left
+// would only be sent twice, and a store that refuses each one only
+// after retrying (a database gone read-only) would keep the answer waiting
+// a retry bound per few subscriptions.
 func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Subscription) error {
 	var (
 		wg    sync.WaitGroup
@@ -285,8 +290,16 @@ func (s *Service) fanOut(ctx context.Context, pub *publication, subs []*baton.Su
 			pub.note(s.recordCopy(ctx, pub, sub)) // email, sms, lambda...: recorded, never delivered (record_payload.go)
 			continue
 		}
-		wg.Add(1)
 		slots <- struct{}{}
+		mu.Lock()
+		stop := first
+		mu.Unlock()
+		if stop != nil {
+			<-slots
+			pub.note(failed(sub, "not sent: another copy of this publish failed ("+stop.Error()+"), and the publish is answered that error"))
+			continue
+		}
+		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			if err := s.deliver(ctx, pub, sub); err != nil {
