@@ -28,16 +28,16 @@ import (
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
-// TestSNSFIFOBatchEntryFailedHoldsItsGroup: PostgreSQL refuses one copy
+// TestSNSFIFOBatchEntryFailedStopsTheBatch: PostgreSQL refuses one copy
 // of a PublishBatch entry to a FIFO topic (its disk full, as a trigger
 // says it) after another queue took its copy. The entry is Failed, not the
-// sender's fault, and so is every later entry of its message group, unsent,
-// while another group's entry is published: AWS publishes a FIFO batch in
-// entry order, and an entry published after one that failed would reach
-// the queue before the client's retry of it. Once the database takes work
-// again, the retry of the failed entries leaves each queue the group in
-// the order sent, once each.
-func TestSNSFIFOBatchEntryFailedHoldsItsGroup(t *testing.T) {
+// sender's fault, and so is every entry after it, unsent, whatever its
+// message group: AWS publishes a FIFO batch in entry order, and an entry
+// published after one that failed would reach the queue before the
+// client's retry of it. Once the database takes work again, the retry of
+// the failed entries leaves each queue the group in the order sent, once
+// each.
+func TestSNSFIFOBatchEntryFailedStopsTheBatch(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.MustDatabase(t)
 	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Options{RetryFor: time.Second,
@@ -92,14 +92,14 @@ func TestSNSFIFOBatchEntryFailedHoldsItsGroup(t *testing.T) {
 				*f.Id, aws.ToString(f.Code), f.SenderFault, aws.ToString(f.Message))
 		}
 	}
-	if len(ok) != 2 || ok[0] != "e1" || ok[1] != "e4" || len(failed) != 2 || !failed["e2"] || !failed["e3"] {
-		t.Errorf("successful %v, failed %v; want e1 and e4 published, e2 (refused) and e3 (after it in its group) failed", ok, failed)
+	if len(ok) != 1 || ok[0] != "e1" || len(failed) != 3 || !failed["e2"] || !failed["e3"] || !failed["e4"] {
+		t.Errorf("successful %v, failed %v; want e1 published, e2 (refused) and e3 and e4 (after it) failed", ok, failed)
 	}
 
 	exec(`DROP TRIGGER disk_full ON baton_messages`)
 	retry, err := c.PublishBatch(ctx, &awssns.PublishBatchInput{TopicArn: aws.String(topic), PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
-		entry("e2", "g", "two"), entry("e3", "g", "three")}})
-	if err != nil || len(retry.Successful) != 2 {
+		entry("e2", "g", "two"), entry("e3", "g", "three"), entry("e4", "h", "other")}})
+	if err != nil || len(retry.Successful) != 3 {
 		t.Fatalf("retry once the database takes work: %v, %+v", err, retry)
 	}
 	for _, q := range []struct {
@@ -343,5 +343,43 @@ func TestSNSPublishStopsAtTheFirstStoreFailure(t *testing.T) {
 	if want := subs - int(st.sends.Load()); notSent != want || p.Failed != subs || p.Error == "" {
 		t.Errorf("publish recorded with %d copies failed, %d of them noted as not sent, error %q; want %d, %d and the error",
 			p.Failed, notSent, p.Error, subs, want)
+	}
+}
+
+// TestSNSPublishBatchStopsAtTheFirstStoreFailure: a standard topic's
+// PublishBatch whose first entry fails for the store publishes none of
+// the others: each is Failed, not the sender's fault, without its copies
+// being asked of the store (each would have waited the store's retry
+// bound), at most the eight copies under way when the first failed.
+func TestSNSPublishBatchStopsAtTheFirstStoreFailure(t *testing.T) {
+	t.Parallel()
+	st := &refusingStore{Store: memstore.New()}
+	srv := testutil.StartServer(t, testutil.Options{Store: st})
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "refused-batch")
+	for i := range 20 {
+		name := fmt.Sprintf("q%02d", i)
+		srv.MustCreateQueue(t, name, nil)
+		mustSubscribe(t, c, topic, snsQueueARN(name), nil)
+	}
+	var entries []snstypes.PublishBatchRequestEntry
+	for i := range 10 {
+		entries = append(entries, batchEntry(fmt.Sprintf("e%d", i), "m"))
+	}
+	out, err := c.PublishBatch(ctx, &awssns.PublishBatchInput{TopicArn: aws.String(topic), PublishBatchRequestEntries: entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Successful) != 0 || len(out.Failed) != 10 {
+		t.Fatalf("%d successful, %d failed; want all 10 failed", len(out.Successful), len(out.Failed))
+	}
+	for i, f := range out.Failed {
+		msg := aws.ToString(f.Message)
+		if aws.ToString(f.Code) != "ServiceUnavailable" || f.SenderFault || i > 0 && !strings.HasPrefix(msg, "Not published: entry e0 before it failed") {
+			t.Errorf("entry %s: %s (sender's fault %v) %q", aws.ToString(f.Id), aws.ToString(f.Code), f.SenderFault, msg)
+		}
+	}
+	if n := st.sends.Load(); n < 1 || n > 8 {
+		t.Errorf("%d copies asked of the store, want 1 to 8 (those of the first entry under way when its first failed)", n)
 	}
 }

@@ -54,9 +54,9 @@ type PublishBatchParams struct {
 // refused whole, and so is a batch with any entry Publish would refuse
 // (its text, a ValidationError naming the entry). An entry whose copies a
 // store could not all take is Failed (InternalError or ServiceUnavailable,
-// not the sender's fault) and its retry is the client's, and on a FIFO
-// topic so are the later entries of its message group, unsent
-// (heldGroups); the others are answered once their copies are durable.
+// not the sender's fault) and its retry is the client's, and so are the
+// entries after it, unsent (notPublishedAfter); the others are answered
+// once their copies are durable.
 func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchParams) (*BatchResult, error) {
 	if p.TopicARN == "" {
 		return nil, missing("TopicArn")
@@ -92,20 +92,20 @@ func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchPara
 		return nil, storeErr(err, "list subscriptions")
 	}
 	res := &BatchResult{}
-	held := heldGroups{}
+	var stopped *baton.Error // why the entries from here on are not published
 	for i, pub := range pubs {
 		id := p.Entries[i].ID
-		if err := held.of(pub); err != nil {
-			res.Failed = append(res.Failed, BatchFailure{ID: id, Err: err})
+		if stopped != nil {
+			res.Failed = append(res.Failed, BatchFailure{ID: id, Err: stopped})
 			continue
 		}
 		pub.id, pub.at = ids.NewUUID(), s.clock.Now()
 		if err := s.deduplicated(ctx, pub, t, func() error { return s.send(ctx, pub, t, subs) }); err != nil {
-			s.log.Warn("sns: a batch entry's copies were not all taken; the entry failed, and the later entries of its message group of a FIFO topic with it",
+			s.log.Warn("sns: a batch entry's copies were not all taken; the entry failed, and the entries after it are not published",
 				"topic", p.TopicARN, "entry", id, "err", err)
 			e := baton.AsError(err)
-			held.hold(pub, id, e)
 			res.Failed = append(res.Failed, BatchFailure{ID: id, Err: e})
+			stopped = notPublishedAfter(id, e)
 			continue
 		}
 		res.Successful = append(res.Successful, BatchSuccess{ID: id, MessageID: pub.id, SequenceNumber: pub.sequence})
@@ -113,24 +113,14 @@ func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchPara
 	return res, nil
 }
 
-// heldGroups are the message groups of a FIFO topic's batch in which an
-// entry failed: AWS publishes a FIFO batch in entry order, so a later
-// entry of the group is not published, else it would reach the queues
-// before the client's retry of the one that failed. It fails as that one
-// did (not the sender's fault), saying why.
-type heldGroups map[string]*baton.Error
-
-func (h heldGroups) hold(pub *publication, id string, err *baton.Error) {
-	if pub.fifo {
-		h[*pub.MessageGroupID] = baton.Errorf(err.Code, "Not published: entry %s of its message group failed before it (%s), and a FIFO topic publishes a batch in entry order.", id, err.Message)
-	}
-}
-
-func (h heldGroups) of(pub *publication) *baton.Error {
-	if !pub.fifo {
-		return nil
-	}
-	return h[*pub.MessageGroupID]
+// notPublishedAfter is the failure of the entries after entry id, which
+// failed with err: they are not published, as err is not the sender's
+// fault and its cause (the store) would most likely refuse them too, each
+// after the store's retry bound; and a FIFO topic publishes a batch in
+// entry order, so that a later entry published would reach the queues
+// before the client's retry of the one that failed.
+func notPublishedAfter(id string, err *baton.Error) *baton.Error {
+	return baton.Errorf(err.Code, "Not published: entry %s before it failed (%s).", id, err.Message)
 }
 
 // checkBatch checks what refuses a whole batch: its count, its Ids and its
