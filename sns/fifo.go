@@ -3,6 +3,7 @@ package sns
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -106,7 +107,15 @@ func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.T
 	if err != nil {
 		return err
 	}
-	defer release()
+	err = s.sendOnce(ctx, pub, t, send)
+	release(ctx, err)
+	return err
+}
+
+// sendOnce is deduplicated's work in the group's turn: the lookup, and
+// unless the publication is a duplicate its number, its copies and its
+// record.
+func (s *Service) sendOnce(ctx context.Context, pub *publication, t *baton.Topic, send func() error) error {
 	cutoff := pub.at.Add(-engine.DedupWindow)
 	old, err := s.store.TopicDedupGet(ctx, t.Region, t.Account, t.Name, pub.dedupKey, cutoff)
 	switch {
@@ -161,24 +170,31 @@ func (q *sequencer) next(at time.Time) string {
 // looked up, numbered, sent and recorded: the next is looked up only once
 // every queue took (or refused) this one's copy, so that each subscribed
 // queue gets the group in SequenceNumber order, as AWS delivers it, and a
-// retry of this one finds its record. They hold on this server:
-// two PostgreSQL nodes order one group's publishes only as their clocks
-// do (docs/architecture.md §8).
+// retry of this one finds its record. A publish that fails (its store
+// failing) fails those waiting for the group then, with its error: else
+// each would wait out the store's retry bound after the one before it.
+// They hold on this server: two PostgreSQL nodes order one group's
+// publishes only as their clocks do (docs/architecture.md §8).
 type groupLocks struct {
 	mu   sync.Mutex
 	held map[string]*groupLock
 }
 
-// groupLock is one group's turn, taken by a send on turn, and how many
-// publishes hold or await it.
+// groupLock is one group's turn, taken by a send on turn; how many
+// publishes hold or await it; and how many of its holds failed, the last
+// with failure.
 type groupLock struct {
-	turn  chan struct{}
-	users int
+	turn     chan struct{}
+	users    int
+	failures uint64
+	failure  error
 }
 
 // hold waits for the group's turn, or for ctx to end, and returns what
-// gives the turn back.
-func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (release func(), err error) {
+// gives the turn back, told how the publish ended (a failure of the
+// publish, not of its client leaving, fails those waiting). A hold that
+// waited while a publish of the group failed fails with its error.
+func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (release func(ctx context.Context, err error), err error) {
 	key := t.Region + "\x00" + t.Account + "\x00" + t.Name + "\x00" + group
 	g.mu.Lock()
 	if g.held == nil {
@@ -190,9 +206,14 @@ func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (re
 		g.held[key] = l
 	}
 	l.users++
+	seen := l.failures
 	g.mu.Unlock()
-	done := func() {
+	done := func(ctx context.Context, err error) {
 		g.mu.Lock()
+		if err != nil && ctx.Err() == nil {
+			l.failures++
+			l.failure = err
+		}
 		if l.users--; l.users == 0 {
 			delete(g.held, key)
 		}
@@ -200,11 +221,19 @@ func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (re
 	}
 	select {
 	case l.turn <- struct{}{}:
-		return func() { <-l.turn; done() }, nil
 	case <-ctx.Done():
-		done()
+		done(ctx, nil)
 		return nil, ctx.Err()
 	}
+	release = func(ctx context.Context, err error) { <-l.turn; done(ctx, err) }
+	g.mu.Lock()
+	failed, failure := l.failures != seen, l.failure
+	g.mu.Unlock()
+	if failed {
+		release(ctx, nil)
+		return nil, fmt.Errorf("sns: a publish of the message group failed while this one waited for it: %w", failure)
+	}
+	return release, nil
 }
 
 // checkFIFOProtocol: a FIFO topic delivers only to SQS queues (FIFO or,
