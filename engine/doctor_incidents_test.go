@@ -542,7 +542,7 @@ func TestDoctorIncidentReleaseLoop(t *testing.T) {
 	r := in.report()
 	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
 	f := finding(r, ledger.DiagnosisReleaseLoop)
-	if f.Leases != 4 || !strings.Contains(f.Fix, "Release with a delay") || !strings.Contains(f.Fix, "released 10 times in a row is moved to loop-dlq") {
+	if f.Leases != 4 || !strings.Contains(f.Fix, "Release with a delay") || !strings.Contains(f.Fix, "a message is moved to loop-dlq after 10 receives that each gave it straight back") {
 		t.Errorf("finding %+v", f)
 	}
 }

@@ -59,6 +59,7 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 			r.state, r.zeroLength = leaseReleased, true // a zero-length lease: the message stayed visible
 		}
 	}
+	ql.givenBackBeforeMove(r, ev.At, local) // given back (above, or by a release that came first) before a move
 	ql.redeliver(tm, ev.Epoch)
 	ql.redeliver(tm, ev.Epoch+1)
 	if r.proven {
@@ -222,6 +223,7 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 		if prev := tm.leaseOf(ev.Epoch - 1); !rec.releasedNow && prev != nil && prev.releasedNow {
 			again = true
 		}
+		first := !rec.releasedNow
 		rec.releasedNow = true
 		ql.count(ev.At, local, func(c *counters) {
 			c.releases++
@@ -229,6 +231,12 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 				c.rereleased++
 			}
 		})
+		if again {
+			ql.looped(rec, ev.At, local)
+		}
+		if first {
+			ql.givenBackBeforeMove(rec, ev.At, local)
+		}
 		tm.record(LeaseEvent{At: ev.At, Kind: EventRelease, Epoch: ev.Epoch, Client: ev.Client})
 		return
 	}
@@ -344,6 +352,32 @@ func (ql *queueLedger) deadLettered(ev Event, local bool) {
 	ql.end(tm.lease(ev.Epoch), leaseDeadLettered)
 	ql.count(ev.At, local, func(c *counters) { c.deadLettered++ })
 	tm.record(LeaseEvent{At: ev.At, Kind: EventDeadLetter, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount})
+	if prev := tm.leaseOf(ev.Epoch - 1); prev != nil {
+		ql.givenBackBeforeMove(prev, ev.At, local)
+	}
+}
+
+// givenBackBeforeMove counts r, if its holder gave its message straight
+// back (released at once, or received with VisibilityTimeout 0) and the
+// receive after it moved the message to the dead-letter queue: that lease
+// counted toward maxReceiveCount with nothing done. Whichever of the two
+// events arrives second counts it, once.
+func (ql *queueLedger) givenBackBeforeMove(r *leaseRec, at time.Time, local bool) {
+	next := r.msg.leaseOf(r.epoch + 1)
+	if r.deadNext || !r.received || !(r.releasedNow || r.zeroLength) || next == nil || next.state != leaseDeadLettered {
+		return
+	}
+	r.deadNext = true
+	ql.count(at, local, func(c *counters) { c.deadAfterRelease++ })
+	ql.looped(r, at, local)
+}
+
+// looped counts r among the leases of a release loop, once.
+func (ql *queueLedger) looped(r *leaseRec, at time.Time, local bool) {
+	if !r.looped {
+		r.looped = true
+		ql.count(at, local, func(c *counters) { c.loopLeases++ })
+	}
 }
 
 // refused applies a renewal the 12-hour ceiling refused: the lease keeps

@@ -241,3 +241,25 @@ func TestLedgerRemovedLeaseDeletedInTime(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerReleaseBeforeMoveReordered: a release at once and the
+// dead-letter move at the next receive, made on two nodes, count once as
+// a lease given back before the move, whichever arrives first.
+func TestLedgerReleaseBeforeMoveReordered(t *testing.T) {
+	t.Parallel()
+	release := Event{Kind: KindChange, QueueID: applyQueue, MessageID: applyMsg, Epoch: 1, At: sec(1),
+		Deadline: sec(1), LeasedAt: sec(0), Result: baton.LeaseCurrent, StoreEpoch: 1}
+	moved := Event{Kind: KindDeadLetter, QueueID: applyQueue, MessageID: applyMsg, Epoch: 2, At: sec(2), ReceiveCount: 1}
+	for _, order := range [][]Event{
+		{evReceive(1, 0, 30), release, moved},
+		{evReceive(1, 0, 30), moved, release},
+		{moved, release, evReceive(1, 0, 30)},
+	} {
+		l := New(Config{Started: applyBase})
+		applyAll(l, order)
+		c, _ := l.snapshot(applyQueue, sec(3))
+		if c.deadAfterRelease != 1 || c.loopLeases != 1 {
+			t.Errorf("order %v: %d moved after a release, %d loop leases; want 1, 1", order, c.deadAfterRelease, c.loopLeases)
+		}
+	}
+}

@@ -415,29 +415,50 @@ func (d *doctor) failingFinding() {
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
 }
 
-// releaseLoopFinding names messages released at once again and again: a
-// handler that is "not ready" and gives the message straight back has it
+// releaseLoopFinding names messages given straight back again and again:
+// a handler that is "not ready" and releases the message at once has it
 // received at once by the next poll, in a loop that costs a receive each
 // time and, with a RedrivePolicy, dead-letters the message after
-// maxReceiveCount of them, though nothing failed.
+// maxReceiveCount of them, though no lease lapsed. A receive with
+// VisibilityTimeout 0 counts toward maxReceiveCount as well: one right
+// before the move is named with the releases.
 func (d *doctor) releaseLoopFinding() {
 	s := d.s
-	if s.Rereleased == 0 || d.has(DiagnosisBatchFailsWhole) {
+	n := s.ReleaseLoopLeases
+	if n == 0 || d.has(DiagnosisBatchFailsWhole) {
 		return
 	}
-	if s.Rereleased < MinFindingLeases {
+	what := loopText(s)
+	if n < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%s released at once right after the message's lease before had been: too few to name a problem (a finding rests on at least %d leases).",
-			either(s.Rereleased == 1, "1 lease was", fmt.Sprintf("%d leases were", s.Rereleased)), MinFindingLeases))
+		d.notes = append(d.notes, fmt.Sprintf("%s: too few to name a problem (a finding rests on at least %d leases).", what, MinFindingLeases))
 		return
 	}
-	ev := fmt.Sprintf("%d leases were released at once (ChangeMessageVisibility 0) right after the message's lease before had been: "+
-		"messages go round receivers that give them straight back, and every receive counts toward maxReceiveCount.", s.Rereleased)
+	ev := what + ": messages go round receivers that give them straight back, and every receive counts toward maxReceiveCount."
 	fix := "Release with a delay instead (ChangeMessageVisibility to a back-off of some seconds, longer each receive), so the message comes back when it may be ready"
 	if d.hasRedrive {
-		fix += fmt.Sprintf("; as it is, a message released %d times in a row is moved to %s without having failed", d.redrive.maxReceiveCount, arnQueueName(d.redrive.target))
+		mrc := d.redrive.maxReceiveCount
+		fix += fmt.Sprintf("; as it is, a message is moved to %s after %s that %sgave it straight back, with no lease of it lapsed "+
+			"(whether its handler was not ready or failed at once, the server cannot see)",
+			arnQueueName(d.redrive.target), plural(mrc, "receive", "receives"), either(mrc == 1, "", "each "))
 	}
-	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisReleaseLoop, Leases: s.Rereleased, Evidence: ev, Fix: fix + "."})
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisReleaseLoop, Leases: n, Evidence: ev, Fix: fix + "."})
+}
+
+// loopText says what the leases of a release loop were.
+func loopText(s LeaseStats) string {
+	var parts []string
+	if s.Rereleased > 0 {
+		parts = append(parts, fmt.Sprintf("%s released at once (ChangeMessageVisibility 0) right after the message's lease before had been",
+			either(s.Rereleased == 1, "1 lease was", fmt.Sprintf("%d leases were", s.Rereleased))))
+	}
+	if s.DeadLetteredAfterRelease > 0 {
+		parts = append(parts, fmt.Sprintf("%s moved to the dead-letter queue at the receive right after one that gave %s straight back "+
+			"(released at once, or received with VisibilityTimeout 0)",
+			either(s.DeadLetteredAfterRelease == 1, "1 message was", fmt.Sprintf("%d messages were", s.DeadLetteredAfterRelease)),
+			either(s.DeadLetteredAfterRelease == 1, "it", "them")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // deadLetterQueue says whether the queue is another's dead-letter queue,

@@ -37,9 +37,16 @@ type LeaseStats struct {
 	Renewals, Releases uint64
 	// Rereleased counts the leases released at once (VisibilityTimeout 0)
 	// whose message's previous lease was released at once too.
-	Rereleased       uint64
-	DeadLettered     uint64
-	RenewalsPerLease float64
+	Rereleased uint64
+	// DeadLetteredAfterRelease counts the messages moved to the dead-letter
+	// queue at the receive right after a lease that gave them straight back
+	// (released at once, or received with VisibilityTimeout 0): that lease
+	// counted toward maxReceiveCount though nothing was done with it.
+	// ReleaseLoopLeases counts the leases given back so, right after the
+	// message's lease before was or right before such a move, each once.
+	DeadLetteredAfterRelease, ReleaseLoopLeases uint64
+	DeadLettered                                uint64
+	RenewalsPerLease                            float64
 	// RefusedRenewals counts the renewals the 12-hour ceiling refused.
 	RefusedRenewals uint64
 	// LateWorkedMax is the longest a holder is known to have worked: from
@@ -65,6 +72,8 @@ func statsOf(c *counters) LeaseStats {
 		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
 		LapsedReturned:                 c.lapsedReturned,
 		Rereleased:                     c.rereleased,
+		DeadLetteredAfterRelease:       c.deadAfterRelease,
+		ReleaseLoopLeases:              c.loopLeases,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
 		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
 	}

@@ -1,0 +1,69 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// "Not ready" consumers on a queue whose RedrivePolicy has maxReceiveCount
+// 1: each message is released at once (ChangeMessageVisibility 0) after
+// its one receive, and the next receive moves it to the dead-letter queue.
+// No release follows a release, yet every message reached the dead-letter
+// queue without a lease of it lapsing: the doctor names the loop, never
+// healthy.
+func TestDoctorLoopReleaseThenDeadLettered(t *testing.T) {
+	t.Parallel()
+	in := newRedriveIncident(t, "once", 1)
+	in.send(5)
+	for i := range 3 {
+		in.at(i)
+		for _, h := range in.receive(10, nil) {
+			in.change(h, 0)
+		}
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
+	if s := r.Window; s.DeadLettered != 5 || s.DeadLetteredAfterRelease != 5 || s.ReleaseLoopLeases != 5 {
+		t.Errorf("window %+v; want 5 messages dead-lettered right after a release at once", s)
+	}
+	f := finding(r, ledger.DiagnosisReleaseLoop)
+	if f.Leases != 5 {
+		t.Errorf("finding rests on %d leases, want 5", f.Leases)
+	}
+	contains(t, f.Evidence, "5 messages were moved to the dead-letter queue at the receive right after one that gave them straight back")
+	contains(t, f.Fix, "a message is moved to once-dlq after 1 receive that gave it straight back", "the server cannot see")
+}
+
+// A look with ReceiveMessage VisibilityTimeout 0 counts toward
+// maxReceiveCount as on SQS: on a maxReceiveCount of 1, the consumers'
+// next receive moves every message looked at to the dead-letter queue.
+func TestDoctorLoopPeekThenDeadLettered(t *testing.T) {
+	t.Parallel()
+	in := newRedriveIncident(t, "peeked", 1)
+	in.send(4)
+	in.receive(10, ptr(0))
+	in.at(1)
+	if got := in.receive(10, nil); len(got) != 0 {
+		t.Fatalf("received %d, want every message moved", len(got))
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
+	contains(t, r.Advice, "4 messages were moved to the dead-letter queue", "received with VisibilityTimeout 0")
+}
+
+// One message so moved is too few for a finding, but not healthy.
+func TestDoctorLoopOneDeadLetteredTooFew(t *testing.T) {
+	t.Parallel()
+	in := newRedriveIncident(t, "one", 1)
+	in.send(1)
+	for i := range 2 {
+		in.at(i)
+		for _, h := range in.receive(10, nil) {
+			in.change(h, 0)
+		}
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisTooFewLeases)
+	contains(t, r.Advice, "1 message was moved to the dead-letter queue", "too few to name a problem")
+}
