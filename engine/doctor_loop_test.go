@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/baton-sqs/baton/engine/ledger"
@@ -66,4 +67,30 @@ func TestDoctorLoopOneDeadLetteredTooFew(t *testing.T) {
 	r := in.report()
 	expect(t, r, ledger.DiagnosisTooFewLeases)
 	contains(t, r.Advice, "1 message was moved to the dead-letter queue", "too few to name a problem")
+}
+
+// A person's look on a queue with a RedrivePolicy: the advice does not
+// offer a receive with VisibilityTimeout 0 as a harmless look, since it
+// counts toward maxReceiveCount as every receive does.
+func TestDoctorLoopInspectionOnRedriveQueue(t *testing.T) {
+	t.Parallel()
+	in := newRedriveIncident(t, "looked", 3)
+	ms := in.quickLeases(sdkClient, 5, 0)
+	in.send(5)
+	in.atMs(ms)
+	if got := in.receiveAs(awsCLI, 5); len(got) != 5 {
+		t.Fatalf("received %d", len(got))
+	}
+	in.at(40)
+	for _, h := range in.receiveAs(sdkClient, 10) {
+		in.delAs(sdkClient, h)
+	}
+	in.at(100)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisInspection, ledger.DiagnosisInspection)
+	f := finding(r, ledger.DiagnosisInspection)
+	contains(t, f.Fix, "counted toward the RedrivePolicy's maxReceiveCount (3)", "a ReceiveMessage with VisibilityTimeout 0 still counts")
+	if strings.Contains(f.Fix, "(or ReceiveMessage with VisibilityTimeout 0)") {
+		t.Errorf("fix offers a receive that counts toward maxReceiveCount as a look: %s", f.Fix)
+	}
 }

@@ -57,8 +57,15 @@ func (d *doctor) inspectionFinding() {
 		return
 	}
 	ev := fmt.Sprintf("%s (messages %s).", what, idsText(l.toolMsgs))
-	fix := fmt.Sprintf("Nothing failed, but those messages were kept from the consumers for the visibility timeout (%ds). "+
-		"To look at messages without taking them, use `baton peek` (or ReceiveMessage with VisibilityTimeout 0).", d.r.VisibilityTimeout)
+	fix := fmt.Sprintf("Nothing failed, but those messages were kept from the consumers for the visibility timeout (%ds). ", d.r.VisibilityTimeout)
+	if d.hasRedrive {
+		// A receive with VisibilityTimeout 0 counts toward maxReceiveCount
+		// as every receive does (on SQS too); only peek leaves it alone.
+		fix += fmt.Sprintf("Each look counted toward the RedrivePolicy's maxReceiveCount (%d): to look at messages without taking them "+
+			"or counting a receive, use `baton peek` (a ReceiveMessage with VisibilityTimeout 0 still counts).", d.redrive.maxReceiveCount)
+	} else {
+		fix += "To look at messages without taking them, use `baton peek` (or ReceiveMessage with VisibilityTimeout 0)."
+	}
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisInspection, Leases: l.inspected, Evidence: ev, Fix: fix})
 }
 
