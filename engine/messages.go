@@ -385,7 +385,7 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 	if err != nil {
 		return nil, err
 	}
-	e.recordReceived(ctx, q, msgs)
+	e.recordReceived(ctx, q, msgs, p.VisibilityTimeout == nil)
 	if replayKey.id != "" && len(msgs) > 0 {
 		e.rememberAttempt(ctx, replayKey, msgs)
 	}
@@ -578,8 +578,9 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 // recordReceived gives the ledger a receive event for each message leased,
 // with the client the context names and, when there are several, one id
 // for the messages received together; a receive that leased nothing tells
-// the ledger the client is still there.
-func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message) {
+// the ledger the client is still there. queueTimeout says the receive
+// gave no VisibilityTimeout: its leases are the queue's.
+func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message, queueTimeout bool) {
 	client := ledger.ClientFrom(ctx)
 	if len(msgs) == 0 {
 		e.record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.ID, At: e.clock.Now(), Client: client})
@@ -593,7 +594,7 @@ func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*bat
 		e.record(ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: m.LeasedAt,
 			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
-			Batch: batch, N: len(msgs),
+			Batch: batch, N: len(msgs), QueueTimeout: queueTimeout,
 		})
 	}
 }

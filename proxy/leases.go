@@ -206,7 +206,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if vt < 0 {
 			vt = 30 // SQS's default, when the attribute could not be read
 		}
-		p.received(q, a.messages, vt, client, c.sent)
+		p.received(q, a.messages, vt, c.visibility == nil, client, c.sent)
 	case "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
 		code := ""
 		if !ok {
@@ -240,8 +240,9 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 }
 
 // received begins a lease for each message a receive sent at sent handed
-// out, dated from sent.
-func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Client, sent time.Time) {
+// out, dated from sent, for vt seconds: the queue's VisibilityTimeout when
+// queueTimeout, else what the receive asked for.
+func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout bool, client ledger.Client, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -290,6 +291,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, client ledger.Cl
 		p.ledger.Record(ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: at,
 			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client, Batch: batch, N: len(msgs),
+			QueueTimeout: queueTimeout,
 		})
 	}
 }

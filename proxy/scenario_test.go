@@ -544,3 +544,50 @@ func TestLeaseAskedOnReceive(t *testing.T) {
 		})
 	}
 }
+
+// The classic incident, then the fix applied mid-window: the queue's
+// VisibilityTimeout raised to 135 s through the proxy. The leases that
+// overran had the queue's timeout of the time, not one their receives
+// asked for: both the proxy and the upstream say the timeout was raised
+// and covers them, and recommend the one in force.
+func TestRaisedTimeoutMidWindow(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "raised?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job " + strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	receive := func() []types.Message {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10})
+		if err != nil || len(out.Messages) != 3 {
+			t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+		}
+		return out.Messages
+	}
+	first := receive()
+	e.at(31)
+	second := receive()
+	e.at(90)
+	for _, m := range first {
+		deleteOne(t, c, q, m)
+	}
+	e.at(121)
+	for _, m := range second {
+		deleteOne(t, c, q, m)
+	}
+	if _, err := c.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &q,
+		Attributes: map[string]string{"VisibilityTimeout": "135"}}); err != nil {
+		t.Fatal(err)
+	}
+	viaProxy, upstream := e.reports(t, "raised")
+	sameDiagnosis(t, viaProxy, upstream, "lease-too-short")
+	for who, r := range map[string]server.LeaseReportJSON{"proxy": viaProxy, "upstream": upstream} {
+		if !strings.Contains(r.Advice, "it has been raised to 135s since") || !strings.Contains(r.Advice, "The 135s now in force covers them") ||
+			strings.Contains(r.Advice, "Ask for") || r.RecommendedVisibilityTimeoutSeconds != 135 {
+			t.Errorf("%s advice %q, recommended %d s; want the raise said, 135 s", who, r.Advice, r.RecommendedVisibilityTimeoutSeconds)
+		}
+	}
+}

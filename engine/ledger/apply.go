@@ -38,7 +38,7 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 	r.received, r.local, r.begin = true, local, ev.At
 	r.batch, r.batchSize, r.client = ev.Batch, ev.N, ev.Client
 	if r.deadlineAt.IsZero() { // no renewal arrived before it
-		r.deadline, r.deadlineAt = ev.Deadline, ev.At
+		r.deadline, r.deadlineAt, r.queueTimeout = ev.Deadline, ev.At, ev.QueueTimeout
 	}
 	tm.latest = max(tm.latest, ev.Epoch)
 	if !ev.SentAt.IsZero() {
@@ -256,7 +256,7 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 		}
 	}
 	if !ev.At.Before(rec.deadlineAt) {
-		rec.deadline, rec.deadlineAt = ev.Deadline, ev.At
+		rec.deadline, rec.deadlineAt, rec.queueTimeout = ev.Deadline, ev.At, false
 	}
 	if rec.state == leaseActive {
 		if rec.heapIdx >= 0 {
@@ -285,7 +285,7 @@ func (ql *queueLedger) movedBy(r *leaseRec, ev Event) {
 		return
 	}
 	if !ev.At.Before(r.deadlineAt) {
-		r.deadline, r.deadlineAt = ev.Deadline, ev.At
+		r.deadline, r.deadlineAt, r.queueTimeout = ev.Deadline, ev.At, false
 	}
 	if r.state == leaseActive {
 		if r.heapIdx >= 0 {

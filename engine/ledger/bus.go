@@ -413,6 +413,10 @@ const (
 	// (Event.Progress).
 	flag2Progress = 1 << iota
 	flag2Batch
+	// flag2QueueTimeout: a receive leased for the queue's VisibilityTimeout
+	// (Event.QueueTimeout). A node of an earlier build neither sets nor
+	// reads it: its receives read as asking for their lease's length.
+	flag2QueueTimeout
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -470,6 +474,9 @@ func appendEvent(b []byte, ev Event) []byte {
 	}
 	if ev.Batch != 0 {
 		flags2 |= flag2Batch
+	}
+	if ev.QueueTimeout {
+		flags2 |= flag2QueueTimeout
 	}
 	b = append(b, flags2)
 	if ev.Batch != 0 {
@@ -576,6 +583,7 @@ func (d *decoder) event() Event {
 	if d.version >= 2 {
 		flags2 := d.byte()
 		ev.Progress = flags2&flag2Progress != 0
+		ev.QueueTimeout = flags2&flag2QueueTimeout != 0
 		if flags2&flag2Batch != 0 {
 			ev.Batch = d.uvarint()
 		}

@@ -249,6 +249,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{Kind: KindRetention, QueueID: 2, At: sec(70), SentAt: sec(10)},
 		{Kind: KindRemove, QueueID: 2, MessageID: applyMsg, Epoch: 3, At: sec(71)},
 		{Kind: KindReceive, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(72), Deadline: sec(102), Batch: 1 << 50, N: 10, Client: client},
+		{Kind: KindReceive, QueueID: 2, MessageID: applyMsg, Epoch: 5, At: sec(72), Deadline: sec(102), Client: client, QueueTimeout: true},
 		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(73), Deadline: sec(103), LeasedAt: sec(72),
 			Result: baton.LeaseCurrent, StoreEpoch: 4, Progress: true},
 		{Kind: KindRefused, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(74), Deadline: sec(74 + 43200), LeasedAt: sec(72), Client: client},
@@ -274,7 +275,7 @@ func sameEvent(a, b Event) bool {
 		a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline) && a.LeasedAt.Equal(b.LeasedAt) && a.SentAt.Equal(b.SentAt) &&
 		a.ReceiveCount == b.ReceiveCount && a.N == b.N && a.Result == b.Result && a.StoreEpoch == b.StoreEpoch &&
 		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client &&
-		a.Progress == b.Progress && a.Batch == b.Batch
+		a.Progress == b.Progress && a.Batch == b.Batch && a.QueueTimeout == b.QueueTimeout
 }
 
 // A node of the version before (1: no second flags byte) is still read.

@@ -114,9 +114,10 @@ type doctor struct {
 	s       LeaseStats
 	now     time.Time
 	pending uint64
-	// lateLease is the longest lease that overran, as its holder was
-	// given it (overrunLease).
-	lateLease time.Duration
+	// lateAsked and lateQueue are the longest leases that overran, as
+	// their holders were given them (overrunLease): of the length a
+	// request asked for, and of the queue's VisibilityTimeout of the time.
+	lateAsked, lateQueue time.Duration
 	// renewed and stalled are the running leases held far beyond the p99
 	// (heldLeases); oldest, with too few completed leases for a p99, the
 	// lease running longest.
@@ -243,12 +244,14 @@ func (d *doctor) tooShortFinding() {
 			overran, plural(int(leases), "lease", "leases"), s.Late, MinFindingLeases))
 		return
 	}
-	// The lease the overruns were against: the queue's timeout, or the
-	// shorter one their receives or renewals asked for.
+	// The lease the overruns were against: the queue's timeout, or a
+	// shorter one their receives or renewals asked for, or the queue's
+	// before it was raised.
 	vis := time.Duration(r.VisibilityTimeout) * time.Second
-	lease, asked := vis, d.lateLease > 0 && d.lateLease < vis
-	if asked {
-		lease = d.lateLease
+	given := max(d.lateAsked, d.lateQueue)
+	lease, shorter := vis, given > 0 && given < vis
+	if shorter {
+		lease = given
 	}
 	if s.Completed == 0 || s.Max <= lease {
 		d.tooShortNoP99(leases, overran)
@@ -258,13 +261,18 @@ func (d *doctor) tooShortFinding() {
 		"%d redeliveries while the holder was still working; lease p99 is %s against a visibility timeout of %ds",
 		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, fmtSeconds(s.P99), r.VisibilityTimeout)
 	var fix string
-	if asked {
+	switch {
+	case !shorter:
+		ev += "."
+		fix = d.tooShortFix(vis)
+	case d.lateAsked >= d.lateQueue:
 		ev += fmt.Sprintf(", but the leases that overran were given at most %s (the VisibilityTimeout their receive or last renewal asked for), shorter than the queue's %ds.",
 			fmtSeconds(lease), r.VisibilityTimeout)
 		fix = d.askedFix(lease)
-	} else {
-		ev += "."
-		fix = d.tooShortFix(vis)
+	default:
+		ev += fmt.Sprintf(", but the leases that overran were given at most %s, the queue's VisibilityTimeout when they were received: it has been raised to %ds since.",
+			fmtSeconds(lease), r.VisibilityTimeout)
+		fix = d.raisedFix(lease)
 	}
 	if s.Duplicates > 0 {
 		fix += " " + idempotenceAdvice(s.Duplicates)
@@ -312,6 +320,27 @@ func (d *doctor) askedFix(lease time.Duration) string {
 	}
 	r.RecommendedVisibilityTimeout = recommendedTimeout(base, r.VisibilityTimeout)
 	return fix + fmt.Sprintf(", and set the queue's VisibilityTimeout to %ds.", r.RecommendedVisibilityTimeout)
+}
+
+// raisedFix says whether the queue's timeout, raised since the leases
+// that overran were given at most lease, now covers what they need: the
+// p99 × 1.5, or the longest × 1.5 when the p99 fitted the lease. If it
+// does, the timeout in force is the one recommended.
+func (d *doctor) raisedFix(lease time.Duration) string {
+	r, s := d.r, d.s
+	base, what := s.P99, "the p99"
+	if s.P99 <= lease {
+		base, what = s.Max, "the longest"
+	}
+	need := int(math.Ceil(base.Seconds() * recommendedTimeoutFactor))
+	if need <= r.VisibilityTimeout {
+		return fmt.Sprintf("The %ds now in force covers them (%s × %.1f is %ds): nothing more to set. "+
+			"The finding stays while the leases that overran are in the period judged; one received since that overruns would show the timeout still short.",
+			r.VisibilityTimeout, what, recommendedTimeoutFactor, need)
+	}
+	r.RecommendedVisibilityTimeout = recommendedTimeout(base, r.VisibilityTimeout)
+	return fmt.Sprintf("The %ds now in force is still short of them: set VisibilityTimeout to %ds (%s × %.1f).",
+		r.VisibilityTimeout, r.RecommendedVisibilityTimeout, what, recommendedTimeoutFactor)
 }
 
 // recommendedTimeout is d × 1.5 in whole seconds, more than the timeout in

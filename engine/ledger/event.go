@@ -83,7 +83,11 @@ type Event struct {
 	// progress (Baton's consumer says so with RenewalHeader), not a
 	// heartbeat that renews whatever the handler does.
 	Progress bool
-	Client   Client
+	// QueueTimeout: a receive whose request gave no VisibilityTimeout, so
+	// its lease is the queue's VisibilityTimeout at the time; else the
+	// request asked for its lease's length, as a change always does.
+	QueueTimeout bool
+	Client       Client
 }
 
 // Lease event kinds, as the history reports them.

@@ -28,18 +28,21 @@ type leaseRec struct {
 	epoch           uint32
 	begin, deadline time.Time
 	// deadlineAt is when deadline was set: a renewal applied after a later
-	// one does not move the deadline back.
-	deadlineAt  time.Time
-	renewals    int
-	state       leaseState
-	received    bool // its receive has been applied
-	local       bool // this node handed it out: its expiry is this node's to count
-	redelivered bool // a later lease followed its expiry
-	proven      bool // a late completion showed its holder was working
-	working     bool // counted as lapsed while working (redelivered and proven)
-	lateDeleted bool // a late delete by its receipt was applied: another is a retry
-	duplicated  bool // counted as a duplicate execution, which it is once
-	returned    bool // counted as lapsed and later proven (lapsedReturned)
+	// one does not move the deadline back. queueTimeout: it was set by a
+	// receive that asked for no VisibilityTimeout (Event.QueueTimeout), so
+	// the lease's length was the queue's at the time.
+	deadlineAt   time.Time
+	queueTimeout bool
+	renewals     int
+	state        leaseState
+	received     bool // its receive has been applied
+	local        bool // this node handed it out: its expiry is this node's to count
+	redelivered  bool // a later lease followed its expiry
+	proven       bool // a late completion showed its holder was working
+	working      bool // counted as lapsed while working (redelivered and proven)
+	lateDeleted  bool // a late delete by its receipt was applied: another is a retry
+	duplicated   bool // counted as a duplicate execution, which it is once
+	returned     bool // counted as lapsed and later proven (lapsedReturned)
 	// snoozed: the last change its holder made brought its end forward,
 	// at snoozeAt; snoozeLapsed: it then reached that end, counted as a
 	// release with a delay (changed).

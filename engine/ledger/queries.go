@@ -47,23 +47,29 @@ func (l *Ledger) pendingLapsed(queueID uint64, now time.Time, within time.Durati
 	return n
 }
 
-// overrunLease returns the longest lease, begun after since, that its
-// holder overran (a late completion came by its receipt), as it was given:
-// from the receive or renewal that set its end to that end, which is the
-// VisibilityTimeout that request asked for, or the queue's. Zero if the
-// ledger knows none.
-func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) time.Duration {
+// overrunLease returns the longest leases, begun after since, that their
+// holders overran (a late completion came by its receipt), as they were
+// given: from the receive or renewal that set their end to that end.
+// asked is the longest of those whose length a request asked for (a
+// receive's VisibilityTimeout, a renewal), queue the longest of those
+// that had the queue's VisibilityTimeout of the time. Zero if the ledger
+// knows none.
+func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) (asked, queue time.Duration) {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	var longest time.Duration
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
-			if r.proven && r.received && !r.begin.Before(since) && !r.deadlineAt.IsZero() {
-				longest = max(longest, r.deadline.Sub(r.deadlineAt))
+			if !r.proven || !r.received || r.begin.Before(since) || r.deadlineAt.IsZero() {
+				continue
+			}
+			if given := r.deadline.Sub(r.deadlineAt); r.queueTimeout {
+				queue = max(queue, given)
+			} else {
+				asked = max(asked, given)
 			}
 		}
 	}
-	return longest
+	return asked, queue
 }
 
 // heldLeases returns the running leases held at least farHeld(p99),

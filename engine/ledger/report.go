@@ -208,7 +208,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		d.pending = l.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
 	}
 	if judged.LateLeases > 0 {
-		d.lateLease = l.overrunLease(q.ID, now, since)
+		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, since)
 	}
 	if r.SinceStart.Completed >= MinFindingLeases {
 		d.renewed, d.stalled = l.heldLeases(q.ID, now, r.SinceStart.P99)
