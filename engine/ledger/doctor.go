@@ -110,10 +110,13 @@ func farHeld(p99 time.Duration) time.Duration {
 
 // doctor judges one report.
 type doctor struct {
-	r       *LeaseReport
-	s       LeaseStats
-	now     time.Time
-	pending uint64
+	r   *LeaseReport
+	s   LeaseStats
+	now time.Time
+	// pending counts the lapsed leases whose holders may yet come back
+	// late, as others did: begun within pendingWithin (pendingLapsed).
+	pending       uint64
+	pendingWithin time.Duration
 	// lateAsked and lateQueue are the longest leases that overran, as
 	// their holders were given them (overrunLease): of the length a
 	// request asked for, and of the queue's VisibilityTimeout of the time.
@@ -395,10 +398,13 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 func (d *doctor) failingFinding() {
 	r, s := d.r, d.s
 	gone := s.Expired - min(s.Expired, s.LapsedReturned)
-	gone -= min(gone, d.pending)
+	pending := min(gone, d.pending)
+	gone -= pending
 	// Those left by holders that stopped or by a person's look, and those
 	// whose holder may yet be seen, are not a handler's failure.
-	gone -= min(gone, d.lapses.inspected+d.lapses.stopped+d.lapses.waiting)
+	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting
+	gone -= min(gone, others)
+	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	if gone == 0 {
 		return
 	}
@@ -442,6 +448,28 @@ func (d *doctor) failingFinding() {
 		fix += " A RedrivePolicy stops a poison message from cycling."
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
+}
+
+// pendingText says that n lapsed leases have not come back yet though
+// their holders may, as others came back late: slow handlers if they do,
+// failing ones if not. It is said in the lease-too-short finding, which
+// such lapses must not be left out of, or as a note of too few leases.
+func (d *doctor) pendingText(n uint64) {
+	if n == 0 {
+		return
+	}
+	text := fmt.Sprintf("%s lapsed in the last %s and %s not come back yet: slow like those that came back late if %s, "+
+		"failing before DeleteMessage if not (a longer timeout would not help those); the doctor tells which once %s has passed since %s receive.",
+		plural(int(n), "lease", "leases"), fmtDuration(d.pendingWithin), either(n == 1, "its holder has", "their holders have"),
+		either(n == 1, "it does", "they do"), fmtDuration(d.pendingWithin), either(n == 1, "its", "their"))
+	for i := range d.r.Findings {
+		if f := &d.r.Findings[i]; f.Kind == DiagnosisLeaseTooShort {
+			f.Evidence += " " + text
+			return
+		}
+	}
+	d.tooFew = true
+	d.notes = append(d.notes, text)
 }
 
 // releaseLoopFinding names messages given straight back again and again:

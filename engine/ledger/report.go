@@ -205,7 +205,8 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	if d.s.Late > 0 {
 		// Lapsed leases whose holders may yet come back late, as others
 		// did, are no evidence that they never will.
-		d.pending = l.pendingLapsed(q.ID, now, max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second))
+		d.pendingWithin = max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second)
+		d.pending = l.pendingLapsed(q.ID, now, d.pendingWithin)
 	}
 	if judged.LateLeases > 0 {
 		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, since)

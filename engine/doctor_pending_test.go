@@ -1,0 +1,51 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// Two consumers of one queue with different bugs: one handler came back
+// ten minutes late on a 30 s lease, while another consumer throws before
+// DeleteMessage on every message and goes on polling. The throwing
+// consumer's lapses may be slow handlers that come back late, for as long
+// as the late one took; but they are never left out of the report, as if
+// the longer timeout recommended covered them: the doctor says both
+// readings, then names the failing handlers once that time has passed.
+func TestDoctorPendingLapsesAreSaid(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "pending", map[string]string{"VisibilityTimeout": "30"})
+	failing := ledger.Client{Addr: "10.0.0.21", UserAgent: "aws-sdk-go-v2/1.36.3 os/linux lang/go#1.24 api/sqs#1.38.1"}
+	in.send(1)
+	slow := in.receiveAs(sdkClient, 1)
+	in.at(100)
+	in.send(5)
+	for s := 100; s <= 600; s += 20 {
+		in.at(s)
+		in.receiveAs(failing, 1) // the handler throws: nothing deleted, nothing released
+	}
+	in.at(600)
+	for _, h := range slow {
+		in.delAs(sdkClient, h) // ten minutes late
+	}
+	in.at(605)
+	r := in.report()
+	lacks(t, r)
+	if r.Window.Expired < 10 {
+		t.Fatalf("window %+v; want the failing consumer's lapses", r.Window)
+	}
+	contains(t, r.Advice, "have not come back yet", "failing before DeleteMessage if not (a longer timeout would not help those)")
+
+	// Past ten minutes after their receive, the lapses the failing
+	// consumer never came back for are named.
+	for s := 620; s <= 800; s += 20 {
+		in.at(s)
+		in.receiveAs(failing, 1)
+	}
+	r = in.report()
+	f := finding(r, ledger.DiagnosisHandlerFailing)
+	if f.Leases < ledger.MinFindingLeases {
+		t.Errorf("no handler-failing finding once the lapses are older than the late holder took: %s", r.Advice)
+	}
+}
