@@ -455,10 +455,10 @@ func (d *doctor) failingFinding() {
 // failing ones if not. It is said in the lease-too-short finding, which
 // such lapses must not be left out of, or as a note of too few leases.
 func (d *doctor) pendingText(n uint64) {
-	if n == 0 {
+	if n == 0 || len(d.dlqOf()) > 0 {
 		return
 	}
-	text := fmt.Sprintf("%s lapsed in the last %s and %s not come back yet: slow like those that came back late if %s, "+
+	text := fmt.Sprintf("%s received in the last %s lapsed and %s not come back yet: slow like those that came back late if %s, "+
 		"failing before DeleteMessage if not (a longer timeout would not help those); the doctor tells which once %s has passed since %s receive.",
 		plural(int(n), "lease", "leases"), fmtDuration(d.pendingWithin), either(n == 1, "its holder has", "their holders have"),
 		either(n == 1, "it does", "they do"), fmtDuration(d.pendingWithin), either(n == 1, "its", "their"))
