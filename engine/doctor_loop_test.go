@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestDoctorLoopReleaseThenDeadLettered(t *testing.T) {
 	}
 	r := in.report()
 	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
-	if s := r.Window; s.DeadLettered != 5 || s.DeadLetteredAfterRelease != 5 || s.ReleaseLoopLeases != 5 {
+	if s := r.Window; s.DeadLettered != 5 || s.DeadLetteredAfterRelease != 5 {
 		t.Errorf("window %+v; want 5 messages dead-lettered right after a release at once", s)
 	}
 	f := finding(r, ledger.DiagnosisReleaseLoop)
@@ -92,5 +93,61 @@ func TestDoctorLoopInspectionOnRedriveQueue(t *testing.T) {
 	contains(t, f.Fix, "counted toward the RedrivePolicy's maxReceiveCount (3)", "a ReceiveMessage with VisibilityTimeout 0 still counts")
 	if strings.Contains(f.Fix, "(or ReceiveMessage with VisibilityTimeout 0)") {
 		t.Errorf("fix offers a receive that counts toward maxReceiveCount as a look: %s", f.Fix)
+	}
+}
+
+// releaseAs releases the leases of handles at once, as c.
+func (in *incident) releaseAs(c ledger.Client, handles map[string]string) {
+	in.t.Helper()
+	for _, h := range handles {
+		if err := in.e.ChangeMessageVisibility(as(c), in.ref, h, ptr(0)); err != nil {
+			in.t.Fatal(err)
+		}
+	}
+}
+
+// A rolling deploy of consumers that release what they hold as they stop,
+// as the holders-stopped advice tells them to: the same messages go from
+// one stopping consumer to the next, each releasing them at once. That is
+// no release loop (no back-off would be right there), and the queue is
+// healthy. The same releases by consumers that go on polling are one.
+func TestDoctorLoopRollingDeployIsNoLoop(t *testing.T) {
+	t.Parallel()
+	for _, polls := range []bool{false, true} {
+		in := newIncident(t, "rolling", map[string]string{"VisibilityTimeout": "30"})
+		in.quickLeases(sdkClient, 5, 0)
+		in.send(4)
+		var held map[string]string
+		var c, prev ledger.Client
+		for i := range 4 {
+			c = ledger.Client{Addr: "10.0.1." + strconv.Itoa(i+1), UserAgent: "aws-sdk-go-v2/1.36.3 os/linux lang/go#1.24 api/sqs#1.38.1"}
+			in.at(10 + 10*i)
+			held = in.receiveAs(c, 10)
+			if len(held) != 4 {
+				t.Fatalf("consumer %d received %d", i, len(held))
+			}
+			if polls && i > 0 {
+				in.atMs((10+10*i)*1000 + 1)
+				in.receiveAs(prev, 10) // it did not stop: the messages were not ready
+			}
+			if i == 3 {
+				break
+			}
+			in.atMs((10+10*i)*1000 + 9000)
+			in.releaseAs(c, held) // stopping: it gives back what it holds
+			prev = c
+		}
+		in.at(45)
+		for _, h := range held {
+			in.delAs(c, h)
+		}
+		in.at(100)
+		r := in.report()
+		if !polls {
+			expect(t, r, ledger.DiagnosisHealthy)
+			continue
+		}
+		expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
+		contains(t, r.Advice, "8 leases were released at once", "by holders that went on making requests")
 	}
 }

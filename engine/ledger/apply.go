@@ -231,10 +231,8 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 				c.rereleased++
 			}
 		})
-		if again {
-			ql.looped(rec, ev.At, local)
-		}
 		if first {
+			rec.rereleased, rec.releasedAt = again, ev.At
 			ql.givenBackBeforeMove(rec, ev.At, local)
 		}
 		tm.record(LeaseEvent{At: ev.At, Kind: EventRelease, Epoch: ev.Epoch, Client: ev.Client})
@@ -369,15 +367,6 @@ func (ql *queueLedger) givenBackBeforeMove(r *leaseRec, at time.Time, local bool
 	}
 	r.deadNext = true
 	ql.count(at, local, func(c *counters) { c.deadAfterRelease++ })
-	ql.looped(r, at, local)
-}
-
-// looped counts r among the leases of a release loop, once.
-func (ql *queueLedger) looped(r *leaseRec, at time.Time, local bool) {
-	if !r.looped {
-		r.looped = true
-		ql.count(at, local, func(c *counters) { c.loopLeases++ })
-	}
 }
 
 // refused applies a renewal the 12-hour ceiling refused: the lease keeps

@@ -34,10 +34,8 @@ type counters struct {
 	rereleased uint64
 	// deadAfterRelease counts the messages moved to the dead-letter queue
 	// at the receive right after one whose holder gave them straight back
-	// (released at once, or received with VisibilityTimeout 0); loopLeases
-	// counts the leases given back so, each once: those rereleased counts,
-	// and those right before such a move.
-	deadAfterRelease, loopLeases uint64
+	// (released at once, or received with VisibilityTimeout 0).
+	deadAfterRelease uint64
 	// refused counts the renewals the 12-hour ceiling refused.
 	refused uint64
 }
@@ -58,7 +56,6 @@ func (c *counters) merge(o *counters) {
 	c.lapsedReturned += o.lapsedReturned
 	c.rereleased += o.rereleased
 	c.deadAfterRelease += o.deadAfterRelease
-	c.loopLeases += o.loopLeases
 	c.refused += o.refused
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)

@@ -128,6 +128,7 @@ type doctor struct {
 	oldest           HeldLease
 	lapses           lapses
 	batches          batches
+	loops            loops
 	refused          []HeldLease
 	// redrive is the queue's RedrivePolicy, if it has one; dlqOf lists the
 	// queues whose dead-letter queue it is (asked only when needed).
@@ -480,12 +481,11 @@ func (d *doctor) pendingText(n uint64) {
 // VisibilityTimeout 0 counts toward maxReceiveCount as well: one right
 // before the move is named with the releases.
 func (d *doctor) releaseLoopFinding() {
-	s := d.s
-	n := s.ReleaseLoopLeases
+	n := d.loops.leases
 	if n == 0 || d.has(DiagnosisBatchFailsWhole) {
 		return
 	}
-	what := loopText(s)
+	what := loopText(d.loops)
 	if n < MinFindingLeases {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%s: too few to name a problem (a finding rests on at least %d leases).", what, MinFindingLeases))
@@ -503,17 +503,17 @@ func (d *doctor) releaseLoopFinding() {
 }
 
 // loopText says what the leases of a release loop were.
-func loopText(s LeaseStats) string {
+func loopText(l loops) string {
 	var parts []string
-	if s.Rereleased > 0 {
-		parts = append(parts, fmt.Sprintf("%s released at once (ChangeMessageVisibility 0) right after the message's lease before had been",
-			either(s.Rereleased == 1, "1 lease was", fmt.Sprintf("%d leases were", s.Rereleased))))
+	if l.rereleased > 0 {
+		parts = append(parts, fmt.Sprintf("%s released at once (ChangeMessageVisibility 0) right after the message's lease before had been, by holders that went on making requests",
+			either(l.rereleased == 1, "1 lease was", fmt.Sprintf("%d leases were", l.rereleased))))
 	}
-	if s.DeadLetteredAfterRelease > 0 {
+	if l.dead > 0 {
 		parts = append(parts, fmt.Sprintf("%s moved to the dead-letter queue at the receive right after one that gave %s straight back "+
 			"(released at once, or received with VisibilityTimeout 0)",
-			either(s.DeadLetteredAfterRelease == 1, "1 message was", fmt.Sprintf("%d messages were", s.DeadLetteredAfterRelease)),
-			either(s.DeadLetteredAfterRelease == 1, "it", "them")))
+			either(l.dead == 1, "1 message was", fmt.Sprintf("%d messages were", l.dead)),
+			either(l.dead == 1, "it", "them")))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -49,10 +49,12 @@ type leaseRec struct {
 	snoozed, snoozeLapsed bool
 	snoozeAt              time.Time
 	releasedNow           bool // its holder released it with VisibilityTimeout 0
-	// looped: counted among the leases of a release loop (loopLeases);
-	// deadNext: its message was moved to the dead-letter queue at the
-	// receive after it, which it had given straight back (deadAfterRelease).
-	looped, deadNext bool
+	// releasedAt is when it was released at once; rereleased: right after
+	// its message's lease before had been (counters.rereleased); deadNext:
+	// its message was moved to the dead-letter queue at the receive after
+	// it, which it had given straight back (deadAfterRelease).
+	releasedAt           time.Time
+	rereleased, deadNext bool
 	// progress: its latest renewal was made on the handler's progress
 	// (Event.Progress); refusals counts its renewals the 12-hour ceiling
 	// refused.

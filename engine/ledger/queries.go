@@ -129,6 +129,49 @@ func (l *Ledger) refusedLeases(queueID uint64, now, since time.Time) []HeldLease
 	return out
 }
 
+// loops counts the leases of release loops begun after since: those
+// released at once right after their message's lease before had been, and
+// those given straight back right before a dead-letter move.
+type loops struct {
+	// rereleased and dead count them; leases, each once. A lease
+	// released at once whose holder made no request on the queue since is
+	// not counted as rereleased: a consumer that stops releases what it
+	// holds, as it should, and a rolling deploy hands a message from one
+	// stopping consumer to the next so. stopped counts those.
+	leases, rereleased, dead, stopped uint64
+}
+
+// releaseLoops finds the leases of release loops.
+func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var out loops
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if !r.received || r.begin.Before(since) || !(r.rereleased || r.deadNext) {
+				continue
+			}
+			again := r.rereleased
+			if again && r.client != (Client{}) {
+				if last, ok := ql.seen[r.client]; !ok || !last.After(r.releasedAt) {
+					again = false
+					out.stopped++
+				}
+			}
+			if again {
+				out.rereleased++
+			}
+			if r.deadNext {
+				out.dead++
+			}
+			if again || r.deadNext {
+				out.leases++
+			}
+		}
+	}
+	return out
+}
+
 // batches tells what became of the receives of several messages begun
 // after since.
 type batches struct {

@@ -42,11 +42,9 @@ type LeaseStats struct {
 	// queue at the receive right after a lease that gave them straight back
 	// (released at once, or received with VisibilityTimeout 0): that lease
 	// counted toward maxReceiveCount though nothing was done with it.
-	// ReleaseLoopLeases counts the leases given back so, right after the
-	// message's lease before was or right before such a move, each once.
-	DeadLetteredAfterRelease, ReleaseLoopLeases uint64
-	DeadLettered                                uint64
-	RenewalsPerLease                            float64
+	DeadLetteredAfterRelease uint64
+	DeadLettered             uint64
+	RenewalsPerLease         float64
 	// RefusedRenewals counts the renewals the 12-hour ceiling refused.
 	RefusedRenewals uint64
 	// LateWorkedMax is the longest a holder is known to have worked: from
@@ -73,7 +71,6 @@ func statsOf(c *counters) LeaseStats {
 		LapsedReturned:                 c.lapsedReturned,
 		Rereleased:                     c.rereleased,
 		DeadLetteredAfterRelease:       c.deadAfterRelease,
-		ReleaseLoopLeases:              c.loopLeases,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
 		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
 	}
@@ -218,6 +215,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	}
 	d.lapses = l.lapsedHolders(q.ID, now, since)
 	d.batches = l.failedBatches(q.ID, now, since)
+	d.loops = l.releaseLoops(q.ID, now, since)
 	if judged.RefusedRenewals > 0 {
 		d.refused = l.refusedLeases(q.ID, now, since)
 	}
