@@ -298,6 +298,47 @@ func TestDoctorVerdicts(t *testing.T) {
 		has(t, doctorText(t, "batch"), "batch: BATCH-FAILS-WHOLE\n", "ended with none of their messages completed",
 			"one failing message takes the good ones with it", "--report-batch-item-failures")
 	})
+
+	// A "not ready" consumer on a maxReceiveCount of 1: it releases each
+	// message at once (ChangeMessageVisibilityBatch 0) and its next receive
+	// moves them all to the dead-letter queue, none ever worked. No
+	// release followed a release, and nothing lapsed: the doctor names the
+	// loop, never healthy.
+	t.Run("released once then dead-lettered", func(t *testing.T) {
+		t.Parallel()
+		newQueue(t, "notready-dlq", nil)
+		url := newQueue(t, "notready", map[string]string{"VisibilityTimeout": "30",
+			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:` + account + `:notready-dlq","maxReceiveCount":"1"}`})
+		send(t, url, "m0", "m1", "m2", "m3")
+		var got []types.Message
+		poll.For(t, 10*time.Second, func() error {
+			out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, out.Messages...)
+			if len(got) < 4 {
+				return fmt.Errorf("received %d of 4", len(got))
+			}
+			return nil
+		})
+		var entries []types.ChangeMessageVisibilityBatchRequestEntry
+		for i, m := range got {
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+		}
+		out, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url, Entries: entries})
+		if err != nil || len(out.Failed) != 0 {
+			t.Fatalf("release: %v, %v", err, out)
+		}
+		again, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
+		if err != nil || len(again.Messages) != 0 {
+			t.Fatalf("receive after the release: %v, %d messages; want all moved", err, len(again.Messages))
+		}
+		rep := awaitFinding(t, "notready", "release-loop", 30*time.Second)
+		without(t, rep, "handler-failing", "holders-stopped", "batch-fails-whole")
+		has(t, doctorText(t, "notready"), "notready: RELEASE-LOOP\n", "4 messages were moved to the dead-letter queue",
+			"after 1 receive that gave it straight back")
+	})
 }
 
 // leaseReportJSON reads a queue's lease report from the admin API.
