@@ -187,8 +187,9 @@ type batches struct {
 
 // failedBatches finds the receives of several messages that failed whole.
 // Receives by interactive tools are left out: a person's look is no batch
-// of work.
-func (l *Ledger) failedBatches(queueID uint64, now, since time.Time) batches {
+// of work. A lease begun after undecided that lapsed may yet be completed
+// late, as others were (pendingLapsed): its batch has not failed yet.
+func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) batches {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	type tally struct{ seen, failed, size int }
@@ -204,7 +205,7 @@ func (l *Ledger) failedBatches(queueID uint64, now, since time.Time) batches {
 				byBatch[r.batch] = t
 			}
 			t.seen++
-			if endedUnfinished(r) {
+			if endedUnfinished(r) && (r.state != leaseExpired || undecided.IsZero() || !r.begin.After(undecided)) {
 				t.failed++
 			}
 		}

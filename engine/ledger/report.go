@@ -214,7 +214,11 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		d.oldest = l.oldestRunning(q.ID, now)
 	}
 	d.lapses = l.lapsedHolders(q.ID, now, since)
-	d.batches = l.failedBatches(q.ID, now, since)
+	var undecided time.Time // lapses begun after it may yet come back late
+	if d.pendingWithin > 0 {
+		undecided = now.Add(-d.pendingWithin)
+	}
+	d.batches = l.failedBatches(q.ID, now, since, undecided)
 	d.loops = l.releaseLoops(q.ID, now, since)
 	if judged.RefusedRenewals > 0 {
 		d.refused = l.refusedLeases(q.ID, now, since)
