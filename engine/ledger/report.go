@@ -152,7 +152,9 @@ type LeaseReport struct {
 	// the same period.
 	JudgedSinceStart bool
 	// RecommendedVisibilityTimeout is p99 × 1.5 rounded up, at most 12 h:
-	// more than the timeout in force when leases are too short, less when
+	// more than the timeout in force when leases are too short (the one in
+	// force when it was raised since the leases overran and covers them),
+	// less when
 	// the timeout is many times what the completed leases took (the stall
 	// a crash causes). With no p99 to go by (too few completed leases) it
 	// is the timeout in force.
