@@ -137,8 +137,8 @@ type loops struct {
 	// released at once whose holder made no request on the queue since is
 	// not counted as rereleased: a consumer that stops releases what it
 	// holds, as it should, and a rolling deploy hands a message from one
-	// stopping consumer to the next so. stopped counts those.
-	leases, rereleased, dead, stopped uint64
+	// stopping consumer to the next so.
+	leases, rereleased, dead uint64
 }
 
 // releaseLoops finds the leases of release loops.
@@ -153,10 +153,8 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 			}
 			again := r.rereleased
 			if again && r.client != (Client{}) {
-				if last, ok := ql.seen[r.client]; !ok || !last.After(r.releasedAt) {
-					again = false
-					out.stopped++
-				}
+				last, ok := ql.seen[r.client]
+				again = ok && last.After(r.releasedAt)
 			}
 			if again {
 				out.rereleased++
