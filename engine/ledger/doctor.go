@@ -306,17 +306,24 @@ func (d *doctor) tooShortFix(vis time.Duration) string {
 	return fix + "."
 }
 
+// overrunNeed is what the leases that overran, given at most lease, need:
+// the p99 × 1.5, or the longest × 1.5 when the p99 fitted the lease; base
+// is the duration it rests on, what names it, need is it in whole seconds.
+func (d *doctor) overrunNeed(lease time.Duration) (base time.Duration, what string, need int) {
+	base, what = d.s.P99, "the p99"
+	if d.s.P99 <= lease {
+		base, what = d.s.Max, "the longest"
+	}
+	return base, what, int(math.Ceil(base.Seconds() * recommendedTimeoutFactor))
+}
+
 // askedFix sizes the lease that receives or renewals must ask for when
 // the leases that overran were shorter than the queue's timeout (at most
 // lease): the p99 × 1.5, or the longest × 1.5 when the p99 fits. The
 // queue's timeout is recommended only if it is too short as well.
 func (d *doctor) askedFix(lease time.Duration) string {
-	r, s := d.r, d.s
-	base, what := s.P99, "the p99"
-	if s.P99 <= lease {
-		base, what = s.Max, "the longest"
-	}
-	need := int(math.Ceil(base.Seconds() * recommendedTimeoutFactor))
+	r := d.r
+	base, what, need := d.overrunNeed(lease)
 	fix := fmt.Sprintf("Ask for at least %ds (%s × %.1f) in the VisibilityTimeout of those receives (or of the heartbeat's renewals)",
 		need, what, recommendedTimeoutFactor)
 	if need <= r.VisibilityTimeout {
@@ -331,12 +338,8 @@ func (d *doctor) askedFix(lease time.Duration) string {
 // p99 × 1.5, or the longest × 1.5 when the p99 fitted the lease. If it
 // does, the timeout in force is the one recommended.
 func (d *doctor) raisedFix(lease time.Duration) string {
-	r, s := d.r, d.s
-	base, what := s.P99, "the p99"
-	if s.P99 <= lease {
-		base, what = s.Max, "the longest"
-	}
-	need := int(math.Ceil(base.Seconds() * recommendedTimeoutFactor))
+	r := d.r
+	base, what, need := d.overrunNeed(lease)
 	if need <= r.VisibilityTimeout {
 		return fmt.Sprintf("The %ds now in force covers them (%s × %.1f is %ds): nothing more to set. "+
 			"The finding stays while the leases that overran are in the period judged; one received since that overruns would show the timeout still short.",

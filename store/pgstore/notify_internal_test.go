@@ -17,9 +17,9 @@ import (
 
 // TestLedgerLinkLossIsSaid: once the connection that LISTENs is back after
 // it was lost, the ledger's subscribers are told that other nodes' batches
-// published meanwhile were missed (a nil batch), and only then: so that
-// the lease reports judged on that time say so rather than judge on what
-// is missing. They used to hear nothing of it. With no other server
+// published meanwhile may have been missed (baton.LedgerLinkLost), and
+// only then: so that the lease reports judged on that time say so rather
+// than judge on what is missing. They used to hear nothing of it. With no other server
 // listening on the database, they are told only that the link was down
 // (baton.LedgerLinkLostAlone): a node alone used to be told it missed
 // batches, and withheld its own verdicts for 15 minutes.
