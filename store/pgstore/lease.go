@@ -203,9 +203,9 @@ func (s *Store) MessageMove(ctx context.Context, p baton.MessageMoveParams) (bat
 }
 
 // MessageStats counts the queue's messages at p.Now. Each figure is its own
-// scan of one or two ranges of baton_messages_by_state (queue, leased,
-// visible_at), so the cost is the counted messages' index entries (an
-// index-only scan once vacuumed) and no other's.
+// scan of one or two ranges of each index of states (byStates), so the
+// cost is the counted messages' index entries (an index-only scan once
+// vacuumed) and no other's.
 func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
 	var (
 		st             baton.MessageStats
@@ -214,10 +214,10 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 		vis, fly, wait int64
 	)
 	// Counting rows costs as many as there are: with p.Bound the visible
-	// and delayed counts stop there (LIMIT NULL is no limit). The in-flight
-	// count reads the leased rows not yet visible alone, which the
-	// in-flight limit bounds, and the minima take an index entry or two
-	// each.
+	// and delayed counts stop there (LIMIT NULL is no limit; least ignores
+	// a NULL). The in-flight count reads the leased rows not yet visible
+	// alone, which the in-flight limit bounds, and the minima take an index
+	// entry or two each.
 	var bound *int64
 	if p.Bound > 0 {
 		b := int64(p.Bound)
@@ -226,12 +226,13 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 	err := s.retry(ctx, func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, `
 		SELECT (SELECT true FROM baton_queues WHERE id = $1),
-			(SELECT count(*) FROM (SELECT FROM baton_messages
-				WHERE queue_id = $1 AND leased IN (false, true) AND visible_at <= $2 LIMIT $3) v),
-			(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND leased AND visible_at > $2),
-			(SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND NOT leased AND visible_at > $2 LIMIT $3) d),
-			least((SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND NOT leased AND visible_at > $2),
-				(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND leased AND visible_at > $2)),
+			least(`+byStates(`(SELECT count(*) FROM (SELECT FROM baton_messages
+				WHERE queue_id = $1 AND %s AND leased IN (false, true) AND visible_at <= $2 LIMIT $3) v)`, " + ")+`, $3),
+			`+byStates(`(SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND %s AND leased AND visible_at > $2)`, " + ")+`,
+			least(`+byStates(`(SELECT count(*) FROM (SELECT FROM baton_messages
+				WHERE queue_id = $1 AND %s AND NOT leased AND visible_at > $2 LIMIT $3) d)`, " + ")+`, $3),
+			least(`+byStates(`(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND %s AND NOT leased AND visible_at > $2),
+				(SELECT min(visible_at) FROM baton_messages WHERE queue_id = $1 AND %[1]s AND leased AND visible_at > $2)`, ", ")+`),
 			(SELECT min(sent_at) FROM baton_messages WHERE queue_id = $1)`,
 			int64(p.QueueID), p.Now, bound).Scan(&exists, &vis, &fly, &wait, &next, &oldest)
 	})
@@ -244,6 +245,15 @@ func (s *Store) MessageStats(ctx context.Context, p baton.MessageStatsParams) (b
 	st.Visible, st.InFlight, st.Delayed = int(vis), int(fly), int(wait)
 	st.NextVisibleAt, st.OldestSentAt = timeOf(next), timeOf(oldest)
 	return st, nil
+}
+
+// byStates is the SQL expression term (its %s a condition on group_id)
+// once for each index of states, joined by sep: for the messages without a
+// group id, baton_messages_by_state, and for those with one,
+// baton_messages_by_group_state. A statement uses a partial index only
+// where its conditions imply the index's.
+func byStates(term, sep string) string {
+	return fmt.Sprintf(term, `group_id = ''`) + sep + fmt.Sprintf(term, `group_id > ''`)
 }
 
 // MessageExpire deletes the queue's messages sent before cutoff.

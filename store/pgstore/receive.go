@@ -127,8 +127,9 @@ type queueKind struct{ fifo, grouped bool }
 // returning; guard, if not empty, is a further condition on the rows. The
 // rows are gathered into an array first and deleted by pos, so that
 // whatever the planner estimates the delete is primary-key lookups.
-// Visible messages are two ranges of baton_messages_by_state, leased
-// before or not.
+// Messages past retention are a range of baton_messages_by_sent; visible
+// ones of a queue without groups (a guard saying so) are also two ranges
+// of baton_messages_by_state, leased before or not.
 func dropExpired(guard string) string {
 	return `
 	dropped AS (
@@ -167,14 +168,18 @@ func collectLeased(rows pgx.Rows, err error) ([]*baton.Message, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*baton.Message, error) { return scanMessage(row) })
 }
 
-// groupsCTE lists the queue's message groups (a loose index scan: one
-// index probe per group, not one row per message).
+// groupsCTE lists the queue's message groups, the empty group id left
+// out (a loose index scan of baton_messages_by_group: one index probe per
+// group, not one row per message). Statements on the messages of a group
+// say that the group id is not empty as well as which group it is: the
+// index holds the messages with a group id alone, and the planner cannot
+// tell that a group named by a column is not the empty one.
 const groupsCTE = `
 	groups (group_id) AS (
-		(SELECT group_id FROM baton_messages WHERE queue_id = $1 ORDER BY group_id LIMIT 1)
+		(SELECT group_id FROM baton_messages WHERE queue_id = $1 AND group_id > '' ORDER BY group_id LIMIT 1)
 		UNION ALL
 		SELECT (SELECT x.group_id FROM baton_messages x
-			WHERE x.queue_id = $1 AND x.group_id > g.group_id ORDER BY x.group_id LIMIT 1)
+			WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id > g.group_id ORDER BY x.group_id LIMIT 1)
 		FROM groups g WHERE g.group_id IS NOT NULL)`
 
 // receiveFair leases from a standard queue with message groups, its
@@ -183,17 +188,24 @@ const groupsCTE = `
 // on; then the noisy groups, each message from the one with the fewest in
 // flight counting those this receive takes. Groups tie in an order drawn
 // afresh by each receive, so that over many receives each group comes
-// first as often as any other.
+// first as often as any other. The messages without a group id are one
+// tenant, never noisy, whose messages come in the order a receive from a
+// queue without groups takes them (receiveManySQL: the earliest sent
+// first, as far as two ranges of baton_messages_by_state tell), the index
+// of groups holding none of them.
 func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	return collectLeased(s.pool.Query(ctx, `
 		WITH RECURSIVE `+groupsCTE+`,
 		inflight AS (
 			SELECT group_id, count(*) AS n FROM baton_messages
-			WHERE queue_id = $1 AND leased AND visible_at > $2
-			GROUP BY group_id),
+			WHERE queue_id = $1 AND group_id > '' AND leased AND visible_at > $2
+			GROUP BY group_id
+			UNION ALL
+			SELECT '', count(*) FROM baton_messages
+			WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at > $2),
 		tenants AS (
 			SELECT g.group_id, coalesce(i.n, 0) AS n,
-				g.group_id <> '' AND coalesce(i.n, 0) >= $7
+				coalesce(i.n, 0) >= $7
 					AND coalesce(i.n, 0) * $8 > (SELECT coalesce(sum(n), 0) FROM inflight) AS noisy
 			FROM groups g LEFT JOIN inflight i ON i.group_id = g.group_id
 			WHERE g.group_id IS NOT NULL),
@@ -203,9 +215,22 @@ func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) (
 			FROM tenants t CROSS JOIN LATERAL (
 				SELECT x.pos, row_number() OVER (ORDER BY x.pos) AS round
 				FROM baton_messages x
-				WHERE x.queue_id = $1 AND x.group_id = t.group_id AND x.visible_at <= $2 AND x.sent_at >= $4
+				WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = t.group_id
+					AND x.visible_at <= $2 AND x.sent_at >= $4
 				ORDER BY x.pos
-				LIMIT $5) c),`+
+				LIMIT $5) c
+			UNION ALL
+			SELECT u.pos, row_number() OVER (ORDER BY u.pos), false, md5($6) FROM (
+				SELECT pos FROM (
+					(SELECT pos FROM baton_messages
+					WHERE queue_id = $1 AND group_id = '' AND NOT leased AND visible_at <= $2 AND sent_at >= $4
+					ORDER BY visible_at, pos LIMIT $5)
+					UNION
+					(SELECT pos FROM baton_messages
+					WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at <= $2 AND sent_at >= $4
+					ORDER BY visible_at, pos LIMIT $5)) v
+				ORDER BY pos
+				LIMIT $5) u),`+
 		dropExpired("")+`,
 		picked AS (
 			SELECT m.pos, c.noisy, c.round, c.tie FROM baton_messages m JOIN candidates c ON m.pos = c.pos
@@ -250,7 +275,8 @@ func (s *Store) receiveFIFO(ctx context.Context, p baton.MessageReceiveParams) (
 					bool_or(x.leased AND x.visible_at > $2) OVER (PARTITION BY l.ord ORDER BY x.pos) AS blocked
 				FROM locked l CROSS JOIN LATERAL (
 					SELECT pos, leased, visible_at, sent_at FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id = l.group_id AND (x.leased OR x.visible_at <= $2)
+					WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = l.group_id
+						AND (x.leased OR x.visible_at <= $2)
 					ORDER BY x.pos
 					LIMIT $7) x
 			), picked AS (
@@ -300,7 +326,7 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 				FROM groups g
 				CROSS JOIN LATERAL (
 					SELECT x.pos, x.visible_at, x.sent_at, x.sequence_number FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id = g.group_id
+					WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = g.group_id
 						AND (x.leased AND x.visible_at > $2 OR x.visible_at <= $2 AND x.sent_at >= $5)
 					ORDER BY x.pos LIMIT 1) f
 				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
@@ -312,14 +338,15 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 				FROM open o
 				CROSS JOIN LATERAL (
 					SELECT x.pos FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id = o.group_id
+					WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = o.group_id
 					ORDER BY x.pos LIMIT 1) h
 				CROSS JOIN LATERAL (
 					SELECT count(*) FILTER (WHERE NOT blocked AND NOT expired) AS n FROM (
 						SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked,
 							y.sent_at < $5 AS expired
 						FROM (SELECT x.pos, x.leased, x.visible_at, x.sent_at FROM baton_messages x
-							WHERE x.queue_id = $1 AND x.group_id = o.group_id AND (x.leased OR x.visible_at <= $2)
+							WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = o.group_id
+								AND (x.leased OR x.visible_at <= $2)
 							ORDER BY x.pos LIMIT $3) y) z) n
 			)
 			SELECT group_id, head_pos, n FROM (

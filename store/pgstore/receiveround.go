@@ -82,9 +82,11 @@ const plainCTE = `
 		SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)
 			AND NOT EXISTS (SELECT 1 FROM baton_messages WHERE queue_id = $1 AND group_id > '') AS plain)`
 
-// plainGuard keeps a scan of receiveManySQL to a plain queue (plainCTE).
+// plainGuard keeps a scan of receiveManySQL to a plain queue (plainCTE),
+// whose messages have no group id: the condition on group_id lets the scan
+// use baton_messages_by_state, which holds those messages alone.
 const plainGuard = `
-		AND (SELECT plain FROM plain)`
+		AND group_id = '' AND (SELECT plain FROM plain)`
 
 // receiveReady leases from a standard queue without message groups, in a
 // round. plain is false, and nothing leased, if the round found the queue

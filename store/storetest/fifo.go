@@ -339,6 +339,39 @@ func testFairRoundRobin(t *testing.T, s baton.Store) {
 	}
 }
 
+// testFairUngroupedTenant: a fair queue's messages without a group id are
+// one tenant beside the groups, never noisy; the counts take in both kinds.
+func testFairUngroupedTenant(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "mixed")
+	var msgs []*baton.Message
+	for i := 1; i <= 6; i++ {
+		msgs = append(msgs, NewMessage(i, base))
+	}
+	delayed := NewMessage(7, base)
+	delayed.VisibleAt = at(time.Hour)
+	later := at(time.Millisecond)
+	msgs = append(msgs, delayed, NewGroupMessage(8, "x", later), NewGroupMessage(9, "y", later), NewGroupMessage(10, "x", later))
+	MustSend(t, s, q.ID, msgs...)
+
+	now := at(time.Second)
+	got := byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 3))
+	if len(got) != 3 || len(got[""]) != 1 || len(got["x"]) != 1 || len(got["y"]) != 1 {
+		t.Errorf("receive with Max 3: got %v, want one message without a group, one of x, one of y", got)
+	}
+	if st := MustStats(t, s, q.ID, now); st.Visible != 6 || st.InFlight != 3 || st.Delayed != 1 {
+		t.Errorf("stats after the first receive: got %d visible, %d in flight, %d delayed; want 6, 3, 1",
+			st.Visible, st.InFlight, st.Delayed)
+	}
+	got = byGroup(mustReceive(t, s, q.ID, now, now.Add(lease), 10))
+	if len(got) != 2 || len(got[""]) != 5 || len(got["x"]) != 1 {
+		t.Errorf("receive the rest: got %v, want the 5 visible left without a group and x's second", got)
+	}
+	if st := MustStats(t, s, q.ID, now); st.Visible != 0 || st.InFlight != 9 || st.Delayed != 1 {
+		t.Errorf("stats after the second receive: got %d visible, %d in flight, %d delayed; want 0, 9, 1",
+			st.Visible, st.InFlight, st.Delayed)
+	}
+}
+
 // testFairNoisyTenantWaits: a tenant holding more than a tenth of the
 // queue's messages in flight, and at least baton.NoisyTenantInFlight, is
 // noisy: a receive gives every quiet tenant's visible messages first, and

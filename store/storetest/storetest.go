@@ -219,6 +219,7 @@ func groups() []group {
 		}},
 		{"Fair", []test{
 			{"RoundRobin", testFairRoundRobin},
+			{"UngroupedTenant", testFairUngroupedTenant},
 			{"NoisyTenantWaits", testFairNoisyTenantWaits},
 			{"NoisyFewestInFlightFirst", testFairNoisyFewestInFlightFirst},
 		}},
