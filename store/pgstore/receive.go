@@ -192,7 +192,9 @@ const groupsCTE = `
 // tenant, never noisy, whose messages come in the order a receive from a
 // queue without groups takes them (receiveManySQL: the earliest sent
 // first, as far as two ranges of baton_messages_by_state tell), the index
-// of groups holding none of them.
+// of groups holding none of them. The candidates' rows are looked up by
+// pos in an array, so that whatever the planner estimates of the
+// candidates it does not read the table for them.
 func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	return collectLeased(s.pool.Query(ctx, `
 		WITH RECURSIVE `+groupsCTE+`,
@@ -234,7 +236,7 @@ func (s *Store) receiveFair(ctx context.Context, p baton.MessageReceiveParams) (
 		dropExpired("")+`,
 		picked AS (
 			SELECT m.pos, c.noisy, c.round, c.tie FROM baton_messages m JOIN candidates c ON m.pos = c.pos
-			WHERE m.visible_at <= $2
+			WHERE m.pos = ANY (ARRAY(SELECT pos FROM candidates)) AND m.visible_at <= $2
 			ORDER BY c.noisy, c.round, c.tie, c.pos
 			LIMIT $5
 			FOR UPDATE OF m SKIP LOCKED),`+
