@@ -127,9 +127,11 @@ type queueKind struct{ fifo, grouped bool }
 // returning; guard, if not empty, is a further condition on the rows. The
 // rows are gathered into an array first and deleted by pos, so that
 // whatever the planner estimates the delete is primary-key lookups.
-// Messages past retention are a range of baton_messages_by_sent; visible
-// ones of a queue without groups (a guard saying so) are also two ranges
-// of baton_messages_by_state, leased before or not.
+// Messages past retention are a range of baton_messages_by_sent, which
+// holds every message; the statement does not say which kind of message,
+// as a condition on group_id would let the planner take the visible ones
+// from an index of states instead, and read each one's row for its
+// sent_at.
 func dropExpired(guard string) string {
 	return `
 	dropped AS (

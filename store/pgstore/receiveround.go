@@ -42,13 +42,13 @@ var receiveManySQL = `
 	WITH ` + plainCTE + `,` + dropExpired(plainGuard) + `,
 	requeued AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
+		WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
 	oldest AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND NOT leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
+		WHERE queue_id = $1 AND group_id = '' AND NOT leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
@@ -82,11 +82,14 @@ const plainCTE = `
 		SELECT EXISTS (SELECT 1 FROM baton_queues WHERE id = $1)
 			AND NOT EXISTS (SELECT 1 FROM baton_messages WHERE queue_id = $1 AND group_id > '') AS plain)`
 
-// plainGuard keeps a scan of receiveManySQL to a plain queue (plainCTE),
-// whose messages have no group id: the condition on group_id lets the scan
-// use baton_messages_by_state, which holds those messages alone.
+// plainGuard keeps a scan of receiveManySQL to a plain queue (plainCTE).
+// The scans for messages to lease say that the group id is empty too (a
+// plain queue's messages have none), so that they can use
+// baton_messages_by_state, which holds those messages alone; the scan for
+// messages past retention does not, so that it keeps to
+// baton_messages_by_sent (dropExpired), which holds every message.
 const plainGuard = `
-		AND group_id = '' AND (SELECT plain FROM plain)`
+		AND (SELECT plain FROM plain)`
 
 // receiveReady leases from a standard queue without message groups, in a
 // round. plain is false, and nothing leased, if the round found the queue

@@ -14,6 +14,10 @@
 -- index's: those on messages without a group id say group_id = '', those
 -- on grouped messages group_id > '' (the least text is the empty one, so
 -- the two cover every message), and the counts of a queue read both.
+--
+-- Like every migration this runs in one transaction: building the three
+-- indexes holds off writes to the messages' table until it commits, a
+-- moment for a table of a few thousand messages, longer for millions.
 DROP INDEX baton_messages_by_group;
 CREATE INDEX baton_messages_by_group ON baton_messages (queue_id, group_id, pos) WHERE group_id > '';
 DROP INDEX baton_messages_by_state;
