@@ -85,14 +85,17 @@ func (s *Store) MessageBrowse(ctx context.Context, p baton.MessageBrowseParams) 
 }
 
 // inFlightSQL lists every queue's messages in flight at $1, at most $2 of
-// a queue, those whose lease ends first: one probe of
-// baton_messages_by_state a queue, in one statement.
-const inFlightSQL = `
+// a queue, those whose lease ends first: one probe of each index of states
+// (byStates) a queue, in one statement.
+var inFlightSQL = `
 	SELECT ` + leaseStateColumns + `, q.id FROM baton_queues q
 	CROSS JOIN LATERAL (
-		SELECT * FROM baton_messages x
-		WHERE x.queue_id = q.id AND x.leased AND x.visible_at > $1
-		ORDER BY x.visible_at LIMIT $2) m`
+		SELECT * FROM (` + byStates(`
+			(SELECT * FROM baton_messages x
+			WHERE x.queue_id = q.id AND x.%s AND x.leased AND x.visible_at > $1
+			ORDER BY x.visible_at LIMIT $2)`, `
+			UNION ALL`) + `) u
+		ORDER BY u.visible_at LIMIT $2) m`
 
 // MessagesInFlight lists every queue's messages in flight at now, at most
 // perQueue of a queue, in one statement; see baton.InFlightLister.

@@ -73,4 +73,29 @@ func TestMessagesInFlight(t *testing.T) {
 	if got, err = s.MessagesInFlight(ctx, now, 1); err != nil || len(got[a]) != 1 || got[a][0].ID != first || !got[a][0].VisibleAt.Equal(now.Add(time.Minute)) {
 		t.Fatalf("one a queue: %v, %v; want a's lease that ends first", got, err)
 	}
+
+	// A fair queue's messages in flight with a group id and without one
+	// are in two indexes of states: the lease that ends first is found
+	// whichever holds it.
+	fair := mustQueue(t, s, "fair", false)
+	grouped := testMessage("g1", now)
+	grouped.GroupID = "g"
+	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: fair, Messages: []*baton.Message{grouped, testMessage("u1", now)}}); err != nil {
+		t.Fatal(err)
+	}
+	var ends []string
+	for _, d := range []time.Duration{time.Minute, 2 * time.Minute} {
+		ms, err := s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: fair, Now: now, Max: 1,
+			VisibleAt: now.Add(d), RetentionCutoff: now.Add(-time.Hour)})
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("receive 1 of the fair queue: %d, %v", len(ms), err)
+		}
+		ends = append(ends, ms[0].ID)
+	}
+	if got, err = s.MessagesInFlight(ctx, now, 10); err != nil || len(got[fair]) != 2 {
+		t.Fatalf("the fair queue: %v, %v; want both messages", got[fair], err)
+	}
+	if got, err = s.MessagesInFlight(ctx, now, 1); err != nil || len(got[fair]) != 1 || got[fair][0].ID != ends[0] {
+		t.Fatalf("one of the fair queue: %v, %v; want %s, whose lease ends first", got[fair], err, ends[0])
+	}
 }

@@ -17,17 +17,17 @@ import (
 	"github.com/baton-sqs/baton/store/storetest"
 )
 
-// TestMessageScansUseIndexConditions runs sends, receives, counts and
-// deletes on a queue without groups, a fair queue with messages with and
-// without a group id, and a FIFO queue, through a store whose sessions
-// plan every statement generically (as a cached statement is run once
-// warm) with sequential scans disabled, and logs every plan
-// (auto_explain). No plan may read the messages' table other than through
-// an index condition narrower than the queue: a sequential scan, an index
-// scan without a condition, or one of a whole queue, is what a statement
-// gets whose conditions do not imply those of the partial index it needs.
-// The table holds enough messages for the planner to tell its indexes
-// apart.
+// TestMessageScansUseIndexConditions runs sends, receives, counts, deletes
+// and the listing of every queue's messages in flight on a queue without
+// groups, a fair queue with messages with and without a group id, and a
+// FIFO queue, through a store whose sessions plan every statement
+// generically (as a cached statement is run once warm) with sequential
+// scans disabled, and logs every plan (auto_explain). No plan may read the
+// messages' table other than through an index condition narrower than the
+// queue: a sequential scan, an index scan without a condition, or one of a
+// whole queue, is what a statement gets whose conditions do not imply
+// those of the partial index it needs. The table holds enough messages for
+// the planner to tell its indexes apart.
 func TestMessageScansUseIndexConditions(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.MustShared(t)
@@ -102,6 +102,9 @@ func TestMessageScansUseIndexConditions(t *testing.T) {
 				})
 			}
 		}
+	}
+	if _, err := s.MessagesInFlight(t.Context(), now, 10); err != nil {
+		t.Fatal(err)
 	}
 	closeStore() // its sessions end, having logged every plan
 
