@@ -2,13 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/internal/pgtest"
 )
 
 // TestMessagesInFlight: every queue's messages in flight, and only those
@@ -16,13 +13,8 @@ import (
 // whose lease ends first, without their payload.
 func TestMessagesInFlight(t *testing.T) {
 	t.Parallel()
-	url := pgtest.MustDatabase(t)
 	ctx := context.Background()
-	s, err := Open(ctx, url, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	a, b, idle := mustQueue(t, s, "a", false), mustQueue(t, s, "b", false), mustQueue(t, s, "idle", false)
 	send := func(q uint64, ids ...string) {
