@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,13 +60,14 @@ func mustOldSchema(t *testing.T, url string, upTo int) {
 }
 
 // TestUpgradeFromOldSchemas: a database an older Baton left (schema at
-// 0003 to 0006, with queues, messages in every state, FIFO
-// deduplication keys and a running move task) is opened by two new nodes
+// 0003 to 0006, or 0012, the last before the partial indexes of groups and
+// states, with queues, messages in every state, with a group id and
+// without, FIFO deduplication keys and a running move task) is opened by two new nodes
 // at once, migrated once, and keeps working.
 func TestUpgradeFromOldSchemas(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.MustStart(t)
-	for _, upTo := range []int{3, 4, 5, 6} {
+	for _, upTo := range []int{3, 4, 5, 6, 12} {
 		t.Run(fmt.Sprint(upTo), func(t *testing.T) {
 			testUpgrade(t, pg, upTo)
 		})
@@ -94,19 +96,32 @@ func testUpgrade(t *testing.T, pg *pgtest.Cluster, upTo int) {
 			(11, $1, 'old-std', $2, '{"k":"v"}', $5, $5, '', false, 0),
 			(12, $1, 'old.fifo', $3, '{}', $5, $5, 'queue', true, 2),
 			(13, $1, 'old-dlq', $2, '{}', $5, $5, '', false, 0),
-			(14, $1, 'old-src', $4, '{}', $5, $5, '', false, 0)`, []any{sharedAccount, attrs, fifoAttrs, redrive, now}},
+			(14, $1, 'old-src', $4, '{}', $5, $5, '', false, 0),
+			(15, $1, 'old-fair', $2, '{}', $5, $5, '', false, 0)`, []any{sharedAccount, attrs, fifoAttrs, redrive, now}},
 		{`INSERT INTO baton_messages (queue_id, id, group_id, body, attributes, trace_header, dedup_id, sequence_number, sender_id, sent_at, dead_letter_source_arn, visible_at, leased, receive_count, first_received_at, epoch, leased_at) VALUES
 			(11, '00000000-0000-4000-8000-000000000001', '', 'visible', '{"a":{"t":"String","s":"x"}}', '', '', '', $1, $2, '', $2, false, 0, NULL, 0, NULL),
 			(11, '00000000-0000-4000-8000-000000000002', '', 'leased', NULL, '', '', '', $1, $2, '', $3, true, 1, $2, 1, $2),
 			(12, '00000000-0000-4000-8000-000000000003', 'g', 'f1', NULL, '', 'd1', '10000000000000000001', $1, $2, '', $3, true, 1, $2, 1, $2),
 			(12, '00000000-0000-4000-8000-000000000004', 'g', 'f2', NULL, '', 'd2', '10000000000000000002', $1, $2, '', $2, false, 0, NULL, 0, NULL),
-			(13, '00000000-0000-4000-8000-000000000005', '', 'dead', NULL, '', '', '', $1, $2, 'arn:aws:sqs:us-east-1:000000000000:old-src', $2, false, 5, $2, 5, $2)`,
-			[]any{sharedAccount, now, now.Add(30 * time.Second)}},
+			(13, '00000000-0000-4000-8000-000000000005', '', 'dead', NULL, '', '', '', $1, $2, 'arn:aws:sqs:us-east-1:000000000000:old-src', $2, false, 5, $2, 5, $2),
+			(15, '00000000-0000-4000-8000-000000000006', '', 'u-visible', NULL, '', '', '', $1, $2, '', $2, false, 0, NULL, 0, NULL),
+			(15, '00000000-0000-4000-8000-000000000007', '', 'u-leased', NULL, '', '', '', $1, $2, '', $3, true, 1, $2, 1, $2),
+			(15, '00000000-0000-4000-8000-000000000008', '', 'u-delayed', NULL, '', '', '', $1, $2, '', $4, false, 0, NULL, 0, NULL),
+			(15, '00000000-0000-4000-8000-000000000009', 'x', 'x-visible', NULL, '', '', '', $1, $2, '', $2, false, 0, NULL, 0, NULL),
+			(15, '00000000-0000-4000-8000-000000000010', 'y', 'y-leased', NULL, '', '', '', $1, $2, '', $3, true, 1, $2, 1, $2)`,
+			[]any{sharedAccount, now, now.Add(30 * time.Second), now.Add(20 * time.Second)}},
 		{`INSERT INTO baton_dedup (queue_id, dedup_key, message_id, sequence_number, accepted_at) VALUES
 			(12, 'd1', '00000000-0000-4000-8000-000000000003', '10000000000000000001', $1),
 			(12, 'd2', '00000000-0000-4000-8000-000000000004', '10000000000000000002', $1)`, []any{now}},
 		{`INSERT INTO baton_move_tasks (handle, source_arn, destination_arn, max_per_second, status, moved, to_move, failure_reason, started_at)
 			VALUES ('old-task', $1, '', 0, 'RUNNING', 0, 1, '', $2)`, []any{dlqArn, now}},
+	}
+	if upTo >= 7 {
+		// A server at such a schema named its queues' region.
+		stmts = append(stmts, struct {
+			sql  string
+			args []any
+		}{`UPDATE baton_queues SET region = 'us-east-1'`, nil})
 	}
 	for _, s := range stmts {
 		if _, err := conn.Exec(ctx, s.sql, s.args...); err != nil {
@@ -155,6 +170,28 @@ func testUpgrade(t *testing.T, pg *pgtest.Cluster, upTo int) {
 	if err != nil || attrsNow["ApproximateNumberOfMessagesNotVisible"] != "1" || attrsNow["ApproximateNumberOfMessages"] != "0" {
 		t.Fatalf("old-std attributes %v, %v; want 1 in flight, 0 visible", attrsNow, err)
 	}
+	// A fair queue: each kind of message counted, and received, in each
+	// state (below, once the clock passes every lease and the delay, all
+	// five).
+	fair := engine.QueueRef{Account: sharedAccount, Name: "old-fair"}
+	attrsNow, err = nodes[1].GetQueueAttributes(ctx, fair, []string{"All"})
+	if err != nil || attrsNow["ApproximateNumberOfMessages"] != "2" || attrsNow["ApproximateNumberOfMessagesNotVisible"] != "2" ||
+		attrsNow["ApproximateNumberOfMessagesDelayed"] != "1" {
+		t.Fatalf("old-fair attributes %v, %v; want 2 visible, 2 in flight, 1 delayed", attrsNow, err)
+	}
+	checkBodies := func(what string, got []engine.ReceivedMessage, err error, want ...string) {
+		t.Helper()
+		var bodies []string
+		for _, m := range got {
+			bodies = append(bodies, m.Body)
+		}
+		sort.Strings(bodies)
+		if err != nil || !slices.Equal(bodies, want) {
+			t.Fatalf("%s: %v, %v; want %v", what, bodies, err, want)
+		}
+	}
+	got, err = nodes[0].ReceiveMessage(ctx, fair, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)})
+	checkBodies("receive old-fair", got, err, "u-visible", "x-visible")
 	fifo := engine.QueueRef{Account: sharedAccount, Name: "old.fifo"}
 	// d2 is still within its dedup window: a duplicate.
 	res, err := nodes[0].SendMessage(ctx, fifo, engine.SendParams{Body: "dup", GroupID: "g", DedupID: "d2"})
@@ -178,6 +215,9 @@ func testUpgrade(t *testing.T, pg *pgtest.Cluster, upTo int) {
 	if err != nil || len(again) != 3 || again[2].ReceiptHandle != first[2].ReceiptHandle {
 		t.Fatalf("replay: %d, %v; want the same three", len(again), err)
 	}
+	got, err = nodes[1].ReceiveMessage(ctx, fair, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)})
+	checkBodies("receive old-fair after the leases and the delay", got, err,
+		"u-delayed", "u-leased", "u-visible", "x-visible", "y-leased")
 	// The old running move task is taken over and moves the dead message
 	// back to old-src.
 	src := engine.QueueRef{Account: sharedAccount, Name: "old-src"}

@@ -558,3 +558,71 @@ func runFIFOGroupCases(t *testing.T, a, b baton.Store) {
 		})
 	}
 }
+
+// testFairMixedLifecycle: on a fair queue holding messages with and without
+// a group id, delayed and not, each kind is counted in each state, listed
+// in flight, released and received again, moved to a queue without groups
+// and back, and dropped past retention.
+func testFairMixedLifecycle(t *testing.T, s baton.Store) {
+	q := mustCreate(t, s, 1, "mixed")
+	dlq := mustCreate(t, s, 2, "dlq")
+	ud := NewMessage(3, base)
+	ud.VisibleAt = at(time.Hour)
+	gd := NewGroupMessage(4, "a", base)
+	gd.VisibleAt = at(2 * time.Hour)
+	MustSend(t, s, q.ID, NewMessage(1, base), NewGroupMessage(2, "a", base), ud, gd, NewGroupMessage(5, "b", base))
+
+	now := at(time.Second)
+	end := now.Add(lease)
+	checkStats(t, "stats after the send", MustStats(t, s, q.ID, now),
+		baton.MessageStats{Visible: 3, Delayed: 2, NextVisibleAt: at(time.Hour)})
+	got := mustReceive(t, s, q.ID, now, end, 10)
+	checkIDs(t, "receive all visible", got, MessageID(1), MessageID(2), MessageID(5))
+	checkStats(t, "stats with all visible in flight", MustStats(t, s, q.ID, now),
+		baton.MessageStats{InFlight: 3, Delayed: 2, NextVisibleAt: end})
+	if l, ok := s.(baton.InFlightLister); ok {
+		all, err := l.MessagesInFlight(t.Context(), now, 10)
+		if err != nil {
+			t.Fatalf("list in flight: %v", err)
+		}
+		checkIDs(t, "listed in flight", all[q.ID], MessageID(1), MessageID(2), MessageID(5))
+	}
+
+	// Release one of each kind: both come back, counted as visible.
+	byID := map[string]*baton.Message{}
+	for _, m := range got {
+		byID[m.ID] = m
+	}
+	for _, id := range []string{MessageID(1), MessageID(2)} {
+		checkResult(t, "release "+id, MustChangeVisibility(t, s, baton.MessageChangeVisibilityParams{
+			QueueID: q.ID, MessageID: id, Epoch: byID[id].Epoch, Now: now, VisibleAt: now,
+		}), baton.LeaseCurrent)
+	}
+	checkStats(t, "stats after two releases", MustStats(t, s, q.ID, now),
+		baton.MessageStats{Visible: 2, InFlight: 1, Delayed: 2, NextVisibleAt: end})
+	got = mustReceive(t, s, q.ID, now, end, 10)
+	checkIDs(t, "receive the released", got, MessageID(1), MessageID(2))
+
+	// Once every lease and delay is over, move one of each kind to a queue
+	// without groups: the grouped one makes it a fair queue too.
+	later := at(3 * time.Hour)
+	for _, id := range []string{MessageID(3), MessageID(4)} {
+		out, err := s.MessageMove(t.Context(), baton.MessageMoveParams{
+			QueueID: q.ID, MessageID: id, ToQueueID: dlq.ID, Now: later, ReceiveCount: 1, DeadLetterSourceARN: sourceARN,
+		})
+		if err != nil {
+			t.Fatalf("move %s: %v", id, err)
+		}
+		checkResult(t, "move "+id, out, baton.LeaseCurrent)
+	}
+	checkStats(t, "stats of the source after the moves", MustStats(t, s, q.ID, later), baton.MessageStats{Visible: 3})
+	checkStats(t, "stats of the target after the moves", MustStats(t, s, dlq.ID, later), baton.MessageStats{Visible: 2})
+	checkIDs(t, "receive from the target", mustReceive(t, s, dlq.ID, later, later.Add(lease), 10), MessageID(3), MessageID(4))
+
+	// Past retention, a receive drops both kinds, visible or released.
+	past := MustReceive(t, s, baton.MessageReceiveParams{
+		QueueID: q.ID, Now: later, Max: 10, VisibleAt: later.Add(lease), RetentionCutoff: at(time.Second),
+	})
+	checkIDs(t, "receive past retention", past)
+	checkStats(t, "stats of the source past retention", MustStats(t, s, q.ID, later), baton.MessageStats{})
+}

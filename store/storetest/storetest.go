@@ -220,6 +220,7 @@ func groups() []group {
 		{"Fair", []test{
 			{"RoundRobin", testFairRoundRobin},
 			{"UngroupedTenant", testFairUngroupedTenant},
+			{"MixedLifecycle", testFairMixedLifecycle},
 			{"NoisyTenantWaits", testFairNoisyTenantWaits},
 			{"NoisyFewestInFlightFirst", testFairNoisyFewestInFlightFirst},
 		}},
