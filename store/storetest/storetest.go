@@ -226,6 +226,7 @@ func groups() []group {
 		}},
 		{"Concurrency", []test{
 			{"ReceiveLeasesOnce", testConcurrentReceiveLeasesOnce},
+			{"FairReceiveLeasesOnce", testConcurrentFairReceiveLeasesOnce},
 			{"SendAndReceive", testConcurrentSendAndReceive},
 			{"DeleteOnce", testConcurrentDeleteOnce},
 		}},
@@ -2270,12 +2271,29 @@ func testMessageExpireUnknownQueue(t *testing.T, s baton.Store) {
 // testConcurrentReceiveLeasesOnce has receivers race for one queue's
 // messages, all within one lease period: no message may be leased twice.
 func testConcurrentReceiveLeasesOnce(t *testing.T, s baton.Store) {
+	receiveLeasesOnce(t, s, func(n int) *baton.Message { return NewMessage(n, base) })
+}
+
+// testConcurrentFairReceiveLeasesOnce is testConcurrentReceiveLeasesOnce
+// on a fair queue: a third of its messages without a group id, the rest in
+// five groups.
+func testConcurrentFairReceiveLeasesOnce(t *testing.T, s baton.Store) {
+	receiveLeasesOnce(t, s, func(n int) *baton.Message {
+		if n%3 == 0 {
+			return NewMessage(n, base)
+		}
+		return NewGroupMessage(n, fmt.Sprint("g", n%5), base)
+	})
+}
+
+// receiveLeasesOnce races receivers over the messages newMessage makes.
+func receiveLeasesOnce(t *testing.T, s baton.Store, newMessage func(n int) *baton.Message) {
 	const receivers, messages = 8, 200
 	q := mustCreate(t, s, 1, "orders")
 	for i := 0; i < messages; i += baton.MaxBatchEntries {
 		var batch []*baton.Message
 		for j := i; j < i+baton.MaxBatchEntries; j++ {
-			batch = append(batch, NewMessage(j+1, base))
+			batch = append(batch, newMessage(j+1))
 		}
 		MustSend(t, s, q.ID, batch...)
 	}
