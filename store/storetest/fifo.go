@@ -562,7 +562,7 @@ func runFIFOGroupCases(t *testing.T, a, b baton.Store) {
 // testFairMixedLifecycle: on a fair queue holding messages with and without
 // a group id, delayed and not, each kind is counted in each state, listed
 // in flight, released and received again, moved to a queue without groups
-// and back, and dropped past retention.
+// (which they make a fair queue), and dropped past retention.
 func testFairMixedLifecycle(t *testing.T, s baton.Store) {
 	q := mustCreate(t, s, 1, "mixed")
 	dlq := mustCreate(t, s, 2, "dlq")
@@ -625,4 +625,43 @@ func testFairMixedLifecycle(t *testing.T, s baton.Store) {
 	})
 	checkIDs(t, "receive past retention", past)
 	checkStats(t, "stats of the source past retention", MustStats(t, s, q.ID, later), baton.MessageStats{})
+}
+
+// testFIFOMoveThereAndBack: a FIFO message moved to another FIFO queue is
+// received there, and moved back, from its lease, it joins the end of its
+// group, counted where it is each time.
+func testFIFOMoveThereAndBack(t *testing.T, s baton.Store) {
+	src := mustCreateFIFO(t, s, 1, "orders.fifo")
+	dlq := mustCreateFIFO(t, s, 2, "dlq.fifo")
+	MustSendFIFO(t, s, src.ID, base, NewGroupMessage(1, "a", base), NewGroupMessage(2, "a", base), NewGroupMessage(3, "b", base))
+
+	now := at(time.Second)
+	move := func(what string, p baton.MessageMoveParams) {
+		t.Helper()
+		out, err := s.MessageMove(t.Context(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		checkResult(t, what, out, baton.LeaseCurrent)
+	}
+	move("move the head of a away", baton.MessageMoveParams{
+		QueueID: src.ID, MessageID: MessageID(1), ToQueueID: dlq.ID, Now: now, ReceiveCount: 1,
+		DeadLetterSourceARN: sourceARN, ReplaceDedupID: true,
+	})
+	checkStats(t, "stats of the source", MustStats(t, s, src.ID, now), baton.MessageStats{Visible: 2})
+	checkStats(t, "stats of the target", MustStats(t, s, dlq.ID, now), baton.MessageStats{Visible: 1})
+	got := mustReceiveOne(t, s, dlq.ID, now, now.Add(lease), MessageID(1))
+	checkStats(t, "stats of the target after its receive", MustStats(t, s, dlq.ID, now),
+		baton.MessageStats{InFlight: 1, NextVisibleAt: now.Add(lease)})
+
+	move("move it back", baton.MessageMoveParams{
+		QueueID: dlq.ID, MessageID: got.ID, Epoch: got.Epoch, ToQueueID: src.ID, Now: now,
+		ReceiveCount: got.ReceiveCount, ResetSentAt: true, ReplaceDedupID: true,
+	})
+	checkStats(t, "stats of the target after the move back", MustStats(t, s, dlq.ID, now), baton.MessageStats{})
+	checkStats(t, "stats of the source after the move back", MustStats(t, s, src.ID, now), baton.MessageStats{Visible: 3})
+	groups := byGroup(mustReceive(t, s, src.ID, now, now.Add(lease), 10))
+	if !slices.Equal(groups["a"], []string{MessageID(2), MessageID(1)}) || !slices.Equal(groups["b"], []string{MessageID(3)}) {
+		t.Errorf("receive from the source: got %v, want a: 2 then 1 (moved back last), b: 3", groups)
+	}
 }

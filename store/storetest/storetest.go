@@ -216,6 +216,7 @@ func groups() []group {
 			{"PurgeClearsDedup", testFIFOPurgeClearsDedup},
 			{"ExpiredGroupsDoNotHide", testFIFOExpiredGroupsDoNotHide},
 			{"GroupsWaitingLongestFirst", testFIFOGroupsWaitingLongestFirst},
+			{"MoveThereAndBack", testFIFOMoveThereAndBack},
 		}},
 		{"Fair", []test{
 			{"RoundRobin", testFairRoundRobin},
