@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/engine/ledger"
 )
@@ -48,4 +49,8 @@ func TestDoctorPendingLapsesAreSaid(t *testing.T) {
 	if f.Leases < ledger.MinFindingLeases {
 		t.Errorf("no handler-failing finding once the lapses are older than the late holder took: %s", r.Advice)
 	}
+	// Its latest lapse is of those named: the lease received at 200 s,
+	// ten minutes before the report, lapsed at 230 s; those received since
+	// lapsed later, but their holder may yet come back late.
+	lastIs(t, r, ledger.DiagnosisHandlerFailing, "lapse", 230, 570*time.Second, "last lapse 9m30s ago")
 }

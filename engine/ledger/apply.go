@@ -327,6 +327,7 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev Event, local b
 			c.lateLeases++
 		}
 		c.lateWorked = max(c.lateWorked, worked)
+		c.lastLate = latest(c.lastLate, ev.At)
 	})
 	if first {
 		rec.proven = true
@@ -365,7 +366,7 @@ func (ql *queueLedger) givenBackBeforeMove(r *leaseRec, at time.Time, local bool
 	if r.deadNext || !r.received || !(r.releasedNow || r.zeroLength) || next == nil || next.state != leaseDeadLettered {
 		return
 	}
-	r.deadNext = true
+	r.deadNext, r.deadAt = true, at
 	ql.count(at, local, func(c *counters) { c.deadAfterRelease++ })
 }
 
@@ -375,6 +376,9 @@ func (ql *queueLedger) refused(ev Event, local bool) {
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
 	rec.refusals++
-	ql.count(ev.At, local, func(c *counters) { c.refused++ })
+	ql.count(ev.At, local, func(c *counters) {
+		c.refused++
+		c.lastRefused = latest(c.lastRefused, ev.At)
+	})
 	tm.record(LeaseEvent{At: ev.At, Kind: EventRefused, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
 }

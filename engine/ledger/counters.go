@@ -38,6 +38,9 @@ type counters struct {
 	deadAfterRelease uint64
 	// refused counts the renewals the 12-hour ceiling refused.
 	refused uint64
+	// lastLate and lastRefused are when the latest late completion and
+	// the latest refused renewal happened, zero if none did.
+	lastLate, lastRefused time.Time
 }
 
 func (c *counters) merge(o *counters) {
@@ -64,6 +67,16 @@ func (c *counters) merge(o *counters) {
 	}
 	c.durationSum += o.durationSum
 	c.lateWorked = max(c.lateWorked, o.lateWorked)
+	c.lastLate = latest(c.lastLate, o.lastLate)
+	c.lastRefused = latest(c.lastRefused, o.lastRefused)
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // LeaseDurationBounds are the upper bounds of the lease-duration histogram

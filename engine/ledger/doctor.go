@@ -160,6 +160,7 @@ func (d *doctor) diagnose() {
 		d.notes = append(d.notes, idempotenceAdvice(d.s.Duplicates))
 	}
 	if len(r.Findings) > 0 {
+		d.lastEvents()
 		r.Diagnosis = r.Findings[0].Kind
 		parts := make([]string, len(r.Findings))
 		for i, f := range r.Findings {
@@ -180,6 +181,46 @@ func (d *doctor) diagnose() {
 		return
 	}
 	r.Advice = d.healthyAdvice()
+}
+
+// lastEvents says of each finding when the latest event it rests on
+// happened: a finding stays while its evidence is in the period judged,
+// so it tells a cause still at work from one that may have stopped.
+func (d *doctor) lastEvents() {
+	for i := range d.r.Findings {
+		f := &d.r.Findings[i]
+		f.Last, f.LastEvent = d.lastEvent(f.Kind)
+		if f.Last.IsZero() {
+			continue
+		}
+		f.LastAgo = max(d.now.Sub(f.Last), 0)
+		f.LastSeen = fmt.Sprintf("last %s %s ago, at %s", f.LastEvent, fmtDuration(f.LastAgo), f.Last.UTC().Format(time.RFC3339))
+	}
+}
+
+// lastEvent is the latest event a finding of kind rests on, and what it
+// was; zero for the findings on leases running now.
+func (d *doctor) lastEvent(kind string) (time.Time, string) {
+	switch kind {
+	case DiagnosisLeaseTooShort:
+		return d.s.LastLate, "late completion"
+	case DiagnosisHandlerFailing:
+		if d.lapses.lastFailing.IsZero() {
+			return d.lapses.lastPending, "lapse"
+		}
+		return d.lapses.lastFailing, "lapse"
+	case DiagnosisHoldersStopped:
+		return d.lapses.lastStopped, "lapse"
+	case DiagnosisInspection:
+		return d.lapses.lastInspected, "lapse"
+	case DiagnosisBatchFailsWhole:
+		return d.batches.last, "receive of a batch that failed whole"
+	case DiagnosisReleaseLoop:
+		return d.loops.last, "release at once or dead-letter move"
+	case DiagnosisCeilingRefused:
+		return d.s.LastRefused, "refused renewal"
+	}
+	return time.Time{}, ""
 }
 
 // healthyAdvice says what the doctor saw when it found nothing.

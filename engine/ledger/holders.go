@@ -108,10 +108,17 @@ type lapses struct {
 	tools, holders        []Client
 	firstStop, lastStop   time.Time
 	stoppedMsgs, toolMsgs []string
+	// lastInspected, lastStopped and lastFailing are the latest lapses of
+	// the leases inspected, stopped, and of the others (alive, of an
+	// unknown holder, seeded) begun before undecided: those whose holder
+	// may yet come back late are not the evidence of a failing handler.
+	// lastPending is the latest of the others begun after undecided.
+	lastInspected, lastStopped, lastFailing, lastPending time.Time
 }
 
-// lapsedHolders sorts the queue's lapsed leases that began after since.
-func (l *Ledger) lapsedHolders(queueID uint64, now, since time.Time) lapses {
+// lapsedHolders sorts the queue's lapsed leases that began after since;
+// those begun after undecided (if not zero) may yet come back late.
+func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time) lapses {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var out lapses
@@ -123,13 +130,14 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since time.Time) lapses {
 			if r.seeded {
 				if !r.deadline.Before(since) {
 					out.seeded++
+					out.failingLapse(r, undecided)
 				}
 				continue
 			}
 			if r.begin.Before(since) {
 				continue
 			}
-			ql.sortLapse(&out, r, now)
+			ql.sortLapse(&out, r, now, undecided)
 		}
 	}
 	byAddr := func(a, b Client) int {
@@ -142,17 +150,29 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since time.Time) lapses {
 	return out
 }
 
-func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
+// failingLapse notes the lapse of r, which counts toward handler-failing.
+func (out *lapses) failingLapse(r *leaseRec, undecided time.Time) {
+	if !undecided.IsZero() && r.begin.After(undecided) {
+		out.lastPending = latest(out.lastPending, r.deadline)
+		return
+	}
+	out.lastFailing = latest(out.lastFailing, r.deadline)
+}
+
+func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now, undecided time.Time) {
 	c := r.client
 	switch last, ok := ql.seen[c]; {
 	case c.Interactive():
 		out.inspected++
+		out.lastInspected = latest(out.lastInspected, r.deadline)
 		out.tools = addClient(out.tools, c)
 		out.toolMsgs = append(out.toolMsgs, r.msg.id)
 	case c == Client{}:
 		// An unknown holder: judged by the counts (handler-failing).
+		out.failingLapse(r, undecided)
 	case ok && !last.Before(r.deadline):
 		out.alive++ // a request at the lapse or after it
+		out.failingLapse(r, undecided)
 	case now.Sub(r.deadline) < holderGrace:
 		out.waiting++
 	default:
@@ -160,6 +180,7 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 			last = r.begin // forgotten since its receive
 		}
 		out.stopped++
+		out.lastStopped = latest(out.lastStopped, r.deadline)
 		out.holders = addClient(out.holders, c)
 		out.stoppedMsgs = append(out.stoppedMsgs, r.msg.id)
 		if out.firstStop.IsZero() || last.Before(out.firstStop) {

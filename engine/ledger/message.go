@@ -52,8 +52,8 @@ type leaseRec struct {
 	// releasedAt is when it was released at once; rereleased: right after
 	// its message's lease before had been (counters.rereleased); deadNext:
 	// its message was moved to the dead-letter queue at the receive after
-	// it, which it had given straight back (deadAfterRelease).
-	releasedAt           time.Time
+	// it, which it had given straight back (deadAfterRelease), at deadAt.
+	releasedAt, deadAt   time.Time
 	rereleased, deadNext bool
 	// progress: its latest renewal was made on the handler's progress
 	// (Event.Progress); refusals counts its renewals the 12-hour ceiling

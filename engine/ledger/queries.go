@@ -139,6 +139,8 @@ type loops struct {
 	// holds, as it should, and a rolling deploy hands a message from one
 	// stopping consumer to the next so.
 	leases, rereleased, dead uint64
+	// last is the latest of their releases at once and dead-letter moves.
+	last time.Time
 }
 
 // releaseLoops finds the leases of release loops.
@@ -158,9 +160,11 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 			}
 			if again {
 				out.rereleased++
+				out.last = latest(out.last, r.releasedAt)
 			}
 			if r.deadNext {
 				out.dead++
+				out.last = latest(out.last, r.deadAt)
 			}
 			if again || r.deadNext {
 				out.leases++
@@ -181,6 +185,8 @@ type batches struct {
 	failed, again  uint64
 	largest, times int
 	againMsgs      []string
+	// last is the latest receive of a batch that failed whole.
+	last time.Time
 }
 
 // failedBatches finds the receives of several messages that failed whole.
@@ -223,6 +229,7 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 		run, best := 0, 0
 		for _, r := range tm.leases { // by epoch ascending
 			if r.received && !r.begin.Before(since) && whole(r) {
+				out.last = latest(out.last, r.begin)
 				run++
 				best = max(best, run)
 			} else {

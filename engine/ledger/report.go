@@ -52,6 +52,9 @@ type LeaseStats struct {
 	// It covers holders that never deleted, which P99 does not; the doctor
 	// goes by it when no lease completed.
 	LateWorkedMax time.Duration
+	// LastLate and LastRefused are when the latest late completion and
+	// the latest renewal the ceiling refused happened, zero if none did.
+	LastLate, LastRefused time.Time
 }
 
 // none reports whether the stats saw no lease: none began, completed,
@@ -73,6 +76,7 @@ func statsOf(c *counters) LeaseStats {
 		DeadLetteredAfterRelease:       c.deadAfterRelease,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
 		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
+		LastLate: c.lastLate, LastRefused: c.lastRefused,
 	}
 	if c.received > 0 {
 		s.RenewalsPerLease = float64(c.renewals) / float64(c.received)
@@ -93,6 +97,17 @@ type Finding struct {
 	// DiagnosisHeldRenewed, DiagnosisLongJob), the leases whose renewals
 	// the ceiling refused (DiagnosisCeilingRefused).
 	Held []HeldLease
+	// Last is when the latest event the finding rests on happened (the
+	// latest lapse, late completion, release at once, refused renewal or
+	// receive of a batch that failed whole), LastEvent what it was, and
+	// LastSeen says so with how long before the report it was: a finding
+	// stays while its evidence is in the period judged, after its cause
+	// may have stopped. Last is zero for the findings on leases running
+	// now (held-unrenewed, held-renewed, long-job).
+	Last      time.Time
+	LastEvent string
+	LastAgo   time.Duration
+	LastSeen  string
 }
 
 // HeldLease is a lease a finding names.
@@ -215,11 +230,11 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	} else {
 		d.oldest = l.oldestRunning(q.ID, now)
 	}
-	d.lapses = l.lapsedHolders(q.ID, now, since)
 	var undecided time.Time // lapses begun after it may yet come back late
 	if d.pendingWithin > 0 {
 		undecided = now.Add(-d.pendingWithin)
 	}
+	d.lapses = l.lapsedHolders(q.ID, now, since, undecided)
 	d.batches = l.failedBatches(q.ID, now, since, undecided)
 	d.loops = l.releaseLoops(q.ID, now, since)
 	if judged.RefusedRenewals > 0 {
