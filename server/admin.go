@@ -88,6 +88,16 @@ type FindingJSON struct {
 	Evidence   string          `json:"evidence"`
 	Fix        string          `json:"fix"`
 	HeldLeases []HeldLeaseJSON `json:"held_leases,omitempty"`
+	// LastEvent is the latest event the finding rests on ("lapse", "late
+	// completion", ...), LastEventAt when it happened and
+	// LastEventSecondsAgo how long before the report; LastSeen says so in
+	// words. A finding stays while its evidence is in the period judged:
+	// these tell a cause still at work from one that may have stopped.
+	// They are left out of the findings on leases running now.
+	LastEvent           string     `json:"last_event,omitempty"`
+	LastEventAt         *time.Time `json:"last_event_at,omitempty"`
+	LastEventSecondsAgo *float64   `json:"last_event_seconds_ago,omitempty"`
+	LastSeen            string     `json:"last_seen,omitempty"`
 }
 
 // HeldLeaseJSON is a lease a finding names (ledger.HeldLease): held far

@@ -547,6 +547,11 @@ func LeaseReportToJSON(rep *ledger.LeaseReport) LeaseReportJSON {
 	}
 	for i, f := range rep.Findings {
 		out.Findings[i] = FindingJSON{Kind: f.Kind, Leases: f.Leases, Evidence: f.Evidence, Fix: f.Fix}
+		if !f.Last.IsZero() {
+			at, ago := f.Last.UTC(), f.LastAgo.Seconds()
+			out.Findings[i].LastEvent, out.Findings[i].LastEventAt, out.Findings[i].LastEventSecondsAgo = f.LastEvent, &at, &ago
+			out.Findings[i].LastSeen = f.LastSeen
+		}
 		for _, h := range f.Held {
 			j := HeldLeaseJSON{
 				MessageID: h.MessageID, Epoch: h.Epoch, Begin: h.Begin, HeldSeconds: h.Held.Seconds(), Renewals: h.Renewals,

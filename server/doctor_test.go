@@ -124,6 +124,20 @@ func TestDoctorHandlerFailing(t *testing.T) {
 	if rep.RecommendedVisibilityTimeoutSeconds != 30 {
 		t.Errorf("recommended %d, want the timeout in force", rep.RecommendedVisibilityTimeoutSeconds)
 	}
+	// The finding says when its latest lapse was: the lease received at
+	// 62 s lapsed at 92 s, 8 s before the report.
+	var raw struct {
+		Findings []map[string]any `json:"findings"`
+	}
+	getJSON(t, srv.URL+"/admin/api/queues/failing/leases", &raw)
+	if len(raw.Findings) != 1 {
+		t.Fatalf("findings %v", raw.Findings)
+	}
+	f, lapsed := raw.Findings[0], testutil.Epoch.Add(92*time.Second).UTC().Format(time.RFC3339)
+	if f["last_event"] != "lapse" || f["last_event_at"] != lapsed || f["last_event_seconds_ago"] != 8.0 ||
+		f["last_seen"] != "last lapse 8s ago, at "+lapsed {
+		t.Errorf("finding's latest event: %v", f)
+	}
 }
 
 // Incident (c): 90 s handlers that renew their 30 s lease every 10 s.
@@ -206,6 +220,10 @@ func TestDoctorHungHeartbeat(t *testing.T) {
 	if f.Leases != 3 || len(f.HeldLeases) != 1 || f.HeldLeases[0].MessageID != id || f.HeldLeases[0].HeldSeconds != 310 ||
 		f.HeldLeases[0].Renewals != 15 || f.HeldLeases[0].CeilingInSeconds != 43200-310 || !f.HeldLeases[0].Running || f.HeldLeases[0].Progress {
 		t.Errorf("finding %+v", f)
+	}
+	// Its lease runs now: no latest event is named, as if it were past.
+	if f.LastEvent != "" || f.LastEventAt != nil || f.LastEventSecondsAgo != nil || f.LastSeen != "" {
+		t.Errorf("a finding on a lease running now names a latest event: %+v", f)
 	}
 	if !rep.HistorySince.Equal(testutil.Epoch) || rep.HistoryNote == "" {
 		t.Errorf("history since %v, note %q; want the server's start", rep.HistorySince, rep.HistoryNote)

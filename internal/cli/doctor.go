@@ -145,6 +145,9 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	for i, f := range r.Findings {
 		fmt.Fprintf(w, "  [%d/%d] %s, on %d leases\n", i+1, len(r.Findings), f.Kind, f.Leases)
 		fmt.Fprintf(w, "    seen: %s\n", f.Evidence)
+		if f.LastSeen != "" {
+			fmt.Fprintf(w, "    %s\n", f.LastSeen)
+		}
 		for _, h := range f.HeldLeases {
 			fmt.Fprintf(w, "    lease: %s\n", heldLine(h))
 		}

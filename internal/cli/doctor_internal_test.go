@@ -9,7 +9,8 @@ import (
 )
 
 // A report with two findings prints both, each with the leases it rests
-// on, its evidence and its fix, and says since when the history runs.
+// on, its evidence, when its latest event was (if it names one) and its
+// fix, and says since when the history runs.
 func TestDoctorWritesEveryFinding(t *testing.T) {
 	t.Parallel()
 	rep := server.LeaseReportJSON{
@@ -19,7 +20,8 @@ func TestDoctorWritesEveryFinding(t *testing.T) {
 			{Kind: "held-renewed", Leases: 5, Evidence: "1 lease held far beyond", Fix: "tie the heartbeat to the work",
 				HeldLeases: []server.HeldLeaseJSON{{MessageID: "m-1", HeldSeconds: 610, Renewals: 30, CeilingInSeconds: 43200 - 610,
 					Running: true, Deadline: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}},
-			{Kind: "handler-failing", Leases: 3, Evidence: "3 leases lapsed", Fix: "Look at the consumers' errors"},
+			{Kind: "handler-failing", Leases: 3, Evidence: "3 leases lapsed", Fix: "Look at the consumers' errors",
+				LastEvent: "lapse", LastSeen: "last lapse 12m0s ago, at 2026-01-02T02:52:05Z"},
 		},
 		HistoryNote: "Lease history is kept in memory and starts empty when the server starts",
 	}
@@ -33,13 +35,16 @@ func TestDoctorWritesEveryFinding(t *testing.T) {
 		"lease: message m-1 held 10m10s, renewed 30 times, lease ends 2026-01-02T03:04:05Z, 12 h ceiling in 11h49m50s\n",
 		"fix:  tie the heartbeat to the work\n",
 		"[2/2] handler-failing, on 3 leases\n",
-		"seen: 3 leases lapsed\n",
+		"seen: 3 leases lapsed\n    last lapse 12m0s ago, at 2026-01-02T02:52:05Z\n    fix:  Look",
 		"recommended visibility timeout: 135s\n",
 		"starts empty when the server starts",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "    last "); n != 1 {
+		t.Errorf("%d lines of a latest event, want 1 (the held lease runs now):\n%s", n, out)
 	}
 }
 

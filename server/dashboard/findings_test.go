@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -59,6 +60,11 @@ func TestBrowserLeaseFindings(t *testing.T) {
 	}
 	if href := eval[string](t, ctx, `document.querySelector('#findings .hung a').getAttribute('href')`); href != "/ui/queues/stalls/messages/"+hung {
 		t.Errorf("hung lease links to %q", href)
+	}
+	// Each finding says when its latest event was; the held lease runs now.
+	lapsed := testutil.Epoch.Add(61 * time.Second).UTC().Format(time.RFC3339)
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#findings .finding')].map(f => f.dataset.kind + ':' + (f.querySelector('.last-seen') || {}).textContent).join(' | ')`); got != "held-renewed:undefined | handler-failing:last lapse 5m49s ago, at "+lapsed {
+		t.Errorf("latest events %q", got)
 	}
 	fix := eval[string](t, ctx, `document.querySelector('#findings .finding .fix').textContent`)
 	if !strings.Contains(fix, "tie the heartbeat to the work") {

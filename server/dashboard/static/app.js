@@ -696,6 +696,9 @@
     rebuild($('findings'), JSON.stringify(findings), () => findings.map((f) => el('li', { class: 'finding', 'data-kind': f.kind },
       el('div', { class: 'finding-head' }, diagnosisBadge(f.kind), el('span', { class: 'hint', text: 'on ' + plural(f.leases, 'lease') })),
       el('p', { class: 'evidence', text: f.evidence }),
+      // When the latest event the finding rests on happened: it stays
+      // while that is in the period judged, after its cause may have stopped.
+      f.last_seen ? el('p', { class: 'last-seen hint', text: f.last_seen }) : null,
       (f.held_leases || []).length ? el('ul', { class: 'hung' }, f.held_leases.map((h) => el('li', null,
         el('a', { href: messageHref(q.name, h.message_id), class: 'mono', text: shortID(h.message_id) }),
         [h.running ? ` held ${fmtDuration(h.held_seconds)}` : '',
