@@ -327,7 +327,7 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev Event, local b
 			c.lateLeases++
 		}
 		c.lateWorked = max(c.lateWorked, worked)
-		c.lastLate = latest(c.lastLate, ev.At)
+		c.lastLate = later(c.lastLate, ev.At)
 	})
 	if first {
 		rec.proven = true
@@ -378,7 +378,7 @@ func (ql *queueLedger) refused(ev Event, local bool) {
 	rec.refusals++
 	ql.count(ev.At, local, func(c *counters) {
 		c.refused++
-		c.lastRefused = latest(c.lastRefused, ev.At)
+		c.lastRefused = later(c.lastRefused, ev.At)
 	})
 	tm.record(LeaseEvent{At: ev.At, Kind: EventRefused, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
 }

@@ -67,16 +67,8 @@ func (c *counters) merge(o *counters) {
 	}
 	c.durationSum += o.durationSum
 	c.lateWorked = max(c.lateWorked, o.lateWorked)
-	c.lastLate = latest(c.lastLate, o.lastLate)
-	c.lastRefused = latest(c.lastRefused, o.lastRefused)
-}
-
-// latest is the later of a and b.
-func latest(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
+	c.lastLate = later(c.lastLate, o.lastLate)
+	c.lastRefused = later(c.lastRefused, o.lastRefused)
 }
 
 // LeaseDurationBounds are the upper bounds of the lease-duration histogram

@@ -110,6 +110,7 @@ func knownReadings(hs []HeldLease, now time.Time) string {
 		"the others' holders made no request since: gone (crashed, killed, or stopped without releasing) or hung whole; " + slower
 }
 
+// later is the later of a and b.
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b

@@ -153,10 +153,10 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time) 
 // failingLapse notes the lapse of r, which counts toward handler-failing.
 func (out *lapses) failingLapse(r *leaseRec, undecided time.Time) {
 	if !undecided.IsZero() && r.begin.After(undecided) {
-		out.lastPending = latest(out.lastPending, r.deadline)
+		out.lastPending = later(out.lastPending, r.deadline)
 		return
 	}
-	out.lastFailing = latest(out.lastFailing, r.deadline)
+	out.lastFailing = later(out.lastFailing, r.deadline)
 }
 
 func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now, undecided time.Time) {
@@ -164,7 +164,7 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now, undecided time.T
 	switch last, ok := ql.seen[c]; {
 	case c.Interactive():
 		out.inspected++
-		out.lastInspected = latest(out.lastInspected, r.deadline)
+		out.lastInspected = later(out.lastInspected, r.deadline)
 		out.tools = addClient(out.tools, c)
 		out.toolMsgs = append(out.toolMsgs, r.msg.id)
 	case c == Client{}:
@@ -180,7 +180,7 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now, undecided time.T
 			last = r.begin // forgotten since its receive
 		}
 		out.stopped++
-		out.lastStopped = latest(out.lastStopped, r.deadline)
+		out.lastStopped = later(out.lastStopped, r.deadline)
 		out.holders = addClient(out.holders, c)
 		out.stoppedMsgs = append(out.stoppedMsgs, r.msg.id)
 		if out.firstStop.IsZero() || last.Before(out.firstStop) {

@@ -160,11 +160,11 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 			}
 			if again {
 				out.rereleased++
-				out.last = latest(out.last, r.releasedAt)
+				out.last = later(out.last, r.releasedAt)
 			}
 			if r.deadNext {
 				out.dead++
-				out.last = latest(out.last, r.deadAt)
+				out.last = later(out.last, r.deadAt)
 			}
 			if again || r.deadNext {
 				out.leases++
@@ -229,7 +229,7 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 		run, best := 0, 0
 		for _, r := range tm.leases { // by epoch ascending
 			if r.received && !r.begin.Before(since) && whole(r) {
-				out.last = latest(out.last, r.begin)
+				out.last = later(out.last, r.begin)
 				run++
 				best = max(best, run)
 			} else {
