@@ -170,7 +170,37 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 	if err != nil {
 		return runResult{}, err
 	}
-	cmd := exec.Command("/bin/sh", "-c", t.Command)
+	cmd, reaped, err := t.start(w, p)
+	if err != nil {
+		return runResult{}, err
+	}
+	pid := cmd.Process.Pid
+	s := t.stream(d, p)
+	exited := w.awaitExit(cmd, reaped)
+
+	var res runResult
+	waitErr, stopped := t.watch(ctx, w, pid, exited, s.lines)
+	res.stopped = stopped
+	if stopped == nil {
+		res.exitErr = waitErr
+	}
+
+	// The command has exited. Whatever it left in its process group goes
+	// too, and is reaped if it became the worker's (PID 1).
+	w.killLeftovers(pid)
+	go w.reapGroup(pid)
+	t.drain(w, pid, p, s)
+	res.stdout, res.tooLarge = s.stdout.Bytes(), s.stdout.over
+	return res, nil
+}
+
+// start starts the command on the child's ends of p, in a process group
+// of its own, and enters it in w.procs; reaped is its entry there, to be
+// closed once cmd.Wait has reaped it. The child's ends are closed either
+// way, the parent's too if it fails: with consumer.ErrShutdown once the
+// worker has stopped, with ErrTargetFailed if the command cannot start.
+func (t *CommandTarget) start(w *Worker, p *pipes) (cmd *exec.Cmd, reaped chan struct{}, err error) {
+	cmd = exec.Command("/bin/sh", "-c", t.Command)
 	cmd.Dir = t.Dir
 	cmd.Env = append(append(os.Environ(), t.Env...), fmt.Sprintf("BATON_PROGRESS_FD=%d", ProgressFD))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.child[0], p.child[1], p.child[2]
@@ -183,54 +213,76 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 		w.procsMu.Unlock()
 		p.closeChild()
 		p.closeParent()
-		return runResult{}, fmt.Errorf("%w: the worker has stopped: the command was not started", consumer.ErrShutdown)
+		return nil, nil, fmt.Errorf("%w: the worker has stopped: the command was not started", consumer.ErrShutdown)
 	}
 	if err := cmd.Start(); err != nil {
 		w.procsMu.Unlock()
 		p.closeChild()
 		p.closeParent()
-		return runResult{}, fmt.Errorf("%w: start %q: %v", ErrTargetFailed, t.Command, err)
+		return nil, nil, fmt.Errorf("%w: start %q: %v", ErrTargetFailed, t.Command, err)
 	}
-	pid := cmd.Process.Pid
-	reaped := make(chan struct{})
-	w.procs[pid] = reaped
+	reaped = make(chan struct{})
+	w.procs[cmd.Process.Pid] = reaped
 	w.procsMu.Unlock()
 	p.closeChild()
+	return cmd, reaped, nil
+}
 
-	var streams sync.WaitGroup
-	streams.Add(4)
+// streams is what a running command's four streams are read into.
+type streams struct {
+	// done is done when all four have ended.
+	done sync.WaitGroup
+	// stdout keeps the first maxResponse bytes of its standard output.
+	stdout limitedBuffer
+	// lines has a value after each progress line not yet taken.
+	lines chan struct{}
+}
+
+// stream feeds the event to the command's standard input and closes it,
+// copies its standard error to Stderr a line at a time, keeps its standard
+// output, and reports each progress line to d.progress and on lines, each
+// until its stream ends.
+func (t *CommandTarget) stream(d *delivery, p *pipes) *streams {
+	s := &streams{lines: make(chan struct{}, 1)}
+	s.stdout.limit = maxResponse
+	s.done.Add(4)
 	go func() {
-		defer streams.Done()
+		defer s.done.Done()
 		p.stdinW.Write(d.event) // an error means the command stopped reading
 		p.closeStdin.Do(func() { p.stdinW.Close() })
 	}()
-	var stdout limitedBuffer
-	stdout.limit = maxResponse
 	go func() {
-		defer streams.Done()
-		_, _ = stdout.ReadFrom(p.stdoutR)
+		defer s.done.Done()
+		_, _ = s.stdout.ReadFrom(p.stdoutR)
 	}()
 	stderr := t.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
 	go func() {
-		defer streams.Done()
+		defer s.done.Done()
 		_, _ = copyLines(stderr, p.stderrR)
 	}()
-	lines := make(chan struct{}, 1)
 	go func() {
-		defer streams.Done()
+		defer s.done.Done()
 		readLines(p.progR, func() {
 			if d.progress != nil {
 				d.progress()
 			}
 			select {
-			case lines <- struct{}{}:
+			case s.lines <- struct{}{}:
 			default:
 			}
 		})
 	}()
+	return s
+}
+
+// awaitExit waits in the background for the command started with reaped
+// as its entry in w.procs to exit, takes that entry out, closes reaped,
+// and then sends cmd.Wait's error on the channel it returns.
+func (w *Worker) awaitExit(cmd *exec.Cmd, reaped chan struct{}) <-chan error {
+	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() {
 		err := cmd.Wait()
@@ -242,24 +294,18 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 		close(reaped)
 		exited <- err
 	}()
+	return exited
+}
 
-	var res runResult
-	waitErr, stopped := t.watch(ctx, w, pid, exited, lines)
-	res.stopped = stopped
-	if stopped == nil {
-		res.exitErr = waitErr
-	}
-
-	// The command has exited. Whatever it left in its process group goes
-	// too, and is reaped if it became the worker's (PID 1).
-	w.killLeftovers(pid)
-	go w.reapGroup(pid)
-	// Its output is read to the end, unless a process it left outside
-	// its group keeps a descriptor open past the grace.
+// drain waits, once the command pid has exited, for its output to be read
+// to the end, unless a process it left outside its group keeps a
+// descriptor open past the grace: then it closes the parent's ends itself.
+// It returns with every stream ended and the parent's ends closed.
+func (t *CommandTarget) drain(w *Worker, pid int, p *pipes, s *streams) {
 	p.closeStdin.Do(func() { p.stdinW.Close() })
 	ioDone := make(chan struct{})
 	go func() {
-		streams.Wait()
+		s.done.Wait()
 		close(ioDone)
 	}()
 	gt := w.clock.NewTimer(t.grace())
@@ -272,8 +318,6 @@ func (t *CommandTarget) run(ctx context.Context, d *delivery) (runResult, error)
 	}
 	gt.Stop()
 	p.closeParent()
-	res.stdout, res.tooLarge = stdout.Bytes(), stdout.over
-	return res, nil
 }
 
 // watch waits for the command to exit, stopping it if it stalls, runs past
