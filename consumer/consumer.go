@@ -349,6 +349,31 @@ func (c *Consumer) receiveLoop(loop, call context.Context) {
 // them out; it returns the slots it did not use.
 func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 	sent := c.clock.Now()
+	msgs, err := c.receive(ctx, sent, max)
+	if err != nil {
+		c.releaseSlots(n)
+		if ctx.Err() != nil {
+			c.recvCancelled.Add(1)
+			return nil
+		}
+		c.observe(Event{Kind: EventError, Op: "ReceiveMessage", Err: err})
+		return err
+	}
+	ds := c.admit(msgs, sent)
+	if len(ds) == 0 {
+		c.releaseSlots(n)
+		return nil
+	}
+	if c.info.FIFO {
+		c.unholdHeads(ds)
+	}
+	c.handOut(ctx, n, ds, c.unitsOf(ds))
+	return nil
+}
+
+// receive sends one ReceiveMessage for up to max messages, noting sent as
+// the latest receive's send and counting it in flight until it answers.
+func (c *Consumer) receive(ctx context.Context, sent time.Time, max int) ([]types.Message, error) {
 	c.lastSent.Store(sent.UnixNano())
 	c.inReceive.Add(1)
 	out, err := c.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
@@ -361,23 +386,22 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 	})
 	c.inReceive.Add(-1)
 	if err != nil {
-		c.releaseSlots(n)
-		if ctx.Err() != nil {
-			c.recvCancelled.Add(1)
-			return nil
-		}
-		c.observe(Event{Kind: EventError, Op: "ReceiveMessage", Err: err})
-		return err
+		return nil, err
 	}
-	if len(out.Messages) == 0 {
-		c.releaseSlots(n)
+	return out.Messages, nil
+}
+
+// admit reports the messages a receive sent at sent brought, and makes a
+// delivery of each whose lease has not already ended; a lease that has is
+// lost here.
+func (c *Consumer) admit(msgs []types.Message, sent time.Time) []*Delivery {
+	if len(msgs) == 0 {
 		return nil
 	}
-	c.observe(Event{Kind: EventReceived, Count: len(out.Messages)})
+	c.observe(Event{Kind: EventReceived, Count: len(msgs)})
 	now := c.clock.Now()
 	var ds []*Delivery
-	var leases []*Lease
-	for _, m := range out.Messages {
+	for _, m := range msgs {
 		d := newDelivery(c, m, sent)
 		if !now.Before(d.lease.deadline) {
 			// The receive took the whole lease (counted from its send):
@@ -386,28 +410,36 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 			continue
 		}
 		ds = append(ds, d)
-		leases = append(leases, d.lease)
 	}
-	if len(ds) == 0 {
-		c.releaseSlots(n)
-		return nil
-	}
+	return ds
+}
 
-	if c.info.FIFO {
-		c.unholdHeads(ds)
-	}
-	var units [][]*Delivery
+// unitsOf splits a receive's deliveries into units of work, each run by a
+// handler of its own: the whole receive for a batch handler, each FIFO
+// group's run, or else each message.
+func (c *Consumer) unitsOf(ds []*Delivery) [][]*Delivery {
 	switch {
 	case c.batch != nil:
-		units = [][]*Delivery{ds}
+		return [][]*Delivery{ds}
 	case c.info.FIFO:
-		units = groupRuns(ds)
-	default:
-		for _, d := range ds {
-			units = append(units, []*Delivery{d})
-		}
+		return groupRuns(ds)
 	}
+	units := make([][]*Delivery, 0, len(ds))
+	for _, d := range ds {
+		units = append(units, []*Delivery{d})
+	}
+	return units
+}
 
+// handOut tracks the leases of ds and starts a handler per unit, on one of
+// the n reserved slots each, and releases the slots left over. If the stop
+// was asked (or ctx ended) before they arrived, it gives the messages back
+// instead and releases all n slots.
+func (c *Consumer) handOut(ctx context.Context, n int, ds []*Delivery, units [][]*Delivery) {
+	leases := make([]*Lease, len(ds))
+	for i, d := range ds {
+		leases[i] = d.lease
+	}
 	c.mu.Lock()
 	if c.state >= stateStopping || ctx.Err() != nil {
 		// Arrived after stop was asked: given back, within Shutdown's
@@ -423,7 +455,7 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 		c.lateArrivals.Add(int64(len(leases)))
 		c.giveBack(final, leases, 0, ReasonShutdown)
 		c.releaseSlots(n)
-		return nil
+		return
 	}
 	c.sched.track(leases...)
 	c.handlers.Add(len(units))
@@ -442,7 +474,6 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 			go c.runSingle(u[0], done)
 		}
 	}
-	return nil
 }
 
 // holdGroups notes the FIFO groups of leases released for a retry, on a

@@ -193,7 +193,7 @@ type stopMark struct {
 
 // askStop asks the stop and notes the stopMark, with c.mu held, which it
 // unlocks. final is set with the state, under c.mu: a receive that answers
-// after the stop releases what it got under final (see receiveOnce).
+// after the stop releases what it got under final (see handOut).
 func (c *Consumer) askStop(final context.Context) stopMark {
 	c.final = final
 	c.state = stateStopping
@@ -261,7 +261,7 @@ func (c *Consumer) cancelRemaining(kept context.Context, r *Report, atStop []*at
 }
 
 // awaitReceives is step 4: it waits for the receives in flight (what they
-// bring is kept for step 5, see receiveOnce), and cancels those still
+// bring is kept for step 5, see handOut), and cancels those still
 // waiting when kept ends; it returns once all have returned.
 func (c *Consumer) awaitReceives(kept context.Context, receiversDone <-chan struct{}) {
 	select {
