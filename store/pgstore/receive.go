@@ -311,84 +311,21 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 	tried := []string{} // not nil: NULL would exclude every group
 	got := 0
 	for range lockRounds {
-		type need struct {
-			group string
-			head  int64
-			n     int
-		}
-		rows, err := tx.Query(ctx, `
-			WITH RECURSIVE `+groupsCTE+`,
-			-- A group can give messages when its first message that is in
-			-- flight or visible, past retention ($5) left out (the receive
-			-- drops those), is visible; it then gives at least that one, so
-			-- the first $3 such groups are all a receive of $3 can need, and
-			-- only they are looked at further. Groups come in baton.Store's
-			-- order: the first message that has waited longest (visible_at)
-			-- first, then the earlier sent.
-			open AS (
-				SELECT g.group_id, f.visible_at, f.sent_at, f.sequence_number, f.pos AS first_pos
-				FROM groups g
-				CROSS JOIN LATERAL (
-					SELECT x.pos, x.visible_at, x.sent_at, x.sequence_number FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = g.group_id
-						AND (x.leased AND x.visible_at > $2 OR x.visible_at <= $2 AND x.sent_at >= $5)
-					ORDER BY x.pos LIMIT 1) f
-				WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
-				ORDER BY f.visible_at, f.sent_at, f.sequence_number, f.pos
-				LIMIT $3
-			),
-			candidates AS (
-				SELECT o.group_id, h.pos AS head_pos, o.visible_at, o.sent_at, o.sequence_number, o.first_pos, n.n
-				FROM open o
-				CROSS JOIN LATERAL (
-					SELECT x.pos FROM baton_messages x
-					WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = o.group_id
-					ORDER BY x.pos LIMIT 1) h
-				CROSS JOIN LATERAL (
-					SELECT count(*) FILTER (WHERE NOT blocked AND NOT expired) AS n FROM (
-						SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked,
-							y.sent_at < $5 AS expired
-						FROM (SELECT x.pos, x.leased, x.visible_at, x.sent_at FROM baton_messages x
-							WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = o.group_id
-								AND (x.leased OR x.visible_at <= $2)
-							ORDER BY x.pos LIMIT $3) y) z) n
-			)
-			SELECT group_id, head_pos, n FROM (
-				SELECT c.*, sum(c.n) OVER (
-					ORDER BY c.visible_at, c.sent_at, c.sequence_number, c.first_pos ROWS UNBOUNDED PRECEDING) - c.n AS before
-				FROM candidates c) s
-			WHERE before < $3
-			ORDER BY visible_at, sent_at, sequence_number, first_pos`,
-			int64(p.QueueID), p.Now, p.Max-got, tried, p.RetentionCutoff)
+		needed, err := neededGroups(ctx, tx, p, p.Max-got, tried)
 		if err != nil {
 			return nil, err
 		}
-		needed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (need, error) {
-			var nd need
-			err := row.Scan(&nd.group, &nd.head, &nd.n)
-			return nd, err
-		})
-		if err != nil || len(needed) == 0 {
-			return locked, err
+		if len(needed) == 0 {
+			return locked, nil
 		}
 		heads := make([]int64, len(needed))
 		for i, nd := range needed {
 			heads[i] = nd.head
 			tried = append(tried, nd.group)
 		}
-		// By pos alone: a head moved away meanwhile has a new pos, and a
-		// queue_id condition could lead the planner to scan the queue.
-		rows, err = tx.Query(ctx, `SELECT pos FROM baton_messages WHERE pos = ANY($1) FOR UPDATE SKIP LOCKED`, heads)
+		have, err := lockHeads(ctx, tx, heads)
 		if err != nil {
 			return nil, err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return nil, err
-		}
-		have := make(map[int64]bool, len(ids))
-		for _, id := range ids {
-			have[id] = true
 		}
 		for _, nd := range needed {
 			if have[nd.head] {
@@ -396,9 +333,95 @@ func lockGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams) ([
 				got += nd.n
 			}
 		}
-		if got >= p.Max || len(ids) == len(needed) {
+		if got >= p.Max || len(have) == len(needed) {
 			break
 		}
 	}
 	return locked, nil
+}
+
+// neededGroup is a group a FIFO receive needs: its head, the message
+// with the lowest pos, whose row lock is the group's, and an estimate of
+// how many messages the receive can take from it.
+type neededGroup struct {
+	group string
+	head  int64
+	n     int
+}
+
+// neededGroups returns, in baton.Store's order, the groups not in tried
+// that can give messages, as few as their estimates cover want.
+func neededGroups(ctx context.Context, tx pgx.Tx, p baton.MessageReceiveParams, want int, tried []string) ([]neededGroup, error) {
+	rows, err := tx.Query(ctx, `
+		WITH RECURSIVE `+groupsCTE+`,
+		-- A group can give messages when its first message that is in
+		-- flight or visible, past retention ($5) left out (the receive
+		-- drops those), is visible; it then gives at least that one, so
+		-- the first $3 such groups are all a receive of $3 can need, and
+		-- only they are looked at further. Groups come in baton.Store's
+		-- order: the first message that has waited longest (visible_at)
+		-- first, then the earlier sent.
+		open AS (
+			SELECT g.group_id, f.visible_at, f.sent_at, f.sequence_number, f.pos AS first_pos
+			FROM groups g
+			CROSS JOIN LATERAL (
+				SELECT x.pos, x.visible_at, x.sent_at, x.sequence_number FROM baton_messages x
+				WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = g.group_id
+					AND (x.leased AND x.visible_at > $2 OR x.visible_at <= $2 AND x.sent_at >= $5)
+				ORDER BY x.pos LIMIT 1) f
+			WHERE g.group_id IS NOT NULL AND f.visible_at <= $2 AND NOT (g.group_id = ANY($4))
+			ORDER BY f.visible_at, f.sent_at, f.sequence_number, f.pos
+			LIMIT $3
+		),
+		candidates AS (
+			SELECT o.group_id, h.pos AS head_pos, o.visible_at, o.sent_at, o.sequence_number, o.first_pos, n.n
+			FROM open o
+			CROSS JOIN LATERAL (
+				SELECT x.pos FROM baton_messages x
+				WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = o.group_id
+				ORDER BY x.pos LIMIT 1) h
+			CROSS JOIN LATERAL (
+				SELECT count(*) FILTER (WHERE NOT blocked AND NOT expired) AS n FROM (
+					SELECT bool_or(y.leased AND y.visible_at > $2) OVER (ORDER BY y.pos) AS blocked,
+						y.sent_at < $5 AS expired
+					FROM (SELECT x.pos, x.leased, x.visible_at, x.sent_at FROM baton_messages x
+						WHERE x.queue_id = $1 AND x.group_id > '' AND x.group_id = o.group_id
+							AND (x.leased OR x.visible_at <= $2)
+						ORDER BY x.pos LIMIT $3) y) z) n
+		)
+		SELECT group_id, head_pos, n FROM (
+			SELECT c.*, sum(c.n) OVER (
+				ORDER BY c.visible_at, c.sent_at, c.sequence_number, c.first_pos ROWS UNBOUNDED PRECEDING) - c.n AS before
+			FROM candidates c) s
+		WHERE before < $3
+		ORDER BY visible_at, sent_at, sequence_number, first_pos`,
+		int64(p.QueueID), p.Now, want, tried, p.RetentionCutoff)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (neededGroup, error) {
+		var nd neededGroup
+		err := row.Scan(&nd.group, &nd.head, &nd.n)
+		return nd, err
+	})
+}
+
+// lockHeads locks the rows of heads that no other transaction holds and
+// that still exist, and returns the ones it locked.
+func lockHeads(ctx context.Context, tx pgx.Tx, heads []int64) (map[int64]bool, error) {
+	// By pos alone: a head moved away meanwhile has a new pos, and a
+	// queue_id condition could lead the planner to scan the queue.
+	rows, err := tx.Query(ctx, `SELECT pos FROM baton_messages WHERE pos = ANY($1) FOR UPDATE SKIP LOCKED`, heads)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		have[id] = true
+	}
+	return have, nil
 }
