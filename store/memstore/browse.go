@@ -45,72 +45,106 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 	if p.Limit <= 0 {
 		return baton.MessageBrowsePage{}, nil
 	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	b := newBrowsePass(qs, p, after, keep)
+	b.walk()
+	return b.page(), nil
+}
+
+// browsePass is one page's pass over a queue, under the queue's lock: what
+// the page asks for, and the heap of the entries that make it so far.
+type browsePass struct {
+	qs     *queueState
+	p      baton.MessageBrowseParams
+	after  *position // the cursor's, or nil for a first page
+	states baton.MessageState
+	now    int64
+	keep   func(id string, key uint64) bool
+	top    browseHeap
+}
+
+// newBrowsePass begins the pass for p's page past after (nil: from the
+// start), keeping the Limit+1 first entries in the order p asks for.
+func newBrowsePass(qs *queueState, p baton.MessageBrowseParams, after *position, keep func(id string, key uint64) bool) *browsePass {
 	states := p.States
 	if states == 0 {
 		states = baton.AllStates
 	}
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
 	// before reports whether a comes before b in the order asked for.
 	before := func(a, b ref) bool { return qs.cmpEntries(a, b) < 0 }
 	if p.Newest {
 		before = func(a, b ref) bool { return qs.cmpEntries(a, b) > 0 }
 	}
-	now := nanos(p.Now)
-	top := browseHeap{es: &qs.es, before: before, max: p.Limit + 1}
-	// consider offers r to the heap if it passes the filters. It reports
-	// false when r is not wanted because the heap is full: stop, if
-	// nothing after r can do better.
-	consider := func(r ref) bool {
-		if after != nil {
-			c := after.cmp(qs, r)
-			if c >= 0 && !p.Newest || c <= 0 && p.Newest {
-				return true // not past the cursor
-			}
+	return &browsePass{
+		qs: qs, p: p, after: after, states: states, now: nanos(p.Now), keep: keep,
+		top: browseHeap{es: &qs.es, before: before, max: p.Limit + 1},
+	}
+}
+
+// consider offers r to the heap if it passes the filters. It reports
+// false when r is not wanted because the heap is full: stop, if
+// nothing after r can do better.
+func (b *browsePass) consider(r ref) bool {
+	qs, p := b.qs, &b.p
+	if b.after != nil {
+		c := b.after.cmp(qs, r)
+		if c >= 0 && !p.Newest || c <= 0 && p.Newest {
+			return true // not past the cursor
 		}
-		if !top.wants(r) {
-			return false
-		}
-		e := qs.es.at(r)
-		if states&entryState(e, now) == 0 ||
-			p.BodyContains != "" && !strings.Contains(qs.bodyOf(e), p.BodyContains) ||
-			keep != nil && !keep(qs.id(e), e.key) {
-			return true
-		}
-		top.offer(r)
+	}
+	if !b.top.wants(r) {
+		return false
+	}
+	e := qs.es.at(r)
+	if b.states&entryState(e, b.now) == 0 ||
+		p.BodyContains != "" && !strings.Contains(qs.bodyOf(e), p.BodyContains) ||
+		b.keep != nil && !b.keep(qs.id(e), e.key) {
 		return true
 	}
-	if states&baton.StateVisible == 0 {
+	b.top.offer(r)
+	return true
+}
+
+// walk considers the entries that can make the page.
+func (b *browsePass) walk() {
+	qs := b.qs
+	if b.states&baton.StateVisible == 0 {
 		// Only hidden messages: they are all in the hidden timeline
 		// (which may also hold some that became visible since the last
 		// read).
-		qs.hidden.each(&qs.es, func(r ref) { consider(r) })
-	} else {
-		// Each group is walked from the end the page starts at, and
-		// left once the heap is full and no message further on can be
-		// sent early (late) enough to beat its last: the first page of a
-		// queue whose messages arrive about in send order costs about
-		// the page, not the queue.
-		for _, g := range qs.groups {
-			if p.Newest {
-				for r := g.tail; r != none; r = qs.es.at(r).links[inGroup].prev {
-					if !consider(r) && top.beyond(r, g.lag, true) {
-						break
-					}
-				}
-				continue
-			}
-			for r := g.head; r != none; r = nextIn(&qs.es, inGroup, r) {
-				if !consider(r) && top.beyond(r, g.lag, false) {
+		qs.hidden.each(&qs.es, func(r ref) { b.consider(r) })
+		return
+	}
+	// Each group is walked from the end the page starts at, and left once
+	// the heap is full and no message further on can be sent early (late)
+	// enough to beat its last: the first page of a queue whose messages
+	// arrive about in send order costs about the page, not the queue.
+	for _, g := range qs.groups {
+		if b.p.Newest {
+			for r := g.tail; r != none; r = qs.es.at(r).links[inGroup].prev {
+				if !b.consider(r) && b.top.beyond(r, g.lag, true) {
 					break
 				}
 			}
+			continue
+		}
+		for r := g.head; r != none; r = nextIn(&qs.es, inGroup, r) {
+			if !b.consider(r) && b.top.beyond(r, g.lag, false) {
+				break
+			}
 		}
 	}
-	picked := top.sorted()
+}
+
+// page is the pass's page: the messages of the first Limit entries it
+// kept, in order, and the next page's cursor if it kept more.
+func (b *browsePass) page() baton.MessageBrowsePage {
+	qs := b.qs
+	picked := b.top.sorted()
 	var page baton.MessageBrowsePage
-	if len(picked) > p.Limit {
-		picked = picked[:p.Limit]
+	if len(picked) > b.p.Limit {
+		picked = picked[:b.p.Limit]
 		last := qs.es.at(picked[len(picked)-1])
 		page.Next = baton.BrowseKey{SentAt: timeOf(last.sentAt), ID: qs.id(last)}.Cursor()
 	}
@@ -121,7 +155,7 @@ func (s *Store) MessageBrowseFunc(_ context.Context, p baton.MessageBrowseParams
 		m.Attributes = cloneAttributes(m.Attributes)
 		page.Messages[i] = &m
 	}
-	return page, nil
+	return page
 }
 
 // entryState is e's state at now (nanos).
