@@ -88,71 +88,25 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			ch = e.waitChan(queueID)
 		}
 		done, err := try(now)
-		if errors.Is(err, baton.ErrUnavailable) && wait > 0 {
+		switch {
+		case errors.Is(err, baton.ErrUnavailable) && wait > 0:
 			// The store gave up retrying (its database is failing over):
 			// a long poll keeps waiting for it until the wait passes.
 			if !e.pauseUnavailable(ctx, deadline.Sub(now)) {
 				return nil
 			}
-			if now = e.clock.Now(); now.Before(deadline) {
-				continue
-			}
-			_, err = try(now)
-			if errors.Is(err, errLookAgain) {
-				err = nil
-			}
-			return err
-		}
-		if errors.Is(err, errLookAgain) {
+		case errors.Is(err, errLookAgain):
 			if wait <= 0 || ctx.Err() != nil || e.isClosing() {
 				return nil
 			}
-			if now = e.clock.Now(); now.Before(deadline) {
-				continue
-			}
-			_, err = try(now) // the last look, as below
-			if errors.Is(err, errLookAgain) {
-				err = nil
-			}
+		case err != nil || done || wait <= 0:
 			return err
-		}
-		if err != nil || done || wait <= 0 {
-			return err
-		}
-		sleep := deadline.Sub(now)
-		if sleep <= 0 {
-			return nil
-		}
-		next, err := e.nextVisibleAt(ctx, queueID, now)
-		if errors.Is(err, baton.ErrUnavailable) {
-			next, err = time.Time{}, nil // look again after a while
-			sleep = min(sleep, unavailablePause)
-		}
-		if err != nil && ctx.Err() != nil {
-			return nil // the client has gone
-		}
-		if err != nil {
-			return storeErr(err, "message stats")
-		}
-		if !next.IsZero() {
-			if d := next.Sub(now); d < sleep {
-				sleep = d
+		default:
+			if wake, err := e.sleepToLook(ctx, queueID, ch, now, deadline); !wake {
+				return err
 			}
 		}
-		t := e.clock.NewTimer(e.boundSleep(sleep))
-		select {
-		case <-ch:
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-e.closing:
-			t.Stop()
-			return nil
-		}
-		t.Stop()
-		now = e.clock.Now()
-		if !now.Before(deadline) {
+		if now = e.clock.Now(); !now.Before(deadline) {
 			// One last look: a message may have become visible exactly now.
 			_, err := try(now)
 			if errors.Is(err, errLookAgain) {
@@ -161,6 +115,47 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			return err
 		}
 	}
+}
+
+// sleepToLook sleeps, after a look at now that took nothing, until ch
+// closes, the deadline passes or the queue's next hidden message becomes
+// visible, whichever comes first (unavailablePause at most while the store
+// cannot say when that is), on a timer of the engine's clock. It reports
+// false, with the error waitFor returns, when the wait is over instead:
+// the deadline has passed, the context ended, the engine is closing or
+// the store failed.
+func (e *Engine) sleepToLook(ctx context.Context, queueID uint64, ch <-chan struct{}, now, deadline time.Time) (bool, error) {
+	sleep := deadline.Sub(now)
+	if sleep <= 0 {
+		return false, nil
+	}
+	next, err := e.nextVisibleAt(ctx, queueID, now)
+	if errors.Is(err, baton.ErrUnavailable) {
+		next, err = time.Time{}, nil // look again after a while
+		sleep = min(sleep, unavailablePause)
+	}
+	if err != nil && ctx.Err() != nil {
+		return false, nil // the client has gone
+	}
+	if err != nil {
+		return false, storeErr(err, "message stats")
+	}
+	if !next.IsZero() {
+		if d := next.Sub(now); d < sleep {
+			sleep = d
+		}
+	}
+	t := e.clock.NewTimer(e.boundSleep(sleep))
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C():
+	case <-ctx.Done():
+		return false, nil
+	case <-e.closing:
+		return false, nil
+	}
+	return true, nil
 }
 
 // unavailablePause is how long a long poll waits before it looks again
