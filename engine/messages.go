@@ -222,68 +222,28 @@ func checkDedupSource(q *baton.Queue, p SendParams) error {
 // seen in a live AWS answer (docs/sqs-behaviour.md §6).
 const notForQueueType = "The request include parameter that is not valid for this queue type."
 
-// prepare validates one message against the queue and builds it.
+// prepare validates one message against the queue and builds it. The
+// error is the first check that fails, in this order: content, system
+// attributes, delay, group id, deduplication id.
 func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Time, batch bool) (prepared, error) {
-	if p.Body == "" {
-		return prepared{}, baton.MissingParameter("MessageBody")
+	if err := checkContent(q, p, batch); err != nil {
+		return prepared{}, err
 	}
-	if !validChars(p.Body) {
-		return prepared{}, baton.Errorf(baton.ErrInvalidMessageContents,
-			"Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")
-	}
-	attrSize, err := checkMessageAttributes(p.Attributes)
+	trace, err := traceHeaderOf(p)
 	if err != nil {
 		return prepared{}, err
 	}
-	if size := len(p.Body) + attrSize; size > q.Attributes.MaximumMessageSize {
-		verb := "are invalid"
-		if batch {
-			verb = "cannot be validated"
-		}
-		return prepared{}, baton.Errorf(baton.ErrInvalidParameterValue,
-			"One or more parameters %s. Reason: Message must be shorter than %d bytes.", verb, q.Attributes.MaximumMessageSize)
-	}
-	trace, err := checkSystemAttributes(p.SystemAttributes)
+	delay, err := sendDelay(q, p)
 	if err != nil {
 		return prepared{}, err
-	}
-	if trace == "" && len(p.TraceHeader) <= maxTraceHeader && validChars(p.TraceHeader) {
-		// The X-Ray header of the request (an unusable one is ignored, as
-		// it is only a tracing hint); the system attribute overrides it.
-		trace = p.TraceHeader
-	}
-	delay := q.Attributes.DelaySeconds
-	if p.DelaySeconds != nil {
-		d := *p.DelaySeconds
-		if d < 0 || d > baton.MaxDelaySeconds {
-			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), "DelaySeconds must be >= 0 and <= 900.")
-		}
-		if q.IsFIFO() && d != 0 {
-			return prepared{}, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), notForQueueType)
-		}
-		if !q.IsFIFO() {
-			delay = d
-		}
 	}
 	if (p.GroupID != "" || p.EmptyGroupID) && !validGroupID(p.GroupID) {
 		return prepared{}, baton.InvalidParameter("MessageGroupId", p.GroupID,
 			"MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
 	}
-	dedupID, key := "", ""
-	if q.IsFIFO() {
-		dedupID = p.DedupID
-		if dedupID == "" && !p.EmptyDedupID {
-			dedupID = ContentDedupID(p.Body)
-		} else if !validGroupID(dedupID) {
-			return prepared{}, baton.InvalidParameter("MessageDeduplicationId", dedupID,
-				"MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
-		}
-		key = dedupID
-		if q.DedupScope == "messageGroup" {
-			key = p.GroupID + " " + dedupID // a space is in neither id
-		}
-	} else if p.DedupID != "" || p.EmptyDedupID {
-		return prepared{}, baton.InvalidParameter("MessageDeduplicationId", p.DedupID, notForQueueType)
+	dedupID, key, err := dedupOf(q, p)
+	if err != nil {
+		return prepared{}, err
 	}
 	bodyMD5 := MD5OfBody(p.Body)
 	m := &baton.Message{
@@ -304,6 +264,94 @@ func (e *Engine) prepare(q *baton.Queue, ref QueueRef, p SendParams, now time.Ti
 		MD5OfAttributes:       MD5OfAttributes(p.Attributes),
 		MD5OfSystemAttributes: MD5OfAttributes(p.SystemAttributes),
 	}}, nil
+}
+
+// checkContent: a message's body is there and of the characters SQS
+// takes, its attributes are valid, and body and attributes together fit
+// the queue's MaximumMessageSize (for a batch entry, batch set, the
+// error says the parameters "cannot be validated").
+func checkContent(q *baton.Queue, p SendParams, batch bool) error {
+	if p.Body == "" {
+		return baton.MissingParameter("MessageBody")
+	}
+	if !validChars(p.Body) {
+		return baton.Errorf(baton.ErrInvalidMessageContents,
+			"Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")
+	}
+	attrSize, err := checkMessageAttributes(p.Attributes)
+	if err != nil {
+		return err
+	}
+	if size := len(p.Body) + attrSize; size > q.Attributes.MaximumMessageSize {
+		verb := "are invalid"
+		if batch {
+			verb = "cannot be validated"
+		}
+		return baton.Errorf(baton.ErrInvalidParameterValue,
+			"One or more parameters %s. Reason: Message must be shorter than %d bytes.", verb, q.Attributes.MaximumMessageSize)
+	}
+	return nil
+}
+
+// traceHeaderOf returns the X-Ray trace header a message keeps: its
+// AWSTraceHeader system attribute, or else the request's header if usable.
+// An invalid system attribute is an error.
+func traceHeaderOf(p SendParams) (string, error) {
+	trace, err := checkSystemAttributes(p.SystemAttributes)
+	if err != nil {
+		return "", err
+	}
+	if trace == "" && len(p.TraceHeader) <= maxTraceHeader && validChars(p.TraceHeader) {
+		// The X-Ray header of the request (an unusable one is ignored, as
+		// it is only a tracing hint); the system attribute overrides it.
+		trace = p.TraceHeader
+	}
+	return trace, nil
+}
+
+// sendDelay returns a message's delay in seconds: its DelaySeconds on a
+// standard queue, else the queue's. DelaySeconds out of range, or other
+// than 0 on a FIFO queue, is an error.
+func sendDelay(q *baton.Queue, p SendParams) (int, error) {
+	delay := q.Attributes.DelaySeconds
+	if p.DelaySeconds != nil {
+		d := *p.DelaySeconds
+		if d < 0 || d > baton.MaxDelaySeconds {
+			return 0, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), "DelaySeconds must be >= 0 and <= 900.")
+		}
+		if q.IsFIFO() && d != 0 {
+			return 0, baton.InvalidParameter("DelaySeconds", strconv.Itoa(d), notForQueueType)
+		}
+		if !q.IsFIFO() {
+			delay = d
+		}
+	}
+	return delay, nil
+}
+
+// dedupOf returns a FIFO message's deduplication id (given, or derived
+// from its body) and the key the store deduplicates by within the queue's
+// scope; both are empty on a standard queue, where a deduplication id is
+// an error.
+func dedupOf(q *baton.Queue, p SendParams) (dedupID, key string, err error) {
+	if !q.IsFIFO() {
+		if p.DedupID != "" || p.EmptyDedupID {
+			return "", "", baton.InvalidParameter("MessageDeduplicationId", p.DedupID, notForQueueType)
+		}
+		return "", "", nil
+	}
+	dedupID = p.DedupID
+	if dedupID == "" && !p.EmptyDedupID {
+		dedupID = ContentDedupID(p.Body)
+	} else if !validGroupID(dedupID) {
+		return "", "", baton.InvalidParameter("MessageDeduplicationId", dedupID,
+			"MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+	}
+	key = dedupID
+	if q.DedupScope == "messageGroup" {
+		key = p.GroupID + " " + dedupID // a space is in neither id
+	}
+	return dedupID, key, nil
 }
 
 func checkSystemAttributes(attrs map[string]baton.MessageAttribute) (string, error) {
