@@ -175,85 +175,107 @@ type StartMessageMoveTaskParams struct {
 // a destination queue, or each back to the queue it was dead-lettered from.
 // One task may run per source queue.
 func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTaskParams) (string, error) {
-	if p.SourceARN == "" {
-		return "", baton.MissingParameter("SourceArn")
-	}
-	src, err := e.queueByARN(ctx, p.Region, p.Account, p.SourceARN, "SourceArn")
+	src, dest, err := e.moveTaskEnds(ctx, p)
 	if err != nil {
 		return "", err
+	}
+	rate, err := moveRate(p.MaxPerSecond)
+	if err != nil {
+		return "", err
+	}
+	t, err := e.newMoveTask(ctx, p, src, rate)
+	if err != nil {
+		return "", err
+	}
+	if e.locker != nil {
+		return e.startSharedMoveTask(ctx, t, src, dest)
+	}
+	return e.startLocalMoveTask(ctx, t, src, dest)
+}
+
+// moveTaskEnds returns a new task's source queue, which must be some
+// queue's dead-letter queue, and its destination: nil to move each message
+// back to its own source, else a queue other than the source and of its
+// type.
+func (e *Engine) moveTaskEnds(ctx context.Context, p StartMessageMoveTaskParams) (src, dest *baton.Queue, err error) {
+	if p.SourceARN == "" {
+		return nil, nil, baton.MissingParameter("SourceArn")
+	}
+	src, err = e.queueByARN(ctx, p.Region, p.Account, p.SourceARN, "SourceArn")
+	if err != nil {
+		return nil, nil, err
 	}
 	sources, err := e.sourcesOf(ctx, src)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	if len(sources) == 0 {
-		return "", baton.Errorf(baton.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
+		return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue, "Source queue must be configured as a Dead Letter Queue.")
 	}
-	var dest *baton.Queue
-	if p.DestinationARN != "" {
-		if dest, err = e.queueByARN(ctx, p.Region, p.Account, p.DestinationARN, "DestinationArn"); err != nil {
-			return "", err
-		}
-		if dest.ID == src.ID {
-			return "", baton.Errorf(baton.ErrInvalidParameterValue, "Source queue and destination queue must differ.")
-		}
-		// SQS Developer Guide, dead-letter queue redrive: the destination
-		// must be of the dead-letter queue's type (its error's wording is
-		// not published; docs/sqs-behaviour.md §2).
-		if dest.IsFIFO() != src.IsFIFO() {
-			return "", baton.Errorf(baton.ErrInvalidParameterValue,
-				"Destination queue must be the same type of queue as the source queue.")
-		}
+	if p.DestinationARN == "" {
+		return src, nil, nil
 	}
-	rate := 0
-	if p.MaxPerSecond != nil {
-		if *p.MaxPerSecond < 1 || *p.MaxPerSecond > maxMoveRate {
-			return "", baton.InvalidParameter("MaxNumberOfMessagesPerSecond", strconv.Itoa(*p.MaxPerSecond),
-				"MaxNumberOfMessagesPerSecond must be between 1 and 500.")
-		}
-		rate = *p.MaxPerSecond
+	if dest, err = e.queueByARN(ctx, p.Region, p.Account, p.DestinationARN, "DestinationArn"); err != nil {
+		return nil, nil, err
 	}
+	if dest.ID == src.ID {
+		return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue, "Source queue and destination queue must differ.")
+	}
+	// SQS Developer Guide, dead-letter queue redrive: the destination
+	// must be of the dead-letter queue's type (its error's wording is
+	// not published; docs/sqs-behaviour.md §2).
+	if dest.IsFIFO() != src.IsFIFO() {
+		return nil, nil, baton.Errorf(baton.ErrInvalidParameterValue,
+			"Destination queue must be the same type of queue as the source queue.")
+	}
+	return src, dest, nil
+}
+
+// moveRate returns a task's MaxNumberOfMessagesPerSecond: 0 (no limit) if
+// not given, an error if out of range.
+func moveRate(maxPerSecond *int) (int, error) {
+	if maxPerSecond == nil {
+		return 0, nil
+	}
+	if *maxPerSecond < 1 || *maxPerSecond > maxMoveRate {
+		return 0, baton.InvalidParameter("MaxNumberOfMessagesPerSecond", strconv.Itoa(*maxPerSecond),
+			"MaxNumberOfMessagesPerSecond must be between 1 and 500.")
+	}
+	return *maxPerSecond, nil
+}
+
+// newMoveTask makes a running task of a new handle, to move the messages
+// visible in src now.
+func (e *Engine) newMoveTask(ctx context.Context, p StartMessageMoveTaskParams, src *baton.Queue, rate int) (*moveTask, error) {
 	now := e.clock.Now()
 	st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: src.ID, Now: now})
 	if err != nil {
-		return "", storeErr(err, "message stats")
+		return nil, storeErr(err, "message stats")
 	}
 	h, _ := json.Marshal(taskHandle{TaskID: ids.NewUUID(), SourceArn: p.SourceARN})
-	t := &moveTask{
+	return &moveTask{
 		MoveTask: MoveTask{
 			Handle: base64.StdEncoding.EncodeToString(h), SourceARN: p.SourceARN, DestinationARN: p.DestinationARN,
 			MaxPerSecond: rate, Status: TaskRunning, ToMove: int64(st.Visible), StartedAt: now,
 		},
 		cancel: make(chan struct{}),
-	}
-	if e.locker != nil {
-		return e.startSharedMoveTask(ctx, t, src, dest)
-	}
+	}, nil
+}
+
+// startLocalMoveTask enters a new task in the registry, saves it (and
+// forgets it again if the save fails) and runs it, on a store no other
+// server shares.
+func (e *Engine) startLocalMoveTask(ctx context.Context, t *moveTask, src, dest *baton.Queue) (string, error) {
 	tasks := &e.tasks
-	tasks.mu.Lock()
-	if tasks.byID == nil {
-		tasks.byID = make(map[string]*moveTask)
-		tasks.bySource = make(map[string][]*moveTask)
-	}
-	if list := tasks.bySource[p.SourceARN]; len(list) > 0 && (list[0].Status == TaskRunning || list[0].Status == TaskCancelling) {
-		tasks.mu.Unlock()
+	if !tasks.add(t) {
 		return "", errTaskRunning()
 	}
-	tasks.byID[t.Handle] = t
-	tasks.bySource[p.SourceARN] = append([]*moveTask{t}, tasks.bySource[p.SourceARN]...)
-	tasks.mu.Unlock()
 	if err := e.saveTask(ctx, t); err != nil {
-		tasks.mu.Lock()
-		delete(tasks.byID, t.Handle)
-		list := tasks.bySource[p.SourceARN]
-		if i := slices.Index(list, t); i >= 0 {
-			tasks.bySource[p.SourceARN] = slices.Delete(list, i, i+1)
-		}
-		tasks.mu.Unlock()
+		tasks.remove(t)
 		return "", fmt.Errorf("save move task: %w", err)
 	}
 	tasks.mu.Lock()
-	tasks.bySource[p.SourceARN] = tasks.trim(tasks.bySource[p.SourceARN])
+	tasks.bySource[t.SourceARN] = tasks.trim(tasks.bySource[t.SourceARN])
 	tasks.mu.Unlock()
 	tasks.wg.Add(1)
 	go func() {
@@ -261,6 +283,34 @@ func (e *Engine) StartMessageMoveTask(ctx context.Context, p StartMessageMoveTas
 		e.runMoveTask(t, src, dest)
 	}()
 	return t.Handle, nil
+}
+
+// add enters t as its source's newest task, unless the source's newest
+// task has not finished: then it reports false and enters nothing.
+func (tasks *moveTasks) add(t *moveTask) bool {
+	tasks.mu.Lock()
+	defer tasks.mu.Unlock()
+	if tasks.byID == nil {
+		tasks.byID = make(map[string]*moveTask)
+		tasks.bySource = make(map[string][]*moveTask)
+	}
+	if list := tasks.bySource[t.SourceARN]; len(list) > 0 && !list[0].Finished() {
+		return false
+	}
+	tasks.byID[t.Handle] = t
+	tasks.bySource[t.SourceARN] = append([]*moveTask{t}, tasks.bySource[t.SourceARN]...)
+	return true
+}
+
+// remove forgets a task add entered.
+func (tasks *moveTasks) remove(t *moveTask) {
+	tasks.mu.Lock()
+	defer tasks.mu.Unlock()
+	delete(tasks.byID, t.Handle)
+	list := tasks.bySource[t.SourceARN]
+	if i := slices.Index(list, t); i >= 0 {
+		tasks.bySource[t.SourceARN] = slices.Delete(list, i, i+1)
+	}
 }
 
 func errTaskRunning() error {
