@@ -84,7 +84,7 @@ func (e *Engine) loadMoveTasks(ctx context.Context) error {
 	tasks.byID = make(map[string]*moveTask, len(stored))
 	tasks.bySource = make(map[string][]*moveTask)
 	for _, mt := range stored {
-		if mt.Status == TaskRunning || mt.Status == TaskCancelling {
+		if !mt.Finished() {
 			mt.Status, mt.FailureReason = TaskFailed, restartFailure
 			if err := e.store.MoveTaskSave(ctx, mt); err != nil {
 				return fmt.Errorf("engine: save move task: %w", err)
