@@ -2,9 +2,11 @@
 // (store/pgstore, and the reader of the SQLite data directories of earlier
 // releases, store/pebblestore/internal/sqliteread): it reads a store's embedded,
 // numbered .sql files and applies those newer than the version the database
-// records, each in a transaction of its own together with its record. What
-// differs between the databases (the driver, the SQL of the bookkeeping, a
-// data fix after a migration) is passed in.
+// records, each in a transaction of its own together with its record, or,
+// for a migration that cannot run in one (NoTransactionLine), statement by
+// statement and then its record. What differs between the databases (the
+// driver, the SQL of the bookkeeping, a data fix after a migration, the
+// tidying before a migration run outside a transaction) is passed in.
 package migrate
 
 import (
@@ -13,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +29,45 @@ type Migration struct {
 	Name string
 	// SQL is the file's content.
 	SQL string
+	// NoTransaction: the file has the line NoTransactionLine, and its
+	// statements run one by one, each outside a transaction.
+	NoTransaction bool
+}
+
+// NoTransactionLine, a line of its own in a migration's file, makes it a
+// migration run outside a transaction: each of its statements runs by
+// itself, as PostgreSQL's CREATE INDEX CONCURRENTLY and DROP INDEX
+// CONCURRENTLY must, and its record is written once they all succeeded.
+// A run cut short (a crash, a lost connection) leaves the statements
+// before the cut done and the migration unrecorded, so the next start runs
+// it again from its first statement: each statement must leave the same
+// schema when run again (IF NOT EXISTS, IF EXISTS), and Dialect.Prepare
+// tidies what a statement cut short left. Statements end with ";" at the
+// end of a line, and none holds a ";" of its own (no function bodies).
+const NoTransactionLine = "-- migrate: no transaction"
+
+// Statements are m's statements, in order: its SQL split at each ";" that
+// ends a line, without comment lines and empty statements.
+func (m Migration) Statements() []string {
+	var out []string
+	var cur strings.Builder
+	for line := range strings.Lines(m.SQL) {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		if strings.HasSuffix(t, ";") {
+			if st := strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"); st != "" {
+				out = append(out, st)
+			}
+			cur.Reset()
+		}
+	}
+	if st := strings.TrimSpace(cur.String()); st != "" {
+		out = append(out, st)
+	}
+	return out
 }
 
 // Load returns the migrations in directory dir of fsys, in version order.
@@ -48,7 +90,8 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Migration{Version: v, Name: base, SQL: string(b)})
+		noTx := slices.Contains(strings.Split(string(b), "\n"), NoTransactionLine)
+		out = append(out, Migration{Version: v, Name: base, SQL: string(b), NoTransaction: noTx})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i, m := range out {
@@ -59,9 +102,12 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	return out, nil
 }
 
-// DB begins the transactions migrations run in.
+// DB begins the transactions migrations run in, and runs the statements of
+// a migration run outside a transaction.
 type DB interface {
 	Begin(ctx context.Context) (Tx, error)
+	// Exec runs one statement outside a transaction.
+	Exec(ctx context.Context, query string) error
 }
 
 // Tx is a transaction of the store's database.
@@ -91,12 +137,20 @@ type Dialect struct {
 	After func(ctx context.Context, tx Tx, m Migration) error
 	// Applied, if not nil, is told of each migration once it is committed.
 	Applied func(m Migration)
+	// Prepare, if not nil, runs before each run of a migration outside a
+	// transaction: it tidies what an earlier run cut short may have left
+	// that a statement's IF NOT EXISTS would take for done (in PostgreSQL,
+	// an index whose concurrent build failed, left INVALID).
+	Prepare func(ctx context.Context, db DB, m Migration) error
 }
 
 // Run brings the database to the last of all (as Load returns them): it
 // reads the version the database records and applies each later migration
-// in a transaction of its own, with After and the record. It refuses a
-// database whose version is newer than all knows: a newer Baton wrote it.
+// in a transaction of its own, with After and the record, or, for a
+// migration run outside a transaction, Prepare, its statements one by one,
+// then After and the record in a transaction. It refuses a database whose
+// version is newer than all knows: a newer Baton wrote it. Runs on one
+// database must not overlap: the caller serialises them.
 func Run(ctx context.Context, db DB, d Dialect, all []Migration) error {
 	current, err := inTx(ctx, db, func(tx Tx) (int, error) {
 		if err := tx.Exec(ctx, d.Setup); err != nil {
@@ -115,9 +169,16 @@ func Run(ctx context.Context, db DB, d Dialect, all []Migration) error {
 		return fmt.Errorf("the database has schema version %d, newer than this Baton's %d: it was written by a newer Baton", current, len(all))
 	}
 	for _, m := range all[current:] {
+		if m.NoTransaction {
+			if err := runOutside(ctx, db, d, m); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
+			}
+		}
 		_, err := inTx(ctx, db, func(tx Tx) (int, error) {
-			if err := tx.Exec(ctx, m.SQL); err != nil {
-				return 0, err
+			if !m.NoTransaction {
+				if err := tx.Exec(ctx, m.SQL); err != nil {
+					return 0, err
+				}
 			}
 			if d.After != nil {
 				if err := d.After(ctx, tx, m); err != nil {
@@ -132,6 +193,22 @@ func Run(ctx context.Context, db DB, d Dialect, all []Migration) error {
 		}
 		if d.Applied != nil {
 			d.Applied(m)
+		}
+	}
+	return nil
+}
+
+// runOutside runs Prepare and m's statements one by one, outside a
+// transaction.
+func runOutside(ctx context.Context, db DB, d Dialect, m Migration) error {
+	if d.Prepare != nil {
+		if err := d.Prepare(ctx, db, m); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	for _, stmt := range m.Statements() {
+		if err := db.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
 	return nil
@@ -162,6 +239,11 @@ func (d sqlDB) Begin(ctx context.Context) (Tx, error) {
 		return nil, err
 	}
 	return sqlTx{tx}, nil
+}
+
+func (d sqlDB) Exec(ctx context.Context, query string) error {
+	_, err := d.db.ExecContext(ctx, query)
+	return err
 }
 
 type sqlTx struct{ tx *sql.Tx }

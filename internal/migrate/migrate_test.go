@@ -144,3 +144,72 @@ func TestRun(t *testing.T) {
 		t.Fatalf("an older binary: got %v, want an error saying the database is newer", err)
 	}
 }
+
+// TestNoTransaction: a migration with the line NoTransactionLine runs its
+// statements one by one, outside a transaction, after Prepare, and is
+// recorded once they all succeeded; one that fails part way stays
+// unrecorded, with its statements before the failure done, and the next
+// run starts it again from its first statement.
+func TestNoTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	m2 := "-- builds t's index\n" + migrate.NoTransactionLine + "\n" +
+		"CREATE INDEX IF NOT EXISTS t_a ON t (a);\nINSERT INTO log VALUES ('second');\n" +
+		"INSERT INTO missing VALUES (1);\n"
+	all, err := migrate.Load(files("CREATE TABLE t (a INTEGER); CREATE TABLE log (s TEXT);", m2), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all[0].NoTransaction || !all[1].NoTransaction {
+		t.Fatalf("NoTransaction = %v, %v; want false, true", all[0].NoTransaction, all[1].NoTransaction)
+	}
+	want := []string{"CREATE INDEX IF NOT EXISTS t_a ON t (a)", "INSERT INTO log VALUES ('second')", "INSERT INTO missing VALUES (1)"}
+	if got := all[1].Statements(); !slices.Equal(got, want) {
+		t.Fatalf("Statements = %q, want %q", got, want)
+	}
+	prepared := 0
+	d := dialect
+	d.Prepare = func(ctx context.Context, db migrate.DB, m migrate.Migration) error {
+		prepared++
+		return db.Exec(ctx, `INSERT INTO log VALUES ('prepare')`)
+	}
+	logged := func() []string {
+		t.Helper()
+		rows, err := db.Query(`SELECT s FROM log ORDER BY rowid`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, s)
+		}
+		return out
+	}
+	// The third statement fails: the two before it stay done (no
+	// transaction undoes them) and the migration is not recorded.
+	if err := migrate.Run(ctx, migrate.SQL(db), d, all); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("Run = %v, want the failure of the third statement", err)
+	}
+	if got := versions(t, db); !slices.Equal(got, []int{1}) {
+		t.Fatalf("versions = %v, want [1]", got)
+	}
+	if got := logged(); !slices.Equal(got, []string{"prepare", "second"}) {
+		t.Fatalf("log = %q, want prepare, second", got)
+	}
+	if _, err := db.Exec(`CREATE TABLE missing (a INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	// Run again, it starts from the top and is recorded.
+	if err := migrate.Run(ctx, migrate.SQL(db), d, all); err != nil {
+		t.Fatal(err)
+	}
+	if got := versions(t, db); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("versions = %v, want [1 2]", got)
+	}
+	if got := logged(); !slices.Equal(got, []string{"prepare", "second", "prepare", "second"}) || prepared != 2 {
+		t.Fatalf("log = %q, prepared %d times; want the migration run twice", got, prepared)
+	}
+}
