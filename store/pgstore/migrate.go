@@ -3,9 +3,12 @@ package pgstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/baton-sqs/baton/internal/migrate"
 )
@@ -25,38 +28,136 @@ const migrationLock = 0x626174_6f6e
 // before it get the store's default region in its transaction.
 const regionVersion = 7
 
-// migrate applies the migrations the database lacks, in one transaction
-// under an advisory lock, so that servers starting together neither race
-// nor apply one twice, and a failed migration leaves nothing behind: each
-// migration's own transaction is a savepoint of that one. It refuses a
-// database migrated by a newer Baton.
+// migrate applies the migrations the database lacks, each in a transaction
+// of its own with its record, or, one run outside a transaction (a
+// concurrent index build), statement by statement (internal/migrate). A
+// session advisory lock serialises the servers that open one database at
+// once, so that none applies a migration twice; a migration that fails
+// leaves those before it applied. It refuses a database migrated by a
+// newer Baton.
 func (s *Store) migrate(ctx context.Context) error {
 	all, err := migrate.Load(migrationFiles, "migrations")
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
-	// A migration may rewrite a large table: its run is not cut off at the
-	// retry bound, as a queue operation's is.
-	err = s.inTxOpts(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
-			return err
+	// A migration may rewrite or index a large table: its run is not cut
+	// off at the retry bound, as a queue operation's is.
+	err = s.retryOp(ctx, func(ctx context.Context) error {
+		for attempt := 1; ; attempt++ {
+			err := s.migrateOnce(ctx, all)
+			if !isLockTimeout(err) {
+				return err
+			}
+			s.log.Warn("schema migration waits: another session's transaction holds a lock the migration needs; it tries again",
+				"attempt", attempt, "in", migrationLockWaitRetry, "err", err)
+			if !pause(ctx, migrationLockWaitRetry) {
+				return err
+			}
 		}
-		return migrate.Run(ctx, pgDB{tx}, migrate.Dialect{
-			Setup: `CREATE TABLE IF NOT EXISTS baton_schema_migrations (
-				version integer PRIMARY KEY,
-				name    text NOT NULL)`,
-			Current: `SELECT coalesce(max(version), 0) FROM baton_schema_migrations`,
-			Record: func(m migrate.Migration) (string, []any) {
-				return `INSERT INTO baton_schema_migrations (version, name) VALUES ($1, $2)`, []any{m.Version, m.Name}
-			},
-			After: s.afterMigration,
-			Applied: func(m migrate.Migration) {
-				s.log.Info("applied schema migration", "migration", m.Name)
-			},
-		}, all)
 	}, retryOpts{write: true, unboundedRuns: true})
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	return nil
+}
+
+// migrateOnce runs the migrations on a session of its own holding the
+// migration lock.
+func (s *Store) migrateOnce(ctx context.Context, all []migrate.Migration) error {
+	conn, err := s.migrationSession(ctx)
+	if err != nil {
+		return err
+	}
+	// Closing the session releases its lock.
+	defer conn.Close(context.WithoutCancel(ctx))
+	return migrate.Run(ctx, pgDB{conn}, migrate.Dialect{
+		Setup: `CREATE TABLE IF NOT EXISTS baton_schema_migrations (
+			version integer PRIMARY KEY,
+			name    text NOT NULL)`,
+		Current: `SELECT coalesce(max(version), 0) FROM baton_schema_migrations`,
+		Record: func(m migrate.Migration) (string, []any) {
+			return `INSERT INTO baton_schema_migrations (version, name) VALUES ($1, $2)`, []any{m.Version, m.Name}
+		},
+		After:   s.afterMigration,
+		Prepare: dropInvalidIndexes,
+		Applied: func(m migrate.Migration) {
+			s.log.Info("applied schema migration", "migration", m.Name)
+		},
+	}, all)
+}
+
+// A migration's transaction waits at most migrationLockTimeout for a lock
+// (lock_timeout), then gives up and is run again migrationLockWaitRetry
+// later. A table lock it waits for holds off, while it waits, every
+// statement that comes after it for the same table: the queue operations
+// of every server. A transaction open for long (a pg_dump, an idle
+// session) would so stop them all; bounded, it delays them by at most the
+// timeout, well within their retry bound, and lets them run between tries.
+const (
+	migrationLockTimeout   = "1s"
+	migrationLockWaitRetry = 2 * time.Second
+)
+
+// isLockTimeout reports whether err is a lock wait that met lock_timeout.
+func isLockTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
+// migrationLockPoll is how often a server waiting to migrate tries the lock.
+const migrationLockPoll = 200 * time.Millisecond
+
+// migrationSession opens a session of its own and takes the migration lock
+// on it, waiting while another server holds it. It waits by trying the
+// lock again and again, not in pg_advisory_lock: a statement waiting holds
+// a snapshot, and a concurrent index build, which waits for every
+// transaction older than itself, would wait for it while it waits for the
+// builder's lock, both for ever.
+func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
+	if err != nil {
+		return nil, err
+	}
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(migrationLock)).Scan(&got); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		if got {
+			return conn, nil
+		}
+		if !pause(ctx, migrationLockPoll) {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// dropInvalidIndexes drops the INVALID indexes of Baton's tables before a
+// migration run outside a transaction: a concurrent build cut short (a
+// crash, a lost connection, a failure) leaves its index so, which its
+// CREATE INDEX CONCURRENTLY IF NOT EXISTS run again would take for built.
+// Only migrations build Baton's indexes, and the migration lock is held.
+func dropInvalidIndexes(ctx context.Context, db migrate.DB, _ migrate.Migration) error {
+	conn := db.(pgDB).conn
+	rows, err := conn.Query(ctx, `
+		SELECT format('%I.%I', n.nspname, c.relname) FROM pg_index i
+			JOIN pg_class c ON c.oid = i.indexrelid
+			JOIN pg_class t ON t.oid = i.indrelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE NOT i.indisvalid AND t.relname LIKE 'baton\_%' AND n.nspname = current_schema()`)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := db.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+name); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -81,15 +182,25 @@ func (s *Store) afterMigration(ctx context.Context, tx migrate.Tx, m migrate.Mig
 	return nil
 }
 
-// pgDB runs each migration in a savepoint of tx, pgx's nested transaction.
-type pgDB struct{ tx pgx.Tx }
+// pgDB runs each migration on the migration session: in a transaction of
+// its own, or statement by statement outside one.
+type pgDB struct{ conn *pgx.Conn }
 
 func (d pgDB) Begin(ctx context.Context) (migrate.Tx, error) {
-	sp, err := d.tx.Begin(ctx)
+	tx, err := d.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, err
 	}
-	return pgTx{sp}, nil
+	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+migrationLockTimeout+`'`); err != nil {
+		tx.Rollback(ctx)
+		return nil, err
+	}
+	return pgTx{tx}, nil
+}
+
+func (d pgDB) Exec(ctx context.Context, query string) error {
+	_, err := d.conn.Exec(ctx, query)
+	return err
 }
 
 type pgTx struct{ tx pgx.Tx }

@@ -8,7 +8,10 @@
 -- baton_messages_leased (queue_id, visible_at) WHERE leased: a lease then
 -- adds five index entries instead of six. A receive reads the messages
 -- never leased and those whose lease ended as two ranges of it, the
--- in-flight and the delayed counts one range each.
+-- in-flight and the delayed counts one range each. Migration 0013 builds
+-- it, split in two, without holding off writes (CREATE INDEX
+-- CONCURRENTLY cannot run in this migration's transaction); it drops the
+-- two old ones once built.
 --
 -- The messages' queue_id no longer references baton_queues: the foreign
 -- key ran a query and locked the queue's row once per message stored.
@@ -17,10 +20,6 @@
 -- before, and deleting a queue deletes its messages in the same
 -- transaction (pgstore's QueueDelete): no message outlives its queue, and
 -- none is stored into a queue being deleted.
-CREATE INDEX baton_messages_by_state ON baton_messages (queue_id, leased, visible_at, pos);
-DROP INDEX baton_messages_by_visible;
-DROP INDEX baton_messages_leased;
-
 ALTER TABLE baton_messages DROP CONSTRAINT baton_messages_queue_id_fkey;
 
 -- baton_lock_queues locks the rows of the queues ids (distinct) against

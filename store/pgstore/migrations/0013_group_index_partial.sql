@@ -15,11 +15,25 @@
 -- on grouped messages group_id > '' (the least text is the empty one, so
 -- the two cover every message), and the counts of a queue read both.
 --
--- Like every migration this runs in one transaction: building the three
--- indexes holds off writes to the messages' table until it commits, a
--- moment for a table of a few thousand messages, longer for millions.
-DROP INDEX baton_messages_by_group;
-CREATE INDEX baton_messages_by_group ON baton_messages (queue_id, group_id, pos) WHERE group_id > '';
-DROP INDEX baton_messages_by_state;
-CREATE INDEX baton_messages_by_state ON baton_messages (queue_id, leased, visible_at, pos) WHERE group_id = '';
-CREATE INDEX baton_messages_by_group_state ON baton_messages (queue_id, leased, visible_at, pos) WHERE group_id > '';
+-- This migration runs outside a transaction, each statement by itself:
+-- CREATE INDEX CONCURRENTLY builds an index while sends, receives and
+-- deletes go on (a plain CREATE INDEX, or a DROP INDEX, in a transaction
+-- would hold them off until it committed: seconds for a million messages),
+-- and DROP INDEX CONCURRENTLY drops one without holding them off. Each new
+-- index is built under a name of its own, then the old one is dropped and
+-- the new one takes its name. A run cut short is run again from the top:
+-- every statement leaves the same schema when run again (a built index
+-- already renamed is built once more under its own name, and replaces the
+-- one of that name), and an index whose build was cut short, left INVALID,
+-- is dropped before (pgstore's migrate). The old indexes, which the
+-- statements of a server not yet upgraded use, are dropped last.
+-- migrate: no transaction
+CREATE INDEX CONCURRENTLY IF NOT EXISTS baton_messages_by_group_new ON baton_messages (queue_id, group_id, pos) WHERE group_id > '';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS baton_messages_by_state_new ON baton_messages (queue_id, leased, visible_at, pos) WHERE group_id = '';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS baton_messages_by_group_state ON baton_messages (queue_id, leased, visible_at, pos) WHERE group_id > '';
+DROP INDEX CONCURRENTLY IF EXISTS baton_messages_by_group;
+ALTER INDEX baton_messages_by_group_new RENAME TO baton_messages_by_group;
+DROP INDEX CONCURRENTLY IF EXISTS baton_messages_by_state;
+ALTER INDEX baton_messages_by_state_new RENAME TO baton_messages_by_state;
+DROP INDEX CONCURRENTLY IF EXISTS baton_messages_by_visible;
+DROP INDEX CONCURRENTLY IF EXISTS baton_messages_leased;

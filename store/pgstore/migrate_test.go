@@ -1,0 +1,241 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton/internal/migrate"
+	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/store/pgstore"
+)
+
+// released0012Indexes is what migration 0012 did to the indexes of
+// messages when it was released, before 0013 built them concurrently: a
+// database an older Baton migrated to 0012 has its full index of states and
+// no longer the two it replaced.
+const released0012Indexes = `
+	CREATE INDEX baton_messages_by_state ON baton_messages (queue_id, leased, visible_at, pos);
+	DROP INDEX baton_messages_by_visible;
+	DROP INDEX baton_messages_leased`
+
+// oldSchema brings the database at url to schema version upTo, as an
+// older Baton left it (released0012: 0012 as released), and stores
+// n messages in two queues, a tenth with a group id, a tenth in flight.
+func oldSchema(t *testing.T, url string, upTo int, released0012 bool, n int) {
+	t.Helper()
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("migrations: %v", err)
+	}
+	sort.Strings(files)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	mustExec(t, conn, `CREATE TABLE baton_schema_migrations (version integer PRIMARY KEY, name text NOT NULL)`)
+	for _, f := range files {
+		base := strings.TrimSuffix(filepath.Base(f), ".sql")
+		num, _, _ := strings.Cut(base, "_")
+		if v, _ := strconv.Atoi(num); v <= upTo {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustExec(t, conn, string(b))
+			if v == 12 && released0012 {
+				mustExec(t, conn, released0012Indexes)
+			}
+			mustExec(t, conn, `INSERT INTO baton_schema_migrations VALUES ($1, $2)`, v, base)
+		}
+	}
+	mustExec(t, conn, `
+		INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, dedup_scope, fifo, region)
+		VALUES (1, '000000000000', 'a', '{}', '{}', now(), now(), 'queue', false, 'us-east-1'),
+			(2, '000000000000', 'b', '{}', '{}', now(), now(), 'queue', false, 'us-east-1')`)
+	mustExec(t, conn, `
+		INSERT INTO baton_messages (queue_id, id, group_id, body, trace_header, dedup_id, sequence_number, sender_id,
+			sent_at, dead_letter_source_arn, visible_at, leased)
+		SELECT 1 + i % 2, 'm' || i, CASE WHEN i % 10 = 0 THEN 'g' || i % 7 ELSE '' END, 'body', '', '', '', 'sender',
+			now(), '', now() + (i % 10 = 1)::int * interval '1 hour', i % 10 = 1
+		FROM generate_series(1, $1::int) i`, n)
+}
+
+func mustExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
+	t.Helper()
+	if _, err := conn.Exec(t.Context(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// messageIndexes are the indexes of baton_messages: name, definition and
+// whether it is valid.
+func messageIndexes(t *testing.T, conn *pgx.Conn) []string {
+	t.Helper()
+	rows, err := conn.Query(t.Context(), `
+		SELECT c.relname || ': ' || pg_get_indexdef(i.indexrelid) || CASE WHEN i.indisvalid THEN '' ELSE ' INVALID' END
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid = 'baton_messages'::regclass ORDER BY c.relname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wantMessageIndexes are the indexes of baton_messages at the last schema,
+// as the migrations run in a transaction, as released, left them.
+var wantMessageIndexes = []string{
+	"baton_messages_by_group: CREATE INDEX baton_messages_by_group ON public.baton_messages USING btree (queue_id, group_id, pos) WHERE (group_id > ''::text)",
+	"baton_messages_by_group_state: CREATE INDEX baton_messages_by_group_state ON public.baton_messages USING btree (queue_id, leased, visible_at, pos) WHERE (group_id > ''::text)",
+	"baton_messages_by_sent: CREATE INDEX baton_messages_by_sent ON public.baton_messages USING btree (queue_id, sent_at)",
+	"baton_messages_by_state: CREATE INDEX baton_messages_by_state ON public.baton_messages USING btree (queue_id, leased, visible_at, pos) WHERE (group_id = ''::text)",
+	"baton_messages_pkey: CREATE UNIQUE INDEX baton_messages_pkey ON public.baton_messages USING btree (pos)",
+	"baton_messages_queue_id_id_key: CREATE UNIQUE INDEX baton_messages_queue_id_id_key ON public.baton_messages USING btree (queue_id, id)",
+}
+
+func checkMessageIndexes(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	if got := messageIndexes(t, conn); !slices.Equal(got, wantMessageIndexes) {
+		t.Errorf("indexes of baton_messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantMessageIndexes, "\n"))
+	}
+}
+
+// TestMigrationLeavesMessagesWritable: a server upgrading a database of
+// schema 0011, or 0012 as released, builds the new indexes of messages
+// while other servers go on writing them. A transaction of an old server
+// that read the table is open while the migration runs, so that a
+// migration taking a lock that conflicts with it waits, holding its locks:
+// a plain CREATE INDEX or a DROP INDEX in the migration's transaction then
+// holds off every write until that transaction ends. Writes made
+// meanwhile (with a lock_timeout, so that a wait fails rather than hangs)
+// must go through, and the migration must end with the schema the
+// migrations run in a transaction left.
+func TestMigrationLeavesMessagesWritable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		upTo     int
+		released bool
+	}{{11, false}, {12, true}} {
+		t.Run(fmt.Sprint(c.upTo), func(t *testing.T) {
+			t.Parallel()
+			url := pgtest.MustDatabase(t)
+			oldSchema(t, url, c.upTo, c.released, 2000)
+			reader, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer reader.Close(context.Background())
+			mustExec(t, reader, `BEGIN ISOLATION LEVEL REPEATABLE READ`)
+			mustExec(t, reader, `SELECT count(*) FROM baton_messages`)
+
+			opened := make(chan error, 1)
+			go func() {
+				s, err := pgstore.Open(context.Background(), url, quiet)
+				if err == nil {
+					s.Close()
+				}
+				opened <- err
+			}()
+			writer, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer writer.Close(context.Background())
+			// Wait until the migration waits for the reader.
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				var waiting bool
+				if err := writer.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity
+					WHERE datname = current_database() AND application_name = 'baton' AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting {
+					break
+				}
+				select {
+				case err := <-opened:
+					t.Fatalf("the migration ended (%v) without waiting for the open transaction", err)
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the migration did not come to wait for the open transaction")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			mustExec(t, writer, `SET lock_timeout = '30s'`)
+			mustExec(t, writer, `INSERT INTO baton_messages (queue_id, id, group_id, body, trace_header, dedup_id,
+				sequence_number, sender_id, sent_at, dead_letter_source_arn, visible_at)
+				VALUES (1, 'during', '', 'b', '', '', '', 's', now(), '', now())`)
+			mustExec(t, writer, `UPDATE baton_messages SET leased = true WHERE queue_id = 1 AND id = 'during'`)
+			mustExec(t, writer, `DELETE FROM baton_messages WHERE queue_id = 2 AND id = 'm2'`)
+
+			mustExec(t, reader, `COMMIT`)
+			if err := <-opened; err != nil {
+				t.Fatal(err)
+			}
+			checkMessageIndexes(t, writer)
+		})
+	}
+}
+
+// TestMigrationRunAgainAfterCut: a migration run outside a transaction cut
+// short after any of its statements (a crash, a lost connection), or while
+// building an index (which PostgreSQL leaves INVALID), is run again from
+// the top by the next server to start, and leaves the same schema as one
+// run whole.
+func TestMigrationRunAgainAfterCut(t *testing.T) {
+	t.Parallel()
+	all, err := migrate.Load(os.DirFS("."), "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := all[len(all)-1]
+	if !last.NoTransaction {
+		t.Fatalf("%s runs in a transaction; this test cuts a migration run outside one", last.Name)
+	}
+	stmts := last.Statements()
+	cluster := pgtest.MustShared(t)
+	for cut := 0; cut <= len(stmts); cut++ {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			t.Parallel()
+			url := cluster.MustDatabase(t)
+			oldSchema(t, url, last.Version-1, true, 200)
+			conn, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			for _, st := range stmts[:cut] {
+				mustExec(t, conn, st)
+			}
+			if cut < len(stmts) && strings.HasPrefix(stmts[cut], "CREATE INDEX CONCURRENTLY") {
+				// The next build fails part way, leaving its index
+				// INVALID: a unique index of values that are not.
+				name := strings.Fields(stmts[cut])[6]
+				if _, err := conn.Exec(t.Context(), `CREATE UNIQUE INDEX CONCURRENTLY `+name+` ON baton_messages (queue_id)`); err == nil {
+					t.Fatal("the unique index of non-unique values was built")
+				}
+			}
+			s, err := pgstore.Open(t.Context(), url, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			checkMessageIndexes(t, conn)
+		})
+	}
+}
