@@ -125,6 +125,10 @@ func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 			return nil, err
 		}
 		if got {
+			if err := keepPreviousIndexes(ctx, conn); err != nil {
+				conn.Close(context.WithoutCancel(ctx))
+				return nil, err
+			}
 			return conn, nil
 		}
 		if !pause(ctx, migrationLockPoll) {
@@ -132,6 +136,24 @@ func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// keepPreviousIndexes sets baton.keep_previous_indexes on the migration
+// session when the database has a schema already: a migration that
+// replaces an index the statements of the release before need (0013)
+// then keeps the old one for the servers not yet upgraded. A new
+// database has no such servers.
+func keepPreviousIndexes(ctx context.Context, conn *pgx.Conn) error {
+	var table bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('baton_schema_migrations') IS NOT NULL`).Scan(&table); err != nil || !table {
+		return err
+	}
+	var used bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM baton_schema_migrations)`).Scan(&used); err != nil || !used {
+		return err
+	}
+	_, err := conn.Exec(ctx, `SET baton.keep_previous_indexes = on`)
+	return err
 }
 
 // dropInvalidIndexes drops the INVALID indexes of Baton's tables before a

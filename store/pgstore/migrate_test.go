@@ -96,8 +96,9 @@ func messageIndexes(t *testing.T, conn *pgx.Conn) []string {
 	return out
 }
 
-// wantMessageIndexes are the indexes of baton_messages at the last schema,
-// as the migrations run in a transaction, as released, left them.
+// wantMessageIndexes are the indexes of baton_messages at the last schema
+// of a new database, as the migrations run in a transaction, as released,
+// left them.
 var wantMessageIndexes = []string{
 	"baton_messages_by_group: CREATE INDEX baton_messages_by_group ON public.baton_messages USING btree (queue_id, group_id, pos) WHERE (group_id > ''::text)",
 	"baton_messages_by_group_state: CREATE INDEX baton_messages_by_group_state ON public.baton_messages USING btree (queue_id, leased, visible_at, pos) WHERE (group_id > ''::text)",
@@ -107,10 +108,24 @@ var wantMessageIndexes = []string{
 	"baton_messages_queue_id_id_key: CREATE UNIQUE INDEX baton_messages_queue_id_id_key ON public.baton_messages USING btree (queue_id, id)",
 }
 
-func checkMessageIndexes(t *testing.T, conn *pgx.Conn) {
+// Kept for the servers of the release before, on a database upgraded from
+// schema 0011 or 0012.
+var (
+	keptGroups   = "baton_messages_by_group_0012: CREATE INDEX baton_messages_by_group_0012 ON public.baton_messages USING btree (queue_id, group_id, pos)"
+	keptStates12 = "baton_messages_by_state_0012: CREATE INDEX baton_messages_by_state_0012 ON public.baton_messages USING btree (queue_id, leased, visible_at, pos)"
+	keptStates11 = []string{
+		"baton_messages_by_visible: CREATE INDEX baton_messages_by_visible ON public.baton_messages USING btree (queue_id, visible_at, pos)",
+		"baton_messages_leased: CREATE INDEX baton_messages_leased ON public.baton_messages USING btree (queue_id, visible_at) WHERE leased",
+	}
+)
+
+// checkMessageIndexes checks that baton_messages has the indexes of the
+// last schema and the kept ones, all valid.
+func checkMessageIndexes(t *testing.T, conn *pgx.Conn, kept ...string) {
 	t.Helper()
-	if got := messageIndexes(t, conn); !slices.Equal(got, wantMessageIndexes) {
-		t.Errorf("indexes of baton_messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantMessageIndexes, "\n"))
+	want := slices.Sorted(slices.Values(append(slices.Clone(wantMessageIndexes), kept...)))
+	if got := messageIndexes(t, conn); !slices.Equal(got, want) {
+		t.Errorf("indexes of baton_messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -129,7 +144,8 @@ func TestMigrationLeavesMessagesWritable(t *testing.T) {
 	for _, c := range []struct {
 		upTo     int
 		released bool
-	}{{11, false}, {12, true}} {
+		kept     []string
+	}{{11, false, append([]string{keptGroups}, keptStates11...)}, {12, true, []string{keptGroups, keptStates12}}} {
 		t.Run(fmt.Sprint(c.upTo), func(t *testing.T) {
 			t.Parallel()
 			url := pgtest.MustDatabase(t)
@@ -187,7 +203,7 @@ func TestMigrationLeavesMessagesWritable(t *testing.T) {
 			if err := <-opened; err != nil {
 				t.Fatal(err)
 			}
-			checkMessageIndexes(t, writer)
+			checkMessageIndexes(t, writer, c.kept...)
 		})
 	}
 }
@@ -196,7 +212,8 @@ func TestMigrationLeavesMessagesWritable(t *testing.T) {
 // short after any of its statements (a crash, a lost connection), or while
 // building an index (which PostgreSQL leaves INVALID), is run again from
 // the top by the next server to start, and leaves the same schema as one
-// run whole.
+// run whole. (The cut run's statements run on a session of the test's,
+// which sets baton.keep_previous_indexes as the server's does.)
 func TestMigrationRunAgainAfterCut(t *testing.T) {
 	t.Parallel()
 	all, err := migrate.Load(os.DirFS("."), "migrations")
@@ -219,6 +236,7 @@ func TestMigrationRunAgainAfterCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close(context.Background())
+			mustExec(t, conn, `SET baton.keep_previous_indexes = on`)
 			for _, st := range stmts[:cut] {
 				mustExec(t, conn, st)
 			}
@@ -235,7 +253,22 @@ func TestMigrationRunAgainAfterCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.Close()
-			checkMessageIndexes(t, conn)
+			checkMessageIndexes(t, conn, keptGroups, keptStates12)
 		})
 	}
+}
+
+// TestNewDatabaseKeepsNoPreviousIndexes: a database Baton creates has the
+// indexes of the last schema alone; none is kept for servers of an
+// earlier release, which never used it.
+func TestNewDatabaseKeepsNoPreviousIndexes(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	mustOpen(t, url)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	checkMessageIndexes(t, conn)
 }

@@ -10,8 +10,8 @@
 -- never leased and those whose lease ended as two ranges of it, the
 -- in-flight and the delayed counts one range each. Migration 0013 builds
 -- it, split in two, without holding off writes (CREATE INDEX
--- CONCURRENTLY cannot run in this migration's transaction); it drops the
--- two old ones once built.
+-- CONCURRENTLY cannot run in this migration's transaction), and keeps the
+-- two old ones for the servers not yet upgraded.
 --
 -- The messages' queue_id no longer references baton_queues: the foreign
 -- key ran a query and locked the queue's row once per message stored.
