@@ -43,7 +43,8 @@ type Migration struct {
 // it again from its first statement: each statement must leave the same
 // schema when run again (IF NOT EXISTS, IF EXISTS), and Dialect.Prepare
 // tidies what a statement cut short left. Statements end with ";" at the
-// end of a line, and none holds a ";" of its own (no function bodies).
+// end of a line; a ";" inside a line (a DO block written on one line)
+// does not end one.
 const NoTransactionLine = "-- migrate: no transaction"
 
 // Statements are m's statements, in order: its SQL split at each ";" that
