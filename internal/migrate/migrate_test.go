@@ -154,7 +154,7 @@ func TestNoTransaction(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	m2 := "-- builds t's index\n" + migrate.NoTransactionLine + "\n" +
-		"CREATE INDEX IF NOT EXISTS t_a ON t (a);\nINSERT INTO log VALUES ('second');\n" +
+		"CREATE INDEX IF NOT EXISTS t_a ON t (a);\nINSERT INTO log VALUES ('sec;ond');\n" +
 		"INSERT INTO missing VALUES (1);\n"
 	all, err := migrate.Load(files("CREATE TABLE t (a INTEGER); CREATE TABLE log (s TEXT);", m2), "m")
 	if err != nil {
@@ -163,7 +163,7 @@ func TestNoTransaction(t *testing.T) {
 	if all[0].NoTransaction || !all[1].NoTransaction {
 		t.Fatalf("NoTransaction = %v, %v; want false, true", all[0].NoTransaction, all[1].NoTransaction)
 	}
-	want := []string{"CREATE INDEX IF NOT EXISTS t_a ON t (a)", "INSERT INTO log VALUES ('second')", "INSERT INTO missing VALUES (1)"}
+	want := []string{"CREATE INDEX IF NOT EXISTS t_a ON t (a)", "INSERT INTO log VALUES ('sec;ond')", "INSERT INTO missing VALUES (1)"}
 	if got := all[1].Statements(); !slices.Equal(got, want) {
 		t.Fatalf("Statements = %q, want %q", got, want)
 	}
@@ -196,8 +196,8 @@ func TestNoTransaction(t *testing.T) {
 	if got := versions(t, db); !slices.Equal(got, []int{1}) {
 		t.Fatalf("versions = %v, want [1]", got)
 	}
-	if got := logged(); !slices.Equal(got, []string{"prepare", "second"}) {
-		t.Fatalf("log = %q, want prepare, second", got)
+	if got := logged(); !slices.Equal(got, []string{"prepare", "sec;ond"}) {
+		t.Fatalf("log = %q, want prepare, sec;ond", got)
 	}
 	if _, err := db.Exec(`CREATE TABLE missing (a INTEGER)`); err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestNoTransaction(t *testing.T) {
 	if got := versions(t, db); !slices.Equal(got, []int{1, 2}) {
 		t.Fatalf("versions = %v, want [1 2]", got)
 	}
-	if got := logged(); !slices.Equal(got, []string{"prepare", "second", "prepare", "second"}) || prepared != 2 {
+	if got := logged(); !slices.Equal(got, []string{"prepare", "sec;ond", "prepare", "sec;ond"}) || prepared != 2 {
 		t.Fatalf("log = %q, prepared %d times; want the migration run twice", got, prepared)
 	}
 }
