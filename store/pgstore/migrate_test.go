@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -271,4 +272,68 @@ func TestNewDatabaseKeepsNoPreviousIndexes(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 	checkMessageIndexes(t, conn)
+}
+
+// TestPreviousReleaseKeepsItsPlans: on a database upgraded from 0012 as
+// released, the statements of the release before 0013, which do not say
+// group_id = ” or group_id > ” and so cannot use the partial indexes,
+// still read the messages through an index condition on their state
+// (visible_at: the indexes 0013 keeps), not by reading the whole table or
+// the whole queue (by send time). Plans are generic, as a cached
+// statement's, with sequential scans disabled.
+func TestPreviousReleaseKeepsItsPlans(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	oldSchema(t, url, 12, true, 20000)
+	mustOpen(t, url)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	mustExec(t, conn, `ANALYZE baton_messages`)
+	mustExec(t, conn, `SET plan_cache_mode = force_generic_plan`)
+	mustExec(t, conn, `SET enable_seqscan = off`)
+	// The release before's receive scans (requeued and never leased) and
+	// its counts of messages in flight and delayed, as it wrote them.
+	for i, q := range []struct{ sql, types, args string }{
+		{`SELECT pos FROM baton_messages WHERE queue_id = $1 AND leased AND visible_at <= $2 AND sent_at >= $3
+			ORDER BY visible_at, pos LIMIT 10 FOR UPDATE SKIP LOCKED`, "bigint, timestamptz, timestamptz", "1, now(), now() - interval '1 day'"},
+		{`SELECT pos FROM baton_messages WHERE queue_id = $1 AND NOT leased AND visible_at <= $2 AND sent_at >= $3
+			ORDER BY visible_at, pos LIMIT 10 FOR UPDATE SKIP LOCKED`, "bigint, timestamptz, timestamptz", "1, now(), now() - interval '1 day'"},
+		{`SELECT count(*) FROM baton_messages WHERE queue_id = $1 AND leased AND visible_at > $2`, "bigint, timestamptz", "1, now()"},
+		{`SELECT count(*) FROM (SELECT FROM baton_messages WHERE queue_id = $1 AND NOT leased AND visible_at > $2 LIMIT $3) d`,
+			"bigint, timestamptz, bigint", "1, now(), 1000"},
+	} {
+		name := fmt.Sprintf("old%d", i)
+		mustExec(t, conn, `PREPARE `+name+` (`+q.types+`) AS `+q.sql)
+		var out string
+		if err := conn.QueryRow(t.Context(), `EXPLAIN (FORMAT JSON) EXECUTE `+name+`(`+q.args+`)`).Scan(&out); err != nil {
+			t.Fatal(err)
+		}
+		var plans []struct {
+			Plan planNode `json:"Plan"`
+		}
+		if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+			t.Fatalf("plan %s: %v", out, err)
+		}
+		for _, bad := range unconditionedScans(plans[0].Plan) {
+			t.Errorf("%s\nin the plan of:\n%s", bad, q.sql)
+		}
+		if conds := indexConds(plans[0].Plan); !slices.ContainsFunc(conds, func(c string) bool { return strings.Contains(c, "visible_at") }) {
+			t.Errorf("no index condition on visible_at (%q) in the plan of:\n%s", conds, q.sql)
+		}
+	}
+}
+
+// indexConds are the index conditions of plan's nodes.
+func indexConds(n planNode) []string {
+	var out []string
+	if n.IndexCond != "" {
+		out = append(out, n.Index+": "+n.IndexCond)
+	}
+	for _, c := range n.Plans {
+		out = append(out, indexConds(c)...)
+	}
+	return out
 }
