@@ -109,8 +109,7 @@ func TestDoctorLastReleaseAndBatch(t *testing.T) {
 	in.receive(3, nil)
 	in.at(62)
 	r := in.report()
-	expect(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHandlerFailing, ledger.DiagnosisBatchFailsWhole)
+	expect(t, r, ledger.DiagnosisBatchFailsWhole, ledger.DiagnosisBatchFailsWhole)
 	lastIs(t, r, ledger.DiagnosisBatchFailsWhole, "receive of a batch that failed whole", 31, 31*time.Second,
 		"last receive of a batch that failed whole 31s ago")
-	lastIs(t, r, ledger.DiagnosisHandlerFailing, "lapse", 61, time.Second, "last lapse 1s ago")
 }

@@ -150,9 +150,9 @@ func (d *doctor) diagnose() {
 	d.heldRenewedFindings()
 	d.ceilingFinding()
 	d.tooShortFinding()
+	d.batchFinding()
 	d.failingFinding()
 	d.stoppedFinding()
-	d.batchFinding()
 	d.inspectionFinding()
 	d.releaseLoopFinding()
 	d.noP99Note()
@@ -205,10 +205,14 @@ func (d *doctor) lastEvent(kind string) (time.Time, string) {
 	case DiagnosisLeaseTooShort:
 		return d.s.LastLate, "late completion"
 	case DiagnosisHandlerFailing:
-		if d.lapses.lastFailing.IsZero() {
+		last := d.lapses.lastFailing
+		if !d.has(DiagnosisBatchFailsWhole) {
+			last = later(last, d.lapses.lastBatched)
+		}
+		if last.IsZero() {
 			return d.lapses.lastPending, "lapse"
 		}
-		return d.lapses.lastFailing, "lapse"
+		return last, "lapse"
 	case DiagnosisHoldersStopped:
 		return d.lapses.lastStopped, "lapse"
 	case DiagnosisInspection:
@@ -439,7 +443,10 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
 }
 
-// failingFinding names lapsed leases whose holder never came back.
+// failingFinding names lapsed leases whose holder never came back. Those
+// that lapsed with the whole batch they were received in are the
+// batch-fails-whole finding's once it is named; until then they are said
+// here, with both readings.
 func (d *doctor) failingFinding() {
 	r, s := d.r, d.s
 	gone := s.Expired - min(s.Expired, s.LapsedReturned)
@@ -450,6 +457,10 @@ func (d *doctor) failingFinding() {
 	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting
 	gone -= min(gone, others)
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
+	batched := min(d.lapses.batched, gone)
+	if d.has(DiagnosisBatchFailsWhole) {
+		gone, batched = gone-batched, 0
+	}
 	if gone == 0 {
 		return
 	}
@@ -466,27 +477,11 @@ func (d *doctor) failingFinding() {
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
-	// A lapse of a lease taken before this server started has no known
-	// holder: a crashed consumer leaves the same. The handlers are said to
-	// fail only on as many lapses of known holders as a finding rests on.
-	switch seeded := min(d.lapses.seeded, gone); {
-	case seeded > 0 && gone-seeded < MinFindingLeases:
-		which := either(gone == 1, "it was", "all were")
-		if seeded < gone {
-			which = fmt.Sprintf("%d of them were", seeded)
-		}
-		ev += fmt.Sprintf(": %s leased before this server started, by holders not known: handlers that fail before DeleteMessage "+
-			"or consumers that crashed or stopped without releasing; the server cannot tell which.", which)
-	case seeded > 0:
-		ev += fmt.Sprintf(" (%d of them leased before this server started, by holders not known: a consumer that crashed or stopped without releasing "+
-			"leaves the same lapse): the handlers are failing (an error path or a crash before DeleteMessage), not slow.", seeded)
-	default:
-		if d.lapses.alive >= gone {
-			ev += ", and went on making requests on the queue afterward"
-		}
-		ev += ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
-	}
+	ev += d.failingCause(gone) + batchedText(batched, gone)
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
+	if batched > 0 {
+		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice
+	}
 	if d.hasRedrive {
 		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
 	} else {
@@ -494,6 +489,47 @@ func (d *doctor) failingFinding() {
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
 }
+
+// failingCause says why gone leases lapsed with their holders not back.
+// A lapse of a lease taken before this server started has no known
+// holder: a crashed consumer leaves the same. The handlers are said to
+// fail only on as many lapses of known holders as a finding rests on.
+func (d *doctor) failingCause(gone uint64) string {
+	switch seeded := min(d.lapses.seeded, gone); {
+	case seeded > 0 && gone-seeded < MinFindingLeases:
+		which := either(gone == 1, "it was", "all were")
+		if seeded < gone {
+			which = fmt.Sprintf("%d of them were", seeded)
+		}
+		return fmt.Sprintf(": %s leased before this server started, by holders not known: handlers that fail before DeleteMessage "+
+			"or consumers that crashed or stopped without releasing; the server cannot tell which.", which)
+	case seeded > 0:
+		return fmt.Sprintf(" (%d of them leased before this server started, by holders not known: a consumer that crashed or stopped without releasing "+
+			"leaves the same lapse): the handlers are failing (an error path or a crash before DeleteMessage), not slow.", seeded)
+	}
+	alive := ""
+	if d.lapses.alive >= gone {
+		alive = ", and went on making requests on the queue afterward"
+	}
+	return alive + ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
+}
+
+// batchedText says that n of the gone lapsed leases lapsed with every
+// other message of the receive that handed them out: each failing, or one
+// failing message taking its batch with it, leave the same lapses.
+func batchedText(n, gone uint64) string {
+	if n == 0 {
+		return ""
+	}
+	which := either(n == gone, "All of them", fmt.Sprintf("%d of them", n))
+	return fmt.Sprintf(" %s lapsed with every other message of the receive that handed them out, none of which completed: "+
+		"either each of those messages fails, or one failing message takes its batch with it (a consumer that fails a batch whole); "+
+		"the server cannot tell which.", which)
+}
+
+// partialBatchAdvice is the fix for a consumer that fails a batch whole.
+const partialBatchAdvice = "report partial batch responses (ReportBatchItemFailures: `baton worker --report-batch-item-failures`, " +
+	"a function's batchItemFailures), or delete each message as it succeeds."
 
 // pendingText says that n lapsed leases have not come back yet though
 // their holders may, as others came back late: slow handlers if they do,

@@ -127,11 +127,11 @@ func TestDoctorLapsedHolders(t *testing.T) {
 	d.receive(cli, 0, 1, "looked")
 	d.receive(Client{}, 0, 1, "unknown")
 	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(31_000), Client: consumerA})
-	l := d.l.lapsedHolders(applyQueue, ms(40_000), time.Time{}, time.Time{})
+	l := d.l.lapsedHolders(applyQueue, ms(40_000), time.Time{}, time.Time{}, nil)
 	if l.alive != 1 || l.stopped != 0 || l.waiting != 1 || l.inspected != 1 {
 		t.Errorf("at 40 s: %+v", l)
 	}
-	l = d.l.lapsedHolders(applyQueue, ms(60_000), time.Time{}, time.Time{})
+	l = d.l.lapsedHolders(applyQueue, ms(60_000), time.Time{}, time.Time{}, nil)
 	if l.alive != 1 || l.stopped != 1 || l.waiting != 0 || l.inspected != 1 || !slices.Equal(l.holders, []Client{consumerB}) ||
 		!slices.Equal(l.stoppedMsgs, []string{"stopped"}) || !slices.Equal(l.tools, []Client{cli}) {
 		t.Errorf("at 60 s: %+v", l)

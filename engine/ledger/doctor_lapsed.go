@@ -80,13 +80,12 @@ func (d *doctor) batchFinding() {
 	ev := fmt.Sprintf("%d receives of several messages (up to %d) ended with none of their messages completed, "+
 		"and %d messages failed with their whole batch again and again (up to %d times in a row; messages %s).",
 		b.failed, b.largest, b.again, b.times, idsText(b.againMsgs))
-	fix := "Either every message of those batches fails, or one failing message takes the good ones with it: " +
+	fix := "Either every message of those batches fails (the consumers' errors tell), or one failing message takes the good ones with it: " +
 		"a consumer that fails a batch whole runs its good messages again"
 	if d.hasRedrive {
 		fix += fmt.Sprintf(", and after %d receives moves them to %s with the bad one", d.redrive.maxReceiveCount, arnQueueName(d.redrive.target))
 	}
-	fix += ". Report partial batch responses (ReportBatchItemFailures: `baton worker --report-batch-item-failures`, " +
-		"a function's batchItemFailures), or delete each message as it succeeds."
+	fix += ". If so, " + partialBatchAdvice
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisBatchFailsWhole, Leases: b.again, Evidence: ev, Fix: fix})
 }
 

@@ -108,20 +108,29 @@ type lapses struct {
 	tools, holders        []Client
 	firstStop, lastStop   time.Time
 	stoppedMsgs, toolMsgs []string
+	// undecided and whole are lapsedHolders' arguments.
+	undecided time.Time
+	whole     map[uint64]bool
+	// batched counts the lapses toward handler-failing (below) of leases
+	// whose whole batch failed (batches.whole): each message failing, or
+	// one failing message taking its batch with it, cannot be told apart.
+	batched uint64
 	// lastInspected, lastStopped and lastFailing are the latest lapses of
 	// the leases inspected, stopped, and of the others (alive, of an
-	// unknown holder, seeded) begun before undecided: those whose holder
-	// may yet come back late are not the evidence of a failing handler.
+	// unknown holder, seeded) begun before undecided, those of batches
+	// that failed whole apart (lastBatched): those whose holder may yet
+	// come back late are not the evidence of a failing handler.
 	// lastPending is the latest of the others begun after undecided.
-	lastInspected, lastStopped, lastFailing, lastPending time.Time
+	lastInspected, lastStopped, lastFailing, lastBatched, lastPending time.Time
 }
 
 // lapsedHolders sorts the queue's lapsed leases that began after since;
-// those begun after undecided (if not zero) may yet come back late.
-func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time) lapses {
+// those begun after undecided (if not zero) may yet come back late; those
+// of the batches in whole failed with every message of their receive.
+func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, whole map[uint64]bool) lapses {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	var out lapses
+	out := lapses{whole: whole, undecided: undecided}
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
 			if r.state != leaseExpired || r.proven || !r.received {
@@ -130,14 +139,14 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time) 
 			if r.seeded {
 				if !r.deadline.Before(since) {
 					out.seeded++
-					out.failingLapse(r, undecided)
+					out.failingLapse(r)
 				}
 				continue
 			}
 			if r.begin.Before(since) {
 				continue
 			}
-			ql.sortLapse(&out, r, now, undecided)
+			ql.sortLapse(&out, r, now)
 		}
 	}
 	byAddr := func(a, b Client) int {
@@ -151,15 +160,19 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time) 
 }
 
 // failingLapse notes the lapse of r, which counts toward handler-failing.
-func (out *lapses) failingLapse(r *leaseRec, undecided time.Time) {
-	if !undecided.IsZero() && r.begin.After(undecided) {
+func (out *lapses) failingLapse(r *leaseRec) {
+	switch {
+	case !out.undecided.IsZero() && r.begin.After(out.undecided):
 		out.lastPending = later(out.lastPending, r.deadline)
-		return
+	case r.batch != 0 && out.whole[r.batch]:
+		out.batched++
+		out.lastBatched = later(out.lastBatched, r.deadline)
+	default:
+		out.lastFailing = later(out.lastFailing, r.deadline)
 	}
-	out.lastFailing = later(out.lastFailing, r.deadline)
 }
 
-func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now, undecided time.Time) {
+func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 	c := r.client
 	switch last, ok := ql.seen[c]; {
 	case c.Interactive():
@@ -169,10 +182,10 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now, undecided time.T
 		out.toolMsgs = append(out.toolMsgs, r.msg.id)
 	case c == Client{}:
 		// An unknown holder: judged by the counts (handler-failing).
-		out.failingLapse(r, undecided)
+		out.failingLapse(r)
 	case ok && !last.Before(r.deadline):
 		out.alive++ // a request at the lapse or after it
-		out.failingLapse(r, undecided)
+		out.failingLapse(r)
 	case now.Sub(r.deadline) < holderGrace:
 		out.waiting++
 	default:

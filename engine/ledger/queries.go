@@ -187,6 +187,9 @@ type batches struct {
 	againMsgs      []string
 	// last is the latest receive of a batch that failed whole.
 	last time.Time
+	// whole holds the batches (Event.Batch) that failed whole, once or
+	// more: their lapses are told from single ones (lapsedHolders).
+	whole map[uint64]bool
 }
 
 // failedBatches finds the receives of several messages that failed whole.
@@ -214,17 +217,15 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 			}
 		}
 	}
-	var out batches
-	whole := func(r *leaseRec) bool {
-		t := byBatch[r.batch]
-		return r.batch != 0 && t != nil && t.size > 1 && t.seen == t.size && t.failed == t.size
-	}
-	for _, t := range byBatch {
+	out := batches{whole: map[uint64]bool{}}
+	for id, t := range byBatch {
 		if t.size > 1 && t.seen == t.size && t.failed == t.size {
 			out.failed++
 			out.largest = max(out.largest, t.size)
+			out.whole[id] = true
 		}
 	}
+	whole := func(r *leaseRec) bool { return r.batch != 0 && out.whole[r.batch] }
 	for _, tm := range ql.messages {
 		run, best := 0, 0
 		for _, r := range tm.leases { // by epoch ascending

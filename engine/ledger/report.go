@@ -234,8 +234,8 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	if d.pendingWithin > 0 {
 		undecided = now.Add(-d.pendingWithin)
 	}
-	d.lapses = l.lapsedHolders(q.ID, now, since, undecided)
 	d.batches = l.failedBatches(q.ID, now, since, undecided)
+	d.lapses = l.lapsedHolders(q.ID, now, since, undecided, d.batches.whole)
 	d.loops = l.releaseLoops(q.ID, now, since)
 	if judged.RefusedRenewals > 0 {
 		d.refused = l.refusedLeases(q.ID, now, since)
