@@ -252,7 +252,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		for i, b := range ledger.LeaseDurationBounds {
 			buckets[b.Seconds()] = m.LeaseDurations[i]
 		}
-		ch <- prometheus.MustNewConstHistogram(descDurations, t.Completed, m.LeaseSum.Seconds(), buckets, q.name)
+		ch <- prometheus.MustNewConstHistogram(descDurations, t.Finished(), m.LeaseSum.Seconds(), buckets, q.name)
 	}
 }
 

@@ -30,15 +30,19 @@ import (
 
 // LeaseStatsJSON is the wire form of ledger.LeaseStats.
 type LeaseStatsJSON struct {
-	MessagesSent    uint64  `json:"messages_sent"`
-	LeasesStarted   uint64  `json:"leases_started"`
-	LeasesCompleted uint64  `json:"leases_completed"`
-	LeaseP50Seconds float64 `json:"lease_p50_seconds"`
-	LeaseP90Seconds float64 `json:"lease_p90_seconds"`
-	LeaseP99Seconds float64 `json:"lease_p99_seconds"`
-	LeaseMaxSeconds float64 `json:"lease_max_seconds"`
-	ExpiredLeases   uint64  `json:"expired_leases"`
-	LateCompletions uint64  `json:"late_completions"`
+	MessagesSent    uint64 `json:"messages_sent"`
+	LeasesStarted   uint64 `json:"leases_started"`
+	LeasesCompleted uint64 `json:"leases_completed"`
+	// LateDeletesRefused are the late deletes a FIFO queue refused: their
+	// messages were not deleted, so they are no completed leases, but the
+	// lease durations (p50 to max) count how long their handlers ran.
+	LateDeletesRefused uint64  `json:"late_deletes_refused"`
+	LeaseP50Seconds    float64 `json:"lease_p50_seconds"`
+	LeaseP90Seconds    float64 `json:"lease_p90_seconds"`
+	LeaseP99Seconds    float64 `json:"lease_p99_seconds"`
+	LeaseMaxSeconds    float64 `json:"lease_max_seconds"`
+	ExpiredLeases      uint64  `json:"expired_leases"`
+	LateCompletions    uint64  `json:"late_completions"`
 	// LateLeases are the leases the late completions came by, each once:
 	// one lapsed lease may see several late requests, and a lease that
 	// lapsed before the period may complete late in it.
@@ -146,7 +150,7 @@ type MessageHistoryJSON struct {
 
 func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
-		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed,
+		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed, LateDeletesRefused: s.RefusedDeletes,
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,

@@ -172,6 +172,6 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 		for i, b := range ledger.LeaseDurationBounds {
 			buckets[b.Seconds()] = q.LeaseDurations[i]
 		}
-		ch <- prometheus.MustNewConstHistogram(descDurations, t.Completed, q.LeaseSum.Seconds(), buckets, lv...)
+		ch <- prometheus.MustNewConstHistogram(descDurations, t.Finished(), q.LeaseSum.Seconds(), buckets, lv...)
 	}
 }

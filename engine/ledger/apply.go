@@ -108,8 +108,16 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 	d := ev.At.Sub(ev.LeasedAt)
 	renewed := rec.renewals > 0
+	// A late delete that did not remove the message (a FIFO queue refuses
+	// a lapsed receipt) completed nothing, but tells how long its handler
+	// ran: that counts in the durations the timeout is sized from.
+	refused := ev.Result == baton.LeaseLapsed && !ev.Removed
 	ql.count(ev.At, local, func(c *counters) {
-		c.completed++
+		if refused {
+			c.refusedDeletes++
+		} else {
+			c.completed++
+		}
 		c.addDuration(d)
 		if !renewed {
 			c.unrenewed.add(d)

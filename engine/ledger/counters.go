@@ -12,8 +12,12 @@ type counters struct {
 	sent, received, completed, expired, late, duplicates uint64
 	redeliveries, lapsedWorking, renewals, releases      uint64
 	deadLettered                                         uint64
-	durations                                            histogram // receive to delete
-	unrenewed                                            histogram // the same, leases never renewed
+	// refusedDeletes counts the late deletes a FIFO queue refused: the
+	// message stays, so the lease did not complete, but its handler had
+	// finished, and how long it ran counts in durations and unrenewed.
+	refusedDeletes uint64
+	durations      histogram // receive to delete, refused or not
+	unrenewed      histogram // the same, leases never renewed
 	// atMost[i] counts the durations at most LeaseDurationBounds[i], and
 	// durationSum adds them up: /metrics's histogram, exact where
 	// durations' buckets are within 2%.
@@ -47,6 +51,7 @@ func (c *counters) merge(o *counters) {
 	c.sent += o.sent
 	c.received += o.received
 	c.completed += o.completed
+	c.refusedDeletes += o.refusedDeletes
 	c.expired += o.expired
 	c.late += o.late
 	c.duplicates += o.duplicates
@@ -80,7 +85,7 @@ var LeaseDurationBounds = [...]time.Duration{
 	30 * time.Minute, time.Hour, 4 * time.Hour, 12 * time.Hour,
 }
 
-// addDuration counts a completed lease's duration, receive to delete.
+// addDuration counts a lease's duration, receive to delete (refused or not).
 func (c *counters) addDuration(d time.Duration) {
 	c.durations.add(d)
 	c.durationSum += d

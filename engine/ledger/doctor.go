@@ -236,10 +236,10 @@ func (d *doctor) healthyAdvice() string {
 		return "No lease seen yet: nothing to judge."
 	case s.Completed == 0:
 		return "No lease has completed yet."
-	case s.Renewals > 0 && s.UnrenewedCompleted < s.Completed:
-		renewed := s.Completed - s.UnrenewedCompleted
+	case s.Renewals > 0 && s.UnrenewedCompleted < s.Finished():
+		renewed := s.Finished() - s.UnrenewedCompleted
 		advice = fmt.Sprintf("Leases end in time: no lease lapsed or completed late. %d of %d completed leases were renewed (%d renewals) and ran up to %s",
-			renewed, s.Completed, s.Renewals, fmtSeconds(s.Max))
+			renewed, s.Finished(), s.Renewals, fmtSeconds(s.Max))
 		if s.UnrenewedCompleted > 0 {
 			advice += fmt.Sprintf("; those never renewed have p99 %s, within the %ds visibility timeout", fmtSeconds(s.UnrenewedP99), r.VisibilityTimeout)
 		}
@@ -302,13 +302,13 @@ func (d *doctor) tooShortFinding() {
 	if shorter {
 		lease = given
 	}
-	if s.Completed == 0 || s.Max <= lease {
+	if s.Finished() == 0 || s.Max <= lease {
 		d.tooShortNoP99(leases, overran)
 		return
 	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions, "+
-		"%d redeliveries while the holder was still working; lease p99 is %s against a visibility timeout of %ds",
-		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, fmtSeconds(s.P99), r.VisibilityTimeout)
+		"%d redeliveries while the holder was still working%s; lease p99 is %s against a visibility timeout of %ds",
+		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, refusedText(s), fmtSeconds(s.P99), r.VisibilityTimeout)
 	var fix string
 	switch {
 	case !shorter:
@@ -327,6 +327,28 @@ func (d *doctor) tooShortFinding() {
 		fix += " " + idempotenceAdvice(s.Duplicates)
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
+}
+
+// refusedText says that late deletes were refused, as a FIFO queue
+// refuses a lapsed receipt: those messages were not deleted and run again,
+// but their handlers had finished, and the p99 counts how long they ran.
+func refusedText(s LeaseStats) string {
+	if s.RefusedDeletes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s refused, as a FIFO queue refuses the receipt of a lapsed lease: %s not deleted and %s again, "+
+		"but %s handler had finished, and the p99 counts how long it ran",
+		either(s.RefusedDeletes == 1, "1 late delete was", fmt.Sprintf("%d late deletes were", s.RefusedDeletes)),
+		either(s.RefusedDeletes == 1, "its message was", "their messages were"), either(s.RefusedDeletes == 1, "runs", "run"),
+		either(s.RefusedDeletes == 1, "its", "each"))
+}
+
+// finishedText names the leases a p99 is of (LeaseStats.Finished).
+func finishedText(s LeaseStats) string {
+	if s.RefusedDeletes == 0 {
+		return plural(int(s.Completed), "completed lease", "completed leases")
+	}
+	return fmt.Sprintf("%d leases whose handlers finished (%d completed, %d whose late delete was refused)", s.Finished(), s.Completed, s.RefusedDeletes)
 }
 
 // tooShortFix sizes the timeout that overrunning leases need: the p99 ×

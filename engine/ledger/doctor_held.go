@@ -27,15 +27,15 @@ func (d *doctor) heldUnrenewedFinding() {
 		who = fmt.Sprintf("messages %s, the longest held %s", heldIDs(d.stalled), fmtDuration(h.Held))
 	}
 	who += seededText(d.stalled)
-	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %d completed leases (%s), %s; %s",
-		plural(len(d.stalled), "lease", "leases"), who, times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99), renewedSince(h), comeBack(d.stalled, d.now))
+	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %s (%s), %s; %s",
+		plural(len(d.stalled), "lease", "leases"), who, times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99), renewedSince(h), comeBack(d.stalled, d.now))
 	fix := heldReadings(d.stalled, d.now)
 	if stall := d.longTimeout(); stall != "" {
 		fix += " " + stall
 	} else {
 		fix += " Renew the lease while the handler makes progress (a heartbeat tied to the work), so that a holder that dies is found out soon."
 	}
-	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHeldUnrenewed, Leases: all.Completed, Evidence: ev, Fix: fix, Held: d.stalled})
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHeldUnrenewed, Leases: all.Finished(), Evidence: ev, Fix: fix, Held: d.stalled})
 }
 
 // heldReadings says what can keep leases held unrenewed, by what their
@@ -138,12 +138,12 @@ func (d *doctor) heldRenewedFindings() {
 			"or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). " +
 			"Renew only while the handler makes progress: tie the heartbeat to the work and give up after a deadline " +
 			"(Baton's consumer renews on Delivery.Progress and tells the server so). " + ceilingText(blind[0])
-		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHeldRenewed, Leases: all.Completed, Evidence: ev, Fix: fix, Held: blind})
+		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHeldRenewed, Leases: all.Finished(), Evidence: ev, Fix: fix, Held: blind})
 	}
 	if len(progress) > 0 {
 		ev := d.heldRenewedText(progress, "and renewed on its handler's progress", "each time because its handler reported progress (its consumer says so)")
 		fix := "A long job at work, not a hung one: nothing to fix if jobs like it take this long. " + ceilingText(progress[0])
-		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisLongJob, Leases: all.Completed, Evidence: ev, Fix: fix, Held: progress})
+		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisLongJob, Leases: all.Finished(), Evidence: ev, Fix: fix, Held: progress})
 	}
 }
 
@@ -151,9 +151,9 @@ func (d *doctor) heldRenewedFindings() {
 // p99: how they were renewed, and what is known of why.
 func (d *doctor) heldRenewedText(hs []HeldLease, renewed, why string) string {
 	all, h := d.r.SinceStart, hs[0]
-	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %d completed leases, %s) "+
+	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %s, %s) "+
 		"and renewed %d times, last %s ago, %s.",
-		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), all.Completed, fmtSeconds(all.P99),
+		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99),
 		h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)), why)
 }
 

@@ -9,10 +9,16 @@ import (
 
 // LeaseStats are a queue's lease statistics over one period.
 type LeaseStats struct {
-	Sent, Received, Completed uint64
-	P50, P90, P99, Max        time.Duration
-	// UnrenewedP99 is the p99 of leases completed without a renewal, which
-	// is what the visibility timeout alone must cover.
+	// Completed counts the deletes that deleted the message (in time, or
+	// late on a standard queue); RefusedDeletes the late deletes a FIFO
+	// queue refused, which left the message to run again.
+	Sent, Received, Completed, RefusedDeletes uint64
+	// P50 to Max are of the leases' durations from receive to delete, the
+	// refused deletes' included: their handlers had finished, and the
+	// timeout must cover how long they ran (Finished counts them all).
+	P50, P90, P99, Max time.Duration
+	// UnrenewedP99 is the p99 of those leases never renewed, which is what
+	// the visibility timeout alone must cover.
 	UnrenewedP99 time.Duration
 	// UnrenewedCompleted counts those leases.
 	UnrenewedCompleted uint64
@@ -57,6 +63,10 @@ type LeaseStats struct {
 	LastLate, LastRefused time.Time
 }
 
+// Finished counts the leases whose holder deleted, the deletes refused as
+// late included: those P50 to Max and the duration histogram are of.
+func (s LeaseStats) Finished() uint64 { return s.Completed + s.RefusedDeletes }
+
 // none reports whether the stats saw no lease: none began, completed,
 // lapsed or completed late.
 func (s LeaseStats) none() bool {
@@ -65,7 +75,7 @@ func (s LeaseStats) none() bool {
 
 func statsOf(c *counters) LeaseStats {
 	s := LeaseStats{
-		Sent: c.sent, Received: c.received, Completed: c.completed,
+		Sent: c.sent, Received: c.received, Completed: c.completed, RefusedDeletes: c.refusedDeletes,
 		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
 		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
 		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
@@ -225,7 +235,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	if judged.LateLeases > 0 {
 		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, since)
 	}
-	if r.SinceStart.Completed >= MinFindingLeases {
+	if r.SinceStart.Finished() >= MinFindingLeases {
 		d.renewed, d.stalled = l.heldLeases(q.ID, now, r.SinceStart.P99)
 	} else {
 		d.oldest = l.oldestRunning(q.ID, now)
@@ -295,8 +305,9 @@ type QueueMetrics struct {
 	// leases it handed out. Other nodes' events are left out, so that
 	// summing a counter over the nodes of a cluster counts each event once.
 	Totals LeaseStats
-	// LeaseDurations counts completed leases (receive to delete) at or
-	// below each of LeaseDurationBounds, exactly; LeaseSum adds them up.
+	// LeaseDurations counts the leases Totals.Finished counts (receive to
+	// delete, refused or not) at or below each of LeaseDurationBounds,
+	// exactly; LeaseSum adds them up.
 	LeaseDurations [len(LeaseDurationBounds)]uint64
 	LeaseSum       time.Duration
 	// VisibilityTimeout is the queue's, in seconds.

@@ -123,7 +123,10 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 		s, period = r.SinceStart, "since this server started"
 	}
 	fmt.Fprintf(w, "  %d leases begun and %d completed %s; visibility timeout %ds\n", s.LeasesStarted, s.LeasesCompleted, period, r.VisibilityTimeoutSeconds)
-	if s.LeasesCompleted > 0 {
+	if s.LateDeletesRefused > 0 {
+		fmt.Fprintf(w, "  %d late deletes refused (FIFO): messages not deleted, their handlers' time counted below\n", s.LateDeletesRefused)
+	}
+	if s.LeasesCompleted+s.LateDeletesRefused > 0 {
 		fmt.Fprintf(w, "  lease duration (receive to delete): p50 %.1fs  p90 %.1fs  p99 %.1fs  max %.1fs\n",
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}
