@@ -233,12 +233,7 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 		}
 		first := !rec.releasedNow
 		rec.releasedNow = true
-		ql.count(ev.At, local, func(c *counters) {
-			c.releases++
-			if again {
-				c.rereleased++
-			}
-		})
+		ql.count(ev.At, local, func(c *counters) { c.releases++ })
 		if first {
 			rec.rereleased, rec.releasedAt = again, ev.At
 			ql.givenBackBeforeMove(rec, ev.At, local)

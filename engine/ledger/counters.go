@@ -32,10 +32,6 @@ type counters struct {
 	// whose holder later came back with a late completion. The lapsed
 	// leases less these are those whose holder never came back.
 	lateLeases, lapsedReturned uint64
-	// rereleased counts the leases released at once (VisibilityTimeout 0)
-	// whose message's lease before was released at once too: a message
-	// going round receivers that do not handle it.
-	rereleased uint64
 	// deadAfterRelease counts the messages moved to the dead-letter queue
 	// at the receive right after one whose holder gave them straight back
 	// (released at once, or received with VisibilityTimeout 0).
@@ -62,7 +58,6 @@ func (c *counters) merge(o *counters) {
 	c.deadLettered += o.deadLettered
 	c.lateLeases += o.lateLeases
 	c.lapsedReturned += o.lapsedReturned
-	c.rereleased += o.rereleased
 	c.deadAfterRelease += o.deadAfterRelease
 	c.refused += o.refused
 	c.durations.merge(&o.durations)

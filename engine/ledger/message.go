@@ -50,7 +50,8 @@ type leaseRec struct {
 	snoozeAt              time.Time
 	releasedNow           bool // its holder released it with VisibilityTimeout 0
 	// releasedAt is when it was released at once; rereleased: right after
-	// its message's lease before had been (counters.rereleased); deadNext:
+	// its message's lease before had been (a release loop if its holder
+	// went on making requests since: releaseLoops); deadNext:
 	// its message was moved to the dead-letter queue at the receive after
 	// it, which it had given straight back (deadAfterRelease), at deadAt.
 	releasedAt, deadAt   time.Time

@@ -41,9 +41,6 @@ type LeaseStats struct {
 	// yet).
 	LapsedReturned     uint64
 	Renewals, Releases uint64
-	// Rereleased counts the leases released at once (VisibilityTimeout 0)
-	// whose message's previous lease was released at once too.
-	Rereleased uint64
 	// DeadLetteredAfterRelease counts the messages moved to the dead-letter
 	// queue at the receive right after a lease that gave them straight back
 	// (released at once, or received with VisibilityTimeout 0): that lease
@@ -82,7 +79,6 @@ func statsOf(c *counters) LeaseStats {
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
 		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
 		LapsedReturned:                 c.lapsedReturned,
-		Rereleased:                     c.rereleased,
 		DeadLetteredAfterRelease:       c.deadAfterRelease,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
 		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
