@@ -37,8 +37,10 @@ const (
 	// DiagnosisBatchFailsWhole: messages received together come back
 	// together with none completed, again and again.
 	DiagnosisBatchFailsWhole = "batch-fails-whole"
-	// DiagnosisHoldersStopped: leases lapsed because their holders stopped
-	// making requests (a deploy or scale-in that did not release, a crash).
+	// DiagnosisHoldersStopped: leases lapsed and their holders made no
+	// request since: they stopped (a deploy or scale-in that did not
+	// release, a crash), or still work on them past their lease without
+	// a request while they work; the server cannot tell which.
 	DiagnosisHoldersStopped = "holders-stopped"
 	// DiagnosisInspection: leases taken by a person's tool (the AWS CLI,
 	// `baton receive`) left to lapse.

@@ -159,7 +159,7 @@ func TestDoctorStoppedHolders(t *testing.T) {
 	d.receive(consumerB, 100, 1, "b1")
 	r := d.report(60_000)
 	wantFindings(t, r, DiagnosisHoldersStopped, DiagnosisHoldersStopped)
-	for _, want := range []string{"3 leases lapsed because their holders stopped", "2 holders (10.1.0.1 aws-sdk-go-v2/1.36.3; 10.1.0.2 aws-sdk-go-v2/1.36.3)",
+	for _, want := range []string{"3 leases lapsed and 2 holders (10.1.0.1 aws-sdk-go-v2/1.36.3; 10.1.0.2 aws-sdk-go-v2/1.36.3)",
 		"within 100ms of each other", "messages a1, a2, b1", "release what they hold as they stop", "ChangeMessageVisibility 0"} {
 		if !strings.Contains(r.Advice, want) {
 			t.Errorf("advice lacks %q: %s", want, r.Advice)

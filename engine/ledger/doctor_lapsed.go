@@ -10,15 +10,19 @@ import (
 // another reason than a failing handler: holders that stopped, a person's
 // look with an interactive tool, and batches that fail whole.
 
-// stoppedFinding names leases that lapsed because their holders stopped:
-// they made no request on the queue since before those leases ended. A
-// consumer stopped without releasing what it holds (a deploy, a scale-in)
-// leaves each message to wait out its visibility timeout.
+// stoppedFinding names leases that lapsed while their holders made no
+// request on the queue since before those leases ended. A consumer stopped
+// without releasing what it holds (a deploy, a scale-in, a crash) leaves
+// each message to wait out its visibility timeout; but so does one still
+// working on the message past its lease, if it makes no request while it
+// works (one message at a time, no heartbeat): the classic overrun, until
+// its late delete comes. The server cannot tell them apart before the
+// holder comes back, so both are said.
 func (d *doctor) stoppedFinding() {
 	l := d.lapses
 	if l.waiting > 0 {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%s lapsed in the last %s and %s not been seen since: too soon to tell a failing handler from a stopped consumer.",
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed in the last %s and %s not been seen since: too soon to tell a failing handler from a stopped consumer or one still working.",
 			plural(int(l.waiting), "lease", "leases"), fmtDuration(holderGrace), either(l.waiting == 1, "its holder has", "their holders have")))
 	}
 	if l.stopped == 0 || len(d.dlqOf()) > 0 {
@@ -34,13 +38,17 @@ func (d *doctor) stoppedFinding() {
 	if len(l.holders) > 1 && l.lastStop.Sub(l.firstStop) <= stoppedTogether {
 		together = fmt.Sprintf(", together: their last requests came within %s of each other", l.lastStop.Sub(l.firstStop).Round(time.Millisecond))
 	}
-	ev := fmt.Sprintf("%d leases lapsed because their holders stopped: %s made no request on the queue since before those leases ended "+
-		"(the last at %s)%s, and never came back for them (messages %s).",
+	ev := fmt.Sprintf("%d leases lapsed and %s made no request on the queue since before those leases ended "+
+		"(the last at %s)%s, nor came back for them (messages %s). Either they stopped (a deploy, a scale-in, a crash) without releasing, "+
+		"or they are still working on them past their lease, making no request while they work (a handler slower than the visibility timeout, "+
+		"without a heartbeat); the server cannot tell which unless they come back.",
 		l.stopped, clientsText(l.holders), l.lastStop.UTC().Format(time.RFC3339), together, idsText(l.stoppedMsgs))
 	fix := fmt.Sprintf("Consumers that stop (a deploy, a scale-in) must release what they hold as they stop: "+
 		"ChangeMessageVisibility 0 for each message held, as Baton's consumer and baton worker do; "+
 		"otherwise each message waits out its visibility timeout (%ds here) before anyone else may have it. "+
-		"A crash cannot release: keep the timeout near what the handlers need.", d.r.VisibilityTimeout)
+		"A crash cannot release: keep the timeout near what the handlers need. "+
+		"If they are still working, the timeout is shorter than their handlers take: a late delete will show it (lease-too-short); "+
+		"renew the lease while the handler works (ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take.", d.r.VisibilityTimeout)
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHoldersStopped, Leases: l.stopped, Evidence: ev, Fix: fix})
 }
 
