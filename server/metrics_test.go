@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -155,5 +157,41 @@ func TestMetricsLeaseHistogramExact(t *testing.T) {
 	}
 	if h.GetSampleCount() != 2 || at10 != 1 || h.GetSampleSum() != 20 {
 		t.Errorf("count %d, at most 10 s %d, sum %v; want 2, 1 (the 9.99 s lease), 20 s", h.GetSampleCount(), at10, h.GetSampleSum())
+	}
+}
+
+// A late delete on a FIFO queue is refused (its message is not deleted),
+// so /metrics counts no delete for it; but its handler had finished, 42 s
+// after the receive, and the lease-duration histogram counts it, with a
+// count that agrees with its buckets.
+func TestMetricsFifoRefusedLateDelete(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c := srv.Client
+	url := srv.MustCreateQueue(t, "refused.fifo", map[string]string{"VisibilityTimeout": "30", "FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	for _, g := range []string{"a", "b"} {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("job " + g), MessageGroupId: aws.String(g)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
+	if err != nil || len(out.Messages) != 2 {
+		t.Fatalf("received %v, %v", out, err)
+	}
+	srv.Clock.Advance(2 * time.Second)
+	del(t, c, url, out.Messages[0])
+	srv.Clock.Advance(40 * time.Second)
+	if err := deleteMessage(c, url, out.Messages[1].ReceiptHandle); err == nil {
+		t.Fatal("a FIFO queue's late delete succeeded")
+	}
+	fams := scrape(t, srv.URL)
+	q := map[string]string{"queue": "refused.fifo", "account": testutil.Account}
+	if got := value(t, fams, "baton_messages_deleted_total", q).Counter.GetValue(); got != 1 {
+		t.Errorf("deleted %v, want 1: the refused delete deleted nothing", got)
+	}
+	h := value(t, fams, "baton_lease_duration_seconds", q).Histogram
+	inf := h.Bucket[len(h.Bucket)-1].GetCumulativeCount()
+	if h.GetSampleCount() != 2 || inf != 2 || h.GetSampleSum() != 44 {
+		t.Errorf("lease histogram count %d, at most 12 h %d, sum %v; want 2, 2, 44 s", h.GetSampleCount(), inf, h.GetSampleSum())
 	}
 }
