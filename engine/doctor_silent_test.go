@@ -44,3 +44,63 @@ func TestDoctorSilentSlowHoldersNotStopped(t *testing.T) {
 	}
 	expect(t, in.report(), ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
 }
+
+// The classic overrun by a consumer that polls while its slow handlers
+// work (a pool of workers): its leases lapse and it goes on making
+// requests, which a failing handler does too. Until the late deletes
+// come, the doctor says both, never "not slow"; a handler whose message
+// was completed in time once received again failed, and is said so.
+func TestDoctorPollingSlowHoldersNotFailing(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "pool", map[string]string{"VisibilityTimeout": "30"})
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	in.at(10)
+	var first []string
+	for range 3 {
+		for _, h := range in.receiveAs(sdkClient, 1) {
+			first = append(first, h)
+		}
+	}
+	for s := 15; s <= 70; s += 5 {
+		in.at(s)
+		in.receiveAs(sdkClient, 1) // polls while it works; takes the lapsed messages again, as slow
+	}
+	r := in.report()
+	f := finding(r, ledger.DiagnosisHandlerFailing) // beside the re-received leases, held far beyond the quick ones' p99
+	if strings.Contains(f.Evidence, "not slow") {
+		t.Errorf("a slow handler said not slow: %s", f.Evidence)
+	}
+	contains(t, f.Evidence, "went on making requests on the queue afterward", "the handlers are failing (an error path or a crash before DeleteMessage), "+
+		"or their holders are still working past their lease", "the server cannot tell which yet")
+	contains(t, f.Fix, "If they are still working, the timeout is shorter than their handlers take")
+	in.at(100)
+	for _, h := range first {
+		_ = in.e.DeleteMessage(as(sdkClient), in.ref, h) // late
+	}
+	if r := in.report(); r.Diagnosis != ledger.DiagnosisLeaseTooShort {
+		t.Errorf("after the late deletes: %s, %v", r.Diagnosis, kinds(r))
+	}
+
+	// Handlers that throw: each message is completed in time once received
+	// again, so the lapses were no handler still at work.
+	in = newIncident(t, "throws", map[string]string{"VisibilityTimeout": "30"})
+	in.send(3)
+	for range 3 {
+		in.receiveAs(sdkClient, 1)
+	}
+	in.at(31)
+	for range 3 {
+		for _, h := range in.receiveAs(sdkClient, 1) {
+			in.delAs(sdkClient, h)
+		}
+	}
+	in.at(40)
+	r = in.report()
+	expect(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHandlerFailing)
+	f = finding(r, ledger.DiagnosisHandlerFailing)
+	contains(t, f.Evidence, "the handlers are failing (an error path or a crash before DeleteMessage), not slow: each message was completed in time once received again")
+	if strings.Contains(f.Fix, "If they are still working") {
+		t.Errorf("fix for a slow handler where none is: %s", f.Fix)
+	}
+}

@@ -482,9 +482,11 @@ func (d *doctor) failingFinding() {
 	gone -= min(gone, others)
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	batched := min(d.lapses.batched, gone)
+	retried := d.lapses.retried + d.lapses.retriedBatched
 	if d.has(DiagnosisBatchFailsWhole) {
-		gone, batched = gone-batched, 0
+		gone, batched, retried = gone-batched, 0, d.lapses.retried
 	}
+	retried = min(retried, gone)
 	if gone == 0 {
 		return
 	}
@@ -501,8 +503,12 @@ func (d *doctor) failingFinding() {
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
-	ev += d.failingCause(gone) + batchedText(batched, gone)
+	ev += d.failingCause(gone, retried) + batchedText(batched, gone)
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
+	if retried < gone {
+		fix += " If they are still working, the timeout is shorter than their handlers take: renew the lease while the handler works " +
+			"(ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take."
+	}
 	if batched > 0 {
 		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice
 	}
@@ -518,7 +524,7 @@ func (d *doctor) failingFinding() {
 // A lapse of a lease taken before this server started has no known
 // holder: a crashed consumer leaves the same. The handlers are said to
 // fail only on as many lapses of known holders as a finding rests on.
-func (d *doctor) failingCause(gone uint64) string {
+func (d *doctor) failingCause(gone, retried uint64) string {
 	switch seeded := min(d.lapses.seeded, gone); {
 	case seeded > 0 && gone-seeded < MinFindingLeases:
 		which := either(gone == 1, "it was", "all were")
@@ -529,13 +535,31 @@ func (d *doctor) failingCause(gone uint64) string {
 			"or consumers that crashed or stopped without releasing; the server cannot tell which.", which)
 	case seeded > 0:
 		return fmt.Sprintf(" (%d of them leased before this server started, by holders not known: a consumer that crashed or stopped without releasing "+
-			"leaves the same lapse): the handlers are failing (an error path or a crash before DeleteMessage), not slow.", seeded)
+			"leaves the same lapse)", seeded) + failingOrSlow(gone, retried)
 	}
 	alive := ""
 	if d.lapses.alive >= gone {
 		alive = ", and went on making requests on the queue afterward"
 	}
-	return alive + ": the handlers are failing (an error path or a crash before DeleteMessage), not slow."
+	return alive + failingOrSlow(gone, retried)
+}
+
+// failingOrSlow says the gone lapsed leases' handlers are failing, not
+// slow, when each of their messages was completed in time once received
+// again (retried of them were); the others' holders may as well still be
+// working past their lease, if they poll while they work, until their
+// late delete comes: both are said.
+func failingOrSlow(gone, retried uint64) string {
+	const failing = ": the handlers are failing (an error path or a crash before DeleteMessage)"
+	if retried >= gone {
+		return failing + ", not slow: each message was completed in time once received again."
+	}
+	which := "their holders"
+	if retried > 0 {
+		which = fmt.Sprintf("the holders of the %d whose messages have not been completed since", gone-retried)
+	}
+	return failing + fmt.Sprintf(", or %s are still working past their lease (a handler slower than the visibility timeout, "+
+		"in a consumer that polls while it works: its late delete would show it); the server cannot tell which yet.", which)
 }
 
 // batchedText says that n of the gone lapsed leases lapsed with every

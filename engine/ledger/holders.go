@@ -115,6 +115,11 @@ type lapses struct {
 	// whose whole batch failed (batches.whole): each message failing, or
 	// one failing message taking its batch with it, cannot be told apart.
 	batched uint64
+	// retried and retriedBatched count those of the lapses toward
+	// handler-failing (unbatched, batched) whose message a later lease
+	// completed in time: handled within a lease once received again, so
+	// the lapse was no handler still working past its lease.
+	retried, retriedBatched uint64
 	// lastInspected, lastStopped and lastFailing are the latest lapses of
 	// the leases inspected, stopped, and of the others (alive, of an
 	// unknown holder, seeded) begun before undecided, those of batches
@@ -167,9 +172,25 @@ func (out *lapses) failingLapse(r *leaseRec) {
 	case r.batch != 0 && out.whole[r.batch]:
 		out.batched++
 		out.lastBatched = later(out.lastBatched, r.deadline)
+		if completedLater(r) {
+			out.retriedBatched++
+		}
 	default:
 		out.lastFailing = later(out.lastFailing, r.deadline)
+		if completedLater(r) {
+			out.retried++
+		}
 	}
+}
+
+// completedLater says a later lease of r's message completed in time.
+func completedLater(r *leaseRec) bool {
+	for _, x := range r.msg.leases {
+		if x.epoch > r.epoch && x.received && x.state == leaseDeleted {
+			return true
+		}
+	}
+	return false
 }
 
 func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
