@@ -504,20 +504,25 @@ func (d *doctor) failingFinding() {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
 	ev += d.failingCause(gone, retried) + batchedText(batched, gone)
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: d.failingFix(retried < gone, batched > 0)})
+}
+
+// failingFix is the fix of handler-failing: the consumers' errors; a
+// longer lease or a heartbeat if the holders may still be working; partial
+// batch responses if lapses came with their whole batch.
+func (d *doctor) failingFix(maySlow, batched bool) string {
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
-	if retried < gone {
+	if maySlow {
 		fix += " If they are still working, the timeout is shorter than their handlers take: renew the lease while the handler works " +
 			"(ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take."
 	}
-	if batched > 0 {
+	if batched {
 		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice
 	}
 	if d.hasRedrive {
-		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
-	} else {
-		fix += " A RedrivePolicy stops a poison message from cycling."
+		return fix + fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
 	}
-	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
+	return fix + " A RedrivePolicy stops a poison message from cycling."
 }
 
 // failingCause says why gone leases lapsed with their holders not back.
