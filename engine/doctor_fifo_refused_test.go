@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,5 +81,33 @@ func TestDoctorFifoRefusedLateDelete(t *testing.T) {
 		if m.Totals.Completed != completed || m.Totals.Finished() != 8 || m.LeaseDurations[len(m.LeaseDurations)-1] != 8 {
 			t.Errorf("%s: metrics completed %d, finished %d, histogram %v; want %d, 8, 8", name, m.Totals.Completed, m.Totals.Finished(), m.LeaseDurations, completed)
 		}
+	}
+}
+
+// A FIFO queue refuses a delete by the receipt of a lease its holder
+// released: the message stays, and its history shows no delete.
+func TestHistoryFifoRefusedDeleteAfterRelease(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "released.fifo", map[string]string{"VisibilityTimeout": "30", "FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	if _, err := in.e.SendMessage(context.Background(), in.ref, engine.SendParams{Body: "x", GroupID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	id, h := in.receiveOne()
+	in.at(1)
+	in.change(h, 0)
+	in.at(2)
+	if err := in.e.DeleteMessage(context.Background(), in.ref, h); err == nil {
+		t.Fatal("a FIFO queue deleted by the receipt of a released lease")
+	}
+	events, ok, err := in.e.MessageHistory(context.Background(), in.ref, id)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	var got []string
+	for _, ev := range events {
+		got = append(got, ev.Kind)
+	}
+	if want := []string{ledger.EventReceive, ledger.EventRelease}; !slices.Equal(got, want) {
+		t.Errorf("history %v, want %v: the refused delete deleted nothing", got, want)
 	}
 }

@@ -102,16 +102,19 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		rec.snoozed = false // it worked on under the end it set
 		tm.relabel(rec.epoch, rec.snoozeAt)
 	}
+	// A delete by a receipt no longer live that did not remove the message
+	// (a FIFO queue refuses it) completed nothing.
+	refused := ev.Result == baton.LeaseLapsed && !ev.Removed
 	if rec.state == leaseReleased && rec.received {
-		ql.releasedDeleted(tm, rec, ev)
+		if !refused {
+			ql.releasedDeleted(tm, rec, ev)
+		}
 		return
 	}
 	d := ev.At.Sub(ev.LeasedAt)
 	renewed := rec.renewals > 0
-	// A late delete that did not remove the message (a FIFO queue refuses
-	// a lapsed receipt) completed nothing, but tells how long its handler
-	// ran: that counts in the durations the timeout is sized from.
-	refused := ev.Result == baton.LeaseLapsed && !ev.Removed
+	// A refused late delete still tells how long its handler ran: that
+	// counts in the durations the timeout is sized from.
 	ql.count(ev.At, local, func(c *counters) {
 		if refused {
 			c.refusedDeletes++
