@@ -23,7 +23,7 @@ import (
 )
 
 // mustOldSchema applies the migrations up to version upTo, as an older
-// Baton left the database.
+// Baton left the database (0012 as first written: pgtest.Released0012Indexes).
 func mustOldSchema(t *testing.T, url string, upTo int) {
 	t.Helper()
 	files, err := filepath.Glob("../store/pgstore/migrations/*.sql")
@@ -52,6 +52,11 @@ func mustOldSchema(t *testing.T, url string, upTo int) {
 		}
 		if _, err := conn.Exec(t.Context(), string(b)); err != nil {
 			t.Fatalf("%s: %v", base, err)
+		}
+		if v == 12 {
+			if _, err := conn.Exec(t.Context(), pgtest.Released0012Indexes); err != nil {
+				t.Fatalf("%s as first written: %v", base, err)
+			}
 		}
 		if _, err := conn.Exec(t.Context(), `INSERT INTO baton_schema_migrations VALUES ($1, $2)`, v, base); err != nil {
 			t.Fatal(err)

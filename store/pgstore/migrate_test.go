@@ -20,15 +20,6 @@ import (
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
-// released0012Indexes is what migration 0012 did to the indexes of
-// messages when it was released, before 0013 built them concurrently: a
-// database an older Baton migrated to 0012 has its full index of states and
-// no longer the two it replaced.
-const released0012Indexes = `
-	CREATE INDEX baton_messages_by_state ON baton_messages (queue_id, leased, visible_at, pos);
-	DROP INDEX baton_messages_by_visible;
-	DROP INDEX baton_messages_leased`
-
 // oldSchema brings the database at url to schema version upTo, as an
 // older Baton left it (released0012: 0012 as released), and stores
 // n messages in two queues, a tenth with a group id, a tenth in flight.
@@ -55,7 +46,7 @@ func oldSchema(t *testing.T, url string, upTo int, released0012 bool, n int) {
 			}
 			mustExec(t, conn, string(b))
 			if v == 12 && released0012 {
-				mustExec(t, conn, released0012Indexes)
+				mustExec(t, conn, pgtest.Released0012Indexes)
 			}
 			mustExec(t, conn, `INSERT INTO baton_schema_migrations VALUES ($1, $2)`, v, base)
 		}
