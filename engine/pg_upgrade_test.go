@@ -3,11 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,45 +20,9 @@ import (
 )
 
 // mustOldSchema applies the migrations up to version upTo, as an older
-// Baton left the database (0012 as first written: pgtest.Released0012Indexes).
+// Baton left the database.
 func mustOldSchema(t *testing.T, url string, upTo int) {
-	t.Helper()
-	files, err := filepath.Glob("../store/pgstore/migrations/*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("migrations: %v", err)
-	}
-	sort.Strings(files)
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), `CREATE TABLE baton_schema_migrations (version integer PRIMARY KEY, name text NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		base := strings.TrimSuffix(filepath.Base(f), ".sql")
-		num, _, _ := strings.Cut(base, "_")
-		v, _ := strconv.Atoi(num)
-		if v > upTo {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(t.Context(), string(b)); err != nil {
-			t.Fatalf("%s: %v", base, err)
-		}
-		if v == 12 {
-			if _, err := conn.Exec(t.Context(), pgtest.Released0012Indexes); err != nil {
-				t.Fatalf("%s as first written: %v", base, err)
-			}
-		}
-		if _, err := conn.Exec(t.Context(), `INSERT INTO baton_schema_migrations VALUES ($1, $2)`, v, base); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pgtest.OldSchema(t, url, "../store/pgstore/migrations", upTo, true)
 }
 
 // TestUpgradeFromOldSchemas: a database an older Baton left (schema at

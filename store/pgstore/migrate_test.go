@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,32 +22,12 @@ import (
 // n messages in two queues, a tenth with a group id, a tenth in flight.
 func oldSchema(t *testing.T, url string, upTo int, released0012 bool, n int) {
 	t.Helper()
-	files, err := filepath.Glob("migrations/*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("migrations: %v", err)
-	}
-	sort.Strings(files)
+	pgtest.OldSchema(t, url, "migrations", upTo, released0012)
 	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	mustExec(t, conn, `CREATE TABLE baton_schema_migrations (version integer PRIMARY KEY, name text NOT NULL)`)
-	for _, f := range files {
-		base := strings.TrimSuffix(filepath.Base(f), ".sql")
-		num, _, _ := strings.Cut(base, "_")
-		if v, _ := strconv.Atoi(num); v <= upTo {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustExec(t, conn, string(b))
-			if v == 12 && released0012 {
-				mustExec(t, conn, pgtest.Released0012Indexes)
-			}
-			mustExec(t, conn, `INSERT INTO baton_schema_migrations VALUES ($1, $2)`, v, base)
-		}
-	}
 	mustExec(t, conn, `
 		INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, dedup_scope, fifo, region)
 		VALUES (1, '000000000000', 'a', '{}', '{}', now(), now(), 'queue', false, 'us-east-1'),
