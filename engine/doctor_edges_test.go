@@ -104,12 +104,7 @@ func TestDoctorEdgeReleaseLoopTooFew(t *testing.T) {
 	t.Parallel()
 	in := newRedriveIncident(t, "loop", 3)
 	in.send(1)
-	for i := range 4 {
-		in.at(i)
-		for _, h := range in.receive(10, nil) {
-			in.change(h, 0)
-		}
-	}
+	in.releaseRounds(4)
 	r := in.report()
 	expect(t, r, ledger.DiagnosisTooFewLeases)
 	contains(t, r.Advice, "2 leases were released at once", "too few to name a problem")

@@ -94,6 +94,32 @@ func (in *incident) receiveOne() (id, handle string) {
 	return "", ""
 }
 
+// overrun plays the classic incident's receives: one message taken at 0,
+// 31 and 62 s by three workers, each lease the queue's 30 s lapsing before
+// the next; it returns their receipts in order.
+func (in *incident) overrun() (a, b, c string) {
+	in.t.Helper()
+	_, a = in.receiveOne()
+	in.at(31)
+	_, b = in.receiveOne()
+	in.at(62)
+	_, c = in.receiveOne()
+	return a, b, c
+}
+
+// releaseRounds plays a "not ready" consumer: at seconds 0 to rounds-1 it
+// receives up to ten messages and gives each straight back
+// (VisibilityTimeout 0).
+func (in *incident) releaseRounds(rounds int) {
+	in.t.Helper()
+	for i := range rounds {
+		in.at(i)
+		for _, h := range in.receive(10, nil) {
+			in.change(h, 0)
+		}
+	}
+}
+
 func (in *incident) del(handle string) {
 	in.t.Helper()
 	if err := in.e.DeleteMessage(context.Background(), in.ref, handle); err != nil {
@@ -147,11 +173,7 @@ func TestDoctorIncidentOverrun(t *testing.T) {
 	t.Parallel()
 	in := newIncident(t, "overrun", map[string]string{"VisibilityTimeout": "30"})
 	in.send(1)
-	_, a := in.receiveOne()
-	in.at(31)
-	_, b := in.receiveOne()
-	in.at(62)
-	_, c := in.receiveOne()
+	a, b, c := in.overrun()
 	in.at(90)
 	in.del(a)
 	// B and C are still at work: their lapsed leases are no sign of a
@@ -533,12 +555,7 @@ func TestDoctorIncidentReleaseLoop(t *testing.T) {
 	t.Parallel()
 	in := newRedriveIncident(t, "loop", 10)
 	in.send(2)
-	for i := range 3 {
-		in.at(i)
-		for _, h := range in.receive(10, nil) {
-			in.change(h, 0)
-		}
-	}
+	in.releaseRounds(3)
 	r := in.report()
 	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
 	f := finding(r, ledger.DiagnosisReleaseLoop)

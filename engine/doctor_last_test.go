@@ -69,11 +69,7 @@ func TestDoctorLastLateCompletion(t *testing.T) {
 	t.Parallel()
 	in := newIncident(t, "overrun", map[string]string{"VisibilityTimeout": "30"})
 	in.send(1)
-	_, a := in.receiveOne()
-	in.at(31)
-	_, b := in.receiveOne()
-	in.at(62)
-	_, c := in.receiveOne()
+	a, b, c := in.overrun()
 	in.at(90)
 	in.del(a)
 	in.at(121)
@@ -92,12 +88,7 @@ func TestDoctorLastReleaseAndBatch(t *testing.T) {
 	t.Parallel()
 	in := newRedriveIncident(t, "once", 1)
 	in.send(5)
-	for i := range 3 {
-		in.at(i)
-		for _, h := range in.receive(10, nil) {
-			in.change(h, 0)
-		}
-	}
+	in.releaseRounds(3)
 	in.at(100)
 	lastIs(t, in.report(), ledger.DiagnosisReleaseLoop, "release at once or dead-letter move", 1, 99*time.Second,
 		"last release at once or dead-letter move 1m39s ago")

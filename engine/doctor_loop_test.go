@@ -18,12 +18,7 @@ func TestDoctorLoopReleaseThenDeadLettered(t *testing.T) {
 	t.Parallel()
 	in := newRedriveIncident(t, "once", 1)
 	in.send(5)
-	for i := range 3 {
-		in.at(i)
-		for _, h := range in.receive(10, nil) {
-			in.change(h, 0)
-		}
-	}
+	in.releaseRounds(3)
 	r := in.report()
 	expect(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisReleaseLoop)
 	if s := r.Window; s.DeadLettered != 5 || s.DeadLetteredAfterRelease != 5 {
@@ -59,12 +54,7 @@ func TestDoctorLoopOneDeadLetteredTooFew(t *testing.T) {
 	t.Parallel()
 	in := newRedriveIncident(t, "one", 1)
 	in.send(1)
-	for i := range 2 {
-		in.at(i)
-		for _, h := range in.receive(10, nil) {
-			in.change(h, 0)
-		}
-	}
+	in.releaseRounds(2)
 	r := in.report()
 	expect(t, r, ledger.DiagnosisTooFewLeases)
 	contains(t, r.Advice, "1 message was moved to the dead-letter queue", "too few to name a problem")

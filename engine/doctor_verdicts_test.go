@@ -361,11 +361,7 @@ func TestDoctorVerdictDuplicatesNameIdempotence(t *testing.T) {
 	t.Parallel()
 	in := newIncident(t, "overrun", map[string]string{"VisibilityTimeout": "30"})
 	in.send(1)
-	_, a := in.receiveOne()
-	in.at(31)
-	_, b := in.receiveOne()
-	in.at(62)
-	_, c := in.receiveOne()
+	a, b, c := in.overrun()
 	for i, h := range []string{a, b, c} {
 		in.at(90 + 31*i)
 		in.del(h)
