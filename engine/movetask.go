@@ -277,12 +277,18 @@ func (e *Engine) startLocalMoveTask(ctx context.Context, t *moveTask, src, dest 
 	tasks.mu.Lock()
 	tasks.bySource[t.SourceARN] = tasks.trim(tasks.bySource[t.SourceARN])
 	tasks.mu.Unlock()
-	tasks.wg.Add(1)
+	e.goRunMoveTask(t, src, dest)
+	return t.Handle, nil
+}
+
+// goRunMoveTask runs a registered task in a goroutine of its own, which
+// Close waits for.
+func (e *Engine) goRunMoveTask(t *moveTask, src, dest *baton.Queue) {
+	e.tasks.wg.Add(1)
 	go func() {
-		defer tasks.wg.Done()
+		defer e.tasks.wg.Done()
 		e.runMoveTask(t, src, dest)
 	}()
-	return t.Handle, nil
 }
 
 // add enters t as its source's newest task, unless the source's newest

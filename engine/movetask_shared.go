@@ -64,11 +64,7 @@ func (e *Engine) runHere(t *moveTask, src, dest *baton.Queue) {
 	tasks.mu.Lock()
 	tasks.byID[t.Handle] = t
 	tasks.mu.Unlock()
-	tasks.wg.Add(1)
-	go func() {
-		defer tasks.wg.Done()
-		e.runMoveTask(t, src, dest)
-	}()
+	e.goRunMoveTask(t, src, dest)
 }
 
 // dropMoveTask forgets a task that stops running here and releases its
