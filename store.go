@@ -152,9 +152,10 @@ type Store interface {
 // SharedStore is a Store that several servers share, such as the
 // PostgreSQL store, so that they act as one queue: besides the Store it
 // tells each server of the others' sends (Notifier), runs each move task on
-// one server at a time (TaskLocker), keeps FIFO receive attempts for all of
-// them (AttemptStore), relays the lease ledger (LedgerBus) and reports
-// whether its backend answers (Pinger). engine.New looks once at its store:
+// one server at a time (TaskLocker), lets one server at a time publish to a
+// FIFO topic's message group (GroupLocker), keeps FIFO receive attempts for
+// all of them (AttemptStore), relays the lease ledger (LedgerBus) and
+// reports whether its backend answers (Pinger). engine.New looks once at its store:
 // a SharedStore makes it one node of several, any other Store the only one.
 // store/storetest.RunShared is the conformance suite of these capabilities,
 // run over two handles on one backend.
@@ -162,6 +163,7 @@ type SharedStore interface {
 	Store
 	Notifier
 	TaskLocker
+	GroupLocker
 	AttemptStore
 	LedgerBus
 	Pinger
@@ -509,6 +511,18 @@ type TaskLocker interface {
 	// error if someone holds it. The lock is held until Release, or until
 	// the holder's process or its link to the store dies.
 	TaskLock(ctx context.Context, key string) (TaskLock, error)
+}
+
+// GroupLocker is the part of a SharedStore through which the servers take
+// turns publishing to one message group of a FIFO topic, so that every
+// queue subscribed gets the group's messages in one order.
+type GroupLocker interface {
+	// GroupLock waits for the exclusive lock named key among every server
+	// of the store and returns what gives it back. It fails with an error
+	// wrapping ErrUnavailable when ctx ends first or the store cannot be
+	// reached. The lock is also given back when its holder's process or
+	// its link to the store dies.
+	GroupLock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // TaskLock is a lock taken with TaskLocker.TaskLock.

@@ -34,6 +34,7 @@ type Cluster struct {
 	mu       sync.Mutex
 	handles  []*Shared // open, in the order opened
 	locks    map[string]*clusterLock
+	turns    groupTurns
 	attempts baton.AttemptLog
 }
 
@@ -85,6 +86,7 @@ func (h *Shared) Close() error {
 			delete(c.locks, key)
 		}
 	}
+	c.turns.drop(h)
 	return nil
 }
 

@@ -97,6 +97,9 @@ type Store struct {
 	// connCfg opens the connections that hold task locks.
 	connCfg *pgx.ConnConfig
 	locks   taskLocks
+	// groupLocks holds FIFO topics' group locks on a connection of its
+	// own (grouplock.go).
+	groupLocks groupLocks
 
 	// tokensPruneAt is when (Unix nanoseconds) this server next forgets
 	// old send tokens (tokensPruneDue).
@@ -159,6 +162,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{pool: pool, backends: &backends, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
 		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(opts.Clock, giveUpLogEvery)}
 	s.reads.timeout = opts.RetryFor
+	s.groupLocks.init(opts.Logger, s.connCfg, opts.RetryFor)
 	s.queues.clock, s.refusals.clock, s.schema.clock = opts.Clock, opts.Clock, opts.Clock
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
@@ -333,6 +337,7 @@ func (s *Store) Close() error {
 	s.notify.stop()
 	s.pool.Close()
 	s.closeLocks()
+	s.groupLocks.close()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,6 +41,7 @@ func RunShared(t *testing.T, openPair func(t *testing.T) (a, b baton.SharedStore
 		{"WakeOnFIFODelete", testSharedWakeOnFIFODelete},
 		{"TaskLockExclusive", testSharedTaskLockExclusive},
 		{"TaskLockTakeover", testSharedTaskLockTakeover},
+		{"GroupLock", testSharedGroupLock},
 		{"MoveTaskSave", testSharedMoveTaskSave},
 		{"AttemptReplay", testSharedAttemptReplay},
 		{"FIFOGroupOrder", testSharedFIFOGroupOrder},
@@ -219,6 +221,61 @@ func testSharedTaskLockTakeover(t *testing.T, a, b baton.SharedStore) {
 	if err := la.MoveTaskSave(ctx, task); err != nil {
 		t.Fatalf("save through the taken-over lock: %v", err)
 	}
+}
+
+// testSharedGroupLock: a group lock is held by one handle at a time: the
+// other's GroupLock waits for the unlock, fails with ErrUnavailable when
+// its context ends first, and gets the lock once the holder's handle
+// closes; another name is free meanwhile.
+func testSharedGroupLock(t *testing.T, a, b baton.SharedStore) {
+	unlockA, err := a.GroupLock(t.Context(), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.GroupLock(t.Context(), "h")
+	if err != nil {
+		t.Fatalf("another name, while g is held: %v", err)
+	}
+	other()
+
+	got := make(chan func(), 1)
+	go func() {
+		unlock, err := b.GroupLock(t.Context(), "g")
+		if err != nil {
+			t.Errorf("GroupLock once unlocked: %v", err)
+		}
+		got <- unlock
+	}()
+	select {
+	case <-got:
+		t.Fatal("both handles hold the lock")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlockA()
+	var unlockB func()
+	select {
+	case unlockB = <-got:
+	case <-time.After(deliveryWait):
+		t.Fatal("the lock was not handed over after its unlock")
+	}
+	if unlockB == nil {
+		return
+	}
+
+	short, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := a.GroupLock(short, "g"); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("GroupLock while held, its context ending: %v, want ErrUnavailable", err)
+	}
+	b.Close()
+	ctx, cancel2 := context.WithTimeout(t.Context(), deliveryWait)
+	defer cancel2()
+	unlock, err := a.GroupLock(ctx, "g")
+	if err != nil {
+		t.Fatalf("GroupLock after the holder's handle closed: %v", err)
+	}
+	unlock()
+	unlockB() // a closed handle's unlock is harmless
 }
 
 // testSharedMoveTaskSave: the handles keep one active task per source,

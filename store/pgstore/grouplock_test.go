@@ -1,0 +1,66 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/pgstore"
+)
+
+// A group lock whose connection breaks while it is held is lost: another
+// server takes it at once, the holder's unlock says in the log what that
+// may have cost, and the holder's next lock connects again.
+func TestGroupLockLostWithConnection(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	logs := &syncBuffer{}
+	a, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := mustOpen(t, url)
+
+	unlock, err := a.GroupLock(t.Context(), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var ended int
+	if err := admin.QueryRow(t.Context(), `
+		SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_locks
+			WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS t`).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("terminated %d sessions holding advisory locks (%v), want 1", ended, err)
+	}
+
+	unlockB, err := b.GroupLock(t.Context(), "g")
+	if err != nil {
+		t.Fatalf("the other server, once the holder's session ended: %v", err)
+	}
+	unlockB()
+	unlock()
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if !strings.Contains(logs.String(), "locks held went with it") || !strings.Contains(logs.String(), "groups=[g]") {
+			return fmt.Errorf("the lost lock was not logged:\n%s", logs)
+		}
+		return nil
+	})
+	again, err := a.GroupLock(t.Context(), "g")
+	if err != nil {
+		t.Fatalf("a lock after the connection broke: %v", err)
+	}
+	again()
+}
