@@ -107,9 +107,34 @@ func (s *Service) deduplicated(ctx context.Context, pub *publication, t *baton.T
 	if err != nil {
 		return err
 	}
-	err = s.sendOnce(ctx, pub, t, send)
+	unlock, err := s.holdAcrossServers(ctx, t, *pub.MessageGroupID)
+	if err == nil {
+		err = s.sendOnce(ctx, pub, t, send)
+		unlock()
+	}
 	release(ctx, err)
 	return err
+}
+
+// holdAcrossServers takes the group's lock among every server of a store
+// they share (baton.GroupLocker), once this server's turn is taken: two
+// servers' publishes of one group then reach every queue in one order.
+// On a store no other server shares, the server's own turn is enough.
+func (s *Service) holdAcrossServers(ctx context.Context, t *baton.Topic, group string) (unlock func(), err error) {
+	locker, ok := s.store.(baton.GroupLocker)
+	if !ok {
+		return func() {}, nil
+	}
+	unlock, err = locker.GroupLock(ctx, groupKey(t, group))
+	if err != nil {
+		return nil, storeErr(err, "lock the message group")
+	}
+	return unlock, nil
+}
+
+// groupKey names a FIFO topic's message group.
+func groupKey(t *baton.Topic, group string) string {
+	return t.Region + "\x00" + t.Account + "\x00" + t.Name + "\x00" + group
 }
 
 // sendOnce is deduplicated's work in the group's turn: the lookup, and
@@ -173,8 +198,8 @@ func (q *sequencer) next(at time.Time) string {
 // retry of this one finds its record. A publish that fails (its store
 // failing) fails those waiting for the group then, with its error: else
 // each would wait out the store's retry bound after the one before it.
-// They hold on this server: two PostgreSQL nodes order one group's
-// publishes only as their clocks do (docs/architecture.md §8).
+// They hold on this server; on a store several servers share, the
+// publish then takes the group's lock among them too (holdAcrossServers).
 type groupLocks struct {
 	mu   sync.Mutex
 	held map[string]*groupLock
@@ -195,7 +220,7 @@ type groupLock struct {
 // publish, not of its client leaving, fails those waiting). A hold that
 // waited while a publish of the group failed fails with its error.
 func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (release func(ctx context.Context, err error), err error) {
-	key := t.Region + "\x00" + t.Account + "\x00" + t.Name + "\x00" + group
+	key := groupKey(t, group)
 	g.mu.Lock()
 	if g.held == nil {
 		g.held = make(map[string]*groupLock)

@@ -44,10 +44,11 @@ fi
 case "$watchdog" in required|off) ;; *) echo "$inventory: watchdog is required or off" >&2; exit 1 ;; esac
 
 # max_connections: every Baton node's pool, plus per node the connection
-# that LISTENs, the one that sends wake-ups, one per move task and one for
-# a moment at start; plus Patroni's own and room for an operator.
+# that LISTENs, the one that sends wake-ups, the one that holds FIFO
+# topics' group locks, one per move task and one for a moment at start;
+# plus Patroni's own and room for an operator.
 nodes=${#names[@]}
-per_node=$((pool + 3 + move_tasks))
+per_node=$((pool + 4 + move_tasks))
 reserve=20
 max_connections=$((nodes * per_node + reserve))
 
@@ -145,4 +146,4 @@ for i in 0 1 2; do
   cp "$out/secrets/baton-credentials" "$dest/baton-credentials"
   chmod 0644 "$dest/tls/ca.crt" "$dest/tls/host.crt" "$dest"/*.yml "$dest"/*.yaml "$dest/haproxy.cfg"
 done
-echo "wrote $out/${names[0]}, $out/${names[1]}, $out/${names[2]} (max_connections $max_connections = $nodes nodes x ($pool pool + 3 + $move_tasks move tasks) + $reserve)"
+echo "wrote $out/${names[0]}, $out/${names[1]}, $out/${names[2]} (max_connections $max_connections = $nodes nodes x ($pool pool + 4 + $move_tasks move tasks) + $reserve)"
