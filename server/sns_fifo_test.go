@@ -499,40 +499,56 @@ func TestSNSFairQueueGroups(t *testing.T) {
 // group and deduplication id; each publish also writes its deduplication
 // record (a second commit) after its copies.
 func BenchmarkSNSPublishFIFO(b *testing.B) {
-	for _, n := range []int{1, 5} {
-		b.Run(fmt.Sprintf("queues=%d", n), func(b *testing.B) {
-			st, err := pebblestore.Open(context.Background(), b.TempDir(), pebblestore.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := batontest.New(b, batontest.WithStore(st))
-			c, ctx := srv.SNSClient(), context.Background()
-			topic := mustCreateFIFOTopic(b, c, "bench.fifo", nil)
-			for i := range n {
-				q := fmt.Sprintf("q%d.fifo", i)
-				if _, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q),
-					Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
-					b.Fatal(err)
-				}
-				mustSubscribe(b, c, topic, snsQueueARN(q), map[string]string{"RawMessageDelivery": "true"})
-			}
-			var seq atomic.Int64
-			b.SetParallelism(4) // 8 clients on 2 processors
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					id := strconv.FormatInt(seq.Add(1), 10)
-					if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic),
-						Message: aws.String("a message of some 40 bytes, as events are"), MessageGroupId: aws.String("g" + id),
-						MessageDeduplicationId: aws.String(id)}); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			s := b.Elapsed().Seconds()
-			b.ReportMetric(float64(b.N)/s, "publishes/s")
-			b.ReportMetric(float64(b.N*n)/s, "copies/s")
-		})
+	open := map[string]func(b *testing.B) (baton.Store, error){
+		"embedded": func(b *testing.B) (baton.Store, error) {
+			return pebblestore.Open(context.Background(), b.TempDir(), pebblestore.Options{})
+		},
+		"postgres": func(b *testing.B) (baton.Store, error) {
+			return pgstore.Open(context.Background(), pgtest.MustDatabase(b), pgstore.Options{})
+		},
 	}
+	for _, store := range []string{"embedded", "postgres"} {
+		for _, n := range []int{1, 5} {
+			b.Run(fmt.Sprintf("store=%s/queues=%d", store, n), func(b *testing.B) {
+				benchSNSPublishFIFO(b, open[store], n)
+			})
+		}
+	}
+}
+
+// benchSNSPublishFIFO publishes to a FIFO topic with n FIFO queues
+// subscribed, each publish in a message group of its own, from 8 clients.
+func benchSNSPublishFIFO(b *testing.B, open func(b *testing.B) (baton.Store, error), n int) {
+	st, err := open(b)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := batontest.New(b, batontest.WithStore(st))
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateFIFOTopic(b, c, "bench.fifo", nil)
+	for i := range n {
+		q := fmt.Sprintf("q%d.fifo", i)
+		if _, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q),
+			Attributes: map[string]string{"FifoQueue": "true"}}); err != nil {
+			b.Fatal(err)
+		}
+		mustSubscribe(b, c, topic, snsQueueARN(q), map[string]string{"RawMessageDelivery": "true"})
+	}
+	var seq atomic.Int64
+	b.SetParallelism(4) // 8 clients on 2 processors
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id := strconv.FormatInt(seq.Add(1), 10)
+			if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic),
+				Message: aws.String("a message of some 40 bytes, as events are"), MessageGroupId: aws.String("g" + id),
+				MessageDeduplicationId: aws.String(id)}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	s := b.Elapsed().Seconds()
+	b.ReportMetric(float64(b.N)/s, "publishes/s")
+	b.ReportMetric(float64(b.N*n)/s, "copies/s")
 }
