@@ -40,9 +40,9 @@ func TestGroupLockLostWithConnection(t *testing.T) {
 	defer admin.Close(context.Background())
 	var ended int
 	if err := admin.QueryRow(t.Context(), `
-		SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_locks
-			WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
-				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS t`).Scan(&ended); err != nil || ended != 1 {
+		SELECT count(*) FROM (SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND a.query LIKE '%pg_try_advisory_lock%'
+				AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS t`).Scan(&ended); err != nil || ended != 1 {
 		t.Fatalf("terminated %d sessions holding advisory locks (%v), want 1", ended, err)
 	}
 
