@@ -108,32 +108,41 @@ func isLockTimeout(err error) bool {
 const migrationLockPoll = 200 * time.Millisecond
 
 // migrationSession opens a session of its own and takes the migration lock
-// on it, waiting while another server holds it. It waits by trying the
-// lock again and again, not in pg_advisory_lock: a statement waiting holds
-// a snapshot, and a concurrent index build, which waits for every
-// transaction older than itself, would wait for it while it waits for the
-// builder's lock, both for ever.
+// on it (lockMigrations).
 func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
 	if err != nil {
 		return nil, err
 	}
+	if err := lockMigrations(ctx, conn); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if err := keepPreviousIndexes(ctx, conn); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return conn, nil
+}
+
+// lockMigrations takes the migration lock on conn, waiting while another
+// session holds it: a server migrating, or dropping the indexes kept for
+// an earlier release (FinishUpgrade). It waits by trying the lock again
+// and again, not in pg_advisory_lock: a statement waiting holds a
+// snapshot, and a concurrent index build or drop, which waits for every
+// transaction older than itself, would wait for it while it waits for the
+// builder's lock, both for ever. Closing conn releases the lock.
+func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
 	for {
 		var got bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(migrationLock)).Scan(&got); err != nil {
-			conn.Close(context.WithoutCancel(ctx))
-			return nil, err
+			return err
 		}
 		if got {
-			if err := keepPreviousIndexes(ctx, conn); err != nil {
-				conn.Close(context.WithoutCancel(ctx))
-				return nil, err
-			}
-			return conn, nil
+			return nil
 		}
 		if !pause(ctx, migrationLockPoll) {
-			conn.Close(context.WithoutCancel(ctx))
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }

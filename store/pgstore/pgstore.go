@@ -127,7 +127,9 @@ var _ baton.SharedStore = (*Store)(nil)
 // connection string; pgxpool's pool_max_conns and friends are honoured),
 // waits for it as opts.ConnectTimeout says, and brings its schema up to
 // date before it returns. Several servers may open one database at once:
-// the migrations run under an advisory lock.
+// the migrations run under an advisory lock. It logs the indexes the
+// database keeps for nodes of an earlier release, if any (FinishUpgrade).
+// Every session it opens holds the build mark (markSessions).
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -181,6 +183,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	s.logKeptIndexes(ctx)
 	s.wake.init(s, cfg.ConnConfig)
 	s.group.init(s)
 	return s, nil
@@ -238,6 +241,7 @@ func poolConfig(url string) (*pgxpool.Config, error) {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	refuseCancels(cfg)
+	markSessions(cfg.ConnConfig)
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "baton"
 	}
