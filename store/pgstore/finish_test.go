@@ -146,7 +146,9 @@ func TestFinishUpgradeRefusesAnUnmigratedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if got := messageIndexes(t, conn); !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "baton_messages_by_state:") && !strings.Contains(s, "WHERE") }) {
+	if got := messageIndexes(t, conn); !slices.ContainsFunc(got, func(s string) bool {
+		return strings.HasPrefix(s, "baton_messages_by_state:") && !strings.Contains(s, "WHERE")
+	}) {
 		t.Errorf("the indexes of schema 12 changed:\n%s", strings.Join(got, "\n"))
 	}
 
