@@ -11,16 +11,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // storeCommand is `baton store`: the embedded store's data directory,
-// checked and salvaged offline.
+// checked and salvaged offline, and the end of a PostgreSQL store's
+// rolling upgrade.
 func storeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Check or salvage the data directory of the embedded store",
+		Short: "Check or salvage the embedded store's data directory; finish a PostgreSQL store's upgrade",
 	}
-	cmd.AddCommand(storeCheckCommand(), storeSalvageCommand())
+	cmd.AddCommand(storeCheckCommand(), storeSalvageCommand(), storeFinishUpgradeCommand())
 	return cmd
 }
 
@@ -82,6 +84,42 @@ func storeSalvageCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "data-dir", "./baton-data", "data directory of the embedded store to salvage (only read)")
 	cmd.Flags().StringVar(&to, "to", "", "new data directory to copy into (must not exist, or be empty)")
+	return cmd
+}
+
+func storeFinishUpgradeCommand() *cobra.Command {
+	var store string
+	cmd := &cobra.Command{
+		Use:   "finish-upgrade",
+		Short: "Drop the indexes a PostgreSQL database keeps for nodes of an earlier release, once none is left",
+		Long: "finish-upgrade ends a rolling upgrade of the PostgreSQL store at --store: once every node of\n" +
+			"the release before schema 13 is stopped, it drops the indexes of messages the upgrade kept for\n" +
+			"them (every send and lease writes to them until then), one DROP INDEX CONCURRENTLY at a time,\n" +
+			"which holds off no client; nodes of this release may keep serving. It refuses, dropping\n" +
+			"nothing more, while a session of the database that is not of this release (each of its\n" +
+			"sessions holds a mark an earlier release's do not) is connected, and lists those sessions: each\n" +
+			"may be an old node's. It cannot see a node with no session open. Run again, it does nothing.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !isPostgresURL(store) {
+				return errors.New("--store: name the PostgreSQL database, postgres://…")
+			}
+			dropped, err := pgstore.FinishUpgrade(cmd.Context(), store)
+			for _, k := range dropped {
+				fmt.Fprintf(cmd.OutOrStdout(), "dropped %s (%d bytes)\n", k.Name, k.Bytes)
+			}
+			if err != nil {
+				return err
+			}
+			if len(dropped) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no index kept for an earlier release: nothing to do")
+				return nil
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "upgrade finished: no index kept for an earlier release is left")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&store, "store", "", "the PostgreSQL store's database, as baton serve --store names it (postgres://…)")
 	return cmd
 }
 

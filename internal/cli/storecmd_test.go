@@ -1,12 +1,20 @@
 package cli_test
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/store/pebblestore"
+	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // `baton store check` on an intact data directory exits 0; on a damaged
@@ -48,5 +56,50 @@ func TestCLIStoreCheckAndSalvage(t *testing.T) {
 	r = runCLI(t, cliEnv(t), nil, "store", "check", "--data-dir", dir)
 	if r.code != 1 || !strings.Contains(r.stdout, "damaged: ") || !strings.Contains(r.stderr, "the data directory is damaged") {
 		t.Errorf("check of a damaged directory: %+v", r)
+	}
+}
+
+// `baton store finish-upgrade` on a database upgraded from schema 12
+// refuses while a session not of this release is connected, naming it;
+// then drops the indexes kept for the release before and says so; run
+// again, it has nothing to do. It refuses a --store that is not
+// PostgreSQL's.
+func TestCLIStoreFinishUpgrade(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	pgtest.OldSchema(t, url, filepath.Join("..", "..", "store", "pgstore", "migrations"), 12, true)
+	s, err := pgstore.Open(t.Context(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	old, err := pgx.Connect(t.Context(), url+"&application_name=baton")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close(context.Background())
+	var pid int
+	if err := old.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url)
+	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("pid %d, application_name \"baton\"", pid)) || strings.Contains(r.stdout, "dropped") {
+		t.Errorf("with a session not of this release: %+v", r)
+	}
+	old.Close(t.Context())
+
+	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "dropped baton_messages_by_group_0012 (") ||
+		!strings.Contains(r.stdout, "dropped baton_messages_by_state_0012 (") || !strings.Contains(r.stdout, "upgrade finished") {
+		t.Errorf("finish: %+v", r)
+	}
+	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to do") {
+		t.Errorf("finish run again: %+v", r)
+	}
+	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stderr, "--store: name the PostgreSQL database") {
+		t.Errorf("finish of a data directory: %+v", r)
 	}
 }

@@ -5,7 +5,9 @@
 //
 // Open applies the schema migrations embedded in the binary (under an
 // advisory lock, so servers may start together) and waits, with backoff,
-// for a database that is not up yet. Ping is the readiness check. ReceiptKey
+// for a database that is not up yet; FinishUpgrade, an operator's step,
+// drops the indexes a migration kept for nodes of an earlier release
+// (finish.go). Ping is the readiness check. ReceiptKey
 // is the receipt-signing key all servers share, so that a receipt from one
 // is honoured by any. A server holds at most pool_max_conns connections
 // (a URL parameter; 16 or twice GOMAXPROCS by default) plus one that
