@@ -218,14 +218,15 @@ func keptIndexesOn(ctx context.Context, db querier) ([]KeptIndex, error) {
 
 // unmarkedSessions lists the client sessions of the database, other than
 // conn's, that do not hold the build mark. (NOT EXISTS, not NOT IN: a
-// prepared transaction's lock has no pid.)
+// prepared transaction's lock has no pid. A session whose type is hidden
+// from this role counts as a client's.)
 func unmarkedSessions(ctx context.Context, conn *pgx.Conn) ([]Session, error) {
 	rows, err := conn.Query(ctx, `
 		SELECT a.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
 			coalesce(host(a.client_addr), CASE WHEN a.client_port = -1 THEN 'local' ELSE '' END),
 			coalesce(a.backend_start, 'epoch'), coalesce(a.state, ''), left(regexp_replace(btrim(coalesce(a.query, '')), '\s+', ' ', 'g'), 100)
 		FROM pg_stat_activity a
-		WHERE a.datname = current_database() AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
+		WHERE a.datname = current_database() AND coalesce(a.backend_type, 'client backend') = 'client backend' AND a.pid <> pg_backend_pid()
 			AND NOT EXISTS (SELECT FROM pg_locks l
 				WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
 					AND l.classid = $1::oid AND l.objid = $2::oid
