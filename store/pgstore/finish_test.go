@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -158,4 +159,72 @@ func TestFinishUpgradeRefusesAnUnmigratedDatabase(t *testing.T) {
 	if err != nil || len(dropped) > 0 {
 		t.Errorf("on a new database: dropped %v, %v; want nothing", droppedNames(dropped), err)
 	}
+}
+
+// TestFinishUpgradeWaitsForMigrations: while a node of this release holds
+// the migration lock (migrating), FinishUpgrade waits for it and drops
+// nothing; once the lock is free, it goes on.
+func TestFinishUpgradeWaitsForMigrations(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	oldSchema(t, url, 12, true, 100)
+	mustOpen(t, url).Close()
+	// A session as a migrating node's: the build mark and the migration
+	// lock ("baton" in ASCII).
+	migrating, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer migrating.Close(context.Background())
+	mustExec(t, migrating, `SELECT pg_advisory_lock_shared(1650553967, 13)`)
+	mustExec(t, migrating, `SELECT pg_advisory_lock(422541815662)`)
+
+	type result struct {
+		dropped []pgstore.KeptIndex
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		dropped, err := pgstore.FinishUpgrade(context.Background(), url)
+		done <- result{dropped, err}
+	}()
+	// Wait until it has tried the lock, held here.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var tries int
+		err := migrating.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'SELECT pg_try_advisory_lock%'`).Scan(&tries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tries > 0 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("FinishUpgrade returned (dropped %v, %v) while the migration lock was held", droppedNames(r.dropped), r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("FinishUpgrade did not come to try the migration lock")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// It tried, found the lock held, and waits.
+	select {
+	case r := <-done:
+		t.Fatalf("FinishUpgrade returned (dropped %v, %v) while the migration lock was held", droppedNames(r.dropped), r.err)
+	default:
+	}
+	checkMessageIndexes(t, migrating, keptGroups, keptStates12)
+	mustExec(t, migrating, `SELECT pg_advisory_unlock(422541815662)`)
+	select {
+	case r := <-done:
+		if r.err != nil || len(r.dropped) != 2 {
+			t.Errorf("once the lock was free: dropped %v, %v; want the two kept indexes", droppedNames(r.dropped), r.err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("FinishUpgrade did not end once the migration lock was free")
+	}
+	checkMessageIndexes(t, migrating)
 }
