@@ -224,7 +224,7 @@ func unmarkedSessions(ctx context.Context, conn *pgx.Conn) ([]Session, error) {
 	rows, err := conn.Query(ctx, `
 		SELECT a.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
 			coalesce(host(a.client_addr), CASE WHEN a.client_port = -1 THEN 'local' ELSE '' END),
-			coalesce(a.backend_start, 'epoch'), coalesce(a.state, ''), left(regexp_replace(btrim(coalesce(a.query, '')), '\s+', ' ', 'g'), 100)
+			coalesce(a.backend_start, 'epoch'), coalesce(a.state, ''), left(btrim(regexp_replace(coalesce(a.query, ''), '\s+', ' ', 'g')), 100)
 		FROM pg_stat_activity a
 		WHERE a.datname = current_database() AND coalesce(a.backend_type, 'client backend') = 'client backend' AND a.pid <> pg_backend_pid()
 			AND NOT EXISTS (SELECT FROM pg_locks l
