@@ -60,3 +60,7 @@ func FlushAsync(s *Store) {
 // CompactIdle compacts the whole log as the idle compaction does, and
 // returns when that does.
 func CompactIdle(s *Store) { s.compactIdle(context.Background()) }
+
+// ProbeReads reads again each table whose reads failed, as the store does
+// once none has failed for a while.
+func ProbeReads(s *Store) { s.health.probeReadsOlder(0) }

@@ -55,6 +55,12 @@ import (
 //     Ping until the server is restarted on a salvaged copy, and each
 //     compaction that fails on it holds its place backoffMax before the
 //     next starts (pacer), as Pebble tries it again at once.
+//   - A table whose read the disk fails (an I/O error: a bad sector) is
+//     logged once and named by Ping, with the error, while reads of it
+//     fail: the call that read it fails (503), each compaction that fails
+//     on it holds its place as above, and once none has failed for
+//     staleAfter the store reads the whole table again (probeReads),
+//     ending the failure when that works or the table is gone.
 //   - A disk operation that takes longer than Options.DiskSlowThreshold is
 //     logged while it lasts (Pebble's disk-health checks) and when it ends.
 //   - Ping, which /healthz calls, names every problem while it lasts.
@@ -128,16 +134,20 @@ type health struct {
 	// cannot be read until the server is stopped and the directory
 	// salvaged.
 	damaged map[string]error
+	// reads are the tables whose reads the disk failed (readFailed), by
+	// file, while it does.
+	reads map[string]*failingReads
 
 	// bgFailures counts failed background writes, slowOps the disk
 	// operations that took longer than slowAfter.
 	bgFailures atomic.Int64
 	slowOps    atomic.Int64
 	// damagedFailures counts the background writes that failed on a
-	// damaged table, damagedCompactions the compactions among them: the
-	// pacer makes each hold its place a while.
-	damagedFailures    atomic.Int64
-	damagedCompactions atomic.Int64
+	// damaged table; unreadCompactions the compactions that failed on a
+	// table they could not read, damaged or on a disk failing its reads:
+	// the pacer makes each hold its place a while.
+	damagedFailures   atomic.Int64
+	unreadCompactions atomic.Int64
 
 	// fs and dir are where the log is, for its free space (spaceRefusal):
 	// free is what it was when spaceChecked (Unix nanoseconds), spaceMu
@@ -174,8 +184,8 @@ func (h *health) listener() pebble.EventListener {
 			switch {
 			case info.Err == nil:
 				h.backgroundSucceeded()
-			case pebble.IsCorruptionError(info.Err):
-				h.damagedCompactions.Add(1)
+			case pebble.IsCorruptionError(info.Err) || readFault(info.Err):
+				h.unreadCompactions.Add(1)
 			}
 		},
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
@@ -200,6 +210,10 @@ func (h *health) listener() pebble.EventListener {
 // tries again) and of each failure of the store's own background work.
 // Pebble calls it holding its lock: it only counts and, now and then, logs.
 //
+// A compaction that failed on a table it could not read (readFault) is no
+// failing write either: the table is named by Ping from the read
+// (readFailed), and it is counted only.
+//
 // A compaction that failed on a damaged table is no failing disk: the
 // table is named by Ping from the read that found it (corrupted), and
 // compactions reading it fail until the server runs on a salvaged copy,
@@ -216,6 +230,12 @@ func (h *health) backgroundFailed(err error) {
 			h.log.Error("pebblestore: background work (a compaction, or Pebble's reading of a table's statistics) failed on a damaged table; compactions that read it fail until the server runs on a salvaged copy, "+
 				"and are tried again at most about once a second", "err", firstLine(err))
 		}
+		return
+	}
+	if readFault(err) {
+		// The disk failed a read of a table the work needed, not a
+		// write: the table's failing reads are logged and named apart
+		// (readFailed), and a flush that works says nothing of them.
 		return
 	}
 	now := h.clock.Now()
@@ -300,12 +320,12 @@ func (h *health) corrupted(file string, err error) {
 	}
 }
 
-// anyDamaged reports whether a file of the log was found failing its
-// checksum.
-func (h *health) anyDamaged() bool {
+// anyUnreadable reports whether a file of the log was found failing its
+// checksum, or the disk is failing reads of one.
+func (h *health) anyUnreadable() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.damaged) > 0
+	return len(h.damaged) > 0 || len(h.reads) > 0
 }
 
 // logFileWaiting is told that the next write-ahead log file cannot be
@@ -414,6 +434,11 @@ func (h *health) problems(stuckFor time.Duration) []string {
 	for _, file := range slices.Sorted(maps.Keys(h.damaged)) {
 		out = append(out, fmt.Sprintf("log damaged: a read of %s failed its checksum (%s): some of what it holds cannot be read. "+
 			"Stop the server and run `baton store check`", file, firstLine(h.damaged[file])))
+	}
+	for _, file := range slices.Sorted(maps.Keys(h.reads)) {
+		r := h.reads[file]
+		out = append(out, fmt.Sprintf("%s: reads of %s failing for %v (%d failures), the last: %v: what it holds cannot be read",
+			diskProblem(r.err), file, now.Sub(r.since).Round(time.Second), r.count, r.err))
 	}
 	if st := h.stall; st.reason != "" && now.Sub(st.since) >= stuckFor {
 		out = append(out, fmt.Sprintf("writes held back for %v: %s", now.Sub(st.since).Round(time.Second), st.reason))

@@ -46,6 +46,7 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 		case <-t.C:
 		}
 		s.health.probeIfStale()
+		s.health.probeReads()
 		n := s.w.commits.Load()
 		if n != seen || n == flushed {
 			seen = n
@@ -58,7 +59,7 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 		}
 		flushed = n
 		removed := s.w.removed.Load()
-		if dead := removed - compacted; dead >= max(int64(s.index.Messages()), idleCompactMin) && !s.health.anyDamaged() {
+		if dead := removed - compacted; dead >= max(int64(s.index.Messages()), idleCompactMin) && !s.health.anyUnreadable() {
 			s.compactIdle(ctx)
 			compacted = removed
 			continue

@@ -9,17 +9,19 @@ import (
 
 // pacer is Pebble's compaction scheduler: it runs as many compactions at
 // once as Pebble asks for (DBForCompaction.GetAllowedWithoutPermission),
-// as Pebble's own does, and makes a compaction that failed on a damaged
-// table hold its place for backoffMax before the next may start.
+// as Pebble's own does, and makes a compaction that failed on a table it
+// could not read (damaged, or the disk failing its reads) hold its place
+// for backoffMax before the next may start.
 //
 // Pebble picks a failed compaction again at once, and a table of level 0
 // is never set aside: a compaction reading one whose index is damaged
 // failed thousands of times a second (a core's worth of CPU) for as long
-// as the table stayed there. Pebble calls Done, at the end of every
+// as the table stayed there, and one reading a table the disk failed to
+// read, 1,700 times a second. Pebble calls Done, at the end of every
 // compaction it scheduled, holding no lock and after it told of the
-// compaction's end (health counts those failed on a damaged table), so
-// the pause is made there, once for each such failure: compactions that
-// work, meanwhile or after, are not held back.
+// compaction's end (health counts those failed on a table they could not
+// read), so the pause is made there, once for each such failure:
+// compactions that work, meanwhile or after, are not held back.
 type pacer struct {
 	h *health
 	// pause holds a compaction's place (time.Sleep; tests count).
@@ -28,8 +30,8 @@ type pacer struct {
 	mu      sync.Mutex
 	db      pebble.DBForCompaction
 	running int
-	// paused counts the compactions failed on a damaged table
-	// (health.damagedCompactions) whose place was held.
+	// paused counts the compactions failed on a table they could not
+	// read (health.unreadCompactions) whose place was held.
 	paused int64
 	// started is set by Register, unregistered by Unregister.
 	started, unregistered bool
@@ -142,12 +144,12 @@ func (p *pacer) done() {
 	p.mu.Unlock()
 }
 
-// owesPause reports whether a compaction failed on a damaged table
-// that has not held its place yet, and counts the pause as held.
+// owesPause reports whether a compaction failed on a table it could not
+// read that has not held its place yet, and counts the pause as held.
 func (p *pacer) owesPause() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.h.damagedCompactions.Load() <= p.paused {
+	if p.h.unreadCompactions.Load() <= p.paused {
 		return false
 	}
 	p.paused++
@@ -161,9 +163,9 @@ func (g *paced) Started()                                          {}
 func (g *paced) MeasureCPU(pebble.CompactionGoroutineKind)         {}
 func (g *paced) CumulativeStats(pebble.CompactionGrantHandleStats) {}
 
-// Done ends the compaction: if one failed on a damaged table and has not
-// paused yet (this one: Pebble tells of a compaction's end, then calls its
-// Done), it holds its place backoffMax first.
+// Done ends the compaction: if one failed on a table it could not read
+// and has not paused yet (this one: Pebble tells of a compaction's end,
+// then calls its Done), it holds its place backoffMax first.
 func (g *paced) Done() {
 	if g.p.owesPause() {
 		g.p.pause(backoffMax)
