@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -124,13 +125,23 @@ func damagedRead(err error) error {
 	return fmt.Errorf("%w: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
 }
 
-// readFailed adds to err, if the disk failed a read (EIO), what to do.
-func readFailed(err error) error {
+// ioFailed adds to err, if the disk failed an operation (EIO), what to
+// do: a read lost what it could not read, any other operation (a write
+// of Pebble's OPTIONS file, say) nothing yet.
+func ioFailed(err error) error {
 	if !errors.Is(err, syscall.EIO) || errors.Is(err, baton.ErrUnavailable) { // a failed write of the log says what to do
 		return err
 	}
-	return fmt.Errorf("%w. The disk failed a read: check it (its kernel log); `baton store check` lists what it cannot read, "+
-		"and `baton store salvage` copies the rest to a new data directory", err)
+	if readFault(err) {
+		return fmt.Errorf("%w. The disk failed a read: check it (its kernel log); `baton store check` lists what it cannot read, "+
+			"and `baton store salvage` copies the rest to a new data directory", err)
+	}
+	op := "an operation"
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		op = "a " + pe.Op + " of " + pe.Path
+	}
+	return fmt.Errorf("%w. The disk failed %s: check it (its kernel log), then start again", err, op)
 }
 
 // firstLine is the first line of err's message: Pebble's errors of damage

@@ -214,7 +214,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			}
 		}
 		lock.Close()
-		return nil, fmt.Errorf("pebblestore: %s: %w", dir, readFailed(err))
+		return nil, fmt.Errorf("pebblestore: %s: %w", dir, ioFailed(err))
 	}
 	return s, nil
 }

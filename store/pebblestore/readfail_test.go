@@ -231,3 +231,55 @@ func TestWALReadEIOAtStart(t *testing.T) {
 		}
 	}
 }
+
+// optionsWriteFS fails every write of the temporary file a start writes
+// Pebble's OPTIONS to with EIO.
+type optionsWriteFS struct{ vfs.FS }
+
+func (fs optionsWriteFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.HasSuffix(name, ".dbtmp") {
+		return f, err
+	}
+	return optionsWriteFile{File: f, name: name}, nil
+}
+
+type optionsWriteFile struct {
+	vfs.File
+	name string
+}
+
+func (f optionsWriteFile) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.EIO}
+}
+
+// A start whose write of Pebble's OPTIONS file fails (EIO) refuses, naming
+// the failed write and what to do; before, it said the disk had failed a
+// read and pointed at salvage, which the failed write does not call for.
+func TestOptionsWriteEIOAtStart(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewMem()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+	s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: optionsWriteFS{mem}})
+	if err == nil {
+		s.Close()
+		t.Fatal("opened while the disk fails its writes")
+	}
+	for _, want := range []string{"input/output error", "The disk failed a write of /data/pebble/temporary.", "then start again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("open: %v, want it to name %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "failed a read") || strings.Contains(err.Error(), "salvage") {
+		t.Errorf("open: %v, which calls the failed write a read", err)
+	}
+	s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
+	if err != nil {
+		t.Fatalf("open once the disk writes again: %v", err)
+	}
+	mustClose(t, s)
+}
