@@ -64,3 +64,7 @@ func CompactIdle(s *Store) { s.compactIdle(context.Background()) }
 // ProbeReads reads again each table whose reads failed, as the store does
 // once none has failed for a while.
 func ProbeReads(s *Store) { s.health.probeReadsOlder(0) }
+
+// RetryRemovals removes again the files of the log the disk failed to
+// remove, as the store does once none has failed for a while.
+func RetryRemovals(s *Store) { s.health.retryRemovalsOlder(0) }

@@ -61,6 +61,9 @@ import (
 //     on it holds its place as above, and once none has failed for
 //     staleAfter the store reads the whole table again (probeReads),
 //     ending the failure when that works or the table is gone.
+//   - A file Pebble no longer needs that the disk fails to remove is
+//     logged (the first of a run), named by Ping while it stays, and
+//     removed again once none has failed for staleAfter (removals.go).
 //   - A disk operation that takes longer than Options.DiskSlowThreshold is
 //     logged while it lasts (Pebble's disk-health checks) and when it ends.
 //   - Ping, which /healthz calls, names every problem while it lasts.
@@ -137,6 +140,9 @@ type health struct {
 	// reads are the tables whose reads the disk failed (readFailed), by
 	// file, while it does.
 	reads map[string]*failingReads
+	// removals are the files Pebble no longer needs that the disk failed
+	// to remove, by path, while they stay (removals.go).
+	removals map[string]failedRemoval
 
 	// bgFailures counts failed background writes, slowOps the disk
 	// operations that took longer than slowAfter.
@@ -173,7 +179,7 @@ func newHealth(log *slog.Logger, slowAfter time.Duration) *health {
 
 // listener is the part of Pebble's event listener that tells h.
 func (h *health) listener() pebble.EventListener {
-	return pebble.EventListener{
+	l := pebble.EventListener{
 		BackgroundError: h.backgroundFailed,
 		FlushEnd: func(info pebble.FlushInfo) {
 			if info.Err == nil {
@@ -204,6 +210,8 @@ func (h *health) listener() pebble.EventListener {
 				"below_percent", info.PercentThreshold)
 		},
 	}
+	h.removalListener(&l)
+	return l
 }
 
 // backgroundFailed is told of each failed flush or compaction (Pebble
@@ -439,6 +447,9 @@ func (h *health) problems(stuckFor time.Duration) []string {
 		r := h.reads[file]
 		out = append(out, fmt.Sprintf("%s: reads of %s failing for %v (%d failures), the last: %v: what it holds cannot be read",
 			diskProblem(r.err), file, now.Sub(r.since).Round(time.Second), r.count, r.err))
+	}
+	if p := h.removalProblem(); p != "" {
+		out = append(out, p)
 	}
 	if st := h.stall; st.reason != "" && now.Sub(st.since) >= stuckFor {
 		out = append(out, fmt.Sprintf("writes held back for %v: %s", now.Sub(st.since).Round(time.Second), st.reason))

@@ -30,7 +30,9 @@ const (
 // flushWhenIdle flushes or compacts the log once the writer has been idle
 // for idleAfter after committing something, until ctx ends; and tests the
 // disk when a run of failed background writes has gone stale
-// (health.probeIfStale).
+// (health.probeIfStale), reads again the tables whose reads failed
+// (probeReads), and removes again the files whose removal failed
+// (retryRemovals).
 func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(idleAfter)
@@ -47,6 +49,7 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 		}
 		s.health.probeIfStale()
 		s.health.probeReads()
+		s.health.retryRemovals()
 		n := s.w.commits.Load()
 		if n != seen || n == flushed {
 			seen = n

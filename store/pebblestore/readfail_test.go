@@ -283,3 +283,75 @@ func TestOptionsWriteEIOAtStart(t *testing.T) {
 	}
 	mustClose(t, s)
 }
+
+// removeFailFS fails every removal of a table with EIO while armed.
+type removeFailFS struct {
+	vfs.FS
+	armed *atomic.Bool
+}
+
+func (fs removeFailFS) Remove(name string) error {
+	if fs.armed.Load() && strings.HasSuffix(name, ".sst") {
+		return &os.PathError{Op: "remove", Path: name, Err: syscall.EIO}
+	}
+	return fs.FS.Remove(name)
+}
+
+// A disk that fails the removal of tables a compaction left behind (EIO):
+// the failure is logged, Ping names it while the files stay, and the store
+// removes them once the disk does. Before, nothing said so, and the files
+// stayed on the disk until the next start.
+func TestRemoveFailsEIO(t *testing.T) {
+	t.Parallel()
+	var armed atomic.Bool
+	mem := vfs.NewMem()
+	var logs syncBuffer
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: removeFailFS{FS: mem, armed: &armed},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := storetest.NewQueue(storetest.QueueID(1), "bodies")
+	storetest.MustCreateQueue(t, s, q)
+	for i := range 3 {
+		storetest.MustSend(t, s, q.ID, storetest.NewMessage(i, base))
+		pebblestore.Flush(t, s)
+	}
+	armed.Store(true)
+	pebblestore.CompactIdle(s) // leaves the three tables behind
+	tables := func() int {
+		names, err := mem.List("/data/pebble")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, name := range names {
+			if strings.HasSuffix(name, ".sst") {
+				n++
+			}
+		}
+		return n
+	}
+	var perr error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if perr = s.Ping(t.Context()); perr != nil {
+			break
+		}
+	}
+	if perr == nil || !strings.Contains(perr.Error(), "could not be removed") || !strings.Contains(perr.Error(), "input/output error") {
+		t.Fatalf("Ping while compacted tables cannot be removed: %v, want it to name them and the error", perr)
+	}
+	if !strings.Contains(logs.String(), "the disk failed to remove a file of the log") {
+		t.Errorf("the failed removal is not logged:\n%s", logs.String())
+	}
+	left := tables()
+	armed.Store(false)
+	pebblestore.RetryRemovals(s)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Errorf("Ping once the disk removes them: %v", err)
+	}
+	if n := tables(); n >= left {
+		t.Errorf("%d tables on the disk once it removes files again, %d before", n, left)
+	}
+}
