@@ -165,13 +165,15 @@ func TestBackupAfterLogFailure(t *testing.T) {
 
 // logFaultFS fails, once armed, one kind of write of the log that Pebble
 // cannot go on from: a sync of the log's directory (after it creates a
-// write-ahead log), the creation of a write-ahead log, a sync of the
-// MANIFEST, the creation of the next MANIFEST, or the creation or close
-// of the marker file naming the current MANIFEST.
+// write-ahead log), the creation of a write-ahead log (the file system
+// read-only, or the directory gone: ENOENT), the close of one, a sync of
+// the MANIFEST, the creation of the next MANIFEST, or the creation or
+// close of the marker file naming the current MANIFEST.
 type logFaultFS struct {
 	vfs.FS
-	// "dir sync", "wal create", "manifest sync", "manifest create",
-	// "marker create" or "marker close"
+	// "dir sync", "wal create", "wal create enoent", "wal close",
+	// "manifest sync", "manifest create", "marker create" or
+	// "marker close"
 	fault string
 	armed *atomic.Bool
 }
@@ -194,12 +196,13 @@ func (fs logFaultFS) OpenDir(name string) (vfs.File, error) {
 func (fs logFaultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	base := filepath.Base(name)
 	created := map[string]bool{
-		"wal create":      strings.HasSuffix(base, ".log"),
-		"manifest create": strings.HasPrefix(base, "MANIFEST-"),
-		"marker create":   strings.HasPrefix(base, "marker.manifest."),
+		"wal create":        strings.HasSuffix(base, ".log"),
+		"wal create enoent": strings.HasSuffix(base, ".log"),
+		"manifest create":   strings.HasPrefix(base, "MANIFEST-"),
+		"marker create":     strings.HasPrefix(base, "marker.manifest."),
 	}
 	if created[fs.fault] {
-		if err := fs.err("open", name, syscall.EROFS); err != nil {
+		if err := fs.err("open", name, fs.createErrno()); err != nil {
 			return nil, err
 		}
 	}
@@ -207,19 +210,32 @@ func (fs logFaultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.Fi
 	switch {
 	case err != nil:
 		return f, err
-	case fs.fault == "manifest sync" && strings.HasPrefix(base, "MANIFEST-"), fs.fault == "marker close" && strings.HasPrefix(base, "marker.manifest."):
+	case fs.fault == "manifest sync" && strings.HasPrefix(base, "MANIFEST-"), fs.fault == "marker close" && strings.HasPrefix(base, "marker.manifest."),
+		fs.fault == "wal close" && strings.HasSuffix(base, ".log"):
 		return logFaultFile{File: f, name: name, fs: fs}, nil
 	}
 	return f, err
 }
 
+// createErrno is the error of a failing creation.
+func (fs logFaultFS) createErrno() syscall.Errno {
+	if fs.fault == "wal create enoent" {
+		return syscall.ENOENT
+	}
+	return syscall.EROFS
+}
+
 func (fs logFaultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
-	if fs.fault == "wal create" {
-		if err := fs.err("open", newname, syscall.EROFS); err != nil {
+	if strings.HasPrefix(fs.fault, "wal create") {
+		if err := fs.err("open", newname, fs.createErrno()); err != nil {
 			return nil, err
 		}
 	}
-	return fs.FS.ReuseForWrite(oldname, newname, category)
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if err == nil && fs.fault == "wal close" {
+		return logFaultFile{File: f, name: newname, fs: fs}, nil
+	}
+	return f, err
 }
 
 type logFaultFile struct {
@@ -229,6 +245,9 @@ type logFaultFile struct {
 }
 
 func (f logFaultFile) Sync() error {
+	if f.fs.fault == "wal close" {
+		return f.File.Sync()
+	}
 	if err := f.fs.err("sync", f.name, syscall.EIO); err != nil {
 		return err
 	}
@@ -238,7 +257,7 @@ func (f logFaultFile) Sync() error {
 func (f logFaultFile) SyncData() error { return f.Sync() }
 
 func (f logFaultFile) Close() error {
-	if f.fs.fault != "marker close" {
+	if f.fs.fault != "marker close" && f.fs.fault != "wal close" {
 		return f.File.Close()
 	}
 	if err := f.fs.err("close", f.name, syscall.EIO); err != nil {
@@ -264,6 +283,8 @@ func TestLogFaultsWhileServing(t *testing.T) {
 	}{
 		{"dir sync", "/data/pebble ", "input/output error"},
 		{"wal create", ".log", "read-only file system"},
+		{"wal create enoent", ".log", "no such file or directory"},
+		{"wal close", ".log", "input/output error"},
 		{"manifest sync", "MANIFEST-", "input/output error"},
 		{"manifest create", "MANIFEST-", "read-only file system"},
 		{"marker create", "marker.manifest.", "read-only file system"},
