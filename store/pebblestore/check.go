@@ -80,7 +80,7 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	if err := os.MkdirAll(filepath.Join(to, LogDir), 0o700); err != nil {
 		return nil, err
 	}
-	quiet := slog.New(slog.DiscardHandler)
+	quiet := salvageLog()
 	out, err := pebble.Open(filepath.Join(to, LogDir), &pebble.Options{FormatMajorVersion: pebble.FormatNewest, Logger: logger{quiet}})
 	if err != nil {
 		return nil, fmt.Errorf("create the log in %s: %w", to, err)
@@ -98,6 +98,24 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	}
 	return r, s.Close()
 }
+
+// salvageLog is the log of Salvage's writes: errors only, to the default
+// logger. Pebble stops the process when the disk fails a write of the new
+// log's write-ahead log or MANIFEST, and says why only there.
+func salvageLog() *slog.Logger { return slog.New(errorsOnly{slog.Default().Handler()}) }
+
+// errorsOnly passes on the records of level Error and above only.
+type errorsOnly struct{ slog.Handler }
+
+func (h errorsOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError && h.Handler.Enabled(ctx, l)
+}
+
+func (h errorsOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return errorsOnly{h.Handler.WithAttrs(attrs)}
+}
+
+func (h errorsOnly) WithGroup(name string) slog.Handler { return errorsOnly{h.Handler.WithGroup(name)} }
 
 // closeCopy finishes the salvaged log: its format record, flushed to a
 // table, then closed.
