@@ -361,7 +361,7 @@ func TestOpenOnFailingLogSync(t *testing.T) {
 // closed store whose queue 1 holds the message "before".
 func storeWithMessage(t *testing.T) *vfs.MemFS {
 	t.Helper()
-	mem := vfs.NewMem()
+	mem := vfs.NewCrashableMem()
 	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -393,13 +393,22 @@ func openEnds(t *testing.T, opts pebblestore.Options) error {
 	}
 }
 
-// A start that cannot create its new MANIFEST, or the marker naming it
-// (a file system gone read-only), ends with an error naming the file and
-// the failure, rather than stop the process (as it did on the marker's).
-func TestOpenOnFailingManifest(t *testing.T) {
-	for _, c := range []struct{ fault, file string }{
-		{"manifest create", "MANIFEST-"},
-		{"marker create", "marker.manifest."},
+// A start that meets a failing write of the log Pebble cannot go on from
+// (the creation of its new MANIFEST or of the marker naming it, on a file
+// system gone read-only; the sync of the MANIFEST, the close of the
+// marker, the sync of the log's directory, failing with EIO; the creation
+// of its write-ahead log, read-only or with ENOENT) ends with an error
+// naming the file and the failure, rather than stop the process (as it
+// did on the marker's creation) or hang.
+func TestOpenOnLogFaults(t *testing.T) {
+	for _, c := range []struct{ fault, file, errno string }{
+		{"manifest create", "MANIFEST-", "read-only file system"},
+		{"manifest sync", "MANIFEST-", "input/output error"},
+		{"marker create", "marker.manifest.", "read-only file system"},
+		{"marker close", "marker.manifest.", "input/output error"},
+		{"dir sync", "sync /data", "input/output error"},
+		{"wal create", ".log", "read-only file system"},
+		{"wal create enoent", ".log", "no such file or directory"},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			t.Parallel()
@@ -408,10 +417,20 @@ func TestOpenOnFailingManifest(t *testing.T) {
 			armed.Store(true)
 			err := openEnds(t, pebblestore.Options{FS: logFaultFS{FS: mem, fault: c.fault, armed: &armed},
 				Logger: slog.New(slog.DiscardHandler)})
-			for _, want := range []string{c.file, "read-only file system", "check the disk"} {
+			for _, want := range []string{c.file, c.errno, "then start again"} {
 				if err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("start that cannot create its MANIFEST: %v, want it to say %q", err, want)
+					t.Errorf("start on a failing %s: %v, want it to say %q", c.fault, err, want)
 				}
+			}
+			// The failed start left its write waiting; the next is
+			// another process's, on what the disk holds.
+			s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})})
+			if err != nil {
+				t.Fatalf("start once the disk works: %v", err)
+			}
+			defer s.Close()
+			if got := idsOf(receive(t, s, 1, base, at(lease), 10)); len(got) != 1 || got[0] != "before" {
+				t.Errorf("start once the disk works: %v, want before", got)
 			}
 		})
 	}
