@@ -211,12 +211,18 @@ func (f *diskFile) Close() error {
 }
 
 func (f *diskFile) Write(p []byte) (n int, err error) {
+	var tail [tailLen]byte
+	if f.wal != nil {
+		// Copied before the write: a file system may scribble on p once
+		// it has written it (Pebble's in-memory one does, in race builds).
+		copy(tail[:], p[len(p)-min(len(p), tailLen):])
+	}
 	err = f.timed(vfs.OpTypeWrite, func() error {
 		n, err = f.File.Write(p)
 		return err
 	})
 	if f.wal != nil {
-		f.wal.wrote(p, n)
+		f.wal.wrote(tail[:min(len(p), tailLen)], p, n)
 	}
 	return n, err
 }

@@ -87,15 +87,19 @@ type walFile struct {
 // tailLen is how many bytes check reads back.
 const tailLen = 8
 
-// wrote is told of each write to the file, p, n bytes of it written.
-func (f *walFile) wrote(p []byte, n int) {
+// wrote is told of each write to the file, p, n bytes of it written;
+// tail is p's last bytes (up to tailLen) as they were before the write.
+func (f *walFile) wrote(tail, p []byte, n int) {
 	if n <= 0 {
 		return
 	}
-	k := min(n, tailLen)
+	if n < len(p) { // a short write (it failed): the bytes before n, as they are now
+		tail = p[n-min(n, tailLen) : n]
+	}
+	k := len(tail)
 	f.mu.Lock()
 	copy(f.last[:], f.last[k:])
-	copy(f.last[tailLen-k:], p[n-k:n])
+	copy(f.last[tailLen-k:], tail)
 	f.written += int64(n)
 	f.mu.Unlock()
 }
