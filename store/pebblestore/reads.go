@@ -13,8 +13,9 @@ import (
 
 // A disk that fails a read of a table (an I/O error: a bad sector, a
 // failing device) fails the call that read it, which answers 503, and the
-// compactions that read it, which Pebble tries again at once: the table is
-// logged once and named by Ping while its reads fail (health.go).
+// compactions that read it, which Pebble tries again at once (the pacer
+// holds each failed try a while): the table is logged once and named by
+// Ping while its reads fail (health.go).
 
 // failingReads is what the store knows of a table whose reads the disk fails:
 // since when, how often, and the last error.
