@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -241,5 +242,66 @@ func TestCheckAllowHosts(t *testing.T) {
 		if err := server.CheckAllowHosts([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// LocalStack with SQS_ENDPOINT_STRATEGY=path hands out queue URLs of the
+// form http://localhost:4566/queue/<region>/<account>/<name>, and its users
+// paste them into their configuration. Each names the queue
+// /<account>/<name> of that region, as a QueueUrl parameter and as the path
+// a Query request is sent to (older SDKs send it there); a request of
+// another region, or for another account, finds no such queue.
+func TestLocalStackPathQueueURLs(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	ctx := context.Background()
+	inRegion := func(region string) func(*sqs.Options) {
+		return func(o *sqs.Options) { o.Region = region }
+	}
+	local := srv.MustCreateQueue(t, "orders", nil)
+	if _, err := srv.Client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders"),
+		Attributes: map[string]string{"VisibilityTimeout": "77"}}, inRegion("eu-west-1")); err != nil {
+		t.Fatal(err)
+	}
+
+	const pasted = "http://localhost:4566/queue/us-east-1/000000000000/orders"
+	if _, err := srv.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(pasted), MessageBody: aws.String("by path")}); err != nil {
+		t.Fatalf("SendMessage to %s: %v", pasted, err)
+	}
+	got, err := srv.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(local)})
+	if err != nil || len(got.Messages) != 1 || *got.Messages[0].Body != "by path" {
+		t.Fatalf("receive from %s: %v %v, want the message sent to %s", local, got, err, pasted)
+	}
+
+	eu, err := srv.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String("http://localhost:4566/queue/eu-west-1/000000000000/orders"),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameVisibilityTimeout},
+	}, inRegion("eu-west-1"))
+	if err != nil || eu.Attributes["VisibilityTimeout"] != "77" {
+		t.Fatalf("eu-west-1's orders by its path URL: %v %v, want VisibilityTimeout 77", eu, err)
+	}
+
+	for _, other := range []string{
+		"http://localhost:4566/queue/eu-west-1/000000000000/orders", // signed for us-east-1
+		"http://localhost:4566/queue/us-east-1/111111111111/orders", // another account
+	} {
+		_, err := srv.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(other), MessageBody: aws.String("x")})
+		wantAPIError(t, err, "AWS.SimpleQueueService.NonExistentQueue", http.StatusBadRequest)
+	}
+
+	// A Query request sent to the path-style URL, without QueueUrl.
+	resp, err := http.Post(srv.URL+"/queue/us-east-1/000000000000/orders", "application/x-www-form-urlencoded",
+		strings.NewReader("Action=SendMessage&MessageBody=to+the+path"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<SendMessageResponse") {
+		t.Fatalf("Query SendMessage to the path-style URL: %d %s", resp.StatusCode, body)
+	}
+	got, err = srv.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(local)})
+	if err != nil || len(got.Messages) != 1 || *got.Messages[0].Body != "to the path" {
+		t.Fatalf("receive from %s: %v %v, want the message the Query request sent", local, got, err)
 	}
 }

@@ -13,6 +13,12 @@ import (
 	"github.com/baton-sqs/baton/protocol/wire"
 )
 
+// localStackPathPrefix is the first segment of the queue URLs LocalStack
+// hands out with SQS_ENDPOINT_STRATEGY=path,
+// http://localhost:4566/queue/<region>/<account>/<name>, which its users
+// paste into their configuration; queueRef (server.go) reads them.
+const localStackPathPrefix = "queue"
+
 // LocalStack's message-peek endpoint, for users moving from it
 // (docs/migrating.md): a ReceiveMessage that leases nothing.
 //

@@ -464,8 +464,8 @@ func (s *Server) accountOf(ctx context.Context) string {
 func regionOf(ctx context.Context) string { return requestFrom(ctx).region }
 
 // queueRef resolves a QueueUrl parameter: a full URL or a path
-// (/<account>/<name>, the host is ignored) or a bare queue name, in the
-// request's region. A Query request sent to a queue URL uses that URL when
+// (/<account>/<name>, or LocalStack's /queue/<region>/<account>/<name>; the
+// host is ignored) or a bare queue name, in the request's region. A Query request sent to a queue URL uses that URL when
 // the parameter is absent. A queue of another account or region than the
 // request's does not exist for it, and neither does the queue of a URL
 // without a path (http://host or http://host/): SQS names no queue there
@@ -489,15 +489,25 @@ func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef
 	}
 	path = strings.Trim(path, "/")
 	parts := strings.Split(path, "/")
+	region := regionOf(ctx)
+	if len(parts) == 4 && parts[0] == localStackPathPrefix && baton.ValidRegion(parts[1]) {
+		// LocalStack's path-style queue URL, /queue/<region>/<account>/<name>:
+		// the queue /<account>/<name> of that region, which a request of
+		// another region does not see.
+		if region != "" && region != parts[1] {
+			return engine.QueueRef{}, errNoSuchQueue()
+		}
+		region, parts = parts[1], parts[2:]
+	}
 	account := s.accountOf(ctx)
 	switch {
 	case len(parts) == 1 && parts[0] != "":
-		return engine.QueueRef{Region: regionOf(ctx), Account: account, Name: parts[0]}, nil
+		return engine.QueueRef{Region: region, Account: account, Name: parts[0]}, nil
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
 		if parts[0] != account {
 			return engine.QueueRef{}, errNoSuchQueue()
 		}
-		return engine.QueueRef{Region: regionOf(ctx), Account: account, Name: parts[1]}, nil
+		return engine.QueueRef{Region: region, Account: account, Name: parts[1]}, nil
 	}
 	return engine.QueueRef{}, invalidAddress(queueURL)
 }
