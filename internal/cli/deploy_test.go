@@ -45,16 +45,19 @@ func TestDeployCompose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := regexp.MustCompile(`(?m)^CMD \["serve", "--listen", "0\.0\.0\.0:([0-9]+)", "--data-dir", "/data"\]$`).FindSubmatch(dockerfile)
-	if cmd == nil {
-		t.Fatal("deploy/Dockerfile: no CMD serve --listen 0.0.0.0:PORT --data-dir /data")
+	if !regexp.MustCompile(`(?m)^CMD \["serve"\]$`).Match(dockerfile) {
+		t.Fatal(`deploy/Dockerfile: no CMD ["serve"]`)
 	}
-	port := string(cmd[1])
+	listen := regexp.MustCompile(`(?m)^ENV BATON_LISTEN=0\.0\.0\.0:([0-9]+) BATON_DATA_DIR=/data$`).FindSubmatch(dockerfile)
+	if listen == nil {
+		t.Fatal("deploy/Dockerfile: no ENV BATON_LISTEN=0.0.0.0:PORT BATON_DATA_DIR=/data")
+	}
+	port := string(listen[1])
 	if svc.Healthcheck != nil {
 		t.Errorf("healthcheck %v: want the image's own", svc.Healthcheck)
 	}
 	if !regexp.MustCompile(`(?m)^HEALTHCHECK .*\n?.*CMD \["/usr/local/bin/baton", "health"\]$`).Match(dockerfile) || port != "9324" {
-		t.Errorf("deploy/Dockerfile: want a HEALTHCHECK running baton health, whose default URL is on port 9324 (the CMD listens on %s)", port)
+		t.Errorf("deploy/Dockerfile: want a HEALTHCHECK running baton health, which asks BATON_LISTEN's port (%s)", port)
 	}
 	if len(svc.Ports) != 1 || svc.Ports[0] != "127.0.0.1:${BATON_PORT:-"+port+"}:"+port {
 		t.Errorf("ports %v: want %s published on the host's loopback only", svc.Ports, port)
@@ -63,8 +66,10 @@ func TestDeployCompose(t *testing.T) {
 	for k, v := range svc.Environment {
 		env = append(env, k+"="+v)
 	}
-	r := runCLI(t, cliEnv(t, env...), nil, "serve", "--listen", "0.0.0.0:"+port, "--data-dir", t.TempDir(), "--print-config")
-	if r.code != 0 || !strings.Contains(r.stdout, "allow-anonymous: true # from BATON_ALLOW_ANONYMOUS") {
+	env = append(env, "BATON_LISTEN=0.0.0.0:"+port, "BATON_DATA_DIR="+t.TempDir())
+	r := runCLI(t, cliEnv(t, env...), nil, "serve", "--print-config")
+	if r.code != 0 || !strings.Contains(r.stdout, "allow-anonymous: true # from BATON_ALLOW_ANONYMOUS") ||
+		!strings.Contains(r.stdout, "listen: 0.0.0.0:"+port+" # from BATON_LISTEN") {
 		t.Errorf("serve with compose.yaml's environment: %v", r)
 	}
 }

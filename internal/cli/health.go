@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,15 +25,38 @@ func healthCommand() *cobra.Command {
 		Short: "Check a server's /healthz: exit 0 on 200, 1 otherwise",
 		Long: "health asks URL (a server's /healthz, which needs no credentials) and exits 0 when it\n" +
 			"answers 200 within --timeout, 1 with the reason on standard error otherwise: the\n" +
-			"container image's HEALTHCHECK, which has no shell or HTTP client of its own.",
+			"container image's HEALTHCHECK, which has no shell or HTTP client of its own. Without\n" +
+			"--url it asks the server that BATON_LISTEN, the image's, says baton serve listens on.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("url") {
+				if u, ok := listenHealthURL(os.Getenv("BATON_LISTEN")); ok {
+					url = u
+				}
+			}
 			return checkHealth(cmd.Context(), url, timeout)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask")
+	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask (default: that of BATON_LISTEN's address when it is set)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	return cmd
+}
+
+// listenHealthURL is the /healthz URL of a server started with
+// BATON_LISTEN=listen (the container image sets the variable, and whoever
+// moves the server to another port sets it again), so that the image's
+// health check follows the port: an address of every interface (0.0.0.0,
+// [::] or no host) is asked on 127.0.0.1. It reports false for an empty or
+// malformed address, which leaves the default.
+func listenHealthURL(listen string) (string, bool) {
+	host, port, err := net.SplitHostPort(strings.TrimSpace(listen))
+	if err != nil || port == "" {
+		return "", false
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/healthz", true
 }
 
 // checkHealth returns nil when url answers 200 within timeout, and an error
