@@ -305,3 +305,59 @@ func TestLocalStackPathQueueURLs(t *testing.T) {
 		t.Fatalf("receive from %s: %v %v, want the message the Query request sent", local, got, err)
 	}
 }
+
+// LocalStack's internal endpoints that Baton does not serve answer 404
+// saying so, and where Baton has the same, instead of SQS's bare
+// <UnknownOperationException/>; the ones it serves (health, message peek)
+// still answer, and an SQS call with an Action is still one.
+func TestLocalStackInternalPathsNotServed(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	for _, tt := range []struct{ method, path, want string }{
+		{http.MethodGet, "/_aws/sns/sms-messages", "/admin/api/sns/deliveries?protocol=sms"},
+		{http.MethodGet, "/_aws/sns/sms-messages?region=us-east-1", "/admin/api/sns/deliveries?protocol=sms"},
+		{http.MethodGet, "/_aws/sns/subscription-tokens/arn:aws:sns:us-east-1:000000000000:t:1", "type=SubscriptionConfirmation"},
+		{http.MethodGet, "/_localstack/init/ready", "run-init.sh"},
+		{http.MethodGet, "/_localstack/init", "run-init.sh"},
+		{http.MethodGet, "/_localstack/info", "Baton does not serve LocalStack's /_localstack/info."},
+		{http.MethodPost, "/_aws/sns/phone-opt-outs", "Baton does not serve LocalStack's /_aws/sns/phone-opt-outs."},
+	} {
+		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(`{"phoneNumber": "+15555550100"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), tt.want) {
+			t.Errorf("%s %s: %d %q, want 404 saying %q", tt.method, tt.path, resp.StatusCode, body, tt.want)
+		}
+	}
+
+	u := srv.MustCreateQueue(t, "_aws", nil)
+	if _, err := srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(u), MessageBody: aws.String("x")}); err != nil {
+		t.Fatalf("a queue named _aws: %v", err)
+	}
+	for path, want := range map[string]string{
+		"/_localstack/health":                 `"sqs": "running"`,
+		"/_aws/sqs/messages?QueueUrl=" + u:    "<Body>x</Body>",
+		"/_aws/sqs/messages?QueueUrl=/x/nope": "NonExistentQueue",
+	} {
+		_, body := httpGetBody(t, srv.URL+path)
+		if !strings.Contains(body, want) {
+			t.Errorf("GET %s: %q, want %q in it", path, body, want)
+		}
+	}
+}
+
+func httpGetBody(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

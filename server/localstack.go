@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -205,4 +206,41 @@ func boolText(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// LocalStack's other internal endpoints (/_localstack/… and /_aws/…, but
+// the health and peek paths Baton serves) are not served. A request to one
+// without an Action would otherwise get SQS's bare <UnknownOperationException/>,
+// which tells a user moving from LocalStack nothing; it gets a 404 that
+// says what is not served and where Baton has the same (docs/migrating.md).
+// A request with an Action is an SQS call (a queue may be named _aws) and
+// is served as one.
+
+// localStackEquivalents maps a LocalStack internal path (or a prefix of
+// one, ending in /) to what Baton has instead.
+var localStackEquivalents = []struct{ path, instead string }{
+	{"/_aws/sns/sms-messages", "what SMS subscriptions and phone numbers would have been sent is at GET /admin/api/sns/deliveries?protocol=sms (docs/sns.md)"},
+	{"/_aws/sns/subscription-tokens/", "a pending subscription's confirmation, with its Token, is at GET /admin/api/sns/deliveries?type=SubscriptionConfirmation for email, is sent to an HTTP/S endpoint, and is logged (docs/sns.md)"},
+	{"/_localstack/init", "Baton runs no init hooks: declare queues and topics in the config file (baton serve --config), or run the hooks with docs/migrating/localstack/run-init.sh"},
+}
+
+// isLocalStackInternalPath reports whether path is under one of
+// LocalStack's internal prefixes.
+func isLocalStackInternalPath(path string) bool {
+	return strings.HasPrefix(path, "/_localstack/") || strings.HasPrefix(path, "/_aws/")
+}
+
+// writeLocalStackNotServed answers a LocalStack internal path Baton does
+// not serve: 404, saying so, and what Baton has instead where it has it.
+func writeLocalStackNotServed(w http.ResponseWriter, path string) {
+	msg := "Baton does not serve LocalStack's " + path + "."
+	for _, e := range localStackEquivalents {
+		if path == e.path || strings.HasPrefix(path, e.path) && (strings.HasSuffix(e.path, "/") || path[len(e.path)] == '/') {
+			msg += " Instead, " + e.instead + "."
+			break
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, msg+"\n")
 }

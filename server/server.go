@@ -366,6 +366,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 	action := r.Form.Get("Action")
 	onQueue := r.URL.Path != "/" && r.URL.Path != ""
 	if action == "" {
+		if isLocalStackInternalPath(r.URL.Path) { // localstack.go
+			writeLocalStackNotServed(w, r.URL.Path)
+			return
+		}
 		if r.Method == http.MethodGet && onQueue {
 			writeUnknownOperation(w)
 			return
