@@ -2,12 +2,15 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +127,60 @@ func TestMigrateFromElasticMQAndGoaws(t *testing.T) {
 				t.Errorf("GET %s: %d, want 200", tt.health, code)
 			}
 		})
+	}
+}
+
+// TestMigrateLocalStackHooksAsLocalStackRunsThem: run-init.sh runs a
+// directory of hooks as LocalStack runs a stage's: .sh and .py hooks (a .py
+// one with boto3, which finds Baton through AWS_ENDPOINT_URL), a
+// directory's files before its subdirectories, every hook even after one
+// failed, and then exits 1 naming the failed one.
+func TestMigrateLocalStackHooksAsLocalStackRunsThem(t *testing.T) {
+	t.Parallel()
+	needClient(t, "the AWS CLI", "aws", "--version")
+	needClient(t, "boto3", "python3", "-c", "import boto3")
+	srv := startBatonArgs(t, "--store", "memory")
+
+	hooks := t.TempDir()
+	for name, text := range map[string]string{
+		"01-first.sh":      "awslocal sqs create-queue --queue-name first\n",
+		"02-fails.sh":      "echo 'this hook fails' >&2\nexit 3\n",
+		"03-boto.py":       "import boto3\nboto3.client('sqs').create_queue(QueueName='from-python')\n",
+		"04-notes.txt":     "not a hook\n",
+		"a-sub/05-deep.sh": "awslocal sqs create-queue --queue-name deep\n",
+		"b-last.sh":        "awslocal sqs get-queue-url --queue-name deep >/dev/null || exit 1\n",
+	} {
+		path := filepath.Join(hooks, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join("..", "docs", "migrating", "localstack", "run-init.sh"), hooks)
+	cmd.Env = append(clientEnv(t), "BATON_URL="+srv.URL)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "hook failed: "+filepath.Join(hooks, "02-fails.sh")) {
+		t.Errorf("run-init.sh with a failing hook: %v, want exit status 1 naming 02-fails.sh\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "skipping "+filepath.Join(hooks, "04-notes.txt")) {
+		t.Errorf("run-init.sh does not say it skipped 04-notes.txt\n%s", out)
+	}
+	// b-last.sh, a file of the top directory, ran before a-sub's hook made
+	// the queue it looks for: it failed too.
+	if !strings.Contains(string(out), "hook failed: "+filepath.Join(hooks, "b-last.sh")) {
+		t.Errorf("b-last.sh did not run before the subdirectory's hooks\n%s", out)
+	}
+	cli := newAWSCLI(t, srv.URL)
+	var list struct{ QueueUrls []string }
+	cli.must(&list, "list-queues")
+	for _, q := range []string{"first", "from-python", "deep"} {
+		if !slices.ContainsFunc(list.QueueUrls, func(u string) bool { return strings.HasSuffix(u, "/"+q) }) {
+			t.Errorf("queue %s missing after run-init.sh: %v\n%s", q, list.QueueUrls, out)
+		}
 	}
 }
