@@ -469,12 +469,12 @@ func regionOf(ctx context.Context) string { return requestFrom(ctx).region }
 
 // queueRef resolves a QueueUrl parameter: a full URL or a path
 // (/<account>/<name>, or LocalStack's /queue/<region>/<account>/<name>; the
-// host is ignored) or a bare queue name, in the request's region. A Query request sent to a queue URL uses that URL when
-// the parameter is absent. A queue of another account or region than the
-// request's does not exist for it, and neither does the queue of a URL
-// without a path (http://host or http://host/): SQS names no queue there
-// and answers NonExistentQueue, not InvalidAddress (docs/sqs-behaviour.md
-// §1.5).
+// host is ignored) or a bare queue name, in the request's region. A Query
+// request sent to a queue URL uses that URL when the parameter is absent. A
+// queue of another account or region than the request's does not exist for
+// it, and neither does the queue of a URL without a path (http://host or
+// http://host/): SQS names no queue there and answers NonExistentQueue, not
+// InvalidAddress (docs/sqs-behaviour.md §1.5).
 func (s *Server) queueRef(ctx context.Context, queueURL string) (engine.QueueRef, error) {
 	if queueURL == "" {
 		queueURL = requestFrom(ctx).pathQueue
