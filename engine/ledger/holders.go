@@ -159,8 +159,11 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 	}
 	slices.SortFunc(out.holders, byAddr)
 	slices.SortFunc(out.tools, byAddr)
+	// A message whose leases lapsed twice is named once.
 	slices.Sort(out.stoppedMsgs)
+	out.stoppedMsgs = slices.Compact(out.stoppedMsgs)
 	slices.Sort(out.toolMsgs)
+	out.toolMsgs = slices.Compact(out.toolMsgs)
 	return out
 }
 
@@ -195,24 +198,21 @@ func completedLater(r *leaseRec) bool {
 
 func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 	c := r.client
-	switch last, ok := ql.seen[c]; {
-	case c.Interactive():
+	switch fate, last := ql.fateOf(r, now); fate {
+	case holderInteractive:
 		out.inspected++
 		out.lastInspected = later(out.lastInspected, r.deadline)
 		out.tools = addClient(out.tools, c)
 		out.toolMsgs = append(out.toolMsgs, r.msg.id)
-	case c == Client{}:
+	case holderUnknown:
 		// An unknown holder: judged by the counts (handler-failing).
 		out.failingLapse(r)
-	case ok && !last.Before(r.deadline):
+	case holderAlive:
 		out.alive++ // a request at the lapse or after it
 		out.failingLapse(r)
-	case now.Sub(r.deadline) < holderGrace:
+	case holderWaiting:
 		out.waiting++
 	default:
-		if !ok {
-			last = r.begin // forgotten since its receive
-		}
 		out.stopped++
 		out.lastStopped = later(out.lastStopped, r.deadline)
 		out.holders = addClient(out.holders, c)
@@ -224,6 +224,44 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 			out.lastStop = last
 		}
 	}
+}
+
+// holderFate is what the server saw of a lapsed lease's holder after the
+// lapse.
+type holderFate int
+
+const (
+	// holderUnknown: the lease's holder is not known (no client).
+	holderUnknown holderFate = iota
+	// holderInteractive: a person's tool (Client.Interactive).
+	holderInteractive
+	// holderAlive: it made a request on the queue at the lapse or after.
+	holderAlive
+	// holderWaiting: not seen since, but within holderGrace of the lapse.
+	holderWaiting
+	// holderStopped: it made no request since before the lapse: it
+	// stopped, crashed, or works on past its lease without a request.
+	holderStopped
+)
+
+// fateOf says what r's holder did after r lapsed at its deadline, and when
+// it was last seen (its receive, if forgotten since).
+func (ql *queueLedger) fateOf(r *leaseRec, now time.Time) (holderFate, time.Time) {
+	c := r.client
+	last, ok := ql.seen[c]
+	switch {
+	case c.Interactive():
+		return holderInteractive, last
+	case c == Client{}:
+		return holderUnknown, last
+	case ok && !last.Before(r.deadline):
+		return holderAlive, last
+	case now.Sub(r.deadline) < holderGrace:
+		return holderWaiting, last
+	case !ok:
+		return holderStopped, r.begin
+	}
+	return holderStopped, last
 }
 
 func addClient(cs []Client, c Client) []Client {

@@ -192,10 +192,9 @@ type batches struct {
 	whole map[uint64]bool
 }
 
-// failedBatches finds the receives of several messages that failed whole.
-// Receives by interactive tools are left out: a person's look is no batch
-// of work. A lease begun after undecided that lapsed may yet be completed
-// late, as others were (pendingLapsed): its batch has not failed yet.
+// failedBatches finds the receives of several messages that failed whole
+// (failedInBatch). Receives by interactive tools are left out: a person's
+// look is no batch of work.
 func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) batches {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
@@ -212,7 +211,7 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 				byBatch[r.batch] = t
 			}
 			t.seen++
-			if endedUnfinished(r) && (r.state != leaseExpired || undecided.IsZero() || !r.begin.After(undecided)) {
+			if ql.failedInBatch(r, now, undecided) {
 				t.failed++
 			}
 		}
@@ -245,6 +244,27 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 	}
 	slices.Sort(out.againMsgs)
 	return out
+}
+
+// failedInBatch says r ended unfinished (endedUnfinished) by a holder that
+// went on: one that released it with a delay, or let it lapse and made
+// requests on the queue since. A lease whose holder may yet come back late
+// (begun after undecided, if not zero) has not failed yet, nor one whose
+// holder has not been seen since it lapsed: a consumer that crashed on its
+// batch, or stopped, or works on without a request, leaves the same lapses
+// as one that fails its batch whole, and its lapses are holders-stopped's.
+func (ql *queueLedger) failedInBatch(r *leaseRec, now, undecided time.Time) bool {
+	if !endedUnfinished(r) {
+		return false
+	}
+	if r.state != leaseExpired {
+		return true
+	}
+	if !undecided.IsZero() && r.begin.After(undecided) {
+		return false
+	}
+	fate, _ := ql.fateOf(r, now)
+	return fate == holderAlive || fate == holderUnknown
 }
 
 // endedUnfinished says r ended without its holder completing it: it
