@@ -36,13 +36,18 @@ type LeaseStatsJSON struct {
 	// LateDeletesRefused are the late deletes a FIFO queue refused: their
 	// messages were not deleted, so they are no completed leases, but the
 	// lease durations (p50 to max) count how long their handlers ran.
-	LateDeletesRefused uint64  `json:"late_deletes_refused"`
-	LeaseP50Seconds    float64 `json:"lease_p50_seconds"`
-	LeaseP90Seconds    float64 `json:"lease_p90_seconds"`
-	LeaseP99Seconds    float64 `json:"lease_p99_seconds"`
-	LeaseMaxSeconds    float64 `json:"lease_max_seconds"`
-	ExpiredLeases      uint64  `json:"expired_leases"`
-	LateCompletions    uint64  `json:"late_completions"`
+	LateDeletesRefused uint64 `json:"late_deletes_refused"`
+	// DeletesAlreadyDeleted are the deletes that found their message
+	// already deleted (by the receiver it went to after a lapse, a purge):
+	// SQS answers them with success, but they deleted nothing, so they are
+	// no completed leases; the lease durations count them as the refused.
+	DeletesAlreadyDeleted uint64  `json:"deletes_already_deleted"`
+	LeaseP50Seconds       float64 `json:"lease_p50_seconds"`
+	LeaseP90Seconds       float64 `json:"lease_p90_seconds"`
+	LeaseP99Seconds       float64 `json:"lease_p99_seconds"`
+	LeaseMaxSeconds       float64 `json:"lease_max_seconds"`
+	ExpiredLeases         uint64  `json:"expired_leases"`
+	LateCompletions       uint64  `json:"late_completions"`
 	// LateLeases are the leases the late completions came by, each once:
 	// one lapsed lease may see several late requests, and a lease that
 	// lapsed before the period may complete late in it.
@@ -137,8 +142,13 @@ type LeaseEventJSON struct {
 	Deadline     *time.Time `json:"deadline,omitempty"`
 	LateSeconds  float64    `json:"late_seconds,omitempty"`
 	Duplicate    bool       `json:"duplicate,omitempty"`
-	Receiver     string     `json:"receiver,omitempty"`
-	UserAgent    string     `json:"user_agent,omitempty"`
+	// Refused: a late delete the queue refused (FIFO): the message was not
+	// deleted and runs again. AlreadyDeleted: a delete that found the
+	// message already deleted: it deleted nothing.
+	Refused        bool   `json:"refused,omitempty"`
+	AlreadyDeleted bool   `json:"already_deleted,omitempty"`
+	Receiver       string `json:"receiver,omitempty"`
+	UserAgent      string `json:"user_agent,omitempty"`
 }
 
 // MessageHistoryJSON is a message's lease history.
@@ -151,7 +161,8 @@ type MessageHistoryJSON struct {
 func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
 		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed, LateDeletesRefused: s.RefusedDeletes,
-		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
+		DeletesAlreadyDeleted: s.AlreadyDeleted,
+		LeaseP50Seconds:       s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
 		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,

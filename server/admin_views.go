@@ -126,8 +126,12 @@ type LateCompletionJSON struct {
 	Epoch       uint32    `json:"lease"`
 	LateSeconds float64   `json:"late_seconds"`
 	Duplicate   bool      `json:"duplicate"`
-	Receiver    string    `json:"receiver,omitempty"`
-	UserAgent   string    `json:"user_agent,omitempty"`
+	// Refused and AlreadyDeleted mark a late delete that deleted nothing,
+	// as LeaseEventJSON's do.
+	Refused        bool   `json:"refused,omitempty"`
+	AlreadyDeleted bool   `json:"already_deleted,omitempty"`
+	Receiver       string `json:"receiver,omitempty"`
+	UserAgent      string `json:"user_agent,omitempty"`
 }
 
 // LateCompletionsJSON lists late completions, newest first.
@@ -454,7 +458,7 @@ func LateCompletionsToJSON(now time.Time, late []ledger.LateCompletion) LateComp
 	for i, l := range late {
 		out.LateCompletions[i] = LateCompletionJSON{
 			MessageID: l.MessageID, At: l.At, Kind: l.Kind, Epoch: l.Epoch, LateSeconds: l.Late.Seconds(),
-			Duplicate: l.Duplicate, Receiver: l.Client.Addr, UserAgent: l.Client.UserAgent,
+			Duplicate: l.Duplicate, Refused: l.Refused, AlreadyDeleted: l.AlreadyDeleted, Receiver: l.Client.Addr, UserAgent: l.Client.UserAgent,
 		}
 	}
 	return out
@@ -521,7 +525,8 @@ func LeaseEventsToJSON(events []ledger.LeaseEvent) []LeaseEventJSON {
 	out := make([]LeaseEventJSON, len(events))
 	for i, ev := range events {
 		j := LeaseEventJSON{At: ev.At, Kind: ev.Kind, Epoch: ev.Epoch, ReceiveCount: ev.ReceiveCount,
-			LateSeconds: ev.Late.Seconds(), Duplicate: ev.Duplicate, Receiver: ev.Client.Addr, UserAgent: ev.Client.UserAgent}
+			LateSeconds: ev.Late.Seconds(), Duplicate: ev.Duplicate, Refused: ev.Refused, AlreadyDeleted: ev.AlreadyDeleted,
+			Receiver: ev.Client.Addr, UserAgent: ev.Client.UserAgent}
 		if !ev.Deadline.IsZero() {
 			d := ev.Deadline
 			j.Deadline = &d

@@ -102,9 +102,7 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		rec.snoozed = false // it worked on under the end it set
 		tm.relabel(rec.epoch, rec.snoozeAt)
 	}
-	// A delete by a receipt no longer live that did not remove the message
-	// (a FIFO queue refuses it) completed nothing.
-	refused := ev.Result == baton.LeaseLapsed && !ev.Removed
+	refused, gone := deleteMarks(ev)
 	if rec.state == leaseReleased && rec.received {
 		if !refused {
 			ql.releasedDeleted(tm, rec, ev)
@@ -113,12 +111,16 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 	d := ev.At.Sub(ev.LeasedAt)
 	renewed := rec.renewals > 0
-	// A refused late delete still tells how long its handler ran: that
-	// counts in the durations the timeout is sized from.
+	// A delete that deleted nothing completed nothing, but still tells how
+	// long its handler ran: that counts in the durations the timeout is
+	// sized from.
 	ql.count(ev.At, local, func(c *counters) {
-		if refused {
+		switch {
+		case refused:
 			c.refusedDeletes++
-		} else {
+		case gone:
+			c.alreadyDeleted++
+		default:
 			c.completed++
 		}
 		c.addDuration(d)
@@ -132,7 +134,7 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 			ql.unexpire(rec)
 		}
 		ql.end(rec, leaseDeleted)
-		tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Client: ev.Client})
+		tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, AlreadyDeleted: gone, Client: ev.Client})
 		return
 	}
 	ql.late(tm, rec, ev, local, EventLateDelete)
@@ -152,6 +154,18 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 }
 
+// deleteMarks says that a delete by receipt (ev) deleted nothing, and why:
+// refused, a FIFO queue refusing the receipt of a lease no longer live (the
+// message stays, and runs again); gone, the message was already deleted (by
+// the receiver it went to after a lapse, a purge, the retention sweep, an
+// operator), which SQS answers with success. Neither completed a lease.
+func deleteMarks(ev Event) (refused, gone bool) {
+	if ev.Kind != KindDelete {
+		return false, false
+	}
+	return ev.Result == baton.LeaseLapsed && !ev.Removed, ev.Result == baton.LeaseGone
+}
+
 // releasedDeleted applies a delete by the receipt of a lease its holder
 // had given up (a release, or a receive with VisibilityTimeout 0): the
 // message was handled, but the lease was no lease of work, so its time
@@ -162,7 +176,8 @@ func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev Eve
 		return // a retry
 	}
 	rec.lateDeleted = true
-	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Client: ev.Client})
+	_, gone := deleteMarks(ev)
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, AlreadyDeleted: gone, Client: ev.Client})
 	if !ev.Removed {
 		return
 	}
@@ -344,11 +359,14 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev Event, local b
 	if ev.Result == baton.LeaseSuperseded {
 		moved = ev.Deadline
 	}
-	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate, Client: ev.Client})
+	refused, gone := deleteMarks(ev)
+	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: moved, Late: lateBy, Duplicate: ev.duplicate,
+		Refused: refused, AlreadyDeleted: gone, Client: ev.Client})
 	if len(ql.recentLate) == maxRecentLate {
 		ql.recentLate = append(ql.recentLate[:0], ql.recentLate[1:]...)
 	}
-	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: ev.At, Kind: kind, Epoch: ev.Epoch, Late: lateBy, Duplicate: ev.duplicate, Client: ev.Client})
+	ql.recentLate = append(ql.recentLate, LateCompletion{MessageID: tm.id, At: ev.At, Kind: kind, Epoch: ev.Epoch, Late: lateBy, Duplicate: ev.duplicate,
+		Refused: refused, AlreadyDeleted: gone, Client: ev.Client})
 }
 
 // deadLettered applies a message's move to its dead-letter queue.

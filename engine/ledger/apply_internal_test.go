@@ -224,16 +224,21 @@ func TestLedgerOwnExpiredNeverDecreases(t *testing.T) {
 
 // TestLedgerRemovedLeaseDeletedInTime: the third receiver of the classic
 // incident, whose message the first holder's late delete removed, deletes
-// it before its own deadline: that is no second late completion.
+// it before its own deadline: that is no second late completion, nor a
+// second completion: the message was deleted once, and the third
+// receiver's delete found it already deleted.
 func TestLedgerRemovedLeaseDeletedInTime(t *testing.T) {
 	t.Parallel()
 	var l Ledger
 	gone := evDelete(3, 62, 91)
 	gone.Result, gone.StoreEpoch = baton.LeaseGone, 0
 	applyAll(&l, []Event{evReceive(1, 0, 30), evReceive(2, 31, 30), evReceive(3, 62, 30), evLateDelete(1, 0, 90, 3), gone}, 4)
-	want := tally{received: 3, completed: 2, expired: 2, late: 1, duplicates: 1, redeliveries: 2, lapsedWorking: 1}
+	want := tally{received: 3, completed: 1, expired: 2, late: 1, duplicates: 1, redeliveries: 2, lapsedWorking: 1}
 	if got := tallyOf(&l, sec(1000)); got != want {
 		t.Errorf("counts = %+v, want %+v", got, want)
+	}
+	if c, _ := l.snapshot(applyQueue, sec(1000)); c.alreadyDeleted != 1 {
+		t.Errorf("%d deletes of a message already deleted, want the third receiver's", c.alreadyDeleted)
 	}
 	for _, lc := range l.queue(applyQueue).recentLate {
 		if lc.Late < 0 {

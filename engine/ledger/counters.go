@@ -16,6 +16,10 @@ type counters struct {
 	// message stays, so the lease did not complete, but its handler had
 	// finished, and how long it ran counts in durations and unrenewed.
 	refusedDeletes uint64
+	// alreadyDeleted counts the deletes that found their message already
+	// deleted (deleteMarks): they deleted nothing, but their handlers had
+	// finished, and count as refused ones do.
+	alreadyDeleted uint64
 	durations      histogram // receive to delete, refused or not
 	unrenewed      histogram // the same, leases never renewed
 	// atMost[i] counts the durations at most LeaseDurationBounds[i], and
@@ -48,6 +52,7 @@ func (c *counters) merge(o *counters) {
 	c.received += o.received
 	c.completed += o.completed
 	c.refusedDeletes += o.refusedDeletes
+	c.alreadyDeleted += o.alreadyDeleted
 	c.expired += o.expired
 	c.late += o.late
 	c.duplicates += o.duplicates

@@ -331,26 +331,42 @@ func (d *doctor) tooShortFinding() {
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
 }
 
-// refusedText says that late deletes were refused, as a FIFO queue
-// refuses a lapsed receipt: those messages were not deleted and run again,
-// but their handlers had finished, and the p99 counts how long they ran.
+// refusedText says that deletes deleted nothing: late ones a FIFO queue
+// refused (their messages run again), and those that found their message
+// already deleted (deleteMarks); their handlers had finished, and the p99
+// counts how long they ran.
 func refusedText(s LeaseStats) string {
-	if s.RefusedDeletes == 0 {
+	var text string
+	if n := s.RefusedDeletes; n > 0 {
+		text += fmt.Sprintf("; %s refused, as a FIFO queue refuses the receipt of a lapsed lease: %s not deleted and %s again",
+			either(n == 1, "1 late delete was", fmt.Sprintf("%d late deletes were", n)),
+			either(n == 1, "its message was", "their messages were"), either(n == 1, "runs", "run"))
+	}
+	if n := s.AlreadyDeleted; n > 0 {
+		text += fmt.Sprintf("; %s already deleted (by the receiver %s went to after a lapse, or a purge; SQS answers such a delete with success): %s deleted nothing",
+			either(n == 1, "1 delete found its message", fmt.Sprintf("%d deletes found their message", n)),
+			either(n == 1, "it", "each"), either(n == 1, "it", "they"))
+	}
+	if text == "" {
 		return ""
 	}
-	return fmt.Sprintf("; %s refused, as a FIFO queue refuses the receipt of a lapsed lease: %s not deleted and %s again, "+
-		"but %s handler had finished, and the p99 counts how long it ran",
-		either(s.RefusedDeletes == 1, "1 late delete was", fmt.Sprintf("%d late deletes were", s.RefusedDeletes)),
-		either(s.RefusedDeletes == 1, "its message was", "their messages were"), either(s.RefusedDeletes == 1, "runs", "run"),
-		either(s.RefusedDeletes == 1, "its", "each"))
+	n := s.RefusedDeletes + s.AlreadyDeleted
+	return text + fmt.Sprintf(", but %s handler had finished, and the p99 counts how long it ran", either(n == 1, "its", "each"))
 }
 
 // finishedText names the leases a p99 is of (LeaseStats.Finished).
 func finishedText(s LeaseStats) string {
-	if s.RefusedDeletes == 0 {
+	if s.RefusedDeletes+s.AlreadyDeleted == 0 {
 		return plural(int(s.Completed), "completed lease", "completed leases")
 	}
-	return fmt.Sprintf("%d leases whose handlers finished (%d completed, %d whose late delete was refused)", s.Finished(), s.Completed, s.RefusedDeletes)
+	parts := []string{fmt.Sprintf("%d completed", s.Completed)}
+	if s.RefusedDeletes > 0 {
+		parts = append(parts, fmt.Sprintf("%d whose late delete was refused", s.RefusedDeletes))
+	}
+	if s.AlreadyDeleted > 0 {
+		parts = append(parts, fmt.Sprintf("%d whose delete found the message already deleted", s.AlreadyDeleted))
+	}
+	return fmt.Sprintf("%d leases whose handlers finished (%s)", s.Finished(), strings.Join(parts, ", "))
 }
 
 // tooShortFix sizes the timeout that overrunning leases need: the p99 ×

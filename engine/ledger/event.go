@@ -122,7 +122,10 @@ type LeaseEvent struct {
 	// Duplicate marks a late completion on a message that had meanwhile
 	// been leased to another receiver.
 	Duplicate bool
-	Client    Client
+	// Refused and AlreadyDeleted mark a delete (late or in time) that
+	// deleted nothing (deleteMarks).
+	Refused, AlreadyDeleted bool
+	Client                  Client
 }
 
 // applyLocal applies an event this node made, deciding the facts that

@@ -16,7 +16,10 @@ type LateCompletion struct {
 	Epoch     uint32
 	Late      time.Duration
 	Duplicate bool
-	Client    Client
+	// Refused and AlreadyDeleted mark a late delete that deleted nothing
+	// (deleteMarks).
+	Refused, AlreadyDeleted bool
+	Client                  Client
 }
 
 // MinuteActivity is a queue's activity during one minute.

@@ -11,8 +11,11 @@ import (
 type LeaseStats struct {
 	// Completed counts the deletes that deleted the message (in time, or
 	// late on a standard queue); RefusedDeletes the late deletes a FIFO
-	// queue refused, which left the message to run again.
-	Sent, Received, Completed, RefusedDeletes uint64
+	// queue refused, which left the message to run again; AlreadyDeleted
+	// the deletes that found their message already deleted (by the
+	// receiver it went to after a lapse, a purge, the retention sweep),
+	// which SQS answers with success though they deleted nothing.
+	Sent, Received, Completed, RefusedDeletes, AlreadyDeleted uint64
 	// P50 to Max are of the leases' durations from receive to delete, the
 	// refused deletes' included: their handlers had finished, and the
 	// timeout must cover how long they ran (Finished counts them all).
@@ -61,18 +64,19 @@ type LeaseStats struct {
 }
 
 // Finished counts the leases whose holder deleted, the deletes refused as
-// late included: those P50 to Max and the duration histogram are of.
-func (s LeaseStats) Finished() uint64 { return s.Completed + s.RefusedDeletes }
+// late and those of messages already deleted included: those P50 to Max
+// and the duration histogram are of.
+func (s LeaseStats) Finished() uint64 { return s.Completed + s.RefusedDeletes + s.AlreadyDeleted }
 
 // none reports whether the stats saw no lease: none began, completed,
 // lapsed or completed late.
 func (s LeaseStats) none() bool {
-	return s.Received == 0 && s.Completed == 0 && s.Late == 0 && s.Expired == 0
+	return s.Received == 0 && s.Finished() == 0 && s.Late == 0 && s.Expired == 0
 }
 
 func statsOf(c *counters) LeaseStats {
 	s := LeaseStats{
-		Sent: c.sent, Received: c.received, Completed: c.completed, RefusedDeletes: c.refusedDeletes,
+		Sent: c.sent, Received: c.received, Completed: c.completed, RefusedDeletes: c.refusedDeletes, AlreadyDeleted: c.alreadyDeleted,
 		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
 		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
 		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,

@@ -126,7 +126,10 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	if s.LateDeletesRefused > 0 {
 		fmt.Fprintf(w, "  %d late deletes refused (FIFO): messages not deleted, their handlers' time counted below\n", s.LateDeletesRefused)
 	}
-	if s.LeasesCompleted+s.LateDeletesRefused > 0 {
+	if s.DeletesAlreadyDeleted > 0 {
+		fmt.Fprintf(w, "  %d deletes found their message already deleted: they deleted nothing, their handlers' time counted below\n", s.DeletesAlreadyDeleted)
+	}
+	if s.LeasesCompleted+s.LateDeletesRefused+s.DeletesAlreadyDeleted > 0 {
 		fmt.Fprintf(w, "  lease duration (receive to delete): p50 %.1fs  p90 %.1fs  p99 %.1fs  max %.1fs\n",
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}

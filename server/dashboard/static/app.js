@@ -835,7 +835,8 @@
       el('td', { 'data-label': 'Time (UTC)', text: fmtClock(l.at) }),
       el('td', { 'data-label': 'Message' }, el('a', { class: 'mono', href: messageHref(queueName, l.message_id), title: l.message_id, text: shortID(l.message_id) })),
       el('td', { 'data-label': 'What' }, el('span', null, l.kind === 'late-delete' ? 'Delete ' : 'Visibility change ',
-        l.duplicate ? el('span', { class: 'badge bad', text: 'duplicate', title: 'The message had been given to another receiver meanwhile' }) : null)),
+        l.duplicate ? el('span', { class: 'badge bad', text: 'duplicate', title: 'The message had been given to another receiver meanwhile' }) : null,
+        deletedNothing(l) ? el('span', { class: 'badge warn', text: l.refused ? 'refused' : 'already deleted', title: deletedNothing(l) }) : null)),
       el('td', { class: 'num', 'data-label': 'Lease', text: l.lease }),
       el('td', { class: 'num', 'data-label': 'Late by', text: fmtDuration(l.late_seconds) }),
       el('td', { 'data-label': 'Receiver', text: l.receiver || '–', title: l.user_agent || null }));
@@ -918,7 +919,7 @@
           l.end = { kind: ev.kind, at: t };
           break;
         case 'late-delete': case 'late-change':
-          l.late.push({ kind: ev.kind, at: t, lateSeconds: ev.late_seconds, duplicate: ev.duplicate });
+          l.late.push({ kind: ev.kind, at: t, lateSeconds: ev.late_seconds, duplicate: ev.duplicate, nothing: deletedNothing(ev) });
           break;
         case 'dead-letter':
           l.deadLetter = t;
@@ -926,6 +927,13 @@
       }
     }
     return Array.from(byEpoch.values()).sort((a, b) => a.epoch - b.epoch);
+  }
+
+  // What a delete that deleted nothing met: '' for one that deleted.
+  function deletedNothing(e) {
+    if (e.refused) return 'refused (FIFO): the message was not deleted and runs again';
+    if (e.already_deleted) return 'the message was already deleted: it deleted nothing';
+    return '';
   }
 
   function story(events, leases) {
@@ -940,9 +948,11 @@
     if (count('dead-letter')) parts.push('moved to the dead-letter queue');
     let s = parts.join(', ') + '.';
     for (const e of late) {
-      s += ` Lease ${e.lease}'s holder ${e.kind === 'late-delete' ? 'deleted the message' : 'changed its visibility'} ` +
+      const nothing = deletedNothing(e);
+      s += ` Lease ${e.lease}'s holder ${e.kind !== 'late-delete' ? 'changed its visibility' : nothing ? 'tried to delete the message' : 'deleted the message'} ` +
         `${fmtDuration(e.late_seconds)} after that lease had expired` +
-        (e.duplicate ? ', when the message had already been given to another receiver: a duplicate execution.' : '.');
+        (e.duplicate ? ', when the message had already been given to another receiver: a duplicate execution' : '') +
+        (nothing ? `; ${nothing}.` : '.');
     }
     if (!late.length && !expiries && deletes && leases.length) s += ' Every lease ended in time.';
     return s;
@@ -991,14 +1001,15 @@
         detail = ['no delete before the deadline: the message is visible again'];
         break;
       case 'delete':
-        detail = ['deleted with the current lease'];
+        detail = [e.already_deleted ? 'the message was already deleted: it deleted nothing' : 'deleted with the current lease'];
         break;
       case 'release':
         detail = ['visibility set to 0: the message is visible again'];
         break;
       case 'late-delete': case 'late-change':
         detail = [el('strong', { text: `late by ${fmtDuration(e.late_seconds)}` }), ` with lease ${e.lease}'s receipt`,
-          e.duplicate ? ', after the message had been redelivered: a duplicate execution' : ''];
+          e.duplicate ? ', after the message had been redelivered: a duplicate execution' : '',
+          deletedNothing(e) ? `; ${deletedNothing(e)}` : ''];
         break;
       case 'dead-letter':
         detail = [`after ${plural(e.receive_count, 'receive')}`];
@@ -1113,7 +1124,8 @@
       for (const lc of l.late) {
         const lx = x(lc.at);
         lane.append(sv('path', { class: 'tl-late', d: `M${lx},${mid - 8} L${lx + 8},${mid} L${lx},${mid + 8} L${lx - 8},${mid} Z` },
-          sv('title', { text: `${lc.kind === 'late-delete' ? 'late delete' : 'late visibility change'}, ${fmtDuration(lc.lateSeconds)} after the lease expired` })));
+          sv('title', { text: `${lc.kind === 'late-delete' ? 'late delete' : 'late visibility change'}, ${fmtDuration(lc.lateSeconds)} after the lease expired` +
+            (lc.nothing ? `; ${lc.nothing}` : '') })));
         notes.push({ x: lx, text: `${lc.kind === 'late-delete' ? 'late delete' : 'late change'} +${fmtDuration(lc.lateSeconds)}`, cls: 'bad' });
       }
       if (l.deadLetter !== null) {

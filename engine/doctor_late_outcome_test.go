@@ -1,0 +1,109 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// lateDelete is the message's late-delete event, and its entry among the
+// queue's late completions.
+func lateDelete(t *testing.T, in *incident, id string) (ledger.LeaseEvent, ledger.LateCompletion) {
+	t.Helper()
+	events, _, err := in.e.MessageHistory(context.Background(), in.ref, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev ledger.LeaseEvent
+	for _, e := range events {
+		if e.Kind == ledger.EventLateDelete {
+			ev = e
+		}
+	}
+	lcs, err := in.e.RecentLateCompletions(context.Background(), in.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lc := range lcs {
+		if lc.MessageID == id && lc.Kind == ledger.EventLateDelete {
+			return ev, lc
+		}
+	}
+	t.Fatalf("no late delete of %s among %+v", id, lcs)
+	return ev, ledger.LateCompletion{}
+}
+
+// A late delete a FIFO queue refused deleted nothing: the message's
+// history says it was refused (the message runs again), beside the late
+// delete it was.
+func TestHistoryFifoRefusedLateDelete(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "refused.fifo", map[string]string{"VisibilityTimeout": "30", "FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	if _, err := in.e.SendMessage(context.Background(), in.ref, engine.SendParams{Body: "x", GroupID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	id, h := in.receiveOne()
+	in.at(40)
+	if err := in.e.DeleteMessage(context.Background(), in.ref, h); err == nil {
+		t.Fatal("a FIFO queue deleted by the receipt of a lapsed lease")
+	}
+	ev, lc := lateDelete(t, in, id)
+	if !ev.Refused || ev.AlreadyDeleted || !lc.Refused {
+		t.Errorf("late delete %+v, late completion %+v: want it marked refused", ev, lc)
+	}
+	in.at(41)
+	if _, h2 := in.receiveOne(); h2 == "" {
+		t.Fatal("the message did not run again")
+	}
+}
+
+// The classic overrun on a standard queue, where each second worker
+// deletes first: the first holders' late deletes find their messages
+// already deleted. SQS answers such a delete with success, but it deleted
+// nothing: each message was worked twice and deleted once, so it counts
+// one completed lease, not two; the late delete still tells how long its
+// handler ran (the p99), and its history says the message was already
+// deleted.
+func TestDoctorLateDeleteAlreadyDeleted(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "twice", map[string]string{"VisibilityTimeout": "30"})
+	ids := in.send(3)
+	first := in.receive(10, nil)
+	in.at(31)
+	second := in.receive(10, nil)
+	in.at(35)
+	for _, id := range ids {
+		in.del(second[id])
+	}
+	in.at(90)
+	for _, id := range ids {
+		in.del(first[id]) // late, and the message is gone: succeeds, as on SQS
+	}
+	r := in.report()
+	s := r.Window
+	if s.Completed != 3 || s.AlreadyDeleted != 3 || s.Finished() != 6 || s.Late != 3 || s.Duplicates != 3 || s.Max < 89e9 {
+		t.Errorf("window %+v: want 3 completed, 3 deletes of messages already deleted, 3 late, 3 duplicates, the longest 90 s", s)
+	}
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	contains(t, r.Advice, "3 deletes found their message already deleted", "deleted nothing")
+	if r.RecommendedVisibilityTimeout < 135 {
+		t.Errorf("recommended %d s, want the 90 s handlers × 1.5", r.RecommendedVisibilityTimeout)
+	}
+	ev, lc := lateDelete(t, in, ids[0])
+	if !ev.AlreadyDeleted || ev.Refused || !ev.Duplicate || !lc.AlreadyDeleted {
+		t.Errorf("late delete %+v, late completion %+v: want it marked already deleted", ev, lc)
+	}
+	qs, err := in.e.QueueMetrics(context.Background())
+	if err != nil || len(qs) != 1 {
+		t.Fatal(qs, err)
+	}
+	if m := qs[0]; m.Totals.Completed != 3 || m.Totals.Finished() != 6 {
+		t.Errorf("metrics: completed %d, finished %d; want 3 deletes of 3 messages, 6 handlers finished", m.Totals.Completed, m.Totals.Finished())
+	}
+	if strings.Contains(r.Advice, "refused") {
+		t.Errorf("a refusal said where none happened: %s", r.Advice)
+	}
+}
