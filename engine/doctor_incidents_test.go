@@ -260,7 +260,7 @@ func TestDoctorIncidentMixed(t *testing.T) {
 	if !strings.Contains(short.Evidence, "3 late completions, 3 confirmed duplicate executions") || !strings.Contains(short.Fix, "VisibilityTimeout") {
 		t.Errorf("lease-too-short: %+v", short)
 	}
-	if failed.Leases != 3 || !strings.Contains(failed.Evidence, "3 leases lapsed and their holder never came back with a late completion") || !strings.Contains(failed.Fix, "consumers' errors") {
+	if failed.Leases != 3 || !strings.Contains(failed.Evidence, "3 leases lapsed and their holders have not come back with a late completion") || !strings.Contains(failed.Fix, "consumers' errors") {
 		t.Errorf("handler-failing: %+v", failed)
 	}
 }

@@ -483,7 +483,7 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
 }
 
-// failingFinding names lapsed leases whose holder never came back. Those
+// failingFinding names lapsed leases whose holder has not come back. Those
 // that lapsed with the whole batch they were received in are the
 // batch-fails-whole finding's once it is named; until then they are said
 // here, with both readings.
@@ -508,14 +508,14 @@ func (d *doctor) failingFinding() {
 	}
 	if gone < MinFindingLeases {
 		d.tooFew = true
-		d.notes = append(d.notes, fmt.Sprintf("%s lapsed and their holder never came back for them: too few to name a problem (a finding rests on at least %d leases).",
+		d.notes = append(d.notes, fmt.Sprintf("%s lapsed and their holders have not come back for them: too few to name a problem (a finding rests on at least %d leases).",
 			plural(int(gone), "lease", "leases"), MinFindingLeases))
 		return
 	}
 	if d.deadLetterQueue() {
 		return
 	}
-	ev := fmt.Sprintf("%d leases lapsed and their holder never came back with a late completion", gone)
+	ev := fmt.Sprintf("%d leases lapsed and their holders have not come back with a late completion", gone)
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
@@ -552,8 +552,9 @@ func (d *doctor) failingCause(gone, retried uint64) string {
 		if seeded < gone {
 			which = fmt.Sprintf("%d of them were", seeded)
 		}
-		return fmt.Sprintf(": %s leased before this server started, by holders not known: handlers that fail before DeleteMessage "+
-			"or consumers that crashed or stopped without releasing; the server cannot tell which.", which)
+		return fmt.Sprintf(": %s leased before this server started, by holders not known: handlers that fail before DeleteMessage, "+
+			"consumers that crashed or stopped without releasing, or holders still working on them past their lease "+
+			"(a handler slower than the visibility timeout: its late delete would show it); the server cannot tell which.", which)
 	case seeded > 0:
 		return fmt.Sprintf(" (%d of them leased before this server started, by holders not known: a consumer that crashed or stopped without releasing "+
 			"leaves the same lapse)", seeded) + failingOrSlow(gone, retried)

@@ -136,7 +136,7 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	if s.ExpiredLeases+s.LateCompletions > 0 {
 		fmt.Fprintf(w, "  %d leases lapsed; %d late completions (deletes or visibility changes after the lease lapsed) by %d leases, %d confirmed duplicate executions\n",
 			s.ExpiredLeases, s.LateCompletions, s.LateLeases, s.ConfirmedDuplicates)
-		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it never came back\n",
+		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it has not come back\n",
 			s.RedeliveriesLapsedWhileWorking, s.RedeliveriesNeverReturned)
 	}
 	if s.Renewals+s.Releases > 0 {

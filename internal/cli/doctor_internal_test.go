@@ -71,3 +71,21 @@ func TestDoctorFiguresOfTheJudgedPeriod(t *testing.T) {
 		t.Errorf("since start judged, figures printed:\n%s", out)
 	}
 }
+
+// The figures say what the counts know: a redelivery whose lapsed holder
+// has not come back (it may yet), and deletes that deleted nothing.
+func TestDoctorFiguresSayWhatIsKnown(t *testing.T) {
+	t.Parallel()
+	rep := server.LeaseReportJSON{Queue: "q", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "handler-failing", Period: "window"}
+	rep.ExpiredLeases, rep.RedeliveriesNeverReturned = 3, 3
+	rep.LeasesCompleted, rep.DeletesAlreadyDeleted, rep.LeaseP99Seconds = 1, 2, 90
+	var b strings.Builder
+	writeReport(&b, rep)
+	out := b.String()
+	if !strings.Contains(out, "3 where it has not come back") || strings.Contains(out, "never came back") {
+		t.Errorf("redeliveries said as known:\n%s", out)
+	}
+	if !strings.Contains(out, "2 deletes found their message already deleted: they deleted nothing") || !strings.Contains(out, "p99 90.0s") {
+		t.Errorf("deletes of messages already deleted not said:\n%s", out)
+	}
+}
