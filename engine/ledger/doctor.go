@@ -54,6 +54,10 @@ const (
 	// DiagnosisReleaseLoop: messages released at once ("not ready") again
 	// and again, each receive counting toward maxReceiveCount.
 	DiagnosisReleaseLoop = "release-loop"
+	// DiagnosisRetryLoop: messages released with a delay again and again
+	// and never completed: handlers that fail and retry with a back-off,
+	// or messages not ready, again and again; no lease lapses.
+	DiagnosisRetryLoop = "retry-loop"
 	// DiagnosisEvidenceMissed: this node may have missed other nodes'
 	// lease events in the period judged (missed.go): it names no finding
 	// nor health, and says what it missed instead.
@@ -76,7 +80,10 @@ const (
 // a person looking; held-unrenewed, held-renewed and long-job, the
 // completed leases whose p99 the held lease is held beyond; release-loop,
 // the leases released at once right after their message's lease before
-// was; batch-fails-whole, the messages that failed with their whole batch
+// was; retry-loop, the leases released with a delay right after their
+// message's two leases before were released, the message not completed
+// since;
+// batch-fails-whole, the messages that failed with their whole batch
 // twice in a row; ceiling-refused, the refused renewals.
 const MinFindingLeases = 3
 
@@ -131,6 +138,7 @@ type doctor struct {
 	lapses           lapses
 	batches          batches
 	loops            loops
+	retries          retries
 	refused          []HeldLease
 	// redrive is the queue's RedrivePolicy, if it has one; dlqOf lists the
 	// queues whose dead-letter queue it is (asked only when needed).
@@ -157,6 +165,7 @@ func (d *doctor) diagnose() {
 	d.stoppedFinding()
 	d.inspectionFinding()
 	d.releaseLoopFinding()
+	d.retryLoopFinding()
 	d.noP99Note()
 	if d.s.Duplicates > 0 && !d.has(DiagnosisLeaseTooShort) {
 		d.notes = append(d.notes, idempotenceAdvice(d.s.Duplicates))
@@ -223,6 +232,8 @@ func (d *doctor) lastEvent(kind string) (time.Time, string) {
 		return d.batches.last, "receive of a batch that failed whole"
 	case DiagnosisReleaseLoop:
 		return d.loops.last, "release at once or dead-letter move"
+	case DiagnosisRetryLoop:
+		return d.retries.last, "release with a delay"
 	case DiagnosisCeilingRefused:
 		return d.s.LastRefused, "refused renewal"
 	}

@@ -97,6 +97,36 @@ func (d *doctor) batchFinding() {
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisBatchFailsWhole, Leases: b.again, Evidence: ev, Fix: fix})
 }
 
+// retryLoopFinding names messages released with a delay again and again
+// and never completed: a consumer that releases a failed message for a
+// retry with a back-off (as Baton's consumer does) leaves no lapse, and
+// neither does one whose messages are not ready; the server cannot tell
+// them apart, and says both. Retries that end in a completion are no loop.
+func (d *doctor) retryLoopFinding() {
+	rt := d.retries
+	if rt.leases == 0 || d.has(DiagnosisBatchFailsWhole) || d.deadLetterQueue() {
+		return
+	}
+	what := fmt.Sprintf("%s released with a delay (ChangeMessageVisibility to a later time, the holder letting it come) right after "+
+		"the message's two leases before had been released too, and none of their %s has been completed since",
+		either(rt.leases == 1, "1 lease was", fmt.Sprintf("%d leases were", rt.leases)), plural(len(rt.msgs), "message", "messages"))
+	if rt.leases < MinFindingLeases {
+		d.tooFew = true
+		d.notes = append(d.notes, fmt.Sprintf("%s: too few to name a problem (a finding rests on at least %d leases).", what, MinFindingLeases))
+		return
+	}
+	ev := what + fmt.Sprintf(" (messages %s): a handler that fails and retries with a back-off (Baton's consumer releases a failed message so), "+
+		"or messages not ready again and again (on a FIFO queue, also those released behind a failing message of their group); "+
+		"the server cannot tell which. No lease lapsed for them, so they show in no other finding.", idsText(rt.msgs))
+	fix := "Look at the consumers' errors (or why the messages are not ready): a message that fails every time goes round for ever, each receive a retry."
+	if d.hasRedrive {
+		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
+	} else {
+		fix += " A RedrivePolicy moves a message that never succeeds aside after maxReceiveCount receives."
+	}
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisRetryLoop, Leases: rt.leases, Evidence: ev, Fix: fix})
+}
+
 // clientsText names up to three clients by address and user agent.
 func clientsText(cs []Client) string {
 	parts := make([]string, 0, 3)

@@ -174,6 +174,64 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 	return out
 }
 
+// retries counts the leases of retry loops begun after since: released
+// with a delay (their holder let the end it set come: a retry's back-off,
+// or "not ready") right after their message's retryRun leases before had
+// been released too, at once or with a delay, whose message no lease has
+// completed since. A stopping consumer releases at once, not with a delay,
+// so their holders went on. Receives by interactive tools are left out.
+// A retry that succeeds on its second or third try is no loop.
+type retries struct {
+	leases uint64
+	msgs   []string
+	// last is the latest of their releases.
+	last time.Time
+}
+
+// retryLoops finds the leases of retry loops.
+func (l *Ledger) retryLoops(queueID uint64, now, since time.Time) retries {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	var out retries
+	for _, tm := range ql.messages {
+		counted := false
+		for _, r := range tm.leases {
+			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || !releasedBefore(r) || completedLater(r) {
+				continue
+			}
+			out.leases++
+			out.last = later(out.last, r.snoozeAt)
+			if !counted {
+				counted = true
+				out.msgs = append(out.msgs, tm.id)
+			}
+		}
+	}
+	slices.Sort(out.msgs)
+	return out
+}
+
+// retryRun is how many of a message's leases in a row, before one released
+// with a delay, must have been released for it to count in a retry loop.
+const retryRun = 2
+
+// releasedBefore says the retryRun leases of r's message before r each
+// ended released, at once or with a delay.
+func releasedBefore(r *leaseRec) bool {
+	for i := uint32(1); i <= retryRun; i++ {
+		p := r.msg.leaseOf(r.epoch - i)
+		if p == nil || !p.received || !(releasedDelayed(p) || p.releasedNow) {
+			return false
+		}
+	}
+	return true
+}
+
+// releasedDelayed says r ended released with a delay its holder let come.
+func releasedDelayed(r *leaseRec) bool {
+	return r.state == leaseReleased && r.snoozeLapsed && !r.releasedNow
+}
+
 // batches tells what became of the receives of several messages begun
 // after since.
 type batches struct {

@@ -125,6 +125,7 @@
     'too-few-leases': ['Too few leases', 'plain'],
     'no-leases': ['No leases seen', 'plain'],
     'release-loop': ['Release loop', 'warn'],
+    'retry-loop': ['Retry loop', 'warn'],
     'evidence-missed': ['Evidence missed', 'warn'],
   };
   // What a lease named by a finding is marked with in the leases list.

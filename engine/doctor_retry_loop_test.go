@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/baton-sqs/baton/engine/ledger"
+)
+
+// retryRounds plays a consumer whose handler fails (or is not ready) on
+// every message it takes: from second from, every 10 s for rounds rounds,
+// it receives up to n messages one at a time and a second later releases
+// each with a back-off of 5 s (ChangeMessageVisibility 5), as Baton's
+// consumer releases a failed message for its retry; it returns the last
+// round's receipts.
+func (in *incident) retryRounds(from, rounds, n int) map[string]string {
+	in.t.Helper()
+	var got map[string]string
+	for round := range rounds {
+		s := from + 10*round
+		in.at(s)
+		got = map[string]string{}
+		for range n {
+			for id, h := range in.receiveAs(sdkClient, 1) {
+				got[id] = h
+			}
+		}
+		in.at(s + 1)
+		for _, h := range got {
+			in.changeAs(sdkClient, h, 5)
+		}
+	}
+	return got
+}
+
+func (in *incident) changeAs(c ledger.Client, handle string, vt int) {
+	in.t.Helper()
+	if err := in.e.ChangeMessageVisibility(as(c), in.ref, handle, &vt); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// A handler that fails every message, in a consumer that releases each
+// failure with a back-off (no lease lapses): the messages go round for
+// ever, none completed. The doctor must not read that healthy; it says
+// both readings (failing, or not ready) and where to look.
+func TestDoctorRetryLoopIsNotHealthy(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "retrying", map[string]string{"VisibilityTimeout": "30"})
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	in.retryRounds(10, 6, 3)
+	in.at(75)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisRetryLoop, ledger.DiagnosisRetryLoop)
+	f := finding(r, ledger.DiagnosisRetryLoop)
+	if f.Leases != 12 {
+		t.Errorf("retry-loop on %d leases, want the 12 released after two releases", f.Leases)
+	}
+	contains(t, f.Evidence, "12 leases were released with a delay", "none of their 3 messages has been completed since",
+		"a handler that fails and retries with a back-off", "or messages not ready", "the server cannot tell which")
+	contains(t, f.Fix, "Look at the consumers' errors", "A RedrivePolicy")
+	lastIs(t, r, ledger.DiagnosisRetryLoop, "release with a delay", 61, 14e9, "last release with a delay 14s ago")
+}
+
+// Retries that succeed are no loop: a message released with a back-off
+// twice and then completed went round as a retry should.
+func TestDoctorRetriesThatSucceedAreHealthy(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "recovering", map[string]string{"VisibilityTimeout": "30"})
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	in.retryRounds(10, 3, 3)
+	in.at(40)
+	for range 3 {
+		for _, h := range in.receiveAs(sdkClient, 1) {
+			in.delAs(sdkClient, h)
+		}
+	}
+	in.at(50)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+}
