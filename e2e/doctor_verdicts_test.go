@@ -220,6 +220,41 @@ func TestDoctorVerdicts(t *testing.T) {
 			"each time because its handler reported progress", "A long job at work, not a hung one")
 	})
 
+	// Baton's consumer whose handler fails every message releases each
+	// for a retry with a back-off: no lease lapses, and the messages go
+	// round for ever. Not healthy: a retry loop, with both readings.
+	t.Run("go consumer failing with a back-off", func(t *testing.T) {
+		t.Parallel()
+		url := newQueue(t, "retrying", map[string]string{"VisibilityTimeout": "30"})
+		h := consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			return fmt.Errorf("downstream refused %s", d.Body())
+		})
+		second := consumer.RetryPolicy{Base: time.Second, Max: time.Second, Multiplier: 1, Jitter: consumer.NoJitter, Min: time.Second}
+		// One slot: each receive takes one message. (With more, receives
+		// of several messages ending unfinished read batch-fails-whole,
+		// which says the every-message-fails reading too.)
+		cons, err := consumer.New(c, url, h, consumer.WithConcurrency(1), consumer.WithRetryPolicy(second),
+			consumer.WithDeleteBatchWindow(time.Millisecond), consumer.WithWaitTime(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			cons.Run(runCtx)
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+		send(t, url, "r1", "r2", "r3")
+		rep := awaitFinding(t, "retrying", "retry-loop", time.Minute)
+		without(t, rep, "release-loop", "lease-too-short")
+		has(t, doctorText(t, "retrying"), "retrying: RETRY-LOOP\n", "released with a delay", "a handler that fails and retries with a back-off",
+			"or messages not ready again and again", "the server cannot tell which")
+	})
+
 	// Item 1: a consumer killed holding three messages on a 43,200 s
 	// queue, its earlier leases quick: the held leases are a finding, the
 	// timeout is named as the stall, and the recommendation is not 43200.
