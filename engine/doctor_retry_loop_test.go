@@ -80,3 +80,26 @@ func TestDoctorRetriesThatSucceedAreHealthy(t *testing.T) {
 	r := in.report()
 	expect(t, r, ledger.DiagnosisHealthy)
 }
+
+// The same consumer on a queue whose RedrivePolicy has a maxReceiveCount
+// of 2: each message is released with a back-off twice, then moved to the
+// dead-letter queue at its third receive. Nothing completed, every message
+// dead-lettered: not healthy.
+func TestDoctorRetriesUntilDeadLettered(t *testing.T) {
+	t.Parallel()
+	in := newRedriveIncident(t, "retry-dlq", 2)
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	in.retryRounds(10, 2, 3)
+	in.at(30)
+	if got := in.receiveAs(sdkClient, 10); len(got) != 0 {
+		t.Fatalf("received %d, want every message moved", len(got))
+	}
+	r := in.report()
+	if r.Window.DeadLettered != 3 {
+		t.Fatalf("%d dead-lettered, want 3", r.Window.DeadLettered)
+	}
+	expect(t, r, ledger.DiagnosisRetryLoop, ledger.DiagnosisRetryLoop)
+	contains(t, finding(r, ledger.DiagnosisRetryLoop).Evidence, "3 leases were released with a delay", "right before the message's move to the dead-letter queue")
+	contains(t, finding(r, ledger.DiagnosisRetryLoop).Fix, "The RedrivePolicy moves a message to retry-dlq-dlq after 2 receives")
+}

@@ -81,8 +81,8 @@ const (
 // completed leases whose p99 the held lease is held beyond; release-loop,
 // the leases released at once right after their message's lease before
 // was; retry-loop, the leases released with a delay right after their
-// message's two leases before were released, the message not completed
-// since;
+// message's two leases before were released, or right before its move to
+// the dead-letter queue, the message not completed since;
 // batch-fails-whole, the messages that failed with their whole batch
 // twice in a row; ceiling-refused, the refused renewals.
 const MinFindingLeases = 3

@@ -107,9 +107,9 @@ func (d *doctor) retryLoopFinding() {
 	if rt.leases == 0 || d.has(DiagnosisBatchFailsWhole) || d.deadLetterQueue() {
 		return
 	}
-	what := fmt.Sprintf("%s released with a delay (ChangeMessageVisibility to a later time, the holder letting it come) right after "+
-		"the message's two leases before had been released too, and none of their %s has been completed since",
-		either(rt.leases == 1, "1 lease was", fmt.Sprintf("%d leases were", rt.leases)), plural(len(rt.msgs), "message", "messages"))
+	what := fmt.Sprintf("%s released with a delay (ChangeMessageVisibility to a later time, the holder letting it come) %s, "+
+		"and none of their %s has been completed since",
+		either(rt.leases == 1, "1 lease was", fmt.Sprintf("%d leases were", rt.leases)), retryWhen(rt), plural(len(rt.msgs), "message", "messages"))
 	if rt.leases < MinFindingLeases {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%s: too few to name a problem (a finding rests on at least %d leases).", what, MinFindingLeases))
@@ -125,6 +125,18 @@ func (d *doctor) retryLoopFinding() {
 		fix += " A RedrivePolicy moves a message that never succeeds aside after maxReceiveCount receives."
 	}
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisRetryLoop, Leases: rt.leases, Evidence: ev, Fix: fix})
+}
+
+// retryWhen says when the leases of a retry loop were released.
+func retryWhen(rt retries) string {
+	const again, moved = "right after the message's two leases before had been released too", "right before the message's move to the dead-letter queue"
+	switch rt.dead {
+	case 0:
+		return again
+	case rt.leases:
+		return moved
+	}
+	return fmt.Sprintf("%s, or (%d of them) %s", again, rt.dead, moved)
 }
 
 // clientsText names up to three clients by address and user agent.

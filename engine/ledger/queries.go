@@ -177,13 +177,15 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 // retries counts the leases of retry loops begun after since: released
 // with a delay (their holder let the end it set come: a retry's back-off,
 // or "not ready") right after their message's retryRun leases before had
-// been released too, at once or with a delay, whose message no lease has
+// been released too, at once or with a delay, or right before the
+// message's move to the dead-letter queue, whose message no lease has
 // completed since. A stopping consumer releases at once, not with a delay,
 // so their holders went on. Receives by interactive tools are left out.
 // A retry that succeeds on its second or third try is no loop.
 type retries struct {
-	leases uint64
-	msgs   []string
+	// leases counts them, dead those right before a move.
+	leases, dead uint64
+	msgs         []string
 	// last is the latest of their releases.
 	last time.Time
 }
@@ -196,10 +198,17 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time) retries {
 	for _, tm := range ql.messages {
 		counted := false
 		for _, r := range tm.leases {
-			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || !releasedBefore(r) || completedLater(r) {
+			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || completedLater(r) {
+				continue
+			}
+			moved := movedNext(r)
+			if !moved && !releasedBefore(r) {
 				continue
 			}
 			out.leases++
+			if moved {
+				out.dead++
+			}
 			out.last = later(out.last, r.snoozeAt)
 			if !counted {
 				counted = true
@@ -225,6 +234,13 @@ func releasedBefore(r *leaseRec) bool {
 		}
 	}
 	return true
+}
+
+// movedNext says r's message was moved to the dead-letter queue at the
+// receive after r.
+func movedNext(r *leaseRec) bool {
+	next := r.msg.leaseOf(r.epoch + 1)
+	return next != nil && next.state == leaseDeadLettered
 }
 
 // releasedDelayed says r ended released with a delay its holder let come.
