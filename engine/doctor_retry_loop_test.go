@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"context"
+	"strconv"
 	"testing"
 
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
 )
 
@@ -102,4 +105,38 @@ func TestDoctorRetriesUntilDeadLettered(t *testing.T) {
 	expect(t, r, ledger.DiagnosisRetryLoop, ledger.DiagnosisRetryLoop)
 	contains(t, finding(r, ledger.DiagnosisRetryLoop).Evidence, "3 leases were released with a delay", "right before the message's move to the dead-letter queue")
 	contains(t, finding(r, ledger.DiagnosisRetryLoop).Fix, "The RedrivePolicy moves a message to retry-dlq-dlq after 2 receives")
+}
+
+// A FIFO group whose head fails every time, in a consumer that releases
+// the head with a back-off and the messages behind it at once, to keep
+// their order (Baton's consumer does so on a queue without a
+// RedrivePolicy). The followers go round released at once, but not
+// because they are not ready: the head's retry loop comes first, and the
+// release loop says the FIFO reading, whose fix is the head's.
+func TestDoctorFifoFollowersOfAFailingHead(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "skip.fifo", map[string]string{"VisibilityTimeout": "30", "FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	for i := range 3 {
+		if _, err := in.e.SendMessage(context.Background(), in.ref, engine.SendParams{Body: "m" + strconv.Itoa(i), GroupID: "g"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 5 {
+		in.at(10 * round)
+		msgs, err := in.e.ReceiveMessage(as(sdkClient), in.ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)})
+		if err != nil || len(msgs) != 3 {
+			t.Fatalf("round %d: %d messages, %v", round, len(msgs), err)
+		}
+		in.at(10*round + 1)
+		for i, m := range msgs {
+			in.changeAs(sdkClient, m.ReceiptHandle, []int{5, 0, 0}[i])
+		}
+	}
+	in.at(55)
+	in.receiveAs(sdkClient, 1)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisRetryLoop, ledger.DiagnosisRetryLoop, ledger.DiagnosisReleaseLoop)
+	contains(t, finding(r, ledger.DiagnosisRetryLoop).Evidence, "3 leases were released with a delay", "its message has not been completed since")
+	contains(t, finding(r, ledger.DiagnosisReleaseLoop).Fix, "On a FIFO queue a consumer releases the messages behind one that failed in their group",
+		"releasing them with a delay would not help")
 }

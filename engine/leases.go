@@ -99,7 +99,7 @@ func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*ledger.LeaseRe
 	if err != nil {
 		return nil, err
 	}
-	lq := ledger.Queue{ID: q.ID, Name: q.Name, VisibilityTimeout: q.Attributes.VisibilityTimeout}
+	lq := ledger.Queue{ID: q.ID, Name: q.Name, VisibilityTimeout: q.Attributes.VisibilityTimeout, FIFO: q.IsFIFO()}
 	if rp, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy); ok {
 		lq.DeadLetterTarget, lq.MaxReceiveCount = rp.target, rp.maxReceiveCount
 	}

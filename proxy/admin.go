@@ -133,7 +133,7 @@ func (p *Proxy) report(ctx context.Context, q *queueInfo) (int, *ledger.LeaseRep
 	p.mu.Lock()
 	redrive := q.redrive
 	p.mu.Unlock()
-	lq := ledger.Queue{ID: q.id, Name: q.name, VisibilityTimeout: vt}
+	lq := ledger.Queue{ID: q.id, Name: q.name, VisibilityTimeout: vt, FIFO: q.fifo}
 	var rp struct {
 		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
 		MaxReceiveCount     any    `json:"maxReceiveCount"`

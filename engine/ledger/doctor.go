@@ -164,8 +164,8 @@ func (d *doctor) diagnose() {
 	d.failingFinding()
 	d.stoppedFinding()
 	d.inspectionFinding()
-	d.releaseLoopFinding()
 	d.retryLoopFinding()
+	d.releaseLoopFinding()
 	d.noP99Note()
 	if d.s.Duplicates > 0 && !d.has(DiagnosisLeaseTooShort) {
 		d.notes = append(d.notes, idempotenceAdvice(d.s.Duplicates))
@@ -654,6 +654,11 @@ func (d *doctor) releaseLoopFinding() {
 	}
 	ev := what + ": messages go round receivers that give them straight back, and every receive counts toward maxReceiveCount."
 	fix := "Release with a delay instead (ChangeMessageVisibility to a back-off of some seconds, longer each receive), so the message comes back when it may be ready"
+	if d.r.FIFO {
+		fix = "On a FIFO queue a consumer releases the messages behind one that failed in their group, to keep their order " +
+			"(Baton's consumer does, at once on a queue without a RedrivePolicy): if so, the loop is that message's, and releasing them with a delay would not help; " +
+			"if not, release with a delay (ChangeMessageVisibility to a back-off of some seconds, longer each receive), so the message comes back when it may be ready"
+	}
 	if d.hasRedrive {
 		mrc := d.redrive.maxReceiveCount
 		fix += fmt.Sprintf("; as it is, a message is moved to %s after %s that %sgave it straight back, with no lease of it lapsed "+

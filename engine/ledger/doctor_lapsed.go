@@ -107,9 +107,9 @@ func (d *doctor) retryLoopFinding() {
 	if rt.leases == 0 || d.has(DiagnosisBatchFailsWhole) || d.deadLetterQueue() {
 		return
 	}
-	what := fmt.Sprintf("%s released with a delay (ChangeMessageVisibility to a later time, the holder letting it come) %s, "+
-		"and none of their %s has been completed since",
-		either(rt.leases == 1, "1 lease was", fmt.Sprintf("%d leases were", rt.leases)), retryWhen(rt), plural(len(rt.msgs), "message", "messages"))
+	what := fmt.Sprintf("%s released with a delay (ChangeMessageVisibility to a later time, the holder letting it come) %s, and %s",
+		either(rt.leases == 1, "1 lease was", fmt.Sprintf("%d leases were", rt.leases)), retryWhen(rt),
+		either(len(rt.msgs) == 1, "its message has not been completed since", fmt.Sprintf("none of their %d messages has been completed since", len(rt.msgs))))
 	if rt.leases < MinFindingLeases {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%s: too few to name a problem (a finding rests on at least %d leases).", what, MinFindingLeases))

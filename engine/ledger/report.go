@@ -156,6 +156,8 @@ type HeldLease struct {
 type LeaseReport struct {
 	Queue             string
 	VisibilityTimeout int
+	// FIFO: the queue is a FIFO queue.
+	FIFO bool
 	// Window covers the last 15 minutes, SinceStart the life of the node
 	// that answers. On a store several nodes share (a baton.LedgerBus) both
 	// cover the leases of every node, as far as this node has seen them
@@ -194,6 +196,7 @@ type Queue struct {
 	ID                uint64
 	Name              string
 	VisibilityTimeout int
+	FIFO              bool
 	// DeadLetterTarget (an ARN) and MaxReceiveCount are the queue's
 	// RedrivePolicy; DeadLetterTarget is empty when it has none.
 	DeadLetterTarget string
@@ -213,7 +216,7 @@ type redrivePolicy struct {
 func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	total, window := l.snapshot(q.ID, now)
 	r := &LeaseReport{
-		Queue: q.Name, VisibilityTimeout: q.VisibilityTimeout,
+		Queue: q.Name, VisibilityTimeout: q.VisibilityTimeout, FIFO: q.FIFO,
 		Window: statsOf(&window), SinceStart: statsOf(&total), HistorySince: l.started,
 	}
 	judged, jc := r.Window, &window
