@@ -69,3 +69,29 @@ func TestDoctorBatchCrashRestartOnce(t *testing.T) {
 		t.Errorf("holders-stopped on %d leases, want the second batch's 4: %s", f.Leases, f.Evidence)
 	}
 }
+
+// A consumer that crashes on a batch and restarts under the same address
+// and user agent, again and again (a supervisor restarting it): the server
+// sees the holder come back after each lapse, as it sees a consumer that
+// fails its batches whole, and cannot tell the two apart. The batch
+// finding says both, and that partial batch responses do not help a crash.
+func TestDoctorBatchCrashRestartLoop(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "crashloop", map[string]string{"VisibilityTimeout": "30"})
+	in.send(4)
+	for _, s := range []int{0, 31, 62} {
+		in.at(s)
+		if got := in.receiveAs(sdkClient, 10); len(got) != 4 {
+			t.Fatalf("at %d s received %d", s, len(got))
+		}
+		for p := s + 10; p < s+30; p += 5 {
+			in.at(p)
+			in.receiveAs(sdkClient, 10) // restarted: polls while the batch is in flight
+		}
+	}
+	in.at(70)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisBatchFailsWhole, ledger.DiagnosisBatchFailsWhole)
+	contains(t, finding(r, ledger.DiagnosisBatchFailsWhole).Fix, "report partial batch responses",
+		"Or a consumer crashes on one of their messages and restarts", "partial batch responses do not help a crash")
+}

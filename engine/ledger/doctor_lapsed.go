@@ -93,7 +93,9 @@ func (d *doctor) batchFinding() {
 	if d.hasRedrive {
 		fix += fmt.Sprintf(", and after %d receives moves them to %s with the bad one", d.redrive.maxReceiveCount, arnQueueName(d.redrive.target))
 	}
-	fix += ". If so, " + partialBatchAdvice
+	fix += ". If so, " + partialBatchAdvice + " Or a consumer crashes on one of their messages and restarts under the same address and user agent " +
+		"(its restarts tell), which the server sees come back as it sees one that fails a batch whole: partial batch responses do not help a crash; " +
+		"find the message that kills it."
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisBatchFailsWhole, Leases: b.again, Evidence: ev, Fix: fix})
 }
 
