@@ -1,9 +1,11 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
 )
 
@@ -53,4 +55,53 @@ func TestDoctorPendingLapsesAreSaid(t *testing.T) {
 	// ten minutes before the report, lapsed at 230 s; those received since
 	// lapsed later, but their holder may yet come back late.
 	lastIs(t, r, ledger.DiagnosisHandlerFailing, "lapse", 230, 570*time.Second, "last lapse 9m30s ago")
+}
+
+// Three consumers with different bugs: one came back 90 s late on a 30 s
+// lease, one throws on three messages and goes on polling, and one crashed
+// holding three others. The crashed consumer's lapses are holders-stopped's
+// (which says they may still be working); they are no lapses "not come
+// back yet" as well, and they do not hide the throwing consumer's, older
+// than the late holder took: those are a failing handler.
+func TestDoctorPendingLapsesOfStoppedHolders(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "mix", map[string]string{"VisibilityTimeout": "30"})
+	slow := ledger.Client{Addr: "10.0.0.1", UserAgent: sdkClient.UserAgent}
+	failing := ledger.Client{Addr: "10.0.0.2", UserAgent: sdkClient.UserAgent}
+	crashed := ledger.Client{Addr: "10.0.0.3", UserAgent: sdkClient.UserAgent}
+	in.send(1)
+	late := in.receiveAs(slow, 1)
+	in.send(3)
+	for range 3 {
+		in.receiveAs(failing, 1)
+	}
+	for s := 35; s <= 170; s += 5 {
+		in.at(s)
+		switch s {
+		case 90:
+			for _, h := range late {
+				in.delAs(slow, h) // 60 s late
+			}
+		case 100:
+			in.send(3)
+			for range 3 {
+				in.receiveAs(crashed, 1)
+			}
+		}
+		// The failing consumer polls on, taking nothing for long.
+		if _, err := in.e.ReceiveMessage(as(failing), in.ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(1), VisibilityTimeout: ptr(0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := in.report()
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHoldersStopped)
+	if f := finding(r, ledger.DiagnosisHandlerFailing); f.Leases != 3 {
+		t.Errorf("handler-failing on %d leases, want the failing consumer's 3: %s", f.Leases, f.Evidence)
+	}
+	if f := finding(r, ledger.DiagnosisHoldersStopped); f.Leases != 3 {
+		t.Errorf("holders-stopped on %d leases, want the crashed consumer's 3: %s", f.Leases, f.Evidence)
+	}
+	if strings.Contains(r.Advice, "have not come back yet") {
+		t.Errorf("the stopped holders' lapses said pending too: %s", r.Advice)
+	}
 }

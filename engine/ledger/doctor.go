@@ -122,9 +122,9 @@ type doctor struct {
 	r   *LeaseReport
 	s   LeaseStats
 	now time.Time
-	// pending counts the lapsed leases whose holders may yet come back
-	// late, as others did: begun within pendingWithin (pendingLapsed).
-	pending       uint64
+	// pendingWithin is how long after their receive lapsed leases whose
+	// holders went on (or are not known) may yet come back late, as others
+	// did (lapses.pending counts them).
 	pendingWithin time.Duration
 	// lateAsked and lateQueue are the longest leases that overran, as
 	// their holders were given them (overrunLease): of the length a
@@ -501,7 +501,7 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 func (d *doctor) failingFinding() {
 	r, s := d.r, d.s
 	gone := s.Expired - min(s.Expired, s.LapsedReturned)
-	pending := min(gone, d.pending)
+	pending := min(gone, d.lapses.pending)
 	gone -= pending
 	// Those left by holders that stopped or by a person's look, and those
 	// whose holder may yet be seen, are not a handler's failure.

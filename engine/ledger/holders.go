@@ -127,6 +127,11 @@ type lapses struct {
 	// come back late are not the evidence of a failing handler.
 	// lastPending is the latest of the others begun after undecided.
 	lastInspected, lastStopped, lastFailing, lastBatched, lastPending time.Time
+	// pending counts those others begun after undecided: their holders
+	// went on (or are not known) and may yet come back late, as others
+	// did. A holder not seen since is holders-stopped's, which says it
+	// may still be working, and no pending lapse as well.
+	pending uint64
 }
 
 // lapsedHolders sorts the queue's lapsed leases that began after since;
@@ -148,7 +153,9 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 				}
 				continue
 			}
-			if r.begin.Before(since) {
+			// A lease begun before the period judged is left out, unless its
+			// holder may yet come back late (begun after undecided).
+			if r.begin.Before(since) && (undecided.IsZero() || !r.begin.After(undecided)) {
 				continue
 			}
 			ql.sortLapse(&out, r, now)
@@ -171,6 +178,7 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 func (out *lapses) failingLapse(r *leaseRec) {
 	switch {
 	case !out.undecided.IsZero() && r.begin.After(out.undecided):
+		out.pending++
 		out.lastPending = later(out.lastPending, r.deadline)
 	case r.batch != 0 && out.whole[r.batch]:
 		out.batched++

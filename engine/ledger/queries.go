@@ -29,24 +29,6 @@ func (l *Ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 	return total, ql.windowed(now)
 }
 
-// pendingLapsed counts the lapsed leases whose holder has not come back but
-// still may: leases begun within the last `within`, as long as holders were
-// seen working before coming back late.
-func (l *Ledger) pendingLapsed(queueID uint64, now time.Time, within time.Duration) uint64 {
-	ql := l.lockedQueue(queueID, now)
-	defer l.mu.Unlock()
-	var n uint64
-	since := now.Add(-within)
-	for _, tm := range ql.messages {
-		for _, r := range tm.leases {
-			if r.state == leaseExpired && !r.proven && r.received && r.begin.After(since) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // overrunLease returns the longest leases, begun after since, that their
 // holders overran (a late completion came by its receipt), as they were
 // given: from the receive or renewal that set their end to that end.

@@ -233,7 +233,6 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		// Lapsed leases whose holders may yet come back late, as others
 		// did, are no evidence that they never will.
 		d.pendingWithin = max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second)
-		d.pending = l.pendingLapsed(q.ID, now, d.pendingWithin)
 	}
 	if judged.LateLeases > 0 {
 		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, since)
