@@ -105,3 +105,38 @@ func TestDoctorPendingLapsesOfStoppedHolders(t *testing.T) {
 		t.Errorf("the stopped holders' lapses said pending too: %s", r.Advice)
 	}
 }
+
+// Lapses of leases begun before the 15 minutes judged, that lapsed in
+// them, whose holder goes on polling while another holder came back 40
+// minutes late: they may be slow too, and are said so, not named failing.
+func TestDoctorPendingLapsesBegunBeforeTheWindow(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "long", map[string]string{"VisibilityTimeout": "1200"})
+	slow := ledger.Client{Addr: "10.0.0.1", UserAgent: sdkClient.UserAgent}
+	polling := ledger.Client{Addr: "10.0.0.2", UserAgent: sdkClient.UserAgent}
+	in.send(1)
+	late := in.receiveAs(slow, 1)
+	in.at(1500)
+	in.send(3)
+	for range 4 {
+		// The three, and the slow holder's message, lapsed at 1200 s,
+		// which its late delete takes back: three lapse at 2700 s, in the
+		// 15 minutes before 2900 s.
+		in.receiveAs(polling, 1)
+	}
+	in.at(2400)
+	for _, h := range late {
+		in.delAs(slow, h) // 20 minutes late, 40 minutes after its receive
+	}
+	for s := 2750; s <= 2900; s += 50 {
+		in.at(s)
+		if _, err := in.e.ReceiveMessage(as(polling), in.ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(1), VisibilityTimeout: ptr(0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := in.report()
+	if finding(r, ledger.DiagnosisHandlerFailing).Kind != "" {
+		t.Errorf("lapses whose holder may yet come back late named failing: %s", r.Advice)
+	}
+	contains(t, r.Advice, "3 leases received in the last 40m0s lapsed and their holders have not come back yet")
+}

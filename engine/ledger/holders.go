@@ -153,9 +153,10 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 				}
 				continue
 			}
-			// A lease begun before the period judged is left out, unless its
-			// holder may yet come back late (begun after undecided).
-			if r.begin.Before(since) && (undecided.IsZero() || !r.begin.After(undecided)) {
+			// A lease begun before the period judged is left out, unless it
+			// lapsed in it and its holder may yet come back late (begun
+			// after undecided).
+			if r.begin.Before(since) && (undecided.IsZero() || !r.begin.After(undecided) || r.deadline.Before(since)) {
 				continue
 			}
 			ql.sortLapse(&out, r, now)
