@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -14,11 +13,8 @@ import (
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
-	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/server"
-	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // How FIFO groups are ordered against each other, as SQS answered each case
@@ -148,23 +144,8 @@ func TestFIFOGroupsWaitingLongestFirst(t *testing.T) {
 // one store: handles of a memstore.Cluster, and two PostgreSQL stores on
 // one database.
 func TestFIFOGroupsWaitingLongestFirstTwoNodes(t *testing.T) {
-	t.Run("memory", func(t *testing.T) {
-		t.Parallel()
-		c := memstore.NewCluster()
-		runFIFOOrderCases(t, startFIFONodes(t, c.Open(), c.Open()))
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		url := pgtest.MustDatabase(t)
-		var stores []baton.Store
-		for range 2 {
-			s, err := pgstore.Open(context.Background(), url, pgstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stores = append(stores, s)
-		}
-		runFIFOOrderCases(t, startFIFONodes(t, stores...))
+	onTwoNodes(t, func(t *testing.T, a, b baton.Store) {
+		runFIFOOrderCases(t, startFIFONodes(t, a, b))
 	})
 }
 

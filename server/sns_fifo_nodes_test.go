@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -13,9 +12,6 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
-	"github.com/baton-sqs/baton/internal/pgtest"
-	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // TestSNSFIFOGroupOrderTwoNodes: publishes of one message group made at
@@ -26,24 +22,7 @@ import (
 // other's.) On handles of a memstore.Cluster and on two PostgreSQL stores
 // of one database.
 func TestSNSFIFOGroupOrderTwoNodes(t *testing.T) {
-	t.Run("memory", func(t *testing.T) {
-		t.Parallel()
-		c := memstore.NewCluster()
-		snsFIFOGroupOrderTwoNodes(t, c.Open(), c.Open())
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		url := pgtest.MustDatabase(t)
-		var stores []baton.Store
-		for range 2 {
-			s, err := pgstore.Open(context.Background(), url, pgstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stores = append(stores, s)
-		}
-		snsFIFOGroupOrderTwoNodes(t, stores[0], stores[1])
-	})
+	onTwoNodes(t, snsFIFOGroupOrderTwoNodes)
 }
 
 func snsFIFOGroupOrderTwoNodes(t *testing.T, a, b baton.Store) {

@@ -19,7 +19,6 @@ import (
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
-	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
@@ -401,24 +400,7 @@ func TestSNSFIFODedupSurvivesRestart(t *testing.T) {
 // queue. On handles of a memstore.Cluster and on two PostgreSQL stores of
 // one database.
 func TestSNSFIFODedupTwoNodes(t *testing.T) {
-	t.Run("memory", func(t *testing.T) {
-		t.Parallel()
-		c := memstore.NewCluster()
-		snsFIFODedupTwoNodes(t, c.Open(), c.Open())
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		url := pgtest.MustDatabase(t)
-		var stores []baton.Store
-		for range 2 {
-			s, err := pgstore.Open(context.Background(), url, pgstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stores = append(stores, s)
-		}
-		snsFIFODedupTwoNodes(t, stores[0], stores[1])
-	})
+	onTwoNodes(t, snsFIFODedupTwoNodes)
 }
 
 func snsFIFODedupTwoNodes(t *testing.T, a, b baton.Store) {

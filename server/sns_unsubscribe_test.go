@@ -14,10 +14,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
-	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
-	"github.com/baton-sqs/baton/store/memstore"
-	"github.com/baton-sqs/baton/store/pgstore"
 )
 
 // visit GETs a URL unsigned, as a subscriber's browser does, and returns
@@ -315,24 +312,7 @@ func TestSNSPendingExpirySurvivesRestart(t *testing.T) {
 // deadline by the other node. On handles of a memstore.Cluster and on two
 // PostgreSQL stores of one database.
 func TestSNSPendingExpiryOtherNode(t *testing.T) {
-	t.Run("memory", func(t *testing.T) {
-		t.Parallel()
-		c := memstore.NewCluster()
-		pendingExpiryOtherNode(t, c.Open(), c.Open())
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		url := pgtest.MustDatabase(t)
-		var stores []baton.Store
-		for range 2 {
-			s, err := pgstore.Open(context.Background(), url, pgstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stores = append(stores, s)
-		}
-		pendingExpiryOtherNode(t, stores[0], stores[1])
-	})
+	onTwoNodes(t, pendingExpiryOtherNode)
 }
 
 func pendingExpiryOtherNode(t *testing.T, storeA, storeB baton.Store) {
