@@ -27,16 +27,7 @@ func TestSNSFIFOGroupOrderTwoNodes(t *testing.T) {
 
 func snsFIFOGroupOrderTwoNodes(t *testing.T, a, b baton.Store) {
 	const publishers, each = 4, 10 // per node
-	var nodes []*batontest.Server
-	for _, st := range []baton.Store{a, b} {
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		nodes = append(nodes, srv)
-	}
+	nodes := []*batontest.Server{startNode(t, a), startNode(t, b)}
 	sns := nodes[0].SNSClient()
 	topic := mustCreateFIFOTopic(t, sns, "ordered.fifo", nil)
 	queues := []string{"a.fifo", "b.fifo", "c.fifo"}

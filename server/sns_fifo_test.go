@@ -405,16 +405,7 @@ func TestSNSFIFODedupTwoNodes(t *testing.T) {
 
 func snsFIFODedupTwoNodes(t *testing.T, a, b baton.Store) {
 	ctx := context.Background()
-	var nodes []*batontest.Server
-	for _, st := range []baton.Store{a, b} {
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		nodes = append(nodes, srv)
-	}
+	nodes := []*batontest.Server{startNode(t, a), startNode(t, b)}
 	topic := mustCreateFIFOTopic(t, nodes[0].SNSClient(), "shared.fifo", nil)
 	std, err := nodes[0].Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("std")})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/baton-sqs/baton"
-	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
@@ -316,17 +315,8 @@ func TestSNSPendingExpiryOtherNode(t *testing.T) {
 }
 
 func pendingExpiryOtherNode(t *testing.T, storeA, storeB baton.Store) {
-	start := func(st baton.Store) *batontest.Server {
-		srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		return srv
-	}
-	b := start(storeB) // started before the delivery queue exists
-	a := start(storeA)
+	b := startNode(t, storeB) // started before the delivery queue exists
+	a := startNode(t, storeA)
 	topic := mustCreateTopic(t, a.SNSClient(), "two-nodes-pending")
 	subscribeHTTP(t, a.SNSClient(), newEndpoint(t), topic, nil)
 	a.WaitForTimers(t, 8)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pgstore"
@@ -32,4 +33,17 @@ func onTwoNodes(t *testing.T, fn func(t *testing.T, a, b baton.Store)) {
 		}
 		fn(t, stores[0], stores[1])
 	})
+}
+
+// startNode starts a server on st, on a fake clock at batontest.Epoch,
+// stopped when the test ends.
+func startNode(t *testing.T, st baton.Store) *batontest.Server {
+	t.Helper()
+	srv, err := batontest.Start(batontest.WithStore(st), batontest.WithFakeClock(batontest.Epoch))
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }
