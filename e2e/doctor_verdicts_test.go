@@ -195,16 +195,10 @@ func TestDoctorVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			cons.Run(runCtx)
-		}()
+		stop := runConsumer(ctx, cons)
 		defer func() {
 			close(release)
 			stop()
-			<-done
 		}()
 		send(t, url, "q1", "q2", "q3", "q4", "q5")
 		poll.For(t, 30*time.Second, func() error {
@@ -238,16 +232,7 @@ func TestDoctorVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			cons.Run(runCtx)
-		}()
-		defer func() {
-			stop()
-			<-done
-		}()
+		defer runConsumer(ctx, cons)()
 		send(t, url, "r1", "r2", "r3")
 		rep := awaitFinding(t, "retrying", "retry-loop", time.Minute)
 		without(t, rep, "release-loop", "lease-too-short")
@@ -448,4 +433,19 @@ func startWorker(t *testing.T, endpoint string, args ...string) *workerProcess {
 		}
 	})
 	return w
+}
+
+// runConsumer runs cons until the returned stop, which waits for it to
+// end.
+func runConsumer(ctx context.Context, cons *consumer.Consumer) (stop func()) {
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cons.Run(runCtx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
