@@ -88,7 +88,7 @@ func (s *Store) bodyMatches(queueID uint64, sub string) (map[int64]bool, error) 
 	if err != nil {
 		// A table that cannot be read (damaged, or the disk failing):
 		// 503, as for a receive, never a page without its messages.
-		s.logger.Error("pebblestore: cannot read the queue's message bodies; the browse fails (503). Run `baton store check`",
+		s.logger.Error("pebblestore: cannot read the queue's message bodies; the browse fails (503). "+unreadableAdvice(err),
 			"queue_id", queueID, "err", firstLine(err))
 		return nil, fmt.Errorf("%w: pebblestore: browse bodies: %w", baton.ErrUnavailable, err)
 	}

@@ -397,6 +397,9 @@ func TestDamagedBodyFailsItsReceive(t *testing.T) {
 	if !strings.Contains(logs.String(), "cannot read a message's body") || !strings.Contains(logs.String(), storetest.MessageID(victim)) {
 		t.Errorf("no log line names message %s:\n%s", storetest.MessageID(victim), logs)
 	}
+	if !strings.Contains(logs.String(), "its receives fail (503). Run `baton store check`") {
+		t.Errorf("the damaged body's line does not say to run `baton store check`:\n%s", logs)
+	}
 	if _, err := s.MessageStats(t.Context(), baton.MessageStatsParams{QueueID: q.ID, Now: base}); err != nil {
 		t.Errorf("the store stopped serving: %v", err)
 	}

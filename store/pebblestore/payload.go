@@ -84,7 +84,7 @@ func (s *Store) payloads(queueID uint64, rs []row) (map[int64]payload, error) {
 			// Once per message: each receive meets it again, as long as
 			// it stays in the queue.
 			if _, logged := s.unreadable.LoadOrStore(r.pos, true); !logged {
-				s.logger.Error("pebblestore: cannot read a message's body; its receives fail (503). Run `baton store check`",
+				s.logger.Error("pebblestore: cannot read a message's body; its receives fail (503). "+unreadableAdvice(err),
 					"queue_id", queueID, "message", r.id, "err", firstLine(err))
 			}
 			return nil, fmt.Errorf("%w: pebblestore: read the body of message %s: %w", baton.ErrUnavailable, r.id, err)

@@ -85,6 +85,11 @@ func TestTableReadEIO(t *testing.T) {
 	if !strings.Contains(logs.String(), "cannot read a message's body") || strings.Contains(logs.String(), "stack trace") {
 		t.Errorf("the failed read is not logged in one line:\n%s", logs.String())
 	}
+	// A disk failing reads is no damage: the line says to check the
+	// disk, not to look for damaged tables.
+	if !strings.Contains(logs.String(), "its receives fail (503). The disk is failing reads: check it (its kernel log)") {
+		t.Errorf("the failed read's line does not say to check the disk:\n%s", logs.String())
+	}
 	err = s.Ping(t.Context())
 	for _, want := range []string{"disk I/O error: reads of /data/pebble/", ".sst failing", "input/output error"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

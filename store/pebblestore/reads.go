@@ -32,6 +32,16 @@ func readFault(err error) bool {
 	return errors.As(err, &pe) && pe.Op == "read"
 }
 
+// unreadableAdvice is what the log line of a read that failed with err
+// tells the operator to do: a disk failing reads is to be checked (Ping
+// names the table), a damaged table is found by `baton store check`.
+func unreadableAdvice(err error) string {
+	if readFault(err) {
+		return "The disk is failing reads: check it (its kernel log); /healthz names the table"
+	}
+	return "Run `baton store check`"
+}
+
 // readFailed is told of a read of file, a table, that failed with err: it
 // logs the first, and Ping names the file until probeReads reads it whole.
 func (h *health) readFailed(file string, err error) {
