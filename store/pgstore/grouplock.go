@@ -112,6 +112,9 @@ func (s *Store) GroupLock(ctx context.Context, key string) (func(), error) {
 		switch {
 		case errors.Is(err, errStoreClosed):
 			return nil, fmt.Errorf("pgstore: group lock: %w", err)
+		case got && ctx.Err() != nil: // the caller left while it was taken
+			g.unlock(h)
+			return nil, fmt.Errorf("pgstore: group lock: %w: %w", baton.ErrUnavailable, ctx.Err())
 		case got:
 			return func() { g.unlock(h) }, nil
 		case err != nil:
@@ -141,12 +144,17 @@ func (g *groupLocks) acquire(ctx context.Context) error {
 }
 
 // try sends the queued unlocks and tries once to take the lock named
-// name, connecting first if need be.
+// name, connecting first if need be. It waits for the connection as long
+// as ctx lets it, but its statements run apart from ctx, within the retry
+// bound: the driver closes a connection whose statement's context ends,
+// and a caller that left would take every lock held on it with it.
 func (g *groupLocks) try(ctx context.Context, name string) (h heldGroup, got bool, err error) {
 	if err := g.acquire(ctx); err != nil {
 		return h, false, err
 	}
 	defer func() { <-g.sem }()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.retryFor)
+	defer cancel()
 	if g.closed {
 		return h, false, errStoreClosed
 	}

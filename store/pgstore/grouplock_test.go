@@ -64,3 +64,44 @@ func TestGroupLockLostWithConnection(t *testing.T) {
 	}
 	again()
 }
+
+// A caller that leaves while its try of a group lock runs (its context
+// ended) leaves the connection, and every lock held on it, as they were:
+// the driver would close a connection whose statement's context ended.
+func TestGroupLockCallerLeavingKeepsOthersLocks(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	logs := &syncBuffer{}
+	a, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := mustOpen(t, url)
+
+	unlock, err := a.GroupLock(t.Context(), "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	for range 20 { // each either gives up waiting for the connection or tries with its context ended
+		if _, err := a.GroupLock(gone, "other"); err == nil {
+			t.Fatal("a lock taken for a caller that had left")
+		}
+	}
+	short, cancel2 := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel2()
+	if _, err := b.GroupLock(short, "held"); err == nil {
+		t.Fatal("another server took the lock still held: the callers that left broke its connection")
+	}
+	if strings.Contains(logs.String(), "locks held went with it") {
+		t.Errorf("the callers that left broke the locks' connection:\n%s", logs)
+	}
+	unlock()
+	other, err := b.GroupLock(t.Context(), "other")
+	if err != nil {
+		t.Fatalf("the lock the callers that left tried is not free: %v", err)
+	}
+	other()
+}
