@@ -452,6 +452,18 @@ func MustDatabase(tb testing.TB) string {
 	return MustShared(tb).MustDatabase(tb)
 }
 
+// MustConnect opens a connection to url, closed when the test ends, or
+// fails the test.
+func MustConnect(tb testing.TB, url string) *pgx.Conn {
+	tb.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
 // MustShared returns the cluster MustDatabase uses, starting it on first
 // use; it skips or fails the test (see Unavailable) when PostgreSQL cannot
 // start. Tests must not stop, freeze or reconfigure it.

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
@@ -55,11 +53,7 @@ func TestFinishUpgradeDropsKeptIndexes(t *testing.T) {
 			t.Parallel()
 			url := pgtest.MustDatabase(t)
 			oldSchema(t, url, c.upTo, c.released, 2000)
-			old, err := pgx.Connect(t.Context(), url+"&application_name=baton")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer old.Close(context.Background())
+			old := pgtest.MustConnect(t, url+"&application_name=baton")
 			var oldPID int
 			if err := old.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&oldPID); err != nil {
 				t.Fatal(err)
@@ -121,11 +115,7 @@ func TestFinishUpgradeDropsKeptIndexes(t *testing.T) {
 			if strings.Contains(logs.String(), "finish-upgrade") {
 				t.Errorf("a start with no kept index logged:\n%s", logs)
 			}
-			conn, err := pgx.Connect(t.Context(), url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(context.Background())
+			conn := pgtest.MustConnect(t, url)
 			checkMessageIndexes(t, conn)
 		})
 	}
@@ -142,11 +132,7 @@ func TestFinishUpgradeRefusesAnUnmigratedDatabase(t *testing.T) {
 	if !errors.Is(err, pgstore.ErrNotUpgraded) || len(dropped) > 0 || !strings.Contains(err.Error(), "schema version 12") {
 		t.Errorf("on schema 12: dropped %v, %v; want ErrNotUpgraded naming version 12", droppedNames(dropped), err)
 	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := pgtest.MustConnect(t, url)
 	if got := messageIndexes(t, conn); !slices.ContainsFunc(got, func(s string) bool {
 		return strings.HasPrefix(s, "baton_messages_by_state:") && !strings.Contains(s, "WHERE")
 	}) {
@@ -171,11 +157,7 @@ func TestFinishUpgradeWaitsForMigrations(t *testing.T) {
 	mustOpen(t, url).Close()
 	// A session as a migrating node's: the build mark and the migration
 	// lock ("baton" in ASCII).
-	migrating, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer migrating.Close(context.Background())
+	migrating := pgtest.MustConnect(t, url)
 	mustExec(t, migrating, `SELECT pg_advisory_lock_shared(1650553967, 13)`)
 	mustExec(t, migrating, `SELECT pg_advisory_lock(422541815662)`)
 

@@ -23,11 +23,8 @@ import (
 func oldSchema(t *testing.T, url string, upTo int, released0012 bool, n int) {
 	t.Helper()
 	pgtest.OldSchema(t, url, "migrations", upTo, released0012)
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := pgtest.MustConnect(t, url)
+	defer conn.Close(context.Background()) // now: a session left open would look like an old node's
 	mustExec(t, conn, `
 		INSERT INTO baton_queues (id, account, name, attributes, tags, created_at, modified_at, dedup_scope, fifo, region)
 		VALUES (1, '000000000000', 'a', '{}', '{}', now(), now(), 'queue', false, 'us-east-1'),
@@ -119,11 +116,7 @@ func TestMigrationLeavesMessagesWritable(t *testing.T) {
 			t.Parallel()
 			url := pgtest.MustDatabase(t)
 			oldSchema(t, url, c.upTo, c.released, 2000)
-			reader, err := pgx.Connect(t.Context(), url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer reader.Close(context.Background())
+			reader := pgtest.MustConnect(t, url)
 			mustExec(t, reader, `BEGIN ISOLATION LEVEL REPEATABLE READ`)
 			mustExec(t, reader, `SELECT count(*) FROM baton_messages`)
 
@@ -135,11 +128,7 @@ func TestMigrationLeavesMessagesWritable(t *testing.T) {
 				}
 				opened <- err
 			}()
-			writer, err := pgx.Connect(t.Context(), url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer writer.Close(context.Background())
+			writer := pgtest.MustConnect(t, url)
 			// Wait until the migration waits for the reader.
 			deadline := time.Now().Add(2 * time.Minute)
 			for {
@@ -200,11 +189,7 @@ func TestMigrationRunAgainAfterCut(t *testing.T) {
 			t.Parallel()
 			url := cluster.MustDatabase(t)
 			oldSchema(t, url, last.Version-1, true, 200)
-			conn, err := pgx.Connect(t.Context(), url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(context.Background())
+			conn := pgtest.MustConnect(t, url)
 			mustExec(t, conn, `SET baton.keep_previous_indexes = on`)
 			for _, st := range stmts[:cut] {
 				mustExec(t, conn, st)
@@ -234,11 +219,7 @@ func TestNewDatabaseKeepsNoPreviousIndexes(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
 	mustOpen(t, url)
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := pgtest.MustConnect(t, url)
 	checkMessageIndexes(t, conn)
 }
 
@@ -254,11 +235,7 @@ func TestPreviousReleaseKeepsItsPlans(t *testing.T) {
 	url := pgtest.MustDatabase(t)
 	oldSchema(t, url, 12, true, 20000)
 	mustOpen(t, url)
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := pgtest.MustConnect(t, url)
 	mustExec(t, conn, `ANALYZE baton_messages`)
 	mustExec(t, conn, `SET plan_cache_mode = force_generic_plan`)
 	mustExec(t, conn, `SET enable_seqscan = off`)

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -245,11 +243,7 @@ func TestLedgerBatchTooLarge(t *testing.T) {
 // retries until it is created.
 func TestOpenWaitsForDatabase(t *testing.T) {
 	t.Parallel()
-	admin, err := pgx.Connect(t.Context(), pgtest.MustDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	admin := pgtest.MustConnect(t, pgtest.MustDatabase(t))
 	name := fmt.Sprintf("late_%d", time.Now().UnixNano())
 	t.Cleanup(func() { admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	u, err := neturl.Parse(admin.Config().ConnString())
@@ -354,11 +348,7 @@ func TestOpenConcurrently(t *testing.T) {
 // sort and page byte-wise, as in memstore.
 func TestQueueListByteOrder(t *testing.T) {
 	t.Parallel()
-	admin, err := pgx.Connect(t.Context(), pgtest.MustDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	admin := pgtest.MustConnect(t, pgtest.MustDatabase(t))
 	name := fmt.Sprintf("icu_%d", time.Now().UnixNano())
 	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+name+" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"); err != nil {
 		skipnote.Skip(t, "PostgreSQL built with ICU", "no ICU collation to test against: %v", err)
@@ -428,16 +418,8 @@ func TestReceiptKeyWhileAnotherCreatesIt(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
 	s := mustOpen(t, url)
-	other, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(context.Background())
-	watch, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(context.Background())
+	other := pgtest.MustConnect(t, url)
+	watch := pgtest.MustConnect(t, url)
 	tx, err := other.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
