@@ -53,7 +53,10 @@ if [ ! -s "$ca" ]; then
 fi
 cp "$ca" "$ctx/ca-certificates.crt"
 mkdir -m 0700 "$ctx/data"
-mkdir "$ctx/tmp" && chmod 1777 "$ctx/tmp"
+# /tmp, world-writable and sticky as on any system: copied as an entry of
+# a directory, since a directory named by COPY gives only its contents and
+# the destination would be made root's, mode 0755.
+mkdir -p "$ctx/root/tmp" && chmod 1777 "$ctx/root/tmp"
 
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 args=(build -f deploy/Dockerfile -t "$tag" --platform "linux/$arch"

@@ -70,7 +70,24 @@ func TestReleaseAndImage(t *testing.T) {
 
 	env := podmanEnv(t, image)
 	checkImageServes(t, env, name, image)
+	checkHealthFollowsListen(t, env, name, image)
 	checkCompose(t, env, name, image)
+}
+
+// checkHealthFollowsListen runs the image with a --listen on the command
+// line, which BATON_LISTEN does not say, and checks the image's
+// HEALTHCHECK finds the server there (baton serve's health file).
+func checkHealthFollowsListen(t *testing.T, env []string, name, image string) {
+	name += "-listen"
+	mustPodman(t, env, "run", "-d", "--name", name, "-e", "BATON_ALLOW_ANONYMOUS=true", image,
+		"serve", "--listen", "0.0.0.0:4566", "--store", "memory")
+	t.Cleanup(func() { podman(t, "rm", "-f", "-t", "0", name) })
+	testutil.CheckFor(t, time.Minute, func() error {
+		if b, err := podmanCmd(env, "healthcheck", "run", name).CombinedOutput(); err != nil {
+			return fmt.Errorf("podman healthcheck run of a container serving --listen 0.0.0.0:4566: %v\n%s", err, b)
+		}
+		return nil
+	})
 }
 
 // needContainerTools skips the test without podman and podman-compose, or

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,18 +27,30 @@ func healthCommand() *cobra.Command {
 		Long: "health asks URL (a server's /healthz, which needs no credentials) and exits 0 when it\n" +
 			"answers 200 within --timeout, 1 with the reason on standard error otherwise: the\n" +
 			"container image's HEALTHCHECK, which has no shell or HTTP client of its own. Without\n" +
-			"--url it asks the server that BATON_LISTEN, the image's, says baton serve listens on.",
+			"--url it asks the URL baton serve wrote into the file BATON_HEALTH_FILE names (its\n" +
+			"--health-file; the image sets both), or without that file the server BATON_LISTEN\n" +
+			"says baton serve listens on. A URL from the health file is the server's own: https is\n" +
+			"asked without checking the certificate, which may name another host.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			own := false
 			if !cmd.Flags().Changed("url") {
-				if u, ok := listenHealthURL(os.Getenv("BATON_LISTEN")); ok {
-					url = u
+				u, err := readHealthFile(os.Getenv("BATON_HEALTH_FILE"))
+				switch {
+				case err != nil:
+					return err
+				case u != "":
+					url, own = u, true
+				default:
+					if u, ok := listenHealthURL(os.Getenv("BATON_LISTEN")); ok {
+						url = u
+					}
 				}
 			}
-			return checkHealth(cmd.Context(), url, timeout)
+			return checkHealth(cmd.Context(), url, timeout, own)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask (default: that of BATON_LISTEN's address when it is set)")
+	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask (default: the one in BATON_HEALTH_FILE's file, else that of BATON_LISTEN's address when it is set)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	return cmd
 }
@@ -60,15 +73,24 @@ func listenHealthURL(listen string) (string, bool) {
 }
 
 // checkHealth returns nil when url answers 200 within timeout, and an error
-// naming the status or the failure otherwise.
-func checkHealth(ctx context.Context, url string, timeout time.Duration) error {
+// naming the status or the failure otherwise. own says url is the one the
+// server wrote of itself (the health file): its certificate is not checked
+// then, as a check of the server's own address needs no proof of its name
+// and sends nothing secret.
+func checkHealth(ctx context.Context, url string, timeout time.Duration, own bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if own {
+		client = &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+		}}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}

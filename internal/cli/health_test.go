@@ -3,9 +3,13 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,5 +87,77 @@ func TestHealthAsksWhereBATONLISTENSays(t *testing.T) {
 	// --url still wins.
 	if code, stderr := health("--url", "http://127.0.0.1:"+up+"/healthz"); code != 0 {
 		t.Errorf("--url of the healthy server over BATON_LISTEN: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestHealthFollowsTheHealthFile runs `baton serve --health-file` on a
+// port of its choosing over TLS (a self-signed certificate no client
+// trusts) and checks `baton health` with BATON_HEALTH_FILE asks it there,
+// whatever BATON_LISTEN says: the container image's HEALTHCHECK then
+// follows a --listen on the command line, a config file's listen: and
+// https, which BATON_LISTEN alone cannot tell it. A stopped server removes
+// the file. Not parallel: it sets environment variables.
+func TestHealthFollowsTheHealthFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "health-url")
+	certFile, keyFile := selfSigned(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready, done := make(chan string, 1), make(chan error, 1)
+	var logs syncBuffer
+	go func() {
+		done <- cli.Serve(ctx, cli.ServeConfig{Listen: "127.0.0.1:0", Store: "memory", Durability: "full", DataDir: t.TempDir(),
+			AccountID: "000000000000", Region: "us-east-1", LogLevel: "info", Logs: &logs,
+			TLSCert: certFile, TLSKey: keyFile, HealthFile: file}, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("Serve returned before serving: %v\n%s", err, logs.String())
+	}
+	if b, err := os.ReadFile(file); err != nil || strings.TrimSpace(string(b)) != "https://"+addr+"/healthz" {
+		t.Fatalf("the health file holds %q (%v), want https://%s/healthz", b, err, addr)
+	}
+
+	health := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), append([]string{"health"}, args...))
+		return code, stderr.String()
+	}
+	t.Setenv("BATON_LISTEN", "0.0.0.0:1") // the image's, left behind by a --listen
+	t.Setenv("BATON_HEALTH_FILE", file)
+	if code, stderr := health(); code != 0 {
+		t.Fatalf("health with BATON_HEALTH_FILE: exit %d, want 0\n%s", code, stderr)
+	}
+	// --url still wins.
+	if code, stderr := health("--url", "http://127.0.0.1:1/healthz"); code != 1 || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("health --url with BATON_HEALTH_FILE set: exit %d, stderr %q; want 1 asking --url", code, stderr)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after a clean stop the health file is still there (%v)", err)
+	}
+	if code, stderr := health(); code != 1 || !strings.Contains(stderr, "127.0.0.1:1/healthz") {
+		t.Errorf("health after the server stopped: exit %d, stderr %q; want 1, asking where BATON_LISTEN says", code, stderr)
+	}
+}
+
+// TestServeHealthFileUnwritable: a health file that cannot be written (a
+// read-only file system) does not stop the server; the log says why, and
+// the check asks where BATON_LISTEN says.
+func TestServeHealthFileUnwritable(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	file := filepath.Join(t.TempDir(), "no-such-dir", "health-url")
+	addr := serve(t, cli.ServeConfig{HealthFile: file, Logs: &logs})
+	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz: %v, %v; want 200", resp, err)
+	}
+	if !strings.Contains(logs.String(), "could not write the health file") {
+		t.Errorf("no warning about the health file in the log:\n%s", logs.String())
 	}
 }

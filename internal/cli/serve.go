@@ -55,6 +55,9 @@ type ServeConfig struct {
 	// TLSCert and TLSKey are PEM files; with both the server speaks HTTPS.
 	TLSCert string
 	TLSKey  string
+	// HealthFile, if set, is the file the server writes its /healthz URL
+	// into once it listens, for `baton health` (healthfile.go).
+	HealthFile string
 	// AdvertiseURL, if set, is the scheme://host[:port] of the queue URLs
 	// the server hands out (server.Config.AdvertiseURL).
 	AdvertiseURL string
@@ -140,6 +143,8 @@ func serveCommand() *cobra.Command {
 		"host name a loopback server without credentials also answers, with its subdomains (repeatable; e.g. "+server.LocalStackDomain+" for LocalStack's endpoints and queue URLs; see docs/migrating.md)")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (needs --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
+	f.StringVar(&cfg.HealthFile, "health-file", "",
+		"`file` to write the server's /healthz URL into once it listens (removed at a clean stop), which baton health asks when BATON_HEALTH_FILE names it: the container image sets both")
 	f.IntVar(&cfg.MaxLongPollsPerClient, "max-long-polls-per-client", server.DefaultMaxLongPollsPerClient,
 		"long polls one client (access key; unsigned: account and address) may have waiting at once; more get RequestThrottled (negative: no bound)")
 	f.StringVar(&cfg.TrustProxy, "trust-proxy", "",
@@ -308,6 +313,9 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return err
 	}
 	cfg.logServing(log, ln.Addr().String(), front)
+	if cfg.HealthFile != "" {
+		defer writeHealthFile(cfg.HealthFile, healthURL(cfg.Listen, ln.Addr(), front.tls != nil), log)()
+	}
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

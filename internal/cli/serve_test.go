@@ -37,7 +37,8 @@ import (
 	"github.com/baton-sqs/baton/internal/testutil"
 )
 
-// serve runs cli.Serve until the test ends and returns its address.
+// serve runs cli.Serve until the test ends and returns its address; its
+// log goes to cfg.Logs if that is a *syncBuffer.
 func serve(t *testing.T, cfg cli.ServeConfig) string {
 	t.Helper()
 	if cfg.Listen == "" {
@@ -56,8 +57,11 @@ func serve(t *testing.T, cfg cli.ServeConfig) string {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
-	var logs syncBuffer
-	cfg.Logs = &logs
+	logs, ok := cfg.Logs.(*syncBuffer) // a test's own, to read
+	if !ok {
+		logs = &syncBuffer{}
+	}
+	cfg.Logs = logs
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
