@@ -48,16 +48,16 @@ func TestDeployCompose(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^CMD \["serve"\]$`).Match(dockerfile) {
 		t.Fatal(`deploy/Dockerfile: no CMD ["serve"]`)
 	}
-	listen := regexp.MustCompile(`(?m)^ENV BATON_LISTEN=0\.0\.0\.0:([0-9]+) BATON_DATA_DIR=/data$`).FindSubmatch(dockerfile)
+	listen := regexp.MustCompile(`(?m)^ENV BATON_LISTEN=0\.0\.0\.0:([0-9]+) BATON_DATA_DIR=/data BATON_HEALTH_FILE=/tmp/\S+$`).FindSubmatch(dockerfile)
 	if listen == nil {
-		t.Fatal("deploy/Dockerfile: no ENV BATON_LISTEN=0.0.0.0:PORT BATON_DATA_DIR=/data")
+		t.Fatal("deploy/Dockerfile: no ENV BATON_LISTEN=0.0.0.0:PORT BATON_DATA_DIR=/data BATON_HEALTH_FILE=/tmp/…")
 	}
 	port := string(listen[1])
 	if svc.Healthcheck != nil {
 		t.Errorf("healthcheck %v: want the image's own", svc.Healthcheck)
 	}
 	if !regexp.MustCompile(`(?m)^HEALTHCHECK .*\n?.*CMD \["/usr/local/bin/baton", "health"\]$`).Match(dockerfile) || port != "9324" {
-		t.Errorf("deploy/Dockerfile: want a HEALTHCHECK running baton health, which asks BATON_LISTEN's port (%s)", port)
+		t.Errorf("deploy/Dockerfile: want a HEALTHCHECK running baton health, which asks where the server listens (%s)", port)
 	}
 	if len(svc.Ports) != 1 || svc.Ports[0] != "127.0.0.1:${BATON_PORT:-"+port+"}:"+port {
 		t.Errorf("ports %v: want %s published on the host's loopback only", svc.Ports, port)
