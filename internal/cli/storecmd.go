@@ -88,7 +88,10 @@ func storeSalvageCommand() *cobra.Command {
 }
 
 func storeFinishUpgradeCommand() *cobra.Command {
-	var store string
+	var (
+		store  string
+		ignore []string
+	)
 	cmd := &cobra.Command{
 		Use:   "finish-upgrade",
 		Short: "Drop the indexes a PostgreSQL database keeps for nodes of an earlier release, once none is left",
@@ -98,13 +101,15 @@ func storeFinishUpgradeCommand() *cobra.Command {
 			"which holds off no client; nodes of this release may keep serving. It refuses, dropping\n" +
 			"nothing more, while a session of the database that is not of this release (each of its\n" +
 			"sessions holds a mark an earlier release's do not) is connected, and lists those sessions: each\n" +
-			"may be an old node's. It cannot see a node with no session open. Run again, it does nothing.",
+			"may be an old node's. It cannot see a node with no session open. A client you know is no\n" +
+			"Baton node (a monitor, psql) is left out by naming its application (application_name) with\n" +
+			"--ignore-application. Run again, it does nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !isPostgresURL(store) {
 				return errors.New("--store: name the PostgreSQL database, postgres://…")
 			}
-			dropped, err := pgstore.FinishUpgrade(cmd.Context(), store)
+			dropped, err := pgstore.FinishUpgrade(cmd.Context(), store, pgstore.FinishOptions{IgnoreApplications: ignore})
 			for _, k := range dropped {
 				fmt.Fprintf(cmd.OutOrStdout(), "dropped %s (%d bytes)\n", k.Name, k.Bytes)
 			}
@@ -120,6 +125,8 @@ func storeFinishUpgradeCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&store, "store", "", "the PostgreSQL store's database, as baton serve --store names it (postgres://…)")
+	cmd.Flags().StringArrayVar(&ignore, "ignore-application", nil,
+		"application_name of sessions that are no Baton node's, not to be counted (repeatable; \"\" for sessions that name none; not baton)")
 	return cmd
 }
 

@@ -60,9 +60,10 @@ func TestCLIStoreCheckAndSalvage(t *testing.T) {
 }
 
 // `baton store finish-upgrade` on a database upgraded from schema 12
-// refuses while a session not of this release is connected, naming it;
-// then drops the indexes kept for the release before and says so; run
-// again, it has nothing to do. It refuses a --store that is not
+// refuses while a session not of this release is connected, naming it,
+// but for those of the applications --ignore-application names (never
+// baton's); then drops the indexes kept for the release before and says
+// so; run again, it has nothing to do. It refuses a --store that is not
 // PostgreSQL's.
 func TestCLIStoreFinishUpgrade(t *testing.T) {
 	t.Parallel()
@@ -83,13 +84,36 @@ func TestCLIStoreFinishUpgrade(t *testing.T) {
 	if err := old.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
+	// A monitor's session, and one that names no application (a script's).
+	monitor := pgtest.MustConnect(t, url+"&application_name=monitor")
+	unnamed := pgtest.MustConnect(t, url)
+	var monitorPID, unnamedPID int
+	if err := monitor.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&monitorPID); err != nil {
+		t.Fatal(err)
+	}
+	if err := unnamed.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&unnamedPID); err != nil {
+		t.Fatal(err)
+	}
+	names := func(stderr string) (old, monitor, unnamed bool) {
+		return strings.Contains(stderr, fmt.Sprintf("pid %d, application_name \"baton\"", pid)),
+			strings.Contains(stderr, fmt.Sprintf("pid %d, application_name \"monitor\"", monitorPID)),
+			strings.Contains(stderr, fmt.Sprintf("pid %d, application_name \"\"", unnamedPID))
+	}
 	r := runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url)
-	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("pid %d, application_name \"baton\"", pid)) || strings.Contains(r.stdout, "dropped") {
-		t.Errorf("with a session not of this release: %+v", r)
+	if o, m, u := names(r.stderr); r.code != 1 || !o || !m || !u || strings.Contains(r.stdout, "dropped") {
+		t.Errorf("with sessions not of this release: %+v; want each named, nothing dropped", r)
+	}
+	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url, "--ignore-application", "monitor", "--ignore-application", "")
+	if o, m, u := names(r.stderr); r.code != 1 || !o || m || u || strings.Contains(r.stdout, "dropped") {
+		t.Errorf("ignoring the monitor's and the unnamed session: %+v; want the old node's alone named, nothing dropped", r)
+	}
+	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url, "--ignore-application", "baton")
+	if r.code != 1 || !strings.Contains(r.stderr, `"baton" cannot be ignored`) || strings.Contains(r.stdout, "dropped") {
+		t.Errorf("ignoring baton: %+v; want a refusal", r)
 	}
 	old.Close(t.Context())
 
-	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url)
+	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url, "--ignore-application", "monitor", "--ignore-application", "")
 	if r.code != 0 || !strings.Contains(r.stdout, "dropped baton_messages_by_group_0012 (") ||
 		!strings.Contains(r.stdout, "dropped baton_messages_by_state_0012 (") || !strings.Contains(r.stdout, "upgrade finished") {
 		t.Errorf("finish: %+v", r)

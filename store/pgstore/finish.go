@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,7 +112,7 @@ func (e *UnmarkedSessionsError) Error() string {
 	if len(e.Dropped) > 0 {
 		fmt.Fprintf(&b, " (%s dropped before the session(s) came)", indexNames(e.Dropped))
 	}
-	b.WriteString(". Stop or upgrade each such node, close any other client of the database, and run it again:")
+	b.WriteString(". Stop or upgrade each such node, close any other client of the database (or, for a client you know is no Baton node, name its application with --ignore-application), and run it again:")
 	for _, s := range e.Sessions {
 		b.WriteString("\n  ")
 		b.WriteString(s.String())
@@ -123,17 +124,34 @@ func (e *UnmarkedSessionsError) Error() string {
 // not this build's.
 var ErrNotUpgraded = errors.New("pgstore: the database's schema is not this Baton's")
 
+// FinishOptions are FinishUpgrade's options.
+type FinishOptions struct {
+	// IgnoreApplications are application names (pg_stat_activity's
+	// application_name) of sessions the operator knows are no Baton
+	// node's, a monitor's or psql's say: they are not counted. Baton's own,
+	// "baton", which nodes of every release take, cannot be among them.
+	IgnoreApplications []string
+}
+
+// errIgnoreBaton refuses to ignore the sessions every Baton node names
+// itself by.
+var errIgnoreBaton = errors.New(`pgstore: the sessions of application "baton" cannot be ignored: nodes of every release take that name; stop or upgrade the old nodes instead`)
+
 // FinishUpgrade drops the indexes migration 0013 kept on the database at
 // url for nodes of the release before it, once the operator knows none is
 // left, and returns those it dropped: none when none is left (a run
 // again). It holds the migration lock throughout, so that it runs apart
 // from any server's migrations. Before each drop it lists the sessions of
-// the database without the build mark (markSessions); if there is one,
-// it drops nothing more and returns an *UnmarkedSessionsError. Each drop
-// is a DROP INDEX CONCURRENTLY, which holds off no send, receive or
-// delete; cut short, it is run again by the next run. It refuses, with
-// ErrNotUpgraded, a database a node of this build has not migrated.
-func FinishUpgrade(ctx context.Context, url string) ([]KeptIndex, error) {
+// the database without the build mark (markSessions), but those of the
+// applications opts ignores; if there is one, it drops nothing more and
+// returns an *UnmarkedSessionsError. Each drop is a DROP INDEX
+// CONCURRENTLY, which holds off no send, receive or delete; cut short, it
+// is run again by the next run. It refuses, with ErrNotUpgraded, a
+// database a node of this build has not migrated.
+func FinishUpgrade(ctx context.Context, url string, opts FinishOptions) ([]KeptIndex, error) {
+	if slices.Contains(opts.IgnoreApplications, "baton") {
+		return nil, errIgnoreBaton
+	}
 	cfg, err := poolConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
@@ -155,7 +173,7 @@ func FinishUpgrade(ctx context.Context, url string) ([]KeptIndex, error) {
 	}
 	var dropped []KeptIndex
 	for _, k := range kept {
-		others, err := unmarkedSessions(ctx, conn)
+		others, err := unmarkedSessions(ctx, conn, opts.IgnoreApplications)
 		if err != nil {
 			return dropped, err
 		}
@@ -217,21 +235,23 @@ func keptIndexesOn(ctx context.Context, db querier) ([]KeptIndex, error) {
 }
 
 // unmarkedSessions lists the client sessions of the database, other than
-// conn's, that do not hold the build mark. (NOT EXISTS, not NOT IN: a
-// prepared transaction's lock has no pid. A session whose type is hidden
-// from this role counts as a client's.)
-func unmarkedSessions(ctx context.Context, conn *pgx.Conn) ([]Session, error) {
+// conn's and those of the applications ignore names, that do not hold the
+// build mark. (NOT EXISTS, not NOT IN: a prepared transaction's lock has
+// no pid. A session whose type is hidden from this role counts as a
+// client's.)
+func unmarkedSessions(ctx context.Context, conn *pgx.Conn, ignore []string) ([]Session, error) {
 	rows, err := conn.Query(ctx, `
 		SELECT a.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
 			coalesce(host(a.client_addr), CASE WHEN a.client_port = -1 THEN 'local' ELSE '' END),
 			coalesce(a.backend_start, 'epoch'), coalesce(a.state, ''), left(btrim(regexp_replace(coalesce(a.query, ''), '\s+', ' ', 'g')), 100)
 		FROM pg_stat_activity a
 		WHERE a.datname = current_database() AND coalesce(a.backend_type, 'client backend') = 'client backend' AND a.pid <> pg_backend_pid()
+			AND coalesce(a.application_name, '') <> ALL ($3::text[])
 			AND NOT EXISTS (SELECT FROM pg_locks l
 				WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
 					AND l.classid = $1::oid AND l.objid = $2::oid
 					AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
-		ORDER BY a.backend_start, a.pid`, int64(buildMarkClass), int64(buildMarkObj))
+		ORDER BY a.backend_start, a.pid`, int64(buildMarkClass), int64(buildMarkObj), append([]string{}, ignore...))
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list the database's sessions: %w", err)
 	}

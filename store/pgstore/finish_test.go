@@ -78,7 +78,7 @@ func TestFinishUpgradeDropsKeptIndexes(t *testing.T) {
 			if err := s.Ping(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			dropped, err := pgstore.FinishUpgrade(t.Context(), url)
+			dropped, err := pgstore.FinishUpgrade(t.Context(), url, pgstore.FinishOptions{})
 			var refused *pgstore.UnmarkedSessionsError
 			switch {
 			case !errors.As(err, &refused):
@@ -93,14 +93,14 @@ func TestFinishUpgradeDropsKeptIndexes(t *testing.T) {
 			checkMessageIndexes(t, old, c.kept...)
 			old.Close(t.Context())
 
-			dropped, err = pgstore.FinishUpgrade(t.Context(), url)
+			dropped, err = pgstore.FinishUpgrade(t.Context(), url, pgstore.FinishOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := droppedNames(dropped), keptNames(c.kept); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 				t.Errorf("dropped %v, want %v", got, want)
 			}
-			dropped, err = pgstore.FinishUpgrade(t.Context(), url)
+			dropped, err = pgstore.FinishUpgrade(t.Context(), url, pgstore.FinishOptions{})
 			if err != nil || len(dropped) > 0 {
 				t.Errorf("run again: dropped %v, %v; want nothing", droppedNames(dropped), err)
 			}
@@ -128,7 +128,7 @@ func TestFinishUpgradeRefusesAnUnmigratedDatabase(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
 	oldSchema(t, url, 12, true, 100)
-	dropped, err := pgstore.FinishUpgrade(t.Context(), url)
+	dropped, err := pgstore.FinishUpgrade(t.Context(), url, pgstore.FinishOptions{})
 	if !errors.Is(err, pgstore.ErrNotUpgraded) || len(dropped) > 0 || !strings.Contains(err.Error(), "schema version 12") {
 		t.Errorf("on schema 12: dropped %v, %v; want ErrNotUpgraded naming version 12", droppedNames(dropped), err)
 	}
@@ -141,7 +141,7 @@ func TestFinishUpgradeRefusesAnUnmigratedDatabase(t *testing.T) {
 
 	fresh := pgtest.MustDatabase(t)
 	mustOpen(t, fresh)
-	dropped, err = pgstore.FinishUpgrade(t.Context(), fresh)
+	dropped, err = pgstore.FinishUpgrade(t.Context(), fresh, pgstore.FinishOptions{})
 	if err != nil || len(dropped) > 0 {
 		t.Errorf("on a new database: dropped %v, %v; want nothing", droppedNames(dropped), err)
 	}
@@ -167,7 +167,7 @@ func TestFinishUpgradeWaitsForMigrations(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		dropped, err := pgstore.FinishUpgrade(context.Background(), url)
+		dropped, err := pgstore.FinishUpgrade(context.Background(), url, pgstore.FinishOptions{})
 		done <- result{dropped, err}
 	}()
 	// Wait until it has tried the lock, held here.
