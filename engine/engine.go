@@ -153,7 +153,8 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Close answers every waiting long poll (with what is available, usually
-// nothing), makes new long polls return at once and stops running move
+// nothing; the store's error to one whose last look failed), makes new
+// long polls return at once and stops running move
 // tasks: they end FAILED, unless several servers share the store
 // (baton.SharedStore), when they are left RUNNING for another to take over.
 // It publishes the lease-ledger events not yet sent to the other nodes. It

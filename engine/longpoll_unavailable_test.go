@@ -108,3 +108,98 @@ func TestLongPollOutageOutlastsWait(t *testing.T) {
 		t.Fatalf("%d receives tried in a 5 s wait, want about one a second", got)
 	}
 }
+
+// readsFail is a memory store whose every read of messages fails while down,
+// as a database store's do while its database is away, and whose QueueGet
+// fails too while queueDown; looks counts the reads of messages.
+type readsFail struct {
+	*memstore.Store
+	down, queueDown atomic.Bool
+	looks           atomic.Int64
+}
+
+func (s *readsFail) QueueGet(ctx context.Context, region, account, name string) (*baton.Queue, error) {
+	if s.queueDown.Load() {
+		return nil, errStoreDown
+	}
+	return s.Store.QueueGet(ctx, region, account, name)
+}
+
+func (s *readsFail) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
+	s.looks.Add(1)
+	if s.down.Load() {
+		return baton.MessageStats{}, errStoreDown
+	}
+	return s.Store.MessageStats(ctx, p)
+}
+
+func (s *readsFail) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	s.looks.Add(1)
+	if s.down.Load() {
+		return nil, errStoreDown
+	}
+	return s.Store.MessageReceive(ctx, p)
+}
+
+// newReadsFailRig is an engine on a fake clock over a readsFail store, up,
+// with an empty queue "q".
+func newReadsFailRig(t *testing.T) (*engine.Engine, *readsFail, *clock.Fake, engine.QueueRef) {
+	t.Helper()
+	s := &readsFail{Store: memstore.New()}
+	clk := clock.NewFake(testutil.Epoch)
+	e, err := engine.New(engine.Config{Store: s, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e, s, clk, mkQueue(t, e, "q", nil)
+}
+
+// A long poll on an empty queue whose store goes away while it sleeps is
+// answered 503 at the wait's end, not empty: an empty receive says the
+// queue had nothing to give, and on several nodes another may have sent
+// meanwhile (its wake-up cannot arrive while the database is away). The
+// poll asks the store at its last look; it answers nothing from what it
+// knew before the outage.
+func TestLongPollEmptyQueueOutage(t *testing.T) {
+	t.Parallel()
+	e, s, clk, ref := newReadsFailRig(t)
+	done := startPoll(context.Background(), e, ref, 5, engine.ReceiveParams{})
+	waitTimers(t, clk, 1) // looked, found nothing, sleeps to the wait's end
+	s.down.Store(true)
+	before := s.looks.Load()
+	clk.Advance(5 * time.Second)
+	r := mustAnswer(t, done, "the wait over")
+	if !errors.Is(r.err, baton.ErrUnavailable) || len(r.msgs) != 0 {
+		t.Fatalf("long poll on an empty queue, store down at its last look: %v, %v; want ErrUnavailable", r.msgs, r.err)
+	}
+	if s.looks.Load() == before {
+		t.Fatal("the last look did not ask the store")
+	}
+}
+
+// A long poll waiting through an outage when the engine closes (the server
+// stops) is answered the store's error, not an empty receive: its last
+// look failed. So is one still waiting for its queue to be read.
+func TestLongPollOutageClosedAnswersError(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		queueDown bool
+	}{{"messages unread", false}, {"queue unread", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, s, clk, ref := newReadsFailRig(t)
+			s.down.Store(true)
+			s.queueDown.Store(tt.queueDown)
+			done := startPoll(context.Background(), e, ref, 20, engine.ReceiveParams{})
+			waitTimers(t, clk, 1) // paused after a failed look
+			mustStillWait(t, done, "store down")
+			e.Close()
+			r := mustAnswer(t, done, "engine closed")
+			if !errors.Is(r.err, baton.ErrUnavailable) || len(r.msgs) != 0 {
+				t.Fatalf("long poll in an outage, engine closed: %v, %v; want ErrUnavailable", r.msgs, r.err)
+			}
+		})
+	}
+}

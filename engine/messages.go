@@ -410,7 +410,7 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 		return nil, err
 	}
 	q, waited, err := e.queueThroughOutage(ctx, ref, p)
-	if err != nil || q == nil {
+	if err != nil {
 		return nil, err
 	}
 	wait, vis := receiveTimes(q, p)
@@ -442,8 +442,9 @@ func (e *Engine) ReceiveMessage(ctx context.Context, ref QueueRef, p ReceivePara
 
 // queueThroughOutage loads the queue of a receive. A long poll waits for an
 // unavailable store to come back (a failover) as it would for a message, up
-// to its wait time, and reports how much of that wait it spent; a nil queue
-// with a nil error means the client went away meanwhile.
+// to its wait time (or until the client leaves or the engine closes), and
+// reports how much of that wait it spent; the store's error if it did not
+// come back.
 func (e *Engine) queueThroughOutage(ctx context.Context, ref QueueRef, p ReceiveParams) (*baton.Queue, time.Duration, error) {
 	q, err := e.queue(ctx, ref)
 	if !errors.Is(err, baton.ErrUnavailable) || p.WaitTimeSeconds == nil || *p.WaitTimeSeconds <= 0 {
@@ -457,7 +458,7 @@ func (e *Engine) queueThroughOutage(ctx context.Context, ref QueueRef, p Receive
 			return nil, 0, err
 		}
 		if !e.pauseUnavailable(ctx, left) {
-			return nil, 0, nil
+			return nil, 0, err
 		}
 		q, err = e.queue(ctx, ref)
 	}

@@ -91,9 +91,12 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 		switch {
 		case errors.Is(err, baton.ErrUnavailable) && wait > 0:
 			// The store gave up retrying (its database is failing over):
-			// a long poll keeps waiting for it until the wait passes.
+			// a long poll keeps waiting for it until the wait passes. A
+			// wait cut short (the client left, the engine closes) answers
+			// the failed look, not an empty receive: the store did not
+			// say the queue had nothing to give.
 			if !e.pauseUnavailable(ctx, deadline.Sub(now)) {
-				return nil
+				return err
 			}
 		case errors.Is(err, errLookAgain):
 			if wait <= 0 || ctx.Err() != nil || e.isClosing() {
