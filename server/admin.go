@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -246,7 +245,7 @@ func (s *Server) adminRef(r *http.Request) engine.QueueRef {
 func (s *Server) adminLeases(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.engine.LeaseReport(r.Context(), s.adminRef(r))
 	if err != nil {
-		s.adminFail(w, err)
+		s.adminError(w, err)
 		return
 	}
 	writeJSON(w, LeaseReportToJSON(rep))
@@ -257,7 +256,7 @@ func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	events, ok, err := s.engine.MessageHistory(r.Context(), ref, id)
 	if err != nil {
-		s.adminFail(w, err)
+		s.adminError(w, err)
 		return
 	}
 	if !ok {
@@ -265,20 +264,6 @@ func (s *Server) adminHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, MessageHistoryJSON{Queue: ref.Name, MessageID: id, Events: LeaseEventsToJSON(events)})
-}
-
-func (s *Server) adminFail(w http.ResponseWriter, err error) {
-	var e *baton.Error
-	if errors.As(err, &e) {
-		status := e.Code.Spec().Status
-		if e.Code == baton.ErrQueueDoesNotExist {
-			status = http.StatusNotFound
-		}
-		writeAdminError(w, status, e.Message)
-		return
-	}
-	s.log.Error("admin request failed", "err", err)
-	writeAdminError(w, http.StatusInternalServerError, "internal error")
 }
 
 func writeAdminError(w http.ResponseWriter, status int, msg string) {
