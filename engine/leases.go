@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -140,8 +141,12 @@ func (e *Engine) QueueMetrics(ctx context.Context) ([]ledger.QueueMetrics, error
 			continue
 		}
 		st, err := e.store.MessageStats(ctx, baton.MessageStatsParams{QueueID: q.ID, Now: now})
-		if err != nil {
+		if errors.Is(err, baton.ErrNotFound) {
 			continue // deleted meanwhile
+		}
+		if err != nil {
+			// Leaving the queue out would report it gone.
+			return nil, fmt.Errorf("message stats of %s: %w", q.Name, err)
 		}
 		m := ledger.QueueMetrics{
 			Region: e.regionOr(q.Region), Account: q.Account, Name: q.Name, Visible: st.Visible, InFlight: st.InFlight, Delayed: st.Delayed,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -31,6 +32,9 @@ type metrics struct {
 	byAction sync.Map
 	// sns, if set, gives the per-topic series (metrics_sns.go).
 	sns *sns.Service
+	// unread, if set, is told why a scrape's per-queue series could not
+	// be read: the store was unavailable.
+	unread func(error)
 }
 
 type actionMetrics struct {
@@ -83,7 +87,7 @@ func (m *metrics) forAction(action string) *actionMetrics {
 func (m *metrics) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		queues := prometheus.NewRegistry()
-		queues.MustRegister(queueCollector{engine: m.engine, account: baton.AccountFromContext(r.Context())})
+		queues.MustRegister(queueCollector{engine: m.engine, account: baton.AccountFromContext(r.Context()), unread: m.unread})
 		if m.sns != nil {
 			queues.MustRegister(topicCollector{sns: m.sns, account: baton.AccountFromContext(r.Context())})
 		}
@@ -109,6 +113,8 @@ var (
 	descCeiling   = prometheus.NewDesc("baton_lease_ceiling_margin_seconds",
 		"Time left before the oldest running lease reaches 12 hours after its receive, which no renewal can pass (43200 when no lease runs).", labels, nil)
 	descHung = prometheus.NewDesc(ledger.MetricHung.Name, ledger.MetricHung.Help, labels, nil)
+	descRead = prometheus.NewDesc("baton_queue_series_read",
+		"1 if this scrape read the per-queue series from the store; 0 if the store was unavailable: they are left out, as no answer from memory would be the store's.", nil, nil)
 )
 
 // queueCollector reads the per-queue figures from the engine at scrape time.
@@ -123,24 +129,40 @@ var (
 // are the lease gauges (the ceiling margin and the hung leases), which
 // every node's ledger reckons from the whole cluster's leases: take the
 // min of the margin and the max of the hung leases over the nodes.
+//
+// While the store is unavailable (its database down, its disk failing) the
+// queues and their counts cannot be read: the scrape then answers the
+// other series, those of the requests (the 503s among them) included, with
+// baton_queue_series_read 0 and no per-queue series, rather than failing
+// whole (a 500 that would hide the outage's own figures).
 type queueCollector struct {
 	engine *engine.Engine
 	// account, if set, is the only account whose queues are collected.
 	account string
+	// unread, if set, is told why the store could not be read.
+	unread func(error)
 }
 
 func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMessages, descOldest, descSent, descReceived, descDeleted, descExpired, descDLQ, descLate, descDupes, descRenewals, descDurations, descVisTO, descCeiling, descHung} {
+	for _, d := range []*prometheus.Desc{descRead, descMessages, descOldest, descSent, descReceived, descDeleted, descExpired, descDLQ, descLate, descDupes, descRenewals, descDurations, descVisTO, descCeiling, descHung} {
 		ch <- d
 	}
 }
 
 func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 	qs, err := c.engine.QueueMetrics(context.Background())
+	if errors.Is(err, baton.ErrUnavailable) {
+		ch <- prometheus.MustNewConstMetric(descRead, prometheus.GaugeValue, 0)
+		if c.unread != nil {
+			c.unread(err)
+		}
+		return
+	}
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descMessages, err)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(descRead, prometheus.GaugeValue, 1)
 	for _, q := range qs {
 		if c.account != "" && q.Account != c.account {
 			continue

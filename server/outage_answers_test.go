@@ -85,3 +85,39 @@ func TestDoctorDuringOutage(t *testing.T) {
 		}
 	}
 }
+
+// /metrics while the store is unavailable answers what it knows, the count
+// of requests answered 503 among it, and says that the per-queue series
+// could not be read (baton_queue_series_read 0) instead of failing whole
+// with a 500; it gives no per-queue figure, and leaves no queue out
+// silently when the store lists the queues but cannot count one.
+func TestMetricsDuringOutage(t *testing.T) {
+	t.Parallel()
+	srv, st := startOnStoreDown(t)
+	for _, down := range []*atomic.Bool{&st.queuesDown, &st.statsDown} {
+		down.Store(true)
+		_, err := testutil.NewClient(srv.URL).GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String("q")})
+		if down == &st.queuesDown {
+			wantAPIError(t, err, "ServiceUnavailable", http.StatusServiceUnavailable)
+		}
+		fams := scrape(t, srv.URL) // fails the test unless 200
+		if v := value(t, fams, "baton_queue_series_read", nil).GetGauge().GetValue(); v != 0 {
+			t.Errorf("baton_queue_series_read with the store down: %v, want 0", v)
+		}
+		for _, name := range []string{"baton_queue_messages", "baton_queue_oldest_message_age_seconds", "baton_messages_sent_total"} {
+			if _, ok := fams[name]; ok {
+				t.Errorf("%s answered with the store down", name)
+			}
+		}
+		value(t, fams, "baton_requests_total", map[string]string{"action": "GetQueueUrl", "code": "ServiceUnavailable"})
+		down.Store(false)
+	}
+
+	fams := scrape(t, srv.URL)
+	if v := value(t, fams, "baton_queue_series_read", nil).GetGauge().GetValue(); v != 1 {
+		t.Errorf("baton_queue_series_read with the store back: %v, want 1", v)
+	}
+	if v := value(t, fams, "baton_queue_messages", map[string]string{"queue": "q", "state": "visible"}).GetGauge().GetValue(); v != 1 {
+		t.Errorf("visible messages with the store back: %v, want 1", v)
+	}
+}

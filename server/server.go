@@ -160,6 +160,7 @@ func New(cfg Config) *Server {
 	s.api = http.HandlerFunc(s.serveAPI)
 	s.metrics = newMetrics(cfg.Engine, cfg.Collectors...)
 	s.metrics.sns = cfg.SNS
+	s.metrics.unread = func(err error) { s.unavailable.note("", "/metrics", err) }
 	s.admin, s.metricsAPI = s.adminMux(), s.metrics.handler()
 	signIns := newSignInGuard(cfg.Engine.Clock())
 	s.dashboard = s.newDashboard(cfg.Verifier, signIns, s.admin) // before s.admin is wrapped for SigV4
