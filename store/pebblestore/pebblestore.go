@@ -113,7 +113,12 @@ const stripes = 64
 //
 // A call that changes something returns once the change is committed, and
 // one that changed nothing once every change it may have seen is: no answer
-// rests on state a crash could take back. A failed commit fails the calls
+// rests on state a crash could take back. The exception is MessageStats,
+// the counts, which answers from memory at once: it counts the changes
+// still queued with the rest, a commit's worth in normal running, and
+// while the disk takes no commit, those of the calls answered 503 for it
+// (which a failed write of the log never writes: a restart has none of
+// them). A failed commit fails the calls
 // waiting for it with an error; their changes stay applied in memory and
 // are written with the next commit, so a call that failed may still take
 // effect, as may any SQS call that errs. A call waits for its commit at
