@@ -104,16 +104,28 @@ func (e *Engine) LeaseReport(ctx context.Context, ref QueueRef) (*ledger.LeaseRe
 	if rp, ok := parseRedrivePolicy(q.Attributes.RedrivePolicy); ok {
 		lq.DeadLetterTarget, lq.MaxReceiveCount = rp.target, rp.maxReceiveCount
 	}
+	// The report asks for the queues that dead-letter into this one only
+	// when a verdict turns on it. If the store cannot say, the report is
+	// the store's error: judged as no one's dead-letter queue, a person's
+	// look at what failed would read as a handler failing.
+	var sourcesErr error
 	lq.Sources = func() []string {
-		var names []string
-		if sources, err := e.sourcesOf(ctx, q); err == nil {
-			for _, sq := range sources {
-				names = append(names, sq.Name)
-			}
+		sources, err := e.sourcesOf(ctx, q)
+		if err != nil {
+			sourcesErr = err
+			return nil
+		}
+		names := make([]string, len(sources))
+		for i, sq := range sources {
+			names[i] = sq.Name
 		}
 		return names
 	}
-	return e.ledger.Report(lq, e.clock.Now()), nil
+	rep := e.ledger.Report(lq, e.clock.Now())
+	if sourcesErr != nil {
+		return nil, storeErr(sourcesErr, "dead-letter source queues")
+	}
+	return rep, nil
 }
 
 // MessageHistory returns the lease events the ledger remembers for a
