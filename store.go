@@ -597,9 +597,10 @@ type LedgerBus interface {
 	// on the store (by any server, this one included), with gap
 	// LedgerNoGap, for as long as the store is open. f does not block and
 	// must not keep batch. Batches may be lost while the store's link to
-	// the others is down; once it is up again, f is called without a batch
-	// and with gap LedgerLinkLost to say so, or LedgerLinkLostAlone if the
-	// store then finds no other server connected.
+	// the others is down: when it goes down, f is called without a batch
+	// and with gap LedgerLinkDown (a store may not tell), and once it is up
+	// again, with gap LedgerLinkLost to say so, or LedgerLinkLostAlone if
+	// the store then finds no other server connected.
 	SubscribeLedger(f func(batch []byte, gap LedgerGap))
 }
 
@@ -619,6 +620,10 @@ const (
 	// the store cannot tell from other clients) can have published
 	// batches that were lost unseen.
 	LedgerLinkLostAlone
+	// LedgerLinkDown: the store's link to the other servers is down now;
+	// what they publish until a call with LedgerLinkLost or
+	// LedgerLinkLostAlone says it is up again may be lost.
+	LedgerLinkDown
 )
 
 // MaxLedgerBatch bounds the bytes of one LedgerBus batch: base64 makes it

@@ -119,6 +119,8 @@ func (l *Ledger) deliver(b []byte, gap baton.LedgerGap) {
 		l.applyBatch(b)
 	case baton.LedgerLinkLostAlone:
 		l.linkLost(false)
+	case baton.LedgerLinkDown:
+		l.missed.linkDown(l.started)
 	default:
 		l.linkLost(true)
 	}
@@ -130,7 +132,7 @@ func (l *Ledger) deliver(b []byte, gap baton.LedgerGap) {
 func (l *Ledger) linkLost(others bool) {
 	now := l.clock.Now()
 	if !others && !l.missed.heardOthers() {
-		l.missed.delivered(now)
+		l.missed.linkUp(now)
 		l.log.Info("lease-ledger link to the other nodes was down; no other server is connected to the database and none was ever heard from, so this node judges as one alone (one that published and stopped meanwhile would go unseen)")
 		return
 	}

@@ -19,7 +19,10 @@ import (
 // (DiagnosisEvidenceMissed). A link that was down while no other node
 // listened (the bus says so) is a gap only for a node that ever heard
 // from another: one that did may have missed it publishing, then
-// stopping; one that never did is alone.
+// stopping; one that never did is alone. While the bus says its link is
+// down now (a database failing over, then the time the link takes to
+// come back after it), the gap is open: it runs from the last batch
+// delivered to the report's moment, for a node that ever heard another.
 
 // maxMissedSpans bounds the gaps a ledger remembers; the oldest go first,
 // and with them the reports they held back, so that a node with gaps over
@@ -62,6 +65,9 @@ type missedLog struct {
 	peers map[uint64]peerBatch
 	heard bool
 	spans []missedSpan
+	// downSince is when the open gap began, while the bus says its link
+	// is down (zero while it is up): the last batch delivered before.
+	downSince time.Time
 }
 
 type peerBatch struct {
@@ -139,7 +145,29 @@ func (m *missedLog) linkLost(started, now time.Time) {
 		from = started
 	}
 	m.addLocked(missedSpan{from: from, to: now, link: true})
-	m.last = now
+	m.last, m.downSince = now, time.Time{}
+}
+
+// linkDown notes the bus's word that its link is down now: an open gap,
+// from the last batch delivered (or started), until linkLost or linkUp.
+func (m *missedLog) linkDown(started time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.downSince.IsZero() {
+		return
+	}
+	m.downSince = m.last
+	if m.downSince.IsZero() {
+		m.downSince = started
+	}
+}
+
+// linkUp notes that the link is up again with nothing missed (no other
+// node listens, and none was ever heard from), at now.
+func (m *missedLog) linkUp(now time.Time) {
+	m.mu.Lock()
+	m.last, m.downSince = now, time.Time{}
+	m.mu.Unlock()
 }
 
 func (m *missedLog) addLocked(s missedSpan) {
@@ -150,13 +178,17 @@ func (m *missedLog) addLocked(s missedSpan) {
 }
 
 // since returns the gaps that end at or after from, merged into one span
-// from the first's start to the last's end, and whether there are any.
-func (m *missedLog) since(from time.Time) (missedSpan, bool) {
+// from the first's start to the last's end (now, for a gap still open:
+// open is then true), and whether there are any.
+func (m *missedLog) since(from, now time.Time) (out missedSpan, open, found bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out missedSpan
-	found := false
-	for _, s := range m.spans {
+	spans := m.spans
+	if !m.downSince.IsZero() && m.heard {
+		spans = append(spans[:len(spans):len(spans)], missedSpan{from: m.downSince, to: now, link: true})
+		open = true
+	}
+	for _, s := range spans {
 		if s.to.Before(from) {
 			continue
 		}
@@ -170,14 +202,14 @@ func (m *missedLog) since(from time.Time) (missedSpan, bool) {
 		out.link = out.link || s.link
 		found = true
 	}
-	return out, found
+	return out, open, found
 }
 
 // withholdOnGap replaces the report's findings, judged on the period from
 // judgedFrom, with what this node missed, when a gap falls in that period
 // or in the life of a lease a finding names (one ended in the gap may read
 // as held still).
-func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
+func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom, now time.Time) {
 	period := judgedFrom
 	for _, f := range r.Findings {
 		for _, h := range f.Held {
@@ -186,7 +218,7 @@ func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
 			}
 		}
 	}
-	gap, ok := l.missed.since(judgedFrom)
+	gap, open, ok := l.missed.since(judgedFrom, now)
 	if !ok {
 		return
 	}
@@ -197,13 +229,18 @@ func (l *Ledger) withholdOnGap(r *LeaseReport, judgedFrom time.Time) {
 	if gap.batches > 0 {
 		what = append(what, fmt.Sprintf("%d of their batches of lease events (or events their publisher dropped) did not arrive", gap.batches))
 	}
-	if gap.link {
+	if gap.link && !open {
 		what = append(what, "its link to them was down")
+	}
+	if open {
+		what = append(what, "its link to them is down now (their events since do not arrive until it is back)")
 	}
 	r.Advice = fmt.Sprintf("This node may have missed other nodes' lease events between %s and %s: %s. "+
 		"The leases of the period judged are not all known here, so no verdict is given: ask a node that did not miss them, ",
 		gap.from.Format(time.RFC3339), gap.to.Format(time.RFC3339), strings.Join(what, ", and "))
 	switch {
+	case open:
+		r.Advice += "or ask again once the link is back, and then until the last 15 minutes no longer hold the gap."
 	case gap.to.Before(period):
 		r.Advice += "or wait until the leases that ran through the gap have ended."
 	case r.JudgedSinceStart:

@@ -278,6 +278,61 @@ func TestLedgerLinkDownAloneIsNoGap(t *testing.T) {
 	}
 }
 
+// TestLedgerLinkDownNowIsSaid: while the bus says its link is down now (a
+// database failing over, and the seconds its listener takes to come back
+// after), a node that heard from another names no finding: the other
+// nodes' deletes of leases begun here do not arrive, and the leases would
+// read as lapsed. It says the link is down now, and once the bus says it
+// is back, that it was down. A node that never heard another judges its
+// own leases as before. Nodes used to judge on what they had until the
+// link was back.
+func TestLedgerLinkDownNowIsSaid(t *testing.T) {
+	t.Parallel()
+	receives, _ := gapLeases()
+	q := Queue{ID: applyQueue, Name: "down", VisibilityTimeout: 30}
+	for _, tc := range []struct {
+		name      string
+		heardPeer bool
+		withheld  bool
+	}{
+		{"heard another", true, true},
+		{"never heard another", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := clock.NewFake(sec(0))
+			l := New(Config{Clock: now, Started: sec(-60), Logger: quietLog})
+			if tc.heardPeer {
+				l.applyBatch(testBatch(9, 1, Event{Kind: KindSeen, QueueID: applyQueue, At: sec(0), Client: consumerB}))
+			}
+			for _, ev := range receives {
+				l.Record(ev) // leased here; deleted elsewhere (unseen) or lapsed at 30 s
+			}
+			now.Set(sec(1))
+			l.deliver(nil, baton.LedgerLinkDown)
+			now.Set(sec(60))
+			r := l.Report(q, now.Now())
+			if withheld := r.Diagnosis == DiagnosisEvidenceMissed; withheld != tc.withheld {
+				t.Fatalf("link down now: diagnosis %s (findings %v); want withheld=%v\n%s", r.Diagnosis, findingKinds(r), tc.withheld, r.Advice)
+			}
+			if !tc.withheld {
+				if r.Window.Expired != 3 {
+					t.Errorf("the node's own leases: %d lapsed, want 3", r.Window.Expired)
+				}
+				return
+			}
+			if !strings.Contains(r.Advice, "its link to them is down now") || !strings.Contains(r.Advice, "once the link is back") {
+				t.Errorf("link down now, advice: %s", r.Advice)
+			}
+			now.Set(sec(70))
+			l.deliver(nil, baton.LedgerLinkLost)
+			r = l.Report(q, now.Now())
+			if r.Diagnosis != DiagnosisEvidenceMissed || !strings.Contains(r.Advice, "its link to them was down") || strings.Contains(r.Advice, "down now") {
+				t.Errorf("link back: %s: %s", r.Diagnosis, r.Advice)
+			}
+		})
+	}
+}
+
 // TestLedgerEmptyBatchIsNoGap: a batch the bus carries is a batch, even an
 // empty one (a NOTIFY on the ledger's channel without a payload, from any
 // client of the database): it is dropped as malformed, not taken for the
@@ -344,7 +399,7 @@ func TestLedgerForgetsSilentNodes(t *testing.T) {
 		t.Fatal("the node forgot it heard from others")
 	}
 	seen(200, 3)
-	if gap, ok := l.missed.since(now.Now().Add(-time.Minute)); !ok || gap.batches != 1 {
+	if gap, _, ok := l.missed.since(now.Now().Add(-time.Minute), now.Now()); !ok || gap.batches != 1 {
 		t.Fatalf("a jump in the numbers of a node remembered: gap %+v, %v; want 1 batch missed", gap, ok)
 	}
 }

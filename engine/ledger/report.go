@@ -269,7 +269,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	if judgedFrom.IsZero() {
 		judgedFrom = l.started
 	}
-	l.withholdOnGap(r, judgedFrom)
+	l.withholdOnGap(r, judgedFrom, now)
 	return r
 }
 

@@ -159,6 +159,7 @@ func (n *notifier) run(ctx context.Context) {
 		}
 		if listened {
 			backoff = 100 * time.Millisecond
+			n.deliverLedgerGap(baton.LedgerLinkDown)
 		}
 		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling, queues are read for each request, and other nodes' lease-ledger events are missed until it is back",
 			"err", err, "retry_in", backoff)
@@ -262,13 +263,19 @@ func (n *notifier) deliverLedger(payload string) {
 // down: what the ledger makes of that depends on whether it ever heard of
 // another node (baton.LedgerGap).
 func (n *notifier) deliverLedgerLost(others bool) {
-	n.mu.Lock()
-	subs := n.ledgerSubs
-	n.mu.Unlock()
 	gap := baton.LedgerLinkLostAlone
 	if others {
 		gap = baton.LedgerLinkLost
 	}
+	n.deliverLedgerGap(gap)
+}
+
+// deliverLedgerGap tells the ledger's subscribers of gap: the link is down
+// (baton.LedgerLinkDown, when the listening connection is lost), or was.
+func (n *notifier) deliverLedgerGap(gap baton.LedgerGap) {
+	n.mu.Lock()
+	subs := n.ledgerSubs
+	n.mu.Unlock()
 	for _, f := range subs {
 		f(nil, gap)
 	}

@@ -15,8 +15,10 @@ import (
 	"github.com/baton-sqs/baton/internal/pgtest"
 )
 
-// TestLedgerLinkLossIsSaid: once the connection that LISTENs is back after
-// it was lost, the ledger's subscribers are told that other nodes' batches
+// TestLedgerLinkLossIsSaid: when the connection that LISTENs is lost, the
+// ledger's subscribers are told at once that the link is down
+// (baton.LedgerLinkDown: they used to hear nothing until it was back);
+// once it is back, they are told that other nodes' batches
 // published meanwhile may have been missed (baton.LedgerLinkLost), and
 // only then: so that the lease reports judged on that time say so rather
 // than judge on what is missing. They used to hear nothing of it. With no other server
@@ -65,6 +67,9 @@ func TestLedgerLinkLossIsSaid(t *testing.T) {
 			WHERE datname = current_database() AND query LIKE 'LISTEN%%' AND pid <> %d`, spare))
 	}
 	cut(0)
+	if d := next("word of the link down"); d.batch != nil || d.gap != baton.LedgerLinkDown {
+		t.Fatalf("once the listening connection was cut: delivered %q, gap %d, want the word that the link is down", d.batch, d.gap)
+	}
 	if d := next("word of the link lost"); d.batch != nil || d.gap != baton.LedgerLinkLostAlone {
 		t.Fatalf("after the listening connection of the only server was cut: delivered %q, gap %d, want the word that no other server listens", d.batch, d.gap)
 	}
@@ -93,6 +98,9 @@ func TestLedgerLinkLossIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut(other.PgConn().PID())
+	if d := next("word of the link down"); d.batch != nil || d.gap != baton.LedgerLinkDown {
+		t.Fatalf("once the listening connection was cut again: delivered %q, gap %d, want the word that the link is down", d.batch, d.gap)
+	}
 	if d := next("word of the link lost"); d.batch != nil || d.gap != baton.LedgerLinkLost {
 		t.Fatalf("after the listening connection was cut while another server listened: delivered %q, gap %d, want the word that batches may have been missed", d.batch, d.gap)
 	}
