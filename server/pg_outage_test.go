@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,8 +20,10 @@ import (
 
 // TestDatabaseOutageIsServiceUnavailable: with its database down for
 // longer than the store retries, a client sees HTTP 503 ServiceUnavailable
-// (which SDKs retry), not 500 InternalError; once the database is back the
-// same request succeeds.
+// (which SDKs retry), not 500 InternalError, a long poll of an empty queue
+// included, and so do the doctor's report and /metrics' per-queue series
+// (baton_queue_series_read 0); once the database is back the same request
+// succeeds.
 func TestDatabaseOutageIsServiceUnavailable(t *testing.T) {
 	skipnote.SkipUnlessLong(t, "PostgreSQL stopped under the server")
 	t.Parallel()
@@ -35,7 +38,43 @@ func TestDatabaseOutageIsServiceUnavailable(t *testing.T) {
 	url := srv.MustCreateQueue(t, "outage", nil)
 	ctx := context.Background()
 
+	// A long poll of the empty queue, asleep when the database goes.
+	polled := make(chan error, 1)
+	timers := srv.Clock.Timers()
+	go func() {
+		out, err := testutil.NewClient(srv.URL).ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 5})
+		if err == nil && len(out.Messages) == 0 {
+			err = errors.New("answered empty")
+		}
+		polled <- err
+	}()
+	srv.WaitForTimers(t, timers+1)
+
 	pg.Down()
+	// Its wait over, the empty queue's long poll is answered 503, not
+	// empty: the database could not say the queue had nothing (another
+	// node may have sent meanwhile).
+	srv.Clock.Advance(5 * time.Second)
+	select {
+	case err := <-polled:
+		wantAPIError(t, err, "ServiceUnavailable", http.StatusServiceUnavailable)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the long poll was not answered within 30 s of its wait's end")
+	}
+	// /metrics answers, without the per-queue series it cannot read; the
+	// doctor's report answers 503.
+	fams := scrape(t, srv.URL)
+	if v := value(t, fams, "baton_queue_series_read", nil).GetGauge().GetValue(); v != 0 {
+		t.Errorf("baton_queue_series_read with the database down: %v, want 0", v)
+	}
+	if resp, err := http.Get(srv.URL + "/admin/api/queues/outage/leases"); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("the doctor's report with the database down: %d, want 503", resp.StatusCode)
+		}
+	}
 	for _, op := range []func() error{
 		func() error {
 			_, err := srv.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
