@@ -73,8 +73,10 @@ const (
 // handler, and a p99 of one or two durations is no p99.
 //
 // What a finding rests on: lease-too-short, the leases of the period judged
-// (begun, completed or lapsed in it), of which at least one overran: a late
-// completion proves an overrun, but a p99 of two leases is no p99;
+// (begun, finished or lapsed in it; a delete that found its message already
+// deleted, or a late one refused, ends a lease its handler finished), of
+// which at least one overran: a late completion proves an overrun, but a
+// p99 of two leases is no p99;
 // handler-failing, holders-stopped and inspection, the lapsed leases whose
 // holder never came back, since one lapse is as often a consumer stopped or
 // a person looking; held-unrenewed, held-renewed and long-job, the
@@ -247,7 +249,7 @@ func (d *doctor) healthyAdvice() string {
 	switch {
 	case s.none():
 		return "No lease seen yet: nothing to judge."
-	case s.Completed == 0:
+	case s.Finished() == 0:
 		return "No lease has completed yet."
 	case s.Renewals > 0 && s.UnrenewedCompleted < s.Finished():
 		renewed := s.Finished() - s.UnrenewedCompleted
@@ -296,7 +298,10 @@ func (d *doctor) tooShortFinding() {
 		return
 	}
 	overran := s.LateLeases
-	leases := max(s.Received, s.Completed, s.Expired, overran)
+	// The leases of the period: those whose handlers finished count, the
+	// deletes that deleted nothing included (a late one that found its
+	// message already deleted ran twice), as the p99 does.
+	leases := max(s.Received, s.Finished(), s.Expired, overran)
 	if leases >= MinFindingLeases && d.deadLetterQueue() {
 		return
 	}
@@ -479,9 +484,9 @@ func (d *doctor) timeoutBelowP99Note() {
 func (d *doctor) tooShortNoP99(leases, overran uint64) {
 	r, s := d.r, d.s
 	why := "no lease completed, so there is no p99"
-	if s.Completed > 0 {
-		why = fmt.Sprintf("the %s that completed ended within their lease (the longest %s), so none shows how long the others take",
-			plural(int(s.Completed), "lease", "leases"), fmtSeconds(s.Max))
+	if s.Finished() > 0 {
+		why = fmt.Sprintf("the %s ended within their lease (the longest %s), so none shows how long the others take",
+			finishedText(s), fmtSeconds(s.Max))
 	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions; "+
 		"%s: a holder was still working at least %s after its receive, against a visibility timeout of %ds.",

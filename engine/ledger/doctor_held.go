@@ -215,7 +215,7 @@ func (d *doctor) noP99Note() {
 	d.tooFew = true
 	d.notes = append(d.notes, fmt.Sprintf("%s completed (a p99 needs %d), so there is no p99 to judge the running leases by: "+
 		"message %s has been held at least %s%s, %s.",
-		plural(int(s.Completed), "lease has", "leases have"), MinFindingLeases, h.MessageID, fmtDuration(h.Held), seededText([]HeldLease{h}), renewedSince(h)))
+		plural(int(s.Finished()), "lease has", "leases have"), MinFindingLeases, h.MessageID, fmtDuration(h.Held), seededText([]HeldLease{h}), renewedSince(h)))
 }
 
 // renewedSince says when a held lease was last renewed.
