@@ -719,13 +719,19 @@
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
     const st = sinceStart ? rep.since_start : rep;
-    const dur = (v) => (st.leases_completed ? fmtDuration(v) : '–');
+    // The durations are of every lease whose handler finished: the deletes
+    // that deleted nothing (a late one a FIFO queue refused, one that
+    // found its message already deleted) count there, not as completed.
+    const finished = st.leases_completed + st.late_deletes_refused + st.deletes_already_deleted;
+    const dur = (v) => (finished ? fmtDuration(v) : '–');
     const figs = [
       ['Lease p50', dur(st.lease_p50_seconds), vt > 0 && st.lease_p50_seconds > vt],
       ['Lease p99', dur(st.lease_p99_seconds), vt > 0 && st.lease_p99_seconds > vt],
       ['Longest lease', dur(st.lease_max_seconds), vt > 0 && st.lease_max_seconds > vt],
       ['Leases begun', fmtCount(st.leases_started), false],
       ['Leases completed', fmtCount(st.leases_completed), false],
+      ['Late deletes refused (their messages run again)', fmtCount(st.late_deletes_refused), st.late_deletes_refused > 0],
+      ['Deletes of messages already deleted (they deleted nothing)', fmtCount(st.deletes_already_deleted), st.deletes_already_deleted > 0],
       ['Leases lapsed', fmtCount(st.expired_leases), st.expired_leases > 0],
       ['Late deletes and visibility changes', fmtCount(st.late_completions), st.late_completions > 0],
       ['Leases completed late', fmtCount(st.late_leases), st.late_leases > 0],
