@@ -144,8 +144,13 @@ func TestDoctorVerdictCrashOnLongLease(t *testing.T) {
 
 // Item 2: `baton worker` without partial batch responses, one bad message
 // in a batch of ten: the whole batch is released with a back-off, three
-// times, then dead-lettered. None completed.
-func TestDoctorVerdictBatchFailsWhole(t *testing.T) {
+// times, then dead-lettered. None completed. Each message released with a
+// delay is what a consumer retrying each message it fails leaves as well
+// (one with several slots, failing every message): a retry loop, with
+// both readings, and partial batch responses for the batch one. A batch
+// that fails whole by lapsing is batch-fails-whole's
+// (doctor_batch_lapse_test.go).
+func TestDoctorVerdictWorkerBatchReleasedWhole(t *testing.T) {
 	t.Parallel()
 	in := newRedriveIncident(t, "orders", 3)
 	e := in.e
@@ -168,11 +173,11 @@ func TestDoctorVerdictBatchFailsWhole(t *testing.T) {
 		t.Fatalf("received %d after maxReceiveCount", len(got))
 	}
 	r := in.report()
-	expect(t, r, ledger.DiagnosisBatchFailsWhole, ledger.DiagnosisBatchFailsWhole)
-	lacks(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisHandlerFailing)
-	contains(t, r.Advice, "3 receives of several messages (up to 10) ended with none of their messages completed",
-		"10 messages failed with their whole batch again and again (up to 3 times in a row",
-		"one failing message takes the good ones with it", "after 3 receives moves them to orders-dlq", "--report-batch-item-failures")
+	expect(t, r, ledger.DiagnosisRetryLoop, ledger.DiagnosisRetryLoop)
+	lacks(t, r, ledger.DiagnosisReleaseLoop, ledger.DiagnosisHandlerFailing, ledger.DiagnosisBatchFailsWhole)
+	contains(t, r.Advice, "10 leases were released with a delay", "right before the message's move to the dead-letter queue",
+		"All of those messages were received with every other message of a receive, all released with a delay and none completed",
+		"one failing message takes its batch with it", "The RedrivePolicy moves a message to orders-dlq after 3 receives", "--report-batch-item-failures")
 }
 
 // Item 3: an 80 s job among 0.3 s ones, renewed every second by Baton's

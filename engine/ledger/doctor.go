@@ -35,7 +35,9 @@ const (
 	// DiagnosisCeilingRefused: renewals the 12-hour ceiling refused.
 	DiagnosisCeilingRefused = "ceiling-refused"
 	// DiagnosisBatchFailsWhole: messages received together come back
-	// together with none completed, again and again.
+	// together with none completed, again and again, at least one of each
+	// receive by a lapse (one whose every message was released with a
+	// delay is a retry of each: DiagnosisRetryLoop).
 	DiagnosisBatchFailsWhole = "batch-fails-whole"
 	// DiagnosisHoldersStopped: leases lapsed and their holders made no
 	// request since: they stopped (a deploy or scale-in that did not

@@ -172,34 +172,49 @@ func TestDoctorStoppedHolders(t *testing.T) {
 }
 
 // A receive of several messages fails whole when every lease of it ends
-// unfinished: lapsed or released with a delay. Twice in a row for three
-// messages is a finding; releases at once, leases that lease nothing
-// (VisibilityTimeout 0) and a person's receives are not.
+// unfinished, lapsed (its holder going on) or released with a delay, and
+// at least one lapsed. Twice in a row for three messages is a finding;
+// releases at once, leases that lease nothing (VisibilityTimeout 0) and a
+// person's receives are not; nor are receives whose every message its
+// holder released with a delay: each retried with a back-off, which the
+// retry-loop finding judges.
 func TestDoctorBatchesFailWhole(t *testing.T) {
 	t.Parallel()
 	ids := []string{"m0", "m1", "m2", "m3"}
-	run := func(t *testing.T, c Client, releaseAt func(round int) int) *LeaseReport {
+	// run receives the four messages together at 0 and 40 s; until(round,
+	// i) is the delay message i is released with, or -1 for a lapse.
+	run := func(t *testing.T, c Client, until func(round, i int) int) *LeaseReport {
 		d := newDoc(t, 30)
 		for round := range 2 {
-			at := 10_000 * round
+			at := 40_000 * round
 			d.receive(c, at, uint32(round+1), ids...)
-			for _, id := range ids {
-				until := releaseAt(round)
-				d.change(c, id, uint32(round+1), at, at+500, at+500+until, true, false)
+			for i, id := range ids {
+				if u := until(round, i); u >= 0 {
+					d.change(c, id, uint32(round+1), at, at+500, at+500+u, true, false)
+				}
 			}
 		}
-		return d.report(30_000)
+		d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(75_000), Client: c}) // the holder went on
+		return d.report(75_000)
 	}
-	r := run(t, consumerA, func(int) int { return 1000 }) // the retry back-off
+	r := run(t, consumerA, func(int, int) int { return -1 })
 	wantFindings(t, r, DiagnosisBatchFailsWhole, DiagnosisBatchFailsWhole)
 	if b := r.Findings[0]; b.Leases != 4 || !strings.Contains(b.Evidence, "2 receives of several messages (up to 4)") ||
 		!strings.Contains(b.Evidence, "up to 2 times in a row; messages m0, m1, m2 and 1 more") {
 		t.Errorf("finding %+v", b)
 	}
+	// One message of each batch released with a delay, the others lapsed:
+	// the batch still failed whole.
+	wantFindings(t, run(t, consumerA, func(_, i int) int { return []int{1000, -1, -1, -1}[i] }), DiagnosisBatchFailsWhole, DiagnosisBatchFailsWhole)
+	// Every message released with a delay (the retry back-off): no batch
+	// failing whole; two releases in a row are no retry loop yet.
+	if r := run(t, consumerA, func(int, int) int { return 1000 }); slices.Contains(findingKinds(r), DiagnosisBatchFailsWhole) {
+		t.Errorf("batches whose every message was released with a delay failed whole: %s", r.Advice)
+	}
 	// Released at once in the first round ("not ready", or a stop): no run
 	// of two.
-	wantFindings(t, run(t, consumerA, func(round int) int { return []int{0, 1000}[round] }), DiagnosisHealthy)
-	wantFindings(t, run(t, cli, func(int) int { return 1000 }), DiagnosisHealthy)
+	wantFindings(t, run(t, consumerA, func(round, _ int) int { return []int{0, -1}[round] }), DiagnosisHandlerFailing, DiagnosisHandlerFailing)
+	wantFindings(t, run(t, cli, func(int, int) int { return -1 }), DiagnosisInspection, DiagnosisInspection)
 
 	// One message of the batch completed: the batch did not fail whole.
 	d := newDoc(t, 30)

@@ -119,14 +119,32 @@ func (d *doctor) retryLoopFinding() {
 	}
 	ev := what + fmt.Sprintf(" (messages %s): a handler that fails and retries with a back-off (Baton's consumer releases a failed message so), "+
 		"or messages not ready again and again (on a FIFO queue, also those released behind a failing message of their group); "+
-		"the server cannot tell which. No lease lapsed for them, so they show in no other finding.", idsText(rt.msgs))
+		"the server cannot tell which. No lease lapsed for them, so they show in no other finding.", idsText(rt.msgs)) + retryBatchedText(rt)
 	fix := "Look at the consumers' errors (or why the messages are not ready): a message that fails every time goes round for ever, each receive a retry."
+	if rt.batched > 0 {
+		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice
+	}
 	if d.hasRedrive {
 		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
 	} else {
 		fix += " A RedrivePolicy moves a message that never succeeds aside after maxReceiveCount receives."
 	}
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisRetryLoop, Leases: rt.leases, Evidence: ev, Fix: fix})
+}
+
+// retryBatchedText says that some of a retry loop's messages were
+// received with every other message of a receive, all released with a
+// delay: each failing, or a consumer releasing its batch whole when one
+// message fails (`baton worker` without partial batch responses), leave
+// the same releases.
+func retryBatchedText(rt retries) string {
+	if rt.batched == 0 {
+		return ""
+	}
+	which := either(rt.batched == uint64(len(rt.msgs)), "All of those messages were", fmt.Sprintf("%d of those messages were", rt.batched))
+	return fmt.Sprintf(" %s received with every other message of a receive, all released with a delay and none completed: "+
+		"either each of those messages fails, or one failing message takes its batch with it (a consumer that releases a batch whole "+
+		"when one of its messages fails); the server cannot tell which.", which)
 }
 
 // retryWhen says when the leases of a retry loop were released.

@@ -165,15 +165,19 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 // so their holders went on. Receives by interactive tools are left out.
 // A retry that succeeds on its second or third try is no loop.
 type retries struct {
-	// leases counts them, dead those right before a move.
-	leases, dead uint64
-	msgs         []string
+	// leases counts them, dead those right before a move; batched counts
+	// their messages that a lease of the period judged had with every
+	// other message of a receive of several, all of which ended released
+	// with a delay (batches.released).
+	leases, dead, batched uint64
+	msgs                  []string
 	// last is the latest of their releases.
 	last time.Time
 }
 
-// retryLoops finds the leases of retry loops.
-func (l *Ledger) retryLoops(queueID uint64, now, since time.Time) retries {
+// retryLoops finds the leases of retry loops; released holds the batches
+// whose every message was released with a delay.
+func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, released map[uint64]bool) retries {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var out retries
@@ -195,11 +199,25 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time) retries {
 			if !counted {
 				counted = true
 				out.msgs = append(out.msgs, tm.id)
+				if releasedTogether(tm, since, released) {
+					out.batched++
+				}
 			}
 		}
 	}
 	slices.Sort(out.msgs)
 	return out
+}
+
+// releasedTogether says a lease of tm begun after since came with every
+// other message of a receive of several, all released with a delay.
+func releasedTogether(tm *trackedMessage, since time.Time, released map[uint64]bool) bool {
+	for _, r := range tm.leases {
+		if r.received && !r.begin.Before(since) && r.batch != 0 && released[r.batch] {
+			return true
+		}
+	}
+	return false
 }
 
 // retryRun is how many of a message's leases in a row, before one released
@@ -246,15 +264,23 @@ type batches struct {
 	// whole holds the batches (Event.Batch) that failed whole, once or
 	// more: their lapses are told from single ones (lapsedHolders).
 	whole map[uint64]bool
+	// released holds the batches whose every message ended unfinished,
+	// each released with a delay by its holder, none lapsed: no batch
+	// failing whole by lapsing, but a retry of each message (retryLoops),
+	// or a consumer that releases a batch whole when one message fails.
+	released map[uint64]bool
 }
 
 // failedBatches finds the receives of several messages that failed whole
-// (failedInBatch). Receives by interactive tools are left out: a person's
-// look is no batch of work.
+// (failedInBatch), at least one of them by a lapse; those whose every
+// message its holder released with a delay are told apart (released): a
+// consumer that retries each message it fails with a back-off leaves
+// them, whatever the size of its receives. Receives by interactive tools
+// are left out: a person's look is no batch of work.
 func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) batches {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	type tally struct{ seen, failed, size int }
+	type tally struct{ seen, failed, lapsed, size int }
 	byBatch := map[uint64]*tally{}
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
@@ -269,12 +295,19 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 			t.seen++
 			if ql.failedInBatch(r, now, undecided) {
 				t.failed++
+				if r.state == leaseExpired {
+					t.lapsed++
+				}
 			}
 		}
 	}
-	out := batches{whole: map[uint64]bool{}}
+	out := batches{whole: map[uint64]bool{}, released: map[uint64]bool{}}
 	for id, t := range byBatch {
-		if t.size > 1 && t.seen == t.size && t.failed == t.size {
+		switch {
+		case t.size < 2 || t.seen < t.size || t.failed < t.size:
+		case t.lapsed == 0:
+			out.released[id] = true
+		default:
 			out.failed++
 			out.largest = max(out.largest, t.size)
 			out.whole[id] = true

@@ -249,7 +249,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	d.batches = l.failedBatches(q.ID, now, since, undecided)
 	d.lapses = l.lapsedHolders(q.ID, now, since, undecided, d.batches.whole)
 	d.loops = l.releaseLoops(q.ID, now, since)
-	d.retries = l.retryLoops(q.ID, now, since)
+	d.retries = l.retryLoops(q.ID, now, since, d.batches.released)
 	if judged.RefusedRenewals > 0 {
 		d.refused = l.refusedLeases(q.ID, now, since)
 	}
