@@ -13,8 +13,8 @@ import (
 // every message it takes: from second from, every 10 s for rounds rounds,
 // it receives up to n messages one at a time and a second later releases
 // each with a back-off of 5 s (ChangeMessageVisibility 5), as Baton's
-// consumer releases a failed message for its retry; it returns the last
-// round's receipts.
+// consumer releases a failed message for its retry, and polls on a second
+// later (finding nothing visible); it returns the last round's receipts.
 func (in *incident) retryRounds(from, rounds, n int) map[string]string {
 	in.t.Helper()
 	var got map[string]string
@@ -31,6 +31,8 @@ func (in *incident) retryRounds(from, rounds, n int) map[string]string {
 		for _, h := range got {
 			in.changeAs(sdkClient, h, 5)
 		}
+		in.at(s + 2)
+		in.receiveAs(sdkClient, 1)
 	}
 	return got
 }

@@ -512,7 +512,7 @@ func (d *doctor) failingFinding() {
 	gone -= pending
 	// Those left by holders that stopped or by a person's look, and those
 	// whose holder may yet be seen, are not a handler's failure.
-	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting
+	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting - d.lapses.shortened // lapses, no releases
 	gone -= min(gone, others)
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	batched := min(d.lapses.batched, gone)

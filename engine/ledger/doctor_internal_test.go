@@ -300,3 +300,25 @@ func TestDoctorNoLeasesIsNotHealthy(t *testing.T) {
 	d.del(consumerA, "waiting-0", 1, 61_000, 61_200)
 	wantFindings(t, d.report(62_000), DiagnosisHealthy)
 }
+
+// Two consumers of one queue with different bugs: A's handler fails
+// without releasing (its leases lapse, A polls on), B shortens its leases
+// and crashes. B's leases, which ended at the end it set, are
+// holders-stopped's, and no lapse besides: A's lapses are still named.
+func TestDoctorShortenedByAStoppedHolderHideNoLapse(t *testing.T) {
+	t.Parallel()
+	d := newDoc(t, 30)
+	for i, id := range []string{"a1", "a2", "a3"} {
+		d.receive(consumerA, 100*i, 1, id)
+	}
+	for i, id := range []string{"b1", "b2", "b3"} {
+		d.receive(consumerB, 1000+100*i, 1, id)
+		d.change(consumerB, id, 1, 1000+100*i, 2000, 12_000, true, false) // shortened to 10 s, then B crashes
+	}
+	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(70_000), Client: consumerA})
+	r := d.report(70_000)
+	wantFindings(t, r, DiagnosisHandlerFailing, DiagnosisHandlerFailing, DiagnosisHoldersStopped)
+	if f := r.Findings[0]; f.Leases != 3 {
+		t.Errorf("handler-failing on %d leases, want A's 3", f.Leases)
+	}
+}

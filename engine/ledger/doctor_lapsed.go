@@ -39,10 +39,10 @@ func (d *doctor) stoppedFinding() {
 		together = fmt.Sprintf(", together: their last requests came within %s of each other", l.lastStop.Sub(l.firstStop).Round(time.Millisecond))
 	}
 	ev := fmt.Sprintf("%d leases lapsed and %s made no request on the queue since before those leases ended "+
-		"(the last at %s)%s, nor came back for them (messages %s). Either they stopped (a deploy, a scale-in, a crash) without releasing, "+
+		"(the last at %s)%s, nor came back for them (messages %s)%s. Either they stopped (a deploy, a scale-in, a crash) without releasing, "+
 		"or they are still working on them past their lease, making no request while they work (a handler slower than the visibility timeout, "+
 		"without a heartbeat); the server cannot tell which unless they come back.",
-		l.stopped, clientsText(l.holders), l.lastStop.UTC().Format(time.RFC3339), together, idsText(l.stoppedMsgs))
+		l.stopped, clientsText(l.holders), l.lastStop.UTC().Format(time.RFC3339), together, idsText(l.stoppedMsgs), shortenedText(l))
 	fix := fmt.Sprintf("Consumers that stop (a deploy, a scale-in) must release what they hold as they stop: "+
 		"ChangeMessageVisibility 0 for each message held, as Baton's consumer and baton worker do; "+
 		"otherwise each message waits out its visibility timeout (%ds here) before anyone else may have it. "+
@@ -50,6 +50,20 @@ func (d *doctor) stoppedFinding() {
 		"If they are still working, the timeout is shorter than their handlers take: a late delete will show it (lease-too-short); "+
 		"renew the lease while the handler works (ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take.", d.r.VisibilityTimeout)
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHoldersStopped, Leases: l.stopped, Evidence: ev, Fix: fix})
+}
+
+// shortenedText says that some stopped holders' leases ended at an end
+// their holder had brought forward as its last request: a release with a
+// delay by a consumer that then stopped, or a shorter lease it crashed or
+// works on under.
+func shortenedText(l lapses) string {
+	n := l.shortenedStopped
+	if n == 0 {
+		return ""
+	}
+	which := either(n == l.stopped, "all of them", fmt.Sprintf("%d of them", n))
+	return fmt.Sprintf("; %s at the end their holder had brought forward (ChangeMessageVisibility to a nearer time, its last request): "+
+		"a release with a delay before it stopped, or a shorter lease it crashed on or works on under", which)
 }
 
 // inspectionFinding names leases that a person's tool took and left to

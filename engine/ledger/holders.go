@@ -132,6 +132,11 @@ type lapses struct {
 	// did. A holder not seen since is holders-stopped's, which says it
 	// may still be working, and no pending lapse as well.
 	pending uint64
+	// shortened counts the leases among stopped and waiting that were
+	// no lapse but a release with a delay (releasedDelayed) by a holder
+	// not seen since it brought the end forward: a crash after shortening
+	// its lease leaves the same. They are no expiry in the counts.
+	shortened, shortenedStopped uint64
 }
 
 // lapsedHolders sorts the queue's lapsed leases that began after since;
@@ -143,6 +148,10 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 	out := lapses{whole: whole, undecided: undecided}
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
+			if releasedDelayed(r) && r.received && !r.begin.Before(since) {
+				ql.sortShortened(&out, r, now)
+				continue
+			}
 			if r.state != leaseExpired || r.proven || !r.received {
 				continue
 			}
@@ -205,6 +214,21 @@ func completedLater(r *leaseRec) bool {
 	return false
 }
 
+// sortShortened sorts a lease its holder released with a delay, if the
+// holder has not been seen since (stopped, or not yet known): one that
+// went on released it for a retry (retryLoops).
+func (ql *queueLedger) sortShortened(out *lapses, r *leaseRec, now time.Time) {
+	switch fate, _ := ql.fateOf(r, now); fate {
+	case holderStopped:
+		out.shortenedStopped++
+	case holderWaiting:
+	default:
+		return
+	}
+	out.shortened++
+	ql.sortLapse(out, r, now)
+}
+
 func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 	c := r.client
 	switch fate, last := ql.fateOf(r, now); fate {
@@ -253,17 +277,24 @@ const (
 	holderStopped
 )
 
-// fateOf says what r's holder did after r lapsed at its deadline, and when
-// it was last seen (its receive, if forgotten since).
+// fateOf says what r's holder did after r lapsed at its deadline, or,
+// for a lease it released with a delay, after that release, and when it
+// was last seen (its receive, if forgotten since). A holder that shortened
+// its lease and made no request since it did is no holder that released
+// for a retry and went on: it may have crashed.
 func (ql *queueLedger) fateOf(r *leaseRec, now time.Time) (holderFate, time.Time) {
 	c := r.client
 	last, ok := ql.seen[c]
+	wentOn := !last.Before(r.deadline)
+	if releasedDelayed(r) {
+		wentOn = last.After(r.snoozeAt)
+	}
 	switch {
 	case c.Interactive():
 		return holderInteractive, last
 	case c == Client{}:
 		return holderUnknown, last
-	case ok && !last.Before(r.deadline):
+	case ok && wentOn:
 		return holderAlive, last
 	case now.Sub(r.deadline) < holderGrace:
 		return holderWaiting, last

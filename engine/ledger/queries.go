@@ -161,8 +161,9 @@ func (l *Ledger) releaseLoops(queueID uint64, now, since time.Time) loops {
 // or "not ready") right after their message's retryRun leases before had
 // been released too, at once or with a delay, or right before the
 // message's move to the dead-letter queue, whose message no lease has
-// completed since. A stopping consumer releases at once, not with a delay,
-// so their holders went on. Receives by interactive tools are left out.
+// completed since, by holders that went on (wentOn): one not seen since
+// it shortened its lease may have crashed (lapsedHolders sorts those).
+// Receives by interactive tools are left out.
 // A retry that succeeds on its second or third try is no loop.
 type retries struct {
 	// leases counts them, dead those right before a move; batched counts
@@ -184,7 +185,7 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, released map[u
 	for _, tm := range ql.messages {
 		counted := false
 		for _, r := range tm.leases {
-			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || completedLater(r) {
+			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || completedLater(r) || !ql.wentOn(r, now) {
 				continue
 			}
 			moved := movedNext(r)
@@ -347,11 +348,17 @@ func (ql *queueLedger) failedInBatch(r *leaseRec, now, undecided time.Time) bool
 		return false
 	}
 	if r.state != leaseExpired {
-		return true
+		return ql.wentOn(r, now)
 	}
 	if !undecided.IsZero() && r.begin.After(undecided) {
 		return false
 	}
+	return ql.wentOn(r, now)
+}
+
+// wentOn says r's holder went on after r lapsed or it released r with a
+// delay (fateOf), or is not known.
+func (ql *queueLedger) wentOn(r *leaseRec, now time.Time) bool {
 	fate, _ := ql.fateOf(r, now)
 	return fate == holderAlive || fate == holderUnknown
 }
