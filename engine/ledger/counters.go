@@ -171,6 +171,12 @@ func (ql *queueLedger) uncount(at time.Time, local bool, f func(*counters)) {
 	}
 }
 
+// windowFrom is when the first minute windowed sums began: the window
+// counts the events at or after it.
+func windowFrom(now time.Time) time.Time {
+	return time.Unix((now.Unix()/60-windowMinutes+1)*60, 0)
+}
+
 // windowed sums the minutes of the last windowMinutes.
 func (ql *queueLedger) windowed(now time.Time) counters {
 	var c counters

@@ -139,33 +139,30 @@ type lapses struct {
 	shortened, shortenedStopped uint64
 }
 
-// lapsedHolders sorts the queue's lapsed leases that began after since;
-// those begun after undecided (if not zero) may yet come back late; those
-// of the batches in whole failed with every message of their receive.
+// lapsedHolders sorts the queue's leases that lapsed at or after since,
+// whenever they began: those the counts of the period judged count as
+// lapsed (windowFrom); those begun after undecided (if not zero) may yet
+// come back late; those of the batches in whole failed with every message
+// of their receive.
 func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, whole map[uint64]bool) lapses {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	out := lapses{whole: whole, undecided: undecided}
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
-			if releasedDelayed(r) && r.received && !r.begin.Before(since) {
+			if !r.received || r.deadline.Before(since) {
+				continue
+			}
+			if releasedDelayed(r) {
 				ql.sortShortened(&out, r, now)
 				continue
 			}
-			if r.state != leaseExpired || r.proven || !r.received {
+			if r.state != leaseExpired || r.proven {
 				continue
 			}
 			if r.seeded {
-				if !r.deadline.Before(since) {
-					out.seeded++
-					out.failingLapse(r)
-				}
-				continue
-			}
-			// A lease begun before the period judged is left out, unless it
-			// lapsed in it and its holder may yet come back late (begun
-			// after undecided).
-			if r.begin.Before(since) && (undecided.IsZero() || !r.begin.After(undecided) || r.deadline.Before(since)) {
+				out.seeded++
+				out.failingLapse(r)
 				continue
 			}
 			ql.sortLapse(&out, r, now)

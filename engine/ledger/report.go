@@ -247,7 +247,11 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		undecided = now.Add(-d.pendingWithin)
 	}
 	d.batches = l.failedBatches(q.ID, now, since, undecided)
-	d.lapses = l.lapsedHolders(q.ID, now, since, undecided, d.batches.whole)
+	lapsedFrom := since // the lapses the judged counts count
+	if !since.IsZero() {
+		lapsedFrom = windowFrom(now)
+	}
+	d.lapses = l.lapsedHolders(q.ID, now, lapsedFrom, undecided, d.batches.whole)
 	d.loops = l.releaseLoops(q.ID, now, since)
 	d.retries = l.retryLoops(q.ID, now, since, d.batches.released)
 	if judged.RefusedRenewals > 0 {
