@@ -120,7 +120,7 @@ func (d *doctor) batchFinding() {
 // them apart, and says both. Retries that end in a completion are no loop.
 func (d *doctor) retryLoopFinding() {
 	rt := d.retries
-	if rt.leases == 0 || d.has(DiagnosisBatchFailsWhole) || d.deadLetterQueue() {
+	if rt.leases == 0 || d.deadLetterQueue() {
 		return
 	}
 	what := fmt.Sprintf("%s released with a delay (ChangeMessageVisibility to a later time, the holder letting it come) %s, and %s",

@@ -176,9 +176,10 @@ type retries struct {
 	last time.Time
 }
 
-// retryLoops finds the leases of retry loops; released holds the batches
-// whose every message was released with a delay.
-func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, released map[uint64]bool) retries {
+// retryLoops finds the leases of retry loops, but those of batches that
+// failed whole (b.whole), which are the batch finding's; b.released holds
+// the batches whose every message was released with a delay.
+func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, b batches) retries {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var out retries
@@ -186,6 +187,9 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, released map[u
 		counted := false
 		for _, r := range tm.leases {
 			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || completedLater(r) || !ql.wentOn(r, now) {
+				continue
+			}
+			if r.batch != 0 && b.whole[r.batch] {
 				continue
 			}
 			moved := movedNext(r)
@@ -200,7 +204,7 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, released map[u
 			if !counted {
 				counted = true
 				out.msgs = append(out.msgs, tm.id)
-				if releasedTogether(tm, since, released) {
+				if releasedTogether(tm, since, b.released) {
 					out.batched++
 				}
 			}

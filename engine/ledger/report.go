@@ -253,7 +253,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	}
 	d.lapses = l.lapsedHolders(q.ID, now, lapsedFrom, undecided, d.batches.whole)
 	d.loops = l.releaseLoops(q.ID, now, since)
-	d.retries = l.retryLoops(q.ID, now, since, d.batches.released)
+	d.retries = l.retryLoops(q.ID, now, since, d.batches)
 	if judged.RefusedRenewals > 0 {
 		d.refused = l.refusedLeases(q.ID, now, since)
 	}
