@@ -57,3 +57,37 @@ func TestDoctorBatchFailingWholeBesideARetryLoop(t *testing.T) {
 		t.Errorf("retry-loop on %d leases, want the retrying consumer's 3", f.Leases)
 	}
 }
+
+// The same function beside a "not ready" consumer that gives each message
+// straight back (ChangeMessageVisibility 0) again and again: its release
+// loop is named beside the batch finding, not hidden by it.
+func TestDoctorBatchFailingWholeBesideAReleaseLoop(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "two-bugs", map[string]string{"VisibilityTimeout": "30"})
+	fn := ledger.Client{Addr: "10.0.3.1", UserAgent: "aws-lambda-go/1.0"}
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	for round := range 3 {
+		in.at(10 + 31*round)
+		if got := in.receiveAs(fn, 10); len(got) != 3 {
+			t.Fatalf("round %d: the function received %d", round, len(got))
+		}
+	}
+	in.at(73)
+	in.send(3)
+	for round := range 3 {
+		in.at(74 + round)
+		for range 3 {
+			for _, h := range in.receiveAs(sdkClient, 1) {
+				in.changeAs(sdkClient, h, 0)
+			}
+		}
+	}
+	in.at(80)
+	in.receiveAs(sdkClient, 1) // polls on
+	in.at(110)
+	in.receiveAs(fn, 10) // the function polls on, after its last batch lapsed at 102
+	in.at(112)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisBatchFailsWhole, ledger.DiagnosisBatchFailsWhole, ledger.DiagnosisReleaseLoop)
+}

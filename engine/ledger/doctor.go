@@ -650,7 +650,7 @@ func (d *doctor) pendingText(n uint64) {
 // before the move is named with the releases.
 func (d *doctor) releaseLoopFinding() {
 	n := d.loops.leases
-	if n == 0 || d.has(DiagnosisBatchFailsWhole) {
+	if n == 0 {
 		return
 	}
 	what := loopText(d.loops)
