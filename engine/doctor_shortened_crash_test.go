@@ -13,7 +13,9 @@ import (
 // third lease comes after two that ended so, which a retry loop's leases
 // do too; but a retry loop needs its holder to go on, and these holders
 // made no request since. They stopped (or work on without a request): the
-// holders-stopped finding, not a retry loop.
+// holders-stopped finding, not a retry loop. It rests on the leases that
+// came in a run of releases, as a retry loop's would: the last pod's
+// three (a single release with a delay before a stop is a deploy's).
 func TestDoctorShortenedThenCrashedIsHoldersStopped(t *testing.T) {
 	t.Parallel()
 	in := newIncident(t, "crashing", map[string]string{"VisibilityTimeout": "30"})
@@ -46,10 +48,10 @@ func TestDoctorShortenedThenCrashedIsHoldersStopped(t *testing.T) {
 	expect(t, r, ledger.DiagnosisHoldersStopped, ledger.DiagnosisHoldersStopped)
 	lacks(t, r, ledger.DiagnosisRetryLoop, ledger.DiagnosisHandlerFailing)
 	f := finding(r, ledger.DiagnosisHoldersStopped)
-	if f.Leases != 9 {
-		t.Errorf("holders-stopped on %d leases, want the 9 the three pods left", f.Leases)
+	if f.Leases != 3 {
+		t.Errorf("holders-stopped on %d leases, want the 3 the last pod left", f.Leases)
 	}
-	contains(t, f.Evidence, "9 leases lapsed and 3 holders", "all of them at the end their holder had brought forward")
+	contains(t, f.Evidence, "3 leases lapsed and 1 holder (10.0.1.3", "all of them at the end their holder had brought forward")
 }
 
 // The same releases by a consumer that goes on making requests after each
@@ -89,4 +91,29 @@ func TestDoctorShortenedByAHolderThatGoesOnIsARetryLoop(t *testing.T) {
 	if f := finding(r, ledger.DiagnosisRetryLoop); f.Leases != 3 {
 		t.Errorf("retry-loop on %d leases, want 3", f.Leases)
 	}
+}
+
+// A consumer that gives back three messages not ready, each with a delay,
+// then stops in a deploy, as it may: its releases were no run of
+// releases, and no holder stopped holding anything.
+func TestDoctorSnoozedOnceThenStoppedIsNoFinding(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "snoozing", map[string]string{"VisibilityTimeout": "30"})
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	pod := ledger.Client{Addr: "10.0.1.9", UserAgent: sdkClient.UserAgent}
+	in.at(10)
+	got := map[string]string{}
+	for range 3 {
+		for id, h := range in.receiveAs(pod, 1) {
+			got[id] = h
+		}
+	}
+	in.at(11)
+	for _, h := range got {
+		in.changeAs(pod, h, 20) // not ready: back in 20 s
+	}
+	in.at(100)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
 }

@@ -311,14 +311,23 @@ func TestDoctorShortenedByAStoppedHolderHideNoLapse(t *testing.T) {
 	for i, id := range []string{"a1", "a2", "a3"} {
 		d.receive(consumerA, 100*i, 1, id)
 	}
-	for i, id := range []string{"b1", "b2", "b3"} {
-		d.receive(consumerB, 1000+100*i, 1, id)
-		d.change(consumerB, id, 1, 1000+100*i, 2000, 12_000, true, false) // shortened to 10 s, then B crashes
+	// B's pods take B's messages in turn, each shortening its lease to
+	// 10 s and crashing on the message.
+	for pod := range 3 {
+		c := Client{Addr: "10.1.0." + strconv.Itoa(10+pod), UserAgent: consumerB.UserAgent}
+		at := 1000 + 15_000*pod
+		for i, id := range []string{"b1", "b2", "b3"} {
+			d.receive(c, at+100*i, uint32(pod+1), id)
+			d.change(c, id, uint32(pod+1), at+100*i, at+1000, at+11_000, true, false)
+		}
 	}
-	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(70_000), Client: consumerA})
-	r := d.report(70_000)
+	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(80_000), Client: consumerA})
+	r := d.report(80_000)
 	wantFindings(t, r, DiagnosisHandlerFailing, DiagnosisHandlerFailing, DiagnosisHoldersStopped)
 	if f := r.Findings[0]; f.Leases != 3 {
 		t.Errorf("handler-failing on %d leases, want A's 3", f.Leases)
+	}
+	if f := r.Findings[1]; f.Leases != 3 {
+		t.Errorf("holders-stopped on %d leases, want the 3 B's last pod left in a run of releases", f.Leases)
 	}
 }

@@ -211,10 +211,15 @@ func completedLater(r *leaseRec) bool {
 	return false
 }
 
-// sortShortened sorts a lease its holder released with a delay, if the
-// holder has not been seen since (stopped, or not yet known): one that
-// went on released it for a retry (retryLoops).
+// sortShortened sorts a lease its holder released with a delay in a
+// retry's run (retryShaped), if the holder has not been seen since
+// (stopped, or not yet known): one that went on released it for a retry
+// (retryLoops). A single release with a delay before a stop is a consumer
+// that gave back a message not ready, then stopped as a deploy stops it.
 func (ql *queueLedger) sortShortened(out *lapses, r *leaseRec, now time.Time) {
+	if !retryShaped(r) {
+		return
+	}
 	switch fate, _ := ql.fateOf(r, now); fate {
 	case holderStopped:
 		out.shortenedStopped++

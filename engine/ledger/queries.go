@@ -192,10 +192,10 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, b batches) ret
 			if r.batch != 0 && b.whole[r.batch] {
 				continue
 			}
-			moved := movedNext(r)
-			if !moved && !releasedBefore(r) {
+			if !retryShaped(r) {
 				continue
 			}
+			moved := movedNext(r)
 			out.leases++
 			if moved {
 				out.dead++
@@ -223,6 +223,13 @@ func releasedTogether(tm *trackedMessage, since time.Time, released map[uint64]b
 		}
 	}
 	return false
+}
+
+// retryShaped says r, released with a delay, is where a retry loop shows:
+// right after its message's retryRun leases before were released too, or
+// right before the message's move to the dead-letter queue.
+func retryShaped(r *leaseRec) bool {
+	return movedNext(r) || releasedBefore(r)
 }
 
 // retryRun is how many of a message's leases in a row, before one released
