@@ -84,11 +84,12 @@ const (
 // a person looking; held-unrenewed, held-renewed and long-job, the
 // completed leases whose p99 the held lease is held beyond; release-loop,
 // the leases released at once right after their message's lease before
-// was; retry-loop, the leases released with a delay right after their
-// message's two leases before were released, or right before its move to
-// the dead-letter queue, the message not completed since;
-// batch-fails-whole, the messages that failed with their whole batch
-// twice in a row; ceiling-refused, the refused renewals.
+// was; retry-loop, the leases released with a delay, by holders that went
+// on, right after their message's two leases before were released, or
+// right before its move to the dead-letter queue, the message not
+// completed since, and of no batch that failed whole; batch-fails-whole,
+// the messages that failed with their whole batch twice in a row, a lease
+// of each receive lapsing; ceiling-refused, the refused renewals.
 const MinFindingLeases = 3
 
 // Held leases: a running lease is held far beyond the p99 when it has been
