@@ -29,9 +29,10 @@ func (l *Ledger) snapshot(queueID uint64, now time.Time) (total, window counters
 	return total, ql.windowed(now)
 }
 
-// overrunLease returns the longest leases, begun after since, that their
-// holders overran (a late completion came by its receipt), as they were
-// given: from the receive or renewal that set their end to that end.
+// overrunLease returns the longest leases that their holders overran (a
+// late completion came by its receipt) first at or after since, as the
+// period's count of late leases counts them, whenever they began, as they
+// were given: from the receive or renewal that set their end to that end.
 // asked is the longest of those whose length a request asked for (a
 // receive's VisibilityTimeout, a renewal), queue the longest of those
 // that had the queue's VisibilityTimeout of the time. Zero if the ledger
@@ -41,7 +42,7 @@ func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) (asked, queu
 	defer l.mu.Unlock()
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
-			if !r.proven || !r.received || r.begin.Before(since) || r.deadlineAt.IsZero() {
+			if !r.proven || !r.received || r.deadlineAt.IsZero() || provenAt(r).Before(since) {
 				continue
 			}
 			if given := r.deadline.Sub(r.deadlineAt); r.queueTimeout {
@@ -52,6 +53,18 @@ func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) (asked, queu
 		}
 	}
 	return asked, queue
+}
+
+// provenAt is when r's holder first came back late, as its message's
+// history says; r's deadline, before it, if the history no longer holds
+// that event.
+func provenAt(r *leaseRec) time.Time {
+	for _, ev := range r.msg.history {
+		if ev.Epoch == r.epoch && (ev.Kind == EventLateDelete || ev.Kind == EventLateChange) {
+			return ev.At
+		}
+	}
+	return r.deadline
 }
 
 // heldLeases returns the running leases held at least farHeld(p99),

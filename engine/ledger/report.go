@@ -234,8 +234,12 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		// did, are no evidence that they never will.
 		d.pendingWithin = max(judged.LateWorkedMax, time.Duration(r.VisibilityTimeout)*time.Second)
 	}
+	countedFrom := since // the events the judged counts count happened at or after it
+	if !since.IsZero() {
+		countedFrom = windowFrom(now)
+	}
 	if judged.LateLeases > 0 {
-		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, since)
+		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, countedFrom)
 	}
 	if r.SinceStart.Finished() >= MinFindingLeases {
 		d.renewed, d.stalled = l.heldLeases(q.ID, now, r.SinceStart.P99)
@@ -247,11 +251,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		undecided = now.Add(-d.pendingWithin)
 	}
 	d.batches = l.failedBatches(q.ID, now, since, undecided)
-	lapsedFrom := since // the lapses the judged counts count
-	if !since.IsZero() {
-		lapsedFrom = windowFrom(now)
-	}
-	d.lapses = l.lapsedHolders(q.ID, now, lapsedFrom, undecided, d.batches.whole)
+	d.lapses = l.lapsedHolders(q.ID, now, countedFrom, undecided, d.batches.whole)
 	d.loops = l.releaseLoops(q.ID, now, since)
 	d.retries = l.retryLoops(q.ID, now, since, d.batches)
 	if judged.RefusedRenewals > 0 {
