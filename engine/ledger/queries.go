@@ -59,12 +59,24 @@ func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) (asked, queu
 // history says; r's deadline, before it, if the history no longer holds
 // that event.
 func provenAt(r *leaseRec) time.Time {
-	for _, ev := range r.msg.history {
-		if ev.Epoch == r.epoch && (ev.Kind == EventLateDelete || ev.Kind == EventLateChange) {
-			return ev.At
-		}
+	if first, _ := eventTimes(r, EventLateDelete, EventLateChange); !first.IsZero() {
+		return first
 	}
 	return r.deadline
+}
+
+// eventTimes are the first and the latest of the events of r of the kinds
+// named that its message's history holds, zero if it holds none.
+func eventTimes(r *leaseRec, kinds ...string) (first, last time.Time) {
+	for _, ev := range r.msg.history {
+		if ev.Epoch == r.epoch && slices.Contains(kinds, ev.Kind) {
+			if first.IsZero() {
+				first = ev.At
+			}
+			last = ev.At
+		}
+	}
+	return first, last
 }
 
 // heldLeases returns the running leases held at least farHeld(p99),
@@ -101,15 +113,20 @@ func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (r
 	return renewed, stalled
 }
 
-// refusedLeases returns the leases, begun after since, whose renewals the
-// 12-hour ceiling refused, longest held first.
+// refusedLeases returns the leases whose renewals the 12-hour ceiling
+// refused at or after since, as the period's count of refusals counts
+// them, longest held first: such a lease began hours before (those whose
+// history no longer holds a refusal count if they began after since).
 func (l *Ledger) refusedLeases(queueID uint64, now, since time.Time) []HeldLease {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	var out []HeldLease
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
-			if r.refusals == 0 || !r.received || r.begin.Before(since) {
+			if r.refusals == 0 || !r.received {
+				continue
+			}
+			if _, last := eventTimes(r, EventRefused); last.Before(since) && (!last.IsZero() || r.begin.Before(since)) {
 				continue
 			}
 			h := HeldLease{MessageID: tm.id, Epoch: r.epoch, Begin: r.begin, Renewals: r.renewals, Refusals: r.refusals,

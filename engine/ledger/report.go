@@ -255,7 +255,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	d.loops = l.releaseLoops(q.ID, now, since)
 	d.retries = l.retryLoops(q.ID, now, since, d.batches)
 	if judged.RefusedRenewals > 0 {
-		d.refused = l.refusedLeases(q.ID, now, since)
+		d.refused = l.refusedLeases(q.ID, now, countedFrom)
 	}
 	d.redrive = redrivePolicy{target: q.DeadLetterTarget, maxReceiveCount: q.MaxReceiveCount}
 	d.hasRedrive = q.DeadLetterTarget != ""
