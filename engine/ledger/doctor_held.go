@@ -134,8 +134,7 @@ func (d *doctor) heldRenewedFindings() {
 	all := d.r.SinceStart
 	if len(blind) > 0 {
 		ev := d.heldRenewedText(blind, "and still renewed", "with no word that its handler progressed")
-		fix := "The server cannot see the handler, and this fits two readings: a long job kept by its heartbeat, " +
-			"or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). " +
+		fix := heldRenewedReadings(blind) +
 			"Renew only while the handler makes progress: tie the heartbeat to the work and give up after a deadline " +
 			"(Baton's consumer renews on Delivery.Progress and tells the server so). " + ceilingText(blind[0])
 		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHeldRenewed, Leases: all.Finished(), Evidence: ev, Fix: fix, Held: blind})
@@ -145,6 +144,28 @@ func (d *doctor) heldRenewedFindings() {
 		fix := "A long job at work, not a hung one: nothing to fix if jobs like it take this long. " + ceilingText(progress[0])
 		d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisLongJob, Leases: all.Finished(), Evidence: ev, Fix: fix, Held: progress})
 	}
+}
+
+// heldRenewedReadings says what renewed leases held far beyond the p99,
+// with no word of progress, may be: a long job, or a hung handler behind a
+// heartbeat; and, for those renewed once, a holder that gave the message
+// back with a delay longer than the lease had left (a retry's back-off),
+// which the server cannot tell from a renewal (changed).
+func heldRenewedReadings(hs []HeldLease) string {
+	once := 0
+	for _, h := range hs {
+		if h.Renewals == 1 {
+			once++
+		}
+	}
+	const two = "a long job kept by its heartbeat, or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). "
+	if once == 0 {
+		return "The server cannot see the handler, and this fits two readings: " + two
+	}
+	which := either(once == len(hs), "them", fmt.Sprintf("the %d renewed once", once))
+	return "The server cannot see the handler, and this fits two readings: " + two +
+		fmt.Sprintf("For %s, a third: a holder that gave the message back with a delay longer than its lease had left "+
+			"(a retry's back-off, or not ready: ChangeMessageVisibility past the lease's end reads as a renewal), and it comes back at that end. ", which)
 }
 
 // heldRenewedText is the evidence of renewed leases held far beyond the
