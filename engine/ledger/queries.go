@@ -219,10 +219,7 @@ func (l *Ledger) retryLoops(queueID uint64, now, since time.Time, b batches) ret
 			if !r.received || r.begin.Before(since) || r.client.Interactive() || !releasedDelayed(r) || completedLater(r) || !ql.wentOn(r, now) {
 				continue
 			}
-			if r.batch != 0 && b.whole[r.batch] {
-				continue
-			}
-			if !retryShaped(r) {
+			if r.batch != 0 && b.whole[r.batch] || !retryShaped(r) {
 				continue
 			}
 			moved := movedNext(r)
