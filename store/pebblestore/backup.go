@@ -7,6 +7,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -25,9 +26,15 @@ const partialSuffix = ".partial"
 // (tables never change once written), else copies. Every file of the copy
 // is synced, and dest appears, by a rename, only once complete; a failed
 // backup leaves dest+".partial", which the next backup to dest refuses
-// until it is removed. Once a write of the log failed (walwatch.go) it
-// refuses: the copy begins by flushing the log, which would wait for good
-// behind the failed write.
+// until it is removed.
+//
+// The copy begins by flushing the log, which waits for good behind a
+// write of the log that failed (walwatch.go): once one has failed Backup
+// refuses at once, and a backup begun before the failure returns as soon
+// as it fails, with the failure. Its copy is then left to the goroutine
+// writing it, which waits behind the failed write (until the process
+// ends, as Pebble does) and never renames it: should the write ever
+// return, the copy is removed.
 func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -35,13 +42,43 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := s.health.wal.refusal(); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
-	if err := s.backup(filepath.Clean(dest)); err != nil {
+	b := &backupRun{dest: filepath.Clean(dest)}
+	done := make(chan error, 1)
+	go func() { done <- s.backup(b) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-s.health.wal.failedWrites():
+		if !b.state.CompareAndSwap(backupCopying, backupAbandoned) {
+			err = <-done // it was renaming: the copy is whole
+			break
+		}
+		err = fmt.Errorf("the copy, left unfinished in %s, is no backup: %w", b.dest+partialSuffix, s.health.wal.refusal())
+	}
+	if err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
 	return nil
 }
 
-func (s *Store) backup(dest string) error {
+// backupRun is a backup under way: where it goes, and whether it may
+// still be renamed into place.
+type backupRun struct {
+	dest  string
+	state atomic.Int32
+}
+
+// The states of a backupRun: it copies; it renames the complete copy into
+// place; or its caller was answered without it (a write of the log
+// failed), and it is not to be renamed.
+const (
+	backupCopying = iota
+	backupRenaming
+	backupAbandoned
+)
+
+func (s *Store) backup(b *backupRun) error {
+	dest := b.dest
 	tmp := dest + partialSuffix
 	for _, p := range []string{dest, tmp} {
 		switch _, err := s.fs.Stat(p); {
@@ -54,6 +91,25 @@ func (s *Store) backup(dest string) error {
 	if err := makeDir(s.fs, tmp); err != nil {
 		return err
 	}
+	if err := s.writeCopy(tmp); err != nil {
+		return err
+	}
+	if !b.state.CompareAndSwap(backupCopying, backupRenaming) {
+		return errors.Join(errBackupAbandoned, s.fs.RemoveAll(tmp))
+	}
+	if err := s.fs.Rename(tmp, dest); err != nil {
+		return err
+	}
+	return syncDir(s.fs, filepath.Dir(dest))
+}
+
+// errBackupAbandoned is the end of a backup whose caller was answered
+// without it.
+var errBackupAbandoned = errors.New("the backup's caller was answered before it ended (a write of the log failed): the copy is removed")
+
+// writeCopy writes the copy of the data directory into tmp, every file
+// of it synced.
+func (s *Store) writeCopy(tmp string) error {
 	if err := s.checkpoint(filepath.Join(tmp, LogDir)); err != nil {
 		return err
 	}
@@ -65,13 +121,7 @@ func (s *Store) backup(dest string) error {
 	if err := syncFiles(s.fs, filepath.Join(tmp, LogDir)); err != nil {
 		return err
 	}
-	if err := syncDir(s.fs, tmp); err != nil {
-		return err
-	}
-	if err := s.fs.Rename(tmp, dest); err != nil {
-		return err
-	}
-	return syncDir(s.fs, filepath.Dir(dest))
+	return syncDir(s.fs, tmp)
 }
 
 // checkpoint writes into dir a copy of the log, flushed and synced first:

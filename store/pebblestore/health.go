@@ -173,6 +173,7 @@ type health struct {
 func newHealth(log *slog.Logger, slowAfter time.Duration) *health {
 	h := &health{log: log, clock: clock.System{}, slowAfter: slowAfter}
 	h.wal.log = log
+	h.wal.stuck = make(chan struct{})
 	h.free.Store(-1)
 	return h
 }

@@ -163,6 +163,44 @@ func TestBackupAfterLogFailure(t *testing.T) {
 	closeWithin(t, s, 20*time.Second)
 }
 
+// A backup begun just before a write of the log fails (its own flush of
+// the log is the write that fails) answers within a bound, naming the
+// failure, and leaves no copy at its destination: the flush waits for good
+// behind the failed write (before, so did the backup's caller, and every
+// backup asked for after it on the server).
+func TestBackupBegunBeforeLogFailure(t *testing.T) {
+	t.Parallel()
+	var armed atomic.Bool
+	fs := failingSyncFS{FS: vfs.NewCrashableMem(), armed: &armed}
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs,
+		WriteTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := removedQueue(t, s, 1, "before")
+	armed.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- s.Backup(t.Context(), "/backups/b1") }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "input/output error") {
+			t.Errorf("backup whose flush of the log failed: %v, want ErrUnavailable naming the failure", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the backup whose flush of the log failed did not return")
+	}
+	if armed.Load() {
+		t.Fatal("no sync of the write-ahead log was made")
+	}
+	if _, err := fs.Stat("/backups/b1"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the unfinished backup's destination: %v, want it absent", err)
+	}
+	if err := removedSend(t, s, q, "after"); !errors.Is(err, baton.ErrUnavailable) {
+		t.Errorf("send after the failed flush: %v, want ErrUnavailable", err)
+	}
+	closeWithin(t, s, 20*time.Second)
+}
+
 // logFaultFS fails, once armed, one kind of write of the log that Pebble
 // cannot go on from: a sync of the log's directory (after it creates a
 // write-ahead log), the creation of a write-ahead log (the file system

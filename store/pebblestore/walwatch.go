@@ -60,6 +60,10 @@ type walWatch struct {
 	// file whose write failed, if that is why.
 	gone       atomic.Pointer[error]
 	failedFile atomic.Pointer[string]
+	// stuck is closed once a write of the log failed (newHealth makes
+	// it): what waits behind that write waits for good.
+	stuck     chan struct{}
+	stuckOnce sync.Once
 }
 
 // walFile is a write-ahead log file as it was when opened, and how far
@@ -219,7 +223,14 @@ func (w *walWatch) failed(name, op string, err error) {
 		w.log.Error("pebblestore: a write of the log failed; refusing calls that change something until the server is restarted",
 			"op", op, "file", name, "problem", diskProblem(err), "err", err.Error())
 	}
+	if w.stuck != nil {
+		w.stuckOnce.Do(func() { close(w.stuck) })
+	}
 }
+
+// failedWrites returns a channel closed once a write of the log failed
+// (nil, never closed, if w was not made by newHealth).
+func (w *walWatch) failedWrites() <-chan struct{} { return w.stuck }
 
 // failedWrite reports whether the write of name failed (and never ends).
 func (w *walWatch) failedWrite(name string) bool {
