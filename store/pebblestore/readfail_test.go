@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -358,5 +359,80 @@ func TestRemoveFailsEIO(t *testing.T) {
 	}
 	if n := tables(); n >= left {
 		t.Errorf("%d tables on the disk once it removes files again, %d before", n, left)
+	}
+}
+
+// optionsRemoveFailFS fails every removal of an OPTIONS file with EIO
+// while armed.
+type optionsRemoveFailFS struct {
+	vfs.FS
+	armed *atomic.Bool
+}
+
+func (fs optionsRemoveFailFS) Remove(name string) error {
+	if fs.armed.Load() && strings.HasPrefix(filepath.Base(name), "OPTIONS-") {
+		return &os.PathError{Op: "remove", Path: name, Err: syscall.EIO}
+	}
+	return fs.FS.Remove(name)
+}
+
+// A disk that fails the removal of the OPTIONS file an earlier start
+// wrote (EIO), which Pebble removes at each start: the failure is logged,
+// Ping names it while the file stays, and the store removes it once the
+// disk does. Before, Pebble dropped the error: nothing said so, and each
+// start left one more file.
+func TestRemoveOptionsFailsEIO(t *testing.T) {
+	t.Parallel()
+	var armed atomic.Bool
+	mem := vfs.NewMem()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: mem, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+	optionsFiles := func() int {
+		names, err := mem.List("/data/pebble")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, name := range names {
+			if strings.HasPrefix(name, "OPTIONS-") {
+				n++
+			}
+		}
+		return n
+	}
+	armed.Store(true)
+	var logs syncBuffer
+	s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: optionsRemoveFailFS{FS: mem, armed: &armed},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var perr error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if perr = s.Ping(t.Context()); perr != nil {
+			break
+		}
+	}
+	if perr == nil || !strings.Contains(perr.Error(), "could not be removed") || !strings.Contains(perr.Error(), "OPTIONS-") ||
+		!strings.Contains(perr.Error(), "input/output error") {
+		t.Fatalf("Ping while the old OPTIONS file cannot be removed: %v, want it to name it and the error", perr)
+	}
+	if !strings.Contains(logs.String(), "the disk failed to remove a file of the log") {
+		t.Errorf("the failed removal is not logged:\n%s", logs.String())
+	}
+	if n := optionsFiles(); n != 2 {
+		t.Errorf("%d OPTIONS files while the removal fails, want 2", n)
+	}
+	armed.Store(false)
+	pebblestore.RetryRemovals(s)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Errorf("Ping once the disk removes it: %v", err)
+	}
+	if n := optionsFiles(); n != 1 {
+		t.Errorf("%d OPTIONS files once the disk removes files again, want 1", n)
 	}
 }

@@ -4,15 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
 // A file Pebble no longer needs (a table compacted away, an old
-// write-ahead log or MANIFEST) that the disk fails to remove stays on the
-// disk: Pebble tells of the failure and does not try again, and only the
-// next start would remove it. The store logs the first failure of a run,
+// write-ahead log, MANIFEST or OPTIONS file) that the disk fails to remove
+// stays on the disk: Pebble does not try again, and only the next start
+// would remove it. It tells its listener of each failure but an OPTIONS
+// file's, whose error it drops: diskFS.Remove tells of those. The store logs the first failure of a run,
 // names the files in Ping while they stay, and tries again to remove
 // them once none has failed for staleAfter (retryRemovals).
 
@@ -29,6 +32,24 @@ func (h *health) removalListener(l *pebble.EventListener) {
 	l.WALDeleted = func(info pebble.WALDeleteInfo) { h.removeFailed(info.Path, info.Err) }
 	l.ManifestDeleted = func(info pebble.ManifestDeleteInfo) { h.removeFailed(info.Path, info.Err) }
 	l.BlobFileDeleted = func(info pebble.BlobFileDeleteInfo) { h.removeFailed(info.Path, info.Err) }
+}
+
+// Remove removes a file; an obsolete OPTIONS file of the log that the
+// disk fails to remove is told to health (removeFailed), as Pebble's
+// listener tells of the other files.
+func (fs diskFS) Remove(name string) error {
+	err := fs.FS.Remove(name)
+	if err != nil && !errors.Is(err, os.ErrNotExist) && fs.optionsFile(name) {
+		fs.h.removeFailed(name, err)
+	}
+	return err
+}
+
+// optionsFile reports whether name is one of the OPTIONS files of the log
+// (OPTIONS-000012: Pebble writes one at each start, and removes the
+// older ones).
+func (fs diskFS) optionsFile(name string) bool {
+	return strings.HasPrefix(filepath.Base(name), "OPTIONS-") && filepath.Dir(filepath.Clean(name)) == filepath.Clean(fs.h.dir)
 }
 
 // removeFailed is told of each removal of a file Pebble no longer needs,
