@@ -59,8 +59,9 @@ import (
 //     logged once and named by Ping, with the error, while reads of it
 //     fail: the call that read it fails (503), each compaction that fails
 //     on it holds its place as above, and once none has failed for
-//     staleAfter the store reads the whole table again (probeReads),
-//     ending the failure when that works or the table is gone.
+//     staleAfter the store reads again the bytes whose reads failed
+//     (probeReads), ending the failure when that works or the table is
+//     gone.
 //   - A file Pebble no longer needs that the disk fails to remove is
 //     logged (the first of a run), named by Ping while it stays, and
 //     removed again once none has failed for staleAfter (removals.go).
