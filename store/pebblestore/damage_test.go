@@ -475,7 +475,7 @@ func TestDamagedTableWhileServing(t *testing.T) {
 	if n := s.Stats().BackgroundFailures; n < 3 || took < time.Second {
 		t.Errorf("a compaction meeting the damage failed %d times in %v, want 3, with a pause between tries", n, took.Round(time.Millisecond))
 	}
-	if n := strings.Count(logs.String(), "failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
+	if n := strings.Count(logs.String(), "a compaction failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
 		t.Errorf("the failing compaction was logged %d times, want once (and not as a failing write):\n%s", n, logs)
 	}
 	mustClose(t, s)
@@ -549,7 +549,7 @@ func TestDamagedIndexWhileServing(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Error("the idle compaction did not give way")
 	}
-	if n := strings.Count(logs.String(), "failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
+	if n := strings.Count(logs.String(), "a compaction failed on a damaged table"); n != 1 || strings.Contains(logs.String(), "background write") {
 		t.Errorf("the failing compactions were logged %d times, want once (and not as failing writes):\n%s", n, logs)
 	}
 	storetest.MustSend(t, s, q.ID, storetest.NewMessage(200, base))

@@ -155,6 +155,11 @@ type health struct {
 	// the pacer makes each hold its place a while.
 	damagedFailures   atomic.Int64
 	unreadCompactions atomic.Int64
+	// damagedCompaction is the error of the last compaction that failed on
+	// a damaged table (h.mu), damagedStats counts the failures on one that
+	// were Pebble's loading of a table's statistics.
+	damagedCompaction error
+	damagedStats      atomic.Int64
 
 	// fs and dir are where the log is, for its free space (spaceRefusal):
 	// free is what it was when spaceChecked (Unix nanoseconds), spaceMu
@@ -194,6 +199,9 @@ func (h *health) listener() pebble.EventListener {
 				h.backgroundSucceeded()
 			case pebble.IsCorruptionError(info.Err) || readFault(info.Err):
 				h.unreadCompactions.Add(1)
+				if pebble.IsCorruptionError(info.Err) {
+					h.compactionDamaged(info.Err)
+				}
 			}
 		},
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
@@ -216,6 +224,21 @@ func (h *health) listener() pebble.EventListener {
 	return l
 }
 
+// compactionDamaged is told of a compaction that failed on a damaged
+// table, err, before Pebble reports err again (backgroundFailed): it logs
+// the first. Pebble's loading of a table's statistics meets the damage
+// too, and reports it only as a background error.
+func (h *health) compactionDamaged(err error) {
+	h.mu.Lock()
+	first := h.damagedCompaction == nil
+	h.damagedCompaction = err
+	h.mu.Unlock()
+	if first {
+		h.log.Error("pebblestore: a compaction failed on a damaged table; compactions that read it fail until the server runs on a salvaged copy, "+
+			"and are tried again at most about once a second", "err", firstLine(err))
+	}
+}
+
 // backgroundFailed is told of each failed flush or compaction (Pebble
 // tries again) and of each failure of the store's own background work.
 // Pebble calls it holding its lock: it only counts and, now and then, logs.
@@ -228,17 +251,26 @@ func (h *health) listener() pebble.EventListener {
 // table is named by Ping from the read that found it (corrupted), and
 // compactions reading it fail until the server runs on a salvaged copy,
 // while the disk's flushes and other compactions work. So it is counted,
-// and logged the first time, but it neither begins nor goes on with a run
-// of failing writes, whose next success would say, falsely, that it ended.
+// and logged the first time (a compaction's by compactionDamaged, at its
+// end; Pebble's loading of a table's statistics here), but it neither
+// begins nor goes on with a run of failing writes, whose next success
+// would say, falsely, that it ended.
 func (h *health) backgroundFailed(err error) {
 	if errors.Is(err, pebble.ErrCancelledCompaction) {
 		return
 	}
 	h.bgFailures.Add(1)
 	if pebble.IsCorruptionError(err) {
-		if h.damagedFailures.Add(1) == 1 {
-			h.log.Error("pebblestore: background work (a compaction, or Pebble's reading of a table's statistics) failed on a damaged table; compactions that read it fail until the server runs on a salvaged copy, "+
-				"and are tried again at most about once a second", "err", firstLine(err))
+		h.damagedFailures.Add(1)
+		h.mu.Lock()
+		last := h.damagedCompaction
+		h.mu.Unlock()
+		if last != nil && errors.Is(err, last) {
+			return // the compaction's, logged at its end
+		}
+		if h.damagedStats.Add(1) == 1 {
+			h.log.Error("pebblestore: Pebble's loading of a table's statistics failed on a damaged table; it is tried again after each flush or compaction "+
+				"until the server runs on a salvaged copy", "err", firstLine(err))
 		}
 		return
 	}

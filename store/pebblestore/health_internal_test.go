@@ -575,3 +575,40 @@ func TestCloseWhileLogFileWaits(t *testing.T) {
 		t.Fatal("Close still waits 30 s after it began")
 	}
 }
+
+// A failure on a damaged table is logged as what it was: Pebble's loading
+// of a table's statistics (a background error with no compaction's end
+// before it), or a compaction (its end, then the same error again as a
+// background error), each once, and each counted once. Before, the first
+// of either was logged as "background work (a compaction, or Pebble's
+// reading of a table's statistics)", and the other never.
+func TestDamageLoggedByItsCause(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, time.Second)
+	l := h.listener()
+	stats := fmt.Errorf("pebble: file 000005: block 812/40: crc32c checksum mismatch: %w", pebble.ErrCorruption)
+	for range 3 {
+		l.BackgroundError(stats)
+	}
+	const statsLine, compactionLine = "Pebble's loading of a table's statistics failed on a damaged table", "a compaction failed on a damaged table"
+	if n := strings.Count(buf.String(), statsLine); n != 1 || strings.Contains(buf.String(), compactionLine) {
+		t.Errorf("three failed loadings of statistics logged %d lines saying so, want 1 (and no compaction):\n%s", n, buf.String())
+	}
+	for range 3 {
+		compaction := fmt.Errorf("pebble: file 000005: block 8106/447: crc32c checksum mismatch: %w", pebble.ErrCorruption)
+		l.CompactionEnd(pebble.CompactionInfo{Done: true, Err: compaction})
+		l.BackgroundError(compaction)
+	}
+	if n := strings.Count(buf.String(), compactionLine); n != 1 {
+		t.Errorf("three failed compactions logged %d lines saying so, want 1:\n%s", n, buf.String())
+	}
+	if n := strings.Count(buf.String(), statsLine); n != 1 {
+		t.Errorf("after the failed compactions, %d lines say a loading of statistics failed, want still 1:\n%s", n, buf.String())
+	}
+	if n, d, c := h.bgFailures.Load(), h.damagedFailures.Load(), h.unreadCompactions.Load(); n != 6 || d != 6 || c != 3 {
+		t.Errorf("counted %d background failures, %d on damage, %d failed compactions; want 6, 6, 3", n, d, c)
+	}
+	if strings.Contains(buf.String(), "background write") {
+		t.Errorf("damage logged as a failing write:\n%s", buf.String())
+	}
+}
