@@ -91,8 +91,11 @@ func (s *Store) diskTrouble() bool {
 // reports itself (BackgroundError), the idle one's as any other's, and a
 // failed write of the write-ahead log the store's walWatch does: what is
 // the idle compaction's own to report is only that it gave up for time.
-func (s *Store) compactIdle(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(ctx, idleCompactTime)
+func (s *Store) compactIdle(ctx context.Context) { s.compactIdleWithin(ctx, idleCompactTime) }
+
+// compactIdleWithin is compactIdle, giving up after limit.
+func (s *Store) compactIdleWithin(ctx context.Context, limit time.Duration) {
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	failures := s.health.bgFailures.Load()
 	gaveWay := make(chan struct{})
@@ -119,6 +122,6 @@ func (s *Store) compactIdle(ctx context.Context) {
 	default:
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		s.health.backgroundFailed(fmt.Errorf("compact the idle log: not done within %v: %w", idleCompactTime, err))
+		s.health.backgroundFailed(fmt.Errorf("compact the idle log: not done within %v: %w", limit, err))
 	}
 }
