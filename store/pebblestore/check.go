@@ -73,6 +73,11 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 // message whose record and body both read back, with its queue's. The Report lists what could not be copied. The
 // new store is opened once, to check it and mark it, before Salvage
 // returns. from is only read.
+//
+// Should the disk of to fail a write of a table of the new log (a flush:
+// the disk full), Salvage returns at once with the error, leaving to as it
+// is (Pebble would try the flush again at once and for ever, and the
+// salvage never end); what writes there is left to the process's end.
 func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("salvage into %s: the directory is not empty", to)
@@ -81,23 +86,56 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 		return nil, err
 	}
 	quiet := salvageLog()
-	out, err := pebble.Open(filepath.Join(to, LogDir), &pebble.Options{FormatMajorVersion: pebble.FormatNewest, Logger: logger{quiet}})
+	failed := make(chan error, 1)
+	listener := &pebble.EventListener{BackgroundError: func(err error) {
+		if !errors.Is(err, pebble.ErrCancelledCompaction) {
+			select {
+			case failed <- err:
+			default:
+			}
+		}
+	}}
+	out, err := pebble.Open(filepath.Join(to, LogDir), &pebble.Options{FS: salvageFS, FormatMajorVersion: pebble.FormatNewest,
+		Logger: logger{quiet}, EventListener: listener})
 	if err != nil {
 		return nil, fmt.Errorf("create the log in %s: %w", to, err)
 	}
-	r, err := inspect(ctx, from, out)
-	if cerr := closeCopy(out, err); err == nil {
-		err = cerr
+	type copied struct {
+		r   *Report
+		err error
 	}
-	if err != nil {
-		return r, err
+	done := make(chan copied, 1)
+	go func() {
+		r, err := inspect(ctx, from, out)
+		if cerr := closeCopy(out, err); err == nil {
+			err = cerr
+		}
+		done <- copied{r, err}
+	}()
+	var c copied
+	select {
+	case c = <-done:
+	case err := <-failed:
+		select {
+		case c = <-done: // it ended meanwhile: the flush was tried again, and worked
+		default:
+			return nil, fmt.Errorf("salvage into %s: the disk failed a write of the new log (%w): "+
+				"nothing is copied; free space, or use another directory, and start again (remove %s first)", to, err, to)
+		}
+	}
+	if c.err != nil {
+		return c.r, c.err
 	}
 	s, err := Open(ctx, to, Options{Logger: quiet})
 	if err != nil {
-		return r, fmt.Errorf("open the salvaged store: %w", err)
+		return c.r, fmt.Errorf("open the salvaged store: %w", err)
 	}
-	return r, s.Close()
+	return c.r, s.Close()
 }
+
+// salvageFS is the file system Salvage writes the new log on (tests
+// fail its writes).
+var salvageFS = vfs.Default
 
 // salvageLog is the log of Salvage's writes: errors only, to the default
 // logger. Pebble stops the process when the disk fails a write of the new
