@@ -48,7 +48,7 @@ func (f badSectorFile) ReadAt(p []byte, off int64) (int, error) {
 // probeTable writes a table of size bytes for the read probe's tests, and
 // returns the health watching it through fs, with one read of a block at
 // off failed (EIO).
-func probeTable(t *testing.T, size, bad int64) (*health, badSectorFS, string) {
+func probeTable(t testing.TB, size, bad int64) (*health, badSectorFS, string) {
 	t.Helper()
 	mem := vfs.NewMem()
 	if err := mem.MkdirAll("/data/pebble", 0o755); err != nil {
@@ -150,4 +150,17 @@ func TestReadProbeManySpans(t *testing.T) {
 	if p := joinProblems(h.problems(time.Second)); strings.Contains(p, name) {
 		t.Errorf("Ping still names the table once it reads: %q", p)
 	}
+}
+
+// BenchmarkReadProbe is the store's read of a 64 MiB table whose block
+// near its end the disk fails to read, to learn whether it reads again
+// (every staleAfter while it fails): bytes read and time for each.
+func BenchmarkReadProbe(b *testing.B) {
+	const size = 64 << 20
+	h, fs, _ := probeTable(b, size, size-100<<10)
+	fs.read.Store(0)
+	for b.Loop() {
+		h.probeReadsOlder(0)
+	}
+	b.ReportMetric(float64(fs.read.Load())/float64(b.N), "bytes_read/op")
 }
