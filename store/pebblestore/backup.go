@@ -24,17 +24,18 @@ const partialSuffix = ".partial"
 // other files, the receipt key among them. The store serves meanwhile. The
 // log's tables are hard links to the store's where the file system allows
 // (tables never change once written), else copies. Every file of the copy
-// is synced, and dest appears, by a rename, only once complete; a failed
-// backup leaves dest+".partial", which the next backup to dest refuses
-// until it is removed.
+// is synced, and dest appears, by a rename, only once complete. It is
+// written in dest+".partial", which a failed backup removes: its hard
+// links would keep on the disk, for good, the tables the store compacts
+// away (the error names it if the disk fails its removal too).
 //
 // The copy begins by flushing the log, which waits for good behind a
 // write of the log that failed (walwatch.go): once one has failed Backup
 // refuses at once, and a backup begun before the failure returns as soon
-// as it fails, with the failure. Its copy is then left to the goroutine
-// writing it, which waits behind the failed write (until the process
-// ends, as Pebble does) and never renames it: should the write ever
-// return, the copy is removed.
+// as it fails, with the failure, and removes the unfinished copy. The
+// goroutine writing it is left waiting behind the failed write (until the
+// process ends, as Pebble is), and never renames what it wrote: should
+// the write ever return, it removes it too.
 func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -53,7 +54,7 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 			err = <-done // it was renaming: the copy is whole
 			break
 		}
-		err = fmt.Errorf("the copy, left unfinished in %s, is no backup: %w", b.dest+partialSuffix, s.health.wal.refusal())
+		err = s.removePartial(b.dest+partialSuffix, fmt.Errorf("given up: %w", s.health.wal.refusal()))
 	}
 	if err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
@@ -89,23 +90,33 @@ func (s *Store) backup(b *backupRun) error {
 		}
 	}
 	if err := makeDir(s.fs, tmp); err != nil {
-		return err
+		return s.removePartial(tmp, err)
 	}
 	if err := s.writeCopy(tmp); err != nil {
-		return err
+		return s.removePartial(tmp, err)
 	}
 	if !b.state.CompareAndSwap(backupCopying, backupRenaming) {
-		return errors.Join(errBackupAbandoned, s.fs.RemoveAll(tmp))
+		return s.removePartial(tmp, errBackupAbandoned)
 	}
 	if err := s.fs.Rename(tmp, dest); err != nil {
-		return err
+		return s.removePartial(tmp, err)
 	}
 	return syncDir(s.fs, filepath.Dir(dest))
 }
 
+// removePartial removes tmp, the copy of a backup that failed with err,
+// and returns err, saying so if the removal failed too.
+func (s *Store) removePartial(tmp string, err error) error {
+	if rerr := s.fs.RemoveAll(tmp); rerr != nil {
+		return fmt.Errorf("%w (and its unfinished copy could not be removed: %v; remove %s, whose links keep on the disk tables the store no longer needs)",
+			err, rerr, tmp)
+	}
+	return err
+}
+
 // errBackupAbandoned is the end of a backup whose caller was answered
 // without it.
-var errBackupAbandoned = errors.New("the backup's caller was answered before it ended (a write of the log failed): the copy is removed")
+var errBackupAbandoned = errors.New("the backup's caller was answered before it ended (a write of the log failed)")
 
 // writeCopy writes the copy of the data directory into tmp, every file
 // of it synced.

@@ -3,6 +3,7 @@ package pebblestore_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,5 +55,45 @@ func TestBackupDirSyncFails(t *testing.T) {
 	}
 	if err := s.Backup(t.Context(), "/elsewhere/b2"); err != nil {
 		t.Errorf("backup elsewhere after the failed one: %v", err)
+	}
+}
+
+// fullBackupFS fails, with ENOSPC, the creation of each file a backup
+// copies beside its log (after Pebble's copy of the log: its tables hard
+// links to the store's), as a disk that fills during the backup does.
+type fullBackupFS struct{ vfs.FS }
+
+func (fs fullBackupFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if strings.HasPrefix(name, "/backups/") && strings.HasSuffix(filepath.Dir(name), ".partial") {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return fs.FS.Create(name, c)
+}
+
+// A backup that fails removes what it copied: its tables, hard links to
+// the store's, would keep on the disk for good the tables the store
+// compacts away (before, it left them in DEST.partial, and the error did
+// not say so).
+func TestBackupFailureRemovesItsCopy(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewMem()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fullBackupFS{FS: mem}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := removedQueue(t, s, 1, "before")
+	pebblestore.Flush(t, s)
+	err = s.Backup(t.Context(), "/backups/b1")
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("backup onto a full disk: %v, want the ENOSPC", err)
+	}
+	for _, dir := range []string{"/backups/b1", "/backups/b1.partial"} {
+		if _, err := mem.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the failed backup: %v, want it absent", dir, err)
+		}
+	}
+	if err := removedSend(t, s, q, "after"); err != nil {
+		t.Errorf("send after the failed backup: %v", err)
 	}
 }

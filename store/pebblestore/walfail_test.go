@@ -167,7 +167,8 @@ func TestBackupAfterLogFailure(t *testing.T) {
 // the log is the write that fails) answers within a bound, naming the
 // failure, and leaves no copy at its destination: the flush waits for good
 // behind the failed write (before, so did the backup's caller, and every
-// backup asked for after it on the server).
+// backup asked for after it on the server), and its unfinished copy is
+// removed.
 func TestBackupBegunBeforeLogFailure(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
@@ -192,8 +193,10 @@ func TestBackupBegunBeforeLogFailure(t *testing.T) {
 	if armed.Load() {
 		t.Fatal("no sync of the write-ahead log was made")
 	}
-	if _, err := fs.Stat("/backups/b1"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the unfinished backup's destination: %v, want it absent", err)
+	for _, dir := range []string{"/backups/b1", "/backups/b1.partial"} {
+		if _, err := fs.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the backup was given up: %v, want it absent", dir, err)
+		}
 	}
 	if err := removedSend(t, s, q, "after"); !errors.Is(err, baton.ErrUnavailable) {
 		t.Errorf("send after the failed flush: %v, want ErrUnavailable", err)
