@@ -182,6 +182,46 @@ func TestDamagedManifestRefusesToServe(t *testing.T) {
 	}
 }
 
+// Salvage into a directory whose disk fills (a tmpfs with room for the
+// new log's write-ahead log, not for the table its flush writes): it ends,
+// exit status 1, naming the full disk. Before, it never ended: Pebble
+// tried the flush again at once and for ever, logging each failure, about
+// ten thousand lines a second.
+func TestSalvageOntoFullDisk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := startBatonArgs(t, "--data-dir", dir, "--account-id", account)
+	c := crashClient(p.URL)
+	q, err := c.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String("full")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 { // 2 MiB that does not compress much
+		if _, err := c.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(noisyBody(50 << 10))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopBaton(t, p)
+
+	mnt := mountTmpfs(t, "16m")
+	filler := fillDisk(t, mnt)
+	st, err := os.Stat(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filler, st.Size()-5<<19); err != nil { // 2.5 MiB free
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, code := runBaton(t, "store", "salvage", "--data-dir", dir, "--to", filepath.Join(mnt, "salvaged"))
+	took := time.Since(start)
+	t.Logf("salvage onto a full disk: exit %d after %v: %s", code, took.Round(time.Millisecond), tail(out, 1))
+	if code != 1 || !strings.Contains(out, "no space left on device") {
+		t.Errorf("salvage onto a full disk: exit %d after %v, output (%d lines, the last 5):\n%s\nwant exit 1 naming the full disk",
+			code, took.Round(time.Millisecond), strings.Count(out, "\n"), tail(out, 5))
+	}
+}
+
 // A damaged table found before serving: serve refuses, check names the
 // table and the messages, and salvage copies every other message into a
 // new directory, which serves them through an SDK; the messages salvage
