@@ -8,9 +8,12 @@ import (
 	iofs "io/fs"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/baton-sqs/baton"
 )
 
 // partialSuffix names the directory a backup is written into before it is
@@ -30,12 +33,14 @@ const partialSuffix = ".partial"
 // away (the error names it if the disk fails its removal too).
 //
 // The copy begins by flushing the log, which waits for good behind a
-// write of the log that failed (walwatch.go): once one has failed Backup
-// refuses at once, and a backup begun before the failure returns as soon
-// as it fails, with the failure, and removes the unfinished copy. The
-// goroutine writing it is left waiting behind the failed write (until the
-// process ends, as Pebble is), and never renames what it wrote: should
-// the write ever return, it removes it too.
+// write of the log that failed (walwatch.go), and as long as the disk
+// does not answer: once a write failed Backup refuses at once, and a
+// backup begun before the failure returns as soon as it fails, with the
+// failure, or once its flush has waited the write timeout, and removes
+// the unfinished copy. The goroutine writing it is left waiting behind
+// the disk (behind a failed write, until the process ends, as Pebble
+// is), and never renames what it wrote: should it ever go on, it removes
+// it.
 func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -43,30 +48,51 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := s.health.wal.refusal(); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
-	b := &backupRun{dest: filepath.Clean(dest)}
+	b := &backupRun{dest: filepath.Clean(dest), flushed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- s.backup(b) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-s.health.wal.failedWrites():
-		if !b.state.CompareAndSwap(backupCopying, backupAbandoned) {
-			err = <-done // it was renaming: the copy is whole
-			break
-		}
-		err = s.removePartial(b.dest+partialSuffix, fmt.Errorf("given up: %w", s.health.wal.refusal()))
-	}
-	if err != nil {
+	if err := s.awaitBackup(b, done); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
 	return nil
 }
 
+// awaitBackup waits for b, done once it ended, and gives it up once a
+// write of the log failed, or when its flush of the log has waited the
+// write timeout for the disk (a device that does not answer): what
+// waits behind the disk could wait for good.
+func (s *Store) awaitBackup(b *backupRun, done <-chan error) error {
+	flushed := b.flushed
+	t := time.NewTimer(s.w.timeout)
+	defer t.Stop()
+	for {
+		var why error
+		select {
+		case err := <-done:
+			return err
+		case <-flushed:
+			flushed = nil
+			t.Stop()
+			continue
+		case <-t.C:
+			why = fmt.Errorf("%w: pebblestore: the flush of the log a backup begins with has waited %v for the disk", baton.ErrUnavailable, s.w.timeout)
+		case <-s.health.wal.failedWrites():
+			why = s.health.wal.refusal()
+		}
+		if !b.state.CompareAndSwap(backupCopying, backupAbandoned) {
+			return <-done // it was renaming: the copy is whole
+		}
+		return s.removePartial(b.dest+partialSuffix, fmt.Errorf("given up: %w", why))
+	}
+}
+
 // backupRun is a backup under way: where it goes, and whether it may
 // still be renamed into place.
 type backupRun struct {
-	dest  string
-	state atomic.Int32
+	dest string
+	// flushed is closed once the log is flushed, the backup's first step.
+	flushed chan struct{}
+	state   atomic.Int32
 }
 
 // The states of a backupRun: it copies; it renames the complete copy into
@@ -79,6 +105,15 @@ const (
 )
 
 func (s *Store) backup(b *backupRun) error {
+	// Flushed first, apart, that awaitBackup can bound the wait; the
+	// checkpoint flushes again what came since.
+	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+		return err
+	}
+	close(b.flushed)
+	if b.state.Load() == backupAbandoned {
+		return errBackupAbandoned
+	}
 	dest := b.dest
 	tmp := dest + partialSuffix
 	for _, p := range []string{dest, tmp} {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -489,5 +490,83 @@ func closeWithin(t *testing.T, s *pebblestore.Store, d time.Duration) {
 		t.Logf("Close: %v", err)
 	case <-time.After(d):
 		t.Fatal("Close did not return")
+	}
+}
+
+// stallingSyncFS makes, once armed, each sync of a write-ahead log file
+// wait until release is closed, as a device that stops answering does.
+type stallingSyncFS struct {
+	vfs.FS
+	armed   *atomic.Bool
+	release chan struct{}
+}
+
+func (fs stallingSyncFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return stallingSyncFile{File: f, fs: fs}, nil
+}
+
+type stallingSyncFile struct {
+	vfs.File
+	fs stallingSyncFS
+}
+
+func (f stallingSyncFile) stall() {
+	if f.fs.armed.Load() {
+		<-f.fs.release
+	}
+}
+
+func (f stallingSyncFile) Sync() error     { f.stall(); return f.File.Sync() }
+func (f stallingSyncFile) SyncData() error { f.stall(); return f.File.SyncData() }
+func (f stallingSyncFile) SyncTo(length int64) (bool, error) {
+	f.stall()
+	return f.File.SyncTo(length)
+}
+
+// A backup whose flush of the log the disk does not answer (a device
+// that stops answering) is given up after the write timeout, saying so,
+// as a commit is; nothing of it is left, nor written once the disk
+// answers again, and a backup then works (before, its caller waited for
+// as long as the disk did: for good, for a device that never answers).
+func TestBackupOnStalledDisk(t *testing.T) {
+	t.Parallel()
+	armed, release := &atomic.Bool{}, make(chan struct{})
+	fs := stallingSyncFS{FS: vfs.NewMem(), armed: armed, release: release}
+	const timeout = time.Second
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs, WriteTimeout: timeout,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer s.Close()
+	defer free()
+	removedQueue(t, s, 1, "before")
+	armed.Store(true)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- s.Backup(t.Context(), "/backups/b1") }()
+	select {
+	case err := <-done:
+		if took := time.Since(start); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "waited") || took > timeout+10*time.Second {
+			t.Errorf("backup on a disk that does not answer: %v after %v, want ErrUnavailable saying it waited, after about %v", err, took, timeout)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the backup on a disk that does not answer did not return")
+	}
+	armed.Store(false)
+	free()
+	if err := s.Backup(t.Context(), "/backups/b2"); err != nil {
+		t.Errorf("backup once the disk answers: %v", err)
+	}
+	for _, dir := range []string{"/backups/b1", "/backups/b1.partial"} {
+		if _, err := fs.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s, given up: %v, want it absent", dir, err)
+		}
 	}
 }
