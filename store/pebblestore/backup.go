@@ -7,6 +7,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,9 +49,16 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := s.health.wal.refusal(); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
+	if !s.backups.begin() {
+		return fmt.Errorf("%w: pebblestore: backup to %s: the store is closing", baton.ErrUnavailable, dest)
+	}
 	b := &backupRun{dest: filepath.Clean(dest), flushed: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- s.backup(b) }()
+	go func() {
+		err := s.backup(b)
+		s.backups.end() // before the answer: a Close it held is done with
+		done <- err
+	}()
 	if err := s.awaitBackup(b, done); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
@@ -260,4 +268,68 @@ func syncFiles(fs vfs.FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// backupSet counts the backups running, for Close to wait for them: the
+// copy holds parts of the log until it ends.
+type backupSet struct {
+	mu      sync.Mutex
+	running int
+	closing bool
+	// idle is closed once none runs after close; then, if set, runs then.
+	idle chan struct{}
+	then func()
+}
+
+// begin counts a backup beginning; false once the store is closing.
+func (b *backupSet) begin() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return false
+	}
+	b.running++
+	return true
+}
+
+// end counts a backup ended.
+func (b *backupSet) end() {
+	b.mu.Lock()
+	b.running--
+	var then func()
+	if b.running == 0 && b.idle != nil {
+		close(b.idle)
+		b.idle, then, b.then = nil, b.then, nil
+	}
+	b.mu.Unlock()
+	if then != nil {
+		then()
+	}
+}
+
+// afterLast has f run once the last backup running ends, and reports
+// true; false, with f not run, if none runs.
+func (b *backupSet) afterLast(f func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running == 0 {
+		return false
+	}
+	b.then = f
+	return true
+}
+
+// close refuses backups from now on, and returns a channel closed once
+// none runs.
+func (b *backupSet) close() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closing = true
+	idle := make(chan struct{})
+	if b.running == 0 {
+		close(idle)
+	} else {
+		b.idle = idle
+	}
+	return idle
 }

@@ -180,6 +180,9 @@ type Store struct {
 	health     *health
 	diskChecks io.Closer
 
+	// backups are the backups running (backup.go), which Close waits for.
+	backups backupSet
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -299,7 +302,9 @@ func lock(fs vfs.FS, path string) (io.Closer, error) {
 // with ErrClosed. If the disk does not take the last commit, or Pebble does
 // not close, within the write timeout, Close returns an error and leaves
 // the log open: Pebble cannot close with a commit under way, and what it
-// holds is safe in its write-ahead log.
+// holds is safe in its write-ahead log. Backups are refused from its
+// start; one still running after the write timeout keeps the log open
+// until it ends (Close returns errCloseBackup), as its copy reads it.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		timeout := s.w.timeout
@@ -310,6 +315,7 @@ func (s *Store) Close() error {
 			case <-time.After(timeout): // waiting for the stuck commit
 			}
 		}
+		backupsDone := s.backups.close()
 		s.closeErr = s.w.stop(timeout)
 		if errors.Is(s.closeErr, errStuck) {
 			s.lock.Close()
@@ -319,13 +325,24 @@ func (s *Store) Close() error {
 		// With the write-ahead log removed, the directory in its place (if
 		// any) is not this log's: no mark is written into it.
 		gone := s.w.wal.refusal()
-		if err := s.finish(timeout, s.closeErr == nil && gone == nil); err != nil && s.closeErr == nil {
+		// A backup still reads the log: Pebble is closed when it ends.
+		openForBackup := !waitFor(backupsDone, timeout)
+		if err := s.finish(timeout, s.closeErr == nil && gone == nil, !openForBackup); err != nil && s.closeErr == nil {
 			s.closeErr = err
+		}
+		if openForBackup && !s.backups.afterLast(s.closeAfterBackup) {
+			openForBackup = false // it ended meanwhile
+			if err := s.finish(timeout, false, true); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
 		}
 		if s.closeErr == nil {
 			s.closeErr = gone
 		}
-		if errors.Is(s.closeErr, errCloseStuck) {
+		if openForBackup && s.closeErr == nil {
+			s.closeErr = errCloseBackup
+		}
+		if openForBackup || errors.Is(s.closeErr, errCloseStuck) {
 			s.lock.Close()
 			return
 		}
@@ -337,6 +354,33 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
+// errCloseBackup is returned by Close when a backup still ran after the
+// write timeout: Pebble, which it reads, is closed when it ends (closed
+// under it, Pebble reported its copy's hold on the log as leaked
+// iterators).
+var errCloseBackup = errors.New("pebblestore: a backup was still running: the log is closed when it ends; every change acknowledged is in its write-ahead log")
+
+// closeAfterBackup closes Pebble, and its disk-health checks, once the
+// backups Close left it open for have ended.
+func (s *Store) closeAfterBackup() {
+	if err := s.db.Close(); err != nil {
+		s.logger.Error("pebblestore: closing the log after the last backup", "err", err)
+	}
+	s.diskChecks.Close()
+}
+
+// waitFor reports whether done is closed within d.
+func waitFor(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // errCloseStuck is returned by Close when Pebble did not close within the
 // write timeout.
 var errCloseStuck = errors.New("pebblestore: the disk did not answer while the log was closing: it is left open; every change acknowledged is in its write-ahead log")
@@ -345,14 +389,17 @@ var errCloseStuck = errors.New("pebblestore: the disk did not answer while the l
 // with everything written) and closes Pebble, giving up after timeout with
 // errCloseStuck: Pebble may be waiting for the disk (the next write-ahead
 // log file, a sync), and its calls return only once the disk answers.
-func (s *Store) finish(timeout time.Duration, mark bool) error {
+func (s *Store) finish(timeout time.Duration, mark, closeLog bool) error {
 	done := make(chan error, 1)
 	go func() {
 		var err error
 		if mark {
 			err = s.advanceMark(s.gen+1, true, s.durability)
 		}
-		done <- errors.Join(err, s.db.Close())
+		if closeLog {
+			err = errors.Join(err, s.db.Close())
+		}
+		done <- err
 	}()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
