@@ -21,11 +21,31 @@ type receivesFail struct {
 	*memstore.Store
 	down     atomic.Bool
 	attempts atomic.Int64
+	// statsDown fails MessageStats as well.
+	statsDown atomic.Bool
+	// failing, if set, runs before a receive (or MessageStats) fails: a database store's
+	// retries take time before it gives up.
+	failing func()
+}
+
+// MessageStats fails too while statsDown: a long poll asks it when the
+// queue's next hidden message becomes visible.
+func (s *receivesFail) MessageStats(ctx context.Context, p baton.MessageStatsParams) (baton.MessageStats, error) {
+	if s.statsDown.Load() {
+		if s.failing != nil {
+			s.failing()
+		}
+		return baton.MessageStats{}, errStoreDown
+	}
+	return s.Store.MessageStats(ctx, p)
 }
 
 func (s *receivesFail) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
 	s.attempts.Add(1)
 	if s.down.Load() {
+		if s.failing != nil {
+			s.failing()
+		}
 		return nil, errStoreDown
 	}
 	return s.Store.MessageReceive(ctx, p)
@@ -201,5 +221,45 @@ func TestLongPollOutageClosedAnswersError(t *testing.T) {
 				t.Fatalf("long poll in an outage, engine closed: %v, %v; want ErrUnavailable", r.msgs, r.err)
 			}
 		})
+	}
+}
+
+// A look that fails after the store's retries took the rest of the wait
+// is the poll's last: it is answered the store's error then, not after
+// one more pause measured from when the look began (which overran the
+// wait by up to that pause, and on a fake clock that stands still, for
+// good).
+func TestLongPollOutageLookOutlastsWait(t *testing.T) {
+	t.Parallel()
+	e, s, clk, ref := newOutageRig(t)
+	s.down.Store(false)
+	if _, err := e.SendMessage(context.Background(), ref, engine.SendParams{Body: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	s.failing = func() { clk.Advance(25 * time.Second) } // the retries outlast the 20 s wait
+	s.down.Store(true)
+	done := startPoll(context.Background(), e, ref, 20, engine.ReceiveParams{})
+	r := mustAnswer(t, done, "a failed look that ended past the wait")
+	if !errors.Is(r.err, baton.ErrUnavailable) {
+		t.Fatalf("long poll answered %v, %v; want the store's error", r.msgs, r.err)
+	}
+}
+
+// The same when the failing read is the one a long poll sleeps on: when
+// the queue's next hidden message becomes visible.
+func TestLongPollOutageSleepOutlastsWait(t *testing.T) {
+	t.Parallel()
+	e, s, clk, ref := newOutageRig(t)
+	s.down.Store(false)
+	if _, err := e.SendMessage(context.Background(), ref, engine.SendParams{Body: "m", DelaySeconds: ptr(60)}); err != nil {
+		t.Fatal(err)
+	}
+	s.failing = func() { clk.Advance(25 * time.Second) } // the retries outlast the 20 s wait
+	s.down.Store(true)
+	s.statsDown.Store(true)
+	done := startPoll(context.Background(), e, ref, 20, engine.ReceiveParams{})
+	r := mustAnswer(t, done, "a failed read of the next visible moment that ended past the wait")
+	if !errors.Is(r.err, baton.ErrUnavailable) {
+		t.Fatalf("long poll answered %v, %v; want the store's error", r.msgs, r.err)
 	}
 }

@@ -94,8 +94,11 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 			// a long poll keeps waiting for it until the wait passes. A
 			// wait cut short (the client left, the engine closes) answers
 			// the failed look, not an empty receive: the store did not
-			// say the queue had nothing to give.
-			if !e.pauseUnavailable(ctx, deadline.Sub(now)) {
+			// say the queue had nothing to give. What is left of the wait
+			// is counted once the look failed (the store's retries take
+			// time): a look that failed past the wait was the last.
+			left := deadline.Sub(e.clock.Now())
+			if left <= 0 || !e.pauseUnavailable(ctx, left) {
 				return err
 			}
 		case errors.Is(err, errLookAgain):
@@ -123,19 +126,21 @@ func (e *Engine) waitFor(ctx context.Context, queueID uint64, wait time.Duration
 // sleepToLook sleeps, after a look at now that took nothing, until ch
 // closes, the deadline passes or the queue's next hidden message becomes
 // visible, whichever comes first (unavailablePause at most while the store
-// cannot say when that is), on a timer of the engine's clock. It reports
+// cannot say when that is), on a timer of the engine's clock set once the
+// store has answered (its retries take time while it fails: a timer
+// measured from now would overrun the deadline by that time). It reports
 // false, with the error waitFor returns, when the wait is over instead:
 // the deadline has passed, the context ended, the engine is closing or
 // the store failed.
 func (e *Engine) sleepToLook(ctx context.Context, queueID uint64, ch <-chan struct{}, now, deadline time.Time) (bool, error) {
-	sleep := deadline.Sub(now)
-	if sleep <= 0 {
+	if !now.Before(deadline) {
 		return false, nil
 	}
+	until := deadline
 	next, err := e.nextVisibleAt(ctx, queueID, now)
 	if errors.Is(err, baton.ErrUnavailable) {
 		next, err = time.Time{}, nil // look again after a while
-		sleep = min(sleep, unavailablePause)
+		until = earliest(until, e.clock.Now().Add(unavailablePause))
 	}
 	if err != nil && ctx.Err() != nil {
 		return false, nil // the client has gone
@@ -144,11 +149,9 @@ func (e *Engine) sleepToLook(ctx context.Context, queueID uint64, ch <-chan stru
 		return false, storeErr(err, "message stats")
 	}
 	if !next.IsZero() {
-		if d := next.Sub(now); d < sleep {
-			sleep = d
-		}
+		until = earliest(until, next)
 	}
-	t := e.clock.NewTimer(e.boundSleep(sleep))
+	t := e.clock.NewTimer(e.boundSleep(until.Sub(e.clock.Now())))
 	defer t.Stop()
 	select {
 	case <-ch:
@@ -159,6 +162,14 @@ func (e *Engine) sleepToLook(ctx context.Context, queueID uint64, ch <-chan stru
 		return false, nil
 	}
 	return true, nil
+}
+
+// earliest is the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // unavailablePause is how long a long poll waits before it looks again
