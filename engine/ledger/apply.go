@@ -92,6 +92,14 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	if ev.Result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
+	// A delete whose earlier attempt deleted the message is the lease's
+	// completion; if the lease had lapsed by the retry, when that attempt
+	// came, and so how long the handler ran, is not known.
+	lost := lostDelete(tm, rec, ev)
+	timed := !lost || rec.state == leaseActive
+	if lost {
+		ev.Result = baton.LeaseCurrent
+	}
 	if rec.snoozeLapsed {
 		if ev.Result == baton.LeaseCurrent {
 			ql.unsnooze(rec)
@@ -123,12 +131,18 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		default:
 			c.completed++
 		}
+		if !timed {
+			c.untimed++
+			return
+		}
 		c.addDuration(d)
 		if !renewed {
 			c.unrenewed.add(d)
 		}
 	})
-	ql.countMillis(ev.At, d)
+	if timed {
+		ql.countMillis(ev.At, d)
+	}
 	if ev.Result == baton.LeaseCurrent || removedInTime(rec, ev.At) {
 		if rec.state == leaseExpired {
 			ql.unexpire(rec)
@@ -152,6 +166,19 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		ql.end(cur, leaseRemoved)
 		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
 	}
+}
+
+// lostDelete says that a delete by receipt (ev) that found its message
+// already deleted had deleted it itself: an earlier attempt of the same
+// delete did, and its answer was lost (answered 503 with the outcome
+// unknown, and retried by the SDK; or run again by the store, whose rerun
+// finds the message gone). Nobody else can have: the receipt's lease is the
+// latest its message had, and the ledger holds it running, or lapsed with
+// no later lease begun; a purge, the retention sweep or an operator would
+// have ended it as removed, and a later receiver begun a later lease.
+func lostDelete(tm *trackedMessage, rec *leaseRec, ev Event) bool {
+	return ev.Result == baton.LeaseGone && rec.received && tm.latest <= ev.Epoch &&
+		(rec.state == leaseActive || rec.state == leaseExpired)
 }
 
 // deleteMarks says that a delete by receipt (ev) deleted nothing, and why:

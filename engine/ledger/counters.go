@@ -20,8 +20,13 @@ type counters struct {
 	// deleted (deleteMarks): they deleted nothing, but their handlers had
 	// finished, and count as refused ones do.
 	alreadyDeleted uint64
-	durations      histogram // receive to delete, refused or not
-	unrenewed      histogram // the same, leases never renewed
+	// untimed counts the completed leases (in completed) whose handler's
+	// time is not known: a delete whose answer was lost came again after
+	// the lease's end (lostDelete), and when its first attempt was made
+	// the ledger did not see. They count in no duration.
+	untimed   uint64
+	durations histogram // receive to delete, refused or not
+	unrenewed histogram // the same, leases never renewed
 	// atMost[i] counts the durations at most LeaseDurationBounds[i], and
 	// durationSum adds them up: /metrics's histogram, exact where
 	// durations' buckets are within 2%.
@@ -53,6 +58,7 @@ func (c *counters) merge(o *counters) {
 	c.completed += o.completed
 	c.refusedDeletes += o.refusedDeletes
 	c.alreadyDeleted += o.alreadyDeleted
+	c.untimed += o.untimed
 	c.expired += o.expired
 	c.late += o.late
 	c.duplicates += o.duplicates

@@ -252,8 +252,10 @@ func (d *doctor) healthyAdvice() string {
 	switch {
 	case s.none():
 		return "No lease seen yet: nothing to judge."
-	case s.Finished() == 0:
+	case s.Finished() == 0 && s.Untimed == 0:
 		return "No lease has completed yet."
+	case s.Finished() == 0: // only Untimed: whether they ended in time is not known
+		advice = "No lease lapsed or completed late."
 	case s.Renewals > 0 && s.UnrenewedCompleted < s.Finished():
 		renewed := s.Finished() - s.UnrenewedCompleted
 		advice = fmt.Sprintf("Leases end in time: no lease lapsed or completed late. %d of %d completed leases were renewed (%d renewals) and ran up to %s",
@@ -264,6 +266,9 @@ func (d *doctor) healthyAdvice() string {
 		advice += "."
 	default:
 		advice = fmt.Sprintf("Leases end in time: p99 %s within the %ds visibility timeout, no lease lapsed.", fmtSeconds(s.P99), r.VisibilityTimeout)
+	}
+	if s.Untimed > 0 {
+		advice += " " + untimedText(s.Untimed)
 	}
 	if stall := d.longTimeout(); stall != "" {
 		advice += " " + stall
@@ -373,12 +378,21 @@ func refusedText(s LeaseStats) string {
 	return text + fmt.Sprintf(", but %s handler had finished, and the p99 counts how long it ran", either(n == 1, "its", "each"))
 }
 
+// untimedText says that n leases completed at a time the server did not
+// see (LeaseStats.Untimed).
+func untimedText(n uint64) string {
+	return fmt.Sprintf("%s completed by a delete whose answer was lost (answered 503, and retried) and whose retry came after %s: "+
+		"whether the delete was made in time the server did not see, and %s in no lease duration.",
+		either(n == 1, "1 lease was", fmt.Sprintf("%d leases were", n)), either(n == 1, "its lease's end", "their leases' end"),
+		either(n == 1, "it counts", "they count"))
+}
+
 // finishedText names the leases a p99 is of (LeaseStats.Finished).
 func finishedText(s LeaseStats) string {
 	if s.RefusedDeletes+s.AlreadyDeleted == 0 {
-		return plural(int(s.Completed), "completed lease", "completed leases")
+		return plural(int(s.timed()), "completed lease", "completed leases")
 	}
-	parts := []string{fmt.Sprintf("%d completed", s.Completed)}
+	parts := []string{fmt.Sprintf("%d completed", s.timed())}
 	if s.RefusedDeletes > 0 {
 		parts = append(parts, fmt.Sprintf("%d whose late delete was refused", s.RefusedDeletes))
 	}

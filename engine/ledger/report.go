@@ -16,6 +16,12 @@ type LeaseStats struct {
 	// receiver it went to after a lapse, a purge, the retention sweep),
 	// which SQS answers with success though they deleted nothing.
 	Sent, Received, Completed, RefusedDeletes, AlreadyDeleted uint64
+	// Untimed counts the completed leases whose handler's time is not
+	// known: their holder's delete was made, its answer lost, and its
+	// retry came after the lease's end, so when the delete was made, and
+	// whether in time, the server did not see. They are in Completed, and
+	// in no duration.
+	Untimed uint64
 	// P50 to Max are of the leases' durations from receive to delete, the
 	// refused deletes' included: their handlers had finished, and the
 	// timeout must cover how long they ran (Finished counts them all).
@@ -64,20 +70,24 @@ type LeaseStats struct {
 }
 
 // Finished counts the leases whose holder deleted, the deletes refused as
-// late and those of messages already deleted included: those P50 to Max
-// and the duration histogram are of.
-func (s LeaseStats) Finished() uint64 { return s.Completed + s.RefusedDeletes + s.AlreadyDeleted }
+// late and those of messages already deleted included, the Untimed left
+// out: those P50 to Max and the duration histogram are of.
+func (s LeaseStats) Finished() uint64 { return s.timed() + s.RefusedDeletes + s.AlreadyDeleted }
+
+// timed counts the completed leases whose handler's time is known.
+func (s LeaseStats) timed() uint64 { return s.Completed - min(s.Untimed, s.Completed) }
 
 // none reports whether the stats saw no lease: none began, completed,
 // lapsed or completed late.
 func (s LeaseStats) none() bool {
-	return s.Received == 0 && s.Finished() == 0 && s.Late == 0 && s.Expired == 0
+	return s.Received == 0 && s.Completed == 0 && s.Finished() == 0 && s.Late == 0 && s.Expired == 0
 }
 
 func statsOf(c *counters) LeaseStats {
 	s := LeaseStats{
 		Sent: c.sent, Received: c.received, Completed: c.completed, RefusedDeletes: c.refusedDeletes, AlreadyDeleted: c.alreadyDeleted,
-		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
+		Untimed: c.untimed,
+		P50:     c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
 		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
 		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,

@@ -1,0 +1,275 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/store/memstore"
+)
+
+// How a store loses the answer to a delete or visibility change it made.
+const (
+	answerKept = iota
+	// answerLost: the change is made, and the call fails as a database
+	// store's does when the database fails over between the commit and
+	// its answer (503, the outcome unknown), or the embedded store's when
+	// its log write fails after the change was applied in memory. The
+	// SDK retries.
+	answerLost
+	// answerRerun: the change is made, its answer lost, and the store runs
+	// it again and answers the rerun's outcome, as the PostgreSQL store
+	// does within its retry bound: the rerun finds the message gone, the
+	// lease released, the end set.
+	answerRerun
+)
+
+// answersLost is a memory store whose deletes and visibility changes lose
+// their answer as mode says.
+type answersLost struct {
+	*memstore.Store
+	mode atomic.Int32
+}
+
+func (s *answersLost) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
+	outs, err := s.Store.MessageDeleteBatch(ctx, p)
+	return lose(s.mode.Load(), outs, err, func() ([]baton.LeaseOutcome, error) { return s.Store.MessageDeleteBatch(ctx, p) })
+}
+
+func (s *answersLost) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
+	outs, err := s.Store.MessageChangeVisibilityBatch(ctx, p)
+	return lose(s.mode.Load(), outs, err, func() ([]baton.LeaseOutcome, error) { return s.Store.MessageChangeVisibilityBatch(ctx, p) })
+}
+
+// lose answers a call that made its change (outs, err) as mode says,
+// rerun running it again.
+func lose(mode int32, outs []baton.LeaseOutcome, err error, rerun func() ([]baton.LeaseOutcome, error)) ([]baton.LeaseOutcome, error) {
+	if err != nil {
+		return outs, err
+	}
+	switch mode {
+	case answerLost:
+		return nil, errStoreDown
+	case answerRerun:
+		return rerun()
+	}
+	return outs, nil
+}
+
+// newLostAnswers is an incident over an answersLost store.
+func newLostAnswers(t *testing.T, queue string, attrs map[string]string) (*incident, *answersLost) {
+	t.Helper()
+	s := &answersLost{Store: memstore.New()}
+	clk := clock.NewFake(testutil.Epoch)
+	e, err := engine.New(engine.Config{Store: s, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	in := &incident{t: t, e: e, clock: clk, ref: engine.QueueRef{Account: "000000000000", Name: queue}}
+	in.queue(queue, attrs)
+	return in, s
+}
+
+// sendTo sends n messages to the queue, in groups of one if it is FIFO.
+func (in *incident) sendTo(fifo bool, n int) {
+	in.t.Helper()
+	for i := range n {
+		p := engine.SendParams{Body: "job " + strconv.Itoa(i)}
+		if fifo {
+			p.GroupID, p.DedupID = "g"+strconv.Itoa(i), "d"+strconv.Itoa(i)
+		}
+		if _, err := in.e.SendMessage(context.Background(), in.ref, p); err != nil {
+			in.t.Fatal(err)
+		}
+	}
+}
+
+// deleteAll deletes by every handle as c, in one DeleteMessageBatch if
+// batch, else one DeleteMessage each, and returns the first error.
+func (in *incident) deleteAll(c ledger.Client, handles map[string]string, batch bool) error {
+	if !batch {
+		var first error
+		for _, h := range handles {
+			if err := in.e.DeleteMessage(as(c), in.ref, h); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	var entries []engine.HandleEntry
+	for _, h := range handles {
+		entries = append(entries, engine.HandleEntry{ID: "e" + strconv.Itoa(len(entries)), ReceiptHandle: h})
+	}
+	_, failed, err := in.e.DeleteMessageBatch(as(c), in.ref, entries)
+	if err == nil && len(failed) > 0 {
+		err = failed[0].Err
+	}
+	return err
+}
+
+// history is the message's lease history.
+func (in *incident) history(id string) []ledger.LeaseEvent {
+	in.t.Helper()
+	events, _, err := in.e.MessageHistory(context.Background(), in.ref, id)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	return events
+}
+
+// completedTotal is the queue's completed leases as /metrics counts them
+// (baton_messages_deleted_total).
+func (in *incident) completedTotal() uint64 {
+	in.t.Helper()
+	qs, err := in.e.QueueMetrics(context.Background())
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	for _, q := range qs {
+		if q.Name == in.ref.Name {
+			return q.Totals.Completed
+		}
+	}
+	in.t.Fatalf("no metrics of %s", in.ref.Name)
+	return 0
+}
+
+// checkDeletedInTime checks that each message's lease reads completed by
+// its delete: the report healthy, three leases completed and none
+// lapsed, late or already deleted, each history ending in a plain delete,
+// and /metrics' deleted counter at three.
+func checkDeletedInTime(t *testing.T, in *incident, ids []string) {
+	t.Helper()
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+	if s := r.Window; s.Completed != 3 || s.AlreadyDeleted != 0 || s.Expired != 0 || s.Late != 0 {
+		t.Errorf("window %+v: want 3 completed, none already deleted, lapsed or late", s)
+	}
+	for _, id := range ids {
+		h := in.history(id)
+		if last := h[len(h)-1]; last.Kind != ledger.EventDelete || last.AlreadyDeleted || last.Late != 0 {
+			t.Errorf("history of %s: %+v, want it to end in its lease's delete", id, h)
+		}
+	}
+	if n := in.completedTotal(); n != 3 {
+		t.Errorf("/metrics deleted %d, want 3", n)
+	}
+}
+
+// A delete (or a DeleteMessageBatch) whose change was made but whose
+// answer was lost, on a standard or FIFO queue: the store answered 503 and
+// the SDK retried, or the store ran it again itself. The retry finds each
+// message deleted (and succeeds: on a standard queue SQS answers so, and
+// Baton does on a FIFO queue too). Each lease is the latest its message
+// had, still running, no purge, retention sweep or operator ended it:
+// only its own delete can have deleted the message. So it is the lease's
+// completion, in time; not a delete that found its message already
+// deleted by someone else, nor a late one, and the lease does not lapse
+// afterwards, while the consumer goes on polling.
+func TestDoctorDeleteAnswerLost(t *testing.T) {
+	t.Parallel()
+	for _, fifo := range []bool{false, true} {
+		for _, batch := range []bool{false, true} {
+			for _, mode := range []int32{answerLost, answerRerun} {
+				name := fmt.Sprintf("fifo=%v/batch=%v/rerun=%v", fifo, batch, mode == answerRerun)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
+					if fifo {
+						queue, attrs["FifoQueue"] = "jobs.fifo", "true"
+					}
+					in, s := newLostAnswers(t, queue, attrs)
+					in.sendTo(fifo, 3)
+					handles := in.receiveAs(sdkClient, 10)
+					if len(handles) != 3 {
+						t.Fatalf("received %d, want 3", len(handles))
+					}
+					in.at(5)
+					s.mode.Store(mode)
+					err := in.deleteAll(sdkClient, handles, batch)
+					s.mode.Store(answerKept)
+					if mode == answerLost {
+						// A batch's entries each fail ServiceUnavailable.
+						if !errors.Is(err, baton.ErrUnavailable) && !baton.IsCode(err, baton.ErrServiceUnavailable) {
+							t.Fatalf("delete with its answer lost: %v, want ErrUnavailable", err)
+						}
+						in.at(6)
+						if err := in.deleteAll(sdkClient, handles, batch); err != nil {
+							t.Fatalf("the retry: %v, want success", err)
+						}
+					} else if err != nil {
+						t.Fatalf("delete the store ran again: %v, want success", err)
+					}
+					var ids []string
+					for id := range handles {
+						ids = append(ids, id)
+					}
+					checkDeletedInTime(t, in, ids)
+					for _, sec := range []int{20, 40, 100} {
+						in.at(sec)
+						in.receiveAs(sdkClient, 10) // polls on, finds nothing
+					}
+					checkDeletedInTime(t, in, ids)
+				})
+			}
+		}
+	}
+}
+
+// A delete whose answer was lost, retried only after the lease's end (the
+// database took its failover; the SDK's retries met it down): the retry
+// finds the message deleted, no later lease begun. Its holder completed
+// the lease; the server did not see when the lost attempt came, so it
+// says neither that the lease lapsed (a handler failing, a holder
+// stopped) nor that it was completed late, nor that it ended in time: it
+// says it does not know, and counts no handler time for it.
+func TestDoctorDeleteAnswerLostRetriedAfterLapse(t *testing.T) {
+	t.Parallel()
+	in, s := newLostAnswers(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
+	in.send(3)
+	handles := in.receiveAs(sdkClient, 10)
+	in.at(25)
+	s.mode.Store(answerLost)
+	if err := in.deleteAll(sdkClient, handles, false); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("delete with its answer lost: %v, want ErrUnavailable", err)
+	}
+	s.mode.Store(answerKept)
+	in.at(31)
+	in.receiveAs(sdkClient, 10) // the database is back; nothing to receive
+	in.at(45)
+	if err := in.deleteAll(sdkClient, handles, false); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	in.at(100)
+	in.receiveAs(sdkClient, 10)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+	if s := r.Window; s.Completed != 3 || s.Untimed != 3 || s.Finished() != 0 || s.AlreadyDeleted != 0 || s.Expired != 0 || s.Late != 0 || s.Max != 0 {
+		t.Errorf("window %+v: want 3 completed at a time not known, none lapsed, late or already deleted, no handler time", s)
+	}
+	contains(t, r.Advice, "No lease lapsed or completed late.", "3 leases were completed by a delete whose answer was lost",
+		"whether the delete was made in time the server did not see")
+	if strings.Contains(r.Advice, "end in time") || strings.Contains(r.Advice, "p99") {
+		t.Errorf("advice says the leases ended in time, or gives a p99 of none: %s", r.Advice)
+	}
+	for id := range handles {
+		for _, ev := range in.history(id) {
+			if ev.Kind == ledger.EventExpire || ev.Kind == ledger.EventLateDelete || ev.AlreadyDeleted {
+				t.Errorf("history of %s: %+v, want a receive and its delete", id, in.history(id))
+			}
+		}
+	}
+	if n := in.completedTotal(); n != 3 {
+		t.Errorf("/metrics deleted %d, want 3", n)
+	}
+}
