@@ -273,3 +273,68 @@ func TestDoctorDeleteAnswerLostRetriedAfterLapse(t *testing.T) {
 		t.Errorf("/metrics deleted %d, want 3", n)
 	}
 }
+
+// A release (ChangeMessageVisibility 0) whose answer was lost: the retry,
+// or the store's own rerun, finds the lease no longer live, since the
+// first attempt ended it. It is the lease's release, not a late change by
+// a holder whose lease lapsed, and the lease does not lapse later; the
+// message goes to the next receiver, who completes it.
+func TestDoctorReleaseAnswerLost(t *testing.T) {
+	t.Parallel()
+	for _, fifo := range []bool{false, true} {
+		for _, mode := range []int32{answerLost, answerRerun} {
+			t.Run(fmt.Sprintf("fifo=%v/rerun=%v", fifo, mode == answerRerun), func(t *testing.T) {
+				t.Parallel()
+				testReleaseAnswerLost(t, fifo, mode)
+			})
+		}
+	}
+}
+
+func testReleaseAnswerLost(t *testing.T, fifo bool, mode int32) {
+	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
+	if fifo {
+		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
+	}
+	in, s := newLostAnswers(t, queue, attrs)
+	in.sendTo(fifo, 3)
+	handles := in.receiveAs(sdkClient, 10)
+	in.at(2)
+	for _, h := range handles {
+		s.mode.Store(mode)
+		err := in.e.ChangeMessageVisibility(as(sdkClient), in.ref, h, ptr(0))
+		s.mode.Store(answerKept)
+		if mode == answerLost {
+			if !errors.Is(err, baton.ErrUnavailable) {
+				t.Fatalf("release with its answer lost: %v, want ErrUnavailable", err)
+			}
+			in.changeAs(sdkClient, h, 0) // the SDK's retry
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.at(3)
+	other := ledger.Client{Addr: "10.0.0.21", UserAgent: sdkClient.UserAgent}
+	again := in.receiveAs(other, 10)
+	if len(again) != 3 {
+		t.Fatalf("received again %d, want the 3 released", len(again))
+	}
+	in.at(4)
+	for _, h := range again {
+		in.delAs(other, h)
+	}
+	in.at(100)
+	in.receiveAs(sdkClient, 10)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+	if s := r.Window; s.Late != 0 || s.Expired != 0 || s.Releases != 3 || s.Completed != 3 {
+		t.Errorf("window %+v: want 3 releases, 3 completed, none late or lapsed", s)
+	}
+	for id := range handles {
+		for _, ev := range in.history(id) {
+			if ev.Kind == ledger.EventLateChange || ev.Kind == ledger.EventExpire {
+				t.Errorf("history of %s: %+v, want receive, release, receive, delete", id, in.history(id))
+			}
+		}
+	}
+}

@@ -243,6 +243,9 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 			ql.snoozeOverran(rec)
 		}
 	}
+	if lostRelease(tm, rec, ev) {
+		ev.Result = baton.LeaseCurrent
+	}
 	if ev.Result == baton.LeaseSuperseded {
 		// Through an older receipt to the lease of the message's current
 		// receive: the older holder is late, and the current lease moves,
@@ -315,6 +318,16 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 		ql.count(ev.At, local, func(c *counters) { c.renewals++ })
 	}
 	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
+}
+
+// lostRelease says that a release by receipt (ev) that found its lease no
+// longer live had ended it itself: an earlier attempt of the same release
+// did, and its answer was lost (as lostDelete's). Nobody else can have
+// ended the lease early: it is the latest its message had, and the ledger
+// holds it running, its end not come.
+func lostRelease(tm *trackedMessage, rec *leaseRec, ev Event) bool {
+	return ev.Result == baton.LeaseLapsed && !ev.Deadline.After(ev.At) && rec.received && tm.latest <= ev.Epoch &&
+		rec.state == leaseActive
 }
 
 // movedBy moves the end of lease r as a change made through an older
