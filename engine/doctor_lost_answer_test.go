@@ -338,3 +338,36 @@ func testReleaseAnswerLost(t *testing.T, fifo bool, mode int32) {
 		}
 	}
 }
+
+// A renewal the store ran again after its answer was lost: the rerun finds
+// the lease ending where the first run set it. That is the renewal it
+// was, not a release with a delay (a change that brought the end
+// forward); when the holder then stops, the lease lapses, its holder
+// stopped, not released.
+func TestDoctorRenewalRerunIsRenewal(t *testing.T) {
+	t.Parallel()
+	in, s := newLostAnswers(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
+	in.send(3)
+	handles := in.receiveAs(sdkClient, 10)
+	in.at(10)
+	s.mode.Store(answerRerun)
+	for _, h := range handles {
+		in.changeAs(sdkClient, h, 60)
+	}
+	s.mode.Store(answerKept)
+	for id := range handles {
+		h := in.history(id)
+		if last := h[len(h)-1]; last.Kind != ledger.EventRenew {
+			t.Errorf("history of %s: %+v, want it to end in a renewal", id, h)
+		}
+	}
+	if r := in.report(); r.Window.Renewals != 3 {
+		t.Errorf("renewals %d, want 3", r.Window.Renewals)
+	}
+	in.at(200) // the holder made no request since: stopped, or working on
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHoldersStopped, ledger.DiagnosisHoldersStopped)
+	if s := r.Window; s.Expired != 3 || s.Releases != 0 {
+		t.Errorf("window %+v: want 3 lapsed, none released", s)
+	}
+}

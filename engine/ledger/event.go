@@ -76,7 +76,7 @@ type Event struct {
 	// Removed: a delete removed the message, ending whatever lease holds it.
 	Removed bool
 	// Shortened: a change the store found current that moved its lease's
-	// end no later than it was (the handling node knows the end from the
+	// end earlier than it was (the handling node knows the end from the
 	// store). It is a release with a delay, not a renewal (changed).
 	Shortened bool
 	// Progress: a renewal its holder made because the handler reported

@@ -305,6 +305,51 @@ func TestDeleteAfterLostCommit(t *testing.T) {
 	}
 }
 
+// TestChangeVisibilityAfterLostCommit: a visibility change whose commit's
+// answer is lost runs again, and the rerun answers what the ledger reads
+// it by (engine/ledger, lostRelease; the engine's reading of a shortened
+// lease): a release finds the lease no longer live (LeaseLapsed), a
+// renewal finds the lease live, ending where the first run set it (to the
+// microsecond the database keeps).
+func TestChangeVisibilityAfterLostCommit(t *testing.T) {
+	t.Parallel()
+	s, left := openFaulty(t, "change visibility")
+	ctx := context.Background()
+	qid := mustQueue(t, s, "lost-change", false)
+	now := time.Now()
+	msgs := []*baton.Message{testMessage("c-1", now), testMessage("c-2", now)}
+	if _, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: qid, Now: now, VisibleAt: now.Add(time.Minute), Max: 2,
+		RetentionCutoff: now.Add(-time.Hour)})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("receive: %d, %v", len(got), err)
+	}
+	for _, m := range got {
+		end, want := now.Add(5*time.Minute), baton.LeaseCurrent // a renewal
+		if m.ID == "c-1" {
+			end, want = now, baton.LeaseLapsed // a release
+		}
+		left.Store(1)
+		out, err := s.MessageChangeVisibility(ctx, baton.MessageChangeVisibilityParams{QueueID: qid, MessageID: m.ID, Epoch: m.Epoch,
+			Now: now, VisibleAt: end, AnyLease: true})
+		if err != nil {
+			t.Fatalf("change of %s after a lost commit answer: %v", m.ID, err)
+		}
+		if left.Load() > 0 {
+			t.Fatal("the fault was not injected")
+		}
+		if out.Result != want {
+			t.Errorf("change of %s: result %v, want %v", m.ID, out.Result, want)
+		}
+		// The database keeps microseconds.
+		if want == baton.LeaseCurrent && (out.Message == nil || out.Message.VisibleAt.Sub(end).Abs() >= time.Microsecond) {
+			t.Errorf("renewal of %s rerun: found %+v, want the lease ending at %v, as the first run set it", m.ID, out.Message, end)
+		}
+	}
+}
+
 // TestRetryGivesUp: a failure that persists past the bound is
 // baton.ErrUnavailable, naming the problem; the context's deadline bounds
 // the retries too.
