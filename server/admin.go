@@ -32,6 +32,11 @@ type LeaseStatsJSON struct {
 	MessagesSent    uint64 `json:"messages_sent"`
 	LeasesStarted   uint64 `json:"leases_started"`
 	LeasesCompleted uint64 `json:"leases_completed"`
+	// LeasesCompletedTimeUnknown are the completed leases (counted in
+	// LeasesCompleted) whose delete's answer was lost and whose retry came
+	// after the lease's end: when the delete was made, and whether in
+	// time, is not known, and the lease durations do not count them.
+	LeasesCompletedTimeUnknown uint64 `json:"leases_completed_time_unknown,omitempty"`
 	// LateDeletesRefused are the late deletes a FIFO queue refused: their
 	// messages were not deleted, so they are no completed leases, but the
 	// lease durations (p50 to max) count how long their handlers ran.
@@ -160,8 +165,8 @@ type MessageHistoryJSON struct {
 func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
 		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed, LateDeletesRefused: s.RefusedDeletes,
-		DeletesAlreadyDeleted: s.AlreadyDeleted,
-		LeaseP50Seconds:       s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
+		DeletesAlreadyDeleted: s.AlreadyDeleted, LeasesCompletedTimeUnknown: s.Untimed,
+		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
 		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,

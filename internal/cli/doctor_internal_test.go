@@ -89,3 +89,19 @@ func TestDoctorFiguresSayWhatIsKnown(t *testing.T) {
 		t.Errorf("deletes of messages already deleted not said:\n%s", out)
 	}
 }
+
+// Leases completed at a time the server did not see (a delete whose answer
+// was lost, retried after the lease's end) are said so, and with no other
+// completion no lease duration is printed: there is none to print.
+func TestDoctorFiguresCompletedTimeUnknown(t *testing.T) {
+	t.Parallel()
+	rep := server.LeaseReportJSON{Queue: "q", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "healthy", Period: "window"}
+	rep.LeasesStarted, rep.LeasesCompleted, rep.LeasesCompletedTimeUnknown = 3, 3, 3
+	var b strings.Builder
+	writeReport(&b, rep)
+	out := b.String()
+	if !strings.Contains(out, "3 completed by a delete whose answer was lost, retried after the lease's end: whether in time not known") ||
+		strings.Contains(out, "lease duration") {
+		t.Errorf("completions of a time not known:\n%s", out)
+	}
+}
