@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
@@ -48,6 +49,18 @@ func (s *answersLost) MessageDeleteBatch(ctx context.Context, p baton.MessageDel
 func (s *answersLost) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
 	outs, err := s.Store.MessageChangeVisibilityBatch(ctx, p)
 	return lose(s.mode.Load(), outs, err, func() ([]baton.LeaseOutcome, error) { return s.Store.MessageChangeVisibilityBatch(ctx, p) })
+}
+
+// sharedAnswersLost is answersLost on a handle of a memstore.Cluster, one
+// node's store of several.
+type sharedAnswersLost struct {
+	*memstore.Shared
+	mode atomic.Int32
+}
+
+func (s *sharedAnswersLost) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
+	outs, err := s.Shared.MessageDeleteBatch(ctx, p)
+	return lose(s.mode.Load(), outs, err, func() ([]baton.LeaseOutcome, error) { return s.Shared.MessageDeleteBatch(ctx, p) })
 }
 
 // lose answers a call that made its change (outs, err) as mode says,
@@ -370,4 +383,63 @@ func TestDoctorRenewalRerunIsRenewal(t *testing.T) {
 	if s := r.Window; s.Expired != 3 || s.Releases != 0 {
 		t.Errorf("window %+v: want 3 lapsed, none released", s)
 	}
+}
+
+// A delete whose answer node 1 lost, retried through node 2 (a load
+// balancer sends the SDK's retry anywhere): every node reads the retry as
+// the lease's completion, from the events they share.
+func TestDoctorDeleteAnswerLostRetriedElsewhere(t *testing.T) {
+	t.Parallel()
+	c := memstore.NewCluster()
+	first := &sharedAnswersLost{Shared: c.Open()}
+	second := c.Open()
+	t.Cleanup(func() { first.Close(); second.Close() })
+	nodes, clk := startNodes(t, []baton.SharedStore{first, second}, []byte("one receipt key for every node.."), nil)
+	ctx := context.Background()
+	var ids []string
+	for range 3 {
+		out, err := nodes[0].SendMessage(ctx, clusterQueue, engine.SendParams{Body: "job"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.MessageID)
+	}
+	got, err := nodes[0].ReceiveMessage(as(sdkClient), clusterQueue, engine.ReceiveParams{MaxNumberOfMessages: ptr(10)})
+	if err != nil || len(got) != 3 {
+		t.Fatalf("receive: %d, %v", len(got), err)
+	}
+	// The retry comes after the 503, which comes after the store's retry
+	// bound: node 2 has heard the receives by then.
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if s := mustReport(t, nodes[1]).SinceStart; s.Received != 3 {
+			return fmt.Errorf("node 2 heard %d receives, want 3", s.Received)
+		}
+		return nil
+	})
+	clk.Advance(5 * time.Second)
+	for _, m := range got {
+		first.mode.Store(answerLost)
+		err := nodes[0].DeleteMessage(as(sdkClient), clusterQueue, m.ReceiptHandle)
+		first.mode.Store(answerKept)
+		if !errors.Is(err, baton.ErrUnavailable) {
+			t.Fatalf("delete with its answer lost: %v, want ErrUnavailable", err)
+		}
+		if err := nodes[1].DeleteMessage(as(sdkClient), clusterQueue, m.ReceiptHandle); err != nil {
+			t.Fatalf("the retry through node 2: %v", err)
+		}
+	}
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		for i, e := range nodes {
+			r := mustReport(t, e)
+			if s := r.SinceStart; r.Diagnosis != ledger.DiagnosisHealthy || s.Completed != 3 || s.AlreadyDeleted != 0 || s.Late != 0 {
+				return fmt.Errorf("node %d: %s, since start %+v; want healthy, 3 completed, none already deleted or late", i+1, r.Diagnosis, s)
+			}
+			for _, id := range ids {
+				if h := historyOf(t, e, id); len(h) != 2 || !strings.HasPrefix(h[1], "delete@5#") {
+					return fmt.Errorf("node %d: history of %s %v, want its receive and its delete", i+1, id, h)
+				}
+			}
+		}
+		return nil
+	})
 }
