@@ -944,12 +944,9 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 	sooner := false
 	for j, out := range outs {
 		r, end := rs[j], changes[j].VisibleAt
-		// The store's message is as it was before the change: a change to
-		// an end before the lease's is a release (ledger.changed). One to
-		// the very end it had moves nothing, and is read as a renewal: a
-		// store's rerun of a change whose answer was lost finds the end
-		// the first run set.
-		shortened := out.Result == baton.LeaseCurrent && out.Message != nil && end.Before(out.Message.VisibleAt)
+		// The store's message is as it was before the change, its end the
+		// lease's.
+		shortened := out.Result == baton.LeaseCurrent && out.Message != nil && ledger.Shortens(end, out.Message.VisibleAt)
 		e.record(ledger.Event{
 			Kind: ledger.KindChange, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, Deadline: end,
 			LeasedAt: r.LeasedAt, Result: out.Result, StoreEpoch: epochOf(out.Message), Client: client, Shortened: shortened,

@@ -373,7 +373,7 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 		ev.Kind, ev.Deadline, ev.Progress = ledger.KindChange, end, progress
 		switch {
 		case current:
-			ev.Result, ev.Shortened = baton.LeaseCurrent, !end.After(l.deadline)
+			ev.Result, ev.Shortened = baton.LeaseCurrent, ledger.Shortens(end, l.deadline)
 			l.deadline = end
 		case l.msg.deleted:
 			ev.Result, ev.StoreEpoch = baton.LeaseGone, 0

@@ -641,3 +641,42 @@ func TestFIFOFollowersOfAFailingHead(t *testing.T) {
 		t.Errorf("findings through the proxy: %+v", viaProxy.Findings)
 	}
 }
+
+// A ChangeMessageVisibility to the very end its lease has moves nothing:
+// the proxy reads it as a renewal, as the server does (a store's rerun of
+// a renewal whose answer was lost finds that end), not as a release with a
+// delay. Its figures and history are the upstream's.
+func TestChangeToTheSameEndIsARenewal(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "same-end?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+		t.Fatal(err)
+	}
+	m := receiveOne(t, c, q) // its lease ends at 30 s
+	e.at(10)
+	if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 20}); err != nil {
+		t.Fatal(err)
+	}
+	e.at(15)
+	deleteOne(t, c, q, m)
+	viaProxy, upstream := e.reports(t, "same-end")
+	sameDiagnosis(t, viaProxy, upstream, "healthy")
+	if viaProxy.Renewals != 1 || viaProxy.Releases != 0 || viaProxy.LeasesCompleted != 1 {
+		t.Errorf("proxy: %d renewals, %d releases, %d completed; want the change a renewal, the lease completed", viaProxy.Renewals, viaProxy.Releases, viaProxy.LeasesCompleted)
+	}
+	var viaHist, upHist server.MessageHistoryJSON
+	path := "/admin/api/queues/same-end/messages/" + *m.MessageId + "/history"
+	e.get(t, e.url, path, &viaHist)
+	e.get(t, e.up.URL(), path, &upHist)
+	kinds := func(h server.MessageHistoryJSON) (k []string) {
+		for _, ev := range h.Events {
+			k = append(k, ev.Kind)
+		}
+		return k
+	}
+	if want := []string{"receive", "renew", "delete"}; !slices.Equal(kinds(viaHist), want) || !slices.Equal(kinds(upHist), want) {
+		t.Errorf("history: proxy %v, upstream %v; want %v", kinds(viaHist), kinds(upHist), want)
+	}
+}

@@ -76,8 +76,9 @@ type Event struct {
 	// Removed: a delete removed the message, ending whatever lease holds it.
 	Removed bool
 	// Shortened: a change the store found current that moved its lease's
-	// end earlier than it was (the handling node knows the end from the
-	// store). It is a release with a delay, not a renewal (changed).
+	// end earlier than it was (Shortens; the handling node knows the end
+	// from the store). It is a release with a delay, not a renewal
+	// (changed).
 	Shortened bool
 	// Progress: a renewal its holder made because the handler reported
 	// progress (Baton's consumer says so with RenewalHeader), not a
@@ -89,6 +90,13 @@ type Event struct {
 	QueueTimeout bool
 	Client       Client
 }
+
+// Shortens says whether a visibility change to end, of a lease that ends
+// at leaseEnd, is a release with a delay (Event.Shortened): it brings the
+// end forward. A change to the very end the lease has moves nothing, and
+// is a renewal: a store's rerun of a renewal whose answer was lost finds
+// the end the first run set.
+func Shortens(end, leaseEnd time.Time) bool { return end.Before(leaseEnd) }
 
 // Lease event kinds, as the history reports them.
 const (
