@@ -36,7 +36,7 @@ type LeaseStatsJSON struct {
 	// LeasesCompleted) whose delete's answer was lost and whose retry came
 	// after the lease's end: when the delete was made, and whether in
 	// time, is not known, and the lease durations do not count them.
-	LeasesCompletedTimeUnknown uint64 `json:"leases_completed_time_unknown,omitempty"`
+	LeasesCompletedTimeUnknown uint64 `json:"leases_completed_time_unknown"`
 	// LateDeletesRefused are the late deletes a FIFO queue refused: their
 	// messages were not deleted, so they are no completed leases, but the
 	// lease durations (p50 to max) count how long their handlers ran.
@@ -45,13 +45,19 @@ type LeaseStatsJSON struct {
 	// already deleted (by the receiver it went to after a lapse, a purge):
 	// SQS answers them with success, but they deleted nothing, so they are
 	// no completed leases; the lease durations count them as the refused.
-	DeletesAlreadyDeleted uint64  `json:"deletes_already_deleted"`
-	LeaseP50Seconds       float64 `json:"lease_p50_seconds"`
-	LeaseP90Seconds       float64 `json:"lease_p90_seconds"`
-	LeaseP99Seconds       float64 `json:"lease_p99_seconds"`
-	LeaseMaxSeconds       float64 `json:"lease_max_seconds"`
-	ExpiredLeases         uint64  `json:"expired_leases"`
-	LateCompletions       uint64  `json:"late_completions"`
+	DeletesAlreadyDeleted uint64 `json:"deletes_already_deleted"`
+	// LeasesTimed are the leases the lease durations (p50 to max) are of,
+	// those whose handler's time is known (ledger.LeaseStats.Finished):
+	// the completed less LeasesCompletedTimeUnknown, the late deletes
+	// refused and the deletes that found their message already deleted.
+	// With none, the durations are no figure.
+	LeasesTimed     uint64  `json:"leases_timed"`
+	LeaseP50Seconds float64 `json:"lease_p50_seconds"`
+	LeaseP90Seconds float64 `json:"lease_p90_seconds"`
+	LeaseP99Seconds float64 `json:"lease_p99_seconds"`
+	LeaseMaxSeconds float64 `json:"lease_max_seconds"`
+	ExpiredLeases   uint64  `json:"expired_leases"`
+	LateCompletions uint64  `json:"late_completions"`
 	// LateLeases are the leases the late completions came by, each once:
 	// one lapsed lease may see several late requests, and a lease that
 	// lapsed before the period may complete late in it.
@@ -165,7 +171,7 @@ type MessageHistoryJSON struct {
 func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
 		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed, LateDeletesRefused: s.RefusedDeletes,
-		DeletesAlreadyDeleted: s.AlreadyDeleted, LeasesCompletedTimeUnknown: s.Untimed,
+		DeletesAlreadyDeleted: s.AlreadyDeleted, LeasesCompletedTimeUnknown: s.Untimed, LeasesTimed: s.Finished(),
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,

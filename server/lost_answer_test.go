@@ -79,7 +79,7 @@ func TestDeleteAnswerLostRetriedBySDK(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		rep := leaseReport(t, srv, "q")
-		if rep.Diagnosis != "healthy" || rep.LeasesCompleted != 3 || rep.DeletesAlreadyDeleted != 0 || rep.ExpiredLeases != 0 || rep.LateCompletions != 0 {
+		if rep.Diagnosis != "healthy" || rep.LeasesCompleted != 3 || rep.LeasesTimed != 3 || rep.LeasesCompletedTimeUnknown != 0 || rep.DeletesAlreadyDeleted != 0 || rep.ExpiredLeases != 0 || rep.LateCompletions != 0 {
 			t.Errorf("%s: report %+v; want healthy, 3 leases completed, none already deleted, lapsed or late", when, rep)
 		}
 		q := map[string]string{"queue": "q", "account": testutil.Account}
@@ -136,7 +136,7 @@ func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
 		}
 	}
 	rep := leaseReport(t, srv, "q")
-	if rep.Diagnosis != "healthy" || rep.LeasesCompleted != 3 || rep.LeasesCompletedTimeUnknown != 3 || rep.DeletesAlreadyDeleted != 0 ||
+	if rep.Diagnosis != "healthy" || rep.LeasesCompleted != 3 || rep.LeasesCompletedTimeUnknown != 3 || rep.LeasesTimed != 0 || rep.DeletesAlreadyDeleted != 0 ||
 		rep.ExpiredLeases != 0 || rep.LateCompletions != 0 || rep.LeaseMaxSeconds != 0 {
 		t.Errorf("report %+v; want healthy, 3 leases completed at a time not known, none lapsed or late, no handler time", rep)
 	}

@@ -132,7 +132,7 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	if n := s.LeasesCompletedTimeUnknown; n > 0 {
 		fmt.Fprintf(w, "  %d completed by a delete whose answer was lost, retried after the lease's end: whether in time not known, no handler time counted\n", n)
 	}
-	if s.LeasesCompleted-min(s.LeasesCompletedTimeUnknown, s.LeasesCompleted)+s.LateDeletesRefused+s.DeletesAlreadyDeleted > 0 {
+	if s.LeasesTimed > 0 {
 		fmt.Fprintf(w, "  lease duration (receive to delete): p50 %.1fs  p90 %.1fs  p99 %.1fs  max %.1fs\n",
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}

@@ -78,7 +78,7 @@ func TestDoctorFiguresSayWhatIsKnown(t *testing.T) {
 	t.Parallel()
 	rep := server.LeaseReportJSON{Queue: "q", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "handler-failing", Period: "window"}
 	rep.ExpiredLeases, rep.RedeliveriesNeverReturned = 3, 3
-	rep.LeasesCompleted, rep.DeletesAlreadyDeleted, rep.LeaseP99Seconds = 1, 2, 90
+	rep.LeasesCompleted, rep.DeletesAlreadyDeleted, rep.LeasesTimed, rep.LeaseP99Seconds = 1, 2, 3, 90
 	var b strings.Builder
 	writeReport(&b, rep)
 	out := b.String()

@@ -322,9 +322,11 @@
     const vt = hist.visibility_timeout_seconds;
     const total = counts.reduce((a, b) => a + b, 0);
     const over = buckets.reduce((a, b) => a + (vt > 0 && b.gt_seconds >= vt ? b.count : 0), 0);
+    // The durations are of the leases whose handler's time is known
+    // (leases_timed): a completion whose time is not known is in none.
     const label = total === 0
-      ? 'No lease completed in the last 15 minutes.'
-      : `${plural(total, 'lease')} completed in the last 15 minutes; ${fmtCount(over)} lasted longer than the visibility timeout of ${fmtDuration(vt)}.`;
+      ? 'No lease\'s time from receive to delete is known for the last 15 minutes.'
+      : `${plural(total, 'lease')} timed from receive to delete in the last 15 minutes; ${fmtCount(over)} lasted longer than the visibility timeout of ${fmtDuration(vt)}.`;
     const svg = sv('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label });
     const yTop = niceCeil(max);
     yGrid(svg, yTop, L, W - R, T, ph);
@@ -719,17 +721,19 @@
     const vt = rep.visibility_timeout_seconds;
     const fig = (label, value, over) => el('div', null, el('dt', { text: label }), el('dd', { class: over ? 'over' : null, text: value }));
     const st = sinceStart ? rep.since_start : rep;
-    // The durations are of every lease whose handler finished: the deletes
-    // that deleted nothing (a late one a FIFO queue refused, one that
-    // found its message already deleted) count there, not as completed.
-    const finished = st.leases_completed + st.late_deletes_refused + st.deletes_already_deleted;
-    const dur = (v) => (finished ? fmtDuration(v) : '–');
+    // The durations are of the leases whose handler's time is known
+    // (leases_timed): the deletes that deleted nothing count there, not as
+    // completed; a completion whose time is not known counts only as
+    // completed.
+    const dur = (v) => (st.leases_timed ? fmtDuration(v) : '–');
     const figs = [
       ['Lease p50', dur(st.lease_p50_seconds), vt > 0 && st.lease_p50_seconds > vt],
       ['Lease p99', dur(st.lease_p99_seconds), vt > 0 && st.lease_p99_seconds > vt],
       ['Longest lease', dur(st.lease_max_seconds), vt > 0 && st.lease_max_seconds > vt],
       ['Leases begun', fmtCount(st.leases_started), false],
       ['Leases completed', fmtCount(st.leases_completed), false],
+      // Not a failure, nor known to be in time: said, not marked.
+      ['Of those, at a time not known (a delete\'s answer lost, retried after the lease\'s end)', fmtCount(st.leases_completed_time_unknown), false],
       ['Late deletes refused (their messages run again)', fmtCount(st.late_deletes_refused), st.late_deletes_refused > 0],
       ['Deletes of messages already deleted (they deleted nothing)', fmtCount(st.deletes_already_deleted), st.deletes_already_deleted > 0],
       ['Leases lapsed', fmtCount(st.expired_leases), st.expired_leases > 0],
