@@ -57,6 +57,10 @@ type lease struct {
 	begin    time.Time
 	deadline time.Time
 	elem     *list.Element
+	// deleteLost: a delete by its receipt, sent while it was current, was
+	// answered with a server fault (5xx): whether it deleted the message is
+	// not known.
+	deleteLost bool
 }
 
 // message is a message the proxy has seen received.
@@ -212,7 +216,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if !ok {
 			code = errorCode(header, body)
 		}
-		p.settled(q, c, ok, a, code, client, r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress)
+		p.settled(q, c, ok, status >= 500, a, code, client, r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress)
 	case "SendMessage", "SendMessageBatch":
 		if !ok {
 			return
@@ -304,10 +308,11 @@ var receiptErrors = map[string]bool{
 }
 
 // settled applies the deletes and visibility changes of a call. ok says
-// the call succeeded (a batch's entries each by the answer), code is the
+// the call succeeded (a batch's entries each by the answer), fault that it
+// was answered with a server fault (its outcome not known), code is the
 // error code of a call that failed; progress, that the client renews on its
 // handler's progress (baton.RenewalHeader).
-func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, client ledger.Client, progress bool) {
+func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code string, client ledger.Client, progress bool) {
 	batch := strings.HasSuffix(c.action, "Batch")
 	del := strings.HasPrefix(c.action, "Delete")
 	p.mu.Lock()
@@ -333,6 +338,9 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 			}
 		}
 		if !done {
+			if del && current && fault {
+				l.deleteLost = true
+			}
 			// Refused: only a receipt the proxy already judged lapsed
 			// tells something (a late completion); a refusal of a current
 			// one has another cause the proxy cannot see, and so has a
@@ -354,6 +362,15 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok bool, a answer, code string, c
 				l.msg.deleted = true
 			case l.msg.deleted:
 				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+			case done && l.deleteLost && cur == l:
+				// A retry of a delete sent in time whose answer was
+				// lost: that attempt may have deleted the message, or
+				// this one after the lease's end; the proxy cannot see
+				// which. Read as the server reads the retry that finds
+				// its message deleted: the lease's completion, at a time
+				// not known once the lease has lapsed (LeaseStats.Untimed).
+				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+				l.msg.deleted = true
 			default:
 				// On a standard queue a lapsed receipt still deletes
 				// the message; on a FIFO queue it is refused.

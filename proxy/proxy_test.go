@@ -96,6 +96,11 @@ type tap struct {
 	// afterAnswer, if set, runs once the upstream has answered a request
 	// and before the proxy gets the answer (the answer's way back).
 	afterAnswer func(r *http.Request)
+	// loseAnswer, if set and true of a request, loses the upstream's
+	// answer to it: the request was made upstream, and the proxy is
+	// answered 503 (the outcome not known), as SQS answers when it fails
+	// between its change and its answer.
+	loseAnswer func(r *http.Request) bool
 }
 
 type recorded struct {
@@ -118,10 +123,16 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer, _ := io.ReadAll(resp.Body)
 	t.mu.Lock()
 	t.all = append(t.all, recorded{resp.StatusCode, resp.Header.Clone(), answer})
-	after := t.afterAnswer
+	after, lose := t.afterAnswer, t.loseAnswer
 	t.mu.Unlock()
 	if after != nil {
 		after(r)
+	}
+	if lose != nil && lose(r) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"__type":"com.amazonaws.sqs#ServiceUnavailable","message":"the answer was lost"}`)
+		return
 	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v

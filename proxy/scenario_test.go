@@ -680,3 +680,52 @@ func TestChangeToTheSameEndIsARenewal(t *testing.T) {
 		t.Errorf("history: proxy %v, upstream %v; want %v", kinds(viaHist), kinds(upHist), want)
 	}
 }
+
+// Deletes sent within their leases whose answers were lost (the upstream
+// deleted, and answered 503), retried only after the leases' end: the
+// proxy cannot tell whether the first attempts deleted the messages in
+// time or the retries did late, and says so as the server says of such a
+// retry (leases_completed_time_unknown), not that the handlers overran
+// their leases. The upstream saw its deletes in time.
+func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "lost?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	for range 3 {
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10})
+	if err != nil || len(out.Messages) != 3 {
+		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	e.at(25)
+	e.tap.mu.Lock()
+	e.tap.loseAnswer = func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".DeleteMessage") }
+	e.tap.mu.Unlock()
+	for _, m := range out.Messages {
+		if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle}); errCode(err) != "ServiceUnavailable" {
+			t.Fatalf("a delete whose answer was lost: %v", err)
+		}
+	}
+	e.tap.mu.Lock()
+	e.tap.loseAnswer = nil
+	e.tap.mu.Unlock()
+	e.at(45) // the retries come after the leases' end
+	for _, m := range out.Messages {
+		deleteOne(t, c, q, m)
+	}
+	viaProxy, upstream := e.reports(t, "lost")
+	if upstream.Diagnosis != "healthy" || upstream.LeasesCompleted != 3 || upstream.LeasesTimed != 3 {
+		t.Fatalf("the upstream: %s, %+v", upstream.Diagnosis, upstream.LeaseStatsJSON)
+	}
+	if viaProxy.Diagnosis != "healthy" || viaProxy.LeasesCompleted != 3 || viaProxy.LeasesCompletedTimeUnknown != 3 || viaProxy.LeasesTimed != 0 ||
+		viaProxy.LateCompletions != 0 || viaProxy.ExpiredLeases != 0 || viaProxy.DeletesAlreadyDeleted != 0 {
+		t.Errorf("the proxy: %s (%s), %+v; want healthy, 3 leases completed at a time not known, none late or lapsed", viaProxy.Diagnosis, viaProxy.Advice, viaProxy.LeaseStatsJSON)
+	}
+	if !strings.Contains(viaProxy.Advice, "whether the delete was made in time the server did not see") {
+		t.Errorf("the proxy's advice %q does not say the completions' time is not known", viaProxy.Advice)
+	}
+}
