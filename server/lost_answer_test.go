@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,6 +145,9 @@ func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
 	q := map[string]string{"queue": "q", "account": testutil.Account}
 	if got := value(t, fams, "baton_messages_deleted_total", q).Counter.GetValue(); got != 3 {
 		t.Errorf("/metrics deleted %v, want 3", got)
+	}
+	if help := fams["baton_lease_duration_seconds"].GetHelp(); !strings.Contains(help, "completed at a time not known") || !strings.Contains(help, "left out") {
+		t.Errorf("the lease-duration histogram's help %q does not say it leaves out the leases completed at a time not known", help)
 	}
 	h := value(t, fams, "baton_lease_duration_seconds", q).Histogram
 	if inf := h.Bucket[len(h.Bucket)-1].GetCumulativeCount(); h.GetSampleCount() != 0 || inf != 0 {
