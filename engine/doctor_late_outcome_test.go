@@ -107,3 +107,40 @@ func TestDoctorLateDeleteAlreadyDeleted(t *testing.T) {
 		t.Errorf("a refusal said where none happened: %s", r.Advice)
 	}
 }
+
+// The classic overrun on a standard queue where both holders overran: the
+// first holder's late delete deletes the message, after the second's lease
+// had lapsed too, and the second's late delete then finds it already
+// deleted. That delete is no retry of a delete of its own whose answer was
+// lost (its lease is the message's latest and lapsed, but someone else
+// deleted the message): it deleted nothing, and is late, not a completion
+// at a time not known.
+func TestDoctorLateDeleteAfterAnOlderReceiptDeleted(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "both-late", map[string]string{"VisibilityTimeout": "30"})
+	ids := in.send(3)
+	first := in.receive(10, nil)
+	in.at(31)
+	second := in.receive(10, nil)
+	in.at(90) // the second leases lapsed at 61 s
+	for _, id := range ids {
+		in.del(first[id]) // late: deletes the message, as on SQS
+	}
+	in.at(121)
+	for _, id := range ids {
+		in.del(second[id]) // late, the message already deleted
+	}
+	r := in.report()
+	s := r.Window
+	if s.Completed != 3 || s.Untimed != 0 || s.AlreadyDeleted != 3 || s.Finished() != 6 || s.LateLeases != 6 {
+		t.Errorf("window %+v: want 3 completed (all timed), 3 deletes of messages already deleted, 6 leases late", s)
+	}
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	if strings.Contains(r.Advice, "answer was lost") {
+		t.Errorf("a lost answer said where none happened: %s", r.Advice)
+	}
+	h := in.history(ids[0])
+	if last := h[len(h)-1]; last.Kind != ledger.EventLateDelete || !last.AlreadyDeleted {
+		t.Errorf("the second holder's delete reads %+v; want a late delete of a message already deleted", last)
+	}
+}

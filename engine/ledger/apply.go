@@ -155,6 +155,7 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	if !ev.Removed {
 		return
 	}
+	tm.removed = true
 	// The lease that held the message when it was removed; if its receive
 	// has not arrived, the record made here stops it from starting a lease
 	// that would later seem to lapse.
@@ -175,9 +176,10 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 // finds the message gone). Nobody else can have: the receipt's lease is the
 // latest its message had, and the ledger holds it running, or lapsed with
 // no later lease begun; a purge, the retention sweep or an operator would
-// have ended it as removed, and a later receiver begun a later lease.
+// have ended it as removed, a later receiver begun a later lease, and a
+// late delete by an older receipt marked the message removed.
 func lostDelete(tm *trackedMessage, rec *leaseRec, ev Event) bool {
-	return ev.Result == baton.LeaseGone && rec.received && tm.latest <= ev.Epoch &&
+	return ev.Result == baton.LeaseGone && rec.received && tm.latest <= ev.Epoch && !tm.removed &&
 		(rec.state == leaseActive || rec.state == leaseExpired)
 }
 
