@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -31,13 +32,20 @@ const partialSuffix = ".partial"
 // is synced, and dest appears, by a rename, only once complete. It is
 // written in dest+".partial", which a failed backup removes: its hard
 // links would keep on the disk, for good, the tables the store compacts
-// away (the error names it if the disk fails its removal too).
+// away (the error names it if the disk fails its removal too). Each
+// backup first removes the unfinished copies a stopped process left
+// beside dest (RemoveUnfinishedBackups).
 //
-// The copy begins by flushing the log, which waits for good behind a
-// write of the log that failed (walwatch.go), and as long as the disk
-// does not answer: once a write failed Backup refuses at once, and a
-// backup begun before the failure returns as soon as it fails, with the
-// failure, or once its flush has waited the write timeout, and removes
+// A backup whose ctx ends before its copy is renamed into place is given
+// up: it stops at its next step, removes its copy, and returns the
+// context's error once it has.
+//
+// The checkpoint's steps on the log, its flush of it and its wait for any
+// write of the MANIFEST under way, wait for good behind a write of the
+// log that failed (walwatch.go), and as long as the disk does not
+// answer. Once a write failed Backup refuses at once, and a backup begun
+// before the failure returns as soon as it fails, with the failure, or
+// once its steps on the log have waited the write timeout, and removes
 // the unfinished copy. The goroutine writing it is left waiting behind
 // the disk (behind a failed write, until the process ends, as Pebble
 // is), and never renames what it wrote: should it ever go on, it removes
@@ -49,45 +57,68 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := s.health.wal.refusal(); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
-	if !s.backups.begin() {
+	b := &backupRun{dest: filepath.Clean(dest), onLog: make(chan struct{}), offLog: make(chan struct{})}
+	if !s.backups.begin(b) {
 		return fmt.Errorf("%w: pebblestore: backup to %s: the store is closing", baton.ErrUnavailable, dest)
 	}
-	b := &backupRun{dest: filepath.Clean(dest), flushed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
 		err := s.backup(b)
-		s.backups.end() // before the answer: a Close it held is done with
+		s.backups.end(b) // before the answer: a Close it held is done with
 		done <- err
 	}()
-	if err := s.awaitBackup(b, done); err != nil {
+	if err := s.awaitBackup(ctx, b, done); err != nil {
 		return fmt.Errorf("pebblestore: backup to %s: %w", dest, err)
 	}
 	return nil
 }
 
-// awaitBackup waits for b, done once it ended, and gives it up once a
-// write of the log failed, or when its flush of the log has waited the
-// write timeout for the disk (a device that does not answer): what
-// waits behind the disk could wait for good.
-func (s *Store) awaitBackup(b *backupRun, done <-chan error) error {
-	flushed := b.flushed
-	t := time.NewTimer(s.w.timeout)
-	defer t.Stop()
+// awaitBackup waits for b, done once it ended. It gives it up once a
+// write of the log failed, or when its steps on the log have waited the
+// write timeout for the disk (a device that does not answer): what waits
+// behind the disk could wait for good; it removes the unfinished copy
+// itself. It gives it up too when ctx ends, and then waits for it to end,
+// removing its copy as it does.
+func (s *Store) awaitBackup(ctx context.Context, b *backupRun, done <-chan error) error {
+	onLog, offLog, ctxDone := b.onLog, b.offLog, ctx.Done()
+	var (
+		t         *time.Timer
+		timeout   <-chan time.Time
+		cancelled error
+	)
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
 	for {
 		var why error
 		select {
 		case err := <-done:
+			if cancelled != nil && err != nil {
+				return fmt.Errorf("given up: %w (%w)", cancelled, err)
+			}
 			return err
-		case <-flushed:
-			flushed = nil
-			t.Stop()
+		case <-onLog:
+			onLog = nil
+			t = time.NewTimer(s.w.timeout)
+			timeout = t.C
 			continue
-		case <-t.C:
-			why = fmt.Errorf("%w: pebblestore: the flush of the log a backup begins with has waited %v for the disk", baton.ErrUnavailable, s.w.timeout)
+		case <-offLog:
+			onLog, offLog, timeout = nil, nil, nil
+			continue
+		case <-ctxDone:
+			ctxDone = nil
+			if b.abandon() {
+				cancelled = ctx.Err()
+			}
+			continue // it ends soon, removing its copy (or renaming it: it is whole)
+		case <-timeout:
+			why = fmt.Errorf("%w: pebblestore: the backup's steps on the log (its flush, and its wait for a write of the MANIFEST under way) have waited %v for the disk", baton.ErrUnavailable, s.w.timeout)
 		case <-s.health.wal.failedWrites():
 			why = s.health.wal.refusal()
 		}
-		if !b.state.CompareAndSwap(backupCopying, backupAbandoned) {
+		if !b.abandon() {
 			return <-done // it was renaming: the copy is whole
 		}
 		return s.removePartial(b.dest+partialSuffix, fmt.Errorf("given up: %w", why))
@@ -98,32 +129,47 @@ func (s *Store) awaitBackup(b *backupRun, done <-chan error) error {
 // still be renamed into place.
 type backupRun struct {
 	dest string
-	// flushed is closed once the log is flushed, the backup's first step.
-	flushed chan struct{}
-	state   atomic.Int32
+	// onLog is closed as the backup's steps on the log begin: the
+	// checkpoint, which first flushes the log.
+	onLog chan struct{}
+	// offLog is closed once the backup's steps on the log are done: its
+	// checkpoint has created the copy's directory of the log
+	// (checkpointFS), having flushed the log and waited for any write of
+	// the MANIFEST under way.
+	offLog     chan struct{}
+	offLogOnce sync.Once
+	state      atomic.Int32
 }
 
 // The states of a backupRun: it copies; it renames the complete copy into
-// place; or its caller was answered without it (a write of the log
-// failed), and it is not to be renamed.
+// place; or it was given up (its caller answered without it, or gone),
+// and it is not to be renamed.
 const (
 	backupCopying = iota
 	backupRenaming
 	backupAbandoned
 )
 
-func (s *Store) backup(b *backupRun) error {
-	// Flushed first, apart, that awaitBackup can bound the wait; the
-	// checkpoint flushes again what came since.
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
-		return err
-	}
-	close(b.flushed)
+// abandon gives b up, and reports true, unless it is renaming its copy
+// into place.
+func (b *backupRun) abandon() bool {
+	return b.state.CompareAndSwap(backupCopying, backupAbandoned) || b.state.Load() == backupAbandoned
+}
+
+// leftLog tells b its checkpoint is done with the log, and refuses the
+// rest of the checkpoint if b was given up.
+func (b *backupRun) leftLog() error {
+	b.offLogOnce.Do(func() { close(b.offLog) })
 	if b.state.Load() == backupAbandoned {
 		return errBackupAbandoned
 	}
+	return nil
+}
+
+func (s *Store) backup(b *backupRun) error {
 	dest := b.dest
 	tmp := dest + partialSuffix
+	s.removeUnfinished(filepath.Dir(dest), b)
 	for _, p := range []string{dest, tmp} {
 		switch _, err := s.fs.Stat(p); {
 		case err == nil:
@@ -135,7 +181,10 @@ func (s *Store) backup(b *backupRun) error {
 	if err := makeDir(s.fs, tmp); err != nil {
 		return s.removePartial(tmp, err)
 	}
-	if err := s.writeCopy(tmp); err != nil {
+	if err := s.writeOwner(tmp); err != nil {
+		return s.removePartial(tmp, err)
+	}
+	if err := s.writeCopy(b, tmp); err != nil {
 		return s.removePartial(tmp, err)
 	}
 	if !b.state.CompareAndSwap(backupCopying, backupRenaming) {
@@ -157,13 +206,16 @@ func (s *Store) removePartial(tmp string, err error) error {
 	return err
 }
 
-// errBackupAbandoned is the end of a backup whose caller was answered
-// without it.
-var errBackupAbandoned = errors.New("the backup's caller was answered before it ended (a write of the log failed)")
+// errBackupAbandoned is the end of a backup given up before it ended.
+var errBackupAbandoned = errors.New("the backup was given up before it ended")
 
 // writeCopy writes the copy of the data directory into tmp, every file
-// of it synced.
-func (s *Store) writeCopy(tmp string) error {
+// of it synced, for b.
+func (s *Store) writeCopy(b *backupRun, tmp string) error {
+	if b.state.Load() == backupAbandoned {
+		return errBackupAbandoned
+	}
+	close(b.onLog)
 	if err := s.checkpoint(filepath.Join(tmp, LogDir)); err != nil {
 		return err
 	}
@@ -173,6 +225,11 @@ func (s *Store) writeCopy(tmp string) error {
 	// A relaxed log's files skip fsync: sync the copy's through the file
 	// system itself.
 	if err := syncFiles(s.fs, filepath.Join(tmp, LogDir)); err != nil {
+		return err
+	}
+	// Complete: no longer an unfinished copy, nor a file of the data
+	// directory the copy is.
+	if err := s.fs.Remove(filepath.Join(tmp, UnfinishedBackupFile)); err != nil {
 		return err
 	}
 	return syncDir(s.fs, tmp)
@@ -271,33 +328,37 @@ func syncFiles(fs vfs.FS, dir string) error {
 }
 
 // backupSet counts the backups running, for Close to wait for them: the
-// copy holds parts of the log until it ends.
+// copy holds parts of the log until it ends. It knows each by its copy's
+// directory, for checkpointFS and removeUnfinished.
 type backupSet struct {
 	mu      sync.Mutex
-	running int
+	running map[*backupRun]struct{}
 	closing bool
 	// idle is closed once none runs after close; then, if set, runs then.
 	idle chan struct{}
 	then func()
 }
 
-// begin counts a backup beginning; false once the store is closing.
-func (b *backupSet) begin() bool {
+// begin counts b beginning; false once the store is closing.
+func (b *backupSet) begin(r *backupRun) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closing {
 		return false
 	}
-	b.running++
+	if b.running == nil {
+		b.running = make(map[*backupRun]struct{})
+	}
+	b.running[r] = struct{}{}
 	return true
 }
 
-// end counts a backup ended.
-func (b *backupSet) end() {
+// end counts r ended.
+func (b *backupSet) end(r *backupRun) {
 	b.mu.Lock()
-	b.running--
+	delete(b.running, r)
 	var then func()
-	if b.running == 0 && b.idle != nil {
+	if len(b.running) == 0 && b.idle != nil {
 		close(b.idle)
 		b.idle, then, b.then = nil, b.then, nil
 	}
@@ -307,12 +368,25 @@ func (b *backupSet) end() {
 	}
 }
 
+// writing returns the backup running, other than but, whose copy is
+// written in partial (dest+".partial"), or nil.
+func (b *backupSet) writing(partial string, but *backupRun) *backupRun {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for r := range b.running {
+		if r != but && r.dest+partialSuffix == partial {
+			return r
+		}
+	}
+	return nil
+}
+
 // afterLast has f run once the last backup running ends, and reports
 // true; false, with f not run, if none runs.
 func (b *backupSet) afterLast(f func()) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.running == 0 {
+	if len(b.running) == 0 {
 		return false
 	}
 	b.then = f
@@ -326,10 +400,31 @@ func (b *backupSet) close() <-chan struct{} {
 	defer b.mu.Unlock()
 	b.closing = true
 	idle := make(chan struct{})
-	if b.running == 0 {
+	if len(b.running) == 0 {
 		close(idle)
 	} else {
 		b.idle = idle
 	}
 	return idle
+}
+
+// checkpointFS is the file system the log is written through. It tells a
+// running backup when its checkpoint creates the copy's directory of the
+// log: Pebble's checkpoint has then flushed the log and waited for any
+// write of the MANIFEST under way, and is done with the log. A backup
+// given up meanwhile has its checkpoint refused there.
+type checkpointFS struct {
+	vfs.FS
+	backups *backupSet
+}
+
+func (fs checkpointFS) MkdirAll(dir string, perm os.FileMode) error {
+	if filepath.Base(dir) == LogDir {
+		if r := fs.backups.writing(filepath.Dir(filepath.Clean(dir)), nil); r != nil {
+			if err := r.leftLog(); err != nil {
+				return err
+			}
+		}
+	}
+	return fs.FS.MkdirAll(dir, perm)
 }

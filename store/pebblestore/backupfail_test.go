@@ -1,6 +1,7 @@
 package pebblestore_test
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -160,5 +161,149 @@ func TestCloseDuringBackup(t *testing.T) {
 			t.Errorf("%s holds %v, want before", dir, got)
 		}
 		r.Close()
+	}
+}
+
+// awaitPath waits, a minute at most, for path to exist on fs.
+func awaitPath(t *testing.T, fs vfs.FS, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := fs.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s did not appear", path)
+}
+
+// writePartial makes dir, a directory named like an unfinished backup,
+// holding a file, and, unless owner is "", the mark naming owner's data
+// directory.
+func writePartial(t *testing.T, fs vfs.FS, dir, owner string) {
+	t.Helper()
+	files := map[string]string{"x": "x"}
+	if owner != "" {
+		files[pebblestore.UnfinishedBackupFile] = owner + "\n"
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		f, err := fs.Create(filepath.Join(dir, name), vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A process stopped in the middle of a backup (here, the machine lost
+// its power) leaves DEST.partial, its tables hard links to the store's:
+// the next backup, or the server's start (RemoveUnfinishedBackups),
+// removes it, saying so, and leaves alone, saying so, what is not
+// provably an unfinished copy of this data directory's. Before, it was
+// left for good, and nobody was told.
+func TestUnfinishedBackupRemoved(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewCrashableMem()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: slowBackupFS{FS: mem}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := removedQueue(t, s, 1, "before")
+	pebblestore.Flush(t, s)
+	done := make(chan error, 1)
+	go func() { done <- s.Backup(t.Context(), "/backups/b1") }()
+	awaitPath(t, mem, "/backups/b1.partial/pebble")
+	crashed := []*vfs.MemFS{mem.CrashClone(vfs.CrashCloneCfg{}), mem.CrashClone(vfs.CrashCloneCfg{})}
+	if err := <-done; err != nil {
+		t.Errorf("the backup the machine crashed under: %v", err)
+	}
+	s.Close()
+
+	for i, how := range []string{"the next backup", "RemoveUnfinishedBackups"} {
+		fs := crashed[i]
+		if _, err := fs.Stat("/backups/b1.partial/pebble"); err != nil {
+			t.Fatalf("the unfinished copy after the crash: %v, want it there", err)
+		}
+		writePartial(t, fs, "/backups/unmarked.partial", "")
+		writePartial(t, fs, "/backups/another.partial", "/elsewhere")
+		writePartial(t, fs, "/backups/notpartial", "/data")
+		var buf syncBuffer
+		r, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := r.Backup(t.Context(), "/backups/b2"); err != nil {
+				t.Errorf("%s: %v", how, err)
+			}
+		} else {
+			r.RemoveUnfinishedBackups("/backups")
+		}
+		if _, err := fs.Stat("/backups/b1.partial"); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after %s, the unfinished copy: %v, want it removed", how, err)
+		}
+		for _, dir := range []string{"/backups/unmarked.partial/x", "/backups/another.partial/x", "/backups/notpartial/x"} {
+			if _, err := fs.Stat(dir); err != nil {
+				t.Errorf("after %s, %s: %v, want it left alone", how, dir, err)
+			}
+		}
+		log := buf.String()
+		for _, want := range []string{
+			`removed the unfinished copy of a backup a stopped process left" path=/backups/b1.partial`,
+			`it is not marked as one" path=/backups/unmarked.partial`,
+			`another data directory's backup" path=/backups/another.partial of=/elsewhere`,
+		} {
+			if !strings.Contains(log, want) {
+				t.Errorf("after %s, the log lacks %q:\n%s", how, want, log)
+			}
+		}
+		if got := idsOf(receive(t, r, q.ID, base, at(lease), 10)); len(got) != 1 || got[0] != "before" {
+			t.Errorf("after %s, the store holds %v, want before", how, got)
+		}
+		r.Close()
+	}
+}
+
+// A backup whose caller gives up (the HTTP request cancelled) stops, and
+// returns the context's error once it has removed its copy: nothing of it
+// is left. Before, it ran on to its end, and left a backup nobody was
+// told of.
+func TestBackupGivenUpByItsCaller(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewMem()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: slowBackupFS{FS: mem}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	removedQueue(t, s, 1, "before")
+	pebblestore.Flush(t, s)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Backup(ctx, "/backups/b1") }()
+	awaitPath(t, mem, "/backups/b1.partial")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("backup whose caller gave up: %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the backup whose caller gave up did not return")
+	}
+	for _, dir := range []string{"/backups/b1", "/backups/b1.partial"} {
+		if _, err := mem.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after its caller gave up: %v, want it absent", dir, err)
+		}
+	}
+	if err := s.Backup(t.Context(), "/backups/b2"); err != nil {
+		t.Errorf("backup after one given up: %v", err)
 	}
 }

@@ -193,3 +193,6 @@ func RotatingManifest(o Options) Options {
 	o.manifestSize = 1
 	return o
 }
+
+// FlushLog flushes the log's memtables to a table, and returns its error.
+func FlushLog(s *Store) error { return s.db.Flush() }

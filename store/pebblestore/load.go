@@ -87,7 +87,10 @@ func (s *Store) openChecked(ctx context.Context, opts Options) (map[string]baton
 			return nil, damagedRead(err)
 		}
 	}
-	if s.db, s.diskChecks, err = openWatched(ctx, logDir, opts, s.health); err != nil {
+	// Backups are told when their checkpoint is done with the log.
+	wo := opts
+	wo.FS = checkpointFS{FS: opts.FS, backups: &s.backups}
+	if s.db, s.diskChecks, err = openWatched(ctx, logDir, wo, s.health); err != nil {
 		return nil, err
 	}
 	if tasks == nil {

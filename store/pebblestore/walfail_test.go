@@ -570,3 +570,90 @@ func TestBackupOnStalledDisk(t *testing.T) {
 		}
 	}
 }
+
+// stallingManifestFS makes, once armed, each sync of a MANIFEST of the log
+// in /data wait until release is closed, as a device that stops answering
+// does; stalled is closed as the first waits.
+type stallingManifestFS struct {
+	vfs.FS
+	armed     *atomic.Bool
+	release   chan struct{}
+	stalled   chan struct{}
+	onceStall *sync.Once
+}
+
+func (fs stallingManifestFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil || !strings.HasPrefix(name, "/data/") || !strings.Contains(filepath.Base(name), "MANIFEST") {
+		return f, err
+	}
+	return stallingManifestFile{File: f, fs: fs}, nil
+}
+
+type stallingManifestFile struct {
+	vfs.File
+	fs stallingManifestFS
+}
+
+func (f stallingManifestFile) Sync() error {
+	if f.fs.armed.Load() {
+		f.fs.onceStall.Do(func() { close(f.fs.stalled) })
+		<-f.fs.release
+	}
+	return f.File.Sync()
+}
+
+// A backup begun while a write of the MANIFEST waits for a disk that does
+// not answer (here, a flush's) is given up after the write timeout,
+// saying so, as a backup whose flush of the log waits is: its checkpoint
+// waits for the MANIFEST's write before it copies anything. Nothing of it
+// is left, nor written once the disk answers again, and a backup then
+// works (before, its caller waited for as long as the disk did).
+func TestBackupBehindStalledManifest(t *testing.T) {
+	t.Parallel()
+	fs := stallingManifestFS{FS: vfs.NewMem(), armed: &atomic.Bool{}, release: make(chan struct{}),
+		stalled: make(chan struct{}), onceStall: &sync.Once{}}
+	const timeout = time.Second
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs, WriteTimeout: timeout,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	free := func() { once.Do(func() { close(fs.release) }) }
+	defer s.Close()
+	defer free()
+	removedQueue(t, s, 1, "before")
+	fs.armed.Store(true)
+	flushed := make(chan error, 1)
+	go func() { flushed <- pebblestore.FlushLog(s) }()
+	select {
+	case <-fs.stalled:
+	case <-time.After(time.Minute):
+		t.Fatal("the flush wrote no MANIFEST")
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- s.Backup(t.Context(), "/backups/b1") }()
+	select {
+	case err := <-done:
+		if took := time.Since(start); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "waited") || took > timeout+10*time.Second {
+			t.Errorf("backup behind a MANIFEST the disk does not write: %v after %v, want ErrUnavailable saying it waited, after about %v", err, took, timeout)
+		}
+	case <-time.After(timeout + 20*time.Second):
+		t.Error("the backup behind a MANIFEST the disk does not write did not return within the write timeout and 20 s")
+	}
+	fs.armed.Store(false)
+	free()
+	if err := <-flushed; err != nil {
+		t.Errorf("the flush, once the disk answers: %v", err)
+	}
+	if err := s.Backup(t.Context(), "/backups/b2"); err != nil {
+		t.Errorf("backup once the disk answers: %v", err)
+	}
+	for _, dir := range []string{"/backups/b1", "/backups/b1.partial"} {
+		if _, err := fs.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s, given up: %v, want it absent", dir, err)
+		}
+	}
+}
