@@ -17,7 +17,8 @@ import (
 // request arrived; a server started on it (--data-dir PATH) serves exactly
 // that. The caller names no path: any key may call the admin API, and a
 // backup holds every account's messages. One backup runs at a time; a
-// second request waits for the first.
+// second request waits for the first. A request cancelled (its client
+// gone) gives its backup up: the copy is removed, and the failure logged.
 
 // BackupJSON is the answer of the backup action.
 type BackupJSON struct {

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
@@ -58,4 +61,83 @@ func TestAdminBackup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A backup request whose client goes away (its request cancelled) has
+// the backup's context end: the store gives the backup up, and the
+// failure is logged.
+func TestAdminBackupClientGone(t *testing.T) {
+	t.Parallel()
+	eng, err := engine.New(engine.Config{Store: memstore.New(), Clock: clock.NewFake(testutil.Epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	started, ended := make(chan struct{}), make(chan error, 1)
+	backup := func(ctx context.Context) (string, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			ended <- ctx.Err()
+			return "", ctx.Err()
+		case <-time.After(time.Minute):
+			ended <- nil
+			return "/backups/b1", nil
+		}
+	}
+	var logs syncLog
+	srv := httptest.NewServer(server.New(server.Config{Engine: eng, Backup: backup,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/admin/api/backup", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the backup did not begin")
+	}
+	cancel()
+	if err := <-answered; !errors.Is(err, context.Canceled) {
+		t.Errorf("the request cancelled: %v", err)
+	}
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the backup whose client went away: its context ended with %v, want context.Canceled", err)
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !strings.Contains(logs.String(), "backup failed"); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "backup failed") || !strings.Contains(logs.String(), "context canceled") {
+		t.Errorf("log %q, want the backup failed, its context cancelled", logs.String())
+	}
+}
+
+// syncLog is a log destination a test reads while the server writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

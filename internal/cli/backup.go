@@ -16,7 +16,9 @@ import (
 // backupFunc returns what the server runs for POST /admin/api/backup: a
 // backup of the embedded store into a new directory under dir (made
 // absolute, so that the path answered means the same to any reader), named
-// by the time. Nil, no backups, for another store or without dir.
+// by the time. Nil, no backups, for another store or without dir. It
+// removes at once, logging each, the unfinished copies a server stopped
+// in the middle of a backup left in dir.
 func backupFunc(store baton.Store, dir string) func(context.Context) (string, error) {
 	st, ok := store.(*pebblestore.Store)
 	if !ok || dir == "" {
@@ -25,6 +27,7 @@ func backupFunc(store baton.Store, dir string) func(context.Context) (string, er
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
+	st.RemoveUnfinishedBackups(dir)
 	return func(ctx context.Context) (string, error) {
 		path := filepath.Join(dir, "baton-backup-"+clock.System{}.Now().UTC().Format("20060102T150405.000000000Z"))
 		if err := st.Backup(ctx, path); err != nil {
