@@ -144,3 +144,26 @@ func TestDoctorLateDeleteAfterAnOlderReceiptDeleted(t *testing.T) {
 		t.Errorf("the second holder's delete reads %+v; want a late delete of a message already deleted", last)
 	}
 }
+
+// A holder's delete that finds its message gone after the queue was purged
+// while its lease had lapsed deleted nothing: the purge did, not a lost
+// attempt of its own (the purge ends only running leases, so the ledger
+// must remember that it removed the messages).
+func TestDoctorLateDeleteAfterAPurge(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "purged", map[string]string{"VisibilityTimeout": "30"})
+	ids := in.send(3)
+	first := in.receive(10, nil)
+	in.at(40) // the leases lapsed at 30 s
+	if err := in.e.PurgeQueue(context.Background(), in.ref); err != nil {
+		t.Fatal(err)
+	}
+	in.at(50)
+	for _, id := range ids {
+		in.del(first[id]) // late, the message purged
+	}
+	s := in.report().Window
+	if s.Completed != 0 || s.Untimed != 0 || s.AlreadyDeleted != 3 {
+		t.Errorf("window %+v: want no lease completed, 3 deletes of messages already deleted", s)
+	}
+}

@@ -19,6 +19,7 @@ func (ql *queueLedger) removedOne(ev Event) {
 	if !ok {
 		return
 	}
+	tm.removed = true
 	if cur := tm.lease(max(tm.latest, ev.Epoch)); cur.state == leaseActive {
 		ql.end(cur, leaseRemoved)
 		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
@@ -175,9 +176,10 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 // unknown, and retried by the SDK; or run again by the store, whose rerun
 // finds the message gone). Nobody else can have: the receipt's lease is the
 // latest its message had, and the ledger holds it running, or lapsed with
-// no later lease begun; a purge, the retention sweep or an operator would
-// have ended it as removed, a later receiver begun a later lease, and a
-// late delete by an older receipt marked the message removed.
+// no later lease begun; a purge, the retention sweep, an operator or a
+// late delete by an older receipt would have marked the message removed
+// (and ended a running lease as removed), and a later receiver begun a
+// later lease.
 func lostDelete(tm *trackedMessage, rec *leaseRec, ev Event) bool {
 	return ev.Result == baton.LeaseGone && rec.received && tm.latest <= ev.Epoch && !tm.removed &&
 		(rec.state == leaseActive || rec.state == leaseExpired)

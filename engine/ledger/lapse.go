@@ -106,6 +106,9 @@ func (ql *queueLedger) returned(r *leaseRec) {
 // with the purge, which is no lapse (the leases that ended before it were
 // expired by expire, run before each event).
 func (ql *queueLedger) purged(at time.Time) {
+	for _, tm := range ql.messages {
+		tm.removed = true // a lapsed lease's holder may still delete it
+	}
 	for len(ql.active) > 0 {
 		r := ql.active[0]
 		ql.end(r, leaseRemoved)
@@ -116,6 +119,11 @@ func (ql *queueLedger) purged(at time.Time) {
 // retained ends the active leases of the messages sent before cutoff: the
 // retention sweep deleted them at at, which is no lapse.
 func (ql *queueLedger) retained(at, cutoff time.Time) {
+	for _, tm := range ql.messages {
+		if !tm.sentAt.IsZero() && tm.sentAt.Before(cutoff) {
+			tm.removed = true // a lapsed lease's holder may still delete it
+		}
+	}
 	var gone []*leaseRec
 	for _, r := range ql.active {
 		if sent := r.msg.sentAt; !sent.IsZero() && sent.Before(cutoff) {

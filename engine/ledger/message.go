@@ -77,10 +77,10 @@ type leaseRec struct {
 type trackedMessage struct {
 	id     string
 	latest uint32
-	// removed: a late delete (by the receipt of a lapsed lease, on a
-	// standard queue) deleted the message: a delete by another receipt
-	// that then finds it gone found that one's work, not its own
-	// (lostDelete).
+	// removed: the message was deleted other than by its latest lease's
+	// delete (a late delete by an older receipt on a standard queue, a
+	// purge, the retention sweep, an operator): a delete that then finds
+	// it gone found that work, not its own (lostDelete).
 	removed bool
 	// sentAt is when the message was sent, as its receives said: retention
 	// deletes it by that.
