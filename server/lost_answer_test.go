@@ -46,14 +46,10 @@ func retrying(o *sqs.Options) {
 	})
 }
 
-// Deletes whose answers were lost, retried by the SDK: each retry finds its
-// message deleted, and SQS answers it with success. The consumer did
-// everything right: the report is healthy, /metrics counts three
-// messages deleted, and each message's history ends in its lease's
-// delete, not in a delete that found the message already deleted; nor do
-// the leases lapse afterward.
-func TestDeleteAnswerLostRetriedBySDK(t *testing.T) {
-	t.Parallel()
+// threeLeased starts a server on a store that can lose the answers of
+// deletes, with queue "q" (30 s leases) and three of its messages received.
+func threeLeased(t *testing.T) (*deletesLost, *testutil.Server, string, *sqs.ReceiveMessageOutput) {
+	t.Helper()
 	st := &deletesLost{Store: memstore.New()}
 	srv := testutil.StartServer(t, testutil.Options{Store: st})
 	url := srv.MustCreateQueue(t, "q", map[string]string{"VisibilityTimeout": "30"})
@@ -66,6 +62,18 @@ func TestDeleteAnswerLostRetriedBySDK(t *testing.T) {
 	if err != nil || len(out.Messages) != 3 {
 		t.Fatalf("received %v, %v", out, err)
 	}
+	return st, srv, url, out
+}
+
+// Deletes whose answers were lost, retried by the SDK: each retry finds its
+// message deleted, and SQS answers it with success. The consumer did
+// everything right: the report is healthy, /metrics counts three
+// messages deleted, and each message's history ends in its lease's
+// delete, not in a delete that found the message already deleted; nor do
+// the leases lapse afterward.
+func TestDeleteAnswerLostRetriedBySDK(t *testing.T) {
+	t.Parallel()
+	st, srv, url, out := threeLeased(t)
 	step(srv, 5)
 	st.losing.Store(true)
 	for _, m := range out.Messages {
@@ -110,18 +118,7 @@ func TestDeleteAnswerLostRetriedBySDK(t *testing.T) {
 // buckets.
 func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
 	t.Parallel()
-	st := &deletesLost{Store: memstore.New()}
-	srv := testutil.StartServer(t, testutil.Options{Store: st})
-	url := srv.MustCreateQueue(t, "q", map[string]string{"VisibilityTimeout": "30"})
-	for range 3 {
-		if _, err := srv.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("job")}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := srv.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
-	if err != nil || len(out.Messages) != 3 {
-		t.Fatalf("received %v, %v", out, err)
-	}
+	st, srv, url, out := threeLeased(t)
 	step(srv, 25)
 	st.losing.Store(true)
 	for _, m := range out.Messages {
