@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
@@ -161,6 +162,26 @@ func TestDoctorLateDeleteAfterAPurge(t *testing.T) {
 	in.at(50)
 	for _, id := range ids {
 		in.del(first[id]) // late, the message purged
+	}
+	s := in.report().Window
+	if s.Completed != 0 || s.Untimed != 0 || s.AlreadyDeleted != 3 {
+		t.Errorf("window %+v: want no lease completed, 3 deletes of messages already deleted", s)
+	}
+}
+
+// The same after the retention sweep deleted the messages.
+func TestDoctorLateDeleteAfterRetention(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "kept-briefly", map[string]string{"VisibilityTimeout": "30", "MessageRetentionPeriod": "60"})
+	ids := in.send(3)
+	first := in.receive(10, nil)
+	in.at(70) // the leases lapsed at 30 s; the messages are past retention
+	if n, err := engine.NewRetentionSweeper(in.e, time.Minute).SweepOnce(context.Background()); err != nil || n != 3 {
+		t.Fatalf("retention sweep: %d, %v; want 3 deleted", n, err)
+	}
+	in.at(80)
+	for _, id := range ids {
+		in.del(first[id]) // late, the message deleted by retention
 	}
 	s := in.report().Window
 	if s.Completed != 0 || s.Untimed != 0 || s.AlreadyDeleted != 3 {

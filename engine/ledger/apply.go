@@ -176,13 +176,21 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 // unknown, and retried by the SDK; or run again by the store, whose rerun
 // finds the message gone). Nobody else can have: the receipt's lease is the
 // latest its message had, and the ledger holds it running, or lapsed with
-// no later lease begun; a purge, the retention sweep, an operator or a
-// late delete by an older receipt would have marked the message removed
-// (and ended a running lease as removed), and a later receiver begun a
+// no later lease begun; an operator or a late delete by an older receipt
+// would have marked the message removed, a purge or the retention sweep
+// have come after its lease began or its send (removedSince: they end a
+// lease as removed only if it still runs), and a later receiver begun a
 // later lease.
 func lostDelete(tm *trackedMessage, rec *leaseRec, ev Event) bool {
-	return ev.Result == baton.LeaseGone && rec.received && tm.latest <= ev.Epoch && !tm.removed &&
+	return ev.Result == baton.LeaseGone && rec.received && tm.latest <= ev.Epoch && !tm.ql.removedSince(tm, rec) &&
 		(rec.state == leaseActive || rec.state == leaseExpired)
+}
+
+// removedSince says that tm was removed other than by rec's own delete:
+// by an operator or an older receipt's late delete (tm.removed), or by a
+// purge or the retention sweep while rec's lease had lapsed.
+func (ql *queueLedger) removedSince(tm *trackedMessage, rec *leaseRec) bool {
+	return tm.removed || rec.begin.Before(ql.purgedAt) || !tm.sentAt.IsZero() && tm.sentAt.Before(ql.retainedBefore)
 }
 
 // deleteMarks says that a delete by receipt (ev) deleted nothing, and why:

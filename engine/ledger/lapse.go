@@ -106,9 +106,7 @@ func (ql *queueLedger) returned(r *leaseRec) {
 // with the purge, which is no lapse (the leases that ended before it were
 // expired by expire, run before each event).
 func (ql *queueLedger) purged(at time.Time) {
-	for _, tm := range ql.messages {
-		tm.removed = true // a lapsed lease's holder may still delete it
-	}
+	ql.purgedAt = at // a lapsed lease's holder may still delete its message (lostDelete)
 	for len(ql.active) > 0 {
 		r := ql.active[0]
 		ql.end(r, leaseRemoved)
@@ -119,10 +117,8 @@ func (ql *queueLedger) purged(at time.Time) {
 // retained ends the active leases of the messages sent before cutoff: the
 // retention sweep deleted them at at, which is no lapse.
 func (ql *queueLedger) retained(at, cutoff time.Time) {
-	for _, tm := range ql.messages {
-		if !tm.sentAt.IsZero() && tm.sentAt.Before(cutoff) {
-			tm.removed = true // a lapsed lease's holder may still delete it
-		}
+	if cutoff.After(ql.retainedBefore) {
+		ql.retainedBefore = cutoff // as purgedAt
 	}
 	var gone []*leaseRec
 	for _, r := range ql.active {

@@ -87,6 +87,11 @@ type queueLedger struct {
 	// seen is when each client last made a request on the queue;
 	// seenPublished, when this node last told the others (holders.go).
 	seen, seenPublished map[Client]time.Time
+	// purgedAt is the queue's last purge, retainedBefore the latest cutoff
+	// of the retention sweep: they removed every message leased before,
+	// or sent before, as a lease they ended only if it still ran
+	// (lostDelete).
+	purgedAt, retainedBefore time.Time
 }
 
 // Ledger is one node's lease ledger. Its zero value is an empty ledger

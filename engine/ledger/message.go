@@ -78,9 +78,10 @@ type trackedMessage struct {
 	id     string
 	latest uint32
 	// removed: the message was deleted other than by its latest lease's
-	// delete (a late delete by an older receipt on a standard queue, a
-	// purge, the retention sweep, an operator): a delete that then finds
-	// it gone found that work, not its own (lostDelete).
+	// delete (a late delete by an older receipt on a standard queue, an
+	// operator): a delete that then finds it gone found that work, not
+	// its own (lostDelete; purges and the retention sweep are the queue's
+	// purgedAt and retainedBefore).
 	removed bool
 	// sentAt is when the message was sent, as its receives said: retention
 	// deletes it by that.
