@@ -6,6 +6,24 @@ import (
 	"github.com/baton-sqs/baton/engine/ledger"
 )
 
+// batchFailingWhole is a queue with 30 s leases (and quick ones of
+// sdkClient's before) whose three messages a function takes together at
+// 10, 41 and 72 s and fails whole each time: the leases lapse.
+func batchFailingWhole(t *testing.T) (*incident, ledger.Client) {
+	t.Helper()
+	in := newIncident(t, "two-bugs", map[string]string{"VisibilityTimeout": "30"})
+	fn := ledger.Client{Addr: "10.0.3.1", UserAgent: "aws-lambda-go/1.0"}
+	in.quickLeases(sdkClient, 5, 0)
+	in.send(3)
+	for round := range 3 {
+		in.at(10 + 31*round)
+		if got := in.receiveAs(fn, 10); len(got) != 3 {
+			t.Fatalf("round %d: the function received %d", round, len(got))
+		}
+	}
+	return in, fn
+}
+
 // Two consumers of one queue with different bugs: a function that fails
 // its batches whole (their leases lapse, the function polls on), and a
 // consumer that retries every message it takes with a back-off, none ever
@@ -13,18 +31,7 @@ import (
 // of the other consumer's messages beside it, not hidden by it.
 func TestDoctorBatchFailingWholeBesideARetryLoop(t *testing.T) {
 	t.Parallel()
-	in := newIncident(t, "two-bugs", map[string]string{"VisibilityTimeout": "30"})
-	fn := ledger.Client{Addr: "10.0.3.1", UserAgent: "aws-lambda-go/1.0"}
-	in.quickLeases(sdkClient, 5, 0)
-	in.send(3)
-	// The function takes the three messages together at 10, 41 and 72 s
-	// and fails each batch whole: the leases lapse.
-	for round := range 3 {
-		in.at(10 + 31*round)
-		if got := in.receiveAs(fn, 10); len(got) != 3 {
-			t.Fatalf("round %d: the function received %d", round, len(got))
-		}
-	}
+	in, fn := batchFailingWhole(t)
 	// Meanwhile the retrying consumer's own three messages go round,
 	// while the function holds its batch.
 	in.at(73)
@@ -63,16 +70,7 @@ func TestDoctorBatchFailingWholeBesideARetryLoop(t *testing.T) {
 // loop is named beside the batch finding, not hidden by it.
 func TestDoctorBatchFailingWholeBesideAReleaseLoop(t *testing.T) {
 	t.Parallel()
-	in := newIncident(t, "two-bugs", map[string]string{"VisibilityTimeout": "30"})
-	fn := ledger.Client{Addr: "10.0.3.1", UserAgent: "aws-lambda-go/1.0"}
-	in.quickLeases(sdkClient, 5, 0)
-	in.send(3)
-	for round := range 3 {
-		in.at(10 + 31*round)
-		if got := in.receiveAs(fn, 10); len(got) != 3 {
-			t.Fatalf("round %d: the function received %d", round, len(got))
-		}
-	}
+	in, fn := batchFailingWhole(t)
 	in.at(73)
 	in.send(3)
 	for round := range 3 {
