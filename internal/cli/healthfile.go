@@ -25,13 +25,17 @@ import (
 // renamed over it, so that a check never reads half a URL) and returns what
 // removes it at a clean stop. A file it cannot write is a warning, not a
 // refusal to serve: the check then asks where BATON_LISTEN says, as it
-// would without the file.
+// would without the file. A file another server has written since (two
+// servers told one file: the last started wins) is left to it at the stop.
 func writeHealthFile(path, url string, log *slog.Logger) (remove func()) {
 	if err := replaceFile(path, url+"\n"); err != nil {
 		log.Warn("could not write the health file: baton health asks where BATON_LISTEN says instead", "file", path, "err", err)
 		return func() {}
 	}
 	return func() {
+		if now, err := readHealthFile(path); err == nil && now != url {
+			return
+		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			log.Warn("could not remove the health file", "file", path, "err", err)
 		}

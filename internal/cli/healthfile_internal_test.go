@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"errors"
+	"io/fs"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -25,5 +30,23 @@ func TestHealthURL(t *testing.T) {
 		if got := healthURL(c.listen, c.addr, c.https); got != c.want {
 			t.Errorf("healthURL(%q, %v, %v) = %s, want %s", c.listen, c.addr, c.https, got, c.want)
 		}
+	}
+}
+
+// TestHealthFileLeftToTheServerThatWroteItLast: two servers told one health
+// file; the first to stop leaves the file that names the other, which still
+// serves, and the other's stop removes it.
+func TestHealthFileLeftToTheServerThatWroteItLast(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "health-url")
+	log := slog.New(slog.DiscardHandler)
+	removeFirst := writeHealthFile(path, "http://127.0.0.1:4001/healthz", log)
+	removeSecond := writeHealthFile(path, "http://127.0.0.1:4002/healthz", log)
+	removeFirst()
+	if got, err := readHealthFile(path); err != nil || got != "http://127.0.0.1:4002/healthz" {
+		t.Fatalf("after the first server's stop the file reads %q, %v; want the second's URL", got, err)
+	}
+	removeSecond()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after the second server's stop: stat %v; want the file gone", err)
 	}
 }
