@@ -248,92 +248,109 @@ func (p *ledgerPublisher) Stop() {
 
 func (p *ledgerPublisher) run(ctx context.Context) {
 	defer close(p.done)
-	batch := p.header()
-	// ready are full batches waiting for the next exchange with the bus.
-	var ready [][]byte
-	var timer *time.Timer
-	var due <-chan time.Time
-	// retryIn, while an exchange the bus refused waits to be tried
-	// again, is the pause before that: ready holds its batches.
-	var retryIn time.Duration
-	// flush publishes the ready batches, and with all the partial one
-	// too, in exchanges of at most ledgerExchangeBatches; an exchange the
-	// bus refuses keeps its batches and the rest in ready, to be tried
-	// again after a pause (retryIn).
-	flush := func(all bool) {
-		if timer != nil {
-			timer.Stop()
-			timer, due = nil, nil
-		}
-		if all && len(batch) > batchHeader {
-			ready = append(ready, batch)
-			batch = p.header()
-		}
-		refused := false
-		for len(ready) > 0 && !refused {
-			n := min(len(ready), ledgerExchangeBatches)
-			if refused = !p.publish(ctx, ready[:n]); !refused {
-				ready = ready[n:]
-			}
-		}
-		wait := p.every
-		if refused {
-			ready = p.keep(ready)
-			retryIn = min(max(2*retryIn, p.every), ledgerRetryMax)
-			wait = retryIn
-		} else {
-			ready, retryIn = nil, 0
-			p.keptDropped = false
-		}
-		if len(batch) > batchHeader || len(ready) > 0 {
-			timer = time.NewTimer(wait)
-			due = timer.C
-		}
-	}
-	var enc []byte // one event's encoding, its buffer reused
-	add := func(ev Event) {
-		enc = appendEvent(enc[:0], ev)
-		if len(batch)+len(enc) > p.maxBatch {
-			ready = append(ready, batch)
-			batch = p.header()
-			switch {
-			case retryIn > 0:
-				ready = p.keep(ready) // the bus refuses: wait for the retry
-			case len(ready) >= ledgerExchangeBatches:
-				flush(false)
-			}
-		}
-		batch = append(batch, enc...)
-		if timer == nil {
-			timer = time.NewTimer(p.every)
-			due = timer.C
-		}
-	}
+	r := &publishing{p: p, ctx: ctx, batch: p.header()}
 	for {
 		select {
 		case ev := <-p.events:
-			add(ev)
-		case <-due:
-			timer, due = nil, nil
-			flush(true)
+			r.add(ev)
+		case <-r.due:
+			r.timer, r.due = nil, nil
+			r.flush(true)
 		case <-p.stop:
 		drain:
 			for {
 				select {
 				case ev := <-p.events:
-					add(ev)
+					r.add(ev)
 				default:
 					break drain
 				}
 			}
 			p.stopping = true
-			flush(true)
-			p.droppedAtStop(len(ready))
+			r.flush(true)
+			p.droppedAtStop(len(r.ready))
 			return
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// publishing is the state of a publisher's run: the batch being filled,
+// the full ones waiting, and the timer that publishes them.
+type publishing struct {
+	p     *ledgerPublisher
+	ctx   context.Context
+	batch []byte
+	// ready are full batches waiting for the next exchange with the bus.
+	ready [][]byte
+	timer *time.Timer
+	due   <-chan time.Time
+	// retryIn, while an exchange the bus refused waits to be tried
+	// again, is the pause before that: ready holds its batches.
+	retryIn time.Duration
+	enc     []byte // one event's encoding, its buffer reused
+}
+
+// add encodes ev into the batch, which goes to ready when ev does not fit;
+// a full exchange of ready batches is published at once unless the bus is
+// refusing.
+func (r *publishing) add(ev Event) {
+	r.enc = appendEvent(r.enc[:0], ev)
+	if len(r.batch)+len(r.enc) > r.p.maxBatch {
+		r.ready = append(r.ready, r.batch)
+		r.batch = r.p.header()
+		switch {
+		case r.retryIn > 0:
+			r.ready = r.p.keep(r.ready) // the bus refuses: wait for the retry
+		case len(r.ready) >= ledgerExchangeBatches:
+			r.flush(false)
+		}
+	}
+	r.batch = append(r.batch, r.enc...)
+	if r.timer == nil {
+		r.arm(r.p.every)
+	}
+}
+
+// flush publishes the ready batches, and with all the partial one too, in
+// exchanges of at most ledgerExchangeBatches; an exchange the bus refuses
+// keeps its batches and the rest in ready, to be tried again after a pause
+// (retryIn).
+func (r *publishing) flush(all bool) {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer, r.due = nil, nil
+	}
+	if all && len(r.batch) > batchHeader {
+		r.ready = append(r.ready, r.batch)
+		r.batch = r.p.header()
+	}
+	refused := false
+	for len(r.ready) > 0 && !refused {
+		n := min(len(r.ready), ledgerExchangeBatches)
+		if refused = !r.p.publish(r.ctx, r.ready[:n]); !refused {
+			r.ready = r.ready[n:]
+		}
+	}
+	wait := r.p.every
+	if refused {
+		r.ready = r.p.keep(r.ready)
+		r.retryIn = min(max(2*r.retryIn, r.p.every), ledgerRetryMax)
+		wait = r.retryIn
+	} else {
+		r.ready, r.retryIn = nil, 0
+		r.p.keptDropped = false
+	}
+	if len(r.batch) > batchHeader || len(r.ready) > 0 {
+		r.arm(wait)
+	}
+}
+
+// arm sets the timer that publishes what waits.
+func (r *publishing) arm(wait time.Duration) {
+	r.timer = time.NewTimer(wait)
+	r.due = r.timer.C
 }
 
 // header starts the next batch, with its number.
