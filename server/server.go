@@ -236,22 +236,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			awsjson.WriteError(w, baton.AsError(nil))
 		}
 	}()
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	client := s.clientAddr(r)
-	baseURL := scheme + "://" + r.Host
-	if s.advertiseURL != "" {
-		baseURL = s.advertiseURL
-	}
-	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
-		accessKey: signingKey(r), traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
-	ctx = ledger.WithClient(ctx, ledger.Client{Addr: client, UserAgent: r.UserAgent()})
-	if r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress {
-		ctx = ledger.WithProgress(ctx)
-	}
-	r = r.WithContext(ctx)
+	r = s.withRequest(r, reqID)
 	if s.localHostsOnly && !isLocalHost(r.Host, s.allowHosts) {
 		s.log.Debug("request refused: not a local host name", "request_id", reqID, "host", r.Host)
 		writeError(w, r, hostRefusal(r.Host)) // crosssite.go
@@ -275,29 +260,59 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.admin.ServeHTTP(w, r)
 	default:
 		sqsAPI = true
-		if err := checkCrossSite(r); err != nil { // crosssite.go
-			writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
-			return
-		}
-		if s.refusing != nil {
-			if err := s.refusing(); err != nil {
-				writeError(w, r, baton.Errorf(baton.ErrServiceUnavailable, "This server is not serving: %v.", err))
-				return
-			}
-		}
-		region, rerr := requestRegion(r) // region.go
-		if rerr != nil {
-			writeError(w, r, rerr)
-			return
-		}
-		req := requestFrom(ctx)
-		req.region = region
-		if s.sns != nil && isUnsubscribeURL(r) {
-			s.serveUnsubscribeURL(w, r.WithContext(context.WithValue(ctx, requestKey{}, req))) // sns.go
-			return
-		}
-		s.api.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestKey{}, req)))
+		s.serveAWS(w, r)
 	}
+}
+
+// withRequest is r with what every handler reads of it in its context:
+// the request's id, the base of the queue URLs it is answered with, its
+// client (also for the lease ledger) and whether it renews on progress.
+func (s *Server) withRequest(r *http.Request, reqID string) *http.Request {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	client := s.clientAddr(r)
+	baseURL := scheme + "://" + r.Host
+	if s.advertiseURL != "" {
+		baseURL = s.advertiseURL
+	}
+	ctx := context.WithValue(r.Context(), requestKey{}, request{baseURL: baseURL, reqID: reqID, client: client,
+		accessKey: signingKey(r), traceHeader: r.Header.Get("X-Amzn-Trace-Id")})
+	ctx = ledger.WithClient(ctx, ledger.Client{Addr: client, UserAgent: r.UserAgent()})
+	if r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress {
+		ctx = ledger.WithProgress(ctx)
+	}
+	return r.WithContext(ctx)
+}
+
+// serveAWS serves a request of the SQS or SNS API (and SNS's unsubscribe
+// URL), once it is known to come from no page of another origin, the
+// server is serving and its region is known.
+func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
+	if err := checkCrossSite(r); err != nil { // crosssite.go
+		writeError(w, r, baton.Errorf(baton.ErrAccessDenied, "The SQS API refuses what a browser sends for a page of another origin: %v.", err))
+		return
+	}
+	if s.refusing != nil {
+		if err := s.refusing(); err != nil {
+			writeError(w, r, baton.Errorf(baton.ErrServiceUnavailable, "This server is not serving: %v.", err))
+			return
+		}
+	}
+	region, rerr := requestRegion(r) // region.go
+	if rerr != nil {
+		writeError(w, r, rerr)
+		return
+	}
+	req := requestFrom(r.Context())
+	req.region = region
+	r = r.WithContext(context.WithValue(r.Context(), requestKey{}, req))
+	if s.sns != nil && isUnsubscribeURL(r) {
+		s.serveUnsubscribeURL(w, r) // sns.go
+		return
+	}
+	s.api.ServeHTTP(w, r)
 }
 
 // serveAPI dispatches an (authenticated) SQS request to its protocol.
