@@ -244,12 +244,27 @@ func TestDoctorDeleteAnswerLost(t *testing.T) {
 // finds the message deleted, no later lease begun. Its holder completed
 // the lease; the server did not see when the lost attempt came, so it
 // says neither that the lease lapsed (a handler failing, a holder
-// stopped) nor that it was completed late, nor that it ended in time: it
-// says it does not know, and counts no handler time for it.
+// stopped) nor that it was completed late, and counts no handler time
+// for it. On a standard queue it says it does not know whether the lease
+// ended in time; a FIFO queue refuses a late delete, so the lost attempt,
+// which deleted the message, came in time, and it says so.
 func TestDoctorDeleteAnswerLostRetriedAfterLapse(t *testing.T) {
 	t.Parallel()
-	in, s := newLostAnswers(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
-	in.send(3)
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) {
+			t.Parallel()
+			testDeleteAnswerLostRetriedAfterLapse(t, fifo)
+		})
+	}
+}
+
+func testDeleteAnswerLostRetriedAfterLapse(t *testing.T, fifo bool) {
+	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
+	if fifo {
+		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
+	}
+	in, s := newLostAnswers(t, queue, attrs)
+	in.sendTo(fifo, 3)
 	handles := in.receiveAs(sdkClient, 10)
 	in.at(25)
 	s.mode.Store(answerLost)
@@ -267,11 +282,19 @@ func TestDoctorDeleteAnswerLostRetriedAfterLapse(t *testing.T) {
 	in.receiveAs(sdkClient, 10)
 	r := in.report()
 	expect(t, r, ledger.DiagnosisHealthy)
-	if s := r.Window; s.Completed != 3 || s.Untimed != 3 || s.Finished() != 0 || s.AlreadyDeleted != 0 || s.Expired != 0 || s.Late != 0 || s.Max != 0 {
-		t.Errorf("window %+v: want 3 completed at a time not known, none lapsed, late or already deleted, no handler time", s)
+	inTime := uint64(0)
+	if fifo {
+		inTime = 3
 	}
-	contains(t, r.Advice, "No lease lapsed or completed late.", "3 leases were completed by a delete whose answer was lost",
-		"whether the delete was made in time the server did not see")
+	if s := r.Window; s.Completed != 3 || s.Untimed != 3 || s.UntimedInTime != inTime || s.Finished() != 0 || s.AlreadyDeleted != 0 ||
+		s.Expired != 0 || s.Late != 0 || s.Max != 0 {
+		t.Errorf("window %+v: want 3 completed at a time not known (%d known in time), none lapsed, late or already deleted, no handler time", s, inTime)
+	}
+	whether := "whether the delete was made in time the server did not see"
+	if fifo {
+		whether = "a FIFO queue refuses a late delete, so the delete was made in time, but when the server did not see"
+	}
+	contains(t, r.Advice, "No lease lapsed or completed late.", "3 leases were completed by a delete whose answer was lost", whether)
 	if strings.Contains(r.Advice, "end in time") || strings.Contains(r.Advice, "p99") {
 		t.Errorf("advice says the leases ended in time, or gives a p99 of none: %s", r.Advice)
 	}

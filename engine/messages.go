@@ -842,7 +842,7 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 		room = room || out.Result == baton.LeaseCurrent
 		e.record(ledger.Event{
 			Kind: ledger.KindDelete, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, LeasedAt: r.LeasedAt,
-			Result: out.Result, StoreEpoch: epochOf(out.Message), Removed: removed, Client: client,
+			Result: out.Result, StoreEpoch: epochOf(out.Message), Removed: removed, FIFO: q.IsFIFO(), Client: client,
 		})
 		if q.IsFIFO() && out.Result == baton.LeaseLapsed {
 			errs[at[j]] = baton.InvalidParameter("ReceiptHandle", handles[at[j]], "The receipt handle has expired.")

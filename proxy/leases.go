@@ -355,7 +355,7 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 			LeasedAt: l.begin, StoreEpoch: cur.epoch, Client: client,
 		}
 		if del {
-			ev.Kind = ledger.KindDelete
+			ev.Kind, ev.FIFO = ledger.KindDelete, q.fifo
 			switch {
 			case current:
 				ev.Result, ev.Removed = baton.LeaseCurrent, true
@@ -368,7 +368,9 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 				// this one after the lease's end; the proxy cannot see
 				// which. Read as the server reads the retry that finds
 				// its message deleted: the lease's completion, at a time
-				// not known once the lease has lapsed (LeaseStats.Untimed).
+				// not known once the lease has lapsed (LeaseStats.Untimed);
+				// on a FIFO queue, in time, as the upstream refuses a
+				// late delete.
 				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
 				l.msg.deleted = true
 			default:

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -686,14 +687,30 @@ func TestChangeToTheSameEndIsARenewal(t *testing.T) {
 // proxy cannot tell whether the first attempts deleted the messages in
 // time or the retries did late, and says so as the server says of such a
 // retry (leases_completed_time_unknown), not that the handlers overran
-// their leases. The upstream saw its deletes in time.
+// their leases. The upstream saw its deletes in time. On a FIFO queue the
+// upstream refuses a late delete, so the first attempts, which deleted the
+// messages, came in time, and the proxy says so.
 func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) { testDeleteAnswerLostRetriedAfterLeaseEnd(t, fifo) })
+	}
+}
+
+func testDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T, fifo bool) {
 	e := newEnv(t)
-	q := e.up.Queue(t, "lost?VisibilityTimeout=30")
+	name, attrs := "lost", "?VisibilityTimeout=30"
+	if fifo {
+		name, attrs = "lost.fifo", attrs+"&ContentBasedDeduplication=true"
+	}
+	q := e.up.Queue(t, name+attrs)
 	c := e.client("AKIDAPP", "app")
 	ctx := context.Background()
-	for range 3 {
-		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+	for i := range 3 {
+		in := &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String(fmt.Sprint("job ", i))}
+		if fifo {
+			in.MessageGroupId = aws.String(fmt.Sprint("g", i))
+		}
+		if _, err := c.SendMessage(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -717,7 +734,7 @@ func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
 	for _, m := range out.Messages {
 		deleteOne(t, c, q, m)
 	}
-	viaProxy, upstream := e.reports(t, "lost")
+	viaProxy, upstream := e.reports(t, name)
 	if upstream.Diagnosis != "healthy" || upstream.LeasesCompleted != 3 || upstream.LeasesTimed != 3 {
 		t.Fatalf("the upstream: %s, %+v", upstream.Diagnosis, upstream.LeaseStatsJSON)
 	}
@@ -725,7 +742,11 @@ func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
 		viaProxy.LateCompletions != 0 || viaProxy.ExpiredLeases != 0 || viaProxy.DeletesAlreadyDeleted != 0 {
 		t.Errorf("the proxy: %s (%s), %+v; want healthy, 3 leases completed at a time not known, none late or lapsed", viaProxy.Diagnosis, viaProxy.Advice, viaProxy.LeaseStatsJSON)
 	}
-	if !strings.Contains(viaProxy.Advice, "whether the delete was made in time the server did not see") {
-		t.Errorf("the proxy's advice %q does not say the completions' time is not known", viaProxy.Advice)
+	whether, inTime := "whether the delete was made in time the server did not see", uint64(0)
+	if fifo {
+		whether, inTime = "a FIFO queue refuses a late delete, so the delete was made in time, but when the server did not see", 3
+	}
+	if !strings.Contains(viaProxy.Advice, whether) || viaProxy.LeasesCompletedTimeUnknownInTime != inTime {
+		t.Errorf("the proxy's advice %q (%d known in time) does not say %q", viaProxy.Advice, viaProxy.LeasesCompletedTimeUnknownInTime, whether)
 	}
 }

@@ -37,6 +37,10 @@ type LeaseStatsJSON struct {
 	// after the lease's end: when the delete was made, and whether in
 	// time, is not known, and the lease durations do not count them.
 	LeasesCompletedTimeUnknown uint64 `json:"leases_completed_time_unknown"`
+	// LeasesCompletedTimeUnknownInTime are those of them on a FIFO queue,
+	// which refuses a late delete: their delete was made in time, when is
+	// not known.
+	LeasesCompletedTimeUnknownInTime uint64 `json:"leases_completed_time_unknown_in_time"`
 	// LateDeletesRefused are the late deletes a FIFO queue refused: their
 	// messages were not deleted, so they are no completed leases, but the
 	// lease durations (p50 to max) count how long their handlers ran.
@@ -171,7 +175,8 @@ type MessageHistoryJSON struct {
 func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 	return LeaseStatsJSON{
 		MessagesSent: s.Sent, LeasesStarted: s.Received, LeasesCompleted: s.Completed, LateDeletesRefused: s.RefusedDeletes,
-		DeletesAlreadyDeleted: s.AlreadyDeleted, LeasesCompletedTimeUnknown: s.Untimed, LeasesTimed: s.Finished(),
+		DeletesAlreadyDeleted: s.AlreadyDeleted, LeasesCompletedTimeUnknown: s.Untimed,
+		LeasesCompletedTimeUnknownInTime: s.UntimedInTime, LeasesTimed: s.Finished(),
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,

@@ -95,9 +95,11 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 	// A delete whose earlier attempt deleted the message is the lease's
 	// completion; if the lease had lapsed by the retry, when that attempt
-	// came, and so how long the handler ran, is not known.
+	// came, and so how long the handler ran, is not known; on a FIFO
+	// queue, which refuses a late delete, that it came in time is.
 	lost := lostDelete(tm, rec, ev)
 	timed := !lost || rec.state == leaseActive
+	inTime := !timed && ev.FIFO
 	if lost {
 		ev.Result = baton.LeaseCurrent
 	}
@@ -134,6 +136,9 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		}
 		if !timed {
 			c.untimed++
+			if inTime {
+				c.untimedInTime++
+			}
 			return
 		}
 		c.addDuration(d)

@@ -436,6 +436,10 @@ const (
 	// (Event.QueueTimeout). A node of an earlier build neither sets nor
 	// reads it: its receives read as asking for their lease's length.
 	flag2QueueTimeout
+	// flag2FIFO: a delete on a FIFO queue (Event.FIFO). A node of an
+	// earlier build neither sets nor reads it: its deletes read as a
+	// standard queue's.
+	flag2FIFO
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -496,6 +500,9 @@ func appendEvent(b []byte, ev Event) []byte {
 	}
 	if ev.QueueTimeout {
 		flags2 |= flag2QueueTimeout
+	}
+	if ev.FIFO {
+		flags2 |= flag2FIFO
 	}
 	b = append(b, flags2)
 	if ev.Batch != 0 {
@@ -603,6 +610,7 @@ func (d *decoder) event() Event {
 		flags2 := d.byte()
 		ev.Progress = flags2&flag2Progress != 0
 		ev.QueueTimeout = flags2&flag2QueueTimeout != 0
+		ev.FIFO = flags2&flag2FIFO != 0
 		if flags2&flag2Batch != 0 {
 			ev.Batch = d.uvarint()
 		}

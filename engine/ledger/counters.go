@@ -23,10 +23,12 @@ type counters struct {
 	// untimed counts the completed leases (in completed) whose handler's
 	// time is not known: a delete whose answer was lost came again after
 	// the lease's end (lostDelete), and when its first attempt was made
-	// the ledger did not see. They count in no duration.
-	untimed   uint64
-	durations histogram // receive to delete, refused or not
-	unrenewed histogram // the same, leases never renewed
+	// the ledger did not see. They count in no duration. untimedInTime
+	// counts those of them on a FIFO queue, which refuses a late delete:
+	// the lost attempt, which deleted the message, came in time.
+	untimed, untimedInTime uint64
+	durations              histogram // receive to delete, refused or not
+	unrenewed              histogram // the same, leases never renewed
 	// atMost[i] counts the durations at most LeaseDurationBounds[i], and
 	// durationSum adds them up: /metrics's histogram, exact where
 	// durations' buckets are within 2%.
@@ -59,6 +61,7 @@ func (c *counters) merge(o *counters) {
 	c.refusedDeletes += o.refusedDeletes
 	c.alreadyDeleted += o.alreadyDeleted
 	c.untimed += o.untimed
+	c.untimedInTime += o.untimedInTime
 	c.expired += o.expired
 	c.late += o.late
 	c.duplicates += o.duplicates

@@ -254,7 +254,7 @@ func (d *doctor) healthyAdvice() string {
 		return "No lease seen yet: nothing to judge."
 	case s.Finished() == 0 && s.Untimed == 0:
 		return "No lease has completed yet."
-	case s.Finished() == 0: // only Untimed: whether they ended in time is not known
+	case s.Finished() == 0: // only Untimed: how long they ran is not known
 		advice = "No lease lapsed or completed late."
 	case s.Renewals > 0 && s.UnrenewedCompleted < s.Finished():
 		renewed := s.Finished() - s.UnrenewedCompleted
@@ -268,7 +268,7 @@ func (d *doctor) healthyAdvice() string {
 		advice = fmt.Sprintf("Leases end in time: p99 %s within the %ds visibility timeout, no lease lapsed.", fmtSeconds(s.P99), r.VisibilityTimeout)
 	}
 	if s.Untimed > 0 {
-		advice += " " + untimedText(s.Untimed)
+		advice += " " + untimedText(s)
 	}
 	if stall := d.longTimeout(); stall != "" {
 		advice += " " + stall
@@ -378,13 +378,23 @@ func refusedText(s LeaseStats) string {
 	return text + fmt.Sprintf(", but %s handler had finished, and the p99 counts how long it ran", either(n == 1, "its", "each"))
 }
 
-// untimedText says that n leases completed at a time the server did not
-// see (LeaseStats.Untimed).
-func untimedText(n uint64) string {
-	return fmt.Sprintf("%s completed by a delete whose answer was lost (answered 503, and retried) and whose retry came after %s: "+
-		"whether the delete was made in time the server did not see, and %s in no lease duration.",
-		either(n == 1, "1 lease was", fmt.Sprintf("%d leases were", n)), either(n == 1, "its lease's end", "their leases' end"),
-		either(n == 1, "it counts", "they count"))
+// untimedText says that leases completed at a time the server did not
+// see (LeaseStats.Untimed): whether in time is not known, but on a FIFO
+// queue, which refuses a late delete (LeaseStats.UntimedInTime).
+func untimedText(s LeaseStats) string {
+	n, fifo := s.Untimed, min(s.UntimedInTime, s.Untimed)
+	text := fmt.Sprintf("%s completed by a delete whose answer was lost (answered 503, and retried) and whose retry came after %s: ",
+		either(n == 1, "1 lease was", fmt.Sprintf("%d leases were", n)), either(n == 1, "its lease's end", "their leases' end"))
+	switch {
+	case fifo == 0:
+		text += "whether the delete was made in time the server did not see"
+	case fifo == n:
+		text += "a FIFO queue refuses a late delete, so the delete was made in time, but when the server did not see"
+	default:
+		text += fmt.Sprintf("%d of them were made in time (a FIFO queue refuses a late delete), when the server did not see; "+
+			"for the others, whether in time the server did not see", fifo)
+	}
+	return text + fmt.Sprintf(", and %s in no lease duration.", either(n == 1, "it counts", "they count"))
 }
 
 // finishedText names the leases a p99 is of (LeaseStats.Finished).

@@ -75,6 +75,11 @@ type Event struct {
 	duplicate bool
 	// Removed: a delete removed the message, ending whatever lease holds it.
 	Removed bool
+	// FIFO: a delete on a FIFO queue, which refuses the receipt of a lease
+	// no longer live (MessageDeleteParams.RequireLive): such a delete
+	// deletes nothing, so one that deleted its message came in time
+	// (lostDelete).
+	FIFO bool
 	// Shortened: a change the store found current that moved its lease's
 	// end earlier than it was (Shortens; the handling node knows the end
 	// from the store). It is a release with a delay, not a renewal

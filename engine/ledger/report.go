@@ -20,8 +20,10 @@ type LeaseStats struct {
 	// known: their holder's delete was made, its answer lost, and its
 	// retry came after the lease's end, so when the delete was made, and
 	// whether in time, the server did not see. They are in Completed, and
-	// in no duration.
-	Untimed uint64
+	// in no duration. UntimedInTime counts those of them on a FIFO queue:
+	// it refuses a late delete, so the attempt that deleted the message
+	// came in time, though when is not known.
+	Untimed, UntimedInTime uint64
 	// P50 to Max are of the leases' durations from receive to delete, the
 	// refused deletes' included: their handlers had finished, and the
 	// timeout must cover how long they ran (Finished counts them all).
@@ -86,8 +88,8 @@ func (s LeaseStats) none() bool {
 func statsOf(c *counters) LeaseStats {
 	s := LeaseStats{
 		Sent: c.sent, Received: c.received, Completed: c.completed, RefusedDeletes: c.refusedDeletes, AlreadyDeleted: c.alreadyDeleted,
-		Untimed: c.untimed,
-		P50:     c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
+		Untimed: c.untimed, UntimedInTime: c.untimedInTime,
+		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
 		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
 		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,

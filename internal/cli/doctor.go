@@ -129,8 +129,14 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	if s.DeletesAlreadyDeleted > 0 {
 		fmt.Fprintf(w, "  %d deletes found their message already deleted: they deleted nothing, their handlers' time counted below\n", s.DeletesAlreadyDeleted)
 	}
-	if n := s.LeasesCompletedTimeUnknown; n > 0 {
-		fmt.Fprintf(w, "  %d completed by a delete whose answer was lost, retried after the lease's end: whether in time not known, no handler time counted\n", n)
+	if n, fifo := s.LeasesCompletedTimeUnknown, s.LeasesCompletedTimeUnknownInTime; n > 0 {
+		whether := "whether in time not known"
+		if fifo >= n {
+			whether = "in time (FIFO refuses a late delete), when not known"
+		} else if fifo > 0 {
+			whether = fmt.Sprintf("%d in time (FIFO refuses a late delete), whether the others were not known", fifo)
+		}
+		fmt.Fprintf(w, "  %d completed by a delete whose answer was lost, retried after the lease's end: %s, no handler time counted\n", n, whether)
 	}
 	if s.LeasesTimed > 0 {
 		fmt.Fprintf(w, "  lease duration (receive to delete): p50 %.1fs  p90 %.1fs  p99 %.1fs  max %.1fs\n",

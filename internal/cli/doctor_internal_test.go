@@ -105,3 +105,18 @@ func TestDoctorFiguresCompletedTimeUnknown(t *testing.T) {
 		t.Errorf("completions of a time not known:\n%s", out)
 	}
 }
+
+// On a FIFO queue, which refuses a late delete, such completions were made
+// in time, and the figures say so.
+func TestDoctorFiguresCompletedTimeUnknownFIFO(t *testing.T) {
+	t.Parallel()
+	rep := server.LeaseReportJSON{Queue: "q.fifo", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "healthy", Period: "window"}
+	rep.LeasesStarted, rep.LeasesCompleted, rep.LeasesCompletedTimeUnknown, rep.LeasesCompletedTimeUnknownInTime = 3, 3, 3, 3
+	var b strings.Builder
+	writeReport(&b, rep)
+	out := b.String()
+	if !strings.Contains(out, "3 completed by a delete whose answer was lost, retried after the lease's end: in time (FIFO refuses a late delete), when not known") ||
+		strings.Contains(out, "whether in time") {
+		t.Errorf("FIFO completions of a time not known:\n%s", out)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton"
@@ -35,13 +36,35 @@ func (s *deletesLost) MessageDeleteBatch(ctx context.Context, p baton.MessageDel
 // the leases' end: the queue page counts them completed and says their
 // time is not known, as the admin API and baton doctor do; with no other
 // lease, it shows no lease duration (there is none, not one of 0 s), and
-// its histogram does not say that no lease completed.
+// its histogram does not say that no lease completed. On a FIFO queue,
+// which refuses a late delete, it says they were made in time.
 func TestBrowserFiguresSayCompletionsOfATimeNotKnown(t *testing.T) {
 	t.Parallel()
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) {
+			t.Parallel()
+			testFiguresSayCompletionsOfATimeNotKnown(t, fifo)
+		})
+	}
+}
+
+func testFiguresSayCompletionsOfATimeNotKnown(t *testing.T, fifo bool) {
 	st := &deletesLost{Store: memstore.New()}
 	srv := testutil.StartServer(t, testutil.Options{Store: st})
-	url := srv.MustCreateQueue(t, "q", map[string]string{"VisibilityTimeout": "30"})
-	send(t, srv, url, 3)
+	name, attrs := "q", map[string]string{"VisibilityTimeout": "30"}
+	if fifo {
+		name, attrs["FifoQueue"], attrs["ContentBasedDeduplication"] = "q.fifo", "true", "true"
+	}
+	url := srv.MustCreateQueue(t, name, attrs)
+	for i := range 3 {
+		in := &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(fmt.Sprint("job ", i))}
+		if fifo {
+			in.MessageGroupId = aws.String(fmt.Sprint("g", i))
+		}
+		if _, err := srv.Client.SendMessage(bg, in); err != nil {
+			t.Fatal(err)
+		}
+	}
 	msgs := receive(t, srv, url, 3)
 	at(srv, 25)
 	st.losing.Store(true)
@@ -57,19 +80,27 @@ func TestBrowserFiguresSayCompletionsOfATimeNotKnown(t *testing.T) {
 	}
 
 	ctx := tab(t, 1280, 900, nil)
-	navigate(t, ctx, srv.URL+"/ui/queues/q")
-	waitFor(t, ctx, "q's figures", `document.getElementById('figures').innerText.includes('Leases completed')`)
+	navigate(t, ctx, srv.URL+"/ui/queues/"+name)
+	waitFor(t, ctx, name+"'s figures", `document.getElementById('figures').innerText.includes('Leases completed')`)
 	text := eval[string](t, ctx, `document.getElementById('figures').innerText`)
+	const inTime = "Of those, in time (a FIFO queue refuses a late delete)\n3"
 	for _, want := range []string{"Leases completed\n3", "Of those, at a time not known (a delete's answer lost, retried after the lease's end)\n3",
 		"Lease p50\n–", "Lease p99\n–", "Longest lease\n–", "Leases lapsed\n0"} {
 		if !strings.Contains(text, want) {
-			t.Errorf("q's figures lack %q:\n%s", want, text)
+			t.Errorf("%s's figures lack %q:\n%s", name, want, text)
 		}
+	}
+	if strings.Contains(text, inTime) != fifo {
+		t.Errorf("%s's figures: %q shown %v, want %v:\n%s", name, inTime, !fifo, fifo, text)
 	}
 	if caption := eval[string](t, ctx, `document.getElementById('hist-caption').innerText`); strings.Contains(caption, "No lease completed") {
 		t.Errorf("the histogram's caption %q says no lease completed; 3 did, at a time not known", caption)
 	}
-	if body := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, "whether the delete was made in time the server did not see") {
-		t.Errorf("the page does not give the doctor's word on them:\n%s", body)
+	whether := "whether the delete was made in time the server did not see"
+	if fifo {
+		whether = "a FIFO queue refuses a late delete, so the delete was made in time, but when the server did not see"
+	}
+	if body := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, whether) {
+		t.Errorf("the page does not give the doctor's word on them (%q):\n%s", whether, body)
 	}
 }

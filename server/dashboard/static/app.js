@@ -732,8 +732,11 @@
       ['Longest lease', dur(st.lease_max_seconds), vt > 0 && st.lease_max_seconds > vt],
       ['Leases begun', fmtCount(st.leases_started), false],
       ['Leases completed', fmtCount(st.leases_completed), false],
-      // Not a failure, nor known to be in time: said, not marked.
+      // Not a failure, nor known to be in time (but on a FIFO queue): said, not marked.
       ['Of those, at a time not known (a delete\'s answer lost, retried after the lease\'s end)', fmtCount(st.leases_completed_time_unknown), false],
+      // Shown where known: only a FIFO queue refuses a late delete.
+      ...(st.leases_completed_time_unknown_in_time > 0
+        ? [['Of those, in time (a FIFO queue refuses a late delete)', fmtCount(st.leases_completed_time_unknown_in_time), false]] : []),
       ['Late deletes refused (their messages run again)', fmtCount(st.late_deletes_refused), st.late_deletes_refused > 0],
       ['Deletes of messages already deleted (they deleted nothing)', fmtCount(st.deletes_already_deleted), st.deletes_already_deleted > 0],
       ['Leases lapsed', fmtCount(st.expired_leases), st.expired_leases > 0],
