@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/baton-sqs/baton/engine/ledger"
@@ -33,4 +34,53 @@ func TestDoctorHeldRenewedOnceSaysTheBackOffReading(t *testing.T) {
 	r := in.report()
 	f := finding(r, ledger.DiagnosisHeldRenewed)
 	contains(t, f.Fix, "a long job kept by its heartbeat", "For them, a third: a holder that gave the message back with a delay longer than its lease had left")
+}
+
+// Baton's consumer gives a failed message back with its retry policy's
+// back-off (1 s doubling to 15 min), by a ChangeMessageVisibility that may
+// reach past the lease's end: one change, that reads as a renewal. Three
+// handlers fail fast (within the p99) and back off 10 minutes, and their
+// consumer polls on. Those leases are held far beyond the p99, but no
+// heartbeat keeps them, and their holder is not gone: baton_lease_hung
+// must not count them (a LeaseHungHandler alert on a retrying consumer is
+// a lie), and the finding says the back-off reading, not only an error
+// path that never released. A lease renewed once whose holder made no
+// request since still counts (a holder gone), and so does one renewed
+// again (a heartbeat).
+func TestDoctorBackOffIsNoHungLease(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "backoff", map[string]string{"VisibilityTimeout": "30"})
+	ms := in.quickLeases(sdkClient, 5, 0)
+	in.send(5)
+	in.atMs(ms)
+	backedOff := map[string]string{}
+	for range 3 {
+		for id, h := range in.receiveAs(sdkClient, 1) {
+			backedOff[id] = h
+		}
+	}
+	gone := ledger.Client{Addr: "10.0.0.30", UserAgent: sdkClient.UserAgent}
+	heartbeat := ledger.Client{Addr: "10.0.0.31", UserAgent: sdkClient.UserAgent}
+	goneH, beatH := in.receiveAs(gone, 1), in.receiveAs(heartbeat, 1)
+	in.atMs(ms + 100) // failed fast, within the p99
+	for _, h := range backedOff {
+		in.changeAs(sdkClient, h, 600)
+	}
+	for _, h := range goneH {
+		in.changeAs(gone, h, 600) // and never heard from again
+	}
+	for _, s := range []int{15, 30, 45, 60} {
+		in.atMs(ms + 1000*s)
+		for _, h := range beatH {
+			in.changeAs(heartbeat, h, 30)
+		}
+		in.receiveAs(sdkClient, 1) // polls on: nothing visible
+	}
+	r := in.report()
+	f := finding(r, ledger.DiagnosisHeldUnrenewed)
+	contains(t, f.Fix, "a holder that gave the message back with a delay longer than its lease had left")
+	qs, err := in.e.QueueMetrics(context.Background())
+	if err != nil || len(qs) != 1 || qs[0].HungLeases != 2 {
+		t.Errorf("metrics %+v, %v; want 2 leases held with no sign of progress (the heartbeat's, the gone holder's), not the 3 backed off", qs, err)
+	}
 }

@@ -108,7 +108,8 @@ const (
 // gauge) counts.
 const HungLeasesHelp = "Running leases held more than 10x the p99 of completed leases (and 5 s) with no sign of progress: " +
 	"not renewed since (a holder gone, hung without a heartbeat, or failed without releasing), or renewed without word that the handler progressed " +
-	"(a long job, or a hung handler behind a heartbeat)."
+	"(a long job, or a hung handler behind a heartbeat); but not a lease renewed once whose holder went on making requests without renewing it again: " +
+	"a message given back with a delay longer than its lease had left (a retry's back-off) reads so, and a heartbeat shows at its next renewal."
 
 // MaxLeaseTime is the longest a message can stay in flight: SQS limits a
 // message's visibility timeout to 12 hours from the receive that leased it

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -30,6 +31,9 @@ func (d *doctor) heldUnrenewedFinding() {
 	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %s (%s), %s; %s",
 		plural(len(d.stalled), "lease", "leases"), who, times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99), renewedSince(h), comeBack(d.stalled, d.now))
 	fix := heldReadings(d.stalled, d.now)
+	if back := givenBackReading(d.stalled, "another reading"); back != "" {
+		fix += " " + strings.TrimSpace(back)
+	}
 	if stall := d.longTimeout(); stall != "" {
 		fix += " " + stall
 	} else {
@@ -148,24 +152,30 @@ func (d *doctor) heldRenewedFindings() {
 
 // heldRenewedReadings says what renewed leases held far beyond the p99,
 // with no word of progress, may be: a long job, or a hung handler behind a
-// heartbeat; and, for those renewed once, a holder that gave the message
-// back with a delay longer than the lease had left (a retry's back-off),
-// which the server cannot tell from a renewal (changed).
+// heartbeat; and, for those renewed once, a message given back with a
+// delay (givenBackReading).
 func heldRenewedReadings(hs []HeldLease) string {
+	const two = "a long job kept by its heartbeat, or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). "
+	return "The server cannot see the handler, and this fits two readings: " + two + givenBackReading(hs, "a third")
+}
+
+// givenBackReading says, of the leases of hs renewed once, that their
+// holder may have given the message back with a delay longer than its
+// lease had left (a retry's back-off), which the server cannot tell from
+// a renewal (changed); "" if none was renewed once.
+func givenBackReading(hs []HeldLease, which string) string {
 	once := 0
 	for _, h := range hs {
 		if h.Renewals == 1 {
 			once++
 		}
 	}
-	const two = "a long job kept by its heartbeat, or a hung handler kept alive by a heartbeat that renews whatever the handler does (duplicates traded for a stall). "
 	if once == 0 {
-		return "The server cannot see the handler, and this fits two readings: " + two
+		return ""
 	}
-	which := either(once == len(hs), "them", fmt.Sprintf("the %d renewed once", once))
-	return "The server cannot see the handler, and this fits two readings: " + two +
-		fmt.Sprintf("For %s, a third: a holder that gave the message back with a delay longer than its lease had left "+
-			"(a retry's back-off, or not ready: ChangeMessageVisibility past the lease's end reads as a renewal), and it comes back at that end. ", which)
+	them := either(once == len(hs), "them", fmt.Sprintf("the %d renewed once", once))
+	return fmt.Sprintf("For %s, %s: a holder that gave the message back with a delay longer than its lease had left "+
+		"(a retry's back-off, or not ready: ChangeMessageVisibility past the lease's end reads as a renewal), and it comes back at that end. ", them, which)
 }
 
 // heldRenewedText is the evidence of renewed leases held far beyond the

@@ -110,8 +110,10 @@ func TestDoctorHeldFarBeyond(t *testing.T) {
 	}
 	var m QueueMetrics
 	d.l.Metrics(applyQueue, ms(7000), &m)
-	if m.HungLeases != 2 {
-		t.Errorf("metrics: %d leases with no sign of progress, want 2 (the long job is not one)", m.HungLeases)
+	// The stalled lease, renewed once by a holder that went on making
+	// requests, may be a message given back with a delay: not counted.
+	if m.HungLeases != 1 {
+		t.Errorf("metrics: %d leases with no sign of progress, want 1 (neither the long job nor the lease renewed once is one)", m.HungLeases)
 	}
 }
 

@@ -163,6 +163,15 @@ type HeldLease struct {
 	Seeded bool
 }
 
+// mayBeGivenBack says that h may be no lease kept at all but a message
+// given back with a delay longer than its lease had left (a retry's
+// back-off, or not ready), which reads as a renewal (changed): renewed
+// once, and its holder went on making requests on the queue since without
+// renewing it again. A heartbeat renews again before the end it set, and
+// a holder gone makes no request; until either shows, the server cannot
+// call it hung.
+func (h HeldLease) mayBeGivenBack() bool { return h.Renewals == 1 && h.HolderSeen.After(h.LastRenewal) }
+
 // LeaseReport is what the queue has seen of its leases and what to do
 // about it: the data of `baton doctor` and the dashboard's lease panel.
 type LeaseReport struct {
@@ -305,9 +314,13 @@ func (l *Ledger) Metrics(queueID uint64, now time.Time, m *QueueMetrics) {
 	}
 	if p99, n := l.completedP99(queueID, now); n >= MinFindingLeases {
 		renewed, stalled := l.heldLeases(queueID, now, p99)
-		m.HungLeases = len(stalled)
+		for _, h := range stalled {
+			if !h.mayBeGivenBack() {
+				m.HungLeases++
+			}
+		}
 		for _, h := range renewed {
-			if !h.Progress {
+			if !h.Progress && !h.mayBeGivenBack() {
 				m.HungLeases++
 			}
 		}
@@ -335,7 +348,8 @@ type QueueMetrics struct {
 	// when none runs; HungLeases counts the running leases held far beyond
 	// the p99 with no sign of progress (HungLeasesHelp): never renewed
 	// since (DiagnosisHeldUnrenewed), or renewed without the holder saying
-	// its handler progressed (DiagnosisHeldRenewed). Both are of every
+	// its handler progressed (DiagnosisHeldRenewed); but not those that
+	// may be messages given back with a delay (HeldLease.mayBeGivenBack). Both are of every
 	// node's leases as far as this node's ledger has seen them.
 	OldestLease time.Duration
 	HungLeases  int
