@@ -169,3 +169,52 @@ func TestDoctorRestartSeedsOutnumberKnownLapses(t *testing.T) {
 		t.Errorf("says the handlers are failing on one lapse of a known holder: %s", r.Advice)
 	}
 }
+
+// A rolling restart cuts the connections of requests in flight: deletes
+// the node committed lose their answer, and the SDK retries them on the
+// restarted node (one receipt key for both). The retries find their
+// messages gone. The restarted ledger never saw those leases (they ended
+// before it started, so none was in flight to seed) nor the deletes: a
+// retry of a delete made in time reads the same as a late one after the
+// lease lapsed. So they are no late completions, no deletes of messages
+// already deleted, no handler time: the doctor judges the leases it saw,
+// and the queue reads healthy.
+func TestDoctorRestartLostDeleteRetried(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	key := []byte("one receipt key for every node..")
+	in := &incident{t: t, clock: clock.NewFake(testutil.Epoch), ref: engine.QueueRef{Account: "000000000000", Name: "jobs"}}
+	start := func() {
+		if in.e != nil {
+			in.e.Close()
+		}
+		e, err := engine.New(engine.Config{Store: st, Clock: in.clock, ReceiptKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		in.e = e
+	}
+	start()
+	in.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	in.send(3)
+	handles := in.receiveAs(sdkClient, 10)
+	in.at(5)
+	for _, h := range handles {
+		in.delAs(sdkClient, h) // committed; the answer lost as the node stops
+	}
+	in.at(6)
+	start()
+	in.at(8)
+	for _, h := range handles {
+		in.delAs(sdkClient, h) // the SDK's retry, on the restarted node
+	}
+	ms := in.quickLeases(sdkClient, 5, 10_000)
+	in.atMs(ms + 60_000)
+	in.receiveAs(sdkClient, 10)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisHealthy)
+	if s := r.Window; s.Late != 0 || s.LateLeases != 0 || s.AlreadyDeleted != 0 || s.Completed != 5 || s.Max > time.Second {
+		t.Errorf("window %+v: want the 5 leases seen, none late or already deleted, no handler time of those before the restart", s)
+	}
+}

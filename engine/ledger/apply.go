@@ -88,6 +88,9 @@ func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
 // deleted: a late delete on a standard queue removes it even though another
 // receiver holds it now, which ends that lease too.
 func (ql *queueLedger) completed(ev Event, local bool) {
+	if ql.goneUnseen(ev) {
+		return
+	}
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
 	if ev.Result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
@@ -175,6 +178,28 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 }
 
+// goneUnseen says that ev, a delete or visibility change by receipt that
+// found its message gone, is of a lease that ended before this node
+// started, of which the ledger saw nothing: begun before the start, not
+// in flight then (it would have been seeded), and no later lease of its
+// message seen since. Whether the message was deleted by that receipt's
+// own earlier attempt, made in time and its answer lost (a restart cuts
+// the connections of the requests in flight, and the SDK retries on the
+// restarted node), or by another after the lease lapsed, the ledger
+// cannot tell: such a request is no late completion, no delete of a
+// message already deleted, and tells no handler's time.
+func (ql *queueLedger) goneUnseen(ev Event) bool {
+	if ev.Result != baton.LeaseGone || ev.LeasedAt.IsZero() || !ev.LeasedAt.Before(ql.l.started) {
+		return false
+	}
+	tm, ok := ql.messages[ev.MessageID]
+	if !ok {
+		return true
+	}
+	r := tm.leaseOf(ev.Epoch)
+	return (r == nil || !r.received) && tm.latest <= ev.Epoch
+}
+
 // lostDelete says that a delete by receipt (ev) that found its message
 // already deleted had deleted it itself: an earlier attempt of the same
 // delete did, and its answer was lost (answered 503 with the outcome
@@ -251,6 +276,9 @@ func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev Eve
 // setting a delay longer than the lease had left cannot be told from a
 // heartbeat: it counts as a renewal, and the lease as lapsed at its end.
 func (ql *queueLedger) changed(ev Event, local bool) {
+	if ql.goneUnseen(ev) {
+		return
+	}
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
 	if rec.snoozeLapsed {
