@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -171,16 +172,26 @@ func TestDoctorRestartSeedsOutnumberKnownLapses(t *testing.T) {
 }
 
 // A rolling restart cuts the connections of requests in flight: deletes
-// the node committed lose their answer, and the SDK retries them on the
-// restarted node (one receipt key for both). The retries find their
-// messages gone. The restarted ledger never saw those leases (they ended
-// before it started, so none was in flight to seed) nor the deletes: a
-// retry of a delete made in time reads the same as a late one after the
-// lease lapsed. So they are no late completions, no deletes of messages
-// already deleted, no handler time: the doctor judges the leases it saw,
-// and the queue reads healthy.
-func TestDoctorRestartLostDeleteRetried(t *testing.T) {
+// and releases the node committed lose their answer, and the SDK retries
+// them on the restarted node (one receipt key for both). The deletes'
+// retries find their messages gone, the releases' their leases no longer
+// live. The restarted ledger never saw those leases (they ended before it
+// started, so none was in flight to seed) nor the first attempts: a retry
+// of a delete or release made in time reads the same as a late one after
+// the lease lapsed. So they are no late completions, no deletes of
+// messages already deleted, no handler time: the doctor judges the leases
+// it saw, and the queue reads healthy.
+func TestDoctorRestartLostAnswerRetried(t *testing.T) {
 	t.Parallel()
+	for _, release := range []bool{false, true} {
+		t.Run(fmt.Sprintf("release=%v", release), func(t *testing.T) {
+			t.Parallel()
+			testRestartLostAnswerRetried(t, release)
+		})
+	}
+}
+
+func testRestartLostAnswerRetried(t *testing.T, release bool) {
 	st := memstore.New()
 	key := []byte("one receipt key for every node..")
 	in := &incident{t: t, clock: clock.NewFake(testutil.Epoch), ref: engine.QueueRef{Account: "000000000000", Name: "jobs"}}
@@ -195,19 +206,26 @@ func TestDoctorRestartLostDeleteRetried(t *testing.T) {
 		t.Cleanup(e.Close)
 		in.e = e
 	}
+	end := func(h string) {
+		if release {
+			in.changeAs(sdkClient, h, 0)
+		} else {
+			in.delAs(sdkClient, h)
+		}
+	}
 	start()
 	in.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
 	in.send(3)
 	handles := in.receiveAs(sdkClient, 10)
 	in.at(5)
 	for _, h := range handles {
-		in.delAs(sdkClient, h) // committed; the answer lost as the node stops
+		end(h) // committed; the answer lost as the node stops
 	}
 	in.at(6)
 	start()
 	in.at(8)
 	for _, h := range handles {
-		in.delAs(sdkClient, h) // the SDK's retry, on the restarted node
+		end(h) // the SDK's retry, on the restarted node
 	}
 	ms := in.quickLeases(sdkClient, 5, 10_000)
 	in.atMs(ms + 60_000)
@@ -215,6 +233,6 @@ func TestDoctorRestartLostDeleteRetried(t *testing.T) {
 	r := in.report()
 	expect(t, r, ledger.DiagnosisHealthy)
 	if s := r.Window; s.Late != 0 || s.LateLeases != 0 || s.AlreadyDeleted != 0 || s.Completed != 5 || s.Max > time.Second {
-		t.Errorf("window %+v: want the 5 leases seen, none late or already deleted, no handler time of those before the restart", s)
+		t.Errorf("window %+v: want the 5 leases completed, none late or already deleted, no handler time of those before the restart", s)
 	}
 }

@@ -88,7 +88,7 @@ func (ql *queueLedger) lateFound(tm *trackedMessage, r *leaseRec) {
 // deleted: a late delete on a standard queue removes it even though another
 // receiver holds it now, which ends that lease too.
 func (ql *queueLedger) completed(ev Event, local bool) {
-	if ql.goneUnseen(ev) {
+	if ql.endedUnseen(ev) {
 		return
 	}
 	tm := ql.message(ev.MessageID)
@@ -178,18 +178,19 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 }
 
-// goneUnseen says that ev, a delete or visibility change by receipt that
-// found its message gone, is of a lease that ended before this node
-// started, of which the ledger saw nothing: begun before the start, not
-// in flight then (it would have been seeded), and no later lease of its
-// message seen since. Whether the message was deleted by that receipt's
-// own earlier attempt, made in time and its answer lost (a restart cuts
-// the connections of the requests in flight, and the SDK retries on the
-// restarted node), or by another after the lease lapsed, the ledger
-// cannot tell: such a request is no late completion, no delete of a
-// message already deleted, and tells no handler's time.
-func (ql *queueLedger) goneUnseen(ev Event) bool {
-	if ev.Result != baton.LeaseGone || ev.LeasedAt.IsZero() || !ev.LeasedAt.Before(ql.l.started) {
+// endedUnseen says that ev, a delete or visibility change by receipt, is
+// of a lease that ended before this node started, of which the ledger saw
+// nothing (begun before the start, not in flight then, or it would have
+// been seeded, and no later lease of its message seen since), and that
+// it found its message gone, or, a release, its lease no longer live.
+// Whether that receipt's own earlier attempt, made in time, did so and
+// its answer was lost (a restart cuts the connections of the requests in
+// flight, and the SDK retries on the restarted node), or the lease had
+// lapsed, the ledger cannot tell: such a request is no late completion,
+// no delete of a message already deleted, and tells no handler's time.
+func (ql *queueLedger) endedUnseen(ev Event) bool {
+	release := ev.Kind == KindChange && ev.Result == baton.LeaseLapsed && !ev.Deadline.After(ev.At)
+	if ev.Result != baton.LeaseGone && !release || ev.LeasedAt.IsZero() || !ev.LeasedAt.Before(ql.l.started) {
 		return false
 	}
 	tm, ok := ql.messages[ev.MessageID]
@@ -276,7 +277,7 @@ func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev Eve
 // setting a delay longer than the lease had left cannot be told from a
 // heartbeat: it counts as a renewal, and the lease as lapsed at its end.
 func (ql *queueLedger) changed(ev Event, local bool) {
-	if ql.goneUnseen(ev) {
+	if ql.endedUnseen(ev) {
 		return
 	}
 	tm := ql.message(ev.MessageID)
