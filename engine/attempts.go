@@ -82,11 +82,12 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		reset = append(reset, baton.MessageChangeVisibilityParams{
 			QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, Now: now, VisibleAt: m.VisibleAt,
 		})
-		// The lease goes on to a new end, as after a renewal: the ledger
-		// must not see it lapse at the old one (told once every reset held).
+		// The lease goes on to a new end: the ledger must not see it lapse
+		// at the old one (told once every reset held), nor count its
+		// holder's renewal (the receive again).
 		renewed = append(renewed, ledger.Event{
 			Kind: ledger.KindChange, QueueID: k.queueID, MessageID: m.ID, Epoch: m.Epoch, At: now, Deadline: end,
-			LeasedAt: m.LeasedAt, Result: out.Result, StoreEpoch: epochOf(m), Client: ledger.ClientFrom(ctx),
+			LeasedAt: m.LeasedAt, Result: out.Result, StoreEpoch: epochOf(m), Replay: true, Client: ledger.ClientFrom(ctx),
 		})
 	}
 	for _, ev := range renewed {

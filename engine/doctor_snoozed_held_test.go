@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
 )
 
@@ -82,5 +84,56 @@ func TestDoctorBackOffIsNoHungLease(t *testing.T) {
 	qs, err := in.e.QueueMetrics(context.Background())
 	if err != nil || len(qs) != 1 || qs[0].HungLeases != 2 {
 		t.Errorf("metrics %+v, %v; want 2 leases held with no sign of progress (the heartbeat's, the gone holder's), not the 3 backed off", qs, err)
+	}
+}
+
+// A FIFO receive retried with its ReceiveRequestAttemptId (the SDK's retry
+// of a receive whose answer was lost) hands out the same leases again,
+// reset to a new end: a receive again, not a renewal by their holder. A
+// handler that then hangs, without a heartbeat, while its consumer polls
+// on holds its lease unrenewed: baton_lease_hung counts it, as it counts
+// any lease held so; the replay does not read as a back-off's one change.
+func TestDoctorReplayedReceiveIsNoRenewal(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "jobs.fifo", map[string]string{"VisibilityTimeout": "30", "FifoQueue": "true"})
+	send := func(i int) {
+		p := engine.SendParams{Body: "job", GroupID: "g", DedupID: fmt.Sprint("d", i)}
+		if _, err := in.e.SendMessage(context.Background(), in.ref, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := 0
+	for i := range 5 {
+		in.atMs(ms)
+		send(i)
+		for _, h := range in.receiveAs(sdkClient, 1) {
+			in.atMs(ms + 200)
+			in.delAs(sdkClient, h)
+		}
+		ms += 300 + i
+	}
+	in.atMs(ms)
+	send(5)
+	p := engine.ReceiveParams{MaxNumberOfMessages: ptr(1), ReceiveRequestAttemptID: "attempt-1"}
+	first, err := in.e.ReceiveMessage(as(sdkClient), in.ref, p)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("receive: %d, %v", len(first), err)
+	}
+	in.atMs(ms + 100)
+	again, err := in.e.ReceiveMessage(as(sdkClient), in.ref, p) // the SDK's retry
+	if err != nil || len(again) != 1 || again[0].ReceiptHandle != first[0].ReceiptHandle {
+		t.Fatalf("replayed receive: %+v, %v", again, err)
+	}
+	for _, s := range []int{10, 20, 28} {
+		in.atMs(ms + 1000*s)
+		in.receiveAs(sdkClient, 1) // polls on; the handler hangs
+	}
+	r := in.report()
+	if r.Window.Renewals != 0 {
+		t.Errorf("renewals %d, want none: the replay is the receive again", r.Window.Renewals)
+	}
+	qs, err := in.e.QueueMetrics(context.Background())
+	if err != nil || len(qs) != 1 || qs[0].HungLeases != 1 {
+		t.Errorf("metrics %+v, %v; want the hung lease counted", qs, err)
 	}
 }

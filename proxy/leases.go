@@ -259,8 +259,9 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout boo
 		if l, seen := p.leases.byHandle[m.handle]; seen {
 			// A FIFO queue answers a retried receive (the same
 			// ReceiveRequestAttemptId) with the same receipts: the same
-			// leases, not new ones, which go on to a new end as after a
-			// renewal (see the ReceiveRequestAttemptId parameter of
+			// leases, not new ones, which go on to a new end, no renewal
+			// by their holder (ledger.Event.Replay; see the
+			// ReceiveRequestAttemptId parameter of
 			// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
 			if l.msg.latest == l && !l.msg.deleted && now.Before(l.deadline) {
 				end := sent.Add(time.Duration(vt) * time.Second)
@@ -270,7 +271,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout boo
 				l.deadline = end
 				p.ledger.Record(ledger.Event{
 					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
-					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Client: client,
+					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, Client: client,
 				})
 			}
 			continue

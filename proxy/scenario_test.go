@@ -332,7 +332,7 @@ func TestMaxLeasesCounted(t *testing.T) {
 }
 
 // A FIFO receive retried with the same ReceiveRequestAttemptId answers
-// the same receipts: one lease, not a redelivery. And a late delete on a
+// the same receipts: one lease, not a redelivery nor a renewal. And a late delete on a
 // FIFO queue, which the upstream refuses, still counts as late.
 func TestFIFORetriedReceiveAndRefusedLateDelete(t *testing.T) {
 	e := newEnv(t)
@@ -356,7 +356,8 @@ func TestFIFORetriedReceiveAndRefusedLateDelete(t *testing.T) {
 		t.Fatal("a late delete on a FIFO queue succeeded")
 	}
 	viaProxy, upstream := e.reports(t, "orders.fifo")
-	if viaProxy.LeasesStarted != 1 || viaProxy.LateCompletions != 1 || viaProxy.ExpiredLeases != 1 {
+	// The retried receive is the receive again, no renewal.
+	if viaProxy.LeasesStarted != 1 || viaProxy.LateCompletions != 1 || viaProxy.ExpiredLeases != 1 || viaProxy.Renewals != 0 {
 		t.Errorf("proxy: %+v", viaProxy.LeaseStatsJSON)
 	}
 	if !reflect.DeepEqual(viaProxy.LeaseStatsJSON, upstream.LeaseStatsJSON) || viaProxy.Diagnosis != upstream.Diagnosis {

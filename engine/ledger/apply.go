@@ -282,6 +282,10 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 	}
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
+	if ev.Replay {
+		ql.movedBy(rec, ev) // the receive again: no renewal by its holder
+		return
+	}
 	if rec.snoozeLapsed {
 		if ev.Result == baton.LeaseCurrent {
 			ql.unsnooze(rec)

@@ -440,6 +440,9 @@ const (
 	// earlier build neither sets nor reads it: its deletes read as a
 	// standard queue's.
 	flag2FIFO
+	// flag2Replay: a change a replayed FIFO receive made (Event.Replay).
+	// A node of an earlier build reads it as a renewal.
+	flag2Replay
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -503,6 +506,9 @@ func appendEvent(b []byte, ev Event) []byte {
 	}
 	if ev.FIFO {
 		flags2 |= flag2FIFO
+	}
+	if ev.Replay {
+		flags2 |= flag2Replay
 	}
 	b = append(b, flags2)
 	if ev.Batch != 0 {
@@ -611,6 +617,7 @@ func (d *decoder) event() Event {
 		ev.Progress = flags2&flag2Progress != 0
 		ev.QueueTimeout = flags2&flag2QueueTimeout != 0
 		ev.FIFO = flags2&flag2FIFO != 0
+		ev.Replay = flags2&flag2Replay != 0
 		if flags2&flag2Batch != 0 {
 			ev.Batch = d.uvarint()
 		}

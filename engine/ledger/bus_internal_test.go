@@ -255,6 +255,8 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{Kind: KindRefused, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(74), Deadline: sec(74 + 43200), LeasedAt: sec(72), Client: client},
 		{Kind: KindSeen, QueueID: 2, At: sec(75), Client: client},
 		{Kind: KindDelete, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(76), LeasedAt: sec(72), Result: baton.LeaseGone, FIFO: true},
+		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(77), Deadline: sec(107), LeasedAt: sec(72),
+			Result: baton.LeaseCurrent, StoreEpoch: 4, Replay: true},
 	}
 	b := testHeader(7, 1)
 	for _, ev := range evs {
@@ -276,7 +278,7 @@ func sameEvent(a, b Event) bool {
 		a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline) && a.LeasedAt.Equal(b.LeasedAt) && a.SentAt.Equal(b.SentAt) &&
 		a.ReceiveCount == b.ReceiveCount && a.N == b.N && a.Result == b.Result && a.StoreEpoch == b.StoreEpoch &&
 		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client &&
-		a.Progress == b.Progress && a.Batch == b.Batch && a.QueueTimeout == b.QueueTimeout && a.FIFO == b.FIFO
+		a.Progress == b.Progress && a.Batch == b.Batch && a.QueueTimeout == b.QueueTimeout && a.FIFO == b.FIFO && a.Replay == b.Replay
 }
 
 // A node of the version before (1: no second flags byte) is still read.

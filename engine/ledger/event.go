@@ -89,6 +89,10 @@ type Event struct {
 	// progress (Baton's consumer says so with RenewalHeader), not a
 	// heartbeat that renews whatever the handler does.
 	Progress bool
+	// Replay: a visibility change that a FIFO receive retried with its
+	// ReceiveRequestAttemptId made, handing out the same lease again reset
+	// to a new end (Deadline): the receive again, no renewal by its holder.
+	Replay bool
 	// QueueTimeout: a receive whose request gave no VisibilityTimeout, so
 	// its lease is the queue's VisibilityTimeout at the time; else the
 	// request asked for its lease's length, as a change always does.
