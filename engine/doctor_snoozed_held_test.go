@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/baton-sqs/baton/engine"
@@ -135,5 +136,39 @@ func TestDoctorReplayedReceiveIsNoRenewal(t *testing.T) {
 	qs, err := in.e.QueueMetrics(context.Background())
 	if err != nil || len(qs) != 1 || qs[0].HungLeases != 1 {
 		t.Errorf("metrics %+v, %v; want the hung lease counted", qs, err)
+	}
+}
+
+// A consumer that extends each lease to an hour as it receives it, then
+// crashes: its only requests after the receives were those extensions.
+// The finding must not say its holder went on making requests since (it
+// is not gone): a holder's own change of a lease is no sign of life after
+// it. The leases count as hung.
+func TestDoctorExtendedThenCrashedIsNotSeen(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
+	ms := in.quickLeases(sdkClient, 5, 0)
+	crashed := ledger.Client{Addr: "10.0.0.40", UserAgent: sdkClient.UserAgent}
+	in.send(3)
+	in.atMs(ms)
+	got := in.receiveAs(crashed, 10)
+	if len(got) != 3 {
+		t.Fatalf("received %d", len(got))
+	}
+	in.atMs(ms + 100)
+	for _, h := range got {
+		in.changeAs(crashed, h, 3600)
+	}
+	in.atMs(ms + 60_000)
+	in.receiveAs(sdkClient, 1) // another consumer polls on
+	r := in.report()
+	f := finding(r, ledger.DiagnosisHeldUnrenewed)
+	contains(t, f.Fix, "Their holder is gone (crashed, killed, or stopped without releasing) or hung without a heartbeat")
+	if strings.Contains(f.Fix, "went on making requests") {
+		t.Errorf("says the crashed holder went on making requests: %s", f.Fix)
+	}
+	qs, err := in.e.QueueMetrics(context.Background())
+	if err != nil || len(qs) != 1 || qs[0].HungLeases != 3 {
+		t.Errorf("metrics %+v, %v; want the 3 leases counted", qs, err)
 	}
 }

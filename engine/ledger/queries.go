@@ -95,7 +95,9 @@ func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (r
 			Deadline: r.deadline, CeilingIn: max(r.begin.Add(MaxLeaseTime).Sub(now), 0),
 			Progress: r.progress, Refusals: r.refusals, Running: true, Client: r.client, Seeded: r.seeded,
 		}
-		if last, ok := ql.seen[r.client]; ok && r.client != (Client{}) && last.After(r.begin) {
+		// Its holder's own last request on the lease (its receive, or a
+		// change by its receipt) is no sign of life after it.
+		if last, ok := ql.seen[r.client]; ok && r.client != (Client{}) && last.After(later(r.begin, r.deadlineAt)) {
 			h.HolderSeen = last
 		}
 		if r.renewals > 0 {

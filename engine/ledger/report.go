@@ -154,7 +154,8 @@ type HeldLease struct {
 	Running bool
 	Client  Client
 	// HolderSeen is when its holder (Client) last made a request on the
-	// queue after the request that began the lease, zero if it made none
+	// queue after its last request on the lease (the receive that began
+	// it, or its latest change by the receipt), zero if it made none
 	// since: a holder seen since is not gone.
 	HolderSeen time.Time
 	// Seeded: it was running when this node started (ledger Seed): its
