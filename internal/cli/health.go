@@ -66,10 +66,7 @@ func listenHealthURL(listen string) (string, bool) {
 	if err != nil || port == "" {
 		return "", false
 	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port) + "/healthz", true
+	return "http://" + net.JoinHostPort(localHost(host), port) + "/healthz", true
 }
 
 // checkHealth returns nil when url answers 200 within timeout, and an error

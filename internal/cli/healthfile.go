@@ -43,21 +43,10 @@ func writeHealthFile(path, url string, log *slog.Logger) (remove func()) {
 }
 
 // healthURL is the /healthz URL of a server told to listen on listen that
-// listens on addr: listen's host, as BATON_LISTEN's is asked
-// (listenHealthURL: 127.0.0.1 for every interface, which a listener on
-// 0.0.0.0 serves whether or not it took IPv6 too), addr's port (which
-// port 0 leaves to the system), https with TLS.
+// listens on addr: the URL its start-up line gives (serverURL), the one
+// BATON_LISTEN's is asked on (listenHealthURL).
 func healthURL(listen string, addr net.Addr, https bool) string {
-	_, port, _ := net.SplitHostPort(addr.String())
-	host, _, _ := net.SplitHostPort(listen)
-	url, ok := listenHealthURL(net.JoinHostPort(host, port))
-	if !ok {
-		url = listenURL(addr.String(), false) + "/healthz"
-	}
-	if https {
-		url = "https" + strings.TrimPrefix(url, "http")
-	}
-	return url
+	return serverURL(listen, addr.String(), https) + "/healthz"
 }
 
 // replaceFile writes text into a new file beside path and renames it over

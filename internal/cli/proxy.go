@@ -129,7 +129,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 	if verifier != nil {
 		auth = "sigv4 (" + cfg.CredentialsFile + ")"
 	}
-	endpoint := listenURL(ln.Addr().String(), false)
+	endpoint := serverURL(cfg.Listen, ln.Addr().String(), false)
 	log.Info("baton proxy serving", "endpoint", endpoint, "upstream", cfg.Upstream, "region", region, "auth", auth,
 		"doctor", "baton doctor --endpoint "+endpoint)
 	if ready != nil {

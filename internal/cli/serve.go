@@ -414,7 +414,7 @@ func (cfg ServeConfig) logServing(log *slog.Logger, addr string, f frontDoor) {
 	if f.verifier != nil {
 		auth = fmt.Sprintf("sigv4 (%d keys)", len(f.creds))
 	}
-	endpoint := listenURL(addr, f.tls != nil)
+	endpoint := serverURL(cfg.Listen, addr, f.tls != nil)
 	attrs := []any{"addr", addr, "endpoint", endpoint, "dashboard", endpoint + "/", "tls", f.tls != nil, "auth", auth,
 		"store", storeName(cfg.Store)}
 	if isEmbedded(cfg.Store) {
@@ -470,25 +470,32 @@ func checkAdvertiseURL(v string) error {
 	return nil
 }
 
-// listenURL is the URL a client on this machine reaches the server at,
-// listening on addr: the address itself, or 127.0.0.1 (::1) in place of an
-// unspecified one (0.0.0.0, ::), which no client can dial everywhere.
-func listenURL(addr string, https bool) string {
+// serverURL is the URL a client on this host (or in this container)
+// pastes to reach a server told to listen on listen that listens on addr:
+// listen's host (localHost: 127.0.0.1 for every interface), addr's port
+// (which port 0 leaves to the system), https with TLS. addr alone will not
+// do: Go's listener on 0.0.0.0 reports [::], having taken IPv6 too, and a
+// container may have no IPv6 loopback.
+func serverURL(listen, addr string, https bool) string {
 	scheme := "http"
 	if https {
 		scheme = "https"
 	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return scheme + "://" + addr
+	host, port, _ := net.SplitHostPort(addr)
+	if h, _, err := net.SplitHostPort(listen); err == nil {
+		host = h
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-		if ip.To4() == nil {
-			host = "::1"
-		}
+	return scheme + "://" + net.JoinHostPort(localHost(host), port)
+}
+
+// localHost is host, or 127.0.0.1 for an address of every interface
+// (0.0.0.0, ::, or none), which no client can dial everywhere and which a
+// listener of every interface serves on 127.0.0.1.
+func localHost(host string) string {
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return "127.0.0.1"
 	}
-	return scheme + "://" + net.JoinHostPort(host, port)
+	return host
 }
 
 // httpServer is the HTTP server of `baton serve` and `baton proxy`.
