@@ -74,6 +74,7 @@ func TestElasticMQErrorsNameTheLine(t *testing.T) {
 
 func TestGoaws(t *testing.T) {
 	c, err := Goaws(`Dev:
+  Host: goaws
   Port: "4200"
   QueueAttributeDefaults:
     VisibilityTimeout: 7
@@ -103,6 +104,16 @@ func TestGoaws(t *testing.T) {
 	notes := strings.Join(c.Notes, "\n")
 	if !strings.Contains(notes, "/queue/NAME") {
 		t.Errorf("no note on goaws's queue URLs without AccountId: %v", c.Notes)
+	}
+	// goaws listened on every interface and named its Host in queue URLs;
+	// Baton does neither unless told, and says so.
+	for _, want := range []string{
+		"goaws listened on 0.0.0.0:4200, every interface; Baton listens on 127.0.0.1 unless told otherwise: beyond loopback (a container: listen 0.0.0.0:4200) it needs credentials or --allow-anonymous",
+		"Host goaws: goaws named it in every queue URL; Baton's queue URLs name the host each client called (set advertise-url: http://goaws:4200 to hand out goaws's)",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q: want %q", notes, want)
+		}
 	}
 	// Topics and their queue subscriptions are declared; a subscribed
 	// queue the file does not list is created; an HTTP endpoint's

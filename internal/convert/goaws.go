@@ -42,16 +42,16 @@ func Goaws(text, source, env string) (*Config, error) {
 	}
 	c := &Config{Source: source + " (goaws, environment " + env + ")", Region: e.Region}
 	c.note("%s", regionNote)
-	switch {
-	case e.Port != "" && e.Port != "9324":
-		c.Listen = "127.0.0.1:" + e.Port
-	case e.Port == "" && e.SqsPort != "":
-		c.Listen = "127.0.0.1:" + e.SqsPort
-		if e.SnsPort != "" {
-			c.note("SnsPort %s: Baton serves SNS on the same port as SQS", e.SnsPort)
-		}
-	case e.Port == "":
-		c.Listen = "127.0.0.1:4100" // goaws's default
+	port := cmpOr(e.Port, cmpOr(e.SqsPort, "4100")) // 4100: goaws's default
+	if port != "9324" {
+		c.Listen = "127.0.0.1:" + port
+	}
+	if e.Port == "" && e.SqsPort != "" && e.SnsPort != "" {
+		c.note("SnsPort %s: Baton serves SNS on the same port as SQS", e.SnsPort)
+	}
+	c.note("goaws listened on 0.0.0.0:%s, every interface; Baton listens on 127.0.0.1 unless told otherwise: beyond loopback (a container: listen 0.0.0.0:%s) it needs credentials or --allow-anonymous", port, port)
+	if e.Host != "" && e.Host != "localhost" {
+		c.note("Host %s: goaws named it in every queue URL; Baton's queue URLs name the host each client called (set advertise-url: http://%s:%s to hand out goaws's)", e.Host, e.Host, port)
 	}
 	if e.AccountID != "" {
 		c.AccountID = e.AccountID
@@ -88,6 +88,7 @@ func Goaws(text, source, env string) (*Config, error) {
 }
 
 type goawsEnv struct {
+	Host                   string       `yaml:"Host"`
 	Port                   string       `yaml:"Port"`
 	SqsPort                string       `yaml:"SqsPort"`
 	SnsPort                string       `yaml:"SnsPort"`
