@@ -86,6 +86,43 @@ func TestDocsLinksResolve(t *testing.T) {
 	}
 }
 
+// A doc refers its reader to nothing the reader cannot see: no issue of
+// the project's tracker ("the issue's closing note", "issue #12").
+func TestDocsNameNoIssue(t *testing.T) {
+	t.Parallel()
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range issueReferences(string(text)) {
+			t.Errorf("%s:%d: %q: a reader of the docs cannot see the project's issues: say what the doc means instead", file, r.line, r.text)
+		}
+	}
+	for sample, want := range map[string]int{
+		"Figures from one run are in the issue's closing note.": 1,
+		"As issue #12 found, and the issue says,":               2,
+		"every receive issues a new opaque handle":              0,
+		"See [the issues](https://github.com/x/y/issues).":      0,
+	} {
+		if got := len(issueReferences(sample)); got != want {
+			t.Errorf("%q: %d references to an issue found, want %d", sample, got, want)
+		}
+	}
+}
+
+// issueRef is a phrase pointing at an issue of a tracker.
+var issueRef = regexp.MustCompile(`(?i)\b(?:the|this|that|our|an)\s+issue(?:'s)?\b|\bissue\s*#\d+`)
+
+// issueReferences lists the phrases of text that point at an issue.
+func issueReferences(text string) []shown {
+	var out []shown
+	for _, m := range issueRef.FindAllStringIndex(text, -1) {
+		out = append(out, shown{text: text[m[0]:m[1]], line: strings.Count(text[:m[0]], "\n") + 1})
+	}
+	return out
+}
+
 // The check fails on what it is there to catch: a made-up command,
 // subcommand, flag or shorthand, a broken link and a missing heading; and
 // passes the forms the docs use.
