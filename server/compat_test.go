@@ -335,6 +335,23 @@ func TestLocalStackInternalPathsNotServed(t *testing.T) {
 		}
 	}
 
+	// The health path Baton serves to GET does not say it is not served
+	// when LocalStack's POST (restart, kill) or PUT reaches it.
+	for _, method := range []string{http.MethodPost, http.MethodPut} {
+		req, _ := http.NewRequest(method, srv.URL+"/_localstack/health", strings.NewReader(`{"action": "restart"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := "Baton answers GET and HEAD /_localstack/health, LocalStack's health, not " + method + ": it has no restart or kill action."
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" || strings.TrimSpace(string(body)) != want {
+			t.Errorf("%s /_localstack/health: %d Allow %q %q, want 405 Allow \"GET, HEAD\" %q", method, resp.StatusCode, resp.Header.Get("Allow"), body, want)
+		}
+	}
+
 	u := srv.MustCreateQueue(t, "_aws", nil)
 	if _, err := srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(u), MessageBody: aws.String("x")}); err != nil {
 		t.Fatalf("a queue named _aws: %v", err)

@@ -232,7 +232,17 @@ func isLocalStackInternalPath(path string) bool {
 
 // writeLocalStackNotServed answers a LocalStack internal path Baton does
 // not serve: 404, saying so, and what Baton has instead where it has it.
-func writeLocalStackNotServed(w http.ResponseWriter, path string) {
+// Its health path, which Baton serves to GET and HEAD, answers another
+// method (LocalStack's POST restarts or kills it) 405, saying which it
+// serves.
+func writeLocalStackNotServed(w http.ResponseWriter, method, path string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if path == localStackHealthPath {
+		w.Header().Set("Allow", "GET, HEAD")
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		io.WriteString(w, "Baton answers GET and HEAD "+path+", LocalStack's health, not "+method+": it has no restart or kill action.\n")
+		return
+	}
 	msg := "Baton does not serve LocalStack's " + path + "."
 	for _, e := range localStackEquivalents {
 		if path == e.path || strings.HasPrefix(path, e.path) && (strings.HasSuffix(e.path, "/") || path[len(e.path)] == '/') {
@@ -240,7 +250,6 @@ func writeLocalStackNotServed(w http.ResponseWriter, path string) {
 			break
 		}
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
 	io.WriteString(w, msg+"\n")
 }

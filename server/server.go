@@ -383,7 +383,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 	onQueue := r.URL.Path != "/" && r.URL.Path != ""
 	if action == "" {
 		if isLocalStackInternalPath(r.URL.Path) { // localstack.go
-			writeLocalStackNotServed(w, r.URL.Path)
+			writeLocalStackNotServed(w, r.Method, r.URL.Path)
 			return
 		}
 		if r.Method == http.MethodGet && onQueue {
