@@ -110,6 +110,10 @@ if [ "$images" = 1 ]; then
 fi
 
 echo
-echo "To publish $version: upload $out/* to the release, and"
-[ "$images" = 1 ] && echo "  podman manifest push --all $list docker://REGISTRY/baton:$version"
+if [ "$images" = 1 ]; then
+  echo "To publish $version: upload $out/* to the release, and"
+  echo "  podman manifest push --all $list docker://REGISTRY/baton:$version"
+else
+  echo "To publish $version: upload $out/* to the release."
+fi
 exit 0

@@ -76,7 +76,10 @@ func TestReleaseAndImage(t *testing.T) {
 
 // checkHealthFollowsListen runs the image with a --listen on the command
 // line, which BATON_LISTEN does not say, and checks the image's
-// HEALTHCHECK finds the server there (baton serve's health file).
+// HEALTHCHECK finds the server there (baton serve's health file), and
+// that the start-up line gives the address the check asks, one a user
+// inside the container can paste (not the [::] Go reports of a listener
+// on 0.0.0.0).
 func checkHealthFollowsListen(t *testing.T, env []string, name, image string) {
 	name += "-listen"
 	mustPodman(t, env, "run", "-d", "--name", name, "-e", "BATON_ALLOW_ANONYMOUS=true", image,
@@ -88,6 +91,38 @@ func checkHealthFollowsListen(t *testing.T, env []string, name, image string) {
 		}
 		return nil
 	})
+	logs, err := podmanCmd(env, "logs", name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("podman logs %s: %v\n%s", name, err, logs)
+	}
+	if !strings.Contains(string(logs), " endpoint=http://127.0.0.1:4566 ") {
+		t.Errorf("the start-up line of --listen 0.0.0.0:4566 gives no endpoint=http://127.0.0.1:4566:\n%s", logs)
+	}
+}
+
+// TestReleaseDryRunWithoutImages: deploy/release.sh --dry-run --no-images,
+// as docs/container.md shows it, builds and checks the binaries and ends
+// with whole instructions (it ended "…to the release, and", the image step
+// left out).
+func TestReleaseDryRunWithoutImages(t *testing.T) {
+	if os.Getenv("BATON_IMAGE_TEST") != "1" {
+		skipnote.Skip(t, "BATON_IMAGE_TEST=1", "builds the release (a minute on a 2-core machine); set BATON_IMAGE_TEST=1, as .ci/run does")
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	rel := exec.CommandContext(ctx, "deploy/release.sh", "--dry-run", "--out", t.TempDir(),
+		"--targets", "linux/"+runtime.GOARCH, "--no-images")
+	rel.Dir = moduleRoot
+	rel.Env = goBuildEnv()
+	b, err := rel.CombinedOutput()
+	if err != nil {
+		t.Fatalf("deploy/release.sh --dry-run --no-images: %v\n%s", err, b)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "To publish ") || !strings.HasSuffix(last, " to the release.") {
+		t.Errorf("deploy/release.sh --dry-run --no-images ends %q, want the upload instruction as a whole sentence:\n%s", last, b)
+	}
 }
 
 // needContainerTools skips the test without podman and podman-compose, or
