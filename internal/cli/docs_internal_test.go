@@ -538,3 +538,77 @@ func headingAnchors(text string) []string {
 	}
 	return out
 }
+
+// A flag a doc names alone in inline code (`--allow-host NAME`), outside a
+// baton command line, is a flag of some baton command, unless it is one of
+// the other tools' flags the docs name (otherTools).
+func TestDocsFlagsNamedExist(t *testing.T) {
+	t.Parallel()
+	flags := allFlags(docsCheckRoot())
+	checked := 0
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range namedFlags(string(text)) {
+			checked++
+			if !flags[f.text] && !otherToolsFlags[f.text] {
+				t.Errorf("%s:%d: --%s is no flag of any baton command", file, f.line, f.text)
+			}
+		}
+	}
+	t.Logf("checked %d flags named in prose", checked)
+	if checked < 30 {
+		t.Errorf("checked %d flags named in the docs' prose: the extraction missed them", checked)
+	}
+	if got := namedFlags("Use `--no-such-flag 3`, or `baton serve --x`.\n\n```sh\n`--in-a-block`\n```\n"); len(got) != 1 || got[0].text != "no-such-flag" || flags["no-such-flag"] {
+		t.Errorf("flags named in the sample: %v, want no-such-flag alone", got)
+	}
+}
+
+// otherToolsFlags are the flags of other tools the docs name alone: the
+// AWS CLI's and deploy/image.sh's.
+var otherToolsFlags = map[string]bool{"endpoint-url": true, "attributes": true, "arch": true}
+
+// allFlags is the set of flag names of root and every command under it.
+func allFlags(root *cobra.Command) map[string]bool {
+	out := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) { out[f.Name] = true })
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// flagSpan is an inline code span that starts with a long flag.
+var flagSpan = regexp.MustCompile("^--([A-Za-z0-9][A-Za-z0-9-]*)")
+
+// namedFlags lists the long flags markdown text names at the start of an
+// inline code span outside code blocks.
+func namedFlags(text string) []shown {
+	lines := strings.Split(text, "\n")
+	inBlock := false
+	for i, l := range lines {
+		if fence.MatchString(l) {
+			inBlock = !inBlock
+			lines[i] = ""
+		} else if inBlock {
+			lines[i] = ""
+		}
+	}
+	prose := strings.Join(lines, "\n")
+	var out []shown
+	for _, m := range inlineCode.FindAllStringSubmatchIndex(prose, -1) {
+		if f := flagSpan.FindStringSubmatch(strings.TrimSpace(prose[m[2]:m[3]])); f != nil {
+			out = append(out, shown{text: f[1], line: strings.Count(prose[:m[0]], "\n") + 1})
+		}
+	}
+	return out
+}
