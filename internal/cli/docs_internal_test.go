@@ -612,3 +612,97 @@ func namedFlags(text string) []shown {
 	}
 	return out
 }
+
+// Every BATON_* variable the docs name is a flag's (serve's BATON_<FLAG>,
+// another command's BATON_<COMMAND>_<FLAG>), or one the repository's code,
+// scripts or deploy files name (the tests' switches, the compose file's,
+// BATON_ENDPOINT): a misspelt one, which nothing would read, fails.
+func TestDocsVariablesNamedExist(t *testing.T) {
+	t.Parallel()
+	read := flagVariables(docsCheckRoot())
+	code := repositoryText(t)
+	checked := 0
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range namedVariables(string(text)) {
+			checked++
+			if !read[v.text] && !strings.Contains(code, v.text) {
+				t.Errorf("%s:%d: %s is no flag's variable, and no code, script or deploy file names it", file, v.line, v.text)
+			}
+		}
+	}
+	t.Logf("checked %d variables named", checked)
+	if checked < 30 {
+		t.Errorf("checked %d variables named in the docs: the extraction missed them", checked)
+	}
+	if got := namedVariables("Set BATON_ALLOW_HOSTS=x, not BATON_WORKER_ (a prefix)."); len(got) != 1 || got[0].text != "BATON_ALLOW_HOSTS" || read["BATON_ALLOW_HOSTS"] || strings.Contains(code, "BATON_ALLOW_HOSTS") {
+		t.Errorf("variables named in the sample: %v, want BATON_ALLOW_HOSTS alone, which nothing names", got)
+	}
+}
+
+// batonVariable is a BATON_* variable's name (not a prefix ending in _).
+var batonVariable = regexp.MustCompile(`\bBATON_[A-Z0-9_]*[A-Z0-9]\b`)
+
+// namedVariables lists the BATON_* variables text names.
+func namedVariables(text string) []shown {
+	var out []shown
+	for _, m := range batonVariable.FindAllStringIndex(text, -1) {
+		out = append(out, shown{text: text[m[0]:m[1]], line: strings.Count(text[:m[0]], "\n") + 1})
+	}
+	return out
+}
+
+// flagVariables is the set of variables the flags of root's commands are
+// read from: serve's BATON_<FLAG>, another command's BATON_<COMMAND>_<FLAG>.
+func flagVariables(root *cobra.Command) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range root.Commands() {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if c.Name() == "serve" {
+				out[envName(f)] = true
+			} else {
+				out[commandEnvName(c.Name(), f)] = true
+			}
+		})
+	}
+	return out
+}
+
+// repositoryText is the text of the repository's files but its docs (Go
+// sources, scripts, deploy and CI files), where a variable is read.
+func repositoryText(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(docsRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != docsRoot && (strings.HasPrefix(n, ".") && n != ".ci" || n == "node_modules" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".md") || strings.HasSuffix(path, "_test.go") && strings.HasPrefix(d.Name(), "docs_") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() > 1<<20 {
+			return err
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		b.Write(text)
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
