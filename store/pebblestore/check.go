@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -72,7 +73,9 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 // names, move tasks, SNS topics, subscriptions and signing key, and every
 // message whose record and body both read back, with its queue's. The Report lists what could not be copied. The
 // new store is opened once, to check it and mark it, before Salvage
-// returns. from is only read.
+// returns. from is only read. A log in from that Pebble cannot open (a
+// table or the MANIFEST it names deleted) has nothing to copy: Salvage
+// fails with ErrDamaged, and makes nothing.
 //
 // Should the disk of to fail a write of a table of the new log (a flush:
 // the disk full), Salvage returns at once with the error, leaving to as it
@@ -82,7 +85,20 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("salvage into %s: the directory is not empty", to)
 	}
+	// The source is opened first: a log Pebble cannot open gives nothing
+	// to copy, and an empty store made of it would serve as if it held
+	// everything.
+	in, err := openInspection(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	if in.db == nil {
+		in.release()
+		return in.r, fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log (%s); %s is not made. "+
+			"Put back the file the error names, if you have it, or start a server on the latest backup", from, ErrDamaged, in.r.Problems[len(in.r.Problems)-1], to)
+	}
 	if err := os.MkdirAll(filepath.Join(to, LogDir), 0o700); err != nil {
+		in.release()
 		return nil, err
 	}
 	quiet := salvageLog()
@@ -98,15 +114,18 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	out, err := pebble.Open(filepath.Join(to, LogDir), &pebble.Options{FS: salvageFS, FormatMajorVersion: pebble.FormatNewest,
 		Logger: logger{quiet}, EventListener: listener})
 	if err != nil {
+		in.release()
 		return nil, fmt.Errorf("create the log in %s: %w", to, err)
 	}
+	in.out = out
 	type copied struct {
 		r   *Report
 		err error
 	}
 	done := make(chan copied, 1)
-	go func() {
-		r, err := inspect(ctx, from, out)
+	go func() { // it owns in: the salvage may return before it ends
+		r, err := in.run()
+		in.release()
 		if cerr := closeCopy(out, err); err == nil {
 			err = cerr
 		}
@@ -172,9 +191,13 @@ type inspection struct {
 	ctx    context.Context
 	dir    string
 	logDir string
-	db     *pebble.DB
-	out    *pebble.DB // the salvaged log, or nil
-	r      *Report
+	// lock is the directory's, held until release; wal the newest
+	// write-ahead log as the inspection began.
+	lock io.Closer
+	wal  string
+	db   *pebble.DB
+	out  *pebble.DB // the salvaged log, or nil
+	r    *Report
 	// corrupt is the latest damaged table Pebble reported.
 	corrupt *pebble.DataCorruptionInfo
 	// probe, if set, returns the first key after from that a scan past
@@ -188,14 +211,27 @@ type inspection struct {
 }
 
 func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
+	in, err := openInspection(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer in.release()
+	in.out = out
+	return in.run()
+}
+
+// openInspection takes dir's lock and opens its log, read only. A log
+// Pebble cannot open is a problem of the Report, and leaves in.db nil.
+// The caller releases the inspection.
+func openInspection(ctx context.Context, dir string) (*inspection, error) {
 	lock, err := lockDir(filepath.Join(dir, LockFile))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	defer lock.Close()
-	in := &inspection{ctx: ctx, dir: dir, logDir: filepath.Join(dir, LogDir), out: out, r: &Report{},
+	in := &inspection{ctx: ctx, dir: dir, logDir: filepath.Join(dir, LogDir), lock: lock, r: &Report{},
 		queues: make(map[uint64]string), states: make(map[uint64]map[uint64]string), bodies: make(map[uint64]map[uint64]string)}
 	if _, err := os.Stat(in.logDir); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("%s holds no log: %w", dir, err)
 	}
 	if err := checkLogFiles(vfs.Default, in.logDir, DurabilityFull); err != nil {
@@ -204,14 +240,29 @@ func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
 	listener := &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
 		in.corrupt = &info
 	}}
-	wal := newestWAL(vfs.Default, in.logDir)
+	in.wal = newestWAL(vfs.Default, in.logDir)
 	in.db, err = pebble.Open(in.logDir, &pebble.Options{ReadOnly: true, Logger: logger{slog.New(slog.DiscardHandler)}, EventListener: listener})
 	if err != nil {
+		in.db = nil
 		in.problem("Pebble cannot open the log in %s: %s", in.logDir, firstLine(err))
+	}
+	return in, nil
+}
+
+// release closes the log and gives the directory's lock back.
+func (in *inspection) release() {
+	if in.db != nil {
+		in.db.Close()
+	}
+	in.lock.Close()
+}
+
+// run reads the log, copying what is intact into in.out if set.
+func (in *inspection) run() (*Report, error) {
+	if in.db == nil {
 		return in.r, nil
 	}
-	defer in.db.Close()
-	if _, err := checkMark(vfs.Default, dir, in.db, wal); err != nil {
+	if _, err := checkMark(vfs.Default, in.dir, in.db, in.wal); err != nil {
 		in.problem("%v", err)
 	}
 	in.unlisted()

@@ -78,6 +78,34 @@ func TestCheckAndSalvageDamagedTable(t *testing.T) {
 	}
 }
 
+// A log Pebble cannot open (a table or the current MANIFEST deleted):
+// Salvage has nothing to copy, and fails with ErrDamaged naming the file,
+// making no directory. Before, it made an empty store there and returned
+// no error: `baton store salvage` printed "0 messages lost" and exited 0,
+// and a server started on the copy served nothing.
+func TestSalvageRefusesLogPebbleCannotOpen(t *testing.T) {
+	t.Parallel()
+	for _, pattern := range []string{"*.sst", "MANIFEST-*"} {
+		dir := damageFixture(t, false)
+		gone := logFile(t, dir, pattern)
+		if err := os.Remove(gone); err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(t.TempDir(), "salvaged")
+		r, err := pebblestore.Salvage(t.Context(), dir, to)
+		want := strings.TrimSuffix(filepath.Base(gone), ".sst")
+		if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s deleted: salvage: %v (report %+v), want ErrDamaged naming %s", pattern, err, r, want)
+		}
+		if _, err := os.Stat(to); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s deleted: %s made (%v), want nothing made", pattern, to, err)
+		}
+		if _, err := pebblestore.Check(t.Context(), dir); err != nil {
+			t.Errorf("%s deleted: check after the salvage: %v (the lock still held?)", pattern, err)
+		}
+	}
+}
+
 // A table the MANIFEST no longer lists is noted, not counted as damage.
 func TestCheckNotesUnlistedTables(t *testing.T) {
 	t.Parallel()
