@@ -51,6 +51,68 @@ func TestDataDirRemovedWhileServing(t *testing.T) {
 	}
 }
 
+// TestLogTableRemovedWhileServing removes a table of the built server's
+// log while it serves (an rm of a file of the data directory): Pebble
+// keeps it open and goes on, but the next start cannot open the log, and
+// `baton store salvage` cannot read it, so every acknowledged change is
+// out of reach. Before, /healthz answered 200 and every send was
+// acknowledged until that start. The server must, within a few seconds
+// (it looks once a second), answer 503 ServiceUnavailable to changes,
+// name the table in /healthz and its log, answer reads, stay up, and
+// `baton export` must save what it holds; `baton serve --import` of that
+// on a new data directory serves it again.
+func TestLogTableRemovedWhileServing(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "a table of the log removed under the server")
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "data")
+	p := startBatonArgs(t, "--data-dir", data, "--account-id", account)
+	diskQueue(t, p)
+	// Killed and started again, the server replays its write-ahead log
+	// into a table.
+	p.cmd.Process.Kill()
+	<-p.exited
+	p = startBatonArgs(t, "--data-dir", data, "--account-id", account)
+	c, url := diskClient(p.URL), p.queueURL("q")
+	tables, _ := filepath.Glob(filepath.Join(data, "pebble", "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("no table after the restart")
+	}
+	if h := healthz(p.URL); h.status != http.StatusOK {
+		t.Fatalf("/healthz before the removal: %d %s", h.status, h.body)
+	}
+	if err := os.Remove(tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	removed := time.Now()
+	ctx := context.Background()
+	acked := 0
+	for ; ; acked++ {
+		_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(fmt.Sprint("after-", acked))})
+		if err != nil {
+			wantUnavailable(t, "send once a table is removed", err)
+			break
+		}
+		if time.Since(removed) > 30*time.Second {
+			t.Fatalf("%d sends acknowledged in the 30 s after %s was removed, want a refusal", acked, tables[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("%d sends acknowledged in the %v before the refusal", acked, time.Since(removed).Round(time.Millisecond))
+	refusingAndUp(t, p, c, url, removed, regexp.QuoteMeta(filepath.Base(tables[0]))+", was removed",
+		"a file of the log was removed under the running server")
+	export := filepath.Join(t.TempDir(), "export.json")
+	if out, code := runBaton(t, "export", export, "--endpoint", p.URL); code != 0 {
+		t.Fatalf("baton export once a table is removed: exit %d:\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(export); !strings.Contains(string(b), `"before"`) {
+		t.Errorf("the export lacks the message sent before:\n%s", b)
+	}
+	p2 := startBatonArgs(t, "--data-dir", filepath.Join(t.TempDir(), "new"), "--account-id", account, "--import", export)
+	if got := drainDisk(t, diskClient(p2.URL), p2.queueURL("q")); !got["before"] {
+		t.Errorf("the new data directory, imported, holds %v, want the message sent before", got)
+	}
+}
+
 // TestLogWriteFailsEIO runs the built server on an ext4 image whose loop
 // device's backing file, sparse, is on a small tmpfs, then fills the
 // tmpfs: the device fails every write it must allocate for, and the

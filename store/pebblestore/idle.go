@@ -31,8 +31,9 @@ const (
 // for idleAfter after committing something, until ctx ends; and tests the
 // disk when a run of failed background writes has gone stale
 // (health.probeIfStale), reads again the tables whose reads failed
-// (probeReads), and removes again the files whose removal failed
-// (retryRemovals).
+// (probeReads), removes again the files whose removal failed
+// (retryRemovals), and looks whether the log's files are still in place
+// (filesWatch), so that Ping names one removed while nothing is sent.
 func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(idleAfter)
@@ -50,6 +51,7 @@ func (s *Store) flushWhenIdle(ctx context.Context, done chan<- struct{}) {
 		s.health.probeIfStale()
 		s.health.probeReads()
 		s.health.retryRemovals()
+		s.health.wal.checkFiles(true)
 		n := s.w.commits.Load()
 		if n != seen || n == flushed {
 			seen = n

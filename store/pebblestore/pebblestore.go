@@ -246,6 +246,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	s.w = newWriter(s.db, tasks, s.committed, cmp.Or(opts.WriteTimeout, DefaultWriteTimeout))
 	s.w.wal = &s.health.wal
+	s.health.wal.files = &filesWatch{fs: s.health.fs, dir: s.health.dir, db: s.db}
 	if opts.Durability == DurabilityRelaxed {
 		s.health.wal.every = relaxedWALCheckEvery
 	}
@@ -322,6 +323,7 @@ func (s *Store) Close() error {
 			return
 		}
 		s.w.batch.Close()
+		s.health.wal.files.stop()
 		// With the write-ahead log removed, the directory in its place (if
 		// any) is not this log's: no mark is written into it.
 		gone := s.w.wal.refusal()
@@ -448,7 +450,8 @@ func (s *Store) Stats() Stats {
 // an error naming each problem (a full disk, failing background writes,
 // a slow disk operation, writes held back or refused) for /healthz.
 func (s *Store) Ping(context.Context) error {
-	s.health.spaceRefusal() // looks again, if it is time to
+	s.health.spaceRefusal()       // looks again, if it is time to
+	s.health.wal.checkFiles(true) // the same
 	var problems []string
 	if err := s.w.refusal(); err != nil {
 		problems = append(problems, strings.TrimPrefix(err.Error(), baton.ErrUnavailable.Error()+": pebblestore: "))

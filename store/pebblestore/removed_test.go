@@ -290,3 +290,92 @@ func TestWALCheckKeepsWrittenBytes(t *testing.T) {
 		t.Errorf("Ping: %v", err)
 	}
 }
+
+// A file of the log other than its write-ahead log removed while the
+// store runs (a table, the current MANIFEST, the marker naming it):
+// Pebble keeps the files it has open and goes on, so nothing failed, but
+// the next start cannot open the log, and every change acknowledged is
+// out of reach. The store looks at them once a second (filesWatch): Ping
+// names the file soon after, with no call made, and changes are refused.
+// Before, Ping answered nil and every change was acknowledged, until the
+// next start refused.
+func TestRemovedLogFileRefusesChanges(t *testing.T) {
+	for _, tc := range []struct{ name, pattern, says string }{
+		{"table", "*.sst", "a table of the log"},
+		{"MANIFEST", "", "the current MANIFEST"},
+		{"marker", "marker.manifest.*", "the marker naming the current MANIFEST"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			s := MustOpen(t, dir)
+			defer s.Close()
+			q := removedQueue(t, s, 1, "before")
+			pebblestore.Flush(t, s)
+			if err := s.Ping(t.Context()); err != nil {
+				t.Fatalf("Ping before the removal: %v", err)
+			}
+			var gone string
+			if tc.pattern == "" {
+				gone = currentManifest(t, dir)
+			} else {
+				gone = logFile(t, dir, tc.pattern)
+			}
+			if err := os.Remove(gone); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for err := s.Ping(t.Context()); err == nil; err = s.Ping(t.Context()) {
+				if time.Now().After(deadline) {
+					t.Fatalf("Ping answers nil 30 s after %s was removed", gone)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			err := s.Ping(t.Context())
+			if !strings.Contains(err.Error(), filepath.Base(gone)) && tc.name != "marker" || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Ping: %v, want it to name %s, %s", err, tc.says, gone)
+			}
+			wantRefused(t, s, q, "after")
+			if _, err := s.QueueGet(t.Context(), q.Region, q.Account, q.Name); err != nil {
+				t.Errorf("QueueGet once %s is removed: %v", gone, err)
+			}
+		})
+	}
+}
+
+// currentManifest is the MANIFEST the marker in dir's log names.
+func currentManifest(t *testing.T, dir string) string {
+	t.Helper()
+	marker := logFile(t, dir, "marker.manifest.*")
+	parts := strings.SplitN(filepath.Base(marker), ".", 4)
+	return filepath.Join(dir, pebblestore.LogDir, parts[3])
+}
+
+// The look at the log's files finds nothing wrong while Pebble flushes,
+// compacts and starts new MANIFESTs, removing the files it no longer
+// needs itself.
+func TestLogFilesWatchQuietWhileCompacting(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.RotatingManifest(pebblestore.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := removedQueue(t, s, 1, "first")
+	for start, i := time.Now(), 0; time.Since(start) < 3*time.Second && i < 2000; i++ {
+		if err := removedSend(t, s, q, fmt.Sprint("m-", i)); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if i%20 == 0 {
+			pebblestore.FlushAsync(s)
+		}
+		if i%100 == 0 {
+			stop := pebblestore.CompactInBackground(s)
+			stop()
+		}
+		if err := s.Ping(t.Context()); err != nil {
+			t.Fatalf("Ping after send %d: %v", i, err)
+		}
+	}
+}

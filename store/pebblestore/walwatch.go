@@ -18,7 +18,8 @@ import (
 )
 
 // walWatch refuses changes, for good, once the log cannot go on: its
-// write-ahead log file removed, or a write of the log failed.
+// write-ahead log file removed, another file of it removed (filesWatch),
+// or a write of the log failed.
 //
 // A write, sync or close of a write-ahead log or MANIFEST that fails
 // (an I/O error, a full disk under Pebble), a creation of one that fails,
@@ -64,6 +65,9 @@ type walWatch struct {
 	// it): what waits behind that write waits for good.
 	stuck     chan struct{}
 	stuckOnce sync.Once
+	// files watches the log's other files (filewatch.go), once it is
+	// open; nil before.
+	files *filesWatch
 }
 
 // walFile is a write-ahead log file as it was when opened, and how far
@@ -168,7 +172,7 @@ func (w *walWatch) check() error {
 	}
 	f := w.cur.Load()
 	if f == nil || !w.due() {
-		return nil
+		return w.checkFiles(false)
 	}
 	// What was written before the stat is in the file, unless it was cut.
 	written, tail := f.mark()
@@ -185,15 +189,44 @@ func (w *walWatch) check() error {
 		problem = "was truncated"
 	default:
 		f.found(written, tail)
+		return w.checkFiles(true)
+	}
+	return w.lost(fmt.Sprintf("the write-ahead log %s %s while the server runs "+
+		"(its data directory deleted, moved or replaced, or the file cut): the changes written to it would not be found at the next start",
+		f.name, problem),
+		"pebblestore: the write-ahead log was removed or cut under the running server; refusing calls that change something",
+		"file", f.name, "problem", problem)
+}
+
+// checkFiles looks, if it is time to (with stat, also if the log's
+// directory changed), whether the log's other files are still in its
+// directory (filesWatch), and returns the refusal if not.
+func (w *walWatch) checkFiles(stat bool) error {
+	if w == nil {
 		return nil
 	}
-	refused := fmt.Errorf("%w: pebblestore: writes refused: the write-ahead log %s %s while the server runs "+
-		"(its data directory deleted, moved or replaced, or the file cut): the changes written to it would not be found at the next start. "+
+	if err := w.refusal(); err != nil || w.files == nil || !w.files.due(stat) {
+		return err
+	}
+	name, what := w.files.missing()
+	if name == "" {
+		return nil
+	}
+	return w.lost(fmt.Sprintf("%s, %s, was removed while the server runs (a file of its data directory deleted): "+
+		"the next start cannot open the log without it, and would serve none of what the log holds", what, name),
+		"pebblestore: a file of the log was removed under the running server; refusing calls that change something",
+		"file", name, "is", what)
+}
+
+// lost refuses every change from now on, why being the reason, what the
+// server holds being in its memory only; the first refusal is logged,
+// msg with attrs.
+func (w *walWatch) lost(why, msg string, attrs ...any) error {
+	refused := fmt.Errorf("%w: pebblestore: writes refused: %s. "+
 		"What the server holds is in its memory only: save it with `baton export` (for each account) before stopping it",
-		baton.ErrUnavailable, f.name, problem)
+		baton.ErrUnavailable, why)
 	if w.gone.CompareAndSwap(nil, &refused) {
-		w.log.Error("pebblestore: the write-ahead log was removed or cut under the running server; refusing calls that change something",
-			"file", f.name, "problem", problem)
+		w.log.Error(msg, attrs...)
 	}
 	return w.refusal()
 }
