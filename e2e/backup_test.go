@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 )
 
 // TestBackupRestore runs `baton backup` against a server under a load of
@@ -308,4 +309,46 @@ func exitStderr(err error) string {
 		return string(exit.Stderr)
 	}
 	return ""
+}
+
+// TestBackupOntoBadDisk runs `baton backup` against the built server whose
+// --backup-dir is a full tmpfs, then a read-only one: the backup fails,
+// exit 1, with the error the disk gave, leaves no unfinished copy behind,
+// and the server serves on. On the read-only disk the error used to add
+// that the unfinished copy could not be removed and was to be removed by
+// hand, holding tables on the disk: the copy was never made (its creation
+// failed), and the kernel fails the removal of a name a read-only file
+// system does not hold with EROFS too.
+func TestBackupOntoBadDisk(t *testing.T) {
+	skipnote.SkipUnlessLong(t, "backups onto a full and a read-only tmpfs")
+	t.Parallel()
+	for _, tc := range []struct {
+		name, says string
+		spoil      func(t *testing.T, mnt string)
+	}{
+		{"full", "no space left on device", func(t *testing.T, mnt string) { fillDisk(t, mnt) }},
+		{"read-only", "read-only file system", func(t *testing.T, mnt string) {
+			if out, err := run("mount", "-o", "remount,ro", mnt); err != nil {
+				t.Fatalf("remount %s read-only: %v: %s", mnt, err, out)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mnt := mountTmpfs(t, "4m")
+			tc.spoil(t, mnt)
+			p := startBatonArgs(t, "--data-dir", t.TempDir(), "--account-id", account, "--backup-dir", mnt)
+			c, url := diskQueue(t, p)
+			out, code := runBaton(t, "backup", "--endpoint", p.URL)
+			t.Logf("baton backup: exit %d: %s", code, out)
+			if code != 1 || !strings.Contains(out, tc.says) || strings.Contains(out, "could not be removed") {
+				t.Errorf("baton backup onto a %s disk: exit %d, output:\n%s\nwant exit 1 with %q alone", tc.name, code, out, tc.says)
+			}
+			if partial, _ := filepath.Glob(filepath.Join(mnt, "*.partial")); len(partial) > 0 {
+				t.Errorf("unfinished copies left: %v", partial)
+			}
+			if _, err := c.SendMessage(t.Context(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("after")}); err != nil {
+				t.Errorf("send after the failed backup: %v", err)
+			}
+		})
+	}
 }

@@ -197,8 +197,13 @@ func (s *Store) backup(b *backupRun) error {
 }
 
 // removePartial removes tmp, the copy of a backup that failed with err,
-// and returns err, saying so if the removal failed too.
+// and returns err, saying so if the removal failed too. A copy never made
+// is no failure to remove (a read-only file system fails the removal of a
+// name it does not hold, EROFS, as it failed the copy's creation).
 func (s *Store) removePartial(tmp string, err error) error {
+	if _, serr := s.fs.Stat(tmp); errors.Is(serr, iofs.ErrNotExist) {
+		return err
+	}
 	if rerr := s.fs.RemoveAll(tmp); rerr != nil {
 		return fmt.Errorf("%w (and its unfinished copy could not be removed: %v; remove %s, whose links keep on the disk tables the store no longer needs)",
 			err, rerr, tmp)

@@ -102,6 +102,43 @@ func TestBackupFailureRemovesItsCopy(t *testing.T) {
 	}
 }
 
+// readOnlyBackupFS is a read-only file system under /backups: each
+// creation and removal there fails (EROFS), that of a name it does not
+// hold included, as Linux's do.
+type readOnlyBackupFS struct{ vfs.FS }
+
+func (fs readOnlyBackupFS) MkdirAll(dir string, perm os.FileMode) error {
+	if strings.HasPrefix(dir, "/backups/") {
+		return &os.PathError{Op: "mkdir", Path: dir, Err: syscall.EROFS}
+	}
+	return fs.FS.MkdirAll(dir, perm)
+}
+
+func (fs readOnlyBackupFS) RemoveAll(name string) error {
+	if strings.HasPrefix(name, "/backups/") {
+		return &os.PathError{Op: "unlinkat", Path: name, Err: syscall.EROFS}
+	}
+	return fs.FS.RemoveAll(name)
+}
+
+// A backup onto a read-only file system fails with EROFS, and says only
+// that: it made nothing. Before, it said its unfinished copy could not be
+// removed and was to be removed by hand, holding tables on the disk: the
+// removal of the copy it never made had failed with EROFS too.
+func TestBackupOntoReadOnlyDisk(t *testing.T) {
+	t.Parallel()
+	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: readOnlyBackupFS{FS: vfs.NewMem()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	removedQueue(t, s, 1, "before")
+	err = s.Backup(t.Context(), "/backups/b1")
+	if !errors.Is(err, syscall.EROFS) || strings.Contains(err.Error(), "could not be removed") {
+		t.Errorf("backup onto a read-only disk: %v, want the EROFS of its creation alone", err)
+	}
+}
+
 // slowBackupFS makes each file a backup creates under /backups take a
 // while, as a slow backup disk, or a large store, does.
 type slowBackupFS struct{ vfs.FS }
