@@ -53,6 +53,9 @@ func openStore(ctx context.Context, cfg ServeConfig, log *slog.Logger) (baton.St
 		if err != nil {
 			return nil, nil, fmt.Errorf("--durability: %w", err)
 		}
+		// A data directory that held a log before this start holds its
+		// receipt key too, unless it was lost.
+		_, markErr := os.Stat(filepath.Join(cfg.DataDir, pebblestore.MarkFile))
 		s, err := pebblestore.Open(ctx, cfg.DataDir, pebblestore.Options{Durability: d, DefaultRegion: cfg.Region, Logger: log})
 		if errors.Is(err, pebblestore.ErrLocked) {
 			return nil, nil, fmt.Errorf("%w: stop it, or give this one another --data-dir (or --store memory)", err)
@@ -60,10 +63,16 @@ func openStore(ctx context.Context, cfg ServeConfig, log *slog.Logger) (baton.St
 		if err != nil {
 			return nil, nil, err // names the directory and what is wrong with it
 		}
-		key, err := receiptKey(filepath.Join(cfg.DataDir, receiptKeyFile))
+		path := filepath.Join(cfg.DataDir, receiptKeyFile)
+		key, made, err := receiptKey(path)
 		if err != nil {
 			s.Close()
 			return nil, nil, err
+		}
+		if made && markErr == nil {
+			log.Warn("the receipt key was missing from a data directory that holds a log: made a new one; "+
+				"receipt handles issued before no longer work (ReceiptHandleIsInvalid), and their messages are received again once their leases end",
+				"path", path)
 		}
 		return s, key, nil
 	}
@@ -117,29 +126,30 @@ func maskedStore(store string) bool {
 }
 
 // receiptKey reads the key at path, or makes one and writes it there
-// (readable by its owner only) on the first start. The store's directory
-// lock is held, so no other process races to create it.
-func receiptKey(path string) ([]byte, error) {
-	key, err := os.ReadFile(path)
+// (readable by its owner only) on the first start, or when it was
+// deleted; made says it did. The store's directory lock is held, so no
+// other process races to create it.
+func receiptKey(path string) (key []byte, made bool, err error) {
+	key, err = os.ReadFile(path)
 	switch {
 	case err == nil && len(key) == receiptKeySize:
-		return key, nil
+		return key, false, nil
 	case err == nil:
-		return nil, fmt.Errorf("receipt key %s: %d bytes, want %d (delete it to make a new one; outstanding receipt handles then stop working)",
+		return nil, false, fmt.Errorf("receipt key %s: %d bytes, want %d (delete it to make a new one; outstanding receipt handles then stop working)",
 			path, len(key), receiptKeySize)
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("receipt key: %w", err)
+		return nil, false, fmt.Errorf("receipt key: %w", err)
 	}
 	key = make([]byte, receiptKeySize)
 	rand.Read(key)
 	tmp := path + ".tmp"
 	if err := writeSynced(tmp, key); err != nil {
-		return nil, fmt.Errorf("receipt key: %w", err)
+		return nil, false, fmt.Errorf("receipt key: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return nil, fmt.Errorf("receipt key: %w", err)
+		return nil, false, fmt.Errorf("receipt key: %w", err)
 	}
-	return key, syncDir(filepath.Dir(path))
+	return key, true, syncDir(filepath.Dir(path))
 }
 
 // writeSynced writes b to a new file at path, mode 0600, and fsyncs it.

@@ -56,6 +56,31 @@ func TestOpenStoreKeepsReceiptKey(t *testing.T) {
 	}
 }
 
+// A receipt key deleted from a data directory that holds a log (the way
+// to make a new one, or a file lost) is made anew, and the start says so:
+// every receipt handle issued before stops working. Before, it said
+// nothing. A new data directory's first key is no news.
+func TestOpenStoreSaysReceiptKeyMadeAnew(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := ServeConfig{Store: "embedded", DataDir: dir}
+	const says = "the receipt key was missing from a data directory that holds a log"
+	for _, round := range []string{"first start", "key deleted"} {
+		var logs bytes.Buffer
+		s, _, err := openStore(t.Context(), cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if got := strings.Contains(logs.String(), says); got != (round == "key deleted") {
+			t.Errorf("%s: said %q: %t, want %t; logs:\n%s", round, says, got, !got, logs.String())
+		}
+		if err := os.Remove(filepath.Join(dir, receiptKeyFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestOpenStoreChoices(t *testing.T) {
 	t.Parallel()
 	s, key, err := openStore(t.Context(), ServeConfig{Store: "memory", DataDir: filepath.Join(t.TempDir(), "unused")}, quietLog)
