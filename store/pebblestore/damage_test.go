@@ -353,6 +353,27 @@ func TestOpenRefusesMissingTable(t *testing.T) {
 	}
 }
 
+// The MANIFEST the marker names deleted: the start refuses with
+// ErrDamaged naming it and what to do. Before, it said only "read
+// …/MANIFEST-000005: … no such file or directory".
+func TestOpenRefusesMissingManifest(t *testing.T) {
+	t.Parallel()
+	dir := damageFixture(t, false)
+	manifest := currentManifest(t, dir)
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := openLogged(t, dir)
+	if err == nil {
+		s.Close()
+		t.Fatal("opened without its MANIFEST")
+	}
+	if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), manifest+", the MANIFEST its marker names") ||
+		!strings.Contains(err.Error(), "latest backup") {
+		t.Errorf("open without its MANIFEST: %v, want ErrDamaged naming %s and what to do", err, manifest)
+	}
+}
+
 // A damaged body: the store opens (the start's read of every body logs
 // it), a receive that meets it fails with baton.ErrUnavailable and a log
 // line naming the message, and the store goes on serving.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	iofs "io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,9 +107,14 @@ func checkOptions(fs vfs.FS, path string) error {
 }
 
 // checkManifest refuses a MANIFEST with a damaged record followed by
-// others.
+// others, or missing.
 func checkManifest(fs vfs.FS, path string) error {
 	b, err := readFile(fs, path)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("%w: %s, the MANIFEST its marker names (the list of the log's tables), is missing: "+
+			"without it nothing the log holds can be read, by a start or by `baton store salvage`. "+
+			"Put it back if you have it, or start a server on the latest backup", ErrDamaged, path)
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
