@@ -113,6 +113,30 @@ func TestLogTableRemovedWhileServing(t *testing.T) {
 	}
 }
 
+// TestLockFileRemovedWhileServing removes the data directory's lock file
+// under the built server, then starts a second server on the directory:
+// it takes a new lock file, meets the log's own lock, held by the first,
+// and must exit 1 saying the directory is in use and its lock file was
+// removed. Before, it said only "open the log: resource temporarily
+// unavailable". The first serves on.
+func TestLockFileRemovedWhileServing(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "data")
+	p := startBatonArgs(t, "--data-dir", data, "--account-id", account)
+	c, url := diskQueue(t, p)
+	if err := os.Remove(filepath.Join(data, "lock")); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runBaton(t, "serve", "--listen", "127.0.0.1:0", "--data-dir", data)
+	if code != 1 || strings.Contains(out, "baton serving") || !strings.Contains(out, "in use by another baton process") ||
+		!strings.Contains(out, "lock file was removed") {
+		t.Errorf("a second server on the directory: exit %d, output:\n%s\nwant exit 1 saying it is in use and its lock file was removed", code, out)
+	}
+	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("after")}); err != nil {
+		t.Errorf("send to the first server after the second was refused: %v", err)
+	}
+}
+
 // TestLogWriteFailsEIO runs the built server on an ext4 image whose loop
 // device's backing file, sparse, is on a small tmpfs, then fills the
 // tmpfs: the device fails every write it must allocate for, and the

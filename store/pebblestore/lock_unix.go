@@ -48,3 +48,6 @@ func sameFile(a, b vfs.FileInfo) bool {
 	sb, ok2 := b.Sys().(*syscall.Stat_t)
 	return !ok1 || !ok2 || sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
+
+// lockHeld reports whether err is a lock held by another open file.
+func lockHeld(err error) bool { return errors.Is(err, syscall.EWOULDBLOCK) }

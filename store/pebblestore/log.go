@@ -48,6 +48,13 @@ func openWith(dir string, o *pebble.Options, opts Options) (*pebble.DB, error) {
 	if damagedOpen(err) {
 		return nil, fmt.Errorf("%w: open the log: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
 	}
+	if lockHeld(err) {
+		// The data directory's lock was free: its file was removed (and
+		// made anew by this start) under a process that has the log open.
+		return nil, fmt.Errorf("%w: its log's own lock (%s) is held, although the directory's was free: "+
+			"its lock file was removed while a process had it open: stop that process first: %w",
+			ErrLocked, o.FS.PathJoin(dir, "LOCK"), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
 	}
