@@ -95,7 +95,15 @@ func (f *filesWatch) missing() (name, what string) {
 		return "", ""
 	}
 	if manifest == "" {
-		return f.fs.PathJoin(f.dir, markerPrefix+"manifest.…"), "the marker naming the current MANIFEST"
+		// A listing taken while Pebble moves the marker (it writes the
+		// next, then removes the one before) may miss both: gone only if
+		// the next listing finds none either.
+		if present, manifest, ok = f.list(); !ok {
+			return "", ""
+		}
+		if manifest == "" {
+			return f.fs.PathJoin(f.dir, markerPrefix+"manifest.…"), "the marker naming the current MANIFEST"
+		}
 	}
 	if !present[manifest] && f.gone(manifest) {
 		// The marker moves to a new MANIFEST before the old one is
