@@ -124,6 +124,9 @@ type op struct {
 	// leased nothing (receiveManySQL).
 	leased   []*baton.Message
 	notPlain bool
+	// anyTurn: a receive that may run without its queue's turn; busy: the
+	// round found the turn taken, and leased nothing (receiveround.go).
+	anyTurn, busy bool
 
 	err  error
 	done chan struct{}

@@ -177,3 +177,53 @@ func TestPlainReceiveOneRoundTrip(t *testing.T) {
 		t.Errorf("receive from a deleted queue: %v, want ErrNotFound", err)
 	}
 }
+
+// TestReceiveTakesQueueTurn: a plain receive runs in its queue's turn, the
+// advisory lock another transaction (another server's round) may hold; a
+// receive that finds it taken waits, and once it has waited turnWait
+// leases without it, so that a holder that never lets go (its commit
+// hangs) does not keep the queue's messages from the other servers.
+func TestReceiveTakesQueueTurn(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	qid := mustQueue(t, s, "turns", false)
+	now := time.Now().Truncate(time.Millisecond)
+	sendN(t, s, qid, "m", 2, now)
+	receive := func() []*baton.Message {
+		t.Helper()
+		msgs, err := s.MessageReceive(ctx, baton.MessageReceiveParams{QueueID: qid, Now: now, Max: 1,
+			VisibleAt: now.Add(time.Minute), RetentionCutoff: now.Add(-time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msgs
+	}
+
+	holder, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(context.Background()) //nolint:errcheck
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock(x'62726376'::int, hashint8($1))`, int64(qid)); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(); len(got) != 1 || got[0].ID != "m-0" {
+		t.Errorf("receive while the turn was held got %v, want m-0", got)
+	}
+	missed := s.turns.missed.Load()
+	if missed == 0 {
+		t.Error("a receive while another transaction held its queue's turn never found it taken")
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := receive(); len(got) != 1 || got[0].ID != "m-1" {
+		t.Errorf("receive after the turn was given back got %v, want m-1", got)
+	}
+	if n := s.turns.missed.Load() - missed; n != 0 {
+		t.Errorf("a receive with its queue's turn free found it taken %d times", n)
+	}
+}
