@@ -383,3 +383,41 @@ func TestGroupRoundLostAnswer(t *testing.T) {
 		t.Errorf("%d messages stored, want 6 (5 sent, r-1 kept)", n)
 	}
 }
+
+// TestGroupOneReceiveStatementAQueue: while a round of this server has a
+// queue's receive statement in flight, the other committer's round leaves
+// that queue's receives queued, rather than have them find the queue's
+// turn taken by its sibling; it takes everything else, and the held
+// receives run once the round ends.
+func TestGroupOneReceiveStatementAQueue(t *testing.T) {
+	g := &grouper{}
+	g.cond = sync.NewCond(&g.mu)
+	g.receiving = map[uint64]bool{}
+	recv := func(q uint64) *op { return &op{kind: opReceive, queueID: q, max: 1} }
+	first := []*op{recv(1), {kind: opSend, queueID: 1}}
+	g.queue = append(g.queue, first...)
+	if got := g.take(); len(got) != 2 {
+		t.Fatalf("first round took %d ops, want 2", len(got))
+	}
+
+	held, other, send := recv(1), recv(2), &op{kind: opSend, queueID: 1}
+	g.queue = append(g.queue, held, other, send)
+	got := g.take()
+	if len(got) != 2 || got[0] != other || got[1] != send {
+		t.Fatalf("second round, with queue 1's receive statement in flight, took %v, want the receive of queue 2 and the send", got)
+	}
+	if len(g.queue) != 1 || g.queue[0] != held {
+		t.Fatalf("queued after the second round: %v, want queue 1's receive", g.queue)
+	}
+	if g.ready() {
+		t.Error("queue 1's receive is ready while its queue's statement is in flight")
+	}
+
+	g.done(first)
+	if !g.ready() {
+		t.Fatal("queue 1's receive is not ready once the round in flight ended")
+	}
+	if got := g.take(); len(got) != 1 || got[0] != held {
+		t.Errorf("third round took %v, want queue 1's receive", got)
+	}
+}
