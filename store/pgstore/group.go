@@ -124,9 +124,6 @@ type op struct {
 	// leased nothing (receiveManySQL).
 	leased   []*baton.Message
 	notPlain bool
-	// anyTurn: a receive that may run without its queue's turn; busy: the
-	// round found the turn taken, and leased nothing (receiveround.go).
-	anyTurn, busy bool
 
 	err  error
 	done chan struct{}
@@ -149,11 +146,7 @@ type grouper struct {
 	closing bool
 	// last is how many ops the last round taken held.
 	last int
-	// receiving holds the queues whose receive statement a round of this
-	// server has in flight: their receives wait for the next round rather
-	// than find the queue's turn (receiveround.go) taken by it.
-	receiving map[uint64]bool
-	wg        sync.WaitGroup
+	wg   sync.WaitGroup
 
 	// rounds and ops count the rounds run and the ops they held.
 	rounds, ops atomic.Int64
@@ -165,7 +158,6 @@ type grouper struct {
 func (g *grouper) init(s *Store) {
 	g.s = s
 	g.cond = sync.NewCond(&g.mu)
-	g.receiving = map[uint64]bool{}
 	for range committers {
 		g.wg.Add(1)
 		go g.run()
@@ -214,7 +206,6 @@ func (g *grouper) run() {
 			return
 		}
 		g.finish(ops)
-		g.done(ops)
 	}
 }
 
@@ -223,14 +214,11 @@ func (g *grouper) run() {
 func (g *grouper) take() []*op {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for {
-		if g.closing && len(g.queue) == 0 {
-			return nil
-		}
-		if (g.closing || !g.held) && g.ready() {
-			break
-		}
+	for (len(g.queue) == 0 || g.held) && !g.closing {
 		g.cond.Wait()
+	}
+	if len(g.queue) == 0 {
+		return nil
 	}
 	if g.last > 1 && !g.closing {
 		g.mu.Unlock()
@@ -238,63 +226,27 @@ func (g *grouper) take() []*op {
 			runtime.Gosched()
 		}
 		g.mu.Lock()
-	}
-	if !g.ready() { // another committer took them, or they wait for its round
-		g.last = 0
-		return []*op{}
-	}
-	var ops, rest []*op
-	entries, bytes, full := 0, 0, false
-	taking := map[uint64]bool{}
-	for _, o := range g.queue {
-		e, b := o.size()
-		full = full || len(ops) > 0 && (entries+e > maxRoundEntries || bytes+b > maxRoundBytes)
-		if full || g.waits(o) {
-			rest = append(rest, o)
-			continue
-		}
-		ops, entries, bytes = append(ops, o), entries+e, bytes+b
-		if o.kind == opReceive {
-			taking[o.queueID] = true
+		if len(g.queue) == 0 { // another committer took them
+			g.last = 0
+			return []*op{}
 		}
 	}
-	for q := range taking {
-		g.receiving[q] = true
+	n, entries, bytes := 0, 0, 0
+	for n < len(g.queue) {
+		e, b := g.queue[n].size()
+		if n > 0 && (entries+e > maxRoundEntries || bytes+b > maxRoundBytes) {
+			break
+		}
+		n, entries, bytes = n+1, entries+e, bytes+b
 	}
-	g.queue = append(g.queue[:0], rest...)
-	if g.ready() {
+	ops := make([]*op, n)
+	copy(ops, g.queue)
+	g.queue = append(g.queue[:0], g.queue[n:]...)
+	if len(g.queue) > 0 {
 		g.cond.Signal() // more than a round's worth: another committer starts
 	}
-	g.last = len(ops)
+	g.last = n
 	return ops
-}
-
-// ready says whether an op queued may run in a round now.
-func (g *grouper) ready() bool {
-	for _, o := range g.queue {
-		if !g.waits(o) {
-			return true
-		}
-	}
-	return false
-}
-
-// waits says whether o waits for a round in flight: a receive of a queue
-// whose receive statement that round runs.
-func (g *grouper) waits(o *op) bool {
-	return o.kind == opReceive && g.receiving[o.queueID]
-}
-
-// done ends a round of ops: the receives it held back may run.
-func (g *grouper) done(ops []*op) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, o := range ops {
-		if o.kind == opReceive && g.receiving[o.queueID] {
-			delete(g.receiving, o.queueID)
-			g.cond.Broadcast()
-		}
-	}
 }
 
 // finish runs ops as one round, leaving out those whose callers have left,

@@ -87,8 +87,6 @@ type Store struct {
 	notify   notifier
 	// group gathers sends, deletes and visibility changes into rounds.
 	group grouper
-	// turns holds the receives waiting for their queues' turns.
-	turns turnWaits
 	// reads shares the reads of concurrent requests of the same row.
 	reads reads
 	// queues keeps the queues' rows read by name, for a moment.

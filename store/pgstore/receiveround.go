@@ -3,8 +3,6 @@ package pgstore
 import (
 	"context"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,20 +37,18 @@ import (
 // nothing before its round: from a queue that does not exist or holds a
 // message with a group id it leases and drops nothing, and returns one
 // row, its slot NULL, instead; its receives then run as MessageReceive
-// runs them for such a queue. Unless $7, it runs only in the queue's turn
-// (turnCTE): when another transaction has it, it leases and drops nothing
-// and returns one row, no message and its slot 0, instead.
+// runs them for such a queue.
 var receiveManySQL = `
-	WITH ` + plainCTE + `,` + turnCTE + `,` + dropExpired(plainGuard+turnGuard) + `,
+	WITH ` + plainCTE + `,` + dropExpired(plainGuard) + `,
 	requeued AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + turnGuard + `
+		WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
 	oldest AS (
 		SELECT pos FROM baton_messages
-		WHERE queue_id = $1 AND group_id = '' AND NOT leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + turnGuard + `
+		WHERE queue_id = $1 AND group_id = '' AND NOT leased AND visible_at <= $2 AND sent_at >= $4` + plainGuard + `
 		ORDER BY visible_at, pos
 		LIMIT $5
 		FOR UPDATE SKIP LOCKED),
@@ -75,8 +71,6 @@ var receiveManySQL = `
 	SELECT ` + leasedColumns + `, slot FROM leased
 	UNION ALL
 	SELECT ` + strings.Repeat("NULL, ", strings.Count(messageColumns, ",")+1) + `NULL FROM plain WHERE NOT plain
-	UNION ALL
-	SELECT ` + strings.Repeat("NULL, ", strings.Count(messageColumns, ",")+1) + `0 FROM plain, turn WHERE plain AND NOT mine
 	ORDER BY slot`
 
 // plainCTE says whether queue $1 is a standard queue's without message
@@ -97,113 +91,15 @@ const plainCTE = `
 const plainGuard = `
 		AND (SELECT plain FROM plain)`
 
-// The receive statements of one queue take turns across the servers
-// sharing the database. Each round shares one statement among a server's
-// receives, but the rounds of several servers would still meet at the
-// queue's head at once, each walking past the rows the others have locked
-// and the index entries their leases left dead. A queue's turn is a
-// transaction-scoped advisory lock, taken by the receive statement itself
-// (no round trip of its own) with pg_try_advisory_xact_lock, which never
-// waits: PostgreSQL holds it until the round's commit has been flushed
-// (and a synchronous standby has confirmed it), so the next statement of
-// the queue sees the leases of the last. A round that finds the turn taken
-// leases nothing; its receives wait a pause, together with every other
-// receive of the queue that arrives meanwhile on this server, then queue
-// again as one. A lock that is not given back (a holder whose commit hangs)
-// costs a receive at most turnWait: it then runs without its turn, as
-// every receive did before turns (FOR UPDATE SKIP LOCKED keeps two
-// statements from leasing one message either way). A try never waits in
-// the database, so turns cannot deadlock with row locks, group locks or
-// task locks.
-
-// turnCTE tries to take queue $1's turn, unless $7 (a receive that has
-// waited turnWait). The key is the two-int4 form (pg_locks' objsubid 2)
-// under a class of its own ("brcv"); two queues whose ids hash alike share
-// a turn, which costs them waits, never a message.
-const turnCTE = `
-	turn AS MATERIALIZED (
-		SELECT $7::boolean OR pg_try_advisory_xact_lock(x'62726376'::int, hashint8($1)) AS mine)`
-
-// turnGuard keeps a scan of receiveManySQL to the queue's turn.
-const turnGuard = `
-		AND (SELECT mine FROM turn)`
-
-// A receive whose round found the queue's turn taken waits turnPause
-// before it queues again, and runs without its turn once it has waited
-// turnWait in all. A turn ends with its round's commit, which takes about
-// a millisecond on a healthy database.
-const (
-	turnPause = time.Millisecond
-	turnWait  = 20 * time.Millisecond
-)
-
 // receiveReady leases from a standard queue without message groups, in a
 // round. plain is false, and nothing leased, if the round found the queue
 // gone or holding messages with a group id (receiveManySQL).
 func (s *Store) receiveReady(ctx context.Context, p baton.MessageReceiveParams) (msgs []*baton.Message, plain bool, err error) {
 	o := &op{kind: opReceive, queueID: p.QueueID, now: p.Now, max: p.Max, visibleAt: p.VisibleAt, cutoff: p.RetentionCutoff}
-	start := time.Now()
-	for {
-		if err := s.turns.await(ctx, p.QueueID); err != nil {
-			return nil, false, err
-		}
-		o.anyTurn = time.Since(start) >= turnWait
-		if err := s.group.commit(ctx, o); err != nil {
-			return nil, false, err
-		}
-		if !o.busy {
-			return o.leased, !o.notPlain, nil
-		}
-		s.turns.missed.Add(1)
-		s.turns.pause(p.QueueID)
+	if err := s.group.commit(ctx, o); err != nil {
+		return nil, false, err
 	}
-}
-
-// turnWaits are a server's receives waiting for their queues' turns: one
-// pause per queue, which every receive of the queue that finds it pending
-// waits out, so that they queue again together.
-type turnWaits struct {
-	mu sync.Mutex
-	// pending: each queue's pause, closed when it ends.
-	pending map[uint64]chan struct{}
-	// missed counts the rounds a receive found its queue's turn taken in.
-	missed atomic.Int64
-}
-
-// pause starts a pause of queue q, unless one is pending.
-func (t *turnWaits) pause(q uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, ok := t.pending[q]; ok {
-		return
-	}
-	if t.pending == nil {
-		t.pending = map[uint64]chan struct{}{}
-	}
-	ch := make(chan struct{})
-	t.pending[q] = ch
-	time.AfterFunc(turnPause, func() {
-		t.mu.Lock()
-		delete(t.pending, q)
-		t.mu.Unlock()
-		close(ch)
-	})
-}
-
-// await waits out queue q's pending pause, if any, or until ctx ends.
-func (t *turnWaits) await(ctx context.Context, q uint64) error {
-	t.mu.Lock()
-	ch := t.pending[q]
-	t.mu.Unlock()
-	if ch == nil {
-		return nil
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return o.leased, !o.notPlain, nil
 }
 
 // queueReceives queues a receiveManySQL for each queue the receives name,
@@ -232,22 +128,12 @@ func queueReceives(b *pgx.Batch, receives []*op) {
 				cutoff = o.cutoff
 			}
 		}
-		anyTurn := false
-		for _, o := range ops {
-			anyTurn = anyTurn || o.anyTurn
-		}
-		b.Queue(receiveManySQL, int64(q), now, ends, cutoff, len(owners), nows, anyTurn).Query(func(rows pgx.Rows) error {
+		b.Queue(receiveManySQL, int64(q), now, ends, cutoff, len(owners), nows).Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			for rows.Next() {
-				switch raw := rows.RawValues(); {
-				case raw[len(raw)-1] == nil: // no slot: not a plain queue
+				if raw := rows.RawValues(); raw[len(raw)-1] == nil { // no slot: not a plain queue
 					for _, o := range ops {
 						o.notPlain = true
-					}
-					continue
-				case raw[0] == nil: // a slot and no message: not the queue's turn
-					for _, o := range ops {
-						o.busy = true
 					}
 					continue
 				}

@@ -165,7 +165,7 @@ func (s *Store) roundBatch(ops []*op) *pgx.Batch {
 	for _, o := range ops {
 		switch o.kind {
 		case opReceive:
-			o.leased, o.notPlain, o.busy = nil, false, false
+			o.leased, o.notPlain = nil, false
 			receives = append(receives, o)
 			continue
 		case opSend:
