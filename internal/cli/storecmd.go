@@ -43,6 +43,10 @@ func storeCheckCommand() *cobra.Command {
 				return err
 			}
 			printReport(cmd.OutOrStdout(), "intact", r)
+			if r.Unopened {
+				return fmt.Errorf("%s: %w: its log cannot be opened, so nothing of it could be read or salvaged; "+
+					"put back the file the damage names, if you have it, or start a server on the latest backup", dir, pebblestore.ErrDamaged)
+			}
 			if r.Damaged() {
 				return fmt.Errorf("%s: %w; `baton store salvage --data-dir %s --to NEWDIR` copies what is intact", dir, pebblestore.ErrDamaged, dir)
 			}
@@ -132,7 +136,11 @@ func storeFinishUpgradeCommand() *cobra.Command {
 
 // printReport writes a Report: the counts, each problem, each lost message.
 func printReport(w io.Writer, what string, r *pebblestore.Report) {
-	fmt.Fprintf(w, "%s: %d queues, %d messages\n", what, r.Queues, r.Messages)
+	if r.Unopened {
+		fmt.Fprintf(w, "%s: not known: the log could not be opened, and none of it was read\n", what)
+	} else {
+		fmt.Fprintf(w, "%s: %d queues, %d messages\n", what, r.Queues, r.Messages)
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintln(w, "damaged:", p)
 	}

@@ -59,6 +59,37 @@ func TestCLIStoreCheckAndSalvage(t *testing.T) {
 	}
 }
 
+// `baton store check` of a log Pebble cannot open (its MANIFEST deleted)
+// read none of it: it says so rather than "0 queues, 0 messages" intact,
+// and does not send the operator to salvage, which has nothing to copy.
+func TestCLIStoreCheckOfALogThatCannotOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, "MANIFEST-*"))
+	if err != nil || len(manifests) == 0 {
+		t.Fatalf("the log's MANIFEST: %v, %v", manifests, err)
+	}
+	for _, m := range manifests {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, cliEnv(t), nil, "store", "check", "--data-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stdout, "intact: not known") || strings.Contains(r.stdout, "intact: 0 queues") {
+		t.Errorf("check of a log that cannot be opened: %+v; want intact not known, exit 1", r)
+	}
+	if strings.Contains(r.stderr, "salvage --data-dir") || !strings.Contains(r.stderr, "latest backup") {
+		t.Errorf("check of a log that cannot be opened: stderr %q; want the backup named, not salvage", r.stderr)
+	}
+}
+
 // `baton store finish-upgrade` on a database upgraded from schema 12
 // refuses while a session not of this release is connected, naming it,
 // but for those of the applications --ignore-application names (never

@@ -31,6 +31,10 @@ type Report struct {
 	// by a crash in the middle of a compaction (Pebble deletes them at the
 	// next start), or dropped by a damaged MANIFEST. Not counted as damage.
 	Unlisted []string
+	// Unopened: Pebble could not open the log (a table or the MANIFEST it
+	// names gone): nothing of it was read, so Queues and Messages count
+	// nothing found, not nothing there, and nothing can be salvaged.
+	Unopened bool
 }
 
 // Damaged reports whether the check found anything wrong.
@@ -243,7 +247,7 @@ func openInspection(ctx context.Context, dir string) (*inspection, error) {
 	in.wal = newestWAL(vfs.Default, in.logDir)
 	in.db, err = pebble.Open(in.logDir, &pebble.Options{ReadOnly: true, Logger: logger{slog.New(slog.DiscardHandler)}, EventListener: listener})
 	if err != nil {
-		in.db = nil
+		in.db, in.r.Unopened = nil, true
 		in.problem("Pebble cannot open the log in %s: %s", in.logDir, firstLine(err))
 	}
 	return in, nil
