@@ -328,7 +328,7 @@ func TestOpenDespiteHarmlessDamage(t *testing.T) {
 }
 
 // Damage Pebble finds as it opens the log is ErrDamaged too, naming the
-// file.
+// file, and what to do about a table missing or cut short.
 func TestOpenRefusesMissingTable(t *testing.T) {
 	t.Parallel()
 	for name, damage := range map[string]func([]byte) []byte{
@@ -349,6 +349,11 @@ func TestOpenRefusesMissingTable(t *testing.T) {
 		}
 		if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), strings.TrimSuffix(filepath.Base(table), ".sst")) {
 			t.Errorf("%s table: %v, want ErrDamaged naming %s", name, err, table)
+		}
+		// Salvage cannot open such a log either: the way out is the file
+		// or a backup.
+		if !strings.Contains(err.Error(), "latest backup") || strings.Contains(err.Error(), "See `baton store check` and `baton store salvage`") {
+			t.Errorf("%s table: %v, want the latest backup named, not salvage", name, err)
 		}
 	}
 }

@@ -45,6 +45,10 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 // format.
 func openWith(dir string, o *pebble.Options, opts Options) (*pebble.DB, error) {
 	db, err := pebble.Open(dir, o)
+	if tableMissing(err) {
+		return nil, fmt.Errorf("%w: open the log: %s: a table of the log is missing or cut short, and without it Pebble cannot open the log, "+
+			"for a start or for `baton store salvage`. Put it back if you have it, or start a server on the latest backup", ErrDamaged, firstLine(err))
+	}
 	if damagedOpen(err) {
 		return nil, fmt.Errorf("%w: open the log: %s. See `baton store check` and `baton store salvage`", ErrDamaged, firstLine(err))
 	}
@@ -115,12 +119,18 @@ func logOptions(opts Options) *pebble.Options {
 // consistency check at open, which marks these errors only by their text;
 // TestOpenRefusesMissingTable pins it).
 func damagedOpen(err error) bool {
+	return err != nil && (pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrDBNotPristine) || tableMissing(err))
+}
+
+// tableMissing reports whether Pebble's open failed for a table the
+// MANIFEST lists that is gone or shorter than it was written: no open of
+// the log, read-only ones included, gets past it.
+func tableMissing(err error) bool {
 	if err == nil {
 		return false
 	}
 	msg := err.Error()
-	return pebble.IsCorruptionError(err) || errors.Is(err, pebble.ErrDBNotPristine) ||
-		strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
+	return strings.Contains(msg, "unknown to the objstorage provider") || strings.Contains(msg, "object size mismatch")
 }
 
 // damagedRead marks an error of a read that met a record or block failing
