@@ -166,12 +166,28 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 }
 
 // waitFor polls a JavaScript condition until it is truthy, for at most 30 s.
+// A poll begun while a navigation swaps the page's JavaScript context
+// finds that context gone: it is begun again in the new page's, within
+// the same 30 s.
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
-	if err != nil {
-		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, pageText(ctx))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		if !contextSwapped(err) || time.Now().After(deadline) {
+			t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, pageText(ctx))
+		}
 	}
+}
+
+// contextSwapped reports whether err is Chromium's answer to a call made
+// in a page's JavaScript context that a navigation replaced.
+func contextSwapped(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
 }
 
 func pageText(ctx context.Context) string {
