@@ -48,8 +48,12 @@
 // window, TargetTimeout per delivery, the queue's visibility timeout for
 // throttling (as Lambda retries throttled invocations until the lease would
 // end), and for commands StallTimeout and KillGrace. Failed messages are
-// released with the consumer's retry backoff instead of waiting out their
-// lease.
+// released with a backoff instead of waiting out their lease. On a queue
+// with a RedrivePolicy it grows from a base chosen so that the delays
+// before the dead-letter queue add up to at least maxReceiveCount-1
+// leases, what Lambda's retries take: the first retries come sooner, and a
+// target failing for a few seconds does not spend every receive. Without
+// one it is the consumer's default (ConsumerOptions may set another).
 //
 // # Targets
 //

@@ -112,6 +112,8 @@ type queueInfo struct {
 	visibility time.Duration
 	// queueVisibility is the queue's VisibilityTimeout attribute.
 	queueVisibility time.Duration
+	// maxReceiveCount is the RedrivePolicy's; 0 without one.
+	maxReceiveCount int
 }
 
 func readQueue(ctx context.Context, client consumer.Client, cfg Config) (queueInfo, error) {
@@ -135,6 +137,13 @@ func readQueue(ctx context.Context, client consumer.Client, cfg Config) (queueIn
 		q.visibility = cfg.VisibilityTimeout.Truncate(time.Second)
 	}
 	q.visibility = max(q.visibility, time.Second)
+	if rp := a["RedrivePolicy"]; rp != "" {
+		n, _, err := consumer.ParseRedrivePolicy(rp)
+		if err != nil {
+			return queueInfo{}, fmt.Errorf("worker: queue %s: %w", cfg.QueueURL, err)
+		}
+		q.maxReceiveCount = n
+	}
 	q.region = cfg.Region
 	if q.region == "" {
 		q.region = regionOf(q.arn)
@@ -346,6 +355,9 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 	}
 	if cfg.VisibilityTimeout > 0 {
 		opts = append(opts, consumer.WithVisibilityTimeout(w.q.visibility))
+	}
+	if p, ok := retryPolicy(w.q); ok {
+		opts = append(opts, consumer.WithRetryPolicy(p))
 	}
 	if cfg.Observer != nil {
 		opts = append(opts, consumer.WithObserver(cfg.Observer))
