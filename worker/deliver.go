@@ -290,7 +290,7 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 	took := w.clock.Now().Sub(start)
 	switch {
 	case out.err != nil:
-		w.log.Warn("delivery failed: the batch comes back after a backoff", "messages", len(items), "bytes", len(d.event), "took", took, "err", out.err)
+		w.log.Warn("delivery failed: "+fate(ctx, out.err, "the batch"), "messages", len(items), "bytes", len(d.event), "took", took, "err", out.err)
 	case failures > 0:
 		w.log.Info("delivered with failures", "messages", len(items), "failed", failures, "bytes", len(d.event), "took", took)
 	default:
@@ -364,9 +364,25 @@ func (w *Worker) handleOne(ctx context.Context, d *consumer.Delivery) error {
 	}
 	w.counts.delivered(1, failed)
 	if err != nil {
-		w.log.Warn("delivery failed: the message comes back after a backoff", "message", d.ID(), "err", err)
+		w.log.Warn("delivery failed: "+fate(ctx, err, "the message"), "message", d.ID(), "err", err)
 	}
 	return err
+}
+
+// fate says, for the log, what the consumer does with what (the batch,
+// the message) after a delivery under ctx failed with err: a delivery the
+// shutdown cancelled is released at once (consumer: ReasonShutdown, no
+// delay), one whose lease was lost is no longer the worker's to release,
+// the others come back after the retry backoff.
+func fate(ctx context.Context, err error, what string) string {
+	cause := context.Cause(ctx)
+	switch {
+	case ctx.Err() != nil && errors.Is(cause, consumer.ErrShutdown):
+		return "stopped by the shutdown: " + what + " is released, to be received again at once"
+	case errors.Is(err, consumer.ErrLeaseLost) || (ctx.Err() != nil && errors.Is(cause, consumer.ErrLeaseLost)):
+		return "the lease was lost: " + what + " comes back when the queue's lease ends, maybe to another consumer"
+	}
+	return what + " comes back after a backoff"
 }
 
 // deliveryCounts are the worker's counts of deliveries, for its stop line.

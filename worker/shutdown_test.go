@@ -84,6 +84,12 @@ func TestShutdownMidBatchReleases(t *testing.T) {
 					t.Errorf("no %q in the log:\n%s", want, log.String())
 				}
 			}
+			// The cancelled delivery says what becomes of its batch: released
+			// at once, not after a backoff.
+			if want := `msg="delivery failed: stopped by the shutdown: the batch is released, to be received again at once"`; !strings.Contains(log.String(), want) ||
+				strings.Contains(log.String(), "after a backoff") {
+				t.Errorf("want %q, and no backoff, in the log:\n%s", want, log.String())
+			}
 			if v, f := w.counts(url); v != 5 || f != 0 {
 				t.Errorf("after shutdown: %d visible, %d in flight; want 5, 0", v, f)
 			}
