@@ -378,7 +378,7 @@ func fate(ctx context.Context, err error, what string) string {
 	cause := context.Cause(ctx)
 	switch {
 	case ctx.Err() != nil && errors.Is(cause, consumer.ErrShutdown):
-		return "stopped by the shutdown: " + what + " is released, to be received again at once"
+		return "stopped by the shutdown: " + what + " is to be released at once (the stop line counts the releases)"
 	case errors.Is(err, consumer.ErrLeaseLost) || (ctx.Err() != nil && errors.Is(cause, consumer.ErrLeaseLost)):
 		return "the lease was lost: " + what + " comes back when the queue's lease ends, maybe to another consumer"
 	}
