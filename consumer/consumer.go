@@ -804,7 +804,7 @@ func (c *Consumer) retryAction(d *Delivery, after time.Duration, why Reason, err
 		return action{kind: actDeadLetter, err: err}
 	}
 	if after <= 0 {
-		after = c.backoff(d.Attempt())
+		after = c.backoff(d)
 	}
 	return action{kind: actRelease, why: why, delay: after}
 }
@@ -863,8 +863,16 @@ func (c *Consumer) execute(ds []*Delivery, acts []action, confirm bool) []bool {
 	return resolved
 }
 
-func (c *Consumer) backoff(attempt int) time.Duration {
-	return c.cfg.retry.Delay(attempt, c.cfg.random())
+// backoff is the RetryPolicy's delay for d's release after a failure,
+// kept within d's lease if the policy says WithinLease.
+func (c *Consumer) backoff(d *Delivery) time.Duration {
+	p := c.cfg.retry
+	delay := p.Delay(d.Attempt(), c.cfg.random())
+	if p.WithinLease {
+		left := d.lease.Deadline().Sub(c.clock.Now()).Truncate(time.Second) - time.Second
+		delay = max(min(delay, left), p.withDefaults().Min)
+	}
+	return delay
 }
 
 // deleteLater queues owned leases for deletion.
@@ -950,7 +958,7 @@ func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 	if url == "" {
 		c.observe(Event{Kind: EventError, Op: "dead-letter", MessageID: d.id,
 			Err: fmt.Errorf("consumer: no dead-letter queue for a permanent failure: %v", reason)})
-		c.giveBack(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
+		c.giveBack(c.bg, []*Lease{l}, c.backoff(d), ReasonError)
 		return false
 	}
 	attrs := copyAttrs(d.Message.MessageAttributes)
@@ -971,7 +979,7 @@ func (c *Consumer) deadLetter(d *Delivery, reason error, confirm bool) bool {
 	cancel()
 	if err != nil {
 		c.observe(Event{Kind: EventError, Op: "SendMessage", MessageID: d.id, Err: err})
-		c.giveBack(c.bg, []*Lease{l}, c.backoff(d.Attempt()), ReasonError)
+		c.giveBack(c.bg, []*Lease{l}, c.backoff(d), ReasonError)
 		return false
 	}
 	c.observe(Event{Kind: EventDeadLettered, MessageID: d.id, Attempt: d.Attempt(), Err: reason})

@@ -59,6 +59,14 @@ type RetryPolicy struct {
 	// AllowZero lets Min be zero, permitting immediate redelivery. Leave it
 	// off unless the handler backs off some other way.
 	AllowZero bool
+	// WithinLease keeps each delay within what is left of the lease the
+	// message holds when it is released, less a second for the whole
+	// seconds SQS takes (never under Min): the message comes back no later
+	// than its lease would have ended, and the change reads as a release
+	// with a delay, where a longer one would look like a renewal followed
+	// by a lapse (to Baton's lease doctor, a handler that failed to come
+	// back). It applies to the policy's delays, not to Retry(after).
+	WithinLease bool
 }
 
 // DefaultRetryPolicy is exponential backoff from 1 s doubling to 15 min with

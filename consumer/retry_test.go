@@ -1,6 +1,9 @@
 package consumer_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,5 +60,32 @@ func TestRetryPolicyNeverZero(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// WithinLease: a failed message's delay never outlasts what is left of its
+// lease (less a second); without it the policy's delay stands.
+func TestRetryPolicyWithinLease(t *testing.T) {
+	t.Parallel()
+	for _, within := range []bool{true, false} {
+		t.Run(fmt.Sprintf("within=%v", within), func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				h := newHarness(t, "failing", nil)
+				h.sqs.Send(h.url, "x", "")
+				p := consumer.RetryPolicy{Base: time.Hour, Max: 2 * time.Hour, Jitter: consumer.NoJitter, WithinLease: within}
+				h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+					return errors.New("fails")
+				}), consumer.WithVisibilityTimeout(30*time.Second), consumer.WithConcurrency(1), consumer.WithRetryPolicy(p))
+				h.awaitReleases(consumer.ReasonError, 1)
+				got := h.obs.All(consumer.EventReleased)[0].Delay
+				want := time.Hour
+				if within {
+					want = 29 * time.Second // the 30s lease, just begun, less a second
+				}
+				if got != want {
+					t.Errorf("released with a delay of %v, want %v", got, want)
+				}
+			})
+		})
 	}
 }

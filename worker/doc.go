@@ -50,10 +50,12 @@
 // end), and for commands StallTimeout and KillGrace. Failed messages are
 // released with a backoff instead of waiting out their lease. On a queue
 // with a RedrivePolicy it grows from a base chosen so that the delays
-// before the dead-letter queue add up to at least maxReceiveCount-1
-// leases, what Lambda's retries take: the first retries come sooner, and a
-// target failing for a few seconds does not spend every receive. Without
-// one it is the consumer's default (ConsumerOptions may set another).
+// before the dead-letter queue would add up to maxReceiveCount-1 leases,
+// what Lambda's retries take, each kept within what is left of the
+// message's lease (consumer.RetryPolicy.WithinLease): the first retries
+// come sooner than Lambda's, none later, and a target failing for a few
+// seconds does not spend every receive. Without one it is the consumer's
+// default (ConsumerOptions may set another).
 //
 // # Targets
 //

@@ -19,9 +19,12 @@ import (
 // receives would all be spent within seconds, and a target down for a few
 // seconds would dead-letter every message it was sent. So the delays grow
 // exponentially (equal jitter: each at least half its bound) from a base
-// chosen so that the delays before the last receive add up to at least
-// maxReceiveCount-1 leases, as far as the 12-hour ceiling of a delay
-// allows, and are capped no higher than that needs (at least 15 minutes).
+// chosen so that the delays before the last receive would add up to at
+// least maxReceiveCount-1 leases (as far as the 12-hour ceiling of a delay
+// allows; capped no higher than that needs, at least 15 minutes), and each
+// is kept within what is left of the message's lease (WithinLease): a
+// failed message never comes back later than Lambda would bring it back,
+// and the server reads each release as one, not as a renewal and a lapse.
 //
 // It reports false when no receive count is at stake (no RedrivePolicy, or
 // a maxReceiveCount of 1): the consumer's default backoff applies.
@@ -38,7 +41,7 @@ func retryPolicy(q queueInfo) (consumer.RetryPolicy, bool) {
 		base = max(base, 2*span/time.Duration(1<<retries-1))
 	}
 	p := consumer.RetryPolicy{Base: base, Multiplier: 2, Jitter: consumer.EqualJitter, Min: time.Second,
-		Max: max(15*time.Minute, 2*q.visibility)}
+		Max: max(15*time.Minute, 2*q.visibility), WithinLease: true}
 	for p.Max < consumer.MaxLease && leastSpread(p, retries) < span {
 		p.Max = min(2*p.Max, consumer.MaxLease)
 	}

@@ -15,10 +15,10 @@ import (
 )
 
 // A target that fails every time does not spend a RedrivePolicy's
-// receives within seconds: the delays before the message is dead-lettered
-// add up to at least maxReceiveCount-1 leases (what Lambda, which lets a
-// failed message's lease run out, takes), even with every jitter draw at
-// its lowest.
+// receives within seconds, even with every jitter draw at its lowest: the
+// delays grow towards what Lambda, which lets a failed message's lease run
+// out, takes, and each stays within the lease the message holds, so that
+// it reads as a release.
 func TestFailuresSpreadOverTheRedrivePolicy(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -62,9 +62,18 @@ func TestFailuresSpreadOverTheRedrivePolicy(t *testing.T) {
 		t.Fatalf("%d deliveries before the dead-letter queue, want %d", n, maxReceives)
 	}
 	rec.mu.Lock()
-	spread := rec.at[maxReceives-1].Sub(rec.at[0])
+	first, second := rec.at[1].Sub(rec.at[0]), rec.at[2].Sub(rec.at[1])
 	rec.mu.Unlock()
-	if want := (maxReceives - 1) * lease; spread < want {
-		t.Errorf("the %d receives were spent within %v of the first, want at least %v (maxReceiveCount-1 leases)", maxReceives, spread, want)
+	// The target answers at once. The first release waits 20s, half the
+	// first bound (2·60s/3); the second what is left of the lease, less a
+	// second, the lease counted from when its receive was sent: a long poll
+	// that waited up to 20s for the message leaves at least 10s of it.
+	if first < 20*time.Second-time.Second || second < 9*time.Second-time.Second {
+		t.Errorf("the %d receives came %v and %v apart, want at least 20s and 9s", maxReceives, first, second)
+	}
+	for _, e := range w.obs.All(consumer.EventReleased) {
+		if e.Delay < time.Second || e.Delay >= lease {
+			t.Errorf("released with a delay of %v, want from 1s to within the %v lease", e.Delay, lease)
+		}
 	}
 }
