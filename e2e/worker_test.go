@@ -27,7 +27,8 @@ import (
 // TestWorker runs the built `baton worker` against a built `baton serve`
 // and an HTTP target: a batch of ten with two reported failures (only those
 // come back), then SIGTERM in the middle of a batch (the worker cancels the
-// request, releases the leases at once and exits 0; nothing is lost).
+// request, releases the leases at once and exits 0; nothing is lost; a
+// second SIGTERM is answered in the log and changes nothing).
 func TestWorker(t *testing.T) {
 	t.Parallel()
 	srv := startBaton(t)
@@ -150,6 +151,17 @@ func TestWorker(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
+	// A second signal, as an impatient operator sends: it is answered in
+	// the log, and the shutdown goes on (leases released, exit status 0).
+	testutil.CheckFor(t, 10*time.Second, func() error {
+		if !strings.Contains(logs.String(), "worker stopping") {
+			return fmt.Errorf("no stopping line yet")
+		}
+		return nil
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("second SIGTERM: %v", err)
+	}
 	select {
 	case <-exited:
 		if waitErr != nil {
@@ -164,7 +176,7 @@ func TestWorker(t *testing.T) {
 	if v, f := counts(); v != "3" || f != "0" {
 		t.Errorf("after the worker's exit: %s visible, %s in flight; want the 3 slow messages released", v, f)
 	}
-	for _, want := range []string{"worker started", "worker stopped", "released=3"} {
+	for _, want := range []string{"worker started", "worker stopped", "released=3", `msg="already stopping: a further signal does not hurry the shutdown`, "signal=terminated"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("worker log lacks %q", want)
 		}

@@ -26,9 +26,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -462,6 +464,11 @@ func runWorkers(ctx context.Context, client *sqs.Client, cfgs []worker.Config) e
 		}
 		workers = append(workers, w)
 	}
+	if len(cfgs) > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go sayAlreadyStopping(done, cfgs[0].Logger, cfgs[0].ShutdownTimeout)
+	}
 	errs := make(chan error, len(workers))
 	for _, w := range workers {
 		go func() { errs <- w.Run(ctx) }()
@@ -474,6 +481,31 @@ func runWorkers(ctx context.Context, client *sqs.Client, cfgs []worker.Config) e
 		}
 	}
 	return first
+}
+
+// sayAlreadyStopping logs each SIGINT or SIGTERM after the first (which
+// stops the workers) until done: the shutdown already runs within its
+// timeout, and a further signal neither hurries it nor ends the process,
+// which would leave the leases it holds unreleased. It listens from the
+// start, so that no second signal goes unanswered.
+func sayAlreadyStopping(done <-chan struct{}, log *slog.Logger, timeout time.Duration) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var stopAt time.Time
+	for {
+		select {
+		case s := <-sigs:
+			if stopAt.IsZero() {
+				stopAt = time.Now().Add(timeout)
+				continue
+			}
+			log.Warn("already stopping: a further signal does not hurry the shutdown; it delivers, drains and releases the leases within --shutdown-timeout",
+				"signal", s.String(), "ends_in", max(time.Until(stopAt), 0).Round(100*time.Millisecond))
+		case <-done:
+			return
+		}
+	}
 }
 
 // logEvents logs the consumer runtime's events that call for attention.
