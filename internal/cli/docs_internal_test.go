@@ -39,15 +39,32 @@ func docFiles(t *testing.T) []string {
 	return files
 }
 
-func TestDocsCommandsExist(t *testing.T) {
-	t.Parallel()
-	root := docsCheckRoot()
-	checked := 0
+// doc is a file of docFiles and its text.
+type doc struct {
+	file string
+	text []byte
+}
+
+// readDocs reads the files of docFiles.
+func readDocs(t *testing.T) []doc {
+	t.Helper()
+	var out []doc
 	for _, file := range docFiles(t) {
 		text, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
+		out = append(out, doc{file, text})
+	}
+	return out
+}
+
+func TestDocsCommandsExist(t *testing.T) {
+	t.Parallel()
+	root := docsCheckRoot()
+	checked := 0
+	for _, d := range readDocs(t) {
+		file, text := d.file, d.text
 		if n := len(fence.FindAllString(string(text), -1)); n%2 != 0 {
 			t.Errorf("%s: %d code fences: one is not closed", file, n)
 		}
@@ -68,11 +85,8 @@ func TestDocsCommandsExist(t *testing.T) {
 func TestDocsLinksResolve(t *testing.T) {
 	t.Parallel()
 	checked := 0
-	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range readDocs(t) {
+		file, text := d.file, d.text
 		for _, l := range relativeLinks(string(text)) {
 			checked++
 			if p := checkLink(file, l.target); p != "" {
@@ -90,11 +104,8 @@ func TestDocsLinksResolve(t *testing.T) {
 // the project's tracker ("the issue's closing note", "issue #12").
 func TestDocsNameNoIssue(t *testing.T) {
 	t.Parallel()
-	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range readDocs(t) {
+		file, text := d.file, d.text
 		for _, r := range issueReferences(string(text)) {
 			t.Errorf("%s:%d: %q: a reader of the docs cannot see the project's issues: say what the doc means instead", file, r.line, r.text)
 		}
@@ -546,11 +557,8 @@ func TestDocsFlagsNamedExist(t *testing.T) {
 	t.Parallel()
 	flags := allFlags(docsCheckRoot())
 	checked := 0
-	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range readDocs(t) {
+		file, text := d.file, d.text
 		for _, f := range namedFlags(string(text)) {
 			checked++
 			if !flags[f.text] && !otherToolsFlags[f.text] {
@@ -622,11 +630,8 @@ func TestDocsVariablesNamedExist(t *testing.T) {
 	read := flagVariables(docsCheckRoot())
 	code := repositoryText(t)
 	checked := 0
-	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range readDocs(t) {
+		file, text := d.file, d.text
 		for _, v := range namedVariables(string(text)) {
 			checked++
 			if !read[v.text] && !strings.Contains(code, v.text) {

@@ -22,14 +22,7 @@ import (
 // its receipt key.
 func TestCLIStoreCheckAndSalvage(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := stoppedStore(t)
 	if err := os.WriteFile(filepath.Join(dir, "receipt.key"), []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +57,7 @@ func TestCLIStoreCheckAndSalvage(t *testing.T) {
 // and does not send the operator to salvage, which has nothing to copy.
 func TestCLIStoreCheckOfALogThatCannotOpen(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := stoppedStore(t)
 	manifests, err := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, "MANIFEST-*"))
 	if err != nil || len(manifests) == 0 {
 		t.Fatalf("the log's MANIFEST: %v, %v", manifests, err)
@@ -88,6 +74,20 @@ func TestCLIStoreCheckOfALogThatCannotOpen(t *testing.T) {
 	if strings.Contains(r.stderr, "salvage --data-dir") || !strings.Contains(r.stderr, "latest backup") {
 		t.Errorf("check of a log that cannot be opened: stderr %q; want the backup named, not salvage", r.stderr)
 	}
+}
+
+// stoppedStore is the data directory of an empty embedded store, stopped.
+func stoppedStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // `baton store finish-upgrade` on a database upgraded from schema 12
