@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,4 +162,49 @@ func startProxy(t *testing.T, upstream string, env ...string) string {
 		return nil
 	})
 	return url
+}
+
+// An application pointed at the proxy by AWS_ENDPOINT_URL_SQS alone, in the
+// AWS SDK for JavaScript v3, which sends a queue's requests to its queue
+// URL's host: every queue URL the proxy hands out names the proxy, so the
+// client stays on it, and the proxy maps them back to the upstream's. The
+// upstream refuses the client's own key, so a call that went around the
+// proxy fails the script; and the proxy's lease report must count every
+// lease of the queue.
+func TestJavaScriptSDKThroughProxy(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(moduleRoot, "e2e", "testdata", "js", "sqs_proxy_check.mjs")
+	needClient(t, "the AWS SDK for JavaScript v3 (node, npm ci in e2e/testdata/js)", "node", "--no-warnings", script, "--probe")
+	const keyID, secret = "AKIDUPSTREAMJS", "upstream-js-secret"
+	creds := filepath.Join(t.TempDir(), "credentials")
+	if err := os.WriteFile(creds, []byte(keyID+" "+secret+" "+account+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	up := startBatonArgs(t, "--credentials-file", creds)
+	proxyURL := startProxy(t, up.URL, "AWS_ACCESS_KEY_ID="+keyID, "AWS_SECRET_ACCESS_KEY="+secret)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--no-warnings", script, "jsproxy")
+	cmd.Dir = moduleRoot
+	// The JavaScript SDK reads AWS_REGION, not AWS_DEFAULT_REGION.
+	cmd.Env = append(clientEnv(t), "AWS_ENDPOINT_URL_SQS="+proxyURL, "AWS_REGION=us-east-1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s through the proxy %s (upstream %s): %v\n%s", script, proxyURL, up.URL, err, out)
+	}
+	t.Logf("%s", out)
+
+	resp, err := http.Get(proxyURL + "/admin/api/queues/jsproxy/leases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep server.LeaseReportJSON
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the proxy's lease report: %s, %v", resp.Status, err)
+	}
+	if rep.LeasesStarted != 3 || rep.LeasesCompleted != 3 {
+		t.Fatalf("the proxy saw %d leases begin and %d end, want 3 and 3: %+v", rep.LeasesStarted, rep.LeasesCompleted, rep.LeaseStatsJSON)
+	}
 }

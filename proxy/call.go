@@ -75,7 +75,7 @@ func parseCall(r *http.Request, body []byte) *call {
 		in, err = awsjson.Decode(body, op)
 	} else {
 		form := r.URL.Query()
-		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" {
+		if isForm(r) {
 			f, perr := url.ParseQuery(string(body))
 			if perr != nil {
 				return nil

@@ -82,8 +82,9 @@ func (a wireAnswer) masked() wireAnswer {
 	return a
 }
 
-// The proxy answers what the upstream answered, byte for byte, over both
-// protocols and the Query protocol's JSON form, errors included; and
+// The proxy answers what the upstream answered, byte for byte but for the
+// queue URLs it hands out, which name the proxy, over both protocols and
+// the Query protocol's JSON form, errors included; and
 // where the answer does not depend on the request, what the upstream
 // answers a direct request, but for the request id.
 func TestAnswersAsTheUpstream(t *testing.T) {
@@ -151,7 +152,8 @@ func TestAnswersAsTheUpstream(t *testing.T) {
 			// The first the upstream answered after n: the proxy may ask
 			// it for the queue's VisibilityTimeout after the call.
 			up := e.tap.answer(n)
-			want := wireAnswer{up.status, up.header.Get("Content-Type"), up.header.Get("x-amzn-RequestId"), up.header.Get("x-amzn-query-error"), string(up.body)}
+			want := wireAnswer{up.status, up.header.Get("Content-Type"), up.header.Get("x-amzn-RequestId"), up.header.Get("x-amzn-query-error"),
+				strings.ReplaceAll(string(up.body), e.tapURL+"/", e.url+"/")}
 			if got != want {
 				t.Fatalf("through the proxy:\n%+v\nthe upstream answered it:\n%+v", got, want)
 			}
@@ -168,9 +170,9 @@ func TestAnswersAsTheUpstream(t *testing.T) {
 				t.Fatal(err)
 			}
 			direct := do(t, req)
-			// The upstream names its queues by the host it was asked at:
-			// the tap's, when the proxy asks through it.
-			got.Body = strings.ReplaceAll(got.Body, e.tapURL, e.up.URL())
+			// The upstream names its queues by the host it was asked at,
+			// the proxy by its own.
+			got.Body = strings.ReplaceAll(got.Body, e.url+"/", e.up.URL()+"/")
 			if got.masked() != direct.masked() {
 				t.Fatalf("through the proxy:\n%+v\ndirect:\n%+v", got.masked(), direct.masked())
 			}

@@ -1,7 +1,8 @@
 // Package proxy is `baton proxy`: an SQS endpoint that forwards every
 // request to another one (Amazon SQS, or any server of the SQS API),
 // re-signed with the proxy's own credentials, and answers the upstream's
-// response as it came. As requests and answers pass it feeds a lease ledger
+// response as it came, but for the queue URLs it hands out, which name the
+// proxy (urls.go). As requests and answers pass it feeds a lease ledger
 // (engine/ledger) with the receives, visibility changes and deletes it sees,
 // and serves the admin API's lease report, /metrics and the dashboard's
 // lease pages from it, so that `baton doctor` diagnoses a queue that lives
@@ -23,6 +24,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -71,6 +73,10 @@ type Config struct {
 	// oldest is forgotten, and counted, when it is reached. Defaults to
 	// DefaultMaxLeases.
 	MaxLeases int
+	// AdvertiseURL, if set, is the scheme://host[:port] the queue URLs
+	// handed to clients start with; by default, the ones each request was
+	// sent to, as on `baton serve` (urls.go).
+	AdvertiseURL string
 	// HTTPClient sends the forwarded requests. Defaults to a client of
 	// its own.
 	HTTPClient *http.Client
@@ -81,15 +87,20 @@ type Config struct {
 // report of what it forwarded.
 type Proxy struct {
 	upstream *url.URL
-	region   string
-	creds    aws.CredentialsProvider
-	verifier *sigv4.Verifier
-	clock    clock.Clock
-	client   *http.Client
-	signer   *v4.Signer
-	log      *slog.Logger
-	ledger   *ledger.Ledger
-	started  time.Time
+	// advertise is Config.AdvertiseURL without a trailing slash; origin,
+	// the scheme and host of the upstream's queue URLs as its answers
+	// last named them (urls.go).
+	advertise string
+	origin    atomic.Pointer[string]
+	region    string
+	creds     aws.CredentialsProvider
+	verifier  *sigv4.Verifier
+	clock     clock.Clock
+	client    *http.Client
+	signer    *v4.Signer
+	log       *slog.Logger
+	ledger    *ledger.Ledger
+	started   time.Time
 
 	metricsOnce sync.Once
 	metrics     http.Handler
@@ -141,7 +152,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	now := cfg.Clock.Now()
 	p := &Proxy{
-		upstream: u, region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
+		upstream: u, advertise: strings.TrimRight(cfg.AdvertiseURL, "/"), region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
 		client: cfg.HTTPClient, signer: v4.NewSigner(), log: cfg.Logger,
 		ledger:  ledger.New(ledger.Config{Clock: cfg.Clock, Started: now, Logger: cfg.Logger}),
 		started: now, leases: newLeaseTable(cfg.MaxLeases),
@@ -205,8 +216,9 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, e *baton.Error) {
 	awsquery.WriteError(w, e, id)
 }
 
-// forward sends r upstream, re-signed, observes it and its answer, and
-// answers the upstream's response.
+// forward sends r upstream, re-signed and with its queue URL the
+// upstream's, observes it and its answer, and answers the upstream's
+// response with the queue URLs it hands out naming the proxy.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
 	if err != nil {
@@ -223,14 +235,18 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	call := parseCall(r, body)
+	base := p.clientBase(r)
+	body, rawQuery, action := p.upstreamRequest(r, body) // urls.go
+	mapped := r.Clone(r.Context())
+	mapped.URL.RawQuery = rawQuery
+	call := parseCall(mapped, body)
 	if call != nil && strings.HasPrefix(call.queueURL, "/") {
-		call.queueURL = p.upstream.String() + call.queueURL
+		call.queueURL = p.queueOrigin() + call.queueURL
 	}
 	if call != nil {
 		call.sent = p.clock.Now()
 	}
-	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(r.URL.Query()), r.Header, body)
+	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(mapped.URL.Query()), r.Header, body)
 	if err != nil {
 		p.log.Warn("proxy: upstream request failed", "err", err)
 		p.fail(w, r, baton.Errorf(baton.ErrServiceUnavailable, "The proxy could not reach the upstream SQS endpoint."))
@@ -239,6 +255,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if call != nil {
 		p.observe(r, call, status, header, answer)
 	}
+	answer = p.clientAnswer(action, base, status, header, answer)
 	for k, vs := range header {
 		if hopByHop[http.CanonicalHeaderKey(k)] {
 			continue

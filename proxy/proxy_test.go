@@ -107,6 +107,8 @@ type recorded struct {
 	status int
 	header http.Header
 	body   []byte
+	// request is the body and query string of the request answered.
+	request string
 }
 
 func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +124,7 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(resp.Body)
 	t.mu.Lock()
-	t.all = append(t.all, recorded{resp.StatusCode, resp.Header.Clone(), answer})
+	t.all = append(t.all, recorded{resp.StatusCode, resp.Header.Clone(), answer, string(body) + "?" + r.URL.RawQuery})
 	after, lose := t.afterAnswer, t.loseAnswer
 	t.mu.Unlock()
 	if after != nil {

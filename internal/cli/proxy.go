@@ -25,6 +25,7 @@ type ProxyConfig struct {
 	Region          string
 	Profile         string
 	CredentialsFile string
+	AdvertiseURL    string
 	MaxLeases       int
 	LogLevel        string
 	Logs            io.Writer
@@ -40,7 +41,9 @@ func proxyCommand() *cobra.Command {
 		Long: "proxy serves the SQS API on --listen and forwards every request to --upstream (Amazon SQS,\n" +
 			"https://sqs.<region>.amazonaws.com, or any SQS endpoint), signed again with the proxy's own AWS\n" +
 			"credentials (the standard chain: environment, profile, role), and answers what the upstream\n" +
-			"answered. Point the application at it with AWS_ENDPOINT_URL_SQS; its code does not change.\n" +
+			"answered, but for the queue URLs it hands out, which name the proxy (or --advertise-url) so that\n" +
+			"clients that send a queue's requests to its URL's host stay on it. Point the application at it\n" +
+			"with AWS_ENDPOINT_URL_SQS; its code does not change.\n" +
 			"As traffic passes, the proxy follows every lease (receives, visibility changes, deletes) and\n" +
 			"serves the lease report that `baton doctor --endpoint <proxy>` reads, and /metrics.\n\n" +
 			"It sees only the requests that pass through it: consumers that talk to the upstream directly\n" +
@@ -63,6 +66,8 @@ func proxyCommand() *cobra.Command {
 	f.StringVar(&cfg.Profile, "profile", "", "AWS profile of the proxy's credentials (default: the standard chain's)")
 	f.StringVar(&cfg.CredentialsFile, "credentials-file", "",
 		"check clients' SigV4 signatures against this file of access keys (baton serve's format: ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID)")
+	f.StringVar(&cfg.AdvertiseURL, "advertise-url", "",
+		"scheme://host[:port] the queue URLs handed out start with (default: the request's, from its Host header), for clients that reach the proxy by another name")
 	f.IntVar(&cfg.MaxLeases, "max-leases", proxy.DefaultMaxLeases,
 		"leases (receipt handles) tracked at once; beyond it the oldest is forgotten, and counted in baton_proxy_leases_dropped_total")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -82,6 +87,9 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 	region, inferred, err := proxyRegion(cfg.Region, u) // proxy_upstream.go
 	if err != nil {
 		return err
+	}
+	if err := checkAdvertiseURL(cfg.AdvertiseURL); err != nil {
+		return fmt.Errorf("--advertise-url: %w", err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
@@ -114,7 +122,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 		return err
 	}
 	p, err := proxy.New(proxy.Config{
-		Upstream: cfg.Upstream, Region: region, Credentials: creds, Verifier: verifier,
+		Upstream: cfg.Upstream, Region: region, Credentials: creds, Verifier: verifier, AdvertiseURL: cfg.AdvertiseURL,
 		Clock: clk, MaxLeases: cfg.MaxLeases, Logger: log,
 	})
 	if err != nil {

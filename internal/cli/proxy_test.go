@@ -53,8 +53,12 @@ func TestProxyCommand(t *testing.T) {
 	}()
 	c := sqs.New(sqs.Options{BaseEndpoint: aws.String("http://" + addr), Region: batontest.Region, RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDANYONE", "whatever", ""), HTTPClient: sdkhttp.Client(nil)})
-	if _, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("through")}); err != nil {
+	out, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("through")})
+	if err != nil {
 		t.Fatalf("CreateQueue through baton proxy: %v", err)
+	}
+	if !strings.HasPrefix(*out.QueueUrl, "http://"+addr+"/") {
+		t.Errorf("CreateQueue through baton proxy handed out %s, not a queue URL of the proxy", *out.QueueUrl)
 	}
 	if _, err := up.Client().GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String("through")}); err != nil {
 		t.Fatalf("the queue is not upstream: %v", err)
@@ -71,6 +75,7 @@ func TestProxyCommandRefuses(t *testing.T) {
 		{[]string{"proxy", "--upstream", "http://queues.example.com:9324"}, "give --region"},
 		{[]string{"proxy", "--upstream", "ftp://sqs.us-east-1.amazonaws.com"}, "want an http:// or https:// URL"},
 		{[]string{"proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com", "--listen", "0.0.0.0:9325"}, "not a loopback address"},
+		{[]string{"proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com", "--advertise-url", "http://proxy:9325/path"}, "--advertise-url"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), tt.args)
