@@ -216,7 +216,9 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if !ok {
 			code = errorCode(header, body)
 		}
-		p.settled(q, c, ok, status >= 500, a, code, client, r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress)
+		// A server fault, or no answer (status 0, upstreamFailed): the
+		// outcome is not known.
+		p.settled(q, c, ok, status >= 500 || status == 0, a, code, client, r.Header.Get(baton.RenewalHeader) == baton.RenewalProgress)
 	case "SendMessage", "SendMessageBatch":
 		if !ok {
 			return

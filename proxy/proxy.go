@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,8 +46,13 @@ const (
 	// leaves room for the encoding around it.
 	maxRequest = 4 << 20
 	// maxAnswer bounds the upstream answer the proxy reads: ten messages
-	// of 1 MiB, with their attributes and encoding.
-	maxAnswer = 32 << 20
+	// of 1 MiB, with their attributes and encoding (XML's &amp; is five
+	// bytes of one).
+	maxAnswer = 64 << 20
+	// DefaultUpstreamTimeout bounds one exchange with the upstream, from
+	// sending the request to the answer's last byte: a long poll waits at
+	// most 20 s.
+	DefaultUpstreamTimeout = 60 * time.Second
 	// DefaultMaxLeases is the default bound of the leases the proxy
 	// tracks (Config.MaxLeases).
 	DefaultMaxLeases = 100000
@@ -77,6 +83,9 @@ type Config struct {
 	// handed to clients start with; by default, the ones each request was
 	// sent to, as on `baton serve` (urls.go).
 	AdvertiseURL string
+	// UpstreamTimeout bounds one exchange with the upstream. Defaults to
+	// DefaultUpstreamTimeout.
+	UpstreamTimeout time.Duration
 	// HTTPClient sends the forwarded requests. Defaults to a client of
 	// its own.
 	HTTPClient *http.Client
@@ -98,6 +107,7 @@ type Proxy struct {
 	clock     clock.Clock
 	client    *http.Client
 	signer    *v4.Signer
+	timeout   time.Duration
 	log       *slog.Logger
 	ledger    *ledger.Ledger
 	started   time.Time
@@ -140,11 +150,13 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.MaxLeases <= 0 {
 		cfg.MaxLeases = DefaultMaxLeases
 	}
+	if cfg.UpstreamTimeout <= 0 {
+		cfg.UpstreamTimeout = DefaultUpstreamTimeout
+	}
 	if cfg.HTTPClient == nil {
-		// A long poll waits up to 20 s upstream: no overall timeout.
+		// Each exchange is bounded by UpstreamTimeout (send).
 		cfg.HTTPClient = &http.Client{Transport: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
-			ResponseHeaderTimeout: 60 * time.Second,
 		}}
 	}
 	if cfg.Logger == nil {
@@ -153,7 +165,7 @@ func New(cfg Config) (*Proxy, error) {
 	now := cfg.Clock.Now()
 	p := &Proxy{
 		upstream: u, advertise: strings.TrimRight(cfg.AdvertiseURL, "/"), region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
-		client: cfg.HTTPClient, signer: v4.NewSigner(), log: cfg.Logger,
+		client: cfg.HTTPClient, signer: v4.NewSigner(), timeout: cfg.UpstreamTimeout, log: cfg.Logger,
 		ledger:  ledger.New(ledger.Config{Clock: cfg.Clock, Started: now, Logger: cfg.Logger}),
 		started: now, leases: newLeaseTable(cfg.MaxLeases),
 		queues: make(map[string]*queueInfo), byName: make(map[string]*queueInfo),
@@ -248,8 +260,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(mapped.URL.Query()), r.Header, body)
 	if err != nil {
-		p.log.Warn("proxy: upstream request failed", "err", err)
-		p.fail(w, r, baton.Errorf(baton.ErrServiceUnavailable, "The proxy could not reach the upstream SQS endpoint."))
+		p.upstreamFailed(w, r, call, err)
 		return
 	}
 	if call != nil {
@@ -265,6 +276,33 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 	w.Write(answer)
 }
+
+// upstreamFailed answers a request the upstream gave no answer to, as err
+// says: one never sent (its connection refused, or the proxy's own
+// credentials failing) did nothing upstream; one sent whose answer was
+// cut, late or too large may have been done, and a delete or visibility
+// change of it is read as one answered with a server fault (observe): its
+// outcome is not known.
+func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, c *call, err error) {
+	var ne *notSentError
+	if errors.As(err, &ne) {
+		p.log.Warn("proxy: could not send the request upstream", "err", err)
+		p.fail(w, r, baton.Errorf(baton.ErrServiceUnavailable, "The proxy could not reach the upstream SQS endpoint."))
+		return
+	}
+	p.log.Warn("proxy: the upstream's answer was lost", "err", err)
+	if c != nil {
+		p.observe(r, c, 0, nil, nil)
+	}
+	p.fail(w, r, baton.Errorf(baton.ErrServiceUnavailable,
+		"The proxy sent the request to the upstream SQS endpoint but got no whole answer; whether it was done is not known."))
+}
+
+// notSentError is a request that never reached the upstream.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
 
 // hopByHop are the headers that describe one connection, not the answer,
 // and Content-Length, which the proxy's server sets itself.
@@ -293,6 +331,8 @@ func stripPresign(q url.Values) string {
 // send makes one request upstream, signed with the proxy's credentials,
 // and returns its answer.
 func (p *Proxy) send(ctx context.Context, method, path, rawQuery string, in http.Header, body []byte) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
 	u := *p.upstream
 	u.Path = p.upstream.Path + path
 	u.RawPath = ""
@@ -308,20 +348,27 @@ func (p *Proxy) send(ctx context.Context, method, path, rawQuery string, in http
 	}
 	creds, err := p.creds.Retrieve(ctx)
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("credentials: %w", err)
+		return 0, nil, nil, &notSentError{fmt.Errorf("credentials: %w", err)}
 	}
 	sum := sha256.Sum256(body)
 	if err := p.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "sqs", p.region, p.clock.Now()); err != nil {
-		return 0, nil, nil, fmt.Errorf("sign: %w", err)
+		return 0, nil, nil, &notSentError{fmt.Errorf("sign: %w", err)}
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			err = &notSentError{err}
+		}
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return 0, nil, nil, err
+	}
+	if len(answer) > maxAnswer {
+		return 0, nil, nil, fmt.Errorf("the answer is larger than %d bytes", maxAnswer)
 	}
 	return resp.StatusCode, resp.Header, answer, nil
 }

@@ -101,6 +101,12 @@ type tap struct {
 	// answered 503 (the outcome not known), as SQS answers when it fails
 	// between its change and its answer.
 	loseAnswer func(r *http.Request) bool
+	// cutAnswer, if set and true of a request, cuts the connection once
+	// the upstream has answered it: the proxy gets no answer at all.
+	cutAnswer func(r *http.Request) bool
+	// stall, if set and true of a request, sends the proxy the answer's
+	// headers and then nothing more until the request is given up.
+	stall func(r *http.Request) bool
 }
 
 type recorded struct {
@@ -125,10 +131,22 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer, _ := io.ReadAll(resp.Body)
 	t.mu.Lock()
 	t.all = append(t.all, recorded{resp.StatusCode, resp.Header.Clone(), answer, string(body) + "?" + r.URL.RawQuery})
-	after, lose := t.afterAnswer, t.loseAnswer
+	after, lose, cut, stall := t.afterAnswer, t.loseAnswer, t.cutAnswer, t.stall
 	t.mu.Unlock()
 	if after != nil {
 		after(r)
+	}
+	if cut != nil && cut(r) {
+		panic(http.ErrAbortHandler) // the server closes the connection
+	}
+	if stall != nil && stall(r) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"Messages":`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
 	}
 	if lose != nil && lose(r) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")

@@ -684,7 +684,9 @@ func TestChangeToTheSameEndIsARenewal(t *testing.T) {
 }
 
 // Deletes sent within their leases whose answers were lost (the upstream
-// deleted, and answered 503), retried only after the leases' end: the
+// deleted, and answered 503; or the connection was cut once it had
+// deleted; or its answer stalled past the proxy's bound), retried only
+// after the leases' end: the
 // proxy cannot tell whether the first attempts deleted the messages in
 // time or the retries did late, and says so as the server says of such a
 // retry (leases_completed_time_unknown), not that the handlers overran
@@ -692,13 +694,15 @@ func TestChangeToTheSameEndIsARenewal(t *testing.T) {
 // upstream refuses a late delete, so the first attempts, which deleted the
 // messages, came in time, and the proxy says so.
 func TestDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
-		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) { testDeleteAnswerLostRetriedAfterLeaseEnd(t, fifo) })
+	for _, how := range []string{"503", "cut", "stalled"} {
+		for _, fifo := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fifo=%v", how, fifo), func(t *testing.T) { testDeleteAnswerLostRetriedAfterLeaseEnd(t, fifo, how) })
+		}
 	}
 }
 
-func testDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T, fifo bool) {
-	e := newEnv(t)
+func testDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T, fifo bool, how string) {
+	e := newEnv(t, func(c *proxy.Config) { c.UpstreamTimeout = time.Second })
 	name, attrs := "lost", "?VisibilityTimeout=30"
 	if fifo {
 		name, attrs = "lost.fifo", attrs+"&ContentBasedDeduplication=true"
@@ -720,16 +724,25 @@ func testDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T, fifo bool) {
 		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
 	}
 	e.at(25)
+	isDelete := func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".DeleteMessage") }
 	e.tap.mu.Lock()
-	e.tap.loseAnswer = func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".DeleteMessage") }
+	switch how {
+	case "503":
+		e.tap.loseAnswer = isDelete
+	case "cut":
+		e.tap.cutAnswer = isDelete
+	case "stalled":
+		e.tap.stall = isDelete
+	}
 	e.tap.mu.Unlock()
 	for _, m := range out.Messages {
-		if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle}); errCode(err) != "ServiceUnavailable" {
+		_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q, ReceiptHandle: m.ReceiptHandle})
+		if errCode(err) != "ServiceUnavailable" || how != "503" && !strings.Contains(err.Error(), "whether it was done is not known") {
 			t.Fatalf("a delete whose answer was lost: %v", err)
 		}
 	}
 	e.tap.mu.Lock()
-	e.tap.loseAnswer = nil
+	e.tap.loseAnswer, e.tap.cutAnswer, e.tap.stall = nil, nil, nil
 	e.tap.mu.Unlock()
 	e.at(45) // the retries come after the leases' end
 	for _, m := range out.Messages {
