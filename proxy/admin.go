@@ -123,6 +123,10 @@ func (p *Proxy) adminLeases(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, rep := p.report(r.Context(), q)
+	if why := p.upstreamDown(); why != "" { // outage.go
+		adminError(w, http.StatusServiceUnavailable, why)
+		return
+	}
 	writeJSON(w, p.reportJSON(rep))
 }
 

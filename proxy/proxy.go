@@ -125,6 +125,7 @@ type Proxy struct {
 	queues map[string]*queueInfo // by queue URL
 	byName map[string]*queueInfo
 	nextID uint64
+	down   outage // outage.go
 }
 
 // New returns a proxy for cfg.Upstream.
@@ -331,6 +332,13 @@ func stripPresign(q url.Values) string {
 // send makes one request upstream, signed with the proxy's credentials,
 // and returns its answer.
 func (p *Proxy) send(ctx context.Context, method, path, rawQuery string, in http.Header, body []byte) (int, http.Header, []byte, error) {
+	status, header, answer, err := p.exchange(ctx, method, path, rawQuery, in, body)
+	p.sawUpstream(ctx, err)
+	return status, header, answer, err
+}
+
+// exchange is send's request and answer.
+func (p *Proxy) exchange(ctx context.Context, method, path, rawQuery string, in http.Header, body []byte) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	u := *p.upstream

@@ -1,0 +1,50 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// outage is what the proxy knows of the upstream's failing to answer: the
+// exchanges since the last one answered, when they began, and the last
+// error. While the upstream gives no answer the proxy sees no lease begin
+// or end, so it gives no lease report (adminLeases) rather than one
+// judged on the traffic before.
+type outage struct {
+	since   time.Time
+	count   int
+	lastErr string
+}
+
+// sawUpstream records an exchange with the upstream: err is nil when it
+// answered. A request its client gave up (ctx done before the answer) says
+// nothing of the upstream.
+func (p *Proxy) sawUpstream(ctx context.Context, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case err == nil:
+		p.down = outage{}
+	case ctx.Err() != nil:
+	default:
+		if p.down.count == 0 {
+			p.down.since = p.clock.Now()
+		}
+		p.down.count++
+		p.down.lastErr = err.Error()
+	}
+}
+
+// upstreamDown says why the proxy gives no lease report now, "" while the
+// upstream's last exchange was answered.
+func (p *Proxy) upstreamDown() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down.count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The upstream SQS endpoint has given no answer since %s (%d requests; the last: %s): "+
+		"the proxy sees no lease begin or end meanwhile, so it gives no diagnosis until the upstream answers again.",
+		p.down.since.UTC().Format(time.RFC3339), p.down.count, p.down.lastErr)
+}

@@ -1,0 +1,71 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/baton-sqs/baton/server"
+)
+
+// leaseReport GETs the proxy's lease report of queue: its status, and the
+// report or the error.
+func (e *env) leaseReport(t *testing.T, queue string) (int, server.LeaseReportJSON, string) {
+	t.Helper()
+	resp, err := http.Get(e.url + "/admin/api/queues/" + queue + "/leases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		server.LeaseReportJSON
+		Error string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body.LeaseReportJSON, body.Error
+}
+
+// While the upstream gives no answer the proxy sees no lease begin or end:
+// its lease report is refused, saying why, never a diagnosis (healthy) of
+// the traffic before; once the upstream answers again, the report is back.
+func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "outage?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("a")}); err != nil {
+		t.Fatal(err)
+	}
+	deleteOne(t, c, q, receiveOne(t, c, q))
+	if status, rep, _ := e.leaseReport(t, "outage"); status != http.StatusOK || rep.Diagnosis != "healthy" {
+		t.Fatalf("before the outage: %d %q, want 200 healthy", status, rep.Diagnosis)
+	}
+
+	e.tap.mu.Lock()
+	e.tap.cutAnswer = func(*http.Request) bool { return true }
+	e.tap.mu.Unlock()
+	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); errCode(err) != "ServiceUnavailable" {
+		t.Fatalf("a receive the upstream gave no answer to: %v", err)
+	}
+	status, rep, why := e.leaseReport(t, "outage")
+	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer since") || rep.Diagnosis != "" {
+		t.Fatalf("during the outage: %d, diagnosis %q, error %q; want 503 saying the upstream gives no answer", status, rep.Diagnosis, why)
+	}
+
+	e.tap.mu.Lock()
+	e.tap.cutAnswer = nil
+	e.tap.mu.Unlock()
+	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); err != nil {
+		t.Fatal(err)
+	}
+	if status, rep, why := e.leaseReport(t, "outage"); status != http.StatusOK || rep.Diagnosis != "healthy" {
+		t.Fatalf("after the outage: %d %q %q, want 200 healthy", status, rep.Diagnosis, why)
+	}
+}
