@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/server/dashboard"
 )
@@ -42,6 +43,9 @@ func (p *Proxy) viewQueue(r *http.Request) (any, error) {
 		return nil, err
 	}
 	vt, rep := p.report(r.Context(), q)
+	if why := p.upstreamDown(); why != "" { // outage.go
+		return nil, baton.Errorf(baton.ErrServiceUnavailable, "%s", why)
+	}
 	now := p.clock.Now().UTC()
 	bounds := server.HistogramBounds(vt)
 	return server.QueueDetailJSON{

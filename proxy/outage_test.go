@@ -58,6 +58,15 @@ func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
 	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer since") || rep.Diagnosis != "" {
 		t.Fatalf("during the outage: %d, diagnosis %q, error %q; want 503 saying the upstream gives no answer", status, rep.Diagnosis, why)
 	}
+	// Nor does the dashboard's queue view show one.
+	resp, err := http.Get(e.url + "/admin/api/queues/outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("the dashboard's queue view during the outage: %s, want an error", resp.Status)
+	}
 
 	e.tap.mu.Lock()
 	e.tap.cutAnswer = nil
