@@ -3,24 +3,29 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 )
 
 // outage is what the proxy knows of the upstream's failing to answer: the
-// exchanges since the last one answered, when they began, and the last
-// error. While the upstream gives no answer the proxy sees no lease begin
-// or end, so it gives no lease report (adminLeases) rather than one
-// judged on the traffic before.
+// exchanges since the last one answered (a server fault, 5xx, is no
+// answer), when they began, and the last error. While the upstream gives
+// no answer the proxy sees no lease begin or end, so it gives no lease
+// report (adminLeases, viewQueue) rather than one judged on the traffic
+// before.
 type outage struct {
 	since   time.Time
 	count   int
 	lastErr string
 }
 
-// sawUpstream records an exchange with the upstream: err is nil when it
-// answered. A request its client gave up (ctx done before the answer) says
-// nothing of the upstream.
-func (p *Proxy) sawUpstream(ctx context.Context, err error) {
+// sawUpstream records an exchange with the upstream: its answer, or err.
+// A request its client gave up (ctx done before the answer) says nothing
+// of the upstream.
+func (p *Proxy) sawUpstream(ctx context.Context, status int, header http.Header, answer []byte, err error) {
+	if err == nil && status >= 500 {
+		err = fmt.Errorf("answered %d %s", status, errorCode(header, answer))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -44,7 +49,7 @@ func (p *Proxy) upstreamDown() string {
 	if p.down.count == 0 {
 		return ""
 	}
-	return fmt.Sprintf("The upstream SQS endpoint has given no answer since %s (%d requests; the last: %s): "+
+	return fmt.Sprintf("The upstream SQS endpoint has given no answer but server faults since %s (%d requests; the last: %s): "+
 		"the proxy sees no lease begin or end meanwhile, so it gives no diagnosis until the upstream answers again.",
 		p.down.since.UTC().Format(time.RFC3339), p.down.count, p.down.lastErr)
 }

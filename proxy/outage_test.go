@@ -32,10 +32,17 @@ func (e *env) leaseReport(t *testing.T, queue string) (int, server.LeaseReportJS
 	return resp.StatusCode, body.LeaseReportJSON, body.Error
 }
 
-// While the upstream gives no answer the proxy sees no lease begin or end:
-// its lease report is refused, saying why, never a diagnosis (healthy) of
-// the traffic before; once the upstream answers again, the report is back.
+// While the upstream gives no answer (none at all, or server faults) the
+// proxy sees no lease begin or end: its lease report is refused, saying
+// why, never a diagnosis (healthy) of the traffic before; once the
+// upstream answers again, the report is back.
 func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
+	for _, how := range []string{"cut", "503"} {
+		t.Run(how, func(t *testing.T) { testNoReportWhileTheUpstreamIsDown(t, how) })
+	}
+}
+
+func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	e := newEnv(t)
 	q := e.up.Queue(t, "outage?VisibilityTimeout=30")
 	c := e.client("AKIDAPP", "app")
@@ -48,14 +55,19 @@ func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
 		t.Fatalf("before the outage: %d %q, want 200 healthy", status, rep.Diagnosis)
 	}
 
+	all := func(*http.Request) bool { return true }
 	e.tap.mu.Lock()
-	e.tap.cutAnswer = func(*http.Request) bool { return true }
+	if how == "cut" {
+		e.tap.cutAnswer = all
+	} else {
+		e.tap.loseAnswer = all
+	}
 	e.tap.mu.Unlock()
 	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); errCode(err) != "ServiceUnavailable" {
 		t.Fatalf("a receive the upstream gave no answer to: %v", err)
 	}
 	status, rep, why := e.leaseReport(t, "outage")
-	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer since") || rep.Diagnosis != "" {
+	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer but server faults since") || rep.Diagnosis != "" {
 		t.Fatalf("during the outage: %d, diagnosis %q, error %q; want 503 saying the upstream gives no answer", status, rep.Diagnosis, why)
 	}
 	// Nor does the dashboard's queue view show one.
@@ -69,7 +81,7 @@ func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
 	}
 
 	e.tap.mu.Lock()
-	e.tap.cutAnswer = nil
+	e.tap.cutAnswer, e.tap.loseAnswer = nil, nil
 	e.tap.mu.Unlock()
 	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); err != nil {
 		t.Fatal(err)

@@ -333,7 +333,7 @@ func stripPresign(q url.Values) string {
 // and returns its answer.
 func (p *Proxy) send(ctx context.Context, method, path, rawQuery string, in http.Header, body []byte) (int, http.Header, []byte, error) {
 	status, header, answer, err := p.exchange(ctx, method, path, rawQuery, in, body)
-	p.sawUpstream(ctx, err)
+	p.sawUpstream(ctx, status, header, answer, err) // outage.go
 	return status, header, answer, err
 }
 
