@@ -9,7 +9,8 @@ import (
 
 // outage is what the proxy knows of the upstream's failing to answer: the
 // exchanges since the last one answered (a server fault, 5xx, is no
-// answer), when they began, and the last error. While the upstream gives
+// answer, nor is a refusal of the proxy's own credentials, which refuses
+// every request), when they began, and the last error. While the upstream gives
 // no answer the proxy sees no lease begin or end, so it gives no lease
 // report (adminLeases, viewQueue) rather than one judged on the traffic
 // before.
@@ -23,8 +24,10 @@ type outage struct {
 // A request its client gave up (ctx done before the answer) says nothing
 // of the upstream.
 func (p *Proxy) sawUpstream(ctx context.Context, status int, header http.Header, answer []byte, err error) {
-	if err == nil && status >= 500 {
-		err = fmt.Errorf("answered %d %s", status, errorCode(header, answer))
+	if err == nil && status >= 400 {
+		if code := errorCode(header, answer); status >= 500 || credentialsRefused[code] {
+			err = fmt.Errorf("answered %d %s", status, code)
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -41,6 +44,13 @@ func (p *Proxy) sawUpstream(ctx context.Context, status int, header http.Header,
 	}
 }
 
+// credentialsRefused are the error codes of an upstream that refuses the
+// proxy's own credentials (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/CommonErrors.html).
+var credentialsRefused = map[string]bool{
+	"InvalidClientTokenId": true, "SignatureDoesNotMatch": true, "ExpiredToken": true, "IncompleteSignature": true,
+	"MissingAuthenticationToken": true, "UnrecognizedClientException": true,
+}
+
 // upstreamDown says why the proxy gives no lease report now, "" while the
 // upstream's last exchange was answered.
 func (p *Proxy) upstreamDown() string {
@@ -49,7 +59,7 @@ func (p *Proxy) upstreamDown() string {
 	if p.down.count == 0 {
 		return ""
 	}
-	return fmt.Sprintf("The upstream SQS endpoint has given no answer but server faults since %s (%d requests; the last: %s): "+
+	return fmt.Sprintf("The upstream SQS endpoint has given no answer but server faults or refusals of the proxy's credentials since %s (%d requests; the last: %s): "+
 		"the proxy sees no lease begin or end meanwhile, so it gives no diagnosis until the upstream answers again.",
 		p.down.since.UTC().Format(time.RFC3339), p.down.count, p.down.lastErr)
 }

@@ -5,13 +5,22 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/baton-sqs/baton/proxy"
 	"github.com/baton-sqs/baton/server"
 )
+
+// switchCreds are credentials whose access key id can change.
+type switchCreds struct{ key atomic.Value }
+
+func (c *switchCreds) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{AccessKeyID: c.key.Load().(string), SecretAccessKey: upstreamSecret}, nil
+}
 
 // leaseReport GETs the proxy's lease report of queue: its status, and the
 // report or the error.
@@ -37,13 +46,15 @@ func (e *env) leaseReport(t *testing.T, queue string) (int, server.LeaseReportJS
 // why, never a diagnosis (healthy) of the traffic before; once the
 // upstream answers again, the report is back.
 func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
-	for _, how := range []string{"cut", "503"} {
+	for _, how := range []string{"cut", "503", "credentials"} {
 		t.Run(how, func(t *testing.T) { testNoReportWhileTheUpstreamIsDown(t, how) })
 	}
 }
 
 func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
-	e := newEnv(t)
+	creds := &switchCreds{}
+	creds.key.Store(upstreamKey)
+	e := newEnv(t, func(c *proxy.Config) { c.Credentials = creds })
 	q := e.up.Queue(t, "outage?VisibilityTimeout=30")
 	c := e.client("AKIDAPP", "app")
 	ctx := context.Background()
@@ -57,17 +68,21 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 
 	all := func(*http.Request) bool { return true }
 	e.tap.mu.Lock()
-	if how == "cut" {
+	switch how {
+	case "cut":
 		e.tap.cutAnswer = all
-	} else {
+	case "503":
 		e.tap.loseAnswer = all
 	}
 	e.tap.mu.Unlock()
-	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); errCode(err) != "ServiceUnavailable" {
+	if how == "credentials" {
+		creds.key.Store("AKIDTHEUPSTREAMREFUSES")
+	}
+	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); errCode(err) != "ServiceUnavailable" && errCode(err) != "InvalidClientTokenId" {
 		t.Fatalf("a receive the upstream gave no answer to: %v", err)
 	}
 	status, rep, why := e.leaseReport(t, "outage")
-	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer but server faults since") || rep.Diagnosis != "" {
+	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer but server faults or refusals of the proxy's credentials since") || rep.Diagnosis != "" {
 		t.Fatalf("during the outage: %d, diagnosis %q, error %q; want 503 saying the upstream gives no answer", status, rep.Diagnosis, why)
 	}
 	// Nor does the dashboard's queue view show one.
@@ -83,6 +98,7 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	e.tap.mu.Lock()
 	e.tap.cutAnswer, e.tap.loseAnswer = nil, nil
 	e.tap.mu.Unlock()
+	creds.key.Store(upstreamKey)
 	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); err != nil {
 		t.Fatal(err)
 	}
