@@ -117,30 +117,89 @@ func isForm(r *http.Request) bool {
 	return mt == "application/x-www-form-urlencoded"
 }
 
-// mapJSONQueueURL maps the QueueUrl member of a JSON request; a body that
-// is no JSON object, or names no queue the mapping changes, is returned
-// as it came.
+// mapJSONQueueURL maps the top-level QueueUrl member of a JSON request in
+// place, the rest of the body's bytes as they came; a body that names no
+// queue the mapping changes is returned as it came. A message body of
+// 1 MiB is not decoded for it: the member is found by its key, and only
+// the bytes before it are scanned, for its depth.
 func mapJSONQueueURL(body []byte, mapURL func(string) string) []byte {
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(body, &doc) != nil {
-		return body
+	key := []byte(`"QueueUrl"`)
+	for from := 0; ; {
+		i := bytes.Index(body[from:], key)
+		if i < 0 {
+			return body
+		}
+		i += from
+		from = i + len(key)
+		// A quote inside a JSON string is escaped, so the key's bytes
+		// are a member's name; of the top-level object if the bytes
+		// before it leave the depth at one.
+		if jsonDepth(body[:i]) != 1 {
+			continue
+		}
+		rest := bytes.TrimLeft(body[from:], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		valueAt := len(body) - len(rest)
+		var queueURL string
+		d := json.NewDecoder(bytes.NewReader(rest))
+		if len(rest) == 0 || rest[0] != '"' || d.Decode(&queueURL) != nil {
+			return body
+		}
+		mapped := mapURL(queueURL)
+		if mapped == queueURL {
+			return body
+		}
+		valueEnd := valueAt + int(d.InputOffset())
+		out := make([]byte, 0, len(body)+len(mapped))
+		out = append(out, body[:valueAt]...)
+		out = append(out, jsonString(mapped)...)
+		return append(out, body[valueEnd:]...)
 	}
-	var queueURL string
-	if raw, ok := doc["QueueUrl"]; !ok || json.Unmarshal(raw, &queueURL) != nil {
-		return body
+}
+
+// jsonDepth is the nesting depth of objects and arrays at the end of a
+// JSON document's prefix b, outside strings. A string's end is found with
+// bytes.IndexByte, so a long message body costs little.
+func jsonDepth(b []byte) int {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			end := stringEnd(b, i+1)
+			if end < 0 {
+				return -1 // the prefix ends inside a string
+			}
+			i = end
+		}
 	}
-	mapped := mapURL(queueURL)
-	if mapped == queueURL {
-		return body
+	return depth
+}
+
+// stringEnd is the index of the quote that closes the JSON string whose
+// content starts at b[from], -1 if b ends first.
+func stringEnd(b []byte, from int) int {
+	for {
+		j := bytes.IndexByte(b[from:], '"')
+		if j < 0 {
+			return -1
+		}
+		q := from + j
+		n := 0 // backslashes before the quote: an odd run escapes it
+		for k := q - 1; k >= from && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		from = q + 1
 	}
-	doc["QueueUrl"] = jsonString(mapped)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(doc) != nil {
-		return body
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // mapFormQueueURL maps the QueueUrl parameters of a form (a body or a
