@@ -63,3 +63,19 @@ func (p *Proxy) upstreamDown() string {
 		"the proxy sees no lease begin or end meanwhile, so it gives no diagnosis until the upstream answers again.",
 		p.down.since.UTC().Format(time.RFC3339), p.down.count, p.down.lastErr)
 }
+
+// serveHealth answers /healthz itself, never forwarding it (an upstream on
+// AWS has no such path): 503 saying why while the upstream gives no answer
+// (upstreamDown), as `baton serve` fails its /healthz while its store
+// cannot do its work; else 200. It knows the upstream only from the
+// traffic: it sends no request of its own to learn more.
+func (p *Proxy) serveHealth(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if why := p.upstreamDown(); why != "" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, why)
+		return
+	}
+	fmt.Fprintln(w, "ok: no exchange with the upstream has failed since its last answer (the proxy knows it from the traffic alone)")
+}

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -65,6 +66,7 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	if status, rep, _ := e.leaseReport(t, "outage"); status != http.StatusOK || rep.Diagnosis != "healthy" {
 		t.Fatalf("before the outage: %d %q, want 200 healthy", status, rep.Diagnosis)
 	}
+	e.wantHealth(t, "before the outage", http.StatusOK, "ok")
 
 	all := func(*http.Request) bool { return true }
 	e.tap.mu.Lock()
@@ -85,6 +87,7 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no answer but server faults or refusals of the proxy's credentials since") || rep.Diagnosis != "" {
 		t.Fatalf("during the outage: %d, diagnosis %q, error %q; want 503 saying the upstream gives no answer", status, rep.Diagnosis, why)
 	}
+	e.wantHealth(t, "during the outage", http.StatusServiceUnavailable, "has given no answer")
 	// Nor does the dashboard's queue view show one.
 	resp, err := http.Get(e.url + "/admin/api/queues/outage")
 	if err != nil {
@@ -104,5 +107,31 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	}
 	if status, rep, why := e.leaseReport(t, "outage"); status != http.StatusOK || rep.Diagnosis != "healthy" {
 		t.Fatalf("after the outage: %d %q %q, want 200 healthy", status, rep.Diagnosis, why)
+	}
+	e.wantHealth(t, "after the outage", http.StatusOK, "ok")
+}
+
+// wantHealth GETs the proxy's /healthz and wants status, and a body that
+// says says; the proxy answers it itself, sending nothing upstream.
+func (e *env) wantHealth(t *testing.T, when string, status int, says string) {
+	t.Helper()
+	e.tap.mu.Lock()
+	before := len(e.tap.all)
+	e.tap.mu.Unlock()
+	defer func() {
+		e.tap.mu.Lock()
+		defer e.tap.mu.Unlock()
+		if n := len(e.tap.all) - before; n != 0 {
+			t.Errorf("/healthz %s: %d requests reached the upstream, want none", when, n)
+		}
+	}()
+	resp, err := http.Get(e.url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != status || !strings.Contains(string(body), says) {
+		t.Errorf("/healthz %s: %d %q, want %d saying %q", when, resp.StatusCode, body, status, says)
 	}
 }

@@ -211,6 +211,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.admin.ServeHTTP(w, r)
 		return
 	}
+	if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		p.serveHealth(w) // outage.go
+		return
+	}
 	p.forward(w, r)
 }
 
