@@ -453,21 +453,27 @@ var (
 	scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 )
 
-// relativeLinks returns the links of markdown text outside code, but those
-// to another site.
-func relativeLinks(text string) []link {
+// outsideBlocks is markdown text with its fenced code blocks' lines, fences
+// included, left empty, so that line numbers stay those of text.
+func outsideBlocks(text string) string {
 	lines := strings.Split(text, "\n")
 	inBlock := false
 	for i, l := range lines {
 		if fence.MatchString(l) {
 			inBlock = !inBlock
 			lines[i] = ""
-			continue
-		}
-		if inBlock {
+		} else if inBlock {
 			lines[i] = ""
-			continue
 		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// relativeLinks returns the links of markdown text outside code, but those
+// to another site.
+func relativeLinks(text string) []link {
+	lines := strings.Split(outsideBlocks(text), "\n")
+	for i, l := range lines { // a span within a line: the line numbers stay
 		lines[i] = inlineCode.ReplaceAllStringFunc(l, func(s string) string { return strings.Repeat(" ", len(s)) })
 	}
 	prose := strings.Join(lines, "\n")
@@ -601,17 +607,7 @@ var flagSpan = regexp.MustCompile("^--([A-Za-z0-9][A-Za-z0-9-]*)")
 // namedFlags lists the long flags markdown text names at the start of an
 // inline code span outside code blocks.
 func namedFlags(text string) []shown {
-	lines := strings.Split(text, "\n")
-	inBlock := false
-	for i, l := range lines {
-		if fence.MatchString(l) {
-			inBlock = !inBlock
-			lines[i] = ""
-		} else if inBlock {
-			lines[i] = ""
-		}
-	}
-	prose := strings.Join(lines, "\n")
+	prose := outsideBlocks(text)
 	var out []shown
 	for _, m := range inlineCode.FindAllStringSubmatchIndex(prose, -1) {
 		if f := flagSpan.FindStringSubmatch(strings.TrimSpace(prose[m[2]:m[3]])); f != nil {
