@@ -18,6 +18,9 @@ type outage struct {
 	since   time.Time
 	count   int
 	lastErr string
+	// probed is when /healthz last asked the upstream itself
+	// (probeUpstream).
+	probed time.Time
 }
 
 // sawUpstream records an exchange with the upstream: its answer, or err.
@@ -67,9 +70,13 @@ func (p *Proxy) upstreamDown() string {
 // serveHealth answers /healthz itself, never forwarding it (an upstream on
 // AWS has no such path): 503 saying why while the upstream gives no answer
 // (upstreamDown), as `baton serve` fails its /healthz while its store
-// cannot do its work; else 200. It knows the upstream only from the
-// traffic: it sends no request of its own to learn more.
-func (p *Proxy) serveHealth(w http.ResponseWriter) {
+// cannot do its work; else 200. It knows the upstream from the traffic,
+// and while that says the upstream is down, from a request of its own
+// (probeUpstream).
+func (p *Proxy) serveHealth(ctx context.Context, w http.ResponseWriter) {
+	if p.upstreamDown() != "" {
+		p.probeUpstream(ctx)
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if why := p.upstreamDown(); why != "" {
@@ -77,5 +84,34 @@ func (p *Proxy) serveHealth(w http.ResponseWriter) {
 		fmt.Fprintln(w, why)
 		return
 	}
-	fmt.Fprintln(w, "ok: no exchange with the upstream has failed since its last answer (the proxy knows it from the traffic alone)")
+	fmt.Fprintln(w, "ok: no exchange with the upstream has failed since its last answer")
+}
+
+// healthProbeEvery bounds how often /healthz asks the upstream itself, and
+// healthProbeTimeout how long it waits for the answer.
+const (
+	healthProbeEvery   = 5 * time.Second
+	healthProbeTimeout = 5 * time.Second
+)
+
+// probeUpstream asks the upstream, while it gives no answer, whether it
+// answers again: one ListQueues of at most one queue, signed as the
+// forwarded requests are, at most once each healthProbeEvery. Without it a
+// proxy taken out of service by its failing /healthz (a readiness check)
+// would see no traffic, and never learn that the upstream is back. Any
+// answer but a server fault or a refusal of the proxy's credentials ends
+// the outage (sawUpstream), an AccessDenied included: the upstream answers.
+func (p *Proxy) probeUpstream(ctx context.Context) {
+	now := p.clock.Now()
+	p.mu.Lock()
+	if !p.down.probed.IsZero() && now.Sub(p.down.probed) < healthProbeEvery {
+		p.mu.Unlock()
+		return
+	}
+	p.down.probed = now
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, healthProbeTimeout)
+	defer cancel()
+	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	p.send(ctx, http.MethodPost, "/", "", h, []byte("Action=ListQueues&MaxResults=1&Version=2012-11-05"))
 }

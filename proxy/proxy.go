@@ -212,7 +212,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		p.serveHealth(w) // outage.go
+		p.serveHealth(r.Context(), w) // outage.go
 		return
 	}
 	p.forward(w, r)
