@@ -500,7 +500,7 @@ func sayAlreadyStopping(done <-chan struct{}, log *slog.Logger, timeout time.Dur
 				stopAt = time.Now().Add(timeout)
 				continue
 			}
-			log.Warn("already stopping: a further signal does not hurry the shutdown; it delivers, drains and releases the leases within --shutdown-timeout",
+			log.Warn("already stopping: a further signal does not hurry the shutdown; it goes on (deliveries, the drain, releases of the leases held, which the stop line counts) for at most --shutdown-timeout",
 				"signal", s.String(), "ends_in", max(time.Until(stopAt), 0).Round(100*time.Millisecond))
 		case <-done:
 			return
