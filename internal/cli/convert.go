@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -84,9 +84,11 @@ func checkConverted(cmd *cobra.Command, c *convert.Config, yml []byte) error {
 		err = checkQueues(cmd.Context(), cfg)
 	}
 	if err != nil {
-		// The scratch file's name means nothing to the user; its lines
-		// are those of the output.
-		return fmt.Errorf("baton serve would refuse what %s converts to: %s", c.Source, strings.ReplaceAll(err.Error(), path+":", "output line "))
+		// The scratch file's name and its line numbers mean nothing to
+		// the user: the refused output is never written. The reason
+		// names the queue or topic.
+		scratch := regexp.MustCompile(regexp.QuoteMeta(path) + `(:\d+)?: `)
+		return fmt.Errorf("baton serve would refuse what %s converts to: %s", c.Source, scratch.ReplaceAllString(err.Error(), ""))
 	}
 	return nil
 }

@@ -142,7 +142,7 @@ func TestConvertRefusesWhatServeWould(t *testing.T) {
 	conf := writeFile(t, "elasticmq.conf", "queues {\n  standard {\n    contentBasedDeduplication = true\n  }\n}\n")
 	out := filepath.Join(t.TempDir(), "baton.yaml")
 	res := runCLI(t, cliEnv(t), nil, "convert", "elasticmq", conf, "-o", out)
-	if res.code == 0 || !strings.Contains(res.stderr, "ContentBasedDeduplication") || !strings.Contains(res.stderr, "output line ") {
+	if res.code == 0 || !strings.Contains(res.stderr, "ContentBasedDeduplication") || strings.Contains(res.stderr, "line ") || !strings.Contains(res.stderr, "queue standard") {
 		t.Errorf("convert of a file serve refuses: %s", res)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
