@@ -30,6 +30,8 @@ var topicAttributes = map[string]attrSpec{
 	"TracingConfig":    {settable: true, values: []string{"PassThrough", "Active"}},
 	"KmsMasterKeyId":   {settable: true},
 	"FifoTopic":        {settable: true, values: []string{"true", "false"}},
+	// The most bytes a publish may carry (maxsize.go).
+	"MaximumMessageSize": {settable: true},
 	// The defaults of HTTP/S deliveries (deliverypolicy.go).
 	"DeliveryPolicy": {settable: true},
 	// FIFO topics only (fifo.go).
@@ -78,6 +80,8 @@ func checkTopicAttribute(name, v string) error {
 	case name == "DeliveryPolicy":
 		_, err := checkTopicDeliveryPolicy(v)
 		return err
+	case name == "MaximumMessageSize":
+		return checkMaximumMessageSize(v)
 	}
 	return nil
 }

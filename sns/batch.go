@@ -82,6 +82,9 @@ func (s *Service) PublishBatch(ctx context.Context, c Caller, p PublishBatchPara
 	if err != nil {
 		return nil, err
 	}
+	if batchSize(p.Entries) > topicMessageSize(t) {
+		return nil, errBatchTooLong()
+	}
 	for _, pub := range pubs {
 		if err := pub.checkTopicRules(t); err != nil {
 			return nil, err
@@ -124,7 +127,8 @@ func notPublishedAfter(id string, err *baton.Error) *baton.Error {
 }
 
 // checkBatch checks what refuses a whole batch: its count, its Ids and its
-// total size.
+// total size, at most what any topic takes (PublishBatch holds it to its
+// topic's MaximumMessageSize).
 func checkBatch(entries []BatchEntry) error {
 	switch {
 	case len(entries) == 0:
@@ -133,7 +137,6 @@ func checkBatch(entries []BatchEntry) error {
 		return baton.Errorf(baton.ErrSNSTooManyEntriesInBatchRequest, "The batch request contains more entries than permissible.")
 	}
 	seen := make(map[string]bool, len(entries))
-	total := 0
 	for _, e := range entries {
 		switch {
 		case len(e.ID) > 80:
@@ -144,12 +147,25 @@ func checkBatch(entries []BatchEntry) error {
 			return baton.Errorf(baton.ErrSNSBatchEntryIdsNotDistinct, "Two or more batch entries in the request have the same Id.")
 		}
 		seen[e.ID] = true
-		total += (&publication{PublishParams: PublishParams{Message: e.Message, Attributes: e.Attributes}}).size()
 	}
-	if total > MaxPublishSize {
-		return baton.Errorf(baton.ErrSNSBatchRequestTooLong, "The length of all the messages put together is more than the limit.")
+	if batchSize(entries) > MaxTopicMessageSize {
+		return errBatchTooLong()
 	}
 	return nil
+}
+
+// batchSize is what a batch counts toward its topic's MaximumMessageSize:
+// each entry's message and attributes.
+func batchSize(entries []BatchEntry) int {
+	total := 0
+	for _, e := range entries {
+		total += (&publication{PublishParams: PublishParams{Message: e.Message, Attributes: e.Attributes}}).size()
+	}
+	return total
+}
+
+func errBatchTooLong() error {
+	return baton.Errorf(baton.ErrSNSBatchRequestTooLong, "The length of all the messages put together is more than the limit.")
 }
 
 // validBatchID: alphanumerics, hyphens and underscores.

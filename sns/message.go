@@ -9,9 +9,10 @@ import (
 	"github.com/baton-sqs/baton/engine"
 )
 
-// MaxPublishSize is the most bytes a publish may carry: the message and
-// each attribute's name, type and value together. SNS kept 256 KiB when
-// SQS went to 1 MiB.
+// MaxPublishSize is the most bytes a publish may carry by default: the
+// message and each attribute's name, type and value together. SNS kept
+// 256 KiB when SQS went to 1 MiB; a topic's MaximumMessageSize changes it
+// (maxsize.go).
 const MaxPublishSize = 262144
 
 // MessageAttribute is one attribute of a publish, named; a publish keeps
@@ -21,7 +22,7 @@ type MessageAttribute struct {
 	baton.MessageAttribute
 }
 
-// size is what the attribute counts toward MaxPublishSize.
+// size is what the attribute counts toward its topic's MaximumMessageSize.
 func (a MessageAttribute) size() int {
 	return len(a.Name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
 }
@@ -162,5 +163,5 @@ func validID(s string) bool {
 	return true
 }
 
-// errTooLong is the refusal of a publish over MaxPublishSize.
+// errTooLong is the refusal of a publish over its topic's MaximumMessageSize.
 func errTooLong() error { return invalidParameter("Message too long") }

@@ -219,8 +219,8 @@ func (pub *publication) check(attrPath string) error {
 	if err := checkMessageAttributes(pub.Attributes, attrPath); err != nil {
 		return err
 	}
-	if pub.size() > MaxPublishSize {
-		return errTooLong()
+	if pub.size() > MaxTopicMessageSize {
+		return errTooLong() // too long for any topic; checkTopicRules holds it to its topic's
 	}
 	if !engine.ValidMessageChars(pub.Message) {
 		return invalidParameter("Message Reason: it holds characters SNS does not take")
@@ -242,7 +242,7 @@ func (pub *publication) check(attrPath string) error {
 	return nil
 }
 
-// size is what the publish counts toward MaxPublishSize: the message's
+// size is what the publish counts toward its topic's MaximumMessageSize: the message's
 // bytes and each attribute's name, type and value.
 func (pub *publication) size() int {
 	n := len(pub.Message)
@@ -252,9 +252,13 @@ func (pub *publication) size() int {
 	return n
 }
 
-// checkTopicRules checks what the topic decides: a FIFO topic's rules
-// (fifo.go); a standard topic takes no deduplication id.
+// checkTopicRules checks what the topic decides: its MaximumMessageSize
+// (maxsize.go), a FIFO topic's rules (fifo.go); a standard topic takes no
+// deduplication id.
 func (pub *publication) checkTopicRules(t *baton.Topic) error {
+	if pub.size() > topicMessageSize(t) {
+		return errTooLong()
+	}
 	if isFIFO(t) {
 		return pub.checkFIFORules(t)
 	}

@@ -95,6 +95,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 		if err := s.checkNewSubscription(ctx, t, attrs); err != nil {
 			return "", err
 		}
+		if err := s.checkLargeTopicSubscription(ctx, t, p.Protocol); err != nil {
+			return "", err
+		}
 		if sub.Pending {
 			if err := s.schedulePendingExpiry(ctx, sub); err != nil { // unsubscribe.go
 				return "", err

@@ -229,6 +229,11 @@ func (s *Service) SetTopicAttributes(ctx context.Context, c Caller, topicARN, na
 	if err := checkFIFOOnly(name, isFIFO(t)); err != nil {
 		return err
 	}
+	if name == "MaximumMessageSize" {
+		if err := s.checkLargeTopicFits(ctx, t, v); err != nil {
+			return err
+		}
+	}
 	if name == "DeliveryPolicy" {
 		v, _ = checkTopicDeliveryPolicy(v) // stored as AWS stores it
 	}
