@@ -153,3 +153,29 @@ func TestSNSLargeTopicSubscriptions(t *testing.T) {
 		t.Errorf("MaximumMessageSize 262144 on a topic with an email subscription: %v", err)
 	}
 }
+
+// TestSNSAttributeValueCountsInTotal pins that a message attribute's value
+// has no limit of its own: AWS's API reference (MessageAttributeValue) counts
+// every part of an attribute, name, type and value, toward the message size
+// alone, so a 100,000-byte value is taken, and one that takes the publish
+// past its topic's limit refuses it as the message would.
+func TestSNSAttributeValueCountsInTotal(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "attrs")
+	attr := func(n int) map[string]snstypes.MessageAttributeValue {
+		return map[string]snstypes.MessageAttributeValue{"a": {DataType: aws.String("String"), StringValue: aws.String(strings.Repeat("v", n))}}
+	}
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m"),
+		MessageAttributes: attr(100000)}); err != nil {
+		t.Errorf("Publish with a 100,000-byte attribute value: %v", err)
+	}
+	// 1 byte of message, 1 + 6 of name and type: 262,136 of value is the most.
+	if _, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m"),
+		MessageAttributes: attr(262136)}); err != nil {
+		t.Errorf("Publish of 262,144 bytes with the attribute: %v", err)
+	}
+	_, err := c.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("m"), MessageAttributes: attr(262137)})
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Message too long")
+}
