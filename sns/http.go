@@ -210,7 +210,7 @@ func (s *Service) enqueueHTTP(ctx context.Context, pub *publication, sub *baton.
 		TopicARN: TopicARN(sub.Region, sub.Account, sub.Topic)}
 	var body string
 	if sub.Attributes["RawMessageDelivery"] == "true" {
-		j.Raw, j.Attributes = true, pub.Attributes
+		j.Raw, j.Attributes = true, pub.deliveredAttributes()
 		body = pub.Message
 		if pub.structure != nil {
 			body = pub.structure.forProtocol(sub.Protocol)

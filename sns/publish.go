@@ -184,8 +184,20 @@ func (pub *publication) notification(region, account, topic, protocol string) no
 		msg = pub.structure.forProtocol(protocol)
 	}
 	return notification{MessageID: pub.id, SequenceNumber: pub.sequence, TopicARN: TopicARN(region, account, topic), Subject: pub.Subject,
-		Message: msg, Timestamp: pub.at, Attributes: pub.Attributes,
+		Message: msg, Timestamp: pub.at, Attributes: pub.deliveredAttributes(),
 		SignatureVersion: pub.signatureVersion, Signature: pub.signature, SigningCertURL: pub.certURL}
+}
+
+// deliveredAttributes are the message attributes a subscription gets: none
+// for a JSON-structured message, as AWS's developer guide says ("Message
+// attributes are sent only when the message structure is String, not
+// JSON") and AWS was seen to deliver them; filter policies still read the
+// attributes published.
+func (pub *publication) deliveredAttributes() []MessageAttribute {
+	if pub.structure != nil {
+		return nil
+	}
+	return pub.Attributes
 }
 
 // checkPublish checks what a publish says of itself, before its topic is
@@ -347,7 +359,7 @@ func (s *Service) deliverTo(ctx context.Context, pub *publication, sub *baton.Su
 }
 
 // copyFor is what one subscription's queue is sent: the message as
-// published with its attributes for raw delivery, else the envelope
+// published with its delivered attributes for raw delivery, else the envelope
 // without SQS attributes, as AWS sends them.
 func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.SendParams {
 	msg := pub.Message
@@ -358,9 +370,9 @@ func (s *Service) copyFor(pub *publication, sub *baton.Subscription) engine.Send
 	p.GroupID, p.DedupID = pub.queueIDs(sub)
 	if sub.Attributes["RawMessageDelivery"] == "true" {
 		p.Body = msg
-		if len(pub.Attributes) > 0 {
-			p.Attributes = make(map[string]baton.MessageAttribute, len(pub.Attributes))
-			for _, a := range pub.Attributes {
+		if attrs := pub.deliveredAttributes(); len(attrs) > 0 {
+			p.Attributes = make(map[string]baton.MessageAttribute, len(attrs))
+			for _, a := range attrs {
 				p.Attributes[a.Name] = a.MessageAttribute
 			}
 		}
