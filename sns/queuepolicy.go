@@ -97,8 +97,8 @@ func (c policyCheck) annotate(o CopyOutcome) CopyOutcome {
 
 // checkQueuePolicy asks the Policy of queue (queueARN), as the caller read
 // it, the endpoint of sub or its dead-letter queue, whether AWS would let
-// sub's topic send it a copy, and logs a warning when it would not or
-// cannot be told.
+// sub's topic send it a copy. The caller logs the warning (warnDelivered)
+// once the queue has taken the copy.
 func (s *Service) checkQueuePolicy(sub *baton.Subscription, queue *baton.Queue, queueARN string) policyCheck {
 	mode := s.QueuePolicyMode()
 	if mode == QueuePoliciesOff {
@@ -115,8 +115,15 @@ func (s *Service) checkQueuePolicy(sub *baton.Subscription, queue *baton.Queue, 
 	default:
 		why = "Baton cannot tell whether AWS would deliver this copy: " + why
 	}
-	s.logPolicyWarning(sub, queueARN, why)
 	return policyCheck{warn: why}
+}
+
+// warnDelivered logs the check's warning, if any, for a copy queueARN has
+// taken: a line saying a copy was delivered is written only once it was.
+func (s *Service) warnDelivered(sub *baton.Subscription, queueARN string, c policyCheck) {
+	if c.warn != "" {
+		s.logPolicyWarning(sub, queueARN, c.warn)
+	}
 }
 
 // QueuePolicyNote says what the Policy of an sqs subscription's queue means

@@ -96,13 +96,16 @@ func (s *Service) undeliverable(ctx context.Context, sub *baton.Subscription, me
 	dlq, err := s.engine.GetQueue(ctx, q)
 	if err == nil {
 		// Its Policy is asked as the subscribed queue's is (queuepolicy.go).
-		if refused := s.checkQueuePolicy(sub, dlq, arn).refuse; refused != "" {
+		policy := s.checkQueuePolicy(sub, dlq, arn)
+		if policy.refuse != "" {
 			s.log.Error("sns: a copy could not be delivered and its dead-letter queue's Policy does not let the topic send it there; the copy is dropped",
 				"subscription", SubscriptionARN(sub), "endpoint", sub.Endpoint, "dead_letter_queue", arn, "message_id", messageID,
-				"reason", why, "dlq_reason", refused)
+				"reason", why, "dlq_reason", policy.refuse)
 			return Lost, nil
 		}
-		_, err = s.engine.SendMessageToQueue(ctx, dlq, copy)
+		if _, err = s.engine.SendMessageToQueue(ctx, dlq, copy); err == nil {
+			s.warnDelivered(sub, arn, policy)
+		}
 	}
 	if err == nil {
 		s.log.Info("sns: a copy that could not be delivered went to the subscription's dead-letter queue",

@@ -24,6 +24,7 @@ func (s *Service) deliverToQueue(ctx context.Context, pub *publication, sub *bat
 			return s.undeliverable(ctx, sub, pub.id, send, policy.refuse)
 		}
 		if _, err = s.engine.SendMessageToQueue(ctx, queue, send); err == nil {
+			s.warnDelivered(sub, sub.Endpoint, policy)
 			pub.note(policy.annotate(delivered(sub)))
 			return Delivered, nil
 		}
