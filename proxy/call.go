@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -56,45 +55,27 @@ var ops = protocol.NewTable(
 	protocol.Op[wire.DeleteQueueInput, protocol.NoOutput]("DeleteQueue", nil),
 )
 
-// parseCall decodes the request if it is one of the actions that bear on
-// leases; nil otherwise, or if it does not decode (the upstream then
-// answers its error).
-func parseCall(r *http.Request, body []byte) *call {
+// parseCall decodes the request r, as the proxy forwards it (out), if it
+// is one of the actions that bear on leases; nil otherwise, or if it does
+// not decode (the upstream then answers its error).
+func parseCall(r *http.Request, out *outgoing) *call {
+	op, found := ops[out.action]
+	if !found || (!out.json && out.formErr) {
+		return nil
+	}
 	var (
-		in    any
-		err   error
-		query bool
-		name  string
+		in  any
+		err error
 	)
-	if n, ok := awsjson.Operation(r); ok {
-		op, found := ops[n]
-		if !found {
-			return nil
-		}
-		name = n
-		in, err = awsjson.Decode(body, op)
+	if out.json {
+		in, err = awsjson.Decode(out.body, op)
 	} else {
-		form := r.URL.Query()
-		if isForm(r) {
-			f, perr := url.ParseQuery(string(body))
-			if perr != nil {
-				return nil
-			}
-			for k, v := range f {
-				form[k] = v
-			}
-		}
-		op, found := ops[form.Get("Action")]
-		if !found {
-			return nil
-		}
-		name, query = op.Name, true
-		in, err = awsquery.Decode(form, op)
+		in, err = awsquery.Decode(out.form, op)
 	}
 	if err != nil {
 		return nil
 	}
-	c := &call{action: name, query: query}
+	c := &call{action: op.Name, query: !out.json}
 	switch v := in.(type) {
 	case *wire.ReceiveMessageInput:
 		c.queueURL, c.visibility = v.QueueUrl, v.VisibilityTimeout
@@ -123,7 +104,7 @@ func parseCall(r *http.Request, body []byte) *call {
 	case *wire.DeleteQueueInput:
 		c.queueURL = v.QueueUrl
 	}
-	if c.queueURL == "" && query && strings.Count(r.URL.Path, "/") == 2 && !strings.HasSuffix(r.URL.Path, "/") {
+	if c.queueURL == "" && c.query && strings.Count(r.URL.Path, "/") == 2 && !strings.HasSuffix(r.URL.Path, "/") {
 		// The Query protocol's older form names the queue by the path
 		// the request is sent to (/account-id/queue-name).
 		c.queueURL = r.URL.Path

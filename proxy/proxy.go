@@ -25,7 +25,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -96,11 +95,11 @@ type Config struct {
 // report of what it forwarded.
 type Proxy struct {
 	upstream *url.URL
-	// advertise is Config.AdvertiseURL without a trailing slash; origin,
-	// the scheme and host of the upstream's queue URLs as its answers
-	// last named them (urls.go).
+	// advertise is Config.AdvertiseURL without a trailing slash; origins,
+	// the scheme and host the upstream's answers named its queues under
+	// (urls.go).
 	advertise string
-	origin    atomic.Pointer[string]
+	origins   origins
 	region    string
 	creds     aws.CredentialsProvider
 	verifier  *sigv4.Verifier
@@ -253,17 +252,15 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	base := p.clientBase(r)
-	body, rawQuery, action := p.upstreamRequest(r, body) // urls.go
-	mapped := r.Clone(r.Context())
-	mapped.URL.RawQuery = rawQuery
-	call := parseCall(mapped, body)
+	out := p.upstreamRequest(r, body) // urls.go
+	call := parseCall(r, out)
 	if call != nil && strings.HasPrefix(call.queueURL, "/") {
-		call.queueURL = p.queueOrigin() + call.queueURL
+		call.queueURL = p.queueOrigin(call.queueURL) + call.queueURL
 	}
 	if call != nil {
 		call.sent = p.clock.Now()
 	}
-	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, stripPresign(mapped.URL.Query()), r.Header, body)
+	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, out.rawQuery, r.Header, out.body)
 	if err != nil {
 		p.upstreamFailed(w, r, call, err)
 		return
@@ -271,7 +268,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if call != nil {
 		p.observe(r, call, status, header, answer)
 	}
-	answer = p.clientAnswer(action, base, status, header, answer)
+	answer = p.clientAnswer(out.action, base, status, header, answer)
 	for k, vs := range header {
 		if hopByHop[http.CanonicalHeaderKey(k)] {
 			continue
@@ -321,17 +318,6 @@ var hopByHop = map[string]bool{
 // (baton.RenewalHeader, which SQS ignores). Authentication headers are the
 // proxy's.
 var forwarded = []string{"Content-Type", "X-Amz-Target", "Accept", "X-Amzn-Query-Mode", "User-Agent", baton.RenewalHeader}
-
-// stripPresign removes a presigned URL's signature parameters, which
-// would make the upstream check the client's signature.
-func stripPresign(q url.Values) string {
-	for k := range q {
-		if strings.HasPrefix(strings.ToLower(k), "x-amz-") {
-			q.Del(k)
-		}
-	}
-	return q.Encode()
-}
 
 // send makes one request upstream, signed with the proxy's credentials,
 // and returns its answer.

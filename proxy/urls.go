@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/baton-sqs/baton/protocol/awsjson"
 )
@@ -41,13 +44,57 @@ func (p *Proxy) clientBase(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// queueOrigin is the scheme and host of the upstream's queue URLs: as its
-// answers last named them, else the upstream's own.
-func (p *Proxy) queueOrigin() string {
-	if o := p.origin.Load(); o != nil {
-		return *o
+// maxOrigins bounds the queue paths whose origin the proxy remembers
+// (origins).
+const maxOrigins = 100000
+
+// origins are the scheme and host the upstream's answers named each queue
+// under, by the queue URL's path, when not the upstream's own: an upstream
+// may name queues under several hosts (sqs.us-east-1.amazonaws.com and
+// queue.amazonaws.com), so a queue URL naming the proxy goes back to the
+// one its own queue was named under, not to the one the last answer named.
+type origins struct {
+	mu     sync.Mutex
+	byPath map[string]string
+}
+
+// queueOrigin is the scheme and host of the upstream's queue URL whose
+// path is path: as its answers named it, else the upstream's own.
+func (p *Proxy) queueOrigin(path string) string {
+	p.origins.mu.Lock()
+	o, ok := p.origins.byPath[path]
+	p.origins.mu.Unlock()
+	if ok {
+		return o
 	}
 	return p.upstream.Scheme + "://" + p.upstream.Host
+}
+
+// sawOrigin remembers that the upstream named the queue at path under
+// origin.
+func (p *Proxy) sawOrigin(path, origin string) {
+	own := strings.EqualFold(origin, p.upstream.Scheme+"://"+p.upstream.Host)
+	p.origins.mu.Lock()
+	defer p.origins.mu.Unlock()
+	if own {
+		delete(p.origins.byPath, path)
+		return
+	}
+	if p.origins.byPath[path] == origin {
+		return
+	}
+	if p.origins.byPath == nil {
+		p.origins.byPath = make(map[string]string)
+	}
+	if _, known := p.origins.byPath[path]; !known && len(p.origins.byPath) >= maxOrigins {
+		for old := range p.origins.byPath {
+			p.log.Warn("proxy: too many queue origins to remember; its queue URLs naming the proxy now go to the upstream's own host",
+				"queue", p.origins.byPath[old]+old, "max", maxOrigins)
+			delete(p.origins.byPath, old)
+			break
+		}
+	}
+	p.origins.byPath[path] = origin
 }
 
 // isProxyHost says whether a queue URL's host names the proxy for r: the
@@ -71,44 +118,60 @@ func (p *Proxy) upstreamQueueURL(r *http.Request, queueURL string) string {
 	if err != nil || u.Host == "" || !p.isProxyHost(r, u.Host) {
 		return queueURL
 	}
-	return p.queueOrigin() + u.EscapedPath()
+	return p.queueOrigin(u.EscapedPath()) + u.EscapedPath()
 }
 
 // clientQueueURL maps a queue URL of the upstream's answer to the one the
-// client gets, on base, and remembers the upstream's origin.
+// client gets, on base, and remembers its origin (sawOrigin).
 func (p *Proxy) clientQueueURL(base, queueURL string) string {
 	u, err := url.Parse(queueURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return queueURL
 	}
-	origin := u.Scheme + "://" + u.Host
-	if o := p.origin.Load(); o == nil || *o != origin {
-		p.origin.Store(&origin)
-	}
+	p.sawOrigin(u.EscapedPath(), u.Scheme+"://"+u.Host)
 	return base + u.EscapedPath()
 }
 
-// upstreamRequest returns the body and query string of r to forward, with
-// a QueueUrl that names the proxy mapped to the upstream's, and r's
-// action.
-func (p *Proxy) upstreamRequest(r *http.Request, body []byte) (out []byte, rawQuery, action string) {
+// outgoing is a client's request as the proxy forwards it, read once:
+// its body and query string, with a QueueUrl naming the proxy mapped to
+// the upstream's and a presigned URL's signature left out, its action,
+// and, of the Query protocol, its parameters.
+type outgoing struct {
+	body     []byte
+	rawQuery string
+	action   string
+	// json: the request is the AWS JSON protocol's. Else form holds the
+	// Query protocol's parameters as forwarded, the body's before the
+	// query string's (as r.ParseForm orders them), and formErr says the
+	// body is not a form that reads (the upstream then answers its error).
+	json    bool
+	form    url.Values
+	formErr bool
+}
+
+// upstreamRequest reads r, whose body is body, as the proxy forwards it.
+func (p *Proxy) upstreamRequest(r *http.Request, body []byte) *outgoing {
 	mapURL := func(v string) string { return p.upstreamQueueURL(r, v) }
 	if name, ok := awsjson.Operation(r); ok {
-		return mapJSONQueueURL(body, mapURL), r.URL.RawQuery, name
+		q, _, _ := mapForm(r.URL.RawQuery, mapURL)
+		return &outgoing{body: mapJSONQueueURL(body, mapURL), rawQuery: q, action: name, json: true}
 	}
-	rawQuery = mapFormQueueURL(r.URL.RawQuery, mapURL)
-	out = body
+	out := &outgoing{body: body, form: url.Values{}}
+	var query url.Values
+	out.rawQuery, query, _ = mapForm(r.URL.RawQuery, mapURL)
 	if isForm(r) {
-		out = []byte(mapFormQueueURL(string(body), mapURL))
+		var (
+			mapped string
+			err    error
+		)
+		mapped, out.form, err = mapForm(string(body), mapURL)
+		out.body, out.formErr = []byte(mapped), err != nil
 	}
-	form, _ := url.ParseQuery(rawQuery)
-	if isForm(r) {
-		f, _ := url.ParseQuery(string(out))
-		for k, v := range f {
-			form[k] = v
-		}
+	for k, vs := range query {
+		out.form[k] = append(out.form[k], vs...)
 	}
-	return out, rawQuery, form.Get("Action")
+	out.action = out.form.Get("Action")
+	return out
 }
 
 // isForm says whether r's body is a form, as the Query protocol sends.
@@ -117,112 +180,54 @@ func isForm(r *http.Request) bool {
 	return mt == "application/x-www-form-urlencoded"
 }
 
-// mapJSONQueueURL maps the top-level QueueUrl member of a JSON request in
-// place, the rest of the body's bytes as they came; a body that names no
-// queue the mapping changes is returned as it came. A message body of
-// 1 MiB is not decoded for it: the member is found by its key, and only
-// the bytes before it are scanned, for its depth.
-func mapJSONQueueURL(body []byte, mapURL func(string) string) []byte {
-	key := []byte(`"QueueUrl"`)
-	for from := 0; ; {
-		i := bytes.Index(body[from:], key)
-		if i < 0 {
-			return body
-		}
-		i += from
-		from = i + len(key)
-		// A quote inside a JSON string is escaped, so the key's bytes
-		// are a member's name; of the top-level object if the bytes
-		// before it leave the depth at one.
-		if jsonDepth(body[:i]) != 1 {
+// mapForm reads a form (a body or a query string) as url.ParseQuery does,
+// and returns it with its QueueUrl parameters mapped, and a presigned
+// URL's signature parameters (X-Amz-…, which would make the upstream
+// check the client's signature) left out, every other parameter's bytes
+// as they came; with its parameters so, and ParseQuery's error.
+func mapForm(form string, mapURL func(string) string) (string, url.Values, error) {
+	values := url.Values{}
+	var (
+		parts   []string
+		changed bool
+		err     error
+	)
+	for rest := form; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "&")
+		if strings.Contains(part, ";") {
+			err = cmp.Or(err, fmt.Errorf("invalid semicolon separator in query"))
+			parts = append(parts, part)
 			continue
 		}
-		rest := bytes.TrimLeft(body[from:], " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
+		if part == "" {
+			parts = append(parts, part)
 			continue
 		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		valueAt := len(body) - len(rest)
-		var queueURL string
-		d := json.NewDecoder(bytes.NewReader(rest))
-		if len(rest) == 0 || rest[0] != '"' || d.Decode(&queueURL) != nil {
-			return body
-		}
-		mapped := mapURL(queueURL)
-		if mapped == queueURL {
-			return body
-		}
-		valueEnd := valueAt + int(d.InputOffset())
-		out := make([]byte, 0, len(body)+len(mapped))
-		out = append(out, body[:valueAt]...)
-		out = append(out, jsonString(mapped)...)
-		return append(out, body[valueEnd:]...)
-	}
-}
-
-// jsonDepth is the nesting depth of objects and arrays at the end of a
-// JSON document's prefix b, outside strings. A string's end is found with
-// bytes.IndexByte, so a long message body costs little.
-func jsonDepth(b []byte) int {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			end := stringEnd(b, i+1)
-			if end < 0 {
-				return -1 // the prefix ends inside a string
-			}
-			i = end
-		}
-	}
-	return depth
-}
-
-// stringEnd is the index of the quote that closes the JSON string whose
-// content starts at b[from], -1 if b ends first.
-func stringEnd(b []byte, from int) int {
-	for {
-		j := bytes.IndexByte(b[from:], '"')
-		if j < 0 {
-			return -1
-		}
-		q := from + j
-		n := 0 // backslashes before the quote: an odd run escapes it
-		for k := q - 1; k >= from && b[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q
-		}
-		from = q + 1
-	}
-}
-
-// mapFormQueueURL maps the QueueUrl parameters of a form (a body or a
-// query string), leaving every other parameter's bytes as they came.
-func mapFormQueueURL(form string, mapURL func(string) string) string {
-	if !strings.Contains(form, "QueueUrl") {
-		return form
-	}
-	parts := strings.Split(form, "&")
-	for i, part := range parts {
 		k, v, _ := strings.Cut(part, "=")
-		if key, err := url.QueryUnescape(k); err != nil || key != "QueueUrl" {
+		key, kerr := url.QueryUnescape(k)
+		value, verr := url.QueryUnescape(v)
+		if e := cmp.Or(kerr, verr); e != nil {
+			err = cmp.Or(err, e)
+			parts = append(parts, part)
 			continue
 		}
-		value, err := url.QueryUnescape(v)
-		if err != nil {
+		if strings.HasPrefix(strings.ToLower(key), "x-amz-") {
+			changed = true
 			continue
 		}
-		if mapped := mapURL(value); mapped != value {
-			parts[i] = k + "=" + url.QueryEscape(mapped)
+		if key == "QueueUrl" {
+			if mapped := mapURL(value); mapped != value {
+				value, part, changed = mapped, k+"="+url.QueryEscape(mapped), true
+			}
 		}
+		values[key] = append(values[key], value)
+		parts = append(parts, part)
 	}
-	return strings.Join(parts, "&")
+	if !changed {
+		return form, values, err
+	}
+	return strings.Join(parts, "&"), values, err
 }
 
 // clientAnswer returns the upstream's answer to action with the queue
@@ -278,40 +283,14 @@ func (p *Proxy) mapXMLQueueURLs(base string, body []byte) []byte {
 
 // mapJSONQueueURLs rewrites the queue URLs of a JSON answer (the members
 // QueueUrl and QueueUrls, in any case, of the AWS JSON protocol's answer
-// or of the Query protocol's JSON form), the rest of the document
-// unchanged.
+// or of the Query protocol's JSON form), however spelt, the rest of the
+// document unchanged (answerSpans).
 func (p *Proxy) mapJSONQueueURLs(base string, body []byte) []byte {
-	var doc any
-	if json.Unmarshal(body, &doc) != nil {
+	spans, ok := answerSpans(body)
+	if !ok {
 		return body
 	}
-	var urls []string
-	collectQueueURLs(doc, "", &urls)
-	for _, u := range urls {
-		if mapped := p.clientQueueURL(base, u); mapped != u {
-			body = bytes.ReplaceAll(body, jsonString(u), jsonString(mapped))
-		}
-	}
-	return body
-}
-
-// collectQueueURLs appends the strings under the members named QueueUrl or
-// QueueUrls (in any case) of a JSON document.
-func collectQueueURLs(v any, key string, urls *[]string) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, c := range v {
-			collectQueueURLs(c, k, urls)
-		}
-	case []any:
-		for _, c := range v {
-			collectQueueURLs(c, key, urls)
-		}
-	case string:
-		if k := strings.ToLower(key); k == "queueurl" || k == "queueurls" {
-			*urls = append(*urls, v)
-		}
-	}
+	return replaceStrings(body, spans, func(u string) string { return p.clientQueueURL(base, u) })
 }
 
 // jsonString is s as a JSON string, without HTML escaping.
