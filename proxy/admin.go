@@ -123,7 +123,7 @@ func (p *Proxy) adminLeases(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, rep := p.report(r.Context(), q)
-	if why := p.upstreamDown(); why != "" { // outage.go
+	if why := p.upstreamDownNow(r.Context()); why != "" { // outage.go
 		adminError(w, http.StatusServiceUnavailable, why)
 		return
 	}

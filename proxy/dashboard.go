@@ -43,7 +43,7 @@ func (p *Proxy) viewQueue(r *http.Request) (any, error) {
 		return nil, err
 	}
 	vt, rep := p.report(r.Context(), q)
-	if why := p.upstreamDown(); why != "" { // outage.go
+	if why := p.upstreamDownNow(r.Context()); why != "" { // outage.go
 		return nil, baton.Errorf(baton.ErrServiceUnavailable, "%s", why)
 	}
 	now := p.clock.Now().UTC()

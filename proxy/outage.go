@@ -18,7 +18,7 @@ type outage struct {
 	since   time.Time
 	count   int
 	lastErr string
-	// probed is when /healthz last asked the upstream itself
+	// probed is when the proxy last asked the upstream itself
 	// (probeUpstream).
 	probed time.Time
 }
@@ -67,6 +67,18 @@ func (p *Proxy) upstreamDown() string {
 		p.down.since.UTC().Format(time.RFC3339), p.down.count, p.down.lastErr)
 }
 
+// upstreamDownNow is upstreamDown for what reads the outage (/healthz,
+// the lease report, the dashboard's queue view): while the traffic says
+// the upstream is down, it first asks the upstream itself
+// (probeUpstream), so that an upstream back while no request passes is
+// known to be back.
+func (p *Proxy) upstreamDownNow(ctx context.Context) string {
+	if p.upstreamDown() != "" {
+		p.probeUpstream(ctx)
+	}
+	return p.upstreamDown()
+}
+
 // serveHealth answers /healthz itself, never forwarding it (an upstream on
 // AWS has no such path): 503 saying why while the upstream gives no answer
 // (upstreamDown), as `baton serve` fails its /healthz while its store
@@ -74,12 +86,10 @@ func (p *Proxy) upstreamDown() string {
 // and while that says the upstream is down, from a request of its own
 // (probeUpstream).
 func (p *Proxy) serveHealth(ctx context.Context, w http.ResponseWriter) {
-	if p.upstreamDown() != "" {
-		p.probeUpstream(ctx)
-	}
+	why := p.upstreamDownNow(ctx)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if why := p.upstreamDown(); why != "" {
+	if why != "" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, why)
 		return
@@ -87,7 +97,7 @@ func (p *Proxy) serveHealth(ctx context.Context, w http.ResponseWriter) {
 	fmt.Fprintln(w, "ok: no exchange with the upstream has failed since its last answer")
 }
 
-// healthProbeEvery bounds how often /healthz asks the upstream itself, and
+// healthProbeEvery bounds how often the proxy asks the upstream itself, and
 // healthProbeTimeout how long it waits for the answer.
 const (
 	healthProbeEvery   = 5 * time.Second
@@ -97,8 +107,9 @@ const (
 // probeUpstream asks the upstream, while it gives no answer, whether it
 // answers again: one ListQueues of at most one queue, signed as the
 // forwarded requests are, at most once each healthProbeEvery. Without it a
-// proxy taken out of service by its failing /healthz (a readiness check)
-// would see no traffic, and never learn that the upstream is back. Any
+// proxy taken out of service by its failing /healthz (a readiness check),
+// or one no consumer uses for now, would see no traffic, and never learn
+// that the upstream is back. Any
 // answer but a server fault or a refusal of the proxy's credentials ends
 // the outage (sawUpstream), an AccessDenied included: the upstream answers.
 func (p *Proxy) probeUpstream(ctx context.Context) {

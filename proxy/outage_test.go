@@ -142,3 +142,39 @@ func (e *env) wantHealth(t *testing.T, when string, status int, says string, ups
 		t.Errorf("/healthz %s: %d %q, want %d saying %q", when, resp.StatusCode, body, status, says)
 	}
 }
+
+// An upstream back while no request passes is known to be back by the
+// lease report itself, as by /healthz: it asks the upstream, rather than
+// refusing the report until a consumer's next request.
+func TestReportBackWithoutTraffic(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "quiet?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	ctx := context.Background()
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("a")}); err != nil {
+		t.Fatal(err)
+	}
+	deleteOne(t, c, q, receiveOne(t, c, q))
+	e.tap.mu.Lock()
+	e.tap.loseAnswer = func(*http.Request) bool { return true }
+	e.tap.mu.Unlock()
+	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q}); errCode(err) != "ServiceUnavailable" {
+		t.Fatalf("a receive the upstream answered 503: %v", err)
+	}
+	if status, _, why := e.leaseReport(t, "quiet"); status != http.StatusServiceUnavailable {
+		t.Fatalf("during the outage: %d %q, want 503", status, why)
+	}
+	e.tap.mu.Lock()
+	e.tap.loseAnswer = nil
+	before := len(e.tap.all)
+	e.tap.mu.Unlock()
+	e.clock.Advance(5 * time.Second) // within the minute the queue's timeout is kept
+	if status, rep, why := e.leaseReport(t, "quiet"); status != http.StatusOK || rep.Diagnosis != "healthy" {
+		t.Fatalf("the upstream back, no request since: %d %q %q, want 200 healthy", status, rep.Diagnosis, why)
+	}
+	e.tap.mu.Lock()
+	defer e.tap.mu.Unlock()
+	if n := len(e.tap.all) - before; n != 1 {
+		t.Errorf("the report asked the upstream %d times, want once", n)
+	}
+}
