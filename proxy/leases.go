@@ -205,7 +205,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if c.visibility != nil {
 			vt = *c.visibility
 		} else {
-			vt = p.visibilityTimeout(r.Context(), q)
+			vt = p.visibilityTimeout(context.WithoutCancel(r.Context()), q)
 		}
 		if vt < 0 {
 			vt = 30 // SQS's default, when the attribute could not be read

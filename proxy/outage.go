@@ -24,8 +24,9 @@ type outage struct {
 }
 
 // sawUpstream records an exchange with the upstream: its answer, or err.
-// A request its client gave up (ctx done before the answer) says nothing
-// of the upstream.
+// An exchange given up on the proxy's side (ctx done before the answer: a
+// read of the proxy's own whose caller left) says nothing of the upstream;
+// a client's request is never given up so (forward).
 func (p *Proxy) sawUpstream(ctx context.Context, status int, header http.Header, answer []byte, err error) {
 	if err == nil && status >= 400 {
 		if code := errorCode(header, answer); status >= 500 || credentialsRefused[code] {

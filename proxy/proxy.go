@@ -260,13 +260,21 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if call != nil {
 		call.sent = p.clock.Now()
 	}
-	status, header, answer, err := p.send(r.Context(), r.Method, r.URL.Path, out.rawQuery, r.Header, out.body)
+	// The exchange is not the client's to cut short: SQS goes on with a
+	// request whose client has left (a long poll leases the messages it
+	// finds all the same), so the proxy reads the answer to its end,
+	// bounded by p.timeout, and sees the leases it hands out.
+	status, header, answer, err := p.send(context.WithoutCancel(r.Context()), r.Method, r.URL.Path, out.rawQuery, r.Header, out.body)
 	if err != nil {
 		p.upstreamFailed(w, r, call, err)
 		return
 	}
 	if call != nil {
 		p.observe(r, call, status, header, answer)
+	}
+	if r.Context().Err() != nil {
+		p.log.Warn("proxy: the client left before the upstream answered; the answer is lost to it, and what the upstream did is counted as done",
+			"action", out.action, "status", status, "client", r.RemoteAddr)
 	}
 	answer = p.clientAnswer(out.action, base, status, header, answer)
 	for k, vs := range header {

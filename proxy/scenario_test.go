@@ -764,3 +764,58 @@ func testDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T, fifo bool, how strin
 		t.Errorf("the proxy's advice %q (%d known in time) does not say %q", viaProxy.Advice, viaProxy.LeasesCompletedTimeUnknownInTime, whether)
 	}
 }
+
+// A receive whose client left after the upstream had answered it (a long
+// poll cut by the client's own timeout, a consumer stopping): the upstream
+// leased the message all the same, and the proxy, which reads the answer
+// to its end, records the lease; the lease lapses, and the proxy reads it
+// as the upstream does.
+func TestReceiveWhoseClientLeft(t *testing.T) {
+	e := newEnv(t)
+	q := e.up.Queue(t, "left?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.tap.mu.Lock()
+	e.tap.afterAnswer = func(r *http.Request) {
+		if r.Header.Get("X-Amz-Target") != "AmazonSQS.ReceiveMessage" {
+			return
+		}
+		// The client leaves once the upstream has answered; the answer
+		// goes on its way once the proxy has seen the client leave (the
+		// tap's request cancelled with it), or after a while if it does
+		// not cancel it.
+		cancel()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}
+	e.tap.mu.Unlock()
+	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, WaitTimeSeconds: 20}); err == nil {
+		t.Fatal("the receive whose client left succeeded")
+	}
+	e.tap.mu.Lock()
+	e.tap.afterAnswer = nil
+	e.tap.mu.Unlock()
+	// The proxy finishes the exchange after its client has gone: wait
+	// (bounded) for it to record what the upstream did.
+	var viaProxy server.LeaseReportJSON
+	for deadline := time.Now().Add(30 * time.Second); viaProxy.LeasesStarted == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		e.get(t, e.url, "/admin/api/queues/left/leases", &viaProxy)
+	}
+	if viaProxy.LeasesStarted != 1 {
+		t.Fatalf("the proxy recorded %d leases of the receive whose client left, want 1", viaProxy.LeasesStarted)
+	}
+	e.at(40)
+	viaProxy, upstream := e.reports(t, "left")
+	t.Logf("the upstream reads it as %s: %s", upstream.Diagnosis, upstream.Advice)
+	sameDiagnosis(t, viaProxy, upstream, upstream.Diagnosis)
+	if viaProxy.ExpiredLeases != 1 {
+		t.Errorf("proxy: %+v, want the lease lapsed", viaProxy.LeaseStatsJSON)
+	}
+}
