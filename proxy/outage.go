@@ -37,11 +37,19 @@ func (p *Proxy) sawUpstream(ctx context.Context, status int, header http.Header,
 	defer p.mu.Unlock()
 	switch {
 	case err == nil:
+		if p.down.count > 0 {
+			p.log.Info("proxy: the upstream answers again", "since", p.down.since, "failed", p.down.count)
+		}
 		p.down = outage{}
 	case ctx.Err() != nil:
 	default:
 		if p.down.count == 0 {
 			p.down.since = p.clock.Now()
+			// Its clients see the upstream's error as it came (a refusal
+			// of the proxy's credentials reads as one of theirs): the
+			// operator learns whose it is here.
+			p.log.Warn("proxy: the upstream gives no answer but server faults or refusals of the proxy's own credentials; no lease report until it answers again",
+				"err", err)
 		}
 		p.down.count++
 		p.down.lastErr = err.Error()

@@ -1,11 +1,14 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,7 +59,11 @@ func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
 func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	creds := &switchCreds{}
 	creds.key.Store(upstreamKey)
-	e := newEnv(t, func(c *proxy.Config) { c.Credentials = creds })
+	logs := &lockedBuffer{}
+	e := newEnv(t, func(c *proxy.Config) {
+		c.Credentials = creds
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
 	q := e.up.Queue(t, "outage?VisibilityTimeout=30")
 	c := e.client("AKIDAPP", "app")
 	ctx := context.Background()
@@ -89,6 +96,12 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 		t.Fatalf("during the outage: %d, diagnosis %q, error %q; want 503 saying the upstream gives no answer", status, rep.Diagnosis, why)
 	}
 	e.wantHealth(t, "during the outage", http.StatusServiceUnavailable, "has given no answer", -1)
+	// The operator learns of it from the log, once: the clients see the
+	// upstream's error as it came, a refusal of the proxy's credentials as
+	// if of theirs.
+	if n := strings.Count(logs.String(), "the upstream gives no answer"); n != 1 {
+		t.Errorf("the log says the outage began %d times, want once:\n%s", n, logs)
+	}
 	// Nor does the dashboard's queue view show one.
 	resp, err := http.Get(e.url + "/admin/api/queues/outage")
 	if err != nil {
@@ -115,6 +128,27 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 		t.Fatalf("after the outage: %d %q %q, want 200 healthy", status, rep.Diagnosis, why)
 	}
 	e.wantHealth(t, "after the outage", http.StatusOK, "ok", 0)
+	if !strings.Contains(logs.String(), "the upstream answers again") {
+		t.Errorf("the log does not say the outage ended:\n%s", logs)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // wantHealth GETs the proxy's /healthz and wants status, a body that says
