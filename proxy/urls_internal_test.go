@@ -1,13 +1,20 @@
 package proxy
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -89,5 +96,61 @@ func TestQueueURLsOfEveryHostAndSpelling(t *testing.T) {
 		if got, want := up.last(), `{"QueueUrl":"`+tt.upstream+`","MessageBody":"x"}`; got != want {
 			t.Errorf("queue %s reached the upstream as\n%s\nwant\n%s", tt.name, got, want)
 		}
+	}
+}
+
+// The proxy's own session token goes upstream, under its signature: a
+// request signed for its temporary credentials as the SDK signs one; the
+// client's token, in a header or a presigned URL, stays behind.
+func TestSignsWithASessionToken(t *testing.T) {
+	creds := aws.Credentials{AccessKeyID: "ASIATEMP", SecretAccessKey: "temp-secret", SessionToken: "the-proxy's-token"}
+	got := make(chan *http.Request, 1)
+	upSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		// Signed again with the same credentials at the same time, the
+		// request must carry the very same signature.
+		at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+		if err != nil {
+			t.Errorf("X-Amz-Date: %v", err)
+		}
+		again := r.Clone(context.Background())
+		again.URL.Scheme, again.URL.Host = "http", r.Host
+		again.Header.Del("Authorization")
+		again.Header.Del("X-Amz-Security-Token")
+		again.Header.Del("Accept-Encoding") // the transport's, after signing
+		sum := sha256.Sum256(body)
+		if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), "sqs", "us-east-1", at); err != nil {
+			t.Error(err)
+		}
+		if a, b := r.Header.Get("Authorization"), again.Header.Get("Authorization"); a != b {
+			t.Errorf("the proxy's signature\n%s\nis not the SDK's for its temporary credentials\n%s", a, b)
+		}
+		got <- r
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		io.WriteString(w, `{"QueueUrls":[]}`)
+	}))
+	t.Cleanup(upSrv.Close)
+	p, err := New(Config{Upstream: upSrv.URL, Region: "us-east-1", Credentials: credentials.StaticCredentialsProvider{Value: creds}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/?X-Amz-Security-Token=the-client's-token", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+	req.Header.Set("X-Amz-Security-Token", "the-client's-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	r := <-got
+	if tok := r.Header.Values("X-Amz-Security-Token"); len(tok) != 1 || tok[0] != creds.SessionToken {
+		t.Errorf("the upstream got the session tokens %q, want only the proxy's", tok)
+	}
+	if r.URL.RawQuery != "" {
+		t.Errorf("the upstream got the query %q, want none", r.URL.RawQuery)
 	}
 }
