@@ -260,9 +260,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if call != nil {
 		call.sent = p.clock.Now()
 	}
-	// The exchange is not the client's to cut short: SQS goes on with a
-	// request whose client has left (a long poll leases the messages it
-	// finds all the same), so the proxy reads the answer to its end,
+	// The exchange is not the client's to cut short: an answer already
+	// made upstream has leased its messages whether or not the client is
+	// still there (and SQS has been seen to lease messages to a long poll
+	// whose client had left), so the proxy reads the answer to its end,
 	// bounded by p.timeout, and sees the leases it hands out.
 	status, header, answer, err := p.send(context.WithoutCancel(r.Context()), r.Method, r.URL.Path, out.rawQuery, r.Header, out.body)
 	if err != nil {

@@ -153,18 +153,18 @@ type outgoing struct {
 func (p *Proxy) upstreamRequest(r *http.Request, body []byte) *outgoing {
 	mapURL := func(v string) string { return p.upstreamQueueURL(r, v) }
 	if name, ok := awsjson.Operation(r); ok {
-		q, _, _ := mapForm(r.URL.RawQuery, mapURL)
+		q, _, _ := mapForm(r.URL.RawQuery, mapURL, true)
 		return &outgoing{body: mapJSONQueueURL(body, mapURL), rawQuery: q, action: name, json: true}
 	}
 	out := &outgoing{body: body, form: url.Values{}}
 	var query url.Values
-	out.rawQuery, query, _ = mapForm(r.URL.RawQuery, mapURL)
+	out.rawQuery, query, _ = mapForm(r.URL.RawQuery, mapURL, true)
 	if isForm(r) {
 		var (
 			mapped string
 			err    error
 		)
-		mapped, out.form, err = mapForm(string(body), mapURL)
+		mapped, out.form, err = mapForm(string(body), mapURL, false)
 		out.body, out.formErr = []byte(mapped), err != nil
 	}
 	for k, vs := range query {
@@ -181,11 +181,12 @@ func isForm(r *http.Request) bool {
 }
 
 // mapForm reads a form (a body or a query string) as url.ParseQuery does,
-// and returns it with its QueueUrl parameters mapped, and a presigned
-// URL's signature parameters (X-Amz-…, which would make the upstream
-// check the client's signature) left out, every other parameter's bytes
-// as they came; with its parameters so, and ParseQuery's error.
-func mapForm(form string, mapURL func(string) string) (string, url.Values, error) {
+// and returns it with its QueueUrl parameters mapped, and if presigned (a
+// URL's query string) the signature parameters (X-Amz-…, which would make
+// the upstream check the client's signature) left out, every other
+// parameter's bytes as they came; with its parameters so, and
+// ParseQuery's error.
+func mapForm(form string, mapURL func(string) string, presigned bool) (string, url.Values, error) {
 	values := url.Values{}
 	var (
 		parts   []string
@@ -212,7 +213,7 @@ func mapForm(form string, mapURL func(string) string) (string, url.Values, error
 			parts = append(parts, part)
 			continue
 		}
-		if strings.HasPrefix(strings.ToLower(key), "x-amz-") {
+		if presigned && strings.HasPrefix(strings.ToLower(key), "x-amz-") {
 			changed = true
 			continue
 		}
