@@ -542,11 +542,11 @@ func (d *doctor) failingFinding() {
 	gone -= min(gone, others)
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	batched := min(d.lapses.batched, gone)
-	retried := d.lapses.retried + d.lapses.retriedBatched
+	retried, givenBack := d.lapses.retried+d.lapses.retriedBatched, d.lapses.givenBack+d.lapses.givenBackBatched
 	if d.has(DiagnosisBatchFailsWhole) {
-		gone, batched, retried = gone-batched, 0, d.lapses.retried
+		gone, batched, retried, givenBack = gone-batched, 0, d.lapses.retried, d.lapses.givenBack
 	}
-	retried = min(retried, gone)
+	retried, givenBack = min(retried, gone), min(givenBack, gone)
 	if gone == 0 {
 		return
 	}
@@ -563,15 +563,21 @@ func (d *doctor) failingFinding() {
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
-	ev += d.failingCause(gone, retried) + batchedText(batched, gone)
-	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: d.failingFix(retried < gone, batched > 0)})
+	ev += d.failingCause(gone, retried) + givenBackText(givenBack, gone) + batchedText(batched, gone)
+	fix := d.failingFix(retried < gone, batched > 0, givenBack > 0)
+	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
 }
 
 // failingFix is the fix of handler-failing: the consumers' errors; a
 // longer lease or a heartbeat if the holders may still be working; partial
-// batch responses if lapses came with their whole batch.
-func (d *doctor) failingFix(maySlow, batched bool) string {
+// batch responses if lapses came with their whole batch; givenBack, that
+// some may be messages given back with a back-off (givenBackText).
+func (d *doctor) failingFix(maySlow, batched, givenBack bool) string {
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
+	if givenBack {
+		fix += " So does a consumer that gives it back with a back-off longer than its lease has left: " +
+			"then look at why those handlers failed, or why their messages were not ready."
+	}
 	if maySlow {
 		fix += " If they are still working, the timeout is shorter than their handlers take: renew the lease while the handler works " +
 			"(ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take."
@@ -626,6 +632,22 @@ func failingOrSlow(gone, retried uint64) string {
 	}
 	return failing + fmt.Sprintf(", or %s are still working past their lease (a handler slower than the visibility timeout, "+
 		"in a consumer that polls while it works: its late delete would show it); the server cannot tell which yet.", which)
+}
+
+// givenBackText says that n of the gone lapsed leases lapsed at the end
+// their holder's last renewal set, their holders going on without
+// renewing again (givenBackLapse): a message given back with a delay
+// longer than its lease had left reads so; the server cannot tell it from
+// a handler that failed after its lease was renewed.
+func givenBackText(n, gone uint64) string {
+	if n == 0 {
+		return ""
+	}
+	which := either(n == gone, "All of them", fmt.Sprintf("%d of them", n))
+	return fmt.Sprintf(" %s lapsed at the end their holder's last renewal had set, and their holders went on making requests without renewing again: "+
+		"a holder that gave its message back with a delay longer than its lease had left (a retry's back-off, or not ready: "+
+		"ChangeMessageVisibility past the lease's end reads as a renewal) leaves the same lapse, its message coming back at the end it set; "+
+		"the server cannot tell that from a handler that failed after its lease was renewed.", which)
 }
 
 // batchedText says that n of the gone lapsed leases lapsed with every

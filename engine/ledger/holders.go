@@ -120,6 +120,10 @@ type lapses struct {
 	// completed in time: handled within a lease once received again, so
 	// the lapse was no handler still working past its lease.
 	retried, retriedBatched uint64
+	// givenBack and givenBackBatched count those of the lapses toward
+	// handler-failing (unbatched, batched) that may be messages given back
+	// with a delay longer than their lease had left (givenBackLapse).
+	givenBack, givenBackBatched uint64
 	// lastInspected, lastStopped and lastFailing are the latest lapses of
 	// the leases inspected, stopped, and of the others (alive, of an
 	// unknown holder, seeded) begun before undecided, those of batches
@@ -162,7 +166,7 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 			}
 			if r.seeded {
 				out.seeded++
-				out.failingLapse(r)
+				out.failingLapse(r, false)
 				continue
 			}
 			ql.sortLapse(&out, r, now)
@@ -181,8 +185,9 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 	return out
 }
 
-// failingLapse notes the lapse of r, which counts toward handler-failing.
-func (out *lapses) failingLapse(r *leaseRec) {
+// failingLapse notes the lapse of r, which counts toward handler-failing;
+// givenBack, that r may be a message its holder gave back with a delay.
+func (out *lapses) failingLapse(r *leaseRec, givenBack bool) {
 	switch {
 	case !out.undecided.IsZero() && r.begin.After(out.undecided):
 		out.pending++
@@ -193,12 +198,32 @@ func (out *lapses) failingLapse(r *leaseRec) {
 		if completedLater(r) {
 			out.retriedBatched++
 		}
+		if givenBack {
+			out.givenBackBatched++
+		}
 	default:
 		out.lastFailing = later(out.lastFailing, r.deadline)
 		if completedLater(r) {
 			out.retried++
 		}
+		if givenBack {
+			out.givenBack++
+		}
 	}
+}
+
+// givenBackLapse says that r, which lapsed, may have been no lease kept
+// but a message its holder gave back with a delay longer than its lease
+// had left (a retry's back-off, or not ready), which reads as a renewal
+// (changed): it lapsed at the end its holder's last renewal set, not on
+// the handler's progress, and its holder, seen at last, made a request on
+// the queue after that renewal without renewing it again. A heartbeat
+// renews again before the end it set, so a lapse shows that it stopped:
+// a handler that failed after its lease was renewed, or a back-off. (A
+// running lease renewed more than once may yet be a heartbeat's, and is
+// read as one: HeldLease.mayBeGivenBack.)
+func givenBackLapse(r *leaseRec, last time.Time) bool {
+	return r.renewals > 0 && !r.progress && last.After(r.deadlineAt)
 }
 
 // completedLater says a later lease of r's message completed in time.
@@ -241,10 +266,10 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 		out.toolMsgs = append(out.toolMsgs, r.msg.id)
 	case holderUnknown:
 		// An unknown holder: judged by the counts (handler-failing).
-		out.failingLapse(r)
+		out.failingLapse(r, false)
 	case holderAlive:
 		out.alive++ // a request at the lapse or after it
-		out.failingLapse(r)
+		out.failingLapse(r, givenBackLapse(r, last))
 	case holderWaiting:
 		out.waiting++
 	default:
