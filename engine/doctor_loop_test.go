@@ -149,3 +149,25 @@ func TestDoctorLoopRollingDeployIsNoLoop(t *testing.T) {
 		contains(t, r.Advice, "8 leases were released at once", "by holders that went on making requests")
 	}
 }
+
+// "Not ready" consumers on a queue without a RedrivePolicy: the release
+// loop's evidence says what each receive counts in, and does not speak of
+// a maxReceiveCount the queue does not have; with a RedrivePolicy it names
+// the queue's.
+func TestDoctorLoopReceivesCountWithoutRedrive(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "not-ready", map[string]string{"VisibilityTimeout": "30"})
+	in.send(3)
+	in.releaseRounds(4)
+	f := finding(in.report(), ledger.DiagnosisReleaseLoop)
+	contains(t, f.Evidence, "every receive counts in the message's ApproximateReceiveCount", "the queue has no RedrivePolicy")
+	if strings.Contains(f.Evidence, "counts toward maxReceiveCount") {
+		t.Errorf("a maxReceiveCount the queue does not have: %s", f.Evidence)
+	}
+
+	rd := newRedriveIncident(t, "not-ready-redrive", 5)
+	rd.send(3)
+	rd.releaseRounds(4)
+	f = finding(rd.report(), ledger.DiagnosisReleaseLoop)
+	contains(t, f.Evidence, "every receive counts toward the RedrivePolicy's maxReceiveCount (5)")
+}

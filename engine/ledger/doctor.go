@@ -707,7 +707,12 @@ func (d *doctor) releaseLoopFinding() {
 		d.notes = append(d.notes, fmt.Sprintf("%s: too few to name a problem (a finding rests on at least %d leases).", what, MinFindingLeases))
 		return
 	}
-	ev := what + ": messages go round receivers that give them straight back, and every receive counts toward maxReceiveCount."
+	ev := what + ": messages go round receivers that give them straight back, and every receive counts "
+	if d.hasRedrive {
+		ev += fmt.Sprintf("toward the RedrivePolicy's maxReceiveCount (%d).", d.redrive.maxReceiveCount)
+	} else {
+		ev += "in the message's ApproximateReceiveCount (the queue has no RedrivePolicy: with one, toward its maxReceiveCount)."
+	}
 	fix := "Release with a delay instead (ChangeMessageVisibility to a back-off of some seconds, longer each receive), so the message comes back when it may be ready"
 	if d.r.FIFO {
 		fix = "On a FIFO queue a consumer releases the messages behind one that failed in their group, to keep their order " +
