@@ -564,25 +564,37 @@ func (d *doctor) failingFinding() {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
 	ev += d.failingCause(gone, retried) + givenBackText(givenBack, gone) + batchedText(batched, gone)
-	fix := d.failingFix(retried < gone, batched > 0, givenBack > 0)
+	fix := d.failingFix(failingReadings{maySlow: retried < gone, batched: batched > 0, givenBack: givenBack > 0, shared: d.sharedHolders()})
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
+}
+
+// failingReadings are the readings of handler-failing's lapses besides a
+// handler that fails: maySlow, holders that may still be working; batched,
+// lapses with their whole batch (batchedText); givenBack, messages given
+// back with a back-off (givenBackText); shared, a consumer that stopped
+// beside another with its address and user agent (sharedHolderText).
+type failingReadings struct {
+	maySlow, batched, givenBack, shared bool
 }
 
 // failingFix is the fix of handler-failing: the consumers' errors; a
 // longer lease or a heartbeat if the holders may still be working; partial
-// batch responses if lapses came with their whole batch; givenBack, that
-// some may be messages given back with a back-off (givenBackText).
-func (d *doctor) failingFix(maySlow, batched, givenBack bool) string {
+// batch responses if lapses came with their whole batch; releasing on a
+// stop if a consumer may have stopped beside another on its host.
+func (d *doctor) failingFix(rd failingReadings) string {
 	fix := "Look at the consumers' errors: a handler that throws before DeleteMessage leaves the message to lapse and run again."
-	if givenBack {
+	if rd.givenBack {
 		fix += " So does a consumer that gives it back with a back-off longer than its lease has left: " +
 			"then look at why those handlers failed, or why their messages were not ready."
 	}
-	if maySlow {
+	if rd.shared {
+		fix += " If a consumer stopped while another on its host went on, those messages were stranded, not failed: " + releaseOnStop + "."
+	}
+	if rd.maySlow {
 		fix += " If they are still working, the timeout is shorter than their handlers take: renew the lease while the handler works " +
 			"(ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take."
 	}
-	if batched {
+	if rd.batched {
 		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice
 	}
 	if d.hasRedrive {
@@ -613,7 +625,24 @@ func (d *doctor) failingCause(gone, retried uint64) string {
 	if d.lapses.alive >= gone {
 		alive = ", and went on making requests on the queue afterward"
 	}
-	return alive + failingOrSlow(gone, retried)
+	return alive + failingOrSlow(gone, retried) + sharedHolderText(d.sharedHolders())
+}
+
+// sharedHolders says that some of the lapses toward handler-failing are
+// of holders seen making requests after them: seen by address and user
+// agent, which another consumer on the same host with the same SDK shares.
+func (d *doctor) sharedHolders() bool { return d.lapses.alive > 0 }
+
+// sharedHolderText says, if shared, that a holder seen going on may have
+// been another consumer with its address and user agent, and the one that
+// held the leases stopped without releasing them.
+func sharedHolderText(shared bool) string {
+	if !shared {
+		return ""
+	}
+	return " Holders are told apart by address and user agent only, so the same lapses come of a consumer that stopped without releasing them " +
+		"while another with the same address and user agent went on (a deploy on one host, or a crash and a restart there): " +
+		"the server cannot tell that from a failing handler."
 }
 
 // failingOrSlow says the gone lapsed leases' handlers are failing, not

@@ -43,14 +43,17 @@ func (d *doctor) stoppedFinding() {
 		"or they are still working on them past their lease, making no request while they work (a handler slower than the visibility timeout, "+
 		"without a heartbeat); the server cannot tell which unless they come back.",
 		l.stopped, clientsText(l.holders), l.lastStop.UTC().Format(time.RFC3339), together, idsText(l.stoppedMsgs), shortenedText(l))
-	fix := fmt.Sprintf("Consumers that stop (a deploy, a scale-in) must release what they hold as they stop: "+
-		"ChangeMessageVisibility 0 for each message held, as Baton's consumer and baton worker do; "+
-		"otherwise each message waits out its visibility timeout (%ds here) before anyone else may have it. "+
+	fix := fmt.Sprintf(releaseOnStop+"; otherwise each message waits out its visibility timeout (%ds here) before anyone else may have it. "+
 		"A crash cannot release: keep the timeout near what the handlers need. "+
 		"If they are still working, the timeout is shorter than their handlers take: a late delete will show it (lease-too-short); "+
 		"renew the lease while the handler works (ChangeMessageVisibility), or set VisibilityTimeout above what the handlers take.", d.r.VisibilityTimeout)
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisHoldersStopped, Leases: l.stopped, Evidence: ev, Fix: fix})
 }
+
+// releaseOnStop is what consumers that stop must do, said wherever lapses
+// may be of a consumer that stopped without it.
+const releaseOnStop = "Consumers that stop (a deploy, a scale-in) must release what they hold as they stop: " +
+	"ChangeMessageVisibility 0 for each message held, as Baton's consumer and baton worker do"
 
 // shortenedText says that some stopped holders' leases ended at an end
 // their holder had brought forward as its last request: a release with a
