@@ -333,3 +333,15 @@ func TestDoctorShortenedByAStoppedHolderHideNoLapse(t *testing.T) {
 		t.Errorf("holders-stopped on %d leases, want the 3 B's last pod left in a run of releases", f.Leases)
 	}
 }
+
+// One message of a retry loop received with its whole batch is said in
+// the singular.
+func TestRetryBatchedTextOneMessage(t *testing.T) {
+	got := retryBatchedText(retries{leases: 3, batched: 1, msgs: []string{"a", "b"}})
+	if !strings.Contains(got, " 1 of those messages was received with every other message of a receive") {
+		t.Errorf("got %q", got)
+	}
+	if got := retryBatchedText(retries{leases: 3, batched: 1, msgs: []string{"a"}}); !strings.HasPrefix(got, " That message was received") {
+		t.Errorf("got %q", got)
+	}
+}

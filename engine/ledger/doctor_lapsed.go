@@ -158,7 +158,10 @@ func retryBatchedText(rt retries) string {
 	if rt.batched == 0 {
 		return ""
 	}
-	which := either(rt.batched == uint64(len(rt.msgs)), "All of those messages were", fmt.Sprintf("%d of those messages were", rt.batched))
+	which := fmt.Sprintf("%d of those messages %s", rt.batched, either(rt.batched == 1, "was", "were"))
+	if rt.batched == uint64(len(rt.msgs)) {
+		which = either(rt.batched == 1, "That message was", "All of those messages were")
+	}
 	return fmt.Sprintf(" %s received with every other message of a receive, all released with a delay and none completed: "+
 		"either each of those messages fails, or one failing message takes its batch with it (a consumer that releases a batch whole "+
 		"when one of its messages fails); the server cannot tell which.", which)
