@@ -183,9 +183,9 @@ func givenBackReading(hs []HeldLease, which string) string {
 func (d *doctor) heldRenewedText(hs []HeldLease, renewed, why string) string {
 	all, h := d.r.SinceStart, hs[0]
 	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %s, %s) "+
-		"and renewed %d times, last %s ago, %s.",
+		"and renewed %s, last %s ago, %s.",
 		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99),
-		h.Renewals, fmtDuration(d.now.Sub(h.LastRenewal)), why)
+		plural(h.Renewals, "time", "times"), fmtDuration(d.now.Sub(h.LastRenewal)), why)
 }
 
 // ceilingText says when a renewed lease reaches the 12-hour ceiling.
@@ -257,7 +257,11 @@ func renewedSince(h HeldLease) string {
 	if h.Renewals == 0 || h.LastRenewal.IsZero() {
 		return "never renewed"
 	}
-	return fmt.Sprintf("last renewed %s after its receive", fmtDuration(h.LastRenewal.Sub(h.Begin)))
+	after := h.LastRenewal.Sub(h.Begin)
+	if after < time.Second {
+		return fmt.Sprintf("last renewed %s after its receive", fmtSeconds(after))
+	}
+	return fmt.Sprintf("last renewed %s after its receive", fmtDuration(after))
 }
 
 // comeBack says when held leases end and their messages come back.

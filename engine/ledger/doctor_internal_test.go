@@ -345,3 +345,17 @@ func TestRetryBatchedTextOneMessage(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// A renewal within a second of its receive reads in its own figure: it
+// read "last renewed 0s after its receive".
+func TestRenewedSinceUnderASecond(t *testing.T) {
+	begin := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := HeldLease{Begin: begin, Renewals: 1, LastRenewal: begin.Add(300 * time.Millisecond)}
+	if got := renewedSince(h); got != "last renewed 0.3s after its receive" {
+		t.Errorf("renewedSince = %q", got)
+	}
+	h.LastRenewal = begin.Add(90 * time.Second)
+	if got := renewedSince(h); got != "last renewed 1m30s after its receive" {
+		t.Errorf("renewedSince = %q", got)
+	}
+}

@@ -143,8 +143,9 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}
 	if s.ExpiredLeases+s.LateCompletions > 0 {
-		fmt.Fprintf(w, "  %d leases lapsed; %d late completions (deletes or visibility changes after the lease lapsed) by %d leases, %d confirmed duplicate executions\n",
-			s.ExpiredLeases, s.LateCompletions, s.LateLeases, s.ConfirmedDuplicates)
+		fmt.Fprintf(w, "  %s lapsed; %s (deletes or visibility changes after the lease lapsed) by %s, %s\n",
+			counted(s.ExpiredLeases, "lease", "leases"), counted(s.LateCompletions, "late completion", "late completions"),
+			counted(s.LateLeases, "lease", "leases"), counted(s.ConfirmedDuplicates, "confirmed duplicate execution", "confirmed duplicate executions"))
 		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it has not come back\n",
 			s.RedeliveriesLapsedWhileWorking, s.RedeliveriesNeverReturned)
 	}
@@ -173,6 +174,14 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	}
 }
 
+// counted is n with the noun for n: one for 1, else many.
+func counted[N ~int | ~int64 | ~uint64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // heldLine describes a lease a finding names, on one line.
 func heldLine(h server.HeldLeaseJSON) string {
 	line := "message " + h.MessageID
@@ -180,9 +189,9 @@ func heldLine(h server.HeldLeaseJSON) string {
 		line += fmt.Sprintf(" held %s", seconds(h.HeldSeconds))
 	}
 	if h.BeforeStart {
-		line += fmt.Sprintf(", leased before the server started (holder not known), renewed %d times since", h.Renewals)
+		line += ", leased before the server started (holder not known), renewed " + counted(h.Renewals, "time", "times") + " since"
 	} else {
-		line += fmt.Sprintf(", renewed %d times", h.Renewals)
+		line += ", renewed " + counted(h.Renewals, "time", "times")
 	}
 	if h.Progress {
 		line += " (on progress)"

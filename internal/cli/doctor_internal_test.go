@@ -61,7 +61,7 @@ func TestDoctorFiguresOfTheJudgedPeriod(t *testing.T) {
 	var b strings.Builder
 	writeReport(&b, rep)
 	if out := b.String(); !strings.Contains(out, "0 leases begun and 0 completed in the last 15 minutes") ||
-		!strings.Contains(out, "1 leases lapsed; 4 late completions (deletes or visibility changes after the lease lapsed) by 2 leases") {
+		!strings.Contains(out, "1 lease lapsed; 4 late completions (deletes or visibility changes after the lease lapsed) by 2 leases, 0 confirmed duplicate executions") {
 		t.Errorf("window judged, figures printed:\n%s", out)
 	}
 	rep.Period, rep.LateCompletions, rep.LateLeases, rep.ExpiredLeases = "since_start", 0, 0, 0
@@ -118,5 +118,21 @@ func TestDoctorFiguresCompletedTimeUnknownFIFO(t *testing.T) {
 	if !strings.Contains(out, "3 completed by a delete whose answer was lost, retried after the lease's end: in time (FIFO refuses a late delete), when not known") ||
 		strings.Contains(out, "whether in time") {
 		t.Errorf("FIFO completions of a time not known:\n%s", out)
+	}
+}
+
+// Counts of one read in the singular: "renewed 1 times" and "1 leases
+// lapsed" were printed.
+func TestDoctorCountsOfOne(t *testing.T) {
+	t.Parallel()
+	if line := heldLine(server.HeldLeaseJSON{MessageID: "m-1", Renewals: 1}); !strings.Contains(line, "renewed 1 time") || strings.Contains(line, "1 times") {
+		t.Errorf("a lease renewed once: %q", line)
+	}
+	rep := server.LeaseReportJSON{Queue: "q", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "healthy", Period: "window"}
+	rep.LateCompletions, rep.LateLeases, rep.ExpiredLeases, rep.ConfirmedDuplicates = 1, 1, 1, 1
+	var b strings.Builder
+	writeReport(&b, rep)
+	if out := b.String(); !strings.Contains(out, "1 lease lapsed; 1 late completion (deletes or visibility changes after the lease lapsed) by 1 lease, 1 confirmed duplicate execution\n") {
+		t.Errorf("counts of one:\n%s", out)
 	}
 }
