@@ -78,6 +78,10 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 			}
 		}
 		var meter, procMeter cpuMeter
+		stopSampling := func() {}
+		if counted {
+			stopSampling = startSampling(ctx, store, sc.queue, &res.Counts.head)
+		}
 		stopProfile, err := o.profileCPU(fmt.Sprintf("%s-x%d-%s", storeKind(store), nodes, sc.name))
 		if err != nil {
 			return res, err
@@ -94,6 +98,7 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 			},
 		})
 		stopProfile()
+		stopSampling()
 		if err != nil {
 			return res, fmt.Errorf("baton %s: %w", sc.name, err)
 		}

@@ -28,6 +28,10 @@ type lifecycleCounts struct {
 	statements                           []statementCount
 	receives, receivesEmpty, deleteCalls uint64 // HTTP calls in the measured window
 	windowMessages                       uint64
+	// The messages' table at the end (pg_stat_user_tables).
+	deadRows, liveRows, updated, hotUpdated int64
+	autovacuums, autoanalyzes               int64
+	head                                    headSamples // sampled while it ran (head.go)
 }
 
 // statementCount is one statement's calls and rows.
@@ -93,6 +97,13 @@ func readCounts(ctx context.Context, st statements, url string) (lifecycleCounts
 	if err != nil {
 		return c, err
 	}
+	err = conn.QueryRow(ctx, `
+		SELECT n_dead_tup, n_live_tup, n_tup_upd, n_tup_hot_upd, autovacuum_count, autoanalyze_count
+		FROM pg_stat_user_tables WHERE relname = 'baton_messages'`).Scan(
+		&c.deadRows, &c.liveRows, &c.updated, &c.hotUpdated, &c.autovacuums, &c.autoanalyzes)
+	if err != nil {
+		return c, err
+	}
 	var db uint32
 	if err := conn.QueryRow(ctx, `SELECT oid FROM pg_database WHERE datname = current_database()`).Scan(&db); err != nil {
 		return c, err
@@ -129,6 +140,9 @@ func (c lifecycleCounts) write(w io.Writer, label string) {
 		per(c.commits), per(c.rollbacks), c.sessions, per(c.tupReturned), per(c.tupFetched), per(c.blocksHit))
 	fmt.Fprintf(w, "    WAL records %.2f, full-page images %.3f, bytes %.0f, writes %.4f, flushes %.4f\n",
 		per(c.walRecords), per(c.walFPI), per(c.walBytes), per(c.walWrites), per(c.walSyncs))
+	fmt.Fprintf(w, "    the messages' table at the end: dead rows %d, live %d; updates %.3f (HOT %.3f); autovacuums %d, autoanalyzes %d\n",
+		c.deadRows, c.liveRows, per(c.updated), per(c.hotUpdated), c.autovacuums, c.autoanalyzes)
+	c.head.write(w, label)
 	if c.windowMessages > 0 && c.receives > 0 {
 		fmt.Fprintf(w, "    in the window: ReceiveMessage calls %.4f per message deleted, of them empty %.1f%%\n",
 			float64(c.receives)/float64(c.windowMessages), 100*float64(c.receivesEmpty)/float64(c.receives))

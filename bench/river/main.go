@@ -217,6 +217,8 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writ
 			}
 			c := f.pg[n].Counts
 			counts.receives, counts.receivesEmpty, counts.deleteCalls, counts.windowMessages = c.receives, c.receivesEmpty, c.deleteCalls, c.windowMessages
+			counts.head = c.head
+			fmt.Fprintf(out, "    of them the head sampler's: %d entries read of baton_messages_by_state\n", c.head.entriesRead())
 			counts.write(out, label)
 		}
 	}

@@ -58,7 +58,8 @@ func TestSideBySide(t *testing.T) {
 // TestLifecycleCounted: with --statements, a Baton lifecycle on two nodes
 // is counted on the database, and only it (not the receive-delete run
 // just before it): messages sent, commits, WAL, each statement's calls,
-// and the HTTP receives of the window, printed per message sent.
+// and the HTTP receives of the window, printed per message sent; and its
+// queue's head is sampled while it runs.
 func TestLifecycleCounted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -88,6 +89,7 @@ func TestLifecycleCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts.receives, counts.windowMessages = res.Counts.receives, res.Counts.windowMessages
+	counts.head = res.Counts.head
 	var out bytes.Buffer
 	counts.write(&out, "baton postgres x2")
 	t.Log("\n" + out.String())
@@ -111,5 +113,11 @@ func TestLifecycleCounted(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "per message sent") {
 		t.Error("the counts were not printed per message sent")
+	}
+	// The head of the queue was sampled while the lifecycle ran: its
+	// queue found, the oldest messages read through the index of states.
+	h := counts.head
+	if h.err != nil || len(h.samples) == 0 || h.entriesRead() == 0 {
+		t.Errorf("head samples: %d, %d entries read, error %v: want samples that read the index", len(h.samples), h.entriesRead(), h.err)
 	}
 }
