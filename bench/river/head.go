@@ -17,7 +17,8 @@ import (
 //     messages as the receive reads them (the same range of the index of
 //     states, without the row locks), which counts the entries it read
 //     (pg_stat_get_xact_tuples_returned of the index, read before and
-//     after) and the rows it found. An entry read without a row is one
+//     after) and the rows it found, and how long the oldest of them has
+//     been visible. An entry read without a row is one
 //     whose row no snapshot of this read sees: the old version of a
 //     message leased or deleted by a committed transaction, not yet marked
 //     dead in the index, which every receive walks past (an entry marked
@@ -34,7 +35,8 @@ import (
 
 // headSample is one sample.
 type headSample struct {
-	read, found int64 // entries of the index of states read, rows found
+	read, found int64         // entries of the index of states read, rows found
+	headAge     time.Duration // how long the oldest of them has been visible
 	// The same of the in-flight range: entries read, rows counted.
 	inFlightRead, inFlight int64
 	xminAge                int64 // transactions since the oldest backend_xmin
@@ -119,6 +121,12 @@ func sampleOnce(ctx context.Context, conn *pgx.Conn, queueID int64) (headSample,
 		return s, err
 	}
 	defer tx.Rollback(ctx)
+	// Both reads must walk the index of states in its order, as the
+	// receive does: a plan by another index (once autoanalyze has run,
+	// say) would read none of it.
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_indexonlyscan = off`); err != nil {
+		return s, err
+	}
 	// The functions give what this backend counted and has not yet handed
 	// on, over several transactions: the probe's own is the difference.
 	const counted = `SELECT pg_stat_get_xact_tuples_returned('baton_messages_by_state'::regclass),
@@ -130,9 +138,9 @@ func sampleOnce(ctx context.Context, conn *pgx.Conn, queueID int64) (headSample,
 	// sent_at, which the index lacks, keeps this to a plain index scan,
 	// as the receive's: its rows are read from the table.
 	err = tx.QueryRow(ctx, `
-		SELECT count(*) FROM (SELECT pos FROM baton_messages
+		SELECT count(*), coalesce(clock_timestamp() - min(visible_at), '0') FROM (SELECT pos, visible_at FROM baton_messages
 			WHERE queue_id = $1 AND group_id = '' AND NOT leased AND visible_at <= clock_timestamp() AND sent_at > '-infinity'
-			ORDER BY visible_at, pos LIMIT 40) h`, queueID).Scan(&s.found)
+			ORDER BY visible_at, pos LIMIT 40) h`, queueID).Scan(&s.found, &s.headAge)
 	if err != nil {
 		return s, err
 	}
@@ -143,8 +151,9 @@ func sampleOnce(ctx context.Context, conn *pgx.Conn, queueID int64) (headSample,
 	s.read = read1 - read0
 	// The range the in-flight count reads (lease.go), counted the same way.
 	if err := tx.QueryRow(ctx, `
-		SELECT count(*) FROM baton_messages
-		WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at > clock_timestamp()`, queueID).Scan(&s.inFlight); err != nil {
+		SELECT count(*) FROM (SELECT pos FROM baton_messages
+			WHERE queue_id = $1 AND group_id = '' AND leased AND visible_at > clock_timestamp() AND sent_at > '-infinity'
+			ORDER BY visible_at, pos) f`, queueID).Scan(&s.inFlight); err != nil {
 		return s, err
 	}
 	var read2, fetched2 int64
@@ -152,6 +161,9 @@ func sampleOnce(ctx context.Context, conn *pgx.Conn, queueID int64) (headSample,
 		return s, err
 	}
 	s.inFlightRead = read2 - read1
+	if s.read < s.found || s.inFlightRead < s.inFlight {
+		return s, fmt.Errorf("head sample read %d entries for %d rows, %d for %d in flight: not a scan of baton_messages_by_state", s.read, s.found, s.inFlightRead, s.inFlight)
+	}
 	return s, nil
 }
 
@@ -186,11 +198,12 @@ func (h headSamples) write(w io.Writer, label string) {
 	age, ageMax := med(func(s headSample) float64 { return float64(s.xminAge) })
 	snaps, snapsMax := med(func(s headSample) float64 { return float64(s.snapshots) })
 	xact, xactMax := med(func(s headSample) float64 { return float64(s.oldestXactAge) / float64(time.Millisecond) })
+	headAge, headAgeMax := med(func(s headSample) float64 { return float64(s.headAge) / float64(time.Millisecond) })
 	ifDead, ifDeadMax := med(func(s headSample) float64 { return float64(s.inFlightRead - s.inFlight) })
 	ifRows, _ := med(func(s headSample) float64 { return float64(s.inFlight) })
 	rows, rowsMax := med(func(s headSample) float64 { return float64(s.deadRows) })
-	fmt.Fprintf(w, "  head samples of %s lifecycle (%d, median / max): entries read without a row before the first 40 visible %.0f / %.0f (rows found %.0f);"+
+	fmt.Fprintf(w, "  head samples of %s lifecycle (%d, median / max): entries read without a row before the first 40 visible %.0f / %.0f (rows found %.0f, the oldest visible for %.0f / %.0f ms);"+
 		" the in-flight range: entries read without a row %.0f / %.0f (rows %.0f);"+
 		" oldest backend_xmin %.0f / %.0f transactions old, backends holding one %.0f / %.0f, oldest transaction %.1f / %.1f ms; n_dead_tup %.0f / %.0f\n",
-		label, len(h.samples), dead, deadMax, found, ifDead, ifDeadMax, ifRows, age, ageMax, snaps, snapsMax, xact, xactMax, rows, rowsMax)
+		label, len(h.samples), dead, deadMax, found, headAge, headAgeMax, ifDead, ifDeadMax, ifRows, age, ageMax, snaps, snapsMax, xact, xactMax, rows, rowsMax)
 }
