@@ -161,7 +161,7 @@ func FinishUpgrade(ctx context.Context, url string, opts FinishOptions) ([]KeptI
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if err := lockMigrations(ctx, conn); err != nil {
+	if err := lockMigrations(ctx, conn, nil); err != nil {
 		return nil, fmt.Errorf("pgstore: take the migration lock: %w", err)
 	}
 	if err := checkUpgraded(ctx, conn); err != nil {

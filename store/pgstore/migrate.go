@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -114,7 +115,7 @@ func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockMigrations(ctx, conn); err != nil {
+	if err := lockMigrations(ctx, conn, s.log); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -132,19 +133,80 @@ func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 // snapshot, and a concurrent index build or drop, which waits for every
 // transaction older than itself, would wait for it while it waits for the
 // builder's lock, both for ever. Closing conn releases the lock.
-func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
+//
+// The wait has no end of its own, and the lock's holder may not be a
+// server at work: a server stopped (killed) mid-migration leaves its
+// session, and so the lock, in the database until the statement it sent
+// ends, which for an index build of a large table takes minutes. So a
+// waiter with a log (not nil) says that it waits and who holds the lock,
+// once it has waited migrationWaitLogAfter (servers started together wait
+// for each other's check of the schema, a fraction of that) and then
+// every migrationWaitLogEvery.
+func lockMigrations(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
+	start := time.Now()
+	var logged time.Time
 	for {
 		var got bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(migrationLock)).Scan(&got); err != nil {
 			return err
 		}
 		if got {
+			if !logged.IsZero() {
+				log.Info("schema migration lock taken", "waited", time.Since(start).Round(time.Millisecond))
+			}
 			return nil
+		}
+		waited := time.Since(start)
+		if log != nil && waited >= migrationWaitLogAfter && (logged.IsZero() || time.Since(logged) >= migrationWaitLogEvery) {
+			logged = time.Now()
+			logMigrationLockHolder(ctx, conn, log, waited)
 		}
 		if !pause(ctx, migrationLockPoll) {
 			return ctx.Err()
 		}
 	}
+}
+
+// How long a server waits for the migration lock before it says so, and
+// how often it says so again.
+const (
+	migrationWaitLogAfter = time.Second
+	migrationWaitLogEvery = 10 * time.Second
+)
+
+// logMigrationLockHolder logs that the migration lock is awaited, naming
+// the session that holds it as pg_locks and pg_stat_activity show it (a
+// role sees the last statement of its own sessions, or of all with
+// pg_read_all_stats).
+func logMigrationLockHolder(ctx context.Context, conn *pgx.Conn, log *slog.Logger, waited time.Duration) {
+	const msg = "schema migration waits for the migration lock, which another session holds: a server migrating, " +
+		"`baton store finish-upgrade`, or a server stopped while migrating whose statement still runs in the database " +
+		"(end it with pg_terminate_backend(holder_pid) if no server is migrating)"
+	// A bigint advisory key is in pg_locks as its high and low 32 bits,
+	// objsubid 1.
+	var (
+		pid                                 int32
+		app, user, client, state, statement string
+		since                               time.Time
+	)
+	err := conn.QueryRow(ctx, `
+		SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
+			coalesce(host(a.client_addr), 'local'), coalesce(a.backend_start, 'epoch'),
+			coalesce(a.state, ''), left(coalesce(a.query, ''), 200)
+		FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND l.classid = $1::bigint::oid AND l.objid = $2::bigint::oid
+		LIMIT 1`, int64(migrationLock>>32), int64(migrationLock&0xffffffff)).
+		Scan(&pid, &app, &user, &client, &since, &state, &statement)
+	if err != nil {
+		// Gone meanwhile (the next try takes the lock), or not to be read.
+		log.Warn(msg, "waited", waited.Round(time.Second), "holder_err", err)
+		return
+	}
+	log.Warn(msg, "waited", waited.Round(time.Second), "holder_pid", pid, "holder_application", app,
+		"holder_user", user, "holder_client", client, "holder_connected", since.UTC().Format(time.RFC3339),
+		"holder_state", state, "holder_statement", statement)
 }
 
 // keepPreviousIndexes sets baton.keep_previous_indexes on the migration

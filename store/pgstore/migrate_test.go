@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -281,4 +282,69 @@ func indexConds(n planNode) []string {
 		out = append(out, indexConds(c)...)
 	}
 	return out
+}
+
+// TestMigrationLockWaitSaysWho: a server that finds the migration lock
+// held (here by a session of the test's, as a server killed mid-migration
+// leaves its session running its statement) waits for it, and says so in
+// its log, naming the holder's pid and statement, instead of waiting in
+// silence; once the holder ends, it migrates and opens.
+func TestMigrationLockWaitSaysWho(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	holder := pgtest.MustConnect(t, url)
+	mustExec(t, holder, `SET application_name = 'stuck-migrator'`)
+	var pid int32
+	if err := holder.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	// The migration lock's key: "baton" in ASCII (store/pgstore/migrate.go).
+	mustExec(t, holder, `SELECT pg_advisory_lock(x'626174'::bigint << 16 | x'6f6e'::bigint)`)
+
+	logs := &syncBuffer{}
+	opened := make(chan error, 1)
+	go func() {
+		s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logs.String(), "schema migration waits for the migration lock") {
+		select {
+		case err := <-opened:
+			t.Fatalf("Open ended (%v) while the migration lock was held", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line said the server waits for the migration lock within a minute; log:\n%s", logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	line := logs.String()
+	for _, want := range []string{fmt.Sprintf("holder_pid=%d", pid), "holder_application=stuck-migrator", "holder_statement=\"SELECT pg_advisory_lock"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the wait's log line does not say %s:\n%s", want, line)
+		}
+	}
+	select {
+	case err := <-opened:
+		t.Fatalf("Open ended (%v) while the migration lock was held", err)
+	default:
+	}
+	if err := holder.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Open did not end within a minute of the migration lock's release")
+	}
+	if !strings.Contains(logs.String(), "schema migration lock taken") {
+		t.Errorf("no log line said the lock was taken in the end:\n%s", logs)
+	}
 }
