@@ -44,7 +44,11 @@ var transientCodes = map[string]string{
 	"40P01": "deadlock",
 	"57P01": "database shutting down",      // admin_shutdown
 	"57P02": "database crashed",            // crash_shutdown
-	"57P03": "database starting up",        // cannot_connect_now
+	// cannot_connect_now: PostgreSQL says so starting up, shutting down
+	// (a smart or fast shutdown under way), in crash recovery, and before
+	// a standby's recovery is consistent; the code alone does not say
+	// which, and the message may be in another language.
+	"57P03": "database not accepting connections (starting up, shutting down or recovering)",
 	"25006": "database is read-only",       // read_only_sql_transaction: a demoted primary
 	"53300": "database has no connections", // too_many_connections
 	// Set by the operator on the database or the role. The node never

@@ -55,6 +55,31 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+// TestCannotConnectNowNamedTruly: PostgreSQL refuses a connection with
+// 57P03 while it starts up, shuts down or recovers from a crash, and the
+// name /healthz and the log give it claims none of these states over the
+// others: a node whose database is shutting down said "database starting
+// up", beside PostgreSQL's own "the database system is shutting down".
+func TestCannotConnectNowNamedTruly(t *testing.T) {
+	t.Parallel()
+	for _, msg := range []string{
+		"the database system is starting up",
+		"the database system is shutting down",
+		"the database system is in recovery mode",
+		"the database system is not yet accepting connections",
+	} {
+		what, ok := transient(&pgconn.PgError{Severity: "FATAL", Code: "57P03", Message: msg})
+		if !ok {
+			t.Fatalf("57P03 (%s) is not transient", msg)
+		}
+		for _, state := range []string{"starting up", "shutting down", "recover"} {
+			if !strings.Contains(what, state) {
+				t.Errorf("57P03 (%s) is named %q, which leaves out %q: it claims the other states", msg, what, state)
+			}
+		}
+	}
+}
+
 // TestConnectTimeoutIsTransient: a database that accepts a connection and
 // never answers (a frozen primary: the kernel completes the handshake)
 // fails the connection attempt by its connect timeout, and that is an
