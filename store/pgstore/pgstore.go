@@ -114,6 +114,9 @@ type Store struct {
 	// schema knows Baton's tables and functions, to tell a schema
 	// dropped from a statement's fault (schema.go).
 	schema schemaWatch
+	// renewal paces the closing of the pool's connections after a
+	// refusal for read-only (renewSessions).
+	renewal sessionRenewal
 	// giveUpLogs paces giveUp's log lines.
 	giveUpLogs *lograte.Limiter
 	// faultHook, if set by a test, fails a write after it succeeded.
@@ -313,6 +316,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("database check failed: %w", err)
+	}
+	if standby || readOnly {
+		// Settings a session took when it connected, or a server since
+		// promoted: new sessions may take writes (renewSessions).
+		s.renewSessions()
 	}
 	if standby {
 		// A primary demoted by a failover: the nodes' connections must

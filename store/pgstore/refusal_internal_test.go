@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -181,6 +182,75 @@ func TestReadOnlyGivesUpSayingSo(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "PostgreSQL operation failed"); n != 1 {
 		t.Errorf("3 sends gave up on a read-only database, %d log lines of it; want 1:\n%s", n, logs)
+	}
+}
+
+// TestReadOnlyLiftedServesAgain: an operator makes the database read-only
+// for new sessions (ALTER DATABASE … SET default_transaction_read_only),
+// the node's connections are ended and made again read-only, then the
+// operator sets it back. Sessions keep the setting they connected with,
+// and the pool's were kept for their lifetime (30 minutes): every send was
+// refused as read-only, and Ping said so, long after the database took
+// writes again. Now a refusal for read-only makes the pool connect afresh:
+// sends are taken again within seconds, by an operation's retry or, with
+// no traffic, by the health check.
+func TestReadOnlyLiftedServesAgain(t *testing.T) {
+	t.Parallel()
+	for _, by := range []string{"send", "ping"} {
+		t.Run(by, func(t *testing.T) {
+			t.Parallel()
+			url := pgtest.MustDatabase(t)
+			ctx := context.Background()
+			s, err := Open(ctx, url, Options{RetryFor: 3 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			qid := mustQueue(t, s, "read-only-lifted", false)
+			send := func(id string) error {
+				_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage(id, time.Now())}})
+				return err
+			}
+			// The admin's session connected before the setting: it keeps
+			// taking writes.
+			exec := adminExec(t, url)
+			exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$`)
+			exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+			switch by {
+			case "send":
+				if err := send("refused"); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "database is read-only") {
+					t.Fatalf("send to a read-only database: %v; want ServiceUnavailable saying it is read-only", err)
+				}
+			case "ping":
+				deadline := time.Now().Add(30 * time.Second)
+				for err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "default_transaction_read_only is on"); err = s.Ping(ctx) {
+					if time.Now().After(deadline) {
+						t.Fatalf("Ping on a read-only database: %v; want it to say default_transaction_read_only is on", err)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I RESET default_transaction_read_only', current_database()); END $$`)
+			deadline := time.Now().Add(30 * time.Second)
+			for i := 0; ; i++ {
+				var err error
+				if by == "send" {
+					err = send(fmt.Sprint("after-", i))
+				} else {
+					err = s.Ping(ctx)
+				}
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still failing 30 s after the database took writes again: %v", by, err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err := send("last"); err != nil {
+				t.Fatalf("send after the database took writes again: %v", err)
+			}
+		})
 	}
 }
 

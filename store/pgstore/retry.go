@@ -8,9 +8,11 @@ import (
 	mathrand "math/rand/v2"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/baton-sqs/baton"
@@ -42,8 +44,8 @@ const DefaultRetryFor = 5 * time.Second
 var transientCodes = map[string]string{
 	"40001": "serialization failure",
 	"40P01": "deadlock",
-	"57P01": "database shutting down",      // admin_shutdown
-	"57P02": "database crashed",            // crash_shutdown
+	"57P01": "database shutting down", // admin_shutdown
+	"57P02": "database crashed",       // crash_shutdown
 	// cannot_connect_now: PostgreSQL says so starting up, shutting down
 	// (a smart or fast shutdown under way), in crash recovery, and before
 	// a standby's recovery is consistent; the code alone does not say
@@ -234,6 +236,9 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 			s.pool.Reset()
 		}
 		end()
+		if isReadOnly(err) {
+			s.renewSessions()
+		}
 		if unsure && err != nil && done != nil && done(err) {
 			err = nil
 		}
@@ -271,6 +276,73 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
 	}
+}
+
+// A session takes default_transaction_read_only (set on the database or
+// the role) when it connects, and keeps it: an operator who sets it back
+// to off, or a standby promoted meanwhile, leaves the pool's connections
+// refusing every change until they are replaced, up to their lifetime
+// (30 minutes) under load. So a refusal for read-only (an operation's or
+// Ping's) has a new session asked, at most once every renewSessionsEvery
+// and apart from the operation, whether it would take writes; if it
+// would, the pool's connections are closed (those in use once released),
+// and the next runs connect afresh. While new sessions are read-only too,
+// the pool is left alone: an operation's runs keep the connections whose
+// refusals time its last run (retryOp).
+const renewSessionsEvery = time.Second
+
+// sessionRenewal paces renewSessions.
+type sessionRenewal struct {
+	mu      sync.Mutex
+	last    time.Time
+	probing bool
+}
+
+// renewSessions starts the check of a new session (renewIfWritable),
+// unless one runs or started within renewSessionsEvery.
+func (s *Store) renewSessions() {
+	if s.pool == nil || s.connCfg == nil {
+		return
+	}
+	now := time.Now()
+	r := &s.renewal
+	r.mu.Lock()
+	if r.probing || (!r.last.IsZero() && now.Sub(r.last) < renewSessionsEvery) {
+		r.mu.Unlock()
+		return
+	}
+	r.last, r.probing = now, true
+	r.mu.Unlock()
+	go func() {
+		s.renewIfWritable()
+		r.mu.Lock()
+		r.probing = false
+		r.mu.Unlock()
+	}()
+}
+
+// renewIfWritable connects a new session and, if it takes writes, closes
+// the pool's connections.
+func (s *Store) renewIfWritable() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.retryFor)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	var readOnly bool
+	if err := conn.QueryRow(ctx, `SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'`).Scan(&readOnly); err != nil || readOnly {
+		return
+	}
+	s.log.Info("PostgreSQL takes writes on a new session while this server's sessions are read-only (default_transaction_read_only set back, or a standby promoted): its connections are made again")
+	s.pool.Reset()
+}
+
+// isReadOnly reports whether err is a change refused as read-only (25006).
+func isReadOnly(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "25006"
 }
 
 // runMargin is the least time left before the bound in which a run is
