@@ -152,10 +152,10 @@ func (e *Engine) superviseMoveTasks() {
 func (e *Engine) takeOverMoveTasks(ctx context.Context) {
 	stored, err := e.store.MoveTaskList(ctx)
 	if err != nil {
-		if held, ok := e.takeoverLogs.Admit(""); ok {
+		if held, since, ok := e.takeoverLogs.AdmitSince(""); ok {
 			attrs := []any{"err", err}
 			if held > 0 {
-				attrs = append(attrs, "failed_unlogged", held, "in", takeoverLogEvery)
+				attrs = append(attrs, "failed_unlogged", held, "since", since.UTC().Format(time.RFC3339))
 			}
 			e.log.Warn("move task takeover: list failed", attrs...)
 		}

@@ -16,7 +16,7 @@ const unavailableEvery = 10 * time.Second
 
 // unavailableLog logs the requests answered ServiceUnavailable: the first
 // at once, then at most one every unavailableEvery, which counts those
-// answered so since the last line. /metrics counts every one.
+// answered so since the last line, and says when that was. /metrics counts every one.
 type unavailableLog struct {
 	log  *slog.Logger
 	pace *lograte.Limiter
@@ -28,13 +28,15 @@ func newUnavailableLog(l *slog.Logger, clk clock.Clock) *unavailableLog {
 
 // note logs, or counts, a request answered ServiceUnavailable.
 func (u *unavailableLog) note(reqID, action string, err error) {
-	unsaid, ok := u.pace.Admit("")
+	unsaid, since, ok := u.pace.AdmitSince("")
 	if !ok {
 		return
 	}
 	attrs := []any{"request_id", reqID, "action", action, "err", err}
 	if unsaid > 0 {
-		attrs = append(attrs, "more_answered_503", unsaid, "in", unavailableEvery)
+		// Since the line before, which may be long before this one's
+		// interval: an outage that ended, and another.
+		attrs = append(attrs, "more_answered_503", unsaid, "since", since.UTC().Format(time.RFC3339))
 	}
 	u.log.Warn("store unavailable", attrs...)
 }

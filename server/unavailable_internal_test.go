@@ -37,6 +37,33 @@ func TestUnavailableLogged(t *testing.T) {
 	}
 }
 
+// The requests answered 503 in an outage that ended are counted by the
+// first line of the next outage, which says since when: it said "in=10s",
+// as if they had all come in the 10 s before it.
+func TestUnavailableCountSaysSinceWhen(t *testing.T) {
+	var buf bytes.Buffer
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fake := clock.NewFake(start)
+	u := newUnavailableLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
+	err := errors.New("store unavailable: database refused this server's password")
+	for range 300 { // a 3 s outage, 100 requests a second
+		u.note("r", "SendMessage", err)
+		fake.Advance(10 * time.Millisecond)
+	}
+	fake.Advance(time.Hour) // the next outage
+	u.note("r", "SendMessage", errors.New("store unavailable: database denied this server permission"))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[1], "more_answered_503=299") || !strings.Contains(lines[1], "since="+start.Format(time.RFC3339)) {
+		t.Errorf("the next outage's line does not count the 299 held back since %v: %s", start, lines[1])
+	}
+	if strings.Contains(lines[1], "in=10s") {
+		t.Errorf("the next outage's line says the 299 came in the 10 s before it, an hour after they did: %s", lines[1])
+	}
+}
+
 // Health checks many times a second while the store is not ready log the
 // first finding, one line every unavailableEvery with the count between,
 // and one when the server is ready again; checks while ready log nothing.

@@ -32,12 +32,12 @@ type httpLogWriter struct {
 func (w *httpLogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimPrefix(strings.TrimSpace(string(p)), "http: ")
 	if !strings.Contains(line, "panic") {
-		held, ok := w.pace.Admit(httpLogKey(line))
+		held, since, ok := w.pace.AdmitSince(httpLogKey(line))
 		if !ok {
 			return len(p), nil
 		}
 		if held > 0 {
-			w.log.Warn("net/http: "+line, "like_it_held_back", held, "in", httpLogEvery)
+			w.log.Warn("net/http: "+line, "like_it_held_back", held, "since", since.UTC().Format(time.RFC3339))
 			return len(p), nil
 		}
 	}

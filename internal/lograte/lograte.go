@@ -48,6 +48,17 @@ func New(clk clock.Clock, every time.Duration) *Limiter {
 // written (held). The first line of a kind, and the first after Forget,
 // is written at once with held 0.
 func (l *Limiter) Admit(key string) (held int, ok bool) {
+	held, _, ok = l.AdmitSince(key)
+	return held, ok
+}
+
+// AdmitSince is Admit, also saying when the last line of kind key was
+// written (since; zero with held 0 for the first): the held-back lines
+// came between then and now. That may be far longer ago than the
+// interval, when the lines stopped for a while (an outage that ended) and
+// came again: a line that counts them must not say they came within the
+// interval.
+func (l *Limiter) AdmitSince(key string) (held int, since time.Time, ok bool) {
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -55,13 +66,16 @@ func (l *Limiter) Admit(key string) (held int, ok bool) {
 	if seen && now.Sub(k.at) < l.every {
 		k.held++
 		l.kinds[key] = k
-		return 0, false
+		return 0, time.Time{}, false
 	}
 	if !seen && len(l.kinds) >= l.sweepAt {
 		l.sweep(now)
 	}
 	l.kinds[key] = kind{at: now}
-	return k.held, true
+	if k.held == 0 {
+		return 0, time.Time{}, true
+	}
+	return k.held, k.at, true
 }
 
 // Forget makes the next line of kind key the first again: written at once,

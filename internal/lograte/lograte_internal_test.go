@@ -69,3 +69,24 @@ func TestKindsDoNotPileUp(t *testing.T) {
 	admit(t, l, "busy", 1, true)
 	admit(t, l, "TLS handshake error from 10.0.39.15", 0, false) // the last, within its interval, is kept
 }
+
+// AdmitSince says when the line before the held-back ones was written:
+// lines held back in a burst that ended are counted by the next line
+// written, however long after, and it must not read as if they came
+// within the interval before it.
+func TestAdmitSinceSaysWhenTheHeldBackBegan(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fake := clock.NewFake(start)
+	l := New(fake, 10*time.Second)
+	if held, since, ok := l.AdmitSince("a"); held != 0 || !since.IsZero() || !ok {
+		t.Fatalf("first AdmitSince = %d, %v, %v; want 0, zero, true", held, since, ok)
+	}
+	for range 5 { // a burst of 5 in a second, then nothing
+		fake.Advance(200 * time.Millisecond)
+		l.AdmitSince("a")
+	}
+	fake.Advance(time.Hour)
+	if held, since, ok := l.AdmitSince("a"); held != 5 || !since.Equal(start) || !ok {
+		t.Fatalf("AdmitSince an hour later = %d, %v, %v; want 5, %v (the line before the burst), true", held, since, ok, start)
+	}
+}

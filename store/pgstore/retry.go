@@ -364,19 +364,19 @@ var errOutcomeUnknown = &baton.Error{Code: baton.ErrServiceUnavailable,
 // carried out (docs/postgresql.md).
 //
 // The log line is written for the first failure of each problem, then at
-// most once every giveUpLogEvery with the count of those not written:
-// during an outage every request may fail so.
+// most once every giveUpLogEvery with the count of those not written since
+// the last, and when that was: during an outage every request may fail so.
 func (s *Store) giveUp(what string, err error, attempts int, start time.Time, unsure bool) error {
 	s.refusals.saw(what, err)
-	held, ok := 0, true
+	held, since, ok := 0, time.Time{}, true
 	if s.giveUpLogs != nil {
-		held, ok = s.giveUpLogs.Admit(fmt.Sprint(what, unsure))
+		held, since, ok = s.giveUpLogs.AdmitSince(fmt.Sprint(what, unsure))
 	}
 	if ok {
 		attrs := []any{"problem", what, "attempts", attempts,
 			"after", time.Since(start).Round(time.Millisecond), "outcome_unknown", unsure, "err", err}
 		if held > 0 {
-			attrs = append(attrs, "more_failed_so", held, "in", giveUpLogEvery)
+			attrs = append(attrs, "more_failed_so", held, "since", since.UTC().Format(time.RFC3339))
 		}
 		msg := "PostgreSQL operation failed after retries"
 		if attempts == 1 {
