@@ -76,6 +76,8 @@ type Consumer struct {
 	inReceive      atomic.Int64
 	lastSent       atomic.Int64 // when the latest receive was sent (Unix ns)
 	recvCancelled  atomic.Int64
+	pauseMu        sync.Mutex
+	pausedUntil    time.Time // no receive starts before (see PauseReceives)
 	active         atomic.Int64
 	deletes        atomic.Int64
 	deleteFailures atomic.Int64
@@ -323,6 +325,10 @@ func (c *Consumer) receiveLoop(loop, call context.Context) {
 		if !ok {
 			return
 		}
+		if !c.awaitResume(loop) {
+			c.releaseSlots(n)
+			return
+		}
 		max := n
 		if c.batch != nil {
 			max = c.cfg.batchSize
@@ -342,6 +348,37 @@ func (c *Consumer) receiveLoop(loop, call context.Context) {
 			continue
 		}
 		failures = 0
+	}
+}
+
+// PauseReceives starts no receive before until, on the runtime's clock: a
+// handler whose downstream asked for time (a throttling service's
+// Retry-After) holds back the messages not yet received, so that they do
+// not come only to be given back, each time spending a receive of the
+// queue's maxReceiveCount. Receives in flight go on, and the messages held
+// are handled as usual. A pause only grows: an earlier until than the one
+// in force changes nothing. Shutdown does not wait for it.
+func (c *Consumer) PauseReceives(until time.Time) {
+	c.pauseMu.Lock()
+	defer c.pauseMu.Unlock()
+	if until.After(c.pausedUntil) {
+		c.pausedUntil = until
+	}
+}
+
+// awaitResume waits until no pause holds the receives back; it reports
+// false if loop ended first.
+func (c *Consumer) awaitResume(loop context.Context) bool {
+	for {
+		c.pauseMu.Lock()
+		left := c.pausedUntil.Sub(c.clock.Now())
+		c.pauseMu.Unlock()
+		if left <= 0 {
+			return loop.Err() == nil
+		}
+		if !sleep(c.clock, left, loop.Done()) {
+			return false
+		}
 	}
 }
 
