@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/baton-sqs/baton/consumer"
 )
@@ -274,6 +275,7 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 		event:    encodeEvent(recs),
 		inBatch:  func(id string) bool { return ids[id] },
 		progress: func() { progressAll(items) },
+		leaseEnd: func() time.Time { return earliestEnd(items) },
 	}
 	start := w.clock.Now()
 	w.counts.running.Add(1)
@@ -297,6 +299,17 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 		w.log.Debug("delivered", "messages", len(items), "bytes", len(d.event), "took", took)
 	}
 	return res
+}
+
+// earliestEnd is when the earliest lease of items ends.
+func earliestEnd(items []*item) time.Time {
+	end := items[0].d.Lease().Deadline()
+	for _, it := range items[1:] {
+		if e := it.d.Lease().Deadline(); e.Before(end) {
+			end = e
+		}
+	}
+	return end
 }
 
 // progressAll reports progress for items: once per call they come from.

@@ -65,9 +65,12 @@
 // X-Aws-Sqsd-Sent-At, X-Aws-Sqsd-Queue, X-Aws-Sqsd-Sender-Id and
 // X-Aws-Sqsd-Attr-NAME headers). A 429 or 503 answer is throttling: the
 // worker waits as the Retry-After header says (seconds or an HTTP date; an
-// exponential backoff without it), keeping the leases, and tries again; if
-// the wait would pass the queue's visibility timeout it releases the batch
-// at once, to come back after the wait. Redirects are not followed (a
+// exponential backoff without it), keeping the leases, and tries again;
+// its receives pause until the wait ends. If the wait would pass the
+// queue's visibility timeout it releases the batch at once, with a delay
+// within what is left of its leases (a server reads a release; a delay
+// past the lease's end reads as a renewal and a lapse), and the receives
+// stay paused for the rest of the wait. Redirects are not followed (a
 // followed 301, 302 or 303 would turn the POST into a GET without the
 // event): a 3xx answer fails the batch. A Host header in HTTPTarget.Header
 // sets the request's Host; the headers the worker sets itself

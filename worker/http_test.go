@@ -22,8 +22,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/worker"
 )
@@ -237,8 +240,13 @@ func TestThrottledTargetHonoursRetryAfter(t *testing.T) {
 	}
 }
 
-// A Retry-After past the visibility timeout releases the batch at once, to
-// come back when the target asked.
+// A Retry-After past the visibility timeout releases the batch at once,
+// with a delay within what is left of its leases, and pauses the worker's
+// receives until the wait the target asked for ends: the server reads each
+// change as a release with a delay (a delay past the lease's end would
+// read as a renewal, then a lapse: a handler that failed to come back),
+// and the messages, visible again once the delay ends, are not received
+// before the target's wait is over.
 func TestThrottledPastTheLeaseReleases(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -258,13 +266,34 @@ func TestThrottledPastTheLeaseReleases(t *testing.T) {
 		return nil
 	})
 	for _, e := range w.obs.All(consumer.EventReleased) {
-		if e.Delay != 10*time.Minute || e.Reason != consumer.ReasonRetry {
-			t.Errorf("release %+v, want a 10 min retry", e)
+		if e.Delay < time.Second || e.Delay > 4*time.Second || e.Reason != consumer.ReasonRetry {
+			t.Errorf("release %+v, want a retry within what is left of the 5 s lease less a second", e)
 		}
 	}
-	w.drive(30*time.Second, time.Second, func() error { return nil })
-	if v, f := w.counts(url); v != 0 || f != 3 || rec.n() != 1 {
-		t.Errorf("after 30 s: %d visible, %d hidden, %d deliveries; want 0, 3, 1", v, f, rec.n())
+	first := rec.get(0)
+	for _, body := range first.bodies() {
+		events, _, err := w.srv.Engine().MessageHistory(context.Background(),
+			engine.QueueRef{Region: batontest.Region, Account: batontest.Account, Name: "jobs"}, first.idOf(body))
+		if err != nil || len(events) == 0 {
+			t.Fatalf("history of %s: %v, %v", body, events, err)
+		}
+		if last := events[len(events)-1]; last.Kind != ledger.EventRelease {
+			t.Errorf("%s: the server read the throttle's release as %q (history %+v), want %q", body, last.Kind, events, ledger.EventRelease)
+		}
+	}
+	rec.mu.Lock()
+	throttled := rec.at[0]
+	rec.mu.Unlock()
+	w.drive(10*time.Minute, time.Second, w.reached(throttled.Add(9*time.Minute)))
+	if v, f := w.counts(url); v != 3 || f != 0 || rec.n() != 1 {
+		t.Errorf("after 9 min: %d visible, %d hidden, %d deliveries; want 3, 0, 1 (receives paused for the target's 10 min)", v, f, rec.n())
+	}
+	w.drive(2*time.Minute, time.Second, w.empty(url))
+	if rec.n() != 2 {
+		t.Fatalf("deliveries %d, want 2 (throttled, then served after the wait)", rec.n())
+	}
+	if got := receiveCounts(rec.get(1)); strings.Join(got, "") != "222" {
+		t.Errorf("receive counts on the retry %v, want all 2 (one receive spent by the throttle)", got)
 	}
 }
 

@@ -28,6 +28,8 @@ type delivery struct {
 	// progress is called whenever the target shows life on its own
 	// (a command's progress line).
 	progress func()
+	// leaseEnd is when the earliest lease of the batch ends.
+	leaseEnd func() time.Time
 }
 
 // outcome is what a delivery came to.
@@ -105,13 +107,25 @@ const maxThrottleTries = 10000
 
 // untilServed calls try until the target does not throttle, waiting between
 // tries as Retry-After says (else an exponential backoff from 1 s to 30 s
-// with equal jitter, never under 1 s), while the leases are kept. When the
-// next wait would end past the queue's visibility timeout from the first
-// try, as Lambda stops retrying a throttled invocation when the lease would
-// end, the batch is released at once to come back after that wait.
-func (w *Worker) untilServed(ctx context.Context, try func(ctx context.Context) (outcome, *throttle)) outcome {
+// with equal jitter, never under 1 s), while the leases are kept; a try
+// waits first for what is left of a wait the target asked of another
+// delivery. Each wait also pauses the worker's receives, as Lambda's event
+// source mapping reads less while its function is throttled: messages not
+// yet received stay in the queue instead of coming only to be given back.
+// When a wait would end past the queue's visibility timeout from the first
+// try (Lambda stops retrying a throttled invocation when the lease would
+// end), the batch is released with a delay within what is left of its
+// leases (leaseEnd, the earliest), so that the server reads a release
+// (where a delay past the lease's end reads as a renewal and a lapse),
+// and the receives stay paused for the rest of the target's wait.
+func (w *Worker) untilServed(ctx context.Context, leaseEnd func() time.Time, try func(ctx context.Context) (outcome, *throttle)) outcome {
 	budgetEnd := w.clock.Now().Add(w.q.visibility)
 	for n := 0; n < maxThrottleTries; n++ {
+		if wait, status := w.pausedFor(); wait > 0 {
+			if out, over := w.holdOff(ctx, leaseEnd, budgetEnd, wait, status); over {
+				return out
+			}
+		}
 		out, th := try(ctx)
 		if th == nil {
 			return out
@@ -122,14 +136,52 @@ func (w *Worker) untilServed(ctx context.Context, try func(ctx context.Context) 
 			wait = base/2 + time.Duration(w.cfg.Random()*float64(base/2))
 		}
 		wait = max(wait, time.Second)
-		if w.clock.Now().Add(wait).After(budgetEnd) {
-			w.log.Warn("target throttling: releasing the batch", "target", w.cfg.Target.String(), "status", th.status, "come_back_in", wait)
-			return outcome{err: fmt.Errorf("%w (%s): released to come back in %v: %w", ErrThrottled, th.status, wait, consumer.Retry(wait))}
-		}
-		w.log.Info("target throttling: waiting, leases kept", "target", w.cfg.Target.String(), "status", th.status, "wait", wait)
-		if !w.sleep(ctx, wait) {
-			return outcome{err: context.Cause(ctx)}
+		w.pause(wait, th.status)
+		if out, over := w.holdOff(ctx, leaseEnd, budgetEnd, wait, th.status); over {
+			return out
 		}
 	}
 	return outcome{err: fmt.Errorf("%w: gave up after %d tries", ErrThrottled, maxThrottleTries)}
+}
+
+// holdOff waits wait for a throttling target (status: its answer), the
+// leases kept, unless the wait would end past budgetEnd: then it releases
+// the batch (see untilServed). It reports true with the delivery's outcome
+// when the delivery is over: released, or ctx ended.
+func (w *Worker) holdOff(ctx context.Context, leaseEnd func() time.Time, budgetEnd time.Time, wait time.Duration, status string) (outcome, bool) {
+	now := w.clock.Now()
+	if now.Add(wait).After(budgetEnd) {
+		delay := max(min(wait, leaseEnd().Sub(now).Truncate(time.Second)-time.Second), time.Second)
+		w.log.Warn("target throttling: releasing the batch within its lease; receives paused until the target's wait ends",
+			"target", w.cfg.Target.String(), "status", status, "come_back_in", delay, "receives_paused_for", wait)
+		return outcome{err: fmt.Errorf("%w (%s): released to come back in %v, receives paused for %v: %w",
+			ErrThrottled, status, delay, wait, consumer.Retry(delay))}, true
+	}
+	w.log.Info("target throttling: waiting, leases kept, receives paused", "target", w.cfg.Target.String(), "status", status, "wait", wait)
+	if !w.sleep(ctx, wait) {
+		return outcome{err: context.Cause(ctx)}, true
+	}
+	return outcome{}, false
+}
+
+// pause holds the worker's receives back for wait, which a throttling
+// target (status: its answer) asked for; a pause only grows.
+func (w *Worker) pause(wait time.Duration, status string) {
+	until := w.clock.Now().Add(wait)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if until.After(w.pausedUntil) {
+		w.pausedUntil, w.pausedBy = until, status
+	}
+	if w.cons != nil {
+		w.cons.PauseReceives(until)
+	}
+}
+
+// pausedFor is what is left of the pause a throttling target asked for,
+// and its answer.
+func (w *Worker) pausedFor() (time.Duration, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pausedUntil.Sub(w.clock.Now()), w.pausedBy
 }

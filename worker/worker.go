@@ -40,6 +40,10 @@ type Worker struct {
 	ran       bool
 	stopAsked bool
 	cons      *consumer.Consumer
+	// pausedUntil is when the wait a throttling target asked for ends,
+	// pausedBy its answer (see untilServed).
+	pausedUntil time.Time
+	pausedBy    string
 
 	callsMu sync.Mutex
 	calls   map[*call]struct{}

@@ -311,7 +311,8 @@ func workerCommand() *cobra.Command {
 			"name fails the whole batch. On a FIFO queue everything after the first failure fails too.\n\n" +
 			"Unlike Lambda, the worker keeps every lease alive while a batch waits in its window and while\n" +
 			"the target works. An HTTP answer 429 or 503 is waited for as its Retry-After says, the leases\n" +
-			"kept, for up to the visibility timeout; then the batch is released to come back later. A\n" +
+			"kept and the receives paused, for up to the visibility timeout; then the batch is released\n" +
+			"within its lease and the receives stay paused until the target's wait ends. A\n" +
 			"command may write a line to file descriptor 3 (BATON_PROGRESS_FD) as progress; one silent for\n" +
 			"--stall-timeout, or past --target-timeout, gets SIGTERM on its process group, then SIGKILL\n" +
 			"after --kill-grace; when it exits, whatever it left in its process group gets SIGKILL (a\n" +
