@@ -102,5 +102,7 @@
 // the shutdown, at most 5 s); if the deadline comes sooner, commands being
 // stopped get SIGKILL before their grace ends, so that their leases can
 // still be released. No command outlives Run or Shutdown: any still
-// running gets SIGKILL before they return.
+// running gets SIGKILL before they return. A shutdown whose releases or
+// deletes failed logs its stop line as an error, and Run returns
+// ErrUnfinishedShutdown.
 package worker

@@ -11,12 +11,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/worker"
@@ -235,5 +237,66 @@ func TestShutdownDuringStartReturnsNil(t *testing.T) {
 	}
 	if n := w.obs.Count(consumer.EventReceived); n != 0 {
 		t.Errorf("%d receives, want none", n)
+	}
+}
+
+// refusingClient refuses every visibility change once armed, as a server
+// whose credentials were revoked would.
+type refusingClient struct {
+	consumer.Client
+	armed atomic.Bool
+}
+
+func (c *refusingClient) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, o ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if c.armed.Load() {
+		return nil, &smithy.GenericAPIError{Code: "AccessDenied", Message: "refused by the test"}
+	}
+	return c.Client.ChangeMessageVisibilityBatch(ctx, in, o...)
+}
+
+// A shutdown whose releases fail is no clean stop: Run returns
+// ErrUnfinishedShutdown saying how many, and the stop line, at level
+// ERROR, says what becomes of those messages; a supervisor reading the
+// exit status learns that they come back only when their leases lapse.
+func TestShutdownWithFailedReleasesIsAnError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, numbered("m", 5)...)
+	rec, target := w.httpTarget(func(n int, e event, r *http.Request) (int, http.Header, string) {
+		<-r.Context().Done()
+		return http.StatusOK, nil, ""
+	})
+	log := &lockedBuffer{}
+	client := &refusingClient{Client: w.cl}
+	wk, err := worker.New(client, w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target},
+		ShutdownTimeout: 2300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(log, nil))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(ctx) }()
+	checkFor(t, func() error {
+		if rec.n() != 1 {
+			return errors.New("the target has not started")
+		}
+		return nil
+	})
+	client.armed.Store(true)
+	stop() // SIGTERM
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return a minute after its context ended")
+	}
+	if !errors.Is(runErr, worker.ErrUnfinishedShutdown) || !strings.Contains(runErr.Error(), "5 release(s) failed") {
+		t.Errorf("Run: %v, want ErrUnfinishedShutdown with 5 failed releases", runErr)
+	}
+	want := `level=ERROR msg="worker stopped without handing back every message: those whose release failed come back when their leases lapse`
+	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "release_failed=5") {
+		t.Errorf("want %q and release_failed=5 in the log:\n%s", want, log.String())
 	}
 }

@@ -228,11 +228,20 @@ func check(cfg Config, q queueInfo) []consumer.Finding {
 	return fs
 }
 
+// ErrUnfinishedShutdown is what Run returns after a shutdown that could
+// not hand back every message it held: releases that failed (their
+// messages come back when their leases lapse, each having spent a
+// receive) or deletes that failed (their messages, handled, will be
+// delivered again). The error says how many of each.
+var ErrUnfinishedShutdown = errors.New("worker: the shutdown did not hand back every message")
+
 // Run reads the queue's attributes, checks the mapping against them (see
 // Check; errors stop the start), logs the other findings, and delivers
 // until ctx is cancelled or Shutdown is called. When ctx is cancelled it
 // shuts down itself within Config.ShutdownTimeout. It returns nil after a
-// shutdown, or the start-up error.
+// shutdown that released and deleted what it held, an error wrapping
+// ErrUnfinishedShutdown after one whose releases or deletes failed, or
+// the start-up error.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.ran {
@@ -294,22 +303,40 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.log.Warn("the worker is PID 1 (a container without an init): it reaps what a command leaves in its process group, but no other orphan; run the container with an init (docker run --init, or tini as the entrypoint)")
 	}
 
-	errc := make(chan error, 1)
-	go func() { _, err := cons.Run(context.WithoutCancel(ctx)); errc <- err }()
+	type ran struct {
+		r   consumer.Report
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() { r, err := cons.Run(context.WithoutCancel(ctx)); done <- ran{r, err} }()
+	var end ran
 	select {
-	case err = <-errc:
+	case end = <-done:
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
 		w.Shutdown(sctx)
 		cancel()
-		err = <-errc
+		end = <-done
 	}
+	err = end.err
 	if errors.Is(err, consumer.ErrClosed) && w.stopping() {
 		// A Shutdown came between storing the consumer and running it,
 		// and closed it unstarted: a stop during start-up.
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return unfinished(end.r)
+}
+
+// unfinished is the error a shutdown's report r calls for, if any.
+func unfinished(r consumer.Report) error {
+	if r.ReleaseFailed == 0 && r.DeleteFailed == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d release(s) failed (those messages come back when their leases lapse), %d delete(s) failed (those messages will be delivered again)",
+		ErrUnfinishedShutdown, r.ReleaseFailed, r.DeleteFailed)
 }
 
 // stopping reports whether Shutdown has been called.
@@ -409,10 +436,18 @@ func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 	r := cons.Shutdown(ctx)
 	disarm()
 	w.killCommands()
+	w.logStopped(r)
+	return r
+}
+
+// logStopped writes the stop line: what the worker delivered and what
+// its shutdown did. A shutdown whose releases or deletes failed says so
+// at level ERROR, with what becomes of those messages.
+func (w *Worker) logStopped(r consumer.Report) {
 	c := &w.counts
 	attrs := []any{"batches_delivered", c.batches.Load(), "messages_delivered", c.messages.Load(),
 		"messages_failed", c.failed.Load(), "released", r.Released, "release_failed", r.ReleaseFailed,
-		"deletes_flushed", r.DeletesFlushed, "cancelled", r.Cancelled, "stuck", r.Stuck,
+		"deletes_flushed", r.DeletesFlushed, "delete_failed", r.DeleteFailed, "cancelled", r.Cancelled, "stuck", r.Stuck,
 		"receives_awaited", r.ReceivesAwaited, "receives_cancelled", r.ReceivesCancelled}
 	if r.ReleaseDelay > 0 {
 		attrs = append(attrs, "release_delay", r.ReleaseDelay)
@@ -420,8 +455,11 @@ func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 	if n := c.ignored.Load(); n > 0 {
 		attrs = append(attrs, "ignored_item_failures", n)
 	}
+	if unfinished(r) != nil {
+		w.log.Error("worker stopped without handing back every message: those whose release failed come back when their leases lapse, those whose delete failed will be delivered again", attrs...)
+		return
+	}
 	w.log.Info("worker stopped", attrs...)
-	return r
 }
 
 // logStopping says what a shutdown under ctx is about to wait for, and why.
