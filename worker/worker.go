@@ -397,10 +397,11 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 		opts = append(opts, consumer.WithBatchSize(min(cfg.BatchSize, 10)))
 	}
 	opts = append(opts, cfg.ConsumerOptions...)
+	client := &watchedClient{Client: w.client, w: w}
 	if perMessage(cfg.Target) {
-		return consumer.New(w.client, cfg.QueueURL, consumer.HandlerFunc(w.handleOne), opts...)
+		return consumer.New(client, cfg.QueueURL, consumer.HandlerFunc(w.handleOne), opts...)
 	}
-	return consumer.NewBatch(w.client, cfg.QueueURL, consumer.BatchHandlerFunc(w.handleBatch), opts...)
+	return consumer.NewBatch(client, cfg.QueueURL, consumer.BatchHandlerFunc(w.handleBatch), opts...)
 }
 
 // Shutdown stops the worker under ctx's deadline (Config.ShutdownTimeout

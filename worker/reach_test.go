@@ -1,0 +1,73 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/worker"
+)
+
+// unreachableClient fails every receive while down, as a client of a
+// server that is restarting does.
+type unreachableClient struct {
+	consumer.Client
+	down atomic.Bool
+}
+
+func (c *unreachableClient) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if c.down.Load() {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	return c.Client.ReceiveMessage(ctx, in, o...)
+}
+
+// While the queue does not answer (a server restarting), the worker says
+// once that its receives fail; when they succeed again it says so, with
+// how many failed and for how long, and delivers what was sent meanwhile.
+func TestWorkerSaysTheQueueIsBack(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", nil)
+	rec, target := w.httpTarget(ok)
+	log := &lockedBuffer{}
+	client := &unreachableClient{Client: w.cl}
+	client.down.Store(true)
+	wk, err := worker.New(client, w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target},
+		Logger: slog.New(slog.NewTextHandler(log, nil))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		wk.Shutdown(ctx)
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	const failing = `msg="receives failing: the queue does not answer`
+	w.drive(time.Minute, step, func() error {
+		if n := strings.Count(log.String(), failing); n != 1 || w.obs.Count(consumer.EventError) < 3 {
+			return fmt.Errorf("%d failing lines, %d receive errors; want 1 line and 3 errors", n, w.obs.Count(consumer.EventError))
+		}
+		return nil
+	})
+	w.send(url, "m1")
+	client.down.Store(false)
+	w.drive(time.Minute, step, rec.reach(1))
+	want := `msg="receives succeed again: the queue answers" queue=jobs failed_receives=`
+	if !strings.Contains(log.String(), want) || strings.Count(log.String(), failing) != 1 {
+		t.Errorf("want one %q and one %q in the log:\n%s", failing, want, log.String())
+	}
+}
