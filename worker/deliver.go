@@ -386,7 +386,8 @@ func (w *Worker) handleOne(ctx context.Context, d *consumer.Delivery) error {
 // the message) after a delivery under ctx failed with err: a delivery the
 // shutdown cancelled is released at once (consumer: ReasonShutdown, no
 // delay), one whose lease was lost is no longer the worker's to release,
-// the others come back after the retry backoff.
+// a throttled one is released within its lease (see untilServed), the
+// others come back after the retry backoff.
 func fate(ctx context.Context, err error, what string) string {
 	cause := context.Cause(ctx)
 	switch {
@@ -394,6 +395,8 @@ func fate(ctx context.Context, err error, what string) string {
 		return "stopped by the shutdown: " + what + " is to be released at once (the stop line counts the releases)"
 	case errors.Is(err, consumer.ErrLeaseLost) || (ctx.Err() != nil && errors.Is(cause, consumer.ErrLeaseLost)):
 		return "the lease was lost: " + what + " comes back when the queue's lease ends, maybe to another consumer"
+	case errors.Is(err, ErrThrottled):
+		return "the target is throttling: " + what + " is released within its lease, and the receives pause for the target's wait"
 	}
 	return what + " comes back after a backoff"
 }

@@ -258,7 +258,8 @@ func TestThrottledPastTheLeaseReleases(t *testing.T) {
 		}
 		return http.StatusOK, nil, ""
 	})
-	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
+	log := &lockedBuffer{}
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	w.drive(10*time.Second, step, func() error {
 		if n := len(w.obs.All(consumer.EventReleased)); n != 3 {
 			return fmt.Errorf("releases %d, want 3", n)
@@ -268,6 +269,12 @@ func TestThrottledPastTheLeaseReleases(t *testing.T) {
 	for _, e := range w.obs.All(consumer.EventReleased) {
 		if e.Delay < time.Second || e.Delay > 4*time.Second || e.Reason != consumer.ReasonRetry {
 			t.Errorf("release %+v, want a retry within what is left of the 5 s lease less a second", e)
+		}
+	}
+	for _, want := range []string{`msg="target throttling: releasing the batch within its lease; receives paused until the target's wait ends"`,
+		`msg="delivery failed: the target is throttling: the batch is released within its lease, and the receives pause for the target's wait"`} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("no %s in the log:\n%s", want, log.String())
 		}
 	}
 	first := rec.get(0)
