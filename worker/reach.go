@@ -24,10 +24,11 @@ type watchedClient struct {
 }
 
 func (c *watchedClient) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	sent := c.w.clock.Now()
 	out, err := c.Client.ReceiveMessage(ctx, in, o...)
 	switch {
 	case err == nil:
-		c.answered()
+		c.answered(sent)
 	case ctx.Err() == nil:
 		c.failed(err)
 	}
@@ -49,15 +50,16 @@ func (c *watchedClient) failed(err error) {
 	}
 }
 
-// answered notes a receive that succeeded: the first after failures says
-// the queue answers again, after how many and for how long.
-func (c *watchedClient) answered() {
+// answered notes a receive sent at sent that succeeded: the first after
+// failures says the queue answers again, after how many and for how long
+// (until that receive was sent: a long poll answers when it ends).
+func (c *watchedClient) answered(sent time.Time) {
 	c.mu.Lock()
 	n, since := c.failures, c.since
 	c.failures = 0
 	c.mu.Unlock()
 	if n > 0 {
 		c.w.log.Info("receives succeed again: the queue answers", "failed_receives", n,
-			"failing_for", c.w.clock.Now().Sub(since).Round(100*time.Millisecond))
+			"failing_for", max(sent.Sub(since), 0).Round(100*time.Millisecond))
 	}
 }
