@@ -149,33 +149,6 @@ func TestBatchingWindowGathersOverTen(t *testing.T) {
 	}
 }
 
-// A window gathers messages that come one receive each (a quiet queue) up
-// to the batch size, as Lambda's does: with one delivery at a time, five
-// messages sent a second apart go as one batch when the window ends, not
-// as many as there were receive slots (two).
-func TestBatchingWindowGathersOneByOne(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t)
-	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
-	const window = 10 * time.Second
-	rec, target := w.httpTarget(ok)
-	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, BatchSize: 10,
-		BatchingWindow: window, MaxConcurrency: 1})
-	w.send(url, "m0")
-	opened := w.awaitTimers(window, 1)
-	for i := 1; i < 5; i++ {
-		w.drive(time.Minute, step, w.reached(opened.Add(time.Duration(i)*time.Second)))
-		w.send(url, fmt.Sprintf("m%d", i))
-		w.awaitReceived(i + 1)
-	}
-	w.drive(time.Minute, step, w.reached(opened.Add(window)))
-	testutil.CheckFor(t, time.Minute, rec.reach(1))
-	w.drive(time.Minute, step, w.empty(url))
-	if n := rec.n(); n != 1 || len(rec.get(0).Records) != 5 {
-		t.Fatalf("deliveries %d, the first of %d messages; want one of all 5", n, len(rec.get(0).Records))
-	}
-}
-
 // Events stay within MaxPayload: a batch is delivered when the next
 // message would not fit, and a message too large on its own travels alone.
 func TestPayloadCap(t *testing.T) {

@@ -349,15 +349,16 @@ func (w *Worker) stopping() bool {
 // newConsumer builds the consumer runtime underneath.
 func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 	cfg := w.cfg
-	slots := cfg.MaxConcurrency
+	batchSlots := 1
 	if cfg.BatchingWindow > 0 {
-		// Batches are gathered from several receives, each holding a slot
-		// until its messages' batch is delivered: enough for every running
-		// batch (full receives of ten), and for the batch gathering to
-		// take one receive per message, as a quiet queue's receives bring
-		// them.
+		// Batches are gathered from several receives, each taking a slot:
+		// enough for every running batch and one gathering.
 		w.gather = newGatherer(w)
-		slots = cfg.MaxConcurrency*((cfg.BatchSize+9)/10) + cfg.BatchSize
+		batchSlots = (cfg.BatchSize + 9) / 10
+	}
+	slots := cfg.MaxConcurrency * batchSlots
+	if w.gather != nil {
+		slots += batchSlots
 	}
 	w.slots = make(chan struct{}, cfg.MaxConcurrency)
 	for i := 0; i < cfg.MaxConcurrency; i++ {
