@@ -46,6 +46,9 @@ func TestDoctorBatchesReleasedWithADelayAreARetryLoop(t *testing.T) {
 	}
 	contains(t, f.Evidence, "8 leases were released with a delay", "a handler that fails and retries with a back-off",
 		"All of those messages were received with every other message of a receive, all released with a delay and none completed",
-		"one failing message takes its batch with it")
-	contains(t, f.Fix, "Look at the consumers' errors", "If the consumer fails a batch whole when one of its messages fails, report partial batch responses")
+		"one failing message takes its batch with it",
+		// baton worker releases a batch its target throttles the same way
+		"or what the consumer hands its batches to refused them whole (a throttled target")
+	contains(t, f.Fix, "Look at the consumers' errors", "If the consumer fails a batch whole when one of its messages fails, report partial batch responses",
+		"If its target throttles (429 or 503 with Retry-After")
 }

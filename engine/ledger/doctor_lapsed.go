@@ -139,7 +139,9 @@ func (d *doctor) retryLoopFinding() {
 		"the server cannot tell which. No lease lapsed for them, so they show in no other finding.", idsText(rt.msgs)) + retryBatchedText(rt)
 	fix := "Look at the consumers' errors (or why the messages are not ready): a message that fails every time goes round for ever, each receive a retry."
 	if rt.batched > 0 {
-		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice
+		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice +
+			" If its target throttles (429 or 503 with Retry-After, in the consumer's log), each receive is spent on a wait: " +
+			"give the target capacity, or lower the consumer's concurrency (`baton worker --max-concurrency`)."
 	}
 	if d.hasRedrive {
 		fix += fmt.Sprintf(" The RedrivePolicy moves a message to %s after %d receives.", arnQueueName(d.redrive.target), d.redrive.maxReceiveCount)
@@ -164,7 +166,8 @@ func retryBatchedText(rt retries) string {
 	}
 	return fmt.Sprintf(" %s received with every other message of a receive, all released with a delay and none completed: "+
 		"either each of those messages fails, or one failing message takes its batch with it (a consumer that releases a batch whole "+
-		"when one of its messages fails); the server cannot tell which.", which)
+		"when one of its messages fails), or what the consumer hands its batches to refused them whole (a throttled target: "+
+		"`baton worker` releases a batch its target throttles, to come back within the lease); the server cannot tell which.", which)
 }
 
 // retryWhen says when the leases of a retry loop were released.
