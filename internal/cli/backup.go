@@ -68,5 +68,6 @@ func backupCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), bulkAnswerTimeout)
 	return cmd
 }

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
@@ -44,6 +46,19 @@ const (
 	dummySecretAccessKey = "baton"
 )
 
+// answerTimeout is how long a client command waits, by default, for the
+// server's answer to a request to begin: the AWS CLI's default read
+// timeout (--cli-read-timeout, 60 s), and three times the longest long
+// poll. A server that takes the connection and never answers (stuck, or
+// something else listening on its port) then ends the command with an
+// error instead of leaving it waiting for ever.
+const answerTimeout = 60 * time.Second
+
+// bulkAnswerTimeout is answerTimeout for the commands whose answer the
+// server builds whole before sending it (backup, export, import, reset),
+// which a large store makes take minutes.
+const bulkAnswerTimeout = 10 * time.Minute
+
 // clientOptions are the flags every client command (queue, send, receive)
 // shares: where the server is and which AWS profile and region to use.
 type clientOptions struct {
@@ -57,6 +72,9 @@ type clientOptions struct {
 	// names the endpoint when nothing else does (resolveEndpoint). A
 	// command sets it before calling client.
 	queue string
+	// timeout bounds the wait for each answer to begin (--timeout); 0,
+	// for a command without the flag, is answerTimeout.
+	timeout time.Duration
 }
 
 // register adds the client flags to flags (a parent's persistent flags, so
@@ -65,6 +83,24 @@ func (o *clientOptions) register(flags *pflag.FlagSet) {
 	flags.StringVar(&o.endpoint, "endpoint", defaultEndpoint, endpointUsage("URL of the Baton server", ""))
 	flags.StringVar(&o.profile, "profile", "", "AWS profile for credentials and region (default: AWS_PROFILE, else \"default\")")
 	flags.StringVar(&o.region, "region", "", "region to sign requests for, each a namespace of queues (default: AWS_REGION or the profile's, else the endpoint's if its host is sqs.<region>.…, else us-east-1)")
+}
+
+// registerTimeout adds --timeout, the bound on the wait for each answer to
+// begin, with def its default.
+func (o *clientOptions) registerTimeout(flags *pflag.FlagSet, def time.Duration) {
+	flags.DurationVar(&o.timeout, "timeout", def, "how long to wait for each of the server's answers to begin (more than 0s)")
+}
+
+// answerBound is the bound on the wait for each answer to begin: --timeout
+// for a command that has the flag (more than 0s), else answerTimeout.
+func (o *clientOptions) answerBound(cmd *cobra.Command) (time.Duration, error) {
+	if cmd.Flags().Lookup("timeout") == nil {
+		return answerTimeout, nil
+	}
+	if o.timeout <= 0 {
+		return 0, fmt.Errorf("--timeout %v: want more than 0s", o.timeout)
+	}
+	return o.timeout, nil
 }
 
 // resolvedEndpoint is where the client sends its requests: see
@@ -183,6 +219,16 @@ func (o *clientOptions) awsConfig(cmd *cobra.Command) (aws.Config, error) {
 	}
 	if cfg.Region == "" {
 		cfg.Region = endpointRegion(o.resolvedEndpoint(cmd))
+	}
+	bound, err := o.answerBound(cmd)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	if cfg.HTTPClient == nil { // the SDK's own default, made here to be bounded
+		cfg.HTTPClient = awshttp.NewBuildableClient()
+	}
+	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok { // AWS_CA_BUNDLE's is one too
+		cfg.HTTPClient = bc.WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = bound })
 	}
 	cfg.HTTPClient = sdkhttp.Client(cfg.HTTPClient)
 	if cfg.Credentials == nil {
@@ -310,6 +356,12 @@ func apiError(err error) error {
 	var oe *net.OpError
 	if errors.As(err, &oe) {
 		return fmt.Errorf("cannot reach the server: %w (is `baton serve` running? --endpoint, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT says where)", oe)
+	}
+	// The transport's bound on the wait for the answer (answerBound): the
+	// connection was taken but nothing came back.
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return errors.New("the server took the request but did not answer within --timeout: is it overloaded or stuck (`baton health` asks its /healthz), or is something else listening on that port?")
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/baton-sqs/baton/clock"
@@ -156,4 +157,53 @@ func TestCLIEndpointResolution(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"endpoint": "`+srv.URL+`"`) {
 		t.Errorf("bench with AWS_ENDPOINT_URL: %v", r)
 	}
+}
+
+// A server that takes the connection and never answers (stuck, or
+// something else on its port) ends a client command after --timeout with
+// one line naming the cause, as the AWS CLI's read timeout does, instead of
+// leaving it waiting for ever: the SQS API's commands and the admin API's.
+func TestCLIServerThatNeverAnswers(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	endpoint := "http://" + ln.Addr().String()
+	for _, args := range [][]string{
+		{"queue", "list"},
+		{"send", "http://" + ln.Addr().String() + "/000000000000/jobs", "hi"},
+		{"peek", "jobs"},
+		{"export", filepath.Join(t.TempDir(), "state.json")},
+	} {
+		args = append(args, "--timeout", "1s")
+		stderr := mustFail(t, endpoint, "did not answer within --timeout", args...)
+		if strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 {
+			t.Errorf("baton %s: want one line on stderr, got %q", strings.Join(args, " "), stderr)
+		}
+	}
+	mustFail(t, endpoint, "--timeout 0s: want more than 0s", "queue", "list", "--timeout", "0")
 }

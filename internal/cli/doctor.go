@@ -94,6 +94,7 @@ func doctorCommand() *cobra.Command {
 		},
 	}
 	opts.register(cmd.Flags())
+	opts.registerTimeout(cmd.Flags(), answerTimeout)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as JSON (the admin API's fields)")
 	cmd.Flags().BoolVar(&allRows, "all", false, "report queues that have seen no lease in full too")
 	return cmd

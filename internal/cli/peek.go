@@ -104,6 +104,7 @@ func peekCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), answerTimeout)
 	f := cmd.Flags()
 	f.IntVarP(&count, "count", "n", 10, "most messages to list")
 	f.StringSliceVar(&states, "state", nil, "list only messages in these states: visible, inflight, delayed (repeat or separate by commas)")

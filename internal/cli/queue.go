@@ -29,6 +29,7 @@ func queueCommand() *cobra.Command {
 	}
 	groupOnly(cmd)
 	o.register(cmd.PersistentFlags())
+	o.registerTimeout(cmd.PersistentFlags(), answerTimeout)
 	cmd.AddCommand(
 		queueCreateCommand(&o), queueListCommand(&o), queueGetCommand(&o),
 		queueSetCommand(&o), queuePurgeCommand(&o), queueDeleteCommand(&o),

@@ -124,6 +124,7 @@ func receiveCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), answerTimeout)
 	f := cmd.Flags()
 	f.IntVarP(&count, "count", "n", 1, "most messages to receive (1-10)")
 	f.IntVar(&wait, "wait", 0, "seconds (0-20) to wait for a message to arrive (default: the queue's ReceiveMessageWaitTimeSeconds)")

@@ -92,6 +92,7 @@ func sendCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), answerTimeout)
 	f := cmd.Flags()
 	f.StringArrayVarP(&attrs, "attribute", "a", nil, "message attribute NAME=TYPE:VALUE (repeatable)")
 	f.IntVar(&delay, "delay", 0, "seconds (0-900) before the message can be received (default: the queue's DelaySeconds)")

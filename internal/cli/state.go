@@ -62,6 +62,7 @@ func resetCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), bulkAnswerTimeout)
 	cmd.Flags().StringVar(&region, "only-region", "", "reset only this region's queues")
 	return cmd
 }
@@ -111,6 +112,7 @@ func exportCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), bulkAnswerTimeout)
 	cmd.Flags().StringVar(&region, "only-region", "", "export only this region's queues")
 	return cmd
 }
@@ -148,6 +150,7 @@ func importCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), bulkAnswerTimeout)
 	return cmd
 }
 

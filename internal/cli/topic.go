@@ -28,6 +28,7 @@ func topicCommand() *cobra.Command {
 	}
 	groupOnly(cmd)
 	o.register(cmd.PersistentFlags())
+	o.registerTimeout(cmd.PersistentFlags(), answerTimeout)
 	cmd.AddCommand(topicCreateCommand(&o), topicListCommand(&o), topicDeleteCommand(&o),
 		topicSubscribeCommand(&o), topicSubscriptionsCommand(&o), topicDeliveriesCommand(&o))
 	return cmd
@@ -309,6 +310,7 @@ func publishCommand() *cobra.Command {
 		},
 	}
 	o.register(cmd.Flags())
+	o.registerTimeout(cmd.Flags(), answerTimeout)
 	f := cmd.Flags()
 	f.StringArrayVarP(&attrs, "attribute", "a", nil, "message attribute NAME=TYPE:VALUE (repeatable)")
 	f.StringVar(&subject, "subject", "", "the message's Subject (in the envelope)")
