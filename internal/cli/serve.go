@@ -269,6 +269,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	if err := checkQueues(ctx, cfg); err != nil {
 		return err
 	}
+	warnIgnoredStoreFlags(cfg, log)
 	store, receiptKey, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -539,3 +539,23 @@ func TestServePortInUse(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want a non-zero exit and the hint", code, stderr.String())
 	}
 }
+
+// The embedded store's settings given to a server of another store do
+// nothing; the server says so at start rather than let an operator believe
+// it backs up or commits as asked. The embedded store's server says
+// nothing of them.
+func TestServeWarnsOfIgnoredStoreFlags(t *testing.T) {
+	t.Parallel()
+	memLogs := &syncBuffer{}
+	serve(t, cli.ServeConfig{Store: "memory", BackupDir: t.TempDir(), Durability: "relaxed", Logs: memLogs})
+	for _, want := range []string{"--backup-dir is ignored", "--durability is ignored"} {
+		if !strings.Contains(memLogs.String(), want) {
+			t.Errorf("--store memory --backup-dir … --durability relaxed: no %q in the log:\n%s", want, memLogs)
+		}
+	}
+	embLogs := &syncBuffer{}
+	serve(t, cli.ServeConfig{Store: "embedded", BackupDir: t.TempDir(), Durability: "relaxed", Logs: embLogs})
+	if strings.Contains(embLogs.String(), "is ignored") {
+		t.Errorf("--store embedded: a setting said to be ignored:\n%s", embLogs)
+	}
+}

@@ -92,6 +92,24 @@ func openStore(ctx context.Context, cfg ServeConfig, log *slog.Logger) (baton.St
 	return nil, nil, fmt.Errorf("--store %q: the stores are embedded, memory and postgres://…", storeName(cfg.Store))
 }
 
+// warnIgnoredStoreFlags logs a warning for each of the embedded store's
+// settings given to a server of another store, which does nothing with
+// them: an operator who set --backup-dir or --durability would otherwise
+// believe the server backs up or commits as they asked.
+func warnIgnoredStoreFlags(cfg ServeConfig, log *slog.Logger) {
+	if isEmbedded(cfg.Store) {
+		return
+	}
+	if cfg.BackupDir != "" {
+		log.Warn("--backup-dir is ignored: only the embedded store takes backups (back a PostgreSQL store up with the database's own tools)",
+			"store", storeName(cfg.Store), "backup_dir", cfg.BackupDir)
+	}
+	if cfg.Durability != "" && cfg.Durability != "full" {
+		log.Warn("--durability is ignored: it sets the embedded store's commits only",
+			"store", storeName(cfg.Store), "durability", cfg.Durability)
+	}
+}
+
 func isPostgresURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
