@@ -82,8 +82,7 @@ func adminRequest(cmd *cobra.Command, c *sqs.Client, method, url string, body []
 			Message string `xml:"Error>Message"`
 		}
 		if xml.Unmarshal(answer, &x) == nil && x.Code != "" {
-			msg, _, _ := strings.Cut(x.Message, "\n")
-			return fmt.Errorf("%s: %s: %s", what, x.Code, msg)
+			return fmt.Errorf("%s: %s: %s", what, x.Code, firstLine(x.Message))
 		}
 		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(answer)))
 	}

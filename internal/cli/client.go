@@ -351,7 +351,7 @@ func sendZero(members ...string) func(*sqs.Options) {
 func apiError(err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
-		return fmt.Errorf("%s: %s", ae.ErrorCode(), ae.ErrorMessage())
+		return fmt.Errorf("%s: %s", ae.ErrorCode(), firstLine(ae.ErrorMessage()))
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) {
@@ -364,6 +364,14 @@ func apiError(err error) error {
 		return errors.New("the server took the request but did not answer within --timeout: is it overloaded or stuck (`baton health` asks its /healthz), or is something else listening on that port?")
 	}
 	return err
+}
+
+// firstLine is an error message's first line: SignatureDoesNotMatch's, as
+// AWS words it, goes on with the canonical request and the string to sign,
+// twenty lines that are the server's working, not what to do.
+func firstLine(msg string) string {
+	line, _, _ := strings.Cut(msg, "\n")
+	return line
 }
 
 // completeQueues offers the server's queue names for shell completion.

@@ -207,3 +207,20 @@ func TestCLIServerThatNeverAnswers(t *testing.T) {
 	}
 	mustFail(t, endpoint, "--timeout 0s: want more than 0s", "queue", "list", "--timeout", "0")
 }
+
+// A wrong secret is refused with SignatureDoesNotMatch, whose message goes
+// on, as AWS's does, with the canonical request and the string to sign: the
+// client commands print its first line alone, one line that names the cause.
+func TestCLIWrongSecretIsOneLine(t *testing.T) {
+	t.Parallel()
+	cred := sigv4.Credential{AccessKeyID: "AKIDCLITEST", SecretAccessKey: "right", Account: "123456789012"}
+	url := startAuthServer(t, cred)
+	env := cliEnv(t, "AWS_ACCESS_KEY_ID=AKIDCLITEST", "AWS_SECRET_ACCESS_KEY=wrong")
+	for _, args := range [][]string{{"queue", "list"}, {"send", "jobs", "hi"}, {"topic", "list"}, {"peek", "jobs"}} {
+		r := runCLI(t, env, nil, append(args, "--endpoint", url)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "SignatureDoesNotMatch: The request signature we calculated does not match") ||
+			strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("baton %s: %v\nwant exit 1 and SignatureDoesNotMatch on one line", strings.Join(args, " "), r)
+		}
+	}
+}
