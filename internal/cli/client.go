@@ -75,7 +75,15 @@ type clientOptions struct {
 	// timeout bounds the wait for each answer to begin (--timeout); 0,
 	// for a command without the flag, is answerTimeout.
 	timeout time.Duration
+	// longPoll is how long the server may rightly hold a request before
+	// it answers (a receive's wait for messages), which the bound on the
+	// answer comes on top of.
+	longPoll time.Duration
 }
+
+// longestLongPoll is the longest a ReceiveMessage may wait for messages
+// (WaitTimeSeconds and ReceiveMessageWaitTimeSeconds are at most 20).
+const longestLongPoll = 20 * time.Second
 
 // register adds the client flags to flags (a parent's persistent flags, so
 // that its subcommands share them).
@@ -92,15 +100,16 @@ func (o *clientOptions) registerTimeout(flags *pflag.FlagSet, def time.Duration)
 }
 
 // answerBound is the bound on the wait for each answer to begin: --timeout
-// for a command that has the flag (more than 0s), else answerTimeout.
+// for a command that has the flag (more than 0s), else answerTimeout, past
+// the longPoll the server may hold the request for.
 func (o *clientOptions) answerBound(cmd *cobra.Command) (time.Duration, error) {
 	if cmd.Flags().Lookup("timeout") == nil {
-		return answerTimeout, nil
+		return o.longPoll + answerTimeout, nil
 	}
 	if o.timeout <= 0 {
 		return 0, fmt.Errorf("--timeout %v: want more than 0s", o.timeout)
 	}
-	return o.timeout, nil
+	return o.longPoll + o.timeout, nil
 }
 
 // resolvedEndpoint is where the client sends its requests: see

@@ -1,13 +1,16 @@
 package cli_test
 
 import (
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
@@ -222,5 +225,31 @@ func TestCLIWrongSecretIsOneLine(t *testing.T) {
 			strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("baton %s: %v\nwant exit 1 and SignatureDoesNotMatch on one line", strings.Join(args, " "), r)
 		}
+	}
+}
+
+// A receive's long poll is the server holding the request on purpose:
+// --timeout counts from the end of the longest wait, so a server that
+// waits longer than --timeout for a message, as it may, is no failure.
+func TestCLIReceiveTimeoutCountsFromTheWait(t *testing.T) {
+	t.Parallel()
+	const wait = 6 * time.Second // what the server holds the receive for: over --timeout
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Amz-Target") != "AmazonSQS.ReceiveMessage" {
+			http.Error(w, "only ReceiveMessage", http.StatusBadRequest)
+			return
+		}
+		select { // a long poll that no message ends
+		case <-time.After(wait):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		io.WriteString(w, "{}")
+	}))
+	t.Cleanup(srv.Close)
+	r := runCLI(t, cliEnv(t), nil, "receive", srv.URL+"/000000000000/jobs", "--wait", "20", "--timeout", "3s")
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("a receive the server held %v, with --timeout 3s: %v\nwant exit 0 and no messages", wait, r)
 	}
 }

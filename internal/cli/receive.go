@@ -81,6 +81,7 @@ func receiveCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.longPoll = longestLongPoll // --timeout counts from the end of the wait
 			c, url, err := o.queueClient(cmd, args[0])
 			if err != nil {
 				return err
