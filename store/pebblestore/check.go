@@ -228,16 +228,19 @@ func inspect(ctx context.Context, dir string, out *pebble.DB) (*Report, error) {
 // Pebble cannot open is a problem of the Report, and leaves in.db nil.
 // The caller releases the inspection.
 func openInspection(ctx context.Context, dir string) (*inspection, error) {
+	// A directory that holds no log (mistyped, empty, not a directory)
+	// is refused before the lock, whose file would be the first thing
+	// written into it.
+	logDir := filepath.Join(dir, LogDir)
+	if _, err := os.Stat(logDir); err != nil {
+		return nil, fmt.Errorf("%s holds no log: %w", dir, err)
+	}
 	lock, err := lockDir(filepath.Join(dir, LockFile))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	in := &inspection{ctx: ctx, dir: dir, logDir: filepath.Join(dir, LogDir), lock: lock, r: &Report{},
+	in := &inspection{ctx: ctx, dir: dir, logDir: logDir, lock: lock, r: &Report{},
 		queues: make(map[uint64]string), states: make(map[uint64]map[uint64]string), bodies: make(map[uint64]map[uint64]string)}
-	if _, err := os.Stat(in.logDir); err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("%s holds no log: %w", dir, err)
-	}
 	if err := checkLogFiles(vfs.Default, in.logDir, DurabilityFull); err != nil {
 		in.problem("%v", err)
 	}

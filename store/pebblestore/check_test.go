@@ -27,6 +27,26 @@ func TestCheckIntact(t *testing.T) {
 }
 
 // Check refuses to run on a directory a server has open.
+// Check of a directory that holds no store (an empty one, one that does
+// not exist: a mistyped --data-dir) says so and writes nothing: it leaves
+// no lock file behind, nor makes the directory.
+func TestCheckOfNoStoreWritesNothing(t *testing.T) {
+	t.Parallel()
+	empty := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "nosuch")
+	for _, dir := range []string{empty, missing} {
+		if _, err := pebblestore.Check(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "holds no log") {
+			t.Errorf("Check(%s): %v, want an error saying it holds no log", dir, err)
+		}
+	}
+	if entries, err := os.ReadDir(empty); err != nil || len(entries) != 0 {
+		t.Errorf("Check of an empty directory left %v (%v) in it, want nothing", entries, err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Check of a directory that does not exist made it: %v", err)
+	}
+}
+
 func TestCheckLocked(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
