@@ -1,14 +1,12 @@
 package proxy_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/proxy"
 	"github.com/baton-sqs/baton/server"
 )
@@ -59,7 +58,7 @@ func TestNoReportWhileTheUpstreamIsDown(t *testing.T) {
 func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	creds := &switchCreds{}
 	creds.key.Store(upstreamKey)
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	e := newEnv(t, func(c *proxy.Config) {
 		c.Credentials = creds
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -131,24 +130,6 @@ func testNoReportWhileTheUpstreamIsDown(t *testing.T, how string) {
 	if !strings.Contains(logs.String(), "the upstream answers again") {
 		t.Errorf("the log does not say the outage ended:\n%s", logs)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // wantHealth GETs the proxy's /healthz and wants status, a body that says

@@ -1,37 +1,18 @@
 package sns_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/sns"
 	"github.com/baton-sqs/baton/store/memstore"
 )
-
-// syncBuffer is a log destination safe for the fan-out's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) count(s string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Count(w.b.String(), s)
-}
 
 // TestQueuePolicyWarningRateLimited: warn mode logs a subscription's
 // warning once every ten minutes, and the next line says how many it left
@@ -45,7 +26,7 @@ func TestQueuePolicyWarningRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	svc := sns.ForStore(eng, st, slog.New(slog.NewTextHandler(logs, nil)))
 	t.Cleanup(svc.Close)
 	c, ctx := sns.Caller{Account: "000000000000"}, context.Background()
@@ -72,13 +53,13 @@ func TestQueuePolicyWarningRateLimited(t *testing.T) {
 	for range 3 {
 		publish()
 	}
-	if got := logs.count(line); got != 1 {
+	if got := strings.Count(logs.String(), line); got != 1 {
 		t.Errorf("after 3 publishes within a minute: %d warning lines, want 1", got)
 	}
 	fake.Advance(10 * time.Minute)
 	publish()
-	if got := logs.count(line); got != 2 || logs.count("same_warnings_not_logged=2") != 1 {
-		t.Errorf("ten minutes on: %d warning lines (want 2), the second saying 2 were left out:\n%s", got, logs.b.String())
+	if got := strings.Count(logs.String(), line); got != 2 || strings.Count(logs.String(), "same_warnings_not_logged=2") != 1 {
+		t.Errorf("ten minutes on: %d warning lines (want 2), the second saying 2 were left out:\n%s", got, logs.String())
 	}
 }
 
@@ -94,7 +75,7 @@ func TestQueuePolicyWarningOnlyForDeliveredCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	svc := sns.ForStore(eng, st, slog.New(slog.NewTextHandler(logs, nil)))
 	t.Cleanup(svc.Close)
 	c, ctx := sns.Caller{Account: "000000000000"}, context.Background()
@@ -113,16 +94,16 @@ func TestQueuePolicyWarningOnlyForDeliveredCopies(t *testing.T) {
 	if _, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: strings.Repeat("x", 2000)}); err != nil {
 		t.Fatal(err)
 	}
-	if n := logs.count("sns: a copy was delivered that AWS would not deliver"); n != 0 {
-		t.Errorf("a copy the queue refused is logged as delivered:\n%s", logs.b.String())
+	if n := strings.Count(logs.String(), "sns: a copy was delivered that AWS would not deliver"); n != 0 {
+		t.Errorf("a copy the queue refused is logged as delivered:\n%s", logs.String())
 	}
-	if n := logs.count("the copy is dropped"); n != 1 {
-		t.Errorf("%d lines saying the copy was dropped, want 1:\n%s", n, logs.b.String())
+	if n := strings.Count(logs.String(), "the copy is dropped"); n != 1 {
+		t.Errorf("%d lines saying the copy was dropped, want 1:\n%s", n, logs.String())
 	}
 	if _, err := svc.Publish(ctx, c, sns.PublishParams{TopicARN: topic, Message: "small"}); err != nil {
 		t.Fatal(err)
 	}
-	if n := logs.count("sns: a copy was delivered that AWS would not deliver"); n != 1 {
-		t.Errorf("a delivered copy AWS would not deliver: %d warning lines, want 1:\n%s", n, logs.b.String())
+	if n := strings.Count(logs.String(), "sns: a copy was delivered that AWS would not deliver"); n != 1 {
+		t.Errorf("a delivered copy AWS would not deliver: %d warning lines, want 1:\n%s", n, logs.String())
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -258,7 +259,7 @@ func TestThrottledPastTheLeaseReleases(t *testing.T) {
 		}
 		return http.StatusOK, nil, ""
 	})
-	log := &lockedBuffer{}
+	log := &logbuf.Buffer{}
 	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	w.drive(10*time.Second, step, func() error {
 		if n := len(w.obs.All(consumer.EventReleased)); n != 3 {
@@ -609,7 +610,7 @@ func TestIgnoredBatchItemFailuresWarned(t *testing.T) {
 	_, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
 		return http.StatusOK, nil, fmt.Sprintf(`{"batchItemFailures":[{"itemIdentifier":%q},{"itemIdentifier":%q}]}`, e.Records[0].MessageID, e.Records[1].MessageID)
 	})
-	log := &lockedBuffer{}
+	log := &logbuf.Buffer{}
 	cfg := w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}})
 	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
 	wk, err := worker.New(w.cl, cfg)

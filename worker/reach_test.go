@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -38,7 +39,7 @@ func TestWorkerSaysTheQueueIsBack(t *testing.T) {
 	w := newWorld(t)
 	url := w.queue("jobs", nil)
 	rec, target := w.httpTarget(ok)
-	log := &lockedBuffer{}
+	log := &logbuf.Buffer{}
 	client := &unreachableClient{Client: w.cl}
 	client.down.Store(true)
 	wk, err := worker.New(client, w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target},

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/baton-sqs/baton/consumer"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -61,7 +62,7 @@ func TestShutdownMidBatchReleases(t *testing.T) {
 			url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
 			w.send(url, numbered("m", 5)...)
 			target, working := tt.target(t, w)
-			log := &lockedBuffer{}
+			log := &logbuf.Buffer{}
 			wk := w.start(worker.Config{QueueURL: url, Target: target, Logger: slog.New(slog.NewTextHandler(log, nil))})
 			checkFor(t, func() error {
 				if !working() {
@@ -267,7 +268,7 @@ func TestShutdownWithFailedReleasesIsAnError(t *testing.T) {
 		<-r.Context().Done()
 		return http.StatusOK, nil, ""
 	})
-	log := &lockedBuffer{}
+	log := &logbuf.Buffer{}
 	client := &refusingClient{Client: w.cl}
 	wk, err := worker.New(client, w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target},
 		ShutdownTimeout: 2300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(log, nil))}))

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
 
 // TestHealth pins `baton health`, the image's health check: exit 0 when
@@ -103,7 +104,7 @@ func TestHealthFollowsTheHealthFile(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready, done := make(chan string, 1), make(chan error, 1)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	go func() {
 		done <- cli.Serve(ctx, cli.ServeConfig{Listen: "127.0.0.1:0", Store: "memory", Durability: "full", DataDir: t.TempDir(),
 			AccountID: "000000000000", Region: "us-east-1", LogLevel: "info", Logs: &logs,
@@ -151,7 +152,7 @@ func TestHealthFollowsTheHealthFile(t *testing.T) {
 // the check asks where BATON_LISTEN says.
 func TestServeHealthFileUnwritable(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	file := filepath.Join(t.TempDir(), "no-such-dir", "health-url")
 	addr := serve(t, cli.ServeConfig{HealthFile: file, Logs: &logs})
 	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {

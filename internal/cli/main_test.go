@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
 
 // The baton binary the CLI tests run: built once, on first use, into a
@@ -147,31 +148,12 @@ func mustFail(t *testing.T, endpoint, want string, args ...string) string {
 // servingAddr matches the line `baton serve` logs once it accepts requests.
 var servingAddr = regexp.MustCompile(`baton serving"? addr=(127\.0\.0\.1:[0-9]+)`)
 
-// lockedBuffer collects a process's output for a reader in another
-// goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // serveProcess is a running `baton serve`.
 type serveProcess struct {
 	// URL is http://127.0.0.1:<port>.
 	URL  string
 	cmd  *exec.Cmd
-	logs *lockedBuffer
+	logs *logbuf.Buffer
 	done chan struct{}
 }
 
@@ -179,7 +161,7 @@ type serveProcess struct {
 // ends and returns once it serves /healthz.
 func startServe(t *testing.T, env []string, args ...string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{logs: &lockedBuffer{}, done: make(chan struct{})}
+	p := &serveProcess{logs: &logbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(batonBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs

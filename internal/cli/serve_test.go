@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,10 +34,11 @@ import (
 	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
 
 // serve runs cli.Serve until the test ends and returns its address; its
-// log goes to cfg.Logs if that is a *syncBuffer.
+// log goes to cfg.Logs if that is a *logbuf.Buffer.
 func serve(t *testing.T, cfg cli.ServeConfig) string {
 	t.Helper()
 	if cfg.Listen == "" {
@@ -57,9 +57,9 @@ func serve(t *testing.T, cfg cli.ServeConfig) string {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
-	logs, ok := cfg.Logs.(*syncBuffer) // a test's own, to read
+	logs, ok := cfg.Logs.(*logbuf.Buffer) // a test's own, to read
 	if !ok {
-		logs = &syncBuffer{}
+		logs = &logbuf.Buffer{}
 	}
 	cfg.Logs = logs
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,24 +82,6 @@ func serve(t *testing.T, cfg cli.ServeConfig) string {
 		t.Fatalf("Serve returned before serving: %v\n%s", err, logs.String())
 	}
 	return ""
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // client is an SDK client for endpoint with the given key, signing with the
@@ -338,7 +320,7 @@ func TestServeTLS(t *testing.T) {
 func TestServeEnvCredentials(t *testing.T) {
 	t.Setenv("BATON_ACCESS_KEY_ID", "AKIDENV")
 	t.Setenv("BATON_SECRET_ACCESS_KEY", "env-secret")
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
@@ -546,14 +528,14 @@ func TestServePortInUse(t *testing.T) {
 // nothing of them.
 func TestServeWarnsOfIgnoredStoreFlags(t *testing.T) {
 	t.Parallel()
-	memLogs := &syncBuffer{}
+	memLogs := &logbuf.Buffer{}
 	serve(t, cli.ServeConfig{Store: "memory", BackupDir: t.TempDir(), Durability: "relaxed", Logs: memLogs})
 	for _, want := range []string{"--backup-dir is ignored", "--durability is ignored"} {
 		if !strings.Contains(memLogs.String(), want) {
 			t.Errorf("--store memory --backup-dir … --durability relaxed: no %q in the log:\n%s", want, memLogs)
 		}
 	}
-	embLogs := &syncBuffer{}
+	embLogs := &logbuf.Buffer{}
 	serve(t, cli.ServeConfig{Store: "embedded", BackupDir: t.TempDir(), Durability: "relaxed", Logs: embLogs})
 	if strings.Contains(embLogs.String(), "is ignored") {
 		t.Errorf("--store embedded: a setting said to be ignored:\n%s", embLogs)

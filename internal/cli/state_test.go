@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
 
 // TestCLIStateSigned: reset, export and import reach a server that checks
@@ -57,8 +58,8 @@ func TestServeImportOnce(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"format":1,"queues":[{"name":"jobs","messages":[{"body":"once"}]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start := func() (string, *syncBuffer, func()) {
-		var logs syncBuffer
+	start := func() (string, *logbuf.Buffer, func()) {
+		var logs logbuf.Buffer
 		cfg := cli.ServeConfig{Listen: "127.0.0.1:0", Store: "embedded", Durability: "full", DataDir: dir, LogLevel: "info",
 			AccountID: "000000000000", Region: "us-east-1", Import: file, Logs: &logs}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -22,13 +22,14 @@ import (
 
 	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
 
 // runWorkerCLI runs `baton worker args…` in process until it exits or
 // ctx ends.
 func runWorkerCLI(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	var out bytes.Buffer
-	errBuf := &lockedBuffer{}
+	errBuf := &logbuf.Buffer{}
 	code = cli.Main{Stdout: &out, Stderr: errBuf}.Run(ctx, append([]string{"worker"}, args...))
 	return code, out.String(), errBuf.String()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
@@ -270,7 +271,7 @@ func TestUnfinishedBackupRemoved(t *testing.T) {
 		writePartial(t, fs, "/backups/unmarked.partial", "")
 		writePartial(t, fs, "/backups/another.partial", "/elsewhere")
 		writePartial(t, fs, "/backups/notpartial", "/data")
-		var buf syncBuffer
+		var buf logbuf.Buffer
 		r, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,32 +18,15 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/storetest"
 )
 
-// syncBuffer is a log destination tests read while the store writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // openLogged opens dir with its log written to the returned buffer.
-func openLogged(t *testing.T, dir string) (*pebblestore.Store, *syncBuffer, error) {
+func openLogged(t *testing.T, dir string) (*pebblestore.Store, *logbuf.Buffer, error) {
 	t.Helper()
-	var buf syncBuffer
+	var buf logbuf.Buffer
 	s, err := pebblestore.Open(t.Context(), dir, pebblestore.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	return s, &buf, err
 }

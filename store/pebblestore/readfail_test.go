@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pebblestore"
 	"github.com/baton-sqs/baton/store/storetest"
 )
@@ -64,7 +65,7 @@ func TestTableReadEIO(t *testing.T) {
 	mem := vfs.NewMem()
 	var armed atomic.Bool
 	fs := failingReadFS{FS: mem, armed: &armed}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs, Logger: log})
 	if err != nil {
@@ -134,7 +135,7 @@ func TestCompactionReadEIO(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
 	fs := failingReadFS{FS: vfs.NewMem(), armed: &armed}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: fs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestRemoveFailsEIO(t *testing.T) {
 	t.Parallel()
 	var armed atomic.Bool
 	mem := vfs.NewMem()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s, err := pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: removeFailFS{FS: mem, armed: &armed},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -404,7 +405,7 @@ func TestRemoveOptionsFailsEIO(t *testing.T) {
 		return n
 	}
 	armed.Store(true)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s, err = pebblestore.Open(t.Context(), "/data", pebblestore.Options{FS: optionsRemoveFailFS{FS: mem, armed: &armed},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
@@ -336,7 +337,7 @@ func TestLogFaultsWhileServing(t *testing.T) {
 			t.Parallel()
 			mem := vfs.NewCrashableMem()
 			var armed atomic.Bool
-			var log syncBuffer
+			var log logbuf.Buffer
 			const timeout = time.Second
 			opts := pebblestore.Options{FS: logFaultFS{FS: mem, fault: c.fault, armed: &armed},
 				WriteTimeout: timeout, Logger: slog.New(slog.NewTextHandler(&log, nil))}

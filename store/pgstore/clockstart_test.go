@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -32,7 +33,7 @@ func TestAwaitClockOffset(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			proxy, url := startCutProxy(t, db)
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 				ConnectTimeout: tt.timeout, RetryFor: 300 * time.Millisecond})
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -59,7 +60,7 @@ func TestFinishUpgradeDropsKeptIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			s, err := pgstore.Open(t.Context(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)
@@ -106,7 +107,7 @@ func TestFinishUpgradeDropsKeptIndexes(t *testing.T) {
 			}
 			s.Close()
 
-			logs = &syncBuffer{}
+			logs = &logbuf.Buffer{}
 			s2, err := pgstore.Open(t.Context(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestGroupLockLostWithConnection(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	a, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestGroupLockLostWithConnection(t *testing.T) {
 func TestGroupLockCallerLeavingKeepsOthersLocks(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	a, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

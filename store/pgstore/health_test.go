@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestPingThroughIdleConnectionsCut(t *testing.T) {
 	t.Parallel()
 	proxy, url := startCutProxy(t, pgtest.MustDatabase(t))
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/baton-sqs/baton/internal/migrate"
 	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -301,7 +302,7 @@ func TestMigrationLockWaitSaysWho(t *testing.T) {
 	// The migration lock's key: "baton" in ASCII (store/pgstore/migrate.go).
 	mustExec(t, holder, `SELECT pg_advisory_lock(x'626174'::bigint << 16 | x'6f6e'::bigint)`)
 
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	opened := make(chan error, 1)
 	go func() {
 		s, err := pgstore.Open(context.Background(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})

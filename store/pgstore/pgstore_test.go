@@ -18,6 +18,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/internal/testutil/skipnote"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -252,7 +253,7 @@ func TestOpenWaitsForDatabase(t *testing.T) {
 	}
 	u.Path = "/" + name
 
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	type result struct {
 		s   *pgstore.Store
 		err error
@@ -390,24 +391,6 @@ func listNames(t *testing.T, s baton.Store, p baton.QueueListParams) []string {
 		names = append(names, q.Name)
 	}
 	return names
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Servers starting together on a fresh database: while one's insert of the

@@ -17,6 +17,7 @@ import (
 	"github.com/baton-sqs/baton/internal/lograte"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
 
 // A database can answer and still refuse the work for a reason a rerun
@@ -65,7 +66,7 @@ func wantRefusalOutage(t *testing.T, op string, err error, took time.Duration, w
 func TestRefusedWorkIsAnOutage(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
-	logs := &lockedBuf{}
+	logs := &logbuf.Buffer{}
 	s, now := refusalStore(t, url, logs)
 	ctx := context.Background()
 	qid := mustQueue(t, s, "refused", false)
@@ -148,7 +149,7 @@ func TestReadOnlyGivesUpSayingSo(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
 	ctx := context.Background()
-	logs := &lockedBuf{}
+	logs := &logbuf.Buffer{}
 	// A bound of 3 s, not 1: each run after the backends were ended opens
 	// a connection, which on a loaded machine can take much of a second.
 	s, err := Open(ctx, url, Options{RetryFor: 3 * time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})

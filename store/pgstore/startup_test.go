@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/baton-sqs/baton/internal/pgtest"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -171,7 +172,7 @@ func (p *cutProxy) cuts() int {
 func TestOpenRetriesSessionCheckOnCutConnections(t *testing.T) {
 	t.Parallel()
 	proxy, url := startCutProxy(t, pgtest.MustDatabase(t), "pg_notify", "receipt_key", "clock_timestamp")
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	ctx := context.Background()
 	s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ConnectTimeout: 30 * time.Second})
 	if err != nil {
@@ -253,7 +254,7 @@ func TestOpenRefusalFailsAtOnce(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := strings.Replace(pg.URL(db), "postgres@", tt.userinfo+"@", 1)
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			start := time.Now()
 			s, err := pgstore.Open(ctx, url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ConnectTimeout: 30 * time.Second})
 			took := time.Since(start)

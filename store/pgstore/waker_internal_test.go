@@ -1,14 +1,12 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,25 +15,8 @@ import (
 
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
-
-// lockedBuf is a log a store writes while a test reads it.
-type lockedBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A wake-up whose NOTIFY fails (the waker's connection cannot be made: a
 // connect timeout on a loaded machine, a failover) is sent again once the
@@ -45,7 +26,7 @@ func (b *lockedBuf) String() string {
 func TestWakeUpSentAfterFailedNotify(t *testing.T) {
 	t.Parallel()
 	url := pgtest.MustDatabase(t)
-	logs := &lockedBuf{}
+	logs := &logbuf.Buffer{}
 	a, err := Open(context.Background(), url, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
