@@ -37,7 +37,7 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 		return // applied already
 	}
 	r.received, r.local, r.begin = true, local, ev.At
-	r.batch, r.batchSize, r.client = ev.Batch, ev.N, ev.Client
+	r.batch, r.batchSize, r.client, r.clientLeft = ev.Batch, ev.N, ev.Client, ev.ClientLeft
 	if r.deadlineAt.IsZero() { // no renewal arrived before it
 		r.deadline, r.deadlineAt, r.queueTimeout = ev.Deadline, ev.At, ev.QueueTimeout
 	}

@@ -443,6 +443,10 @@ const (
 	// flag2Replay: a change a replayed FIFO receive made (Event.Replay).
 	// A node of an earlier build reads it as a renewal.
 	flag2Replay
+	// flag2ClientLeft: a receive whose answer reached no client
+	// (Event.ClientLeft). A node of an earlier build reads it as a lease
+	// its client held.
+	flag2ClientLeft
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -509,6 +513,9 @@ func appendEvent(b []byte, ev Event) []byte {
 	}
 	if ev.Replay {
 		flags2 |= flag2Replay
+	}
+	if ev.ClientLeft {
+		flags2 |= flag2ClientLeft
 	}
 	b = append(b, flags2)
 	if ev.Batch != 0 {
@@ -618,6 +625,7 @@ func (d *decoder) event() Event {
 		ev.QueueTimeout = flags2&flag2QueueTimeout != 0
 		ev.FIFO = flags2&flag2FIFO != 0
 		ev.Replay = flags2&flag2Replay != 0
+		ev.ClientLeft = flags2&flag2ClientLeft != 0
 		if flags2&flag2Batch != 0 {
 			ev.Batch = d.uvarint()
 		}

@@ -257,6 +257,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{Kind: KindDelete, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(76), LeasedAt: sec(72), Result: baton.LeaseGone, FIFO: true},
 		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(77), Deadline: sec(107), LeasedAt: sec(72),
 			Result: baton.LeaseCurrent, StoreEpoch: 4, Replay: true},
+		{Kind: KindReceive, QueueID: 2, MessageID: applyMsg, Epoch: 6, At: sec(78), Deadline: sec(108), Client: client, ClientLeft: true},
 	}
 	b := testHeader(7, 1)
 	for _, ev := range evs {
@@ -278,7 +279,8 @@ func sameEvent(a, b Event) bool {
 		a.At.Equal(b.At) && a.Deadline.Equal(b.Deadline) && a.LeasedAt.Equal(b.LeasedAt) && a.SentAt.Equal(b.SentAt) &&
 		a.ReceiveCount == b.ReceiveCount && a.N == b.N && a.Result == b.Result && a.StoreEpoch == b.StoreEpoch &&
 		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client &&
-		a.Progress == b.Progress && a.Batch == b.Batch && a.QueueTimeout == b.QueueTimeout && a.FIFO == b.FIFO && a.Replay == b.Replay
+		a.Progress == b.Progress && a.Batch == b.Batch && a.QueueTimeout == b.QueueTimeout && a.FIFO == b.FIFO && a.Replay == b.Replay &&
+		a.ClientLeft == b.ClientLeft
 }
 
 // A node of the version before (1: no second flags byte) is still read.

@@ -46,7 +46,10 @@ const (
 	DiagnosisHoldersStopped = "holders-stopped"
 	// DiagnosisInspection: leases taken by a person's tool (the AWS CLI,
 	// `baton receive`) left to lapse.
-	DiagnosisInspection   = "inspection"
+	DiagnosisInspection = "inspection"
+	// DiagnosisClientLeft: leases handed out in answers that reached no
+	// client, which had left before them (clientleft.go).
+	DiagnosisClientLeft   = "client-left"
 	DiagnosisTooFewLeases = "too-few-leases"
 	// DiagnosisNoLeases: no lease began, completed or lapsed in the period
 	// judged (the node's life, the window being empty): nothing shows the
@@ -79,8 +82,8 @@ const (
 // deleted, or a late one refused, ends a lease its handler finished), of
 // which at least one overran: a late completion proves an overrun, but a
 // p99 of two leases is no p99;
-// handler-failing, holders-stopped and inspection, the lapsed leases whose
-// holder never came back, since one lapse is as often a consumer stopped or
+// handler-failing, holders-stopped, inspection and client-left, the lapsed
+// leases whose holder never came back, since one lapse is as often a consumer stopped or
 // a person looking; held-unrenewed, held-renewed and long-job, the
 // completed leases whose p99 the held lease is held beyond; release-loop,
 // the leases released at once right after their message's lease before
@@ -108,7 +111,7 @@ const (
 // gauge) counts.
 const HungLeasesHelp = "Running leases held more than 10x the p99 of completed leases (and 5 s) with no sign of progress: " +
 	"not renewed since (a holder gone, hung without a heartbeat, or failed without releasing), or renewed without word that the handler progressed " +
-	"(a long job, or a hung handler behind a heartbeat); but not a lease renewed once whose holder went on making requests without renewing it again: " +
+	"(a long job, or a hung handler behind a heartbeat); but not a lease handed out in an answer that reached no client, which no one holds, nor a lease renewed once whose holder went on making requests without renewing it again: " +
 	"a message given back with a delay longer than its lease had left (a retry's back-off) reads so, and a heartbeat shows at its next renewal."
 
 // MaxLeaseTime is the longest a message can stay in flight: SQS limits a
@@ -170,6 +173,7 @@ func (d *doctor) diagnose() {
 	d.failingFinding()
 	d.stoppedFinding()
 	d.inspectionFinding()
+	d.clientLeftFinding()
 	d.retryLoopFinding()
 	d.releaseLoopFinding()
 	d.noP99Note()
@@ -234,6 +238,8 @@ func (d *doctor) lastEvent(kind string) (time.Time, string) {
 		return d.lapses.lastStopped, "lapse"
 	case DiagnosisInspection:
 		return d.lapses.lastInspected, "lapse"
+	case DiagnosisClientLeft:
+		return d.lapses.left.last, "lapse"
 	case DiagnosisBatchFailsWhole:
 		return d.batches.last, "receive of a batch that failed whole"
 	case DiagnosisReleaseLoop:
@@ -536,9 +542,10 @@ func (d *doctor) failingFinding() {
 	gone := s.Expired - min(s.Expired, s.LapsedReturned)
 	pending := min(gone, d.lapses.pending)
 	gone -= pending
-	// Those left by holders that stopped or by a person's look, and those
-	// whose holder may yet be seen, are not a handler's failure.
-	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting - d.lapses.shortened // lapses, no releases
+	// Those left by holders that stopped, by a person's look or by a
+	// client gone before its answer came, and those whose holder may yet
+	// be seen, are not a handler's failure.
+	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting - d.lapses.shortened + d.lapses.left.n // lapses, no releases
 	gone -= min(gone, others)
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	batched := min(d.lapses.batched, gone)

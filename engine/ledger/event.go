@@ -97,7 +97,12 @@ type Event struct {
 	// its lease is the queue's VisibilityTimeout at the time; else the
 	// request asked for its lease's length, as a change always does.
 	QueueTimeout bool
-	Client       Client
+	// ClientLeft: a receive whose answer reached no client, which had left
+	// before it came (an HTTP client whose read timeout is shorter than
+	// the long poll's WaitTimeSeconds): its lease is held by no one, and
+	// its message comes back when the lease lapses (clientleft.go).
+	ClientLeft bool
+	Client     Client
 }
 
 // Shortens says whether a visibility change to end, of a lease that ends

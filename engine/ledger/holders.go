@@ -141,6 +141,9 @@ type lapses struct {
 	// not seen since it brought the end forward: a crash after shortening
 	// its lease leaves the same. They are no expiry in the counts.
 	shortened, shortenedStopped uint64
+	// left are the lapsed leases whose receive's answer reached no client
+	// (clientleft.go).
+	left leftLapses
 }
 
 // lapsedHolders sorts the queue's leases that lapsed at or after since,
@@ -164,6 +167,10 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 			if r.state != leaseExpired || r.proven {
 				continue
 			}
+			if r.clientLeft {
+				out.left.add(r)
+				continue
+			}
 			if r.seeded {
 				out.seeded++
 				out.failingLapse(r, false)
@@ -182,6 +189,7 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 	out.stoppedMsgs = slices.Compact(out.stoppedMsgs)
 	slices.Sort(out.toolMsgs)
 	out.toolMsgs = slices.Compact(out.toolMsgs)
+	out.left.sort()
 	return out
 }
 

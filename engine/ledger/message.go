@@ -61,6 +61,8 @@ type leaseRec struct {
 	// refused.
 	progress bool
 	refusals int
+	// clientLeft: its receive's answer reached no client (Event.ClientLeft).
+	clientLeft bool
 	// batch and batchSize are its receive's (Event.Batch, Event.N); client
 	// is who received it.
 	batch     uint64

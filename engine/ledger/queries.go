@@ -87,7 +87,7 @@ func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (r
 	defer l.mu.Unlock()
 	threshold := farHeld(p99)
 	for _, r := range ql.active {
-		if !r.received || now.Sub(r.begin) < threshold {
+		if !r.received || r.clientLeft || now.Sub(r.begin) < threshold {
 			continue
 		}
 		h := HeldLease{

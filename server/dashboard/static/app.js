@@ -122,6 +122,7 @@
     'batch-fails-whole': ['Batches fail whole', 'bad'],
     'holders-stopped': ['Holders stopped', 'warn'],
     'inspection': ['Inspection', 'plain'],
+    'client-left': ['Client left before its answer', 'warn'],
     'too-few-leases': ['Too few leases', 'plain'],
     'no-leases': ['No leases seen', 'plain'],
     'release-loop': ['Release loop', 'warn'],

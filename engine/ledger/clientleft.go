@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Leases handed out in answers that reached no client. A ReceiveMessage
+// whose client left before its answer came (most often an HTTP client whose
+// read timeout is shorter than the long poll's WaitTimeSeconds) still
+// leases the messages the answer holds: no one holds them, and each comes
+// back when its lease lapses. Such a lapse is no handler failure, nor a
+// holder that stopped: the request that would have held it was gone, and
+// the client, polling again, is seen alive. The node that made the receive
+// says so (Event.ClientLeft); a late completion of such a lease (by a
+// receiver that had the message again, since the one that left never had
+// its receipt) is read as any other.
+
+// leftLapses are the lapsed leases whose receive's answer reached no
+// client.
+type leftLapses struct {
+	n uint64
+	// last is the latest of their lapses; clients, who had asked for them;
+	// msgs, their messages.
+	last    time.Time
+	clients []Client
+	msgs    []string
+}
+
+// add notes the lapse of r, whose receive's client had left.
+func (ll *leftLapses) add(r *leaseRec) {
+	ll.n++
+	ll.last = later(ll.last, r.deadline)
+	if r.client != (Client{}) {
+		ll.clients = addClient(ll.clients, r.client)
+	}
+	ll.msgs = append(ll.msgs, r.msg.id)
+}
+
+// sort orders the clients and messages, each message named once.
+func (ll *leftLapses) sort() {
+	slices.SortFunc(ll.clients, func(a, b Client) int {
+		return cmp.Or(strings.Compare(a.Addr, b.Addr), strings.Compare(a.UserAgent, b.UserAgent))
+	})
+	slices.Sort(ll.msgs)
+	ll.msgs = slices.Compact(ll.msgs)
+}
+
+// clientLeftFinding names leases that lapsed because the answer that
+// handed them out reached no client; below MinFindingLeases it is a note,
+// as an inspection is: no handler failed.
+func (d *doctor) clientLeftFinding() {
+	ll := d.lapses.left
+	if ll.n == 0 {
+		return
+	}
+	what := fmt.Sprintf("%s handed out in answers to ReceiveMessage whose %s had left before the answer came lapsed: no one held %s, "+
+		"so %s waited out the visibility timeout (%ds here); no handler failed",
+		either(ll.n == 1, "1 lease", fmt.Sprintf("%d leases", ll.n)), either(ll.n == 1, "client", "clients"),
+		either(ll.n == 1, "it", "them"),
+		either(len(ll.msgs) == 1, "its message", "their messages"), d.r.VisibilityTimeout)
+	fix := "A client that gives up on a long poll before its WaitTimeSeconds ends leaves this: its HTTP read (response) timeout is shorter than the poll. " +
+		"Set the consumers' HTTP read timeout above the longest WaitTimeSeconds they poll with, plus a margin of some seconds " +
+		"(the SQS API reference's ReceiveMessage asks for an HTTP response timeout longer than WaitTimeSeconds), or poll with a shorter WaitTimeSeconds."
+	if ll.n < MinFindingLeases {
+		d.notes = append(d.notes, what+". "+fix)
+		return
+	}
+	who := ""
+	if len(ll.clients) > 0 {
+		who = ", asked for by " + strings.Replace(clientsText(ll.clients), "holder", "client", 1)
+	}
+	ev := fmt.Sprintf("%s (messages %s%s).", what, idsText(ll.msgs), who)
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisClientLeft, Leases: ll.n, Evidence: ev, Fix: fix})
+}
