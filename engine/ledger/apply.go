@@ -283,7 +283,13 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
 	if ev.Replay {
-		ql.movedBy(rec, ev) // the receive again: no renewal by its holder
+		// The receive again: no renewal by its holder, and a lease of
+		// whoever got this answer (Event.ClientLeft), a retry being most
+		// often that of a client that gave up on the first.
+		if rec.received {
+			rec.clientLeft = ev.ClientLeft
+		}
+		ql.movedBy(rec, ev)
 		return
 	}
 	if rec.snoozeLapsed {

@@ -84,3 +84,19 @@ func TestDoctorClientLeftLateDelete(t *testing.T) {
 		t.Errorf("late completions %d, want 1", r.SinceStart.Late)
 	}
 }
+
+// A FIFO receive retried with its ReceiveRequestAttemptId by a client that
+// gave up on the first (what the attempt id is for) hands the same leases
+// to that client: they are held again, and their lapse is a holder's.
+func TestDoctorClientLeftReplayedToClient(t *testing.T) {
+	t.Parallel()
+	d := newDoc(t, 30)
+	d.quick(consumerA, 5, 0)
+	for _, id := range []string{"m1", "m2", "m3"} {
+		d.receiveLeft(consumerA, 2000, 1, id)
+		d.l.applyLocal(Event{Kind: KindChange, QueueID: applyQueue, MessageID: id, Epoch: 1, At: ms(3000), Deadline: ms(33_000),
+			LeasedAt: ms(2000), Result: baton.LeaseCurrent, StoreEpoch: 1, Replay: true, Client: consumerA})
+	}
+	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(60_000), Client: consumerA})
+	wantFindings(t, d.report(60_000), DiagnosisHandlerFailing, DiagnosisHandlerFailing)
+}

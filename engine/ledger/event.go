@@ -100,7 +100,9 @@ type Event struct {
 	// ClientLeft: a receive whose answer reached no client, which had left
 	// before it came (an HTTP client whose read timeout is shorter than
 	// the long poll's WaitTimeSeconds): its lease is held by no one, and
-	// its message comes back when the lease lapses (clientleft.go).
+	// its message comes back when the lease lapses (clientleft.go). On a
+	// Replay, the same of the retried receive's answer: one that reached
+	// its client makes the lease that client's again.
 	ClientLeft bool
 	Client     Client
 }
