@@ -90,7 +90,11 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 			LeasedAt: m.LeasedAt, Result: out.Result, StoreEpoch: epochOf(m), Replay: true, Client: ledger.ClientFrom(ctx),
 		})
 	}
+	// The replay's leases are its client's, unless it too left before
+	// the answer (ledger.Event.ClientLeft).
+	left := ctx.Err() != nil
 	for _, ev := range renewed {
+		ev.ClientLeft = left
 		e.record(ev)
 	}
 	return msgs, true, nil

@@ -628,11 +628,17 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 // with the client the context names and, when there are several, one id
 // for the messages received together; a receive that leased nothing tells
 // the ledger the client is still there. queueTimeout says the receive
-// gave no VisibilityTimeout: its leases are the queue's.
+// gave no VisibilityTimeout: its leases are the queue's. A client that
+// left while its messages were leased (a long poll it gave up on as a
+// message came: the lease is made whatever the client does, see lease)
+// gets no answer: its leases are held by no one (ledger.Event.ClientLeft),
+// and it is not seen.
 func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message, queueTimeout bool) {
-	client := ledger.ClientFrom(ctx)
+	client, left := ledger.ClientFrom(ctx), ctx.Err() != nil
 	if len(msgs) == 0 {
-		e.record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.ID, At: e.clock.Now(), Client: client})
+		if !left {
+			e.record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.ID, At: e.clock.Now(), Client: client})
+		}
 		return
 	}
 	var batch uint64
@@ -643,7 +649,7 @@ func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*bat
 		e.record(ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: m.LeasedAt,
 			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
-			Batch: batch, N: len(msgs), QueueTimeout: queueTimeout,
+			Batch: batch, N: len(msgs), QueueTimeout: queueTimeout, ClientLeft: left,
 		})
 	}
 }
