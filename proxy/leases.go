@@ -171,8 +171,8 @@ func (p *Proxy) visibilityTimeout(ctx context.Context, q *queueInfo) int {
 }
 
 // observe feeds the ledger what a forwarded call and its answer say of
-// leases.
-func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header, body []byte) {
+// leases, and returns how many leases a receive's answer handed out.
+func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header, body []byte) (leased int) {
 	ok := status == http.StatusOK
 	var a answer
 	if ok {
@@ -187,30 +187,37 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 	}
 	p.mu.Unlock()
 	if !known {
-		return
+		return 0
 	}
 	client := clientOf(r)
 	switch c.action {
 	case "ReceiveMessage":
-		if ok {
+		if !ok {
+			return 0
+		}
+		vt := -1
+		if len(a.messages) > 0 && c.visibility != nil {
+			vt = *c.visibility
+		} else if len(a.messages) > 0 {
+			vt = p.visibilityTimeout(context.WithoutCancel(r.Context()), q)
+		}
+		// A client that left before the answer (a long poll cut by its
+		// own HTTP timeout) was not there when it came, and holds none of
+		// its leases (ledger.Event.ClientLeft).
+		left := r.Context().Err() != nil
+		if !left {
 			// The client is still there when the answer comes
 			// (holders.go in engine/ledger): a lease is dated from the
 			// call's sending, which may be before the lapse it answers.
 			p.ledger.Record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client})
 		}
-		if !ok || len(a.messages) == 0 {
-			return
-		}
-		vt := -1
-		if c.visibility != nil {
-			vt = *c.visibility
-		} else {
-			vt = p.visibilityTimeout(context.WithoutCancel(r.Context()), q)
+		if len(a.messages) == 0 {
+			return 0
 		}
 		if vt < 0 {
 			vt = 30 // SQS's default, when the attribute could not be read
 		}
-		p.received(q, a.messages, vt, c.visibility == nil, client, c.sent)
+		return p.received(q, a.messages, vt, c.visibility == nil, left, client, c.sent)
 	case "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
 		code := ""
 		if !ok {
@@ -243,12 +250,14 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 			p.ledger.Record(ledger.Event{Kind: ledger.KindForget, QueueID: q.id, At: p.clock.Now()})
 		}
 	}
+	return 0
 }
 
 // received begins a lease for each message a receive sent at sent handed
 // out, dated from sent, for vt seconds: the queue's VisibilityTimeout when
-// queueTimeout, else what the receive asked for.
-func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout bool, client ledger.Client, sent time.Time) {
+// queueTimeout, else what the receive asked for; left says the answer
+// reached no client. It returns how many leases it began or replayed.
+func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, left bool, client ledger.Client, sent time.Time) (leased int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -275,6 +284,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout boo
 					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
 					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, Client: client,
 				})
+				leased++
 			}
 			continue
 		}
@@ -298,9 +308,11 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout boo
 		p.ledger.Record(ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: at,
 			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client, Batch: batch, N: len(msgs),
-			QueueTimeout: queueTimeout,
+			QueueTimeout: queueTimeout, ClientLeft: left,
 		})
+		leased++
 	}
+	return leased
 }
 
 // receiptErrors are the error codes that say a receipt no longer acts on

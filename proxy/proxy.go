@@ -33,6 +33,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/lograte"
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"
 	"github.com/baton-sqs/baton/protocol/sigv4"
@@ -55,6 +56,9 @@ const (
 	// DefaultMaxLeases is the default bound of the leases the proxy
 	// tracks (Config.MaxLeases).
 	DefaultMaxLeases = 100000
+	// leftLogEvery is how often a client that leaves before its answers
+	// is logged, per client and action (clientLeft).
+	leftLogEvery = time.Minute
 )
 
 // Config configures a Proxy.
@@ -110,6 +114,7 @@ type Proxy struct {
 	log       *slog.Logger
 	ledger    *ledger.Ledger
 	started   time.Time
+	leftLogs  *lograte.Limiter // clientLeft's lines
 
 	metricsOnce sync.Once
 	metrics     http.Handler
@@ -167,7 +172,7 @@ func New(cfg Config) (*Proxy, error) {
 		upstream: u, advertise: strings.TrimRight(cfg.AdvertiseURL, "/"), region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
 		client: cfg.HTTPClient, signer: v4.NewSigner(), timeout: cfg.UpstreamTimeout, log: cfg.Logger,
 		ledger:  ledger.New(ledger.Config{Clock: cfg.Clock, Started: now, Logger: cfg.Logger}),
-		started: now, leases: newLeaseTable(cfg.MaxLeases),
+		started: now, leases: newLeaseTable(cfg.MaxLeases), leftLogs: lograte.New(cfg.Clock, leftLogEvery),
 		queues: make(map[string]*queueInfo), byName: make(map[string]*queueInfo),
 		closing: make(chan struct{}),
 	}
@@ -270,12 +275,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		p.upstreamFailed(w, r, call, err)
 		return
 	}
+	leased := 0
 	if call != nil {
-		p.observe(r, call, status, header, answer)
+		leased = p.observe(r, call, status, header, answer)
 	}
 	if r.Context().Err() != nil {
-		p.log.Warn("proxy: the client left before the upstream answered; the answer is lost to it, and what the upstream did is counted as done",
-			"action", out.action, "status", status, "client", r.RemoteAddr)
+		p.clientLeft(r, out.action, status, leased)
 	}
 	answer = p.clientAnswer(out.action, base, status, header, answer)
 	for k, vs := range header {
@@ -286,6 +291,32 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	w.Write(answer)
+}
+
+// clientLeft logs a request whose client left before the upstream
+// answered: the answer is lost to it, and what the upstream did is counted
+// as done. An empty receive lost nothing, and a client whose HTTP read
+// timeout is shorter than its long poll cuts one at every poll, so only
+// at debug level; the others, the leases of a receive that messages then
+// wait out (ledger.Event.ClientLeft), a send or delete whose outcome the
+// client never learnt, are a warning, at most one a leftLogEvery per
+// client and action, saying how many were held back.
+func (p *Proxy) clientLeft(r *http.Request, action string, status, leased int) {
+	attrs := []any{"action", action, "status", status, "client", r.RemoteAddr}
+	if action == "ReceiveMessage" && leased == 0 {
+		p.log.Debug("proxy: the client left before the upstream answered; the answer leased nothing", attrs...)
+		return
+	}
+	held, ok := p.leftLogs.Admit(clientOf(r).Addr + " " + action)
+	if !ok {
+		return
+	}
+	if action == "ReceiveMessage" {
+		attrs = append(attrs, "leased", leased)
+	}
+	p.log.Warn("proxy: the client left before the upstream answered; the answer is lost to it, and what the upstream did is counted as done "+
+		"(leases it handed out are held by no one and lapse: the client's HTTP read timeout may be shorter than its WaitTimeSeconds)",
+		append(attrs, "held_back", held)...)
 }
 
 // upstreamFailed answers a request the upstream gave no answer to, as err
