@@ -100,3 +100,21 @@ func TestDoctorClientLeftReplayedToClient(t *testing.T) {
 	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(60_000), Client: consumerA})
 	wantFindings(t, d.report(60_000), DiagnosisHandlerFailing, DiagnosisHandlerFailing)
 }
+
+// A cut receive of several messages, again and again: no batch failed
+// whole, since no one had the batch.
+func TestDoctorClientLeftBatches(t *testing.T) {
+	t.Parallel()
+	d := newDoc(t, 30)
+	d.quick(consumerA, 5, 0)
+	ids := []string{"m1", "m2", "m3"}
+	for round := range 2 {
+		at := 2000 + 40_000*round
+		for _, id := range ids {
+			d.l.applyLocal(Event{Kind: KindReceive, QueueID: applyQueue, MessageID: id, Epoch: uint32(round + 1), At: ms(at),
+				Deadline: ms(at + 30_000), ReceiveCount: round + 1, Client: consumerA, Batch: uint64(100 + round), N: len(ids), ClientLeft: true})
+		}
+	}
+	d.l.applyLocal(Event{Kind: KindSeen, QueueID: applyQueue, At: ms(80_000), Client: consumerA})
+	wantFindings(t, d.report(80_000), DiagnosisClientLeft, DiagnosisClientLeft)
+}

@@ -317,7 +317,8 @@ type batches struct {
 // message its holder released with a delay are told apart (released): a
 // consumer that retries each message it fails with a back-off leaves
 // them, whatever the size of its receives. Receives by interactive tools
-// are left out: a person's look is no batch of work.
+// are left out: a person's look is no batch of work; and so are those
+// whose answer reached no client (Event.ClientLeft): no one had the batch.
 func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) batches {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
@@ -325,7 +326,7 @@ func (l *Ledger) failedBatches(queueID uint64, now, since, undecided time.Time) 
 	byBatch := map[uint64]*tally{}
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
-			if r.batch == 0 || !r.received || r.zeroLength || r.begin.Before(since) || r.client.Interactive() {
+			if r.batch == 0 || !r.received || r.zeroLength || r.clientLeft || r.begin.Before(since) || r.client.Interactive() {
 				continue
 			}
 			t := byBatch[r.batch]
