@@ -94,3 +94,69 @@ func TestDoctorClientLeftLongPoll(t *testing.T) {
 	lacks(t, r, ledger.DiagnosisHandlerFailing, ledger.DiagnosisHoldersStopped)
 	contains(t, r.Advice, "3 leases handed out in answers to ReceiveMessage whose clients had left", "WaitTimeSeconds")
 }
+
+// goneAsItWakes is a store at whose receives, once armed, the client goes
+// and another receiver wins the race for what was visible: the receive
+// leases nothing, its client gone.
+type goneAsItWakes struct {
+	*memstore.Store
+	mu     sync.Mutex
+	hangUp context.CancelFunc
+}
+
+func (s *goneAsItWakes) MessageReceive(ctx context.Context, p baton.MessageReceiveParams) ([]*baton.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hangUp != nil {
+		s.hangUp()
+		return nil, nil
+	}
+	return s.Store.MessageReceive(ctx, p)
+}
+
+// A consumer that stops with a long poll waiting, after its leases lapsed:
+// the poll's end, cut by its going, is no request of a consumer still
+// there, so its lapses are a stopped holder's, not a failing handler's.
+func TestDoctorClientLeftPollIsNoSignOfLife(t *testing.T) {
+	t.Parallel()
+	store := &goneAsItWakes{Store: memstore.New()}
+	clk := clock.NewFake(testutil.Epoch)
+	e, err := engine.New(engine.Config{Store: store, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	bg := context.Background()
+	ref := mkQueue(t, e, "stopping", map[string]string{"VisibilityTimeout": "30"})
+	for i := range 3 {
+		if _, err := e.SendMessage(bg, ref, engine.SendParams{Body: "job"}); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			clk.Advance(time.Second)
+		}
+		if msgs, err := e.ReceiveMessage(as(sdkClient), ref, engine.ReceiveParams{}); err != nil || len(msgs) != 1 {
+			t.Fatalf("receive: %d, %v", len(msgs), err)
+		}
+	}
+	clk.Advance(20 * time.Second)
+	ctx, cancel := context.WithCancel(as(sdkClient))
+	defer cancel()
+	done := startPoll(ctx, e, ref, 20, engine.ReceiveParams{}) // waits: nothing is visible
+	waitTimers(t, clk, 1)
+	store.mu.Lock()
+	store.hangUp = cancel // the consumer stops as the poll wakes for the lapses
+	store.mu.Unlock()
+	clk.Advance(12 * time.Second) // the leases lapse at 30, 31 and 32 s
+	if r := mustAnswer(t, done, "the stopping consumer's poll"); len(r.msgs) != 0 {
+		t.Fatalf("the cut poll leased %d messages", len(r.msgs))
+	}
+	clk.Advance(time.Minute)
+	r, err := e.LeaseReport(bg, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Diagnosis != ledger.DiagnosisHoldersStopped {
+		t.Errorf("diagnosis %s, findings %v; want holders-stopped\n%s", r.Diagnosis, kinds(r), r.Advice)
+	}
+}
