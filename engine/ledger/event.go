@@ -33,8 +33,10 @@ const (
 	// holder's heartbeat does.
 	KindRefused
 	// KindSeen is a request by Client on the queue that leased nothing (a
-	// receive that found no message): its holder is alive. The ledger keeps
-	// one a second per client and queue (Ledger.Record).
+	// receive that found no message): its holder is alive. A receive whose
+	// client had left before its answer is none (its end is no sign of
+	// life). The ledger keeps one a second per client and queue
+	// (Ledger.Record).
 	KindSeen
 )
 
