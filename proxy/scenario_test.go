@@ -855,3 +855,42 @@ func cutReceive(t *testing.T, e *env, c *sqs.Client, q string, wait int32) {
 	e.tap.afterAnswer = nil
 	e.tap.mu.Unlock()
 }
+
+// A consumer stopping with a poll outstanding, after its leases lapsed:
+// the poll's answer, which reached no one, is no sign that the consumer
+// is still there, so its lapses read as a stopped holder's, not as a
+// failing handler's.
+func TestCutPollIsNoSignOfLife(t *testing.T) {
+	logs := &lockedBuffer{}
+	e := newEnv(t, func(c *proxy.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	q := e.up.Queue(t, "stopping?VisibilityTimeout=30")
+	c := e.client("AKIDAPP", "app")
+	other := sqs.New(c.Options(), func(o *sqs.Options) { o.AppID = "other" }) // another consumer
+	for range 3 {
+		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10}); err != nil || len(out.Messages) != 3 {
+		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	e.at(31) // the leases lapsed; the other consumer takes the messages for long
+	if out, err := other.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10, VisibilityTimeout: 600}); err != nil || len(out.Messages) != 3 {
+		t.Fatalf("receive again: %v, %d messages", err, len(out.Messages))
+	}
+	e.at(35)
+	cutReceive(t, e, c, q, 0) // the first consumer's last poll, cut as it stops
+	// Wait (bounded) for the proxy to finish the exchange its client left
+	// (it logs that once it has recorded it).
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "the answer leased nothing") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.at(100)
+	var viaProxy server.LeaseReportJSON
+	e.get(t, e.url, "/admin/api/queues/stopping/leases", &viaProxy)
+	if viaProxy.Diagnosis != ledger.DiagnosisHoldersStopped {
+		t.Errorf("the proxy diagnoses %s, want holders-stopped: %s", viaProxy.Diagnosis, viaProxy.Advice)
+	}
+}
