@@ -62,7 +62,8 @@ func (d *doctor) clientLeftFinding() {
 		either(ll.n == 1, "1 lease", fmt.Sprintf("%d leases", ll.n)), either(ll.n == 1, "client", "clients"),
 		either(ll.n == 1, "it", "them"),
 		either(len(ll.msgs) == 1, "its message", "their messages"), d.r.VisibilityTimeout)
-	fix := "A client that gives up on a long poll before its WaitTimeSeconds ends leaves this: its HTTP read (response) timeout is shorter than the poll. " +
+	fix := "Most often the client's HTTP read (response) timeout is shorter than its long poll's WaitTimeSeconds, and it gives up on every poll that waits that long; " +
+		"a consumer stopping during a poll leaves the same, once. " +
 		"Set the consumers' HTTP read timeout above the longest WaitTimeSeconds they poll with, plus a margin of some seconds " +
 		"(the SQS API reference's ReceiveMessage asks for an HTTP response timeout longer than WaitTimeSeconds), or poll with a shorter WaitTimeSeconds."
 	if ll.n < MinFindingLeases {
