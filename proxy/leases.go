@@ -282,7 +282,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, le
 				l.deadline = end
 				p.ledger.Record(ledger.Event{
 					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
-					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, Client: client,
+					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, ClientLeft: left, Client: client,
 				})
 				leased++
 			}

@@ -834,6 +834,12 @@ func TestReceiveWhoseClientLeft(t *testing.T) {
 // cancelled with its client's).
 func cutReceive(t *testing.T, e *env, c *sqs.Client, q string, wait int32) {
 	t.Helper()
+	cutReceiveOf(t, e, c, &sqs.ReceiveMessageInput{QueueUrl: &q, WaitTimeSeconds: wait, MaxNumberOfMessages: 10})
+}
+
+// cutReceiveOf is cutReceive of the receive in.
+func cutReceiveOf(t *testing.T, e *env, c *sqs.Client, in *sqs.ReceiveMessageInput) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e.tap.mu.Lock()
@@ -848,7 +854,7 @@ func cutReceive(t *testing.T, e *env, c *sqs.Client, q string, wait int32) {
 		}
 	}
 	e.tap.mu.Unlock()
-	if _, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q, WaitTimeSeconds: wait, MaxNumberOfMessages: 10}); err == nil {
+	if _, err := c.ReceiveMessage(ctx, in); err == nil {
 		t.Fatal("the receive whose client left succeeded")
 	}
 	e.tap.mu.Lock()
@@ -892,5 +898,53 @@ func TestCutPollIsNoSignOfLife(t *testing.T) {
 	e.get(t, e.url, "/admin/api/queues/stopping/leases", &viaProxy)
 	if viaProxy.Diagnosis != ledger.DiagnosisHoldersStopped {
 		t.Errorf("the proxy diagnoses %s, want holders-stopped: %s", viaProxy.Diagnosis, viaProxy.Advice)
+	}
+}
+
+// A FIFO receive cut, and its retry with the same ReceiveRequestAttemptId
+// cut too: the replayed leases are still held by no one.
+func TestReplayedReceiveWhoseClientLeft(t *testing.T) {
+	logs := &lockedBuffer{}
+	e := newEnv(t, func(c *proxy.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	q := e.up.Queue(t, "left.fifo?FifoQueue=true&ContentBasedDeduplication=true&VisibilityTimeout=120")
+	c := e.client("AKIDAPP", "app")
+	for i := range 3 {
+		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &q, MessageBody: aws.String("job" + strconv.Itoa(i)),
+			MessageGroupId: aws.String("g")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each cut answer is warned of once the proxy has recorded it: a
+	// minute apart, none is held back.
+	warned := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); strings.Count(logs.String(), "level=WARN msg=\"proxy: the client left") < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the proxy has not recorded cut answer %d:\n%s", n, logs)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	in := &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10, ReceiveRequestAttemptId: aws.String("attempt-1")}
+	cutReceiveOf(t, e, c, in)
+	warned(1)
+	e.at(65)
+	cutReceiveOf(t, e, c, in) // the SDK's retry, cut as well: the same leases again, to 185 s
+	warned(2)
+	if !strings.Contains(logs.String(), "leased=3 held_back=0") {
+		t.Fatalf("the retry was not answered with the same three leases:\n%s", logs)
+	}
+	e.at(200) // the leases lapsed; the client polls again and works the messages
+	out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &q, MaxNumberOfMessages: 10})
+	if err != nil || len(out.Messages) != 3 {
+		t.Fatalf("receive again: %v, %d messages", err, len(out.Messages))
+	}
+	for _, m := range out.Messages {
+		deleteOne(t, c, q, m)
+	}
+	var viaProxy server.LeaseReportJSON
+	e.get(t, e.url, "/admin/api/queues/left.fifo/leases", &viaProxy)
+	if viaProxy.Diagnosis != ledger.DiagnosisClientLeft {
+		t.Errorf("the proxy diagnoses %s, want client-left: %s", viaProxy.Diagnosis, viaProxy.Advice)
 	}
 }
