@@ -27,6 +27,7 @@ import (
 	"github.com/baton-sqs/baton/batontest"
 	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/internal/cli"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/proxy"
 	"github.com/baton-sqs/baton/server"
 )
@@ -777,7 +778,7 @@ func testDeleteAnswerLostRetriedAfterLeaseEnd(t *testing.T, fifo bool, how strin
 // stayed) cannot see; its figures are the proxy's. The proxy warns of the
 // answer with leases, and of the empty one only at debug level.
 func TestReceiveWhoseClientLeft(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	e := newEnv(t, func(c *proxy.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -867,7 +868,7 @@ func cutReceiveOf(t *testing.T, e *env, c *sqs.Client, in *sqs.ReceiveMessageInp
 // is still there, so its lapses read as a stopped holder's, not as a
 // failing handler's.
 func TestCutPollIsNoSignOfLife(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	e := newEnv(t, func(c *proxy.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -904,7 +905,7 @@ func TestCutPollIsNoSignOfLife(t *testing.T) {
 // A FIFO receive cut, and its retry with the same ReceiveRequestAttemptId
 // cut too: the replayed leases are still held by no one.
 func TestReplayedReceiveWhoseClientLeft(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	e := newEnv(t, func(c *proxy.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	q := e.up.Queue(t, "left.fifo?FifoQueue=true&ContentBasedDeduplication=true&VisibilityTimeout=120")
 	c := e.client("AKIDAPP", "app")
