@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/logfilter"
 	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/protocol/sigv4"
 	"github.com/baton-sqs/baton/server"
@@ -185,7 +187,10 @@ func (s *Server) start(c config) error {
 		if s.dir, err = os.MkdirTemp("", "batontest-"); err != nil {
 			return err
 		}
-		if s.store, err = pebblestore.Open(context.Background(), s.dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed}); err != nil {
+		if s.store, err = pebblestore.Open(context.Background(), s.dir, pebblestore.Options{Durability: pebblestore.DurabilityRelaxed,
+			// What a test's output must show: the store's warnings (a disk
+			// filling up), not each open's INFO line.
+			Logger: slog.New(logfilter.AtLeast(slog.Default().Handler(), slog.LevelWarn))}); err != nil {
 			return err
 		}
 	case c.store == nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/batontest"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/memstore"
 	"github.com/baton-sqs/baton/store/pebblestore"
 )
@@ -398,5 +400,23 @@ func TestHealthzAsksTheStore(t *testing.T) {
 		if resp.StatusCode != c.status || !strings.Contains(string(b), c.body) {
 			t.Errorf("/healthz with %T: %d %q, want %d saying %q", c.store, resp.StatusCode, b, c.status, c.body)
 		}
+	}
+}
+
+// The embedded store's INFO line at each open stays out of a test's
+// output; its warnings still reach the default logger. Each Start printed
+// "pebblestore: loaded the log". Not parallel: it swaps the default logger.
+func TestEmbeddedOpenIsQuiet(t *testing.T) {
+	var out logbuf.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer slog.SetDefault(prev)
+	srv, err := batontest.Start(batontest.WithEmbedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if strings.Contains(out.String(), "level=INFO") {
+		t.Errorf("a test's output got the store's INFO lines:\n%s", out.String())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/logfilter"
 )
 
 // Report is what Check or Salvage found in a data directory.
@@ -163,20 +164,9 @@ var salvageFS = vfs.Default
 // salvageLog is the log of Salvage's writes: errors only, to the default
 // logger. Pebble stops the process when the disk fails a write of the new
 // log's write-ahead log or MANIFEST, and says why only there.
-func salvageLog() *slog.Logger { return slog.New(errorsOnly{slog.Default().Handler()}) }
-
-// errorsOnly passes on the records of level Error and above only.
-type errorsOnly struct{ slog.Handler }
-
-func (h errorsOnly) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelError && h.Handler.Enabled(ctx, l)
+func salvageLog() *slog.Logger {
+	return slog.New(logfilter.AtLeast(slog.Default().Handler(), slog.LevelError))
 }
-
-func (h errorsOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return errorsOnly{h.Handler.WithAttrs(attrs)}
-}
-
-func (h errorsOnly) WithGroup(name string) slog.Handler { return errorsOnly{h.Handler.WithGroup(name)} }
 
 // closeCopy finishes the salvaged log: its format record, flushed to a
 // table, then closed.
