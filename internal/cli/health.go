@@ -50,7 +50,7 @@ func healthCommand() *cobra.Command {
 			return checkHealth(cmd.Context(), url, timeout, own)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask (default: the one in BATON_HEALTH_FILE's file, else that of BATON_LISTEN's address when it is set)")
+	cmd.Flags().StringVar(&url, "url", "http://127.0.0.1:9324/healthz", "the /healthz URL to ask: the one in BATON_HEALTH_FILE's file, else that of BATON_LISTEN's address when it is set, else the default")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "how long to wait for the answer")
 	return cmd
 }
