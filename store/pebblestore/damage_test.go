@@ -180,12 +180,26 @@ func TestOpenIntactSaysWhatItLoaded(t *testing.T) {
 				if !strings.Contains(out, "pebblestore: loaded the log") || !strings.Contains(out, want) {
 					t.Errorf("open %d logged %q, want the loaded line with %s", round, out, want)
 				}
-				if strings.Contains(out, "level=WARN") || strings.Contains(out, "level=ERROR") {
-					t.Errorf("open %d of an intact store warned: %s", round, out)
+				if warned := storeWarnings(out); warned != "" {
+					t.Errorf("open %d of an intact store warned: %s", round, warned)
 				}
 			}
 		})
 	}
+}
+
+// storeWarnings are the warning and error lines of out that speak of the
+// store, not of the machine the test runs on: a disk nearly full (a
+// shared test machine's, under 10 % free) warns at every open, true of the
+// disk and nothing to do with the store's state.
+func storeWarnings(out string) string {
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		if (strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")) && !strings.Contains(line, "the disk is filling up") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // Damage that would lose acknowledged messages without a word refuses to
