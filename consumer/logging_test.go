@@ -1,38 +1,19 @@
 package consumer_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/consumer/consumertest"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
-
-// logBuffer collects log output.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // wantLines checks that each want appears in a line of the log (all its
 // fragments in one line).
@@ -57,7 +38,7 @@ func wantLines(t *testing.T, log string, want ...[]string) {
 // warnings, an overrun handler, a stuck slot and the shutdown summary. Not
 // parallel: it swaps the default logger.
 func TestLogsToSlogDefaultWithoutObserver(t *testing.T) {
-	var buf logBuffer
+	var buf logbuf.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	defer slog.SetDefault(old)
@@ -108,7 +89,7 @@ func TestLogsToSlogDefaultWithoutObserver(t *testing.T) {
 // lease and the late delete of its message.
 func TestLoggerWithObserver(t *testing.T) {
 	t.Parallel()
-	var buf logBuffer
+	var buf logbuf.Buffer
 	bubble(t, func(t *testing.T) {
 		h := newHarness(t, "lostlog", nil)
 		h.sqs.Send(h.url, "x", "")
@@ -141,7 +122,7 @@ func TestLoggerWithObserver(t *testing.T) {
 func TestRunWarnsOfHoursLongLeases(t *testing.T) {
 	t.Parallel()
 	bubble(t, func(t *testing.T) {
-		var buf logBuffer
+		var buf logbuf.Buffer
 		h := newHarness(t, "longlease", map[string]string{"VisibilityTimeout": "43200", "RedrivePolicy": redrive})
 		h.sqs.CreateQueue("dlq", nil)
 		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error { return nil }),
@@ -158,7 +139,7 @@ func TestRunWarnsOfHoursLongLeases(t *testing.T) {
 func TestWarnsOfHandlerWithoutProgress(t *testing.T) {
 	t.Parallel()
 	bubble(t, func(t *testing.T) {
-		var buf logBuffer
+		var buf logbuf.Buffer
 		h := newHarness(t, "noprogress", map[string]string{"VisibilityTimeout": "30"})
 		for i := 0; i < 100; i++ {
 			h.sqs.Send(h.url, "quick", "")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -30,24 +30,6 @@ func (s *unlistableTasks) MoveTaskList(context.Context) ([]baton.MoveTask, error
 	return nil, fmt.Errorf("list move tasks: %w: database unreachable", baton.ErrUnavailable)
 }
 
-// logBuffer is a log an engine writes while a test reads it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestTakeoverListFailureLoggedOnce: the takeover loop of a node on a
 // shared store runs every second; while the database is away each run
 // fails. The log says so at once, then at most once every 10 s with the
@@ -56,7 +38,7 @@ func TestTakeoverListFailureLoggedOnce(t *testing.T) {
 	t.Parallel()
 	store := &unlistableTasks{Shared: memstore.NewCluster().Open()}
 	clk := clock.NewFake(testutil.Epoch)
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	e, err := engine.New(engine.Config{Store: store, Clock: clk, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

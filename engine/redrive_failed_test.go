@@ -1,13 +1,11 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
@@ -43,24 +42,6 @@ func (s *movesFail) MessageChangeVisibilityBatch(ctx context.Context, p baton.Me
 	return s.Store.MessageChangeVisibilityBatch(ctx, p)
 }
 
-// lockedLog is a log both the engine and a test use.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // redriveRig is an engine over a movesFail store with queue src, whose
 // RedrivePolicy moves a message received more than once to dlq (FIFO
 // queues both, if fifo).
@@ -68,14 +49,14 @@ type redriveRig struct {
 	e          *engine.Engine
 	store      *movesFail
 	clock      *clock.Fake
-	log        *lockedLog
+	log        *logbuf.Buffer
 	src, dlq   engine.QueueRef
 	visibility *int
 }
 
 func newRedriveRig(t *testing.T, fifo bool) *redriveRig {
 	t.Helper()
-	r := &redriveRig{store: &movesFail{Store: memstore.New()}, clock: clock.NewFake(testutil.Epoch), log: &lockedLog{},
+	r := &redriveRig{store: &movesFail{Store: memstore.New()}, clock: clock.NewFake(testutil.Epoch), log: &logbuf.Buffer{},
 		visibility: ptr(30)}
 	e, err := engine.New(engine.Config{Store: r.store, Clock: r.clock, Logger: slog.New(slog.NewTextHandler(r.log, nil))})
 	if err != nil {

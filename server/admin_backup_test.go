@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/server"
 	"github.com/baton-sqs/baton/store/memstore"
 )
@@ -85,7 +85,7 @@ func TestAdminBackupClientGone(t *testing.T) {
 			return "/backups/b1", nil
 		}
 	}
-	var logs syncLog
+	var logs logbuf.Buffer
 	srv := httptest.NewServer(server.New(server.Config{Engine: eng, Backup: backup,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	defer srv.Close()
@@ -122,22 +122,4 @@ func TestAdminBackupClientGone(t *testing.T) {
 	if !strings.Contains(logs.String(), "backup failed") || !strings.Contains(logs.String(), "context canceled") {
 		t.Errorf("log %q, want the backup failed, its context cancelled", logs.String())
 	}
-}
-
-// syncLog is a log destination a test reads while the server writes.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

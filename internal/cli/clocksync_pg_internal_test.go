@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/store/pgstore"
 )
 
@@ -107,7 +106,7 @@ func TestStartEngineNeedsTheDatabaseClock(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	logs := &lockedLog{} // the patient node's
+	logs := &logbuf.Buffer{} // the patient node's
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	patient, hasty := open(60*time.Second, log), open(2*time.Second, quiet)
@@ -148,22 +147,4 @@ func TestStartEngineNeedsTheDatabaseClock(t *testing.T) {
 	if !strings.Contains(logs.String(), "clock set by the database's") {
 		t.Errorf("the node started without setting its clock:\n%s", logs)
 	}
-}
-
-// lockedLog is a log a node writes while a test reads it.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

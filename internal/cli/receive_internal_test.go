@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,26 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 )
-
-// syncBuf is a bytes.Buffer safe to write from one goroutine and read from
-// another.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // On a terminal, a receive that waits says so on standard error once it
 // has waited a second; elsewhere it says nothing.
@@ -50,7 +30,7 @@ func TestReceiveSaysItWaits(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	for _, terminal := range []bool{true, false} {
 		stderrIsTerminal = func(io.Writer) bool { return terminal }
-		var stdout, stderr syncBuf
+		var stdout, stderr logbuf.Buffer
 		done := make(chan int, 1)
 		go func() {
 			done <- Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), []string{"receive", "jobs", "--wait", "20"})

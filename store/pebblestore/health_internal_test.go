@@ -1,7 +1,6 @@
 package pebblestore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,31 +17,15 @@ import (
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
 	"github.com/baton-sqs/baton/internal/testutil/poll"
 )
 
-// logBuffer is a slog destination tests read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// lines counts the lines written to b.
+func lines(b *logbuf.Buffer) int { return strings.Count(b.String(), "\n") }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) lines() int { return strings.Count(b.String(), "\n") }
-
-func bufferLogger() (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
+func bufferLogger() (*slog.Logger, *logbuf.Buffer) {
+	b := &logbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(b, nil)), b
 }
 
@@ -73,7 +56,7 @@ func TestBackgroundFailuresLoggedOnce(t *testing.T) {
 		t.Errorf("bgFailures = %d, want 1000", got)
 	}
 	// The first, and one at 60 s and 120 s.
-	if n := buf.lines(); n != 3 {
+	if n := lines(buf); n != 3 {
 		t.Errorf("%d lines for 1000 failures over 150 s, want 3:\n%s", n, buf)
 	}
 	if !strings.Contains(buf.String(), `problem="disk full"`) || !strings.Contains(buf.String(), "failures=400") {
@@ -83,7 +66,7 @@ func TestBackgroundFailuresLoggedOnce(t *testing.T) {
 		t.Errorf("problems = %q, want the failing writes named", p)
 	}
 	h.backgroundSucceeded()
-	if n := buf.lines(); n != 4 || !strings.Contains(buf.String(), "background writes work again") {
+	if n := lines(buf); n != 4 || !strings.Contains(buf.String(), "background writes work again") {
 		t.Errorf("no line saying they work again:\n%s", buf)
 	}
 	if p := h.problems(time.Second); len(p) != 0 {
@@ -144,7 +127,7 @@ func TestSpaceRefusal(t *testing.T) {
 	if err := h.spaceRefusal(); err != nil {
 		t.Fatalf("with room again: %v", err)
 	}
-	if n := buf.lines(); n != 2 || !strings.Contains(buf.String(), "refusing calls") || !strings.Contains(buf.String(), "room again") {
+	if n := lines(buf); n != 2 || !strings.Contains(buf.String(), "refusing calls") || !strings.Contains(buf.String(), "room again") {
 		t.Errorf("want one line when the disk fills and one when it has room:\n%s", buf)
 	}
 }
@@ -465,7 +448,7 @@ func TestLogFileWaitsForFileDescriptors(t *testing.T) {
 	if p := h.problems(time.Hour); len(p) != 0 {
 		t.Errorf("problems once open = %q, want none", p)
 	}
-	if n := buf.lines(); n != 2 || !strings.Contains(buf.String(), "commits go on") {
+	if n := lines(buf); n != 2 || !strings.Contains(buf.String(), "commits go on") {
 		t.Errorf("want one line when the wait began and one when it ended:\n%s", buf)
 	}
 	// Another error fails the log for good, as Pebble cannot go on from
