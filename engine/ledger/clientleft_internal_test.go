@@ -52,13 +52,19 @@ func TestDoctorClientLeft(t *testing.T) {
 }
 
 // A running lease whose answer reached no client is held by no one: no
-// hung lease, however long it runs unrenewed.
+// hung lease, however long it runs unrenewed, but no healthy queue either
+// while its message waits (an hour here) for no one.
 func TestDoctorClientLeftNotHeld(t *testing.T) {
 	t.Parallel()
 	d := newDoc(t, 3600)
 	d.quick(consumerA, 5, 0) // p99 100 ms
 	d.receiveLeft(consumerA, 2000, 1, "left")
-	wantFindings(t, d.report(60_000), DiagnosisHealthy)
+	r := d.report(60_000)
+	wantFindings(t, r, DiagnosisClientLeft, DiagnosisClientLeft)
+	if f := r.Findings[0]; len(f.Held) != 1 || f.Held[0].MessageID != "left" ||
+		!strings.Contains(f.Evidence, "1 running lease handed out in answers to ReceiveMessage whose client had left before the answer came is held by no one (messages left") {
+		t.Errorf("the running lease no one holds: held %v, evidence %q", f.Held, f.Evidence)
+	}
 	var m QueueMetrics
 	d.l.Metrics(applyQueue, ms(60_000), &m)
 	if m.HungLeases != 0 {

@@ -143,12 +143,15 @@ type doctor struct {
 	// (heldLeases); oldest, with too few completed leases for a p99, the
 	// lease running longest.
 	renewed, stalled []HeldLease
-	oldest           HeldLease
-	lapses           lapses
-	batches          batches
-	loops            loops
-	retries          retries
-	refused          []HeldLease
+	// unheld are the running leases held far beyond the p99 that an
+	// answer no client got handed out (clientleft.go).
+	unheld  []HeldLease
+	oldest  HeldLease
+	lapses  lapses
+	batches batches
+	loops   loops
+	retries retries
+	refused []HeldLease
 	// redrive is the queue's RedrivePolicy, if it has one; dlqOf lists the
 	// queues whose dead-letter queue it is (asked only when needed).
 	redrive    redrivePolicy

@@ -81,13 +81,15 @@ func eventTimes(r *leaseRec, kinds ...string) (first, last time.Time) {
 
 // heldLeases returns the running leases held at least farHeld(p99),
 // longest held first: those renewed after they had been held the p99
-// (still renewed), and those never renewed since (stalled).
-func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (renewed, stalled []HeldLease) {
+// (still renewed), those never renewed since (stalled), and those handed
+// out in an answer that reached no client (unheld: Event.ClientLeft), held
+// by no one.
+func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (renewed, stalled, unheld []HeldLease) {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
 	threshold := farHeld(p99)
 	for _, r := range ql.active {
-		if !r.received || r.clientLeft || now.Sub(r.begin) < threshold {
+		if !r.received || now.Sub(r.begin) < threshold {
 			continue
 		}
 		h := HeldLease{
@@ -103,16 +105,20 @@ func (l *Ledger) heldLeases(queueID uint64, now time.Time, p99 time.Duration) (r
 		if r.renewals > 0 {
 			h.LastRenewal = r.deadlineAt
 		}
-		if r.renewals > 0 && r.deadlineAt.Sub(r.begin) > p99 {
+		switch {
+		case r.clientLeft:
+			unheld = append(unheld, h)
+		case r.renewals > 0 && r.deadlineAt.Sub(r.begin) > p99:
 			renewed = append(renewed, h)
-		} else {
+		default:
 			stalled = append(stalled, h)
 		}
 	}
 	byBegin := func(a, b HeldLease) int { return a.Begin.Compare(b.Begin) }
 	slices.SortFunc(renewed, byBegin)
 	slices.SortFunc(stalled, byBegin)
-	return renewed, stalled
+	slices.SortFunc(unheld, byBegin)
+	return renewed, stalled, unheld
 }
 
 // refusedLeases returns the leases whose renewals the 12-hour ceiling

@@ -264,7 +264,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, countedFrom)
 	}
 	if r.SinceStart.Finished() >= MinFindingLeases {
-		d.renewed, d.stalled = l.heldLeases(q.ID, now, r.SinceStart.P99)
+		d.renewed, d.stalled, d.unheld = l.heldLeases(q.ID, now, r.SinceStart.P99)
 	} else {
 		d.oldest = l.oldestRunning(q.ID, now)
 	}
@@ -314,7 +314,7 @@ func (l *Ledger) Metrics(queueID uint64, now time.Time, m *QueueMetrics) {
 		m.OldestLease = max(now.Sub(oldest), 0)
 	}
 	if p99, n := l.completedP99(queueID, now); n >= MinFindingLeases {
-		renewed, stalled := l.heldLeases(queueID, now, p99)
+		renewed, stalled, _ := l.heldLeases(queueID, now, p99) // unheld: no handler hangs
 		for _, h := range stalled {
 			if !h.mayBeGivenBack() {
 				m.HungLeases++
