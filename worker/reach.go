@@ -46,7 +46,7 @@ func (c *watchedClient) failed(err error) {
 	c.failures++
 	c.mu.Unlock()
 	if first {
-		c.w.log.Warn("receives failing: the queue does not answer; they are retried with a backoff, and a line says when they succeed again", "err", err)
+		c.w.log.Warn("receives failing: a receive got no answer or an error (err says which); they are retried with a backoff, and a line says when they succeed again", "err", err)
 	}
 }
 

@@ -57,7 +57,7 @@ func TestWorkerSaysTheQueueIsBack(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	const failing = `msg="receives failing: the queue does not answer`
+	const failing = `msg="receives failing: a receive got no answer or an error`
 	w.drive(time.Minute, step, func() error {
 		if n := strings.Count(log.String(), failing); n != 1 || w.obs.Count(consumer.EventError) < 3 {
 			return fmt.Errorf("%d failing lines, %d receive errors; want 1 line and 3 errors", n, w.obs.Count(consumer.EventError))
