@@ -233,24 +233,30 @@ func (g *groupLocks) hold(ctx context.Context, t *baton.Topic, group string) (re
 	l.users++
 	seen := l.failures
 	g.mu.Unlock()
-	done := func(ctx context.Context, err error) {
+	// leave records a failure, then gives the turn on (if it holds it):
+	// under one lock, so the next holder checks for failures only after
+	// this one's is counted.
+	leave := func(ctx context.Context, err error, holding bool) {
 		g.mu.Lock()
+		defer g.mu.Unlock()
 		if err != nil && ctx.Err() == nil {
 			l.failures++
 			l.failure = err
 		}
+		if holding {
+			<-l.turn
+		}
 		if l.users--; l.users == 0 {
 			delete(g.held, key)
 		}
-		g.mu.Unlock()
 	}
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
-		done(ctx, nil)
+		leave(ctx, nil, false)
 		return nil, ctx.Err()
 	}
-	release = func(ctx context.Context, err error) { <-l.turn; done(ctx, err) }
+	release = func(ctx context.Context, err error) { leave(ctx, err, true) }
 	g.mu.Lock()
 	failed, failure := l.failures != seen, l.failure
 	g.mu.Unlock()
