@@ -226,14 +226,34 @@ type queue struct {
 // measured. It fails if the scenario is unknown or its queues cannot be
 // set up; failures of the load's requests are counted, not returned.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, client: cfg.Client}
+	loop, err := r.loopFor(cfg.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	r.budget.Store(cfg.MaxRequests)
+	setup := r.client.NewCaller()
+	defer r.teardown(setup)
+	if err := r.setUp(ctx, setup); err != nil {
+		return nil, err
+	}
+	return r.result(ctx, r.drive(ctx, loop)), ctx.Err()
+}
+
+// withDefaults checks cfg and fills in what it leaves unset.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Client == nil {
-		return nil, errors.New("bench: no client")
+		return cfg, errors.New("bench: no client")
+	}
+	if cfg.Duration <= 0 {
+		return cfg, errors.New("bench: the duration must be positive")
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency(cfg.Scenario)
-	}
-	if cfg.Duration <= 0 {
-		return nil, errors.New("bench: the duration must be positive")
 	}
 	cfg.BodySize = max(cfg.BodySize, 1)
 	if cfg.MaxRequests <= 0 {
@@ -245,86 +265,94 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Queue == "" {
 		cfg.Queue = "baton-bench"
 	}
-	var loop func(context.Context, *worker)
-	r := &run{cfg: cfg, client: cfg.Client}
-	switch cfg.Scenario {
-	case ScenarioSend:
-		loop = r.sendLoop
-	case ScenarioSendBatch:
-		loop = r.sendBatchLoop
-	case ScenarioLifecycle:
-		loop = r.lifecycleLoop
-	case ScenarioLongPoll:
-		loop = r.longPollReceiver
-		r.lp = newLongPoll()
-	case ScenarioLeaseExpiry:
-		loop = r.leaseExpiryLoop
-	case ScenarioReceiveDelete:
-		loop = r.receiveDeleteLoop
-	case ScenarioPublish1, ScenarioPublish5, ScenarioPublish20:
-		loop = r.publishLoop // publish.go
-	default:
-		return nil, fmt.Errorf("bench: unknown scenario %q (want one of %v)", cfg.Scenario, Scenarios)
-	}
-	r.budget.Store(cfg.MaxRequests)
+	return cfg, nil
+}
 
-	names := []string{cfg.Queue}
-	if n := publishFanOut(cfg.Scenario); n > 0 {
-		names = publishQueues(cfg.Queue, n)
+// loopFor is the loop each of the scenario's workers runs.
+func (r *run) loopFor(scenario string) (func(context.Context, *worker), error) {
+	switch scenario {
+	case ScenarioSend:
+		return r.sendLoop, nil
+	case ScenarioSendBatch:
+		return r.sendBatchLoop, nil
+	case ScenarioLifecycle:
+		return r.lifecycleLoop, nil
+	case ScenarioLongPoll:
+		r.lp = newLongPoll()
+		return r.longPollReceiver, nil
+	case ScenarioLeaseExpiry:
+		return r.leaseExpiryLoop, nil
+	case ScenarioReceiveDelete:
+		return r.receiveDeleteLoop, nil
+	case ScenarioPublish1, ScenarioPublish5, ScenarioPublish20:
+		return r.publishLoop, nil // publish.go
 	}
+	return nil, fmt.Errorf("bench: unknown scenario %q (want one of %v)", scenario, Scenarios)
+}
+
+// queueNames are the queues the scenario works on: one, a topic's
+// subscribers, or one per worker for lease-expiry.
+func queueNames(cfg Config) []string {
 	if cfg.Scenario == ScenarioLeaseExpiry {
-		names = names[:0]
+		names := make([]string, 0, cfg.Concurrency)
 		for i := 1; i <= cfg.Concurrency; i++ {
 			names = append(names, fmt.Sprintf("%s-%d", cfg.Queue, i))
 		}
+		return names
 	}
-	setup := r.client.NewCaller()
-	defer r.teardown(setup)
-	setupCtx, cancelSetup := context.WithTimeout(ctx, setupTimeout)
-	defer cancelSetup()
-	for _, n := range names {
-		q, err := openQueue(setupCtx, setup, n)
+	if n := publishFanOut(cfg.Scenario); n > 0 {
+		return publishQueues(cfg.Queue, n)
+	}
+	return []string{cfg.Queue}
+}
+
+// setUp opens the scenario's queues, and its topic if it publishes,
+// within setupTimeout.
+func (r *run) setUp(ctx context.Context, setup *Caller) error {
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	for _, n := range queueNames(r.cfg) {
+		q, err := openQueue(ctx, setup, n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.queues = append(r.queues, q)
 	}
-	if publishFanOut(cfg.Scenario) > 0 {
-		if err := r.openTopic(setupCtx, setup); err != nil {
-			return nil, err
-		}
+	if publishFanOut(r.cfg.Scenario) > 0 {
+		return r.openTopic(ctx, setup)
 	}
+	return nil
+}
 
+// drive runs the workers through the warm-up and the window and returns
+// them, with the long-poll sender if there is one, once all have stopped.
+func (r *run) drive(ctx context.Context, loop func(context.Context, *worker)) []*worker {
 	start := time.Now()
-	r.measureFrom = start.Add(cfg.Warmup)
-	r.end = r.measureFrom.Add(cfg.Duration)
+	r.measureFrom = start.Add(r.cfg.Warmup)
+	r.end = r.measureFrom.Add(r.cfg.Duration)
 	// Requests in flight at the end may finish (they are not counted): a
 	// server should not see every run end in a burst of cancellations.
 	// Long polls still waiting after endGrace are cancelled.
 	runCtx, cancel := context.WithDeadline(ctx, r.end.Add(endGrace))
 	defer cancel()
 
-	workers := make([]*worker, cfg.Concurrency)
+	workers := make([]*worker, r.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := r.newWorker(i)
 		workers[i] = w
 		wg.Go(func() { loop(runCtx, w) })
 	}
-	var sender *worker
 	if r.lp != nil {
-		sender = r.newWorker(-1)
+		sender := r.newWorker(-1)
+		workers = append(workers, sender)
 		wg.Go(func() { r.longPollSender(runCtx, sender) })
 	}
 	stopProgress, stopCPU := r.progress(start), r.sampleCPU()
 	wg.Wait()
 	stopCPU()
 	stopProgress()
-
-	if sender != nil {
-		workers = append(workers, sender)
-	}
-	return r.result(ctx, workers), ctx.Err()
+	return workers
 }
 
 // sampleCPU reads the process's CPU time when the window opens and when it
