@@ -483,7 +483,6 @@ func (lp *longPoll) probeSeq(body string) (uint64, bool) {
 func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 	q := r.queues[w.id]
 	vt := r.cfg.VisibilityTimeout
-	vis := time.Duration(vt) * time.Second
 	send := r.newSendBatch(q.url, payload(r.cfg.BodySize))
 	lease := r.client.NewRequest("ReceiveMessage", mustJSON(receiveBody{
 		QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: &vt,
@@ -492,7 +491,7 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 	again := r.client.NewRequest("ReceiveMessage", mustJSON(receiveBody{
 		QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: min(vt+5, 20), VisibilityTimeout: &hold,
 	}))
-	qurl := mustJSON(q.url)
+	vis := time.Duration(vt) * time.Second
 	for {
 		s, err := w.do(ctx, send)
 		if err == errStopped {
@@ -502,67 +501,93 @@ func (r *run) leaseExpiryLoop(ctx context.Context, w *worker) {
 			continue
 		}
 		n := w.batchResult("SendMessageBatch", s.body, 10)
-		// Lease them all; a deadline is the start of the receive that leased
-		// the message last plus the timeout.
-		deadlines := map[string]time.Time{}
-		for tries := 0; len(deadlines) < n && tries < 10; tries++ {
-			var got receiveResponse
-			s, ok, stopped := w.receive(ctx, lease, &got)
-			if stopped {
-				return
-			}
-			if !ok {
-				continue
-			}
-			// A message seen before was leased again (its first lease
-			// expired while the others were being leased): its deadline is
-			// now this lease's.
-			for _, m := range got.Messages {
-				deadlines[m.MessageId] = s.start.Add(vis)
-			}
+		deadlines, stopped := r.leaseAll(ctx, w, lease, n, vis)
+		if stopped {
+			return
 		}
-		// Wait for each to be handed out again.
-		var handles []string
-		giveUp := time.Now().Add(vis + 10*time.Second)
-		for len(deadlines) > 0 && time.Now().Before(giveUp) {
-			var got receiveResponse
-			s, ok, stopped := w.receive(ctx, again, &got)
-			if stopped {
-				return
-			}
-			if !ok {
-				continue
-			}
-			for _, m := range got.Messages {
-				handles = append(handles, m.ReceiptHandle)
-				d, ok := deadlines[m.MessageId]
-				if !ok {
-					continue // not one of this round's: just delete it
-				}
-				delete(deadlines, m.MessageId)
-				if s.end.Before(d) {
-					w.run.note("a message was handed out again before its lease's earliest deadline")
-				}
-				if r.inWindow(s.end) {
-					w.lateness.Record(s.end.Sub(d))
-				}
-				w.delivered(1, s.end)
-			}
-		}
-		for range deadlines { // one error a message
-			w.fail("lease-expiry: message not handed out again within the timeout + 10s")
-		}
-		for len(handles) > 0 {
-			k := min(len(handles), 10)
-			w.scratch = appendDeleteBatch(w.scratch[:0], qurl, handles[:k])
-			handles = handles[k:]
-			s, err := w.do(ctx, r.client.NewRequest("DeleteMessageBatch", w.scratch))
-			if err == errStopped {
-				return
-			}
-			if err == nil {
-				w.batchResult("DeleteMessageBatch", s.body, k)
-			}
+		handles, stopped := r.awaitReturn(ctx, w, again, deadlines, vis)
+		if stopped || r.deleteAll(ctx, w, q.url, handles) {
+			return
 		}
 	}
+}
+
+// leaseAll leases the n messages just sent, trying ten receives at most,
+// and returns each one's deadline: the start of the receive that leased it
+// last plus the timeout.
+func (r *run) leaseAll(ctx context.Context, w *worker, lease *Request, n int, vis time.Duration) (deadlines map[string]time.Time, stopped bool) {
+	deadlines = map[string]time.Time{}
+	for tries := 0; len(deadlines) < n && tries < 10; tries++ {
+		var got receiveResponse
+		s, ok, stopped := w.receive(ctx, lease, &got)
+		if stopped {
+			return nil, true
+		}
+		if !ok {
+			continue
+		}
+		// A message seen before was leased again (its first lease expired
+		// while the others were being leased): its deadline is now this
+		// lease's.
+		for _, m := range got.Messages {
+			deadlines[m.MessageId] = s.start.Add(vis)
+		}
+	}
+	return deadlines, false
+}
+
+// awaitReturn receives until each leased message is handed out again (or
+// the timeout + 10 s has passed), records how late each came, counts one
+// failure for each that did not, and returns the receipt handles of all it
+// received.
+func (r *run) awaitReturn(ctx context.Context, w *worker, again *Request, deadlines map[string]time.Time, vis time.Duration) (handles []string, stopped bool) {
+	giveUp := time.Now().Add(vis + 10*time.Second)
+	for len(deadlines) > 0 && time.Now().Before(giveUp) {
+		var got receiveResponse
+		s, ok, stopped := w.receive(ctx, again, &got)
+		if stopped {
+			return nil, true
+		}
+		if !ok {
+			continue
+		}
+		for _, m := range got.Messages {
+			handles = append(handles, m.ReceiptHandle)
+			d, ok := deadlines[m.MessageId]
+			if !ok {
+				continue // not one of this round's: just delete it
+			}
+			delete(deadlines, m.MessageId)
+			if s.end.Before(d) {
+				w.run.note("a message was handed out again before its lease's earliest deadline")
+			}
+			if r.inWindow(s.end) {
+				w.lateness.Record(s.end.Sub(d))
+			}
+			w.delivered(1, s.end)
+		}
+	}
+	for range deadlines { // one error a message
+		w.fail("lease-expiry: message not handed out again within the timeout + 10s")
+	}
+	return handles, false
+}
+
+// deleteAll deletes the handles ten at a time; it says whether the run
+// stopped meanwhile.
+func (r *run) deleteAll(ctx context.Context, w *worker, queueURL string, handles []string) (stopped bool) {
+	qurl := mustJSON(queueURL)
+	for len(handles) > 0 {
+		k := min(len(handles), 10)
+		w.scratch = appendDeleteBatch(w.scratch[:0], qurl, handles[:k])
+		handles = handles[k:]
+		s, err := w.do(ctx, r.client.NewRequest("DeleteMessageBatch", w.scratch))
+		if err == errStopped {
+			return true
+		}
+		if err == nil {
+			w.batchResult("DeleteMessageBatch", s.body, k)
+		}
+	}
+	return false
 }
