@@ -101,11 +101,23 @@ func hasErrors(fs []Finding) bool {
 
 // diagnose checks settled settings against the queue.
 func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
-	var fs []Finding
-	add := func(s Severity, check, format string, args ...any) {
-		fs = append(fs, Finding{Severity: s, Check: check, Message: fmt.Sprintf(format, args...)})
-	}
-	vis := cfg.visibility
+	var fs findings
+	fs.lease(cfg, q)
+	fs.timing(cfg)
+	fs.queue(cfg, q, batch)
+	return fs
+}
+
+// findings are what diagnose found so far.
+type findings []Finding
+
+func (fs *findings) add(s Severity, check, format string, args ...any) {
+	*fs = append(*fs, Finding{Severity: s, Check: check, Message: fmt.Sprintf(format, args...)})
+}
+
+// lease checks the lease's length and its renewals.
+func (fs *findings) lease(cfg *config, q QueueInfo) {
+	add, vis := fs.add, cfg.visibility
 	if cfg.renewAhead >= vis {
 		add(SeverityError, "renew-ahead", "renew-ahead %v is not shorter than the lease length %v: every lease would be due for renewal at once", cfg.renewAhead, vis)
 	} else if cfg.renewAhead < vis/10 {
@@ -123,6 +135,12 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.visibilitySet && q.VisibilityTimeout > 0 && vis != q.VisibilityTimeout {
 		add(SeverityInfo, "visibility", "leases last %v (the queue's default is %v); the runtime asks for its own on every receive and renewal", vis, q.VisibilityTimeout)
 	}
+}
+
+// timing checks the stall, attempt, shutdown and delete timings against
+// the lease and each other.
+func (fs *findings) timing(cfg *config) {
+	add, vis := fs.add, cfg.visibility
 	if cfg.stallTimeout < cfg.renewAhead {
 		add(SeverityWarning, "stall-timeout", "stall timeout %v is shorter than renew-ahead %v: a handler reporting progress once per renewal can still be judged stalled", cfg.stallTimeout, cfg.renewAhead)
 	}
@@ -152,6 +170,12 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if cfg.deleteWindow >= vis-cfg.renewAhead && cfg.deleteWindow > 0 {
 		add(SeverityWarning, "delete-window", "delete window %v is as long as a lease's safe part; deletes will mostly be flushed by deadline", cfg.deleteWindow)
 	}
+}
+
+// queue checks the retry policy and batches against the queue's
+// retention, RedrivePolicy and kind.
+func (fs *findings) queue(cfg *config, q QueueInfo, batch bool) {
+	add := fs.add
 	retry := cfg.retry.withDefaults()
 	if q.Retention > 0 && retry.Max >= q.Retention {
 		add(SeverityWarning, "retry-policy", "retry delays reach %v but messages are kept only %v", retry.Max, q.Retention)
@@ -178,5 +202,4 @@ func diagnose(cfg *config, q QueueInfo, batch bool) []Finding {
 	if q.Retention > 0 && cfg.autoRenew > q.Retention {
 		add(SeverityWarning, "auto-renew", "auto-renew budget %v is longer than the retention %v", cfg.autoRenew, q.Retention)
 	}
-	return fs
 }
