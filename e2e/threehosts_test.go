@@ -168,8 +168,9 @@ func TestThreeHosts(t *testing.T) {
 	l.awaitSends(t, f, 30*time.Second)
 
 	// 2: once the killed member is back as a standby, the new primary
-	// frozen, Patroni and PostgreSQL both, for 15 s.
-	testutil.CheckFor(t, 90*time.Second, func() error { return d.whole(nil) })
+	// frozen, Patroni and PostgreSQL both, for 15 s. On a machine at load 25
+	// the killed member was seen still stopped 90 s after the kill.
+	testutil.CheckFor(t, 4*time.Minute, func() error { return d.whole(nil) })
 	t.Logf("cluster of 3 whole again %v after the kill", time.Since(f.at).Round(time.Millisecond))
 	time.Sleep(3 * time.Second) // of load with the cluster whole
 	old, err = d.primary()
