@@ -102,6 +102,14 @@ type TopicStore interface {
 	// records of a time at or before cutoff; a topic's records go with
 	// it.
 	TopicDedupPut(ctx context.Context, region, account, topic string, r *PublishRecord, cutoff time.Time) (*PublishRecord, error)
+	// TopicSequenceNext hands out a FIFO topic's next SequenceNumber: the
+	// larger of atLeast and one above the last it handed out for the
+	// topic, which it keeps as the last. Every server of a shared store
+	// gets its numbers from one count, so that they increase across
+	// servers whose clocks differ. It returns ErrNotFound if the topic
+	// does not exist; the count goes with the topic. A store no other
+	// server shares may keep the count in memory only.
+	TopicSequenceNext(ctx context.Context, region, account, topic string, atLeast uint64) (uint64, error)
 }
 
 // PublishRecord is a publish of a FIFO topic as a TopicStore remembers it

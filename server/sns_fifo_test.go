@@ -435,6 +435,45 @@ func snsFIFODedupTwoNodes(t *testing.T, a, b baton.Store) {
 	}
 }
 
+// TestSNSFIFOSequenceTwoNodes: the SequenceNumbers of a message group
+// increase across two servers of one store, as AWS's increase within a
+// group, whichever server a publish reaches: when their clocks agree to
+// the nanosecond, and when the one published to second is behind the
+// other by a minute. Each server numbered its publishes from its own
+// clock, and then the second answered a number equal to or below the
+// first's. On handles of a memstore.Cluster and on two PostgreSQL stores
+// of one database.
+func TestSNSFIFOSequenceTwoNodes(t *testing.T) {
+	onTwoNodes(t, snsFIFOSequenceTwoNodes)
+}
+
+func snsFIFOSequenceTwoNodes(t *testing.T, a, b baton.Store) {
+	ctx := context.Background()
+	nodes := []*batontest.Server{startNode(t, a), startNode(t, b)}
+	topic := mustCreateFIFOTopic(t, nodes[0].SNSClient(), "numbered.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+	var last string
+	publish := func(n int, body string) {
+		t.Helper()
+		out, err := nodes[n].SNSClient().Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String(body),
+			MessageGroupId: aws.String("g")})
+		if err != nil {
+			t.Fatalf("Publish %s on node %d: %v", body, n, err)
+		}
+		if seq := aws.ToString(out.SequenceNumber); len(seq) != 20 || seq <= last {
+			t.Errorf("Publish %s on node %d: SequenceNumber %s, want 20 digits above the one before, %s", body, n, seq, last)
+		} else {
+			last = seq
+		}
+	}
+	publish(0, "one") // both clocks at batontest.Epoch
+	publish(1, "two")
+	nodes[0].Clock().Advance(time.Minute)
+	publish(0, "three") // node 1 is a minute behind
+	publish(1, "four")
+	publish(1, "five")
+	publish(0, "six")
+}
+
 // TestSNSFairQueueGroups: a standard topic passes a publish's
 // MessageGroupId on to its standard queues, enveloped or raw, from Publish
 // and from PublishBatch, as AWS does for SQS fair queues since 2025.

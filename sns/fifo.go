@@ -150,7 +150,9 @@ func (s *Service) sendOnce(ctx context.Context, pub *publication, t *baton.Topic
 	case !errors.Is(err, baton.ErrNotFound):
 		return storeErr(err, "get publish record")
 	}
-	pub.sequence = s.sequences.next(pub.at)
+	if pub.sequence, err = s.nextSequence(ctx, t, pub.at); err != nil {
+		return err
+	}
 	if err := send(); err != nil {
 		return err
 	}
@@ -171,25 +173,28 @@ func (s *Service) sendOnce(ctx context.Context, pub *publication, t *baton.Topic
 	return nil
 }
 
-// sequencer gives FIFO publishes their SequenceNumber: a 20-digit decimal
-// (as AWS's are) that increases with every publish of this server, from
-// 10^19 plus the publish time in Unix nanoseconds, so that it keeps
-// increasing across restarts as long as the clock does.
-type sequencer struct {
-	mu   sync.Mutex
-	last uint64
+// nextSequence gives a FIFO publish its SequenceNumber, before its copies
+// are sent: a 20-digit decimal (as AWS's are), 10^19 plus the publish
+// time in Unix nanoseconds, or one above the topic's last if that is not
+// above it. The store keeps the last (TopicSequenceNext), so that the
+// numbers of a message group increase, as AWS's do, across the servers of
+// a store they share, whose clocks differ; and across restarts as long
+// as the clock moves on. It is taken in the group's turn, so that a
+// number once given is below every later one of the group, even one a
+// failed publish gave its copies.
+func (s *Service) nextSequence(ctx context.Context, t *baton.Topic, at time.Time) (string, error) {
+	n, err := s.store.TopicSequenceNext(ctx, t.Region, t.Account, t.Name, sequenceBase+uint64(max(at.UnixNano(), 0)))
+	switch {
+	case errors.Is(err, baton.ErrNotFound):
+		return "", errTopicNotFound() // deleted since it was looked up
+	case err != nil:
+		return "", storeErr(err, "number the publish")
+	}
+	return strconv.FormatUint(n, 10), nil
 }
 
 // sequenceBase keeps every SequenceNumber 20 digits long.
 const sequenceBase = 10_000_000_000_000_000_000
-
-func (q *sequencer) next(at time.Time) string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := sequenceBase + uint64(max(at.UnixNano(), 0))
-	q.last = max(n, q.last+1)
-	return strconv.FormatUint(q.last, 10)
-}
 
 // groupLocks hold a FIFO topic's message group while one publish of it is
 // looked up, numbered, sent and recorded: the next is looked up only once

@@ -23,10 +23,9 @@ type Service struct {
 	// attributes of one topic at the same instant may lose one.
 	mu sync.Mutex
 
-	// sequences numbers FIFO publishes, one at a time in each message
-	// group (groups; fifo.go).
-	sequences sequencer
-	groups    groupLocks
+	// groups hold a FIFO topic's message group while one publish of it
+	// is numbered, sent and recorded (fifo.go).
+	groups groupLocks
 
 	// signMu guards sig, the signer, loaded on first use (signing.go).
 	signMu sync.Mutex

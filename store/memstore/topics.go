@@ -21,6 +21,8 @@ type topicSet struct {
 	signingKey []byte
 	// dedup are the FIFO topics' publish records (dedup.go).
 	dedup map[queueKey]*dedupRecords
+	// sequences are the FIFO topics' last SequenceNumbers (sequence.go).
+	sequences map[queueKey]uint64
 }
 
 var _ baton.TopicStore = (*Store)(nil)
@@ -102,6 +104,7 @@ func (s *Store) TopicDelete(_ context.Context, region, account, name string) err
 	delete(ts.topics, k)
 	delete(ts.subs, k)
 	delete(ts.dedup, k)
+	delete(ts.sequences, k)
 	return nil
 }
 

@@ -140,3 +140,11 @@ func (s *Store) loadPublishRecords(ctx context.Context) error {
 	}
 	return nil
 }
+
+// TopicSequenceNext hands out the topic's next SequenceNumber from memory:
+// no other server shares the store, and after a restart the numbers go on
+// from the clock, which has moved on.
+func (s *Store) TopicSequenceNext(ctx context.Context, region, account, topic string, atLeast uint64) (uint64, error) {
+	n, err := s.index.TopicSequenceNext(ctx, region, account, topic, atLeast)
+	return n, s.committedOr(ctx, err)
+}

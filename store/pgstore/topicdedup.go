@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,4 +68,25 @@ func scanPublishRecord(row pgx.Row) (*baton.PublishRecord, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// TopicSequenceNext hands out the topic's next SequenceNumber from its
+// row, in one statement: a concurrent number waits for the row.
+func (s *Store) TopicSequenceNext(ctx context.Context, region, account, topic string, atLeast uint64) (uint64, error) {
+	var n uint64
+	err := s.retryWrite(ctx, func(ctx context.Context) error {
+		var text string
+		err := s.pool.QueryRow(ctx, `UPDATE baton_topics SET last_sequence = GREATEST($4::numeric, last_sequence + 1)
+			WHERE region = $1 AND account = $2 AND name = $3 RETURNING last_sequence::text`,
+			region, account, topic, strconv.FormatUint(atLeast, 10)).Scan(&text)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return baton.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		n, err = strconv.ParseUint(text, 10, 64)
+		return err
+	}, nil)
+	return n, storeErr(err, "number a publish")
 }

@@ -72,3 +72,45 @@ func samePublish(a, b *baton.PublishRecord) bool {
 	return a != nil && b != nil && a.Key == b.Key && a.MessageID == b.MessageID && a.SequenceNumber == b.SequenceNumber &&
 		a.At.Truncate(time.Microsecond).Equal(b.At.Truncate(time.Microsecond))
 }
+
+// testTopicSequence: a FIFO topic's SequenceNumbers come from one count
+// per topic, each the larger of the one asked for and one above the last,
+// as large as a SequenceNumber gets; the count goes with its topic.
+func testTopicSequence(t *testing.T, s TopicsStore) {
+	ctx := context.Background()
+	if _, err := s.TopicSequenceNext(ctx, Region, Account, "missing.fifo", 1); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("TopicSequenceNext on a missing topic: got %v, want ErrNotFound", err)
+	}
+	MustCreateTopic(t, s, "t.fifo", map[string]string{"FifoTopic": "true"})
+	MustCreateTopic(t, s, "u.fifo", map[string]string{"FifoTopic": "true"})
+	const big = 18_000_000_000_000_000_000 // 20 digits, beyond PostgreSQL's bigint
+	next := func(topic string, atLeast uint64) uint64 {
+		t.Helper()
+		n, err := s.TopicSequenceNext(ctx, Region, Account, topic, atLeast)
+		if err != nil {
+			t.Fatalf("TopicSequenceNext(%s, %d): %v", topic, atLeast, err)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		topic         string
+		atLeast, want uint64
+	}{
+		{"t.fifo", big, big},         // the first: as asked
+		{"t.fifo", big + 5, big + 5}, // above the last: as asked
+		{"t.fifo", big - 9, big + 6}, // below the last: one above it
+		{"t.fifo", big + 6, big + 7}, // the last: one above it
+		{"u.fifo", 7, 7},             // another topic: a count of its own
+	} {
+		if got := next(c.topic, c.atLeast); got != c.want {
+			t.Errorf("TopicSequenceNext(%s, %d) = %d, want %d", c.topic, c.atLeast, got, c.want)
+		}
+	}
+	if err := s.TopicDelete(ctx, Region, Account, "t.fifo"); err != nil {
+		t.Fatal(err)
+	}
+	MustCreateTopic(t, s, "t.fifo", map[string]string{"FifoTopic": "true"})
+	if got := next("t.fifo", 3); got != 3 {
+		t.Errorf("TopicSequenceNext after the topic was deleted and created again = %d, want 3", got)
+	}
+}

@@ -37,6 +37,7 @@ func RunTopics(t *testing.T, open func(t *testing.T) TopicsStore) {
 		{"CopiesAreApart", testTopicCopies},
 		{"SigningKey", testSigningKey},
 		{"TopicDedup", testTopicDedup},
+		{"TopicSequence", testTopicSequence},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
