@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/testutil"
@@ -180,4 +181,46 @@ func TestSNSFIFOTopicLimits(t *testing.T) {
 		t.Errorf("error %T is not the SDK's SubscriptionLimitExceededException", err)
 	}
 	mustSubscribe(t, c, topic, snsQueueARN("a.fifo"), map[string]string{"RedrivePolicy": fifoDLQ}) // the same one again
+}
+
+// TestSNSStandardTopicFIFODeadLetter: AWS documents that "standard topic
+// subscriptions use standard queues" as dead-letter queues ("Amazon SNS
+// dead-letter queues", Amazon SNS Developer Guide) and records no refusal
+// of a FIFO one: Subscribe and SetSubscriptionAttributes take it, as they
+// take a standard one. A copy sent there has no message group, so the
+// FIFO queue refuses it: the publish succeeds and the copy is dropped (with
+// a log line), as a copy no dead-letter queue takes; a standard
+// dead-letter queue takes it.
+func TestSNSStandardTopicFIFODeadLetter(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "orders")
+	fifoDLQ := srv.MustCreateQueue(t, "dlq.fifo", map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	standardDLQ := srv.MustCreateQueue(t, "dlq", nil)
+	redrive := func(dlq string) string { return `{"deadLetterTargetArn":"` + snsQueueARN(dlq) + `"}` }
+	var gone []string
+	for _, q := range []string{"a", "b"} {
+		gone = append(gone, srv.MustCreateQueue(t, q, nil))
+	}
+	mustSubscribe(t, c, topic, snsQueueARN("a"), map[string]string{"RedrivePolicy": redrive("dlq.fifo")})
+	b := mustSubscribe(t, c, topic, snsQueueARN("b"), map[string]string{"RedrivePolicy": redrive("dlq")})
+	if err := setSubAttr(c, b, "RedrivePolicy", redrive("dlq.fifo")); err != nil {
+		t.Errorf("SetSubscriptionAttributes RedrivePolicy to a FIFO queue on a standard topic: %v, want it taken", err)
+	}
+	if err := setSubAttr(c, b, "RedrivePolicy", redrive("dlq")); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range gone { // every copy then goes to its dead-letter queue
+		if _, err := srv.Client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(u)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishOne(t, srv, topic)
+	if got := queueHolds(t, srv, fifoDLQ); got != 0 {
+		t.Errorf("the FIFO dead-letter queue holds %d copies, want 0", got)
+	}
+	if got := queueHolds(t, srv, standardDLQ); got != 1 {
+		t.Errorf("the standard dead-letter queue holds %d copies, want 1", got)
+	}
 }
