@@ -223,6 +223,35 @@ func TestSNSListTopicsPages(t *testing.T) {
 	}
 }
 
+// TestSNSListGarbageNextToken: ListTopics, ListSubscriptions and
+// ListSubscriptionsByTopic refuse alike a NextToken they did not make,
+// whether it is not base64 or decodes to no position of the list
+// (InvalidParameter "Invalid parameter: NextToken"; AWS's answer is not
+// known). ListTopics read a decodable one as a position past its last
+// topic and answered an empty page, where ListSubscriptions refused it.
+func TestSNSListGarbageNextToken(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	c, ctx := srv.SNSClient(), context.Background()
+	topic := mustCreateTopic(t, c, "orders")
+	srv.MustCreateQueue(t, "q", nil)
+	mustSubscribe(t, c, topic, snsQueueARN("q"), nil)
+	for _, token := range []string{"garbage", "!!not-base64!!", "b3JkZXJz"} { // the last is "orders" alone
+		_, err := c.ListTopics(ctx, &awssns.ListTopicsInput{NextToken: aws.String(token)})
+		if token == "b3JkZXJz" { // a topic's name: a position of ListTopics
+			if err != nil {
+				t.Errorf("ListTopics after a topic's name: %v", err)
+			}
+		} else {
+			wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: NextToken")
+		}
+		_, err = c.ListSubscriptions(ctx, &awssns.ListSubscriptionsInput{NextToken: aws.String(token)})
+		wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: NextToken")
+		_, err = c.ListSubscriptionsByTopic(ctx, &awssns.ListSubscriptionsByTopicInput{TopicArn: aws.String(topic), NextToken: aws.String(token)})
+		wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: NextToken")
+	}
+}
+
 // hiddenTopics is a store that keeps no topics, as the PostgreSQL store
 // does not yet.
 type hiddenTopics struct{ baton.Store }

@@ -357,8 +357,8 @@ func (s *Service) listSubscriptions(ctx context.Context, p baton.SubscriptionLis
 	}
 	if after != "" {
 		var ok bool
-		if p.AfterTopic, p.AfterID, ok = strings.Cut(after, "\x00"); !ok || p.AfterTopic == "" {
-			return nil, "", invalidParameter("NextToken")
+		if p.AfterTopic, p.AfterID, ok = strings.Cut(after, "\x00"); !ok || !anyTopicName(p.AfterTopic) || p.AfterID == "" {
+			return nil, "", errBadToken()
 		}
 	}
 	p.Limit = pageSize + 1

@@ -155,6 +155,9 @@ func (s *Service) ListTopics(ctx context.Context, c Caller, nextToken string) ([
 	if err != nil {
 		return nil, "", err
 	}
+	if after != "" && !anyTopicName(after) {
+		return nil, "", errBadToken()
+	}
 	region := s.region(c)
 	ts, err := s.store.TopicList(ctx, baton.TopicListParams{Region: region, Account: c.Account, After: after, Limit: pageSize + 1})
 	if err != nil {
@@ -177,16 +180,28 @@ func encodeToken(last string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(last))
 }
 
-// decodeToken reads a NextToken encodeToken made.
+// decodeToken reads a NextToken encodeToken made. The list reading it
+// checks that it names a position of its own (a topic's name; a topic's
+// name and a subscription's ID): a token Baton did not make is refused
+// with errBadToken by every list alike, never read as a position past
+// the end (AWS's answer to one is not known).
 func decodeToken(token string) (string, error) {
 	if token == "" {
 		return "", nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(b) == 0 {
-		return "", invalidParameter("NextToken")
+		return "", errBadToken()
 	}
 	return string(b), nil
+}
+
+// errBadToken refuses a NextToken no list made.
+func errBadToken() *baton.Error { return invalidParameter("NextToken") }
+
+// anyTopicName reports whether name is a standard or a FIFO topic's name.
+func anyTopicName(name string) bool {
+	return validTopicName(name, "false") || validTopicName(name, "true")
 }
 
 // GetTopicAttributes returns every attribute of a topic as AWS renders
