@@ -12,6 +12,7 @@ import (
 	awssns "github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/baton-sqs/baton/internal/testutil"
+	"github.com/baton-sqs/baton/protocol/sigv4"
 )
 
 // defaultTopicPolicy is the Policy AWS gives a new topic (recorded).
@@ -120,5 +121,38 @@ func TestSNSPermissionsRouting(t *testing.T) {
 		"AWSAccountId.1": {"111122223333"}, "ActionName.1": {"SendMessage"}})
 	if status != 200 || !strings.Contains(body, "<AddPermissionResponse") || strings.Contains(body, "sns.amazonaws.com") {
 		t.Errorf("SQS AddPermission: %d %s", status, body)
+	}
+}
+
+// TestSNSTopicPolicyNotEvaluated pins what Baton does with a topic's
+// Policy, which it keeps and does not evaluate (docs/sns.md, "Topic
+// permissions"): a key acts for its own account alone, so another
+// account's Publish is answered NotFound "Topic does not exist" even when
+// AddPermission granted it SNS:Publish (AWS would take it), and the
+// owner's Publish is taken even when the Policy denies it SNS:Publish
+// (AWS would answer AuthorizationError).
+func TestSNSTopicPolicyNotEvaluated(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t, testutil.Options{Credentials: []sigv4.Credential{
+		{AccessKeyID: "AKIDALICE", SecretAccessKey: "alice-secret", Account: "111111111111"},
+		{AccessKeyID: "AKIDBOB", SecretAccessKey: "bob-secret", Account: "222222222222"},
+	}})
+	ctx := context.Background()
+	alice, bob := srv.SNSClient(), srv.SNSClientFor("AKIDBOB", "bob-secret")
+	topic := mustCreateTopic(t, alice, "shared")
+	if _, err := alice.AddPermission(ctx, &awssns.AddPermissionInput{TopicArn: aws.String(topic), Label: aws.String("bob"),
+		AWSAccountId: []string{"222222222222"}, ActionName: []string{"Publish"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := bob.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("from bob")})
+	wantSNSError(t, err, "NotFound", 404, "Topic does not exist")
+
+	deny := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":{"AWS":"*"},"Action":"SNS:Publish","Resource":"` + topic + `"}]}`
+	if _, err := alice.SetTopicAttributes(ctx, &awssns.SetTopicAttributesInput{TopicArn: aws.String(topic),
+		AttributeName: aws.String("Policy"), AttributeValue: aws.String(deny)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Publish(ctx, &awssns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("from alice")}); err != nil {
+		t.Errorf("the owner's Publish under a Policy denying it: %v, want it taken (Baton does not evaluate the Policy)", err)
 	}
 }
