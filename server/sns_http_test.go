@@ -503,6 +503,14 @@ func TestSNSRedrivePolicyValidation(t *testing.T) {
 	_, err = c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("sqs"), Endpoint: aws.String(snsQueueARN("rp-2")),
 		Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"nope"}`}})
 	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Attributes Reason: RedrivePolicy: deadLetterTargetArn is an invalid arn")
+	// An SQS queue's maxReceiveCount is no member of a subscription's
+	// RedrivePolicy: AWS's texts, as AWS answered them to Subscribe and to
+	// SetSubscriptionAttributes.
+	withCount := `{"deadLetterTargetArn":"` + snsQueueARN("rp-dlq") + `","maxReceiveCount":5}`
+	wantSNSError(t, set(withCount), "InvalidParameter", 400, "Invalid parameter: RedrivePolicy: invalid JSON. Attribute maxReceiveCount is unknown.")
+	_, err = c.Subscribe(ctx, &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("sqs"), Endpoint: aws.String(snsQueueARN("rp-2")),
+		Attributes: map[string]string{"RedrivePolicy": withCount}})
+	wantSNSError(t, err, "InvalidParameter", 400, "Invalid parameter: Attributes Reason: RedrivePolicy: invalid JSON. Attribute maxReceiveCount is unknown.")
 	good := `{"deadLetterTargetArn":"` + snsQueueARN("rp-dlq") + `"}`
 	if err := set(good); err != nil {
 		t.Fatal(err)

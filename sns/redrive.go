@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
@@ -12,7 +14,10 @@ import (
 // checkRedrivePolicy checks a subscription's RedrivePolicy,
 // {"deadLetterTargetArn":"<SQS queue ARN>"}, with AWS's texts; the queue
 // need not exist yet (AWS accepts it, and a copy that cannot reach it is
-// logged as lost). "" removes the policy.
+// logged as lost). Another member, such as an SQS queue's
+// maxReceiveCount, is refused as AWS refuses it ("RedrivePolicy: invalid
+// JSON. Attribute maxReceiveCount is unknown.", seen answered by AWS); of
+// several, the first in name order is named. "" removes the policy.
 func checkRedrivePolicy(v string) (string, error) {
 	if v == "" {
 		return "", nil
@@ -24,6 +29,11 @@ func checkRedrivePolicy(v string) (string, error) {
 			reason = err.Error()
 		}
 		return "", invalidParameter("RedrivePolicy: failed to parse JSON. %s", reason)
+	}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if k != "deadLetterTargetArn" {
+			return "", invalidParameter("RedrivePolicy: invalid JSON. Attribute %s is unknown.", k)
+		}
 	}
 	var arn string
 	if raw, ok := p["deadLetterTargetArn"]; !ok || json.Unmarshal(raw, &arn) != nil {
