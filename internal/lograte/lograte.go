@@ -2,7 +2,10 @@
 // (a request answered 503 during an outage, a health check failing, an
 // accept that fails for want of file descriptors): the first line of a
 // kind is written at once, then at most one every interval, which says
-// how many of its kind were held back since the one before.
+// how many of its kind were held back since the one before. A burst that
+// ends within an interval leaves its count unsaid until the next line of
+// its kind: Flush gives it, for a line the caller writes when the interval
+// ends.
 //
 // A Limiter only decides; the caller writes the line, in its own words.
 package lograte
@@ -75,6 +78,24 @@ func (l *Limiter) AdmitSince(key string) (held int, since time.Time, ok bool) {
 	if k.held == 0 {
 		return 0, time.Time{}, true
 	}
+	return k.held, k.at, true
+}
+
+// Flush reports how many lines of kind key were held back since the last
+// one written (held), and when that was (since); if any were, it counts
+// the line that says so as written now (ok), so that the next line of the
+// kind is held back for an interval after it and counts only those held
+// back since. It does not wait for the interval: the caller calls it when
+// the interval after the line written has passed, or when it stops.
+func (l *Limiter) Flush(key string) (held int, since time.Time, ok bool) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, seen := l.kinds[key]
+	if !seen || k.held == 0 {
+		return 0, time.Time{}, false
+	}
+	l.kinds[key] = kind{at: now}
 	return k.held, k.at, true
 }
 
