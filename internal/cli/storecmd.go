@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -113,7 +114,10 @@ func storeFinishUpgradeCommand() *cobra.Command {
 			if !isPostgresURL(store) {
 				return errors.New("--store: name the PostgreSQL database, postgres://…")
 			}
-			dropped, err := pgstore.FinishUpgrade(cmd.Context(), store, pgstore.FinishOptions{IgnoreApplications: ignore})
+			// While it waits for the migration lock, the log says so and
+			// who holds it.
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			dropped, err := pgstore.FinishUpgrade(cmd.Context(), store, pgstore.FinishOptions{IgnoreApplications: ignore, Logger: log})
 			for _, k := range dropped {
 				fmt.Fprintf(cmd.OutOrStdout(), "dropped %s (%d bytes)\n", k.Name, k.Bytes)
 			}

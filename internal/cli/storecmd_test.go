@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -156,5 +157,66 @@ func TestCLIStoreFinishUpgrade(t *testing.T) {
 	r = runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", t.TempDir())
 	if r.code != 1 || !strings.Contains(r.stderr, "--store: name the PostgreSQL database") {
 		t.Errorf("finish of a data directory: %+v", r)
+	}
+}
+
+// `baton store finish-upgrade` that finds the migration lock held (here
+// by a session of the test's, as a server killed mid-migration leaves its
+// session) says that it waits and who holds the lock, as a server's start
+// does, and when it took it; it used to wait in silence.
+func TestCLIStoreFinishUpgradeSaysWhoHoldsTheLock(t *testing.T) {
+	t.Parallel()
+	url := pgtest.MustDatabase(t)
+	s, err := pgstore.Open(t.Context(), url, pgstore.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	holder := pgtest.MustConnect(t, url+"&application_name=stuck-migrator")
+	var pid int
+	if err := holder.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	// The migration lock's key: "baton" in ASCII (store/pgstore/migrate.go).
+	if _, err := holder.Exec(t.Context(), `SELECT pg_advisory_lock(x'626174'::bigint << 16 | x'6f6e'::bigint)`); err != nil {
+		t.Fatal(err)
+	}
+	batonBinary(t) // built before the wait is timed
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(t, cliEnv(t), nil, "store", "finish-upgrade", "--store", url) }()
+	// Until it has waited for the lock well past the second after which
+	// it says so.
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		var waiting bool
+		err := holder.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT pg_try_advisory_lock%'
+				AND clock_timestamp() - backend_start > interval '3 seconds')`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("finish-upgrade ended while the migration lock was held: %v", r)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("finish-upgrade did not come to wait for the migration lock within 45s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	holder.Close(t.Context())
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("finish-upgrade once the lock was free: %v", r)
+	}
+	for _, want := range []string{"finish-upgrade waits for the migration lock", fmt.Sprintf("holder_pid=%d", pid),
+		"holder_application=stuck-migrator", "finish-upgrade lock taken"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("finish-upgrade's log does not say %s: %v", want, r)
+		}
 	}
 }

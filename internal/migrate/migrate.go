@@ -136,6 +136,9 @@ type Dialect struct {
 	// data that depends on the store's configuration, which the SQL file
 	// cannot know.
 	After func(ctx context.Context, tx Tx, m Migration) error
+	// Applying, if not nil, is told of each migration before it runs: a
+	// migration may take long on a large table, and the caller may say so.
+	Applying func(m Migration)
 	// Applied, if not nil, is told of each migration once it is committed.
 	Applied func(m Migration)
 	// Prepare, if not nil, runs before each run of a migration outside a
@@ -147,7 +150,7 @@ type Dialect struct {
 
 // Run brings the database to the last of all (as Load returns them): it
 // reads the version the database records and applies each later migration
-// in a transaction of its own, with After and the record, or, for a
+// (telling Applying before, Applied after) in a transaction of its own, with After and the record, or, for a
 // migration run outside a transaction, Prepare, its statements one by one,
 // then After and the record in a transaction. It refuses a database whose
 // version is newer than all knows: a newer Baton wrote it. Runs on one
@@ -170,6 +173,9 @@ func Run(ctx context.Context, db DB, d Dialect, all []Migration) error {
 		return fmt.Errorf("the database has schema version %d, newer than this Baton's %d: it was written by a newer Baton", current, len(all))
 	}
 	for _, m := range all[current:] {
+		if d.Applying != nil {
+			d.Applying(m)
+		}
 		if m.NoTransaction {
 			if err := runOutside(ctx, db, d, m); err != nil {
 				return fmt.Errorf("migration %s: %w", m.Name, err)

@@ -100,9 +100,15 @@ func TestRun(t *testing.T) {
 		return migrate.Run(ctx, migrate.SQL(db), d, all)
 	}
 
-	var applied []string
+	var applied, applying []string
 	d := dialect
-	d.Applied = func(m migrate.Migration) { applied = append(applied, m.Name) }
+	d.Applying = func(m migrate.Migration) { applying = append(applying, m.Name) }
+	d.Applied = func(m migrate.Migration) {
+		if len(applying) != len(applied)+1 || applying[len(applying)-1] != m.Name {
+			t.Errorf("applied %s, having been told it was applying %v", m.Name, applying)
+		}
+		applied = append(applied, m.Name)
+	}
 	d.After = func(ctx context.Context, tx migrate.Tx, m migrate.Migration) error {
 		if m.Version == 1 {
 			return tx.Exec(ctx, `INSERT INTO t VALUES (?)`, "after 1")
@@ -115,8 +121,8 @@ func TestRun(t *testing.T) {
 	if err := run(files(`CREATE TABLE t (v TEXT)`, `INSERT INTO t VALUES ('two'); INSERT INTO t VALUES ('two again')`), d); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"0001_a", "0002_b"}; !slices.Equal(applied, want) {
-		t.Fatalf("applied %v, want %v", applied, want)
+	if want := []string{"0001_a", "0002_b"}; !slices.Equal(applied, want) || !slices.Equal(applying, want) {
+		t.Fatalf("applying %v, applied %v, want %v", applying, applied, want)
 	}
 	if got := versions(t, db); !slices.Equal(got, []int{1, 2}) {
 		t.Fatalf("recorded versions %v, want [1 2]", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -131,6 +132,10 @@ type FinishOptions struct {
 	// node's, a monitor's or psql's say: they are not counted. Baton's own,
 	// "baton", which nodes of every release take, cannot be among them.
 	IgnoreApplications []string
+	// Logger is told while FinishUpgrade waits for the migration lock,
+	// and who holds it, as a server's migration is; slog.Default() if
+	// nil.
+	Logger *slog.Logger
 }
 
 // errIgnoreBaton refuses to ignore the sessions every Baton node names
@@ -161,7 +166,11 @@ func FinishUpgrade(ctx context.Context, url string, opts FinishOptions) ([]KeptI
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if err := lockMigrations(ctx, conn, nil); err != nil {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := lockMigrations(ctx, conn, log, "finish-upgrade"); err != nil {
 		return nil, fmt.Errorf("pgstore: take the migration lock: %w", err)
 	}
 	if err := checkUpgraded(ctx, conn); err != nil {

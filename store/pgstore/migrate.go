@@ -71,6 +71,7 @@ func (s *Store) migrateOnce(ctx context.Context, all []migrate.Migration) error 
 	}
 	// Closing the session releases its lock.
 	defer conn.Close(context.WithoutCancel(ctx))
+	var began time.Time
 	return migrate.Run(ctx, pgDB{conn}, migrate.Dialect{
 		Setup: `CREATE TABLE IF NOT EXISTS baton_schema_migrations (
 			version integer PRIMARY KEY,
@@ -81,8 +82,12 @@ func (s *Store) migrateOnce(ctx context.Context, all []migrate.Migration) error 
 		},
 		After:   s.afterMigration,
 		Prepare: dropInvalidIndexes,
+		Applying: func(m migrate.Migration) {
+			began = time.Now()
+			s.log.Info("applying schema migration: on a large table it may take minutes, and this server serves once every migration is applied", "migration", m.Name)
+		},
 		Applied: func(m migrate.Migration) {
-			s.log.Info("applied schema migration", "migration", m.Name)
+			s.log.Info("applied schema migration", "migration", m.Name, "took", time.Since(began).Round(time.Millisecond))
 		},
 	}, all)
 }
@@ -115,7 +120,7 @@ func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockMigrations(ctx, conn, s.log); err != nil {
+	if err := lockMigrations(ctx, conn, s.log, "schema migration"); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -137,12 +142,13 @@ func (s *Store) migrationSession(ctx context.Context) (*pgx.Conn, error) {
 // The wait has no end of its own, and the lock's holder may not be a
 // server at work: a server stopped (killed) mid-migration leaves its
 // session, and so the lock, in the database until the statement it sent
-// ends, which for an index build of a large table takes minutes. So a
-// waiter with a log (not nil) says that it waits and who holds the lock,
-// once it has waited migrationWaitLogAfter (servers started together wait
-// for each other's check of the schema, a fraction of that) and then
-// every migrationWaitLogEvery.
-func lockMigrations(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
+// ends, which for an index build of a large table takes minutes. So the
+// waiter (a server's schema migration, or FinishUpgrade: waiter names it
+// in the log) says that it waits and who holds the lock, once it has
+// waited migrationWaitLogAfter (servers started together wait for each
+// other's check of the schema, a fraction of that) and then every
+// migrationWaitLogEvery, and says when it took the lock.
+func lockMigrations(ctx context.Context, conn *pgx.Conn, log *slog.Logger, waiter string) error {
 	start := time.Now()
 	var logged time.Time
 	for {
@@ -152,14 +158,14 @@ func lockMigrations(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error
 		}
 		if got {
 			if !logged.IsZero() {
-				log.Info("schema migration lock taken", "waited", time.Since(start).Round(time.Millisecond))
+				log.Info(waiter+" lock taken", "waited", time.Since(start).Round(time.Millisecond))
 			}
 			return nil
 		}
 		waited := time.Since(start)
-		if log != nil && waited >= migrationWaitLogAfter && (logged.IsZero() || time.Since(logged) >= migrationWaitLogEvery) {
+		if waited >= migrationWaitLogAfter && (logged.IsZero() || time.Since(logged) >= migrationWaitLogEvery) {
 			logged = time.Now()
-			logMigrationLockHolder(ctx, conn, log, waited)
+			logMigrationLockHolder(ctx, conn, log, waiter, waited)
 		}
 		if !pause(ctx, migrationLockPoll) {
 			return ctx.Err()
@@ -178,8 +184,8 @@ const (
 // the session that holds it as pg_locks and pg_stat_activity show it (a
 // role sees the last statement of its own sessions, or of all with
 // pg_read_all_stats).
-func logMigrationLockHolder(ctx context.Context, conn *pgx.Conn, log *slog.Logger, waited time.Duration) {
-	const msg = "schema migration waits for the migration lock, which another session holds: a server migrating, " +
+func logMigrationLockHolder(ctx context.Context, conn *pgx.Conn, log *slog.Logger, waiter string, waited time.Duration) {
+	msg := waiter + " waits for the migration lock, which another session holds: a server migrating, " +
 		"`baton store finish-upgrade`, or a server stopped while migrating whose statement still runs in the database " +
 		"(end it with pg_terminate_backend(holder_pid) if no server is migrating)"
 	// A bigint advisory key is in pg_locks as its high and low 32 bits,

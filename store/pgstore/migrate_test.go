@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -354,5 +355,40 @@ func TestMigrationLockWaitSaysWho(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "schema migration lock taken") {
 		t.Errorf("no log line said the lock was taken in the end:\n%s", logs)
+	}
+}
+
+// TestMigrationStartAndEndSaid: each migration is logged when it starts,
+// naming it and saying it may take long, and when it is applied, with how
+// long it took. A long one was silent until it ended.
+func TestMigrationStartAndEndSaid(t *testing.T) {
+	t.Parallel()
+	logs := &logbuf.Buffer{}
+	s, err := pgstore.Open(context.Background(), pgtest.MustDatabase(t), pgstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var applying string
+	n := 0
+	for line := range strings.Lines(logs.String()) {
+		if m := regexp.MustCompile(`msg="applying schema migration: [^"]*may take minutes[^"]*" migration=(\S+)`).FindStringSubmatch(line); m != nil {
+			applying = m[1]
+			continue
+		}
+		m := regexp.MustCompile(`msg="applied schema migration" migration=(\S+) took=(\S+)`).FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n++
+		if m[1] != applying {
+			t.Errorf("migration %s applied; the line before said %q was being applied", m[1], applying)
+		}
+		if _, err := time.ParseDuration(m[2]); err != nil {
+			t.Errorf("migration %s applied, took=%s: %v", m[1], m[2], err)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no line of a migration applied, with how long it took:\n%s", logs)
 	}
 }
