@@ -61,7 +61,28 @@ type notifier struct {
 	// pastListeners are the server processes of the listener's last
 	// connections; run's alone.
 	pastListeners []uint32
+	// link is what the log has said of the listening connection.
+	link linkLog
 }
+
+// linkLog is what the log has said of the listening connection's losses:
+// a loss and its return are each one line, paced (Store.paced), so that a
+// connection lost again and again (an idle_session_timeout, a flapping
+// proxy) does not fill the log, and the attempts to make it again in
+// between are counted, not logged.
+type linkLog struct {
+	mu       sync.Mutex
+	down     time.Time // when it was lost; zero while it listens
+	said     bool      // the loss was said: its return is said too
+	failures int       // the attempts to make it again that failed since
+}
+
+// listenLostKey is the kind of the paced lines of the listening
+// connection's losses.
+const listenLostKey = "LISTEN connection lost"
+
+// lostMsg is the line of the listening connection's loss.
+const lostMsg = "PostgreSQL LISTEN connection lost; long polls fall back to polling, queues are read for each request, and other nodes' lease-ledger events are missed until it is back"
 
 // maxPastListeners bounds notifier.pastListeners.
 const maxPastListeners = 8
@@ -161,8 +182,7 @@ func (n *notifier) run(ctx context.Context) {
 			backoff = 100 * time.Millisecond
 			n.deliverLedgerGap(baton.LedgerLinkDown)
 		}
-		n.store.log.Warn("PostgreSQL LISTEN connection lost; long polls fall back to polling, queues are read for each request, and other nodes' lease-ledger events are missed until it is back",
-			"err", err, "retry_in", backoff)
+		n.lost(err, backoff)
 		if !pause(ctx, backoff) {
 			return
 		}
@@ -192,6 +212,7 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 	// Changes committed from now on are heard of; those before, by a row
 	// kept before, are not: keep rows read from now on.
 	n.store.queues.listening(true)
+	n.back()
 	first := false
 	n.listeningOnce.Do(func() { close(n.listening); first = true })
 	if !first {
@@ -232,6 +253,55 @@ func (n *notifier) listen(ctx context.Context) (listened bool, err error) {
 			n.deliver(id)
 		}
 	}
+}
+
+// lost logs that the listening connection was lost, or could not be made
+// (err), and is tried again in retryIn; an attempt that fails while it is
+// lost already is only counted, for the line that says it is back.
+func (n *notifier) lost(err error, retryIn time.Duration) {
+	l := &n.link
+	l.mu.Lock()
+	if !l.down.IsZero() {
+		l.failures++
+		l.mu.Unlock()
+		return
+	}
+	l.down, l.said, l.failures = time.Now(), false, 0
+	l.mu.Unlock()
+	n.store.paced.note(listenLostKey, func(held int, since time.Time) {
+		l.mu.Lock()
+		l.said = true
+		l.mu.Unlock()
+		attrs := []any{"err", err, "retry_in", retryIn}
+		if held > 0 {
+			attrs = append(attrs, "more_lost_so", held, "since", since.UTC().Format(time.RFC3339))
+		}
+		n.store.log.Warn(lostMsg, attrs...)
+	}, func(held int, since time.Time) {
+		// The losses held back: the last may last still, and then its
+		// return is said.
+		l.mu.Lock()
+		down := !l.down.IsZero()
+		l.said = l.said || down
+		l.mu.Unlock()
+		n.store.log.Warn("PostgreSQL LISTEN connection lost again", "times", held, "since", since.UTC().Format(time.RFC3339), "lost_now", down)
+	})
+}
+
+// back logs that the listening connection listens again, if its loss was
+// said: how long long polls fell back to polling, and how many attempts
+// to make it again failed meanwhile.
+func (n *notifier) back() {
+	l := &n.link
+	l.mu.Lock()
+	down, said, failures := l.down, l.said, l.failures
+	l.down, l.said, l.failures = time.Time{}, false, 0
+	l.mu.Unlock()
+	if down.IsZero() || !said {
+		return
+	}
+	n.store.log.Info("PostgreSQL LISTEN connection back: other nodes' wake-ups reach long polls again, and queues' rows are kept again",
+		"polled_for", time.Since(down).Round(time.Millisecond), "failed_attempts", failures)
 }
 
 func (n *notifier) deliver(queueID uint64) {

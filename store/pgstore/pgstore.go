@@ -119,6 +119,11 @@ type Store struct {
 	renewal sessionRenewal
 	// giveUpLogs paces giveUp's log lines.
 	giveUpLogs *lograte.Limiter
+	// paced paces the log lines of operations that succeeded after
+	// retries and of the LISTEN connection's losses.
+	paced *pacedLog
+	// bg runs the goroutines Close ends and waits for.
+	bg background
 	// faultHook, if set by a test, fails a write after it succeeded.
 	faultHook func(op string) error
 }
@@ -166,23 +171,28 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, backends: &backends, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
 		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(opts.Clock, giveUpLogEvery)}
+	s.paced = newPacedLog(opts.Clock, &s.bg)
 	s.reads.timeout = opts.RetryFor
 	s.groupLocks.init(opts.Logger, s.connCfg, opts.RetryFor)
 	s.queues.clock, s.refusals.clock, s.schema.clock = opts.Clock, opts.Clock, opts.Clock
 	s.notify.init(s, cfg.ConnConfig)
 	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
+		s.bg.stop()
 		pool.Close()
 		return nil, err
 	}
 	if err := s.awaitSession(ctx, cfg.ConnConfig, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
+		s.bg.stop()
 		pool.Close()
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
+		s.bg.stop()
 		pool.Close()
 		return nil, err
 	}
 	if err := s.learnSchema(ctx); err != nil {
+		s.bg.stop()
 		pool.Close()
 		return nil, err
 	}
@@ -340,13 +350,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.runs.check()
 }
 
-// Close stops listening for other servers' notifications and closes the
-// connections, the pool's first and then the task locks', so that no move
-// of this server commits after another may have taken its tasks over.
+// Close stops listening for other servers' notifications, ends the
+// store's own goroutines (background) and closes the connections, the
+// pool's first and then the task locks', so that no move of this server
+// commits after another may have taken its tasks over.
 func (s *Store) Close() error {
 	s.group.stop()
 	s.wake.stop()
 	s.notify.stop()
+	s.bg.stop()
 	s.pool.Close()
 	s.closeLocks()
 	s.groupLocks.close()

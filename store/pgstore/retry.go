@@ -255,7 +255,7 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 				return s.giveUp(what, err, attempt, start, unsure)
 			}
 			if err == nil && attempt > 1 {
-				s.log.Info("PostgreSQL operation succeeded after retries", "attempts", attempt, "after", time.Since(start).Round(time.Millisecond))
+				s.logRetried(attempt, time.Since(start))
 			}
 			return err
 		}
@@ -276,6 +276,27 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
 	}
+}
+
+// retriedKey is the kind of the paced lines (Store.paced) of operations
+// that succeeded after retries.
+const retriedKey = "succeeded after retries"
+
+// logRetried logs an operation that succeeded after attempts runs, after
+// so long. A connection limit or a restart may make every operation of a
+// node so: the first line is written at once, then at most one every
+// pacedLogEvery with the count since the line before, and a burst's count
+// once it ends (pacedLog).
+func (s *Store) logRetried(attempts int, after time.Duration) {
+	s.paced.note(retriedKey, func(held int, since time.Time) {
+		attrs := []any{"attempts", attempts, "after", after.Round(time.Millisecond)}
+		if held > 0 {
+			attrs = append(attrs, "more_succeeded_so", held, "since", since.UTC().Format(time.RFC3339))
+		}
+		s.log.Info("PostgreSQL operation succeeded after retries", attrs...)
+	}, func(held int, since time.Time) {
+		s.log.Info("PostgreSQL operations succeeded after retries", "count", held, "since", since.UTC().Format(time.RFC3339))
+	})
 }
 
 // A session takes default_transaction_read_only (set on the database or
@@ -313,18 +334,26 @@ func (s *Store) renewSessions() {
 	}
 	r.last, r.probing = now, true
 	r.mu.Unlock()
-	go func() {
-		s.renewIfWritable()
+	// Close ends the check and waits for it: it holds a connection of its
+	// own, and may wait up to the retry bound for a database that hangs.
+	started := s.bg.start(func(ctx context.Context) {
+		s.renewIfWritable(ctx)
 		r.mu.Lock()
 		r.probing = false
 		r.mu.Unlock()
-	}()
+	})
+	if !started {
+		r.mu.Lock()
+		r.probing = false
+		r.mu.Unlock()
+	}
 }
 
 // renewIfWritable connects a new session and, if it takes writes, closes
-// the pool's connections.
-func (s *Store) renewIfWritable() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.retryFor)
+// the pool's connections. It gives up at the retry bound, or when ctx
+// ends (the store closes).
+func (s *Store) renewIfWritable(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, s.retryFor)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
 	if err != nil {
