@@ -92,10 +92,11 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 	}
 	// The replay's leases are its client's, unless it too left before
 	// the answer (ledger.Event.ClientLeft).
-	left := ctx.Err() != nil
+	left, answer := ctx.Err() != nil, ledger.AnswerOf(ctx)
 	for _, ev := range renewed {
 		ev.ClientLeft = left
 		e.record(ev)
+		answer.Hand(ev)
 	}
 	return msgs, true, nil
 }

@@ -632,7 +632,8 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 // left while its messages were leased (a long poll it gave up on as a
 // message came: the lease is made whatever the client does, see lease)
 // gets no answer: its leases are held by no one (ledger.Event.ClientLeft),
-// and it is not seen.
+// and it is not seen. The leases are noted in the request's answer
+// (ledger.WithAnswer), should the client leave as it is written.
 func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message, queueTimeout bool) {
 	client, left := ledger.ClientFrom(ctx), ctx.Err() != nil
 	if len(msgs) == 0 {
@@ -645,14 +646,23 @@ func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*bat
 	if len(msgs) > 1 {
 		batch = ids.NewUint64()
 	}
+	answer := ledger.AnswerOf(ctx)
 	for _, m := range msgs {
-		e.record(ledger.Event{
+		ev := ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: m.LeasedAt,
 			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
 			Batch: batch, N: len(msgs), QueueTimeout: queueTimeout, ClientLeft: left,
-		})
+		}
+		e.record(ev)
+		answer.Hand(ev)
 	}
 }
+
+// AnswerLost tells the lease ledger that the answer a was gathered for
+// (ledger.WithAnswer) reached no client: its write failed, or its client
+// had gone before it was written. The leases it handed out are held by no
+// one (ledger.Event.ClientLeft). It returns how many.
+func (e *Engine) AnswerLost(a *ledger.Answer) int { return e.ledger.AnswerLost(a) }
 
 func (e *Engine) render(q *baton.Queue, msgs []*baton.Message, p ReceiveParams) []ReceivedMessage {
 	out := make([]ReceivedMessage, len(msgs))

@@ -362,8 +362,9 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name, reqID s
 		s.metrics.observe(op.Name, err, 0) // refused before the call: counted all the same
 	} else {
 		var out any
-		if out, err = s.call(r.Context(), op, in, reqID); err == nil {
-			awsjson.WriteResult(w, out)
+		ctx, answer := withAnswer(r.Context(), op) // answer.go
+		if out, err = s.call(ctx, op, in, reqID); err == nil {
+			s.deliver(ctx, w, answer, func(w http.ResponseWriter) { awsjson.WriteResult(w, out) })
 			return
 		}
 	}
@@ -409,12 +410,15 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, reqID string
 		s.metrics.observe(op.Name, err, 0)
 	} else {
 		var out any
+		ctx, answer := withAnswer(ctx, op) // answer.go
 		if out, err = s.call(ctx, op, in, reqID); err == nil {
-			if awsquery.WantsJSON(r) {
-				awsquery.WriteResultJSON(w, op, out, reqID)
-			} else {
-				awsquery.WriteResult(w, op, out, reqID)
-			}
+			s.deliver(ctx, w, answer, func(w http.ResponseWriter) {
+				if awsquery.WantsJSON(r) {
+					awsquery.WriteResultJSON(w, op, out, reqID)
+				} else {
+					awsquery.WriteResult(w, op, out, reqID)
+				}
+			})
 			return
 		}
 	}

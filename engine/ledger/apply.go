@@ -34,7 +34,10 @@ func (ql *queueLedger) begin(ev Event, local bool) {
 		if r.seeded {
 			ql.seedReceived(r, ev, local)
 		}
-		return // applied already
+		// Applied already; told again with ClientLeft, its answer was lost
+		// after it was recorded (answer.go).
+		r.clientLeft = r.clientLeft || ev.ClientLeft
+		return
 	}
 	r.received, r.local, r.begin = true, local, ev.At
 	r.batch, r.batchSize, r.client, r.clientLeft = ev.Batch, ev.N, ev.Client, ev.ClientLeft

@@ -445,7 +445,8 @@ const (
 	flag2Replay
 	// flag2ClientLeft: a receive whose answer reached no client
 	// (Event.ClientLeft). A node of an earlier build reads it as a lease
-	// its client held.
+	// its client held, and a receive told again with it, its answer lost
+	// after it was recorded (answer.go), as one applied already.
 	flag2ClientLeft
 )
 

@@ -104,7 +104,9 @@ type Event struct {
 	// the long poll's WaitTimeSeconds): its lease is held by no one, and
 	// its message comes back when the lease lapses (clientleft.go). On a
 	// Replay, the same of the retried receive's answer: one that reached
-	// its client makes the lease that client's again.
+	// its client makes the lease that client's again. An answer lost
+	// after its receive was recorded (its client gone as it was written)
+	// is told by the same event again, with ClientLeft (answer.go).
 	ClientLeft bool
 	Client     Client
 }
