@@ -36,6 +36,7 @@ type env struct {
 	up    *batontest.Server
 	clock *clock.Fake
 	tap   *tap
+	front *front
 	proxy *proxy.Proxy
 	url   string // the proxy's
 	// tapURL is the upstream's address as the proxy knows it.
@@ -62,9 +63,38 @@ func newEnv(t *testing.T, opts ...option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(p)
+	f := &front{proxy: p}
+	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return &env{up: up, clock: up.Clock(), tap: tp, proxy: p, url: srv.URL, tapURL: tapSrv.URL}
+	return &env{up: up, clock: up.Clock(), tap: tp, front: f, proxy: p, url: srv.URL, tapURL: tapSrv.URL}
+}
+
+// front serves the proxy, telling the test of each request from a client
+// as it comes (came) and once the proxy is done with it (done).
+type front struct {
+	proxy      http.Handler
+	mu         sync.Mutex
+	came, done func(r *http.Request)
+}
+
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	came, done := f.came, f.done
+	f.mu.Unlock()
+	if came != nil {
+		came(r)
+	}
+	f.proxy.ServeHTTP(w, r)
+	if done != nil {
+		done(r)
+	}
+}
+
+// watch sets the front's hooks (nil for none).
+func (f *front) watch(came, done func(r *http.Request)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.came, f.done = came, done
 }
 
 // client returns an SDK client of the proxy signing with the given key.

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -830,37 +831,64 @@ func TestReceiveWhoseClientLeft(t *testing.T) {
 }
 
 // cutReceive makes a poll of wait seconds whose client leaves once the
-// upstream has answered it; the answer goes on its way to the proxy once the proxy has
-// seen the client leave, or after a while (the proxy's own exchange is not
+// upstream has answered it; the answer goes on its way to the proxy once the
+// proxy has seen the client leave (the proxy's own exchange is not
 // cancelled with its client's).
 func cutReceive(t *testing.T, e *env, c *sqs.Client, q string, wait int32) {
 	t.Helper()
 	cutReceiveOf(t, e, c, &sqs.ReceiveMessageInput{QueueUrl: &q, WaitTimeSeconds: wait, MaxNumberOfMessages: 10})
 }
 
-// cutReceiveOf is cutReceive of the receive in.
+// cutReceiveOf is cutReceive of the receive in. It returns once the proxy's
+// request from the client has ended (the proxy saw its client leave), at
+// most 30 s after the client left.
 func cutReceiveOf(t *testing.T, e *env, c *sqs.Client, in *sqs.ReceiveMessageInput) {
 	t.Helper()
+	isReceive := func(r *http.Request) bool { return r.Header.Get("X-Amz-Target") == "AmazonSQS.ReceiveMessage" }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	inbound := make(chan context.Context, 1) // the proxy's request from the client
+	e.front.watch(func(r *http.Request) {
+		if isReceive(r) {
+			select {
+			case inbound <- r.Context():
+			default:
+			}
+		}
+	}, nil)
+	seen := make(chan struct{}) // closed once the proxy has seen the client leave
+	var once sync.Once
 	e.tap.mu.Lock()
 	e.tap.afterAnswer = func(r *http.Request) {
-		if r.Header.Get("X-Amz-Target") != "AmazonSQS.ReceiveMessage" {
+		if !isReceive(r) {
 			return
 		}
 		cancel()
 		select {
-		case <-r.Context().Done():
-		case <-time.After(3 * time.Second):
+		case proxied := <-inbound:
+			select {
+			case <-proxied.Done():
+				once.Do(func() { close(seen) })
+			case <-time.After(30 * time.Second):
+			}
+		case <-time.After(30 * time.Second):
 		}
 	}
 	e.tap.mu.Unlock()
+	defer func() {
+		e.front.watch(nil, nil)
+		e.tap.mu.Lock()
+		e.tap.afterAnswer = nil
+		e.tap.mu.Unlock()
+	}()
 	if _, err := c.ReceiveMessage(ctx, in); err == nil {
 		t.Fatal("the receive whose client left succeeded")
 	}
-	e.tap.mu.Lock()
-	e.tap.afterAnswer = nil
-	e.tap.mu.Unlock()
+	select {
+	case <-seen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy did not see its client leave within 30 s")
+	}
 }
 
 // A consumer stopping with a poll outstanding, after its leases lapsed:
