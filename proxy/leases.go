@@ -217,7 +217,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if vt < 0 {
 			vt = 30 // SQS's default, when the attribute could not be read
 		}
-		return p.received(q, a.messages, vt, c.visibility == nil, left, client, c.sent)
+		return p.received(q, a.messages, vt, c.visibility == nil, left, client, c.sent, ledger.AnswerOf(r.Context()))
 	case "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
 		code := ""
 		if !ok {
@@ -256,8 +256,10 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 // received begins a lease for each message a receive sent at sent handed
 // out, dated from sent, for vt seconds: the queue's VisibilityTimeout when
 // queueTimeout, else what the receive asked for; left says the answer
-// reached no client. It returns how many leases it began or replayed.
-func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, left bool, client ledger.Client, sent time.Time) (leased int) {
+// reached no client, else the leases are noted in handed, should it be
+// lost as it is written. It returns how many leases it began or replayed.
+func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, left bool, client ledger.Client, sent time.Time,
+	handed *ledger.Answer) (leased int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -280,10 +282,12 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, le
 					end = ceiling
 				}
 				l.deadline = end
-				p.ledger.Record(ledger.Event{
+				ev := ledger.Event{
 					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
 					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, ClientLeft: left, Client: client,
-				})
+				}
+				p.ledger.Record(ev)
+				handed.Hand(ev)
 				leased++
 			}
 			continue
@@ -305,11 +309,13 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, le
 		l := &lease{q: q, msg: tm, handle: m.handle, epoch: epoch, begin: at, deadline: at.Add(time.Duration(vt) * time.Second)}
 		tm.latest, tm.deleted = l, false
 		p.leases.add(l, now)
-		p.ledger.Record(ledger.Event{
+		ev := ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: at,
 			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client, Batch: batch, N: len(msgs),
 			QueueTimeout: queueTimeout, ClientLeft: left,
-		})
+		}
+		p.ledger.Record(ev)
+		handed.Hand(ev)
 		leased++
 	}
 	return leased

@@ -33,6 +33,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/answered"
 	"github.com/baton-sqs/baton/internal/lograte"
 	"github.com/baton-sqs/baton/protocol/awsjson"
 	"github.com/baton-sqs/baton/protocol/awsquery"
@@ -276,7 +277,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	leased := 0
+	var handed *ledger.Answer // the leases handed to the client in the answer
 	if call != nil {
+		if out.action == "ReceiveMessage" {
+			var ctx context.Context
+			ctx, handed = ledger.WithAnswer(r.Context())
+			r = r.WithContext(ctx)
+		}
 		leased = p.observe(r, call, status, header, answer)
 	}
 	if r.Context().Err() != nil {
@@ -289,8 +296,31 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header()[k] = vs
 	}
-	w.WriteHeader(status)
-	w.Write(answer)
+	write := func(w http.ResponseWriter) {
+		w.WriteHeader(status)
+		w.Write(answer)
+	}
+	if handed.Leases() == 0 {
+		write(w)
+		return
+	}
+	if err := answered.Write(r.Context(), w, write); err != nil {
+		p.answerLost(r, p.ledger.AnswerLost(handed), err)
+	}
+}
+
+// answerLost logs a receive's answer that leased messages and reached no
+// client as it was written (its client leaving, the write failing), after
+// the proxy had recorded its leases as the client's: they are held by no
+// one (ledger.Event.ClientLeft), and the ledger is told. A warning, at
+// most one a leftLogEvery per client, as clientLeft's.
+func (p *Proxy) answerLost(r *http.Request, leased int, err error) {
+	held, ok := p.leftLogs.Admit(clientOf(r).Addr + " ReceiveMessage written")
+	if !ok {
+		return
+	}
+	p.log.Warn("proxy: a receive's answer reached no client as it was written; the leases it handed out are held by no one and lapse",
+		"client", r.RemoteAddr, "leased", leased, "err", err, "held_back", held)
 }
 
 // clientLeft logs a request whose client left before the upstream
