@@ -67,3 +67,23 @@ func TestAnswerLostOfReplay(t *testing.T) {
 		t.Errorf("finding on %d leases, %d lapsed; want 3 and 3", r.Findings[0].Leases, r.Window.Expired)
 	}
 }
+
+// A running lease whose answer was lost after it was recorded is held by
+// no one: held far beyond the p99 it is named client-left while it runs,
+// not a hung lease of its client (held-unrenewed).
+func TestAnswerLostRunning(t *testing.T) {
+	t.Parallel()
+	d := newDoc(t, 3600)
+	d.quick(consumerA, 5, 0) // p99 100 ms
+	_, a := WithAnswer(context.Background())
+	ev := Event{Kind: KindReceive, QueueID: applyQueue, MessageID: "lost", Epoch: 1, At: ms(2000), Deadline: ms(3_602_000),
+		ReceiveCount: 1, Client: consumerA}
+	d.l.Record(ev)
+	a.Hand(ev)
+	d.l.AnswerLost(a)
+	r := d.report(60_000)
+	wantFindings(t, r, DiagnosisClientLeft, DiagnosisClientLeft)
+	if h := r.Findings[0].Held; len(h) != 1 || h[0].MessageID != "lost" {
+		t.Errorf("held %+v; want the running lease no one holds", h)
+	}
+}
