@@ -49,8 +49,15 @@ func (a *Answer) Hand(ev Event) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.evs == nil {
+		a.evs = make([]Event, 0, maxAnswerLeases)
+	}
 	a.evs = append(a.evs, ev)
 }
+
+// maxAnswerLeases is how many leases one answer hands out at most: a
+// ReceiveMessage's MaxNumberOfMessages is at most 10.
+const maxAnswerLeases = 10
 
 // Leases returns how many leases the answer hands out.
 func (a *Answer) Leases() int {
