@@ -66,7 +66,7 @@ func (d *doctor) clientLeftFinding() {
 		"(the SQS API reference's ReceiveMessage asks for an HTTP response timeout longer than WaitTimeSeconds), or poll with a shorter WaitTimeSeconds."
 	var parts []string
 	if ll.n > 0 {
-		parts = append(parts, fmt.Sprintf("%s handed out in answers to ReceiveMessage whose %s had left before the answer came lapsed: no one held %s, "+
+		parts = append(parts, fmt.Sprintf("%s handed out in answers to ReceiveMessage whose %s had left before getting the answer lapsed: no one held %s, "+
 			"so %s waited out the visibility timeout (%ds here); no handler failed",
 			either(ll.n == 1, "1 lease", fmt.Sprintf("%d leases", ll.n)), either(ll.n == 1, "client", "clients"),
 			either(ll.n == 1, "it", "them"),
@@ -101,7 +101,7 @@ func unheldText(hs []HeldLease, now time.Time) string {
 		ids[i] = h.MessageID
 		last = later(last, h.Deadline)
 	}
-	return fmt.Sprintf("%s handed out in answers to ReceiveMessage whose %s had left before the answer came %s held by no one (messages %s, "+
+	return fmt.Sprintf("%s handed out in answers to ReceiveMessage whose %s had left before getting the answer %s held by no one (messages %s, "+
 		"the longest for %s): %s until %s (in %s)",
 		plural(len(hs), "running lease", "running leases"), either(len(hs) == 1, "client", "clients"), either(len(hs) == 1, "is", "are"),
 		idsText(ids), fmtDuration(hs[0].Held), either(len(hs) == 1, "its message waits", "their messages wait"),

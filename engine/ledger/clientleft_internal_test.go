@@ -62,7 +62,7 @@ func TestDoctorClientLeftNotHeld(t *testing.T) {
 	r := d.report(60_000)
 	wantFindings(t, r, DiagnosisClientLeft, DiagnosisClientLeft)
 	if f := r.Findings[0]; len(f.Held) != 1 || f.Held[0].MessageID != "left" ||
-		!strings.Contains(f.Evidence, "1 running lease handed out in answers to ReceiveMessage whose client had left before the answer came is held by no one (messages left") {
+		!strings.Contains(f.Evidence, "1 running lease handed out in answers to ReceiveMessage whose client had left before getting the answer is held by no one (messages left") {
 		t.Errorf("the running lease no one holds: held %v, evidence %q", f.Held, f.Evidence)
 	}
 	var m QueueMetrics
