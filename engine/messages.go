@@ -841,8 +841,9 @@ func (e *Engine) deleteHandles(ctx context.Context, q *baton.Queue, handles []st
 	})
 	if err != nil {
 		err = storeErr(err, "delete messages")
-		for _, i := range at {
+		for j, i := range at {
 			errs[i] = err
+			e.recordUnanswered(ctx, q, rs[j], now, time.Time{})
 		}
 		return errs
 	}
@@ -948,8 +949,9 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 	})
 	if err != nil {
 		err = storeErr(err, "change visibility")
-		for _, i := range at {
+		for j, i := range at {
 			errs[i] = err
+			e.recordUnanswered(ctx, q, rs[j], now, changes[j].VisibleAt)
 		}
 		return errs
 	}
@@ -978,6 +980,18 @@ func (e *Engine) changeLeases(ctx context.Context, q *baton.Queue, entries []Vis
 		e.notify(q.ID)
 	}
 	return errs
+}
+
+// recordUnanswered tells the ledger of a delete (end zero) or visibility
+// change to end by receipt r, made at now, that the store failed: the
+// client is answered 503 and its SDK retries, perhaps after the lease's
+// end, and the ledger reads that retry against this attempt's time
+// (ledger.Event.Unanswered).
+func (e *Engine) recordUnanswered(ctx context.Context, q *baton.Queue, r receipt, now, end time.Time) {
+	e.record(ledger.Event{
+		Kind: ledger.KindSeen, QueueID: q.ID, MessageID: r.MessageID, Epoch: r.Epoch, At: now, Deadline: end,
+		LeasedAt: r.LeasedAt, Client: ledger.ClientFrom(ctx), Unanswered: true,
+	})
 }
 
 // checkChange checks a visibility change entry and returns its receipt and

@@ -362,6 +362,9 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 			if del && current && fault {
 				l.deleteLost = true
 			}
+			if current && fault {
+				p.unanswered(q, c, e, l, del, client, now)
+			}
 			// Refused: only a receipt the proxy already judged lapsed
 			// tells something (a late completion); a refusal of a current
 			// one has another cause the proxy cannot see, and so has a
@@ -388,10 +391,8 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 				// lost: that attempt may have deleted the message, or
 				// this one after the lease's end; the proxy cannot see
 				// which. Read as the server reads the retry that finds
-				// its message deleted: the lease's completion, at a time
-				// not known once the lease has lapsed (LeaseStats.Untimed);
-				// on a FIFO queue, in time, as the upstream refuses a
-				// late delete.
+				// its message deleted: the lease's completion, at the
+				// first attempt, which unanswered told the ledger of.
 				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
 				l.msg.deleted = true
 			default:
@@ -427,6 +428,23 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 		}
 		p.ledger.Record(ev)
 	}
+}
+
+// unanswered tells the ledger of a delete or visibility change by the
+// receipt of l, sent within its lease, that the upstream answered with a
+// server fault (its outcome not known): the SDK retries it, perhaps after
+// the lease's end, and the ledger reads that retry against this attempt's
+// time (ledger.Event.Unanswered).
+func (p *Proxy) unanswered(q *queueInfo, c *call, e entry, l *lease, del bool, client ledger.Client, now time.Time) {
+	ev := ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, MessageID: l.msg.id, Epoch: l.epoch, At: earliest(c.sent, now),
+		LeasedAt: l.begin, Client: client, Unanswered: true}
+	if !del {
+		if e.visibility == nil {
+			return
+		}
+		ev.Deadline = ev.At.Add(time.Duration(*e.visibility) * time.Second)
+	}
+	p.ledger.Record(ev)
 }
 
 // earliest returns the earlier of a and b.

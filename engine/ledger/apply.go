@@ -105,6 +105,11 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	// queue, which refuses a late delete, that it came in time is.
 	lost := lostDelete(tm, rec, ev)
 	timed := !lost || rec.state == leaseActive
+	if at, ok := triedInTime(rec, ev); lost && ok {
+		// Its first attempt, which the store did not answer, came then:
+		// the lease ended by it, in time (unanswered.go).
+		ev.At, timed = at, true
+	}
 	inTime := !timed && ev.FIFO
 	if lost {
 		ev.Result = baton.LeaseCurrent
@@ -302,7 +307,15 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 			ql.snoozeOverran(rec)
 		}
 	}
-	if lostRelease(tm, rec, ev) {
+	if at, ok := retriedRelease(rec, ev); ok {
+		// The release its first attempt, which the store did not answer,
+		// was (unanswered.go); a change by the old receipt that went
+		// through to the message's current lease moved that one too.
+		if ev.Result == baton.LeaseSuperseded {
+			ql.movedBy(tm.lease(ev.StoreEpoch), ev)
+		}
+		ev.At, ev.Deadline, ev.Result = at, at, baton.LeaseCurrent
+	} else if lostRelease(tm, rec, ev) {
 		ev.Result = baton.LeaseCurrent
 	}
 	if ev.Result == baton.LeaseSuperseded {

@@ -448,6 +448,10 @@ const (
 	// its client held, and a receive told again with it, its answer lost
 	// after it was recorded (answer.go), as one applied already.
 	flag2ClientLeft
+	// flag2Unanswered: a delete or visibility change the store did not
+	// answer (Event.Unanswered), sent as KindSeen. A node of an earlier
+	// build reads it as its client seen.
+	flag2Unanswered
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -517,6 +521,9 @@ func appendEvent(b []byte, ev Event) []byte {
 	}
 	if ev.ClientLeft {
 		flags2 |= flag2ClientLeft
+	}
+	if ev.Unanswered {
+		flags2 |= flag2Unanswered
 	}
 	b = append(b, flags2)
 	if ev.Batch != 0 {
@@ -627,6 +634,7 @@ func (d *decoder) event() Event {
 		ev.FIFO = flags2&flag2FIFO != 0
 		ev.Replay = flags2&flag2Replay != 0
 		ev.ClientLeft = flags2&flag2ClientLeft != 0
+		ev.Unanswered = flags2&flag2Unanswered != 0
 		if flags2&flag2Batch != 0 {
 			ev.Batch = d.uvarint()
 		}

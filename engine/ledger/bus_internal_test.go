@@ -258,6 +258,7 @@ func TestLedgerEventRoundTrip(t *testing.T) {
 		{Kind: KindChange, QueueID: 2, MessageID: applyMsg, Epoch: 4, At: sec(77), Deadline: sec(107), LeasedAt: sec(72),
 			Result: baton.LeaseCurrent, StoreEpoch: 4, Replay: true},
 		{Kind: KindReceive, QueueID: 2, MessageID: applyMsg, Epoch: 6, At: sec(78), Deadline: sec(108), Client: client, ClientLeft: true},
+		{Kind: KindSeen, QueueID: 2, MessageID: applyMsg, Epoch: 6, At: sec(79), Deadline: sec(79), LeasedAt: sec(78), Client: client, Unanswered: true},
 	}
 	b := testHeader(7, 1)
 	for _, ev := range evs {
@@ -280,7 +281,7 @@ func sameEvent(a, b Event) bool {
 		a.ReceiveCount == b.ReceiveCount && a.N == b.N && a.Result == b.Result && a.StoreEpoch == b.StoreEpoch &&
 		a.duplicate == b.duplicate && a.Removed == b.Removed && a.Shortened == b.Shortened && a.Client == b.Client &&
 		a.Progress == b.Progress && a.Batch == b.Batch && a.QueueTimeout == b.QueueTimeout && a.FIFO == b.FIFO && a.Replay == b.Replay &&
-		a.ClientLeft == b.ClientLeft
+		a.ClientLeft == b.ClientLeft && a.Unanswered == b.Unanswered
 }
 
 // A node of the version before (1: no second flags byte) is still read.

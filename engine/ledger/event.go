@@ -36,7 +36,8 @@ const (
 	// receive that found no message): its holder is alive. A receive whose
 	// client had left before its answer is none (its end is no sign of
 	// life). The ledger keeps one a second per client and queue
-	// (Ledger.Record).
+	// (Ledger.Record). One marked Unanswered is a delete or visibility
+	// change by receipt that the store did not answer, kept always.
 	KindSeen
 )
 
@@ -108,6 +109,14 @@ type Event struct {
 	// after its receive was recorded (its client gone as it was written)
 	// is told by the same event again, with ClientLeft (answer.go).
 	ClientLeft bool
+	// Unanswered: a delete (Deadline zero) or visibility change (to
+	// Deadline) by the receipt of lease Epoch of MessageID, made at At,
+	// that the store failed (503: not made, or its outcome unknown), so
+	// that the SDK retries it. It is sent as KindSeen, which a node of an
+	// earlier build reads as its client seen, as it was. A retry that
+	// finds its lease ended is read against this attempt's time
+	// (unanswered.go).
+	Unanswered bool
 	Client     Client
 }
 
@@ -163,7 +172,7 @@ type LeaseEvent struct {
 func (l *Ledger) applyLocal(ev Event) (_ Event, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ev.Kind == KindSeen {
+	if ev.Kind == KindSeen && !ev.Unanswered {
 		// Applied here always; told the other nodes once a seenEvery.
 		ql := l.queue(ev.QueueID)
 		ql.saw(ev.Client, ev.At)
@@ -226,5 +235,9 @@ func (l *Ledger) applyLocked(ev Event, local bool) {
 		ql.removedOne(ev)
 	case KindRefused:
 		ql.refused(ev, local)
+	case KindSeen:
+		if ev.Unanswered {
+			ql.unanswered(ev)
+		}
 	}
 }

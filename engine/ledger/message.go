@@ -63,6 +63,11 @@ type leaseRec struct {
 	refusals int
 	// clientLeft: its receive's answer reached no client (Event.ClientLeft).
 	clientLeft bool
+	// triedAt is when its holder first asked to end it by a request the
+	// store did not answer (Event.Unanswered): a delete if triedDelete,
+	// else a release.
+	triedAt     time.Time
+	triedDelete bool
 	// batch and batchSize are its receive's (Event.Batch, Event.N); client
 	// is who received it.
 	batch     uint64
