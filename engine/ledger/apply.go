@@ -96,6 +96,7 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	}
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
+	rec.actedAt = later(rec.actedAt, ev.At)
 	if ev.Result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
@@ -290,6 +291,9 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 	}
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
+	if !ev.Replay {
+		rec.actedAt = later(rec.actedAt, ev.At)
+	}
 	if ev.Replay {
 		// The receive again: no renewal by its holder, and a lease of
 		// whoever got this answer (Event.ClientLeft), a retry being most

@@ -640,8 +640,11 @@ func (d *doctor) failingCause(gone, retried uint64) string {
 
 // sharedHolders says that some of the lapses toward handler-failing are
 // of holders seen making requests after them: seen by address and user
-// agent, which another consumer on the same host with the same SDK shares.
-func (d *doctor) sharedHolders() bool { return d.lapses.alive > 0 }
+// agent, which another consumer on the same host with the same SDK shares,
+// unless the very process that held the lease went on: it made a request
+// by the receipt of another message of the same receive at the lapse or
+// after it (lapses.wentOnItself), so it had not stopped.
+func (d *doctor) sharedHolders() bool { return d.lapses.alive > d.lapses.wentOnItself }
 
 // sharedHolderText says, if shared, that a holder seen going on may have
 // been another consumer with its address and user agent, and the one that

@@ -108,9 +108,18 @@ type lapses struct {
 	tools, holders        []Client
 	firstStop, lastStop   time.Time
 	stoppedMsgs, toolMsgs []string
-	// undecided and whole are lapsedHolders' arguments.
+	// undecided and whole are lapsedHolders' arguments; acted holds, for
+	// each receive of several messages (Event.Batch), when its holder last
+	// made a request by the receipt of one of them.
 	undecided time.Time
 	whole     map[uint64]bool
+	acted     map[uint64]time.Time
+	// wentOnItself counts the alive lapses whose own holder went on: a
+	// request by the receipt of another message of its receive came at the
+	// lapse or after it, so the process that held it had not stopped, and
+	// no other consumer with its address and user agent stands in for it
+	// (sharedHolders).
+	wentOnItself uint64
 	// batched counts the lapses toward handler-failing (below) of leases
 	// whose whole batch failed (batches.whole): each message failing, or
 	// one failing message taking its batch with it, cannot be told apart.
@@ -154,7 +163,14 @@ type lapses struct {
 func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, whole map[uint64]bool) lapses {
 	ql := l.lockedQueue(queueID, now)
 	defer l.mu.Unlock()
-	out := lapses{whole: whole, undecided: undecided}
+	out := lapses{whole: whole, undecided: undecided, acted: map[uint64]time.Time{}}
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if r.batch != 0 && !r.actedAt.IsZero() {
+				out.acted[r.batch] = later(out.acted[r.batch], r.actedAt)
+			}
+		}
+	}
 	for _, tm := range ql.messages {
 		for _, r := range tm.leases {
 			if !r.received || r.deadline.Before(since) {
@@ -277,6 +293,9 @@ func (ql *queueLedger) sortLapse(out *lapses, r *leaseRec, now time.Time) {
 		out.failingLapse(r, false)
 	case holderAlive:
 		out.alive++ // a request at the lapse or after it
+		if r.batch != 0 && !out.acted[r.batch].Before(r.deadline) {
+			out.wentOnItself++
+		}
 		out.failingLapse(r, givenBackLapse(r, last))
 	case holderWaiting:
 		out.waiting++

@@ -68,6 +68,10 @@ type leaseRec struct {
 	// else a release.
 	triedAt     time.Time
 	triedDelete bool
+	// actedAt is when its holder last made a request by its receipt (a
+	// delete or visibility change, whatever the store found): the process
+	// that received it, and the rest of its receive, was there then.
+	actedAt time.Time
 	// batch and batchSize are its receive's (Event.Batch, Event.N); client
 	// is who received it.
 	batch     uint64

@@ -31,6 +31,7 @@ func (ql *queueLedger) unanswered(ev Event) {
 	if r == nil || !del && ev.Deadline.After(ev.At) {
 		return
 	}
+	r.actedAt = later(r.actedAt, ev.At)
 	if r.triedAt.IsZero() || ev.At.Before(r.triedAt) {
 		r.triedAt, r.triedDelete = ev.At, del
 	}
