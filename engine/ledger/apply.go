@@ -455,8 +455,12 @@ func (ql *queueLedger) late(tm *trackedMessage, rec *leaseRec, ev Event, local b
 		worked = ev.At.Sub(ev.LeasedAt)
 	}
 	first := !rec.proven
+	heartbeat := ev.Kind == KindChange && ev.Result == baton.LeaseLapsed && ev.Deadline.After(ev.At)
 	ql.count(ev.At, local, func(c *counters) {
 		c.late++
+		if heartbeat {
+			c.lateRenewals++
+		}
 		if dup {
 			c.duplicates++
 		}

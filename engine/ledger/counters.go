@@ -49,6 +49,9 @@ type counters struct {
 	deadAfterRelease uint64
 	// refused counts the renewals the 12-hour ceiling refused.
 	refused uint64
+	// lateRenewals counts the late changes to a later end that changed
+	// nothing (LeaseLapsed): heartbeats that came after their lease ended.
+	lateRenewals uint64
 	// lastLate and lastRefused are when the latest late completion and
 	// the latest refused renewal happened, zero if none did.
 	lastLate, lastRefused time.Time
@@ -74,6 +77,7 @@ func (c *counters) merge(o *counters) {
 	c.lapsedReturned += o.lapsedReturned
 	c.deadAfterRelease += o.deadAfterRelease
 	c.refused += o.refused
+	c.lateRenewals += o.lateRenewals
 	c.durations.merge(&o.durations)
 	c.unrenewed.merge(&o.unrenewed)
 	for i := range c.atMost {

@@ -363,6 +363,7 @@ func (d *doctor) tooShortFinding() {
 		fix += " " + idempotenceAdvice(s.Duplicates)
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
+	d.lateHeartbeats()
 }
 
 // refusedText says that deletes deleted nothing: late ones a FIFO queue
@@ -534,6 +535,25 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 		fix += " " + idempotenceAdvice(s.Duplicates)
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
+	d.lateHeartbeats()
+}
+
+// lateHeartbeats adds to the lease-too-short finding just named what its
+// late renewals show: holders that renewed, but only after their lease had
+// ended (a heartbeat scheduled at the lease's very end, or timed by a
+// clock that runs behind or jumps). Such a renewal is answered with
+// success, as SQS answers it, and extends nothing: the message had been
+// visible since the lease ended, and the holder believes it still holds it.
+func (d *doctor) lateHeartbeats() {
+	n := d.s.LateRenewals
+	if n == 0 {
+		return
+	}
+	f := &d.r.Findings[len(d.r.Findings)-1]
+	f.Evidence += fmt.Sprintf(" %s of the late completions %s renewals (ChangeMessageVisibility to a later time) made after the lease had ended: "+
+		"a heartbeat that came too late. Answered with success, as SQS answers them, they extended nothing: the message had been visible since the lease ended.",
+		either(n == 1, "1", fmt.Sprint(n)), either(n == 1, "was", "were"))
+	f.Fix += " The heartbeat renews too late: renew well before the lease ends (at half of the timeout or sooner), timed by a monotonic clock, not a wall clock that may run behind or jump."
 }
 
 // failingFinding names lapsed leases whose holder has not come back. Those

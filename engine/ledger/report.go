@@ -66,6 +66,12 @@ type LeaseStats struct {
 	// It covers holders that never deleted, which P99 does not; the doctor
 	// goes by it when no lease completed.
 	LateWorkedMax time.Duration
+	// LateRenewals counts the late completions that were renewals
+	// (visibility changes to a later time) that found their lease lapsed
+	// and the message not in flight: a heartbeat that came after the lease
+	// had ended, answered with success (as SQS answers it) but extending
+	// nothing.
+	LateRenewals uint64
 	// LastLate and LastRefused are when the latest late completion and
 	// the latest renewal the ceiling refused happened, zero if none did.
 	LastLate, LastRefused time.Time
@@ -97,7 +103,7 @@ func statsOf(c *counters) LeaseStats {
 		LapsedReturned:                 c.lapsedReturned,
 		DeadLetteredAfterRelease:       c.deadAfterRelease,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,
-		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused,
+		LateWorkedMax: c.lateWorked, RefusedRenewals: c.refused, LateRenewals: c.lateRenewals,
 		LastLate: c.lastLate, LastRefused: c.lastRefused,
 	}
 	if c.received > 0 {
