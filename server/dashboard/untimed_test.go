@@ -32,23 +32,24 @@ func (s *deletesLost) MessageDeleteBatch(ctx context.Context, p baton.MessageDel
 	return outs, err
 }
 
-// Leases completed by deletes whose answers were lost, retried only after
-// the leases' end: the queue page counts them completed and says their
-// time is not known, as the admin API and baton doctor do; with no other
-// lease, it shows no lease duration (there is none, not one of 0 s), and
-// its histogram does not say that no lease completed. On a FIFO queue,
-// which refuses a late delete, it says they were made in time.
-func TestBrowserFiguresSayCompletionsOfATimeNotKnown(t *testing.T) {
+// Leases completed by deletes whose answers were lost (503), retried only
+// after the leases' end: the server saw the first attempts, within the
+// leases, so the queue page counts them completed then, with the handlers'
+// time to them (25 s), none at a time not known and none lapsed, as the
+// admin API and baton doctor do. (A completion at a time not known comes
+// only of an attempt no node saw: a restart between it and its retry, a
+// node of an earlier build.)
+func TestBrowserFiguresLostDeletesAtFirstAttempt(t *testing.T) {
 	t.Parallel()
 	for _, fifo := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) {
 			t.Parallel()
-			testFiguresSayCompletionsOfATimeNotKnown(t, fifo)
+			testFiguresLostDeletesAtFirstAttempt(t, fifo)
 		})
 	}
 }
 
-func testFiguresSayCompletionsOfATimeNotKnown(t *testing.T, fifo bool) {
+func testFiguresLostDeletesAtFirstAttempt(t *testing.T, fifo bool) {
 	st := &deletesLost{Store: memstore.New()}
 	srv := testutil.StartServer(t, testutil.Options{Store: st})
 	name, attrs := "q", map[string]string{"VisibilityTimeout": "30"}
@@ -83,24 +84,13 @@ func testFiguresSayCompletionsOfATimeNotKnown(t *testing.T, fifo bool) {
 	navigate(t, ctx, srv.URL+"/ui/queues/"+name)
 	waitFor(t, ctx, name+"'s figures", `document.getElementById('figures').innerText.includes('Leases completed')`)
 	text := eval[string](t, ctx, `document.getElementById('figures').innerText`)
-	const inTime = "Of those, in time (a FIFO queue refuses a late delete)\n3"
-	for _, want := range []string{"Leases completed\n3", "Of those, at a time not known (a delete's answer lost, retried after the lease's end)\n3",
-		"Lease p50\n–", "Lease p99\n–", "Longest lease\n–", "Leases lapsed\n0"} {
+	for _, want := range []string{"Leases completed\n3", "Of those, at a time not known (a delete's answer lost, retried after the lease's end)\n0",
+		"Lease p50\n25s", "Longest lease\n25s", "Leases lapsed\n0"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s's figures lack %q:\n%s", name, want, text)
 		}
 	}
-	if strings.Contains(text, inTime) != fifo {
-		t.Errorf("%s's figures: %q shown %v, want %v:\n%s", name, inTime, !fifo, fifo, text)
-	}
-	if caption := eval[string](t, ctx, `document.getElementById('hist-caption').innerText`); strings.Contains(caption, "No lease completed") {
-		t.Errorf("the histogram's caption %q says no lease completed; 3 did, at a time not known", caption)
-	}
-	whether := "whether the delete was made in time the server did not see"
-	if fifo {
-		whether = "a FIFO queue refuses a late delete, so the delete was made in time, but when the server did not see"
-	}
-	if body := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(body, whether) {
-		t.Errorf("the page does not give the doctor's word on them (%q):\n%s", whether, body)
+	if body := eval[string](t, ctx, `document.body.innerText`); strings.Contains(body, "the server did not see") {
+		t.Errorf("the page says the time of the deletes is not known:\n%s", body)
 	}
 }
