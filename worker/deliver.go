@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/baton-sqs/baton/consumer"
 )
@@ -275,7 +274,7 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 		event:    encodeEvent(recs),
 		inBatch:  func(id string) bool { return ids[id] },
 		progress: func() { progressAll(items) },
-		leaseEnd: func() time.Time { return earliestEnd(items) },
+		leases:   leasesOf(items),
 	}
 	start := w.clock.Now()
 	w.counts.running.Add(1)
@@ -301,15 +300,13 @@ func (w *Worker) deliver(ctx context.Context, items []*item) []error {
 	return res
 }
 
-// earliestEnd is when the earliest lease of items ends.
-func earliestEnd(items []*item) time.Time {
-	end := items[0].d.Lease().Deadline()
-	for _, it := range items[1:] {
-		if e := it.d.Lease().Deadline(); e.Before(end) {
-			end = e
-		}
+// leasesOf returns the leases of items.
+func leasesOf(items []*item) []*consumer.Lease {
+	ls := make([]*consumer.Lease, len(items))
+	for i, it := range items {
+		ls[i] = it.d.Lease()
 	}
-	return end
+	return ls
 }
 
 // progressAll reports progress for items: once per call they come from.

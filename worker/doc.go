@@ -47,7 +47,9 @@
 // while a throttled target is waited for. Every such wait is bounded: the
 // window, TargetTimeout per delivery, the queue's visibility timeout for
 // throttling (as Lambda retries throttled invocations until the lease would
-// end), and for commands StallTimeout and KillGrace. Failed messages are
+// end), the target's wait for messages that arrive while it pauses the
+// receives (within the 12-hour ceiling of a lease), and for commands
+// StallTimeout and KillGrace. Failed messages are
 // released with a backoff instead of waiting out their lease. On a queue
 // with a RedrivePolicy it grows from a base chosen so that the delays
 // before the dead-letter queue would add up to maxReceiveCount-1 leases,
@@ -70,7 +72,11 @@
 // queue's visibility timeout it releases the batch at once, with a delay
 // within what is left of its leases (a server reads a release; a delay
 // past the lease's end reads as a renewal and a lapse), and the receives
-// stay paused for the rest of the wait. Redirects are not followed (a
+// stay paused for the rest of the wait. Messages that arrive while the
+// receives are paused (in receives already in flight when the pause
+// began) are held, their leases kept, and sent when it ends, so that a
+// throttle spends no receive of a message the target was not sent.
+// Redirects are not followed (a
 // followed 301, 302 or 303 would turn the POST into a GET without the
 // event): a 3xx answer fails the batch. A Host header in HTTPTarget.Header
 // sets the request's Host; the headers the worker sets itself

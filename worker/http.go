@@ -189,7 +189,7 @@ func (w *Worker) throttled(a answer) *throttle {
 // deliver posts a batch's event.
 func (t *HTTPTarget) deliver(ctx context.Context, d *delivery) outcome {
 	w := d.w
-	return w.untilServed(ctx, d.leaseEnd, func(ctx context.Context) (outcome, *throttle) {
+	return w.untilServed(ctx, d.leases, func(ctx context.Context) (outcome, *throttle) {
 		a, err := t.post(ctx, w, d.event, "application/json", nil)
 		if err != nil {
 			return outcome{err: failed(err)}, nil
@@ -223,7 +223,7 @@ func (t *HTTPTarget) deliverOne(ctx context.Context, w *Worker, m *consumer.Deli
 	}
 	header := sqsdHeaders(m, w.q.name)
 	body := []byte(m.Body())
-	out := w.untilServed(ctx, m.Lease().Deadline, func(ctx context.Context) (outcome, *throttle) {
+	out := w.untilServed(ctx, []*consumer.Lease{m.Lease()}, func(ctx context.Context) (outcome, *throttle) {
 		a, err := t.post(ctx, w, body, ct, header)
 		if err != nil {
 			return outcome{err: failed(err)}, nil

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,6 +303,101 @@ func TestThrottledPastTheLeaseReleases(t *testing.T) {
 	}
 	if got := receiveCounts(rec.get(1)); strings.Join(got, "") != "222" {
 		t.Errorf("receive counts on the retry %v, want all 2 (one receive spent by the throttle)", got)
+	}
+}
+
+// pollCounter counts the receives in flight.
+type pollCounter struct {
+	consumer.Client
+	inflight atomic.Int64
+}
+
+func (c *pollCounter) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	c.inflight.Add(1)
+	defer c.inflight.Add(-1)
+	return c.Client.ReceiveMessage(ctx, in, o...)
+}
+
+// Messages that arrive, after a throttle past the lease has paused the
+// receives, in receives that were in flight when it began are held, their
+// leases kept, until the target's wait ends, and only then sent: the
+// throttle spends a receive of the batch the target refused (as a
+// throttled Lambda batch's lapse does), none of messages it never saw.
+func TestThrottlePauseHoldsMessagesReceivedMeanwhile(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "5"})
+	w.send(url, "a")
+	client := &pollCounter{Client: w.cl}
+	rec, target := w.httpTarget(func(n int, e event, _ *http.Request) (int, http.Header, string) {
+		if n == 1 {
+			// Answer once the two other receivers are polling: the
+			// messages sent next come in receives in flight at the pause.
+			testutil.CheckFor(t, time.Minute, func() error {
+				if n := client.inflight.Load(); n != 2 {
+					return fmt.Errorf("%d receives in flight, waiting for 2", n)
+				}
+				return nil
+			})
+			return http.StatusTooManyRequests, http.Header{"Retry-After": {"600"}}, ""
+		}
+		return http.StatusOK, nil, ""
+	})
+	log := &logbuf.Buffer{}
+	wk, err := worker.New(client, w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target}, MaxConcurrency: 3,
+		Logger: slog.New(slog.NewTextHandler(log, nil))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		wk.Shutdown(ctx)
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	testutil.CheckFor(t, time.Minute, func() error {
+		if n := len(w.obs.All(consumer.EventReleased)); n != 1 {
+			return fmt.Errorf("releases %d, want 1 (the throttled batch)", n)
+		}
+		return nil
+	})
+	rec.mu.Lock()
+	throttled := rec.at[0]
+	rec.mu.Unlock()
+	w.send(url, numbered("b", 4)...)
+	w.awaitReceived(5)
+	w.drive(10*time.Minute, time.Second, w.reached(throttled.Add(9*time.Minute)))
+	if n := len(w.obs.All(consumer.EventReleased)); n != 1 || rec.n() != 1 {
+		t.Errorf("9 min into the target's 10 min wait: %d releases, %d deliveries; want 1 and 1 (the messages received meanwhile held, not sent)", n, rec.n())
+	}
+	if v, f := w.counts(url); v != 1 || f != 4 {
+		t.Errorf("9 min into the wait: %d visible, %d in flight; want a visible, b0..b3 held", v, f)
+	}
+	w.drive(2*time.Minute, time.Second, w.empty(url))
+	var got []string
+	rec.mu.Lock()
+	for i, e := range rec.events[1:] {
+		if at := rec.at[i+1]; at.Before(throttled.Add(10 * time.Minute)) {
+			t.Errorf("%v delivered %v after the throttle, before the target's 10 min wait ended", e.bodies(), at.Sub(throttled))
+		}
+		for _, r := range e.Records {
+			got = append(got, r.Body+":"+r.Attributes["ApproximateReceiveCount"])
+		}
+	}
+	rec.mu.Unlock()
+	sort.Strings(got)
+	if fmt.Sprint(got) != "[a:2 b0:1 b1:1 b2:1 b3:1]" {
+		t.Errorf("after the wait the target got %v, want a:2 (the throttle spent a receive of it) and b0..b3 on their first receive", got)
+	}
+	if n := w.obs.Count(consumer.EventLeaseLost); n != 0 {
+		t.Errorf("lost leases %d, want 0", n)
+	}
+	if want := `msg="target throttling: holding messages received as the receives paused, leases kept, until the target's wait ends`; !strings.Contains(log.String(), want) {
+		t.Errorf("no %s in the log:\n%s", want, log.String())
 	}
 }
 
