@@ -296,8 +296,111 @@ func TestShutdownWithFailedReleasesIsAnError(t *testing.T) {
 	if !errors.Is(runErr, worker.ErrUnfinishedShutdown) || !strings.Contains(runErr.Error(), "5 release(s) failed") {
 		t.Errorf("Run: %v, want ErrUnfinishedShutdown with 5 failed releases", runErr)
 	}
-	want := `level=ERROR msg="worker stopped without handing back every message: those whose release failed come back when their leases lapse`
+	want := `level=ERROR msg="worker stopped without finishing its shutdown"`
 	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "release_failed=5") {
 		t.Errorf("want %q and release_failed=5 in the log:\n%s", want, log.String())
+	}
+}
+
+// A shutdown that ends with a handler still running is unfinished: its
+// messages were released while the delivery may still run, and another
+// consumer may receive them while the target still works on them. Here a
+// command leaves a process in a session of its own holding its standard
+// output (which a command must not do), so its delivery waits on that
+// output past the deadline: Run returns ErrUnfinishedShutdown saying so,
+// and the stop line is an error.
+func TestShutdownWithStuckHandlerIsAnError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
+	w.send(url, "m0")
+	cmd, dir := script(t, `cat > /dev/null; setsid sleep 300 & echo $! > "$STATE/child"; while :; do sleep 0.02; done`)
+	log := &logbuf.Buffer{}
+	wk, err := worker.New(w.cl, w.config(worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd},
+		ShutdownTimeout: 2300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(log, nil))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(ctx) }()
+	var child int
+	checkFor(t, func() error {
+		b, err := os.ReadFile(filepath.Join(dir, "child"))
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return errors.New("not started")
+		}
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return nil
+	})
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	stop() // SIGTERM
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return a minute after its context ended")
+	}
+	if !errors.Is(runErr, worker.ErrUnfinishedShutdown) || !strings.Contains(runErr.Error(), "1 handler(s) still ran") {
+		t.Errorf("Run: %v, want ErrUnfinishedShutdown with 1 handler still running", runErr)
+	}
+	want := `level=ERROR msg="worker stopped without finishing its shutdown"`
+	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "stuck=1") || !strings.Contains(log.String(), "released=1") {
+		t.Errorf("want %q with stuck=1 and released=1 in the log:\n%s", want, log.String())
+	}
+}
+
+// hangingClient's receives never answer: they end only when cancelled,
+// as against a server that stopped answering.
+type hangingClient struct {
+	consumer.Client
+	inflight atomic.Int64
+}
+
+func (c *hangingClient) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	c.inflight.Add(1)
+	defer c.inflight.Add(-1)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A shutdown that had to cancel a receive handed back what it held, so Run
+// returns nil (exit status 0), but its stop line is a warning: the server
+// may have leased messages to the receive it cancelled, which then come
+// back only when their leases lapse.
+func TestShutdownCancellingReceivesWarns(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := w.queue("jobs", nil)
+	client := &hangingClient{Client: w.cl}
+	log := &logbuf.Buffer{}
+	wk, err := worker.New(client, w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: "http://127.0.0.1:1/"},
+		ShutdownTimeout: 2300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(log, nil))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(ctx) }()
+	checkFor(t, func() error {
+		if client.inflight.Load() == 0 {
+			return errors.New("no receive in flight")
+		}
+		return nil
+	})
+	stop() // SIGTERM
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v, want nil (everything held was handed back)", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return a minute after its context ended")
+	}
+	want := `level=WARN msg="worker stopped, its receives cut short: what it held was handed back, but receives in flight had not answered by the deadline and were cancelled`
+	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "receives_cancelled=1") {
+		t.Errorf("want %q with receives_cancelled=1 in the log:\n%s", want, log.String())
 	}
 }

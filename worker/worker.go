@@ -228,20 +228,25 @@ func check(cfg Config, q queueInfo) []consumer.Finding {
 	return fs
 }
 
-// ErrUnfinishedShutdown is what Run returns after a shutdown that could
-// not hand back every message it held: releases that failed (their
-// messages come back when their leases lapse, each having spent a
-// receive) or deletes that failed (their messages, handled, will be
-// delivered again). The error says how many of each.
-var ErrUnfinishedShutdown = errors.New("worker: the shutdown did not hand back every message")
+// ErrUnfinishedShutdown is what Run returns after a shutdown that did not
+// finish what it held: releases that failed (their messages come back
+// when their leases lapse, each having spent a receive), deletes that
+// failed (their messages, handled, will be delivered again), or handlers
+// still running when it ended (their messages were released while their
+// delivery may still run: another consumer may receive them while the
+// target still works on them). The error says how many of each.
+// Receives the shutdown had to cancel do not make it unfinished: what the
+// worker held was handed back, and the stop line warns of what the server
+// may have leased to them.
+var ErrUnfinishedShutdown = errors.New("worker: the shutdown did not finish")
 
 // Run reads the queue's attributes, checks the mapping against them (see
 // Check; errors stop the start), logs the other findings, and delivers
 // until ctx is cancelled or Shutdown is called. When ctx is cancelled it
 // shuts down itself within Config.ShutdownTimeout. It returns nil after a
-// shutdown that released and deleted what it held, an error wrapping
-// ErrUnfinishedShutdown after one whose releases or deletes failed, or
-// the start-up error.
+// shutdown that released and deleted what it held and left no handler
+// running, an error wrapping ErrUnfinishedShutdown after one that did not
+// (see it), or the start-up error.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.ran {
@@ -332,11 +337,20 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // unfinished is the error a shutdown's report r calls for, if any.
 func unfinished(r consumer.Report) error {
-	if r.ReleaseFailed == 0 && r.DeleteFailed == 0 {
+	var what []string
+	if r.ReleaseFailed > 0 {
+		what = append(what, fmt.Sprintf("%d release(s) failed (those messages come back when their leases lapse)", r.ReleaseFailed))
+	}
+	if r.DeleteFailed > 0 {
+		what = append(what, fmt.Sprintf("%d delete(s) failed (those messages will be delivered again)", r.DeleteFailed))
+	}
+	if r.Stuck > 0 {
+		what = append(what, fmt.Sprintf("%d handler(s) still ran (their messages were released while their delivery may still run: they may be handled twice)", r.Stuck))
+	}
+	if len(what) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %d release(s) failed (those messages come back when their leases lapse), %d delete(s) failed (those messages will be delivered again)",
-		ErrUnfinishedShutdown, r.ReleaseFailed, r.DeleteFailed)
+	return fmt.Errorf("%w: %s", ErrUnfinishedShutdown, strings.Join(what, ", "))
 }
 
 // stopping reports whether Shutdown has been called.
@@ -442,8 +456,10 @@ func (w *Worker) Shutdown(ctx context.Context) consumer.Report {
 }
 
 // logStopped writes the stop line: what the worker delivered and what
-// its shutdown did. A shutdown whose releases or deletes failed says so
-// at level ERROR, with what becomes of those messages.
+// its shutdown did. An unfinished shutdown (see ErrUnfinishedShutdown)
+// says so at level ERROR, with what becomes of those messages; one that
+// had to cancel receives warns of what the server may have leased to
+// them.
 func (w *Worker) logStopped(r consumer.Report) {
 	c := &w.counts
 	attrs := []any{"batches_delivered", c.batches.Load(), "messages_delivered", c.messages.Load(),
@@ -456,8 +472,12 @@ func (w *Worker) logStopped(r consumer.Report) {
 	if n := c.ignored.Load(); n > 0 {
 		attrs = append(attrs, "ignored_item_failures", n)
 	}
-	if unfinished(r) != nil {
-		w.log.Error("worker stopped without handing back every message: those whose release failed come back when their leases lapse, those whose delete failed will be delivered again", attrs...)
+	if err := unfinished(r); err != nil {
+		w.log.Error("worker stopped without finishing its shutdown", append(attrs, "unfinished", strings.TrimPrefix(err.Error(), ErrUnfinishedShutdown.Error()+": "))...)
+		return
+	}
+	if r.ReceivesCancelled > 0 {
+		w.log.Warn("worker stopped, its receives cut short: what it held was handed back, but receives in flight had not answered by the deadline and were cancelled; the server may have leased messages to them, which come back when their leases lapse, each having spent a receive (a long poll lasts up to 20 s: a shutdown timeout shorter than that plus the time kept for releases cannot always wait for it)", attrs...)
 		return
 	}
 	w.log.Info("worker stopped", attrs...)

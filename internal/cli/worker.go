@@ -320,7 +320,8 @@ func workerCommand() *cobra.Command {
 			"lets running ones finish within --shutdown-timeout (less the time to stop commands, twice\n" +
 			"--kill-grace plus 1s, and to release leases), then releases what it holds; it exits 1 if a\n" +
 			"release or a delete failed then (those messages come back when their leases lapse, or are\n" +
-			"delivered again). In a container,\n" +
+			"delivered again), or if a delivery still ran when it ended (its messages were released\n" +
+			"while the target may still work on them). In a container,\n" +
 			"run it with an init (docker run --init) so that orphaned processes are reaped.\n\n" +
 			"--config FILE runs several mappings: a YAML file with endpoint, profile, region, log-level,\n" +
 			"shutdown-timeout and a list of mappings whose keys are the mapping flags' names.\n\n" +
