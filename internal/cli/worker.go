@@ -513,12 +513,19 @@ func sayAlreadyStopping(done <-chan struct{}, log *slog.Logger, timeout time.Dur
 }
 
 // logEvents logs the consumer runtime's events that call for attention.
+// A failed receive is the worker's to say: once when the receives start
+// failing, once when they succeed again (see package worker); a line per
+// failed receive, every backoff of an outage, would say it again and
+// again.
 func logEvents(log *slog.Logger) consumer.Observer {
 	return consumer.ObserverFunc(func(e consumer.Event) {
 		switch e.Kind {
 		case consumer.EventLeaseLost, consumer.EventSlotStuck, consumer.EventDeleteFailed, consumer.EventStalled:
 			log.Warn("consumer: "+e.Kind.String(), "message", e.MessageID, "err", e.Err)
 		case consumer.EventError:
+			if e.Op == "ReceiveMessage" {
+				return
+			}
 			log.Warn("consumer: "+e.Kind.String(), "op", e.Op, "message", e.MessageID, "err", e.Err)
 		}
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/cli"
 	"github.com/baton-sqs/baton/internal/testutil"
 	"github.com/baton-sqs/baton/internal/testutil/logbuf"
@@ -329,5 +330,80 @@ func checkRefusals(t *testing.T, tests []workerRefusal) {
 		if code != 1 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("baton worker %s: exit %d, stderr %q; want 1 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
 		}
+	}
+}
+
+// When the queue is deleted under the worker, its receives fail: the
+// worker says so once, with the server's error, and no line per failed
+// receive says it again on every backoff.
+func TestWorkerSaysFailingReceivesOnce(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t, testutil.Options{Clock: clock.System{}})
+	url := srv.MustCreateQueue(t, "doomed", nil)
+	if _, err := srv.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m")}); err != nil {
+		t.Fatal(err)
+	}
+	delivered := make(chan struct{}, 1)
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		select {
+		case delivered <- struct{}{}:
+		default:
+		}
+	}))
+	defer target.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &logbuf.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main{Stdout: io.Discard, Stderr: stderr}.Run(ctx, []string{"worker", "--endpoint", srv.URL, "--queue-url", url,
+			"--http", target.URL, "--max-concurrency", "2", "--shutdown-timeout", "5s"})
+	}()
+	// A delivery shows the receives running (a queue deleted before the
+	// runtime has read it stops the start instead).
+	select {
+	case <-delivered:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("nothing delivered in 30 s:\n%s", stderr.String())
+	}
+	testutil.CheckFor(t, 30*time.Second, func() error { // its delete done
+		out, err := srv.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+		if err != nil {
+			return err
+		}
+		if n := out.Attributes["ApproximateNumberOfMessages"] + out.Attributes["ApproximateNumberOfMessagesNotVisible"]; n != "00" {
+			return fmt.Errorf("visible+in flight %s", n)
+		}
+		return nil
+	})
+	if _, err := srv.Client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+		t.Fatal(err)
+	}
+	const failing = `msg="receives failing: a receive got no answer or an error`
+	testutil.CheckFor(t, time.Minute, func() error {
+		if log := stderr.String(); !strings.Contains(log, failing) {
+			return fmt.Errorf("no failing line yet:\n%s", log)
+		}
+		return nil
+	})
+	// Receives go on failing, with a backoff from 200 ms: a few more fail
+	// meanwhile (how many does not matter).
+	time.Sleep(2 * time.Second)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d, want 0 (nothing was held)", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("baton worker did not exit 30 s after its context ended")
+	}
+	log := stderr.String()
+	if n := strings.Count(log, failing); n != 1 || !strings.Contains(log, "NonExistentQueue") {
+		t.Errorf("%d failing lines, want 1 naming the missing queue:\n%s", n, log)
+	}
+	if strings.Contains(log, "op=ReceiveMessage") {
+		t.Errorf("a failed receive said again, beside the failing line:\n%s", log)
 	}
 }
