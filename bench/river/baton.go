@@ -81,6 +81,11 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 		stopSampling := func() {}
 		if counted {
 			stopSampling = startSampling(ctx, store, sc.queue, &res.Counts.head)
+			if o.waits {
+				stopHead := stopSampling
+				stopWaits := startWaitSampling(ctx, store, &res.Counts.waits)
+				stopSampling = func() { stopWaits(); stopHead() }
+			}
 		}
 		stopProfile, err := o.profileCPU(fmt.Sprintf("%s-x%d-%s", storeKind(store), nodes, sc.name))
 		if err != nil {

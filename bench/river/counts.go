@@ -32,6 +32,7 @@ type lifecycleCounts struct {
 	deadRows, liveRows, updated, hotUpdated int64
 	autovacuums, autoanalyzes               int64
 	head                                    headSamples // sampled while it ran (head.go)
+	waits                                   waitSamples // with --waits (waits.go)
 }
 
 // statementCount is one statement's calls and rows.
@@ -143,6 +144,9 @@ func (c lifecycleCounts) write(w io.Writer, label string) {
 	fmt.Fprintf(w, "    the messages' table at the end: dead rows %d, live %d; updates %.3f (HOT %.3f); autovacuums %d, autoanalyzes %d\n",
 		c.deadRows, c.liveRows, per(c.updated), per(c.hotUpdated), c.autovacuums, c.autoanalyzes)
 	c.head.write(w, label)
+	if c.waits.counts != nil || c.waits.err != nil {
+		c.waits.write(w, label, c.inserted)
+	}
 	if c.windowMessages > 0 && c.receives > 0 {
 		fmt.Fprintf(w, "    in the window: ReceiveMessage calls %.4f per message deleted, of them empty %.1f%%\n",
 			float64(c.receives)/float64(c.windowMessages), 100*float64(c.receivesEmpty)/float64(c.receives))

@@ -68,7 +68,7 @@ func startSampling(ctx context.Context, url, queue string, into *headSamples) (s
 // sampleHead samples the queue named queue in the database at url until
 // ctx ends, and returns the samples.
 func sampleHead(ctx context.Context, url, queue string) ([]headSample, error) {
-	conn, err := pgx.Connect(context.WithoutCancel(ctx), url)
+	conn, err := connectSampler(context.WithoutCancel(ctx), url)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ type options struct {
 	nodes             []int
 	fsync             bool
 	statements        bool
+	waits             bool   // sample pg_stat_activity in each counted lifecycle (waits.go)
 	cpuProfiles       string // directory for the Baton measurements' CPU profiles
 	pgSettings        []string
 	pgLog             string
@@ -82,6 +83,7 @@ func main() {
 	flag.DurationVar(&o.riverFetchPoll, "river-fetch-poll", 20*time.Millisecond, "River's FetchPollInterval (its default: 1s)")
 	flag.IntVar(&o.riverOutstanding, "river-outstanding", 10, "River's lifecycle: jobs per worker inserted and not yet worked, at most (Baton's lifecycle: ten)")
 	flag.BoolVar(&o.statements, "statements", false, "load pg_stat_statements and print each PostgreSQL measurement's top statements (a Baton one's: its lifecycle's), and the counts of each Baton lifecycle per message")
+	flag.BoolVar(&o.waits, "waits", false, "with --statements: sample what each Baton lifecycle's database backends wait on every 10 ms (pg_stat_activity)")
 	flag.Func("pg-setting", "a PostgreSQL setting name=value for the cluster (repeatable; needs --fsync)", func(v string) error {
 		o.pgSettings = append(o.pgSettings, v)
 		return nil
@@ -124,6 +126,9 @@ func (o *options) parseNodes(s string) error {
 			return fmt.Errorf("--nodes %q: want counts from 1 to 8", s)
 		}
 		o.nodes = append(o.nodes, n)
+	}
+	if o.waits && !o.statements {
+		return errors.New("--waits needs --statements")
 	}
 	if o.runs < 1 || o.workers < 1 || o.duration <= 0 || o.warmup < 0 || o.bodySize < 1 || o.riverOutstanding < 1 {
 		return errors.New("--runs, --workers, --duration, --body-size and --river-outstanding must be positive")
@@ -217,7 +222,7 @@ func oneRun(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writ
 			}
 			c := f.pg[n].Counts
 			counts.receives, counts.receivesEmpty, counts.deleteCalls, counts.windowMessages = c.receives, c.receivesEmpty, c.deleteCalls, c.windowMessages
-			counts.head = c.head
+			counts.head, counts.waits = c.head, c.waits
 			fmt.Fprintf(out, "    of them the head sampler's: %d entries read of baton_messages_by_state\n", c.head.entriesRead())
 			counts.write(out, label)
 		}

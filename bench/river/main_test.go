@@ -59,13 +59,14 @@ func TestSideBySide(t *testing.T) {
 // is counted on the database, and only it (not the receive-delete run
 // just before it): messages sent, commits, WAL, each statement's calls,
 // and the HTTP receives of the window, printed per message sent; and its
-// queue's head is sampled while it runs.
+// queue's head is sampled while it runs, and with --waits what its
+// backends wait on, the samplers' own backends left out.
 func TestLifecycleCounted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o := options{
 		runs: 1, duration: 500 * time.Millisecond, warmup: 100 * time.Millisecond, workers: 4, bodySize: 1024,
-		nodes: []int{2}, logs: io.Discard, statements: true, fsync: true,
+		nodes: []int{2}, logs: io.Discard, statements: true, waits: true, fsync: true,
 	}
 	cluster, err := startCluster(ctx, o)
 	if err != nil {
@@ -89,7 +90,7 @@ func TestLifecycleCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts.receives, counts.windowMessages = res.Counts.receives, res.Counts.windowMessages
-	counts.head = res.Counts.head
+	counts.head, counts.waits = res.Counts.head, res.Counts.waits
 	var out bytes.Buffer
 	counts.write(&out, "baton postgres x2")
 	t.Log("\n" + out.String())
@@ -119,5 +120,25 @@ func TestLifecycleCounted(t *testing.T) {
 	h := counts.head
 	if h.err != nil || len(h.samples) == 0 || h.entriesRead() == 0 {
 		t.Errorf("head samples: %d, %d entries read, error %v: want samples that read the index", len(h.samples), h.entriesRead(), h.err)
+	}
+	// The backends were sampled: some active in a statement of the
+	// store's, none of them a sampler's.
+	wt := counts.waits
+	active := 0
+	for k, n := range wt.counts {
+		for _, sampler := range []string{"pg_stat", "backend_xmin", "enable_", "min(visible_at)"} {
+			if strings.Contains(k.statement, sampler) {
+				t.Errorf("a sampler's own backend was sampled: %+v", k)
+			}
+		}
+		if k.state == "active" && k.statement != "" {
+			active += n
+		}
+	}
+	if wt.err != nil || wt.samples == 0 || active == 0 {
+		t.Errorf("wait samples: %d, %d of active backends, error %v: want samples of the store's statements", wt.samples, active, wt.err)
+	}
+	if !strings.Contains(out.String(), "wait samples of baton postgres x2 lifecycle") {
+		t.Error("the wait samples were not printed")
 	}
 }

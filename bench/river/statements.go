@@ -36,7 +36,7 @@ func (s statements) reset(ctx context.Context) error {
 
 // top prints the statements that took the most execution time since the
 // last reset, with their share of it, their planning time, and the WAL
-// they wrote.
+// they wrote (records, bytes).
 func (s statements) top(ctx context.Context, w io.Writer, label string, n int) error {
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
@@ -44,7 +44,7 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	}
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `
-		SELECT calls, total_exec_time, total_exec_time / sum(total_exec_time) OVER (), total_plan_time, plans, rows, shared_blks_hit + shared_blks_read, wal_bytes, query
+		SELECT calls, total_exec_time, total_exec_time / sum(total_exec_time) OVER (), total_plan_time, plans, rows, shared_blks_hit + shared_blks_read, wal_records, wal_bytes::bigint, query
 		FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
 		ORDER BY total_exec_time DESC LIMIT $1`, n)
 	if err != nil {
@@ -55,16 +55,16 @@ func (s statements) top(ctx context.Context, w io.Writer, label string, n int) e
 	for rows.Next() {
 		var calls, plans, nrows, blocks int64
 		var total, share, plan float64
-		var wal any
+		var walRecords, walBytes int64
 		var query string
-		if err := rows.Scan(&calls, &total, &share, &plan, &plans, &nrows, &blocks, &wal, &query); err != nil {
+		if err := rows.Scan(&calls, &total, &share, &plan, &plans, &nrows, &blocks, &walRecords, &walBytes, &query); err != nil {
 			return err
 		}
 		query = strings.Join(strings.Fields(query), " ")
 		if len(query) > 160 {
 			query = query[:160] + "…"
 		}
-		fmt.Fprintf(w, "    %5.1f%% %9.0f ms (planning %.0f ms, %d plans) %8d calls %8d rows %9d buffers wal %v: %s\n", share*100, total, plan, plans, calls, nrows, blocks, wal, query)
+		fmt.Fprintf(w, "    %5.1f%% %9.0f ms (planning %.0f ms, %d plans) %8d calls %8d rows %9d buffers WAL %d records %d bytes: %s\n", share*100, total, plan, plans, calls, nrows, blocks, walRecords, walBytes, query)
 	}
 	return rows.Err()
 }
