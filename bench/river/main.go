@@ -165,10 +165,13 @@ func run(ctx context.Context, o options, cluster *pgtest.Cluster, out io.Writer)
 
 // startCluster starts the throwaway cluster the flags describe.
 func startCluster(ctx context.Context, o options) (*pgtest.Cluster, error) {
-	settings := o.pgSettings
+	// The flags' settings come last, so that they may override
+	// --statements' (shared_preload_libraries=pg_stat_statements,auto_explain).
+	var settings []string
 	if o.statements {
 		settings = append(settings, statementSettings...)
 	}
+	settings = append(settings, o.pgSettings...)
 	if o.fsync {
 		return pgtest.StartDurable(ctx, settings...)
 	}
