@@ -617,13 +617,13 @@ func namedFlags(text string) []shown {
 	return out
 }
 
-// Every BATON_* variable the docs name is a flag's (serve's BATON_<FLAG>,
-// another command's BATON_<COMMAND>_<FLAG>), or one the repository's code,
+// Every BATON_* variable the docs name is one baton reads (readVariables),
+// or one the repository's code,
 // scripts or deploy files name (the tests' switches, the compose file's,
 // BATON_ENDPOINT): a misspelt one, which nothing would read, fails.
 func TestDocsVariablesNamedExist(t *testing.T) {
 	t.Parallel()
-	read := flagVariables(docsCheckRoot())
+	read := readVariables(docsCheckRoot())
 	code := repositoryText(t)
 	checked := 0
 	for _, d := range readDocs(t) {
@@ -652,22 +652,6 @@ func namedVariables(text string) []shown {
 	var out []shown
 	for _, m := range batonVariable.FindAllStringIndex(text, -1) {
 		out = append(out, shown{text: text[m[0]:m[1]], line: strings.Count(text[:m[0]], "\n") + 1})
-	}
-	return out
-}
-
-// flagVariables is the set of variables the flags of root's commands are
-// read from: serve's BATON_<FLAG>, another command's BATON_<COMMAND>_<FLAG>.
-func flagVariables(root *cobra.Command) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range root.Commands() {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if c.Name() == "serve" {
-				out[envName(f)] = true
-			} else {
-				out[commandEnvName(c.Name(), f)] = true
-			}
-		})
 	}
 	return out
 }
@@ -706,4 +690,78 @@ func repositoryText(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// Every BATON_* variable Baton's own files name (docs, deploy files,
+// scripts, CI, code, and the switches its tests read) is one baton serve
+// knows, so that none of them is warned of as unknown at start; and each
+// of ownVariables is still named somewhere.
+func TestOwnVariablesKnownToServe(t *testing.T) {
+	t.Parallel()
+	known := readVariables(docsCheckRoot())
+	named := map[string]string{}
+	warning := regexp.MustCompile(`(?m)^.*ignoring an environment variable baton does not read.*$`)
+	for _, d := range readDocs(t) {
+		// The warning's sample names a stray variable on purpose.
+		for _, v := range namedVariables(warning.ReplaceAllString(string(d.text), "")) {
+			named[v.text] = fmt.Sprintf("%s:%d", d.file, v.line)
+		}
+	}
+	testSwitch := regexp.MustCompile(`"(BATON_[A-Z0-9_]*[A-Z0-9])"`)
+	err := filepath.WalkDir(docsRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != docsRoot && (strings.HasPrefix(n, ".") && n != ".ci" || n == "node_modules" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".md") && filepath.Dir(path) != filepath.Join(docsRoot, "docs", "migrating") {
+			return nil // readDocs's, above
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() > 1<<20 {
+			return err
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(path, "_test.go") && strings.HasPrefix(d.Name(), "docs_") || path == filepath.Join(docsRoot, "internal", "cli", "envcheck.go") {
+			return nil // the docs check's samples; ownVariables itself
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			// A test's switch is a whole string literal; its other names
+			// ("BATON_STOR=…") may be strays on purpose.
+			for _, m := range testSwitch.FindAllStringSubmatch(string(text), -1) {
+				named[m[1]] = path
+			}
+			return nil
+		}
+		for _, v := range namedVariables(string(text)) {
+			named[v.text] = fmt.Sprintf("%s:%d", path, v.line)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(named) < 40 {
+		t.Fatalf("found %d variables named: the walk missed them", len(named))
+	}
+	for name, where := range named {
+		if strays := strayVariables(known, []string{name + "=1"}); len(strays) > 0 {
+			t.Errorf("%s: %s is named here but baton serve would warn of it as a variable it does not read: add it to ownVariables, or fix the name", where, name)
+		}
+	}
+	for name := range ownVariables {
+		if named[name] == "" {
+			t.Errorf("ownVariables lists %s, which nothing names any more", name)
+		}
+		if known[name] {
+			t.Errorf("ownVariables lists %s, which baton reads", name)
+		}
+	}
 }

@@ -35,7 +35,7 @@ func healthCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			own := false
 			if !cmd.Flags().Changed("url") {
-				u, err := readHealthFile(os.Getenv("BATON_HEALTH_FILE"))
+				u, err := readHealthFile(os.Getenv(healthFileEnv))
 				switch {
 				case err != nil:
 					return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -229,6 +230,9 @@ func envName(f *pflag.Flag) string {
 // the server's database. It returns, for each flag set from the
 // environment, the variable that set it.
 func commandEnvDefaults(flags *pflag.FlagSet, command string, shared map[string]string) (map[string]string, error) {
+	if !slices.Contains(envCommands, command) {
+		panic("commandEnvDefaults: " + command + " is not in envCommands, so baton serve would call its variables unknown")
+	}
 	from := map[string]string{}
 	var err error
 	flags.VisitAll(func(f *pflag.Flag) {

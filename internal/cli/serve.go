@@ -87,6 +87,11 @@ type ServeConfig struct {
 	Credentials []sigv4.Credential
 	// Logs receives the server's log lines (standard error by default).
 	Logs io.Writer
+	// Environ is the environment ("NAME=value" pairs) whose BATON_*
+	// variables baton does not read Serve names in a warning each
+	// (warnStrayVariables): the serve command's, nil for a server started
+	// in process.
+	Environ []string
 	// BodyReadTimeout bounds the time from a request's first byte to its
 	// body's last (0: DefaultBodyReadTimeout). Not a flag: tests shorten it.
 	BodyReadTimeout time.Duration
@@ -102,7 +107,8 @@ func serveCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the SQS-compatible server",
 		Long: "Run the SQS-compatible server. Every flag can also be set as a BATON_<FLAG> environment\n" +
-			"variable (for example BATON_LISTEN); a flag on the command line wins.\n\n" +
+			"variable (for example BATON_LISTEN); a flag on the command line wins. Any other BATON_*\n" +
+			"variable, which baton does not read, gets a warning at start.\n\n" +
 			"With --access-key-id/--secret-access-key or --credentials-file, every SQS request must be\n" +
 			"signed (AWS Signature Version 4) by one of the keys, and each key sees only its account's\n" +
 			"queues. Without credentials the server only listens on a loopback address, unless\n" +
@@ -116,6 +122,7 @@ func serveCommand() *cobra.Command {
 				return err
 			}
 			cfg.Logs = cmd.ErrOrStderr()
+			cfg.Environ = os.Environ()
 			return servePaced(cmd.Context(), cfg)
 		},
 	}
@@ -260,6 +267,7 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(cfg.Logs, &slog.HandlerOptions{Level: level}))
+	warnStrayVariables(log, cfg.Environ)
 	front, err := cfg.front(log)
 	if err != nil {
 		return err
