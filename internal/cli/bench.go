@@ -99,6 +99,9 @@ func benchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkRegion(strings.ToLower(o.resolvedRegion())); err != nil {
+				return fmt.Errorf("--region (or AWS_REGION, AWS_DEFAULT_REGION): %w", err)
+			}
 			if fromEnv["endpoint"] == "" && !cmd.Flags().Changed("endpoint") {
 				// The variables every client command reads.
 				o.endpoints = []string{resolveEndpoint("", "", "")}

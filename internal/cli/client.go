@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/internal/sdkhttp"
 	"github.com/baton-sqs/baton/server"
 )
@@ -188,6 +189,21 @@ func endpointRegion(endpoint string) string {
 	return "us-east-1"
 }
 
+// checkRegion refuses v unless it can name a region as Baton keeps them
+// (baton.ValidRegion): AWS's SDKs send any name that can be a host name's
+// label (their endpoint rules' isValidHostLabel), and AWS's region names
+// are lowercase letters, digits and hyphens (us-east-1). Baton serves
+// every such name as a region of its own, names AWS has no region of among
+// them (a test configured for "local" gets its own namespace), so it
+// refuses only what cannot be one (docs/configuration.md, "Queue URLs and
+// regions").
+func checkRegion(v string) error {
+	if !baton.ValidRegion(v) {
+		return fmt.Errorf("%q is not a region name: a region is 1 to 64 lowercase letters, digits and hyphens, like us-east-1", v)
+	}
+	return nil
+}
+
 // client returns an SQS client for the server. Credentials and region come
 // from aws-sdk-go-v2's default loading, as the AWS CLI finds them
 // (AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws/config and
@@ -228,6 +244,17 @@ func (o *clientOptions) awsConfig(cmd *cobra.Command) (aws.Config, error) {
 	}
 	if cfg.Region == "" {
 		cfg.Region = endpointRegion(o.resolvedEndpoint(cmd))
+	}
+	// The server takes a signature's region in any case (it lowercases
+	// it), so only what no case makes a region is refused here, before the
+	// SDK's "failed to bind endpoint params" or the server's refusal of
+	// the signature.
+	if err := checkRegion(strings.ToLower(cfg.Region)); err != nil {
+		from := "--region"
+		if o.region == "" {
+			from = "the AWS configuration's region (AWS_REGION, AWS_DEFAULT_REGION or the profile's)"
+		}
+		return aws.Config{}, fmt.Errorf("%s: %w", from, err)
 	}
 	bound, err := o.answerBound(cmd)
 	if err != nil {

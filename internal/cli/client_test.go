@@ -253,3 +253,39 @@ func TestCLIReceiveTimeoutCountsFromTheWait(t *testing.T) {
 		t.Errorf("a receive the server held %v, with --timeout 3s: %v\nwant exit 0 and no messages", wait, r)
 	}
 }
+
+// A region that cannot be one (not lowercase letters, digits and hyphens,
+// whatever its case) is refused before anything is sent, in one line
+// naming where it came from; the SDK's "failed to bind endpoint params" or
+// the server's refusal of the signature said it before. A name AWS has no
+// region of is a namespace of its own, and an upper-case one is the server's
+// lower-case one.
+func TestCLIRegionThatCannotBeOne(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartServer(t)
+	const rule = "is not a region name: a region is 1 to 64 lowercase letters, digits and hyphens, like us-east-1"
+	for _, tt := range []struct {
+		env  []string
+		args []string
+		from string
+	}{
+		{nil, []string{"queue", "list", "--region", "us east 1"}, `baton: --region: "us east 1" ` + rule},
+		{nil, []string{"queue", "list", "--region", "eu_west_1"}, `baton: --region: "eu_west_1" ` + rule},
+		{nil, []string{"send", "jobs", "x", "--region", "a.b"}, `baton: --region: "a.b" ` + rule},
+		{[]string{"AWS_REGION=us east 1"}, []string{"queue", "list"}, `baton: the AWS configuration's region (AWS_REGION, AWS_DEFAULT_REGION or the profile's): "us east 1" ` + rule},
+		{nil, []string{"bench", "--region", "a b", "--duration", "100ms"}, `baton: --region (or AWS_REGION, AWS_DEFAULT_REGION): "a b" ` + rule},
+		{nil, []string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--region", "a b"}, `baton: --region: "a b" ` + rule},
+	} {
+		r := runCLI(t, cliEnv(t, append(tt.env, "BATON_ENDPOINT="+srv.URL)...), nil, tt.args...)
+		if r.code != 1 || r.stderr != tt.from+"\n" || r.stdout != "" {
+			t.Errorf("%v %s: %v\nwant exit 1 and the one line %q", tt.env, strings.Join(tt.args, " "), r, tt.from)
+		}
+	}
+	mars := mustSucceed(t, srv.URL, "queue", "create", "jobs", "--region", "mars")
+	if got := mustSucceed(t, srv.URL, "queue", "list", "--region", "MARS"); got != mars {
+		t.Errorf("queue list --region MARS: %q, want mars's queue %q", got, mars)
+	}
+	if got := mustSucceed(t, srv.URL, "queue", "list"); strings.Contains(got, "jobs") {
+		t.Errorf("queue list of us-east-1: %q, want no queue of mars", got)
+	}
+}

@@ -258,7 +258,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"unknown-key", `3: unknown key "lisen"; the keys are access-key-id, account-id,`},
 		{"unknown-queue-key", `5: queue jobs: unknown key "visibility-timeout"; a queue's keys are name, account-id, region, attributes, tags, dead-letter`},
-		{"bad-queue-region", `4: queue jobs: region: "EU West" is not a region name (like us-east-1)`},
+		{"bad-queue-region", `4: queue jobs: region: "EU West" is not a region name: a region is 1 to 64 lowercase letters, digits and hyphens, like us-east-1`},
 		{"bad-log-level", `2: log-level: "loud" is not a log level (debug, info, warn, error)`},
 		{"bad-listen", `1: listen: "9324" is not HOST:PORT`},
 		{"bad-bool", `1: allow-anonymous: "maybe" is not true or false`},

@@ -84,12 +84,7 @@ var settingChecks = map[string]func(string) error{
 	},
 	"account-id":    checkAccountID,
 	"advertise-url": checkAdvertiseURL,
-	"region": func(v string) error {
-		if v == "" || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-			return fmt.Errorf("%q is not a region name (like us-east-1)", v)
-		}
-		return nil
-	},
+	"region":        checkRegion,
 	"durability": func(v string) error {
 		_, err := pebblestore.ParseDurability(v)
 		return err

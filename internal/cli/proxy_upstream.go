@@ -39,6 +39,9 @@ func isLocalUpstream(u *url.URL) bool {
 // --region.
 func proxyRegion(flag string, u *url.URL) (region string, inferred bool, err error) {
 	if flag != "" {
+		if err := checkRegion(flag); err != nil {
+			return "", false, fmt.Errorf("--region: %w", err)
+		}
 		return flag, false, nil
 	}
 	if r := proxy.RegionOf(u.Hostname()); r != "" {
