@@ -391,7 +391,7 @@ func apiError(err error) error {
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) {
-		return fmt.Errorf("cannot reach the server: %w (is `baton serve` running? --endpoint, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT says where)", oe)
+		return cannotReach(oe, "--endpoint, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or BATON_ENDPOINT")
 	}
 	// The transport's bound on the wait for the answer (answerBound): the
 	// connection was taken but nothing came back.
@@ -400,6 +400,13 @@ func apiError(err error) error {
 		return errors.New("the server took the request but did not answer within --timeout: is it overloaded or stuck (`baton health` asks its /healthz), or is something else listening on that port?")
 	}
 	return err
+}
+
+// cannotReach is what every client command says when the server could not
+// be reached (oe: refused, no such host, no route): that, then what to
+// check; where names what says where the server is for the command.
+func cannotReach(oe *net.OpError, where string) error {
+	return fmt.Errorf("cannot reach the server: %w (is `baton serve` running? %s says where)", oe, where)
 }
 
 // firstLine is an error message's first line: SignatureDoesNotMatch's, as

@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -70,16 +73,19 @@ func listenHealthURL(listen string) (string, bool) {
 }
 
 // checkHealth returns nil when url answers 200 within timeout, and an error
-// naming the status or the failure otherwise. own says url is the one the
-// server wrote of itself (the health file): its certificate is not checked
-// then, as a check of the server's own address needs no proof of its name
-// and sends nothing secret.
+// naming url, what failed and what to check otherwise: the server not
+// reached (cannotReach, the client commands' words), no answer in time, or
+// the status and the first line of what the server said (Baton's 503 says
+// why its store is unavailable). own says url is the one the server wrote
+// of itself (the health file): its certificate is not checked then, as a
+// check of the server's own address needs no proof of its name and sends
+// nothing secret.
 func checkHealth(ctx context.Context, url string, timeout time.Duration, own bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fmt.Errorf("health: %w", err)
+		return fmt.Errorf("health: %q is not a URL: %w", url, errors.Unwrap(err))
 	}
 	client := http.DefaultClient
 	if own {
@@ -89,11 +95,34 @@ func checkHealth(ctx context.Context, url string, timeout time.Duration, own boo
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("health: %w", err)
+		return fmt.Errorf("health: %s: %w", url, healthError(err, timeout))
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("health: %s answered %s", url, resp.Status)
+		said, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		msg := fmt.Sprintf("health: %s answered %s", url, resp.Status)
+		if line := strings.TrimSpace(firstLine(string(said))); line != "" {
+			msg += ": " + line
+		}
+		return errors.New(msg)
 	}
 	return nil
+}
+
+// healthError is why a health check's request got no answer: the server
+// not reached, as every client command says it; no answer within the
+// timeout; or the transport's own reason, without Go's `Get "URL":`.
+func healthError(err error, timeout time.Duration) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return cannotReach(oe, "--url, else the file "+healthFileEnv+" names, else BATON_LISTEN,")
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("no answer within --timeout %v: is the server overloaded or stuck, or is something else listening on that port?", timeout)
+	}
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

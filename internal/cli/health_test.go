@@ -162,3 +162,49 @@ func TestServeHealthFileUnwritable(t *testing.T) {
 		t.Errorf("no warning about the health file in the log:\n%s", logs.String())
 	}
 }
+
+// A failed `baton health` says in one line which URL it asked, what failed
+// and what to check, as the client commands do: a server not reached
+// (their "cannot reach the server" words), one that takes the connection
+// and never answers, a status with the first line of what the server said
+// (Baton's 503 says why), a URL that is none. It printed Go's error chain
+// (`Get "URL": context deadline exceeded …`) and a bare status before.
+func TestHealthSaysWhatFailed(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "store unavailable: database unreachable: connection refused\nmore", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // takes connections, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + closed.Addr().String() + "/healthz"
+	closed.Close()
+	silentURL := "http://" + silent.Addr().String() + "/healthz"
+	// A generous --timeout, but for the server that never answers.
+	for _, tt := range []struct {
+		url  string
+		want string
+	}{
+		{closedURL, "baton: health: " + closedURL + ": cannot reach the server: dial tcp " + closed.Addr().String() + ": connect: connection refused " +
+			"(is `baton serve` running? --url, else the file BATON_HEALTH_FILE names, else BATON_LISTEN, says where)"},
+		{silentURL, "baton: health: " + silentURL + ": no answer within --timeout 300ms: is the server overloaded or stuck, or is something else listening on that port?"},
+		{down.URL + "/healthz", "baton: health: " + down.URL + "/healthz answered 503 Service Unavailable: store unavailable: database unreachable: connection refused"},
+		{"http://[bad", `baton: health: "http://[bad" is not a URL: missing ']' in host`},
+	} {
+		timeout := "30s"
+		if tt.url == silentURL {
+			timeout = "300ms"
+		}
+		r := runCLI(t, cliEnv(t), nil, "health", "--url", tt.url, "--timeout", timeout)
+		if r.code != 1 || r.stderr != tt.want+"\n" {
+			t.Errorf("health --url %s: %v\nwant exit 1 and the one line %q", tt.url, r, tt.want)
+		}
+	}
+}
