@@ -315,7 +315,7 @@ func queueURL(ctx context.Context, c *sqs.Client, queue string) (string, error) 
 	}
 	out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(queue)})
 	if err != nil {
-		return "", fmt.Errorf("queue %s: %w", queue, apiError(err))
+		return "", namedError("queue", queue, err)
 	}
 	return aws.ToString(out.QueueUrl), nil
 }
@@ -400,6 +400,16 @@ func apiError(err error) error {
 		return errors.New("the server took the request but did not answer within --timeout: is it overloaded or stuck (`baton health` asks its /healthz), or is something else listening on that port?")
 	}
 	return err
+}
+
+// namedError is apiError of err from a call on the queue or topic name (a
+// name, URL or ARN as the user gave it), naming it first ("queue jobs:
+// InvalidAttributeValue: …"), or nil for a nil err.
+func namedError(kind, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", kind, name, apiError(err))
 }
 
 // cannotReach is what every client command says when the server could not

@@ -46,7 +46,7 @@ func queueCreateCommand(o *clientOptions) *cobra.Command {
 			"is implied). Creating a queue that exists with the same attributes prints its URL again.",
 		Example: "  baton queue create jobs -a VisibilityTimeout=60 -t team=billing\n" +
 			"  baton queue create orders.fifo -a ContentBasedDeduplication=true",
-		Args: cobra.ExactArgs(1),
+		Args: nameThenFlags,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, t, err := createPairs(args[0], "FifoQueue", attrs, tags)
 			if err != nil {
@@ -58,7 +58,7 @@ func queueCreateCommand(o *clientOptions) *cobra.Command {
 			}
 			out, err := c.CreateQueue(cmd.Context(), &sqs.CreateQueueInput{QueueName: aws.String(args[0]), Attributes: a, Tags: t})
 			if err != nil {
-				return apiError(err)
+				return namedError("queue", args[0], err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), aws.ToString(out.QueueUrl))
 			return nil
@@ -124,7 +124,7 @@ func queueGetCommand(o *clientOptions) *cobra.Command {
 			}
 			out, err := c.GetQueueAttributes(cmd.Context(), in)
 			if err != nil {
-				return apiError(err)
+				return namedError("queue", args[0], err)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
@@ -150,7 +150,7 @@ func queueSetCommand(o *clientOptions) *cobra.Command {
 		Use:               "set QUEUE -a NAME=VALUE...",
 		Short:             "Change a queue's attributes",
 		Example:           "  baton queue set jobs -a VisibilityTimeout=120 -a DelaySeconds=5",
-		Args:              cobra.ExactArgs(1),
+		Args:              nameThenFlags,
 		ValidArgsFunction: o.completeQueues,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := parsePairs("--attribute", attrs)
@@ -165,7 +165,7 @@ func queueSetCommand(o *clientOptions) *cobra.Command {
 				return err
 			}
 			_, err = c.SetQueueAttributes(cmd.Context(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: a})
-			return apiError(err)
+			return namedError("queue", args[0], err)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&attrs, "attribute", "a", nil, "attribute NAME=VALUE to set (repeatable)")
@@ -201,9 +201,25 @@ func oneQueueCommand(o *clientOptions, use, short string, call func(ctx context.
 			if err != nil {
 				return err
 			}
-			return apiError(call(cmd.Context(), c, url))
+			return namedError("queue", args[0], call(cmd.Context(), c, url))
 		},
 	}
+}
+
+// nameThenFlags is the Args of a command taking one name and its pairs
+// as -a NAME=VALUE: a pair given as a second argument (baton queue set
+// jobs VisibilityTimeout=60, as one might guess) is refused with the
+// command line that does it, not cobra's "accepts 1 arg(s), received 2".
+func nameThenFlags(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 && strings.Contains(args[1], "=") {
+		fixed := cmd.CommandPath() + " " + args[0]
+		for _, a := range args[1:] {
+			fixed += " -a " + a
+		}
+		return fmt.Errorf("%s takes NAME=VALUE as -a NAME=VALUE, not as an argument: %s",
+			strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), fixed)
+	}
+	return cobra.ExactArgs(1)(cmd, args)
 }
 
 // createPairs parses a create command's --attribute and --tag flags. A

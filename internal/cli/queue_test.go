@@ -144,3 +144,41 @@ func TestCLIQueueDelete(t *testing.T) {
 	}
 	mustFail(t, s.URL, "does not exist", "queue", "delete", "jobs")
 }
+
+// An error of a command on one queue or topic names it as the user gave
+// it (name or URL), first: `queue set`, `create`, `purge` and `delete`,
+// `get`, `send`, `receive`, and the topic commands said only the SQS or SNS
+// error. A NAME=VALUE given as an argument instead of -a gets the command
+// line that does it.
+func TestCLIErrorsNameTheQueueOrTopic(t *testing.T) {
+	t.Parallel()
+	s := testutil.StartServer(t)
+	url := s.MustCreateQueue(t, "jobs", nil)
+	mustSucceed(t, s.URL, "topic", "create", "news")
+	mustSucceed(t, s.URL, "queue", "purge", "jobs")
+	gone := s.MustCreateQueue(t, "gone", nil)
+	mustSucceed(t, s.URL, "queue", "delete", "gone")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"queue", "set", "jobs", "-a", "VisibilityTimeout=99999"}, "baton: queue jobs: InvalidAttributeValue: Invalid value for the parameter VisibilityTimeout."},
+		{[]string{"queue", "set", url, "-a", "Bogus=1"}, "baton: queue " + url + ": InvalidAttributeName: Unknown Attribute Bogus."},
+		{[]string{"queue", "create", "jobs", "-a", "VisibilityTimeout=5"}, "baton: queue jobs: QueueAlreadyExists: A queue already exists with the same name and a different value for attribute VisibilityTimeout"},
+		{[]string{"queue", "create", "bad!"}, "baton: queue bad!: InvalidParameterValue: Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"},
+		{[]string{"queue", "purge", url}, "baton: queue " + url + ": AWS.SimpleQueueService.PurgeQueueInProgress: Only one PurgeQueue operation on jobs is allowed every 60 seconds."},
+		{[]string{"queue", "delete", gone}, "baton: queue " + gone + ": AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."},
+		{[]string{"queue", "get", "jobs", "-a", "Bogus"}, "baton: queue jobs: InvalidAttributeName: Unknown Attribute Bogus."},
+		{[]string{"send", gone, "hi"}, "baton: queue " + gone + ": AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."},
+		{[]string{"receive", gone, "--wait", "0"}, "baton: queue " + gone + ": AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."},
+		{[]string{"topic", "create", "bad!"}, "baton: topic bad!: InvalidParameter: Invalid parameter: Topic Name"},
+		{[]string{"topic", "subscribe", "news", "jobs", "-a", "FilterPolicy=notjson"}, "baton: topic news: InvalidParameter: Invalid parameter: Attributes Reason: FilterPolicy: failed to parse JSON. invalid character 'o' in literal null (expecting 'u')"},
+		{[]string{"queue", "set", "jobs", "VisibilityTimeout=60", "DelaySeconds=5"}, "baton: queue set takes NAME=VALUE as -a NAME=VALUE, not as an argument: baton queue set jobs -a VisibilityTimeout=60 -a DelaySeconds=5"},
+		{[]string{"topic", "create", "news", "DisplayName=News"}, "baton: topic create takes NAME=VALUE as -a NAME=VALUE, not as an argument: baton topic create news -a DisplayName=News"},
+	} {
+		r := runCLI(t, cliEnv(t, "BATON_ENDPOINT="+s.URL), nil, tt.args...)
+		if r.code != 1 || r.stderr != tt.want+"\n" {
+			t.Errorf("baton %s: %v\nwant exit 1 and the one line %q", strings.Join(tt.args, " "), r, tt.want)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func receiveCommand() *cobra.Command {
 			out, err := c.ReceiveMessage(cmd.Context(), in, sendZero(zero...), asTool)
 			stop()
 			if err != nil {
-				return apiError(err)
+				return namedError("queue", args[0], err)
 			}
 			if asJSON {
 				err = printMessagesJSON(cmd.OutOrStdout(), out.Messages)

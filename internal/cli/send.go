@@ -71,7 +71,7 @@ func sendCommand() *cobra.Command {
 			in.QueueUrl = aws.String(url)
 			out, err := c.SendMessage(cmd.Context(), in, sendZero(zero...))
 			if err != nil {
-				return apiError(err)
+				return namedError("queue", args[0], err)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {

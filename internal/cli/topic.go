@@ -54,7 +54,7 @@ func topicARN(ctx context.Context, c *awssns.Client, topic string) (string, erro
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return "", fmt.Errorf("topic %s: %w", topic, apiError(err))
+			return "", namedError("topic", topic, err)
 		}
 		for _, t := range page.Topics {
 			if arn := aws.ToString(t.TopicArn); strings.HasSuffix(arn, ":"+topic) {
@@ -80,7 +80,7 @@ func topicCreateCommand(o *clientOptions) *cobra.Command {
 		Long: "Create a topic and print its ARN. A name ending in .fifo makes a FIFO topic (FifoTopic=true\n" +
 			"is implied). Creating a topic that exists with the same attributes prints its ARN again.",
 		Example: "  baton topic create orders\n  baton topic create orders -a DisplayName=Orders -t team=billing",
-		Args:    cobra.ExactArgs(1),
+		Args:    nameThenFlags,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, t, err := createPairs(args[0], "FifoTopic", attrs, tags)
 			if err != nil {
@@ -96,7 +96,7 @@ func topicCreateCommand(o *clientOptions) *cobra.Command {
 			}
 			out, err := c.CreateTopic(cmd.Context(), in)
 			if err != nil {
-				return apiError(err)
+				return namedError("topic", args[0], err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), aws.ToString(out.TopicArn))
 			return nil
@@ -143,7 +143,7 @@ func topicDeleteCommand(o *clientOptions) *cobra.Command {
 				return err
 			}
 			if _, err := c.DeleteTopic(cmd.Context(), &awssns.DeleteTopicInput{TopicArn: aws.String(arn)}); err != nil {
-				return apiError(err)
+				return namedError("topic", args[0], err)
 			}
 			return nil
 		},
@@ -186,7 +186,7 @@ func topicSubscribeCommand(o *clientOptions) *cobra.Command {
 			out, err := c.Subscribe(cmd.Context(), &awssns.SubscribeInput{TopicArn: aws.String(topic), Protocol: aws.String("sqs"),
 				Endpoint: aws.String(queue), Attributes: a, ReturnSubscriptionArn: true})
 			if err != nil {
-				return apiError(err)
+				return namedError("topic", args[0], err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), aws.ToString(out.SubscriptionArn))
 			return nil
@@ -210,7 +210,7 @@ func queueARN(cmd *cobra.Command, o *clientOptions, queue string) (string, error
 	out, err := c.GetQueueAttributes(cmd.Context(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
 		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
 	if err != nil {
-		return "", fmt.Errorf("queue %s: %w", queue, apiError(err))
+		return "", namedError("queue", queue, err)
 	}
 	return out.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
 }
@@ -236,7 +236,7 @@ func topicSubscriptionsCommand(o *clientOptions) *cobra.Command {
 				for pages.HasMorePages() {
 					page, err := pages.NextPage(cmd.Context())
 					if err != nil {
-						return apiError(err)
+						return namedError("topic", args[0], err)
 					}
 					subs = append(subs, page.Subscriptions...)
 				}
@@ -298,7 +298,7 @@ func publishCommand() *cobra.Command {
 			in.TopicArn = aws.String(arn)
 			out, err := c.Publish(cmd.Context(), in)
 			if err != nil {
-				return apiError(err)
+				return namedError("topic", args[0], err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
