@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/store/memstore"
@@ -61,7 +62,7 @@ func openStore(ctx context.Context, cfg ServeConfig, log *slog.Logger) (baton.St
 			return nil, nil, fmt.Errorf("%w: stop it, or give this one another --data-dir (or --store memory)", err)
 		}
 		if err != nil {
-			return nil, nil, err // names the directory and what is wrong with it
+			return nil, nil, dataDirError(err) // names the directory and what is wrong with it
 		}
 		path := filepath.Join(cfg.DataDir, receiptKeyFile)
 		key, made, err := receiptKey(path)
@@ -108,6 +109,19 @@ func warnIgnoredStoreFlags(cfg ServeConfig, log *slog.Logger) {
 		log.Warn("--durability is ignored: it sets the embedded store's commits only",
 			"store", storeName(cfg.Store), "durability", cfg.Durability)
 	}
+}
+
+// dataDirError is err, from opening the embedded store, with what to do
+// when the data directory cannot be written: its owner or mode (the server
+// runs as a user who may not write there), or a read-only file system.
+func dataDirError(err error) error {
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("%w: give --data-dir (BATON_DATA_DIR) a directory on a writable file system, or --store memory", err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: baton serve runs as uid %d, which may not write there: make the data directory its own (chown, chmod), or give --data-dir (BATON_DATA_DIR) another", err, os.Getuid())
+	}
+	return err
 }
 
 func isPostgresURL(s string) bool {
