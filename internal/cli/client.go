@@ -173,7 +173,7 @@ func endpointUsage(what, own string) string {
 	if own != "" {
 		env = own + ", " + env
 	}
-	return what + " (default: env " + env + ", the first set; else a full queue URL's host)"
+	return what + " (when not given: env " + env + ", the first set; else a full queue URL's host; else this default)"
 }
 
 // endpointRegion is the region an endpoint's host names
