@@ -78,6 +78,25 @@ func lose(mode int32, outs []baton.LeaseOutcome, err error, rerun func() ([]bato
 	return outs, nil
 }
 
+// threeLeased starts an incident on a queue (FIFO or not) with a 30 s
+// lease, whose store loses answers as told (answersLost), sends it three
+// messages and leases them to sdkClient in one receive (their receipt
+// handles by message id).
+func threeLeased(t *testing.T, fifo bool) (*incident, *answersLost, map[string]string) {
+	t.Helper()
+	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
+	if fifo {
+		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
+	}
+	in, s := newLostAnswers(t, queue, attrs)
+	in.sendTo(fifo, 3)
+	handles := in.receiveAs(sdkClient, 10)
+	if len(handles) != 3 {
+		t.Fatalf("received %d, want 3", len(handles))
+	}
+	return in, s, handles
+}
+
 // newLostAnswers is an incident over an answersLost store.
 func newLostAnswers(t *testing.T, queue string, attrs map[string]string) (*incident, *answersLost) {
 	t.Helper()
@@ -197,16 +216,7 @@ func TestDoctorDeleteAnswerLost(t *testing.T) {
 				name := fmt.Sprintf("fifo=%v/batch=%v/rerun=%v", fifo, batch, mode == answerRerun)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
-					if fifo {
-						queue, attrs["FifoQueue"] = "jobs.fifo", "true"
-					}
-					in, s := newLostAnswers(t, queue, attrs)
-					in.sendTo(fifo, 3)
-					handles := in.receiveAs(sdkClient, 10)
-					if len(handles) != 3 {
-						t.Fatalf("received %d, want 3", len(handles))
-					}
+					in, s, handles := threeLeased(t, fifo)
 					in.at(5)
 					s.mode.Store(mode)
 					err := in.deleteAll(sdkClient, handles, batch)
@@ -257,13 +267,7 @@ func TestDoctorDeleteAnswerLostRetriedAfterLapse(t *testing.T) {
 }
 
 func testDeleteAnswerLostRetriedAfterLapse(t *testing.T, fifo bool) {
-	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
-	if fifo {
-		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
-	}
-	in, s := newLostAnswers(t, queue, attrs)
-	in.sendTo(fifo, 3)
-	handles := in.receiveAs(sdkClient, 10)
+	in, s, handles := threeLeased(t, fifo)
 	in.at(25)
 	s.mode.Store(answerLost)
 	if err := in.deleteAll(sdkClient, handles, false); !errors.Is(err, baton.ErrUnavailable) {
@@ -324,13 +328,7 @@ func TestDoctorReleaseAnswerLostRetriedAfterLapse(t *testing.T) {
 }
 
 func testReleaseAnswerLostRetriedAfterLapse(t *testing.T, fifo bool, then string) {
-	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
-	if fifo {
-		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
-	}
-	in, s := newLostAnswers(t, queue, attrs)
-	in.sendTo(fifo, 3)
-	handles := in.receiveAs(sdkClient, 10)
+	in, s, handles := threeLeased(t, fifo)
 	in.at(2)
 	s.mode.Store(answerLost)
 	for _, h := range handles {
@@ -416,13 +414,7 @@ func TestDoctorReleaseAnswerLost(t *testing.T) {
 }
 
 func testReleaseAnswerLost(t *testing.T, fifo bool, mode int32) {
-	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
-	if fifo {
-		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
-	}
-	in, s := newLostAnswers(t, queue, attrs)
-	in.sendTo(fifo, 3)
-	handles := in.receiveAs(sdkClient, 10)
+	in, s, handles := threeLeased(t, fifo)
 	in.at(2)
 	for _, h := range handles {
 		s.mode.Store(mode)
