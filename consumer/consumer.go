@@ -76,6 +76,7 @@ type Consumer struct {
 	inReceive      atomic.Int64
 	lastSent       atomic.Int64 // when the latest receive was sent (Unix ns)
 	recvCancelled  atomic.Int64
+	reach          reach
 	pauseMu        sync.Mutex
 	pausedUntil    time.Time // no receive starts before (see PauseReceives)
 	active         atomic.Int64
@@ -394,8 +395,10 @@ func (c *Consumer) receiveOnce(ctx context.Context, n, max int) error {
 			return nil
 		}
 		c.observe(Event{Kind: EventError, Op: "ReceiveMessage", Err: err})
+		c.receiveFailed(err)
 		return err
 	}
+	c.receiveAnswered(sent)
 	ds := c.admit(msgs, sent)
 	if len(ds) == 0 {
 		c.releaseSlots(n)

@@ -81,10 +81,11 @@
 // The runtime is not silent by default: with no observer it logs through
 // log/slog (slog.Default(), or the logger given with WithLogger, which also
 // logs alongside an observer) what an operator must know: lost leases,
-// late deletes, stalled, overrun and stuck handlers, failed calls, snoozes
-// on a message's last receive, handlers whose p99 outgrows their lease,
-// Doctor's warnings at start, and the shutdown summary (also returned by
-// Run and Shutdown, and kept in Consumer.Report).
+// late deletes, stalled, overrun and stuck handlers, failed calls (failed
+// receives once when they start failing and once when they succeed again,
+// not one line each), snoozes on a message's last receive, handlers whose
+// p99 outgrows their lease, Doctor's warnings at start, and the shutdown
+// summary (also returned by Run and Shutdown, and kept in Consumer.Report).
 //
 // Package consumertest has a fake clock and an in-memory SQS with fault
 // injection for testing handlers and the runtime without a server.

@@ -3,10 +3,12 @@ package consumer
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // WithLogger sets where the runtime logs what an operator must know: lost
-// leases, late deletes, stalled, overrun and stuck handlers, failed calls,
+// leases, late deletes, stalled, overrun and stuck handlers, failed calls
+// (receives: once when they start failing, once when they succeed again),
 // snoozes on a message's last receive, start-up warnings and the shutdown
 // summary. Without this option the runtime logs to slog.Default() unless an
 // observer is set (WithObserver), which then has the events instead. A nil
@@ -47,7 +49,17 @@ func (c *Consumer) logEvent(l *slog.Logger, e Event) {
 	case EventDeleteFailed:
 		msg, level = "consumer: delete failed; the message will be delivered again", slog.LevelError
 	case EventError:
+		if e.Op == "ReceiveMessage" {
+			return // told when the receives start failing and when they recover
+		}
 		msg = "consumer: call failed"
+	case EventReceivesFailing:
+		msg = "consumer: receives failing: a receive got no answer or an error (err says which); they are retried with a backoff, and a line says when they succeed again"
+	case EventReceivesRecovered:
+		l.LogAttrs(context.Background(), slog.LevelInfo, "consumer: receives succeed again: the queue answers",
+			slog.String("queue", e.Queue), slog.Int("failed_receives", e.Count),
+			slog.Duration("failing_for", e.Duration.Round(100*time.Millisecond)))
+		return
 	case EventLastReceiveSnooze:
 		msg = "consumer: message snoozed on the last receive its queue's maxReceiveCount allows; the next receive moves it to the dead-letter queue"
 	case EventNoProgress:

@@ -195,3 +195,53 @@ func TestWarnsOfHandlerWithoutProgress(t *testing.T) {
 		g.open()
 	})
 }
+
+// An outage of the queue fails receive after receive, each retried after
+// a backoff: the log says so when they start failing and when they succeed
+// again, not once per failed receive, and all of it goes to the logger
+// given, none to slog.Default. Not parallel: it swaps the default logger.
+func TestFailedReceivesLoggedTwice(t *testing.T) {
+	var def, buf logbuf.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
+	defer slog.SetDefault(old)
+	const failed = 50
+	bubble(t, func(t *testing.T) {
+		h := newHarness(t, "outage", map[string]string{"VisibilityTimeout": "30"})
+		h.sqs.SetFaults(throttle("ReceiveMessage", failed))
+		h.sqs.Send(h.url, "after", "")
+		handled := make(chan struct{}, 1)
+		h.start(consumer.HandlerFunc(func(ctx context.Context, d *consumer.Delivery) error {
+			handled <- struct{}{}
+			return nil
+		}), consumer.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+		h.advanceUntil(time.Hour, time.Second, func() error {
+			select {
+			case <-handled:
+				return nil
+			default:
+				return fmt.Errorf("%d receive errors, the message not handled", h.obs.Count(consumer.EventError))
+			}
+		})
+		if n := h.obs.Count(consumer.EventError); n != failed {
+			t.Errorf("%d receive errors observed, want %d", n, failed)
+		}
+		h.stop()
+	})
+	var receiveLines []string
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, "op=ReceiveMessage") || strings.Contains(line, `msg="consumer: receives`) {
+			receiveLines = append(receiveLines, line)
+		}
+	}
+	if len(receiveLines) > 2 {
+		t.Errorf("%d failed receives logged %d lines, want at most 2:\n%s", failed, len(receiveLines), strings.Join(receiveLines, "\n"))
+	}
+	wantLines(t, buf.String(),
+		[]string{"level=WARN", "consumer: receives failing", "queue=outage", "err="},
+		[]string{"level=INFO", "consumer: receives succeed again", "queue=outage", fmt.Sprintf("failed_receives=%d", failed), "failing_for="},
+	)
+	if def.String() != "" {
+		t.Errorf("slog.Default got lines while a logger was given:\n%s", def.String())
+	}
+}

@@ -66,6 +66,14 @@ const (
 	// handler keeps its message hidden until then. MessageID, Attempt,
 	// Duration (how long it has run), Renewals. Reported once per attempt.
 	EventNoProgress
+	// EventReceivesFailing: a receive failed after one that succeeded (or
+	// as the first): the receives start failing. Err. Each failed receive
+	// is also an EventError.
+	EventReceivesFailing
+	// EventReceivesRecovered: a receive succeeded after failed ones. Count
+	// (how many failed in a row), Duration (from the first of them until
+	// this receive was sent).
+	EventReceivesRecovered
 )
 
 var eventNames = map[EventKind]string{
@@ -75,7 +83,7 @@ var eventNames = map[EventKind]string{
 	EventLateDelete: "late_delete", EventDeleteFailed: "delete_failed", EventDeadLettered: "dead_lettered",
 	EventSnoozed: "snoozed", EventDuplicate: "duplicate", EventSlotStuck: "slot_stuck", EventError: "error",
 	EventLastReceiveSnooze: "last_receive_snooze", EventLeaseOutgrown: "lease_outgrown",
-	EventNoProgress: "no_progress",
+	EventNoProgress: "no_progress", EventReceivesFailing: "receives_failing", EventReceivesRecovered: "receives_recovered",
 }
 
 // String names the kind in snake case.
@@ -130,7 +138,8 @@ type Event struct {
 	Renewals int
 	// P99 is the handlers' p99 duration an EventNoProgress compares with.
 	P99 time.Duration
-	// Count is the number of messages a receive returned.
+	// Count is the number of messages a receive returned, or the failed
+	// receives an EventReceivesRecovered ends.
 	Count int
 	// Reason says why a lease was released or a message deleted.
 	Reason Reason
