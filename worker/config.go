@@ -86,7 +86,9 @@ type Config struct {
 	// Clock is the worker's only source of time (default
 	// clock.System). Tests share a fake one with the server.
 	Clock clock.Clock
-	// Logger receives the worker's log (default: discarded).
+	// Logger receives the worker's log (default: discarded), the consumer
+	// runtime's lines among it: lost leases, stalled and stuck handlers,
+	// failed calls, and when receives start failing and succeed again.
 	Logger *slog.Logger
 	// Observer is told the consumer runtime's events (receives, renewals,
 	// releases, deletes…); consumer.Metrics is one.

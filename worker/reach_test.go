@@ -72,3 +72,51 @@ func TestWorkerSaysTheQueueIsBack(t *testing.T) {
 		t.Errorf("want one %q and one %q in the log:\n%s", failing, want, log.String())
 	}
 }
+
+// A worker used as a library, with a Logger and no Observer, logs the
+// consumer runtime's events to its Logger, none to slog.Default: here an
+// outage of the queue, said when the receives start failing and when they
+// succeed again. Not parallel: it swaps the default logger.
+func TestWorkerLogsOnlyToItsLogger(t *testing.T) {
+	var def, log logbuf.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
+	defer slog.SetDefault(old)
+	w := newWorld(t)
+	url := w.queue("alone", nil)
+	rec, target := w.httpTarget(ok)
+	client := &unreachableClient{Client: w.cl}
+	client.down.Store(true)
+	cfg := w.config(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target},
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	cfg.Observer = nil
+	wk, err := worker.New(client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(context.Background()) }()
+	const failing = `msg="receives failing: a receive got no answer or an error`
+	w.drive(time.Minute, step, func() error {
+		if !strings.Contains(log.String(), failing) {
+			return fmt.Errorf("no %q line yet", failing)
+		}
+		return nil
+	})
+	w.send(url, "m1")
+	client.down.Store(false)
+	w.drive(time.Minute, step, rec.reach(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	wk.Shutdown(ctx)
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	wantLog := `msg="receives succeed again: the queue answers" queue=alone failed_receives=`
+	if !strings.Contains(log.String(), wantLog) || strings.Count(log.String(), failing) != 1 {
+		t.Errorf("want one %q and one %q in the log:\n%s", failing, wantLog, log.String())
+	}
+	if def.String() != "" {
+		t.Errorf("slog.Default got lines while the worker had a Logger:\n%s", def.String())
+	}
+}

@@ -397,6 +397,9 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 		// Keep the end of a shutdown for stopping commands and releasing
 		// leases, so that the drain gets the rest.
 		consumer.WithShutdownReserve(shutdownReserve(cfg)),
+		// The consumer's events worth a line go to the worker's log, and
+		// with an observer it logs nothing elsewhere (not slog.Default).
+		consumer.WithObserver(w.logEvents(cfg.Observer)),
 	}
 	if cfg.VisibilityTimeout > 0 {
 		opts = append(opts, consumer.WithVisibilityTimeout(w.q.visibility))
@@ -404,18 +407,14 @@ func (w *Worker) newConsumer() (*consumer.Consumer, error) {
 	if p, ok := retryPolicy(w.q); ok {
 		opts = append(opts, consumer.WithRetryPolicy(p))
 	}
-	if cfg.Observer != nil {
-		opts = append(opts, consumer.WithObserver(cfg.Observer))
-	}
 	if !perMessage(cfg.Target) {
 		opts = append(opts, consumer.WithBatchSize(min(cfg.BatchSize, 10)))
 	}
 	opts = append(opts, cfg.ConsumerOptions...)
-	client := &watchedClient{Client: w.client, w: w}
 	if perMessage(cfg.Target) {
-		return consumer.New(client, cfg.QueueURL, consumer.HandlerFunc(w.handleOne), opts...)
+		return consumer.New(w.client, cfg.QueueURL, consumer.HandlerFunc(w.handleOne), opts...)
 	}
-	return consumer.NewBatch(client, cfg.QueueURL, consumer.BatchHandlerFunc(w.handleBatch), opts...)
+	return consumer.NewBatch(w.client, cfg.QueueURL, consumer.BatchHandlerFunc(w.handleBatch), opts...)
 }
 
 // Shutdown stops the worker under ctx's deadline (Config.ShutdownTimeout

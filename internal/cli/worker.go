@@ -407,7 +407,6 @@ func workerCommand() *cobra.Command {
 					return err
 				}
 				cfg.Logger = log
-				cfg.Observer = logEvents(log.With("queue", queueName(cfg.QueueURL)))
 				cfg.ShutdownTimeout = shutdownTimeout
 				cfgs = append(cfgs, cfg)
 			}
@@ -510,25 +509,6 @@ func sayAlreadyStopping(done <-chan struct{}, log *slog.Logger, timeout time.Dur
 			return
 		}
 	}
-}
-
-// logEvents logs the consumer runtime's events that call for attention.
-// A failed receive is the worker's to say: once when the receives start
-// failing, once when they succeed again (see package worker); a line per
-// failed receive, every backoff of an outage, would say it again and
-// again.
-func logEvents(log *slog.Logger) consumer.Observer {
-	return consumer.ObserverFunc(func(e consumer.Event) {
-		switch e.Kind {
-		case consumer.EventLeaseLost, consumer.EventSlotStuck, consumer.EventDeleteFailed, consumer.EventStalled:
-			log.Warn("consumer: "+e.Kind.String(), "message", e.MessageID, "err", e.Err)
-		case consumer.EventError:
-			if e.Op == "ReceiveMessage" {
-				return
-			}
-			log.Warn("consumer: "+e.Kind.String(), "op", e.Op, "message", e.MessageID, "err", e.Err)
-		}
-	})
 }
 
 // syncWriter serialises writes from the deliveries running at once.
