@@ -109,7 +109,9 @@
 // stopped get SIGKILL before their grace ends, so that their leases can
 // still be released. No command outlives Run or Shutdown: any still
 // running gets SIGKILL before they return. A shutdown whose releases or
-// deletes failed, or that ended with a handler still running, logs its
-// stop line as an error, and Run returns ErrUnfinishedShutdown; one that
-// had to cancel receives in flight logs it as a warning.
+// deletes failed, that ended with a handler still running, or whose
+// deadline came before its releases, deletes and outcomes under way had
+// ended, logs its stop line as an error, and Run returns
+// ErrUnfinishedShutdown; one that had to cancel receives in flight logs it
+// as a warning.
 package worker

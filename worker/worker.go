@@ -234,7 +234,10 @@ func check(cfg Config, q queueInfo) []consumer.Finding {
 // failed (their messages, handled, will be delivered again), or handlers
 // still running when it ended (their messages were released while their
 // delivery may still run: another consumer may receive them while the
-// target still works on them). The error says how many of each.
+// target still works on them), or a deadline that came before the
+// shutdown's last phases had ended (the releases, the deletes, or outcomes
+// being carried out, which may not have completed: consumer.Report.Err).
+// The error says how many of each.
 // Receives the shutdown had to cancel do not make it unfinished: what the
 // worker held was handed back, and the stop line warns of what the server
 // may have leased to them.
@@ -346,6 +349,9 @@ func unfinished(r consumer.Report) error {
 	}
 	if r.Stuck > 0 {
 		what = append(what, fmt.Sprintf("%d handler(s) still ran (their messages were released while their delivery may still run: they may be handled twice)", r.Stuck))
+	}
+	if r.Err != nil {
+		what = append(what, fmt.Sprintf("the deadline came first (%v): releases, deletes or outcomes under way when it came may not have completed", r.Err))
 	}
 	if len(what) == 0 {
 		return nil
