@@ -32,6 +32,9 @@ const (
 	// does within its retry bound: the rerun finds the message gone, the
 	// lease released, the end set.
 	answerRerun
+	// answerNotMade: the call fails without the change being made (503:
+	// the store down before it could). The SDK retries.
+	answerNotMade
 )
 
 // answersLost is a memory store whose deletes and visibility changes lose
@@ -42,11 +45,17 @@ type answersLost struct {
 }
 
 func (s *answersLost) MessageDeleteBatch(ctx context.Context, p baton.MessageDeleteBatchParams) ([]baton.LeaseOutcome, error) {
+	if s.mode.Load() == answerNotMade {
+		return nil, errStoreDown
+	}
 	outs, err := s.Store.MessageDeleteBatch(ctx, p)
 	return lose(s.mode.Load(), outs, err, func() ([]baton.LeaseOutcome, error) { return s.Store.MessageDeleteBatch(ctx, p) })
 }
 
 func (s *answersLost) MessageChangeVisibilityBatch(ctx context.Context, p baton.MessageChangeVisibilityBatchParams) ([]baton.LeaseOutcome, error) {
+	if s.mode.Load() == answerNotMade {
+		return nil, errStoreDown
+	}
 	outs, err := s.Store.MessageChangeVisibilityBatch(ctx, p)
 	return lose(s.mode.Load(), outs, err, func() ([]baton.LeaseOutcome, error) { return s.Store.MessageChangeVisibilityBatch(ctx, p) })
 }

@@ -106,10 +106,21 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	// queue, which refuses a late delete, that it came in time is.
 	lost := lostDelete(tm, rec, ev)
 	timed := !lost || rec.state == leaseActive
+	worked := ev.At // the end of the handler's time
+	failedAt, failed := failedInTime(rec, ev)
+	if failed {
+		// Its first attempt came in time, and the store failed it
+		// (unanswered.go): the handler ran to then.
+		worked = failedAt
+	}
 	if at, ok := triedInTime(rec, ev); lost && ok {
 		// Its first attempt, which the store did not answer, came then:
 		// the lease ended by it, in time (unanswered.go).
-		ev.At, timed = at, true
+		ev.At, worked, timed = at, at, true
+	} else if at, ok := triedLate(rec, ev); lost && ok {
+		// Its first attempt, which the store did not answer, came after
+		// the lease's end, and deleted the message then: a late delete.
+		ev.At, worked, ev.Result, ev.Removed, lost, timed = at, at, baton.LeaseLapsed, true, false, true
 	}
 	inTime := !timed && ev.FIFO
 	if lost {
@@ -132,7 +143,7 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		}
 		return
 	}
-	d := ev.At.Sub(ev.LeasedAt)
+	d := worked.Sub(ev.LeasedAt)
 	renewed := rec.renewals > 0
 	// A delete that deleted nothing completed nothing, but still tells how
 	// long its handler ran: that counts in the durations the timeout is
@@ -169,7 +180,11 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, AlreadyDeleted: gone, Client: ev.Client})
 		return
 	}
-	ql.late(tm, rec, ev, local, EventLateDelete)
+	if failed {
+		ql.failedDelete(tm, rec, ev, failedAt)
+	} else {
+		ql.late(tm, rec, ev, local, EventLateDelete)
+	}
 	if !ev.Removed {
 		return
 	}

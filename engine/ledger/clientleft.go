@@ -19,10 +19,14 @@ import (
 // receiver that had the message again, since the one that left never had
 // its receipt) is read as any other.
 
-// leftLapses are the lapsed leases whose receive's answer reached no
-// client.
+// leftLapses are lapsed leases of a kind no holder caused: those whose
+// receive's answer reached no client, those whose delete the store failed
+// (unanswered.go).
 type leftLapses struct {
 	n uint64
+	// again counts those whose message was received again after the
+	// lapse.
+	again uint64
 	// last is the latest of their lapses; clients, who had asked for them;
 	// msgs, their messages.
 	last    time.Time
@@ -30,9 +34,12 @@ type leftLapses struct {
 	msgs    []string
 }
 
-// add notes the lapse of r, whose receive's client had left.
+// add notes the lapse of r.
 func (ll *leftLapses) add(r *leaseRec) {
 	ll.n++
+	if r.redelivered {
+		ll.again++
+	}
 	ll.last = later(ll.last, r.deadline)
 	if r.client != (Client{}) {
 		ll.clients = addClient(ll.clients, r.client)

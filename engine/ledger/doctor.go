@@ -49,7 +49,12 @@ const (
 	DiagnosisInspection = "inspection"
 	// DiagnosisClientLeft: leases handed out in answers that reached no
 	// client, which had left before them (clientleft.go).
-	DiagnosisClientLeft   = "client-left"
+	DiagnosisClientLeft = "client-left"
+	// DiagnosisStoreFailed: leases whose holder deleted their message in
+	// time, the store failing the delete (answered 503, not made), so the
+	// lease lapsed and its message could be received again until the
+	// retry (unanswered.go).
+	DiagnosisStoreFailed  = "store-failed"
 	DiagnosisTooFewLeases = "too-few-leases"
 	// DiagnosisNoLeases: no lease began, completed or lapsed in the period
 	// judged (the node's life, the window being empty): nothing shows the
@@ -177,6 +182,7 @@ func (d *doctor) diagnose() {
 	d.stoppedFinding()
 	d.inspectionFinding()
 	d.clientLeftFinding()
+	d.storeFailedFinding()
 	d.retryLoopFinding()
 	d.releaseLoopFinding()
 	d.noP99Note()
@@ -243,6 +249,8 @@ func (d *doctor) lastEvent(kind string) (time.Time, string) {
 		return d.lapses.lastInspected, "lapse"
 	case DiagnosisClientLeft:
 		return d.lapses.left.last, "lapse"
+	case DiagnosisStoreFailed:
+		return d.lapses.storeFailed.last, "lapse"
 	case DiagnosisBatchFailsWhole:
 		return d.batches.last, "receive of a batch that failed whole"
 	case DiagnosisReleaseLoop:
@@ -565,10 +573,11 @@ func (d *doctor) failingFinding() {
 	gone := s.Expired - min(s.Expired, s.LapsedReturned)
 	pending := min(gone, d.lapses.pending)
 	gone -= pending
-	// Those left by holders that stopped, by a person's look or by a
-	// client gone before its answer came, and those whose holder may yet
-	// be seen, are not a handler's failure.
-	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting - d.lapses.shortened + d.lapses.left.n // lapses, no releases
+	// Those left by holders that stopped, by a person's look, by a
+	// client gone before its answer came or by the store failing a delete
+	// made in time, and those whose holder may yet be seen, are not a
+	// handler's failure.
+	others := d.lapses.inspected + d.lapses.stopped + d.lapses.waiting - d.lapses.shortened + d.lapses.left.n + d.lapses.storeFailed.n // lapses, no releases
 	gone -= min(gone, others)
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	batched := min(d.lapses.batched, gone)

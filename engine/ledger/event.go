@@ -162,7 +162,11 @@ type LeaseEvent struct {
 	// Refused and AlreadyDeleted mark a delete (late or in time) that
 	// deleted nothing (deleteMarks).
 	Refused, AlreadyDeleted bool
-	Client                  Client
+	// StoreFailedAt, on a delete after its lease's lapse, is when its
+	// first attempt came, in time, which the store failed without making
+	// it (failedInTime): the lapse was the store's, not its holder's.
+	StoreFailedAt time.Time
+	Client        Client
 }
 
 // applyLocal applies an event this node made, deciding the facts that

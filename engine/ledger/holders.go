@@ -153,6 +153,9 @@ type lapses struct {
 	// left are the lapsed leases whose receive's answer reached no client
 	// (clientleft.go).
 	left leftLapses
+	// storeFailed are the lapsed leases whose holder's delete, in time,
+	// the store failed (unanswered.go).
+	storeFailed leftLapses
 }
 
 // lapsedHolders sorts the queue's leases that lapsed at or after since,
@@ -187,6 +190,10 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 				out.left.add(r)
 				continue
 			}
+			if r.storeFailed {
+				out.storeFailed.add(r)
+				continue
+			}
 			if r.seeded {
 				out.seeded++
 				out.failingLapse(r, false)
@@ -206,6 +213,7 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 	slices.Sort(out.toolMsgs)
 	out.toolMsgs = slices.Compact(out.toolMsgs)
 	out.left.sort()
+	out.storeFailed.sort()
 	return out
 }
 

@@ -68,6 +68,10 @@ type leaseRec struct {
 	// else a release.
 	triedAt     time.Time
 	triedDelete bool
+	// storeFailed: its holder's delete came in time, and the store failed
+	// it without making it: the lease lapsed in the store, and the lapse
+	// is the store's, not its holder's (failedInTime).
+	storeFailed bool
 	// actedAt is when its holder last made a request by its receipt (a
 	// delete or visibility change, whatever the store found): the process
 	// that received it, and the rest of its receive, was there then.

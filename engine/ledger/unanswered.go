@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/baton-sqs/baton"
@@ -15,7 +16,12 @@ import (
 // time all the same. So the node that answered 503 says so
 // (Event.Unanswered), and a retry that finds its lease ended is read as
 // made when its first such attempt was: within the lease, it is no late
-// completion, and the lease ended by it then, not by a lapse. A renewal
+// completion, and the lease ended by it then, not by a lapse. A delete
+// retried so that finds the lease lapsed and the message still there
+// shows the store had not made that attempt: the lease did lapse, but
+// by the store's failure, not its holder's (failedInTime); one whose
+// first attempt came after the lease's end is late by that attempt's
+// time (triedLate). A renewal
 // whose answer was lost is not noted: its retry finds the lease it
 // extended still running, or, if the store never made it, a lease that
 // did lapse.
@@ -59,4 +65,65 @@ func retriedRelease(r *leaseRec, ev Event) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return triedInTime(r, ev)
+}
+
+// failedInTime returns when the first attempt of ev, a delete that found
+// its lease r lapsed (the message still there: on a standard queue it
+// deletes it now, on a FIFO queue it is refused), came, if the store
+// failed that attempt within the lease: the store had not made it, or the
+// retry would have found the message gone. The holder deleted in time;
+// the lease lapsed in the store because the store failed, and its message
+// could be received again until the retry.
+func failedInTime(r *leaseRec, ev Event) (time.Time, bool) {
+	if ev.Kind != KindDelete || ev.Result != baton.LeaseLapsed || r.state != leaseExpired {
+		return time.Time{}, false
+	}
+	return triedInTime(r, ev)
+}
+
+// triedLate returns when the first attempt of ev, a delete that found its
+// message gone, its lease r having lapsed, came, if that attempt came
+// after the lease's end on a standard queue: it deleted the message then,
+// late (its answer lost), and ev is its retry. (A FIFO queue refuses a
+// late delete: the attempt deleted nothing.)
+func triedLate(r *leaseRec, ev Event) (time.Time, bool) {
+	if ev.Kind != KindDelete || ev.FIFO || !r.triedDelete || r.deadline.IsZero() || !r.triedAt.After(r.deadline) {
+		return time.Time{}, false
+	}
+	return r.triedAt, true
+}
+
+// failedDelete records ev, a delete whose first attempt, at, came within
+// its lease r and was failed by the store (failedInTime): no late
+// completion, and r's lapse is the store's (lapses.storeFailed), not its
+// holder's. The delete is as the store made it at the retry: on a
+// standard queue it removes the message, on a FIFO queue it is refused.
+func (ql *queueLedger) failedDelete(tm *trackedMessage, r *leaseRec, ev Event, at time.Time) {
+	r.storeFailed, r.lateDeleted = true, true
+	refused, _ := deleteMarks(ev)
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Refused: refused, StoreFailedAt: at, Client: ev.Client})
+}
+
+// storeFailedFinding names the leases that lapsed because the store failed
+// their holder's delete, made in time (failedDelete): the cause is the
+// store's outage, not the handler nor the lease's length. Fewer than
+// MinFindingLeases are a note.
+func (d *doctor) storeFailedFinding() {
+	sf := d.lapses.storeFailed
+	if sf.n == 0 {
+		return
+	}
+	what := fmt.Sprintf("%s lapsed though %s deleted %s in time: the store failed the delete (answered 503; "+
+		"the retry, after the lease's end, found the lease lapsed and the message still there, so the first attempt was not made), "+
+		"so the message could be received again until the retry (%d received again); no handler failed and no lease was too short",
+		either(sf.n == 1, "1 lease", fmt.Sprintf("%d leases", sf.n)), either(sf.n == 1, "its holder", "their holders"),
+		either(sf.n == 1, "its message", "their messages"), sf.again)
+	fix := "The cause is the store's failure when the deletes came: its outage shows in the server's log and health " +
+		"(a database failing over, a disk failing). Messages received again were worked twice: the consumers' idempotency covers that."
+	if sf.n < MinFindingLeases {
+		d.notes = append(d.notes, what+". "+fix)
+		return
+	}
+	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisStoreFailed, Leases: sf.n,
+		Evidence: fmt.Sprintf("%s (messages %s).", what, idsText(sf.msgs)), Fix: fix})
 }

@@ -1,0 +1,113 @@
+package engine_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/testutil"
+)
+
+// A delete made in time that the store failed without making it (503, the
+// store down), retried by the SDK only after the lease's end: the lease
+// lapsed in the store and its message was received again by another
+// consumer; the retry finds the lease lapsed (a standard queue deletes the
+// message then, a FIFO queue refuses it). The holder was on time: the
+// cause is the store's failure, named as such (store-failed), not a late
+// delete (lease-too-short) nor a handler that failed.
+func TestDoctorDeleteFailedByStoreRetriedAfterLapse(t *testing.T) {
+	t.Parallel()
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fifo=%v", fifo), func(t *testing.T) {
+			t.Parallel()
+			testDeleteFailedByStoreRetriedAfterLapse(t, fifo)
+		})
+	}
+}
+
+func testDeleteFailedByStoreRetriedAfterLapse(t *testing.T, fifo bool) {
+	in, s, handles := threeLeased(t, fifo)
+	in.at(25)
+	s.mode.Store(answerNotMade)
+	if err := in.deleteAll(sdkClient, handles, false); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("delete the store failed: %v, want ErrUnavailable", err)
+	}
+	s.mode.Store(answerKept)
+	other := ledger.Client{Addr: "10.0.0.21", UserAgent: sdkClient.UserAgent}
+	in.at(35) // the lease lapsed in the store: the messages go to another consumer
+	again := in.receiveAs(other, 10)
+	if len(again) != 3 {
+		t.Fatalf("received again %d, want the 3 the store did not delete", len(again))
+	}
+	in.at(45) // the SDK's retries, once the store is back
+	for _, h := range handles {
+		// A FIFO queue refuses a delete after the lease's end.
+		in.e.DeleteMessage(as(sdkClient), in.ref, h)
+	}
+	in.at(46)
+	for _, h := range again {
+		in.delAs(other, h)
+	}
+	in.at(100)
+	in.receiveAs(sdkClient, 10) // the holder polls on
+	in.receiveAs(other, 10)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisStoreFailed, ledger.DiagnosisStoreFailed)
+	if s := r.Window; s.Late != 0 || s.LateLeases != 0 {
+		t.Errorf("window %+v: want no late completion", s)
+	}
+	if f := finding(r, ledger.DiagnosisStoreFailed); f.Leases != 3 || f.LastEvent != "lapse" ||
+		!f.Last.Equal(testutil.Epoch.Add(30*time.Second)) {
+		t.Errorf("store-failed finding %+v: want 3 leases, the last lapse at 30s", f)
+	}
+	for id := range handles {
+		h := in.history(id)
+		failed := false
+		for _, ev := range h {
+			if ev.Kind == ledger.EventLateDelete {
+				t.Errorf("history of %s: %+v, want no late delete", id, h)
+			}
+			failed = failed || ev.Kind == ledger.EventDelete && ev.Epoch == 1 && ev.StoreFailedAt.Equal(testutil.Epoch.Add(25*time.Second))
+		}
+		if !failed {
+			t.Errorf("history of %s: %+v, want its first lease's delete marked failed by the store at 25s", id, h)
+		}
+	}
+}
+
+// A delete whose first attempt itself came after the lease's end, on a
+// standard queue, and deleted the message, its answer lost (503, the
+// outcome unknown): the retry finds the message gone. The server saw when
+// that attempt came: it is a late delete then, not a completion at a time
+// not known.
+func TestDoctorDeleteAnswerLostAfterLapse(t *testing.T) {
+	t.Parallel()
+	in, s, handles := threeLeased(t, false)
+	in.at(35)
+	s.mode.Store(answerLost)
+	if err := in.deleteAll(sdkClient, handles, false); !errors.Is(err, baton.ErrUnavailable) {
+		t.Fatalf("delete with its answer lost: %v, want ErrUnavailable", err)
+	}
+	s.mode.Store(answerKept)
+	in.at(45)
+	if err := in.deleteAll(sdkClient, handles, false); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	in.at(100)
+	in.receiveAs(sdkClient, 10)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisLeaseTooShort, ledger.DiagnosisLeaseTooShort)
+	if s := r.Window; s.Late != 3 || s.LateLeases != 3 || s.Untimed != 0 || s.Completed != 3 || s.Max != 35*time.Second {
+		t.Errorf("window %+v: want 3 late deletes at their first attempt (35s), none of a time not known", s)
+	}
+	for id := range handles {
+		h := in.history(id)
+		last := h[len(h)-1]
+		if last.Kind != ledger.EventLateDelete || !last.At.Equal(testutil.Epoch.Add(35*time.Second)) || last.Late != 5*time.Second {
+			t.Errorf("history of %s: %+v, want it to end in a late delete at 35s, 5s late", id, h)
+		}
+	}
+}
