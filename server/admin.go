@@ -159,10 +159,14 @@ type LeaseEventJSON struct {
 	// Refused: a late delete the queue refused (FIFO): the message was not
 	// deleted and runs again. AlreadyDeleted: a delete that found the
 	// message already deleted: it deleted nothing.
-	Refused        bool   `json:"refused,omitempty"`
-	AlreadyDeleted bool   `json:"already_deleted,omitempty"`
-	Receiver       string `json:"receiver,omitempty"`
-	UserAgent      string `json:"user_agent,omitempty"`
+	Refused        bool `json:"refused,omitempty"`
+	AlreadyDeleted bool `json:"already_deleted,omitempty"`
+	// StoreFailedAt, on a delete after its lease's lapse: when its first
+	// attempt came, within the lease, which the store failed without
+	// making it (answered 503): the lapse was the store's.
+	StoreFailedAt *time.Time `json:"store_failed_at,omitempty"`
+	Receiver      string     `json:"receiver,omitempty"`
+	UserAgent     string     `json:"user_agent,omitempty"`
 }
 
 // MessageHistoryJSON is a message's lease history.

@@ -531,6 +531,10 @@ func LeaseEventsToJSON(events []ledger.LeaseEvent) []LeaseEventJSON {
 			d := ev.Deadline
 			j.Deadline = &d
 		}
+		if !ev.StoreFailedAt.IsZero() {
+			f := ev.StoreFailedAt
+			j.StoreFailedAt = &f
+		}
 		out[i] = j
 	}
 	return out

@@ -1016,6 +1016,12 @@
         detail = ['no delete before the deadline: the message is visible again'];
         break;
       case 'delete':
+        if (e.store_failed_at) {
+          // Its first attempt came in time; the store failed it, and the lease lapsed.
+          detail = [`first tried ${rel(Date.parse(e.store_failed_at))}, within the lease: the store failed it (503), so the lease lapsed; ` +
+            (e.refused ? 'this retry was refused (FIFO): the message runs again' : 'this retry deleted the message')];
+          break;
+        }
         detail = [e.already_deleted ? 'the message was already deleted: it deleted nothing' : 'deleted with the current lease'];
         break;
       case 'release':
