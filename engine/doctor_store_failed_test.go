@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +110,36 @@ func TestDoctorDeleteAnswerLostAfterLapse(t *testing.T) {
 		if last.Kind != ledger.EventLateDelete || !last.At.Equal(testutil.Epoch.Add(35*time.Second)) || last.Late != 5*time.Second {
 			t.Errorf("history of %s: %+v, want it to end in a late delete at 35s, 5s late", id, h)
 		}
+	}
+}
+
+// One delete the store failed in time, retried after the lapse, the other
+// two deleted in time: too few for a finding, but a failure all the same,
+// said in a note, the queue not called healthy.
+func TestDoctorDeleteFailedByStoreOnce(t *testing.T) {
+	t.Parallel()
+	in, s, handles := threeLeased(t, false)
+	in.at(25)
+	var failed string
+	for _, h := range handles {
+		if failed != "" {
+			in.delAs(sdkClient, h)
+			continue
+		}
+		failed = h
+		s.mode.Store(answerNotMade)
+		if err := in.e.DeleteMessage(as(sdkClient), in.ref, h); !errors.Is(err, baton.ErrUnavailable) {
+			t.Fatalf("delete the store failed: %v, want ErrUnavailable", err)
+		}
+		s.mode.Store(answerKept)
+	}
+	in.at(45)
+	in.delAs(sdkClient, failed) // the retry, after the lease's end
+	in.at(100)
+	in.receiveAs(sdkClient, 10)
+	r := in.report()
+	expect(t, r, ledger.DiagnosisTooFewLeases)
+	if !strings.Contains(r.Advice, "the store failed the delete") || r.Window.Late != 0 {
+		t.Errorf("advice %q, window %+v: want a note of the delete the store failed, no late completion", r.Advice, r.Window)
 	}
 }

@@ -107,7 +107,7 @@ func (ql *queueLedger) failedDelete(tm *trackedMessage, r *leaseRec, ev Event, a
 // storeFailedFinding names the leases that lapsed because the store failed
 // their holder's delete, made in time (failedDelete): the cause is the
 // store's outage, not the handler nor the lease's length. Fewer than
-// MinFindingLeases are a note.
+// MinFindingLeases are a note, and the queue too-few-leases, not healthy.
 func (d *doctor) storeFailedFinding() {
 	sf := d.lapses.storeFailed
 	if sf.n == 0 {
@@ -121,6 +121,7 @@ func (d *doctor) storeFailedFinding() {
 	fix := "The cause is the store's failure when the deletes came: its outage shows in the server's log and health " +
 		"(a database failing over, a disk failing). Messages received again were worked twice: the consumers' idempotency covers that."
 	if sf.n < MinFindingLeases {
+		d.tooFew = true // a failure all the same: not healthy
 		d.notes = append(d.notes, what+". "+fix)
 		return
 	}
