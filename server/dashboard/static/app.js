@@ -123,6 +123,7 @@
     'holders-stopped': ['Holders stopped', 'warn'],
     'inspection': ['Inspection', 'plain'],
     'client-left': ['Client left before its answer', 'warn'],
+    'store-failed': ['Store failed deletes in time', 'warn'],
     'too-few-leases': ['Too few leases', 'plain'],
     'no-leases': ['No leases seen', 'plain'],
     'release-loop': ['Release loop', 'warn'],
