@@ -72,7 +72,7 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 		}
 		f := flags.Lookup(key)
 		if f == nil || notFileKeys[key] {
-			return p.errorf(k, "unknown key %q; the keys are %s", key, strings.Join(p.topKeys(), ", "))
+			return p.unknownKey(k, "", "the keys", p.topKeys())
 		}
 		s, err := p.setting(f, v)
 		if err != nil {
@@ -85,6 +85,17 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 		return nil, err
 	}
 	return file, nil
+}
+
+// unknownKey refuses key k of a mapping (in names it) whose keys are keys,
+// which whose names ("a queue's keys"): it names the one nearest k, most
+// likely the one meant, then lists them all.
+func (p *configParser) unknownKey(k *yaml.Node, in, whose string, keys []string) error {
+	near := ""
+	if n := nearestName(k.Value, keys, "-"); n != "" {
+		near = " (did you mean " + n + "?)"
+	}
+	return p.errorf(k, "%sunknown key %q%s; %s are %s", in, k.Value, near, whose, strings.Join(keys, ", "))
 }
 
 // topKeys lists the keys a file may have at the top level.
@@ -191,7 +202,7 @@ func (p *configParser) queues(n *yaml.Node) ([]QueueConfig, error) {
 				deadLetter = k
 				err = p.deadLetter(v, in, &q)
 			default:
-				err = p.errorf(k, "%sunknown key %q; a queue's keys are name, account-id, region, attributes, tags, dead-letter", in, key)
+				err = p.unknownKey(k, in, "a queue's keys", []string{"name", "account-id", "region", "attributes", "tags", "dead-letter"})
 			}
 			return err
 		})
@@ -295,7 +306,7 @@ func (p *configParser) deadLetter(n *yaml.Node, in string, q *QueueConfig) error
 				}
 			}
 		default:
-			err = p.errorf(k, "%sunknown key %q; the keys are queue, max-receive-count", in, key)
+			err = p.unknownKey(k, in, "the keys", []string{"queue", "max-receive-count"})
 		}
 		return err
 	})
@@ -343,7 +354,7 @@ func (p *configParser) credentials(n *yaml.Node) ([]fileCredential, error) {
 					}
 				}
 			default:
-				err = p.errorf(k, "%sunknown key %q; the keys are access-key-id, secret-access-key, account-id", in, key)
+				err = p.unknownKey(k, in, "the keys", []string{"access-key-id", "secret-access-key", "account-id"})
 			}
 			return err
 		})

@@ -256,7 +256,7 @@ func TestConfigErrors(t *testing.T) {
 		file string
 		want string
 	}{
-		{"unknown-key", `3: unknown key "lisen"; the keys are access-key-id, account-id,`},
+		{"unknown-key", `3: unknown key "lisen" (did you mean listen?); the keys are access-key-id, account-id,`},
 		{"unknown-queue-key", `5: queue jobs: unknown key "visibility-timeout"; a queue's keys are name, account-id, region, attributes, tags, dead-letter`},
 		{"bad-queue-region", `4: queue jobs: region: "EU West" is not a region name: a region is 1 to 64 lowercase letters, digits and hyphens, like us-east-1`},
 		{"bad-log-level", `2: log-level: "loud" is not a log level (debug, info, warn, error)`},
@@ -524,7 +524,8 @@ func TestConfigTopicErrors(t *testing.T) {
 		{"topics:\n  - name: ok\n  - name: not ok\n", ":3: topic not ok: InvalidParameter"},
 		{"topics:\n  - name: t\n    subscriptions:\n      - raw: true\n", ":4: topic t: subscriptions[0]: no queue"},
 		{"topics:\n  - name: t\n    subscriptions:\n      - queue: q\n        raw: maybe\n", ":5: topic t: subscriptions[0]: raw: want true or false"},
-		{"topics:\n  - name: t\n    colour: red\n", `:3: topic t: unknown key "colour"`},
+		{"topics:\n  - name: t\n    colour: red\n", `:3: topic t: unknown key "colour"; a topic's keys are name,`},
+		{"topics:\n  - name: t\n    subscription: []\n", `:3: topic t: unknown key "subscription" (did you mean subscriptions?); a topic's keys are name,`},
 		{"topics:\n  - name: t\n  - name: t\n", ":3: topic t is declared twice (first at"},
 	} {
 		data := t.TempDir()

@@ -248,7 +248,7 @@ func (p *configParser) topics(n *yaml.Node) ([]TopicConfig, error) {
 			case "subscriptions":
 				t.Subscriptions, err = p.subscriptions(v, in)
 			default:
-				err = p.errorf(k, "%sunknown key %q; a topic's keys are name, account-id, region, attributes, tags, subscriptions", in, key)
+				err = p.unknownKey(k, in, "a topic's keys", []string{"name", "account-id", "region", "attributes", "tags", "subscriptions"})
 			}
 			return err
 		})
@@ -312,7 +312,7 @@ func (p *configParser) subscriptions(n *yaml.Node, in string) ([]SubscriptionCon
 			case "attributes":
 				s.Attributes, err = p.attributeValues(v, at, nil)
 			default:
-				err = p.errorf(k, "%sunknown key %q; a subscription's keys are queue, raw, attributes", at, key)
+				err = p.unknownKey(k, at, "a subscription's keys", []string{"queue", "raw", "attributes"})
 			}
 			return err
 		})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -94,21 +95,22 @@ func strayVariables(known map[string]bool, environ []string) []strayVariable {
 		if !strings.HasPrefix(name, "BATON_") || known[name] || ownVariables[name] != "" || slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			continue
 		}
-		out = append(out, strayVariable{name: name, near: nearestVariable(name, known)})
+		out = append(out, strayVariable{name: name, near: nearestName(name, slices.Collect(maps.Keys(known)), "_")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
-// nearestVariable is the name of known nearest to name: within two edits
-// (a letter left out, doubled or changed), else one that is the other's
-// prefix up to an underscore (BATON_LISTEN, of a name that adds _ADDR to
-// it); "" when none is.
-func nearestVariable(name string, known map[string]bool) string {
+// nearestName is the name of known nearest to name, most likely the one
+// meant by a misspelt name: within two edits (a letter left out, doubled or
+// changed), else one that is the other's prefix up to sep (BATON_LISTEN, of
+// a variable that adds _ADDR to it); "" when none is. Of two as near, the
+// first in order of name.
+func nearestName(name string, known []string, sep string) string {
 	best, bestDist := "", 0
-	for k := range known {
+	for _, k := range known {
 		d := editDistance(name, k)
-		if d > 2 && !strings.HasPrefix(name, k+"_") && !strings.HasPrefix(k, name+"_") {
+		if d > 2 && !strings.HasPrefix(name, k+sep) && !strings.HasPrefix(k, name+sep) {
 			continue
 		}
 		if best == "" || d < bestDist || d == bestDist && k < best {
