@@ -409,7 +409,16 @@ func namedError(kind, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s %s: %w", kind, name, apiError(err))
+	return named(kind, name, apiError(err))
+}
+
+// named is namedError of an err already told as a user needs (apiError's,
+// with what failed: "delete: …"), or nil for a nil err.
+func named(kind, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", kind, name, err)
 }
 
 // cannotReach is what every client command says when the server could not

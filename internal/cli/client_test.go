@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -287,5 +288,46 @@ func TestCLIRegionThatCannotBeOne(t *testing.T) {
 	}
 	if got := mustSucceed(t, srv.URL, "queue", "list"); strings.Contains(got, "jobs") {
 		t.Errorf("queue list of us-east-1: %q, want no queue of mars", got)
+	}
+}
+
+// receive --delete that prints the messages and then fails to delete them
+// names the queue, as every other error on a queue does, then that the
+// delete failed: the whole request, or some of its entries.
+func TestCLIReceiveDeleteErrorNamesTheQueue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		status       int
+		answer, want string
+	}{
+		{"refused", http.StatusBadRequest, `{"__type":"com.amazonaws.sqs#AccessDenied","message":"no deleting here"}`,
+			"baton: queue jobs: delete: AccessDenied: no deleting here\n"},
+		{"entry failed", http.StatusOK, `{"Successful":[],"Failed":[{"Id":"0","Code":"ReceiptHandleIsInvalid","Message":"stale","SenderFault":true}]}`,
+			"baton: queue jobs: delete: 1 of 1 messages were not deleted; m-1: ReceiptHandleIsInvalid: stale\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var srv *httptest.Server
+			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				switch r.Header.Get("X-Amz-Target") {
+				case "AmazonSQS.GetQueueUrl":
+					fmt.Fprintf(w, `{"QueueUrl":%q}`, srv.URL+"/000000000000/jobs")
+				case "AmazonSQS.ReceiveMessage":
+					io.WriteString(w, `{"Messages":[{"MessageId":"m-1","ReceiptHandle":"rh-1","Body":"hello","MD5OfBody":"5d41402abc4b2a76b9719d911017c592"}]}`)
+				case "AmazonSQS.DeleteMessageBatch":
+					w.WriteHeader(tc.status)
+					io.WriteString(w, tc.answer)
+				default:
+					http.Error(w, "not this", http.StatusBadRequest)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			r := runCLI(t, cliEnv(t, "BATON_ENDPOINT="+srv.URL), nil, "receive", "jobs", "--delete")
+			if r.code != 1 || !strings.Contains(r.stdout, "MessageId: m-1") || !strings.HasSuffix(r.stderr, tc.want) {
+				t.Errorf("receive jobs --delete, the delete failing: %v\nwant exit 1, the message printed and standard error ending %q", r, tc.want)
+			}
+		})
 	}
 }

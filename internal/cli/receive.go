@@ -121,7 +121,7 @@ func receiveCommand() *cobra.Command {
 			if err != nil || !del || len(out.Messages) == 0 {
 				return err
 			}
-			return deleteMessages(cmd, c, url, out.Messages)
+			return named("queue", args[0], deleteMessages(cmd, c, url, out.Messages))
 		},
 	}
 	o.register(cmd.Flags())
