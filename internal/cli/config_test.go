@@ -235,6 +235,10 @@ func TestConfigFlagChecks(t *testing.T) {
 		{[]string{"BATON_SECRET_ACCESS_KEY=********"}, []string{"--access-key-id", "AKIDX"}, "BATON_SECRET_ACCESS_KEY: "},
 		{nil, []string{"--max-long-polls-per-client", "0"}, "--max-long-polls-per-client: 0 would allow no long poll"},
 		{nil, []string{"--sns-queue-policies", "strict"}, `--sns-queue-policies: "strict" is not a queue policy mode (off, warn or enforce)`},
+		// A port alone gets the loopback address most likely meant.
+		{nil, []string{"--listen", "9400"}, `--listen: "9400" is not HOST:PORT: did you mean 127.0.0.1:9400?`},
+		{[]string{"BATON_LISTEN=9400"}, nil, `BATON_LISTEN: "9400" is not HOST:PORT: did you mean 127.0.0.1:9400?`},
+		{nil, []string{"--listen", "localhost"}, `--listen: "localhost" is not HOST:PORT` + "\n"},
 	} {
 		args := append([]string{"serve", "--store", "memory", "--print-config"}, tc.args...)
 		r := runCLI(t, cliEnv(t, tc.env...), nil, args...)
@@ -260,7 +264,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown-queue-key", `5: queue jobs: unknown key "visibility-timeout"; a queue's keys are name, account-id, region, attributes, tags, dead-letter`},
 		{"bad-queue-region", `4: queue jobs: region: "EU West" is not a region name: a region is 1 to 64 lowercase letters, digits and hyphens, like us-east-1`},
 		{"bad-log-level", `2: log-level: "loud" is not a log level (debug, info, warn, error)`},
-		{"bad-listen", `1: listen: "9324" is not HOST:PORT`},
+		{"bad-listen", `1: listen: "9324" is not HOST:PORT: did you mean 127.0.0.1:9324?`},
 		{"bad-bool", `1: allow-anonymous: "maybe" is not true or false`},
 		{"bad-account", `1: account-id: "1234" is not an account id (12 digits)`},
 		{"bad-durability", `2: durability: unknown durability "eventually": want full or relaxed`},

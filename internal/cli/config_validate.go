@@ -65,16 +65,7 @@ func checkSetting(f *pflag.Flag, v string) error {
 
 // settingChecks validate the values of particular settings.
 var settingChecks = map[string]func(string) error{
-	"listen": func(v string) error {
-		_, port, err := net.SplitHostPort(v)
-		if err != nil {
-			return fmt.Errorf("%q is not HOST:PORT", v)
-		}
-		if n, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" || n > 65535 {
-			return fmt.Errorf("%q: the port is not a number from 0 to 65535", v)
-		}
-		return nil
-	},
+	"listen": checkListen,
 	"log-level": func(v string) error {
 		var l slog.Level
 		if err := l.UnmarshalText([]byte(v)); err != nil {
@@ -106,6 +97,24 @@ var settingChecks = map[string]func(string) error{
 		}
 		return nil
 	},
+}
+
+// checkListen checks a --listen address (serve's, proxy's): HOST:PORT, the
+// port a number. A port alone, as other servers take it, gets the address
+// on this machine's loopback that was most likely meant: a server without
+// credentials serves no other.
+func checkListen(v string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		if _, e := strconv.ParseUint(v, 10, 16); e == nil {
+			return fmt.Errorf("%q is not HOST:PORT: did you mean 127.0.0.1:%s?", v, v)
+		}
+		return fmt.Errorf("%q is not HOST:PORT", v)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" || n > 65535 {
+		return fmt.Errorf("%q: the port is not a number from 0 to 65535", v)
+	}
+	return nil
 }
 
 // checkNotMask refuses the mask --print-config writes for a secret, so that

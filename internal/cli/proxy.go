@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,8 +53,12 @@ func proxyCommand() *cobra.Command {
 			"Every flag can also be set as BATON_PROXY_<FLAG>.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := commandEnvDefaults(cmd.Flags(), "proxy", nil); err != nil {
+			fromEnv, err := commandEnvDefaults(cmd.Flags(), "proxy", nil)
+			if err != nil {
 				return err
+			}
+			if err := checkListen(cfg.Listen); err != nil {
+				return fmt.Errorf("%s: %w", cmp.Or(fromEnv["listen"], "--listen"), err)
 			}
 			cfg.Logs = cmd.ErrOrStderr()
 			return RunProxy(cmd.Context(), cfg, nil)

@@ -76,12 +76,18 @@ func TestProxyCommandRefuses(t *testing.T) {
 		{[]string{"proxy", "--upstream", "ftp://sqs.us-east-1.amazonaws.com"}, "want an http:// or https:// URL"},
 		{[]string{"proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com", "--listen", "0.0.0.0:9325"}, "not a loopback address"},
 		{[]string{"proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com", "--advertise-url", "http://proxy:9325/path"}, "--advertise-url"},
+		{[]string{"proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com", "--listen", "9400"}, `--listen: "9400" is not HOST:PORT: did you mean 127.0.0.1:9400?`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := cli.Main{Stdout: &stdout, Stderr: &stderr}.Run(context.Background(), tt.args)
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("baton %s: exit %d, %s; want exit 1 and %q", strings.Join(tt.args, " "), code, stderr.String(), tt.want)
 		}
+	}
+	// The variable that set it is named.
+	want := `BATON_PROXY_LISTEN: "9400" is not HOST:PORT: did you mean 127.0.0.1:9400?`
+	if r := runCLI(t, cliEnv(t, "BATON_PROXY_LISTEN=9400"), nil, "proxy", "--upstream", "https://sqs.us-east-1.amazonaws.com"); r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("baton proxy with BATON_PROXY_LISTEN=9400: %v\nwant exit 1 and %q", r, want)
 	}
 }
 
