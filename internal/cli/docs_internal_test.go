@@ -765,3 +765,21 @@ func TestOwnVariablesKnownToServe(t *testing.T) {
 		}
 	}
 }
+
+// A command that groups subcommands (baton queue, topic, store) lists in
+// its short help, which `baton --help` shows, what they do: it names every
+// one of them (each word of a name: finish-upgrade by "finish … upgrade"),
+// so that none is found only by asking for the group's own help.
+func TestGroupShortHelpNamesEverySubcommand(t *testing.T) {
+	for _, group := range (Main{}).root().Commands() {
+		words := strings.FieldsFunc(strings.ToLower(group.Short), func(r rune) bool { return !unicode.IsLetter(r) })
+		for _, sub := range group.Commands() {
+			for _, w := range strings.Split(sub.Name(), "-") {
+				if !slices.Contains(words, w) {
+					t.Errorf("baton %s's short help %q does not name its subcommand %s", group.Name(), group.Short, sub.Name())
+					break
+				}
+			}
+		}
+	}
+}

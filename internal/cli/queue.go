@@ -16,13 +16,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// queueCommand is `baton queue`: create, list, inspect, change, purge and
-// delete queues on a running server.
+// queueCommand is `baton queue`: create, list, purge and delete queues on a
+// running server, and get and set their attributes.
 func queueCommand() *cobra.Command {
 	var o clientOptions
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "Create, list, inspect, change, purge and delete queues",
+		Short: "Create, list, purge and delete queues; get and set their attributes",
 		Long: "Manage the queues of a running Baton. QUEUE is a queue name (looked up with GetQueueUrl)\n" +
 			"or a queue URL. Credentials and region are found as the AWS CLI finds them (AWS_* variables,\n" +
 			"profiles); without any, dummy credentials are used, which a Baton without authentication accepts.",

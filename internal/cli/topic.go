@@ -15,13 +15,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// topicCommand is `baton topic`: create, list and delete SNS topics and
-// subscribe queues to them on a running server.
+// topicCommand is `baton topic`: create, list and delete SNS topics on a
+// running server, subscribe queues to them, and list their subscriptions
+// and deliveries.
 func topicCommand() *cobra.Command {
 	var o clientOptions
 	cmd := &cobra.Command{
 		Use:   "topic",
-		Short: "Create, list and delete SNS topics, and subscribe queues to them",
+		Short: "Create, list and delete SNS topics; subscribe queues to them; list their subscriptions and deliveries",
 		Long: "Manage the SNS topics of a running Baton (see docs/sns.md). TOPIC is a topic name or ARN;\n" +
 			"QUEUE a queue name, URL or ARN. Credentials, region and endpoint are found as for `baton queue`.\n" +
 			"`baton publish` publishes to a topic.",
