@@ -22,8 +22,9 @@ const healthFileEnv = "BATON_HEALTH_FILE"
 // ownVariables are the BATON_* variables of Baton's own that the binary
 // does not read, with what reads them: the deploy files', the variable
 // `baton worker` sets for its command, and the tests' switches. `baton
-// serve` says nothing of them (a CI environment or a developer's shell
-// sets them), nor of a variable starting with one of ownPrefixes.
+// serve`, worker and proxy say nothing of them (a CI environment or a
+// developer's shell sets them), nor of a variable starting with one of
+// ownPrefixes.
 var ownVariables = map[string]string{
 	"BATON_PROGRESS_FD":          "set by baton worker for its command",
 	"BATON_IMAGE":                "deploy/compose.yaml",
@@ -121,7 +122,9 @@ func nearestName(name string, known []string, sep string) string {
 }
 
 // warnStrayVariables logs one warning for each of strayVariables, naming
-// the variable and the read one nearest it.
+// the variable and the read one nearest it: at the start of each command
+// that reads its settings from BATON_* variables and logs (serve, worker,
+// proxy; bench prints a report, not a log).
 func warnStrayVariables(log *slog.Logger, environ []string) {
 	for _, v := range strayVariables(readVariables(Main{}.root()), environ) {
 		attrs := []any{"variable", v.name}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,10 @@ type ProxyConfig struct {
 	MaxLeases       int
 	LogLevel        string
 	Logs            io.Writer
+	// Environ is the environment whose BATON_* variables baton does not
+	// read RunProxy names in a warning each (warnStrayVariables): the
+	// proxy command's, nil for a proxy started in process.
+	Environ []string
 	// Clock, if set, replaces the system clock (tests).
 	Clock clock.Clock
 }
@@ -50,7 +55,8 @@ func proxyCommand() *cobra.Command {
 			"It sees only the requests that pass through it: consumers that talk to the upstream directly\n" +
 			"are invisible to it. Without --credentials-file it accepts any signature, and so only\n" +
 			"listens on a loopback address; with it, it checks its clients' signatures as `baton serve` does.\n" +
-			"Every flag can also be set as BATON_PROXY_<FLAG>.",
+			"Every flag can also be set as BATON_PROXY_<FLAG>; any BATON_* variable baton does not read\n" +
+			"gets a warning at start.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fromEnv, err := commandEnvDefaults(cmd.Flags(), "proxy", nil)
@@ -61,6 +67,7 @@ func proxyCommand() *cobra.Command {
 				return fmt.Errorf("%s: %w", cmp.Or(fromEnv["listen"], "--listen"), err)
 			}
 			cfg.Logs = cmd.ErrOrStderr()
+			cfg.Environ = os.Environ()
 			return RunProxy(cmd.Context(), cfg, nil)
 		},
 	}
@@ -101,6 +108,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(cfg.Logs, &slog.HandlerOptions{Level: level}))
+	warnStrayVariables(log, cfg.Environ)
 	clk := cfg.Clock
 	if clk == nil {
 		clk = clock.System{}

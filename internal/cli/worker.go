@@ -329,7 +329,8 @@ func workerCommand() *cobra.Command {
 			"BATON_WORKER_QUEUE_URL, BATON_WORKER_CONFIG); a flag on the command line wins over it, and it\n" +
 			"wins over the --config file. --endpoint also comes from AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL\n" +
 			"or BATON_ENDPOINT, as for the other client commands, then from the queue URL's host. baton\n" +
-			"serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL, BATON_REGION…) are not read.\n" +
+			"serve's BATON_<FLAG> variables (BATON_CONFIG, BATON_LOG_LEVEL, BATON_REGION…) are not read;\n" +
+			"any BATON_* variable baton does not read gets a warning at start.\n" +
 			"A setting given with a value outside its range (0 included, where 0 is not documented as\n" +
 			"meaning something) is refused, not replaced by its default.",
 		Example: "  baton worker --queue-url jobs --http http://127.0.0.1:8080/jobs --report-batch-item-failures\n" +
@@ -395,6 +396,7 @@ func workerCommand() *cobra.Command {
 			}
 			stderr := &syncWriter{w: cmd.ErrOrStderr()}
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			warnStrayVariables(log, os.Environ())
 			client, err := o.clientFor(cmd, sharedQueueOrigin(specs))
 			if err != nil {
 				return err
