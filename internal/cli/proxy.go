@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -142,7 +141,7 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 		return err
 	}
 	srv := httpServer(p, DefaultBodyReadTimeout, log)
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listen(cfg.Listen)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -83,6 +84,18 @@ func TestProxyCommandRefuses(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("baton %s: exit %d, %s; want exit 1 and %q", strings.Join(tt.args, " "), code, stderr.String(), tt.want)
 		}
+	}
+	// A port taken gets serve's hint: what to do about it.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var stderr bytes.Buffer
+	args := []string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", taken.Addr().String()}
+	if code := (cli.Main{Stdout: io.Discard, Stderr: &stderr}).Run(context.Background(), args); code != 1 ||
+		!strings.Contains(stderr.String(), "address already in use: another process (another Baton?) listens there") {
+		t.Errorf("baton %s, the port taken: exit %d, %s; want exit 1 and what to do", strings.Join(args, " "), code, stderr.String())
 	}
 	// The variable that set it is named.
 	want := `BATON_PROXY_LISTEN: "9400" is not HOST:PORT: did you mean 127.0.0.1:9400?`

@@ -407,7 +407,8 @@ func startEngine(ctx context.Context, store baton.Store, ec engine.Config) (back
 	return b, nil
 }
 
-// listen listens on addr, with a hint when the port is taken.
+// listen listens on addr (serve's --listen, proxy's), with a hint when the
+// port is taken.
 func listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
