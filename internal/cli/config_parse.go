@@ -87,9 +87,9 @@ func readConfigFile(path string, flags *pflag.FlagSet) (*configFile, error) {
 	return file, nil
 }
 
-// unknownKey refuses key k of a mapping (in names it) whose keys are keys,
-// which whose names ("a queue's keys"): it names the one nearest k, most
-// likely the one meant, then lists them all.
+// unknownKey refuses key k of a mapping (in names the mapping) whose keys
+// are keys, called whose in the message ("a queue's keys"): it names the
+// one nearest k, most likely the one meant, then lists them all.
 func (p *configParser) unknownKey(k *yaml.Node, in, whose string, keys []string) error {
 	near := ""
 	if n := nearestName(k.Value, keys, "-"); n != "" {
