@@ -27,6 +27,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,6 +221,41 @@ type workerFile struct {
 	given map[string]bool
 }
 
+// workerFieldNotFound matches the decoder's words for an unknown key of a
+// --config file, which name a Go type: "field X not found in type T".
+var workerFieldNotFound = regexp.MustCompile(`field (\S+) not found in type (` +
+	regexp.QuoteMeta(reflect.TypeFor[workerFile]().String()) + `|` + regexp.QuoteMeta(reflect.TypeFor[mappingSpec]().String()) + `)`)
+
+// unknownWorkerKeys puts the decoder's error msg in the words a server's
+// config file has for an unknown key: the key, the known one nearest it,
+// and the keys of its level (the top or a mapping).
+func unknownWorkerKeys(msg string) string {
+	return workerFieldNotFound.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := workerFieldNotFound.FindStringSubmatch(m)
+		keys, whose := yamlKeys(reflect.TypeFor[workerFile]()), "the keys are"
+		if sub[2] == reflect.TypeFor[mappingSpec]().String() {
+			keys, whose = yamlKeys(reflect.TypeFor[mappingSpec]()), "a mapping's keys are"
+		}
+		near := ""
+		if n := nearestName(sub[1], keys, "-"); n != "" {
+			near = " (did you mean " + n + "?)"
+		}
+		return fmt.Sprintf("unknown key %q%s; %s %s", sub[1], near, whose, strings.Join(keys, ", "))
+	})
+}
+
+// yamlKeys lists, sorted, the keys the yaml tags of struct type t name.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // readWorkerFile parses a --config file, refusing unknown keys.
 func readWorkerFile(path string) (*workerFile, error) {
 	data, err := os.ReadFile(path)
@@ -228,7 +266,7 @@ func readWorkerFile(path string) (*workerFile, error) {
 	dec.KnownFields(true)
 	var f workerFile
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%s: %s", path, unknownWorkerKeys(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	if len(f.Mappings) == 0 {
 		return nil, fmt.Errorf("%s: no mappings (mappings: - queue-url: … http: … or command: …)", path)

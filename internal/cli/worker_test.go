@@ -44,6 +44,10 @@ func TestWorkerRefusesBadMappings(t *testing.T) {
 	if err := os.WriteFile(config, []byte("mappings:\n  - queue-url: jobs\n    http: http://127.0.0.1:1/\n    batch-sise: 5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	topTypo := filepath.Join(t.TempDir(), "t.yaml")
+	if err := os.WriteFile(topTypo, []byte("endpont: x\nmappings:\n  - queue-url: jobs\n    http: http://127.0.0.1:1/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ep := "--endpoint=" + srv.URL
 	tests := []workerRefusal{
 		{[]string{ep, "--queue-url", jobs}, "no target"},
@@ -55,7 +59,8 @@ func TestWorkerRefusesBadMappings(t *testing.T) {
 		{[]string{ep, "--queue-url", "nosuch", "--http", "http://127.0.0.1:1/"}, "NonExistentQueue"},
 		{[]string{ep, "--queue-url", fifo, "--http", "http://127.0.0.1:1/", "--batching-window", "2s"}, "refusing to start: batching-window"},
 		{[]string{ep, "--config", config, "--queue-url", jobs}, "--queue-url: the mappings come from --config"},
-		{[]string{ep, "--config", config}, "field batch-sise not found"},
+		{[]string{ep, "--config", config}, `line 4: unknown key "batch-sise" (did you mean batch-size?); a mapping's keys are batch-size, batching-window,`},
+		{[]string{ep, "--config", topTypo}, `line 1: unknown key "endpont" (did you mean endpoint?); the keys are endpoint, log-level, mappings,`},
 	}
 	checkRefusals(t, tests)
 }
