@@ -279,7 +279,7 @@ func (c *Consumer) observe(e Event) {
 		c.cfg.observer.Observe(e)
 	}
 	if l != nil {
-		c.logEvent(l, e)
+		LogEvent(l, e)
 	}
 }
 

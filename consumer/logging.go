@@ -28,8 +28,20 @@ func (c *Consumer) logger() *slog.Logger {
 	return nil
 }
 
-// logEvent logs the events worth an operator's attention.
-func (c *Consumer) logEvent(l *slog.Logger, e Event) {
+// queueAttr is the attribute naming e's queue, none if e names none.
+func queueAttr(e Event) []slog.Attr {
+	if e.Queue == "" {
+		return nil
+	}
+	return []slog.Attr{slog.String("queue", e.Queue)}
+}
+
+// LogEvent logs e to l as the runtime logs its events when given a logger
+// (WithLogger), if e is worth an operator's attention: for an Observer
+// that passes events on and wants the runtime's lines too, in one set of
+// words. Events of other kinds it leaves alone. An event with no Queue is
+// logged without one (for a logger that names it already).
+func LogEvent(l *slog.Logger, e Event) {
 	level := slog.LevelWarn
 	var msg string
 	switch e.Kind {
@@ -57,8 +69,8 @@ func (c *Consumer) logEvent(l *slog.Logger, e Event) {
 		msg = "consumer: receives failing: a receive got no answer or an error (err says which); they are retried with a backoff, and a line says when they succeed again"
 	case EventReceivesRecovered:
 		l.LogAttrs(context.Background(), slog.LevelInfo, "consumer: receives succeed again: the queue answers",
-			slog.String("queue", e.Queue), slog.Int("failed_receives", e.Count),
-			slog.Duration("failing_for", e.Duration.Round(100*time.Millisecond)))
+			append(queueAttr(e), slog.Int("failed_receives", e.Count),
+				slog.Duration("failing_for", e.Duration.Round(100*time.Millisecond)))...)
 		return
 	case EventLastReceiveSnooze:
 		msg = "consumer: message snoozed on the last receive its queue's maxReceiveCount allows; the next receive moves it to the dead-letter queue"
@@ -69,7 +81,7 @@ func (c *Consumer) logEvent(l *slog.Logger, e Event) {
 	default:
 		return
 	}
-	attrs := []slog.Attr{slog.String("queue", e.Queue)}
+	attrs := queueAttr(e)
 	if e.MessageID != "" {
 		attrs = append(attrs, slog.String("message_id", e.MessageID))
 	}

@@ -57,7 +57,7 @@ func TestWorkerSaysTheQueueIsBack(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	const failing = `msg="receives failing: a receive got no answer or an error`
+	const failing = `msg="consumer: receives failing: a receive got no answer or an error`
 	w.drive(time.Minute, step, func() error {
 		if n := strings.Count(log.String(), failing); n != 1 || w.obs.Count(consumer.EventError) < 3 {
 			return fmt.Errorf("%d failing lines, %d receive errors; want 1 line and 3 errors", n, w.obs.Count(consumer.EventError))
@@ -67,7 +67,7 @@ func TestWorkerSaysTheQueueIsBack(t *testing.T) {
 	w.send(url, "m1")
 	client.down.Store(false)
 	w.drive(time.Minute, step, rec.reach(1))
-	want := `msg="receives succeed again: the queue answers" queue=jobs failed_receives=`
+	want := `msg="consumer: receives succeed again: the queue answers" queue=jobs failed_receives=`
 	if !strings.Contains(log.String(), want) || strings.Count(log.String(), failing) != 1 {
 		t.Errorf("want one %q and one %q in the log:\n%s", failing, want, log.String())
 	}
@@ -96,7 +96,7 @@ func TestWorkerLogsOnlyToItsLogger(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- wk.Run(context.Background()) }()
-	const failing = `msg="receives failing: a receive got no answer or an error`
+	const failing = `msg="consumer: receives failing: a receive got no answer or an error`
 	w.drive(time.Minute, step, func() error {
 		if !strings.Contains(log.String(), failing) {
 			return fmt.Errorf("no %q line yet", failing)
@@ -112,7 +112,7 @@ func TestWorkerLogsOnlyToItsLogger(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
 	}
-	wantLog := `msg="receives succeed again: the queue answers" queue=alone failed_receives=`
+	wantLog := `msg="consumer: receives succeed again: the queue answers" queue=alone failed_receives=`
 	if !strings.Contains(log.String(), wantLog) || strings.Count(log.String(), failing) != 1 {
 		t.Errorf("want one %q and one %q in the log:\n%s", failing, wantLog, log.String())
 	}
