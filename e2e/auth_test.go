@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,6 +58,9 @@ func startBatonServing(t testing.TB, serving time.Duration, args ...string) *bat
 	cmd := exec.Command(batonBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "BATON_") })
 	cmd.Stdout, cmd.Stderr = logs, logs
+	// Killed with the test binary too: one that ends without its cleanups
+	// (go test's -timeout panics) left its servers running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start baton: %v", err)
 	}
