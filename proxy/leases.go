@@ -195,29 +195,7 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		if !ok {
 			return 0
 		}
-		vt := -1
-		if len(a.messages) > 0 && c.visibility != nil {
-			vt = *c.visibility
-		} else if len(a.messages) > 0 {
-			vt = p.visibilityTimeout(context.WithoutCancel(r.Context()), q)
-		}
-		// A client that left before the answer (a long poll cut by its
-		// own HTTP timeout) was not there when it came, and holds none of
-		// its leases (ledger.Event.ClientLeft).
-		left := r.Context().Err() != nil
-		if !left {
-			// The client is still there when the answer comes
-			// (holders.go in engine/ledger): a lease is dated from the
-			// call's sending, which may be before the lapse it answers.
-			p.ledger.Record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client})
-		}
-		if len(a.messages) == 0 {
-			return 0
-		}
-		if vt < 0 {
-			vt = 30 // SQS's default, when the attribute could not be read
-		}
-		return p.received(q, a.messages, vt, c.visibility == nil, left, client, c.sent, ledger.AnswerOf(r.Context()))
+		return p.observeReceive(r, c, q, a.messages, client)
 	case "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
 		code := ""
 		if !ok {
@@ -251,6 +229,34 @@ func (p *Proxy) observe(r *http.Request, c *call, status int, header http.Header
 		}
 	}
 	return 0
+}
+
+// observeReceive feeds the ledger a receive's answer of msgs for q, and
+// returns how many leases it handed out.
+func (p *Proxy) observeReceive(r *http.Request, c *call, q *queueInfo, msgs []received, client ledger.Client) int {
+	vt := -1
+	if len(msgs) > 0 && c.visibility != nil {
+		vt = *c.visibility
+	} else if len(msgs) > 0 {
+		vt = p.visibilityTimeout(context.WithoutCancel(r.Context()), q)
+	}
+	// A client that left before the answer (a long poll cut by its
+	// own HTTP timeout) was not there when it came, and holds none of
+	// its leases (ledger.Event.ClientLeft).
+	left := r.Context().Err() != nil
+	if !left {
+		// The client is still there when the answer comes
+		// (holders.go in engine/ledger): a lease is dated from the
+		// call's sending, which may be before the lapse it answers.
+		p.ledger.Record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client})
+	}
+	if len(msgs) == 0 {
+		return 0
+	}
+	if vt < 0 {
+		vt = 30 // SQS's default, when the attribute could not be read
+	}
+	return p.received(q, msgs, vt, c.visibility == nil, left, client, c.sent, ledger.AnswerOf(r.Context()))
 }
 
 // received begins a lease for each message a receive sent at sent handed
@@ -345,18 +351,9 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 			continue // a lease the proxy did not see begin
 		}
 		done := ok && (!batch || a.successful[e.id])
-		cur := l.msg.latest
-		current := cur == l && !l.msg.deleted && now.Before(l.deadline)
-		if !done && current && !del && e.visibility != nil {
-			if asked := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second); asked.Sub(l.begin) > ledger.MaxLeaseTime {
-				// A renewal past the 12-hour ceiling, which the upstream
-				// refuses (as SQS does).
-				p.ledger.Record(ledger.Event{
-					Kind: ledger.KindRefused, QueueID: q.id, MessageID: l.msg.id, Epoch: l.epoch, At: now,
-					Deadline: asked, LeasedAt: l.begin, Client: client,
-				})
-				continue
-			}
+		current := l.msg.latest == l && !l.msg.deleted && now.Before(l.deadline)
+		if !done && current && !del && p.pastCeiling(q, c, e, l, client, now) {
+			continue
 		}
 		if !done {
 			if del && current && fault {
@@ -376,58 +373,89 @@ func (p *Proxy) settled(q *queueInfo, c *call, ok, fault bool, a answer, code st
 		}
 		ev := ledger.Event{
 			QueueID: q.id, MessageID: l.msg.id, Epoch: l.epoch, At: now,
-			LeasedAt: l.begin, StoreEpoch: cur.epoch, Client: client,
+			LeasedAt: l.begin, StoreEpoch: l.msg.latest.epoch, Client: client,
 		}
 		if del {
-			ev.Kind, ev.FIFO = ledger.KindDelete, q.fifo
-			switch {
-			case current:
-				ev.Result, ev.Removed = baton.LeaseCurrent, true
-				l.msg.deleted = true
-			case l.msg.deleted:
-				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
-			case done && l.deleteLost && cur == l:
-				// A retry of a delete sent in time whose answer was
-				// lost: that attempt may have deleted the message, or
-				// this one after the lease's end; the proxy cannot see
-				// which. Read as the server reads the retry that finds
-				// its message deleted: the lease's completion, at the
-				// first attempt, which unanswered told the ledger of.
-				ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
-				l.msg.deleted = true
-			default:
-				// On a standard queue a lapsed receipt still deletes
-				// the message; on a FIFO queue it is refused.
-				ev.Result, ev.Removed = baton.LeaseLapsed, done && !q.fifo
-				if ev.Removed {
-					l.msg.deleted = true
-				}
-			}
-			p.ledger.Record(ev)
-			continue
+			p.ledger.Record(deleted(q, l, ev, current, done))
+		} else if e.visibility != nil {
+			// Dated from the call's sending, as a receive's lease is.
+			end := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second)
+			ev.Deadline, ev.Progress = end, progress
+			p.ledger.Record(changed(q, l, ev, current, done, now))
 		}
-		if e.visibility == nil {
-			continue
-		}
-		// Dated from the call's sending, as a receive's lease is.
-		end := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second)
-		ev.Kind, ev.Deadline, ev.Progress = ledger.KindChange, end, progress
-		switch {
-		case current:
-			ev.Result, ev.Shortened = baton.LeaseCurrent, ledger.Shortens(end, l.deadline)
-			l.deadline = end
-		case l.msg.deleted:
-			ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
-		case done && !q.fifo && cur != l && now.Before(cur.deadline):
-			// An older receipt moves the lease of the message's current
-			// receive on a standard queue.
-			ev.Result = baton.LeaseSuperseded
-			cur.deadline = end
-		default:
-			ev.Result = baton.LeaseLapsed
-		}
-		p.ledger.Record(ev)
 	}
+}
+
+// pastCeiling records a renewal by the receipt of l, current, that asks for
+// an end past the 12-hour ceiling, which the upstream refuses (as SQS does),
+// and says whether it was one.
+func (p *Proxy) pastCeiling(q *queueInfo, c *call, e entry, l *lease, client ledger.Client, now time.Time) bool {
+	if e.visibility == nil {
+		return false
+	}
+	asked := earliest(c.sent, now).Add(time.Duration(*e.visibility) * time.Second)
+	if asked.Sub(l.begin) <= ledger.MaxLeaseTime {
+		return false
+	}
+	p.ledger.Record(ledger.Event{
+		Kind: ledger.KindRefused, QueueID: q.id, MessageID: l.msg.id, Epoch: l.epoch, At: now,
+		Deadline: asked, LeasedAt: l.begin, Client: client,
+	})
+	return true
+}
+
+// deleted completes ev, the event of a delete by the receipt of l (current:
+// its lease was live; done: the upstream deleted), and marks the message
+// deleted where it is.
+func deleted(q *queueInfo, l *lease, ev ledger.Event, current, done bool) ledger.Event {
+	ev.Kind, ev.FIFO = ledger.KindDelete, q.fifo
+	switch {
+	case current:
+		ev.Result, ev.Removed = baton.LeaseCurrent, true
+		l.msg.deleted = true
+	case l.msg.deleted:
+		ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+	case done && l.deleteLost && l.msg.latest == l:
+		// A retry of a delete sent in time whose answer was
+		// lost: that attempt may have deleted the message, or
+		// this one after the lease's end; the proxy cannot see
+		// which. Read as the server reads the retry that finds
+		// its message deleted: the lease's completion, at the
+		// first attempt, which unanswered told the ledger of.
+		ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+		l.msg.deleted = true
+	default:
+		// On a standard queue a lapsed receipt still deletes
+		// the message; on a FIFO queue it is refused.
+		ev.Result, ev.Removed = baton.LeaseLapsed, done && !q.fifo
+		if ev.Removed {
+			l.msg.deleted = true
+		}
+	}
+	return ev
+}
+
+// changed completes ev, the event of a visibility change by the receipt of l
+// to ev.Deadline (current: its lease was live; done: the upstream took it),
+// and moves the lease it moved.
+func changed(q *queueInfo, l *lease, ev ledger.Event, current, done bool, now time.Time) ledger.Event {
+	ev.Kind = ledger.KindChange
+	cur := l.msg.latest
+	switch {
+	case current:
+		ev.Result, ev.Shortened = baton.LeaseCurrent, ledger.Shortens(ev.Deadline, l.deadline)
+		l.deadline = ev.Deadline
+	case l.msg.deleted:
+		ev.Result, ev.StoreEpoch = baton.LeaseGone, 0
+	case done && !q.fifo && cur != l && now.Before(cur.deadline):
+		// An older receipt moves the lease of the message's current
+		// receive on a standard queue.
+		ev.Result = baton.LeaseSuperseded
+		cur.deadline = ev.Deadline
+	default:
+		ev.Result = baton.LeaseLapsed
+	}
+	return ev
 }
 
 // unanswered tells the ledger of a delete or visibility change by the
