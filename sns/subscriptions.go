@@ -48,24 +48,9 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	if err != nil {
 		return "", err
 	}
-	if err := checkFIFOProtocol(t, p.Protocol); err != nil {
-		return "", err
-	}
-	if err := checkEndpoint(c, t, p.Protocol, p.Endpoint); err != nil {
-		return "", err
-	}
-	attrs, err := checkSubscriptionAttributes(p.Attributes)
+	attrs, err := checkSubscribe(c, t, p)
 	if err != nil {
 		return "", err
-	}
-	if err := checkSubscriptionRole(p.Protocol, attrs); err != nil {
-		return "", err
-	}
-	if err := checkRawDelivery(p.Protocol, attrs); err != nil {
-		return "", err
-	}
-	if err := checkFIFODeadLetter(t.Name, p.Protocol, p.Endpoint, attrs["RedrivePolicy"]); err != nil {
-		return "", invalidParameter("Attributes Reason: %s", strings.TrimPrefix(baton.AsError(err).Message, "Invalid parameter: "))
 	}
 	sub := &baton.Subscription{Region: t.Region, Account: t.Account, Topic: t.Name, ID: ids.NewUUID(),
 		Protocol: p.Protocol, Endpoint: p.Endpoint, Owner: c.Account, Principal: "arn:aws:iam::" + c.Account + ":root",
@@ -74,47 +59,85 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, p SubscribeParams) (s
 	// look for it, else create it; a creation that finds it made
 	// meanwhile looks again.
 	for range 2 {
-		old, err := s.findSubscription(ctx, t, p.Protocol, p.Endpoint)
-		if err != nil {
-			return "", err
-		}
-		if old != nil && s.pendingExpired(old) {
-			// Deleted at its deadline, as far as anyone can tell: its
-			// expiry job may not have run yet.
-			if err := s.store.SubscriptionDelete(ctx, old.Region, old.Account, old.Topic, old.ID); err != nil && !errors.Is(err, baton.ErrNotFound) {
-				return "", storeErr(err, "delete subscription")
-			}
-			old = nil
-		}
-		if old != nil {
-			if !sameSubscriptionAttributes(old.Attributes, attrs) {
-				return "", invalidParameter("Attributes Reason: Subscription already exists with different attributes")
-			}
-			return s.subscribed(ctx, t, old, p)
-		}
-		if err := s.checkNewSubscription(ctx, t, attrs); err != nil {
-			return "", err
-		}
-		if err := s.checkLargeTopicSubscription(ctx, t, p.Protocol); err != nil {
-			return "", err
-		}
-		if sub.Pending {
-			if err := s.schedulePendingExpiry(ctx, sub); err != nil { // unsubscribe.go
-				return "", err
-			}
-		}
-		err = s.store.SubscriptionCreate(ctx, sub)
-		switch {
-		case err == nil:
-			s.noteUndelivered(sub)
-			return s.subscribed(ctx, t, sub, p)
-		case errors.Is(err, baton.ErrNotFound):
-			return "", errTopicNotFound()
-		case !errors.Is(err, baton.ErrExists):
-			return "", storeErr(err, "create subscription")
+		arn, again, err := s.subscribeOnce(ctx, t, sub, p)
+		if !again {
+			return arn, err
 		}
 	}
 	return "", storeErr(errors.New("the subscription was created and deleted while it was looked for"), "subscribe")
+}
+
+// checkSubscribe checks a Subscribe to t by c and returns its attributes.
+func checkSubscribe(c Caller, t *baton.Topic, p SubscribeParams) (map[string]string, error) {
+	if err := checkFIFOProtocol(t, p.Protocol); err != nil {
+		return nil, err
+	}
+	if err := checkEndpoint(c, t, p.Protocol, p.Endpoint); err != nil {
+		return nil, err
+	}
+	attrs, err := checkSubscriptionAttributes(p.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubscriptionRole(p.Protocol, attrs); err != nil {
+		return nil, err
+	}
+	if err := checkRawDelivery(p.Protocol, attrs); err != nil {
+		return nil, err
+	}
+	if err := checkFIFODeadLetter(t.Name, p.Protocol, p.Endpoint, attrs["RedrivePolicy"]); err != nil {
+		return nil, invalidParameter("Attributes Reason: %s", strings.TrimPrefix(baton.AsError(err).Message, "Invalid parameter: "))
+	}
+	return attrs, nil
+}
+
+// subscribeOnce answers p with the topic's subscription of its protocol and
+// endpoint if there is one, else creates sub; again says that one was
+// created by another meanwhile, so that the caller looks again.
+func (s *Service) subscribeOnce(ctx context.Context, t *baton.Topic, sub *baton.Subscription, p SubscribeParams) (arn string, again bool, err error) {
+	old, err := s.findSubscription(ctx, t, p.Protocol, p.Endpoint)
+	if err != nil {
+		return "", false, err
+	}
+	if old != nil && s.pendingExpired(old) {
+		// Deleted at its deadline, as far as anyone can tell: its
+		// expiry job may not have run yet.
+		if err := s.store.SubscriptionDelete(ctx, old.Region, old.Account, old.Topic, old.ID); err != nil && !errors.Is(err, baton.ErrNotFound) {
+			return "", false, storeErr(err, "delete subscription")
+		}
+		old = nil
+	}
+	if old != nil {
+		if !sameSubscriptionAttributes(old.Attributes, sub.Attributes) {
+			return "", false, invalidParameter("Attributes Reason: Subscription already exists with different attributes")
+		}
+		arn, err := s.subscribed(ctx, t, old, p)
+		return arn, false, err
+	}
+	if err := s.checkNewSubscription(ctx, t, sub.Attributes); err != nil {
+		return "", false, err
+	}
+	if err := s.checkLargeTopicSubscription(ctx, t, p.Protocol); err != nil {
+		return "", false, err
+	}
+	if sub.Pending {
+		if err := s.schedulePendingExpiry(ctx, sub); err != nil { // unsubscribe.go
+			return "", false, err
+		}
+	}
+	err = s.store.SubscriptionCreate(ctx, sub)
+	switch {
+	case err == nil:
+		s.noteUndelivered(sub)
+		arn, err := s.subscribed(ctx, t, sub, p)
+		return arn, false, err
+	case errors.Is(err, baton.ErrNotFound):
+		return "", false, errTopicNotFound()
+	case errors.Is(err, baton.ErrExists):
+		return "", true, nil
+	default:
+		return "", false, storeErr(err, "create subscription")
+	}
 }
 
 // findSubscription returns the topic's subscription of protocol and
