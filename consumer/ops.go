@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -113,52 +114,8 @@ func (c *Consumer) finishOwned(ctx context.Context, ls []*Lease, call func(ctx c
 	}
 	hurry := c.hurry
 	for try := 0; len(pending) > 0; try++ {
-		now := c.clock.Now()
-		var live []int
-		for _, i := range pending {
-			if !now.Before(ls[i].Deadline()) {
-				if errs[i] == nil {
-					errs[i] = ErrLeaseLost
-				} else {
-					errs[i] = fmt.Errorf("%w: %v", ErrLeaseLost, errs[i])
-				}
-				continue
-			}
-			live = append(live, i)
-		}
-		var mu sync.Mutex
-		var retry []int
-		var wg sync.WaitGroup
-		for len(live) > 0 {
-			n := min(len(live), maxBatch)
-			idx := live[:n]
-			live = live[n:]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				chunk := make([]*Lease, len(idx))
-				var earliest time.Time
-				for j, i := range idx {
-					chunk[j] = ls[i]
-					if dl := ls[i].Deadline(); earliest.IsZero() || dl.Before(earliest) {
-						earliest = dl
-					}
-				}
-				bctx, cancel := c.boundCtx(ctx, earliest)
-				res := call(bctx, chunk)
-				cancel()
-				mu.Lock()
-				defer mu.Unlock()
-				for j, i := range idx {
-					errs[i] = res[j]
-					if res[j] != nil && classifyAny(res[j]) == transient && ctx.Err() == nil {
-						retry = append(retry, i)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		pending = retry
+		live := c.dropLost(ls, pending, errs)
+		pending = c.finishRound(ctx, ls, live, errs, call)
 		if len(pending) == 0 || ctx.Err() != nil {
 			break
 		}
@@ -176,6 +133,56 @@ func (c *Consumer) finishOwned(ctx context.Context, ls []*Lease, call func(ctx c
 		}
 	}
 	return errs
+}
+
+// dropLost returns the indexes of pending whose leases still last, and
+// gives the others ErrLeaseLost, wrapping the error of their last try.
+func (c *Consumer) dropLost(ls []*Lease, pending []int, errs []error) (live []int) {
+	now := c.clock.Now()
+	for _, i := range pending {
+		if now.Before(ls[i].Deadline()) {
+			live = append(live, i)
+		} else if errs[i] == nil {
+			errs[i] = ErrLeaseLost
+		} else {
+			errs[i] = fmt.Errorf("%w: %v", ErrLeaseLost, errs[i])
+		}
+	}
+	return live
+}
+
+// finishRound runs call once over the leases of live, in calls of ten made
+// in parallel, each bounded by its earliest lease's end; it records each
+// lease's error and returns those that failed for a transient reason.
+func (c *Consumer) finishRound(ctx context.Context, ls []*Lease, live []int, errs []error,
+	call func(ctx context.Context, ls []*Lease) []error) (retry []int) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for idx := range slices.Chunk(live, maxBatch) {
+		wg.Go(func() {
+			chunk := make([]*Lease, len(idx))
+			var earliest time.Time
+			for j, i := range idx {
+				chunk[j] = ls[i]
+				if dl := ls[i].Deadline(); earliest.IsZero() || dl.Before(earliest) {
+					earliest = dl
+				}
+			}
+			bctx, cancel := c.boundCtx(ctx, earliest)
+			res := call(bctx, chunk)
+			cancel()
+			mu.Lock()
+			defer mu.Unlock()
+			for j, i := range idx {
+				errs[i] = res[j]
+				if res[j] != nil && classifyAny(res[j]) == transient && ctx.Err() == nil {
+					retry = append(retry, i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return retry
 }
 
 // release ends owned leases early: each message becomes visible after
