@@ -439,61 +439,77 @@ func (e *Engine) runMoveTask(t *moveTask, src, dest *baton.Queue) {
 			e.dropMoveTask(t)
 			return
 		}
-		e.tasks.mu.Lock()
-		switch {
-		case failure != "":
-			t.Status, t.FailureReason = TaskFailed, failure
-		case t.Status == TaskCancelling:
-			t.Status = TaskCancelled
-		case done:
-			t.Status = TaskCompleted
-		}
-		finished := t.Status != TaskRunning
-		moved := t.Moved
-		e.tasks.mu.Unlock()
-		if t.lock != nil {
-			// Saved every round: the save through the lock is also the
-			// check that this server still holds the task.
-			if err := e.saveTask(ctx, t); err != nil {
-				e.log.Warn("move task lost its lock; another server may take it over", "source", t.SourceARN, "err", err)
-				e.dropMoveTask(t)
-				return
-			}
-			if finished {
-				e.dropMoveTask(t)
-				return
-			}
-		} else {
-			// t.saveMu guards savedMoved; only this goroutine and Cancel save.
-			t.saveMu.Lock()
-			changed := finished || moved != t.savedMoved
-			t.saveMu.Unlock()
-			if changed {
-				e.saveTaskOrWarn(ctx, t)
-			}
-			if finished {
-				return
-			}
-		}
-		timer := e.clock.NewTimer(time.Second)
-		select {
-		case <-timer.C():
-		case <-t.cancel:
-			timer.Stop()
-		case <-e.closing:
-			timer.Stop()
-			if t.lock != nil {
-				// Left RUNNING in the store, for another server.
-				e.dropMoveTask(t)
-				return
-			}
-			e.tasks.mu.Lock()
-			t.Status, t.FailureReason = TaskFailed, "The server shut down before the task finished."
-			e.tasks.mu.Unlock()
-			e.saveTaskOrWarn(ctx, t)
+		finished, moved := e.settleMoveRound(t, done, failure)
+		if !e.saveMoveRound(ctx, t, finished, moved) || !e.awaitMoveRound(ctx, t) {
 			return
 		}
 	}
+}
+
+// settleMoveRound sets the task's status after a round that found nothing
+// left (done) or failed (failure), and returns whether the task is finished
+// and how many it has moved.
+func (e *Engine) settleMoveRound(t *moveTask, done bool, failure string) (finished bool, moved int64) {
+	e.tasks.mu.Lock()
+	defer e.tasks.mu.Unlock()
+	switch {
+	case failure != "":
+		t.Status, t.FailureReason = TaskFailed, failure
+	case t.Status == TaskCancelling:
+		t.Status = TaskCancelled
+	case done:
+		t.Status = TaskCompleted
+	}
+	return t.Status != TaskRunning, t.Moved
+}
+
+// saveMoveRound saves the task after a round, and says whether it goes on.
+func (e *Engine) saveMoveRound(ctx context.Context, t *moveTask, finished bool, moved int64) bool {
+	if t.lock != nil {
+		// Saved every round: the save through the lock is also the
+		// check that this server still holds the task.
+		if err := e.saveTask(ctx, t); err != nil {
+			e.log.Warn("move task lost its lock; another server may take it over", "source", t.SourceARN, "err", err)
+			e.dropMoveTask(t)
+			return false
+		}
+		if finished {
+			e.dropMoveTask(t)
+		}
+		return !finished
+	}
+	// t.saveMu guards savedMoved; only this goroutine and Cancel save.
+	t.saveMu.Lock()
+	changed := finished || moved != t.savedMoved
+	t.saveMu.Unlock()
+	if changed {
+		e.saveTaskOrWarn(ctx, t)
+	}
+	return !finished
+}
+
+// awaitMoveRound waits a second, or less if the task is cancelled, and says
+// whether the task goes on: a server shutting down ends it, left running in
+// the store for another server when shared, else failed.
+func (e *Engine) awaitMoveRound(ctx context.Context, t *moveTask) bool {
+	timer := e.clock.NewTimer(time.Second)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+	case <-t.cancel:
+	case <-e.closing:
+		if t.lock != nil {
+			// Left RUNNING in the store, for another server.
+			e.dropMoveTask(t)
+			return false
+		}
+		e.tasks.mu.Lock()
+		t.Status, t.FailureReason = TaskFailed, "The server shut down before the task finished."
+		e.tasks.mu.Unlock()
+		e.saveTaskOrWarn(ctx, t)
+		return false
+	}
+	return true
 }
 
 // moveBatch moves up to rate messages. done reports that nothing is left to
