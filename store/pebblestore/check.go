@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -100,7 +101,8 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	if in.db == nil {
 		in.release()
 		return in.r, fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log (%s); %s is not made. "+
-			"Put back the file the error names, if you have it, or start a server on the latest backup", from, ErrDamaged, in.r.Problems[len(in.r.Problems)-1], to)
+			"Put back the file the error names, if you have it, or start a server on the latest backup", from, ErrDamaged,
+			strings.Join(in.r.Problems, "; "), to)
 	}
 	if err := os.MkdirAll(filepath.Join(to, LogDir), 0o700); err != nil {
 		in.release()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -247,7 +248,7 @@ func TestOpenRefusesDamage(t *testing.T) {
 		}, []string{"no marker naming its current MANIFEST", ".sst"}},
 		{"format version marker deleted", false, func(t *testing.T, dir string) {
 			os.Remove(logFile(t, dir, "marker.format-version.*"))
-		}, []string{"not pristine"}},
+		}, []string{"no marker of its format", "`touch "}},
 		{"table's first block flipped", false, func(t *testing.T, dir string) {
 			rewrite(t, logFile(t, dir, "*.sst"), flipAt(0, -100))
 		}, []string{"file 0", "checksum mismatch"}},
@@ -372,6 +373,46 @@ func TestOpenRefusesMissingManifest(t *testing.T) {
 	if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), manifest+", the MANIFEST its marker names") ||
 		!strings.Contains(err.Error(), "latest backup") {
 		t.Errorf("open without its MANIFEST: %v, want ErrDamaged naming %s and what to do", err, manifest)
+	}
+}
+
+// The marker of the log's format (marker.format-version.*, an empty file)
+// deleted: Pebble will not open the log, and salvage cannot read it, yet
+// nothing is lost. The start and the salvage refuse with ErrDamaged,
+// naming the marker and the command that makes it again; made so, the
+// store opens with every message. Before, both said only "pebble:
+// database already exists and is not pristine", and salvage sent the
+// operator to the latest backup.
+func TestOpenRefusesMissingFormatMarker(t *testing.T) {
+	t.Parallel()
+	dir := damageFixture(t, false)
+	marker := logFile(t, dir, "marker.format-version.*")
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	touch := regexp.MustCompile("`touch ([^`]+)`")
+	s, _, err := openLogged(t, dir)
+	if err == nil {
+		s.Close()
+		t.Fatal("opened without the marker of its format")
+	}
+	m := touch.FindStringSubmatch(err.Error())
+	if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), "no marker of its format") || m == nil {
+		t.Fatalf("open without the marker of its format: %v, want ErrDamaged naming it and the touch that makes it again", err)
+	}
+	if _, err := pebblestore.Salvage(t.Context(), dir, filepath.Join(t.TempDir(), "salvaged")); err == nil || !strings.Contains(err.Error(), m[0]) {
+		t.Errorf("salvage without the marker of its format: %v, want it to name %s", err, m[0])
+	}
+	if err := os.WriteFile(m[1], nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err = openLogged(t, dir)
+	if err != nil {
+		t.Fatalf("open with the marker made again: %v", err)
+	}
+	defer mustClose(t, s)
+	if got := countMessages(t, s); got != fixtureQueues*fixtureMessages {
+		t.Errorf("%d messages with the marker made again, want %d", got, fixtureQueues*fixtureMessages)
 	}
 }
 

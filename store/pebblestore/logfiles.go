@@ -52,6 +52,9 @@ func checkLogFiles(fs vfs.FS, logDir string, d Durability) error {
 	if !desc.Exists {
 		return checkNoData(fs, logDir)
 	}
+	if desc.FormatMajorVersion == pebble.FormatDefault {
+		return missingFormatMarker(fs, logDir, desc.OptionsFilename)
+	}
 	if err := checkManifest(fs, desc.ManifestFilename); err != nil {
 		return err
 	}
@@ -86,6 +89,28 @@ func checkNoData(fs vfs.FS, logDir string) error {
 	return fmt.Errorf("%w: the log in %s has no marker naming its current MANIFEST (marker.manifest.*), "+
 		"yet holds %s: opened, it would be taken for a new log and those files deleted. "+
 		"See `baton store check` and `baton store salvage`", ErrDamaged, logDir, strings.Join(data, ", "))
+}
+
+// missingFormatMarker is the refusal of a log that has a current
+// MANIFEST but no marker of its format (marker.format-version.*, an empty
+// file whose name holds the format's number). Pebble will not open such a
+// log (it takes it for a creation cut short: "database already exists
+// and is not pristine"), nor can `baton store salvage` read it; yet
+// nothing it holds is lost, and the marker, made again, opens it. Its
+// number is the one the last start wrote into the OPTIONS file, else the
+// one each start of this release moves the log to.
+func missingFormatMarker(fs vfs.FS, logDir, optionsPath string) error {
+	vers, from := pebble.FormatNewest, "the format each start of this release moves the log to"
+	if b, err := readFile(fs, optionsPath); err == nil {
+		o := &pebble.Options{}
+		if o.Parse(string(b), nil) == nil && o.FormatMajorVersion != pebble.FormatDefault {
+			vers, from = o.FormatMajorVersion, "the format "+filepath.Base(optionsPath)+" names"
+		}
+	}
+	marker := fs.PathJoin(logDir, fmt.Sprintf("%sformat-version.000001.%s", markerPrefix, vers))
+	return fmt.Errorf("%w: the log in %s has a MANIFEST but no marker of its format (marker.format-version.*, "+
+		"an empty file): Pebble will not open it, for a start or for `baton store salvage`. Nothing it holds is lost: "+
+		"make the marker again, `touch %s` (%s), and start again", ErrDamaged, logDir, marker, from)
 }
 
 // checkOptions refuses an OPTIONS file (the settings the log was last
