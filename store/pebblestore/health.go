@@ -417,8 +417,13 @@ func (h *health) failingFor() (time.Duration, error) {
 }
 
 // slowOngoing is Pebble's report of a disk operation still running past
-// slowAfter: it is logged when it is the first of its operation.
+// slowAfter: it is logged when it is the first of its operation. A failed
+// write of the log, which the store holds for good (logFailed), is no
+// slow disk: it is neither logged nor counted so.
 func (h *health) slowOngoing(info vfs.DiskSlowInfo) {
+	if h.wal.failedWrite(info.Path) {
+		return
+	}
 	now := h.clock.Now()
 	h.mu.Lock()
 	prev := h.slow

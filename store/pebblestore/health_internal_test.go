@@ -200,6 +200,65 @@ func TestStalledSyncReported(t *testing.T) {
 	}
 }
 
+// A write of the log that failed, which the store holds for good, is no
+// slow disk: nothing says "a disk operation is slow" or counts it so.
+// Before, five seconds after each such failure (a file size limit, a
+// file system gone read-only) the log said `a disk operation is slow,
+// still waiting` and baton_store_slow_disk_operations_total counted it.
+func TestFailedLogWriteNotSlow(t *testing.T) {
+	log, buf := bufferLogger()
+	h := newHealth(log, 100*time.Millisecond)
+	var armed atomic.Bool
+	fs, checks := watchDisk(failSyncFS{FS: vfs.NewMem(), armed: &armed}, h)
+	defer checks.Close()
+	f, err := fs.Create("000001.log", walCategory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("record")); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	go f.Sync() // fails, and is held for good
+	poll.For(t, 20*time.Second, func() error {
+		if h.wal.refusal() == nil {
+			return errors.New("the failed sync is not refused yet")
+		}
+		return nil
+	})
+	// Pebble's disk-health checks look every 2 s: give them three looks.
+	time.Sleep(3 * diskHealthLook)
+	if strings.Contains(buf.String(), "slow") || h.slowOps.Load() != 0 {
+		t.Errorf("a failed write held for good was taken for a slow disk (slowOps %d):\n%s", h.slowOps.Load(), buf)
+	}
+}
+
+// diskHealthLook is how often Pebble's disk-health checks look.
+const diskHealthLook = 2 * time.Second
+
+// failSyncFS fails every sync of its files once armed.
+type failSyncFS struct {
+	vfs.FS
+	armed *atomic.Bool
+}
+
+func (fs failSyncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return failSyncFile{File: f, armed: fs.armed}, err
+}
+
+type failSyncFile struct {
+	vfs.File
+	armed *atomic.Bool
+}
+
+func (f failSyncFile) Sync() error {
+	if f.armed.Load() {
+		return syscall.EIO
+	}
+	return f.File.Sync()
+}
+
 // A commit the disk does not take: the call waiting for it fails with
 // ErrUnavailable after the write timeout, later changes are refused at
 // once, before they change anything, reads are answered, Ping says why;
