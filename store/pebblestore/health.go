@@ -509,6 +509,8 @@ func diskProblem(err error) string {
 		return "permission denied (the data directory's owner, mode or attributes changed?)"
 	case errors.Is(err, syscall.EIO):
 		return "disk I/O error"
+	case errors.Is(err, syscall.EFBIG):
+		return "file too large: the process's file size limit (ulimit -f, LimitFSIZE=) is reached"
 	case pebble.IsCorruptionError(err):
 		// A compaction that reads a damaged table fails each time it is
 		// tried: the disk is not full, the log is damaged.

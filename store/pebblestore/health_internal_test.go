@@ -433,11 +433,30 @@ func TestDiskProblemNames(t *testing.T) {
 		{fmt.Errorf("open: %w", syscall.EMFILE), "out of file descriptors"},
 		{fmt.Errorf("pebble: file 000005: block 8106/447: crc32c checksum mismatch: %w", pebble.ErrCorruption), "log damaged (run `baton store check`)"},
 		{fmt.Errorf("open 000004.log: %w", syscall.EACCES), "permission denied (the data directory's owner, mode or attributes changed?)"},
+		{fmt.Errorf("write 000040.log: %w", syscall.EFBIG), "file too large: the process's file size limit (ulimit -f, LimitFSIZE=) is reached"},
 		{errors.New("something else"), "disk write failed"},
 	} {
 		if got := diskProblem(c.err); got != c.want {
 			t.Errorf("diskProblem(%v) = %q, want %q", c.err, got, c.want)
 		}
+	}
+}
+
+// A write of the log that fails for the process's file size limit
+// (EFBIG) is refused naming the limit, not the disk. Before, the refusal
+// said "Check the disk (its kernel log)", and the log line
+// problem="disk write failed", where the kernel log holds nothing.
+func TestFileSizeLimitNamed(t *testing.T) {
+	t.Parallel()
+	log, buf := bufferLogger()
+	h := newHealth(log, time.Second)
+	h.wal.failed("000040.log", "write", &os.PathError{Op: "write", Path: "000040.log", Err: syscall.EFBIG})
+	err := h.wal.refusal()
+	if err == nil || !strings.Contains(err.Error(), "file size limit") || strings.Contains(err.Error(), "Check the disk") {
+		t.Errorf("refusal after a write failed with EFBIG: %v, want the file size limit named, not the disk", err)
+	}
+	if !strings.Contains(buf.String(), "file size limit") {
+		t.Errorf("log after a write failed with EFBIG, want the file size limit named:\n%s", buf)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -249,8 +250,8 @@ func (w *walWatch) due() bool {
 // log, failed with err.
 func (w *walWatch) failed(name, op string, err error) {
 	refused := fmt.Errorf("%w: pebblestore: writes refused: the disk failed a %s of %s (%w): what the log wrote since "+
-		"its last sync may not be on the disk, and the log cannot go on. Check the disk (its kernel log), then restart the server, "+
-		"which reads what the log holds", baton.ErrUnavailable, op, name, err)
+		"its last sync may not be on the disk, and the log cannot go on. %s, then restart the server, "+
+		"which reads what the log holds", baton.ErrUnavailable, op, name, err, failedAdvice(err))
 	if w.gone.CompareAndSwap(nil, &refused) {
 		w.failedFile.Store(&name)
 		w.log.Error("pebblestore: a write of the log failed; refusing calls that change something until the server is restarted",
@@ -259,6 +260,15 @@ func (w *walWatch) failed(name, op string, err error) {
 	if w.stuck != nil {
 		w.stuckOnce.Do(func() { close(w.stuck) })
 	}
+}
+
+// failedAdvice is what to do before a restart once a write of the log
+// failed with err: a file size limit is the process's, not the disk's.
+func failedAdvice(err error) string {
+	if errors.Is(err, syscall.EFBIG) {
+		return "Raise the process's file size limit (ulimit -f, LimitFSIZE= in its systemd unit: none is best)"
+	}
+	return "Check the disk (its kernel log)"
 }
 
 // failedWrites returns a channel closed once a write of the log failed
