@@ -290,9 +290,9 @@ func (h *health) backgroundFailed(err error) {
 	case f.since.IsZero():
 		f.since, f.lastLog, f.logged = now, now, f.count
 		h.log.Error("pebblestore: a background write failed; it is tried again, with growing pauses, and logged again every minute until it works",
-			"problem", diskProblem(err), "err", err.Error())
+			"problem", h.problemOf(err), "err", err.Error())
 	case now.Sub(f.lastLog) >= summaryEvery:
-		h.log.Error("pebblestore: background writes still failing", "problem", diskProblem(err),
+		h.log.Error("pebblestore: background writes still failing", "problem", h.problemOf(err),
 			"failures", f.count-f.logged, "failures_in_all", f.count, "for", now.Sub(f.since).Round(time.Second), "err", err.Error())
 		f.lastLog, f.logged = now, f.count
 	}
@@ -468,11 +468,11 @@ func (h *health) problems(stuckFor time.Duration) []string {
 	}
 	if f := h.failing; !f.since.IsZero() {
 		out = append(out, fmt.Sprintf("%s: background writes failing for %v (%d failures), the last: %v",
-			diskProblem(f.last), now.Sub(f.since).Round(time.Second), f.count, f.last))
+			h.problemOf(f.last), now.Sub(f.since).Round(time.Second), f.count, f.last))
 	}
 	if w := h.logWait; w.name != "" {
 		out = append(out, fmt.Sprintf("%s: the next write-ahead log file cannot be opened for %v, commits wait: %v",
-			diskProblem(w.err), now.Sub(w.since).Round(time.Second), w.err))
+			h.problemOf(w.err), now.Sub(w.since).Round(time.Second), w.err))
 	}
 	if s := h.slow; !s.seen.IsZero() && now.Sub(s.seen) < slowFresh && !h.wal.failedWrite(s.info.Path) {
 		out = append(out, fmt.Sprintf("disk slow: %s on %s has been running for %v", s.info.OpType, s.info.Path,
@@ -517,6 +517,17 @@ func diskProblem(err error) string {
 		return "log damaged (run `baton store check`)"
 	}
 	return "disk write failed"
+}
+
+// problemOf is diskProblem(err), adding to a full disk whose file system
+// had bytes to spare at the last look (spaceRefusal) that it is likely
+// out of inodes, which the free bytes do not show.
+func (h *health) problemOf(err error) string {
+	p := diskProblem(err)
+	if free := h.free.Load(); errors.Is(err, syscall.ENOSPC) && free >= diskHeadroom {
+		p += fmt.Sprintf(" (yet %d bytes are free: the file system is likely out of inodes, see `df -i`)", free)
+	}
+	return p
 }
 
 // exhausted reports whether err is the disk or the process running out of

@@ -460,6 +460,30 @@ func TestFileSizeLimitNamed(t *testing.T) {
 	}
 }
 
+// A disk full with bytes to spare is out of inodes: the failing writes
+// say so, where "disk full" alone contradicted df -h. Before, an ext4
+// image with no inode left and 205 MiB free answered `disk full:
+// background writes failing … no space left on device`, nothing more.
+func TestOutOfInodesNamed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		free   int64
+		inodes bool
+	}{{200 << 20, true}, {1 << 20, false}} {
+		log, buf := bufferLogger()
+		h := newHealth(log, time.Second)
+		h.free.Store(c.free)
+		h.backgroundFailed(fmt.Errorf("open 000103.sst: %w", syscall.ENOSPC))
+		p := joinProblems(h.problems(time.Hour))
+		if got := strings.Contains(p, "out of inodes"); got != c.inodes || !strings.Contains(p, "disk full") {
+			t.Errorf("%d bytes free: problems %q, want disk full, out of inodes named: %v", c.free, p, c.inodes)
+		}
+		if got := strings.Contains(buf.String(), "out of inodes"); got != c.inodes {
+			t.Errorf("%d bytes free: log, want out of inodes named: %v:\n%s", c.free, c.inodes, buf)
+		}
+	}
+}
+
 // flakyOpenFS fails to create files of the write-ahead log with EMFILE
 // while out is set.
 type flakyOpenFS struct {
