@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -44,6 +45,12 @@ type filesWatch struct {
 	// mu is held by a look, and by stop: db is nil once the log closes.
 	mu sync.Mutex
 	db *pebble.DB
+	// noFormat is, while the last look found the marker of the log's
+	// format (marker.format-version.*) gone, the one to make again.
+	// Pebble never reads it again while it runs, so nothing fails, and
+	// nothing is lost; but the next start refuses the log without it
+	// (missingFormatMarker): Ping names it, and changes go on.
+	noFormat atomic.Pointer[string]
 }
 
 // filesCheckEvery is how often the log's files are looked at, at most.
@@ -94,6 +101,7 @@ func (f *filesWatch) missing() (name, what string) {
 	if !ok {
 		return "", ""
 	}
+	f.lookFormat(present)
 	if manifest == "" {
 		// A listing taken while Pebble moves the marker (it writes the
 		// next, then removes the one before) may miss both: gone only if
@@ -119,6 +127,33 @@ func (f *filesWatch) missing() (name, what string) {
 	}
 	f.stamp.Store(stamp)
 	return "", ""
+}
+
+// lookFormat notes whether the marker of the log's format is among the
+// names present (noFormat).
+func (f *filesWatch) lookFormat(present map[string]bool) {
+	for n := range present {
+		if strings.HasPrefix(n, markerPrefix+"format-version.") {
+			f.noFormat.Store(nil)
+			return
+		}
+	}
+	marker := formatMarker(f.fs, f.dir, f.db.FormatMajorVersion())
+	f.noFormat.Store(&marker)
+}
+
+// formatProblem names the marker of the log's format gone, for Ping; ""
+// while it is there.
+func (f *filesWatch) formatProblem() string {
+	if f == nil {
+		return ""
+	}
+	m := f.noFormat.Load()
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("the marker of the log's format was removed while the server runs: the next start would refuse "+
+		"the log. Nothing is lost: make it again, `touch %s`", *m)
 }
 
 // list returns the names in the log's directory, and the MANIFEST its

@@ -107,10 +107,17 @@ func missingFormatMarker(fs vfs.FS, logDir, optionsPath string) error {
 			vers, from = o.FormatMajorVersion, "the format "+filepath.Base(optionsPath)+" names"
 		}
 	}
-	marker := fs.PathJoin(logDir, fmt.Sprintf("%sformat-version.000001.%s", markerPrefix, vers))
+	marker := formatMarker(fs, logDir, vers)
 	return fmt.Errorf("%w: the log in %s has a MANIFEST but no marker of its format (marker.format-version.*, "+
 		"an empty file): Pebble will not open it, for a start or for `baton store salvage`. Nothing it holds is lost: "+
 		"make the marker again, `touch %s` (%s), and start again", ErrDamaged, logDir, marker, from)
+}
+
+// formatMarker is the path of a marker of the log's format vers in
+// logDir, to make again when it is missing (an empty file: Pebble reads
+// the format from its name, and takes the highest iteration).
+func formatMarker(fs vfs.FS, logDir string, vers pebble.FormatMajorVersion) string {
+	return fs.PathJoin(logDir, fmt.Sprintf("%sformat-version.000001.%s", markerPrefix, vers))
 }
 
 // checkOptions refuses an OPTIONS file (the settings the log was last

@@ -457,6 +457,9 @@ func (s *Store) Ping(context.Context) error {
 		problems = append(problems, strings.TrimPrefix(err.Error(), baton.ErrUnavailable.Error()+": pebblestore: "))
 	}
 	problems = append(problems, s.health.problems(s.w.timeout)...)
+	if p := s.health.wal.files.formatProblem(); p != "" {
+		problems = append(problems, p)
+	}
 	if len(problems) == 0 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/store/pebblestore"
 )
 
@@ -298,6 +300,40 @@ func TestWALCheckKeepsWrittenBytes(t *testing.T) {
 // out of reach. The store looks at them once a second (filesWatch): Ping
 // names the file soon after, with no call made, and changes are refused.
 // Before, Ping answered nil and every change was acknowledged, until the
+
+// The marker of the log's format removed while the server runs: Pebble
+// never reads it again, so changes go on, but the next start would refuse
+// the log without it. Ping names it, and the touch that makes it again,
+// until it is back. Before, Ping answered nil and the first sign was the
+// next start's refusal.
+func TestRemovedFormatMarkerNamed(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	s := MustOpen(t, dir)
+	defer s.Close()
+	q := removedQueue(t, s, 1, "before")
+	marker := logFile(t, dir, "marker.format-version.*")
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	touch := regexp.MustCompile("`touch ([^`]+)`")
+	var m []string
+	poll.For(t, 30*time.Second, func() error {
+		err := s.Ping(t.Context())
+		if m = touch.FindStringSubmatch(fmt.Sprint(err)); err == nil || m == nil || !strings.Contains(err.Error(), "marker of the log's format") {
+			return fmt.Errorf("Ping once the marker is removed: %v, want it and its touch named", err)
+		}
+		return nil
+	})
+	if err := removedSend(t, s, q, "after"); err != nil {
+		t.Errorf("send once the marker is removed: %v, want it taken (nothing is lost)", err)
+	}
+	if err := os.WriteFile(m[1], nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	poll.For(t, 30*time.Second, func() error { return s.Ping(t.Context()) })
+}
+
 // next start refused.
 func TestRemovedLogFileRefusesChanges(t *testing.T) {
 	for _, tc := range []struct{ name, pattern, says string }{
