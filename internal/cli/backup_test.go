@@ -23,9 +23,10 @@ func TestBackupCommand(t *testing.T) {
 	if filepath.Dir(dir) != backups || !strings.Contains(r.stderr, "--data-dir "+dir) {
 		t.Errorf("baton backup: %s; want a directory in %s, and how to start on it", r, backups)
 	}
+	// 32 bytes of key and 4 of its checksum.
 	key, err := os.ReadFile(filepath.Join(dir, "receipt.key"))
 	want, _ := os.ReadFile(filepath.Join(data, "receipt.key"))
-	if err != nil || len(key) != 32 || string(key) != string(want) {
+	if err != nil || len(key) != 36 || string(key) != string(want) {
 		t.Errorf("the backup's receipt key: %d bytes, %v; want the server's", len(key), err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "pebble")); err != nil {

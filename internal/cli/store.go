@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -157,31 +160,56 @@ func maskedStore(store string) bool {
 	return set && pw == redactedPassword || u.Query().Get("password") == redactedPassword
 }
 
-// receiptKey reads the key at path, or makes one and writes it there
-// (readable by its owner only) on the first start, or when it was
+// receiptKey reads the receipt key at path, or makes one and writes it
+// there (readable by its owner only) on the first start, or when it was
 // deleted; made says it did. The store's directory lock is held, so no
-// other process races to create it.
+// other process races to create it. The file holds the key and a CRC-32C of it, so that
+// a key damaged in place (the same length, other bytes) is refused, as a
+// cut one is: a server that took it would serve on, and every receipt
+// handle issued before would fail ReceiptHandleIsInvalid, their messages
+// received again, with nothing in its log to say why. A key of an earlier
+// release, without its checksum, is taken and written again with one.
 func receiptKey(path string) (key []byte, made bool, err error) {
-	key, err = os.ReadFile(path)
+	b, err := os.ReadFile(path)
 	switch {
-	case err == nil && len(key) == receiptKeySize:
+	case err == nil && len(b) == receiptKeySize:
+		return b, false, writeReceiptKey(path, b)
+	case err == nil && len(b) == receiptKeySize+receiptSumSize:
+		key = b[:receiptKeySize]
+		if binary.BigEndian.Uint32(b[receiptKeySize:]) != crc32.Checksum(key, castagnoli) {
+			return nil, false, fmt.Errorf("receipt key %s is damaged (its checksum does not match): put it back from a backup "+
+				"of this data directory, or delete it to make a new one (outstanding receipt handles then stop working)", path)
+		}
 		return key, false, nil
 	case err == nil:
 		return nil, false, fmt.Errorf("receipt key %s: %d bytes, want %d (delete it to make a new one; outstanding receipt handles then stop working)",
-			path, len(key), receiptKeySize)
+			path, len(b), receiptKeySize+receiptSumSize)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, false, fmt.Errorf("receipt key: %w", err)
 	}
 	key = make([]byte, receiptKeySize)
 	rand.Read(key)
+	return key, true, writeReceiptKey(path, key)
+}
+
+// receiptSumSize is the length of the receipt key file's checksum.
+const receiptSumSize = 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// writeReceiptKey writes key and its checksum to path, atomically and
+// durably: a new file, fsynced, renamed over the old, the directory
+// fsynced.
+func writeReceiptKey(path string, key []byte) error {
+	b := binary.BigEndian.AppendUint32(slices.Clone(key), crc32.Checksum(key, castagnoli))
 	tmp := path + ".tmp"
-	if err := writeSynced(tmp, key); err != nil {
-		return nil, false, fmt.Errorf("receipt key: %w", err)
+	if err := writeSynced(tmp, b); err != nil {
+		return fmt.Errorf("receipt key: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return nil, false, fmt.Errorf("receipt key: %w", err)
+		return fmt.Errorf("receipt key: %w", err)
 	}
-	return key, true, syncDir(filepath.Dir(path))
+	return syncDir(filepath.Dir(path))
 }
 
 // writeSynced writes b to a new file at path, mode 0600, and fsyncs it.

@@ -108,3 +108,41 @@ func TestOpenStoreChoices(t *testing.T) {
 		t.Errorf("open a data directory in use: got %v, want ErrLocked", err)
 	}
 }
+
+// TestReceiptKeyDamagedInPlaceRefused: a receipt key of the right length
+// whose bytes changed (zeroed in the middle by a bad disk) was taken as it
+// was: the server served on and every receipt handle issued before failed
+// ReceiptHandleIsInvalid, with no line to say why. The key now carries a
+// checksum and such a key is refused, saying what to do; a key of an
+// earlier release, without one, is taken and written again with it.
+func TestReceiptKeyDamagedInPlaceRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, receiptKeyFile)
+	old := []byte("0123456789abcdef0123456789abcdef")
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, made, err := receiptKey(path)
+	if err != nil || made || !bytes.Equal(key, old) {
+		t.Fatalf("an earlier release's key: %q, made %v, %v; want it taken as it is", key, made, err)
+	}
+	again, _, err := receiptKey(path)
+	if err != nil || !bytes.Equal(again, old) {
+		t.Fatalf("the key written again with its checksum: %q, %v; want the same key", again, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 12; i < 20; i++ {
+		b[i] = 0
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = receiptKey(path)
+	if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "backup") {
+		t.Errorf("a key zeroed in the middle: %v; want it refused as damaged, naming the backup", err)
+	}
+}
