@@ -20,10 +20,7 @@ func (ql *queueLedger) removedOne(ev Event) {
 		return
 	}
 	tm.removed = true
-	if cur := tm.lease(max(tm.latest, ev.Epoch)); cur.state == leaseActive {
-		ql.end(cur, leaseRemoved)
-		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
-	}
+	ql.endRemoved(tm.lease(max(tm.latest, ev.Epoch)), ev.At)
 }
 
 // begin applies a receive: a new lease ending at ev.deadline.
@@ -100,54 +97,80 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 	if ev.Result != baton.LeaseCurrent && (rec.state == leaseDeleted || rec.lateDeleted) {
 		return // a retry of a delete that succeeded, or came late: nothing happened
 	}
-	// A delete whose earlier attempt deleted the message is the lease's
-	// completion; if the lease had lapsed by the retry, when that attempt
-	// came, and so how long the handler ran, is not known; on a FIFO
-	// queue, which refuses a late delete, that it came in time is.
-	lost := lostDelete(tm, rec, ev)
-	timed := !lost || rec.state == leaseActive
-	worked := ev.At // the end of the handler's time
-	failedAt, failed := failedInTime(rec, ev)
-	if failed {
-		// Its first attempt came in time, and the store failed it
-		// (unanswered.go): the handler ran to then.
-		worked = failedAt
+	t := deleteTimes(tm, rec, &ev)
+	if !ql.snoozeSettled(rec, ev.Result) && rec.snoozed && ev.Result == baton.LeaseCurrent {
+		workedUnder(rec) // it worked on under the end it set
 	}
-	if at, ok := triedInTime(rec, ev); lost && ok {
-		// Its first attempt, which the store did not answer, came then:
-		// the lease ended by it, in time (unanswered.go).
-		ev.At, worked, timed = at, at, true
-	} else if at, ok := triedLate(rec, ev); lost && ok {
-		// Its first attempt, which the store did not answer, came after
-		// the lease's end, and deleted the message then: a late delete.
-		ev.At, worked, ev.Result, ev.Removed, lost, timed = at, at, baton.LeaseLapsed, true, false, true
-	}
-	inTime := !timed && ev.FIFO
-	if lost {
-		ev.Result = baton.LeaseCurrent
-	}
-	if rec.snoozeLapsed {
-		if ev.Result == baton.LeaseCurrent {
-			ql.unsnooze(rec)
-		} else {
-			ql.snoozeOverran(rec)
-		}
-	} else if rec.snoozed && ev.Result == baton.LeaseCurrent {
-		rec.snoozed = false // it worked on under the end it set
-		tm.relabel(rec.epoch, rec.snoozeAt)
-	}
-	refused, gone := deleteMarks(ev)
-	if rec.state == leaseReleased && rec.received {
+	if refused, _ := deleteMarks(ev); rec.state == leaseReleased && rec.received {
 		if !refused {
 			ql.releasedDeleted(tm, rec, ev)
 		}
 		return
 	}
-	d := worked.Sub(ev.LeasedAt)
+	ql.countDelete(rec, ev, t, local)
+	if ev.Result == baton.LeaseCurrent || removedInTime(rec, ev.At) {
+		ql.deletedInTime(tm, rec, ev)
+		return
+	}
+	if t.failed {
+		ql.failedDelete(tm, rec, ev, t.failedAt)
+	} else {
+		ql.late(tm, rec, ev, local, EventLateDelete)
+	}
+	if ev.Removed {
+		tm.removed = true
+		ql.removeHolder(tm, ev)
+	}
+}
+
+// deleteTime is what a delete by receipt tells of its handler's time.
+type deleteTime struct {
+	worked   time.Time // the end of the handler's time
+	timed    bool      // whether that end is known
+	inTime   bool      // not timed, but known to have come within the lease (a FIFO queue)
+	failed   bool      // its first attempt came in time and the store failed it
+	failedAt time.Time // when that attempt came
+}
+
+// deleteTimes says when the handler behind a delete by receipt (*ev) ended,
+// and makes *ev the attempt that ended its lease. A delete whose earlier
+// attempt deleted the message is the lease's completion; if the lease had
+// lapsed by the retry, when that attempt came, and so how long the handler
+// ran, is not known; on a FIFO queue, which refuses a late delete, that it
+// came in time is.
+func deleteTimes(tm *trackedMessage, rec *leaseRec, ev *Event) deleteTime {
+	lost := lostDelete(tm, rec, *ev)
+	t := deleteTime{worked: ev.At, timed: !lost || rec.state == leaseActive}
+	t.failedAt, t.failed = failedInTime(rec, *ev)
+	if t.failed {
+		// Its first attempt came in time, and the store failed it
+		// (unanswered.go): the handler ran to then.
+		t.worked = t.failedAt
+	}
+	if at, ok := triedInTime(rec, *ev); lost && ok {
+		// Its first attempt, which the store did not answer, came then:
+		// the lease ended by it, in time (unanswered.go).
+		ev.At, t.worked, t.timed = at, at, true
+	} else if at, ok := triedLate(rec, *ev); lost && ok {
+		// Its first attempt, which the store did not answer, came after
+		// the lease's end, and deleted the message then: a late delete.
+		ev.At, t.worked, ev.Result, ev.Removed, lost, t.timed = at, at, baton.LeaseLapsed, true, false, true
+	}
+	t.inTime = !t.timed && ev.FIFO
+	if lost {
+		ev.Result = baton.LeaseCurrent
+	}
+	return t
+}
+
+// countDelete counts a delete by receipt (ev) of rec: a completion, or a
+// delete refused or of a message already deleted. One that deleted nothing
+// completed nothing, but still tells how long its handler ran: that counts
+// in the durations the timeout is sized from.
+func (ql *queueLedger) countDelete(rec *leaseRec, ev Event, t deleteTime, local bool) {
+	refused, gone := deleteMarks(ev)
+	d := t.worked.Sub(ev.LeasedAt)
 	renewed := rec.renewals > 0
-	// A delete that deleted nothing completed nothing, but still tells how
-	// long its handler ran: that counts in the durations the timeout is
-	// sized from.
 	ql.count(ev.At, local, func(c *counters) {
 		switch {
 		case refused:
@@ -157,9 +180,9 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		default:
 			c.completed++
 		}
-		if !timed {
+		if !t.timed {
 			c.untimed++
-			if inTime {
+			if t.inTime {
 				c.untimedInTime++
 			}
 			return
@@ -169,36 +192,38 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 			c.unrenewed.add(d)
 		}
 	})
-	if timed {
+	if t.timed {
 		ql.countMillis(ev.At, d)
 	}
-	if ev.Result == baton.LeaseCurrent || removedInTime(rec, ev.At) {
-		if rec.state == leaseExpired {
-			ql.unexpire(rec)
-		}
-		ql.end(rec, leaseDeleted)
-		tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, AlreadyDeleted: gone, Client: ev.Client})
-		return
+}
+
+// deletedInTime ends rec, deleted by its holder (ev) while it was live, or
+// after its message's removal within it.
+func (ql *queueLedger) deletedInTime(tm *trackedMessage, rec *leaseRec, ev Event) {
+	if rec.state == leaseExpired {
+		ql.unexpire(rec)
 	}
-	if failed {
-		ql.failedDelete(tm, rec, ev, failedAt)
-	} else {
-		ql.late(tm, rec, ev, local, EventLateDelete)
+	ql.end(rec, leaseDeleted)
+	_, gone := deleteMarks(ev)
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, AlreadyDeleted: gone, Client: ev.Client})
+}
+
+// removeHolder ends, as removed, the lease that held tm when a delete by an
+// older receipt (ev) removed it. If that lease's receive has not arrived,
+// the record made here stops it from starting a lease that would later
+// seem to lapse.
+func (ql *queueLedger) removeHolder(tm *trackedMessage, ev Event) {
+	if holder := max(tm.latest, ev.StoreEpoch); holder > ev.Epoch {
+		ql.endRemoved(tm.lease(holder), ev.At)
 	}
-	if !ev.Removed {
-		return
-	}
-	tm.removed = true
-	// The lease that held the message when it was removed; if its receive
-	// has not arrived, the record made here stops it from starting a lease
-	// that would later seem to lapse.
-	holder := max(tm.latest, ev.StoreEpoch)
-	if holder <= ev.Epoch {
-		return
-	}
-	if cur := tm.lease(holder); cur.state == leaseActive {
-		ql.end(cur, leaseRemoved)
-		tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
+}
+
+// endRemoved ends r, if it still runs, as removed at at: its message was
+// removed under it, so it neither completed nor lapsed.
+func (ql *queueLedger) endRemoved(r *leaseRec, at time.Time) {
+	if r.state == leaseActive {
+		ql.end(r, leaseRemoved)
+		r.msg.record(LeaseEvent{At: at, Kind: EventRemoved, Epoch: r.epoch})
 	}
 }
 
@@ -272,14 +297,8 @@ func (ql *queueLedger) releasedDeleted(tm *trackedMessage, rec *leaseRec, ev Eve
 	rec.lateDeleted = true
 	_, gone := deleteMarks(ev)
 	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, AlreadyDeleted: gone, Client: ev.Client})
-	if !ev.Removed {
-		return
-	}
-	if holder := max(tm.latest, ev.StoreEpoch); holder > ev.Epoch {
-		if cur := tm.lease(holder); cur.state == leaseActive {
-			ql.end(cur, leaseRemoved)
-			tm.record(LeaseEvent{At: ev.At, Kind: EventRemoved, Epoch: cur.epoch})
-		}
+	if ev.Removed {
+		ql.removeHolder(tm, ev)
 	}
 }
 
@@ -306,30 +325,68 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 	}
 	tm := ql.message(ev.MessageID)
 	rec := tm.lease(ev.Epoch)
-	if !ev.Replay {
-		rec.actedAt = later(rec.actedAt, ev.At)
-	}
 	if ev.Replay {
-		// The receive again: no renewal by its holder, and a lease of
-		// whoever got this answer (Event.ClientLeft), a retry being most
-		// often that of a client that gave up on the first.
-		if rec.received {
-			rec.clientLeft = ev.ClientLeft
-		}
-		ql.movedBy(rec, ev)
+		ql.replayed(rec, ev)
 		return
 	}
-	if rec.snoozeLapsed {
-		if ev.Result == baton.LeaseCurrent {
-			ql.unsnooze(rec)
-		} else {
-			ql.snoozeOverran(rec)
-		}
+	rec.actedAt = later(rec.actedAt, ev.At)
+	ql.snoozeSettled(rec, ev.Result)
+	ev = ql.retriedChange(tm, rec, ev)
+	if ev.Result != baton.LeaseCurrent {
+		ql.changedLate(tm, rec, ev, local)
+		return
 	}
+	if rec.state == leaseExpired {
+		ql.unexpire(rec)
+	}
+	if !ev.Deadline.After(ev.At) {
+		ql.released(tm, rec, ev, local)
+		return
+	}
+	ql.renewed(tm, rec, ev, local)
+}
+
+// replayed applies a FIFO receive retried with its ReceiveRequestAttemptId
+// (ev): no renewal by its holder, and a lease of whoever got this answer
+// (Event.ClientLeft), a retry being most often that of a client that gave
+// up on the first.
+func (ql *queueLedger) replayed(rec *leaseRec, ev Event) {
+	if rec.received {
+		rec.clientLeft = ev.ClientLeft
+	}
+	ql.movedBy(rec, ev)
+}
+
+// snoozeSettled settles rec's release with a delay whose end came (its
+// holder acted by its receipt after it): a renewal if its lease was still
+// current (result), a lapse while working if not. It says whether there
+// was such a release.
+func (ql *queueLedger) snoozeSettled(rec *leaseRec, result baton.LeaseResult) bool {
+	if !rec.snoozeLapsed {
+		return false
+	}
+	if result == baton.LeaseCurrent {
+		ql.unsnooze(rec)
+	} else {
+		ql.snoozeOverran(rec)
+	}
+	return true
+}
+
+// workedUnder makes rec's release with a delay, its end not come, a
+// renewal: its holder acted by its receipt, so it went on working.
+func workedUnder(rec *leaseRec) {
+	rec.snoozed = false
+	rec.msg.relabel(rec.epoch, rec.snoozeAt)
+}
+
+// retriedChange reads a change by receipt (ev) that found its lease no
+// longer live as the release its first attempt was, where the store did
+// not answer that attempt (unanswered.go), and returns it so.
+func (ql *queueLedger) retriedChange(tm *trackedMessage, rec *leaseRec, ev Event) Event {
 	if at, ok := retriedRelease(rec, ev); ok {
-		// The release its first attempt, which the store did not answer,
-		// was (unanswered.go); a change by the old receipt that went
-		// through to the message's current lease moved that one too.
+		// A change by the old receipt that went through to the message's
+		// current lease moved that one too.
 		if ev.Result == baton.LeaseSuperseded {
 			ql.movedBy(tm.lease(ev.StoreEpoch), ev)
 		}
@@ -337,78 +394,85 @@ func (ql *queueLedger) changed(ev Event, local bool) {
 	} else if lostRelease(tm, rec, ev) {
 		ev.Result = baton.LeaseCurrent
 	}
+	return ev
+}
+
+// changedLate applies a change by a receipt whose lease was no longer
+// live: a late completion, unless it came after the lease's own delete,
+// its message's removal in time, or its holder giving it up. One through
+// an older receipt to the lease of the message's current receive
+// (superseded) moves that lease too, which is no renewal by its holder.
+func (ql *queueLedger) changedLate(tm *trackedMessage, rec *leaseRec, ev Event, local bool) {
+	if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
+		ql.late(tm, rec, ev, local, EventLateChange)
+	}
 	if ev.Result == baton.LeaseSuperseded {
-		// Through an older receipt to the lease of the message's current
-		// receive: the older holder is late, and the current lease moves,
-		// which is no renewal by its holder.
-		if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
-			ql.late(tm, rec, ev, local, EventLateChange)
-		}
 		ql.movedBy(tm.lease(ev.StoreEpoch), ev)
-		return
 	}
-	if ev.Result != baton.LeaseCurrent {
-		// After its own delete, or its message's removal, in time, or a
-		// lease its holder gave up: no lapse.
-		if rec.state != leaseDeleted && !removedInTime(rec, ev.At) && (rec.state != leaseReleased || !rec.received) {
-			ql.late(tm, rec, ev, local, EventLateChange)
-		}
-		return
+}
+
+// released applies a release (a change to now) of rec, live: its lease
+// ends here. A release right after the message's lease before was
+// released too is counted as a release again (the release loop).
+func (ql *queueLedger) released(tm *trackedMessage, rec *leaseRec, ev Event, local bool) {
+	if rec.state == leaseActive {
+		ql.end(rec, leaseReleased)
 	}
-	if rec.state == leaseExpired {
-		ql.unexpire(rec)
+	if rec.snoozed {
+		workedUnder(rec)
 	}
-	if !ev.Deadline.After(ev.At) {
-		if rec.state == leaseActive {
-			ql.end(rec, leaseReleased)
-		}
-		if rec.snoozed {
-			rec.snoozed = false
-			tm.relabel(rec.epoch, rec.snoozeAt)
-		}
-		again := false
-		if prev := tm.leaseOf(ev.Epoch - 1); !rec.releasedNow && prev != nil && prev.releasedNow {
-			again = true
-		}
-		first := !rec.releasedNow
-		rec.releasedNow = true
-		ql.count(ev.At, local, func(c *counters) { c.releases++ })
-		if first {
-			rec.rereleased, rec.releasedAt = again, ev.At
-			ql.givenBackBeforeMove(rec, ev.At, local)
-		}
-		tm.record(LeaseEvent{At: ev.At, Kind: EventRelease, Epoch: ev.Epoch, Client: ev.Client})
-		return
+	first := !rec.releasedNow
+	prev := tm.leaseOf(ev.Epoch - 1)
+	again := first && prev != nil && prev.releasedNow
+	rec.releasedNow = true
+	ql.count(ev.At, local, func(c *counters) { c.releases++ })
+	if first {
+		rec.rereleased, rec.releasedAt = again, ev.At
+		ql.givenBackBeforeMove(rec, ev.At, local)
 	}
+	tm.record(LeaseEvent{At: ev.At, Kind: EventRelease, Epoch: ev.Epoch, Client: ev.Client})
+}
+
+// renewed applies a change of rec, live, to a later instant: a renewal, or
+// a release with a delay if it brings the end forward (changed). A change
+// that arrives after a later one was applied moves no end.
+func (ql *queueLedger) renewed(tm *trackedMessage, rec *leaseRec, ev Event, local bool) {
+	newest := !ev.At.Before(rec.deadlineAt)
 	kind := EventRenew
-	if ev.Shortened && !ev.At.Before(rec.deadlineAt) {
+	if ev.Shortened && newest {
 		// A release with a delay, if the holder lets the new end come;
 		// the lease runs until then, and expire counts the release.
 		kind, rec.snoozed, rec.snoozeAt = EventRelease, true, ev.At
 	} else if !ev.Shortened {
-		if rec.snoozed && !ev.At.Before(rec.deadlineAt) {
-			rec.snoozed = false
-			tm.relabel(rec.epoch, rec.snoozeAt)
+		if rec.snoozed && newest {
+			workedUnder(rec)
 		}
 		rec.renewals++
-		if !ev.At.Before(rec.deadlineAt) {
+		if newest {
 			rec.progress = ev.Progress
 		}
 	}
-	if !ev.At.Before(rec.deadlineAt) {
+	if newest {
 		rec.deadline, rec.deadlineAt, rec.queueTimeout = ev.Deadline, ev.At, false
 	}
-	if rec.state == leaseActive {
-		if rec.heapIdx >= 0 {
-			heap.Fix(&ql.active, rec.heapIdx)
-		} else {
-			heap.Push(&ql.active, rec)
-		}
-	}
+	ql.reschedule(rec)
 	if !ev.Shortened {
 		ql.count(ev.At, local, func(c *counters) { c.renewals++ })
 	}
 	tm.record(LeaseEvent{At: ev.At, Kind: kind, Epoch: ev.Epoch, Deadline: ev.Deadline, Client: ev.Client})
+}
+
+// reschedule puts r, if it still runs, in its place among the running
+// leases by its (new) end.
+func (ql *queueLedger) reschedule(r *leaseRec) {
+	if r.state != leaseActive {
+		return
+	}
+	if r.heapIdx >= 0 {
+		heap.Fix(&ql.active, r.heapIdx)
+	} else {
+		heap.Push(&ql.active, r)
+	}
 }
 
 // lostRelease says that a release by receipt (ev) that found its lease no
@@ -437,13 +501,7 @@ func (ql *queueLedger) movedBy(r *leaseRec, ev Event) {
 	if !ev.At.Before(r.deadlineAt) {
 		r.deadline, r.deadlineAt, r.queueTimeout = ev.Deadline, ev.At, false
 	}
-	if r.state == leaseActive {
-		if r.heapIdx >= 0 {
-			heap.Fix(&ql.active, r.heapIdx)
-		} else {
-			heap.Push(&ql.active, r)
-		}
-	}
+	ql.reschedule(r)
 }
 
 // removedInTime says that r's message was removed (a purge, the retention
