@@ -113,7 +113,7 @@ func (ql *queueLedger) completed(ev Event, local bool) {
 		return
 	}
 	if t.failed {
-		ql.failedDelete(tm, rec, ev, t.failedAt)
+		ql.failedDelete(tm, rec, ev, local, t.failedAt)
 	} else {
 		ql.late(tm, rec, ev, local, EventLateDelete)
 	}

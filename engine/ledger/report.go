@@ -39,8 +39,10 @@ type LeaseStats struct {
 	// leases they came by, once each.
 	Late, LateLeases uint64
 	// Duplicates counts the leases completed late after their message had
-	// meanwhile been leased to another receiver: confirmed duplicate
-	// executions, one per lease however many late requests its holder made.
+	// meanwhile been leased to another receiver, or whose delete in time the
+	// store failed, their message leased to another before the retry:
+	// confirmed duplicate executions, one per lease however many requests
+	// its holder made.
 	Duplicates uint64
 	// RedeliveriesLapsedWhileWorking are redeliveries after a lapse that a
 	// later late completion proved happened while the holder still worked;

@@ -17,8 +17,9 @@ import (
 // (Event.Unanswered), and a retry that finds its lease ended is read as
 // made when its first such attempt was: within the lease, it is no late
 // completion, and the lease ended by it then, not by a lapse. A delete
-// retried so that finds the lease lapsed and the message still there
-// shows the store had not made that attempt: the lease did lapse, but
+// retried so that finds the lease lapsed and the message still there, or
+// deleted by a receiver the store handed it to after the lapse, shows the
+// store had not made that attempt: the lease did lapse, but
 // by the store's failure, not its holder's (failedInTime); one whose
 // first attempt came after the lease's end is late by that attempt's
 // time (triedLate). A renewal
@@ -68,14 +69,19 @@ func retriedRelease(r *leaseRec, ev Event) (time.Time, bool) {
 }
 
 // failedInTime returns when the first attempt of ev, a delete that found
-// its lease r lapsed (the message still there: on a standard queue it
-// deletes it now, on a FIFO queue it is refused), came, if the store
-// failed that attempt within the lease: the store had not made it, or the
-// retry would have found the message gone. The holder deleted in time;
-// the lease lapsed in the store because the store failed, and its message
-// could be received again until the retry.
+// its lease r lapsed, came, if the store failed that attempt within the
+// lease: the store had not made it, as the retry shows by finding the
+// message still there (on a standard queue it deletes it now, on a FIFO
+// queue it is refused), or gone with a later lease of it begun (the store
+// handed the message out after that attempt, so it had not deleted it: the
+// receiver it went to deleted it). The holder deleted in time; the lease
+// lapsed in the store because the store failed, and its message could be
+// received again until the retry.
 func failedInTime(r *leaseRec, ev Event) (time.Time, bool) {
-	if ev.Kind != KindDelete || ev.Result != baton.LeaseLapsed || r.state != leaseExpired {
+	if ev.Kind != KindDelete || r.state != leaseExpired {
+		return time.Time{}, false
+	}
+	if ev.Result != baton.LeaseLapsed && (ev.Result != baton.LeaseGone || r.msg.latest <= r.epoch) {
 		return time.Time{}, false
 	}
 	return triedInTime(r, ev)
@@ -98,10 +104,17 @@ func triedLate(r *leaseRec, ev Event) (time.Time, bool) {
 // completion, and r's lapse is the store's (lapses.storeFailed), not its
 // holder's. The delete is as the store made it at the retry: on a
 // standard queue it removes the message, on a FIFO queue it is refused.
-func (ql *queueLedger) failedDelete(tm *trackedMessage, r *leaseRec, ev Event, at time.Time) {
+func (ql *queueLedger) failedDelete(tm *trackedMessage, r *leaseRec, ev Event, local bool, at time.Time) {
 	r.storeFailed, r.lateDeleted = true, true
-	refused, _ := deleteMarks(ev)
-	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Refused: refused, StoreFailedAt: at, Client: ev.Client})
+	if ev.duplicate && !r.duplicated {
+		// The message was received again before the retry: its work ran
+		// twice, once by this holder.
+		r.duplicated = true
+		ql.count(ev.At, local, func(c *counters) { c.duplicates++ })
+	}
+	refused, gone := deleteMarks(ev)
+	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Refused: refused, AlreadyDeleted: gone,
+		StoreFailedAt: at, Duplicate: ev.duplicate, Client: ev.Client})
 }
 
 // storeFailedFinding names the leases that lapsed because the store failed
@@ -114,7 +127,7 @@ func (d *doctor) storeFailedFinding() {
 		return
 	}
 	what := fmt.Sprintf("%s lapsed though %s deleted %s in time: the store failed the delete (answered 503; "+
-		"the retry, after the lease's end, found the lease lapsed and the message still there, so the first attempt was not made), "+
+		"the retry, after the lease's end, found the lease lapsed and the message still there or received again since, so the first attempt was not made), "+
 		"so the message could be received again until the retry (%d received again); no handler failed and no lease was too short",
 		either(sf.n == 1, "1 lease", fmt.Sprintf("%d leases", sf.n)), either(sf.n == 1, "its holder", "their holders"),
 		either(sf.n == 1, "its message", "their messages"), sf.again)
