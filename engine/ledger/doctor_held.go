@@ -39,6 +39,7 @@ func (d *doctor) heldUnrenewedFinding() {
 	} else {
 		fix += " Renew the lease while the handler makes progress (a heartbeat tied to the work), so that a holder that dies is found out soon."
 	}
+	ev += d.groupHeldText(d.stalled)
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHeldUnrenewed, Leases: all.Finished(), Evidence: ev, Fix: fix, Held: d.stalled})
 }
 
@@ -185,7 +186,20 @@ func (d *doctor) heldRenewedText(hs []HeldLease, renewed, why string) string {
 	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %s, %s) "+
 		"and renewed %s, last %s ago, %s.",
 		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99),
-		plural(h.Renewals, "time", "times"), fmtDuration(d.now.Sub(h.LastRenewal)), why)
+		plural(h.Renewals, "time", "times"), fmtDuration(d.now.Sub(h.LastRenewal)), why) + d.groupHeldText(hs)
+}
+
+// groupHeldText says, on a FIFO queue, that each of hs holds back the rest
+// of its message group: a message in flight blocks the delivery of the
+// others of its group (as on SQS), so they wait until its lease ends; ""
+// on a standard queue.
+func (d *doctor) groupHeldText(hs []HeldLease) string {
+	if !d.r.FIFO {
+		return ""
+	}
+	return fmt.Sprintf(" On a FIFO queue a message in flight holds back its message group: no later message of its group is received "+
+		"until its lease ends (deleted, released, or run out), so the rest of %s waits behind %s.",
+		either(len(hs) == 1, "its group", "each one's group"), either(len(hs) == 1, "message "+hs[0].MessageID, "messages "+heldIDs(hs)))
 }
 
 // ceilingText says when a renewed lease reaches the 12-hour ceiling.
