@@ -144,6 +144,9 @@ type doctor struct {
 	// their holders were given them (overrunLease): of the length a
 	// request asked for, and of the queue's VisibilityTimeout of the time.
 	lateAsked, lateQueue time.Duration
+	// overranBy and inTimeBy are the holders whose leases overran, and
+	// the others, whose every lease completed in time (overrunHolders).
+	overranBy, inTimeBy []Client
 	// renewed and stalled are the running leases held far beyond the p99
 	// (heldLeases); oldest, with too few completed leases for a p99, the
 	// lease running longest.
@@ -367,11 +370,28 @@ func (d *doctor) tooShortFinding() {
 			fmtSeconds(lease), r.VisibilityTimeout)
 		fix = d.raisedFix(lease)
 	}
+	ev += d.overrunByText()
 	if s.Duplicates > 0 {
 		fix += " " + idempotenceAdvice(s.Duplicates)
 	}
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisLeaseTooShort, Leases: leases, Evidence: ev, Fix: fix})
 	d.lateHeartbeats()
+}
+
+// overrunByText says, when some holders' leases overran and other
+// holders completed every lease in time, which are which, and what that
+// fits: two consumers with different handlers on one queue, the slow
+// one's leases overrunning, or slow messages that fell to some holders of
+// one fleet; "" otherwise.
+func (d *doctor) overrunByText() string {
+	if len(d.overranBy) == 0 || len(d.inTimeBy) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The leases that overran were all held by %s, while %s completed every lease in time: "+
+		"either the former run a slower handler (another consumer on the queue: a longer VisibilityTimeout on its receives, or a heartbeat, covers it "+
+		"without changing the others' leases), or the slow messages happened to fall to them; the server cannot tell which "+
+		"(holders are told apart by address and user agent).",
+		clientsText(d.overranBy), clientsText(d.inTimeBy))
 }
 
 // refusedText says that deletes deleted nothing: late ones a FIFO queue

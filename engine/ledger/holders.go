@@ -202,11 +202,8 @@ func (l *Ledger) lapsedHolders(queueID uint64, now, since, undecided time.Time, 
 			ql.sortLapse(&out, r, now)
 		}
 	}
-	byAddr := func(a, b Client) int {
-		return cmp.Or(strings.Compare(a.Addr, b.Addr), strings.Compare(a.UserAgent, b.UserAgent))
-	}
-	slices.SortFunc(out.holders, byAddr)
-	slices.SortFunc(out.tools, byAddr)
+	slices.SortFunc(out.holders, byClient)
+	slices.SortFunc(out.tools, byClient)
 	// A message whose leases lapsed twice is named once.
 	slices.Sort(out.stoppedMsgs)
 	out.stoppedMsgs = slices.Compact(out.stoppedMsgs)
@@ -373,4 +370,9 @@ func addClient(cs []Client, c Client) []Client {
 		}
 	}
 	return append(cs, c)
+}
+
+// byClient orders clients by address, then user agent.
+func byClient(a, b Client) int {
+	return cmp.Or(strings.Compare(a.Addr, b.Addr), strings.Compare(a.UserAgent, b.UserAgent))
 }

@@ -55,6 +55,40 @@ func (l *Ledger) overrunLease(queueID uint64, now, since time.Time) (asked, queu
 	return asked, queue
 }
 
+// overrunHolders sorts the holders of the leases of queueID judged since
+// since: overran, those that held a lease that overran (a late completion
+// proved it); inTime, the others that completed leases, every one within
+// it. A lease leased before the node started, whose holder is not known,
+// counts for neither.
+func (l *Ledger) overrunHolders(queueID uint64, now, since time.Time) (overran, inTime []Client) {
+	ql := l.lockedQueue(queueID, now)
+	defer l.mu.Unlock()
+	late, done := map[Client]bool{}, map[Client]bool{}
+	for _, tm := range ql.messages {
+		for _, r := range tm.leases {
+			if !r.received || r.seeded {
+				continue
+			}
+			if r.proven && !provenAt(r).Before(since) {
+				late[r.client] = true
+			} else if _, at := eventTimes(r, EventDelete); !r.proven && r.state == leaseDeleted && !at.Before(since) {
+				done[r.client] = true
+			}
+		}
+	}
+	for c := range late {
+		overran = append(overran, c)
+	}
+	for c := range done {
+		if !late[c] {
+			inTime = append(inTime, c)
+		}
+	}
+	slices.SortFunc(overran, byClient)
+	slices.SortFunc(inTime, byClient)
+	return overran, inTime
+}
+
 // provenAt is when r's holder first came back late, as its message's
 // history says; r's deadline, before it, if the history no longer holds
 // that event.

@@ -270,6 +270,7 @@ func (l *Ledger) Report(q Queue, now time.Time) *LeaseReport {
 	}
 	if judged.LateLeases > 0 {
 		d.lateAsked, d.lateQueue = l.overrunLease(q.ID, now, countedFrom)
+		d.overranBy, d.inTimeBy = l.overrunHolders(q.ID, now, countedFrom)
 	}
 	if r.SinceStart.Finished() >= MinFindingLeases {
 		d.renewed, d.stalled, d.unheld = l.heldLeases(q.ID, now, r.SinceStart.P99)
