@@ -130,8 +130,10 @@ type Server struct {
 	fake   *clock.Fake
 	engine *engine.Engine
 	client *sqs.Client
-	http   *http.Server
-	store  baton.Store
+	// api is the handler http serves; Close closes it after http.
+	api   *server.Server
+	http  *http.Server
+	store baton.Store
 	// sns serves SNS; Close stops its HTTP/S deliveries before the store.
 	sns *sns.Service
 	// dir is WithEmbedded's directory, removed by Close.
@@ -220,7 +222,8 @@ func (s *Server) start(c config) error {
 		return err
 	}
 	s.url = "http://" + ln.Addr().String()
-	s.http = &http.Server{Handler: server.New(cfg), ReadHeaderTimeout: 10 * time.Second}
+	s.api = server.New(cfg)
+	s.http = &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
 	go s.http.Serve(ln)
 	if len(c.creds) > 0 {
 		s.client = s.ClientFor(c.creds[0].AccessKeyID, c.creds[0].SecretAccessKey)
@@ -246,6 +249,7 @@ func (s *Server) Close() error {
 			s.http.Close()
 			s.closeErr = fmt.Errorf("stopping the server: %w", err)
 		}
+		s.api.Close()
 		if err := s.release(); err != nil && s.closeErr == nil {
 			s.closeErr = err
 		}

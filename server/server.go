@@ -173,6 +173,16 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// Close says the counts of the log lines held back now (503s, failed
+// health checks: see unavailableLog), rather than once their interval has
+// passed, and ends the goroutines that would. Call it once the server
+// serves no more requests; lines held back after it are counted by the
+// next line of their kind only.
+func (s *Server) Close() {
+	s.unavailable.pace.Close()
+	s.readiness.pace.Close()
+}
+
 // request is what handlers need to know of the HTTP request.
 type request struct {
 	// baseURL is scheme://host, from which queue URLs are built: the

@@ -16,47 +16,57 @@ const unavailableEvery = 10 * time.Second
 
 // unavailableLog logs the requests answered ServiceUnavailable: the first
 // at once, then at most one every unavailableEvery, which counts those
-// answered so since the last line, and says when that was. /metrics counts every one.
+// answered so since the last line, and says when that was; those of a
+// burst that ends within the interval are counted once it has passed
+// (lograte.Paced). /metrics counts every one.
 type unavailableLog struct {
 	log  *slog.Logger
-	pace *lograte.Limiter
+	pace *lograte.Paced
 }
 
 func newUnavailableLog(l *slog.Logger, clk clock.Clock) *unavailableLog {
-	return &unavailableLog{log: l, pace: lograte.New(clk, unavailableEvery)}
+	return &unavailableLog{log: l, pace: lograte.NewPaced(clk, unavailableEvery)}
 }
 
 // note logs, or counts, a request answered ServiceUnavailable.
 func (u *unavailableLog) note(reqID, action string, err error) {
-	unsaid, since, ok := u.pace.AdmitSince("")
-	if !ok {
-		return
-	}
-	attrs := []any{"request_id", reqID, "action", action, "err", err}
-	if unsaid > 0 {
-		// Since the line before, which may be long before this one's
-		// interval: an outage that ended, and another.
-		attrs = append(attrs, "more_answered_503", unsaid, "since", since.UTC().Format(time.RFC3339))
-	}
-	u.log.Warn("store unavailable", attrs...)
+	u.pace.Note("", func(unsaid int, since time.Time) {
+		attrs := []any{"request_id", reqID, "action", action, "err", err}
+		if unsaid > 0 {
+			attrs = append(attrs, unsaidAttrs(unsaid, since)...)
+		}
+		u.log.Warn("store unavailable", attrs...)
+	}, func(unsaid int, since time.Time) {
+		u.log.Warn("store unavailable", unsaidAttrs(unsaid, since)...)
+	})
+}
+
+// unsaidAttrs are the attributes of a line of unavailableLog that counts
+// the requests answered 503 since the line before, written at since: it
+// may be long before this line's interval (an outage that ended, and
+// another).
+func unsaidAttrs(unsaid int, since time.Time) []any {
+	return []any{"more_answered_503", unsaid, "since", since.UTC().Format(time.RFC3339)}
 }
 
 // readinessLog logs what health checks find: the first "not ready", then
 // at most one line every unavailableEvery while it lasts (a load balancer
-// or a test may ask many times a second), and one when the server is
-// ready again.
+// or a test may ask many times a second), with the count of the failed
+// checks it did not log, which is said too once the interval has passed
+// (lograte.Paced), and one line when the server is ready again.
 type readinessLog struct {
 	log   *slog.Logger
 	clock clock.Clock
-	pace  *lograte.Limiter // of the lines while not ready
+	pace  *lograte.Paced // of the lines while not ready
 
 	mu      sync.Mutex
 	down    time.Time // since when checks have failed; zero while ready
+	lastAt  time.Time // when the last check failed
 	lastErr error
 }
 
 func newReadinessLog(l *slog.Logger, clk clock.Clock) *readinessLog {
-	return &readinessLog{log: l, clock: clk, pace: lograte.New(clk, unavailableEvery)}
+	return &readinessLog{log: l, clock: clk, pace: lograte.NewPaced(clk, unavailableEvery)}
 }
 
 // saw logs, or counts, the outcome of a health check: notReady nil when
@@ -74,14 +84,29 @@ func (r *readinessLog) saw(notReady error) {
 		r.pace.Forget("")
 		return
 	}
-	r.lastErr = notReady
-	unsaid, ok := r.pace.Admit("")
-	switch {
-	case !ok:
-	case r.down.IsZero():
-		r.log.Warn("not ready", "err", notReady)
-		r.down = now
-	default:
+	r.lastAt, r.lastErr = now, notReady
+	r.pace.Note("", func(unsaid int, _ time.Time) {
+		if r.down.IsZero() {
+			r.log.Warn("not ready", "err", notReady)
+			r.down = now
+			return
+		}
 		r.log.Warn("still not ready", "err", notReady, "for", now.Sub(r.down).Round(time.Second), "checks_failed_unlogged", unsaid)
+	}, r.sayUnlogged)
+}
+
+// sayUnlogged logs the count of the failed checks held back, once their
+// interval has passed: not ready as of the last of them, and for how long
+// by then. A check that found the server ready may have come in between
+// (its line written already): then the line says only that they came
+// before it.
+func (r *readinessLog) sayUnlogged(unsaid int, _ time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down.IsZero() {
+		r.log.Warn("health checks failed before the server was ready again", "checks_failed_unlogged", unsaid)
+		return
 	}
+	r.log.Warn("still not ready", "err", r.lastErr, "for", r.lastAt.Sub(r.down).Round(time.Second),
+		"checks_failed_unlogged", unsaid, "last_check", r.lastAt.UTC().Format(time.RFC3339))
 }

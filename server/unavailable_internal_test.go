@@ -12,80 +12,110 @@ import (
 
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/engine"
+	"github.com/baton-sqs/baton/internal/testutil/logbuf"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/store/memstore"
 )
 
+// lines waits until log holds n lines, and returns them.
+func lines(t *testing.T, log *logbuf.Buffer, n int) []string {
+	t.Helper()
+	var got []string
+	poll.For(t, 30*time.Second, func() error {
+		if got = strings.Split(strings.TrimSpace(log.String()), "\n"); len(got) != n {
+			return fmt.Errorf("%d lines, want %d:\n%s", len(got), n, log)
+		}
+		return nil
+	})
+	return got
+}
+
+// waitCount waits until fake has a timer pending at at: the count of
+// lines held back is said once their interval has passed.
+func waitCount(t *testing.T, fake *clock.Fake, at time.Time) {
+	t.Helper()
+	poll.For(t, 30*time.Second, func() error {
+		if next, ok := fake.NextDeadline(); !ok || !next.Equal(at) {
+			return fmt.Errorf("no timer pending at %v for the count held back", at)
+		}
+		return nil
+	})
+}
+
 // An outage under load logs a line every unavailableEvery with the count
 // of the requests it did not log, not one line per request.
 func TestUnavailableLogged(t *testing.T) {
-	var buf bytes.Buffer
+	var buf logbuf.Buffer
 	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	u := newUnavailableLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
+	defer u.pace.Close()
 	err := errors.New("store unavailable: disk full")
 	for range 1000 { // 100 a second for 10 s
 		u.note("r", "SendMessage", err)
 		fake.Advance(10 * time.Millisecond)
 	}
 	u.note("r", "SendMessage", err)
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines for 1001 requests over 10 s, want 2:\n%s", len(lines), buf.String())
-	}
-	if !strings.Contains(lines[1], "more_answered_503=999") {
-		t.Errorf("the second line does not count the 999 requests between: %s", lines[1])
+	// The count of the 999 between is said by the line at 10 s or, if it
+	// came first, once their interval had passed.
+	if l := lines(t, &buf, 2); !strings.Contains(l[1], "more_answered_503=999") {
+		t.Errorf("the second line does not count the 999 requests between: %s", l[1])
 	}
 }
 
-// The requests answered 503 in an outage that ended are counted by the
-// first line of the next outage, which says since when: it said "in=10s",
-// as if they had all come in the 10 s before it.
-func TestUnavailableCountSaysSinceWhen(t *testing.T) {
-	var buf bytes.Buffer
+// The requests answered 503 in a burst that ended within the interval are
+// counted once it has passed, saying since when; the next outage's first
+// line, an hour later, counts none. They were counted by that next line,
+// an hour late, or never if none came.
+func TestUnavailableBurstCountedOnceItEnds(t *testing.T) {
+	var buf logbuf.Buffer
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	fake := clock.NewFake(start)
 	u := newUnavailableLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
+	defer u.pace.Close()
 	err := errors.New("store unavailable: database refused this server's password")
 	for range 300 { // a 3 s outage, 100 requests a second
 		u.note("r", "SendMessage", err)
 		fake.Advance(10 * time.Millisecond)
 	}
+	waitCount(t, fake, start.Add(unavailableEvery))
+	fake.Set(start.Add(unavailableEvery))
+	l := lines(t, &buf, 2)
+	if !strings.Contains(l[1], "more_answered_503=299 since="+start.Format(time.RFC3339)) {
+		t.Errorf("the burst's count, once its interval passed: %s; want the 299 held back since %v", l[1], start)
+	}
 	fake.Advance(time.Hour) // the next outage
 	u.note("r", "SendMessage", errors.New("store unavailable: database denied this server permission"))
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2:\n%s", len(lines), buf.String())
-	}
-	if !strings.Contains(lines[1], "more_answered_503=299") || !strings.Contains(lines[1], "since="+start.Format(time.RFC3339)) {
-		t.Errorf("the next outage's line does not count the 299 held back since %v: %s", start, lines[1])
-	}
-	if strings.Contains(lines[1], "in=10s") {
-		t.Errorf("the next outage's line says the 299 came in the 10 s before it, an hour after they did: %s", lines[1])
+	if l = lines(t, &buf, 3); strings.Contains(l[2], "more_answered_503") {
+		t.Errorf("the next outage's line counts requests already counted: %s", l[2])
 	}
 }
 
 // Health checks many times a second while the store is not ready log the
-// first finding, one line every unavailableEvery with the count between,
-// and one when the server is ready again; checks while ready log nothing.
+// first finding, the count of those between once the interval has passed,
+// and one line when the server is ready again; checks while ready log
+// nothing.
 func TestReadinessLogged(t *testing.T) {
-	var buf bytes.Buffer
-	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	var buf logbuf.Buffer
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fake := clock.NewFake(start)
 	r := newReadinessLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
+	defer r.pace.Close()
 	r.saw(nil)
-	for range 1000 { // 100 a second for 10 s
+	for range 999 { // 100 a second for 10 s
 		r.saw(errors.New("disk full: background writes failing"))
 		fake.Advance(10 * time.Millisecond)
 	}
+	waitCount(t, fake, start.Add(unavailableEvery))
+	fake.Set(start.Add(unavailableEvery))
+	lines(t, &buf, 2)
 	r.saw(errors.New("disk full: background writes failing"))
 	r.saw(nil)
 	r.saw(nil)
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines for 1001 failed checks over 10 s and two good ones, want 3:\n%s", len(lines), buf.String())
-	}
-	for i, want := range []string{`msg="not ready"`, "checks_failed_unlogged=999", `msg="ready again"`} {
-		if !strings.Contains(lines[i], want) {
-			t.Errorf("line %d = %s, want %s", i+1, lines[i], want)
+	l := lines(t, &buf, 3)
+	for i, want := range []string{`msg="not ready"`, `msg="still not ready" err="disk full: background writes failing" for=10s checks_failed_unlogged=998 last_check=`, `msg="ready again"`} {
+		if !strings.Contains(l[i], want) {
+			t.Errorf("line %d = %s, want %s", i+1, l[i], want)
 		}
 	}
 }

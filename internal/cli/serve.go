@@ -309,13 +309,15 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 	sweeper := engine.NewRetentionSweeper(eng, time.Minute)
 	sweeper.Start(ctx)
 	defer sweeper.Stop()
-	srv := httpServer(server.New(server.Config{
+	api := server.New(server.Config{
 		Engine: eng, Account: cfg.AccountID, Logger: log, Verifier: front.verifier, MaxLongPollsPerClient: cfg.MaxLongPollsPerClient,
 		Ready: back.ready, Collectors: storeCollectors(store),
 		LocalHostsOnly: front.verifier == nil && isLoopback(cfg.Listen), AdvertiseURL: cfg.AdvertiseURL,
 		AllowHosts: cfg.AllowHosts, TrustProxies: front.trustProxies, Refusing: back.refusing, Backup: backupFunc(store, cfg.BackupDir),
 		SNS: snsService,
-	}), cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), log)
+	})
+	defer api.Close() // once serveUntil has stopped the requests: the counts of 503s held back
+	srv := httpServer(api, cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), log)
 	srv.TLSConfig = front.tls
 	ln, err := listen(cfg.Listen)
 	if err != nil {

@@ -2,12 +2,13 @@
 // (a request answered 503 during an outage, a health check failing, an
 // accept that fails for want of file descriptors): the first line of a
 // kind is written at once, then at most one every interval, which says
-// how many of its kind were held back since the one before. A burst that
-// ends within an interval leaves its count unsaid until the next line of
-// its kind: Flush gives it, for a line the caller writes when the interval
-// ends.
+// how many of its kind were held back since the one before.
 //
-// A Limiter only decides; the caller writes the line, in its own words.
+// A Paced writes the lines and says a burst's count once the interval
+// after its kind's last line has passed, so that a burst that ends within
+// an interval is not left unsaid until the next line of its kind; a
+// Limiter alone only decides, and its held-back lines wait for that next
+// line. Either way the caller writes the lines, in its own words.
 package lograte
 
 import (
@@ -81,13 +82,13 @@ func (l *Limiter) AdmitSince(key string) (held int, since time.Time, ok bool) {
 	return k.held, k.at, true
 }
 
-// Flush reports how many lines of kind key were held back since the last
+// flush reports how many lines of kind key were held back since the last
 // one written (held), and when that was (since); if any were, it counts
 // the line that says so as written now (ok), so that the next line of the
 // kind is held back for an interval after it and counts only those held
 // back since. It does not wait for the interval: the caller calls it when
 // the interval after the line written has passed, or when it stops.
-func (l *Limiter) Flush(key string) (held int, since time.Time, ok bool) {
+func (l *Limiter) flush(key string) (held int, since time.Time, ok bool) {
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -91,31 +91,31 @@ func TestAdmitSinceSaysWhenTheHeldBackBegan(t *testing.T) {
 	}
 }
 
-// Flush gives the count of the lines held back since the last written, and
+// flush gives the count of the lines held back since the last written, and
 // counts its own line as written: the next line within the interval after
 // it is held back, and counts only those since.
-func TestFlush(t *testing.T) {
+func TestFlushCountsOwnLine(t *testing.T) {
 	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	l := New(fake, 10*time.Second)
-	if held, _, ok := l.Flush("a"); ok || held != 0 {
-		t.Fatalf("Flush of a kind never seen = %d, %v; want nothing", held, ok)
+	if held, _, ok := l.flush("a"); ok || held != 0 {
+		t.Fatalf("flush of a kind never seen = %d, %v; want nothing", held, ok)
 	}
 	first := fake.Now()
 	admit(t, l, "a", 0, true)
-	if held, _, ok := l.Flush("a"); ok || held != 0 {
-		t.Fatalf("Flush with none held back = %d, %v; want nothing", held, ok)
+	if held, _, ok := l.flush("a"); ok || held != 0 {
+		t.Fatalf("flush with none held back = %d, %v; want nothing", held, ok)
 	}
 	for range 3 {
 		fake.Advance(time.Second)
 		admit(t, l, "a", 0, false)
 	}
 	fake.Advance(7 * time.Second)
-	held, since, ok := l.Flush("a")
+	held, since, ok := l.flush("a")
 	if !ok || held != 3 || !since.Equal(first) {
-		t.Fatalf("Flush = %d since %v, %v; want 3 since %v", held, since, ok, first)
+		t.Fatalf("flush = %d since %v, %v; want 3 since %v", held, since, ok, first)
 	}
-	if held, _, ok := l.Flush("a"); ok || held != 0 {
-		t.Fatalf("Flush again = %d, %v; want nothing", held, ok)
+	if held, _, ok := l.flush("a"); ok || held != 0 {
+		t.Fatalf("flush again = %d, %v; want nothing", held, ok)
 	}
 	flushed := fake.Now()
 	fake.Advance(time.Second)

@@ -268,7 +268,7 @@ func (n *notifier) lost(err error, retryIn time.Duration) {
 	}
 	l.down, l.said, l.failures = time.Now(), false, 0
 	l.mu.Unlock()
-	n.store.paced.note(listenLostKey, func(held int, since time.Time) {
+	n.store.paced.Note(listenLostKey, func(held int, since time.Time) {
 		l.mu.Lock()
 		l.said = true
 		l.mu.Unlock()

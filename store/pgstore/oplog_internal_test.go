@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/clock"
 	"github.com/baton-sqs/baton/internal/pgtest"
 	"github.com/baton-sqs/baton/internal/testutil/logbuf"
@@ -100,6 +102,36 @@ func TestRetriedSuccessesPaced(t *testing.T) {
 	if strings.Contains(logs.String(), "more_succeeded_so") {
 		t.Errorf("a line counts others held back, but the burst's count was said already:\n%s", logs)
 	}
+}
+
+// TestGiveUpsBurstCounted: a burst of operations that give up on one
+// problem (a disk full for a few seconds) is one line at once and one with
+// the count of the others once the interval has passed. The count used to
+// wait for the next failure of that problem, which may never come.
+func TestGiveUpsBurstCounted(t *testing.T) {
+	t.Parallel()
+	logs := &logbuf.Buffer{}
+	fake := clock.NewFake(time.Now())
+	s := openLogged(t, pgtest.MustDatabase(t), logs, fake, 0)
+	const burst = 50
+	for range burst {
+		err := s.retry(context.Background(), func(context.Context) error { return &pgconn.PgError{Code: "53100"} })
+		if !errors.Is(err, baton.ErrUnavailable) {
+			t.Fatalf("an operation refused for a full disk: %v; want ErrUnavailable", err)
+		}
+	}
+	if n := strings.Count(logs.String(), `msg="PostgreSQL operation failed"`); n != 1 {
+		t.Fatalf("%d operations gave up on a full disk, %d lines of their own; want 1 at once:\n%s", burst, n, logs)
+	}
+	waitTimer(t, fake)
+	fake.Advance(pacedLogEvery)
+	want := fmt.Sprintf(`msg="PostgreSQL operations failed" problem="database disk full" outcome_unknown=false count=%d since=`, burst-1)
+	poll.For(t, 30*time.Second, func() error {
+		if !strings.Contains(logs.String(), want) {
+			return fmt.Errorf("no line %s once the interval passed; log:\n%s", want, logs)
+		}
+		return nil
+	})
 }
 
 // TestListenLossAndReturnEachOneLine: the LISTEN connection cut, and not

@@ -43,7 +43,7 @@ type Options struct {
 	// Clock tells the time for what the store holds for a while: a
 	// queue's row read (queuecache.go), a refusal /healthz reports
 	// (health.go), a check of the schema (schema.go), the pacing of its
-	// give-up log lines; clock.System if nil. (The time a call acts at is
+	// log lines (Store.paced); clock.System if nil. (The time a call acts at is
 	// the engine's, passed in.)
 	Clock clock.Clock
 }
@@ -117,11 +117,10 @@ type Store struct {
 	// renewal paces the closing of the pool's connections after a
 	// refusal for read-only (renewSessions).
 	renewal sessionRenewal
-	// giveUpLogs paces giveUp's log lines.
-	giveUpLogs *lograte.Limiter
-	// paced paces the log lines of operations that succeeded after
-	// retries and of the LISTEN connection's losses.
-	paced *pacedLog
+	// paced paces the log lines that may come many times a second:
+	// operations that failed (giveUp) or succeeded (logRetried) after
+	// retries, and the LISTEN connection's losses.
+	paced *lograte.Paced
 	// bg runs the goroutines Close ends and waits for.
 	bg background
 	// faultHook, if set by a test, fails a write after it succeeded.
@@ -170,31 +169,29 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s := &Store{pool: pool, backends: &backends, log: opts.Logger, origin: newOrigin(), connCfg: cfg.ConnConfig.Copy(), defaultRegion: opts.DefaultRegion,
-		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout, giveUpLogs: lograte.New(opts.Clock, giveUpLogEvery)}
-	s.paced = newPacedLog(opts.Clock, &s.bg)
+		retryFor: opts.RetryFor, connectTimeout: opts.ConnectTimeout}
+	s.paced = lograte.NewPaced(opts.Clock, pacedLogEvery)
 	s.reads.timeout = opts.RetryFor
 	s.groupLocks.init(opts.Logger, s.connCfg, opts.RetryFor)
 	s.queues.clock, s.refusals.clock, s.schema.clock = opts.Clock, opts.Clock, opts.Clock
 	s.notify.init(s, cfg.ConnConfig)
-	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
+	fail := func(err error) (*Store, error) {
 		s.bg.stop()
+		s.paced.Close()
 		pool.Close()
 		return nil, err
+	}
+	if err := s.awaitDatabase(ctx, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
+		return fail(err)
 	}
 	if err := s.awaitSession(ctx, cfg.ConnConfig, describe(cfg.ConnConfig), opts.ConnectTimeout); err != nil {
-		s.bg.stop()
-		pool.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := s.migrate(ctx); err != nil {
-		s.bg.stop()
-		pool.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := s.learnSchema(ctx); err != nil {
-		s.bg.stop()
-		pool.Close()
-		return nil, err
+		return fail(err)
 	}
 	s.logKeptIndexes(ctx)
 	s.wake.init(s, cfg.ConnConfig)
@@ -359,6 +356,7 @@ func (s *Store) Close() error {
 	s.wake.stop()
 	s.notify.stop()
 	s.bg.stop()
+	s.paced.Close()
 	s.pool.Close()
 	s.closeLocks()
 	s.groupLocks.close()

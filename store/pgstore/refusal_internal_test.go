@@ -157,7 +157,7 @@ func TestReadOnlyGivesUpSayingSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	s.giveUpLogs = lograte.New(clock.NewFake(time.Now()), giveUpLogEvery)
+	s.paced = lograte.NewPaced(clock.NewFake(time.Now()), pacedLogEvery)
 	qid := mustQueue(t, s, "read-only-bound", false)
 	admin, err := pgx.Connect(ctx, url)
 	if err != nil {

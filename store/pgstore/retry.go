@@ -286,9 +286,9 @@ const retriedKey = "succeeded after retries"
 // so long. A connection limit or a restart may make every operation of a
 // node so: the first line is written at once, then at most one every
 // pacedLogEvery with the count since the line before, and a burst's count
-// once it ends (pacedLog).
+// once the interval ends (lograte.Paced).
 func (s *Store) logRetried(attempts int, after time.Duration) {
-	s.paced.note(retriedKey, func(held int, since time.Time) {
+	s.paced.Note(retriedKey, func(held int, since time.Time) {
 		attrs := []any{"attempts", attempts, "after", after.Round(time.Millisecond)}
 		if held > 0 {
 			attrs = append(attrs, "more_succeeded_so", held, "since", since.UTC().Format(time.RFC3339))
@@ -378,8 +378,10 @@ func isReadOnly(err error) bool {
 // started, beyond what the database may take to refuse it (see retryOp).
 const runMargin = 50 * time.Millisecond
 
-// giveUpLogEvery is how often, at most, giveUp logs one problem.
-const giveUpLogEvery = 10 * time.Second
+// pacedLogEvery is how often, at most, a line of a kind is written by
+// Store.paced: of one problem's giving up, of successes after retries, of
+// the LISTEN connection's losses.
+const pacedLogEvery = 10 * time.Second
 
 // errOutcomeUnknown is what a client is told of a write whose commit was
 // sent but not confirmed within the bound: it may have been made.
@@ -393,15 +395,12 @@ var errOutcomeUnknown = &baton.Error{Code: baton.ErrServiceUnavailable,
 // carried out (docs/postgresql.md).
 //
 // The log line is written for the first failure of each problem, then at
-// most once every giveUpLogEvery with the count of those not written since
-// the last, and when that was: during an outage every request may fail so.
+// most once every pacedLogEvery with the count of those not written since
+// the last, and when that was, and a burst's count once the interval ends
+// (lograte.Paced): during an outage every request may fail so.
 func (s *Store) giveUp(what string, err error, attempts int, start time.Time, unsure bool) error {
 	s.refusals.saw(what, err)
-	held, since, ok := 0, time.Time{}, true
-	if s.giveUpLogs != nil {
-		held, since, ok = s.giveUpLogs.AdmitSince(fmt.Sprint(what, unsure))
-	}
-	if ok {
+	s.paced.Note(fmt.Sprint("gave up: ", what, unsure), func(held int, since time.Time) {
 		attrs := []any{"problem", what, "attempts", attempts,
 			"after", time.Since(start).Round(time.Millisecond), "outcome_unknown", unsure, "err", err}
 		if held > 0 {
@@ -412,7 +411,10 @@ func (s *Store) giveUp(what string, err error, attempts int, start time.Time, un
 			msg = "PostgreSQL operation failed" // a refusal, not run again
 		}
 		s.log.Warn(msg, attrs...)
-	}
+	}, func(held int, since time.Time) {
+		s.log.Warn("PostgreSQL operations failed", "problem", what, "outcome_unknown", unsure,
+			"count", held, "since", since.UTC().Format(time.RFC3339))
+	})
 	if unsure {
 		return fmt.Errorf("%w: %w: %s: %w", baton.ErrUnavailable, errOutcomeUnknown, what, err)
 	}
