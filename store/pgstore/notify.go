@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-sqs/baton"
+	"github.com/baton-sqs/baton/clock"
 )
 
 // Servers sharing a database tell each other of sends, releases and moves
@@ -48,6 +49,9 @@ const listenCheck = 30 * time.Second
 type notifier struct {
 	store *Store
 	cfg   *pgx.ConnConfig
+	// clock is the store's (Options.Clock): how long the connection was
+	// lost is by its time.
+	clock clock.Clock
 
 	mu         sync.Mutex
 	subs       []func(uint64)
@@ -87,8 +91,8 @@ const lostMsg = "PostgreSQL LISTEN connection lost; long polls fall back to poll
 // maxPastListeners bounds notifier.pastListeners.
 const maxPastListeners = 8
 
-func (n *notifier) init(s *Store, cfg *pgx.ConnConfig) {
-	n.store, n.cfg = s, cfg.Copy()
+func (n *notifier) init(s *Store, cfg *pgx.ConnConfig, clk clock.Clock) {
+	n.store, n.cfg, n.clock = s, cfg.Copy(), clk
 	n.listening = make(chan struct{})
 }
 
@@ -266,7 +270,7 @@ func (n *notifier) lost(err error, retryIn time.Duration) {
 		l.mu.Unlock()
 		return
 	}
-	l.down, l.said, l.failures = time.Now(), false, 0
+	l.down, l.said, l.failures = n.clock.Now(), false, 0
 	l.mu.Unlock()
 	n.store.paced.Note(listenLostKey, func(held int, since time.Time) {
 		l.mu.Lock()
@@ -301,7 +305,7 @@ func (n *notifier) back() {
 		return
 	}
 	n.store.log.Info("PostgreSQL LISTEN connection back: other nodes' wake-ups reach long polls again, and queues' rows are kept again",
-		"polled_for", time.Since(down).Round(time.Millisecond), "failed_attempts", failures)
+		"polled_for", n.clock.Now().Sub(down).Round(time.Millisecond), "failed_attempts", failures)
 }
 
 func (n *notifier) deliver(queueID uint64) {

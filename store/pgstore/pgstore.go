@@ -43,7 +43,8 @@ type Options struct {
 	// Clock tells the time for what the store holds for a while: a
 	// queue's row read (queuecache.go), a refusal /healthz reports
 	// (health.go), a check of the schema (schema.go), the pacing of its
-	// log lines (Store.paced); clock.System if nil. (The time a call acts at is
+	// log lines (Store.paced) and how long the LISTEN connection was
+	// lost; clock.System if nil. (The time a call acts at is
 	// the engine's, passed in.)
 	Clock clock.Clock
 }
@@ -174,7 +175,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.reads.timeout = opts.RetryFor
 	s.groupLocks.init(opts.Logger, s.connCfg, opts.RetryFor)
 	s.queues.clock, s.refusals.clock, s.schema.clock = opts.Clock, opts.Clock, opts.Clock
-	s.notify.init(s, cfg.ConnConfig)
+	s.notify.init(s, cfg.ConnConfig, opts.Clock)
 	fail := func(err error) (*Store, error) {
 		s.bg.stop()
 		s.paced.Close()
