@@ -228,7 +228,7 @@ func (c *Consumer) start(ctx context.Context) error {
 		if hasErrors(fs) {
 			return &DoctorError{Findings: fs}
 		}
-		c.logFindings(fs)
+		c.reportFindings(fs)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

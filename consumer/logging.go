@@ -72,6 +72,10 @@ func LogEvent(l *slog.Logger, e Event) {
 			append(queueAttr(e), slog.Int("failed_receives", e.Count),
 				slog.Duration("failing_for", e.Duration.Round(100*time.Millisecond)))...)
 		return
+	case EventStartupFinding:
+		l.LogAttrs(context.Background(), slog.LevelWarn, "consumer: start-up check: "+e.Finding.Message,
+			append(queueAttr(e), slog.String("check", e.Finding.Check))...)
+		return
 	case EventLastReceiveSnooze:
 		msg = "consumer: message snoozed on the last receive its queue's maxReceiveCount allows; the next receive moves it to the dead-letter queue"
 	case EventNoProgress:
@@ -108,22 +112,14 @@ func LogEvent(l *slog.Logger, e Event) {
 	l.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// logFindings logs Doctor's warnings at start.
-func (c *Consumer) logFindings(fs []Finding) {
-	l := c.logger()
-	if l == nil {
-		return
-	}
+// reportFindings reports Doctor's warnings at start, as events
+// (EventStartupFinding): logged, as the runtime logs its events, or told
+// to the observer.
+func (c *Consumer) reportFindings(fs []Finding) {
 	for _, f := range fs {
-		level := slog.LevelWarn
-		switch f.Severity {
-		case SeverityInfo:
-			continue
-		case SeverityError:
-			level = slog.LevelError
+		if f.Severity == SeverityWarning {
+			c.observe(Event{Kind: EventStartupFinding, Finding: f})
 		}
-		l.LogAttrs(context.Background(), level, "consumer: start-up check: "+f.Message,
-			slog.String("queue", queueName(c.url)), slog.String("check", f.Check))
 	}
 }
 

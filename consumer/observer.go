@@ -74,6 +74,10 @@ const (
 	// (how many failed in a row), Duration (from the first of them until
 	// this receive was sent).
 	EventReceivesRecovered
+	// EventStartupFinding: at start, Doctor found a set-up that works but
+	// invites trouble (a warning). Finding. Findings of SeverityError stop
+	// the start (Run's *DoctorError) and are not events.
+	EventStartupFinding
 )
 
 var eventNames = map[EventKind]string{
@@ -84,6 +88,7 @@ var eventNames = map[EventKind]string{
 	EventSnoozed: "snoozed", EventDuplicate: "duplicate", EventSlotStuck: "slot_stuck", EventError: "error",
 	EventLastReceiveSnooze: "last_receive_snooze", EventLeaseOutgrown: "lease_outgrown",
 	EventNoProgress: "no_progress", EventReceivesFailing: "receives_failing", EventReceivesRecovered: "receives_recovered",
+	EventStartupFinding: "startup_finding",
 }
 
 // String names the kind in snake case.
@@ -150,6 +155,8 @@ type Event struct {
 	Op string
 	// Err is the error involved, if any.
 	Err error
+	// Finding is what Doctor found, for EventStartupFinding.
+	Finding Finding
 }
 
 // Observer receives the runtime's events, synchronously from its goroutines:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-sqs/baton/consumer"
 	"github.com/baton-sqs/baton/internal/testutil/logbuf"
+	"github.com/baton-sqs/baton/internal/testutil/poll"
 	"github.com/baton-sqs/baton/worker"
 )
 
@@ -119,4 +120,25 @@ func TestWorkerLogsOnlyToItsLogger(t *testing.T) {
 	if def.String() != "" {
 		t.Errorf("slog.Default got lines while the worker had a Logger:\n%s", def.String())
 	}
+}
+
+// The consumer runtime's start-up findings (its Doctor's warnings) reach
+// the worker's log, in the runtime's words: here a lease under six times
+// the attempt timeout. With the worker's observer the runtime had no
+// logger, and they reached no log at all.
+func TestWorkerLogsTheStartupFindings(t *testing.T) {
+	var log logbuf.Buffer
+	w := newWorld(t)
+	url := w.queue("doctored", map[string]string{"VisibilityTimeout": "30"})
+	_, target := w.httpTarget(ok)
+	w.start(worker.Config{QueueURL: url, Target: &worker.HTTPTarget{URL: target},
+		Logger:          slog.New(slog.NewTextHandler(&log, nil)),
+		ConsumerOptions: []consumer.Option{consumer.WithAttemptTimeout(20 * time.Second)}})
+	const want = `level=WARN msg="consumer: start-up check: the lease of 30s is under six times the attempt timeout 20s`
+	poll.For(t, 30*time.Second, func() error {
+		if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "check=visibility") {
+			return fmt.Errorf("no %q line with check=visibility in the worker's log:\n%s", want, log.String())
+		}
+		return nil
+	})
 }
