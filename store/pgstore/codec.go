@@ -240,32 +240,28 @@ func scanLeaseState(row pgx.Row, extra ...any) (*baton.Message, error) {
 // scanColumns scans leaseStateColumns, the payload's if payload (as
 // messageColumns has them), then extra.
 func scanColumns(row pgx.Row, payload bool, extra []any) (*baton.Message, error) {
-	m, t := new(baton.Message), new(scanTarget)
-	dest := append(t.dest[:0], &m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
+	var (
+		m                   baton.Message
+		attrs               []byte
+		firstRecv, leasedAt pgtype.Timestamptz
+		epoch               int64
+	)
+	dest := make([]any, 0, 17+len(extra))
+	dest = append(dest, &m.ID, &m.GroupID, &m.DedupID, &m.SequenceNumber,
 		&m.SenderID, &m.SentAt, &m.DeadLetterSourceARN, &m.VisibleAt, &m.Leased, &m.ReceiveCount,
-		&t.firstRecv, &t.epoch, &t.leasedAt)
+		&firstRecv, &epoch, &leasedAt)
 	if payload {
-		dest = append(dest, &m.Body, &t.attrs, &m.TraceHeader, &m.BodyMD5)
+		dest = append(dest, &m.Body, &attrs, &m.TraceHeader, &m.BodyMD5)
 	}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
 	if payload {
 		var err error
-		if m.Attributes, err = decodeMessageAttributes(t.attrs); err != nil {
+		if m.Attributes, err = decodeMessageAttributes(attrs); err != nil {
 			return nil, err
 		}
 	}
-	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(t.firstRecv), nullTimeOf(t.leasedAt), uint32(t.epoch)
-	return m, nil
-}
-
-// scanTarget holds what scanColumns scans besides the message's own
-// fields, and the list of destinations, in one allocation for a row where
-// each would be one of its own (a pointer to each is passed on).
-type scanTarget struct {
-	attrs               []byte
-	firstRecv, leasedAt pgtype.Timestamptz
-	epoch               int64
-	dest                [17 + 4]any // a row's columns, and round.go's four extra
+	m.FirstReceivedAt, m.LeasedAt, m.Epoch = nullTimeOf(firstRecv), nullTimeOf(leasedAt), uint32(epoch)
+	return &m, nil
 }

@@ -252,11 +252,6 @@ func poolConfig(url string) (*pgxpool.Config, error) {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	refuseCancels(cfg)
-	after := cfg.AfterConnect
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		encodeArraysIn(c.TypeMap())
-		return after(ctx, c)
-	}
 	markSessions(cfg.ConnConfig)
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "baton"
