@@ -30,6 +30,9 @@ type batonResult struct {
 	// This process's processor time per message over the same window: the
 	// Baton nodes' and the load's HTTP clients' together.
 	EnqueueProcCPU, WorkProcCPU, LifecycleProcCPU time.Duration
+	// The lifecycle's calls' latency (send, receive and delete alike),
+	// median and 99th percentile.
+	LifecycleP50, LifecycleP99 time.Duration
 	// Counts of the lifecycle on PostgreSQL with --statements: the HTTP
 	// calls here, the database's once the nodes have stopped (counts.go).
 	Counts lifecycleCounts
@@ -111,6 +114,9 @@ func measureBaton(ctx context.Context, o options, store string, nodes int) (bato
 			return res, fmt.Errorf("baton %s: %d errors: %v", sc.name, r.ErrorCount, r.Errors)
 		}
 		*sc.into, *sc.cpu, *sc.proc = r.MessagesPerSecond, meter.perMessage(), procMeter.perMessage()
+		if sc.name == bench.ScenarioLifecycle {
+			res.LifecycleP50, res.LifecycleP99 = r.Latency.P50, r.Latency.P99
+		}
 		if counted {
 			// A receive that leased something is followed by one delete.
 			recv, del := r.Actions["ReceiveMessage"].Count, r.Actions["DeleteMessageBatch"].Count

@@ -271,7 +271,7 @@ func (f runFigures) write(w io.Writer, label string, nodes []int) {
 		if hasOne && n != 1 {
 			fmt.Fprintf(w, ", %.2f of 1 node", ratio(p.Lifecycle, one.Lifecycle))
 		}
-		fmt.Fprintln(w, ")")
+		fmt.Fprintf(w, "; calls p50 %s, p99 %s)\n", p.LifecycleP50.Round(10*time.Microsecond), p.LifecycleP99.Round(10*time.Microsecond))
 	}
 }
 
@@ -316,6 +316,8 @@ func summarize(w io.Writer, all []runFigures, nodes []int) {
 		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg receive-delete", n), us(func(f runFigures) time.Duration { return pg(f).WorkCPU }), "%.0f")
 		line(fmt.Sprintf("  x%d PostgreSQL CPU µs per msg lifecycle", n), us(func(f runFigures) time.Duration { return pg(f).LifecycleCPU }), "%.0f")
 		line(fmt.Sprintf("  x%d Baton+client CPU µs per msg lifecycle", n), us(func(f runFigures) time.Duration { return pg(f).LifecycleProcCPU }), "%.0f")
+		line(fmt.Sprintf("  x%d lifecycle calls' latency p50 µs", n), us(func(f runFigures) time.Duration { return pg(f).LifecycleP50 }), "%.0f")
+		line(fmt.Sprintf("  x%d lifecycle calls' latency p99 µs", n), us(func(f runFigures) time.Duration { return pg(f).LifecycleP99 }), "%.0f")
 		line(fmt.Sprintf("  x%d enqueue / river enqueue", n), func(f runFigures) float64 { return ratio(pg(f).Enqueued, f.river.Enqueued) }, "%.2f")
 		line(fmt.Sprintf("  x%d receive-delete / river worked", n), func(f runFigures) float64 { return ratio(pg(f).Worked, f.river.Worked) }, "%.2f")
 		line(fmt.Sprintf("  x%d lifecycle / river lifecycle", n), func(f runFigures) float64 { return ratio(pg(f).Lifecycle, f.river.Lifecycle) }, "%.2f")
