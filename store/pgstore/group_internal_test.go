@@ -383,3 +383,57 @@ func TestGroupRoundLostAnswer(t *testing.T) {
 		t.Errorf("%d messages stored, want 6 (5 sent, r-1 kept)", n)
 	}
 }
+
+// TestGroupHoldsWhileRoundInFlight: ops queued one after another while the
+// server's other round is in flight wait for it and go together in the
+// next round, instead of the first going alone at once (on several servers
+// sharing a database, each server's share of the requests came in rounds
+// half the size). The round in flight is feigned, and the hold's bound
+// lifted, so that only the round's end releases them.
+func TestGroupHoldsWhileRoundInFlight(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx := context.Background()
+	qid := mustQueue(t, s, "hold-rounds", false)
+	g := &s.group
+	g.mu.Lock()
+	g.inFlight, g.last, g.roundTime, g.holdMax = 1, 2, time.Hour, time.Hour
+	g.mu.Unlock()
+	before := g.rounds.Load()
+	const sends = 3
+	errs := make(chan error, sends)
+	for i := range sends {
+		go func() {
+			_, err := s.MessageSend(ctx, baton.MessageSendParams{QueueID: qid, Messages: []*baton.Message{testMessage(fmt.Sprintf("m-%d", i), time.Now())}})
+			errs <- err
+		}()
+		waitQueued(t, g, i+1) // held, not taken: the round in flight has not ended
+	}
+	g.ended(0)
+	for range sends {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := g.rounds.Load() - before; n != 1 {
+		t.Errorf("%d sends queued one after another during a round took %d rounds, want 1", sends, n)
+	}
+}
+
+// waitQueued waits until n ops are queued.
+func waitQueued(t *testing.T, g *grouper, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		g.mu.Lock()
+		queued := len(g.queue)
+		g.mu.Unlock()
+		if queued == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d ops queued, want %d", queued, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
