@@ -51,24 +51,6 @@ const (
 // about to queue their ops. A lone request (last round of one) never waits.
 const gatherYields = 3
 
-// A committer that is free while the server's other round is in flight
-// holds the ops queued meanwhile, when they are few, until that round ends,
-// they reach holdEntries, or holdFraction of the recent rounds' time has
-// passed: the ops that arrive while a round commits then go together in
-// the next round, instead of half of them in a round of their own. Where
-// many requests arrive at once (one server under load) the queue holds a
-// round's worth already and nothing waits; where few do (each of several
-// servers on one database gets a share of the load) rounds were half the
-// size, with twice the statements and commits per message. The bound keeps
-// a round that hangs from holding the next for more than a moment, and a
-// lone request (last round of one) never waits; nor does any for more than
-// holdMax, whatever the recent rounds took.
-const (
-	holdEntries  = maxRoundEntries / 10
-	holdFraction = 0.75
-	holdMax      = 10 * time.Millisecond
-)
-
 // roundTimeout bounds a round whose ops have no deadline (they all have
 // one: their operation's bound, retry.go). A round ends at the latest of
 // its ops' deadlines: one that the database does not answer by then (a
@@ -164,25 +146,18 @@ type grouper struct {
 	closing bool
 	// last is how many ops the last round taken held.
 	last int
-	// inFlight is how many rounds run now; roundTime, a moving average of
-	// how long a round took (holdFraction).
-	inFlight  int
-	roundTime time.Duration
-	wg        sync.WaitGroup
+	wg   sync.WaitGroup
 
 	// rounds and ops count the rounds run and the ops they held.
 	rounds, ops atomic.Int64
 
 	// held, set by tests, keeps the committers from taking ops.
 	held bool
-	// holdMax is holdMax, but for tests.
-	holdMax time.Duration
 }
 
 func (g *grouper) init(s *Store) {
 	g.s = s
 	g.cond = sync.NewCond(&g.mu)
-	g.holdMax = holdMax
 	for range committers {
 		g.wg.Add(1)
 		go g.run()
@@ -230,57 +205,12 @@ func (g *grouper) run() {
 		if ops == nil {
 			return
 		}
-		if len(ops) == 0 {
-			continue
-		}
-		start := time.Now()
 		g.finish(ops)
-		g.ended(time.Since(start))
 	}
-}
-
-// ended notes that a round taken has ended after d, and wakes a committer
-// that holds ops for it.
-func (g *grouper) ended(d time.Duration) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.inFlight--
-	g.roundTime += (d - g.roundTime) / 8
-	g.cond.Broadcast()
-}
-
-// hold waits, g.mu held, while the other round is in flight and the queued
-// ops are few, at most holdFraction of the recent rounds' time (see
-// holdEntries).
-func (g *grouper) hold() {
-	if g.inFlight == 0 || g.last <= 1 || g.closing || g.queuedEntries() >= holdEntries {
-		return
-	}
-	until := time.Now().Add(min(time.Duration(holdFraction*float64(g.roundTime)), g.holdMax))
-	t := time.AfterFunc(time.Until(until), func() {
-		g.mu.Lock()
-		g.cond.Broadcast()
-		g.mu.Unlock()
-	})
-	defer t.Stop()
-	for g.inFlight > 0 && !g.closing && time.Now().Before(until) && g.queuedEntries() < holdEntries {
-		g.cond.Wait()
-	}
-}
-
-// queuedEntries is the entries of the queued ops (op.size).
-func (g *grouper) queuedEntries() int {
-	n := 0
-	for _, o := range g.queue {
-		e, _ := o.size()
-		n += e
-	}
-	return n
 }
 
 // take waits for queued ops and takes those of the next round, or returns
-// nil once the grouper stops with nothing queued, or none if another
-// committer took them meanwhile.
+// nil once the grouper stops with nothing queued.
 func (g *grouper) take() []*op {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -289,9 +219,6 @@ func (g *grouper) take() []*op {
 	}
 	if len(g.queue) == 0 {
 		return nil
-	}
-	if g.hold(); len(g.queue) == 0 { // the other committer took them
-		return []*op{}
 	}
 	if g.last > 1 && !g.closing {
 		g.mu.Unlock()
@@ -319,7 +246,6 @@ func (g *grouper) take() []*op {
 		g.cond.Signal() // more than a round's worth: another committer starts
 	}
 	g.last = n
-	g.inFlight++
 	return ops
 }
 
