@@ -633,12 +633,19 @@ func (e *Engine) leaseVisible(ctx context.Context, q *baton.Queue, now time.Time
 // message came: the lease is made whatever the client does, see lease)
 // gets no answer: its leases are held by no one (ledger.Event.ClientLeft),
 // and it is not seen. The leases are noted in the request's answer
-// (ledger.WithAnswer), should the client leave as it is written.
+// (ledger.WithAnswer), should the client leave as it is written; a
+// request with an answer sees its client only once the answer went out
+// (Engine.AnswerWent, ledger.Event.Answering).
 func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*baton.Message, queueTimeout bool) {
-	client, left := ledger.ClientFrom(ctx), ctx.Err() != nil
+	client, left, answer := ledger.ClientFrom(ctx), ctx.Err() != nil, ledger.AnswerOf(ctx)
 	if len(msgs) == 0 {
-		if !left {
-			e.record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.ID, At: e.clock.Now(), Client: client})
+		seen := ledger.Event{Kind: ledger.KindSeen, QueueID: q.ID, At: e.clock.Now(), Client: client}
+		switch {
+		case left:
+		case answer != nil:
+			answer.See(seen)
+		default:
+			e.record(seen)
 		}
 		return
 	}
@@ -646,12 +653,11 @@ func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*bat
 	if len(msgs) > 1 {
 		batch = ids.NewUint64()
 	}
-	answer := ledger.AnswerOf(ctx)
 	for _, m := range msgs {
 		ev := ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.ID, MessageID: m.ID, Epoch: m.Epoch, At: m.LeasedAt,
 			Deadline: m.VisibleAt, ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, Client: client,
-			Batch: batch, N: len(msgs), QueueTimeout: queueTimeout, ClientLeft: left,
+			Batch: batch, N: len(msgs), QueueTimeout: queueTimeout, ClientLeft: left, Answering: answer != nil && !left,
 		}
 		e.record(ev)
 		answer.Hand(ev)
@@ -663,6 +669,11 @@ func (e *Engine) recordReceived(ctx context.Context, q *baton.Queue, msgs []*bat
 // had gone before it was written. The leases it handed out are held by no
 // one (ledger.Event.ClientLeft). It returns how many.
 func (e *Engine) AnswerLost(a *ledger.Answer) int { return e.ledger.AnswerLost(a) }
+
+// AnswerWent tells the lease ledger that the answer a was gathered for
+// went out to its client: the client is seen, as it is not while its
+// answer can still be lost (ledger.Event.Answering).
+func (e *Engine) AnswerWent(a *ledger.Answer) { e.ledger.AnswerWent(a) }
 
 func (e *Engine) render(q *baton.Queue, msgs []*baton.Message, p ReceiveParams) []ReceivedMessage {
 	out := make([]ReceivedMessage, len(msgs))

@@ -22,6 +22,10 @@ import (
 type Answer struct {
 	mu  sync.Mutex
 	evs []Event
+	// seen is the client's request seen once the answer goes out
+	// (AnswerWent): a receive that leased nothing (See), or the receive
+	// of evs (Event.Answering).
+	seen Event
 }
 
 type answerKey struct{}
@@ -53,6 +57,17 @@ func (a *Answer) Hand(ev Event) {
 		a.evs = make([]Event, 0, maxAnswerLeases)
 	}
 	a.evs = append(a.evs, ev)
+	if ev.Answering && !ev.At.Before(a.seen.At) {
+		a.seen = Event{Kind: KindSeen, QueueID: ev.QueueID, At: ev.At, Client: ev.Client}
+	}
+}
+
+// See notes ev, a request of its client that leased nothing (KindSeen),
+// to be recorded once the answer goes out (Ledger.AnswerWent).
+func (a *Answer) See(ev Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seen = ev
 }
 
 // maxAnswerLeases is how many leases one answer hands out at most: a
@@ -79,11 +94,28 @@ func (l *Ledger) AnswerLost(a *Answer) int {
 	}
 	a.mu.Lock()
 	evs := a.evs
-	a.evs = nil
+	a.evs, a.seen = nil, Event{}
 	a.mu.Unlock()
 	for _, ev := range evs {
 		ev.ClientLeft = true
 		l.Record(ev)
 	}
 	return len(evs)
+}
+
+// AnswerWent tells the ledger that a's answer went out to its client: the
+// client is seen, at its request (Event.Answering), as it was not while
+// the answer could still be lost. A second call, or one after
+// AnswerLost, tells nothing more.
+func (l *Ledger) AnswerWent(a *Answer) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	ev := a.seen
+	a.evs, a.seen = nil, Event{}
+	a.mu.Unlock()
+	if ev.Kind == KindSeen {
+		l.Record(ev)
+	}
 }

@@ -452,6 +452,10 @@ const (
 	// answer (Event.Unanswered), sent as KindSeen. A node of an earlier
 	// build reads it as its client seen.
 	flag2Unanswered
+	// flag2Answering: a receive whose answer is still to be written
+	// (Event.Answering). A node of an earlier build reads it as its
+	// client seen.
+	flag2Answering
 )
 
 func appendEvent(b []byte, ev Event) []byte {
@@ -524,6 +528,9 @@ func appendEvent(b []byte, ev Event) []byte {
 	}
 	if ev.Unanswered {
 		flags2 |= flag2Unanswered
+	}
+	if ev.Answering {
+		flags2 |= flag2Answering
 	}
 	b = append(b, flags2)
 	if ev.Batch != 0 {
@@ -635,6 +642,7 @@ func (d *decoder) event() Event {
 		ev.Replay = flags2&flag2Replay != 0
 		ev.ClientLeft = flags2&flag2ClientLeft != 0
 		ev.Unanswered = flags2&flag2Unanswered != 0
+		ev.Answering = flags2&flag2Answering != 0
 		if flags2&flag2Batch != 0 {
 			ev.Batch = d.uvarint()
 		}

@@ -117,7 +117,14 @@ type Event struct {
 	// finds its lease ended is read against this attempt's time
 	// (unanswered.go).
 	Unanswered bool
-	Client     Client
+	// Answering: a receive whose answer is still to be written. Its
+	// client is seen only once the answer went out (Ledger.AnswerWent
+	// tells so, as KindSeen), not by the receive: a request whose answer
+	// is lost (its host gone, the connection cut) is no sign that the
+	// client is there. A node of an earlier build reads it as its client
+	// seen.
+	Answering bool
+	Client    Client
 }
 
 // Shortens says whether a visibility change to end, of a lease that ends
@@ -196,6 +203,22 @@ func (l *Ledger) applyLocal(ev Event) (_ Event, ok bool) {
 	return ev, true
 }
 
+// seesClient says whether ev is a request of its client on the queue that
+// shows the client there: a receive only once its answer went out (one
+// whose client left, or whose answer is still to be written, does not).
+func seesClient(ev Event) bool {
+	if ev.Client == (Client{}) {
+		return false
+	}
+	switch ev.Kind {
+	case KindReceive:
+		return !ev.ClientLeft && !ev.Answering
+	case KindChange, KindDelete, KindSeen, KindRefused:
+		return true
+	}
+	return false
+}
+
 // apply applies an event another node made.
 func (l *Ledger) apply(ev Event) {
 	l.mu.Lock()
@@ -217,7 +240,7 @@ func (l *Ledger) applyLocked(ev Event, local bool) {
 	defer l.trim()
 	ql := l.queue(ev.QueueID)
 	ql.expire(ev.At)
-	if ev.Client != (Client{}) && (ev.Kind == KindReceive || ev.Kind == KindChange || ev.Kind == KindDelete || ev.Kind == KindSeen || ev.Kind == KindRefused) {
+	if seesClient(ev) {
 		ql.saw(ev.Client, ev.At)
 	}
 	switch ev.Kind {
