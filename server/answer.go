@@ -18,19 +18,23 @@ func withAnswer(ctx context.Context, op protocol.Operation) (context.Context, *l
 	return ledger.WithAnswer(ctx)
 }
 
-// deliver writes a call's answer by write. When the answer hands out
+// deliver writes a call's answer by write, within answered.Write's bound
+// (set only now, after any long poll's wait): a peer that stopped reading
+// holds it seconds, not until TCP gives up. When the answer hands out
 // leases and reached no client (its client gone before it was written, or
-// its write failing: the connection closed or cut while it was written),
-// the lease ledger is told that those leases are held by no one
+// its write failing: the connection closed, cut or stalled while it was
+// written), the lease ledger is told that those leases are held by no one
 // (ledger.Event.ClientLeft): the client never had their receipts.
 func (s *Server) deliver(ctx context.Context, w http.ResponseWriter, a *ledger.Answer, write func(http.ResponseWriter)) {
-	if a.Leases() == 0 {
-		write(w)
+	err := answered.Write(ctx, w, write)
+	if err == nil {
+		s.engine.AnswerWent(a)
 		return
 	}
-	if err := answered.Write(ctx, w, write); err != nil {
-		n := s.engine.AnswerLost(a)
-		s.log.Debug("the answer of a receive reached no client: the leases it handed out are held by no one until they lapse",
-			"request_id", requestFrom(ctx).reqID, "leases", n, "err", err)
+	if a.Leases() == 0 {
+		return
 	}
+	n := s.engine.AnswerLost(a)
+	s.log.Debug("the answer of a receive reached no client: the leases it handed out are held by no one until they lapse",
+		"request_id", requestFrom(ctx).reqID, "leases", n, "err", err)
 }

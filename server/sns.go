@@ -74,7 +74,7 @@ func (s *Server) serveSNS(w http.ResponseWriter, r *http.Request, reqID string) 
 	} else {
 		var out any
 		if out, err = s.call(r.Context(), op, in, reqID); err == nil {
-			awsquery.WriteSNSResult(w, op, out, reqID)
+			s.deliver(r.Context(), w, nil, func(w http.ResponseWriter) { awsquery.WriteSNSResult(w, op, out, reqID) }) // answer.go
 			return
 		}
 	}

@@ -1,56 +1,123 @@
-// Package answered writes an HTTP answer and says whether it went out to
-// the client's connection: the server tells the lease ledger of a
-// receive's answer that did not (its leases are held by no one), and so
-// does the proxy.
+// Package answered writes an HTTP answer within a bound and says whether
+// it went out to the client's connection: the server tells the lease
+// ledger of a receive's answer that did not (its leases are held by no
+// one), and so does the proxy.
 //
 // What can be known is what the server's side of the connection saw. An
 // answer that fits in the connection's buffers is written whole even to a
 // client that has just closed its socket, and no error comes of it; one
 // that does not, or one written after the request's context ended (Go's
 // server ends it when it reads the client's close), did not reach it.
+//
+// A peer that stops reading without closing (its host gone, a network
+// cut: nothing reads, nothing resets) would hold the write of an answer
+// larger than those buffers until TCP gives up, some fifteen minutes, and
+// one that is there but reads nothing for ever. So each piece of an
+// answer must go out within Patience: the answer of a peer that stalled
+// fails within seconds of the stall, whatever its size, and a slow
+// peer's goes on for as long as it keeps reading.
 package answered
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
+// Patience is how long a piece of an answer (at most piece bytes, or the
+// flush of what is left) may take to go out before its write fails.
+const Patience = 10 * time.Second
+
+// piece is how much of an answer is written under one deadline: 64 KiB in
+// Patience is 6.4 KiB/s, below any link a queue's client is on.
+const piece = 64 << 10
+
 // Write writes an answer to w by write, flushing it to the connection,
-// and returns why it did not reach the client, nil if it went out: the
-// request's context had ended before it was written (the client closed
-// its connection, or reset its stream), or writing or flushing it failed
-// (the connection closed or cut while it was written). A writer that
-// cannot flush leaves the answer to the server's own flush, unseen.
+// each piece within Patience, and returns why it did not reach the
+// client, nil if it went out: the request's context had ended before it
+// was written (the client closed its connection, or reset its stream), or
+// writing or flushing it failed (the connection closed or cut while it
+// was written, or the peer read too little of it in time). The deadline
+// is set only once the answer is ready, after any long poll's wait, and
+// is lifted once it went out, for the connection's next request. A writer
+// that cannot flush leaves the answer to the server's own flush, unseen;
+// one without deadlines (a recorder) writes without a bound.
 func Write(ctx context.Context, w http.ResponseWriter, write func(http.ResponseWriter)) error {
+	cw := &checked{ResponseWriter: w}
+	defer setDeadline(w, time.Time{})
 	if ctx.Err() != nil {
-		write(w)
+		write(cw)
 		return fmt.Errorf("the client had left before the answer was written: %w", context.Cause(ctx))
 	}
-	cw := &checked{ResponseWriter: w}
 	write(cw)
 	if cw.err != nil {
 		return cw.err
 	}
-	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
-	}
-	return nil
+	setDeadline(w, time.Now().Add(Patience))
+	return flush(w)
 }
 
-// checked keeps the first error a write of the answer returned.
+// setDeadline sets the write deadline of w's connection (stream, for
+// HTTP/2); the zero time lifts it. A writer without one is left as it is.
+// A socket's deadline is in the system's time, not a clock.Clock's. (Not
+// http.ResponseController's, whose error for a writer without one is
+// made anew at each call.)
+func setDeadline(w http.ResponseWriter, t time.Time) {
+	for {
+		switch x := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			_ = x.SetWriteDeadline(t) // its error is the next write's
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return
+		}
+	}
+}
+
+// flush flushes w to its connection; a writer that cannot flush is no
+// error (as setDeadline, without http.ResponseController's allocation).
+func flush(w http.ResponseWriter) error {
+	for {
+		switch x := w.(type) {
+		case interface{ FlushError() error }:
+			return x.FlushError()
+		case http.Flusher:
+			x.Flush()
+			return nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// checked writes an answer a piece at a time, each within Patience, and
+// keeps the first error a write returned.
 type checked struct {
 	http.ResponseWriter
 	err error
 }
 
 func (c *checked) Write(p []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(p)
-	if err != nil && c.err == nil {
-		c.err = err
+	written := 0
+	for len(p) > 0 {
+		n := min(len(p), piece)
+		setDeadline(c.ResponseWriter, time.Now().Add(Patience))
+		m, err := c.ResponseWriter.Write(p[:n])
+		written += m
+		if err != nil {
+			if c.err == nil {
+				c.err = err
+			}
+			return written, err
+		}
+		p = p[n:]
 	}
-	return n, err
+	return written, nil
 }
 
 // Unwrap lets http.ResponseController reach the writer underneath.

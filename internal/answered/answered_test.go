@@ -1,12 +1,19 @@
 package answered_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-sqs/baton/internal/answered"
 )
@@ -44,5 +51,101 @@ func TestWrite(t *testing.T) {
 	noFlush.ResponseWriter = httptest.NewRecorder()
 	if err := answered.Write(context.Background(), noFlush, hello); err != nil {
 		t.Errorf("a writer that cannot flush: %v", err)
+	}
+}
+
+// stalledPeer serves handler on a free port of 127.0.0.1 and sends it a
+// request over a connection with a small receive buffer that then reads
+// nothing and stays open, as a peer whose host is gone: the answer's
+// write can only wait. It returns the server's address.
+func stalledPeer(t *testing.T, handler http.HandlerFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, "GET /stalled HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	return ln.Addr().String()
+}
+
+// An answer to a peer that stopped reading fails within seconds of the
+// stall (Patience), where it waited until TCP gave up; the connection's
+// other requests are not bounded by a deadline an answer set and lifted:
+// a keep-alive connection's plain answer written after the stalled one
+// failed goes out.
+func TestWriteToAStalledPeer(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte("x"), 16<<20)
+	failed := make(chan error, 1)
+	addr := stalledPeer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stalled" {
+			failed <- answered.Write(r.Context(), w, func(w http.ResponseWriter) {
+				w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+				w.Write(big)
+			})
+			return
+		}
+		if r.URL.Path == "/bounded" {
+			answered.Write(r.Context(), w, hello)
+			return
+		}
+		hello(w) // no bound of its own
+	})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	get := func(path string) string {
+		t.Helper()
+		conn.SetDeadline(time.Now().Add(time.Minute))
+		if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return string(body)
+	}
+	start := time.Now()
+	if got := get("/bounded"); got != "hello" {
+		t.Fatalf("bounded answer %q", got)
+	}
+	select {
+	case err := <-failed:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("the stalled answer: %v; want its deadline exceeded", err)
+		}
+		if took := time.Since(start); took > answered.Patience+50*time.Second {
+			t.Errorf("the stalled answer failed after %v", took)
+		}
+	case <-time.After(answered.Patience + time.Minute):
+		t.Fatal("the answer to a stalled peer is still being written")
+	}
+	// The bounded answer's deadline has passed (a socket's deadline is
+	// the system's time: it is waited out); it was lifted.
+	time.Sleep(time.Until(start.Add(answered.Patience + time.Second)))
+	if got := get("/plain"); got != "hello" {
+		t.Errorf("the next answer on the connection %q", got)
 	}
 }
