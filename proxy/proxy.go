@@ -300,11 +300,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		w.Write(answer)
 	}
-	if handed.Leases() == 0 {
-		write(w)
-		return
-	}
-	if err := answered.Write(r.Context(), w, write); err != nil {
+	// Within answered.Write's bound, whatever the answer: a client that
+	// stopped reading holds it seconds, not until TCP gives up.
+	if err := answered.Write(r.Context(), w, write); err != nil && handed.Leases() > 0 {
 		p.answerLost(r, p.ledger.AnswerLost(handed), err)
 	}
 }

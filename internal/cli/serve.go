@@ -516,7 +516,10 @@ func localHost(host string) string {
 // a goroutine for ever. The read deadline ends with the body (net/http
 // clears it once the body is read), so a long poll waiting up to 20 s
 // afterwards is not cut. There is no WriteTimeout: it would run from the
-// request's start, across the long poll's wait. What net/http logs goes to
+// request's start, across the long poll's wait; an SQS or SNS answer is
+// bounded once it is ready instead (internal/answered: each piece within
+// answered.Patience), so a peer that stopped reading holds its goroutine
+// and answer seconds, not until TCP gives up. What net/http logs goes to
 // log (httpErrorLog).
 func httpServer(h http.Handler, bodyTimeout time.Duration, log *slog.Logger) *http.Server {
 	return &http.Server{
