@@ -2,8 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -55,17 +53,7 @@ func TestDoctorIncidents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	doctor := func(t *testing.T, queue string) server.LeaseReportJSON {
-		out, err := exec.Command(batonBin, "doctor", "--endpoint", p.URL, "--json", queue).Output()
-		if err != nil {
-			t.Fatalf("baton doctor: %v", err)
-		}
-		var rep server.LeaseReportJSON
-		if err := json.Unmarshal(out, &rep); err != nil {
-			t.Fatalf("doctor --json printed %q: %v", out, err)
-		}
-		return rep
-	}
+	doctor := func(t *testing.T, queue string) server.LeaseReportJSON { return doctorJSON(t, p.URL, queue) }
 
 	t.Run("lease too short", func(t *testing.T) {
 		t.Parallel()
