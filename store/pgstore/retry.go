@@ -214,15 +214,18 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 	defer cancel()
 	backoff := 10 * time.Millisecond
 	unsure := false // a run's outcome is unknown, and no later run learned it
+	// The longest the database took to refuse a run of this operation:
+	// another run may take as long. The longest, not the last: on a
+	// loaded machine one run (a new connection) can take several times
+	// another, and a last run started on a short one's time failed for
+	// the want of time, its answer hiding the refusals' cause.
+	var answeredIn time.Duration
 	for attempt := 1; ; attempt++ {
 		end := s.runs.begin()
 		began := time.Now()
 		err := f(bctx)
-		// How long the database took to refuse the run, if it answered:
-		// another run is likely to take as long.
-		var answeredIn time.Duration
 		if refused(err) {
-			answeredIn = time.Since(began)
+			answeredIn = max(answeredIn, time.Since(began))
 		}
 		if bctx.Err() != nil && timedOut(err) {
 			// The bound passed while the database had the run.
