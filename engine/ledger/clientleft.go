@@ -111,6 +111,6 @@ func unheldText(hs []HeldLease, now time.Time) string {
 	return fmt.Sprintf("%s handed out in answers to ReceiveMessage whose %s had left before getting the answer %s held by no one (messages %s, "+
 		"the longest for %s): %s until %s (in %s)",
 		plural(len(hs), "running lease", "running leases"), either(len(hs) == 1, "client", "clients"), either(len(hs) == 1, "is", "are"),
-		idsText(ids), fmtDuration(hs[0].Held), either(len(hs) == 1, "its message waits", "their messages wait"),
-		last.UTC().Format(time.RFC3339), fmtDuration(max(last.Sub(now), 0)))
+		idsText(ids), FormatDuration(hs[0].Held), either(len(hs) == 1, "its message waits", "their messages wait"),
+		last.UTC().Format(time.RFC3339), FormatDuration(max(last.Sub(now), 0)))
 }

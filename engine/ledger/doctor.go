@@ -227,7 +227,7 @@ func (d *doctor) lastEvents() {
 			continue
 		}
 		f.LastAgo = max(d.now.Sub(f.Last), 0)
-		f.LastSeen = fmt.Sprintf("last %s %s ago, at %s", f.LastEvent, fmtDuration(f.LastAgo), f.Last.UTC().Format(time.RFC3339))
+		f.LastSeen = fmt.Sprintf("last %s %s ago, at %s", f.LastEvent, FormatDuration(f.LastAgo), f.Last.UTC().Format(time.RFC3339))
 	}
 }
 
@@ -768,8 +768,8 @@ func (d *doctor) pendingText(n uint64) {
 	}
 	text := fmt.Sprintf("%s received in the last %s lapsed and %s not come back yet: slow like those that came back late if %s, "+
 		"failing before DeleteMessage if not (a longer timeout would not help those); the doctor tells which once %s has passed since %s receive.",
-		plural(int(n), "lease", "leases"), fmtDuration(d.pendingWithin), either(n == 1, "its holder has", "their holders have"),
-		either(n == 1, "it does", "they do"), fmtDuration(d.pendingWithin), either(n == 1, "its", "their"))
+		plural(int(n), "lease", "leases"), FormatDuration(d.pendingWithin), either(n == 1, "its holder has", "their holders have"),
+		either(n == 1, "it does", "they do"), FormatDuration(d.pendingWithin), either(n == 1, "its", "their"))
 	for i := range d.r.Findings {
 		if f := &d.r.Findings[i]; f.Kind == DiagnosisLeaseTooShort {
 			f.Evidence += " " + text
@@ -862,8 +862,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// fmtDuration is d in hours, minutes and seconds.
-func fmtDuration(d time.Duration) string {
+// FormatDuration is d in hours, minutes and seconds, rounded to the
+// second: the one rule for every duration the doctor shows, `baton
+// doctor`'s lease lines included, so that two shown together agree.
+func FormatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 

@@ -23,9 +23,9 @@ func (d *doctor) heldUnrenewedFinding() {
 	}
 	r, all := d.r, d.r.SinceStart
 	h := d.stalled[0]
-	who := fmt.Sprintf("message %s has been held %s", h.MessageID, fmtDuration(h.Held))
+	who := fmt.Sprintf("message %s has been held %s", h.MessageID, FormatDuration(h.Held))
 	if len(d.stalled) > 1 {
-		who = fmt.Sprintf("messages %s, the longest held %s", heldIDs(d.stalled), fmtDuration(h.Held))
+		who = fmt.Sprintf("messages %s, the longest held %s", heldIDs(d.stalled), FormatDuration(h.Held))
 	}
 	who += seededText(d.stalled)
 	ev := fmt.Sprintf("%s held far beyond the queue's p99 and not renewed since: %s, %s the p99 of %s (%s), %s; %s",
@@ -108,10 +108,10 @@ func knownReadings(hs []HeldLease, now time.Time) string {
 	case seen == len(hs):
 		return fmt.Sprintf("%s went on making requests on the queue since it received %s (the last %s ago): it is not gone, "+
 			"unless another consumer shares its address and user agent; its handler ",
-			either(len(hs) == 1, "Its holder", "Their holder"), either(len(hs) == 1, "it", "them"), fmtDuration(now.Sub(last))) + live + slower
+			either(len(hs) == 1, "Its holder", "Their holder"), either(len(hs) == 1, "it", "them"), FormatDuration(now.Sub(last))) + live + slower
 	}
 	return fmt.Sprintf("The holders of %d of them went on making requests on the queue since they received them (the last %s ago): "+
-		"not gone (unless other consumers share their address and user agent), their handlers ", seen, fmtDuration(now.Sub(last))) + live +
+		"not gone (unless other consumers share their address and user agent), their handlers ", seen, FormatDuration(now.Sub(last))) + live +
 		"the others' holders made no request since: gone (crashed, killed, or stopped without releasing) or hung whole; " + slower
 }
 
@@ -185,8 +185,8 @@ func (d *doctor) heldRenewedText(hs []HeldLease, renewed, why string) string {
 	all, h := d.r.SinceStart, hs[0]
 	return fmt.Sprintf("%s held far beyond the queue's p99 %s: message %s has been held %s (%s the p99 of %s, %s) "+
 		"and renewed %s, last %s ago, %s.",
-		plural(len(hs), "lease", "leases"), renewed, h.MessageID, fmtDuration(h.Held), times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99),
-		plural(h.Renewals, "time", "times"), fmtDuration(d.now.Sub(h.LastRenewal)), why) + d.groupHeldText(hs)
+		plural(len(hs), "lease", "leases"), renewed, h.MessageID, FormatDuration(h.Held), times(h.Held, all.P99), finishedText(all), fmtSeconds(all.P99),
+		plural(h.Renewals, "time", "times"), FormatDuration(d.now.Sub(h.LastRenewal)), why) + d.groupHeldText(hs)
 }
 
 // groupHeldText says, on a FIFO queue, that each of hs holds back the rest
@@ -205,7 +205,7 @@ func (d *doctor) groupHeldText(hs []HeldLease) string {
 // ceilingText says when a renewed lease reaches the 12-hour ceiling.
 func ceilingText(h HeldLease) string {
 	return fmt.Sprintf("The lease cannot outlast %s after its receive: message %s reaches that ceiling in %s and is then redelivered anyway.",
-		fmtDuration(MaxLeaseTime), h.MessageID, fmtDuration(h.CeilingIn))
+		FormatDuration(MaxLeaseTime), h.MessageID, FormatDuration(h.CeilingIn))
 }
 
 // ceilingFinding counts and names the renewals the 12-hour ceiling
@@ -219,10 +219,10 @@ func (d *doctor) ceilingFinding() {
 	h := d.refused[0]
 	ev := fmt.Sprintf("%d renewals were refused by the 12-hour ceiling, on %s (message %s, refused %d times): "+
 		"a lease may not end later than %s after its receive (as on SQS), and they asked for more.",
-		n, plural(len(d.refused), "lease", "leases"), h.MessageID, h.Refusals, fmtDuration(MaxLeaseTime))
+		n, plural(len(d.refused), "lease", "leases"), h.MessageID, h.Refusals, FormatDuration(MaxLeaseTime))
 	fix := "Those messages come back at the ceiling whatever the heartbeat does"
 	if h.Running {
-		fix += fmt.Sprintf(": message %s in %s", h.MessageID, fmtDuration(h.CeilingIn))
+		fix += fmt.Sprintf(": message %s in %s", h.MessageID, FormatDuration(h.CeilingIn))
 	}
 	fix += ". A heartbeat must ask for no more than the time left to the ceiling; work that takes longer than 12 hours must be split or checkpointed."
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisCeilingRefused, Leases: uint64(len(d.refused)), Evidence: ev, Fix: fix, Held: d.refused})
@@ -260,7 +260,7 @@ func (d *doctor) noP99Note() {
 	d.tooFew = true
 	d.notes = append(d.notes, fmt.Sprintf("%s completed (a p99 needs %d), so there is no p99 to judge the running leases by: "+
 		"message %s has been held at least %s%s, %s.",
-		plural(int(s.Finished()), "lease has", "leases have"), MinFindingLeases, h.MessageID, fmtDuration(h.Held), seededText([]HeldLease{h}), renewedSince(h)))
+		plural(int(s.Finished()), "lease has", "leases have"), MinFindingLeases, h.MessageID, FormatDuration(h.Held), seededText([]HeldLease{h}), renewedSince(h)))
 }
 
 // renewedSince says when a held lease was last renewed.
@@ -275,7 +275,7 @@ func renewedSince(h HeldLease) string {
 	if after < time.Second {
 		return fmt.Sprintf("last renewed %s after its receive", fmtSeconds(after))
 	}
-	return fmt.Sprintf("last renewed %s after its receive", fmtDuration(after))
+	return fmt.Sprintf("last renewed %s after its receive", FormatDuration(after))
 }
 
 // comeBack says when held leases end and their messages come back.
@@ -290,10 +290,10 @@ func comeBack(hs []HeldLease, now time.Time) string {
 		}
 	}
 	if len(hs) == 1 {
-		return fmt.Sprintf("it comes back when its lease ends, in %s (%s).", fmtDuration(first.Sub(now)), first.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("it comes back when its lease ends, in %s (%s).", FormatDuration(first.Sub(now)), first.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("they come back when their leases end, from %s to %s from now (%s).",
-		fmtDuration(first.Sub(now)), fmtDuration(last.Sub(now)), last.UTC().Format(time.RFC3339))
+		FormatDuration(first.Sub(now)), FormatDuration(last.Sub(now)), last.UTC().Format(time.RFC3339))
 }
 
 // heldIDs lists up to three held leases' messages.

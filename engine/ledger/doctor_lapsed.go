@@ -23,7 +23,7 @@ func (d *doctor) stoppedFinding() {
 	if l.waiting > 0 {
 		d.tooFew = true
 		d.notes = append(d.notes, fmt.Sprintf("%s lapsed in the last %s and %s not been seen since: too soon to tell a failing handler from a stopped consumer or one still working.",
-			plural(int(l.waiting), "lease", "leases"), fmtDuration(holderGrace), either(l.waiting == 1, "its holder has", "their holders have")))
+			plural(int(l.waiting), "lease", "leases"), FormatDuration(holderGrace), either(l.waiting == 1, "its holder has", "their holders have")))
 	}
 	if l.stopped == 0 || len(d.dlqOf()) > 0 {
 		return

@@ -206,7 +206,9 @@ func heldLine(h server.HeldLeaseJSON) string {
 	return line
 }
 
-// seconds prints a number of seconds as hours, minutes and seconds.
+// seconds prints a number of seconds as the doctor's evidence prints a
+// duration (ledger.FormatDuration): a lease line under a finding says the
+// same held time as the finding's evidence.
 func seconds(s float64) string {
-	return (time.Duration(s) * time.Second).String()
+	return ledger.FormatDuration(time.Duration(s * float64(time.Second)))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-sqs/baton/engine/ledger"
 	"github.com/baton-sqs/baton/server"
 )
 
@@ -134,5 +135,21 @@ func TestDoctorCountsOfOne(t *testing.T) {
 	writeReport(&b, rep)
 	if out := b.String(); !strings.Contains(out, "1 lease lapsed; 1 late completion (deletes or visibility changes after the lease lapsed) by 1 lease, 1 confirmed duplicate execution\n") {
 		t.Errorf("counts of one:\n%s", out)
+	}
+}
+
+// A lease line under a finding says the held time its evidence says: the
+// evidence rounded 26.6 s to "27s" while the line truncated it to "26s".
+// Both go by ledger.FormatDuration now.
+func TestDoctorHeldLineRoundsAsTheEvidence(t *testing.T) {
+	t.Parallel()
+	held, ceiling := 26600*time.Millisecond, 12*time.Hour-26600*time.Millisecond
+	line := heldLine(server.HeldLeaseJSON{MessageID: "m-1", Running: true, HeldSeconds: held.Seconds(),
+		CeilingInSeconds: ceiling.Seconds(), Renewals: 3})
+	if want := " held " + ledger.FormatDuration(held) + ","; want != " held 27s," || !strings.Contains(line, want) {
+		t.Errorf("lease line %q: want %q, as the evidence says it", line, want)
+	}
+	if want := "ceiling in " + ledger.FormatDuration(ceiling); !strings.Contains(line, want) {
+		t.Errorf("lease line %q: want %q", line, want)
 	}
 }
