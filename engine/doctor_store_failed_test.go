@@ -204,6 +204,11 @@ func testStoreFailedDeleteRanTwice(t *testing.T, fifo, otherFirst bool) {
 	if w := r.Window; w.Duplicates != 3 || w.Late != 0 {
 		t.Errorf("window %+v: want 3 duplicate executions, no late completion", w)
 	}
+	// The holders came back, in time: their messages' redeliveries are the
+	// store's, not ones whose holder never came back.
+	if w := r.Window; w.RedeliveriesStoreFailed != 3 || w.RedeliveriesNeverReturned != 0 || w.RedeliveriesLapsedWhileWorking != 0 {
+		t.Errorf("window %+v: want 3 redeliveries after a delete the store failed, none never returned", w)
+	}
 	for id := range handles {
 		h := in.history(id)
 		if !slices.ContainsFunc(h, func(ev ledger.LeaseEvent) bool {

@@ -65,15 +65,18 @@ type LeaseStatsJSON struct {
 	// LateLeases are the leases the late completions came by, each once:
 	// one lapsed lease may see several late requests, and a lease that
 	// lapsed before the period may complete late in it.
-	LateLeases                     uint64  `json:"late_leases"`
-	ConfirmedDuplicates            uint64  `json:"confirmed_duplicates"`
-	RedeliveriesLapsedWhileWorking uint64  `json:"redeliveries_lapsed_while_working"`
-	RedeliveriesNeverReturned      uint64  `json:"redeliveries_never_returned"`
-	Renewals                       uint64  `json:"renewals"`
-	RenewalsPerLease               float64 `json:"renewals_per_lease"`
-	Releases                       uint64  `json:"releases"`
-	DeadLettered                   uint64  `json:"dead_lettered"`
-	RefusedRenewals                uint64  `json:"refused_renewals"`
+	LateLeases                     uint64 `json:"late_leases"`
+	ConfirmedDuplicates            uint64 `json:"confirmed_duplicates"`
+	RedeliveriesLapsedWhileWorking uint64 `json:"redeliveries_lapsed_while_working"`
+	// RedeliveriesStoreFailed are the redeliveries after a lapse whose
+	// holder deleted in time, the store failing that delete (store-failed).
+	RedeliveriesStoreFailed   uint64  `json:"redeliveries_store_failed"`
+	RedeliveriesNeverReturned uint64  `json:"redeliveries_never_returned"`
+	Renewals                  uint64  `json:"renewals"`
+	RenewalsPerLease          float64 `json:"renewals_per_lease"`
+	Releases                  uint64  `json:"releases"`
+	DeadLettered              uint64  `json:"dead_lettered"`
+	RefusedRenewals           uint64  `json:"refused_renewals"`
 }
 
 // LeaseReportJSON is the lease report of one queue. The top-level figures
@@ -184,7 +187,8 @@ func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
-		Renewals: s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
+		RedeliveriesStoreFailed: s.RedeliveriesStoreFailed,
+		Renewals:                s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,
 		RefusedRenewals: s.RefusedRenewals,
 	}
 }

@@ -49,6 +49,10 @@ type counters struct {
 	deadAfterRelease uint64
 	// refused counts the renewals the 12-hour ceiling refused.
 	refused uint64
+	// failedAgain counts the redeliveries after a lapse whose holder's
+	// delete, in time, the store failed: the holder came back in time, so
+	// they are neither lapsedWorking nor redeliveries it never came back for.
+	failedAgain uint64
 	// lateRenewals counts the late changes to a later end that changed
 	// nothing (LeaseLapsed): heartbeats that came after their lease ended.
 	lateRenewals uint64
@@ -70,6 +74,7 @@ func (c *counters) merge(o *counters) {
 	c.duplicates += o.duplicates
 	c.redeliveries += o.redeliveries
 	c.lapsedWorking += o.lapsedWorking
+	c.failedAgain += o.failedAgain
 	c.renewals += o.renewals
 	c.releases += o.releases
 	c.deadLettered += o.deadLettered

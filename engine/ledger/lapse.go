@@ -42,6 +42,10 @@ func (ql *queueLedger) unexpire(r *leaseRec) {
 		r.working = false
 		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedWorking) })
 	}
+	if r.failedAgain {
+		r.failedAgain = false
+		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.failedAgain) })
+	}
 	if r.returned {
 		r.returned = false
 		ql.uncount(r.deadline, r.local, func(c *counters) { dec(&c.lapsedReturned) })
@@ -60,6 +64,7 @@ func (ql *queueLedger) redeliver(tm *trackedMessage, epoch uint32) {
 	prev.redelivered = true
 	ql.count(next.begin, next.local, func(c *counters) { c.redeliveries++ })
 	ql.working(prev)
+	ql.failedAgain(prev)
 }
 
 // working counts a lease that lapsed while its holder was still working:
@@ -68,6 +73,17 @@ func (ql *queueLedger) working(r *leaseRec) {
 	if r.redelivered && r.proven && !r.working {
 		r.working = true
 		ql.count(r.deadline, r.local, func(c *counters) { c.lapsedWorking++ })
+	}
+}
+
+// failedAgain counts a lease redelivered after its lapse whose holder's
+// delete, made in time, the store failed (failedDelete): its holder did
+// come back, in time, so the redelivery is the store's, neither one while
+// the holder worked nor one it has not come back for.
+func (ql *queueLedger) failedAgain(r *leaseRec) {
+	if r.redelivered && r.storeFailed && !r.failedAgain {
+		r.failedAgain = true
+		ql.count(r.deadline, r.local, func(c *counters) { c.failedAgain++ })
 	}
 }
 

@@ -40,6 +40,7 @@ type leaseRec struct {
 	redelivered  bool // a later lease followed its expiry
 	proven       bool // a late completion showed its holder was working
 	working      bool // counted as lapsed while working (redelivered and proven)
+	failedAgain  bool // counted as redelivered after a delete the store failed (redelivered and storeFailed)
 	lateDeleted  bool // a late delete by its receipt was applied: another is a retry
 	duplicated   bool // counted as a duplicate execution, which it is once
 	returned     bool // counted as lapsed and later proven (lapsedReturned)

@@ -46,8 +46,12 @@ type LeaseStats struct {
 	Duplicates uint64
 	// RedeliveriesLapsedWhileWorking are redeliveries after a lapse that a
 	// later late completion proved happened while the holder still worked;
-	// RedeliveriesNeverReturned are the rest (an error path or a crash).
+	// RedeliveriesStoreFailed those after a lapse whose holder deleted in
+	// time and the store failed the delete (store-failed): it came back,
+	// in time; RedeliveriesNeverReturned are the rest (an error path or a
+	// crash, or a holder that has not come back yet).
 	RedeliveriesLapsedWhileWorking uint64
+	RedeliveriesStoreFailed        uint64
 	RedeliveriesNeverReturned      uint64
 	// LapsedReturned counts the lapsed leases whose holder came back with
 	// a late completion; Expired less these never came back (or have not
@@ -101,7 +105,8 @@ func statsOf(c *counters) LeaseStats {
 		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
 		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
-		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking),
+		RedeliveriesStoreFailed:        c.failedAgain,
+		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking+c.failedAgain),
 		LapsedReturned:                 c.lapsedReturned,
 		DeadLetteredAfterRelease:       c.deadAfterRelease,
 		Renewals:                       c.renewals, Releases: c.releases, DeadLettered: c.deadLettered,

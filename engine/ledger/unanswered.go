@@ -106,6 +106,7 @@ func triedLate(r *leaseRec, ev Event) (time.Time, bool) {
 // standard queue it removes the message, on a FIFO queue it is refused.
 func (ql *queueLedger) failedDelete(tm *trackedMessage, r *leaseRec, ev Event, local bool, at time.Time) {
 	r.storeFailed, r.lateDeleted = true, true
+	ql.failedAgain(r)
 	if ev.duplicate && !r.duplicated {
 		// The message was received again before the retry: its work ran
 		// twice, once by this holder.

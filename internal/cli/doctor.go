@@ -147,8 +147,12 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 		fmt.Fprintf(w, "  %s lapsed; %s (deletes or visibility changes after the lease lapsed) by %s, %s\n",
 			counted(s.ExpiredLeases, "lease", "leases"), counted(s.LateCompletions, "late completion", "late completions"),
 			counted(s.LateLeases, "lease", "leases"), counted(s.ConfirmedDuplicates, "confirmed duplicate execution", "confirmed duplicate executions"))
-		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working, %d where it has not come back\n",
-			s.RedeliveriesLapsedWhileWorking, s.RedeliveriesNeverReturned)
+		failed := ""
+		if s.RedeliveriesStoreFailed > 0 {
+			failed = fmt.Sprintf(", %d whose holder deleted in time and the store failed the delete", s.RedeliveriesStoreFailed)
+		}
+		fmt.Fprintf(w, "  redeliveries: %d lapsed while the holder was still working%s, %d where it has not come back\n",
+			s.RedeliveriesLapsedWhileWorking, failed, s.RedeliveriesNeverReturned)
 	}
 	if s.Renewals+s.Releases > 0 {
 		fmt.Fprintf(w, "  %d renewals (%.1f per lease), %d releases\n", s.Renewals, s.RenewalsPerLease, s.Releases)

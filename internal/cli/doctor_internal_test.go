@@ -153,3 +153,16 @@ func TestDoctorHeldLineRoundsAsTheEvidence(t *testing.T) {
 		t.Errorf("lease line %q: want %q", line, want)
 	}
 }
+
+// A redelivery after a delete the store failed is said as such, not as one
+// whose holder has not come back: that holder deleted in time.
+func TestDoctorFiguresRedeliveredAfterStoreFailed(t *testing.T) {
+	t.Parallel()
+	rep := server.LeaseReportJSON{Queue: "q", VisibilityTimeoutSeconds: 30, WindowMinutes: 15, Diagnosis: "store-failed", Period: "window"}
+	rep.ExpiredLeases, rep.RedeliveriesStoreFailed, rep.ConfirmedDuplicates = 3, 3, 3
+	var b strings.Builder
+	writeReport(&b, rep)
+	if out := b.String(); !strings.Contains(out, "redeliveries: 0 lapsed while the holder was still working, 3 whose holder deleted in time and the store failed the delete, 0 where it has not come back\n") {
+		t.Errorf("redeliveries after a delete the store failed:\n%s", out)
+	}
+}
