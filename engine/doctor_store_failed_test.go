@@ -201,8 +201,8 @@ func testStoreFailedDeleteRanTwice(t *testing.T, fifo, otherFirst bool) {
 	in.receiveAs(other, 10)
 	r := in.report()
 	expect(t, r, ledger.DiagnosisStoreFailed, ledger.DiagnosisStoreFailed)
-	if w := r.Window; w.Duplicates != 3 || w.Late != 0 {
-		t.Errorf("window %+v: want 3 duplicate executions, no late completion", w)
+	if w := r.Window; w.Duplicates != 3 || w.DuplicatesStoreFailed != 3 || w.Late != 0 {
+		t.Errorf("window %+v: want 3 duplicate executions, all of deletes the store failed, no late completion", w)
 	}
 	// The holders came back, in time: their messages' redeliveries are the
 	// store's, not ones whose holder never came back.

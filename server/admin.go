@@ -65,8 +65,12 @@ type LeaseStatsJSON struct {
 	// LateLeases are the leases the late completions came by, each once:
 	// one lapsed lease may see several late requests, and a lease that
 	// lapsed before the period may complete late in it.
-	LateLeases                     uint64 `json:"late_leases"`
-	ConfirmedDuplicates            uint64 `json:"confirmed_duplicates"`
+	LateLeases          uint64 `json:"late_leases"`
+	ConfirmedDuplicates uint64 `json:"confirmed_duplicates"`
+	// ConfirmedDuplicatesStoreFailed are those of ConfirmedDuplicates
+	// whose holder deleted in time, the store failing the delete
+	// (store-failed): the rest came of late completions.
+	ConfirmedDuplicatesStoreFailed uint64 `json:"confirmed_duplicates_store_failed"`
 	RedeliveriesLapsedWhileWorking uint64 `json:"redeliveries_lapsed_while_working"`
 	// RedeliveriesStoreFailed are the redeliveries after a lapse whose
 	// holder deleted in time, the store failing that delete (store-failed).
@@ -186,6 +190,7 @@ func leaseStatsJSON(s ledger.LeaseStats) LeaseStatsJSON {
 		LeasesCompletedTimeUnknownInTime: s.UntimedInTime, LeasesTimed: s.Finished(),
 		LeaseP50Seconds: s.P50.Seconds(), LeaseP90Seconds: s.P90.Seconds(), LeaseP99Seconds: s.P99.Seconds(), LeaseMaxSeconds: s.Max.Seconds(),
 		ExpiredLeases: s.Expired, LateCompletions: s.Late, LateLeases: s.LateLeases, ConfirmedDuplicates: s.Duplicates,
+		ConfirmedDuplicatesStoreFailed: s.DuplicatesStoreFailed,
 		RedeliveriesLapsedWhileWorking: s.RedeliveriesLapsedWhileWorking, RedeliveriesNeverReturned: s.RedeliveriesNeverReturned,
 		RedeliveriesStoreFailed: s.RedeliveriesStoreFailed,
 		Renewals:                s.Renewals, RenewalsPerLease: s.RenewalsPerLease, Releases: s.Releases, DeadLettered: s.DeadLettered,

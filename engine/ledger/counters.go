@@ -53,6 +53,10 @@ type counters struct {
 	// delete, in time, the store failed: the holder came back in time, so
 	// they are neither lapsedWorking nor redeliveries it never came back for.
 	failedAgain uint64
+	// failedDuplicates counts the duplicates (in duplicates) of leases
+	// whose holder's delete, in time, the store failed: not late
+	// completions, though counted with theirs.
+	failedDuplicates uint64
 	// lateRenewals counts the late changes to a later end that changed
 	// nothing (LeaseLapsed): heartbeats that came after their lease ended.
 	lateRenewals uint64
@@ -75,6 +79,7 @@ func (c *counters) merge(o *counters) {
 	c.redeliveries += o.redeliveries
 	c.lapsedWorking += o.lapsedWorking
 	c.failedAgain += o.failedAgain
+	c.failedDuplicates += o.failedDuplicates
 	c.renewals += o.renewals
 	c.releases += o.releases
 	c.deadLettered += o.deadLettered

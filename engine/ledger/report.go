@@ -42,8 +42,9 @@ type LeaseStats struct {
 	// meanwhile been leased to another receiver, or whose delete in time the
 	// store failed, their message leased to another before the retry:
 	// confirmed duplicate executions, one per lease however many requests
-	// its holder made.
-	Duplicates uint64
+	// its holder made. DuplicatesStoreFailed are those of them whose
+	// delete the store failed: no late completion came of them.
+	Duplicates, DuplicatesStoreFailed uint64
 	// RedeliveriesLapsedWhileWorking are redeliveries after a lapse that a
 	// later late completion proved happened while the holder still worked;
 	// RedeliveriesStoreFailed those after a lapse whose holder deleted in
@@ -104,6 +105,7 @@ func statsOf(c *counters) LeaseStats {
 		P50: c.durations.quantile(0.5), P90: c.durations.quantile(0.9), P99: c.durations.quantile(0.99), Max: c.durations.max,
 		UnrenewedP99: c.unrenewed.quantile(0.99), UnrenewedCompleted: c.unrenewed.n,
 		Expired: c.expired, Late: c.late, LateLeases: c.lateLeases, Duplicates: c.duplicates,
+		DuplicatesStoreFailed:          c.failedDuplicates,
 		RedeliveriesLapsedWhileWorking: c.lapsedWorking,
 		RedeliveriesStoreFailed:        c.failedAgain,
 		RedeliveriesNeverReturned:      c.redeliveries - min(c.redeliveries, c.lapsedWorking+c.failedAgain),

@@ -111,7 +111,7 @@ func (ql *queueLedger) failedDelete(tm *trackedMessage, r *leaseRec, ev Event, l
 		// The message was received again before the retry: its work ran
 		// twice, once by this holder.
 		r.duplicated = true
-		ql.count(ev.At, local, func(c *counters) { c.duplicates++ })
+		ql.count(ev.At, local, func(c *counters) { c.duplicates++; c.failedDuplicates++ })
 	}
 	refused, gone := deleteMarks(ev)
 	tm.record(LeaseEvent{At: ev.At, Kind: EventDelete, Epoch: ev.Epoch, Refused: refused, AlreadyDeleted: gone,

@@ -144,9 +144,10 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 			s.LeaseP50Seconds, s.LeaseP90Seconds, s.LeaseP99Seconds, s.LeaseMaxSeconds)
 	}
 	if s.ExpiredLeases+s.LateCompletions > 0 {
-		fmt.Fprintf(w, "  %s lapsed; %s (deletes or visibility changes after the lease lapsed) by %s, %s\n",
+		fmt.Fprintf(w, "  %s lapsed; %s (deletes or visibility changes after the lease lapsed) by %s\n",
 			counted(s.ExpiredLeases, "lease", "leases"), counted(s.LateCompletions, "late completion", "late completions"),
-			counted(s.LateLeases, "lease", "leases"), counted(s.ConfirmedDuplicates, "confirmed duplicate execution", "confirmed duplicate executions"))
+			counted(s.LateLeases, "lease", "leases"))
+		fmt.Fprintf(w, "  %s\n", duplicatesLine(s))
 		failed := ""
 		if s.RedeliveriesStoreFailed > 0 {
 			failed = fmt.Sprintf(", %d whose holder deleted in time and the store failed the delete", s.RedeliveriesStoreFailed)
@@ -177,6 +178,21 @@ func writeReport(w io.Writer, r server.LeaseReportJSON) {
 	if r.HistoryNote != "" {
 		fmt.Fprintf(w, "  %s\n", r.HistoryNote)
 	}
+}
+
+// duplicatesLine says the confirmed duplicate executions and where they
+// came from: late completions of leases whose message was received again
+// meanwhile, or deletes in time the store failed, the message received
+// again before the retry (store-failed).
+func duplicatesLine(s server.LeaseStatsJSON) string {
+	line := counted(s.ConfirmedDuplicates, "confirmed duplicate execution", "confirmed duplicate executions")
+	if s.ConfirmedDuplicates == 0 {
+		return line
+	}
+	failed := min(s.ConfirmedDuplicatesStoreFailed, s.ConfirmedDuplicates)
+	return fmt.Sprintf("%s (messages worked twice): %d completed late after the message was received again, "+
+		"%d deleted in time but the store failed the delete, the message received again before the retry",
+		line, s.ConfirmedDuplicates-failed, failed)
 }
 
 // counted is n with the noun for n: one for 1, else many.
