@@ -218,3 +218,51 @@ func testStoreFailedDeleteRanTwice(t *testing.T, fifo, otherFirst bool) {
 		}
 	}
 }
+
+// A queue with both: three deletes the store failed, their messages run
+// twice, and three handlers that overran their lease, their messages run
+// twice too. lease-too-short's evidence counts the duplicates of its late
+// completions only (it said 6 beside 3 late completions), the report the
+// six, three of them the store's.
+func TestDoctorTooShortBesideStoreFailed(t *testing.T) {
+	t.Parallel()
+	in, other, handles, again := failedThenReceivedAgain(t, false)
+	in.at(45)
+	for _, h := range handles {
+		in.e.DeleteMessage(as(sdkClient), in.ref, h) // the retry deletes the message
+	}
+	in.at(46)
+	for _, h := range again {
+		in.delAs(other, h) // finds it deleted
+	}
+	in.at(50)
+	in.sendTo(false, 3)
+	first := in.receiveAs(sdkClient, 10)
+	in.at(81) // the 30 s leases lapsed: the messages go to the other consumer
+	second := in.receiveAs(other, 10)
+	if len(first) != 3 || len(second) != 3 {
+		t.Fatalf("received %d then %d, want 3 and 3", len(first), len(second))
+	}
+	in.at(90)
+	for _, h := range first {
+		in.delAs(sdkClient, h) // 10 s late: the message ran twice
+	}
+	in.at(95)
+	for _, h := range second {
+		in.delAs(other, h)
+	}
+	in.at(200)
+	in.receiveAs(sdkClient, 10)
+	in.receiveAs(other, 10)
+	r := in.report()
+	if w := r.Window; w.Duplicates != 6 || w.DuplicatesStoreFailed != 3 || w.Late != 3 {
+		t.Errorf("window %+v: want 6 duplicates, 3 of them the store's, 3 late completions", w)
+	}
+	short := finding(r, ledger.DiagnosisLeaseTooShort)
+	if !strings.Contains(short.Evidence, "3 late completions, 3 confirmed duplicate executions") {
+		t.Errorf("lease-too-short evidence %q: want the 3 duplicates of its late completions", short.Evidence)
+	}
+	if f := finding(r, ledger.DiagnosisStoreFailed); f.Leases != 3 {
+		t.Errorf("store-failed finding %+v: want 3 leases", f)
+	}
+}

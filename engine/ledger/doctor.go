@@ -355,7 +355,7 @@ func (d *doctor) tooShortFinding() {
 	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions, "+
 		"%d redeliveries while the holder was still working%s; lease p99 is %s against a visibility timeout of %ds",
-		overran, leases, s.Late, s.Duplicates, s.RedeliveriesLapsedWhileWorking, refusedText(s), fmtSeconds(s.P99), r.VisibilityTimeout)
+		overran, leases, s.Late, s.lateDuplicates(), s.RedeliveriesLapsedWhileWorking, refusedText(s), fmtSeconds(s.P99), r.VisibilityTimeout)
 	var fix string
 	switch {
 	case !shorter:
@@ -556,7 +556,7 @@ func (d *doctor) tooShortNoP99(leases, overran uint64) {
 	}
 	ev := fmt.Sprintf("Handlers overran their lease (%d of %d leases): %d late completions, %d confirmed duplicate executions; "+
 		"%s: a holder was still working at least %s after its receive, against a visibility timeout of %ds.",
-		overran, leases, s.Late, s.Duplicates, why, fmtSeconds(s.LateWorkedMax), r.VisibilityTimeout)
+		overran, leases, s.Late, s.lateDuplicates(), why, fmtSeconds(s.LateWorkedMax), r.VisibilityTimeout)
 	fix := "Set VisibilityTimeout above what the handlers take when they complete (the doctor gives a figure once overrunning leases complete), " +
 		"or renew the lease while the handler makes progress; a handler still working hours later may be hung rather than slow."
 	if s.Duplicates > 0 {

@@ -89,6 +89,12 @@ type LeaseStats struct {
 // out: those P50 to Max and the duration histogram are of.
 func (s LeaseStats) Finished() uint64 { return s.timed() + s.RefusedDeletes + s.AlreadyDeleted }
 
+// lateDuplicates counts the duplicates that came of late completions:
+// those of deletes the store failed are store-failed's, not an overrun's.
+func (s LeaseStats) lateDuplicates() uint64 {
+	return s.Duplicates - min(s.DuplicatesStoreFailed, s.Duplicates)
+}
+
 // timed counts the completed leases whose handler's time is known.
 func (s LeaseStats) timed() uint64 { return s.Completed - min(s.Untimed, s.Completed) }
 
