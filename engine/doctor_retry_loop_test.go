@@ -62,7 +62,8 @@ func TestDoctorRetryLoopIsNotHealthy(t *testing.T) {
 		t.Errorf("retry-loop on %d leases, want the 12 released after two releases", f.Leases)
 	}
 	contains(t, f.Evidence, "12 leases were released with a delay", "none of their 3 messages has been completed since",
-		"a handler that fails and retries with a back-off", "or messages not ready", "the server cannot tell which")
+		"a handler that fails and retries with a back-off", "or messages not ready", "the server cannot tell which",
+		"No lease lapsed for them, so they show in no other finding")
 	contains(t, f.Fix, "Look at the consumers' errors", "A RedrivePolicy")
 	lastIs(t, r, ledger.DiagnosisRetryLoop, "release with a delay", 61, 14e9, "last release with a delay 14s ago")
 }

@@ -622,7 +622,7 @@ func (d *doctor) failingFinding() {
 	if s.RedeliveriesNeverReturned > 0 {
 		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
 	}
-	ev += d.failingCause(gone, retried) + givenBackText(givenBack, gone) + batchedText(batched, gone)
+	ev += d.failingCause(gone, retried) + givenBackText(givenBack, gone) + d.backOffsPastText(givenBack) + batchedText(batched, gone)
 	fix := d.failingFix(failingReadings{maySlow: retried < gone, batched: batched > 0, givenBack: givenBack > 0, shared: d.sharedHolders()})
 	r.Findings = append(r.Findings, Finding{Kind: DiagnosisHandlerFailing, Leases: gone, Evidence: ev, Fix: fix})
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -136,7 +137,7 @@ func (d *doctor) retryLoopFinding() {
 	}
 	ev := what + fmt.Sprintf(" (messages %s): a handler that fails and retries with a back-off (Baton's consumer releases a failed message so), "+
 		"or messages not ready again and again (on a FIFO queue, also those released behind a failing message of their group); "+
-		"the server cannot tell which. No lease lapsed for them, so they show in no other finding.", idsText(rt.msgs)) + retryBatchedText(rt)
+		"the server cannot tell which.", idsText(rt.msgs)) + d.loopLapsedText() + retryBatchedText(rt)
 	fix := "Look at the consumers' errors (or why the messages are not ready): a message that fails every time goes round for ever, each receive a retry."
 	if rt.batched > 0 {
 		fix += " If the consumer fails a batch whole when one of its messages fails, " + partialBatchAdvice +
@@ -149,6 +150,56 @@ func (d *doctor) retryLoopFinding() {
 		fix += " A RedrivePolicy moves a message that never succeeds aside after maxReceiveCount receives."
 	}
 	d.r.Findings = append(d.r.Findings, Finding{Kind: DiagnosisRetryLoop, Leases: rt.leases, Evidence: ev, Fix: fix})
+}
+
+// backOffsPast counts the lapses toward handler-failing that may be
+// messages given back with a delay longer than their lease had left
+// (lapses.givenBackMsgs) whose message the retry loop names, and those
+// messages: a consumer that doubles its back-off (Baton's consumer, and
+// `baton worker` on a queue without a RedrivePolicy) releases a failing
+// message within its lease at first, and past its end once the back-off
+// grows longer than the lease has left, which reads as a renewal and
+// lapses there. The same retries show in both findings.
+func (d *doctor) backOffsPast() (lapses, msgs int) {
+	seen := map[string]bool{}
+	for _, id := range d.lapses.givenBackMsgs {
+		if _, in := slices.BinarySearch(d.retries.msgs, id); in {
+			lapses++
+			seen[id] = true
+		}
+	}
+	return lapses, len(seen)
+}
+
+// backOffsPastText says, in handler-failing, which of its given-back
+// lapses (at most givenBack) are of messages the retry loop names, when
+// retryLoopFinding names it (this finding is made before it; neither is
+// made on a dead-letter queue).
+func (d *doctor) backOffsPastText(givenBack uint64) string {
+	n, _ := d.backOffsPast()
+	if n = min(n, int(givenBack)); n == 0 || d.retries.leases < MinFindingLeases {
+		return ""
+	}
+	return fmt.Sprintf(" %s of messages the retry-loop finding names, released with a delay within their lease before: "+
+		"the same retries, their back-off grown longer than the lease had left (Baton's consumer, and `baton worker` on a queue "+
+		"without a RedrivePolicy, double it from 1 s to 15 minutes): one handler failing again and again, or messages not ready, behind both findings.",
+		either(n == 1, "1 of those lapses is", fmt.Sprintf("%d of those lapses are", n)))
+}
+
+// loopLapsedText says, in retry-loop, whether its messages show in no
+// other finding: later leases of some may have lapsed at the end a change
+// past the lease's end set (backOffsPast), counted with the lapses whose
+// holders have not come back.
+func (d *doctor) loopLapsedText() string {
+	lapses, msgs := d.backOffsPast()
+	if lapses == 0 {
+		return " No lease lapsed for them, so they show in no other finding."
+	}
+	return fmt.Sprintf(" %s of %s lapsed at the end a change past the lease's end had set, the holder going on "+
+		"(a back-off grown longer than the lease had left reads as a renewal): those lapses are counted with the leases "+
+		"whose holders have not come back (handler-failing's count), the same retries.",
+		either(lapses == 1, "A later lease", fmt.Sprintf("%d later leases", lapses)),
+		either(msgs == 1, "1 of those messages", fmt.Sprintf("%d of those messages", msgs)))
 }
 
 // retryBatchedText says that some of a retry loop's messages were

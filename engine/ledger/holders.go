@@ -133,6 +133,10 @@ type lapses struct {
 	// handler-failing (unbatched, batched) that may be messages given back
 	// with a delay longer than their lease had left (givenBackLapse).
 	givenBack, givenBackBatched uint64
+	// givenBackMsgs are the messages of the givenBack lapses, one entry a
+	// lapse: those the retry loop names are its retries, their back-off
+	// grown past the lease (backOffsPast).
+	givenBackMsgs []string
 	// lastInspected, lastStopped and lastFailing are the latest lapses of
 	// the leases inspected, stopped, and of the others (alive, of an
 	// unknown holder, seeded) begun before undecided, those of batches
@@ -237,6 +241,7 @@ func (out *lapses) failingLapse(r *leaseRec, givenBack bool) {
 		}
 		if givenBack {
 			out.givenBack++
+			out.givenBackMsgs = append(out.givenBackMsgs, r.msg.id)
 		}
 	}
 }
