@@ -63,4 +63,8 @@ func TestDoctorBackOffsJoinedAcrossFindings(t *testing.T) {
 	}
 	contains(t, loop.Evidence, "6 later leases of 3 of those messages lapsed at the end a change past the lease's end had set", "(handler-failing's count), the same retries")
 	contains(t, failing.Evidence, "6 of those lapses are of messages the retry-loop finding names", "their back-off grown longer than the lease had left")
+	// The one consumer received them again: no other receiver.
+	if strings.Contains(failing.Evidence, "another receiver") {
+		t.Errorf("handler-failing names another receiver, though one consumer received every message: %s", failing.Evidence)
+	}
 }

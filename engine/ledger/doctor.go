@@ -620,7 +620,7 @@ func (d *doctor) failingFinding() {
 	}
 	ev := fmt.Sprintf("%d leases lapsed and their holders have not come back with a late completion", gone)
 	if s.RedeliveriesNeverReturned > 0 {
-		ev += fmt.Sprintf(" (%d redelivered to another receiver since)", s.RedeliveriesNeverReturned)
+		ev += fmt.Sprintf(" (%d received again since, by whichever consumer)", s.RedeliveriesNeverReturned)
 	}
 	ev += d.failingCause(gone, retried) + givenBackText(givenBack, gone) + d.backOffsPastText(givenBack) + batchedText(batched, gone)
 	fix := d.failingFix(failingReadings{maySlow: retried < gone, batched: batched > 0, givenBack: givenBack > 0, shared: d.sharedHolders()})
