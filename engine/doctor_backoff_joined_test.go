@@ -61,7 +61,7 @@ func TestDoctorBackOffsJoinedAcrossFindings(t *testing.T) {
 	if loop.Leases != 9 || failing.Leases != 6 {
 		t.Errorf("retry-loop on %d leases, handler-failing on %d: want 9 and 6", loop.Leases, failing.Leases)
 	}
-	contains(t, loop.Evidence, "6 later leases of 3 of those messages lapsed at the end a change past the lease's end had set", "(handler-failing's count), the same retries")
+	contains(t, loop.Evidence, "6 other leases of 3 of those messages lapsed at the end a change past the lease's end had set", "(handler-failing's count), the same retries")
 	contains(t, failing.Evidence, "6 of those lapses are of messages the retry-loop finding names", "their back-off grown longer than the lease had left")
 	// The one consumer received them again: no other receiver.
 	if strings.Contains(failing.Evidence, "another receiver") {

@@ -187,7 +187,7 @@ func (d *doctor) backOffsPastText(givenBack uint64) string {
 }
 
 // loopLapsedText says, in retry-loop, whether its messages show in no
-// other finding: later leases of some may have lapsed at the end a change
+// other finding: other leases of some may have lapsed at the end a change
 // past the lease's end set (backOffsPast), counted with the lapses whose
 // holders have not come back.
 func (d *doctor) loopLapsedText() string {
@@ -198,7 +198,7 @@ func (d *doctor) loopLapsedText() string {
 	return fmt.Sprintf(" %s of %s lapsed at the end a change past the lease's end had set, the holder going on "+
 		"(a back-off grown longer than the lease had left reads as a renewal): those lapses are counted with the leases "+
 		"whose holders have not come back (handler-failing's count), the same retries.",
-		either(lapses == 1, "A later lease", fmt.Sprintf("%d later leases", lapses)),
+		either(lapses == 1, "Another lease", fmt.Sprintf("%d other leases", lapses)),
 		either(msgs == 1, "1 of those messages", fmt.Sprintf("%d of those messages", msgs)))
 }
 
