@@ -243,12 +243,9 @@ func (p *Proxy) observeReceive(r *http.Request, c *call, q *queueInfo, msgs []re
 	// A client that left before the answer (a long poll cut by its
 	// own HTTP timeout) was not there when it came, and holds none of
 	// its leases (ledger.Event.ClientLeft).
-	left := r.Context().Err() != nil
+	left, answer := r.Context().Err() != nil, ledger.AnswerOf(r.Context())
 	if !left {
-		// The client is still there when the answer comes
-		// (holders.go in engine/ledger): a lease is dated from the
-		// call's sending, which may be before the lapse it answers.
-		p.ledger.Record(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client})
+		p.seen(ledger.Event{Kind: ledger.KindSeen, QueueID: q.id, At: p.clock.Now(), Client: client}, answer)
 	}
 	if len(msgs) == 0 {
 		return 0
@@ -256,7 +253,21 @@ func (p *Proxy) observeReceive(r *http.Request, c *call, q *queueInfo, msgs []re
 	if vt < 0 {
 		vt = 30 // SQS's default, when the attribute could not be read
 	}
-	return p.received(q, msgs, vt, c.visibility == nil, left, client, c.sent, ledger.AnswerOf(r.Context()))
+	return p.received(q, msgs, vt, c.visibility == nil, left, client, c.sent, answer)
+}
+
+// seen tells the ledger that a receive's client was there when the
+// upstream's answer came (holders.go in engine/ledger), dated then, not
+// from the call's sending, which may be before the lapse it answers. With
+// an answer still to be written to the client (ledger.WithAnswer), only
+// once it went out (Ledger.AnswerWent): a client whose answer is lost (its
+// host gone, the connection cut) is no sign it is there.
+func (p *Proxy) seen(ev ledger.Event, answer *ledger.Answer) {
+	if answer != nil {
+		answer.See(ev)
+		return
+	}
+	p.ledger.Record(ev)
 }
 
 // received begins a lease for each message a receive sent at sent handed
@@ -318,7 +329,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, le
 		ev := ledger.Event{
 			Kind: ledger.KindReceive, QueueID: q.id, MessageID: m.id, Epoch: epoch, At: at,
 			Deadline: l.deadline, ReceiveCount: int(epoch), Client: client, Batch: batch, N: len(msgs),
-			QueueTimeout: queueTimeout, ClientLeft: left,
+			QueueTimeout: queueTimeout, ClientLeft: left, Answering: handed != nil && !left,
 		}
 		p.ledger.Record(ev)
 		handed.Hand(ev)

@@ -301,8 +301,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		w.Write(answer)
 	}
 	// Within answered.Write's bound, whatever the answer: a client that
-	// stopped reading holds it seconds, not until TCP gives up.
-	if err := answered.Write(r.Context(), w, write); err != nil && handed.Leases() > 0 {
+	// stopped reading holds it seconds, not until TCP gives up. A
+	// receive's client is seen once its answer went out (observeReceive).
+	err = answered.Write(r.Context(), w, write)
+	switch {
+	case err == nil:
+		p.ledger.AnswerWent(handed)
+	case handed.Leases() > 0:
 		p.answerLost(r, p.ledger.AnswerLost(handed), err)
 	}
 }

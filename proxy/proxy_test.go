@@ -75,20 +75,39 @@ type front struct {
 	proxy      http.Handler
 	mu         sync.Mutex
 	came, done func(r *http.Request)
+	// cut, if set and true of a request, cuts the client's connection as
+	// the proxy writes its answer: every write of it fails, and the
+	// client gets no answer.
+	cut func(r *http.Request) bool
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	came, done := f.came, f.done
+	came, done, cut := f.came, f.done, f.cut
 	f.mu.Unlock()
 	if came != nil {
 		came(r)
+	}
+	cutting := cut != nil && cut(r)
+	if cutting {
+		w = cutWriter{w}
 	}
 	f.proxy.ServeHTTP(w, r)
 	if done != nil {
 		done(r)
 	}
+	if cutting {
+		panic(http.ErrAbortHandler) // the server closes the connection
+	}
 }
+
+// cutWriter is the writer of an answer to a connection cut as it is
+// written: its writes fail.
+type cutWriter struct{ http.ResponseWriter }
+
+func (cutWriter) WriteHeader(int) {}
+
+func (cutWriter) Write([]byte) (int, error) { return 0, errors.New("the connection was cut") }
 
 // watch sets the front's hooks (nil for none).
 func (f *front) watch(came, done func(r *http.Request)) {
