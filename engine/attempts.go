@@ -91,10 +91,11 @@ func (e *Engine) replayAttempt(ctx context.Context, k attemptKey, vis int) (_ []
 		})
 	}
 	// The replay's leases are its client's, unless it too left before
-	// the answer (ledger.Event.ClientLeft).
+	// the answer (ledger.Event.ClientLeft); its client is seen once its
+	// answer went out, as a receive's (ledger.Event.Answering).
 	left, answer := ctx.Err() != nil, ledger.AnswerOf(ctx)
 	for _, ev := range renewed {
-		ev.ClientLeft = left
+		ev.ClientLeft, ev.Answering = left, answer != nil && !left
 		e.record(ev)
 		answer.Hand(ev)
 	}

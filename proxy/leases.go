@@ -301,7 +301,7 @@ func (p *Proxy) received(q *queueInfo, msgs []received, vt int, queueTimeout, le
 				l.deadline = end
 				ev := ledger.Event{
 					Kind: ledger.KindChange, QueueID: q.id, MessageID: m.id, Epoch: l.epoch, At: now, Deadline: end,
-					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, ClientLeft: left, Client: client,
+					LeasedAt: l.begin, Result: baton.LeaseCurrent, StoreEpoch: l.epoch, Replay: true, ClientLeft: left, Answering: handed != nil && !left, Client: client,
 				}
 				p.ledger.Record(ev)
 				handed.Hand(ev)

@@ -117,12 +117,12 @@ type Event struct {
 	// finds its lease ended is read against this attempt's time
 	// (unanswered.go).
 	Unanswered bool
-	// Answering: a receive whose answer is still to be written. Its
-	// client is seen only once the answer went out (Ledger.AnswerWent
-	// tells so, as KindSeen), not by the receive: a request whose answer
-	// is lost (its host gone, the connection cut) is no sign that the
-	// client is there. A node of an earlier build reads it as its client
-	// seen.
+	// Answering: a receive, or a Replay, whose answer is still to be
+	// written. Its client is seen only once the answer went out
+	// (Ledger.AnswerWent tells so, as KindSeen), not by the event: a
+	// request whose answer is lost (its host gone, the connection cut) is
+	// no sign that the client is there. A node of an earlier build reads
+	// it as its client seen.
 	Answering bool
 	Client    Client
 }
@@ -204,8 +204,9 @@ func (l *Ledger) applyLocal(ev Event) (_ Event, ok bool) {
 }
 
 // seesClient says whether ev is a request of its client on the queue that
-// shows the client there: a receive only once its answer went out (one
-// whose client left, or whose answer is still to be written, does not).
+// shows the client there: a receive, or the change a replayed one made
+// (Replay), only once its answer went out (one whose client left, or
+// whose answer is still to be written, does not).
 func seesClient(ev Event) bool {
 	if ev.Client == (Client{}) {
 		return false
@@ -213,7 +214,9 @@ func seesClient(ev Event) bool {
 	switch ev.Kind {
 	case KindReceive:
 		return !ev.ClientLeft && !ev.Answering
-	case KindChange, KindDelete, KindSeen, KindRefused:
+	case KindChange:
+		return !ev.Replay || !ev.ClientLeft && !ev.Answering
+	case KindDelete, KindSeen, KindRefused:
 		return true
 	}
 	return false
