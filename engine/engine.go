@@ -52,8 +52,8 @@ type Engine struct {
 	// becomes visible (nextvisible.go).
 	nextVisible nextVisibleFlights
 	// giveBackLogs paces the lines of receives whose dead-letter move
-	// failed (redrive_failed.go).
-	giveBackLogs *lograte.Limiter
+	// failed (redrive_failed.go); Close says the counts it holds.
+	giveBackLogs *lograte.Paced
 	// takeoverLogs paces the takeover loop's line of a failed list
 	// (movetask_shared.go).
 	takeoverLogs *lograte.Limiter
@@ -122,7 +122,7 @@ func New(cfg Config) (*Engine, error) {
 		full:     make(map[uint64]bool),
 		closing:  make(chan struct{}),
 
-		giveBackLogs: lograte.New(cfg.Clock, giveBackLogEvery),
+		giveBackLogs: lograte.NewPaced(cfg.Clock, giveBackLogEvery),
 		takeoverLogs: lograte.New(cfg.Clock, takeoverLogEvery),
 
 		inFlightLimit: inFlightLimit,
@@ -162,6 +162,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()
+	e.giveBackLogs.Close()
 	e.ledger.Close()
 }
 

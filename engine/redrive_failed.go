@@ -88,13 +88,25 @@ const giveBackBefore = time.Microsecond
 
 // logGiveBack logs msg about queue q with args, unless a line alike was
 // logged within giveBackLogEvery; the line says how many alike were held
-// back since the last one.
+// back since the last one, and so does a line of its own once the
+// interval has passed with none written (lograte.Paced): the receives of
+// a store that failed for a few seconds are not left uncounted.
 func (e *Engine) logGiveBack(q *baton.Queue, msg string, args ...any) {
-	held, ok := e.giveBackLogs.Admit(fmt.Sprint(q.ID, "\x00", msg))
-	if !ok {
-		return
+	e.giveBackLogs.Note(fmt.Sprint(q.ID, "\x00", msg), func(held int, since time.Time) {
+		e.log.Warn(msg, append([]any{"queue", q.Name}, append(args, heldBack(held, since)...)...)...)
+	}, func(held int, since time.Time) {
+		e.log.Warn(msg, append([]any{"queue", q.Name}, heldBack(held, since)...)...)
+	})
+}
+
+// heldBack are the attributes of a line of logGiveBack that counts the
+// lines alike held back since the one before, written at since (none when
+// held is 0).
+func heldBack(held int, since time.Time) []any {
+	if held == 0 {
+		return []any{"same_lines_not_logged", 0}
 	}
-	e.log.Warn(msg, append([]any{"queue", q.Name}, append(args, "same_lines_not_logged", held)...)...)
+	return []any{"same_lines_not_logged", held, "since", since.UTC().Format(time.RFC3339)}
 }
 
 // later returns the later of a and b.
