@@ -115,7 +115,7 @@ type Proxy struct {
 	log       *slog.Logger
 	ledger    *ledger.Ledger
 	started   time.Time
-	leftLogs  *lograte.Limiter // clientLeft's lines
+	leftLogs  *lograte.Paced // clientLeft's and answerLost's lines
 
 	metricsOnce sync.Once
 	metrics     http.Handler
@@ -173,7 +173,7 @@ func New(cfg Config) (*Proxy, error) {
 		upstream: u, advertise: strings.TrimRight(cfg.AdvertiseURL, "/"), region: region, creds: cfg.Credentials, verifier: cfg.Verifier, clock: cfg.Clock,
 		client: cfg.HTTPClient, signer: v4.NewSigner(), timeout: cfg.UpstreamTimeout, log: cfg.Logger,
 		ledger:  ledger.New(ledger.Config{Clock: cfg.Clock, Started: now, Logger: cfg.Logger}),
-		started: now, leases: newLeaseTable(cfg.MaxLeases), leftLogs: lograte.New(cfg.Clock, leftLogEvery),
+		started: now, leases: newLeaseTable(cfg.MaxLeases), leftLogs: lograte.NewPaced(cfg.Clock, leftLogEvery),
 		queues: make(map[string]*queueInfo), byName: make(map[string]*queueInfo),
 		closing: make(chan struct{}),
 	}
@@ -182,8 +182,14 @@ func New(cfg Config) (*Proxy, error) {
 }
 
 // Close ends the dashboard's live streams, so that a server shutting down
-// does not wait for them. The proxy goes on forwarding.
-func (p *Proxy) Close() { p.closeOnce.Do(func() { close(p.closing) }) }
+// does not wait for them, and says the counts of the client-left lines
+// held back (lograte.Paced). The proxy goes on forwarding.
+func (p *Proxy) Close() {
+	p.closeOnce.Do(func() {
+		close(p.closing)
+		p.leftLogs.Close()
+	})
+}
 
 // RegionOf returns the region of an SQS host name sqs.<region>.amazonaws.com
 // (or .amazonaws.com.cn), "" for any other host. (Service endpoints:
@@ -318,12 +324,32 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 // one (ledger.Event.ClientLeft), and the ledger is told. A warning, at
 // most one a leftLogEvery per client, as clientLeft's.
 func (p *Proxy) answerLost(r *http.Request, leased int, err error) {
-	held, ok := p.leftLogs.Admit(clientOf(r).Addr + " ReceiveMessage written")
-	if !ok {
-		return
+	const msg = "proxy: a receive's answer reached no client as it was written; the leases it handed out are held by no one and lapse"
+	p.noteLeft(r, "ReceiveMessage written", msg, "client", r.RemoteAddr, "leased", leased, "err", err)
+}
+
+// noteLeft logs msg with attrs for r's client, that left, unless a line of
+// the client's of kind was logged within leftLogEvery; the line says how
+// many of its kind were held back since the one before, and so does a line
+// of its own once the interval has passed with none written, naming only
+// the client's address and the kind (lograte.Paced): a client that left a
+// few times and then went away is not left uncounted.
+func (p *Proxy) noteLeft(r *http.Request, kind, msg string, attrs ...any) {
+	addr := clientOf(r).Addr
+	p.leftLogs.Note(addr+" "+kind, func(held int, since time.Time) {
+		p.log.Warn(msg, append(attrs, heldBack(held, since)...)...)
+	}, func(held int, since time.Time) {
+		p.log.Warn(msg, append([]any{"client_addr", addr, "kind", kind}, heldBack(held, since)...)...)
+	})
+}
+
+// heldBack are the attributes of a line of noteLeft that counts the lines
+// of its kind held back since the one before, written at since.
+func heldBack(held int, since time.Time) []any {
+	if held == 0 {
+		return []any{"held_back", 0}
 	}
-	p.log.Warn("proxy: a receive's answer reached no client as it was written; the leases it handed out are held by no one and lapse",
-		"client", r.RemoteAddr, "leased", leased, "err", err, "held_back", held)
+	return []any{"held_back", held, "since", since.UTC().Format(time.RFC3339)}
 }
 
 // clientLeft logs a request whose client left before the upstream
@@ -340,16 +366,12 @@ func (p *Proxy) clientLeft(r *http.Request, action string, status, leased int) {
 		p.log.Debug("proxy: the client left before the upstream answered; the answer leased nothing", attrs...)
 		return
 	}
-	held, ok := p.leftLogs.Admit(clientOf(r).Addr + " " + action)
-	if !ok {
-		return
-	}
 	if action == "ReceiveMessage" {
 		attrs = append(attrs, "leased", leased)
 	}
-	p.log.Warn("proxy: the client left before the upstream answered; the answer is lost to it, and what the upstream did is counted as done "+
+	p.noteLeft(r, action, "proxy: the client left before the upstream answered; the answer is lost to it, and what the upstream did is counted as done "+
 		"(leases it handed out are held by no one and lapse: the client's HTTP read timeout may be shorter than its WaitTimeSeconds)",
-		append(attrs, "held_back", held)...)
+		attrs...)
 }
 
 // upstreamFailed answers a request the upstream gave no answer to, as err
