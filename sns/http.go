@@ -166,7 +166,8 @@ func (s *Service) startDeliveries(ctx context.Context) error {
 }
 
 // Close stops the HTTP/S delivery workers and waits for them; deliveries
-// not done stay queued for the next start.
+// not done stay queued for the next start. It says the counts of the
+// queue-policy warnings held back (lograte.Paced).
 func (s *Service) Close() {
 	if s == nil {
 		return
@@ -180,6 +181,7 @@ func (s *Service) Close() {
 		d.cancel()
 		d.wg.Wait()
 	}
+	s.queuePolicies.logs.Close()
 }
 
 // enqueue makes a delivery durable in the internal queue.

@@ -72,8 +72,10 @@ func (s *Service) QueuePolicyMode() QueuePolicyMode {
 type queuePolicies struct {
 	mode atomic.Int32
 	// logs holds the warn mode's log lines to one per subscription and
-	// queue every policyLogEvery, saying how many it left out.
-	logs *lograte.Limiter
+	// queue every policyLogEvery, saying how many it left out, once the
+	// interval has passed if no line says it before (lograte.Paced;
+	// Service.Close says those due).
+	logs *lograte.Paced
 	// verdicts are the Policies' answers, kept (policycache.go).
 	verdicts verdicts
 }
@@ -202,12 +204,26 @@ func policyVerdict(policy, queueARN, topicARN, account string) (refused bool, wh
 func quoteSid(s string) string { return fmt.Sprintf("%q", s) }
 
 // logPolicyWarning logs, at most once every policyLogEvery for each
-// subscription, that a copy was delivered which AWS would refuse.
+// subscription, that a copy was delivered which AWS would refuse; the
+// copies left out are counted by the next line, or by a line of their own
+// once the interval has passed, which names the subscription and queue
+// only: the reason may have changed since.
 func (s *Service) logPolicyWarning(sub *baton.Subscription, queueARN, text string) {
-	left, ok := s.queuePolicies.logs.Admit(SubscriptionARN(sub) + " " + queueARN)
-	if !ok {
-		return
+	const msg = "sns: a copy was delivered that AWS would not deliver, or might not: see the queue's Policy"
+	arn := SubscriptionARN(sub)
+	s.queuePolicies.logs.Note(arn+" "+queueARN, func(left int, since time.Time) {
+		s.log.Warn(msg, append([]any{"subscription", arn, "queue", queueARN, "reason", text}, leftOut(left, since, "mode", s.QueuePolicyMode().String())...)...)
+	}, func(left int, since time.Time) {
+		s.log.Warn(msg, append([]any{"subscription", arn, "queue", queueARN}, leftOut(left, since)...)...)
+	})
+}
+
+// leftOut are the attributes of a warning line that counts the warnings
+// left out since the one before, written at since, then more.
+func leftOut(left int, since time.Time, more ...any) []any {
+	attrs := []any{"same_warnings_not_logged", left}
+	if left > 0 {
+		attrs = append(attrs, "since", since.UTC().Format(time.RFC3339))
 	}
-	s.log.Warn("sns: a copy was delivered that AWS would not deliver, or might not: see the queue's Policy",
-		"subscription", SubscriptionARN(sub), "queue", queueARN, "reason", text, "same_warnings_not_logged", left, "mode", s.QueuePolicyMode().String())
+	return append(attrs, more...)
 }

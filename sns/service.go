@@ -71,7 +71,7 @@ func ForStore(eng *engine.Engine, store baton.Store, log *slog.Logger) *Service 
 		return nil
 	}
 	s := &Service{engine: eng, store: ts, clock: eng.Clock(), log: cmpLogger(log)}
-	s.queuePolicies.logs = lograte.New(s.clock, policyLogEvery)
+	s.queuePolicies.logs = lograte.NewPaced(s.clock, policyLogEvery)
 	s.http.running = make(chan struct{})
 	go s.resumeDeliveries(s.http.running)
 	return s
