@@ -74,6 +74,24 @@ func (p *Paced) Forget(key string) {
 	}
 }
 
+// End says at once, by tail, the count of the lines of kind key held back
+// since the last one written, if any, and makes the next line of the kind
+// the first again (Forget): for a condition that ended (a store back), so
+// that the count of its last lines is not dropped, nor waits for the
+// interval's end, and the next time it comes is news.
+func (p *Paced) End(key string, tail func(held int, since time.Time)) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	held, since, ok := p.limiter.flush(key)
+	p.limiter.Forget(key)
+	p.mu.Unlock()
+	if ok {
+		tail(held, since)
+	}
+}
+
 // Close says at once the counts that are due later, waits for their
 // lines, and ends the pacing's goroutines: lines held back after it are
 // counted by the next line of their kind only.

@@ -117,6 +117,33 @@ func TestPacedForget(t *testing.T) {
 	r.want(t, "line 0 since 0; line 0 since 0; count 1 since 5")
 }
 
+// End says the count of the lines held back at once, before it returns,
+// and the next line of the kind is written at once, counting none; the
+// count is not said again.
+func TestPacedEnd(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fake := clock.NewFake(start)
+	p := NewPaced(fake, 10*time.Second)
+	defer p.Close()
+	r := &pacedLines{start: start}
+	r.note(p)
+	fake.Advance(time.Second)
+	r.note(p)
+	r.note(p)
+	fake.Advance(time.Second)
+	p.End("a", r.write("end"))
+	if got, want := r.String(), "line 0 since 0; end 2 since 0"; got != want {
+		t.Fatalf("after End: lines %q; want %q", got, want)
+	}
+	p.End("a", r.write("end")) // nothing more to say
+	r.note(p)
+	fake.Set(start.Add(10 * time.Second))
+	p.Close() // no count due: none said
+	if got, want := r.String(), "line 0 since 0; end 2 since 0; line 0 since 0"; got != want {
+		t.Fatalf("after End and a line: lines %q; want %q", got, want)
+	}
+}
+
 // Close says the counts due at once, before it returns; lines held back
 // after it start nothing, to be counted by the next line of their kind.
 func TestPacedClose(t *testing.T) {
