@@ -55,8 +55,8 @@ type Engine struct {
 	// failed (redrive_failed.go); Close says the counts it holds.
 	giveBackLogs *lograte.Paced
 	// takeoverLogs paces the takeover loop's line of a failed list
-	// (movetask_shared.go).
-	takeoverLogs *lograte.Limiter
+	// (movetask_shared.go); Close says the count it holds.
+	takeoverLogs *lograte.Paced
 	closing      chan struct{}
 	once         sync.Once
 
@@ -123,7 +123,7 @@ func New(cfg Config) (*Engine, error) {
 		closing:  make(chan struct{}),
 
 		giveBackLogs: lograte.NewPaced(cfg.Clock, giveBackLogEvery),
-		takeoverLogs: lograte.New(cfg.Clock, takeoverLogEvery),
+		takeoverLogs: lograte.NewPaced(cfg.Clock, takeoverLogEvery),
 
 		inFlightLimit: inFlightLimit,
 		started:       cfg.Clock.Now(),
@@ -163,6 +163,7 @@ func (e *Engine) Close() {
 	e.once.Do(func() { close(e.closing) })
 	e.tasks.wg.Wait()
 	e.giveBackLogs.Close()
+	e.takeoverLogs.Close()
 	e.ledger.Close()
 }
 

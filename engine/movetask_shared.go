@@ -147,21 +147,33 @@ func (e *Engine) superviseMoveTasks() {
 	}
 }
 
+// takeoverUnlogged logs the count of the takeover loop's failed lists
+// held back since the line before, written at since.
+func (e *Engine) takeoverUnlogged(held int, since time.Time) {
+	e.log.Warn("move task takeover: list failed", failedUnlogged(held, since)...)
+}
+
+// failedUnlogged are the attributes of a takeover line that counts the
+// failed lists held back since the one before, written at since.
+func failedUnlogged(held int, since time.Time) []any {
+	if held == 0 {
+		return nil
+	}
+	return []any{"failed_unlogged", held, "since", since.UTC().Format(time.RFC3339)}
+}
+
 // takeOverMoveTasks stops this server's tasks that were cancelled elsewhere
 // and takes over the active tasks nobody holds.
 func (e *Engine) takeOverMoveTasks(ctx context.Context) {
 	stored, err := e.store.MoveTaskList(ctx)
 	if err != nil {
-		if held, since, ok := e.takeoverLogs.AdmitSince(""); ok {
-			attrs := []any{"err", err}
-			if held > 0 {
-				attrs = append(attrs, "failed_unlogged", held, "since", since.UTC().Format(time.RFC3339))
-			}
-			e.log.Warn("move task takeover: list failed", attrs...)
-		}
+		e.takeoverLogs.Note("", func(held int, since time.Time) {
+			e.log.Warn("move task takeover: list failed", append([]any{"err", err}, failedUnlogged(held, since)...)...)
+		}, e.takeoverUnlogged)
 		return
 	}
-	e.takeoverLogs.Forget("") // the next failure is news
+	// The failures held back are said now, and the next is news.
+	e.takeoverLogs.End("", e.takeoverUnlogged)
 	for _, mt := range stored {
 		if mt.Status != TaskRunning && mt.Status != TaskCancelling {
 			continue
