@@ -117,7 +117,7 @@ func (p *Paced) sayCount(key string, tail func(held int, since time.Time)) {
 		if !pending || wait <= 0 || p.ctx.Err() != nil {
 			// Under p.mu: a line held back after this is seen by Note
 			// with no goroutine to count it, and starts one.
-			p.tails[key] = false
+			delete(p.tails, key)
 			held, since, ok := p.limiter.flush(key)
 			p.mu.Unlock()
 			if ok {

@@ -181,3 +181,34 @@ func TestNilPacedWritesEveryLine(t *testing.T) {
 		t.Errorf("lines %q; want %q", got, want)
 	}
 }
+
+// Kinds that may name a client (one per address) do not pile up in a
+// Paced either: a kind whose count was said is not kept. It was, one entry
+// per kind for the Paced's life.
+func TestPacedKindsDoNotPileUp(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fake := clock.NewFake(start)
+	p := NewPaced(fake, 10*time.Second)
+	defer p.Close()
+	r := &pacedLines{start: start}
+	for i := range 100 {
+		key := fmt.Sprint("client 10.0.0.", i)
+		p.Note(key, r.write("line"), r.write("count"))
+		p.Note(key, r.write("line"), r.write("count"))
+	}
+	poll.For(t, 30*time.Second, func() error { // every kind's count waits for its interval's end
+		if n := fake.Timers(); n != 100 {
+			return fmt.Errorf("%d timers pending, want 100", n)
+		}
+		return nil
+	})
+	fake.Set(start.Add(10 * time.Second))
+	poll.For(t, 30*time.Second, func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if n := len(p.tails); n != 0 {
+			return fmt.Errorf("%d kinds kept once their counts were said, want none", n)
+		}
+		return nil
+	})
+}
