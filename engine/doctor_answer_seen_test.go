@@ -30,18 +30,7 @@ func TestAnswerLostSeesNoClient(t *testing.T) {
 		{"nothing, went out", 0, true, ledger.DiagnosisHandlerFailing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := newIncident(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
-			c := ledger.Client{Addr: "10.0.0.7", UserAgent: "worker/1.0"}
-			other := ledger.Client{Addr: "10.0.0.8", UserAgent: "worker/1.0"}
-			in.send(3)
-			in.at(1)
-			if got := in.receiveAs(c, 10); len(got) != 3 {
-				t.Fatalf("received %d, want 3", len(got))
-			}
-			in.at(35) // their leases lapsed at 31; another worker does them
-			for _, h := range in.receiveAs(other, 10) {
-				in.delAs(other, h)
-			}
+			in, c := lapsedDoneElsewhere(t, false)
 			in.send(tc.messages)
 			in.at(40) // c's host is gone; its long poll comes back
 			ctx, answer := ledger.WithAnswer(ledger.WithClient(context.Background(), c))
@@ -54,11 +43,42 @@ func TestAnswerLostSeesNoClient(t *testing.T) {
 			} else {
 				in.e.AnswerLost(answer)
 			}
-			in.at(200)
-			r := in.report()
-			if k := kinds(r); !slices.Contains(k, tc.want) || tc.want == ledger.DiagnosisHoldersStopped && slices.Contains(k, ledger.DiagnosisHandlerFailing) {
-				t.Errorf("findings %v; want %s\n%s", k, tc.want, r.Advice)
-			}
+			in.wantFinding(tc.want)
 		})
+	}
+}
+
+// lapsedDoneElsewhere starts an incident on a queue (FIFO or not) with a
+// 30 s lease, whose client c received three messages at 1 s and let their
+// leases lapse at 31 s, and another client did them at 35 s.
+func lapsedDoneElsewhere(t *testing.T, fifo bool) (*incident, ledger.Client) {
+	t.Helper()
+	queue, attrs := "jobs", map[string]string{"VisibilityTimeout": "30"}
+	if fifo {
+		queue, attrs["FifoQueue"] = "jobs.fifo", "true"
+	}
+	in := newIncident(t, queue, attrs)
+	c := ledger.Client{Addr: "10.0.0.7", UserAgent: "worker/1.0"}
+	other := ledger.Client{Addr: "10.0.0.8", UserAgent: "worker/1.0"}
+	in.sendTo(fifo, 3)
+	in.at(1)
+	if got := in.receiveAs(c, 10); len(got) != 3 {
+		t.Fatalf("received %d, want 3", len(got))
+	}
+	in.at(35)
+	for _, h := range in.receiveAs(other, 10) {
+		in.delAs(other, h)
+	}
+	return in, c
+}
+
+// wantFinding fails the test unless the report at 200 s names want, and,
+// when want is holders-stopped, not handler-failing.
+func (in *incident) wantFinding(want string) {
+	in.t.Helper()
+	in.at(200)
+	r := in.report()
+	if k := kinds(r); !slices.Contains(k, want) || want == ledger.DiagnosisHoldersStopped && slices.Contains(k, ledger.DiagnosisHandlerFailing) {
+		in.t.Errorf("findings %v; want %s\n%s", k, want, r.Advice)
 	}
 }

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"github.com/baton-sqs/baton/engine"
@@ -30,18 +29,7 @@ func TestReplayAnswerLostSeesNoClient(t *testing.T) {
 		{"went out", false, true, ledger.DiagnosisHandlerFailing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := newIncident(t, "jobs.fifo", map[string]string{"VisibilityTimeout": "30", "FifoQueue": "true"})
-			c := ledger.Client{Addr: "10.0.0.7", UserAgent: "worker/1.0"}
-			other := ledger.Client{Addr: "10.0.0.8", UserAgent: "worker/1.0"}
-			in.sendTo(true, 3)
-			in.at(1)
-			if got := in.receiveAs(c, 10); len(got) != 3 {
-				t.Fatalf("received %d, want 3", len(got))
-			}
-			in.at(35) // their leases lapsed at 31; another worker does them
-			for _, h := range in.receiveAs(other, 10) {
-				in.delAs(other, h)
-			}
+			in, c := lapsedDoneElsewhere(t, true)
 			if _, err := in.e.SendMessage(context.Background(), in.ref, engine.SendParams{Body: "late", GroupID: "late", DedupID: "late"}); err != nil {
 				t.Fatal(err)
 			}
@@ -68,11 +56,7 @@ func TestReplayAnswerLostSeesNoClient(t *testing.T) {
 			} else {
 				in.e.AnswerLost(replay)
 			}
-			in.at(200)
-			r := in.report()
-			if k := kinds(r); !slices.Contains(k, tc.want) || tc.want == ledger.DiagnosisHoldersStopped && slices.Contains(k, ledger.DiagnosisHandlerFailing) {
-				t.Errorf("findings %v; want %s\n%s", k, tc.want, r.Advice)
-			}
+			in.wantFinding(tc.want)
 		})
 	}
 }
