@@ -37,6 +37,16 @@ func (r *pacedLines) String() string {
 	return strings.Join(r.lines, "; ")
 }
 
+// pacedRig is a Paced of a 10 s interval on a fake clock from start,
+// closed with the test, and the record of its lines.
+func pacedRig(t *testing.T) (start time.Time, fake *clock.Fake, p *Paced, r *pacedLines) {
+	start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fake = clock.NewFake(start)
+	p = NewPaced(fake, 10*time.Second)
+	t.Cleanup(p.Close)
+	return start, fake, p, &pacedLines{start: start}
+}
+
 // note is Note of kind "a" with lines recorded in r.
 func (r *pacedLines) note(p *Paced) { p.Note("a", r.write("line"), r.write("count")) }
 
@@ -68,11 +78,7 @@ func waitDeadline(t *testing.T, fake *clock.Fake, at time.Time) {
 // it; the count's line starts an interval of its own. A Limiter alone
 // leaves the count unsaid until the next line of the kind.
 func TestPacedSaysABurstsCountWhenTheIntervalEnds(t *testing.T) {
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	fake := clock.NewFake(start)
-	p := NewPaced(fake, 10*time.Second)
-	defer p.Close()
-	r := &pacedLines{start: start}
+	start, fake, p, r := pacedRig(t)
 	r.note(p)
 	for range 5 { // a burst of 5 in 3 s, then nothing
 		fake.Advance(600 * time.Millisecond)
@@ -96,11 +102,7 @@ func TestPacedSaysABurstsCountWhenTheIntervalEnds(t *testing.T) {
 // since, not the one before the Forget; the lines held back before it are
 // not counted.
 func TestPacedForget(t *testing.T) {
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	fake := clock.NewFake(start)
-	p := NewPaced(fake, 10*time.Second)
-	defer p.Close()
-	r := &pacedLines{start: start}
+	start, fake, p, r := pacedRig(t)
 	r.note(p)
 	fake.Advance(time.Second)
 	r.note(p) // held back, then forgotten
@@ -121,11 +123,7 @@ func TestPacedForget(t *testing.T) {
 // and the next line of the kind is written at once, counting none; the
 // count is not said again.
 func TestPacedEnd(t *testing.T) {
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	fake := clock.NewFake(start)
-	p := NewPaced(fake, 10*time.Second)
-	defer p.Close()
-	r := &pacedLines{start: start}
+	start, fake, p, r := pacedRig(t)
 	r.note(p)
 	fake.Advance(time.Second)
 	r.note(p)
@@ -186,11 +184,7 @@ func TestNilPacedWritesEveryLine(t *testing.T) {
 // Paced either: a kind whose count was said is not kept. It was, one entry
 // per kind for the Paced's life.
 func TestPacedKindsDoNotPileUp(t *testing.T) {
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	fake := clock.NewFake(start)
-	p := NewPaced(fake, 10*time.Second)
-	defer p.Close()
-	r := &pacedLines{start: start}
+	start, fake, p, r := pacedRig(t)
 	for i := range 100 {
 		key := fmt.Sprint("client 10.0.0.", i)
 		p.Note(key, r.write("line"), r.write("count"))
