@@ -112,8 +112,31 @@ func TestReadinessLogged(t *testing.T) {
 	r.saw(errors.New("disk full: background writes failing"))
 	r.saw(nil)
 	r.saw(nil)
+	l := lines(t, &buf, 4)
+	for i, want := range []string{`msg="not ready"`, `msg="still not ready" err="disk full: background writes failing" for=10s checks_failed_unlogged=998 last_check=`,
+		`msg="still not ready" err="disk full: background writes failing" for=10s checks_failed_unlogged=1 last_check=`, `msg="ready again"`} {
+		if !strings.Contains(l[i], want) {
+			t.Errorf("line %d = %s, want %s", i+1, l[i], want)
+		}
+	}
+}
+
+// TestReadinessCountSaidWhenReadyAgain: failed health checks held back
+// since the last line, the server then ready again within the interval,
+// are counted before the line that says it is ready again. They were
+// dropped: the log said one check failed where five had.
+func TestReadinessCountSaidWhenReadyAgain(t *testing.T) {
+	var buf logbuf.Buffer
+	fake := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r := newReadinessLog(slog.New(slog.NewTextHandler(&buf, nil)), fake)
+	defer r.pace.Close()
+	for range 5 {
+		r.saw(errors.New("database not answering"))
+		fake.Advance(100 * time.Millisecond)
+	}
+	r.saw(nil)
 	l := lines(t, &buf, 3)
-	for i, want := range []string{`msg="not ready"`, `msg="still not ready" err="disk full: background writes failing" for=10s checks_failed_unlogged=998 last_check=`, `msg="ready again"`} {
+	for i, want := range []string{`msg="not ready"`, `msg="still not ready" err="database not answering" for=0s checks_failed_unlogged=4 last_check=`, `msg="ready again"`} {
 		if !strings.Contains(l[i], want) {
 			t.Errorf("line %d = %s, want %s", i+1, l[i], want)
 		}
