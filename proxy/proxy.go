@@ -309,11 +309,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	// Within answered.Write's bound, whatever the answer: a client that
 	// stopped reading holds it seconds, not until TCP gives up. A
 	// receive's client is seen once its answer went out (observeReceive).
-	err = answered.Write(r.Context(), w, write)
-	switch {
-	case err == nil:
-		p.ledger.AnswerWent(handed)
-	case handed.Leases() > 0:
+	err = answered.WriteThen(r.Context(), w, write, func() { p.ledger.AnswerWent(handed) })
+	if err != nil && handed.Leases() > 0 {
 		p.answerLost(r, p.ledger.AnswerLost(handed), err)
 	}
 }

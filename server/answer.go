@@ -26,12 +26,11 @@ func withAnswer(ctx context.Context, op protocol.Operation) (context.Context, *l
 // written), the lease ledger is told that those leases are held by no one
 // (ledger.Event.ClientLeft): the client never had their receipts.
 func (s *Server) deliver(ctx context.Context, w http.ResponseWriter, a *ledger.Answer, write func(http.ResponseWriter)) {
-	err := answered.Write(ctx, w, write)
-	if err == nil {
-		s.engine.AnswerWent(a)
-		return
-	}
-	if a.Leases() == 0 {
+	// The client is seen once the answer is written whole, before the
+	// last bytes' flush: recorded before it can read the answer and ask
+	// again, on this connection or another.
+	err := answered.WriteThen(ctx, w, write, func() { s.engine.AnswerWent(a) })
+	if err == nil || a.Leases() == 0 {
 		return
 	}
 	n := s.engine.AnswerLost(a)

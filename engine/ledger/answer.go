@@ -103,17 +103,20 @@ func (l *Ledger) AnswerLost(a *Answer) int {
 	return len(evs)
 }
 
-// AnswerWent tells the ledger that a's answer went out to its client: the
-// client is seen, at its request (Event.Answering), as it was not while
-// the answer could still be lost. A second call, or one after
-// AnswerLost, tells nothing more.
+// AnswerWent tells the ledger that a's answer went out to its client (was
+// written whole, its last bytes about to be sent): the client is seen, at
+// its request (Event.Answering), as it was not while the answer could
+// still be lost. A second call, or one after AnswerLost, tells nothing
+// more. AnswerLost after it (the last bytes' flush failing: the connection
+// known broken) still tells of the leases held by no one; the client
+// stays seen.
 func (l *Ledger) AnswerWent(a *Answer) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
 	ev := a.seen
-	a.evs, a.seen = nil, Event{}
+	a.seen = Event{}
 	a.mu.Unlock()
 	if ev.Kind == KindSeen {
 		l.Record(ev)

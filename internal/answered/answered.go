@@ -44,6 +44,15 @@ const piece = 64 << 10
 // that cannot flush leaves the answer to the server's own flush, unseen;
 // one without deadlines (a recorder) writes without a bound.
 func Write(ctx context.Context, w http.ResponseWriter, write func(http.ResponseWriter)) error {
+	return WriteThen(ctx, w, write, nil)
+}
+
+// WriteThen is Write, calling written (if not nil) once the answer is
+// written whole, before the flush that sends its last bytes: what it
+// records is recorded before the client can have read the whole answer
+// (and so before its next request, on any connection). A flush that then
+// fails (the connection known broken) still makes WriteThen fail.
+func WriteThen(ctx context.Context, w http.ResponseWriter, write func(http.ResponseWriter), written func()) error {
 	cw := &checked{ResponseWriter: w}
 	defer setDeadline(w, time.Time{})
 	if ctx.Err() != nil {
@@ -53,6 +62,9 @@ func Write(ctx context.Context, w http.ResponseWriter, write func(http.ResponseW
 	write(cw)
 	if cw.err != nil {
 		return cw.err
+	}
+	if written != nil {
+		written()
 	}
 	setDeadline(w, time.Now().Add(Patience))
 	return flush(w)
