@@ -172,8 +172,11 @@ func (e *Engine) takeOverMoveTasks(ctx context.Context) {
 		}, e.takeoverUnlogged)
 		return
 	}
-	// The failures held back are said now, and the next is news.
-	e.takeoverLogs.End("", e.takeoverUnlogged)
+	// The failures held back are said now, as what came before the list
+	// worked again, and the next is news.
+	e.takeoverLogs.End("", func(held int, since time.Time) {
+		e.log.Info("move task takeover: list works again", failedUnlogged(held, since)...)
+	})
 	for _, mt := range stored {
 		if mt.Status != TaskRunning && mt.Status != TaskCancelling {
 			continue
