@@ -81,7 +81,7 @@ func (r *readinessLog) saw(notReady error) {
 	case notReady == nil:
 		// The failed checks held back since the last line are counted
 		// now, before the line that ends them, not dropped.
-		r.pace.End("", r.stillNotReady)
+		r.pace.End("", r.failedBeforeReady)
 		r.log.Info("ready again", "not_ready_for", now.Sub(r.down).Round(time.Millisecond), "last_err", r.lastErr)
 		r.down, r.lastErr = time.Time{}, nil
 		return
@@ -102,19 +102,22 @@ func (r *readinessLog) saw(notReady error) {
 // by then. A check that found the server ready may have come in between
 // (its line written already): then the line says only that they came
 // before it.
-func (r *readinessLog) sayUnlogged(unsaid int, since time.Time) {
+func (r *readinessLog) sayUnlogged(unsaid int, _ time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down.IsZero() {
 		r.log.Warn("health checks failed before the server was ready again", "checks_failed_unlogged", unsaid)
 		return
 	}
-	r.stillNotReady(unsaid, since)
-}
-
-// stillNotReady logs the count of the failed checks held back: not ready
-// as of the last of them, and for how long by then. r.mu is held.
-func (r *readinessLog) stillNotReady(unsaid int, _ time.Time) {
 	r.log.Warn("still not ready", "err", r.lastErr, "for", r.lastAt.Sub(r.down).Round(time.Second),
 		"checks_failed_unlogged", unsaid, "last_check", r.lastAt.UTC().Format(time.RFC3339))
+}
+
+// failedBeforeReady logs, as the server is ready again, the count of the
+// failed checks held back since the last line, and the last one's
+// finding: a line that reads as what came before, not as a failure now.
+// r.mu is held.
+func (r *readinessLog) failedBeforeReady(unsaid int, _ time.Time) {
+	r.log.Warn("health checks failed before the server was ready again", "checks_failed_unlogged", unsaid,
+		"last_err", r.lastErr, "last_check", r.lastAt.UTC().Format(time.RFC3339))
 }

@@ -114,7 +114,7 @@ func TestReadinessLogged(t *testing.T) {
 	r.saw(nil)
 	l := lines(t, &buf, 4)
 	for i, want := range []string{`msg="not ready"`, `msg="still not ready" err="disk full: background writes failing" for=10s checks_failed_unlogged=998 last_check=`,
-		`msg="still not ready" err="disk full: background writes failing" for=10s checks_failed_unlogged=1 last_check=`, `msg="ready again"`} {
+		`msg="health checks failed before the server was ready again" checks_failed_unlogged=1 last_err="disk full: background writes failing" last_check=`, `msg="ready again"`} {
 		if !strings.Contains(l[i], want) {
 			t.Errorf("line %d = %s, want %s", i+1, l[i], want)
 		}
@@ -136,7 +136,7 @@ func TestReadinessCountSaidWhenReadyAgain(t *testing.T) {
 	}
 	r.saw(nil)
 	l := lines(t, &buf, 3)
-	for i, want := range []string{`msg="not ready"`, `msg="still not ready" err="database not answering" for=0s checks_failed_unlogged=4 last_check=`, `msg="ready again"`} {
+	for i, want := range []string{`msg="not ready"`, `msg="health checks failed before the server was ready again" checks_failed_unlogged=4 last_err="database not answering" last_check=`, `msg="ready again"`} {
 		if !strings.Contains(l[i], want) {
 			t.Errorf("line %d = %s, want %s", i+1, l[i], want)
 		}
