@@ -42,7 +42,9 @@ func TestBrowserLeaseFindings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	at(srv, 410)
+	// 0.6 s past a whole second: the hung lease's held time is shown
+	// rounded as the finding's own text rounds it (6m21s), not truncated.
+	srv.Clock.Set(testutil.Epoch.Add(410*time.Second + 600*time.Millisecond))
 
 	ctx := tab(t, 1280, 900, nil)
 	navigate(t, ctx, srv.URL+"/ui/queues/stalls")
@@ -55,15 +57,18 @@ func TestBrowserLeaseFindings(t *testing.T) {
 		t.Errorf("diagnosis %q", got)
 	}
 	hungLine := eval[string](t, ctx, `document.querySelector('#findings .hung li').textContent`)
-	if !strings.Contains(hungLine, "held 6m 20s, renewed 18 times, 12 h ceiling in 11h 53m") {
+	if !strings.Contains(hungLine, "held 6m 21s, renewed 18 times, 12 h ceiling in 11h 53m") {
 		t.Errorf("hung lease %q", hungLine)
+	}
+	if ev := eval[string](t, ctx, `document.querySelector('#findings .finding .evidence').textContent`); !strings.Contains(ev, "6m21s") {
+		t.Errorf("the held-renewed finding's evidence %q does not give the held time the hung lease's line gives", ev)
 	}
 	if href := eval[string](t, ctx, `document.querySelector('#findings .hung a').getAttribute('href')`); href != "/ui/queues/stalls/messages/"+hung {
 		t.Errorf("hung lease links to %q", href)
 	}
 	// Each finding says when its latest event was; the held lease runs now.
 	lapsed := testutil.Epoch.Add(61 * time.Second).UTC().Format(time.RFC3339)
-	if got := eval[string](t, ctx, `[...document.querySelectorAll('#findings .finding')].map(f => f.dataset.kind + ':' + (f.querySelector('.last-seen') || {}).textContent).join(' | ')`); got != "held-renewed:undefined | handler-failing:last lapse 5m49s ago, at "+lapsed {
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#findings .finding')].map(f => f.dataset.kind + ':' + (f.querySelector('.last-seen') || {}).textContent).join(' | ')`); got != "held-renewed:undefined | handler-failing:last lapse 5m50s ago, at "+lapsed {
 		t.Errorf("latest events %q", got)
 	}
 	fix := eval[string](t, ctx, `document.querySelector('#findings .finding .fix').textContent`)

@@ -80,7 +80,9 @@
     else if (sec < 10) s = (Math.round(sec * 10) / 10) + 's';
     else if (sec < 120) s = Math.round(sec) + 's'; // a lease reads best in seconds
     else if (sec < 3600) {
-      const m = Math.floor(sec / 60), r = Math.floor(sec % 60);
+      // Seconds rounded, as the doctor's own text rounds them (130.6 s is
+      // 2m 11s there and here).
+      const t = Math.round(sec), m = Math.floor(t / 60), r = t % 60;
       s = m + 'm' + (r ? ' ' + pad2(r) + 's' : '');
     } else if (sec < 86400) {
       const h = Math.floor(sec / 3600), m = Math.floor((sec % 3600) / 60);
