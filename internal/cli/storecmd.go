@@ -44,6 +44,10 @@ func storeCheckCommand() *cobra.Command {
 				return err
 			}
 			printReport(cmd.OutOrStdout(), "intact", r)
+			if r.Unopened && r.MissingMarker != "" {
+				return fmt.Errorf("%s: %w: its log cannot be opened without the marker of its format; nothing is lost: "+
+					"`touch %s`, and the store starts with everything it holds", dir, pebblestore.ErrDamaged, r.MissingMarker)
+			}
 			if r.Unopened {
 				return fmt.Errorf("%s: %w: its log cannot be opened, so nothing of it could be read or salvaged; "+
 					"put back the file the damage names, if you have it, or start a server on the latest backup", dir, pebblestore.ErrDamaged)

@@ -77,6 +77,26 @@ func TestCLIStoreCheckOfALogThatCannotOpen(t *testing.T) {
 	}
 }
 
+// `baton store check` of a log whose format marker is gone: Pebble
+// cannot open it, but nothing is lost; the check says to make the marker
+// again, naming it, and neither a backup nor salvage.
+func TestCLIStoreCheckOfALogWithoutItsFormatMarker(t *testing.T) {
+	t.Parallel()
+	dir := stoppedStore(t)
+	markers, err := filepath.Glob(filepath.Join(dir, pebblestore.LogDir, "marker.format-version.*"))
+	if err != nil || len(markers) != 1 {
+		t.Fatalf("the log's format marker: %v, %v", markers, err)
+	}
+	if err := os.Remove(markers[0]); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, cliEnv(t), nil, "store", "check", "--data-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stderr, "nothing is lost: `touch "+filepath.Join(dir, pebblestore.LogDir, "marker.format-version.000001.")) ||
+		strings.Contains(r.stderr, "backup") || strings.Contains(r.stderr, "salvage --data-dir") {
+		t.Errorf("check of a log without its format marker: %+v; want the touch that makes it again, exit 1, no backup, no salvage", r)
+	}
+}
+
 // stoppedStore is the data directory of an empty embedded store, stopped.
 func stoppedStore(t *testing.T) string {
 	t.Helper()

@@ -37,6 +37,10 @@ type Report struct {
 	// names gone): nothing of it was read, so Queues and Messages count
 	// nothing found, not nothing there, and nothing can be salvaged.
 	Unopened bool
+	// MissingMarker, when set, is the marker of the log's format to make
+	// again (MissingFormatMarkerError): the log then opens with everything
+	// it holds, and nothing needs salvaging.
+	MissingMarker string
 }
 
 // Damaged reports whether the check found anything wrong.
@@ -100,6 +104,10 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	}
 	if in.db == nil {
 		in.release()
+		if m := in.r.MissingMarker; m != "" {
+			return in.r, fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log without the marker of its format; %s is not made. "+
+				"Nothing is lost and nothing needs salvaging: `touch %s`, and the store starts with everything it holds", from, ErrDamaged, to, m)
+		}
 		return in.r, fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log (%s); %s is not made. "+
 			"Put back the file the error names, if you have it, or start a server on the latest backup", from, ErrDamaged,
 			strings.Join(in.r.Problems, "; "), to)
@@ -235,6 +243,9 @@ func openInspection(ctx context.Context, dir string) (*inspection, error) {
 		queues: make(map[uint64]string), states: make(map[uint64]map[uint64]string), bodies: make(map[uint64]map[uint64]string)}
 	if err := checkLogFiles(vfs.Default, in.logDir, DurabilityFull); err != nil {
 		in.problem("%v", err)
+		if m := (*MissingFormatMarkerError)(nil); errors.As(err, &m) {
+			in.r.MissingMarker = m.Marker
+		}
 	}
 	listener := &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
 		in.corrupt = &info
@@ -261,7 +272,7 @@ func (in *inspection) run() (*Report, error) {
 	if in.db == nil {
 		return in.r, nil
 	}
-	if _, err := checkMark(vfs.Default, in.dir, in.db, in.wal); err != nil {
+	if _, _, err := checkMark(vfs.Default, in.dir, in.db, in.wal); err != nil {
 		in.problem("%v", err)
 	}
 	in.unlisted()

@@ -400,8 +400,13 @@ func TestOpenRefusesMissingFormatMarker(t *testing.T) {
 	if !errors.Is(err, pebblestore.ErrDamaged) || !strings.Contains(err.Error(), "no marker of its format") || m == nil {
 		t.Fatalf("open without the marker of its format: %v, want ErrDamaged naming it and the touch that makes it again", err)
 	}
-	if _, err := pebblestore.Salvage(t.Context(), dir, filepath.Join(t.TempDir(), "salvaged")); err == nil || !strings.Contains(err.Error(), m[0]) {
-		t.Errorf("salvage without the marker of its format: %v, want it to name %s", err, m[0])
+	// Salvage and check send the operator to the marker, not to a backup:
+	// nothing is lost.
+	if _, err := pebblestore.Salvage(t.Context(), dir, filepath.Join(t.TempDir(), "salvaged")); err == nil || !strings.Contains(err.Error(), m[0]) || strings.Contains(err.Error(), "backup") {
+		t.Errorf("salvage without the marker of its format: %v, want it to name %s and no backup", err, m[0])
+	}
+	if r, err := pebblestore.Check(t.Context(), dir); err != nil || !r.Unopened || r.MissingMarker != m[1] {
+		t.Errorf("check without the marker of its format: %+v, %v; want it unopened, the marker %s to make again", r, err, m[1])
 	}
 	if err := os.WriteFile(m[1], nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -413,6 +418,42 @@ func TestOpenRefusesMissingFormatMarker(t *testing.T) {
 	defer mustClose(t, s)
 	if got := countMessages(t, s); got != fixtureQueues*fixtureMessages {
 		t.Errorf("%d messages with the marker made again, want %d", got, fixtureQueues*fixtureMessages)
+	}
+}
+
+// log.mark deleted (the remedy for a damaged one): the store starts with
+// everything, but that start cannot check the log's end, and says so; a
+// new store, and the next start, have nothing to say.
+func TestMissingMarkFileSaid(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const line = pebblestore.MarkFile + " is missing"
+	s, logs, err := openLogged(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+	if strings.Contains(logs.String(), line) {
+		t.Errorf("a new store's start said %q:\n%s", line, logs)
+	}
+	if err := os.Remove(filepath.Join(dir, pebblestore.MarkFile)); err != nil {
+		t.Fatal(err)
+	}
+	s, logs, err = openLogged(t, dir)
+	if err != nil {
+		t.Fatalf("open without %s: %v", pebblestore.MarkFile, err)
+	}
+	mustClose(t, s)
+	if !strings.Contains(logs.String(), line) || !strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("the start without %s said:\n%s\nwant a warning that it cannot check the log's end", pebblestore.MarkFile, logs)
+	}
+	s, logs, err = openLogged(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, s)
+	if strings.Contains(logs.String(), line) {
+		t.Errorf("the start after it said %q again: the file was not written again", line)
 	}
 }
 

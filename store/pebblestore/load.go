@@ -132,9 +132,17 @@ func (s *Store) whileLogWorks(fn func() error) error {
 // index from it; it returns the log's generation, the move tasks and what
 // it loaded.
 func (s *Store) checkAndLoad(ctx context.Context, logDir string) (uint64, map[string]baton.MoveTask, loadCounts, error) {
-	gen, err := checkMark(s.fs, s.dir, s.db, newestWAL(s.fs, logDir))
+	gen, marked, err := checkMark(s.fs, s.dir, s.db, newestWAL(s.fs, logDir))
 	if err != nil {
 		return 0, nil, loadCounts{}, err
+	}
+	if !marked && gen > 0 {
+		// The remedy for a damaged mark file, or a file lost: the log
+		// itself may be whole, but this start cannot tell.
+		s.logger.Warn("pebblestore: "+MarkFile+" is missing: this start cannot check that the log kept its end "+
+			"(a write-ahead log truncated or deleted would go unseen); it is written again now. "+
+			"If it was not removed on purpose, run `baton store check` with the server stopped",
+			"file", filepath.Join(s.dir, MarkFile), "log_mark", gen)
 	}
 	queues, err := queueIDs(s.db)
 	if err != nil {

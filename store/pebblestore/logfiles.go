@@ -91,14 +91,29 @@ func checkNoData(fs vfs.FS, logDir string) error {
 		"See `baton store check` and `baton store salvage`", ErrDamaged, logDir, strings.Join(data, ", "))
 }
 
-// missingFormatMarker is the refusal of a log that has a current
+// MissingFormatMarkerError is the refusal of a log that has a current
 // MANIFEST but no marker of its format (marker.format-version.*, an empty
 // file whose name holds the format's number). Pebble will not open such a
 // log (it takes it for a creation cut short: "database already exists
 // and is not pristine"), nor can `baton store salvage` read it; yet
-// nothing it holds is lost, and the marker, made again, opens it. Its
-// number is the one the last start wrote into the OPTIONS file, else the
-// one each start of this release moves the log to.
+// nothing it holds is lost, and the marker, made again, opens it. It
+// wraps ErrDamaged.
+type MissingFormatMarkerError struct {
+	LogDir string
+	// Marker is the file to make again: its number is the one the last
+	// start wrote into the OPTIONS file, else the one each start of this
+	// release moves the log to (From says which).
+	Marker, From string
+}
+
+func (e *MissingFormatMarkerError) Error() string {
+	return fmt.Sprintf("%v: the log in %s has a MANIFEST but no marker of its format (marker.format-version.*, "+
+		"an empty file): Pebble will not open it, for a start or for `baton store salvage`. Nothing it holds is lost: "+
+		"make the marker again, `touch %s` (%s), and start again", ErrDamaged, e.LogDir, e.Marker, e.From)
+}
+
+func (e *MissingFormatMarkerError) Unwrap() error { return ErrDamaged }
+
 func missingFormatMarker(fs vfs.FS, logDir, optionsPath string) error {
 	vers, from := pebble.FormatNewest, "the format each start of this release moves the log to"
 	if b, err := readFile(fs, optionsPath); err == nil {
@@ -107,10 +122,7 @@ func missingFormatMarker(fs vfs.FS, logDir, optionsPath string) error {
 			vers, from = o.FormatMajorVersion, "the format "+filepath.Base(optionsPath)+" names"
 		}
 	}
-	marker := formatMarker(fs, logDir, vers)
-	return fmt.Errorf("%w: the log in %s has a MANIFEST but no marker of its format (marker.format-version.*, "+
-		"an empty file): Pebble will not open it, for a start or for `baton store salvage`. Nothing it holds is lost: "+
-		"make the marker again, `touch %s` (%s), and start again", ErrDamaged, logDir, marker, from)
+	return &MissingFormatMarkerError{LogDir: logDir, Marker: formatMarker(fs, logDir, vers), From: from}
 }
 
 // formatMarker is the path of a marker of the log's format vers in

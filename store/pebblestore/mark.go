@@ -127,27 +127,28 @@ func logGen(db *pebble.DB) (uint64, error) {
 // checkMark compares the log's generation with the mark file's: a log
 // behind the file lost writes it had made durable. wal names the newest
 // write-ahead log found before the log was opened. It returns the
-// generation to go on from.
-func checkMark(fs vfs.FS, dir string, db *pebble.DB, wal string) (uint64, error) {
+// generation to go on from, and whether the mark file was there to
+// compare with.
+func checkMark(fs vfs.FS, dir string, db *pebble.DB, wal string) (gen uint64, marked bool, err error) {
 	m, ok, err := readMark(fs, dir)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if left := walNumber(wal); ok && left < m.WAL {
-		return 0, fmt.Errorf("%w: %s says the log's newest write-ahead log was %s when the store was %s, "+
+		return 0, true, fmt.Errorf("%w: %s says the log's newest write-ahead log was %s when the store was %s, "+
 			"but the newest left in %s is %s: write-ahead logs were deleted, with the changes they held. "+
 			"See `baton store check` and `baton store salvage`",
 			ErrDamaged, filepath.Join(dir, MarkFile), walName(m.WAL), markWhen(m), filepath.Join(dir, LogDir), filepath.Base(wal))
 	}
 	got, err := logGen(db)
 	if err != nil || !ok || got >= m.Gen {
-		return max(got, m.Gen), err
+		return max(got, m.Gen), ok, err
 	}
 	when := "last started (the log has lost everything written since)"
 	if m.Closed {
 		when = "last stopped cleanly (the log has lost its end)"
 	}
-	return 0, fmt.Errorf("%w: the log in %s holds mark %d, but %s says it reached mark %d when the store was %s: "+
+	return 0, true, fmt.Errorf("%w: the log in %s holds mark %d, but %s says it reached mark %d when the store was %s: "+
 		"its newest write-ahead log (%s) was truncated, zeroed, deleted or damaged, or its MANIFEST lost tables; "+
 		"acknowledged messages may be gone. See `baton store check` and `baton store salvage`",
 		ErrDamaged, filepath.Join(dir, LogDir), got, filepath.Join(dir, MarkFile), m.Gen, when, wal)
