@@ -104,13 +104,7 @@ func Salvage(ctx context.Context, from, to string) (*Report, error) {
 	}
 	if in.db == nil {
 		in.release()
-		if m := in.r.MissingMarker; m != "" {
-			return in.r, fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log without the marker of its format; %s is not made. "+
-				"Nothing is lost and nothing needs salvaging: `touch %s`, and the store starts with everything it holds", from, ErrDamaged, to, m)
-		}
-		return in.r, fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log (%s); %s is not made. "+
-			"Put back the file the error names, if you have it, or start a server on the latest backup", from, ErrDamaged,
-			strings.Join(in.r.Problems, "; "), to)
+		return in.r, unopenedSalvage(in.r, from, to)
 	}
 	if err := os.MkdirAll(filepath.Join(to, LogDir), 0o700); err != nil {
 		in.release()
@@ -257,6 +251,18 @@ func openInspection(ctx context.Context, dir string) (*inspection, error) {
 		in.problem("Pebble cannot open the log in %s: %s", in.logDir, firstLine(err))
 	}
 	return in, nil
+}
+
+// unopenedSalvage is Salvage's refusal of a log that Pebble cannot open
+// (r.Unopened): nothing can be copied, and what to do instead.
+func unopenedSalvage(r *Report, from, to string) error {
+	if m := r.MissingMarker; m != "" {
+		return fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log without the marker of its format; %s is not made. "+
+			"Nothing is lost and nothing needs salvaging: `touch %s`, and the store starts with everything it holds", from, ErrDamaged, to, m)
+	}
+	return fmt.Errorf("%s: %w: nothing can be salvaged, as Pebble cannot open its log (%s); %s is not made. "+
+		"Put back the file the error names, if you have it, or start a server on the latest backup", from, ErrDamaged,
+		strings.Join(r.Problems, "; "), to)
 }
 
 // release closes the log and gives the directory's lock back.
