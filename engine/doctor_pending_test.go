@@ -140,3 +140,44 @@ func TestDoctorPendingLapsesBegunBeforeTheWindow(t *testing.T) {
 	}
 	contains(t, r.Advice, "3 leases received in the last 40m0s lapsed and their holders have not come back yet")
 }
+
+// A failing consumer's three lapses and a crashed consumer's three, all six
+// messages received again and deleted by a third: handler-failing says
+// three of its own lapses were received again, not the six of the queue
+// (it said "6 received again since", counting the crashed consumer's,
+// which are holders-stopped's).
+func TestDoctorFailingCountsItsOwnReceivedAgain(t *testing.T) {
+	t.Parallel()
+	in := newIncident(t, "again", map[string]string{"VisibilityTimeout": "30"})
+	failing := ledger.Client{Addr: "10.0.0.2", UserAgent: sdkClient.UserAgent}
+	crashed := ledger.Client{Addr: "10.0.0.3", UserAgent: sdkClient.UserAgent}
+	rescuer := ledger.Client{Addr: "10.0.0.4", UserAgent: sdkClient.UserAgent}
+	in.send(6)
+	for range 3 {
+		in.receiveAs(failing, 1)
+		in.receiveAs(crashed, 1)
+	}
+	in.at(40)
+	again := in.receiveAs(rescuer, 10)
+	if len(again) != 6 {
+		t.Fatalf("received again %d, want the 6 lapsed", len(again))
+	}
+	for _, h := range again {
+		in.delAs(rescuer, h)
+	}
+	for s := 45; s <= 170; s += 5 {
+		in.at(s)
+		// The failing consumer polls on, finding nothing.
+		if _, err := in.e.ReceiveMessage(as(failing), in.ref, engine.ReceiveParams{MaxNumberOfMessages: ptr(1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := in.report()
+	f := finding(r, ledger.DiagnosisHandlerFailing)
+	if f.Leases != 3 || !strings.Contains(f.Evidence, "3 leases lapsed and their holders have not come back with a late completion (3 of them received again since") {
+		t.Errorf("handler-failing on %d leases: %s\nwant its 3 lapses, the 3 of them received again", f.Leases, f.Evidence)
+	}
+	if f := finding(r, ledger.DiagnosisHoldersStopped); f.Leases != 3 {
+		t.Errorf("holders-stopped on %d leases, want the crashed consumer's 3: %s", f.Leases, f.Evidence)
+	}
+}

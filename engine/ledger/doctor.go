@@ -602,10 +602,11 @@ func (d *doctor) failingFinding() {
 	d.pendingText(min(pending, s.Expired-min(s.Expired, s.LapsedReturned+others)))
 	batched := min(d.lapses.batched, gone)
 	retried, givenBack := d.lapses.retried+d.lapses.retriedBatched, d.lapses.givenBack+d.lapses.givenBackBatched
+	again := d.lapses.receivedAgain + d.lapses.receivedAgainBatched
 	if d.has(DiagnosisBatchFailsWhole) {
-		gone, batched, retried, givenBack = gone-batched, 0, d.lapses.retried, d.lapses.givenBack
+		gone, batched, retried, givenBack, again = gone-batched, 0, d.lapses.retried, d.lapses.givenBack, d.lapses.receivedAgain
 	}
-	retried, givenBack = min(retried, gone), min(givenBack, gone)
+	retried, givenBack, again = min(retried, gone), min(givenBack, gone), min(again, gone)
 	if gone == 0 {
 		return
 	}
@@ -619,8 +620,8 @@ func (d *doctor) failingFinding() {
 		return
 	}
 	ev := fmt.Sprintf("%d leases lapsed and their holders have not come back with a late completion", gone)
-	if s.RedeliveriesNeverReturned > 0 {
-		ev += fmt.Sprintf(" (%d received again since, by whichever consumer)", s.RedeliveriesNeverReturned)
+	if again > 0 {
+		ev += fmt.Sprintf(" (%d of them received again since, by whichever consumer)", again)
 	}
 	ev += d.failingCause(gone, retried) + givenBackText(givenBack, gone) + d.backOffsPastText(givenBack) + batchedText(batched, gone)
 	fix := d.failingFix(failingReadings{maySlow: retried < gone, batched: batched > 0, givenBack: givenBack > 0, shared: d.sharedHolders()})

@@ -133,6 +133,10 @@ type lapses struct {
 	// handler-failing (unbatched, batched) that may be messages given back
 	// with a delay longer than their lease had left (givenBackLapse).
 	givenBack, givenBackBatched uint64
+	// receivedAgain and receivedAgainBatched count those of the lapses
+	// toward handler-failing (unbatched, batched) whose message was
+	// received again after the lapse, by any consumer.
+	receivedAgain, receivedAgainBatched uint64
 	// givenBackMsgs are the messages of the givenBack lapses, one entry a
 	// lapse: those the retry loop names are its retries, their back-off
 	// grown past the lease (backOffsPast).
@@ -231,6 +235,9 @@ func (out *lapses) failingLapse(r *leaseRec, givenBack bool) {
 		if completedLater(r) {
 			out.retriedBatched++
 		}
+		if r.redelivered {
+			out.receivedAgainBatched++
+		}
 		if givenBack {
 			out.givenBackBatched++
 		}
@@ -238,6 +245,9 @@ func (out *lapses) failingLapse(r *leaseRec, givenBack bool) {
 		out.lastFailing = later(out.lastFailing, r.deadline)
 		if completedLater(r) {
 			out.retried++
+		}
+		if r.redelivered {
+			out.receivedAgain++
 		}
 		if givenBack {
 			out.givenBack++
