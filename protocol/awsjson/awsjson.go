@@ -136,8 +136,11 @@ func WriteResult(w http.ResponseWriter, out any) {
 		body = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	// Content-Length keeps a response of more than 2 KiB (a receive of a
-	// few messages) from being sent chunked. The header values are set
-	// directly: their keys are canonical already.
+	// few messages) from being sent chunked, and makes one whose writing
+	// stops short of its end an error to the client, never a shorter
+	// answer that reads as complete (see
+	// server/TestSuccessAnswersDeclareTheirLength). The header values are
+	// set directly: their keys are canonical already.
 	h := w.Header()
 	h["Content-Type"] = contentTypeValue
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}

@@ -51,8 +51,8 @@ func writeResult(w http.ResponseWriter, namespace string, op protocol.Operation,
 	b.WriteString("</RequestId></ResponseMetadata></")
 	b.WriteString(op.Name)
 	b.WriteString("Response>")
-	// Content-Length keeps a response of more than 2 KiB (a receive of a
-	// few messages) from being sent chunked, as the JSON protocol's.
+	// Content-Length, as the JSON protocol's (awsjson.WriteResult says
+	// why): not chunked, and an answer cut short is an error to its client.
 	h := w.Header()
 	h["Content-Type"] = xmlContentType
 	h["Content-Length"] = []string{strconv.Itoa(b.Len())}
