@@ -121,8 +121,10 @@ type Proxy struct {
 	metrics     http.Handler
 	// admin serves the admin API, /metrics and the dashboard; closing
 	// ends their live streams (Close).
-	admin     http.Handler
-	closing   chan struct{}
+	admin   http.Handler
+	closing chan struct{}
+	// bounded is serve with every write of its answers bounded.
+	bounded   http.Handler
 	closeOnce sync.Once
 
 	mu     sync.Mutex
@@ -178,6 +180,7 @@ func New(cfg Config) (*Proxy, error) {
 		closing: make(chan struct{}),
 	}
 	p.admin = p.adminHandler()
+	p.bounded = answered.Handler(http.HandlerFunc(p.serve))
 	return p, nil
 }
 
@@ -206,8 +209,13 @@ func RegionOf(host string) string {
 func (p *Proxy) Ledger() *ledger.Ledger { return p.ledger }
 
 // ServeHTTP serves the admin API's lease endpoints, /metrics and the
-// dashboard's lease pages, and forwards everything else.
+// dashboard's lease pages, and forwards everything else, every write of
+// every answer bounded as the server's are (answered.Handler).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.bounded.ServeHTTP(w, r)
+}
+
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		// A bug must cost one request an SQS error, never the process.
 		if v := recover(); v != nil {

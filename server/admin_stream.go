@@ -21,9 +21,12 @@ import (
 // so that a client that went away is noticed.
 //
 // A stream is bounded: it ends when the client goes, when the engine closes
-// (the server is shutting down), and after streamMaxAge, when the browser's
-// EventSource reconnects on its own; at most maxStreams run at once, and
-// more are refused with 503.
+// (the server is shutting down), after streamMaxAge, when the browser's
+// EventSource reconnects on its own, and when an event does not go out
+// within answered.Patience (a tab that stopped reading without closing:
+// the server bounds every write, ServeHTTP; so must whoever else serves
+// LiveView, as the proxy does); at most maxStreams run at once, and more
+// are refused with 503.
 
 const (
 	streamInterval  = time.Second

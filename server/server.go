@@ -17,6 +17,7 @@ import (
 	"github.com/baton-sqs/baton"
 	"github.com/baton-sqs/baton/engine"
 	"github.com/baton-sqs/baton/engine/ledger"
+	"github.com/baton-sqs/baton/internal/answered"
 	"github.com/baton-sqs/baton/internal/ids"
 	"github.com/baton-sqs/baton/protocol"
 	"github.com/baton-sqs/baton/protocol/awsjson"
@@ -126,6 +127,9 @@ type Server struct {
 	// dashboard serves the web dashboard and Basic-authenticated admin
 	// requests (ui.go).
 	dashboard http.Handler
+	// bounded is serve with every write of its answers bounded
+	// (ServeHTTP).
+	bounded http.Handler
 
 	// unavailable logs the requests answered ServiceUnavailable, a few;
 	// readiness the health checks' findings, a few.
@@ -170,6 +174,7 @@ func New(cfg Config) *Server {
 		s.admin = Authenticate(cfg.Verifier, cfg.Logger, s.admin)
 		s.metricsAPI = signedOrBasic(cfg.Verifier, signIns, cfg.Logger, s.metricsAPI)
 	}
+	s.bounded = answered.Handler(http.HandlerFunc(s.serve))
 	return s
 }
 
@@ -214,8 +219,15 @@ func requestFrom(ctx context.Context) request {
 // ServeHTTP serves everything on the listener: /healthz, /metrics,
 // /debug/pprof/, the dashboard, the admin API, the SNS API and its signing
 // certificate, and the SQS API (docs/architecture.md §2, "Handling one
-// request").
+// request"). Every write of every answer is bounded (answered.Handler): a
+// peer that stopped reading without closing holds a handler seconds, not
+// until TCP gives up, and lets go of what it holds (a live stream's slot,
+// a profile's lock, a page).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.bounded.ServeHTTP(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if len(r.TransferEncoding) > 0 {
 		// net/http reads a chunked body by its chunks and drops a
 		// Content-Length sent with it, so nothing here can tell whether

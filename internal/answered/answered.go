@@ -53,8 +53,7 @@ func Write(ctx context.Context, w http.ResponseWriter, write func(http.ResponseW
 // (and so before its next request, on any connection). A flush that then
 // fails (the connection known broken) still makes WriteThen fail.
 func WriteThen(ctx context.Context, w http.ResponseWriter, write func(http.ResponseWriter), written func()) error {
-	cw := &checked{ResponseWriter: w}
-	defer setDeadline(w, time.Time{})
+	cw := bound(w)
 	if ctx.Err() != nil {
 		write(cw)
 		return fmt.Errorf("the client had left before the answer was written: %w", context.Cause(ctx))
@@ -66,8 +65,42 @@ func WriteThen(ctx context.Context, w http.ResponseWriter, write func(http.Respo
 	if written != nil {
 		written()
 	}
-	setDeadline(w, time.Now().Add(Patience))
-	return flush(w)
+	return cw.FlushError()
+}
+
+// Handler serves h with every write and flush of its answers bounded as
+// Write bounds an answer's (each piece within Patience, the deadline
+// lifted once it went out, so a stream's quiet between two events is no
+// stall), and what is left of an answer longer than net/http holds back
+// flushed within Patience once h returns: a peer that stopped reading
+// holds the handler seconds, whatever it serves (a page, a profile, a
+// stream of events), and what the handler holds (a slot, a lock, the
+// answer) is let go. A write or flush that failed fails again at each
+// call, so a stream's next event ends it. An answer of at most unchunked
+// bytes is left to the server's own flush: it fits any connection's
+// buffers, and so keeps the Content-Length net/http gives it.
+func Handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := bound(w)
+		h.ServeHTTP(cw, r)
+		if cw.written > unchunked {
+			_ = cw.FlushError() // its error is the connection's, which net/http closes
+		}
+	})
+}
+
+// unchunked is how much of an answer net/http holds back before writing
+// its header, to give a whole answer that fits a Content-Length (its
+// bufferBeforeChunkingSize).
+const unchunked = 2048
+
+// bound is w with its writes bounded: w itself when Handler bounds it
+// already.
+func bound(w http.ResponseWriter) *checked {
+	if cw, ok := w.(*checked); ok {
+		return cw
+	}
+	return &checked{ResponseWriter: w}
 }
 
 // setDeadline sets the write deadline of w's connection (stream, for
@@ -108,29 +141,48 @@ func flush(w http.ResponseWriter) error {
 }
 
 // checked writes an answer a piece at a time, each within Patience, and
-// keeps the first error a write returned.
+// keeps the first error a write or flush returned.
 type checked struct {
 	http.ResponseWriter
-	err error
+	err     error
+	written int
 }
 
 func (c *checked) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	defer setDeadline(c.ResponseWriter, time.Time{})
 	written := 0
 	for len(p) > 0 {
 		n := min(len(p), piece)
 		setDeadline(c.ResponseWriter, time.Now().Add(Patience))
 		m, err := c.ResponseWriter.Write(p[:n])
 		written += m
+		c.written += m
 		if err != nil {
-			if c.err == nil {
-				c.err = err
-			}
+			c.err = err
 			return written, err
 		}
 		p = p[n:]
 	}
 	return written, nil
 }
+
+// FlushError flushes what is buffered to the connection within Patience
+// (http.ResponseController finds it before Unwrap).
+func (c *checked) FlushError() error {
+	if c.err != nil {
+		return c.err
+	}
+	setDeadline(c.ResponseWriter, time.Now().Add(Patience))
+	defer setDeadline(c.ResponseWriter, time.Time{})
+	c.err = flush(c.ResponseWriter)
+	return c.err
+}
+
+// Flush is FlushError for a handler that asks for an http.Flusher.
+func (c *checked) Flush() { _ = c.FlushError() }
 
 // Unwrap lets http.ResponseController reach the writer underneath.
 func (c *checked) Unwrap() http.ResponseWriter { return c.ResponseWriter }
