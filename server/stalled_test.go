@@ -202,3 +202,17 @@ func readEvents(t *testing.T, url string) <-chan int {
 	}()
 	return events
 }
+
+// A peer that stops reading a large answer (a page of the admin API, here
+// the /queues view of some 100 KiB) held its handler's goroutine and the
+// answer until TCP gave up; its write is bounded now, and the connection
+// is closed within seconds.
+func TestStalledAnswer(t *testing.T) {
+	t.Parallel()
+	addr, _, closed := stallServer(t)
+	stalled := []net.Conn{stall(t, addr, "/admin/api/queues")}
+	start := time.Now()
+	if !waitFor(answered.Patience+time.Minute, func() bool { n, _ := closedOf(closed, stalled); return n == 1 }) {
+		t.Fatalf("the stalled answer's connection still open %v after", time.Since(start))
+	}
+}
