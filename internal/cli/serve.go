@@ -516,10 +516,13 @@ func localHost(host string) string {
 // a goroutine for ever. The read deadline ends with the body (net/http
 // clears it once the body is read), so a long poll waiting up to 20 s
 // afterwards is not cut. There is no WriteTimeout: it would run from the
-// request's start, across the long poll's wait; an SQS or SNS answer is
-// bounded once it is ready instead (internal/answered: each piece within
-// answered.Patience), so a peer that stopped reading holds its goroutine
-// and answer seconds, not until TCP gives up. What net/http logs goes to
+// request's start, across the long poll's wait and a live stream's life;
+// every write of every answer is bounded instead, by the server and the
+// proxy (answered.Handler: each 64 KiB, or a flush, within
+// answered.Patience, 10 s, the deadline set as the write begins and
+// lifted after it), so a peer that stopped reading without closing holds
+// a goroutine, and what its handler holds (the answer, one of the 64 live
+// streams), seconds, not until TCP gives up. What net/http logs goes to
 // log (httpErrorLog).
 func httpServer(h http.Handler, bodyTimeout time.Duration, log *slog.Logger) *http.Server {
 	return &http.Server{
