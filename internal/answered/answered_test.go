@@ -149,3 +149,46 @@ func TestWriteToAStalledPeer(t *testing.T) {
 		t.Errorf("the next answer on the connection %q", got)
 	}
 }
+
+// Handler leaves an answer net/http gives a Content-Length (one it holds
+// whole, at most 2 KiB) as net/http sends it, not chunked by a flush of
+// its own, and a stream flushes each event through it
+// (http.ResponseController finds its bounded flush).
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(answered.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/small" {
+			hello(w)
+			return
+		}
+		rc := http.NewResponseController(w)
+		for i := range 2 {
+			if i > 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			w.Write([]byte("data: x\n\n"))
+			if err := rc.Flush(); err != nil {
+				t.Errorf("event %d: %v", i, err)
+			}
+		}
+	})))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ContentLength != 5 || len(resp.TransferEncoding) != 0 || string(body) != "hello" {
+		t.Errorf("small answer: length %d, encoding %v, %q", resp.ContentLength, resp.TransferEncoding, body)
+	}
+	resp, err = http.Get(srv.URL + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "data: x\n\ndata: x\n\n" {
+		t.Errorf("stream %q", body)
+	}
+}
