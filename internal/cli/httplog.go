@@ -18,31 +18,42 @@ const httpLogEvery = 10 * time.Second
 
 // httpErrorLog is the server's log as net/http's ErrorLog: its lines
 // reach the server's own log, in its format, at WARN, each kind at most
-// once every httpLogEvery with the count of those it held back. A panic
-// a handler raised is logged every time.
-func httpErrorLog(l *slog.Logger, clk clock.Clock) *log.Logger {
-	return log.New(&httpLogWriter{log: l, pace: lograte.New(clk, httpLogEvery)}, "", 0)
+// once every httpLogEvery, the count of those held back said by the next
+// line of the kind or once the interval has passed (lograte.Paced; Close
+// says those due at once). A panic a handler raised is logged every time.
+func httpErrorLog(l *slog.Logger, clk clock.Clock) (*log.Logger, *lograte.Paced) {
+	pace := lograte.NewPaced(clk, httpLogEvery)
+	return log.New(&httpLogWriter{log: l, pace: pace}, "", 0), pace
 }
 
 type httpLogWriter struct {
 	log  *slog.Logger
-	pace *lograte.Limiter // by httpLogKey
+	pace *lograte.Paced // by httpLogKey
 }
 
 func (w *httpLogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimPrefix(strings.TrimSpace(string(p)), "http: ")
-	if !strings.Contains(line, "panic") {
-		held, since, ok := w.pace.AdmitSince(httpLogKey(line))
-		if !ok {
-			return len(p), nil
-		}
-		if held > 0 {
-			w.log.Warn("net/http: "+line, "like_it_held_back", held, "since", since.UTC().Format(time.RFC3339))
-			return len(p), nil
-		}
+	if strings.Contains(line, "panic") {
+		w.log.Warn("net/http: " + line)
+		return len(p), nil
 	}
-	w.log.Warn("net/http: " + line)
+	key := httpLogKey(line)
+	w.pace.Note(key, func(held int, since time.Time) {
+		if held > 0 {
+			w.log.Warn("net/http: "+line, heldBack(held, since)...)
+			return
+		}
+		w.log.Warn("net/http: " + line)
+	}, func(held int, since time.Time) {
+		w.log.Warn("net/http: "+key+": lines like it held back", heldBack(held, since)...)
+	})
 	return len(p), nil
+}
+
+// heldBack are the attributes of a line that counts those of its kind
+// held back since the one before, written at since.
+func heldBack(held int, since time.Time) []any {
+	return []any{"like_it_held_back", held, "since", since.UTC().Format(time.RFC3339)}
 }
 
 // httpLogKey is the kind of one of net/http's lines: its words before the

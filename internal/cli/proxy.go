@@ -140,7 +140,8 @@ func RunProxy(ctx context.Context, cfg ProxyConfig, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	srv := httpServer(p, DefaultBodyReadTimeout, log)
+	srv, closeLog := httpServer(p, DefaultBodyReadTimeout, log)
+	defer closeLog()
 	ln, err := listen(cfg.Listen)
 	if err != nil {
 		return err

@@ -317,7 +317,8 @@ func Serve(ctx context.Context, cfg ServeConfig, ready chan<- string) error {
 		SNS: snsService,
 	})
 	defer api.Close() // once serveUntil has stopped the requests: the counts of 503s held back
-	srv := httpServer(api, cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), log)
+	srv, closeLog := httpServer(api, cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), log)
+	defer closeLog()
 	srv.TLSConfig = front.tls
 	ln, err := listen(cfg.Listen)
 	if err != nil {
@@ -523,14 +524,16 @@ func localHost(host string) string {
 // lifted after it), so a peer that stopped reading without closing holds
 // a goroutine, and what its handler holds (the answer, one of the 64 live
 // streams), seconds, not until TCP gives up. What net/http logs goes to
-// log (httpErrorLog).
-func httpServer(h http.Handler, bodyTimeout time.Duration, log *slog.Logger) *http.Server {
+// log (httpErrorLog); closeLog, called once the server has stopped, says
+// the counts of its lines held back.
+func httpServer(h http.Handler, bodyTimeout time.Duration, log *slog.Logger) (srv *http.Server, closeLog func()) {
+	errorLog, pace := httpErrorLog(log, clock.System{})
 	return &http.Server{
-		ErrorLog:          httpErrorLog(log, clock.System{}),
+		ErrorLog:          errorLog,
 		Handler:           h,
 		ReadTimeout:       bodyTimeout,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-	}
+	}, pace.Close
 }
