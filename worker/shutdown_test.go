@@ -309,12 +309,17 @@ func TestShutdownWithFailedReleasesIsAnError(t *testing.T) {
 // output (which a command must not do), so its delivery waits on that
 // output past the deadline: Run returns ErrUnfinishedShutdown saying so,
 // and the stop line is an error.
+// The process writes its PID itself once in its own session: the shell's
+// $! is known as soon as it forks, and the test stopped the worker while,
+// on a loaded machine, the process had not yet left the command's group,
+// so the stop could kill it with the command, and nothing was stuck (Run
+// returned nil every time with a setsid made to wait a second first).
 func TestShutdownWithStuckHandlerIsAnError(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	url := w.queue("jobs", map[string]string{"VisibilityTimeout": "30"})
 	w.send(url, "m0")
-	cmd, dir := script(t, `cat > /dev/null; setsid sleep 300 & echo $! > "$STATE/child"; while :; do sleep 0.02; done`)
+	cmd, dir := script(t, `cat > /dev/null; setsid sh -c 'echo $$ > "$1/child"; exec sleep 300' sh "$STATE" & while :; do sleep 0.02; done`)
 	log := &logbuf.Buffer{}
 	wk, err := worker.New(w.cl, w.config(worker.Config{QueueURL: url, Target: &worker.CommandTarget{Command: cmd},
 		ShutdownTimeout: 2300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(log, nil))}))
@@ -334,7 +339,11 @@ func TestShutdownWithStuckHandlerIsAnError(t *testing.T) {
 		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return nil
 	})
-	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	t.Cleanup(func() {
+		if child > 0 {
+			syscall.Kill(child, syscall.SIGKILL)
+		}
+	})
 	stop() // SIGTERM
 	var runErr error
 	select {
