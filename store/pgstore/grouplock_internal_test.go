@@ -41,11 +41,13 @@ func TestGroupLockWaiterGoesFirst(t *testing.T) {
 		bDone <- err
 	}()
 	admin := pgtest.MustConnect(t, url)
-	testutil.CheckFor(t, 30*time.Second, func() error { // b tried, a holding the lock
+	key := groupWaiterKey("g")
+	testutil.CheckFor(t, 30*time.Second, func() error { // b tried, a holding the lock, and says it waits
 		var n int
-		if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory_lock($1)%'`).Scan(&n); err != nil || n != 2 {
-			return fmt.Errorf("%d sessions tried the lock (%v), want 2", n, err)
+		if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid`, key).Scan(&n); err != nil || n != 1 {
+			return fmt.Errorf("%d sessions hold the group's waiter key (%v), want 1", n, err)
 		}
 		return nil
 	})
