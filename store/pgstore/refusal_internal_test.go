@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -177,12 +178,25 @@ func TestReadOnlyGivesUpSayingSo(t *testing.T) {
 		if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "database is read-only") {
 			t.Errorf("send %d to a read-only database: %v; want ServiceUnavailable saying it is read-only", i, err)
 		}
-		if e := baton.AsError(err); e == errOutcomeUnknown {
-			t.Errorf("send %d to a read-only database answered %q; every run was refused", i, e.Message)
+		// On a loaded machine the last run can be cut by the bound instead
+		// of refused, its outcome then unknown: the answer must still name
+		// the refusals before it.
+		if baton.AsError(err) == errOutcomeUnknown && !strings.Contains(err.Error(), "an earlier run was refused: database is read-only") {
+			t.Errorf("send %d to a read-only database answered %v; its runs were refused read-only, and it does not say so", i, err)
 		}
 	}
-	if n := strings.Count(logs.String(), "PostgreSQL operation failed"); n != 1 {
-		t.Errorf("3 sends gave up on a read-only database, %d log lines of it; want 1:\n%s", n, logs)
+	// One line a kind of giving up (its problem and whether the outcome is
+	// known): one for the three sends, unless the bound cut a last run.
+	kindOf := regexp.MustCompile(`problem=("[^"]*"|\S+)|outcome_unknown=\w+`)
+	lines, kinds := 0, map[string]bool{}
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "PostgreSQL operation failed") {
+			lines++
+			kinds[strings.Join(kindOf.FindAllString(l, -1), " ")] = true
+		}
+	}
+	if lines == 0 || lines != len(kinds) {
+		t.Errorf("3 sends gave up on a read-only database, %d log lines of %d kinds; want one a kind:\n%s", lines, len(kinds), logs)
 	}
 }
 

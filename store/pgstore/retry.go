@@ -220,12 +220,14 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 	// another, and a last run started on a short one's time failed for
 	// the want of time, its answer hiding the refusals' cause.
 	var answeredIn time.Duration
+	var refusedAs string // what the last run the database refused was refused as
 	for attempt := 1; ; attempt++ {
 		end := s.runs.begin()
 		began := time.Now()
 		err := f(bctx)
 		if refused(err) {
 			answeredIn = max(answeredIn, time.Since(began))
+			refusedAs, _ = transient(err)
 		}
 		if bctx.Err() != nil && timedOut(err) {
 			// The bound passed while the database had the run.
@@ -262,6 +264,7 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 			}
 			return err
 		}
+		what = besideRefusals(what, refusedAs)
 		// A run that starts too near the bound to be answered before it
 		// fails only for the want of time: its failure would hide this
 		// one's cause, and read as a database not answering. So the last
@@ -279,6 +282,18 @@ func (s *Store) retryOp(ctx context.Context, f func(context.Context) error, o re
 			return s.giveUp(what, err, attempt, start, unsure)
 		}
 	}
+}
+
+// besideRefusals is what of the run that ends the retries, with what the
+// last run the database refused before it was refused as, when that
+// differs: on a loaded machine the last run of a database refusing every
+// one (read-only) can be cut by the bound instead, and "not answering"
+// alone would hide the cause.
+func besideRefusals(what, refusedAs string) string {
+	if refusedAs == "" || refusedAs == what {
+		return what
+	}
+	return what + "; an earlier run was refused: " + refusedAs
 }
 
 // retriedKey is the kind of the paced lines (Store.paced) of operations

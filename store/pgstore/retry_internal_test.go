@@ -412,6 +412,26 @@ func TestRetryGivesUp(t *testing.T) {
 	}
 }
 
+// TestRetryCutAfterRefusalsNamesThem: a write whose runs the database
+// refused as read-only, the last of them cut by the bound instead (a
+// loaded machine), gives up naming the refusals beside the cut, not
+// "database not answering" alone, which hid the cause.
+func TestRetryCutAfterRefusalsNamesThem(t *testing.T) {
+	t.Parallel()
+	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 300 * time.Millisecond}
+	runs := 0
+	err := s.retryWrite(context.Background(), func(ctx context.Context) error {
+		if runs++; runs <= 2 {
+			return &pgconn.PgError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"}
+		}
+		<-ctx.Done() // the third run is cut by the bound
+		return ctx.Err()
+	}, nil)
+	if !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "database not answering; an earlier run was refused: database is read-only") {
+		t.Errorf("err = %v; want ErrUnavailable naming the cut and the read-only refusal before it", err)
+	}
+}
+
 // TestRetryRunsToTheBound: an operation keeps retrying a quick failure
 // until the bound is near, not giving up while a long pause would still
 // leave time for a run: a database back within the bound is met. The pause
