@@ -418,7 +418,10 @@ func TestRetryGivesUp(t *testing.T) {
 // "database not answering" alone, which hid the cause.
 func TestRetryCutAfterRefusalsNamesThem(t *testing.T) {
 	t.Parallel()
-	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 300 * time.Millisecond}
+	// A bound of 2 s: the two refused runs and the pauses after them take
+	// milliseconds, and a loaded machine must not use the rest before the
+	// third begins.
+	s := &Store{log: slog.New(slog.NewTextHandler(io.Discard, nil)), retryFor: 2 * time.Second}
 	runs := 0
 	err := s.retryWrite(context.Background(), func(ctx context.Context) error {
 		if runs++; runs <= 2 {
